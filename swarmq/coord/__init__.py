@@ -1,0 +1,1 @@
+"""Coordination over Redis: the quota gate and store locks (no Celery here)."""

@@ -1,0 +1,83 @@
+"""Redis connections and Lua scripts, with errors that name the URL tried."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.commands.core import Script
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis could not be reached; the message names the URL (without its password)."""
+
+    def __init__(self, url: str, cause: BaseException | str) -> None:
+        self.url = redact(url)
+        super().__init__(f"Redis at {self.url} is unreachable: {cause}")
+
+
+def redact(url: str) -> str:
+    """``redis://:secret@host/0`` → ``redis://:***@host/0``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def connect(url: str, *, timeout: float = 5.0, check: bool = True) -> redis.Redis:
+    """A client for ``url``; with ``check`` a PING proves the server answers."""
+    client = redis.Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=30,
+        decode_responses=False,
+    )
+    if check:
+        ping(client, url)
+    return client
+
+
+def ping(client: redis.Redis, url: str) -> None:
+    try:
+        client.ping()
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        raise RedisUnavailable(url, exc) from exc
+    except redis.AuthenticationError as exc:  # pragma: no cover - depends on server config
+        raise RedisUnavailable(url, f"authentication failed: {exc}") from exc
+
+
+def answers(url: str, timeout: float = 0.5) -> bool:
+    """Whether a Redis server answers at ``url`` right now."""
+    try:
+        client = connect(url, timeout=timeout, check=True)
+    except RedisUnavailable:
+        return False
+    client.close()
+    return True
+
+
+@functools.cache
+def lua_source(name: str) -> str:
+    """The text of ``swarmq/coord/lua/<name>.lua``."""
+    return resources.files("swarmq.coord").joinpath("lua", f"{name}.lua").read_text("utf-8")
+
+
+def script(client: redis.Redis, name: str) -> Script:
+    """A registered script: EVALSHA, falling back to EVAL when the server lost its cache."""
+    return client.register_script(lua_source(name))
+
+
+TRANSIENT: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError, OSError)
+"""Errors that mean "Redis is not there", as opposed to a bug or a script error."""
+
+
+def as_int(value: Any) -> int:
+    return int(value.decode() if isinstance(value, bytes) else value)

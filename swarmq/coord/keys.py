@@ -1,0 +1,70 @@
+"""Every Redis key swarmq uses, defined once.
+
+All keys live under ``swarmq:<swarm>:`` so several swarms (and the test suite) can share one
+Redis. Keys that one Lua script touches together carry the same ``{hash tag}`` so the scripts
+also work on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+ROOT = "swarmq"
+
+
+def prefix(swarm: str) -> str:
+    """Namespace of one swarm; also the kombu ``global_keyprefix`` of its broker keys."""
+    return f"{ROOT}:{swarm}:"
+
+
+def _tag(resource: str) -> str:
+    return hashlib.sha1(resource.encode("utf-8")).hexdigest()[:20]
+
+
+def quota_used(swarm: str, name: str, window: str) -> str:
+    """Calls started in one quota window (an integer)."""
+    return f"{prefix(swarm)}quota:{{{name}}}:{window}:used"
+
+
+def quota_held(swarm: str, name: str, window: str) -> str:
+    """Reserved, not yet started slots: a sorted set of token → lease expiry (ms)."""
+    return f"{prefix(swarm)}quota:{{{name}}}:{window}:held"
+
+
+def quota_pattern(swarm: str) -> str:
+    return f"{prefix(swarm)}quota:*"
+
+
+def lock(swarm: str, resource: str) -> str:
+    """Owner token of a store lock, with a PX lease."""
+    return f"{prefix(swarm)}lock:{{{_tag(resource)}}}"
+
+
+def fence(swarm: str, resource: str) -> str:
+    """Monotonic fencing counter of a store lock."""
+    return f"{prefix(swarm)}fence:{{{_tag(resource)}}}"
+
+
+def attempts(swarm: str, task_id: str) -> str:
+    """How many times a message started executing without finishing."""
+    return f"{prefix(swarm)}attempts:{task_id}"
+
+
+def beat_lock(swarm: str) -> str:
+    """Held by the one running beat, so a second beat anywhere refuses to start."""
+    return f"{prefix(swarm)}beat"
+
+
+def rate_bucket(swarm: str, provider: str) -> str:
+    """Token bucket of an LLM provider's cluster-wide request rate."""
+    return f"{prefix(swarm)}rate:{{{provider}}}"
+
+
+def idempotency(swarm: str, scope: str, key: str) -> str:
+    """Client-supplied idempotency keys (mission submits and similar)."""
+    return f"{prefix(swarm)}idem:{scope}:{key}"
+
+
+def done_marker(swarm: str, job: str, window: str) -> str:
+    """Set when a once-per-window job finished for ``window``."""
+    return f"{prefix(swarm)}done:{job}:{window}"

@@ -1,0 +1,155 @@
+"""Store locks in Redis: a unique owner token, a bounded lease a watchdog renews while held,
+owner-only release, and a fencing token (monotonic per resource) checked before every commit.
+
+This implements :class:`swarmq.memory.locking.StoreLocks`, so domain code takes it without
+knowing Redis exists. The commit step itself (fence check + replace) runs under a same-host
+file lock in :mod:`swarmq.memory.atomic`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import redis
+
+from swarmq.coord import keys
+from swarmq.coord.connection import TRANSIENT, redact, script
+from swarmq.memory.locking import FencedOff, Lease, LockError, LockTimeout
+
+log = logging.getLogger(__name__)
+
+
+class RedisLease:
+    """A held Redis lock. ``validate`` proves ownership in Redis right before a commit."""
+
+    def __init__(self, owner: RedisLocks, resource: str, token: str, fencing_token: int) -> None:
+        self._owner = owner
+        self.resource = resource
+        self.token = token
+        self.fencing_token = fencing_token
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._watchdog: threading.Thread | None = None
+
+    def validate(self, recorded_token: int) -> int:
+        if self.lost.is_set():
+            raise FencedOff(f"{self.resource}: the lock's lease lapsed; refusing to write")
+        try:
+            status, token = self._owner._validate(
+                keys=[keys.lock(self._owner.swarm, self.resource), keys.fence(self._owner.swarm, self.resource)],
+                args=[self.token, self.fencing_token, recorded_token],
+            )
+        except TRANSIENT as exc:
+            raise FencedOff(
+                f"{self.resource}: cannot confirm the lock with Redis at {self._owner.url} ({exc}); "
+                "refusing to write"
+            ) from exc
+        if status == 0:
+            self.lost.set()
+            raise FencedOff(
+                f"{self.resource}: lease lapsed and the lock now belongs to another holder "
+                f"(my fencing token {self.fencing_token}, recorded {recorded_token}); write refused"
+            )
+        self.fencing_token = int(token)
+        return self.fencing_token
+
+    # The watchdog renews at a third of the lease, so two missed renewals still leave margin.
+    def _renew_loop(self, lease_ms: int) -> None:
+        interval = lease_ms / 3000.0
+        lock_key = keys.lock(self._owner.swarm, self.resource)
+        while not self._stop.wait(interval):
+            try:
+                ok = self._owner._renew(keys=[lock_key], args=[self.token, lease_ms])
+            except TRANSIENT as exc:
+                log.warning("lock %s: renewal failed (%s); will retry", self.resource, exc)
+                continue
+            if not ok:
+                log.error("lock %s: lease lost before release; commits will be refused", self.resource)
+                self.lost.set()
+                return
+
+    def start_watchdog(self, lease_ms: int) -> None:
+        self._watchdog = threading.Thread(
+            target=self._renew_loop, args=(lease_ms,), name=f"lock-watchdog:{self.resource[:40]}", daemon=True
+        )
+        self._watchdog.start()
+
+    def stop_watchdog(self) -> None:
+        self._stop.set()
+        if self._watchdog is not None and self._watchdog is not threading.current_thread():
+            self._watchdog.join(timeout=5)
+
+
+class RedisLocks:
+    """Factory of Redis store locks for one swarm."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        swarm: str,
+        *,
+        lease_seconds: float = 30.0,
+        url: str = "redis",
+        renew: bool = True,
+    ) -> None:
+        self.client = client
+        self.swarm = swarm
+        self.lease_ms = int(lease_seconds * 1000)
+        self.url = redact(url)
+        self.renew = renew
+        self._acquire = script(client, "lock_acquire")
+        self._renew = script(client, "lock_renew")
+        self._release = script(client, "lock_release")
+        self._validate = script(client, "lock_validate")
+
+    def try_acquire(self, resource: str) -> RedisLease | None:
+        token = uuid.uuid4().hex
+        try:
+            fencing = int(
+                self._acquire(
+                    keys=[keys.lock(self.swarm, resource), keys.fence(self.swarm, resource)],
+                    args=[token, self.lease_ms],
+                )
+            )
+        except TRANSIENT as exc:
+            raise LockError(f"cannot lock {resource!r}: Redis at {self.url} is unreachable ({exc})") from exc
+        return RedisLease(self, resource, token, fencing) if fencing else None
+
+    def acquire(self, resource: str, *, timeout: float | None = None) -> RedisLease:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            lease = self.try_acquire(resource)
+            if lease is not None:
+                if self.renew:
+                    lease.start_watchdog(self.lease_ms)
+                return lease
+            if deadline is not None and time.monotonic() >= deadline:
+                raise LockTimeout(f"could not lock {resource!r} within {timeout}s (held by another worker)")
+            pause = delay * (0.5 + random.random())
+            if deadline is not None:
+                pause = min(pause, max(0.0, deadline - time.monotonic()))
+            time.sleep(pause)
+            delay = min(delay * 2, 0.2)
+
+    def release(self, lease: RedisLease) -> bool:
+        lease.stop_watchdog()
+        try:
+            return bool(self._release(keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token]))
+        except TRANSIENT as exc:
+            log.warning("lock %s: release failed (%s); the lease will expire", lease.resource, exc)
+            return False
+
+    @contextlib.contextmanager
+    def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+        lease = self.acquire(resource, timeout=timeout)
+        try:
+            yield lease
+        finally:
+            self.release(lease)

@@ -1,0 +1,1 @@
+"""Domain code and canonical storage. Files only: nothing here imports Celery or Redis."""

@@ -1,0 +1,130 @@
+"""The lock protocol that domain code takes, so `swarmq.memory` never imports Redis or Celery.
+
+A *store lock* serialises read-modify-write cycles on one canonical file or store. Holding it
+yields a :class:`Lease` whose fencing token is checked right before every replace or append
+(see :mod:`swarmq.memory.atomic`): a holder whose lease lapsed while it was stalled is refused
+instead of overwriting a newer write. Workers pass the Redis-backed implementation from
+``swarmq.coord.locks``; tests and single-host tools use :class:`LocalLocks`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ContextManager, Protocol, runtime_checkable
+
+import filelock
+
+
+class LockError(RuntimeError):
+    """Base class of every lock failure."""
+
+
+class LockTimeout(LockError):
+    """The lock was not acquired within the caller's timeout."""
+
+
+class FencedOff(LockError):
+    """A write was refused: the lease lapsed and a newer holder has (or may have) written."""
+
+
+@runtime_checkable
+class Lease(Protocol):
+    """What a holder of a store lock can prove about itself at commit time."""
+
+    @property
+    def resource(self) -> str:
+        """The name the lock was taken on."""
+        ...
+
+    @property
+    def fencing_token(self) -> int:
+        """Monotonic per resource: a later holder always has a larger token."""
+        ...
+
+    def validate(self, recorded_token: int) -> int:
+        """Check, just before a commit, that this holder may still write.
+
+        ``recorded_token`` is the largest token already recorded beside the file. Returns the
+        token to record for this write; raises :class:`FencedOff` when the write must not land.
+        """
+        ...
+
+
+@runtime_checkable
+class StoreLocks(Protocol):
+    """Factory of store locks; the one object domain functions receive."""
+
+    def hold(self, resource: str, *, timeout: float | None = None) -> ContextManager[Lease]:
+        """Block until ``resource`` is held (or ``timeout`` seconds pass), yield its lease."""
+        ...
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def resource_filename(resource: str) -> str:
+    """A file name for a resource that is readable, bounded and collision-free."""
+    digest = hashlib.sha256(resource.encode("utf-8")).hexdigest()[:16]
+    stem = _SAFE.sub("_", resource).strip("_")[-80:] or "resource"
+    return f"{stem}-{digest}"
+
+
+@dataclass
+class LocalLease:
+    """Lease of a :class:`LocalLocks` lock: valid until released, since flock has no expiry."""
+
+    resource: str
+    fencing_token: int
+
+    def validate(self, recorded_token: int) -> int:
+        if recorded_token > self.fencing_token:
+            # Only possible when another host used the Redis lock on this file: refuse.
+            raise FencedOff(
+                f"{self.resource}: fencing token {self.fencing_token} is older than the "
+                f"recorded token {recorded_token}; refusing to overwrite a newer write"
+            )
+        return self.fencing_token
+
+
+class LocalLocks:
+    """Store locks for processes on one host: an flock per resource plus a token counter file.
+
+    flock is released by the kernel when a holder dies, so a crashed process never strands the
+    lock; it is not reliable on network filesystems, which is why workers use the Redis lock.
+    """
+
+    def __init__(self, lock_dir: Path) -> None:
+        self.lock_dir = Path(lock_dir)
+
+    @contextlib.contextmanager
+    def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        name = resource_filename(resource)
+        lock = filelock.FileLock(str(self.lock_dir / f"{name}.lock"))
+        try:
+            lock.acquire(timeout=-1 if timeout is None else timeout)
+        except filelock.Timeout as exc:
+            raise LockTimeout(f"could not lock {resource!r} within {timeout}s") from exc
+        try:
+            yield LocalLease(resource, _next_token(self.lock_dir / f"{name}.seq"))
+        finally:
+            lock.release()
+
+
+def _next_token(seq_file: Path) -> int:
+    """Bump the per-resource counter; the caller holds the resource's flock."""
+    try:
+        current = int(seq_file.read_text(encoding="ascii").strip() or "0")
+    except (FileNotFoundError, ValueError):
+        current = 0
+    token = current + 1
+    tmp = seq_file.with_name(f"{seq_file.name}.tmp-{os.getpid()}")
+    tmp.write_text(str(token), encoding="ascii")
+    os.replace(tmp, seq_file)
+    return token

@@ -1,0 +1,48 @@
+"""Identifier validation and path containment for every canonical root.
+
+Ids come from swarm.yaml, the orchestrator and HTTP callers; a hostile id must never let a write
+land outside its root. Ids are checked against a strict ASCII pattern (which rules out ``..``,
+separators, NUL, percent-encoding and Unicode look-alikes in one go), and every resolved path is
+then proven to stay inside its root after symlinks are followed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""Worker ids, mission ids and other path components supplied from outside."""
+
+
+class UnsafePathError(ValueError):
+    """An id or path that would escape its canonical root."""
+
+
+def check_id(value: object, kind: str = "id") -> str:
+    """Return ``value`` if it is a safe id, else raise :class:`UnsafePathError` saying why."""
+    if not isinstance(value, str):
+        raise UnsafePathError(f"{kind} must be a string, got {type(value).__name__}")
+    if ID_PATTERN.fullmatch(value) is None:
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        raise UnsafePathError(
+            f"{kind} {shown!r} is not allowed: use 1-64 ASCII letters, digits, '_' or '-'"
+        )
+    return value
+
+
+def resolve_inside(root: Path | str, *parts: str) -> Path:
+    """Join ``parts`` under ``root`` and prove the real path stays inside the real root.
+
+    Symlinks are resolved (also for a path that does not exist yet, through its existing
+    ancestors), so a link pointing out of the root is refused like ``..`` is.
+    """
+    root_real = Path(os.path.realpath(root))
+    for part in parts:
+        if not part or "\x00" in part or os.path.isabs(part):
+            raise UnsafePathError(f"path component {part!r} is not allowed under {root}")
+    candidate = Path(os.path.realpath(root_real.joinpath(*parts)))
+    if candidate != root_real and root_real not in candidate.parents:
+        raise UnsafePathError(f"{'/'.join(parts)!r} resolves outside {root_real}")
+    return candidate

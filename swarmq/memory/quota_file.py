@@ -1,0 +1,98 @@
+"""opencode-swarm's daily quota files (``.swarm/knowledge-enrichment-quota.json`` and kin).
+
+The cluster counts calls in Redis; these files mirror the count in opencode-swarm's format so
+its own tools keep reading them, and so a Redis that lost its keys can be re-seeded from disk
+instead of granting a fresh day's worth of calls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from swarmq.memory.atomic import side_path, write_atomic
+
+QUOTA_FILES = {
+    "enrichment": "knowledge-enrichment-quota.json",
+    "skill_improver": "skill-improver-quota.json",
+}
+
+
+def quota_file_name(quota: str) -> str:
+    """opencode-swarm's file for its two quotas; ``<name>-quota.json`` for any other."""
+    return QUOTA_FILES.get(quota, f"{quota.replace('_', '-')}-quota.json")
+
+
+@dataclass(frozen=True)
+class QuotaFileState:
+    """The file's fields, in opencode-swarm's order."""
+
+    date: str
+    calls_used: int
+    max_calls: int
+    window: str
+    last_run_at: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "date": self.date,
+            "calls_used": self.calls_used,
+            "max_calls": self.max_calls,
+        }
+        if self.last_run_at is not None:
+            data["last_run_at"] = self.last_run_at
+        data["window"] = self.window
+        return data
+
+
+def read_quota_file(path: Path) -> QuotaFileState | None:
+    """The stored state, or ``None`` when missing or invalid (opencode-swarm's validity rule)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    date, used, top, window = (data.get(k) for k in ("date", "calls_used", "max_calls", "window"))
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (used, top))
+    if not isinstance(date, str) or not numeric or window not in ("utc", "local"):
+        return None
+    last = data.get("last_run_at")
+    return QuotaFileState(date, int(used), int(top), window, last if isinstance(last, str) else None)
+
+
+def used_in_window(path: Path, window_key: str, window: str) -> int:
+    """Calls the file records for ``window_key`` (0 for another day or window kind)."""
+    state = read_quota_file(path)
+    if state is None or state.date != window_key or state.window != window:
+        return 0
+    return max(0, state.calls_used)
+
+
+def now_iso() -> str:
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ``, JavaScript's ``toISOString`` form."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def record_usage(
+    path: Path, *, window_key: str, window: str, calls_used: int, max_calls: int
+) -> QuotaFileState:
+    """Mirror a count to disk without ever moving it backwards within a window.
+
+    Concurrent writers on one host serialise on a file lock and keep the larger count, so a
+    slow writer carrying an older count cannot lower what a faster one wrote.
+    """
+    lock_path = side_path(path, ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(lock_path)):
+        current = read_quota_file(path)
+        if current is not None and current.date == window_key and current.window == window:
+            calls_used = max(calls_used, current.calls_used)
+        state = QuotaFileState(window_key, calls_used, max_calls, window, now_iso())
+        write_atomic(path, json.dumps(state.as_json(), indent=2))
+    return state

@@ -1,0 +1,17 @@
+"""The swarm.yaml roster: schema, loader and cross-entry checks (nothing of Celery here)."""
+
+from swarmq.roster.loader import RosterError, RosterProblem, RosterReport, load_report, load_roster
+from swarmq.roster.schema import JOB_FAMILIES, QuotaConfig, QuotaWindow, Roster, WorkerConfig
+
+__all__ = [
+    "JOB_FAMILIES",
+    "QuotaConfig",
+    "QuotaWindow",
+    "Roster",
+    "RosterError",
+    "RosterProblem",
+    "RosterReport",
+    "WorkerConfig",
+    "load_report",
+    "load_roster",
+]

@@ -1,0 +1,428 @@
+"""The swarm.yaml schema: the roster of workers and everything a swarm needs to run.
+
+Every model refuses unknown keys, so a typo (``queus:``) is an error instead of a silently
+ignored setting. Cross-field rules (duplicate ids, unconsumed queues) live in
+:mod:`swarmq.roster.checks` so they can point at the exact line of the offending entry.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from swarmq.memory.paths import ID_PATTERN
+
+JOB_FAMILIES: tuple[str, ...] = (
+    "curator",
+    "skills",
+    "forge",
+    "consolidation",
+    "maturity",
+    "missions",
+)
+"""One Celery queue per job family; a task named ``<family>.<job>`` is routed to it."""
+
+DEAD_LETTER_QUEUE = "dead_letter"
+"""Where poison messages go; no worker consumes it."""
+
+
+def direct_queue(worker_id: str) -> str:
+    """The queue only ``worker_id`` consumes (missions for a named worker go here)."""
+    return f"worker.{worker_id}"
+
+
+class StrictModel(BaseModel):
+    """Base of every roster model: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+
+class QuotaWindow(StrEnum):
+    """Which calendar day a quota counts in (opencode-swarm's ``window`` field)."""
+
+    UTC = "utc"
+    LOCAL = "local"
+
+
+class QuotaConfig(StrictModel):
+    """A daily budget of LLM calls shared by the whole cluster."""
+
+    max_calls_per_day: Annotated[int, Field(ge=0, le=1_000_000)]
+    window: QuotaWindow = QuotaWindow.UTC
+    timezone: str | None = None
+    """IANA zone for ``window: local``; the host's zone when omitted."""
+    lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 600.0
+    """How long a reserved-but-unstarted slot is held before it returns to the pool."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r} (e.g. 'Europe/Berlin')") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _zone_needs_local(self) -> QuotaConfig:
+        if self.timezone is not None and self.window is QuotaWindow.UTC:
+            raise ValueError("timezone is only meaningful with window: local")
+        return self
+
+
+def default_quotas() -> dict[str, QuotaConfig]:
+    """opencode-swarm's two budgets, with swarmq's defaults."""
+    return {
+        "enrichment": QuotaConfig(max_calls_per_day=30),
+        "skill_improver": QuotaConfig(max_calls_per_day=10),
+    }
+
+
+class PathsConfig(StrictModel):
+    """Canonical roots. ``None`` means the documented default, filled in by the loader."""
+
+    profiles: Path | None = None
+    """Worker profiles root (Swarm2: ``~/.hermes/profiles``)."""
+    runtime: Path | None = None
+    """Control-plane runtime dir: mission ledger, pid files, logs, embedded Redis data."""
+    shared: Path | None = None
+    """Shared swarm memory root (Swarm2: ``~/.openclaw/workspace/memory``)."""
+    hive: Path | None = None
+    """opencode-swarm hive data dir (``$XDG_DATA_HOME/opencode-swarm``)."""
+
+
+class LLMProvider(StrEnum):
+    NONE = "none"
+    OPENAI = "openai"
+    COMMAND = "command"
+
+
+class LLMConfig(StrictModel):
+    """How curator and skill jobs reach a model; ``none`` keeps every job deterministic."""
+
+    provider: LLMProvider = LLMProvider.NONE
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. ``https://api.openai.com/v1``."""
+    model: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """Name of the environment variable holding the key (the key itself never goes in YAML)."""
+    command: list[str] | None = None
+    """For ``provider: command``: argv template; the prompt goes to stdin, the reply is stdout."""
+    timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
+    requests_per_minute: Annotated[float, Field(gt=0)] | None = None
+    """Cluster-wide request rate limit (token bucket in Redis), besides the daily quotas."""
+    allow_deterministic_fallback: bool = True
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> LLMConfig:
+        if self.provider is LLMProvider.OPENAI and not (self.base_url and self.model):
+            raise ValueError("provider 'openai' needs base_url and model")
+        if self.provider is LLMProvider.COMMAND and not self.command:
+            raise ValueError("provider 'command' needs command (an argv list)")
+        return self
+
+
+class AgentConfig(StrictModel):
+    """The coding agent a worker runs for a mission (used by ``missions.run``)."""
+
+    command: Annotated[list[str], Field(min_length=1)]
+    """argv template; ``{prompt}`` and ``{prompt_file}`` are substituted, no shell involved."""
+    timeout_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 3600.0
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+
+
+class PoolKind(StrEnum):
+    PREFORK = "prefork"
+    SOLO = "solo"
+    THREADS = "threads"
+
+
+def _safe_name(value: str) -> str:
+    if ID_PATTERN.fullmatch(value) is None:
+        raise ValueError(
+            "must be 1-64 ASCII letters, digits, '_' or '-' (it names directories, tmux "
+            "sessions and queues, so path tricks like '..' or '/' are refused)"
+        )
+    return value
+
+
+SafeName = Annotated[str, AfterValidator(_safe_name)]
+WorkerId = SafeName
+
+
+class WorkerConfig(StrictModel):
+    """One roster entry: a Celery worker process with a Swarm2 identity."""
+
+    id: WorkerId
+    name: str | None = None
+    """Display name (defaults to the id)."""
+    role: Annotated[str, Field(min_length=1, max_length=64)]
+    specialty: str | None = None
+    model: str | None = None
+    queues: list[str] = Field(default_factory=list)
+    """Job-family queues this worker consumes besides its own ``worker.<id>`` queue."""
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 1
+    pool: PoolKind = PoolKind.PREFORK
+    agent: AgentConfig | None = None
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.id
+
+    @property
+    def direct_queue(self) -> str:
+        return direct_queue(self.id)
+
+    def all_queues(self) -> list[str]:
+        """Every queue the worker consumes, its direct queue first."""
+        return [self.direct_queue, *(q for q in self.queues if q != self.direct_queue)]
+
+
+_CRON_FIELD = re.compile(
+    r"^(\*|[0-9a-z]+(-[0-9a-z]+)?)(/[0-9]+)?(,(\*|[0-9a-z]+(-[0-9a-z]+)?)(/[0-9]+)?)*$"
+)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?\s*$")
+_UNIT_SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(value: str | float | int) -> float:
+    """``90`` → 90.0, ``"30m"`` → 1800.0, ``"6h"`` → 21600.0."""
+    if isinstance(value, bool):
+        raise ValueError("expected seconds or a duration like '30m', '6h', '1d'")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(value)
+        if match is None:
+            raise ValueError(f"{value!r} is neither a duration like '30m', '6h', '1d' nor a crontab")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds <= 0:
+        raise ValueError("an interval must be positive")
+    return seconds
+
+
+def check_crontab(value: str) -> str:
+    """Validate the five fields of a crontab string (minute hour day-of-month month day-of-week)."""
+    fields = value.split()
+    if len(fields) != 5:
+        raise ValueError(
+            f"crontab {value!r} has {len(fields)} fields; expected 5: "
+            "minute hour day-of-month month day-of-week"
+        )
+    names = ("minute", "hour", "day-of-month", "month", "day-of-week")
+    for name, field in zip(names, fields, strict=True):
+        if _CRON_FIELD.match(field.lower()) is None:
+            raise ValueError(f"crontab {value!r}: {name} field {field!r} is not valid")
+    minute, hour = fields[0], fields[1]
+    for name, field, top in (("minute", minute, 59), ("hour", hour, 23)):
+        for number in re.findall(r"(?<![/0-9])(\d+)", field):
+            if int(number) > top:
+                raise ValueError(f"crontab {value!r}: {name} {number} is out of range 0-{top}")
+    return value
+
+
+class ScheduleEntry(StrictModel):
+    """A periodic job run by the single beat (schedules are evaluated in UTC)."""
+
+    task: str
+    cron: str | None = None
+    every: float | None = None
+    args: list[Any] = Field(default_factory=list)
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    queue: str | None = None
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        return None if value is None else check_crontab(value)
+
+    @field_validator("every", mode="before")
+    @classmethod
+    def _every(cls, value: Any) -> float | None:
+        return None if value is None else parse_duration(value)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ScheduleEntry:
+        if (self.cron is None) == (self.every is None):
+            raise ValueError("give exactly one of cron (a crontab string) or every (an interval)")
+        return self
+
+
+def _expand_schedule_shorthand(value: Any) -> Any:
+    """``job: "0 3 * * *"`` or ``job: 6h`` → ``{task: job, cron|every: ...}``."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for name, spec in value.items():
+        if isinstance(spec, str) and len(spec.split()) >= 2:
+            out[name] = {"task": name, "cron": spec}
+        elif isinstance(spec, str | int | float) and not isinstance(spec, bool):
+            out[name] = {"task": name, "every": spec}
+        elif isinstance(spec, dict) and "task" not in spec:
+            out[name] = {"task": name, **spec}
+        else:
+            out[name] = spec
+    return out
+
+
+class FamilyLimits(StrictModel):
+    soft_time_limit_seconds: Annotated[float, Field(gt=0)]
+    time_limit_seconds: Annotated[float, Field(gt=0)]
+
+    @model_validator(mode="after")
+    def _soft_below_hard(self) -> FamilyLimits:
+        if self.soft_time_limit_seconds >= self.time_limit_seconds:
+            raise ValueError("soft_time_limit_seconds must be below time_limit_seconds")
+        return self
+
+
+def default_family_limits() -> dict[str, FamilyLimits]:
+    """Generous for agent runs, tight for bookkeeping jobs."""
+    short = FamilyLimits(soft_time_limit_seconds=600, time_limit_seconds=660)
+    limits = {family: short for family in JOB_FAMILIES}
+    limits["missions"] = FamilyLimits(soft_time_limit_seconds=4 * 3600, time_limit_seconds=4 * 3600 + 120)
+    limits["consolidation"] = FamilyLimits(soft_time_limit_seconds=1800, time_limit_seconds=1860)
+    limits["curator"] = FamilyLimits(soft_time_limit_seconds=1200, time_limit_seconds=1260)
+    limits["skills"] = FamilyLimits(soft_time_limit_seconds=1200, time_limit_seconds=1260)
+    return limits
+
+
+class TasksConfig(StrictModel):
+    """Reliability knobs shared by every task."""
+
+    max_deliveries: Annotated[int, Field(ge=1, le=100)] = 5
+    """A message started this many times without finishing is dead-lettered."""
+    max_retries: Annotated[int, Field(ge=0, le=20)] = 3
+    retry_backoff_max_seconds: Annotated[float, Field(ge=0, le=3600)] = 300.0
+    limits: dict[str, FamilyLimits] = Field(default_factory=default_family_limits)
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _merge_defaults(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {**default_family_limits(), **value}
+        return value
+
+    @field_validator("limits")
+    @classmethod
+    def _known_families(cls, value: dict[str, FamilyLimits]) -> dict[str, FamilyLimits]:
+        unknown = sorted(set(value) - set(JOB_FAMILIES))
+        if unknown:
+            raise ValueError(f"unknown job family {unknown[0]!r}; known: {', '.join(JOB_FAMILIES)}")
+        return value
+
+    def longest_time_limit(self) -> float:
+        return max(limit.time_limit_seconds for limit in self.limits.values())
+
+
+class FlowerConfig(StrictModel):
+    address: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 5555
+
+
+class Roster(StrictModel):
+    """A whole swarm.yaml, with paths already expanded and made absolute by the loader."""
+
+    swarm: SafeName
+    """The swarm's name; also namespaces its Redis keys."""
+    workspace: Path | None = None
+    """Project root holding ``.swarm/`` and ``.agents/`` (default: swarm.yaml's directory)."""
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    broker_url: str | None = None
+    """Defaults to ``redis_url``; ``amqp://`` selects RabbitMQ as the broker."""
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    quotas: dict[str, QuotaConfig] = Field(default_factory=default_quotas)
+    schedule: dict[str, ScheduleEntry] = Field(default_factory=dict)
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
+    flower: FlowerConfig = Field(default_factory=FlowerConfig)
+    workers: Annotated[list[WorkerConfig], Field(min_length=1)]
+
+    @field_validator("quotas", mode="before")
+    @classmethod
+    def _merge_default_quotas(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {**{k: v.model_dump() for k, v in default_quotas().items()}, **value}
+        return value
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _expand_schedule_shorthand(value)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("expected a redis://, rediss:// or unix:// URL")
+        return value
+
+    @field_validator("broker_url")
+    @classmethod
+    def _broker_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(
+            ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://", "redis+socket://")
+        ):
+            raise ValueError("expected a redis:// or amqp:// URL")
+        return value
+
+    # Filled by the loader; typed here so every consumer sees absolute paths.
+    @property
+    def workspace_dir(self) -> Path:
+        assert self.workspace is not None, "roster not resolved by the loader"
+        return self.workspace
+
+    @property
+    def swarm_dir(self) -> Path:
+        """opencode-swarm's per-project store."""
+        return self.workspace_dir / ".swarm"
+
+    @property
+    def agents_dir(self) -> Path:
+        """AgentOps' per-project store."""
+        return self.workspace_dir / ".agents"
+
+    @property
+    def profiles_dir(self) -> Path:
+        assert self.paths.profiles is not None
+        return self.paths.profiles
+
+    @property
+    def runtime_dir(self) -> Path:
+        assert self.paths.runtime is not None
+        return self.paths.runtime
+
+    @property
+    def shared_dir(self) -> Path:
+        assert self.paths.shared is not None
+        return self.paths.shared
+
+    @property
+    def hive_dir(self) -> Path:
+        assert self.paths.hive is not None
+        return self.paths.hive
+
+    @property
+    def effective_broker_url(self) -> str:
+        return self.broker_url or self.redis_url
+
+    def worker(self, worker_id: str) -> WorkerConfig:
+        for worker in self.workers:
+            if worker.id == worker_id:
+                return worker
+        raise KeyError(f"no worker {worker_id!r} in the roster of swarm {self.swarm!r}")
+
+    def consumers(self, queue: str) -> list[WorkerConfig]:
+        return [w for w in self.workers if queue in w.all_queues()]
+
+
+Severity = Literal["error", "warning"]

@@ -1,0 +1,6 @@
+"""Celery tasks, one module per job family; each task is thin and calls into `swarmq.memory`."""
+
+TASK_MODULES: list[str] = [
+    "swarmq.tasks.ops",
+]
+"""Modules the worker imports at start (add a module here when adding a job family)."""

@@ -1,0 +1,56 @@
+"""The Celery app: ``celery -A swarmq.workers.app worker|beat|flower``.
+
+Importing this module only creates the app object; the roster is read when Celery first needs
+its configuration (``on_configure``), from ``$SWARMQ_CONFIG`` or ``./swarm.yaml``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from celery import Celery
+
+from swarmq.roster.checks import task_family
+from swarmq.roster.loader import find_config, load_roster
+from swarmq.roster.schema import JOB_FAMILIES, Roster
+
+
+@functools.cache
+def _roster_at(path: str, redis_url: str | None) -> Roster:
+    return load_roster(path)
+
+
+def roster() -> Roster:
+    """The roster this process runs with (cached; ``REDIS_URL`` is part of the cache key)."""
+    return _roster_at(str(find_config().resolve()), os.environ.get("REDIS_URL"))
+
+
+def create_app(config: Roster | None = None) -> Celery:
+    """A Celery app for ``config``, or, lazily, for the process's roster."""
+    celery_app = Celery("swarmq", set_as_current=False, task_cls="swarmq.workers.base:SwarmTask")
+
+    def configure(sender: Celery, **_: Any) -> None:
+        from swarmq.workers.config import celery_config
+
+        sender.conf.update(celery_config(config or roster()))
+
+    def apply_family_limits(sender: Celery, **_: Any) -> None:
+        limits = (config or roster()).tasks.limits
+        for name, task in sender.tasks.items():
+            family = task_family(name)
+            if family not in JOB_FAMILIES:
+                continue
+            if getattr(task, "time_limit", None) is None:
+                task.time_limit = limits[family].time_limit_seconds
+            if getattr(task, "soft_time_limit", None) is None:
+                task.soft_time_limit = limits[family].soft_time_limit_seconds
+
+    celery_app.on_configure.connect(configure, weak=False)
+    celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
+    celery_app.swarmq_roster = lambda: config or roster()  # type: ignore[attr-defined]
+    return celery_app
+
+
+app = create_app()

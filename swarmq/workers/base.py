@@ -1,0 +1,190 @@
+"""The one Task base class: every cross-cutting concern lives here, so job modules stay thin.
+
+* **Attempt counting and dead letters.** Each start of a message bumps a counter in Redis; the
+  counter is cleared when the task returns (success, failure or retry). A message that keeps
+  killing its worker (OOM, segfault, ``kill -9``) is redelivered by ``task_reject_on_worker_lost``
+  and would loop forever; after ``tasks.max_deliveries`` starts it goes to the ``dead_letter``
+  queue and to ``<runtime>/dead-letter.jsonl`` instead of running again.
+* **Store locks.** ``store_lock="consolidation:{scope}"`` on a task holds that Redis lock (with
+  its fencing lease in ``self.lease``) around the body; ``self.store_lock(name)`` does it ad hoc.
+* **Quota slots.** ``self.quota_slot("enrichment")`` reserves a slot of the cluster-wide quota.
+* **Structured logging.** Start and end lines carry task id, task name, worker id and duration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import socket
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from celery import Task
+from celery.exceptions import Reject
+from celery.utils.log import get_task_logger
+
+from swarmq.coord import keys
+from swarmq.coord.cluster import Cluster, current
+from swarmq.coord.connection import TRANSIENT, script
+from swarmq.coord.quota import QuotaSlot
+from swarmq.memory.atomic import append_jsonl
+from swarmq.memory.locking import Lease
+from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
+
+log = get_task_logger("swarmq.task")
+
+DEAD_LETTER_FILE = "dead-letter.jsonl"
+
+
+class DeadLettered(Exception):
+    """The message was moved to the dead-letter queue instead of being run again."""
+
+
+def worker_id() -> str:
+    return os.environ.get("SWARMQ_WORKER_ID") or socket.gethostname()
+
+
+class SwarmTask(Task):  # type: ignore[misc]
+    """Base of every swarmq task (set as the app's ``task_cls``)."""
+
+    acks_late = True
+    reject_on_worker_lost = True
+    retry_backoff = True
+    retry_backoff_max = 300
+    retry_jitter = True
+    max_retries = 3
+
+    store_lock: ClassVar[str | None] = None
+    """Template of a store lock held around the body, formatted with the call's arguments."""
+    store_lock_timeout: ClassVar[float] = 600.0
+
+    # -- services ----------------------------------------------------------------------------
+
+    @property
+    def roster(self) -> Roster:
+        roster: Roster = self.app.swarmq_roster()
+        return roster
+
+    @property
+    def cluster(self) -> Cluster:
+        return current(self.roster)
+
+    @property
+    def lease(self) -> Lease | None:
+        """The lease of the declarative ``store_lock`` of the running call."""
+        return getattr(self.request, "swarmq_lease", None)
+
+    @contextlib.contextmanager
+    def hold_store_lock(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+        with self.cluster.locks.hold(resource, timeout=timeout or self.store_lock_timeout) as lease:
+            yield lease
+
+    @contextlib.contextmanager
+    def quota_slot(self, name: str) -> Iterator[QuotaSlot]:
+        with self.cluster.gate.slot(name) as slot:
+            yield slot
+
+    # -- the call ----------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        if request.called_directly or request.id is None:
+            return self._run_locked(args, kwargs)
+        deliveries = self._count_start(request.id)
+        if deliveries > self.roster.tasks.max_deliveries:
+            self._dead_letter(args, kwargs, deliveries)
+            raise DeadLettered(
+                f"{self.name}[{request.id}] started {deliveries - 1} times without finishing; "
+                f"moved to the {DEAD_LETTER_QUEUE!r} queue"
+            )
+        started = time.monotonic()
+        log.info("start %s", self.name, extra=self._log_extra(deliveries=deliveries))
+        try:
+            result = self._run_locked(args, kwargs)
+        except Exception as exc:
+            log.info("end %s: %s after %.3fs", self.name, type(exc).__name__, time.monotonic() - started,
+                     extra=self._log_extra(outcome=type(exc).__name__))
+            raise
+        log.info("end %s: ok after %.3fs", self.name, time.monotonic() - started,
+                 extra=self._log_extra(outcome="ok"))
+        return result
+
+    def _run_locked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.store_lock is None:
+            return self.run(*args, **kwargs)
+        resource = self._format_lock(args, kwargs)
+        with self.hold_store_lock(resource) as lease:
+            self.request.swarmq_lease = lease
+            try:
+                return self.run(*args, **kwargs)
+            finally:
+                self.request.swarmq_lease = None
+
+    def _format_lock(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        assert self.store_lock is not None
+        try:
+            bound = inspect.signature(self.run).bind_partial(*args, **kwargs)
+            bound.apply_defaults()
+            values = dict(bound.arguments)
+        except TypeError:
+            values = dict(kwargs)
+        return self.store_lock.format(**values)
+
+    def _log_extra(self, **more: Any) -> dict[str, Any]:
+        return {"task_id": self.request.id, "task_name": self.name, "worker_id": worker_id(), **more}
+
+    # -- attempts and dead letters -----------------------------------------------------------
+
+    def _attempts_key(self, task_id: str) -> str:
+        return keys.attempts(self.roster.swarm, task_id)
+
+    def _count_start(self, task_id: str) -> int:
+        ttl_ms = int(self._attempts_ttl() * 1000)
+        try:
+            return int(script(self.cluster.client, "attempts")(keys=[self._attempts_key(task_id)], args=[ttl_ms]))
+        except TRANSIENT as exc:
+            # Without Redis we cannot count; requeue rather than run uncounted or drop the message.
+            raise Reject(f"attempt counter unavailable: {exc}", requeue=True) from exc
+
+    def _attempts_ttl(self) -> float:
+        from swarmq.workers.config import visibility_timeout
+
+        return visibility_timeout(self.roster) * (self.roster.tasks.max_deliveries + 1)
+
+    def after_return(self, status: str, retval: Any, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        if self.request.called_directly or not task_id:
+            return
+        with contextlib.suppress(*TRANSIENT):
+            self.cluster.client.delete(self._attempts_key(task_id))
+
+    def _dead_letter(self, args: tuple[Any, ...], kwargs: dict[str, Any], deliveries: int) -> None:
+        request = self.request
+        delivery = request.delivery_info or {}
+        record = {
+            "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "task_id": request.id,
+            "task": self.name,
+            "args": list(args),
+            "kwargs": kwargs,
+            "deliveries": deliveries - 1,
+            "queue": delivery.get("routing_key"),
+            "worker": worker_id(),
+            "reason": f"started {deliveries - 1} times without finishing (max_deliveries="
+                      f"{self.roster.tasks.max_deliveries})",
+        }
+        runtime = self.roster.runtime_dir
+        runtime.mkdir(parents=True, exist_ok=True)
+        append_jsonl(runtime / DEAD_LETTER_FILE, [record])
+        self.app.send_task(
+            self.name,
+            args=args,
+            kwargs=kwargs,
+            queue=DEAD_LETTER_QUEUE,
+            routing_key=DEAD_LETTER_QUEUE,
+            headers={"x-swarmq-dead-letter": record},
+        )
+        log.error("dead-lettered %s after %d starts", self.name, deliveries - 1,
+                  extra=self._log_extra(outcome="dead_letter"))

@@ -1,0 +1,124 @@
+"""Celery configuration derived from the roster: queues, routes, reliability defaults, beat."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Any
+
+from celery.schedules import crontab, schedule
+from kombu import Exchange, Queue
+
+from swarmq.coord import keys
+from swarmq.roster.checks import task_family
+from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+
+EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
+"""Comma-separated modules to import besides swarmq's own task modules (tests, plugins)."""
+
+VISIBILITY_MARGIN_SECONDS = 600.0
+
+
+def task_modules() -> list[str]:
+    from swarmq.tasks import TASK_MODULES
+
+    extra = [m.strip() for m in os.environ.get(EXTRA_TASKS_ENV, "").split(",") if m.strip()]
+    return [*TASK_MODULES, *extra]
+
+
+def visibility_timeout(roster: Roster) -> float:
+    """Above the longest hard time limit plus retry countdowns, or a running task is redelivered."""
+    tasks = roster.tasks
+    return tasks.longest_time_limit() + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
+
+
+def build_queues(roster: Roster) -> list[Queue]:
+    exchange = Exchange("swarmq", type="direct")
+    names = [*JOB_FAMILIES, *(w.direct_queue for w in roster.workers), DEAD_LETTER_QUEUE]
+    return [Queue(name, exchange, routing_key=name) for name in names]
+
+
+def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str] | None:
+    """``<family>.<job>`` goes to the family's queue; an explicit ``queue=`` always wins."""
+    family = task_family(name)
+    if family in JOB_FAMILIES:
+        return {"queue": family, "routing_key": family}
+    return None
+
+
+def build_beat_schedule(roster: Roster) -> dict[str, dict[str, Any]]:
+    """Beat entries from ``schedule:`` in swarm.yaml (evaluated in UTC)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in roster.schedule.items():
+        if entry.cron is not None:
+            minute, hour, dom, month, dow = entry.cron.split()
+            when: Any = crontab(minute=minute, hour=hour, day_of_month=dom, month_of_year=month, day_of_week=dow)
+        else:
+            assert entry.every is not None
+            when = schedule(timedelta(seconds=entry.every))
+        queue = entry.queue or task_family(entry.task)
+        out[name] = {
+            "task": entry.task,
+            "schedule": when,
+            "args": tuple(entry.args),
+            "kwargs": dict(entry.kwargs),
+            "options": {"queue": queue, "routing_key": queue},
+        }
+    return out
+
+
+def is_redis_url(url: str) -> bool:
+    return url.startswith(("redis://", "rediss://", "redis+socket://", "unix://"))
+
+
+def celery_config(roster: Roster) -> dict[str, Any]:
+    prefix = keys.prefix(roster.swarm)
+    vt = visibility_timeout(roster)
+    broker = roster.effective_broker_url
+    transport: dict[str, Any] = {}
+    if is_redis_url(broker):
+        # One Redis can host several swarms (and the test suite): namespace every broker key.
+        transport = {"visibility_timeout": vt, "global_keyprefix": prefix}
+    worker_id = os.environ.get("SWARMQ_WORKER_ID", "-")
+    default_limits = roster.tasks.limits["missions"]
+    return {
+        "broker_url": broker,
+        "broker_transport_options": transport,
+        "broker_connection_retry_on_startup": True,
+        "result_backend": roster.redis_url,
+        "result_backend_transport_options": {"global_keyprefix": prefix},
+        "result_expires": 86_400,
+        "result_extended": True,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "event_serializer": "json",
+        "timezone": "UTC",
+        "enable_utc": True,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure_or_timeout": True,
+        "worker_prefetch_multiplier": 1,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
+        "task_track_started": True,
+        "task_soft_time_limit": default_limits.soft_time_limit_seconds,
+        "task_time_limit": default_limits.time_limit_seconds,
+        "task_queues": build_queues(roster),
+        "task_default_queue": "missions",
+        "task_default_exchange": "swarmq",
+        "task_default_routing_key": "missions",
+        "task_routes": (route_task,),
+        "task_create_missing_queues": True,
+        "beat_schedule": build_beat_schedule(roster),
+        "beat_schedule_filename": str(roster.runtime_dir / "celerybeat-schedule"),
+        "beat_scheduler": "swarmq.workers.beat:SingleBeatScheduler",
+        "beat_max_loop_interval": 10,
+        "worker_task_log_format": (
+            "[%(asctime)s: %(levelname)s/%(processName)s] "
+            f"worker={worker_id} %(task_name)s[%(task_id)s]: %(message)s"
+        ),
+        "worker_log_format": f"[%(asctime)s: %(levelname)s/%(processName)s] worker={worker_id} %(message)s",
+        "include": task_modules(),
+    }
