@@ -1,0 +1,36 @@
+"""The ``swarmq`` command line (typer + rich); every read command takes ``--json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from swarmq.cli import roster
+from swarmq.cli.common import CliState
+
+app = typer.Typer(
+    name="swarmq",
+    help="Keep an AI agent swarm's knowledge alive: Celery workers on Redis, canonical state on disk.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", envvar="SWARMQ_CONFIG", help="swarm.yaml to use (default ./swarm.yaml)."),
+    ] = None,
+) -> None:
+    ctx.obj = CliState(config)
+
+
+app.add_typer(roster.app, name="roster")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,60 @@
+"""What every command shares: the roster option, the console, JSON output, error exits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from swarmq.roster.loader import RosterReport, find_config, load_report
+from swarmq.roster.schema import Roster
+
+console = Console()
+err_console = Console(stderr=True)
+
+JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
+
+
+@dataclass
+class CliState:
+    config: Path | None = None
+
+    @property
+    def config_path(self) -> Path:
+        return find_config(self.config)
+
+
+def state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def print_problems(report: RosterReport) -> None:
+    for problem in report.problems:
+        style = "red" if problem.severity == "error" else "yellow"
+        err_console.print(f"[{style}]{problem}[/]", highlight=False, soft_wrap=True)
+
+
+def load(ctx: typer.Context, path: Path | None = None) -> Roster:
+    """The roster, or every error printed and exit status 1 (nothing is started)."""
+    report = load_report(path or state(ctx).config_path)
+    if report.roster is None:
+        print_problems(report)
+        fail(f"{report.file}: invalid roster ({len(report.errors)} error(s)); nothing was done")
+    return report.roster
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")

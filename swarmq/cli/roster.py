@@ -1,0 +1,94 @@
+"""``swarmq roster``: validate and show swarm.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, fail, print_problems, state
+from swarmq.roster.loader import load_report
+from swarmq.roster.schema import Roster
+
+app = typer.Typer(help="The swarm.yaml roster.", no_args_is_help=True)
+
+
+def workers_table(roster: Roster) -> Table:
+    table = Table(title=f"swarm {roster.swarm}: {len(roster.workers)} worker(s)")
+    for column in ("id", "name", "role", "specialty", "model", "queues", "concurrency", "pool", "agent"):
+        table.add_column(column)
+    for w in roster.workers:
+        table.add_row(
+            w.id, w.display_name, w.role, w.specialty or "", w.model or "",
+            ", ".join(w.all_queues()), str(w.concurrency), w.pool.value,
+            " ".join(w.agent.command) if w.agent else "",
+        )
+    return table
+
+
+def roster_json(roster: Roster) -> dict[str, Any]:
+    data = roster.model_dump(mode="json")
+    data["broker_url"] = roster.effective_broker_url
+    for worker, raw in zip(roster.workers, data["workers"], strict=True):
+        raw["all_queues"] = worker.all_queues()
+    return data
+
+
+@app.command()
+def validate(
+    ctx: typer.Context,
+    file: Annotated[Path | None, typer.Argument(help="Roster file (default: --config, $SWARMQ_CONFIG, ./swarm.yaml).")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Check a roster: print its workers, or every error (exit status 1)."""
+    report = load_report(file or state(ctx).config_path)
+    if as_json:
+        emit_json({
+            "file": str(report.file),
+            "valid": report.roster is not None,
+            "problems": [p.as_dict() for p in report.problems],
+            "workers": [w.model_dump(mode="json") for w in report.roster.workers] if report.roster else [],
+        })
+        if report.roster is None:
+            raise typer.Exit(1)
+        return
+    print_problems(report)
+    if report.roster is None:
+        fail(f"{report.file}: {len(report.errors)} error(s)")
+    console.print(workers_table(report.roster))
+    console.print(f"[green]{report.file}: valid[/] ({len(report.warnings)} warning(s))")
+
+
+@app.command()
+def show(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Print the resolved roster: absolute paths, defaults filled in."""
+    report = load_report(state(ctx).config_path)
+    if report.roster is None:
+        print_problems(report)
+        fail(f"{report.file}: invalid roster")
+    roster = report.roster
+    if as_json:
+        emit_json(roster_json(roster))
+        return
+    table = Table(title=f"swarm {roster.swarm}", show_header=False)
+    table.add_column("setting")
+    table.add_column("value")
+    rows = [
+        ("file", str(report.file)),
+        ("workspace", str(roster.workspace_dir)),
+        ("profiles", str(roster.profiles_dir)),
+        ("runtime", str(roster.runtime_dir)),
+        ("shared", str(roster.shared_dir)),
+        ("hive", str(roster.hive_dir)),
+        ("redis", roster.redis_url),
+        ("broker", roster.effective_broker_url),
+        ("llm", roster.llm.provider.value),
+        ("quotas", ", ".join(f"{n}={q.max_calls_per_day}/day ({q.window.value})" for n, q in roster.quotas.items())),
+        ("schedule", ", ".join(f"{n}→{e.task}" for n, e in roster.schedule.items()) or "none"),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+    console.print(workers_table(roster))
