@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
+from swarmq.memory.locking import LocalLocks, StoreLocks
 from swarmq.roster.loader import RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
 
@@ -58,3 +59,16 @@ def load(ctx: typer.Context, path: Path | None = None) -> Roster:
 
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def store_locks(roster: Roster) -> StoreLocks:
+    """Redis store locks when the swarm's Redis answers (workers may be writing too);
+    otherwise same-host file locks, with a notice, so offline maintenance still works."""
+    from swarmq.coord.cluster import Cluster
+    from swarmq.coord.connection import RedisUnavailable
+
+    try:
+        return Cluster.connect(roster, timeout=1.0).locks
+    except RedisUnavailable as exc:
+        err_console.print(f"[yellow]notice:[/] {exc}; using same-host file locks", highlight=False)
+        return LocalLocks(roster.runtime_dir / "locks")

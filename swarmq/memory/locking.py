@@ -65,6 +65,11 @@ class StoreLocks(Protocol):
         ...
 
 
+def file_resource(path: Path | str) -> str:
+    """The lock name of a canonical file or store directory: every writer of it must agree."""
+    return f"file:{os.path.realpath(path)}"
+
+
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
