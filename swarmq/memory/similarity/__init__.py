@@ -1,0 +1,1 @@
+"""Text similarity: the normalisations of opencode-swarm and openknowledge, and Jaccard joins."""
