@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swarmq.cli import roster
+from swarmq.cli import deadletter, processes, quota, roster
 from swarmq.cli.common import CliState
 
 app = typer.Typer(
@@ -30,6 +30,11 @@ def _root(
 
 
 app.add_typer(roster.app, name="roster")
+app.add_typer(quota.app, name="quota")
+app.add_typer(deadletter.app, name="deadletter")
+app.command()(processes.up)
+app.command()(processes.down)
+app.command()(processes.status)
 
 
 def main() -> None:

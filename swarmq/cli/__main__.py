@@ -1,0 +1,3 @@
+from swarmq.cli import main
+
+main()

@@ -1,0 +1,161 @@
+"""``swarmq up``, ``down`` and ``status``: the processes one machine runs for a swarm."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
+from swarmq.roster.schema import Roster
+from swarmq.workers.launcher import LaunchError, Supervisor
+from swarmq.workers.processes import celery_hostname
+
+
+def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Supervisor:
+    def notify(message: str) -> None:
+        err_console.print(f"[yellow]notice:[/] {message}", highlight=False)
+
+    return Supervisor(roster, state(ctx).config_path, use_tmux=False if no_tmux else None, notify=notify)
+
+
+def _prepare_profiles(roster: Roster) -> None:
+    """Create missing profile memory (IDENTITY/SOUL/MEMORY) without touching human edits."""
+    try:
+        from swarmq.memory import profiles
+    except ImportError:  # pragma: no cover
+        return
+    ensure = getattr(profiles, "ensure_profiles", None)
+    if ensure is not None:
+        ensure(roster)
+
+
+def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
+    from swarmq.workers.app import create_app
+
+    app = create_app(roster)
+    hosts = {celery_hostname(w.id): w.id for w in roster.workers}
+    answered: dict[str, bool] = dict.fromkeys(hosts.values(), False)
+    deadline = time.monotonic() + timeout
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+        bar = progress.add_task("waiting for workers to answer ping", total=len(hosts))
+        while time.monotonic() < deadline and not all(answered.values()):
+            missing = [h for h, wid in hosts.items() if not answered[wid]]
+            try:
+                replies = app.control.ping(destination=missing, timeout=1.0) or []
+            except Exception:  # noqa: BLE001 - broker still starting: try again
+                replies = []
+                time.sleep(0.5)
+            for reply in replies:
+                for host in reply:
+                    if host in hosts:
+                        answered[hosts[host]] = True
+            progress.update(bar, completed=sum(answered.values()))
+    app.close()
+    return answered
+
+
+def up(
+    ctx: typer.Context,
+    flower: bool = typer.Option(False, "--flower", help="Also run Flower on 127.0.0.1."),
+    api: bool = typer.Option(False, "--api", help="Also run the memory HTTP API."),
+    no_tmux: bool = typer.Option(False, "--no-tmux", help="Run plain background processes even if tmux exists."),
+    wait: float = typer.Option(60.0, help="Seconds to wait for every worker to answer ping (0: don't wait)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Start Redis (embedded if none answers), one worker per roster entry, one beat; idempotent."""
+    roster = load(ctx)
+    supervisor = _supervisor(ctx, roster, no_tmux)
+    try:
+        result = supervisor.up(flower=flower, api=api)
+    except LaunchError as exc:
+        fail(str(exc))
+    _prepare_profiles(roster)
+    answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    if as_json:
+        emit_json({"redis": result.redis, "actions": [a.__dict__ for a in result.actions], "answered": answered})
+    else:
+        table = Table(title=f"swarmq up: swarm {roster.swarm} (redis: {result.redis})")
+        for column in ("process", "kind", "outcome", "detail", "ping"):
+            table.add_column(column)
+        for action in result.actions:
+            ping = "" if action.kind != "worker" else ("pong" if answered.get(action.name) else "-")
+            style = "green" if action.outcome == "started" else ""
+            table.add_row(action.name, action.kind, f"[{style}]{action.outcome}[/]" if style else action.outcome,
+                          action.detail, ping)
+        console.print(table)
+        if supervisor.tmux is not None:
+            console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
+    if answered and not all(answered.values()):
+        silent = ", ".join(k for k, v in answered.items() if not v)
+        fail(f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}")
+
+
+def down(
+    ctx: typer.Context,
+    timeout: float = typer.Option(60.0, help="Seconds to let workers finish their tasks before killing them."),
+    keep_redis: bool = typer.Option(False, "--keep-redis", help="Leave an embedded Redis running."),
+    no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
+    as_json: bool = JsonOption,
+) -> None:
+    """Stop workers gracefully (SIGTERM, wait, then remove the session), beat, Flower, embedded Redis."""
+    roster = load(ctx)
+    actions = _supervisor(ctx, roster, no_tmux).down(timeout=timeout, keep_redis=keep_redis)
+    if as_json:
+        emit_json({"actions": [a.__dict__ for a in actions]})
+        return
+    if not actions:
+        console.print("nothing was running")
+        return
+    table = Table(title=f"swarmq down: swarm {roster.swarm}")
+    for column in ("process", "kind", "outcome", "detail"):
+        table.add_column(column)
+    for action in actions:
+        table.add_row(action.name, action.kind, action.outcome, action.detail)
+    console.print(table)
+
+
+def status(
+    ctx: typer.Context,
+    no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
+    as_json: bool = JsonOption,
+) -> None:
+    """Redis, each worker's session, its Celery ping, queues, active tasks and current mission."""
+    from swarmq.workers.status import collect
+
+    roster = load(ctx)
+    report = collect(roster, _supervisor(ctx, roster, no_tmux))
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    redis_line = (f"[green]up[/] ({report.redis_mode})" if report.redis_up
+                  else f"[red]down[/]: {report.redis_error}")
+    console.print(f"swarm [bold]{report.swarm}[/] · redis {report.redis_url}: {redis_line}", highlight=False)
+    table = Table(title="processes")
+    for column in ("process", "kind", "running", "pid", "celery", "queues", "active", "mission"):
+        table.add_column(column)
+    for p in report.processes:
+        mission = _mission_cell(p.runtime)
+        table.add_row(
+            p.name, p.kind, "[green]yes[/]" if p.running else "[red]no[/]", str(p.pid or ""),
+            p.celery, ", ".join(p.queues), ", ".join(str(t.get("name")) for t in p.active) or "", mission,
+        )
+    console.print(table)
+    if report.queue_lengths:
+        queues = Table(title="queued messages")
+        queues.add_column("queue")
+        queues.add_column("waiting", justify="right")
+        for name, length in report.queue_lengths.items():
+            queues.add_row(name, str(length))
+        console.print(queues)
+
+
+def _mission_cell(runtime: dict[str, Any] | None) -> str:
+    if not runtime:
+        return ""
+    mission = runtime.get("currentMissionId") or "-"
+    return f"{mission} ({runtime.get('state', '?')})"

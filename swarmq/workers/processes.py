@@ -1,0 +1,131 @@
+"""What one machine runs for a swarm: its command lines, environments and bookkeeping files."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from swarmq.roster.schema import Roster, WorkerConfig
+
+APP = "swarmq.workers.app"
+
+
+class Kind(StrEnum):
+    WORKER = "worker"
+    BEAT = "beat"
+    FLOWER = "flower"
+    API = "api"
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """One long-running process: started in tmux session ``session`` or as a plain child."""
+
+    kind: Kind
+    name: str
+    """Roster worker id, or the process kind for singletons."""
+    session: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    pidfile: Path = Path()
+    logfile: Path = Path()
+
+
+def celery_hostname(worker_id: str) -> str:
+    """The node name a roster worker runs under (``-n <id>@%h``)."""
+    return f"{worker_id}@{socket.gethostname()}"
+
+
+def _base_env(roster: Roster, config_path: Path) -> dict[str, str]:
+    env = {"SWARMQ_CONFIG": str(config_path.resolve()), "PYTHONUNBUFFERED": "1"}
+    for passthrough in ("REDIS_URL", "SWARMQ_EXTRA_TASKS", "PYTHONPATH", "SWARMQ_LOG_FORMAT"):
+        if os.environ.get(passthrough):
+            env[passthrough] = os.environ[passthrough]
+    return env
+
+
+def _files(roster: Roster, session: str) -> tuple[Path, Path]:
+    runtime = roster.runtime_dir
+    return runtime / "pids" / f"{session}.pid", runtime / "logs" / f"{session}.log"
+
+
+def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> ProcessSpec:
+    session = f"swarm-{worker.id}"
+    pidfile, logfile = _files(roster, session)
+    argv = [
+        sys.executable, "-m", "celery", "-A", APP, "worker",
+        "-n", f"{worker.id}@%h",
+        "-Q", ",".join(worker.all_queues()),
+        "-c", str(worker.concurrency),
+        "-P", worker.pool.value,
+        "-l", "INFO",
+        "-E",
+    ]
+    env = {**_base_env(roster, config_path), "SWARMQ_WORKER_ID": worker.id}
+    return ProcessSpec(Kind.WORKER, worker.id, session, argv, env, pidfile, logfile)
+
+
+def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
+    session = "swarmq-beat"
+    pidfile, logfile = _files(roster, session)
+    argv = [
+        sys.executable, "-m", "celery", "-A", APP, "beat",
+        "-s", str(roster.runtime_dir / "celerybeat-schedule"),
+        "-l", "INFO",
+    ]
+    return ProcessSpec(Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile)
+
+
+def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
+    session = "swarmq-flower"
+    pidfile, logfile = _files(roster, session)
+    argv = [
+        sys.executable, "-m", "celery", "-A", APP, "flower",
+        f"--address={roster.flower.address}", f"--port={roster.flower.port}",
+    ]
+    env = _base_env(roster, config_path)
+    if os.environ.get("FLOWER_BASIC_AUTH"):
+        env["FLOWER_BASIC_AUTH"] = os.environ["FLOWER_BASIC_AUTH"]
+    return ProcessSpec(Kind.FLOWER, "flower", session, argv, env, pidfile, logfile)
+
+
+def api_spec(roster: Roster, config_path: Path) -> ProcessSpec:
+    session = "swarmq-api"
+    pidfile, logfile = _files(roster, session)
+    argv = [sys.executable, "-m", "swarmq.cli", "--config", str(config_path.resolve()), "api"]
+    return ProcessSpec(Kind.API, "api", session, argv, _base_env(roster, config_path), pidfile, logfile)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def read_pid(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def write_pid(pidfile: Path, pid: int) -> None:
+    pidfile.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pidfile.with_name(pidfile.name + ".tmp")
+    tmp.write_text(f"{pid}\n")
+    os.replace(tmp, pidfile)

@@ -1,0 +1,124 @@
+"""``swarmq status``: Redis, each process's session, Celery pings, queues and active tasks."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from swarmq.coord import keys
+from swarmq.coord.connection import RedisUnavailable, connect, redact
+from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.workers import embedded_redis
+from swarmq.workers.config import is_redis_url
+from swarmq.workers.launcher import Supervisor
+from swarmq.workers.processes import Kind, celery_hostname
+
+
+@dataclass
+class ProcessStatus:
+    name: str
+    kind: str
+    session: str
+    running: bool
+    pid: int | None
+    where: str
+    """``tmux`` (with the socket) or ``process``."""
+    celery: str = ""
+    """``pong``, ``no answer`` or empty for non-workers."""
+    queues: list[str] = field(default_factory=list)
+    active: list[dict[str, Any]] = field(default_factory=list)
+    runtime: dict[str, Any] | None = None
+    """The worker's runtime.json (current mission, state, heartbeat) when it has one."""
+
+
+@dataclass
+class SwarmStatus:
+    swarm: str
+    redis_url: str
+    redis_up: bool
+    redis_mode: str
+    redis_error: str | None
+    processes: list[ProcessStatus]
+    queue_lengths: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _runtime_state(roster: Roster, worker_id: str) -> dict[str, Any] | None:
+    try:
+        from swarmq.memory import profiles
+    except ImportError:  # pragma: no cover - profiles module not installed
+        return None
+    reader = getattr(profiles, "read_runtime", None)
+    if reader is None:
+        return None
+    try:
+        state = reader(roster.profiles_dir, worker_id)
+    except (OSError, ValueError):
+        return None
+    return dict(state) if state else None
+
+
+def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> SwarmStatus:
+    url = roster.redis_url
+    redis_error: str | None = None
+    client = None
+    try:
+        client = connect(url, timeout=2.0)
+    except RedisUnavailable as exc:
+        redis_error = str(exc)
+    embedded = embedded_redis.embedded_for(roster.runtime_dir).pid() is not None
+    processes: list[ProcessStatus] = []
+    for spec in supervisor.known_specs():
+        pid = supervisor.pid(spec)
+        if spec.kind in (Kind.FLOWER, Kind.API) and pid is None:
+            continue  # optional and not started: nothing to report
+        where = f"tmux -L {supervisor.tmux.socket}" if supervisor.tmux is not None else "process"
+        processes.append(ProcessStatus(spec.name, spec.kind.value, spec.session, pid is not None, pid, where))
+        if spec.kind is Kind.WORKER:
+            processes[-1].runtime = _runtime_state(roster, spec.name)
+
+    queue_lengths: dict[str, int] = {}
+    if client is not None:
+        workers = [p for p in processes if p.kind == Kind.WORKER.value]
+        _celery_details(roster, workers, timeout)
+        if is_redis_url(roster.effective_broker_url):
+            names = [*JOB_FAMILIES, *(w.direct_queue for w in roster.workers), DEAD_LETTER_QUEUE]
+            pipe = client.pipeline()
+            for name in names:
+                pipe.llen(keys.prefix(roster.swarm) + name)
+            queue_lengths = dict(zip(names, (int(n) for n in pipe.execute()), strict=True))
+        client.close()
+    mode = "embedded" if embedded else "external"
+    return SwarmStatus(roster.swarm, redact(url), client is not None, mode, redis_error, processes, queue_lengths)
+
+
+def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float) -> None:
+    if not workers:
+        return
+    from swarmq.workers.app import create_app
+
+    app = create_app(roster)
+    by_host = {celery_hostname(status.name): status for status in workers}
+    for status in workers:
+        status.celery = "no answer"
+    try:
+        inspect = app.control.inspect(destination=list(by_host), timeout=timeout)
+        pongs = inspect.ping() or {}
+        queues = inspect.active_queues() or {}
+        active = inspect.active() or {}
+    except Exception as exc:  # noqa: BLE001 - a broker error must not break status
+        for status in workers:
+            status.celery = f"error: {exc}"
+        return
+    finally:
+        app.close()
+    for host, status in by_host.items():
+        if host in pongs:
+            status.celery = "pong"
+        status.queues = [q.get("name", "") for q in queues.get(host, [])]
+        status.active = [
+            {"id": t.get("id"), "name": t.get("name"), "started": t.get("time_start")}
+            for t in active.get(host, [])
+        ]
