@@ -59,7 +59,9 @@ def celery_client(roster_file: Path) -> Iterator[Celery]:
 
 
 @pytest.fixture
-def start_worker(roster_file: Path, celery_client: Celery) -> Iterator[Callable[..., WorkerProcess]]:
+def start_worker(
+    roster_file: Path, celery_client: Celery
+) -> Iterator[Callable[..., WorkerProcess]]:
     """Start real worker subprocesses for roster entries; all are stopped at teardown."""
     started: list[WorkerProcess] = []
 

@@ -52,7 +52,9 @@ def write_roster(
     return path
 
 
-def worker_env(roster_file: Path, worker_id: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def worker_env(
+    roster_file: Path, worker_id: str, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SWARMQ_CONFIG")}
     env.update(
         {
@@ -87,24 +89,42 @@ class WorkerProcess:
         extra = {"SWARMQ_EXTRA_TASKS": ",".join(extra_tasks)} if extra_tasks else {}
         self.log_path = roster_file.parent / f"worker-{worker_id}.log"
         self.argv = [
-            sys.executable, "-m", "celery", "-A", "swarmq.workers.app", "worker",
-            "-n", self.hostname, "-Q", queues, "-P", pool, "-c", str(concurrency),
-            "-l", loglevel, "--without-mingle", "--without-gossip",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "swarmq.workers.app",
+            "worker",
+            "-n",
+            self.hostname,
+            "-Q",
+            queues,
+            "-P",
+            pool,
+            "-c",
+            str(concurrency),
+            "-l",
+            loglevel,
+            "--without-mingle",
+            "--without-gossip",
         ]
         self.env = worker_env(roster_file, worker_id, {**extra, **(env or {})})
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, app: Celery, timeout: float = 30.0) -> WorkerProcess:
         log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker {self.worker_id} exited early:\n{self.log()}")
             if app.control.ping(destination=[self.hostname], timeout=0.5):
                 return self
-        raise RuntimeError(f"worker {self.worker_id} did not answer ping in {timeout}s:\n{self.log()}")
+        raise RuntimeError(
+            f"worker {self.worker_id} did not answer ping in {timeout}s:\n{self.log()}"
+        )
 
     def log(self) -> str:
         try:

@@ -23,7 +23,12 @@ def _root(
     ctx: typer.Context,
     config: Annotated[
         Path | None,
-        typer.Option("--config", "-c", envvar="SWARMQ_CONFIG", help="swarm.yaml to use (default ./swarm.yaml)."),
+        typer.Option(
+            "--config",
+            "-c",
+            envvar="SWARMQ_CONFIG",
+            help="swarm.yaml to use (default ./swarm.yaml).",
+        ),
     ] = None,
 ) -> None:
     ctx.obj = CliState(config)

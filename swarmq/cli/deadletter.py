@@ -9,7 +9,9 @@ from swarmq.cli.common import JsonOption, console, emit_json, err_console, load
 from swarmq.memory.jsonl import read_jsonl
 from swarmq.workers.base import DEAD_LETTER_FILE
 
-app = typer.Typer(help="Poison messages moved aside after too many deliveries.", no_args_is_help=True)
+app = typer.Typer(
+    help="Poison messages moved aside after too many deliveries.", no_args_is_help=True
+)
 
 
 @app.command("list")
@@ -27,6 +29,12 @@ def list_dead(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     for column in ("at", "task", "task id", "deliveries", "queue", "worker"):
         table.add_column(column)
     for r in records:
-        table.add_row(str(r.get("at")), str(r.get("task")), str(r.get("task_id")), str(r.get("deliveries")),
-                      str(r.get("queue")), str(r.get("worker")))
+        table.add_row(
+            str(r.get("at")),
+            str(r.get("task")),
+            str(r.get("task_id")),
+            str(r.get("deliveries")),
+            str(r.get("queue")),
+            str(r.get("worker")),
+        )
     console.print(table)

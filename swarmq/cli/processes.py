@@ -19,7 +19,9 @@ def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Su
     def notify(message: str) -> None:
         err_console.print(f"[yellow]notice:[/] {message}", highlight=False)
 
-    return Supervisor(roster, state(ctx).config_path, use_tmux=False if no_tmux else None, notify=notify)
+    return Supervisor(
+        roster, state(ctx).config_path, use_tmux=False if no_tmux else None, notify=notify
+    )
 
 
 def _prepare_profiles(roster: Roster) -> None:
@@ -40,14 +42,21 @@ def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
     hosts = {celery_hostname(w.id): w.id for w in roster.workers}
     answered: dict[str, bool] = dict.fromkeys(hosts.values(), False)
     deadline = time.monotonic() + timeout
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
         bar = progress.add_task("waiting for workers to answer ping", total=len(hosts))
         while time.monotonic() < deadline and not all(answered.values()):
             missing = [h for h, wid in hosts.items() if not answered[wid]]
             try:
                 replies = app.control.ping(destination=missing, timeout=1.0) or []
-            except Exception:  # noqa: BLE001 - broker still starting: try again
+            except Exception:
                 replies = []
                 time.sleep(0.5)
             for reply in replies:
@@ -63,8 +72,12 @@ def up(
     ctx: typer.Context,
     flower: bool = typer.Option(False, "--flower", help="Also run Flower on 127.0.0.1."),
     api: bool = typer.Option(False, "--api", help="Also run the memory HTTP API."),
-    no_tmux: bool = typer.Option(False, "--no-tmux", help="Run plain background processes even if tmux exists."),
-    wait: float = typer.Option(60.0, help="Seconds to wait for every worker to answer ping (0: don't wait)."),
+    no_tmux: bool = typer.Option(
+        False, "--no-tmux", help="Run plain background processes even if tmux exists."
+    ),
+    wait: float = typer.Option(
+        60.0, help="Seconds to wait for every worker to answer ping (0: don't wait)."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Start Redis (embedded if none answers), one worker per roster entry, one beat; idempotent."""
@@ -77,7 +90,13 @@ def up(
     _prepare_profiles(roster)
     answered = _wait_for_workers(roster, wait) if wait > 0 else {}
     if as_json:
-        emit_json({"redis": result.redis, "actions": [a.__dict__ for a in result.actions], "answered": answered})
+        emit_json(
+            {
+                "redis": result.redis,
+                "actions": [a.__dict__ for a in result.actions],
+                "answered": answered,
+            }
+        )
     else:
         table = Table(title=f"swarmq up: swarm {roster.swarm} (redis: {result.redis})")
         for column in ("process", "kind", "outcome", "detail", "ping"):
@@ -85,19 +104,28 @@ def up(
         for action in result.actions:
             ping = "" if action.kind != "worker" else ("pong" if answered.get(action.name) else "-")
             style = "green" if action.outcome == "started" else ""
-            table.add_row(action.name, action.kind, f"[{style}]{action.outcome}[/]" if style else action.outcome,
-                          action.detail, ping)
+            table.add_row(
+                action.name,
+                action.kind,
+                f"[{style}]{action.outcome}[/]" if style else action.outcome,
+                action.detail,
+                ping,
+            )
         console.print(table)
         if supervisor.tmux is not None:
             console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
     if answered and not all(answered.values()):
         silent = ", ".join(k for k, v in answered.items() if not v)
-        fail(f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}")
+        fail(
+            f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}"
+        )
 
 
 def down(
     ctx: typer.Context,
-    timeout: float = typer.Option(60.0, help="Seconds to let workers finish their tasks before killing them."),
+    timeout: float = typer.Option(
+        60.0, help="Seconds to let workers finish their tasks before killing them."
+    ),
     keep_redis: bool = typer.Option(False, "--keep-redis", help="Leave an embedded Redis running."),
     no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
     as_json: bool = JsonOption,
@@ -132,17 +160,28 @@ def status(
     if as_json:
         emit_json(report.as_dict())
         return
-    redis_line = (f"[green]up[/] ({report.redis_mode})" if report.redis_up
-                  else f"[red]down[/]: {report.redis_error}")
-    console.print(f"swarm [bold]{report.swarm}[/] · redis {report.redis_url}: {redis_line}", highlight=False)
+    redis_line = (
+        f"[green]up[/] ({report.redis_mode})"
+        if report.redis_up
+        else f"[red]down[/]: {report.redis_error}"
+    )
+    console.print(
+        f"swarm [bold]{report.swarm}[/] · redis {report.redis_url}: {redis_line}", highlight=False
+    )
     table = Table(title="processes")
     for column in ("process", "kind", "running", "pid", "celery", "queues", "active", "mission"):
         table.add_column(column)
     for p in report.processes:
         mission = _mission_cell(p.runtime)
         table.add_row(
-            p.name, p.kind, "[green]yes[/]" if p.running else "[red]no[/]", str(p.pid or ""),
-            p.celery, ", ".join(p.queues), ", ".join(str(t.get("name")) for t in p.active) or "", mission,
+            p.name,
+            p.kind,
+            "[green]yes[/]" if p.running else "[red]no[/]",
+            str(p.pid or ""),
+            p.celery,
+            ", ".join(p.queues),
+            ", ".join(str(t.get("name")) for t in p.active) or "",
+            mission,
         )
     console.print(table)
     if report.queue_lengths:

@@ -32,8 +32,23 @@ def quota_status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         width = 20
         filled = 0 if r.max == 0 else min(width, round(width * (r.used + r.held) / r.max))
         used_cells = 0 if r.max == 0 else min(filled, round(width * r.used / r.max))
-        bar = "[red]" + "█" * used_cells + "[/][yellow]" + "█" * (filled - used_cells) + "[/]" + "░" * (width - filled)
+        bar = (
+            "[red]"
+            + "█" * used_cells
+            + "[/][yellow]"
+            + "█" * (filled - used_cells)
+            + "[/]"
+            + "░" * (width - filled)
+        )
         zone = r.window_kind if r.window_kind == "utc" else f"local ({r.timezone})"
-        table.add_row(r.name, zone, r.window, str(r.used), str(r.held), str(r.max), bar,
-                      r.resets_at.strftime("%Y-%m-%d %H:%M UTC"))
+        table.add_row(
+            r.name,
+            zone,
+            r.window,
+            str(r.used),
+            str(r.held),
+            str(r.max),
+            bar,
+            r.resets_at.strftime("%Y-%m-%d %H:%M UTC"),
+        )
     console.print(table)

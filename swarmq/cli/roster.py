@@ -17,12 +17,28 @@ app = typer.Typer(help="The swarm.yaml roster.", no_args_is_help=True)
 
 def workers_table(roster: Roster) -> Table:
     table = Table(title=f"swarm {roster.swarm}: {len(roster.workers)} worker(s)")
-    for column in ("id", "name", "role", "specialty", "model", "queues", "concurrency", "pool", "agent"):
+    for column in (
+        "id",
+        "name",
+        "role",
+        "specialty",
+        "model",
+        "queues",
+        "concurrency",
+        "pool",
+        "agent",
+    ):
         table.add_column(column)
     for w in roster.workers:
         table.add_row(
-            w.id, w.display_name, w.role, w.specialty or "", w.model or "",
-            ", ".join(w.all_queues()), str(w.concurrency), w.pool.value,
+            w.id,
+            w.display_name,
+            w.role,
+            w.specialty or "",
+            w.model or "",
+            ", ".join(w.all_queues()),
+            str(w.concurrency),
+            w.pool.value,
             " ".join(w.agent.command) if w.agent else "",
         )
     return table
@@ -39,18 +55,25 @@ def roster_json(roster: Roster) -> dict[str, Any]:
 @app.command()
 def validate(
     ctx: typer.Context,
-    file: Annotated[Path | None, typer.Argument(help="Roster file (default: --config, $SWARMQ_CONFIG, ./swarm.yaml).")] = None,
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="Roster file (default: --config, $SWARMQ_CONFIG, ./swarm.yaml)."),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Check a roster: print its workers, or every error (exit status 1)."""
     report = load_report(file or state(ctx).config_path)
     if as_json:
-        emit_json({
-            "file": str(report.file),
-            "valid": report.roster is not None,
-            "problems": [p.as_dict() for p in report.problems],
-            "workers": [w.model_dump(mode="json") for w in report.roster.workers] if report.roster else [],
-        })
+        emit_json(
+            {
+                "file": str(report.file),
+                "valid": report.roster is not None,
+                "problems": [p.as_dict() for p in report.problems],
+                "workers": [w.model_dump(mode="json") for w in report.roster.workers]
+                if report.roster
+                else [],
+            }
+        )
         if report.roster is None:
             raise typer.Exit(1)
         return
@@ -85,7 +108,13 @@ def show(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         ("redis", roster.redis_url),
         ("broker", roster.effective_broker_url),
         ("llm", roster.llm.provider.value),
-        ("quotas", ", ".join(f"{n}={q.max_calls_per_day}/day ({q.window.value})" for n, q in roster.quotas.items())),
+        (
+            "quotas",
+            ", ".join(
+                f"{n}={q.max_calls_per_day}/day ({q.window.value})"
+                for n, q in roster.quotas.items()
+            ),
+        ),
         ("schedule", ", ".join(f"{n}→{e.task}" for n, e in roster.schedule.items()) or "none"),
     ]
     for key, value in rows:

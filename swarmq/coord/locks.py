@@ -42,7 +42,10 @@ class RedisLease:
             raise FencedOff(f"{self.resource}: the lock's lease lapsed; refusing to write")
         try:
             status, token = self._owner._validate(
-                keys=[keys.lock(self._owner.swarm, self.resource), keys.fence(self._owner.swarm, self.resource)],
+                keys=[
+                    keys.lock(self._owner.swarm, self.resource),
+                    keys.fence(self._owner.swarm, self.resource),
+                ],
                 args=[self.token, self.fencing_token, recorded_token],
             )
         except TRANSIENT as exc:
@@ -70,13 +73,18 @@ class RedisLease:
                 log.warning("lock %s: renewal failed (%s); will retry", self.resource, exc)
                 continue
             if not ok:
-                log.error("lock %s: lease lost before release; commits will be refused", self.resource)
+                log.error(
+                    "lock %s: lease lost before release; commits will be refused", self.resource
+                )
                 self.lost.set()
                 return
 
     def start_watchdog(self, lease_ms: int) -> None:
         self._watchdog = threading.Thread(
-            target=self._renew_loop, args=(lease_ms,), name=f"lock-watchdog:{self.resource[:40]}", daemon=True
+            target=self._renew_loop,
+            args=(lease_ms,),
+            name=f"lock-watchdog:{self.resource[:40]}",
+            daemon=True,
         )
         self._watchdog.start()
 
@@ -118,7 +126,9 @@ class RedisLocks:
                 )
             )
         except TRANSIENT as exc:
-            raise LockError(f"cannot lock {resource!r}: Redis at {self.url} is unreachable ({exc})") from exc
+            raise LockError(
+                f"cannot lock {resource!r}: Redis at {self.url} is unreachable ({exc})"
+            ) from exc
         return RedisLease(self, resource, token, fencing) if fencing else None
 
     def acquire(self, resource: str, *, timeout: float | None = None) -> RedisLease:
@@ -131,7 +141,9 @@ class RedisLocks:
                     lease.start_watchdog(self.lease_ms)
                 return lease
             if deadline is not None and time.monotonic() >= deadline:
-                raise LockTimeout(f"could not lock {resource!r} within {timeout}s (held by another worker)")
+                raise LockTimeout(
+                    f"could not lock {resource!r} within {timeout}s (held by another worker)"
+                )
             pause = delay * (0.5 + random.random())
             if deadline is not None:
                 pause = min(pause, max(0.0, deadline - time.monotonic()))
@@ -141,7 +153,9 @@ class RedisLocks:
     def release(self, lease: RedisLease) -> bool:
         lease.stop_watchdog()
         try:
-            return bool(self._release(keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token]))
+            return bool(
+                self._release(keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token])
+            )
         except TRANSIENT as exc:
             log.warning("lock %s: release failed (%s); the lease will expire", lease.resource, exc)
             return False

@@ -19,7 +19,7 @@ import contextlib
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from types import TracebackType
 
@@ -42,7 +42,9 @@ class QuotaError(RuntimeError):
 class QuotaExhausted(QuotaError):
     """No slot left in the current window."""
 
-    def __init__(self, name: str, window: str, used: int, held: int, maximum: int, resets_at: datetime) -> None:
+    def __init__(
+        self, name: str, window: str, used: int, held: int, maximum: int, resets_at: datetime
+    ) -> None:
         self.name, self.window, self.used, self.held, self.max = name, window, used, held, maximum
         self.resets_at = resets_at
         super().__init__(
@@ -109,13 +111,17 @@ class QuotaGate:
         *,
         mirror_dir: Path | None = None,
         url: str = "redis",
+        zones: Mapping[str, tzinfo] | None = None,
     ) -> None:
         self.client = client
         self.swarm = swarm
         self.quotas = dict(quotas)
         self.mirror_dir = mirror_dir
         self.url = redact(url)
-        self._windows = {name: WindowCache(zone_for(cfg)) for name, cfg in self.quotas.items()}
+        zones = zones or {}
+        self._windows = {
+            name: WindowCache(zones.get(name) or zone_for(cfg)) for name, cfg in self.quotas.items()
+        }
         self._reserve = script(client, "quota_reserve")
         self._start = script(client, "quota_start")
         self._release = script(client, "quota_release")
@@ -143,7 +149,10 @@ class QuotaGate:
     def _keys(self, name: str, windows: tuple[Window, ...]) -> list[str]:
         out: list[str] = []
         for window in windows:
-            out += [keys.quota_used(self.swarm, name, window.key), keys.quota_held(self.swarm, name, window.key)]
+            out += [
+                keys.quota_used(self.swarm, name, window.key),
+                keys.quota_held(self.swarm, name, window.key),
+            ]
         return out
 
     @staticmethod
@@ -165,8 +174,14 @@ class QuotaGate:
         token = uuid.uuid4().hex
         seeds = [-1, -1, -1]
         for _ in range(2):
-            args = [*self._bounds(windows), cfg.max_calls_per_day, token,
-                    int(cfg.lease_seconds * 1000), *seeds, GRACE_MS]
+            args: list[int | str] = [
+                *self._bounds(windows),
+                cfg.max_calls_per_day,
+                token,
+                int(cfg.lease_seconds * 1000),
+                *seeds,
+                GRACE_MS,
+            ]
             try:
                 status, index, used, held, _now, lease_until = self._reserve(
                     keys=self._keys(name, windows), args=args
@@ -183,28 +198,42 @@ class QuotaGate:
                 )
             window = windows[index]
             if status == 0:
-                raise QuotaExhausted(name, window.key, used, held, cfg.max_calls_per_day, window.resets_at)
+                raise QuotaExhausted(
+                    name, window.key, used, held, cfg.max_calls_per_day, window.resets_at
+                )
             return Reservation(name, token, window, lease_until)
-        raise QuotaUnavailable(f"quota {name!r}: could not seed the window counter")  # pragma: no cover
+        raise QuotaUnavailable(
+            f"quota {name!r}: could not seed the window counter"
+        )  # pragma: no cover
 
     def start(self, reservation: Reservation) -> int:
         """Count the call; returns calls used in the reservation's window."""
         name, window = reservation.name, reservation.window
         try:
             status, used = self._start(
-                keys=[keys.quota_used(self.swarm, name, window.key), keys.quota_held(self.swarm, name, window.key)],
+                keys=[
+                    keys.quota_used(self.swarm, name, window.key),
+                    keys.quota_held(self.swarm, name, window.key),
+                ],
                 args=[reservation.token, window.end_ms + GRACE_MS],
             )
         except TRANSIENT as exc:
             raise self._unavailable(f"start {name!r}", exc) from exc
         if status != 1:
             why = "its lease expired" if status == -1 else "it is no longer held"
-            raise LeaseLost(f"quota {name!r}: cannot start reservation {reservation.token[:8]}: {why}")
+            raise LeaseLost(
+                f"quota {name!r}: cannot start reservation {reservation.token[:8]}: {why}"
+            )
         path = self.mirror_path(name)
         if path is not None:
             cfg = self.config(name)
-            record_usage(path, window_key=window.key, window=cfg.window.value,
-                         calls_used=int(used), max_calls=cfg.max_calls_per_day)
+            record_usage(
+                path,
+                window_key=window.key,
+                window=cfg.window.value,
+                calls_used=int(used),
+                max_calls=cfg.max_calls_per_day,
+            )
         return int(used)
 
     def release(self, reservation: Reservation) -> bool:
@@ -220,11 +249,15 @@ class QuotaGate:
         cfg = self.config(reservation.name)
         key = keys.quota_held(self.swarm, reservation.name, reservation.window.key)
         try:
-            until = int(self._renew(keys=[key], args=[reservation.token, int(cfg.lease_seconds * 1000)]))
+            until = int(
+                self._renew(keys=[key], args=[reservation.token, int(cfg.lease_seconds * 1000)])
+            )
         except TRANSIENT as exc:
             raise self._unavailable(f"renew {reservation.name!r}", exc) from exc
         if not until:
-            raise LeaseLost(f"quota {reservation.name!r}: reservation {reservation.token[:8]} is gone")
+            raise LeaseLost(
+                f"quota {reservation.name!r}: reservation {reservation.token[:8]} is gone"
+            )
         return Reservation(reservation.name, reservation.token, reservation.window, until)
 
     @contextlib.contextmanager
@@ -242,15 +275,25 @@ class QuotaGate:
         cfg = self.config(name)
         windows = self._windows[name].current()
         try:
-            index, used, held, _now = self._status(keys=self._keys(name, windows), args=self._bounds(windows))
+            index, used, held, _now = self._status(
+                keys=self._keys(name, windows), args=self._bounds(windows)
+            )
         except TRANSIENT as exc:
             raise self._unavailable(f"read quota {name!r}", exc) from exc
         window = windows[index] if index >= 0 else windows[1]
         if used < 0:
             used = self._seed(name, window)
-        zone = zone_for(cfg)
-        return QuotaStatus(name, cfg.window.value, str(zone), window.key, int(used), int(held),
-                           cfg.max_calls_per_day, window.resets_at)
+        zone = self._windows[name].zone
+        return QuotaStatus(
+            name,
+            cfg.window.value,
+            str(zone),
+            window.key,
+            int(used),
+            int(held),
+            cfg.max_calls_per_day,
+            window.resets_at,
+        )
 
     def statuses(self) -> list[QuotaStatus]:
         return [self.status(name) for name in sorted(self.quotas)]
@@ -279,13 +322,12 @@ class QuotaSlot:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if not self.started:
             with contextlib.suppress(QuotaUnavailable):
                 # Unreachable Redis: the lease expires and returns the slot by itself.
                 self.gate.release(self.reservation)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)

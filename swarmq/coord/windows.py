@@ -63,7 +63,9 @@ def day_start(day: date, zone: tzinfo) -> datetime:
 
 
 def window_for(day: date, zone: tzinfo) -> Window:
-    return Window(day.isoformat(), _ms(day_start(day, zone)), _ms(day_start(day + timedelta(days=1), zone)))
+    return Window(
+        day.isoformat(), _ms(day_start(day, zone)), _ms(day_start(day + timedelta(days=1), zone))
+    )
 
 
 def windows_around(now: datetime, zone: tzinfo) -> tuple[Window, Window, Window]:

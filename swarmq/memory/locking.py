@@ -14,9 +14,10 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ContextManager, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import filelock
 
@@ -60,7 +61,7 @@ class Lease(Protocol):
 class StoreLocks(Protocol):
     """Factory of store locks; the one object domain functions receive."""
 
-    def hold(self, resource: str, *, timeout: float | None = None) -> ContextManager[Lease]:
+    def hold(self, resource: str, *, timeout: float | None = None) -> AbstractContextManager[Lease]:
         """Block until ``resource`` is held (or ``timeout`` seconds pass), yield its lease."""
         ...
 

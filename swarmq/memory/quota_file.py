@@ -62,8 +62,11 @@ def read_quota_file(path: Path) -> QuotaFileState | None:
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (used, top))
     if not isinstance(date, str) or not numeric or window not in ("utc", "local"):
         return None
+    assert isinstance(used, int | float) and isinstance(top, int | float)
     last = data.get("last_run_at")
-    return QuotaFileState(date, int(used), int(top), window, last if isinstance(last, str) else None)
+    return QuotaFileState(
+        date, int(used), int(top), window, last if isinstance(last, str) else None
+    )
 
 
 def used_in_window(path: Path, window_key: str, window: str) -> int:

@@ -32,8 +32,12 @@ def check_roster(roster: Roster) -> list[CheckProblem]:
     for name in roster.quotas:
         if _QUOTA_NAME.fullmatch(name) is None:
             problems.append(
-                CheckProblem("error", ("quotas", name), f"quota name {name!r} must match "
-                             "[a-z][a-z0-9_]{0,63}", at_key=True)
+                CheckProblem(
+                    "error",
+                    ("quotas", name),
+                    f"quota name {name!r} must match [a-z][a-z0-9_]{{0,63}}",
+                    at_key=True,
+                )
             )
     return problems
 
@@ -45,8 +49,11 @@ def _check_worker_ids(roster: Roster) -> list[CheckProblem]:
     for index, worker in enumerate(roster.workers):
         if worker.id in first:
             problems.append(
-                CheckProblem("error", ("workers", index, "id"),
-                             f"duplicate worker id {worker.id!r} (first used by workers[{first[worker.id]}])")
+                CheckProblem(
+                    "error",
+                    ("workers", index, "id"),
+                    f"duplicate worker id {worker.id!r} (first used by workers[{first[worker.id]}])",
+                )
             )
             continue
         first[worker.id] = index
@@ -54,9 +61,12 @@ def _check_worker_ids(roster: Roster) -> list[CheckProblem]:
         if key in folded:
             other = roster.workers[folded[key]].id
             problems.append(
-                CheckProblem("error", ("workers", index, "id"),
-                             f"worker id {worker.id!r} differs from {other!r} only in case; their "
-                             "profile directories would collide on case-insensitive filesystems")
+                CheckProblem(
+                    "error",
+                    ("workers", index, "id"),
+                    f"worker id {worker.id!r} differs from {other!r} only in case; their "
+                    "profile directories would collide on case-insensitive filesystems",
+                )
             )
         folded.setdefault(key, index)
     return problems
@@ -74,11 +84,15 @@ def _check_queues(roster: Roster) -> list[CheckProblem]:
             if queue == worker.direct_queue or queue in JOB_FAMILIES:
                 continue
             if queue == DEAD_LETTER_QUEUE:
-                message = (f"{DEAD_LETTER_QUEUE!r} holds poison messages for people to inspect; "
-                           "no worker may consume it")
+                message = (
+                    f"{DEAD_LETTER_QUEUE!r} holds poison messages for people to inspect; "
+                    "no worker may consume it"
+                )
             elif queue.startswith("worker."):
-                message = (f"{queue!r} is another worker's direct queue; each worker consumes "
-                           "only its own (worker.<id> is added automatically)")
+                message = (
+                    f"{queue!r} is another worker's direct queue; each worker consumes "
+                    "only its own (worker.<id> is added automatically)"
+                )
             else:
                 guess = difflib.get_close_matches(queue, JOB_FAMILIES, n=1)
                 hint = f"did you mean {guess[0]!r}? " if guess else ""
@@ -88,9 +102,13 @@ def _check_queues(roster: Roster) -> list[CheckProblem]:
     for family in JOB_FAMILIES:
         if family not in consumed:
             problems.append(
-                CheckProblem("warning", ("workers",),
-                             f"queue {family!r} has no consumer: {family}.* jobs would wait in the "
-                             "broker until a worker lists it", at_key=True)
+                CheckProblem(
+                    "warning",
+                    ("workers",),
+                    f"queue {family!r} has no consumer: {family}.* jobs would wait in the "
+                    "broker until a worker lists it",
+                    at_key=True,
+                )
             )
     return problems
 
@@ -104,16 +122,24 @@ def _check_schedule(roster: Roster) -> list[CheckProblem]:
             guess = difflib.get_close_matches(family, JOB_FAMILIES, n=1)
             hint = f" (did you mean {guess[0]!r}?)" if guess else ""
             problems.append(
-                CheckProblem("error", ("schedule", name),
-                             f"task {entry.task!r} is not in a job family{hint}; known families: "
-                             f"{', '.join(JOB_FAMILIES)}", at_key=True)
+                CheckProblem(
+                    "error",
+                    ("schedule", name),
+                    f"task {entry.task!r} is not in a job family{hint}; known families: "
+                    f"{', '.join(JOB_FAMILIES)}",
+                    at_key=True,
+                )
             )
             continue
         queue = entry.queue or family
         if queue not in consumed:
             problems.append(
-                CheckProblem("error", ("schedule", name),
-                             f"scheduled task {entry.task!r} goes to queue {queue!r}, which no "
-                             "worker consumes", at_key=True)
+                CheckProblem(
+                    "error",
+                    ("schedule", name),
+                    f"scheduled task {entry.task!r} goes to queue {queue!r}, which no "
+                    "worker consumes",
+                    at_key=True,
+                )
             )
     return problems

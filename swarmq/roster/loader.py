@@ -111,13 +111,15 @@ class _Marks:
                 key = str(key_node.value)
                 line = key_node.start_mark.line + 1
                 if key in seen:
-                    self.duplicates.append((loc + (key,), line, key_node.start_mark.column + 1, seen[key]))
+                    self.duplicates.append(
+                        ((*loc, key), line, key_node.start_mark.column + 1, seen[key])
+                    )
                 seen[key] = line
-                self.keys[loc + (key,)] = (line, key_node.start_mark.column + 1)
-                self.walk(value_node, loc + (key,))
+                self.keys[(*loc, key)] = (line, key_node.start_mark.column + 1)
+                self.walk(value_node, (*loc, key))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
-                self.walk(item, loc + (index,))
+                self.walk(item, (*loc, index))
 
     def find(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
         table = self.keys if key else self.values
@@ -298,7 +300,9 @@ def _problems_from_validation(
 ) -> list[RosterProblem]:
     problems: list[RosterProblem] = []
     for err in exc.errors():
-        loc: Loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        loc: Loc = tuple(
+            p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))
+        )
         kind = err["type"]
         if kind == "extra_forbidden":
             key = str(loc[-1])
@@ -308,7 +312,9 @@ def _problems_from_validation(
             known = f"; allowed here: {', '.join(allowed)}" if allowed and not guess else ""
             line, col = marks.find(loc, key=True)
             problems.append(
-                RosterProblem("error", dotted(loc, data), f"unknown key {key!r}{hint}{known}", file, line, col)
+                RosterProblem(
+                    "error", dotted(loc, data), f"unknown key {key!r}{hint}{known}", file, line, col
+                )
             )
             continue
         line, col = marks.find(loc)
@@ -350,17 +356,25 @@ def load_report(
         ctx = exc.context_mark
         if ctx is not None and mark is not None and ctx.line != mark.line:
             what += f" (the construct began at line {ctx.line + 1}, column {ctx.column + 1})"
-        return RosterReport(file, None, [RosterProblem("error", "", f"YAML syntax: {what}", shown, line, col)])
+        return RosterReport(
+            file, None, [RosterProblem("error", "", f"YAML syntax: {what}", shown, line, col)]
+        )
     except yaml.YAMLError as exc:
         return RosterReport(file, None, [RosterProblem("error", "", f"YAML: {exc}", shown)])
 
     problems = [
-        RosterProblem("error", dotted(loc), f"duplicate key (first defined at line {first})", shown, line, col)
+        RosterProblem(
+            "error", dotted(loc), f"duplicate key (first defined at line {first})", shown, line, col
+        )
         for loc, line, col, first in marks.duplicates
     ]
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
-        problems.append(RosterProblem("error", "", f"expected a mapping at the top level, got {kind}", shown, 1, 1))
+        problems.append(
+            RosterProblem(
+                "error", "", f"expected a mapping at the top level, got {kind}", shown, 1, 1
+            )
+        )
         return RosterReport(file, None, problems)
 
     for loc, message in _expand_fields(data, env):
@@ -379,7 +393,9 @@ def load_report(
     for problem in check_roster(roster):
         line, col = marks.find(problem.loc, key=problem.at_key)
         problems.append(
-            RosterProblem(problem.severity, dotted(problem.loc, data), problem.message, shown, line, col)
+            RosterProblem(
+                problem.severity, dotted(problem.loc, data), problem.message, shown, line, col
+            )
         )
     usable = not any(p.severity == "error" for p in problems)
     return RosterReport(file, roster if usable else None, problems)

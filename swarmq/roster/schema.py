@@ -203,7 +203,9 @@ def parse_duration(value: str | float | int) -> float:
     else:
         match = _DURATION.match(value)
         if match is None:
-            raise ValueError(f"{value!r} is neither a duration like '30m', '6h', '1d' nor a crontab")
+            raise ValueError(
+                f"{value!r} is neither a duration like '30m', '6h', '1d' nor a crontab"
+            )
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if seconds <= 0:
         raise ValueError("an interval must be positive")
@@ -289,7 +291,9 @@ def default_family_limits() -> dict[str, FamilyLimits]:
     """Generous for agent runs, tight for bookkeeping jobs."""
     short = FamilyLimits(soft_time_limit_seconds=600, time_limit_seconds=660)
     limits = {family: short for family in JOB_FAMILIES}
-    limits["missions"] = FamilyLimits(soft_time_limit_seconds=4 * 3600, time_limit_seconds=4 * 3600 + 120)
+    limits["missions"] = FamilyLimits(
+        soft_time_limit_seconds=4 * 3600, time_limit_seconds=4 * 3600 + 120
+    )
     limits["consolidation"] = FamilyLimits(soft_time_limit_seconds=1800, time_limit_seconds=1860)
     limits["curator"] = FamilyLimits(soft_time_limit_seconds=1200, time_limit_seconds=1260)
     limits["skills"] = FamilyLimits(soft_time_limit_seconds=1200, time_limit_seconds=1260)

@@ -49,7 +49,7 @@ def create_app(config: Roster | None = None) -> Celery:
 
     celery_app.on_configure.connect(configure, weak=False)
     celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
-    celery_app.swarmq_roster = lambda: config or roster()  # type: ignore[attr-defined]
+    celery_app.swarmq_roster = lambda: config or roster()
     return celery_app
 
 

@@ -105,11 +105,20 @@ class SwarmTask(Task):  # type: ignore[misc]
         try:
             result = self._run_locked(args, kwargs)
         except Exception as exc:
-            log.info("end %s: %s after %.3fs", self.name, type(exc).__name__, time.monotonic() - started,
-                     extra=self._log_extra(outcome=type(exc).__name__))
+            log.info(
+                "end %s: %s after %.3fs",
+                self.name,
+                type(exc).__name__,
+                time.monotonic() - started,
+                extra=self._log_extra(outcome=type(exc).__name__),
+            )
             raise
-        log.info("end %s: ok after %.3fs", self.name, time.monotonic() - started,
-                 extra=self._log_extra(outcome="ok"))
+        log.info(
+            "end %s: ok after %.3fs",
+            self.name,
+            time.monotonic() - started,
+            extra=self._log_extra(outcome="ok"),
+        )
         return result
 
     def _run_locked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -134,7 +143,12 @@ class SwarmTask(Task):  # type: ignore[misc]
         return self.store_lock.format(**values)
 
     def _log_extra(self, **more: Any) -> dict[str, Any]:
-        return {"task_id": self.request.id, "task_name": self.name, "worker_id": worker_id(), **more}
+        return {
+            "task_id": self.request.id,
+            "task_name": self.name,
+            "worker_id": worker_id(),
+            **more,
+        }
 
     # -- attempts and dead letters -----------------------------------------------------------
 
@@ -144,7 +158,11 @@ class SwarmTask(Task):  # type: ignore[misc]
     def _count_start(self, task_id: str) -> int:
         ttl_ms = int(self._attempts_ttl() * 1000)
         try:
-            return int(script(self.cluster.client, "attempts")(keys=[self._attempts_key(task_id)], args=[ttl_ms]))
+            return int(
+                script(self.cluster.client, "attempts")(
+                    keys=[self._attempts_key(task_id)], args=[ttl_ms]
+                )
+            )
         except TRANSIENT as exc:
             # Without Redis we cannot count; requeue rather than run uncounted or drop the message.
             raise Reject(f"attempt counter unavailable: {exc}", requeue=True) from exc
@@ -154,7 +172,9 @@ class SwarmTask(Task):  # type: ignore[misc]
 
         return visibility_timeout(self.roster) * (self.roster.tasks.max_deliveries + 1)
 
-    def after_return(self, status: str, retval: Any, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+    def after_return(
+        self, status: str, retval: Any, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
         if self.request.called_directly or not task_id:
             return
         with contextlib.suppress(*TRANSIENT):
@@ -173,7 +193,7 @@ class SwarmTask(Task):  # type: ignore[misc]
             "queue": delivery.get("routing_key"),
             "worker": worker_id(),
             "reason": f"started {deliveries - 1} times without finishing (max_deliveries="
-                      f"{self.roster.tasks.max_deliveries})",
+            f"{self.roster.tasks.max_deliveries})",
         }
         runtime = self.roster.runtime_dir
         runtime.mkdir(parents=True, exist_ok=True)
@@ -186,5 +206,9 @@ class SwarmTask(Task):  # type: ignore[misc]
             routing_key=DEAD_LETTER_QUEUE,
             headers={"x-swarmq-dead-letter": record},
         )
-        log.error("dead-lettered %s after %d starts", self.name, deliveries - 1,
-                  extra=self._log_extra(outcome="dead_letter"))
+        log.error(
+            "dead-lettered %s after %d starts",
+            self.name,
+            deliveries - 1,
+            extra=self._log_extra(outcome="dead_letter"),
+        )

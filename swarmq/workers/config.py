@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery.schedules import crontab, schedule
-from kombu import Exchange, Queue
+from kombu.entity import Exchange, Queue
 
 from swarmq.coord import keys
 from swarmq.roster.checks import task_family
@@ -38,7 +38,9 @@ def build_queues(roster: Roster) -> list[Queue]:
     return [Queue(name, exchange, routing_key=name) for name in names]
 
 
-def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str] | None:
+def route_task(
+    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any
+) -> dict[str, str] | None:
     """``<family>.<job>`` goes to the family's queue; an explicit ``queue=`` always wins."""
     family = task_family(name)
     if family in JOB_FAMILIES:
@@ -52,7 +54,9 @@ def build_beat_schedule(roster: Roster) -> dict[str, dict[str, Any]]:
     for name, entry in roster.schedule.items():
         if entry.cron is not None:
             minute, hour, dom, month, dow = entry.cron.split()
-            when: Any = crontab(minute=minute, hour=hour, day_of_month=dom, month_of_year=month, day_of_week=dow)
+            when: Any = crontab(
+                minute=minute, hour=hour, day_of_month=dom, month_of_year=month, day_of_week=dow
+            )
         else:
             assert entry.every is not None
             when = schedule(timedelta(seconds=entry.every))

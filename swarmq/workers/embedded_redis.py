@@ -82,7 +82,9 @@ def server_binary() -> Path:
 def _host_port(url: str) -> tuple[str, int, int]:
     parts = urlsplit(url)
     if parts.scheme != "redis":
-        raise EmbeddedRedisError(f"cannot embed a Redis for {redact(url)}: only redis:// URLs are supported")
+        raise EmbeddedRedisError(
+            f"cannot embed a Redis for {redact(url)}: only redis:// URLs are supported"
+        )
     host = parts.hostname or "127.0.0.1"
     if host not in LOCAL_HOSTS:
         raise EmbeddedRedisError(
@@ -117,16 +119,22 @@ def start(url: str, runtime_dir: Path, *, timeout: float = 15.0) -> EmbeddedRedi
     embedded.conffile.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.chmod(embedded.conffile, 0o600)
     binary = server_binary()
-    result = subprocess.run([str(binary), str(embedded.conffile)], capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [str(binary), str(embedded.conffile)], capture_output=True, text=True, timeout=30
+    )
     if result.returncode != 0:
-        raise EmbeddedRedisError(f"{binary} failed to start: {result.stderr.strip() or result.stdout.strip()}")
+        raise EmbeddedRedisError(
+            f"{binary} failed to start: {result.stderr.strip() or result.stdout.strip()}"
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if answers(url, timeout=0.3):
             return embedded
         time.sleep(0.1)
     tail = embedded.logfile.read_text(errors="replace")[-2000:] if embedded.logfile.exists() else ""
-    raise EmbeddedRedisError(f"embedded Redis did not answer at {redact(url)} within {timeout}s:\n{tail}")
+    raise EmbeddedRedisError(
+        f"embedded Redis did not answer at {redact(url)} within {timeout}s:\n{tail}"
+    )
 
 
 def stop(runtime_dir: Path, *, timeout: float = 15.0) -> bool:

@@ -64,8 +64,14 @@ def _quiet(_: str) -> None:
 class Supervisor:
     """Starts, finds and stops the processes of one swarm on this machine."""
 
-    def __init__(self, roster: Roster, config_path: Path, *, use_tmux: bool | None = None,
-                 notify: Notify = _quiet) -> None:
+    def __init__(
+        self,
+        roster: Roster,
+        config_path: Path,
+        *,
+        use_tmux: bool | None = None,
+        notify: Notify = _quiet,
+    ) -> None:
         self.roster = roster
         self.config_path = config_path
         self.notify = notify
@@ -126,19 +132,29 @@ class Supervisor:
             (self.roster.runtime_dir / directory).mkdir(parents=True, exist_ok=True)
         redis_state = self.ensure_redis()
         if not self.use_tmux:
-            self.notify("tmux not found: running the processes as plain background children "
-                        "(install tmux to watch each worker in its own session)")
+            self.notify(
+                "tmux not found: running the processes as plain background children "
+                "(install tmux to watch each worker in its own session)"
+            )
         result = UpResult(redis_state)
         for spec in self.specs(flower=flower, api=api):
             pid = self.pid(spec)
             if pid is not None:
-                result.actions.append(Action(spec.name, spec.kind.value, "already running", f"pid {pid}"))
+                result.actions.append(
+                    Action(spec.name, spec.kind.value, "already running", f"pid {pid}")
+                )
                 continue
             if spec.kind is Kind.BEAT:
                 holder = self._beat_holder()
                 if holder is not None:
-                    result.actions.append(Action(spec.name, spec.kind.value, "skipped",
-                                                 f"a beat already runs elsewhere ({holder})"))
+                    result.actions.append(
+                        Action(
+                            spec.name,
+                            spec.kind.value,
+                            "skipped",
+                            f"a beat already runs elsewhere ({holder})",
+                        )
+                    )
                     continue
             pid = self._start(spec)
             result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}"))
@@ -153,20 +169,29 @@ class Supervisor:
             holder = client.get(keys.beat_lock(self.roster.swarm))
         finally:
             client.close()
-        return holder.decode() if holder else None
+        if holder is None:
+            return None
+        return holder.decode() if isinstance(holder, bytes) else str(holder)
 
     def _start(self, spec: ProcessSpec) -> int:
         cwd = self.roster.workspace_dir
         cwd.mkdir(parents=True, exist_ok=True)
         if self.tmux is not None:
             self.tmux.kill(spec.session)  # a dead pane left by remain-on-exit
-            pid = self.tmux.start(spec.session, spec.argv, env=spec.env, cwd=cwd, log_file=spec.logfile).pid
+            pid = self.tmux.start(
+                spec.session, spec.argv, env=spec.env, cwd=cwd, log_file=spec.logfile
+            ).pid
         else:
             spec.logfile.parent.mkdir(parents=True, exist_ok=True)
             with spec.logfile.open("ab") as log:
                 proc = subprocess.Popen(
-                    spec.argv, cwd=cwd, env={**os.environ, **spec.env}, stdout=log,
-                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                    spec.argv,
+                    cwd=cwd,
+                    env={**os.environ, **spec.env},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
             pid = proc.pid
         write_pid(spec.pidfile, pid)
@@ -178,7 +203,9 @@ class Supervisor:
         actions: list[Action] = []
         specs = self.known_specs()
         # Workers first (they may be finishing tasks), then the singletons.
-        ordered = [s for s in specs if s.kind is Kind.WORKER] + [s for s in specs if s.kind is not Kind.WORKER]
+        ordered = [s for s in specs if s.kind is Kind.WORKER] + [
+            s for s in specs if s.kind is not Kind.WORKER
+        ]
         pending: list[tuple[ProcessSpec, int]] = []
         for spec in ordered:
             pid = self.pid(spec)
@@ -205,7 +232,9 @@ class Supervisor:
                 self.tmux.kill(spec.session)
             with contextlib.suppress(FileNotFoundError):
                 spec.pidfile.unlink()
-            detail = "warm shutdown" if outcome == "stopped" else f"still running after {timeout:.0f}s"
+            detail = (
+                "warm shutdown" if outcome == "stopped" else f"still running after {timeout:.0f}s"
+            )
             actions.append(Action(spec.name, spec.kind.value, outcome, detail))
         if not keep_redis and embedded_redis.stop(self.roster.runtime_dir):
             actions.append(Action("redis", "redis", "stopped", "embedded"))

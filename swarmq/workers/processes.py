@@ -57,12 +57,22 @@ def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> Proc
     session = f"swarm-{worker.id}"
     pidfile, logfile = _files(roster, session)
     argv = [
-        sys.executable, "-m", "celery", "-A", APP, "worker",
-        "-n", f"{worker.id}@%h",
-        "-Q", ",".join(worker.all_queues()),
-        "-c", str(worker.concurrency),
-        "-P", worker.pool.value,
-        "-l", "INFO",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        APP,
+        "worker",
+        "-n",
+        f"{worker.id}@%h",
+        "-Q",
+        ",".join(worker.all_queues()),
+        "-c",
+        str(worker.concurrency),
+        "-P",
+        worker.pool.value,
+        "-l",
+        "INFO",
         "-E",
     ]
     env = {**_base_env(roster, config_path), "SWARMQ_WORKER_ID": worker.id}
@@ -73,19 +83,34 @@ def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
     argv = [
-        sys.executable, "-m", "celery", "-A", APP, "beat",
-        "-s", str(roster.runtime_dir / "celerybeat-schedule"),
-        "-l", "INFO",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        APP,
+        "beat",
+        "-s",
+        str(roster.runtime_dir / "celerybeat-schedule"),
+        "-l",
+        "INFO",
     ]
-    return ProcessSpec(Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile)
+    return ProcessSpec(
+        Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile
+    )
 
 
 def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-flower"
     pidfile, logfile = _files(roster, session)
     argv = [
-        sys.executable, "-m", "celery", "-A", APP, "flower",
-        f"--address={roster.flower.address}", f"--port={roster.flower.port}",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        APP,
+        "flower",
+        f"--address={roster.flower.address}",
+        f"--port={roster.flower.port}",
     ]
     env = _base_env(roster, config_path)
     if os.environ.get("FLOWER_BASIC_AUTH"):
@@ -97,7 +122,9 @@ def api_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-api"
     pidfile, logfile = _files(roster, session)
     argv = [sys.executable, "-m", "swarmq.cli", "--config", str(config_path.resolve()), "api"]
-    return ProcessSpec(Kind.API, "api", session, argv, _base_env(roster, config_path), pidfile, logfile)
+    return ProcessSpec(
+        Kind.API, "api", session, argv, _base_env(roster, config_path), pidfile, logfile
+    )
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -75,7 +75,9 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
         if spec.kind in (Kind.FLOWER, Kind.API) and pid is None:
             continue  # optional and not started: nothing to report
         where = f"tmux -L {supervisor.tmux.socket}" if supervisor.tmux is not None else "process"
-        processes.append(ProcessStatus(spec.name, spec.kind.value, spec.session, pid is not None, pid, where))
+        processes.append(
+            ProcessStatus(spec.name, spec.kind.value, spec.session, pid is not None, pid, where)
+        )
         if spec.kind is Kind.WORKER:
             processes[-1].runtime = _runtime_state(roster, spec.name)
 
@@ -91,7 +93,9 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
             queue_lengths = dict(zip(names, (int(n) for n in pipe.execute()), strict=True))
         client.close()
     mode = "embedded" if embedded else "external"
-    return SwarmStatus(roster.swarm, redact(url), client is not None, mode, redis_error, processes, queue_lengths)
+    return SwarmStatus(
+        roster.swarm, redact(url), client is not None, mode, redis_error, processes, queue_lengths
+    )
 
 
 def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float) -> None:
@@ -108,7 +112,7 @@ def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float
         pongs = inspect.ping() or {}
         queues = inspect.active_queues() or {}
         active = inspect.active() or {}
-    except Exception as exc:  # noqa: BLE001 - a broker error must not break status
+    except Exception as exc:
         for status in workers:
             status.celery = f"error: {exc}"
         return

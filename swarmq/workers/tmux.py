@@ -61,8 +61,9 @@ class TmuxHost:
     def pane(self, session: str) -> PaneState | None:
         if not self.has(session):
             return None
-        lines = self._cmd("list-panes", "-t", f"={session}:", "-F",
-                          "#{pane_pid} #{pane_dead} #{pane_dead_status}")
+        lines = self._cmd(
+            "list-panes", "-t", f"={session}:", "-F", "#{pane_pid} #{pane_dead} #{pane_dead_status}"
+        )
         if not lines:
             return None
         pid, dead, *status = lines[0].split(" ")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set
+from itertools import pairwise
 
 _NOT_WORD_OR_SPACE = re.compile(r"[^\w\s]", re.ASCII)
 _SPACES = re.compile(r"\s+", re.ASCII)
@@ -29,7 +30,7 @@ def opencode_words(text: str) -> list[str]:
 def word_bigrams(text: str) -> frozenset[str]:
     """The set of ``"w1 w2"`` bigrams of opencode-swarm's normalised text (empty for 0-1 words)."""
     words = opencode_words(text)
-    return frozenset(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    return frozenset(f"{a} {b}" for a, b in pairwise(words))
 
 
 def word_tokens(text: str) -> frozenset[str]:

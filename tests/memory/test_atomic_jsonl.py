@@ -1,0 +1,129 @@
+"""Atomic files and JSONL: nothing torn, nothing silently dropped, raw lines kept verbatim."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+from pathlib import Path
+
+import pytest
+
+from swarmq.memory.atomic import append_jsonl, append_lines, read_fence, write_atomic
+from swarmq.memory.jsonl import (
+    CorruptLine,
+    JsonlLine,
+    corrupt_path,
+    iter_jsonl,
+    read_jsonl,
+    rewrite_jsonl,
+)
+from swarmq.memory.locking import FencedOff, LocalLease, LocalLocks
+from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
+
+
+def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "MEMORY.md"
+    write_atomic(path, "first — ünïcode\n")
+    write_atomic(path, b"second\n")
+    assert path.read_text() == "second\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["MEMORY.md"]
+
+
+def test_a_stale_fencing_token_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    write_atomic(path, "new", lease=LocalLease("f", 7))
+    assert read_fence(path) == 7
+    with pytest.raises(FencedOff):
+        write_atomic(path, "old", lease=LocalLease("f", 6))
+    with pytest.raises(FencedOff):
+        append_lines(path, ["x"], lease=LocalLease("f", 3))
+    assert path.read_text() == "new"
+
+
+def test_reader_keeps_raw_text_and_reports_corrupt_lines(tmp_path: Path) -> None:
+    path = tmp_path / "knowledge.jsonl"
+    good1 = '{"id":"a","confidence":0.43999999999999995,"lesson":"统一 — ok","n":1}'
+    good2 = '{"b":1.0}'
+    path.write_bytes(
+        (good1 + "\n\n" + '{"truncated": tru\n' + good2 + "\n").encode() + b"\xff\xfe garbage\n" + b'{"last":'
+    )
+    content = read_jsonl(path)
+    assert [line.raw for line in content.lines] == [good1, good2]
+    assert content.lines[0].line_no == 1 and content.lines[1].line_no == 4
+    assert [(c.line_no, c.error.split(":")[0]) for c in content.corrupt] == [
+        (3, "invalid JSON"), (5, "not UTF-8 (invalid start byte at byte 0)".split(":")[0]), (6, "invalid JSON")]
+    assert all(isinstance(x, JsonlLine | CorruptLine) for x in iter_jsonl(path))
+
+
+def test_rewrite_moves_corrupt_lines_to_quarantine_first(tmp_path: Path) -> None:
+    path = tmp_path / "knowledge.jsonl"
+    path.write_bytes(b'{"a":1}\n{oops\n\xff\n{"b":2}\n')
+    content = read_jsonl(path)
+    rewrite_jsonl(path, [line.raw for line in content.lines], corrupt=content.corrupt)
+    assert path.read_text() == '{"a":1}\n{"b":2}\n'
+    kept = [json.loads(line) for line in corrupt_path(path).read_text().splitlines()]
+    assert [(k["source"], k["line"], k["text"]) for k in kept] == [
+        ("knowledge.jsonl", 2, "{oops"), ("knowledge.jsonl", 3, "\ufffd")]
+    assert "raw_b64" in kept[1] and "raw_b64" not in kept[0]
+    rewrite_jsonl(path, [])
+    assert path.read_text() == ""
+
+
+def test_append_after_a_torn_line_keeps_both(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"ok":1}\n{"torn":')  # a crash mid-write left no newline
+    append_jsonl(path, [{"next": "é"}])
+    content = read_jsonl(path)
+    assert [line.value for line in content.lines] == [{"ok": 1}, {"next": "é"}]
+    assert [c.line_no for c in content.corrupt] == [2]
+    with pytest.raises(ValueError, match="must not contain a newline"):
+        append_lines(path, ["a\nb"])
+
+
+def _appender(path: str, tag: int) -> None:
+    for i in range(300):
+        append_jsonl(Path(path), [{"tag": tag, "i": i, "pad": "x" * 200}])
+
+
+def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_appender, args=(str(path), t)) for t in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+    content = read_jsonl(path)
+    assert content.corrupt == []
+    assert len(content.lines) == 1200
+
+
+def test_local_locks_fence_tokens_are_monotonic(tmp_path: Path) -> None:
+    locks = LocalLocks(tmp_path / "locks")
+    tokens = []
+    for _ in range(3):
+        with locks.hold("store") as lease:
+            tokens.append(lease.fencing_token)
+    assert tokens == [1, 2, 3]
+
+
+HOSTILE_IDS = ["..", "../x", "a/b", "a\\b", "", "a" * 65, "a\x00b", "%2e%2e", "ａｂｃ", "a b", "é", "-" * 65, ".hidden"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_IDS)
+def test_check_id_refuses_hostile_ids(value: str) -> None:
+    with pytest.raises(UnsafePathError):
+        check_id(value, "worker id")
+
+
+def test_resolve_inside_follows_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "w1").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, root / "w1" / "escape")
+    assert resolve_inside(root, "w1", "memory") == root / "w1" / "memory"
+    for parts in (("w1", "escape", "x"), ("..", "outside"), ("/etc",), ("a\x00",)):
+        with pytest.raises(UnsafePathError):
+            resolve_inside(root, *parts)
