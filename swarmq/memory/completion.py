@@ -1,0 +1,90 @@
+"""The port through which domain jobs ask a language model for text.
+
+Domain code (curator enrichment, the skill improver) must not know about HTTP, Redis or quota
+scripts, yet it decides *when* a slot is held (before the inventory, so a failed inventory can
+hand it back) and what to do when no model answers. This module is the whole contract:
+:class:`Completer` (implemented by :mod:`swarmq.llm.metered`) and the errors it raises, each
+saying whether anything reached the network, because that decides whether the quota was spent
+and whether a deterministic fallback is honest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+Message = Mapping[str, str]
+"""A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A reply that arrived; ``call_id`` ties it to its ledger line."""
+
+    text: str
+    call_id: str
+    provider: str
+    model: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+class CompletionError(RuntimeError):
+    """Base of every way a completion can fail to produce a reply."""
+
+    outcome = "error"
+
+    def __init__(self, message: str, *, outcome: str | None = None, reached_network: bool = False) -> None:
+        super().__init__(message)
+        if outcome is not None:
+            self.outcome = outcome
+        self.reached_network = reached_network
+
+
+class QuotaRefused(CompletionError):
+    """No slot was granted (quota exhausted, or the gate cannot decide): nothing was sent."""
+
+    outcome = "quota_exhausted"
+
+
+class ProviderUnreachable(CompletionError):
+    """No attempt reached the provider (connection refused, command missing): no slot spent."""
+
+    outcome = "provider_unreachable"
+
+
+class CompletionFailed(CompletionError):
+    """At least one attempt reached the provider and none produced a usable reply."""
+
+    outcome = "llm_call_failed"
+
+
+class Completer(Protocol):
+    """A language model behind a daily quota, a rate limit, retries and a ledger."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def quota(self) -> str: ...
+
+    def hold(self) -> AbstractContextManager[object]:
+        """Reserve one quota slot now (raises :class:`QuotaRefused`); released on exit unless a
+        request was sent with it."""
+        ...
+
+    def complete(
+        self, messages: Sequence[Message], *, held: object | None = None, purpose: str = ""
+    ) -> Completion:
+        """Send ``messages``; the first attempt uses ``held`` when given. Every attempt that
+        reaches the network spends its own slot."""
+        ...
+
+    def reject(self, completion: Completion, reason: str) -> None:
+        """Record that a reply arrived but was refused (not JSON, wrong types, unsafe text)."""
+        ...
