@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
+from datetime import date
 from pathlib import Path
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -26,9 +28,28 @@ def check_id(value: object, kind: str = "id") -> str:
         raise UnsafePathError(f"{kind} must be a string, got {type(value).__name__}")
     if ID_PATTERN.fullmatch(value) is None:
         shown = value if len(value) <= 80 else value[:77] + "..."
+        hint = ""
+        if value != unicodedata.normalize("NFKC", value) or not value.isascii():
+            hint = " (it contains non-ASCII characters, e.g. Unicode look-alikes of '.' or '/')"
+        elif "%" in value:
+            hint = " (percent-encoded characters are not decoded here)"
         raise UnsafePathError(
-            f"{kind} {shown!r} is not allowed: use 1-64 ASCII letters, digits, '_' or '-'"
+            f"{kind} {shown!r} is not allowed: use 1-64 ASCII letters, digits, '_' or '-'{hint}"
         )
+    return value
+
+
+DATE_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def check_date(value: object, kind: str = "date") -> str:
+    """Return ``value`` if it is a real ``YYYY-MM-DD`` calendar date (episode file names)."""
+    if not isinstance(value, str) or DATE_PATTERN.fullmatch(value) is None:
+        raise UnsafePathError(f"{kind} {value!r} is not allowed: expected YYYY-MM-DD")
+    try:
+        date.fromisoformat(value)
+    except ValueError as exc:
+        raise UnsafePathError(f"{kind} {value!r} is not a calendar date: {exc}") from exc
     return value
 
 

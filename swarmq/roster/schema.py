@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from swarmq.api.config import ApiConfig
+from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 
 JOB_FAMILIES: tuple[str, ...] = (
@@ -349,6 +351,8 @@ class Roster(StrictModel):
     schedule: dict[str, ScheduleEntry] = Field(default_factory=dict)
     tasks: TasksConfig = Field(default_factory=TasksConfig)
     flower: FlowerConfig = Field(default_factory=FlowerConfig)
+    missions: MissionsConfig = Field(default_factory=MissionsConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)
     workers: Annotated[list[WorkerConfig], Field(min_length=1)]
 
     @field_validator("quotas", mode="before")

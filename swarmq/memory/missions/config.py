@@ -1,0 +1,36 @@
+"""The ``missions:`` section of swarm.yaml: dispatch, agent runs and recall budgets."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MissionsConfig(BaseModel):
+    """How missions are dispatched and run; every default is what a fresh swarm needs."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    require_live_worker: bool = True
+    """Refuse to queue for a worker that does not answer ping (the mission is marked blocked)."""
+    ping_timeout_seconds: Annotated[float, Field(gt=0, le=30)] = 1.0
+    heartbeat_seconds: Annotated[float, Field(gt=0, le=600)] = 10.0
+    """How often a running assignment stamps its heartbeat (ledger + runtime.json)."""
+    stale_after_seconds: Annotated[float, Field(gt=0, le=86_400)] = 60.0
+    """A claim whose heartbeat is older than this is taken over by a redelivery."""
+    kill_grace_seconds: Annotated[float, Field(ge=0, le=600)] = 5.0
+    """Between SIGTERM and SIGKILL when an agent times out or its mission is cancelled."""
+    echo_output: bool = True
+    """Copy the agent's output to the worker's stdout (its tmux pane) besides the transcript."""
+    context_budget_chars: Annotated[int, Field(ge=500, le=1_000_000)] = 24_000
+    """Upper bound of the whole resume prompt."""
+    recall_budget_chars: Annotated[int, Field(ge=0, le=100_000)] = 4_000
+    """Automatic recall of relevant episodes (AutoCode's automatic recall limit)."""
+    search_budget_chars: Annotated[int, Field(ge=100, le=1_000_000)] = 7_000
+    """Manual recall (memory search) output budget, whole results only."""
+    knowledge_budget_chars: Annotated[int, Field(ge=0, le=100_000)] = 4_000
+    """The knowledge directives block injected into the prompt."""
+    archive_completed: bool = True
+    extract_transcripts: bool = True
+    """Enqueue ``forge.extract`` with the transcript when that task is registered."""

@@ -1,0 +1,337 @@
+"""One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
+
+Safe to run again for the same assignment (a redelivered message): a settled assignment is
+skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
+with a ``resume`` event while every event already recorded keeps its id (nothing is duplicated).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from swarmq.memory.atomic import write_atomic
+from swarmq.memory.clock import iso, parse_iso, utc_now
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.missions.context import KnowledgeProvider, load_context, render_prompt
+from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
+from swarmq.memory.missions.recorder import RunRecorder
+from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
+from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.memory.profiles.archive import archive_mission
+from swarmq.memory.profiles.bootstrap import ensure_profile
+from swarmq.memory.profiles.events import EventType
+from swarmq.memory.profiles.handoffs import Handoff, write_handoff
+from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.memory.profiles.runtime import update_runtime
+from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster
+
+S = MissionState
+SKIPPED = "skipped"
+
+
+@dataclass
+class RunOutcome:
+    mission_id: str
+    assignment_id: str
+    worker_id: str
+    state: str
+    reason: str = ""
+    exit_code: int | None = None
+    attempt: int = 0
+    transcript: str | None = None
+    archive: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def _pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class MissionRunner:
+    """Runs assignments of one worker; the Celery task builds one per call."""
+
+    roster: Roster
+    worker_id: str
+    locks: StoreLocks
+    knowledge: KnowledgeProvider | None = None
+    echo: BinaryIO | None = None
+    on_transcript: Callable[[RunOutcome], None] | None = None
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+    def __post_init__(self) -> None:
+        self.config = self.roster.missions
+        self.ledger = Ledger(self.roster.runtime_dir, self.locks)
+        self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
+        self.token = uuid.uuid4().hex
+
+    # -- claim --------------------------------------------------------------------------------
+
+    def _claim_alive(self, claim: dict[str, Any]) -> bool:
+        try:
+            fresh = utc_now() - parse_iso(str(claim.get("heartbeatAt"))) < timedelta(
+                seconds=self.config.stale_after_seconds)
+        except ValueError:
+            fresh = False
+        if claim.get("host") == self.host:
+            return claim.get("pid") != self.pid and _pid_alive(claim.get("pid")) and fresh
+        return fresh
+
+    def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
+        orphan: object = None
+        with self.ledger.edit() as doc:
+            try:
+                mission = doc.get(mission_id)
+                assignment = mission.assignment(assignment_id)
+            except MissionNotFound as exc:
+                return RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc))
+            skip = self._skip_reason(mission, assignment)
+            if skip is not None:
+                return RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, skip,
+                                  attempt=assignment.attempts)
+            previous = assignment.claim or {}
+            if previous.get("host") == self.host:
+                orphan = previous.get("agentPid")
+            assignment.attempts += 1
+            if assignment.state is S.PLANNING:
+                assignment.move(S.EXECUTING)
+                assignment.started_at = iso()
+            if mission.state is not S.EXECUTING:
+                mission.move(S.EXECUTING, f"{self.worker_id} started {assignment_id} (attempt "
+                             f"{assignment.attempts})", kind="start")
+            mission.current_assignment_id = assignment_id
+            assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
+                                "attempt": assignment.attempts, "heartbeatAt": iso()}
+            snapshot = mission.model_copy(deep=True), assignment.model_copy(deep=True)
+        if _pid_alive(orphan):
+            kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
+        return snapshot
+
+    def _skip_reason(self, mission: Mission, assignment: Assignment) -> str | None:
+        if assignment.worker_id != self.worker_id:
+            return f"assignment {assignment.id} belongs to {assignment.worker_id}, not {self.worker_id}"
+        if assignment.state in ASSIGNMENT_SETTLED:
+            return f"assignment {assignment.id} already {assignment.state.value}; not run again"
+        if mission.state in TERMINAL:
+            if assignment.state is S.PLANNING:
+                assignment.move(S.CANCELLED, f"mission {mission.state.value} before it started")
+            return f"mission {mission.id} is {mission.state.value}"
+        if assignment.claim and self._claim_alive(assignment.claim):
+            claim = assignment.claim
+            return (f"assignment {assignment.id} is running on {claim.get('host')} pid {claim.get('pid')} "
+                    f"(attempt {claim.get('attempt')}); this delivery is a duplicate")
+        return None
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self, mission_id: str, assignment_id: str) -> RunOutcome:
+        claimed = self._claim(mission_id, assignment_id)
+        if isinstance(claimed, RunOutcome):
+            return claimed
+        mission, assignment = claimed
+        worker = self.roster.worker(self.worker_id)
+        ensure_profile(self.layout, worker, self.roster.swarm, self.locks)
+        recorder = RunRecorder(self.layout, self.locks, mission_id, assignment_id)
+        self._start_events(recorder, mission, assignment)
+        outcome = RunOutcome(mission_id, assignment_id, self.worker_id, S.EXECUTING.value,
+                             attempt=assignment.attempts)
+        try:
+            if worker.agent is None:
+                state, reason = S.FAILED, (f"worker {self.worker_id!r} has no agent command: add "
+                                           "agent.command to its entry in swarm.yaml")
+                result = None
+            else:
+                result = self._run_agent(mission, assignment, recorder, outcome)
+                recorder.close()
+                if result.stopped and "cancel" not in result.stopped:
+                    outcome.state, outcome.reason = SKIPPED, result.stopped
+                    return outcome
+                state, reason = self._judge(result, recorder, worker.agent.timeout_seconds)
+        except Exception as exc:  # e.g. the task's soft time limit: settle, never strand it
+            state, reason, result = S.FAILED, f"run interrupted: {type(exc).__name__}: {exc}", None
+        return self._finish(mission, assignment, recorder, outcome, state, reason, result)
+
+    def _start_events(self, rec: RunRecorder, mission: Mission, assignment: Assignment) -> None:
+        attempt = assignment.attempts
+        if attempt == 1 and mission.assignments and mission.assignments[0].id == assignment.id:
+            rec.record(rec.event(EventType.MISSION_START, f"Mission started: {mission.title}",
+                                 key="mission-start", title=mission.title))
+        if attempt == 1:
+            rec.record(rec.event(EventType.DISPATCH, f"Dispatched to {self.worker_id}: {mission.title}",
+                                 key="dispatch"))
+            if assignment.resume:
+                rec.record(rec.event(EventType.RESUME, "resumed by the orchestrator from the latest handoff",
+                                     key="resume"))
+        else:
+            rec.record(rec.event(EventType.RESUME, f"redelivered (attempt {attempt}) after the previous "
+                                 "run stopped; continuing from the last checkpoint", key=f"redelivery-{attempt}"))
+        update_summary(self.layout, self.locks, mission.id,
+                       SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
+                       title=mission.title, objective=mission.objective)
+        update_runtime(self.layout, self.locks, state=S.EXECUTING.value, currentMissionId=mission.id,
+                       currentAssignmentId=assignment.id, heartbeatAt=iso(), host=self.host, pid=self.pid)
+
+    def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
+                   outcome: RunOutcome) -> AgentResult:
+        agent = self.roster.worker(self.worker_id).agent
+        assert agent is not None
+        ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
+                           knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
+        prompt = render_prompt(self.layout, mission, assignment, ctx, resume=assignment.attempts > 1
+                               or assignment.resume, budget_chars=self.config.context_budget_chars)
+        prompt_file = self.layout.mission_dir(mission.id) / f"prompt-{assignment.id}.txt"
+        write_atomic(prompt_file, prompt)
+        transcript = self.layout.transcript(mission.id, assignment.id)
+        outcome.transcript = str(transcript)
+        values = {"prompt": prompt, "prompt_file": str(prompt_file), "worker_id": self.worker_id,
+                  "mission_id": mission.id, "assignment_id": assignment.id}
+        env = {**os.environ, **agent.env, "HERMES_HOME": str(self.layout.root),
+               "SWARMQ_WORKER_ID": self.worker_id, "SWARMQ_MISSION_ID": mission.id,
+               "SWARMQ_ASSIGNMENT_ID": assignment.id, "SWARMQ_MISSION_DIR": str(self.layout.mission_dir(mission.id)),
+               "SWARMQ_ATTEMPT": str(assignment.attempts)}
+        return run_agent(
+            build_argv(agent.command, values), env=env, cwd=agent.cwd or self.roster.workspace_dir,
+            timeout=agent.timeout_seconds, transcript=transcript, on_line=rec.feed,
+            on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
+            heartbeat=lambda: self._beat(mission.id, assignment.id),
+            heartbeat_seconds=self.config.heartbeat_seconds,
+            echo=self.echo if self.config.echo_output else None,
+            echo_prefix=f"[{self.worker_id} {mission.id}] ", kill_grace=self.config.kill_grace_seconds,
+        )
+
+    def _beat(self, mission_id: str, assignment_id: str, agent_pid: int | None = None) -> str | None:
+        """Stamp the heartbeat; say why to stop when the mission was cancelled or taken over."""
+        with self.ledger.edit() as doc:
+            mission = doc.get(mission_id)
+            assignment = mission.assignment(assignment_id)
+            claim = assignment.claim or {}
+            if claim.get("token") != self.token:
+                return f"claim on {assignment_id} was taken over by {claim.get('host')} pid {claim.get('pid')}"
+            if mission.state is S.CANCELLED:
+                return f"mission cancelled: {mission.reason or 'by the orchestrator'}"
+            claim["heartbeatAt"] = iso()
+            if agent_pid is not None:
+                claim["agentPid"] = agent_pid
+            assignment.claim = claim
+        update_runtime(self.layout, self.locks, heartbeatAt=iso())
+        return None
+
+    def _judge(self, result: AgentResult, rec: RunRecorder, timeout: float) -> tuple[MissionState, str]:
+        if result.error:
+            return S.FAILED, result.error
+        if result.stopped:
+            return S.CANCELLED, result.stopped
+        if result.timed_out:
+            return S.FAILED, f"agent timed out after {timeout:g}s and was killed"
+        code = result.exit_code
+        if code is not None and code < 0:
+            return S.FAILED, f"agent was killed by signal {-code}"
+        if code:
+            last = result.tail.strip().splitlines()[-1:] or [""]
+            return S.FAILED, f"agent exited with status {code}" + (f": {last[0][:200]}" if last[0] else "")
+        if rec.state_hint is None:
+            if rec.blocked:
+                return S.BLOCKED, rec.blocked[-1]
+            return S.COMPLETE, rec.result or "agent finished (exit 0)"
+        if rec.state_hint is S.BLOCKED:
+            return S.BLOCKED, rec.blocked[-1] if rec.blocked else "agent reported STATE: BLOCKED"
+        if rec.state_hint is S.FAILED:
+            return S.FAILED, rec.result or "agent reported STATE: FAILED"
+        return rec.state_hint, rec.result or f"agent reported {rec.state_hint.value}"
+
+    # -- settle -------------------------------------------------------------------------------
+
+    def _finish(self, mission: Mission, assignment: Assignment, rec: RunRecorder, outcome: RunOutcome,
+                state: MissionState, reason: str, result: AgentResult | None) -> RunOutcome:
+        outcome.state, outcome.reason = state.value, reason
+        outcome.exit_code = result.exit_code if result else None
+        key = f"final-{state.value}"
+        if state is S.COMPLETE:
+            rec.record(rec.event(EventType.COMPLETE, reason, key=key, state="complete"), result=reason)
+        elif state is S.REVIEW:
+            rec.record(rec.event(EventType.NOTE, f"ready for review: {reason}", key=key, state="review"))
+        elif state is S.CANCELLED:
+            rec.record(rec.event(EventType.NOTE, reason, key=key, state="cancelled"))
+        elif not (state is S.BLOCKED and rec.blocked):
+            rec.record(rec.event(EventType.BLOCKED, reason, key=key, state=state.value, reason=reason))
+        text = self._handoff(mission, rec, state, reason).render()
+        write_handoff(self.layout, self.locks, mission.id, text)
+        rec.record(rec.event(EventType.HANDOFF_WRITTEN, f"handoff written ({state.value})", key="final-handoff"),
+                   episode=False)
+        update_summary(self.layout, self.locks, mission.id, SummaryUpdate(
+            status=state.value, assignment_id=assignment.id, next_action=rec.next_action or _next(state, reason)))
+        if not self._settle(mission.id, assignment.id, state, reason, outcome):
+            outcome.state, outcome.reason = SKIPPED, "claim was taken over before the run settled"
+            return outcome
+        done = state in (S.COMPLETE, S.CANCELLED)
+        update_runtime(self.layout, self.locks, state="idle", heartbeatAt=iso(), lastMissionId=mission.id,
+                       lastOutcome=state.value, currentMissionId=None if done else mission.id,
+                       currentAssignmentId=None)
+        if state is S.COMPLETE and self.config.archive_completed:
+            record = self.ledger.read().get(mission.id).dump()
+            outcome.archive = str(archive_mission(self.layout, self.locks, mission.id, record))
+        if self.on_transcript is not None and outcome.transcript:
+            self.on_transcript(outcome)
+        return outcome
+
+    def _handoff(self, mission: Mission, rec: RunRecorder, state: MissionState, reason: str) -> Handoff:
+        handoff = Handoff(self.worker_id, mission.id, current_state=f"{state.value}: {reason}",
+                          objective=mission.objective.strip())
+        if rec.handoff_block:
+            handoff.merge_markdown(rec.handoff_block)
+        handoff.completed = handoff.completed or bullets(rec.checkpoints)
+        handoff.files_touched = handoff.files_touched or bullets(rec.files)
+        handoff.blockers = handoff.blockers or bullets(rec.blocked)
+        handoff.next_action = handoff.next_action or rec.next_action or _next(state, reason)
+        return handoff
+
+    def _settle(self, mission_id: str, assignment_id: str, state: MissionState, reason: str,
+                outcome: RunOutcome) -> bool:
+        with self.ledger.edit() as doc:
+            mission = doc.get(mission_id)
+            assignment = mission.assignment(assignment_id)
+            if (assignment.claim or {}).get("token") != self.token:
+                return False
+            assignment.move(state, reason)
+            assignment.ended_at = iso()
+            assignment.exit_code = outcome.exit_code
+            assignment.transcript = outcome.transcript
+            assignment.claim = None
+            if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
+                mission.move(state, reason, kind="settle")
+            elif mission.state is S.CANCELLED:
+                mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
+        return True
+
+
+def bullets(items: list[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def _next(state: MissionState, reason: str) -> str:
+    return {
+        S.COMPLETE: "Nothing: the mission is complete; the orchestrator reviews the archive.",
+        S.REVIEW: "Wait for the orchestrator's review, then resume with its feedback.",
+        S.BLOCKED: f"Resolve the blocker ({reason}), then resume the mission.",
+        S.CANCELLED: "Nothing: the mission was cancelled.",
+    }.get(state, f"Investigate the failure ({reason}) in the transcript, then resume the mission.")

@@ -1,0 +1,168 @@
+"""Running the worker's agent command: argv template, no shell, timeout, streamed output.
+
+The agent runs in its own process group (so a timeout or cancel kills everything it started)
+and, on Linux, dies with the process that started it (``PR_SET_PDEATHSIG``), so a worker killed
+mid-mission does not leave an orphan agent writing to the mission. Output lines go to the
+transcript file, to ``echo`` (the worker's stdout, i.e. its tmux pane) and to ``on_line``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from swarmq.memory.clock import iso
+
+PLACEHOLDERS = ("{prompt}", "{prompt_file}", "{worker_id}", "{mission_id}", "{assignment_id}")
+
+
+@dataclass
+class AgentResult:
+    exit_code: int | None
+    started_at: str
+    ended_at: str
+    pid: int | None = None
+    timed_out: bool = False
+    stopped: str | None = None
+    """Why the run was stopped from outside (mission cancelled, claim lost), if it was."""
+    error: str | None = None
+    """The agent could not start (command not found, not executable)."""
+    tail: str = ""
+    """The last output lines, for failure reasons."""
+
+
+def build_argv(template: list[str], values: Mapping[str, str]) -> list[str]:
+    """Substitute ``{prompt}``, ``{prompt_file}`` ... inside each argv element (never a shell)."""
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    os.setsid()
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def kill_group(pid: int, grace: float) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def run_agent(
+    argv: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    timeout: float,
+    transcript: Path,
+    on_line: Callable[[str], None],
+    on_start: Callable[[int], object] = lambda pid: None,
+    heartbeat: Callable[[], str | None] = lambda: None,
+    heartbeat_seconds: float = 10.0,
+    echo: BinaryIO | None = None,
+    echo_prefix: str = "",
+    kill_grace: float = 5.0,
+) -> AgentResult:
+    """Run to completion, timeout or stop; ``heartbeat`` returning a reason stops the agent."""
+    started = iso()
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    with transcript.open("ab") as log:
+        log.write(f"=== {started} agent start: {argv[0]} ===\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=dict(env), cwd=str(cwd) if cwd else None, preexec_fn=_die_with_parent,
+                close_fds=True,
+            )
+        except OSError as exc:
+            reason = f"agent command {argv[0]!r} could not start: {exc.strerror or exc}"
+            log.write(f"=== {iso()} {reason} ===\n".encode())
+            return AgentResult(None, started, iso(), error=reason)
+        on_start(proc.pid)
+        tail: list[str] = []
+        reader_error: list[BaseException] = []
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            try:
+                for raw in iter(proc.stdout.readline, b""):
+                    log.write(raw)
+                    log.flush()
+                    if echo is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            echo.write(echo_prefix.encode() + raw)
+                            echo.flush()
+                    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    tail.append(line)
+                    del tail[:-20]
+                    on_line(line)
+            except BaseException as exc:  # surfaced to the caller after the agent is stopped
+                reader_error.append(exc)
+                kill_group(proc.pid, 0)
+
+        reader = threading.Thread(target=pump, name=f"agent-output-{proc.pid}", daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
+        next_beat = time.monotonic() + heartbeat_seconds
+        timed_out = False
+        stopped: str | None = None
+        try:
+            while proc.poll() is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    timed_out = True
+                    kill_group(proc.pid, kill_grace)
+                    break
+                if now >= next_beat:
+                    next_beat = now + heartbeat_seconds
+                    stopped = heartbeat()
+                    if stopped:
+                        kill_group(proc.pid, kill_grace)
+                        break
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=min(0.2, max(0.01, deadline - now)))
+        except BaseException:
+            kill_group(proc.pid, 0)
+            proc.wait()
+            reader.join(timeout=5)
+            raise
+        code = proc.wait()
+        # A grandchild that kept the pipe open must not hold us: the group is killed above on
+        # stop/timeout; on normal exit give the reader a moment to drain.
+        reader.join(timeout=10)
+        if reader.is_alive():
+            kill_group(proc.pid, 0)
+            reader.join(timeout=5)
+        ended = iso()
+        log.write(f"=== {ended} agent exit: {code}{' (timed out)' if timed_out else ''} ===\n".encode())
+    if reader_error:
+        raise reader_error[0]
+    return AgentResult(code, started, ended, pid=proc.pid, timed_out=timed_out, stopped=stopped,
+                       tail="\n".join(tail[-10:]))

@@ -1,0 +1,97 @@
+"""Creating worker profiles from the roster without ever overwriting a human's edits.
+
+Each generated file's SHA-256 is recorded in ``memory/.generated.json``. A file that still
+has the recorded hash was never edited, so it is regenerated when the roster changes (a new role
+or model); a file with any other content was edited by a person and is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from swarmq.memory.atomic import write_atomic, write_json_atomic
+from swarmq.memory.locking import Lease, LocalLocks, StoreLocks, file_resource
+from swarmq.memory.profiles.layout import PROFILE_FILES, ProfileLayout
+from swarmq.memory.profiles.runtime import ensure_runtime
+from swarmq.memory.profiles.templates import render
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster, WorkerConfig
+
+FileAction = Literal["created", "updated", "kept"]
+GENERATED_FILE = ".generated.json"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def profile_texts(worker: WorkerConfig, swarm: str) -> dict[str, str]:
+    """What MEMORY.md, IDENTITY.md and SOUL.md look like for a roster entry."""
+    role_line = worker.role + (f" — {worker.specialty}" if worker.specialty else "")
+    specialty_clause = f", specialised in {worker.specialty}" if worker.specialty else ""
+    values = {
+        "worker_id": worker.id,
+        "name": worker.display_name,
+        "role": worker.role,
+        "specialty": worker.specialty or "none",
+        "model": worker.model or "unspecified",
+        "role_line": role_line,
+        "swarm": swarm,
+        "specialty_clause": specialty_clause,
+    }
+    return {name: render(name, **values) for name in PROFILE_FILES}
+
+
+def ensure_profile(
+    layout: ProfileLayout, worker: WorkerConfig, swarm: str, locks: StoreLocks
+) -> dict[str, FileAction]:
+    """Create (or refresh unedited) profile files and the memory directories; idempotent."""
+    memory = layout.memory_dir
+    for directory in (memory, layout.missions_dir, layout.episodes_dir, layout.handoffs_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+    record_path = memory / GENERATED_FILE
+    actions: dict[str, FileAction] = {}
+    with locks.hold(file_resource(record_path)) as record_lease:
+        try:
+            recorded: dict[str, str] = json.loads(record_path.read_text("utf-8"))
+        except (FileNotFoundError, ValueError):
+            recorded = {}
+        for name, text in profile_texts(worker, swarm).items():
+            path = layout.profile_file(name)
+            with locks.hold(file_resource(path)) as lease:
+                actions[name] = _ensure_file(path, text, recorded, lease)
+        if any(action != "kept" for action in actions.values()):
+            write_json_atomic(record_path, recorded, lease=record_lease)
+    ensure_runtime(layout, locks)
+    return actions
+
+
+def _ensure_file(path: Path, text: str, recorded: dict[str, str], lease: Lease) -> FileAction:
+    try:
+        current = path.read_text("utf-8")
+    except FileNotFoundError:
+        write_atomic(path, text, lease=lease)
+        recorded[path.name] = _sha(text)
+        return "created"
+    if current == text:
+        recorded.setdefault(path.name, _sha(text))
+        return "kept"
+    if recorded.get(path.name) == _sha(current):
+        write_atomic(path, text, lease=lease)
+        recorded[path.name] = _sha(text)
+        return "updated"
+    return "kept"
+
+
+def ensure_profiles(roster: Roster, locks: StoreLocks | None = None) -> dict[str, dict[str, FileAction]]:
+    """Profile memory for every roster worker (``swarmq roster init`` and ``swarmq up``)."""
+    locks = locks or LocalLocks(roster.runtime_dir / "locks")
+    out: dict[str, dict[str, FileAction]] = {}
+    for worker in roster.workers:
+        layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker.id)
+        out[worker.id] = ensure_profile(layout, worker, roster.swarm, locks)
+    return out
