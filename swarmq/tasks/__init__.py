@@ -2,5 +2,6 @@
 
 TASK_MODULES: list[str] = [
     "swarmq.tasks.ops",
+    "swarmq.tasks.missions",
 ]
 """Modules the worker imports at start (add a module here when adding a job family)."""

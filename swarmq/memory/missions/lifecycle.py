@@ -335,3 +335,25 @@ def _next(state: MissionState, reason: str) -> str:
         S.BLOCKED: f"Resolve the blocker ({reason}), then resume the mission.",
         S.CANCELLED: "Nothing: the mission was cancelled.",
     }.get(state, f"Investigate the failure ({reason}) in the transcript, then resume the mission.")
+
+
+def abandon_assignment(roster: Roster, locks: StoreLocks, mission_id: str, assignment_id: str,
+                       reason: str) -> bool:
+    """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
+    ledger = Ledger(roster.runtime_dir, locks)
+    with ledger.edit() as doc:
+        mission = doc.get(mission_id)
+        assignment = mission.assignment(assignment_id)
+        if assignment.state in ASSIGNMENT_SETTLED:
+            return False
+        assignment.move(S.FAILED, reason)
+        assignment.ended_at = iso()
+        assignment.claim = None
+        if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
+            mission.move(S.FAILED, reason, kind="settle")
+        worker_id = assignment.worker_id
+    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
+    rec = RunRecorder(layout, locks, mission_id, assignment_id)
+    rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))
+    update_summary(layout, locks, mission_id, SummaryUpdate(status=S.FAILED.value, blockers=[reason]))
+    return True

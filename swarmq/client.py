@@ -1,0 +1,236 @@
+"""The orchestrator's Python client for missions: submit, list, show, cancel, resume.
+
+    from swarmq.client import MissionClient
+    client = MissionClient.from_config("swarm.yaml")
+    mission = client.submit("Fix the flaky parser test", role="builder", client_key="ticket-123")
+
+Submits are idempotent by ``client_key``: retrying after a timeout returns the same mission (and
+re-sends its queued assignment, which the worker runs at most once). Liveness comes from Celery
+ping; the ledger is changed under its Redis store lock, the same lock the workers take.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.missions.dispatch import (
+    MissionSpec,
+    cancel_mission,
+    create_mission,
+    existing_for_key,
+    resume_mission,
+)
+from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
+from swarmq.memory.missions.routing import Target, route
+from swarmq.memory.missions.states import MissionState
+from swarmq.memory.paths import check_id
+from swarmq.memory.profiles.events import (
+    EventType,
+    MissionEvent,
+    append_events,
+    event_id,
+    read_events,
+)
+from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.roster.schema import Roster
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+RUN_TASK = "missions.run"
+LIVENESS_TTL_SECONDS = 3.0
+
+
+class DispatchError(RuntimeError):
+    """The mission is in the ledger but its task could not be sent (broker unreachable)."""
+
+
+class MissionClient:
+    def __init__(self, roster: Roster, *, celery: Celery | None = None, locks: StoreLocks | None = None) -> None:
+        self.roster = roster
+        self._celery = celery
+        self._locks = locks
+        self._live: tuple[float, frozenset[str], set[str]] | None = None
+
+    @classmethod
+    def from_config(cls, path: Path | str | None = None) -> MissionClient:
+        from swarmq.roster.loader import find_config, load_roster
+
+        return cls(load_roster(find_config(path)))
+
+    # -- services -----------------------------------------------------------------------------
+
+    @property
+    def celery(self) -> Celery:
+        if self._celery is None:
+            from swarmq.workers.app import create_app
+
+            self._celery = create_app(self.roster)
+        return self._celery
+
+    @property
+    def locks(self) -> StoreLocks:
+        if self._locks is None:
+            from swarmq.coord.cluster import Cluster
+
+            self._locks = Cluster.connect(self.roster, timeout=2.0).locks
+        return self._locks
+
+    @property
+    def ledger(self) -> Ledger:
+        return Ledger(self.roster.runtime_dir, self.locks)
+
+    def read_ledger(self) -> Ledger:
+        """For read-only calls: no Redis needed to read the ledger file."""
+        return Ledger(self.roster.runtime_dir, self._locks or _NoLocks())
+
+    def live_workers(self, candidates: list[str]) -> set[str]:
+        """Which of ``candidates`` answer Celery ping right now (cached a few seconds)."""
+        wanted = frozenset(candidates)
+        if not wanted:
+            return set()
+        cached = self._live
+        if cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
+            return cached[2] & wanted
+        pattern = "^(" + "|".join(re.escape(c) for c in sorted(wanted)) + ")@"
+        replies = self.celery.control.ping(timeout=self.roster.missions.ping_timeout_seconds,
+                                           limit=len(wanted), pattern=pattern, matcher="pcre") or []
+        live = {node.split("@", 1)[0] for reply in replies for node in reply} & wanted
+        self._live = (time.monotonic(), wanted, live)
+        return live
+
+    # -- orchestrator verbs -------------------------------------------------------------------
+
+    def submit(self, objective: str, *, title: str | None = None, worker: str | None = None,
+               role: str | None = None, specialty: str | None = None, client_key: str | None = None,
+               mission_id: str | None = None) -> Mission:
+        spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
+        spec.validate()
+        existing = existing_for_key(self.read_ledger().read(), client_key)
+        if existing is not None:
+            return self._redispatch(existing)
+        live = self._liveness(spec.target)
+        with self.ledger.edit() as doc:
+            existing = existing_for_key(doc, client_key)
+            if existing is not None:
+                mission, created = existing, False
+            else:
+                decision = route(self.roster.workers, spec.target, live=live, load=doc.load(),
+                                 require_live=self.roster.missions.require_live_worker)
+                mission, created = create_mission(doc, spec, decision), True
+        if not created:
+            return self._redispatch(mission)
+        if mission.state is not MissionState.PLANNING:
+            self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
+                                key=f"route-{mission.state.value}", state=mission.state.value)
+            return mission
+        return self._dispatch(mission)
+
+    def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
+        wanted = MissionState(state) if state else None
+        if worker is not None:
+            check_id(worker, "workerId")
+        missions = sorted(self.read_ledger().read().missions.values(), key=lambda m: m.created_at, reverse=True)
+        out = [m for m in missions if (wanted is None or m.state is wanted)
+               and (worker is None or any(a.worker_id == worker for a in m.assignments)
+                    or m.target.get("workerId") == worker)]
+        return out[:limit] if limit else out
+
+    def get(self, mission_id: str) -> Mission:
+        return self.read_ledger().read().get(mission_id)
+
+    def show(self, mission_id: str) -> dict[str, Any]:
+        """The ledger record plus the mission's events from each worker profile involved."""
+        mission = self.get(mission_id)
+        data = mission.dump()
+        workers = list(dict.fromkeys(a.worker_id for a in mission.assignments))
+        data["events"] = [event for w in workers for event in read_events(self._layout(w), mission.id)]
+        data["memory"] = {w: str(self._layout(w).mission_dir(mission.id)) for w in workers}
+        return data
+
+    def cancel(self, mission_id: str, reason: str = "cancelled by the orchestrator") -> Mission:
+        with self.ledger.edit() as doc:
+            mission = cancel_mission(doc, mission_id, reason)
+        self._profile_event(mission, EventType.NOTE, f"cancelled: {reason}", key="cancel", state="cancelled")
+        return mission
+
+    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None) -> Mission:
+        current = self.get(mission_id)
+        target = Target(worker) if worker else Target(
+            current.worker_id, None if current.worker_id else current.target.get("role"),
+            None if current.worker_id else current.target.get("specialty"))
+        live = self._liveness(target)
+        with self.ledger.edit() as doc:
+            decision = route(self.roster.workers, target, live=live, load=doc.load(),
+                             require_live=self.roster.missions.require_live_worker)
+            mission = resume_mission(doc, mission_id, decision, note)
+        if mission.state is not MissionState.PLANNING:
+            return mission
+        return self._dispatch(mission)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _liveness(self, target: Target) -> set[str] | None:
+        candidates = [w.id for w in self.roster.workers if w.agent is not None and (
+            w.id == target.worker_id if target.worker_id else
+            (not target.role or w.role.casefold() == target.role.casefold())
+            and (not target.specialty or (w.specialty or "").casefold() == target.specialty.casefold()))]
+        if not candidates:
+            return None
+        return self.live_workers(candidates)
+
+    def _redispatch(self, mission: Mission) -> Mission:
+        current = mission.current
+        if mission.state is MissionState.PLANNING and current is not None and current.state is MissionState.PLANNING:
+            self._send(mission, current)
+        return mission
+
+    def _dispatch(self, mission: Mission) -> Mission:
+        assignment = mission.current
+        assert assignment is not None
+        try:
+            self._send(mission, assignment)
+        except Exception as exc:  # broker down: record why, keep the mission
+            reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
+            with self.ledger.edit() as doc:
+                stored = doc.get(mission.id)
+                stored.assignment(assignment.id).move(MissionState.FAILED, reason)
+                stored.move(MissionState.BLOCKED, reason, kind="dispatch")
+                mission = stored
+            raise DispatchError(reason) from exc
+        return mission
+
+    def _send(self, mission: Mission, assignment: Assignment) -> None:
+        worker = self.roster.worker(assignment.worker_id)
+        options: dict[str, Any] = {}
+        if worker.agent is not None:
+            soft = worker.agent.timeout_seconds + self.roster.missions.kill_grace_seconds + 60
+            options = {"soft_time_limit": soft, "time_limit": soft + 60}
+        queue = worker.direct_queue
+        self.celery.send_task(RUN_TASK, kwargs={"mission_id": mission.id, "assignment_id": assignment.id,
+                                                "worker_id": worker.id},
+                              task_id=assignment.id, queue=queue, routing_key=queue, **options)
+
+    def _layout(self, worker_id: str) -> ProfileLayout:
+        return ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, worker_id)
+
+    def _profile_event(self, mission: Mission, kind: EventType, summary: str, *, key: str, **extra: object) -> None:
+        """Mirror an orchestrator-side change into the worker's mission events (when it has one)."""
+        worker_id = mission.worker_id
+        if worker_id is None or all(w.id != worker_id for w in self.roster.workers):
+            return
+        assignment = mission.current.id if mission.current else None
+        event = MissionEvent(kind, worker_id, mission.id, summary, assignment,
+                             id=event_id(mission.id, assignment, kind.value, key, len(mission.log)), extra=dict(extra))
+        append_events(self._layout(worker_id), self.locks, mission.id, [event])
+
+
+class _NoLocks:
+    """Reads never lock (the ledger is replaced whole); edits through it are a bug."""
+
+    def hold(self, resource: str, *, timeout: float | None = None) -> Any:
+        raise RuntimeError("read-only ledger handle: use MissionClient.ledger to edit")

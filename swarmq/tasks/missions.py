@@ -1,0 +1,94 @@
+"""``missions.run``: one mission assignment on its worker's direct queue ``worker.<id>``.
+
+Thin: finds which worker it runs on, builds a :class:`MissionRunner` and returns its outcome.
+Redelivery safety, the agent run and all memory writes live in ``swarmq.memory.missions``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO
+
+from swarmq.memory.missions.context import KnowledgeProvider
+from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
+from swarmq.memory.paths import check_id
+from swarmq.roster.schema import Roster, direct_queue
+from swarmq.workers.app import app
+from swarmq.workers.base import DeadLettered, SwarmTask
+
+RUN_TASK = "missions.run"
+FORGE_TASK = "forge.extract"
+
+
+def knowledge_provider(roster: Roster) -> KnowledgeProvider | None:
+    """The knowledge store's directives block, when the knowledge package offers one.
+
+    Integration point: ``swarmq.memory.knowledge.injection.directives_block(roster, query,
+    budget_chars) -> str``. Until it exists, prompts carry no knowledge block.
+    """
+    try:
+        from swarmq.memory.knowledge import injection  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    block = getattr(injection, "directives_block", None)
+    if block is None:
+        return None
+
+    def provide(query: str, budget: int) -> str:
+        return str(block(roster, query, budget))
+
+    return provide
+
+
+def _stdout() -> BinaryIO:
+    """The worker process's real stdout (its tmux pane), not Celery's logging proxy."""
+    return open(1, "wb", buffering=0, closefd=False)
+
+
+class MissionTask(SwarmTask):
+    """Marks the mission failed when its message is dead-lettered, so the ledger never strands it."""
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        if isinstance(exc, DeadLettered):
+            mission_id = kwargs.get("mission_id") or (args[0] if args else None)
+            assignment_id = kwargs.get("assignment_id") or (args[1] if len(args) > 1 else None)
+            if mission_id and assignment_id:
+                abandon_assignment(self.roster, self.cluster.locks, mission_id, assignment_id,
+                                   f"dead-lettered: {exc}")
+        super().on_failure(exc, task_id, args, kwargs, einfo)
+
+
+def running_worker(task: SwarmTask) -> str | None:
+    """``$SWARMQ_WORKER_ID``, else the worker named by the delivery's ``worker.<id>`` routing key."""
+    env = os.environ.get("SWARMQ_WORKER_ID")
+    if env:
+        return env
+    key = str((task.request.delivery_info or {}).get("routing_key") or "")
+    return key.removeprefix("worker.") if key.startswith("worker.") else None
+
+
+@app.task(name=RUN_TASK, bind=True, base=MissionTask)
+def run_mission(self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None) -> dict[str, Any]:
+    check_id(mission_id, "missionId")
+    check_id(assignment_id, "assignmentId")
+    here = running_worker(self)
+    if worker_id is not None and here != check_id(worker_id, "workerId"):
+        # Delivered to the wrong worker (e.g. sent to the family queue): forward, never run it here.
+        self.app.send_task(RUN_TASK, kwargs={"mission_id": mission_id, "assignment_id": assignment_id,
+                                             "worker_id": worker_id},
+                           queue=direct_queue(worker_id), routing_key=direct_queue(worker_id))
+        return {"state": "forwarded", "to": worker_id, "from": here}
+    if here is None:
+        raise RuntimeError("cannot tell which worker this is: set SWARMQ_WORKER_ID")
+    roster = self.roster
+
+    def extract(outcome: RunOutcome) -> None:
+        if roster.missions.extract_transcripts and FORGE_TASK in self.app.tasks:
+            self.app.send_task(FORGE_TASK, kwargs={
+                "transcript": outcome.transcript, "worker_id": outcome.worker_id,
+                "mission_id": outcome.mission_id, "assignment_id": outcome.assignment_id,
+            })
+
+    runner = MissionRunner(roster, here, self.cluster.locks, knowledge=knowledge_provider(roster),
+                           echo=_stdout(), on_transcript=extract)
+    return runner.run(mission_id, assignment_id).as_dict()

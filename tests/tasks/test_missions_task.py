@@ -1,0 +1,133 @@
+"""missions.run with real Celery workers and a real agent process (tests/agent_script.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import redis
+
+from swarmq.client import MissionClient
+from swarmq.coord.cluster import Cluster
+from swarmq.memory.missions.states import MissionState
+from swarmq.memory.profiles import read_events
+from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.roster.loader import load_roster
+from tests.support import REPO, WorkerProcess, write_roster
+
+AGENT = [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"]
+
+
+def agent(*flags: str, timeout: float = 30) -> dict[str, Any]:
+    return {"command": [*AGENT, *flags], "timeout_seconds": timeout}
+
+
+@pytest.fixture
+def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
+    workers = [
+        {"id": "w1", "role": "builder", "specialty": "backend", "queues": ["missions"], "agent": agent("--pause-first", "6")},
+        {"id": "w2", "role": "builder", "queues": ["missions"], "agent": agent("--exit", "3")},
+        {"id": "w3", "role": "builder", "queues": ["missions"], "agent": agent("--hang", timeout=2)},
+        {"id": "w4", "role": "curator", "queues": ["curator"]},
+        {"id": "w5", "role": "reviewer", "queues": ["missions"], "agent": agent("--block")},
+    ]
+    return write_roster(tmp_path, swarm_name, redis_url, workers=workers,
+                        missions={"heartbeat_seconds": 0.5, "stale_after_seconds": 3, "kill_grace_seconds": 1})
+
+
+@pytest.fixture
+def client(roster_file: Path, celery_client: Any) -> MissionClient:
+    roster = load_roster(roster_file, env={})
+    cluster = Cluster.connect(roster)
+    return MissionClient(roster, celery=celery_client, locks=cluster.locks)
+
+
+def wait_state(client: MissionClient, mission_id: str, states: set[str], timeout: float = 40) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        mission = client.get(mission_id)
+        if mission.state.value in states:
+            return mission
+        time.sleep(0.2)
+    raise AssertionError(f"mission stayed {client.get(mission_id).state.value}: {client.show(mission_id)}")
+
+
+def no_duplicate_events(events: list[dict[str, Any]]) -> None:
+    ids = [e["eventId"] for e in events]
+    assert len(ids) == len(set(ids)), ids
+    keys = [(e["type"], e["summary"], e.get("assignmentId")) for e in events]
+    assert len(keys) == len(set(keys)), keys
+
+
+def test_kill_mid_mission_redelivers_without_duplicates(
+    client: MissionClient, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    worker = start_worker("w1", env={"PYTHONUNBUFFERED": "1"})
+    mission = client.submit("Implement the parser", worker="w1", client_key="k-kill")
+    layout = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "w1")
+    started = layout.mission_dir(mission.id) / "agent-started-1"
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), worker.log()
+    time.sleep(0.5)  # the first checkpoints are recorded
+    # Kill the pool process running the task (OOM-killer style); its agent dies with it.
+    assert worker.proc is not None
+    children = psutil.Process(worker.proc.pid).children()
+    runner = next(c for c in children if any(p.pid == int(started.read_text()) for p in c.children(recursive=True)))
+    os.kill(runner.pid, signal.SIGKILL)
+    done = wait_state(client, mission.id, {"complete"}, timeout=60)
+    assert done.current is not None and done.current.attempts == 2
+    events = read_events(layout, mission.id)
+    no_duplicate_events(events)
+    types = [e["type"] for e in events]
+    assert types.count("mission-start") == 1 and types.count("dispatch") == 1
+    assert types.count("resume") == 1 and types.count("complete") == 1
+    assert [e["summary"] for e in events if e["type"] == "checkpoint"].count("read the mission objective") == 1
+    # idempotent submit: same key, same mission, not rerun
+    again = client.submit("Implement the parser", worker="w1", client_key="k-kill")
+    assert again.id == mission.id
+    time.sleep(0.5)
+    no_duplicate_events(read_events(layout, mission.id))
+    archive = client.roster.shared_dir / "swarm" / "missions" / mission.id
+    assert json.loads((archive / "mission.json").read_text())["state"] == "complete"
+
+
+def test_bad_agents_and_workers_get_clear_states(
+    client: MissionClient, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    start_worker("w2")
+    start_worker("w3")
+    start_worker("w5")
+    failing = client.submit("exit non-zero", worker="w2")
+    hanging = client.submit("hang forever", worker="w3")
+    blocked = client.submit("needs creds", role="reviewer")
+    unknown = client.submit("nobody", worker="ghost")
+    no_agent = client.submit("curate", worker="w4")
+    dead = client.submit("sleeping worker", worker="w1")
+    assert unknown.state is MissionState.FAILED and "unknown worker 'ghost'" in (unknown.reason or "")
+    assert no_agent.state is MissionState.FAILED and "no agent command" in (no_agent.reason or "")
+    assert dead.state is MissionState.BLOCKED and "not running" in (dead.reason or "")
+    f = wait_state(client, failing.id, {"failed"})
+    assert "exited with status 3" in (f.reason or "")
+    h = wait_state(client, hanging.id, {"failed"})
+    assert "timed out after 2s" in (h.reason or "")
+    b = wait_state(client, blocked.id, {"blocked"})
+    assert "staging credentials" in (b.reason or "")
+    for mission, worker in ((failing, "w2"), (hanging, "w3"), (blocked, "w5")):
+        layout = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, worker)
+        events = read_events(layout, mission.id)
+        assert any(e["type"] == "blocked" for e in events)
+        assert layout.handoff(mission.id).exists() and layout.shared_latest.exists()
+    dead_events = read_events(ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "w1"), dead.id)
+    assert dead_events and dead_events[0]["type"] == "blocked"
+    ledger = client.list()
+    assert {m.id for m in ledger} >= {failing.id, hanging.id, blocked.id, unknown.id, no_agent.id, dead.id}
