@@ -1,0 +1,277 @@
+"""All pairs of lessons whose Jaccard similarity reaches a threshold, without the quadratic scan.
+
+An exact set-similarity join: AllPairs prefix filtering (Bayardo et al., WWW 2007) with a
+bitmap filter (Sandes et al., SIGMOD 2020), written as whole-array numpy passes instead of a
+per-lesson Python loop, followed by exact verification.
+
+1. Tokens are ranked rarest first (:mod:`.sets`), each set sorted by rank, and lessons ordered by
+   size. ``J(x, y) >= t`` needs an overlap of at least ``ceil(t |x|)``, so the first shared token
+   lies in the *probe prefix* of ``x`` (its first ``|x| - ceil(t |x|) + 1`` tokens); when
+   ``|y| <= |x|`` the overlap also reaches ``2t/(1+t) |y|``, so it lies in the shorter *index
+   prefix* of ``y``. Only prefix occurrences are ever paired.
+2. One sort groups the prefix occurrences by token and, inside a group, by lesson size. The
+   partners of an indexed occurrence are then a contiguous slice of its group, cut at
+   ``|x| <= |y| / t`` by a ``searchsorted`` (the *length filter*); slices are expanded in chunks so
+   memory stays bounded.
+3. The *bitmap filter* bounds each raw candidate from two hashed bit images of the sets: tokens in
+   ``x`` whose bit is absent from ``y``'s image are certainly not shared, so
+   ``overlap <= (|x| + |y| - popcount(bits(x) ^ bits(y))) / 2``. A cheap 64-bit image prunes about
+   98 % of the raw candidates, a 256-bit one most of the rest.
+4. Survivors are de-duplicated and *verified exactly* on the full sets; the Jaccard value is
+   ``overlap / (|x| + |y| - overlap)`` in float64, the division the brute force does, so the
+   result equals the pairwise scan bit for bit.
+
+Empty sets (one-word lessons, and Chinese-only lessons under opencode-swarm's ASCII
+normalisation) have Jaccard 1.0 with each other by the reference's rule and 0.0 with everything
+else: they form one clique, reported as such instead of being joined pairwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from swarmq.memory.similarity.sets import IntArray, Measure, TokenSets, encode
+
+FloatArray = npt.NDArray[np.float64]
+WordArray = npt.NDArray[np.uint64]
+
+_EPS = 1e-9
+"""Slack in the float filter bounds: a bound is only ever loosened by it, so no pair is lost."""
+
+CHUNK = 2_000_000
+"""Raw candidates expanded at once: bounds the join's working memory to about 100 MiB."""
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinResult:
+    """Every pair ``left[k] < right[k]`` with ``similarity[k] >= threshold``, plus the empty clique.
+
+    Pairs are sorted by ``(left, right)``. ``empty`` lists the lessons whose token set is empty:
+    every two of them are similar with 1.0, kept implicit so that a store with thousands of
+    one-word lessons does not materialise millions of pairs unless :meth:`arrays` is asked to.
+    """
+
+    left: IntArray
+    right: IntArray
+    similarity: FloatArray
+    empty: IntArray
+    threshold: float
+
+    def __len__(self) -> int:
+        k = len(self.empty)
+        return len(self.left) + k * (k - 1) // 2
+
+    def arrays(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """All pairs including the empty clique, sorted by ``(left, right)``."""
+        k = len(self.empty)
+        if k < 2:
+            return self.left, self.right, self.similarity
+        a, b = np.triu_indices(k, 1)
+        left = np.concatenate([self.left, self.empty[a]])
+        right = np.concatenate([self.right, self.empty[b]])
+        similarity = np.concatenate([self.similarity, np.ones(len(a))])
+        order = np.lexsort((right, left))
+        return left[order], right[order], similarity[order]
+
+    def pairs(self) -> Iterator[tuple[int, int, float]]:
+        left, right, similarity = self.arrays()
+        return zip(left.tolist(), right.tolist(), similarity.tolist(), strict=True)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinStats:
+    """How much each stage pruned (for the benchmark and for tuning)."""
+
+    prefix_occurrences: int
+    raw_candidates: int
+    after_bitmap64: int
+    after_bitmap256: int
+    verified: int
+
+
+def _min_overlap(t: float, sizes: IntArray) -> IntArray:
+    """``ceil(t * size)``, never over-estimated through float error, at least 1."""
+    bound: IntArray = np.maximum(np.ceil(t * sizes - _EPS), 1).astype(np.int64)
+    return bound
+
+
+def _bit_images(sets: TokenSets, bits: int) -> list[WordArray]:
+    """Each set hashed into ``bits`` bits, as ``bits // 64`` word columns (one array per word)."""
+    words = bits // 64
+    n = len(sets)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
+    mixed = sets.tokens.astype(np.uint64) * _GOLDEN
+    bit = (mixed >> np.uint64(64 - (bits.bit_length() - 1))).astype(np.int64)
+    image = np.zeros(n * words, dtype=np.uint64)
+    values = np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
+    np.bitwise_or.at(image, owner * words + (bit >> 6), values)
+    columns = image.reshape(n, words)
+    return [np.ascontiguousarray(columns[:, w]) for w in range(words)]
+
+
+def _xor_bits(images: list[WordArray], a: IntArray, b: IntArray) -> IntArray:
+    total = np.zeros(len(a), dtype=np.int64)
+    for column in images:
+        total += np.bitwise_count(column[a] ^ column[b])
+    return total
+
+
+class _PrefixIndex:
+    """Prefix occurrences grouped by token, with each indexed occurrence's partner slice."""
+
+    def __init__(self, sets: TokenSets, t: float) -> None:
+        sizes = sets.sizes
+        n = len(sizes)
+        self.n = n
+        nonempty = sizes > 0
+        order = np.lexsort((np.arange(n), sizes))  # by (size, index)
+        rank_of = np.empty(n, dtype=np.int64)
+        rank_of[order] = np.arange(n, dtype=np.int64)
+        probe_len = np.where(nonempty, sizes - _min_overlap(t, sizes) + 1, 0)
+        index_len = np.where(nonempty, sizes - _min_overlap(2 * t / (1 + t), sizes) + 1, 0)
+
+        owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
+        keep = position < probe_len[owner]
+        token, owner, position = sets.tokens[keep], owner[keep], position[keep]
+
+        max_size = int(sizes.max()) if n else 0
+        width = max_size + 1
+        if (sets.vocabulary + 1) * n * width < 2**62:
+            key = (token * n + rank_of[owner]) * width + position
+            key.sort()  # one int64 sort instead of a three-key lexsort
+            position = key % width
+            owner = order[(key // width) % n]
+            token = key // (width * n)
+            del key
+        else:  # pragma: no cover - a vocabulary of billions
+            by = np.lexsort((position, rank_of[owner], token))
+            token, owner, position = token[by], owner[by], position[by]
+        size = sizes[owner]
+
+        # Partners of occurrence k: the later occurrences of its token up to size |y| / t.
+        group_key = token * (max_size + 2) + size
+        longest = np.minimum(np.floor(size / t + _EPS).astype(np.int64), max_size)
+        hi = np.searchsorted(group_key, token * (max_size + 2) + longest, side="right")
+        here = np.arange(len(hi), dtype=np.int64)
+        count = np.where(position < index_len[owner], hi - here - 1, 0)
+        count[count < 0] = 0
+        start = np.cumsum(count) - count
+
+        self.owner = owner
+        self.size = size
+        self.count = count
+        self.start = start
+        self.base = here + 1 - start
+        """Global candidate number g of occurrence k pairs k with occurrence ``g + base[k]``."""
+        self.total = int(count.sum())
+
+    def chunks(self, chunk: int) -> Iterator[tuple[int, int]]:
+        """Occurrence ranges expanding to about ``chunk`` raw candidates each."""
+        bounds = np.searchsorted(self.start, np.arange(0, self.total + chunk, chunk), side="left")
+        edges = np.unique(np.append(bounds, len(self.count)))
+        yield from zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True)
+
+
+def similarity_join(
+    sets: TokenSets, threshold: float, *, stats: list[JoinStats] | None = None
+) -> JoinResult:
+    """All pairs of ``sets`` with Jaccard ``>= threshold`` (``0 < threshold <= 1``)."""
+    if math.isnan(threshold) or not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    t = float(threshold)
+    sizes = sets.sizes
+    empty = np.flatnonzero(sizes == 0)
+    none = np.empty(0, dtype=np.int64)
+    if len(sizes) - len(empty) < 2:
+        return _verified(sets, none, none, empty, t)
+
+    index = _PrefixIndex(sets, t)
+    n = index.n
+    ratio = t / (1 + t)
+    total = np.arange(2 * int(sizes.max()) + 1, dtype=np.int64)
+    # overlap <= (|x| + |y| - xor) / 2 must reach ceil(t/(1+t) (|x| + |y|)):
+    limit = total - 2 * np.ceil(ratio * total - _EPS).astype(np.int64)
+    coarse = _bit_images(sets, 64)
+    fine = _bit_images(sets, 256)
+    kept: list[IntArray] = []
+    after64 = 0
+    for lo, hi in index.chunks(CHUNK):
+        c = index.count[lo:hi]
+        m = int(c.sum())
+        if m == 0:
+            continue
+        a = np.repeat(index.owner[lo:hi], c)
+        g = np.arange(int(index.start[lo]), int(index.start[lo]) + m, dtype=np.int64)
+        b = index.owner[g + np.repeat(index.base[lo:hi], c)]
+        del g
+        lim = limit[np.repeat(index.size[lo:hi], c) + sizes[b]]
+        ok = np.bitwise_count(coarse[0][a] ^ coarse[0][b]) <= lim
+        a, b, lim = a[ok], b[ok], lim[ok]
+        after64 += len(a)
+        ok = _xor_bits(fine, a, b) <= lim
+        a, b = a[ok], b[ok]
+        kept.append(np.minimum(a, b) * n + np.maximum(a, b))
+    keys = np.sort(np.concatenate(kept)) if kept else none
+    if len(keys):
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        deduped = keys[first]
+    else:
+        deduped = keys
+    result = _verified(sets, deduped // n, deduped % n, empty, t)
+    if stats is not None:
+        stats.append(JoinStats(len(index.owner), index.total, after64, len(keys), len(deduped)))
+    return result
+
+
+def _overlaps(sets: TokenSets, left: IntArray, right: IntArray) -> IntArray:
+    """``|set(left[k]) & set(right[k])|``: the smaller set's tokens binary-searched in the other."""
+    vocabulary = max(sets.vocabulary, 1)
+    sizes = sets.sizes
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    universe = owner * vocabulary + sets.tokens  # sorted: by lesson, then by token rank
+    result = np.zeros(len(left), dtype=np.int64)
+    step = max(1, CHUNK // max(int(sizes.max()), 1))
+    for lo in range(0, len(left), step):
+        a, b = left[lo : lo + step], right[lo : lo + step]
+        swap = sizes[a] > sizes[b]
+        small, large = np.where(swap, b, a), np.where(swap, a, b)
+        counts = sizes[small]
+        pair = np.repeat(np.arange(len(small), dtype=np.int64), counts)
+        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
+        queries = large[pair] * vocabulary + sets.tokens[sets.offsets[small][pair] + within]
+        found = np.minimum(np.searchsorted(universe, queries), len(universe) - 1)
+        hits = (universe[found] == queries).astype(np.int64)
+        result[lo : lo + step] = np.bincount(pair, weights=hits, minlength=len(small))
+    return result
+
+
+def _verified(
+    sets: TokenSets, left: IntArray, right: IntArray, empty: IntArray, t: float
+) -> JoinResult:
+    sizes = sets.sizes
+    inter = _overlaps(sets, left, right) if len(left) else np.empty(0, dtype=np.int64)
+    union = sizes[left] + sizes[right] - inter
+    similarity = inter / np.maximum(union, 1)
+    keep = similarity >= t
+    return JoinResult(
+        left=left[keep], right=right[keep], similarity=similarity[keep].astype(np.float64),
+        empty=empty, threshold=t,
+    )
+
+
+def join_texts(
+    texts: Sequence[str], threshold: float, measure: Measure | str = Measure.BIGRAMS
+) -> JoinResult:
+    """Tokenise ``texts`` under ``measure`` and join them (indices refer to ``texts``)."""
+    return similarity_join(encode(texts, measure), threshold)
