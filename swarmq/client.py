@@ -147,7 +147,9 @@ class MissionClient:
         """The ledger record plus the mission's events from each worker profile involved."""
         mission = self.get(mission_id)
         data = mission.dump()
-        workers = list(dict.fromkeys(a.worker_id for a in mission.assignments))
+        known = {w.id for w in self.roster.workers}
+        named = [a.worker_id for a in mission.assignments] + [mission.target.get("workerId", "")]
+        workers = [w for w in dict.fromkeys(named) if w in known]
         data["events"] = [event for w in workers for event in read_events(self._layout(w), mission.id)]
         data["memory"] = {w: str(self._layout(w).mission_dir(mission.id)) for w in workers}
         return data

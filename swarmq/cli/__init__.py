@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swarmq.cli import deadletter, processes, quota, roster
+from swarmq.cli import api, deadletter, mission, processes, quota, roster
 from swarmq.cli.common import CliState
 
 app = typer.Typer(
@@ -35,6 +35,8 @@ def _root(
 
 
 app.add_typer(roster.app, name="roster")
+app.add_typer(mission.app, name="mission")
+app.command("api")(api.api)
 app.add_typer(quota.app, name="quota")
 app.add_typer(deadletter.app, name="deadletter")
 app.command()(processes.up)

@@ -121,3 +121,33 @@ def show(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         table.add_row(key, value)
     console.print(table)
     console.print(workers_table(roster))
+
+
+@app.command()
+def compose(ctx: typer.Context) -> None:
+    """Print a docker-compose.yml for this roster (redirect it to docker-compose.yml)."""
+    from swarmq.workers.compose import render_text
+
+    roster = load_report(state(ctx).config_path).roster
+    if roster is None:
+        fail("invalid roster: run `swarmq roster validate`")
+    typer.echo(render_text(roster), nl=False)
+
+
+@app.command()
+def init(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Create profile memory (MEMORY/IDENTITY/SOUL, runtime.json) for every worker; keeps human edits."""
+    from swarmq.cli.common import load, store_locks
+    from swarmq.memory.profiles import ensure_profiles
+
+    roster = load(ctx)
+    actions = ensure_profiles(roster, store_locks(roster))
+    if as_json:
+        emit_json({"profiles": str(roster.profiles_dir), "workers": actions})
+        return
+    table = Table(title=f"profiles under {roster.profiles_dir}")
+    for column in ("worker", "MEMORY.md", "IDENTITY.md", "SOUL.md"):
+        table.add_column(column)
+    for worker_id, files in actions.items():
+        table.add_row(worker_id, *(files.get(name, "") for name in ("MEMORY.md", "IDENTITY.md", "SOUL.md")))
+    console.print(table)

@@ -1,0 +1,189 @@
+"""The FastAPI app: Swarm2's ``/api/swarm-memory`` contract plus mission endpoints.
+
+Bad input never reaches the disk: ids are checked and paths proven inside their roots by the
+domain code, whose errors map to clear 4xx answers (``{"ok": false, "error": ...}``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from swarmq.api.models import (
+    MemoryWriteBody,
+    MissionCancelBody,
+    MissionResumeBody,
+    MissionSubmitBody,
+)
+from swarmq.client import DispatchError, MissionClient
+from swarmq.memory.missions.dispatch import MissionConflict
+from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
+from swarmq.memory.missions.states import MissionState, TransitionError
+from swarmq.memory.paths import UnsafePathError, check_id
+from swarmq.memory.profiles.access import (
+    MemoryKind,
+    MemoryRequestError,
+    MemoryWrite,
+    read_memory,
+    write_memory,
+)
+from swarmq.memory.search import MAX_LIMIT, Scope, SearchError, memory_search
+from swarmq.roster.schema import Roster
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"ok": False, "error": message}, status_code=status)
+
+
+def create_app(roster: Roster, *, client: MissionClient | None = None) -> FastAPI:
+    """The API for one roster; ``client`` lets tests inject a Celery app and locks."""
+    app = FastAPI(title="swarmq", version="1", summary="Swarm2 worker memory and orchestrator missions",
+                  description="Bearer-token auth when the token environment variable is set.")
+    missions = client or MissionClient(roster)
+    known = {w.id for w in roster.workers}
+    token = os.environ.get(roster.api.token_env) if roster.api.token_env else None
+
+    def authorize(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
+        if token is None:
+            return
+        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    auth = [Depends(authorize)]
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Any) -> Any:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > roster.api.max_body_bytes):
+            return _error(413, f"request body larger than {roster.api.max_body_bytes} bytes")
+        return await call_next(request)
+
+    for exc_type, status in ((UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400),
+                             (TransitionError, 409), (MissionConflict, 409), (MissionNotFound, 404),
+                             (LookupError, 404), (ValueError, 400), (LedgerCorrupt, 503),
+                             (DispatchError, 503)):
+        app.add_exception_handler(exc_type, _handler(status))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        detail = jsonable_encoder(errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")})
+        return JSONResponse({"ok": False, "error": f"{where}: {first.get('msg', 'invalid request')}",
+                             "detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        response = _error(exc.status_code, str(exc.detail))
+        for key, value in (exc.headers or {}).items():
+            response.headers[key] = value
+        return response
+
+    @app.get("/api/health")
+    def health() -> dict[str, Any]:
+        return {"ok": True, "swarm": roster.swarm, "workers": sorted(known)}
+
+    @app.get("/api/swarm-memory", dependencies=auth)
+    def get_memory(
+        kind: MemoryKind = MemoryKind.PROFILE,
+        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
+        mission_id: Annotated[str | None, Query(alias="missionId", max_length=256)] = None,
+        date: Annotated[str | None, Query(max_length=64)] = None,
+    ) -> dict[str, Any]:
+        """Read one kind of memory: profile, mission, episodic, handoff or shared."""
+        listing = read_memory(roster.profiles_dir, roster.shared_dir, kind, worker_id=worker_id,
+                              mission_id=mission_id, day=date, known_workers=known)
+        return {"ok": True, "workerId": listing.worker_id, "kind": listing.kind.value, "path": listing.path,
+                "files": [f.as_dict() for f in listing.files]}
+
+    @app.post("/api/swarm-memory", dependencies=auth)
+    def post_memory(body: MemoryWriteBody) -> dict[str, Any]:
+        """Append a mission event, write Markdown atomically, or write a handoff (mirrored)."""
+        request = MemoryWrite(body.kind, body.worker_id, body.mission_id, body.event_type, body.content,
+                              body.event, body.file, body.mirror)
+        result = write_memory(roster.profiles_dir, roster.shared_dir, missions.locks, request,
+                              known_workers=known)
+        return {"ok": True, "workerId": body.worker_id, "kind": body.kind.value, **result}
+
+    @app.get("/api/swarm-memory/search", dependencies=auth)
+    def search_memory(
+        query: Annotated[str, Query(min_length=1, max_length=1000)],
+        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
+        scope: Scope = Scope.WORKER,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 10,
+        budget: Annotated[int | None, Query(ge=100, le=1_000_000)] = None,
+    ) -> dict[str, Any]:
+        """Exact phrase > token overlap > recency; snippets with path and line numbers."""
+        if worker_id is not None and check_id(worker_id, "workerId") not in known:
+            raise LookupError(f"unknown worker {worker_id!r}: not in the roster")
+        result = memory_search(roster.profiles_dir, roster.shared_dir).search(
+            query, scope=scope, worker_id=worker_id, limit=limit,
+            budget_chars=budget or roster.missions.search_budget_chars)
+        return {"ok": True, "query": query, "scope": scope.value, "workerId": worker_id,
+                "results": [h.as_dict() for h in result.hits], "truncated": result.truncated,
+                "chars": result.chars}
+
+    @app.post("/api/missions", status_code=201, dependencies=auth)
+    def submit_mission(
+        body: MissionSubmitBody,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=256)] = None,
+    ) -> dict[str, Any]:
+        """Submit a mission to a named worker, or by role/specialty to the least-loaded live one."""
+        mission = missions.submit(body.objective, title=body.title, worker=body.worker_id, role=body.role,
+                                  specialty=body.specialty, client_key=body.client_key or idempotency_key,
+                                  mission_id=body.mission_id)
+        return {"ok": True, "mission": mission.dump()}
+
+    @app.get("/api/missions", dependencies=auth)
+    def list_missions(
+        state: MissionState | None = None,
+        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    ) -> dict[str, Any]:
+        found = missions.list(state=state.value if state else None, worker=worker_id, limit=limit)
+        return {"ok": True, "missions": [m.dump() for m in found]}
+
+    @app.get("/api/missions/{mission_id}", dependencies=auth)
+    def show_mission(mission_id: str) -> dict[str, Any]:
+        return {"ok": True, "mission": missions.show(mission_id)}
+
+    @app.post("/api/missions/{mission_id}/cancel", dependencies=auth)
+    def cancel(mission_id: str, body: MissionCancelBody | None = None) -> dict[str, Any]:
+        check_id(mission_id, "missionId")
+        mission = missions.cancel(mission_id, (body or MissionCancelBody()).reason)
+        return {"ok": True, "mission": mission.dump()}
+
+    @app.post("/api/missions/{mission_id}/resume", dependencies=auth)
+    def resume(mission_id: str, body: MissionResumeBody | None = None) -> dict[str, Any]:
+        check_id(mission_id, "missionId")
+        body = body or MissionResumeBody()
+        mission = missions.resume(mission_id, worker=body.worker_id, note=body.note)
+        return {"ok": True, "mission": mission.dump()}
+
+    return app
+
+
+def _handler(status: int) -> Any:
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        return _error(status, text)
+    return handle
+
+
+def serve(roster: Roster, *, host: str | None = None, port: int | None = None) -> None:
+    """Run the API with uvicorn (``swarmq api``)."""
+    import uvicorn
+
+    uvicorn.run(create_app(roster), host=host or roster.api.host, port=port or roster.api.port,
+                log_level="info", proxy_headers=False)
