@@ -95,9 +95,14 @@ def corrupt_path(path: Path) -> Path:
 
 
 def quarantine_corrupt(
-    path: Path | str, corrupt: Iterable[CorruptLine], *, lease: Lease | None = None
+    path: Path | str,
+    corrupt: Iterable[CorruptLine],
+    *,
+    lease: Lease | None = None,
+    corrupt_to: Path | str | None = None,
 ) -> int:
-    """Append corrupt lines, with their origin and line number, to the quarantine file."""
+    """Append corrupt lines, with their origin and line number, to the quarantine file
+    (``corrupt_to`` when a store names its own, else :func:`corrupt_path`)."""
     path = Path(path)
     now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     records: list[dict[str, Any]] = []
@@ -115,7 +120,7 @@ def quarantine_corrupt(
             record["raw_b64"] = base64.b64encode(item.raw).decode("ascii")
         records.append(record)
     if records:
-        append_jsonl(corrupt_path(path), records, lease=lease)
+        append_jsonl(Path(corrupt_to) if corrupt_to else corrupt_path(path), records, lease=lease)
     return len(records)
 
 
@@ -125,14 +130,16 @@ def rewrite_jsonl(
     *,
     lease: Lease | None = None,
     corrupt: Iterable[CorruptLine] = (),
+    corrupt_to: Path | str | None = None,
 ) -> None:
     """Atomically replace a JSONL file with ``raw_lines``.
 
-    Corrupt lines read from the old file are moved to the quarantine file first, so the rewrite
-    never loses them. An empty list writes an empty file; otherwise lines end with ``\\n``.
+    Corrupt lines read from the old file are moved to the quarantine file (``corrupt_to`` or
+    :func:`corrupt_path`) first, so the rewrite never loses them. An empty list writes an empty
+    file; otherwise lines end with ``\\n``.
     """
     path = Path(path)
-    quarantine_corrupt(path, corrupt, lease=lease)
+    quarantine_corrupt(path, corrupt, lease=lease, corrupt_to=corrupt_to)
     lines = list(raw_lines)
     for line in lines:
         if "\n" in line:

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swarmq.api.config import ApiConfig
+from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 
@@ -353,6 +354,8 @@ class Roster(StrictModel):
     flower: FlowerConfig = Field(default_factory=FlowerConfig)
     missions: MissionsConfig = Field(default_factory=MissionsConfig)
     api: ApiConfig = Field(default_factory=ApiConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    """opencode-swarm's ``knowledge.*`` settings (its defaults; see docs/knowledge.md)."""
     workers: Annotated[list[WorkerConfig], Field(min_length=1)]
 
     @field_validator("quotas", mode="before")

@@ -1,0 +1,86 @@
+"""opencode-swarm-compatible knowledge store: swarm, hive and link tiers.
+
+The public API (see ``docs/knowledge.md``)::
+
+    from swarmq.memory.knowledge import KnowledgeStore, NewLesson, QueryContext
+
+    knowledge = KnowledgeStore.for_roster(roster, locks)       # or KnowledgeStore(swarm_dir, ...)
+    knowledge.add_lesson("Run ruff before committing python files", phase=3)
+    knowledge.swarm.get(entry_id); knowledge.swarm.update(entry_id, {...}, expected_revision=r)
+    with knowledge.swarm.transaction() as txn: ...
+    injection = inject(knowledge, QueryContext(text=task, agent="coder"), headroom=0.7)
+"""
+
+from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
+from swarmq.memory.knowledge.errors import (
+    EntryNotFound,
+    InvalidEntry,
+    KnowledgeError,
+    ReceiptChainBroken,
+    RestoreRefused,
+    RevisionConflict,
+)
+from swarmq.memory.knowledge.files import TierFiles, platform_data_dir
+from swarmq.memory.knowledge.inject import Injection, inject, record_shown
+from swarmq.memory.knowledge.model import (
+    ACTIVE_STATUSES,
+    Category,
+    DirectivePriority,
+    Entry,
+    RetrievalMode,
+    Status,
+    Tier,
+)
+from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.query import QueryContext, Ranked, search
+from swarmq.memory.knowledge.reinforcement import NewLesson, compute_confidence
+from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
+from swarmq.memory.knowledge.store import AddResult, ReinforceResult, Snapshot, TierStore
+from swarmq.memory.knowledge.transaction import Transaction
+from swarmq.memory.knowledge.validation import (
+    NEGATION_PAIRS,
+    ValidationResult,
+    negation_phrases,
+    validate_lesson,
+)
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "NEGATION_PAIRS",
+    "AddResult",
+    "Budget",
+    "Category",
+    "DirectivePriority",
+    "Entry",
+    "EntryNotFound",
+    "Injection",
+    "InvalidEntry",
+    "KnowledgeConfig",
+    "KnowledgeError",
+    "KnowledgeStore",
+    "NewLesson",
+    "QueryContext",
+    "Ranked",
+    "ReceiptChainBroken",
+    "ReinforceResult",
+    "RestoreRefused",
+    "RetrievalMode",
+    "RevisionConflict",
+    "Snapshot",
+    "Status",
+    "Tier",
+    "TierFiles",
+    "TierStore",
+    "Transaction",
+    "ValidationMode",
+    "ValidationResult",
+    "budget_for",
+    "compute_confidence",
+    "inject",
+    "negation_phrases",
+    "platform_data_dir",
+    "record_shown",
+    "render_directives",
+    "search",
+    "validate_lesson",
+]

@@ -1,0 +1,76 @@
+"""``knowledge:`` in swarm.yaml: opencode-swarm's ``knowledge.*`` settings with its defaults.
+
+Every default is opencode-swarm's so an existing project behaves the same. Two additions are
+swarmq's: ``validation_mode`` (``opencode`` = byte-compatible verdicts, ``strict`` = stricter
+but saner rules) and ``fifo_trim_slack`` (how far over a cap a store may grow before it is
+trimmed, so a 100k-entry store is not rewritten on every add).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ValidationMode(StrEnum):
+    OPENCODE = "opencode"
+    """Exactly opencode-swarm's rules, including the broad ones (any backtick span, the word
+    ``format``) that reject good lessons: verdicts match what opencode-swarm would decide."""
+    STRICT = "strict"
+    """Saner and stricter: inline code and prose words are allowed unless they hold a dangerous
+    command, contradictions need whole words, and more destructive commands are refused."""
+
+
+class KnowledgeConfig(BaseModel):
+    """The knowledge store's settings (documented defaults = opencode-swarm's)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    enabled: bool = True
+    swarm_max_entries: Annotated[int, Field(ge=1)] | None = 100
+    """FIFO cap of ``.swarm/knowledge.jsonl`` (``null`` = no cap); evicted entries are kept in
+    ``knowledge-evicted.jsonl``."""
+    hive_max_entries: Annotated[int, Field(ge=1)] | None = 200
+    rejected_max_entries: Annotated[int, Field(ge=1)] = 20
+    quarantined_max_entries: Annotated[int, Field(ge=1)] = 100
+    unactionable_max_entries: Annotated[int, Field(ge=1)] = 200
+    fifo_trim_slack: Annotated[float, Field(ge=0, le=10)] = 0.0
+    """Trim only when a store exceeds ``cap × (1 + slack)``; 0 trims on every overflow."""
+    auto_promote_days: Annotated[float, Field(ge=0)] = 90
+    max_inject_count: Annotated[int, Field(ge=0, le=100)] = 5
+    delegate_max_inject_count: Annotated[int, Field(ge=0, le=100)] = 8
+    inject_char_budget: Annotated[int, Field(ge=0)] = 2000
+    context_budget_threshold: Annotated[int, Field(ge=0)] = 300
+    max_lesson_display_chars: Annotated[int, Field(ge=1)] = 120
+    inject_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """opencode-swarm's injector shows only entries with confidence ≥ 0.8, so fresh lessons
+    (0.6) are never shown and never confirmed; swarmq shows every active entry by default."""
+    directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85
+    """Tool/agent matches of entries at or above this confidence get the strong rank boost."""
+    dedup_threshold: Annotated[float, Field(ge=0, le=1)] = 0.6
+    scope_filter: list[str] = Field(default_factory=lambda: ["global"])
+    hive_enabled: bool = True
+    validation_enabled: bool = True
+    validation_mode: ValidationMode = ValidationMode.OPENCODE
+    evergreen_confidence: Annotated[float, Field(ge=0, le=1)] = 0.9
+    evergreen_utility: Annotated[float, Field(ge=0, le=1)] = 0.8
+    low_utility_threshold: Annotated[float, Field(ge=0, le=1)] = 0.3
+    min_retrievals_for_utility: Annotated[int, Field(ge=0)] = 3
+    schema_version: Annotated[int, Field(ge=1)] = 1
+    same_project_weight: Annotated[float, Field(ge=0)] = 1.0
+    cross_project_weight: Annotated[float, Field(ge=0)] = 0.5
+    min_encounter_score: Annotated[float, Field(ge=0)] = 0.1
+    initial_encounter_score: Annotated[float, Field(ge=0)] = 1.0
+    encounter_increment: Annotated[float, Field(ge=0)] = 0.1
+    max_encounter_score: Annotated[float, Field(ge=0)] = 10.0
+    default_max_phases: Annotated[int, Field(ge=1)] = 10
+    todo_max_phases: Annotated[int, Field(ge=1)] = 3
+    sweep_enabled: bool = True
+    max_confirmed_by: Annotated[int, Field(ge=1)] = 50
+    """opencode-swarm's ``MAX_CONFIRMED_BY``: the oldest confirmations beyond it are dropped."""
+    receipt_close_grace_days: Annotated[int, Field(ge=0, le=3650)] = 7
+    max_violation_timestamps: Annotated[int, Field(ge=1)] = 20
+    project_name: str | None = None
+    """Name recorded on swarm entries and hive confirmations (default: the workspace's name)."""

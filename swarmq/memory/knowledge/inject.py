@@ -1,0 +1,118 @@
+"""Injection that closes the loop: query, render within budget, commit the trace's membership
+to the receipt journal, then count every shown entry (``shown_count`` + 1 and, with a phase,
+a phase confirmation) and log a retrieval event.
+
+opencode-swarm's own users found ``shown_count`` stuck at 0 and promotion unreachable because
+nothing wrote back what was shown; here the block is returned only after both are recorded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from swarmq.memory.atomic import append_lines
+from swarmq.memory.knowledge.model import Entry, Tier, normalize_outcomes
+from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.query import QueryContext, Ranked, search
+from swarmq.memory.knowledge.receipts import ReceiptLedger
+from swarmq.memory.knowledge.reinforcement import phase_confirmation, reinforce_entry
+from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
+from swarmq.memory.knowledge.serialize import dumps_js
+from swarmq.memory.knowledge.store import TierStore
+
+QUERY_EVENT_CHARS = 800
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    trace_id: str
+    budget: Budget
+    block: str | None
+    """The ``<swarm_knowledge_directives>`` block, or ``None`` when nothing is injected."""
+    shown: list[Ranked] = field(default_factory=list)
+    candidates: list[Ranked] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"trace_id": self.trace_id, "regime": self.budget.regime,
+                "max_entries": self.budget.max_entries, "max_chars": self.budget.max_chars,
+                "block": self.block, "shown": [r.as_dict() for r in self.shown]}
+
+
+def ledger(knowledge: KnowledgeStore) -> ReceiptLedger:
+    return ReceiptLedger(knowledge.receipts_path, locks=knowledge.locks, clock=knowledge.clock,
+                         grace_days=knowledge.config.receipt_close_grace_days)
+
+
+def log_event(store: TierStore, event_type: str, **fields: Any) -> dict[str, Any]:
+    """Append one ``knowledge-events.jsonl`` record (diagnostics; not authoritative)."""
+    record = {"schema_version": 1, "type": event_type, **fields,
+              "event_id": str(uuid.uuid4()), "timestamp": store.now()}
+    with store.locked() as lease:
+        append_lines(store.files.events, [dumps_js(record)], lease=lease)
+    return record
+
+
+def inject(
+    knowledge: KnowledgeStore,
+    context: QueryContext,
+    *,
+    headroom: float = 1.0,
+    session_id: str | None = None,
+    record: bool = True,
+) -> Injection:
+    """Build the directive block for ``context`` given the free fraction of the context
+    window; with ``record`` (the default) the shown entries are committed and counted."""
+    trace_id = str(uuid.uuid4())
+    budget = budget_for(headroom, knowledge.config, context.mode)
+    store = knowledge.swarm
+    if budget.regime == "skipped" or not knowledge.config.enabled:
+        if record:
+            log_event(store, "injection_skip", reason="low_headroom", agent=context.agent,
+                      session_id=session_id, phase=context.phase)
+        return Injection(trace_id, budget, None)
+    candidates = search(knowledge, context, limit=budget.max_entries)
+    block, shown = render_directives(candidates, trace_id=trace_id, budget=budget,
+                                     max_display=knowledge.config.max_lesson_display_chars)
+    if not record:
+        return Injection(trace_id, budget, block, shown, candidates)
+    if not shown:
+        log_event(store, "no_relevant", trace_id=trace_id, session_id=session_id,
+                  phase=context.phase, agent=context.agent, reason="empty auto-injection retrieval")
+        return Injection(trace_id, budget, None, [], candidates)
+    ledger(knowledge).commit_retrieval({
+        "trace_id": trace_id, "session_id": session_id, "phase": context.phase,
+        "agent": context.agent, "entry_ids": [r.entry.id for r in shown],
+        "tiers": {r.entry.id: r.tier for r in shown},
+    })
+    for tier in (Tier.SWARM, Tier.HIVE):
+        ids = [r.entry.id for r in shown if r.tier == tier]
+        if ids:
+            record_shown(knowledge.tier(tier.value), ids, phase=context.phase)
+    log_event(store, "retrieved", trace_id=trace_id, session_id=session_id, phase=context.phase,
+              agent=context.agent, query=context.haystack()[:QUERY_EVENT_CHARS],
+              retrieval_mode=context.mode.value, result_ids=[r.entry.id for r in shown],
+              ranks={r.entry.id: i + 1 for i, r in enumerate(shown)},
+              scores={r.entry.id: round(r.score, 6) for r in shown})
+    return Injection(trace_id, budget, block, shown, candidates)
+
+
+def record_shown(store: TierStore, entry_ids: list[str], *, phase: int | None) -> list[Entry]:
+    """``shown_count`` + 1 for each entry; a phase confirmation too (swarm tier, same rules as
+    reinforcement: idempotent per phase, confidence recomputed)."""
+    with store.transaction() as txn:
+        out = []
+        for entry_id in entry_ids:
+            entry = txn.get(entry_id)
+            if entry is None:
+                continue
+            outcomes = normalize_outcomes(entry.outcomes)
+            outcomes["shown_count"] = int(outcomes.get("shown_count", 0)) + 1
+            changed = entry.changed({"retrieval_outcomes": outcomes}, bump_revision=False)
+            if phase is not None and store.tier == Tier.SWARM:
+                confirmation = phase_confirmation(phase, store.now(), store.project_name)
+                changed, _ = reinforce_entry(changed, confirmation,
+                                             max_confirmed_by=store.config.max_confirmed_by)
+            out.append(txn.put(changed.data))
+        return out

@@ -1,0 +1,116 @@
+"""``KnowledgeStore``: one project's knowledge — its swarm tier (or the link store it is linked
+to), the hive tier in the platform data dir, and the project-local receipt journal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swarmq.memory.knowledge.config import KnowledgeConfig
+from swarmq.memory.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
+from swarmq.memory.knowledge.reinforcement import NewLesson
+from swarmq.memory.knowledge.store import AddResult, TierStore
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.paths import UnsafePathError, check_id
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster
+
+
+def read_link(swarm_dir: Path) -> dict[str, Any] | None:
+    """``.swarm/link.json`` when this worktree is linked, else ``None``."""
+    try:
+        data = json.loads((swarm_dir / LINK_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UnsafePathError(f"{swarm_dir / LINK_FILE}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UnsafePathError(f"{swarm_dir / LINK_FILE}: expected a JSON object")
+    check_id(data.get("linkId"), f"linkId in {swarm_dir / LINK_FILE}")
+    return data
+
+
+class KnowledgeStore:
+    """The knowledge of one project: ``swarm`` and ``hive`` :class:`TierStore` objects."""
+
+    def __init__(
+        self,
+        swarm_dir: Path | str,
+        *,
+        locks: StoreLocks,
+        config: KnowledgeConfig | None = None,
+        data_dir: Path | str | None = None,
+        project_name: str | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.swarm_dir = Path(swarm_dir)
+        self.config = config or KnowledgeConfig()
+        self.locks = locks
+        self.data_dir = Path(data_dir) if data_dir is not None else platform_data_dir()
+        self.project_name = (
+            project_name or self.config.project_name or self.swarm_dir.resolve().parent.name
+        )
+        self.clock = clock
+        self.link = read_link(self.swarm_dir)
+        files = (
+            TierFiles.link(self.data_dir, self.link["linkId"]) if self.link
+            else TierFiles.swarm(self.swarm_dir)
+        )
+        self.swarm = TierStore(files, locks=locks, config=self.config,
+                               project_name=self.project_name, clock=clock)
+        self.hive = TierStore(TierFiles.hive(self.data_dir), locks=locks, config=self.config,
+                              project_name=self.project_name, clock=clock)
+        self.receipts_path = self.swarm_dir / RECEIPTS_FILE
+        """Always project-local: a link never redirects receipt authority."""
+
+    @classmethod
+    def for_roster(cls, roster: Roster, locks: StoreLocks, **overrides: Any) -> KnowledgeStore:
+        config = roster.knowledge
+        return cls(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
+                   project_name=config.project_name or roster.workspace_dir.name, **overrides)
+
+    @property
+    def tiers(self) -> list[TierStore]:
+        return [self.swarm, self.hive] if self.config.hive_enabled else [self.swarm]
+
+    def tier(self, name: str) -> TierStore:
+        if name == "swarm":
+            return self.swarm
+        if name == "hive":
+            return self.hive
+        raise ValueError(f"unknown tier {name!r}: use 'swarm' or 'hive'")
+
+    # -- the calls other jobs make ---------------------------------------------------------------
+
+    def add_lesson(
+        self,
+        lesson: str,
+        *,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+        phase: int | None = None,
+        confidence: float | None = None,
+        auto_generated: bool = True,
+        directives: Mapping[str, Any] | None = None,
+        source_refs: Iterable[str] = (),
+        source_knowledge_ids: Iterable[str] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> AddResult:
+        """Add a lesson to the swarm tier with the curator's rules: validate, reinforce an
+        active near-duplicate, else append (issue 5 promotes AgentOps learnings this way)."""
+        fields = dict(directives or {})
+        refs, ids = list(source_refs), list(source_knowledge_ids)
+        if refs:
+            fields["source_refs"] = refs
+        if ids:
+            fields["source_knowledge_ids"] = ids
+        return self.swarm.add(
+            NewLesson(lesson, category=category, tags=list(tags) if tags is not None else None,
+                      confidence=confidence, auto_generated=auto_generated, directives=fields,
+                      extra=dict(extra or {})),
+            phase=phase,
+        )

@@ -1,0 +1,158 @@
+"""Quarantine, restore and retractions (opencode-swarm's ``quarantineEntry``/``restoreEntry``).
+
+Quarantine moves an entry out of the store into ``*-quarantined.jsonl`` with ``status:
+'quarantined'``, ``original_status``, ``quarantine_reason``, ``quarantined_at`` and
+``reported_by``, and records a layer-3 rejected fingerprint. The sidecar is appended before the
+store is rewritten, so a crash in between leaves the entry in both places, never in neither.
+Restore brings back a quarantined entry only if its lesson re-passes validation, and also
+revives an archived entry to its status before archiving.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from swarmq.memory.atomic import append_lines
+from swarmq.memory.knowledge.errors import EntryNotFound, RestoreRefused
+from swarmq.memory.knowledge.model import (
+    ACTIVE_STATUSES,
+    Entry,
+    ReportedBy,
+    Status,
+)
+from swarmq.memory.knowledge.serialize import dumps_js
+from swarmq.memory.knowledge.sidecars import rejected_record, remove_lines, values
+from swarmq.memory.knowledge.validation import validate_lesson
+from swarmq.memory.similarity.text import normalize_opencode
+
+if TYPE_CHECKING:
+    from swarmq.memory.knowledge.store import TierStore
+
+QUARANTINE_KEYS = ("original_status", "quarantine_reason", "quarantined_at", "reported_by")
+PRE_ARCHIVE_KEY = "pre_archive_status"
+"""Recorded when an entry is archived, so restore can return it to that status."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_reason(reason: str) -> str:
+    """Control characters stripped, at most 500 characters (opencode-swarm's rule)."""
+    return _CONTROL.sub("", reason)[:500]
+
+
+def quarantine(store: TierStore, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
+    """Move an entry to the quarantine sidecar; idempotent for an already quarantined id."""
+    reported = ReportedBy(reported_by).value
+    with store.locked() as lease:
+        slot = store.mirror.by_id.get(entry_id)
+        if slot is None:
+            held = _quarantined_record(store, entry_id)
+            if held is not None:
+                return held
+            raise EntryNotFound(f"no entry {entry_id} in {store.files.knowledge}")
+        entry = store.mirror.slots[slot]
+        at = store.now()
+        why = clean_reason(reason)
+        record = entry.changed().changed({
+            "status": Status.QUARANTINED.value,
+            "original_status": entry.status,
+            "quarantine_reason": why,
+            "quarantined_at": at,
+            "reported_by": reported,
+        }, bump_revision=False)
+        store._append_sidecar(store.files.quarantined, [record.line()],
+                              store.config.quarantined_max_entries, lease)
+        store._append_sidecar(store.files.rejected, [rejected_record(entry.id, entry.lesson, why, 3, at)],
+                              store.config.rejected_max_entries, lease)
+        store._rewrite(lease, removed={slot: None})
+        return record
+
+
+def _quarantined_record(store: TierStore, entry_id: str) -> Entry | None:
+    found = [v for v in values(store.files.quarantined) if isinstance(v, dict) and v.get("id") == entry_id]
+    return Entry(found[-1]) if found else None
+
+
+def restore(store: TierStore, entry_id: str) -> Entry:
+    """Bring back a quarantined entry (if it re-validates) or revive an archived one."""
+    with store.locked() as lease:
+        slot = store.mirror.by_id.get(entry_id)
+        current = None if slot is None else store.mirror.slots[slot]
+        if current is not None and current.status == Status.ARCHIVED:
+            prior = current.get(PRE_ARCHIVE_KEY)
+            status = prior if prior in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
+            revived = current.changed({"status": status, "phases_alive": 0, "updated_at": store.now()},
+                                      remove=(PRE_ARCHIVE_KEY,))
+            store._rewrite(lease, replaced={slot: revived})  # type: ignore[dict-item]
+            return revived
+        held = _quarantined_record(store, entry_id)
+        if current is not None:
+            if held is not None:  # left over by a crash between the two writes
+                _forget_quarantine(store, entry_id, lease)
+            return current
+        if held is None:
+            raise EntryNotFound(f"no quarantined or archived entry {entry_id}")
+        verdict = validate_lesson(
+            held.lesson, category=held.get("category"), scope=held.get("scope"),
+            confidence=held.get("confidence"), mode=store.config.validation_mode,
+        )
+        if not verdict.valid:
+            raise RestoreRefused(entry_id, verdict.reason or "invalid lesson")
+        original = held.get("original_status")
+        status = original if original in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
+        restored = held.changed({"status": status}, remove=QUARANTINE_KEYS)
+        store._append([restored], lease)
+        _forget_quarantine(store, entry_id, lease)
+        return restored
+
+
+def _forget_quarantine(store: TierStore, entry_id: str, lease: Any) -> None:
+    remove_lines(store.files.quarantined, lambda v: isinstance(v, dict) and v.get("id") == entry_id,
+                 corrupt_to=store.files.corrupt, lease=lease)
+    remove_lines(store.files.rejected, lambda v: isinstance(v, dict) and v.get("id") == entry_id,
+                 corrupt_to=store.files.corrupt, lease=lease)
+
+
+def archive_updates(entry: Entry, at: str) -> dict[str, Any]:
+    """The fields an archiving sweep sets (with the status to restore to)."""
+    return {"status": Status.ARCHIVED.value, "updated_at": at, PRE_ARCHIVE_KEY: entry.status}
+
+
+def retract(
+    store: TierStore,
+    text: str,
+    *,
+    reported_by: str = "architect",
+    hive: TierStore | None = None,
+) -> dict[str, Any] | None:
+    """``RETRACT:``/``BAD RULE:`` handling: quarantine swarm entries whose normalised lesson
+    equals the normalised text, and record the retraction once per normalised text."""
+    normalized = normalize_opencode(text)
+    matched = [e.id for e in store.read().entries if normalize_opencode(e.lesson) == normalized]
+    for entry_id in matched:
+        quarantine(store, entry_id, f"retracted: {text}", reported_by)
+    hive_ids = (
+        [e.id for e in hive.read().entries if normalize_opencode(e.lesson) == normalized]
+        if hive is not None else []
+    )
+    with store.locked() as lease:
+        seen = {v.get("normalized_lesson") for v in values(store.files.retractions) if isinstance(v, dict)}
+        if normalized in seen:
+            return None
+        record = {
+            "id": _uuid(),
+            "retracted_lesson": text,
+            "normalized_lesson": normalized,
+            "recorded_at": store.now(),
+            "reported_by": ReportedBy(reported_by).value,
+            "matched_swarm_ids": matched,
+            "matched_hive_ids": hive_ids,
+        }
+        append_lines(store.files.retractions, [dumps_js(record)], lease=lease)
+        return record
+
+
+def _uuid() -> str:
+    import uuid
+
+    return str(uuid.uuid4())

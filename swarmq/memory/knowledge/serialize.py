@@ -1,0 +1,121 @@
+"""JSON exactly as JavaScript's ``JSON.stringify`` writes it, so changed entries look native.
+
+Unchanged entries are written back from their raw line and never pass through here. A changed
+or new entry is serialised compactly, in the dict's key order, with non-ASCII text literal and
+numbers in JavaScript's ``Number#toString`` form: ``1`` not ``1.0``, ``0.43999999999999995``
+(Python's shortest repr has the same digits as JavaScript's), ``1e-7`` not ``1e-07``, and
+``100000000000000000000`` not ``1e+20``. ``NaN`` and infinities become ``null`` as in JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_number(value: float) -> str:
+    """``Number.prototype.toString`` for a double (shortest round-trip digits)."""
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    if value == 0:
+        return "0"
+    text = repr(abs(value))
+    mantissa, _, exp_text = text.partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    # position of the decimal point relative to the digit string (value = 0.digits * 10**point)
+    point = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    sign = "-" if value < 0 else ""
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        e = point - 1
+        mark = "+" if e >= 0 else "-"
+        body = (digits if k == 1 else digits[0] + "." + digits[1:]) + "e" + mark + str(abs(e))
+    return sign + body
+
+
+def _string(value: str) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    if _LONE_SURROGATE.search(text):  # well-formed JSON.stringify escapes lone surrogates
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def dumps_js(value: Any) -> str:
+    """Compact JSON of ``value`` in ``JSON.stringify`` form (key order kept)."""
+    parts: list[str] = []
+    _emit(value, parts)
+    return "".join(parts)
+
+
+def _emit(value: Any, out: list[str]) -> None:
+    if value is None or value is True or value is False:
+        out.append("null" if value is None else ("true" if value else "false"))
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(js_number(value))
+    elif isinstance(value, Mapping):
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_string(str(key)))
+            out.append(":")
+            _emit(item, out)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _emit(item, out)
+        out.append("]")
+    else:
+        raise TypeError(f"cannot serialise {type(value).__name__} as JSON")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_js(text: str) -> Any:
+    """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def iso_now(moment: datetime | None = None) -> str:
+    """``new Date().toISOString()``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: object) -> datetime | None:
+    """An ISO timestamp as an aware datetime, or ``None`` when it does not parse."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,57 @@
+"""opencode-swarm's ``inferTags`` and the category a curated lesson gets from its tags."""
+
+from __future__ import annotations
+
+import re
+
+from swarmq.memory.knowledge.model import Category
+
+JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+"""JavaScript's ``\\s`` (Python's differs on U+001C-U+001F, U+0085 and U+FEFF)."""
+
+_TODO = re.compile(
+    rf"(^|{JS_SPACE})(?:todo|remember|don't?(?:{JS_SPACE}+)?forget)(?:{JS_SPACE}|:|,|\Z)",
+    re.IGNORECASE,
+)
+_TAG_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (tag, re.compile(rf"\b(?:{words})\b", re.ASCII))
+    for tag, words in (
+        ("typescript", "typescript|ts"),
+        ("javascript", "javascript|js"),
+        ("python", "python"),
+        ("runtime", "bun|node|deno"),
+        ("frontend", "react|vue|svelte|angular"),
+        ("git", "git|github|gitlab"),
+        ("container", "docker|kubernetes|k8s"),
+        ("database", "sql|postgres|mysql|sqlite"),
+        ("testing", "test|spec|vitest|jest|mocha"),
+        ("ci-cd", "ci|cd|pipeline|workflow|action"),
+        ("security", "security|auth|token|password|encrypt"),
+        ("performance", "performance|latency|throughput|cache"),
+        ("api", "api|rest|graphql|grpc|endpoint"),
+        ("opencode-swarm", "swarm|architect|agent|hook|plan"),
+    )
+)
+
+
+def infer_tags(lesson: str) -> list[str]:
+    """Tags in opencode-swarm's order, deduplicated."""
+    tags: list[str] = []
+    if _TODO.search(lesson):
+        tags.append("todo")
+    lower = lesson.lower()
+    for tag, pattern in _TAG_RULES:
+        if pattern.search(lower) and tag not in tags:
+            tags.append(tag)
+    return tags
+
+
+_CATEGORY_VALUES = frozenset(c.value for c in Category)
+
+
+def infer_category(lesson: str, tags: list[str] | None = None) -> str:
+    """The curator's rule: the first inferred tag that names a category, else ``process``."""
+    for tag in tags if tags is not None else infer_tags(lesson):
+        if tag in _CATEGORY_VALUES:
+            return tag
+    return Category.PROCESS.value

@@ -1,0 +1,118 @@
+"""Query ranking, budget regimes, the directive block and the closed shown/confirmed loop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from swarmq.memory.knowledge import (
+    KnowledgeStore,
+    NewLesson,
+    QueryContext,
+    budget_for,
+    inject,
+    search,
+)
+from swarmq.memory.knowledge.config import KnowledgeConfig
+from swarmq.memory.knowledge.inject import ledger
+from swarmq.memory.knowledge.sidecars import values
+
+CRITICAL = NewLesson(
+    "Call declare_scope before delegating source edits to the coder agent",
+    confidence=0.9,
+    directives={"triggers": ["coder delegation"], "required_actions": ["call declare_scope"],
+                "applies_to_agents": ["coder"], "directive_priority": "critical"},
+)
+
+
+@pytest.mark.parametrize(
+    ("headroom", "regime", "count", "chars"),
+    [(0.9, "full", 5, 2000), (0.61, "full", 5, 2000), (0.6, "half", 2, 1000),
+     (0.2, "half", 2, 1000), (0.19, "quarter", 1, 500), (0.05, "quarter", 1, 500),
+     (0.049, "skipped", 0, 0)],
+)
+def test_budget_regimes(headroom: float, regime: str, count: int, chars: int) -> None:
+    budget = budget_for(headroom, KnowledgeConfig())
+    assert (budget.regime, budget.max_entries, budget.max_chars) == (regime, count, chars)
+
+
+def seed(knowledge: KnowledgeStore) -> None:
+    for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"):
+        knowledge.add_lesson(f"Use the {word} cache layer when reading {word} tables in sql")
+    knowledge.swarm.add(CRITICAL)
+
+
+def test_critical_directive_matching_the_agent_is_forced_first(knowledge: KnowledgeStore) -> None:
+    seed(knowledge)
+    results = search(knowledge, QueryContext(text="read the bravo tables", agent="architect"))
+    assert results[0].entry.lesson.startswith("Use the bravo")  # text match ranks first
+    assert not results[0].forced
+    results = search(knowledge, QueryContext(text="prepare coder delegation", agent="coder"))
+    assert results[0].forced and results[0].entry.priority == "critical"
+    breakdown = results[0].breakdown
+    assert {"trigger", "agent", "confidence", "final"} <= set(breakdown)
+    assert breakdown["final"] == pytest.approx(results[0].score)
+
+
+def test_scope_filter_and_inactive_entries_are_excluded(knowledge: KnowledgeStore) -> None:
+    seed(knowledge)
+    stack = knowledge.swarm.add(NewLesson("Use uv to install the python deps in this stack",
+                                          scope="stack:python")).entry
+    assert stack is not None
+    first = search(knowledge, QueryContext(text="alpha"))[0].entry
+    knowledge.swarm.quarantine(first.id, "bad")
+    ids = {r.entry.id for r in search(knowledge, QueryContext(text="alpha python"), limit=20)}
+    assert first.id not in ids and stack.id not in ids
+    ids = {r.entry.id for r in search(knowledge, QueryContext(text="python", scopes=["stack:python"]))}
+    assert ids == {stack.id}
+
+
+def test_hive_near_duplicates_of_swarm_entries_are_dropped(knowledge: KnowledgeStore) -> None:
+    knowledge.add_lesson("Use the alpha cache layer when reading alpha tables in sql")
+    knowledge.hive.add(NewLesson("Use the alpha cache layer when reading alpha tables in sql!"))
+    knowledge.hive.add(NewLesson("Pin every docker base image by digest in production"))
+    results = search(knowledge, QueryContext(text="alpha docker"))
+    assert sorted(r.tier for r in results) == ["hive", "swarm"]
+
+
+def test_block_respects_the_character_budget(make_knowledge) -> None:  # type: ignore[no-untyped-def]
+    knowledge = make_knowledge(inject_char_budget=600, max_lesson_display_chars=30)
+    seed(knowledge)
+    injection = inject(knowledge, QueryContext(text="coder delegation", agent="coder"))
+    assert injection.block is not None and len(injection.block) <= 600
+    lines = injection.block.splitlines()
+    assert lines[0] == "<swarm_knowledge_directives>" and lines[-1] == "</swarm_knowledge_directives>"
+    assert lines[1] == f"trace_id: {injection.trace_id}"
+    assert 0 < len(injection.shown) < 5
+    assert all(len(line) < 60 for line in lines if line.startswith("  lesson: "))
+    assert sum(line.startswith("- id: ") for line in lines) == len(injection.shown)
+
+
+def test_shown_entries_are_counted_confirmed_and_committed(knowledge: KnowledgeStore) -> None:
+    seed(knowledge)
+    injection = inject(knowledge, QueryContext(text="bravo tables", phase=4), session_id="s1")
+    assert injection.shown
+    for ranked in injection.shown:
+        entry = knowledge.swarm.get(ranked.entry.id)
+        assert entry is not None
+        assert entry.counter("shown_count") == 1
+        assert 4 in entry.phase_numbers()
+    state = ledger(knowledge).verify()
+    assert state.traces[injection.trace_id]["entry_ids"] == [r.entry.id for r in injection.shown]
+    events = values(knowledge.swarm.files.events)
+    assert events[-1]["type"] == "retrieved" and events[-1]["trace_id"] == injection.trace_id
+    # a second injection in the same phase counts the show but not a second confirmation
+    again = inject(knowledge, QueryContext(text="bravo tables", phase=4))
+    entry = knowledge.swarm.get(again.shown[0].entry.id)
+    assert entry is not None and entry.counter("shown_count") == 2
+    assert [r["phase_number"] for r in entry.confirmed_by].count(4) == 1
+
+
+def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
+    seed(knowledge)
+    injection = inject(knowledge, QueryContext(text="bravo"), headroom=0.01)
+    assert injection.block is None and injection.budget.regime == "skipped"
+    assert values(knowledge.swarm.files.events)[-1]["type"] == "injection_skip"
+    assert not knowledge.receipts_path.exists()
+    assert json.loads(knowledge.swarm.files.events.read_text().splitlines()[-1])["schema_version"] == 1
