@@ -1,0 +1,218 @@
+"""Curator enrichment: plain-prose entries → actionable directives, merged without lost updates.
+
+One run: pick active entries that carry no directive field and whose lesson changed since it
+was last handled; send them in batches, one quota slot per call (held before the prompt is
+built, spent when the request leaves); parse the strict reply; merge each proposal by entry id
+with a compare-and-swap on the entry's ``revision``. The store lock is *not* held during the
+call: a write that lands meanwhile makes the CAS miss, the entry is re-read, and the proposal is
+re-applied on top of it (fields the other writer changed are left to it); if the lesson itself
+changed, the proposal is stale and dropped. Nothing reaches the store from a refused reply.
+
+Without a model the run either uses the deterministic fallback (tagged) or refuses with
+``no_llm_client`` before touching the quota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from swarmq.memory.completion import Completer, CompletionFailed, ProviderUnreachable, QuotaRefused
+from swarmq.memory.curator.fallback import deterministic_directives
+from swarmq.memory.curator.reply import ReplyRejected, build_messages, parse_reply
+from swarmq.memory.curator.state import EnrichmentState, Handled, content_hash
+from swarmq.memory.knowledge.errors import EntryNotFound, InvalidEntry, RevisionConflict
+from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.store import TierStore
+from swarmq.memory.locking import StoreLocks
+
+LLM = "llm"
+FALLBACK = "deterministic_fallback"
+DIRECTIVE_MARKERS = (
+    "triggers", "required_actions", "forbidden_actions", "verification_checks",
+    "applies_to_agents", "applies_to_tools", "verification_predicate", "directive_priority",
+)
+PROVENANCE = ("enrichment_source", "enriched_at", "updated_at")
+MAX_CAS_ATTEMPTS = 5
+
+
+def is_plain_prose(entry: Entry) -> bool:
+    """Active and without any directive field (an empty list or blank string counts as none)."""
+    if not entry.is_active:
+        return False
+    return not any(entry.get(key) not in (None, [], "") for key in DIRECTIVE_MARKERS)
+
+
+@dataclass
+class EnrichmentReport:
+    candidates: int = 0
+    skipped_unchanged: int = 0
+    calls: int = 0
+    sources: list[str] = field(default_factory=list)
+    enriched: list[str] = field(default_factory=list)
+    merged_after_conflict: list[str] = field(default_factory=list)
+    not_actionable: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    rejected_replies: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    refused: str | None = None
+    """Why nothing was attempted (``no_llm_client: …``, ``disabled``)."""
+    stopped: str | None = None
+    """Why the run ended before its last batch (``quota_exhausted: …``, ``timeout: …``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Enricher:
+    def __init__(
+        self,
+        store: TierStore,
+        locks: StoreLocks,
+        state: EnrichmentState,
+        *,
+        completer: Completer | None,
+        allow_fallback: bool,
+        no_client_reason: str = "no LLM provider is configured (llm.provider: none)",
+        batch_size: int = 8,
+        max_batches: int = 3,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.locks = locks
+        self.state = state
+        self.completer = completer
+        self.allow_fallback = allow_fallback
+        self.no_client_reason = no_client_reason
+        self.batch_size = batch_size
+        self.max_batches = max_batches
+        self.progress = progress or (lambda _message: None)
+
+    # -- selection --------------------------------------------------------------------------------
+
+    def pending(self, entry_ids: Sequence[str] | None, report: EnrichmentReport) -> list[Entry]:
+        wanted = set(entry_ids) if entry_ids else None
+        candidates = [e for e in self.store.read().entries
+                      if is_plain_prose(e) and (wanted is None or e.id in wanted)]
+        report.candidates = len(candidates)
+        handled = self.state.read()
+        have_model = self.completer is not None
+        out = [e for e in candidates if not self.state.unchanged(handled, e.id, e.lesson, have_model=have_model)]
+        report.skipped_unchanged = len(candidates) - len(out)
+        return out
+
+    # -- the run ------------------------------------------------------------------------------------
+
+    def run(self, entry_ids: Sequence[str] | None = None) -> EnrichmentReport:
+        report = EnrichmentReport()
+        pending = self.pending(entry_ids, report)
+        if not pending:
+            return report
+        if self.completer is None:
+            if not self.allow_fallback:
+                report.refused = f"no_llm_client: {self.no_client_reason}; allow_deterministic_fallback is false"
+                return report
+            self._fallback(pending, report)
+            return report
+        batches = [pending[i:i + self.batch_size] for i in range(0, len(pending), self.batch_size)]
+        for index, batch in enumerate(batches[: self.max_batches]):
+            self.progress(f"batch {index + 1}: {len(batch)} entries")
+            if not self._llm_batch(batch, report):
+                if report.stopped and report.stopped.startswith("provider_unreachable") and self.allow_fallback:
+                    rest = [e for b in batches[index: self.max_batches] for e in b]
+                    self._fallback(rest, report)
+                break
+        return report
+
+    def _llm_batch(self, batch: list[Entry], report: EnrichmentReport) -> bool:
+        """One call; ``False`` when the run must stop."""
+        assert self.completer is not None
+        try:
+            with self.completer.hold() as held:
+                messages = build_messages(batch)
+                completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
+        except QuotaRefused as exc:
+            report.stopped = f"quota_exhausted: {exc}"
+            return False
+        except ProviderUnreachable as exc:
+            report.stopped = f"provider_unreachable: {exc}"
+            return False
+        except CompletionFailed as exc:
+            report.calls += 1
+            report.stopped = f"{exc.outcome}: {exc}"
+            return False
+        report.calls += 1
+        try:
+            proposals = parse_reply(completion.text, {e.id: e for e in batch})
+        except ReplyRejected as exc:
+            self.completer.reject(completion, str(exc))
+            report.rejected_replies.append(str(exc))
+            return True
+        self._note_source(report, LLM)
+        proposed = {p.entry_id: p.fields for p in proposals}
+        handled = []
+        for entry in batch:
+            fields = proposed.get(entry.id)
+            if fields is None:
+                report.not_actionable.append(entry.id)
+                handled.append(Handled(entry.id, content_hash(entry.lesson), LLM, "not_actionable"))
+            elif self._merge(entry, fields, LLM, report):
+                handled.append(Handled(entry.id, content_hash(entry.lesson), LLM, "enriched"))
+        self._record(handled)
+        return True
+
+    def _fallback(self, entries: list[Entry], report: EnrichmentReport) -> None:
+        self._note_source(report, FALLBACK)
+        handled = []
+        for entry in entries:
+            fields = deterministic_directives(entry.lesson)
+            if not fields:
+                report.not_actionable.append(entry.id)
+                handled.append(Handled(entry.id, content_hash(entry.lesson), FALLBACK, "not_actionable"))
+            elif self._merge(entry, fields, FALLBACK, report):
+                handled.append(Handled(entry.id, content_hash(entry.lesson), FALLBACK, "enriched"))
+        self._record(handled)
+
+    @staticmethod
+    def _note_source(report: EnrichmentReport, source: str) -> None:
+        if source not in report.sources:
+            report.sources.append(source)
+
+    def _record(self, handled: list[Handled]) -> None:
+        if handled:
+            self.state.record(self.locks, handled, (e.id for e in self.store.read().entries))
+
+    # -- compare-and-swap merge -----------------------------------------------------------------------
+
+    def _merge(self, snapshot: Entry, fields: dict[str, Any], source: str, report: EnrichmentReport) -> bool:
+        """Apply ``fields`` to the entry as read in ``snapshot``; never over a concurrent write."""
+        updates: dict[str, Any] = {**fields, "enrichment_source": source, "enriched_at": self.store.now(),
+                                   "updated_at": self.store.now()}
+        expected = snapshot.revision
+        conflicted = False
+        for _ in range(MAX_CAS_ATTEMPTS):
+            try:
+                self.store.update(snapshot.id, updates, expected_revision=expected)
+            except RevisionConflict:
+                conflicted = True
+                current = self.store.get(snapshot.id)
+                if current is None or not current.is_active or current.lesson != snapshot.lesson:
+                    report.stale.append(snapshot.id)
+                    return False
+                updates = {k: v for k, v in updates.items()
+                           if k in PROVENANCE or current.get(k) == snapshot.get(k)}
+                expected = current.revision
+                continue
+            except EntryNotFound:
+                report.stale.append(snapshot.id)
+                return False
+            except InvalidEntry as exc:
+                report.errors.append(str(exc))
+                return False
+            report.enriched.append(snapshot.id)
+            if conflicted:
+                report.merged_after_conflict.append(snapshot.id)
+            return True
+        report.errors.append(f"entry {snapshot.id}: still changing after {MAX_CAS_ATTEMPTS} attempts; left as is")
+        return False
