@@ -16,9 +16,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swarmq.api.config import ApiConfig
+from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
+from swarmq.memory.skills.config import SkillImproverConfig
 
 JOB_FAMILIES: tuple[str, ...] = (
     "curator",
@@ -356,6 +358,10 @@ class Roster(StrictModel):
     api: ApiConfig = Field(default_factory=ApiConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     """opencode-swarm's ``knowledge.*`` settings (its defaults; see docs/knowledge.md)."""
+    curator: CuratorConfig = Field(default_factory=CuratorConfig)
+    """Enrichment batches and the skill compiler's maturity gate (see docs/skills.md)."""
+    skill_improver: SkillImproverConfig = Field(default_factory=SkillImproverConfig)
+    """opencode-swarm's ``skill_improver`` settings; its budget is ``quotas.skill_improver``."""
     workers: Annotated[list[WorkerConfig], Field(min_length=1)]
 
     @field_validator("quotas", mode="before")
