@@ -273,7 +273,8 @@ class TierStore:
         self._append_sidecar(self.files.rejected, [record], self.config.rejected_max_entries, lease)
         return AddResult("rejected", entry, result, result.reason)
 
-    def _append_sidecar(self, path: Any, records: builtins.list[Any], cap: int | None, lease: Lease) -> None:
+    def _append_sidecar(self, path: Any, records: builtins.list[Any], cap: int | None,
+                        lease: Lease | None) -> None:
         append_capped(path, records, cap=cap, at=self.now(), evicted_to=self.files.evicted,
                       corrupt_to=self.files.corrupt, lease=lease)
 
@@ -379,7 +380,7 @@ class TierStore:
         """Hold the lock and collect changes; commit them in one write when the block ends
         (nothing is written if it raises)."""
         with self.locked() as lease:
-            txn = Transaction(self)
+            txn = Transaction(self, lease)
             yield txn
             txn.commit(lease)
 

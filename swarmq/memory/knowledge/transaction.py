@@ -21,8 +21,10 @@ def id_of(item: Mapping[str, Any] | Entry) -> str:
 class Transaction:
     """Changes to one store, committed together by :meth:`TierStore.transaction`."""
 
-    def __init__(self, store: TierStore) -> None:
+    def __init__(self, store: TierStore, lease: Lease | None = None) -> None:
         self.store = store
+        self.lease = lease
+        """The store lock's lease (for sidecar writes made inside the transaction)."""
         self._mirror = store.mirror
         self.replaced: dict[int, Entry] = {}
         self.removed: dict[int, str | None] = {}
@@ -47,7 +49,7 @@ class Transaction:
         entry_id = str(data.get("id"))
         slot = self._mirror.by_id.get(entry_id)
         if slot is None or slot in self.removed:
-            raise EntryNotFound(f"no entry {entry_id} in {self.store.files.knowledge}")
+            return self._put_appended(entry_id, data, expected_revision)
         current = self.replaced.get(slot, self._mirror.slots[slot])
         if expected_revision is not None and expected_revision != current.revision:
             raise RevisionConflict(entry_id, expected_revision, current.revision)
@@ -58,6 +60,19 @@ class Transaction:
         _check(entry)
         self.replaced[slot] = entry
         return entry
+
+    def _put_appended(self, entry_id: str, data: dict[str, Any],
+                      expected_revision: int | None) -> Entry:
+        for index, current in enumerate(self.appended):
+            if current.id == entry_id:
+                if expected_revision is not None and expected_revision != current.revision:
+                    raise RevisionConflict(entry_id, expected_revision, current.revision)
+                data["revision"] = current.revision
+                entry = Entry(data)
+                _check(entry)
+                self.appended[index] = entry
+                return entry
+        raise EntryNotFound(f"no entry {entry_id} in {self.store.files.knowledge}")
 
     def append(self, item: Mapping[str, Any] | Entry) -> Entry:
         entry = item if isinstance(item, Entry) else Entry(item)

@@ -1,0 +1,101 @@
+"""Acknowledgement markers in agent output and what they do to entries.
+
+``KNOWLEDGE_APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED:<trace_id>:<entry_id> [reason=…]``: each
+marker is committed as a terminal receipt first (idempotent for a repeated outcome, rejected
+when unknown, conflicting or late); only a newly committed terminal changes counters.
+``n_a`` is neutral: it counts as an acknowledgement but never as an outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from swarmq.memory.knowledge.inject import ledger
+from swarmq.memory.knowledge.model import Entry, normalize_outcomes
+from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.quarantine import clean_reason
+
+MARKER = re.compile(
+    r"\bKNOWLEDGE_(APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED):([A-Za-z0-9_.-]{1,128}):"
+    r"([A-Za-z0-9_.:-]{1,128}?)(?=$|[\s,;)\]])(?:[ \t]+reason=([^\n]*))?",
+    re.MULTILINE,
+)
+COUNTERS = {
+    "applied": "applied_explicit_count",
+    "ignored": "ignored_count",
+    "contradicted": "contradicted_count",
+    "violated": "violated_count",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    outcome: str
+    trace_id: str
+    entry_id: str
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AckResult:
+    marker: Marker
+    status: str
+    """``committed``, ``duplicate`` or ``rejected``."""
+    detail: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"outcome": self.marker.outcome, "trace_id": self.marker.trace_id,
+                "entry_id": self.marker.entry_id, "reason": self.marker.reason,
+                "status": self.status, "detail": self.detail}
+
+
+def parse_markers(text: str) -> list[Marker]:
+    out = []
+    for match in MARKER.finditer(text):
+        reason = (match.group(4) or "").strip() or None
+        out.append(Marker(match.group(1).lower(), match.group(2), match.group(3),
+                          clean_reason(reason) if reason else None))
+    return out
+
+
+def acknowledge(knowledge: KnowledgeStore, text: str, *, source: str = "architect_marker",
+                agent: str | None = None) -> list[AckResult]:
+    """Commit every marker found in ``text`` and update the counters of committed ones."""
+    journal = ledger(knowledge)
+    results = []
+    for marker in parse_markers(text):
+        verdict = journal.commit_terminal(marker.trace_id, marker.entry_id, marker.outcome,
+                                          reason=marker.reason, source=source, agent=agent)
+        if verdict.status == "committed":
+            tiers = (verdict.trace or {}).get("tiers", {})
+            store = knowledge.tier(str(tiers.get(marker.entry_id, "swarm")))
+            if not _apply(store, marker):
+                results.append(AckResult(marker, "committed", "entry no longer in the store"))
+                continue
+        results.append(AckResult(marker, verdict.status, verdict.reason))
+    return results
+
+
+def _apply(store: Any, marker: Marker) -> Entry | None:
+    with store.transaction() as txn:
+        entry: Entry | None = txn.get(marker.entry_id)
+        if entry is None:
+            return None
+        at = store.now()
+        outcomes = normalize_outcomes(entry.outcomes)
+        outcomes["acknowledged_count"] = int(outcomes.get("acknowledged_count", 0)) + 1
+        updates: dict[str, Any] = {"last_acknowledged_at": at}
+        counter = COUNTERS.get(marker.outcome)
+        if counter is not None:
+            outcomes[counter] = int(outcomes.get(counter, 0) or 0) + 1
+        if marker.outcome == "applied":
+            updates["last_applied_at"] = at
+        if marker.outcome == "violated":
+            stamps = outcomes.get("violation_timestamps")
+            stamps = [at, *(stamps if isinstance(stamps, list) else [])]
+            outcomes["violation_timestamps"] = stamps[: store.config.max_violation_timestamps]
+        updates["retrieval_outcomes"] = outcomes
+        changed: Entry = txn.put({**entry.data, **updates})
+        return changed

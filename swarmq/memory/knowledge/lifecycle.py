@@ -1,0 +1,145 @@
+"""The maturity sweep: N-phase TTL, stale todos, candidate → established → promoted, caps.
+
+A sweep is keyed by a *phase key* (a phase number, or e.g. a day when no plan tracks phases)
+and is idempotent for it: the sweep state file records the key in two steps around the single
+store rewrite (``pending`` with the fingerprint of the content about to be written, then
+``last_phase``), so a crash in between is resolved by comparing fingerprints instead of
+ageing entries twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from swarmq.memory.atomic import write_json_atomic
+from swarmq.memory.knowledge.files import SWEEP_STATE_FILE
+from swarmq.memory.knowledge.model import Entry, Status
+from swarmq.memory.knowledge.quarantine import archive_updates
+from swarmq.memory.knowledge.serialize import parse_iso
+from swarmq.memory.knowledge.store import TierStore
+from swarmq.memory.knowledge.transaction import Transaction
+
+DAY_MS = 86_400_000
+
+
+@dataclass
+class SweepResult:
+    phase: str
+    skipped: bool = False
+    scanned: int = 0
+    aged: int = 0
+    archived: int = 0
+    todos_removed: int = 0
+    established: int = 0
+    promoted: int = 0
+    evicted: int = 0
+    hive: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def age_ms(entry: Entry, now: datetime) -> float:
+    """Milliseconds since ``created_at`` (an unparseable date counts as age 0)."""
+    created = parse_iso(entry.get("created_at"))
+    return 0.0 if created is None else (now - created).total_seconds() * 1000.0
+
+
+def promotion_updates(entry: Entry, now: datetime, at: str, auto_promote_days: float) -> dict[str, Any] | None:
+    """``runAutoPromotion`` for one entry: the changes to make, or ``None``."""
+    phases = len(entry.phase_numbers())
+    if entry.status == Status.CANDIDATE and phases >= 3:
+        return {"status": Status.ESTABLISHED.value, "updated_at": at}
+    if entry.status == Status.ESTABLISHED and (
+        phases >= 3 or age_ms(entry, now) >= auto_promote_days * DAY_MS
+    ):
+        return {"status": Status.PROMOTED.value, "updated_at": at, "hive_eligible": True}
+    return None
+
+
+def run_auto_promotion(txn: Transaction, now: datetime, at: str, auto_promote_days: float) -> tuple[int, int]:
+    established = promoted = 0
+    for entry in txn.entries:
+        updates = promotion_updates(entry, now, at, auto_promote_days)
+        if updates is not None:
+            txn.put({**entry.data, **updates})
+            if updates["status"] == Status.ESTABLISHED:
+                established += 1
+            else:
+                promoted += 1
+    return established, promoted
+
+
+def _age_and_archive(txn: Transaction, result: SweepResult, at: str, default_max: int) -> None:
+    """``sweepAgedEntries``: +1 phase for every entry not archived or promoted; archive past TTL."""
+    for entry in txn.entries:
+        result.scanned += 1
+        if entry.status in (Status.ARCHIVED, Status.PROMOTED):
+            continue
+        updates: dict[str, Any] = {"phases_alive": entry.phases_alive + 1}
+        result.aged += 1
+        if updates["phases_alive"] > entry.max_phases(default_max):
+            updates.update(archive_updates(entry, at))
+            result.archived += 1
+        txn.put({**entry.data, **updates})
+
+
+def _remove_stale_todos(txn: Transaction, result: SweepResult, todo_max: int) -> None:
+    """``sweepStaleTodos``: todo entries past their TTL leave the store (kept in evicted)."""
+    for entry in txn.entries:
+        if entry.category == "todo" and entry.status != Status.PROMOTED and entry.phases_alive > todo_max:
+            txn.remove(entry.id, reason="todo_expired")
+            result.todos_removed += 1
+
+
+def _fingerprint(txn: Transaction) -> str:
+    digest = hashlib.sha256()
+    for entry in txn.entries:
+        digest.update(entry.line().encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _read_state(store: TierStore) -> dict[str, Any]:
+    try:
+        value = json.loads((store.files.root / SWEEP_STATE_FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = None) -> SweepResult:
+    """Age, expire, promote and cap one store, once per phase key."""
+    key = str(phase)
+    result = SweepResult(key)
+    config = store.config
+    state_path = store.files.root / SWEEP_STATE_FILE
+    with store.transaction() as txn:
+        state = _read_state(store)
+        if state.get("last_phase") == key:
+            result.skipped = True
+            return result
+        if state.get("pending") == key and state.get("fingerprint") == _fingerprint(txn):
+            write_json_atomic(state_path, {"last_phase": key, "swept_at": store.now()})
+            result.skipped = True
+            return result
+        moment = now or store.clock()
+        at = store.now()
+        if config.sweep_enabled:
+            _age_and_archive(txn, result, at, config.default_max_phases)
+            _remove_stale_todos(txn, result, config.todo_max_phases)
+        result.established, result.promoted = run_auto_promotion(txn, moment, at, config.auto_promote_days)
+        cap = config.hive_max_entries if store.tier == "hive" else config.swarm_max_entries
+        entries = txn.entries
+        if cap is not None and len(entries) > cap:
+            for entry in entries[: len(entries) - cap]:
+                txn.remove(entry.id, reason="fifo_cap")
+                result.evicted += 1
+        write_json_atomic(state_path, {"pending": key, "fingerprint": _fingerprint(txn), "at": at})
+    write_json_atomic(state_path, {"last_phase": key, "swept_at": store.now(),
+                                   "result": result.as_dict()})
+    return result

@@ -1,0 +1,89 @@
+"""Project-level maintenance: the full maturity sweep and the health audit."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from swarmq.memory.knowledge.hive import check_hive_promotions
+from swarmq.memory.knowledge.lifecycle import SweepResult, sweep_store
+from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.ranking import utility_score
+from swarmq.memory.knowledge.store import TierStore
+
+
+def current_phase(knowledge: KnowledgeStore) -> int | None:
+    """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
+    try:
+        plan = json.loads((knowledge.swarm_dir / "plan.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    phase = plan.get("current_phase") if isinstance(plan, dict) else None
+    return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
+
+
+def sweep(knowledge: KnowledgeStore, phase: str | int | None = None, *,
+          now: datetime | None = None) -> SweepResult:
+    """Sweep the swarm tier once per phase key, then run hive promotion and sweep the hive
+    (which is shared, so its key is namespaced by project)."""
+    key = phase if phase is not None else current_phase(knowledge)
+    if key is None:
+        key = f"day:{knowledge.swarm.now()[:10]}"
+    result = sweep_store(knowledge.swarm, key, now=now)
+    if result.skipped or not knowledge.config.hive_enabled:
+        return result
+    summary = check_hive_promotions(knowledge, now=now)
+    result.hive = summary.as_dict()
+    return result
+
+
+def health_problems(entry: Entry) -> list[str]:
+    """``auditEntryHealth``: the reasons an entry is unhealthy."""
+    problems = []
+    explicit = entry.get("utility_score")
+    if (entry.counter("shown_count") >= 5 and isinstance(explicit, int | float)
+            and not isinstance(explicit, bool) and explicit <= 0):
+        problems.append("Low-utility entry")
+    if entry.confidence < 0.1:
+        problems.append("Near-zero confidence")
+    if entry.auto_generated and not entry.confirmed_by:
+        problems.append("Unconfirmed auto-generated")
+    return problems
+
+
+def audit_tier(store: TierStore) -> dict[str, Any]:
+    """Counts, corrupt lines, duplicate ids, unhealthy / evergreen / low-utility entries."""
+    config = store.config
+    snapshot = store.read()
+    unhealthy, evergreen, low_utility = [], [], []
+    for entry in snapshot.entries:
+        problems = health_problems(entry)
+        if problems:
+            unhealthy.append({"id": entry.id, "problems": problems})
+        utility = utility_score(entry, config.min_retrievals_for_utility)
+        if utility is not None and entry.confidence >= config.evergreen_confidence and utility >= config.evergreen_utility:
+            evergreen.append(entry.id)
+        if (utility is not None and utility <= config.low_utility_threshold
+                and entry.counter("shown_count") >= 5):
+            low_utility.append(entry.id)
+    ids = Counter(e.id for e in snapshot.entries)
+    return {
+        "tier": str(store.tier),
+        "file": str(store.files.knowledge),
+        "entries": len(snapshot.entries),
+        "by_status": dict(Counter(e.status for e in snapshot.entries)),
+        "by_category": dict(Counter(e.category for e in snapshot.entries)),
+        "corrupt": [{"line": c.line_no, "error": c.error} for c in snapshot.corrupt],
+        "duplicate_ids": sorted(i for i, n in ids.items() if n > 1),
+        "unhealthy": unhealthy,
+        "evergreen": evergreen,
+        "low_utility": low_utility,
+    }
+
+
+def audit(knowledge: KnowledgeStore) -> dict[str, Any]:
+    return {"project": knowledge.project_name,
+            "tiers": [audit_tier(store) for store in knowledge.tiers]}
