@@ -21,14 +21,19 @@ def _tag(resource: str) -> str:
     return hashlib.sha1(resource.encode("utf-8")).hexdigest()[:20]
 
 
+def quota_prefix(swarm: str, name: str) -> str:
+    """Prefix of one quota's window keys; ``quota_reserve.lua`` appends ``<day>:used|held``."""
+    return f"{prefix(swarm)}quota:{{{name}}}:"
+
+
 def quota_used(swarm: str, name: str, window: str) -> str:
     """Calls started in one quota window (an integer)."""
-    return f"{prefix(swarm)}quota:{{{name}}}:{window}:used"
+    return f"{quota_prefix(swarm, name)}{window}:used"
 
 
 def quota_held(swarm: str, name: str, window: str) -> str:
     """Reserved, not yet started slots: a sorted set of token → lease expiry (ms)."""
-    return f"{prefix(swarm)}quota:{{{name}}}:{window}:held"
+    return f"{quota_prefix(swarm, name)}{window}:held"
 
 
 def quota_pattern(swarm: str) -> str:

@@ -16,10 +16,11 @@ reached the gate fails closed: it raises :class:`QuotaUnavailable` and grants no
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Iterator, Mapping
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from types import TracebackType
 
@@ -28,10 +29,13 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, script
 from swarmq.coord.windows import Window, WindowCache, zone_for
-from swarmq.memory.quota_file import quota_file_name, record_usage, used_in_window
+from swarmq.memory.quota_file import MirrorWriter, quota_file_name, used_in_window
 from swarmq.roster.schema import QuotaConfig
 
 GRACE_MS = 2 * 86_400_000
+SEED_SETTLE_SECONDS = 0.1
+"""Before seeding from the disk mirror, wait this long so other processes' pending mirror
+writes (at most ``MirrorWriter.delay`` behind) have landed."""
 """Window keys outlive their day by two days, enough for late starts and for inspection."""
 
 
@@ -40,16 +44,38 @@ class QuotaError(RuntimeError):
 
 
 class QuotaExhausted(QuotaError):
-    """No slot left in the current window."""
+    """No slot left in the current window.
+
+    Rebuildable from its message alone (``cls(*exc.args)``), which is how Celery hands a task's
+    exception back to the caller.
+    """
 
     def __init__(
-        self, name: str, window: str, used: int, held: int, maximum: int, resets_at: datetime
+        self,
+        message: str,
+        *,
+        name: str = "",
+        window: str = "",
+        used: int = 0,
+        held: int = 0,
+        maximum: int = 0,
+        resets_at: datetime | None = None,
     ) -> None:
+        super().__init__(message)
         self.name, self.window, self.used, self.held, self.max = name, window, used, held, maximum
         self.resets_at = resets_at
-        super().__init__(
-            f"daily quota {name!r} exhausted for {window}: used={used} held={held} max={maximum}; "
-            f"resets at {resets_at.isoformat()}"
+
+    @classmethod
+    def of(cls, name: str, window: Window, used: int, held: int, maximum: int) -> QuotaExhausted:
+        return cls(
+            f"daily quota {name!r} exhausted for {window.key}: used={used} held={held} max={maximum}; "
+            f"resets at {window.resets_at.isoformat()}",
+            name=name,
+            window=window.key,
+            used=used,
+            held=held,
+            maximum=maximum,
+            resets_at=window.resets_at,
         )
 
 
@@ -100,6 +126,15 @@ class QuotaStatus:
         }
 
 
+_shared_writer = MirrorWriter()
+"""One write-behind thread per process for every gate's mirrors."""
+
+
+def flush_mirrors() -> None:
+    """Write every pending quota mirror of this process (call before a process exits)."""
+    _shared_writer.flush()
+
+
 class QuotaGate:
     """Reserve / start / release against Redis, with an on-disk mirror per quota."""
 
@@ -112,6 +147,8 @@ class QuotaGate:
         mirror_dir: Path | None = None,
         url: str = "redis",
         zones: Mapping[str, tzinfo] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        mirror_writer: MirrorWriter | None = None,
     ) -> None:
         self.client = client
         self.swarm = swarm
@@ -119,6 +156,12 @@ class QuotaGate:
         self.mirror_dir = mirror_dir
         self.url = redact(url)
         zones = zones or {}
+        self.mirror = mirror_writer or _shared_writer
+        self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
+        self._skew_ms = 0
+        self._encoded: dict[
+            str, tuple[tuple[Window, Window, Window], list[bytes], list[bytes]]
+        ] = {}
         self._windows = {
             name: WindowCache(zones.get(name) or zone_for(cfg)) for name, cfg in self.quotas.items()
         }
@@ -146,64 +189,84 @@ class QuotaGate:
             "failing closed, no LLM call is allowed"
         )
 
-    def _keys(self, name: str, windows: tuple[Window, ...]) -> list[str]:
-        out: list[str] = []
-        for window in windows:
-            out += [
-                keys.quota_used(self.swarm, name, window.key),
-                keys.quota_held(self.swarm, name, window.key),
-            ]
-        return out
+    def _args(
+        self, name: str, windows: tuple[Window, Window, Window]
+    ) -> tuple[list[bytes], list[bytes]]:
+        """Keys and fixed arguments of the current window, pre-encoded once per day: the hot path
+        then sends bytes that redis-py passes through untouched."""
+        cached = self._encoded.get(name)
+        if cached is not None and cached[0] is windows:
+            return cached[1], cached[2]
+        cfg = self.config(name)
+        window = windows[1]
+        window_keys = [
+            keys.quota_used(self.swarm, name, window.key).encode(),
+            keys.quota_held(self.swarm, name, window.key).encode(),
+        ]
+        fixed = [
+            str(v).encode()
+            for v in (
+                window.start_ms,
+                window.end_ms,
+                window.end_ms + GRACE_MS,
+                cfg.max_calls_per_day,
+                int(cfg.lease_seconds * 1000),
+            )
+        ]
+        self._encoded[name] = (windows, window_keys, fixed)
+        return window_keys, fixed
 
-    @staticmethod
-    def _bounds(windows: tuple[Window, Window, Window]) -> list[int]:
-        return [windows[0].start_ms, windows[1].start_ms, windows[2].start_ms, windows[2].end_ms]
+    def _now(self) -> datetime:
+        """This host's clock, corrected by the offset to Redis's clock seen so far."""
+        return self.clock() + timedelta(milliseconds=self._skew_ms)
 
-    def _seed(self, name: str, window: Window) -> int:
+    def _seed(self, name: str, window: Window, *, settle: bool = True) -> int:
+        """Calls the disk mirror records for ``window`` (after pending writes have landed)."""
         path = self.mirror_path(name)
         if path is None:
             return 0
+        self.mirror.flush()
+        if settle:
+            time.sleep(SEED_SETTLE_SECONDS)
         return used_in_window(path, window.key, self.config(name).window.value)
+
+    def flush_mirror(self) -> None:
+        """Write pending quota mirrors now (workers call it when a process shuts down)."""
+        self.mirror.flush()
 
     # -- the three operations ----------------------------------------------------------------
 
     def reserve(self, name: str) -> Reservation:
         """Hold one slot of ``name`` or raise :class:`QuotaExhausted` / :class:`QuotaUnavailable`."""
         cfg = self.config(name)
-        windows = self._windows[name].current()
-        token = uuid.uuid4().hex
-        seeds = [-1, -1, -1]
-        for _ in range(2):
-            args: list[int | str] = [
-                *self._bounds(windows),
-                cfg.max_calls_per_day,
-                token,
-                int(cfg.lease_seconds * 1000),
-                *seeds,
-                GRACE_MS,
-            ]
+        cache = self._windows[name]
+        windows = cache.current(self._now())
+        token = os.urandom(12).hex()
+        seed: bytes | int = b"-1"
+        for _ in range(4):
+            window_keys, fixed = self._args(name, windows)
             try:
-                status, index, used, held, _now, lease_until = self._reserve(
-                    keys=self._keys(name, windows), args=args
-                )
+                status, second, held = self._reserve(keys=window_keys, args=[*fixed, token, seed])
             except TRANSIENT as exc:
                 raise self._unavailable(f"reserve {name!r}", exc) from exc
+            if status == 1:
+                return Reservation(name, token, windows[1], second)
+            if status == 0:
+                raise QuotaExhausted.of(name, windows[1], second, held, cfg.max_calls_per_day)
             if status == 2:  # the window's counter is missing: re-seed it from the disk mirror
-                seeds[index] = self._seed(name, windows[index])
+                seed = self._seed(name, windows[1])
                 continue
-            if status == -1:
+            # Redis's clock says another day: it decides. Remember the offset for next time.
+            self._skew_ms = second - int(self.clock().timestamp() * 1000)
+            if abs(self._skew_ms) > 86_400_000:
                 raise QuotaUnavailable(
                     f"quota {name!r}: the Redis server clock is more than a day away from this "
                     "host's clock; refusing to guess the quota window"
                 )
-            window = windows[index]
-            if status == 0:
-                raise QuotaExhausted(
-                    name, window.key, used, held, cfg.max_calls_per_day, window.resets_at
-                )
-            return Reservation(name, token, window, lease_until)
+            windows = cache.at_ms(second)
+            seed = b"-1"
         raise QuotaUnavailable(
-            f"quota {name!r}: could not seed the window counter"
+            f"quota {name!r}: could not agree on a window with Redis"
         )  # pragma: no cover
 
     def start(self, reservation: Reservation) -> int:
@@ -215,7 +278,7 @@ class QuotaGate:
                     keys.quota_used(self.swarm, name, window.key),
                     keys.quota_held(self.swarm, name, window.key),
                 ],
-                args=[reservation.token, window.end_ms + GRACE_MS],
+                args=[reservation.token],
             )
         except TRANSIENT as exc:
             raise self._unavailable(f"start {name!r}", exc) from exc
@@ -227,7 +290,7 @@ class QuotaGate:
         path = self.mirror_path(name)
         if path is not None:
             cfg = self.config(name)
-            record_usage(
+            self.mirror.record(
                 path,
                 window_key=window.key,
                 window=cfg.window.value,
@@ -273,16 +336,22 @@ class QuotaGate:
 
     def status(self, name: str) -> QuotaStatus:
         cfg = self.config(name)
-        windows = self._windows[name].current()
+        windows = self._windows[name].current(self._now())
+        window_keys = [
+            keys.quota_used(self.swarm, name, w.key)
+            if i % 2 == 0
+            else keys.quota_held(self.swarm, name, w.key)
+            for w in windows
+            for i in (0, 1)
+        ]
+        bounds = [windows[0].start_ms, windows[1].start_ms, windows[2].start_ms, windows[2].end_ms]
         try:
-            index, used, held, _now = self._status(
-                keys=self._keys(name, windows), args=self._bounds(windows)
-            )
+            index, used, held = self._status(keys=window_keys, args=bounds)
         except TRANSIENT as exc:
             raise self._unavailable(f"read quota {name!r}", exc) from exc
         window = windows[index] if index >= 0 else windows[1]
         if used < 0:
-            used = self._seed(name, window)
+            used = self._seed(name, window, settle=False)
         zone = self._windows[name].zone
         return QuotaStatus(
             name,

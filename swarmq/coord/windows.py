@@ -79,7 +79,7 @@ def windows_around(now: datetime, zone: tzinfo) -> tuple[Window, Window, Window]
 
 
 class WindowCache:
-    """Recomputes the three windows only when the local clock leaves today's window."""
+    """Recomputes the three windows only when the clock leaves the cached current window."""
 
     def __init__(self, zone: tzinfo) -> None:
         self.zone = zone
@@ -87,11 +87,16 @@ class WindowCache:
         self._cached: tuple[Window, Window, Window] | None = None
 
     def current(self, now: datetime | None = None) -> tuple[Window, Window, Window]:
+        """Yesterday, today and tomorrow around ``now`` (default: this host's clock)."""
         moment = now or datetime.now(UTC)
         stamp = _ms(moment)
         cached = self._cached
-        if cached is not None and now is None and cached[1].start_ms <= stamp < cached[1].end_ms:
+        if cached is not None and cached[1].start_ms <= stamp < cached[1].end_ms:
             return cached
         with self._lock:
             self._cached = windows_around(moment, self.zone)
             return self._cached
+
+    def at_ms(self, stamp: int) -> tuple[Window, Window, Window]:
+        """The windows around a server timestamp (epoch ms)."""
+        return self.current(datetime.fromtimestamp(stamp / 1000, UTC))

@@ -73,9 +73,19 @@ def commit_guard(path: Path, lease: Lease | None) -> Iterator[None]:
 
 
 def write_atomic(
-    path: Path | str, data: bytes | str, *, lease: Lease | None = None, mode: int = 0o644
+    path: Path | str,
+    data: bytes | str,
+    *,
+    lease: Lease | None = None,
+    mode: int = 0o644,
+    durable: bool = True,
 ) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
+    """Replace ``path`` with ``data`` atomically (and durably: fsync of file and directory).
+
+    ``durable=False`` skips the two fsyncs: readers still see the old or the new file, never a
+    mix, but a power loss may bring back the old one. Only for derived mirrors that something
+    else makes durable.
+    """
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +97,8 @@ def write_atomic(
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         with commit_guard(path, lease):
@@ -96,7 +107,8 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def write_json_atomic(

@@ -7,7 +7,11 @@ instead of granting a fresh day's worth of calls.
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -97,5 +101,61 @@ def record_usage(
         if current is not None and current.date == window_key and current.window == window:
             calls_used = max(calls_used, current.calls_used)
         state = QuotaFileState(window_key, calls_used, max_calls, window, now_iso())
-        write_atomic(path, json.dumps(state.as_json(), indent=2))
+        # Not fsynced: the mirror guards against Redis losing its keys (a restart, a flush), and
+        # a Redis restart leaves this host's page cache intact. Redis's own AOF covers power loss.
+        write_atomic(path, json.dumps(state.as_json(), indent=2), durable=False)
     return state
+
+
+class MirrorWriter:
+    """Write-behind for quota mirrors: the newest count per file, coalesced by a daemon thread.
+
+    A start must not wait for the filesystem (that would cost more than the two Redis round
+    trips of the gate itself), yet the file must not lag much: a Redis that lost its keys is
+    re-seeded from it. Writes land within ``delay`` seconds; ``flush()`` writes synchronously
+    (the gate calls it, and waits ``settle``, before it seeds from the file), and a process that
+    exits normally flushes at exit.
+    """
+
+    def __init__(self, delay: float = 0.02) -> None:
+        self.delay = delay
+        self._pending: dict[Path, tuple[str, str, int, int]] = {}
+        self._guard = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        atexit.register(self.flush)
+
+    def record(
+        self, path: Path, *, window_key: str, window: str, calls_used: int, max_calls: int
+    ) -> None:
+        with self._guard:
+            previous = self._pending.get(path)
+            if previous is not None and previous[0] == window_key and previous[2] > calls_used:
+                calls_used = previous[2]
+            self._pending[path] = (window_key, window, calls_used, max_calls)
+            self._ensure_thread()
+        self._wake.set()
+
+    def flush(self) -> None:
+        with self._guard:
+            pending, self._pending = self._pending, {}
+        for path, (window_key, window, used, top) in pending.items():
+            record_usage(path, window_key=window_key, window=window, calls_used=used, max_calls=top)
+
+    def _ensure_thread(self) -> None:
+        if self._pid != os.getpid():  # forked: the parent's thread does not exist here
+            self._pid, self._thread = os.getpid(), None
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="quota-mirror", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            time.sleep(self.delay)
+            try:
+                self.flush()
+            except OSError:  # pragma: no cover - disk full or gone: keep the counts for a retry
+                continue

@@ -24,12 +24,13 @@ from typing import Any, ClassVar
 
 from celery import Task
 from celery.exceptions import Reject
+from celery.signals import worker_process_shutdown
 from celery.utils.log import get_task_logger
 
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT, script
-from swarmq.coord.quota import QuotaSlot
+from swarmq.coord.quota import QuotaSlot, flush_mirrors
 from swarmq.memory.atomic import append_jsonl
 from swarmq.memory.locking import Lease
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
@@ -37,6 +38,12 @@ from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
 log = get_task_logger("swarmq.task")
 
 DEAD_LETTER_FILE = "dead-letter.jsonl"
+
+
+@worker_process_shutdown.connect
+def _flush_quota_mirrors(**_: Any) -> None:
+    """Pool processes exit with ``os._exit``: atexit handlers never run, so flush here."""
+    flush_mirrors()
 
 
 class DeadLettered(Exception):

@@ -45,6 +45,7 @@ def _contender(url: str, swarm: str, mirror: str, threads: int, go: object, out:
         t.start()
     for t in pool:
         t.join()
+    gate.flush_mirror()
     out.put(len(started))  # type: ignore[attr-defined]
 
 
@@ -148,6 +149,7 @@ def test_a_start_just_after_midnight_counts_where_it_was_reserved(
     assert after.window.key == (date.fromisoformat(today) + timedelta(days=1)).isoformat()
     assert gate.start(after) == 1
     assert gate.status("q").window == after.window.key
+    gate.flush_mirror()
     mirrored = json.loads((tmp_path / "q-quota.json").read_text())
     assert mirrored["date"] == after.window.key and mirrored["window"] == "local"
 
@@ -222,3 +224,26 @@ def test_unknown_quota_is_named(redis_client: redis.Redis, swarm_name: str) -> N
     gate = make_gate(redis_client, swarm_name, None)
     with pytest.raises(Exception, match="unknown quota 'enrichmnt'; configured quotas: enrichment"):
         gate.reserve("enrichmnt")
+
+
+def test_redis_time_decides_the_window_when_the_host_clock_is_wrong(
+    redis_client: redis.Redis, swarm_name: str
+) -> None:
+    zone = _offset_with_midnight_in(3600)  # local midnight in an hour
+    fast = lambda: datetime.now(UTC) + timedelta(hours=2)  # noqa: E731 - this host's clock runs 2 h fast
+    cfg = QuotaConfig(max_calls_per_day=5, window="local")
+    gate = QuotaGate(redis_client, swarm_name, {"q": cfg}, zones={"q": zone}, clock=fast)
+    today = datetime.now(UTC).astimezone(zone).date().isoformat()
+    first = gate.reserve("q")
+    assert first.window.key == today  # not the host's "tomorrow"
+    assert gate.start(first) == 1
+    second = gate.reserve("q")  # the offset is remembered: straight to the right window
+    assert second.window.key == today
+    assert gate.status("q").window == today
+
+
+def test_a_clock_a_day_off_is_refused(redis_client: redis.Redis, swarm_name: str) -> None:
+    wrong = lambda: datetime.now(UTC) + timedelta(days=3)  # noqa: E731
+    gate = QuotaGate(redis_client, swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}, clock=wrong)
+    with pytest.raises(QuotaUnavailable, match="more than a day away"):
+        gate.reserve("q")

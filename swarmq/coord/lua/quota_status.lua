@@ -1,13 +1,12 @@
--- Read a quota's current window. KEYS/ARGV[1..4] as in quota_reserve.
--- Returns {window index or -1, used or -1 when missing, live held, now_ms}.
+-- Read a quota's current window. KEYS[1..6] and ARGV[1..4] as in quota_reserve.
+-- Returns {window index or -1, used or -1 when missing, live held}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local bounds = {tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])}
 local idx = -1
 for i = 1, 3 do
-  if bounds[i] <= now and now < bounds[i + 1] then idx = i end
+  if tonumber(ARGV[i]) <= now and now < tonumber(ARGV[i + 1]) then idx = i break end
 end
-if idx == -1 then return {-1, -1, 0, now} end
+if idx == -1 then return {-1, -1, 0} end
 local used = redis.call('GET', KEYS[2 * idx - 1])
 local held = redis.call('ZCOUNT', KEYS[2 * idx], '(' .. now, '+inf')
-return {idx - 1, used and tonumber(used) or -1, held, now}
+return {idx - 1, used and tonumber(used) or -1, held}

@@ -1,0 +1,104 @@
+"""docker-compose.yml rendered from the roster, so the two can never disagree.
+
+One service per roster worker (named ``<role>-<id>`` and labelled with its role, so a role can
+be scaled or inspected as a group while each worker keeps its Swarm2 identity), exactly one
+beat, Redis with AOF and ``noeviction``, Flower behind basic auth on loopback, and one shared
+volume for the canonical files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from swarmq.roster.schema import Roster, WorkerConfig
+
+HEADER = """\
+# Generated from swarm.yaml by `swarmq roster compose > docker-compose.yml`; edit the roster and
+# regenerate (a test checks that this file agrees with swarm.yaml).
+# Run: FLOWER_BASIC_AUTH=admin:change-me docker compose up -d
+"""
+
+DATA = "/data"
+
+
+def _environment(roster: Roster, worker_id: str | None = None) -> dict[str, str]:
+    env = {
+        "SWARMQ_CONFIG": "/app/swarm.yaml",
+        "REDIS_URL": "redis://redis:6379/0",
+        "SWARMQ_WORKSPACE": f"{DATA}/workspace",
+        "SWARMQ_RUNTIME": f"{DATA}/runtime",
+        "SWARMQ_HOME": f"{DATA}/home",
+    }
+    if worker_id is not None:
+        env["SWARMQ_WORKER_ID"] = worker_id
+    return env
+
+
+def _common(roster: Roster) -> dict[str, Any]:
+    return {
+        "image": f"swarmq:{roster.swarm}",
+        "build": ".",
+        "volumes": ["swarm-data:/data", "./swarm.yaml:/app/swarm.yaml:ro"],
+        "depends_on": {"redis": {"condition": "service_healthy"}},
+        "restart": "unless-stopped",
+    }
+
+
+def worker_service_name(worker: WorkerConfig) -> str:
+    return f"{worker.role}-{worker.id}".lower().replace("_", "-")
+
+
+def _worker(roster: Roster, worker: WorkerConfig) -> dict[str, Any]:
+    limit = roster.tasks.longest_time_limit()
+    return {
+        **_common(roster),
+        "command": [
+            "celery", "-A", "swarmq.workers.app", "worker",
+            "-n", f"{worker.id}@%h", "-Q", ",".join(worker.all_queues()),
+            "-c", str(worker.concurrency), "-P", worker.pool.value, "-l", "INFO", "-E",
+        ],
+        "environment": _environment(roster, worker.id),
+        "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": worker.role, "swarmq.worker": worker.id},
+        # SIGTERM starts Celery's warm shutdown; give running tasks their whole time limit.
+        "stop_signal": "SIGTERM",
+        "stop_grace_period": f"{int(limit)}s",
+    }
+
+
+def render(roster: Roster) -> dict[str, Any]:
+    services: dict[str, Any] = {
+        "redis": {
+            "image": "redis:7-alpine",
+            "command": ["redis-server", "--appendonly", "yes", "--appendfsync", "everysec",
+                        "--maxmemory-policy", "noeviction"],
+            "volumes": ["redis-data:/data"],
+            "healthcheck": {"test": ["CMD", "redis-cli", "ping"], "interval": "5s", "timeout": "3s", "retries": 20},
+            "restart": "unless-stopped",
+        }
+    }
+    for worker in roster.workers:
+        services[worker_service_name(worker)] = _worker(roster, worker)
+    services["beat"] = {
+        **_common(roster),
+        "command": ["celery", "-A", "swarmq.workers.app", "beat", "-s", f"{DATA}/runtime/celerybeat-schedule",
+                    "-l", "INFO"],
+        "environment": _environment(roster),
+        "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "beat"},
+        "deploy": {"replicas": 1},
+    }
+    services["flower"] = {
+        **_common(roster),
+        "command": ["celery", "-A", "swarmq.workers.app", "flower", "--address=0.0.0.0", f"--port={roster.flower.port}"],
+        "environment": {**_environment(roster),
+                        "FLOWER_BASIC_AUTH": "${FLOWER_BASIC_AUTH:?set FLOWER_BASIC_AUTH=user:password}"},
+        "ports": [f"127.0.0.1:{roster.flower.port}:{roster.flower.port}"],
+        "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "flower"},
+    }
+    return {"name": f"swarmq-{roster.swarm}".lower(), "services": services,
+            "volumes": {"swarm-data": {}, "redis-data": {}}}
+
+
+def render_text(roster: Roster) -> str:
+    return HEADER + yaml.safe_dump(render(roster), sort_keys=False, width=120)

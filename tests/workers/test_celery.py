@@ -1,0 +1,147 @@
+"""Real Celery workers on real Redis: routing, dead letters, gated tasks, the single beat."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+from celery import Celery
+
+from swarmq.coord import keys
+from swarmq.memory.jsonl import read_jsonl
+from swarmq.roster.loader import load_roster
+from swarmq.workers.app import create_app
+from swarmq.workers.config import route_task, visibility_timeout
+from tests.support import WorkerProcess, client_app, worker_env, write_roster
+
+SAMPLE = "tests.workers.sample_tasks"
+
+
+def test_config_is_reliable_by_default(roster_file: Path) -> None:
+    roster = load_roster(roster_file, env={})
+    app = create_app(roster)
+    conf = app.conf
+    assert conf.task_acks_late and conf.task_reject_on_worker_lost
+    assert conf.worker_prefetch_multiplier == 1
+    assert conf.accept_content == ["json"] and conf.task_serializer == "json"
+    assert conf.enable_utc and conf.timezone == "UTC"
+    assert conf.worker_send_task_events and conf.worker_cancel_long_running_tasks_on_connection_loss
+    vt = conf.broker_transport_options["visibility_timeout"]
+    assert vt == visibility_timeout(roster) > roster.tasks.longest_time_limit() + roster.tasks.retry_backoff_max_seconds
+    names = {q.name for q in conf.task_queues}
+    assert {"curator", "skills", "forge", "consolidation", "maturity", "missions", "worker.w1", "dead_letter"} <= names
+    assert route_task("consolidation.nightly", (), {}, {}) == {"queue": "consolidation", "routing_key": "consolidation"}
+    assert route_task("ops.ping", (), {}, {}) is None
+
+
+@pytest.fixture
+def two_worker_roster(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
+    return write_roster(
+        tmp_path, swarm_name, redis_url,
+        workers=[
+            {"id": "w1", "role": "builder", "queues": ["missions", "forge"]},
+            {"id": "w2", "role": "curator", "queues": ["maturity", "curator"]},
+        ],
+        tasks={"max_deliveries": 2},
+    )
+
+
+def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Path) -> None:
+    app = client_app(two_worker_roster)
+    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], pool="solo").start(app) for w in ("w1", "w2")]
+    try:
+        direct = [app.send_task("ops.ping", queue="worker.w1") for _ in range(5)]
+        assert {r.get(timeout=20)["worker_id"] for r in direct} == {"w1"}
+        family = [app.send_task("maturity.echo", args=[i]) for i in range(5)]  # routed by name
+        answers = [r.get(timeout=20) for r in family]
+        assert {a["worker_id"] for a in answers} == {"w2"} and [a["value"] for a in answers] == list(range(5))
+    finally:
+        for w in workers:
+            w.stop()
+        app.close()
+
+
+def test_a_poison_message_lands_in_the_dead_letter_queue(
+    two_worker_roster: Path, redis_client: redis.Redis, swarm_name: str
+) -> None:
+    app = client_app(two_worker_roster)
+    worker = WorkerProcess(two_worker_roster, "w1", extra_tasks=[SAMPLE], pool="prefork").start(app)
+    try:
+        result = app.send_task("ops.suicide", queue="worker.w1")
+        with pytest.raises(Exception, match="DeadLettered|started 2 times without finishing"):
+            result.get(timeout=60)
+        roster = load_roster(two_worker_roster, env={})
+        records = [line.value for line in read_jsonl(roster.runtime_dir / "dead-letter.jsonl").lines]
+        assert len(records) == 1
+        assert records[0]["task"] == "ops.suicide" and records[0]["task_id"] == result.id
+        assert records[0]["deliveries"] == 2 and records[0]["queue"] == "worker.w1"
+        parked = redis_client.lrange(keys.prefix(swarm_name) + "dead_letter", 0, -1)
+        assert len(parked) == 1
+        message = json.loads(parked[0])
+        assert message["headers"]["task"] == "ops.suicide"
+        assert message["headers"]["x-swarmq-dead-letter"]["deliveries"] == 2
+        assert redis_client.get(keys.attempts(swarm_name, result.id)) is None
+    finally:
+        worker.stop()
+        app.close()
+
+
+def test_quota_gated_store_locked_task(two_worker_roster: Path, tmp_path: Path) -> None:
+    app = client_app(two_worker_roster)
+    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], concurrency=2).start(app) for w in ("w1", "w2")]
+    target = tmp_path / "log.jsonl"
+    try:
+        results = [app.send_task("ops.gated_append", args=[str(target), i], queue=f"worker.w{1 + i % 2}")
+                   for i in range(40)]
+        outcomes = []
+        for r in results:
+            try:
+                outcomes.append(r.get(timeout=60))
+            except Exception as exc:  # noqa: BLE001 - the quota refusal is the point
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+        used = sorted(o for o in outcomes if isinstance(o, int))
+        assert used == list(range(1, 31))  # enrichment: 30 a day, never 31
+        refusals = [o for o in outcomes if isinstance(o, str)]
+        assert len(refusals) == 10 and all("exhausted" in o for o in refusals), refusals
+        lines = read_jsonl(target)
+        assert lines.corrupt == [] and len(lines.lines) == 30
+    finally:
+        for w in workers:
+            w.stop()
+        app.close()
+
+
+def test_exactly_one_beat(roster_file: Path, redis_client: redis.Redis, swarm_name: str, tmp_path: Path) -> None:
+    env = worker_env(roster_file, "beat")
+    argv = [sys.executable, "-m", "celery", "-A", "swarmq.workers.app", "beat", "-s", str(tmp_path / "sched"), "-l", "INFO"]
+    first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while redis_client.get(keys.beat_lock(swarm_name)) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert redis_client.get(keys.beat_lock(swarm_name)) is not None
+        second = subprocess.run(argv[:-4] + ["-s", str(tmp_path / "sched2"), "-l", "INFO"], env=env,
+                                capture_output=True, text=True, timeout=30)
+        assert second.returncode != 0
+        assert "another beat already runs" in second.stdout + second.stderr
+    finally:
+        first.terminate()
+        first.wait(timeout=20)
+    assert redis_client.get(keys.beat_lock(swarm_name)) is None  # released on a clean stop
+
+
+def test_celery_client_app_is_lazy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Importing the app reads no roster: a broken swarm.yaml only fails when config is needed."""
+    monkeypatch.setenv("SWARMQ_CONFIG", str(tmp_path / "missing.yaml"))
+    code = "import swarmq.workers.app as m; print(type(m.app).__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "Celery"
+
+
+_ = (Celery, Callable)
