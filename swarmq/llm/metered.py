@@ -133,9 +133,15 @@ class MeteredCompleter:
         return slot
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[Slot]:
+    def hold(self, purpose: str = "") -> Iterator[Slot]:
         with contextlib.ExitStack() as stack:
-            yield self._reserve(stack)
+            try:
+                slot = self._reserve(stack)
+            except QuotaRefused as exc:
+                self._record(call_id=uuid.uuid4().hex, attempt=1, window=None, model=self._provider.model,
+                             purpose=purpose or None, outcome="quota_exhausted", counted=False, error=str(exc))
+                raise
+            yield slot
 
     # -- the call ----------------------------------------------------------------------------
 

@@ -73,7 +73,7 @@ class Completer(Protocol):
     @property
     def quota(self) -> str: ...
 
-    def hold(self) -> AbstractContextManager[object]:
+    def hold(self, purpose: str = "") -> AbstractContextManager[object]:
         """Reserve one quota slot now (raises :class:`QuotaRefused`); released on exit unless a
         request was sent with it."""
         ...
@@ -87,4 +87,8 @@ class Completer(Protocol):
 
     def reject(self, completion: Completion, reason: str) -> None:
         """Record that a reply arrived but was refused (not JSON, wrong types, unsafe text)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections (the job is done with the model)."""
         ...

@@ -3,5 +3,8 @@
 TASK_MODULES: list[str] = [
     "swarmq.tasks.ops",
     "swarmq.tasks.missions",
+    "swarmq.tasks.curator",
+    "swarmq.tasks.skills",
+    "swarmq.tasks.maturity",
 ]
 """Modules the worker imports at start (add a module here when adding a job family)."""

@@ -39,7 +39,8 @@ def test_ok_reply_is_counted_once_and_ledgered(
     assert line["window"] == g.status("enrichment").window
     assert line["tokens_in"] == 30 and line["tokens_out"] == 4
     assert isinstance(line["input_hash"], str) and len(line["input_hash"]) == 64
-    # The on-disk mirror in opencode-swarm's format follows the count.
+    # The on-disk mirror in opencode-swarm's format follows the count (written behind).
+    g.flush_mirror()
     mirror = json.loads((tmp_path / ".swarm" / "knowledge-enrichment-quota.json").read_text())
     assert mirror["calls_used"] == 1 and mirror["max_calls"] == 5
 

@@ -129,7 +129,7 @@ class Enricher:
         """One call; ``False`` when the run must stop."""
         assert self.completer is not None
         try:
-            with self.completer.hold() as held:
+            with self.completer.hold("curator.enrich") as held:
                 messages = build_messages(batch)
                 completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
         except QuotaRefused as exc:

@@ -121,8 +121,10 @@ def deterministic_body(inv: Inventory, targets: list[str], note: str | None = No
 
 
 def proposal_document(body: str, *, source: str, generated_at: str, targets: list[str],
-                      model: str | None, missing: list[str]) -> str:
+                      model: str | None, missing: list[str], run_id: str | None = None) -> str:
     lines = ["---", f"source: {source}", f"generated_at: {generated_at}", f"targets: [{', '.join(targets)}]"]
+    if run_id:
+        lines.append(f"run_id: {run_id}")
     if model:
         lines.append(f"model: {model}")
     if missing:
@@ -155,6 +157,19 @@ class SkillImprover:
         self.no_client_reason = no_client_reason
         self.now = now
         self.inventory = inventory
+
+    run_id: str | None = None
+
+    def _already_written(self) -> Path | None:
+        directory = self.layout.improver_proposals_dir
+        if self.run_id is None or not directory.is_dir():
+            return None
+        needle = f"\nrun_id: {self.run_id}\n"
+        for path in sorted(directory.glob("*.md"), reverse=True):
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                if needle in handle.read(2048):
+                    return path
+        return None
 
     @property
     def state_path(self) -> Path:
@@ -197,10 +212,17 @@ class SkillImprover:
 
     # -- the run ------------------------------------------------------------------------------------
 
-    def run(self, *, trigger: str = "manual", approved: bool = False, write_mode: str | None = None) -> ImproveReport:
+    def run(self, *, trigger: str = "manual", approved: bool = False, write_mode: str | None = None,
+            run_id: str | None = None) -> ImproveReport:
+        """One review. ``run_id`` (the task id) makes a redelivered run return the proposal the
+        first delivery wrote instead of paying for a second one."""
         refusal = self._refusal(trigger, approved)
         if refusal:
             return ImproveReport(False, refusal)
+        self.run_id = _safe_run_id(run_id)
+        done = self._already_written()
+        if done is not None:
+            return ImproveReport(True, "already_done: this run's proposal exists", proposal=str(done))
         if trigger == "scheduled":
             not_due = self._claim_schedule()
             if not_due:
@@ -210,7 +232,7 @@ class SkillImprover:
         if self.completer is None:
             return self._fallback(targets, mode, None)
         try:
-            with self.completer.hold() as held:
+            with self.completer.hold("skills.improve") as held:
                 inv = self._gather()
                 completion = self.completer.complete(build_messages(inv, targets, mode), held=held,
                                                      purpose="skills.improve")
@@ -253,7 +275,7 @@ class SkillImprover:
                missing: list[str], inv: Inventory) -> ImproveReport:
         now = self.now()
         document = proposal_document(body, source=source, generated_at=_iso(now), targets=targets,
-                                     model=model, missing=missing)
+                                     model=model, missing=missing, run_id=self.run_id)
         directory = self.layout.improver_proposals_dir
         directory.mkdir(parents=True, exist_ok=True)
         stamp = _iso(now).replace(":", "-").replace(".", "-")
@@ -268,6 +290,10 @@ class SkillImprover:
         if mode == "draft_skills":
             report.drafts = [w.as_dict() for w in self.compiler.generate(mode="draft", evaluate_it=True)]
         return report
+
+
+def _safe_run_id(value: str | None) -> str | None:
+    return value if value and re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value) else None
 
 
 def _iso(moment: datetime) -> str:

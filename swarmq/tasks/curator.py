@@ -1,0 +1,43 @@
+"""``curator.enrich``: turn plain-prose knowledge into actionable directives (LLM, quota).
+
+Thin: validates its arguments, builds the enricher from the roster and runs it; the quota,
+compare-and-swap merge and fallback policy live in ``swarmq.memory.curator``. Safe to redeliver:
+entries already enriched are no longer plain prose, and unchanged lessons are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swarmq.memory.paths import UnsafePathError
+from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+from swarmq.workers.app import app
+from swarmq.workers.base import SwarmTask
+
+ENRICH_TASK = "curator.enrich"
+
+
+def _ids(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) and 0 < len(v) <= 128 for v in value):
+        raise UnsafePathError("entry_ids must be a list of entry id strings (1-128 chars each)")
+    return value
+
+
+@app.task(name=ENRICH_TASK, bind=True)
+def enrich(self: SwarmTask, entry_ids: list[str] | None = None, max_batches: int | None = None) -> dict[str, Any]:
+    """One enrichment run; returns the report plus the enrichment quota's state."""
+    roster = self.roster
+    if not roster.curator.enrichment_enabled:
+        return {"refused": "disabled: curator.enrichment_enabled is false"}
+    if max_batches is not None and (not isinstance(max_batches, int) or max_batches < 1):
+        raise ValueError("max_batches must be a positive integer")
+    cluster = self.cluster
+    enricher = enricher_for(roster, cluster.locks, cluster, task_id=self.request.id, max_batches=max_batches)
+    try:
+        report = enricher.run(_ids(entry_ids))
+    finally:
+        if enricher.completer is not None:
+            enricher.completer.close()
+    return {**report.as_dict(), "quota": cluster.gate.status(ENRICHMENT_QUOTA).as_dict()}
