@@ -198,23 +198,28 @@ def similarity_join(
     ratio = t / (1 + t)
     total = np.arange(2 * int(sizes.max()) + 1, dtype=np.int64)
     # overlap <= (|x| + |y| - xor) / 2 must reach ceil(t/(1+t) (|x| + |y|)):
-    limit = total - 2 * np.ceil(ratio * total - _EPS).astype(np.int64)
+    limit = (total - 2 * np.ceil(ratio * total - _EPS)).astype(np.int32)
     coarse = _bit_images(sets, 64)
     fine = _bit_images(sets, 256)
     kept: list[IntArray] = []
     after64 = 0
+    # Per-occurrence copies, so the hot loop reads partners from contiguous group slices.
+    occ_size = index.size.astype(np.int32)
+    occ_image = coarse[0][index.owner]
     for lo, hi in index.chunks(CHUNK):
         c = index.count[lo:hi]
         m = int(c.sum())
         if m == 0:
             continue
-        a = np.repeat(index.owner[lo:hi], c)
-        g = np.arange(int(index.start[lo]), int(index.start[lo]) + m, dtype=np.int64)
-        b = index.owner[g + np.repeat(index.base[lo:hi], c)]
-        del g
-        lim = limit[np.repeat(index.size[lo:hi], c) + sizes[b]]
-        ok = np.bitwise_count(coarse[0][a] ^ coarse[0][b]) <= lim
-        a, b, lim = a[ok], b[ok], lim[ok]
+        local = np.arange(m, dtype=np.int64)
+        local += np.repeat(index.base[lo:hi] + int(index.start[lo]), c)
+        partner = local  # occurrence index of each raw candidate's partner
+        lim = limit[np.repeat(occ_size[lo:hi], c) + occ_size[partner]]
+        ok = np.bitwise_count(np.repeat(occ_image[lo:hi], c) ^ occ_image[partner]) <= lim
+        a = np.repeat(index.owner[lo:hi], c)[ok]
+        b = index.owner[partner[ok]]
+        lim = lim[ok]
+        del local, partner, ok
         after64 += len(a)
         ok = _xor_bits(fine, a, b) <= lim
         a, b = a[ok], b[ok]

@@ -18,7 +18,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -68,42 +67,62 @@ _ASCII_WORD_BYTES = bytes(
 """opencode-swarm's normalisation as a byte table: after ``lower()``, every character that is not
 an ASCII word character (including each byte of a non-ASCII character) becomes a space."""
 
-_UNICODE_WORD = re.compile(rf"[^\WA-Z]+|{_SEPARATOR}")
-"""``\\w+`` on lower-cased text (which holds no ``A-Z``), or the separator."""
+_UNICODE_WORD = re.compile(r"\w+")
+"""openknowledge's tokens, for lessons with non-ASCII characters."""
 
 
-def _words(texts: Sequence[str], measure: Measure) -> list[Any]:
-    """Every word of every lesson in order, lessons separated by the separator token.
+def _ascii_words(lowered: Sequence[str]) -> list[bytes]:
+    """Runs of ASCII word characters of already lower-cased lessons, separator-delimited."""
+    joined = f" {_SEPARATOR} ".join(lowered).encode("utf-8", "surrogatepass")
+    words: list[bytes] = joined.translate(_ASCII_WORD_BYTES).split()
+    return words
 
-    One bulk pass instead of a regex call per lesson: identical to ``opencode_words`` (runs of
-    ASCII word characters of the lower-cased text) and to ``word_tokens`` (runs of ``\\w``).
+
+def _words(texts: Sequence[str], measure: Measure) -> tuple[list[bytes], list[int] | None]:
+    """Every word of every lesson, lessons separated by the separator token, in bulk.
+
+    Identical to ``opencode_words`` (runs of ASCII word characters of the lower-cased text) and
+    to ``word_tokens`` (runs of ``\\w``), without a regex call per lesson: for bigrams, and for
+    the ASCII lessons under the token measure, a byte table does the work. The second value is
+    the order the lessons come out in when it is not the input order.
     """
-    joined = f" {_SEPARATOR} ".join(map(str.lower, texts))
+    lowered = list(map(str.lower, texts))
     if measure is Measure.BIGRAMS:
-        return joined.encode("utf-8", "surrogatepass").translate(_ASCII_WORD_BYTES).split()
-    return _UNICODE_WORD.findall(joined)
+        return _ascii_words(lowered), None
+    plain = [i for i, text in enumerate(lowered) if text.isascii()]
+    if len(plain) == len(lowered):
+        return _ascii_words(lowered), None
+    other = [i for i, text in enumerate(lowered) if not text.isascii()]
+    words = _ascii_words([lowered[i] for i in plain]) if plain else []
+    unicode_words = f" {_SEPARATOR} ".join(
+        " ".join(_UNICODE_WORD.findall(lowered[i])) for i in other
+    ).encode("utf-8", "surrogatepass").split()
+    if plain:
+        words.append(_SEPARATOR.encode())
+    words.extend(unicode_words)
+    return words, plain + other
 
 
 def _word_ids(texts: Sequence[str], measure: Measure) -> tuple[IntArray, IntArray, int]:
-    """Flat word ids and per-lesson word counts."""
-    words = _words(texts, measure)
+    """Flat word ids, the lesson each belongs to (words of a lesson contiguous, in text order),
+    and the number of distinct words."""
+    words, lesson_order = _words(texts, measure)
     vocabulary = dict.fromkeys(words)
     ids = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
     flat = np.fromiter(map(ids.__getitem__, words), dtype=np.int64, count=len(words))
-    separator = ids.get(_SEPARATOR.encode() if measure is Measure.BIGRAMS else _SEPARATOR, -1)
-    is_sep = flat == separator
-    # Lesson k owns the words between separator k-1 and separator k.
+    is_sep = flat == ids.get(_SEPARATOR.encode(), -1)
+    # The k-th lesson (in output order) owns the words between separators k-1 and k.
     owner = np.cumsum(is_sep)[~is_sep]
-    counts = np.bincount(owner, minlength=len(texts))
-    return flat[~is_sep], counts, len(vocabulary)
+    if lesson_order is not None:
+        owner = np.asarray(lesson_order, dtype=np.int64)[owner]
+    return flat[~is_sep], owner, len(vocabulary)
 
 
 def encode(texts: Sequence[str], measure: Measure | str = Measure.BIGRAMS) -> TokenSets:
     """Tokenise ``texts`` and rank their tokens by ascending document frequency."""
     measure = Measure(measure)
-    words, counts, n_words = _word_ids(texts, measure)
-    n = len(counts)
-    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+    words, owner, n_words = _word_ids(texts, measure)
+    n = len(texts)
     if measure is Measure.BIGRAMS:
         # A bigram joins position k and k+1 of the same lesson.
         same = owner[:-1] == owner[1:]
@@ -111,24 +130,23 @@ def encode(texts: Sequence[str], measure: Measure | str = Measure.BIGRAMS) -> To
         owner = owner[:-1][same]
     else:
         codes = words
-    # Set semantics (one occurrence of a token per lesson), via one sort of a combined key.
-    span = max(int(codes.max()) + 1 if len(codes) else 1, 1)
-    if n * span >= 2**62:  # pragma: no cover - beyond any realistic store
-        raise ValueError(f"{n} lessons x {span} token codes overflow the int64 join key")
-    keys = np.sort(owner * span + codes)
+    # Sort by (token, lesson): duplicates within a lesson become adjacent (set semantics) and
+    # each token's run length is its document frequency.
+    span = max(n, 1)
+    if (int(codes.max()) + 1 if len(codes) else 1) * span >= 2**62:  # pragma: no cover
+        raise ValueError(f"{n} lessons x {int(codes.max())} token codes overflow an int64 key")
+    keys = np.sort(codes * span + owner)
     keys = keys[_first_of_runs(keys)]
-    owner, codes = keys // span, keys % span
-    # Rank distinct tokens by (document frequency, code): rarest first, deterministic ties.
-    by_code = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(_first_of_runs(codes[by_code]))
-    frequency = np.diff(np.append(starts, len(codes)))
-    distinct = len(starts)
+    codes, owner = keys // span, keys % span
+    del keys
+    run_starts = np.flatnonzero(_first_of_runs(codes))
+    frequency = np.diff(np.append(run_starts, len(codes)))
+    distinct = len(run_starts)
+    # Rank tokens by (document frequency, code): rarest first, deterministic ties.
     rank_of_run = np.empty(distinct, dtype=np.int64)
     rank_of_run[np.argsort(frequency, kind="stable")] = np.arange(distinct, dtype=np.int64)
-    ranks = np.empty(len(codes), dtype=np.int64)
-    ranks[by_code] = np.repeat(rank_of_run, frequency)
     vocabulary = max(distinct, 1)
-    ordered = np.sort(owner * vocabulary + ranks)
+    ordered = np.sort(owner * vocabulary + np.repeat(rank_of_run, frequency))
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
     return TokenSets(tokens=ordered % vocabulary, offsets=offsets, vocabulary=distinct)

@@ -1,0 +1,13 @@
+"""Nightly consolidation: exact near-duplicate joins, then merge, supersede and link.
+
+The planner (:mod:`.plan`) works on any population of lessons; :mod:`.knowledge` applies its
+plan to an opencode-swarm knowledge tier (swarm, link or hive) and :mod:`.learnings` to an
+AgentOps learnings store. Every run is journalled in an events file (:mod:`.events`) so that a
+crash leaves each store as it was before or as it is after the run, and is idempotent: a second
+run over the result finds nothing to do.
+"""
+
+from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
+from swarmq.memory.consolidation.plan import Action, ActionKind, Plan, Reason
+
+__all__ = ["Action", "ActionKind", "ConsolidationConfig", "EmptyLessons", "Plan", "Reason"]

@@ -1,0 +1,70 @@
+"""``consolidation:`` in swarm.yaml: thresholds and scope of the nightly consolidation."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.memory.similarity.sets import Measure
+
+
+class EmptyLessons(StrEnum):
+    """What to do with lessons that have no tokens (one word, or only non-ASCII text)."""
+
+    EXACT = "exact"
+    """Treat two of them as duplicates only when their texts are equal (case and whitespace
+    aside): by opencode-swarm's rule every two Chinese-only lessons have Jaccard 1.0, and
+    merging them all into one would throw away real knowledge."""
+    REFERENCE = "reference"
+    """Follow the reference rule literally: every two empty-token lessons are duplicates."""
+
+
+class ConsolidationConfig(BaseModel):
+    """Thresholds are openknowledge's (Jaccard > 0.85 duplicate, > 0.7 conflict, > 0.5
+    complement), applied with ``>=`` as opencode-swarm's near-duplicate test does."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    enabled: bool = True
+    duplicate_threshold: Annotated[float, Field(gt=0, le=1)] = 0.85
+    """At or above: duplicates, merged into the surviving entry."""
+    conflict_threshold: Annotated[float, Field(gt=0, le=1)] = 0.7
+    """At or above (below duplicate): conflicting versions, the newer supersedes the older."""
+    complement_threshold: Annotated[float, Field(gt=0, le=1)] = 0.5
+    """At or above (below conflict): complementary entries, cross-linked."""
+    contradictions: bool = True
+    """Pairs at or above ``complement_threshold`` whose lessons oppose each other by the
+    knowledge validator's negation pairs (always/never, use/avoid, ...) are conflicts too."""
+    contradiction_mode: ValidationMode = ValidationMode.STRICT
+    """How negation phrases are found: ``strict`` (whole, negation-aware words) by default,
+    because opencode-swarm's substring test finds "use" in "because" and would turn ordinary
+    near-duplicates into conflicts. Only phrases the two lessons do not share count."""
+    measure: Measure = Measure.BIGRAMS
+    """Token sets compared for knowledge tiers (opencode-swarm's word bigrams by default)."""
+    learnings_measure: Measure = Measure.BIGRAMS
+    """Token sets compared for AgentOps learnings and patterns."""
+    empty_lessons: EmptyLessons = EmptyLessons.EXACT
+    hive: bool = True
+    """Consolidate the hive tier too (once per night for the whole cluster)."""
+    learnings: bool = True
+    """Consolidate the project's AgentOps learnings and patterns."""
+    max_links_per_entry: Annotated[int, Field(ge=0, le=1000)] = 10
+    """Complement links an entry gets at most (its most similar partners): a cluster of
+    templated lessons would otherwise link every entry to every other."""
+    max_rounds: Annotated[int, Field(ge=1, le=1000)] = 50
+    """Merging changes lessons, which can create new pairs; rounds repeat until none is left
+    (the fixpoint that makes a second run a no-op) or this bound is hit."""
+    lock_timeout_seconds: Annotated[float, Field(gt=0)] = 600.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ConsolidationConfig:
+        if not self.complement_threshold <= self.conflict_threshold <= self.duplicate_threshold:
+            raise ValueError(
+                "thresholds must satisfy complement_threshold <= conflict_threshold <= "
+                f"duplicate_threshold (got {self.complement_threshold}, "
+                f"{self.conflict_threshold}, {self.duplicate_threshold})"
+            )
+        return self

@@ -1,0 +1,218 @@
+"""Consolidating one knowledge tier (swarm, link or hive store).
+
+The whole run happens under the store lock: recover a run a crash left open, plan on the
+entries as they are, journal the plan and every changed entry to the events file, then write the
+store once (temp file + rename: readers see it before or after, never between), then mark the
+run committed. Entries nobody changed keep their exact bytes; superseded entries stay in the
+store, archived, with a pointer to the entry that replaced them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarmq.memory.consolidation.config import ConsolidationConfig
+from swarmq.memory.consolidation.events import (
+    ENTRY_CHANGED,
+    RUN_ABORTED,
+    RUN_COMMITTED,
+    RUN_STARTED,
+    EventLog,
+)
+from swarmq.memory.consolidation.merge import (
+    KEEP_APART,
+    RUN_KEY,
+    link_entries,
+    merge_entries,
+    strength,
+    supersede_entries,
+)
+from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
+from swarmq.memory.knowledge.files import TierFiles
+from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.serialize import iso_now
+from swarmq.memory.knowledge.store import TierStore
+from swarmq.memory.knowledge.transaction import Transaction
+from swarmq.memory.knowledge.validation import negation_phrases
+from swarmq.memory.locking import Lease
+
+CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
+"""Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+def crash_point(step: str) -> None:
+    if os.environ.get(CRASH_ENV) == step:
+        os._exit(86)
+
+
+def events_path(files: TierFiles) -> Path:
+    """``knowledge-consolidation.jsonl`` / ``shared-learnings-consolidation.jsonl``."""
+    return files.root / f"{files.knowledge.stem}-consolidation.jsonl"
+
+
+def contradict(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Opposing negation phrases that only one of the two lessons says."""
+    from swarmq.memory.knowledge.validation import NEGATION_PAIRS
+
+    only_a, only_b = a - b, b - a
+    return any((x in only_a and y in only_b) or (y in only_a and x in only_b) for x, y in NEGATION_PAIRS)
+
+
+@dataclass
+class ScopeReport:
+    """The outcome of consolidating one scope."""
+
+    scope: str
+    plan: Plan
+    run_id: str | None = None
+    dry_run: bool = False
+    entries: int = 0
+    changed: int = 0
+    recovered: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope, "run_id": self.run_id, "dry_run": self.dry_run,
+            "entries": self.entries, "active": self.plan.compared, "changed": self.changed,
+            "rounds": self.plan.rounds, "converged": self.plan.converged,
+            "counts": self.plan.counts(), "recovered": self.recovered,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class KnowledgePopulation:
+    """The entries of a tier being consolidated, changed in memory only."""
+
+    def __init__(self, entries: list[Entry], *, at: str, run_id: str, store: TierStore,
+                 config: ConsolidationConfig) -> None:
+        self.current: dict[str, Entry] = {}
+        for entry in entries:
+            self.current.setdefault(entry.id, entry)  # a duplicated id: the first one counts
+        self.order = {entry_id: n for n, entry_id in enumerate(self.current)}
+        self.changed: dict[str, Entry] = {}
+        self.at, self.run_id, self.store, self.config = at, run_id, store, config
+        self._phrases: dict[str, frozenset[str]] = {}
+
+    def _item(self, entry: Entry) -> Item:
+        phrases = self._phrases.get(entry.lesson)
+        if phrases is None:
+            phrases = self._phrases[entry.lesson] = negation_phrases(
+                entry.lesson, self.config.contradiction_mode)
+        apart = entry.get(KEEP_APART)
+        return Item(
+            id=entry.id, text=entry.lesson, created=entry.created_at, order=self.order[entry.id],
+            strength=strength(entry), phrases=phrases,
+            apart=frozenset(a for a in apart if isinstance(a, str)) if isinstance(apart, list) else frozenset(),
+        )
+
+    def items(self) -> list[Item]:
+        return [self._item(e) for e in self.current.values() if e.is_active]
+
+    def _set(self, entry: Entry) -> None:
+        self.current[entry.id] = entry
+        self.changed[entry.id] = entry
+
+    def apply(self, action: Action) -> bool:
+        keep, other = self.current[action.keep], self.current[action.other]
+        if action.kind is ActionKind.MERGE:
+            kept, gone = merge_entries(keep, other, at=self.at, run_id=self.run_id,
+                                       reason=action.reason.value, config=self.store.config)
+        elif action.kind is ActionKind.SUPERSEDE:
+            kept, gone = supersede_entries(keep, other, at=self.at, run_id=self.run_id,
+                                           reason=action.reason.value)
+        else:
+            left, right = link_entries(keep, other, run_id=self.run_id)
+            for entry in (left, right):
+                if entry is not None:
+                    self._set(entry)
+            return left is not None or right is not None
+        self._set(kept)
+        self._set(gone)
+        return True
+
+
+def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
+    kind = {"merge": "merged", "supersede": "superseded", "link": "linked"}[action.kind.value]
+    return {"type": kind, "run_id": run_id, "at": at, "keep": action.keep, "other": action.other,
+            "similarity": action.similarity, "reason": action.reason.value, "round": action.round}
+
+
+def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
+    """Close every run a crash left open: committed if the store shows its marks, else aborted."""
+    marks = {e.get(RUN_KEY) for e in entries}
+    closed: list[str] = []
+    for run in log.open_runs():
+        done = run.run_id in marks
+        log.append([{"type": RUN_COMMITTED if done else RUN_ABORTED, "run_id": run.run_id,
+                     "at": iso_now(), "recovered": True}], lease)
+        closed.append(run.run_id)
+    return closed
+
+
+def consolidate_tier(
+    store: TierStore,
+    config: ConsolidationConfig,
+    *,
+    scope: str,
+    dry_run: bool = False,
+    progress: ProgressFn | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> ScopeReport:
+    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
+    started = time.monotonic()
+    at = iso_now((clock or (lambda: datetime.now(UTC)))())
+    run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
+    planner = Planner(config, config.measure, contradict)
+
+    def on_round(round_no: int, actions: int) -> None:
+        if progress is not None:
+            progress("round", {"scope": scope, "round": round_no, "actions": actions})
+
+    if dry_run:
+        snapshot = store.read()
+        population = KnowledgePopulation(list(snapshot.entries), at=at, run_id=run_id,
+                                         store=store, config=config)
+        plan = planner.run(population, on_round=on_round)
+        return ScopeReport(scope, plan, None, True, len(snapshot.entries), len(population.changed),
+                           seconds=time.monotonic() - started)
+
+    log = EventLog(events_path(store.files))
+    with store.locks.hold(store.files.resource, timeout=config.lock_timeout_seconds) as lease, \
+            store.mirror.mutex:
+        store.mirror.refresh()
+        txn = Transaction(store, lease)
+        entries = txn.entries
+        recovered = recover(log, entries, lease)
+        population = KnowledgePopulation(entries, at=at, run_id=run_id, store=store, config=config)
+        plan = planner.run(population, on_round=on_round)
+        report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(entries),
+                             len(population.changed), recovered)
+        if plan.changes:
+            before = {e.id: e for e in entries}
+            after = {entry_id: txn.put(entry) for entry_id, entry in population.changed.items()}
+            log.append([
+                {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
+                 "store": str(store.files.knowledge), "counts": plan.counts(), "rounds": plan.rounds},
+                *(action_record(a, run_id, at) for a in plan.actions),
+                *({"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id,
+                   "before": before[entry_id].line(), "after": entry.line()}
+                  for entry_id, entry in after.items()),
+            ], lease)
+            crash_point("journaled")
+            txn.commit(lease)
+            crash_point("committed")
+            log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
+    report.seconds = time.monotonic() - started
+    if progress is not None:
+        progress("done", report.summary())
+    return report

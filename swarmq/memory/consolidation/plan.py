@@ -1,0 +1,248 @@
+"""The consolidation plan: which entries merge, which supersede which, which get linked.
+
+The planner sees a population only through :class:`Item` (id, compared text, age, strength)
+and changes it only through :class:`Population.apply`, so the same rules drive knowledge tiers
+and AgentOps learnings. Rules, per pair found by the exact similarity join:
+
+* similarity ``>= duplicate_threshold`` → **merge** the weaker into the stronger (ties: the
+  older survives); exact-content groups merge into one survivor at once;
+* ``>= conflict_threshold``, or ``>= complement_threshold`` and contradictory by the negation
+  pairs → the **newer supersedes** the older;
+* ``>= complement_threshold`` → **link** (both ways), at most ``max_links_per_entry`` each.
+
+Merging changes a survivor's lesson, so new pairs can appear: rounds repeat until a round finds
+nothing (a fixpoint), which is what makes a second run change nothing. Within a round an entry
+takes part in at most one action, chosen greedily by descending similarity, so every action is
+justified by the pair's similarity at the time it is applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+import numpy as np
+
+from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
+from swarmq.memory.similarity.join import join_texts, similarity_join
+from swarmq.memory.similarity.sets import Measure, encode
+
+
+class ActionKind(StrEnum):
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    LINK = "link"
+
+
+class Reason(StrEnum):
+    EXACT = "exact_duplicate"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+    CONTRADICTION = "contradiction"
+    COMPLEMENT = "complement"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What the planner knows of one active entry."""
+
+    id: str
+    text: str
+    """The text compared (a lesson, or a learning's canonical body)."""
+    created: str
+    """Sortable creation time (ISO 8601; empty sorts as oldest)."""
+    order: int
+    """Position in the store: the tie-breaker of age (lower = older)."""
+    strength: tuple[float, ...] = ()
+    """Larger is stronger (status, confirmations, confidence ...)."""
+    fingerprint: str | None = None
+    """Exact-content key (AgentOps' content hash), when the store has one."""
+    phrases: frozenset[str] = frozenset()
+    """Negation phrases the text says (for contradictions)."""
+    apart: frozenset[str] = frozenset()
+    """Ids this entry must never be merged with or superseded by (a restored decision)."""
+
+    @property
+    def age_key(self) -> tuple[str, int]:
+        return (self.created, self.order)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    kind: ActionKind
+    keep: str
+    """Survivor (merge), the newer entry (supersede), or one end (link)."""
+    other: str
+    """The entry merged away or superseded, or the other end of a link."""
+    similarity: float
+    reason: Reason
+    round: int
+
+
+@dataclass
+class Plan:
+    actions: list[Action] = field(default_factory=list)
+    rounds: int = 0
+    converged: bool = True
+    compared: int = 0
+    """Active entries in the last round."""
+
+    def counts(self) -> dict[str, int]:
+        counts = Counter(a.reason.value for a in self.actions)
+        return {reason.value: counts.get(reason.value, 0) for reason in Reason}
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.actions)
+
+
+class Population(Protocol):
+    """A store being consolidated, as the planner sees and changes it (in memory)."""
+
+    def items(self) -> list[Item]:
+        """The active entries now, in store order."""
+        ...
+
+    def apply(self, action: Action) -> bool:
+        """Apply one action to the in-memory state; ``False`` when it changed nothing."""
+        ...
+
+
+Contradicts = Callable[[frozenset[str], frozenset[str]], bool]
+
+_SPACES = re.compile(r"\s+")
+
+
+def _text_key(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def stronger(a: Item, b: Item) -> Item:
+    """The survivor of a merge: the stronger one; on a tie, the older one."""
+    if a.strength != b.strength:
+        return a if a.strength > b.strength else b
+    return a if a.age_key <= b.age_key else b
+
+
+def newer(a: Item, b: Item) -> Item:
+    return a if a.age_key > b.age_key else b
+
+
+class Planner:
+    def __init__(self, config: ConsolidationConfig, measure: Measure,
+                 contradicts: Contradicts | None = None) -> None:
+        self.config = config
+        self.measure = measure
+        self.contradicts = contradicts if config.contradictions else None
+
+    def run(self, population: Population, *, on_round: Callable[[int, int], None] | None = None) -> Plan:
+        """Rounds of merges and supersessions until a fixpoint, then the links."""
+        plan = Plan()
+        for round_no in range(1, self.config.max_rounds + 1):
+            items = population.items()
+            plan.rounds, plan.compared = round_no, len(items)
+            chosen = self.decide_round(items, round_no)
+            if on_round is not None:
+                on_round(round_no, len(chosen))
+            if not chosen:
+                break
+            plan.actions.extend(a for a in chosen if population.apply(a))
+        else:
+            plan.converged = False
+        plan.actions.extend(a for a in self.decide_links(population.items()) if population.apply(a))
+        return plan
+
+    # -- one round of merges and supersessions ---------------------------------------------------
+
+    def decide_round(self, items: Sequence[Item], round_no: int) -> list[Action]:
+        used: set[str] = set()
+        actions: list[Action] = []
+        sets = encode([i.text for i in items], self.measure)
+        for group in self._exact_groups(items, np.flatnonzero(sets.sizes == 0).tolist()):
+            survivor = group[0]
+            for item in group[1:]:
+                survivor = stronger(survivor, item)
+            for item in group:
+                if item.id != survivor.id and survivor.id not in item.apart and item.id not in survivor.apart:
+                    actions.append(Action(ActionKind.MERGE, survivor.id, item.id, 1.0, Reason.EXACT, round_no))
+                    used.update((item.id, survivor.id))
+        low = self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
+        result = similarity_join(sets, low) if len(items) else None
+        if result is None:
+            return actions
+        candidates: list[tuple[float, str, str, Reason]] = []
+        for i, j, similarity in zip(result.left.tolist(), result.right.tolist(),
+                                    result.similarity.tolist(), strict=True):
+            a, b = items[i], items[j]
+            reason = self._reason(a, b, similarity)
+            if reason is not None and b.id not in a.apart and a.id not in b.apart:
+                candidates.append((similarity, min(a.id, b.id), max(a.id, b.id), reason))
+        by_id = {item.id: item for item in items}
+        candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
+        for similarity, x, y, reason in candidates:
+            if x in used or y in used:
+                continue
+            a, b = by_id[x], by_id[y]
+            used.update((x, y))
+            if reason is Reason.DUPLICATE:
+                keep = stronger(a, b)
+                kind = ActionKind.MERGE
+            else:
+                keep = newer(a, b)
+                kind = ActionKind.SUPERSEDE
+            other = b if keep is a else a
+            actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no))
+        return actions
+
+    def _reason(self, a: Item, b: Item, similarity: float) -> Reason | None:
+        if self.contradicts is not None and self.contradicts(a.phrases, b.phrases):
+            return Reason.CONTRADICTION
+        if similarity >= self.config.duplicate_threshold:
+            return Reason.DUPLICATE
+        if similarity >= self.config.conflict_threshold:
+            return Reason.CONFLICT
+        return None
+
+    def _exact_groups(self, items: Sequence[Item], empty: list[int]) -> list[list[Item]]:
+        """Entries with the same content (fingerprint), and empty-token entries by policy."""
+        groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
+        for item in items:
+            if item.fingerprint is not None:
+                groups[("hash", item.fingerprint)].append(item)
+        for index in empty:
+            item = items[index]
+            if item.fingerprint is not None:
+                continue
+            key = "" if self.config.empty_lessons is EmptyLessons.REFERENCE else _text_key(item.text)
+            groups[("empty", key)].append(item)
+        return [group for _, group in sorted(groups.items()) if len(group) > 1]
+
+    # -- links between complementary entries -------------------------------------------------------
+
+    def decide_links(self, items: Sequence[Item]) -> list[Action]:
+        limit = self.config.max_links_per_entry
+        if limit == 0 or len(items) < 2:
+            return []
+        result = join_texts([i.text for i in items], self.config.complement_threshold, self.measure)
+        partners: dict[int, list[tuple[float, str, int]]] = defaultdict(list)
+        for i, j, similarity in zip(result.left.tolist(), result.right.tolist(),
+                                    result.similarity.tolist(), strict=True):
+            if similarity >= self.config.conflict_threshold:
+                continue  # left over only when the round bound was hit
+            if self.contradicts is not None and self.contradicts(items[i].phrases, items[j].phrases):
+                continue
+            partners[i].append((-similarity, items[j].id, j))
+            partners[j].append((-similarity, items[i].id, i))
+        best = {i: {j for _, _, j in sorted(found)[:limit]} for i, found in partners.items()}
+        links: list[Action] = []
+        for i, chosen in sorted(best.items()):
+            for j in sorted(chosen):
+                if i < j and i in best.get(j, ()):
+                    a, b = items[i], items[j]
+                    similarity = next(-s for s, _, k in partners[i] if k == j)
+                    links.append(Action(ActionKind.LINK, a.id, b.id, similarity, Reason.COMPLEMENT, 0))
+        return links
