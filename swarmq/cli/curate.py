@@ -1,0 +1,84 @@
+"""``swarmq curate``: one curator enrichment run (in this process, or on a worker)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, fail, load
+from swarmq.cli.jobs import cluster_or_none, locks_for, submit
+from swarmq.memory.knowledge.errors import KnowledgeError
+from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+
+
+def curate(
+    ctx: typer.Context,
+    ids: Annotated[list[str] | None, typer.Option("--id", help="Only these entries (repeatable).")] = None,
+    max_batches: Annotated[int | None, typer.Option("--max-batches", min=1, help="Calls this run may make.")] = None,
+    submit_it: Annotated[bool, typer.Option("--submit", help="Run it on a worker (curator queue).")] = False,
+    wait: Annotated[float, typer.Option("--wait", help="With --submit: seconds to wait (0 = don't).")] = 600,
+    as_json: bool = JsonOption,
+) -> None:
+    """Enrich plain-prose knowledge into actionable directives (enrichment quota)."""
+    roster = load(ctx)
+    if not roster.curator.enrichment_enabled:
+        fail("curator.enrichment_enabled is false in swarm.yaml")
+    kwargs: dict[str, Any] = {"entry_ids": ids or None, "max_batches": max_batches}
+    if submit_it:
+        outcome = submit(roster, "curator.enrich", kwargs, wait=wait)
+        if isinstance(outcome, str):
+            console.print(f"submitted curator.enrich [{outcome}]")
+            return
+        report = outcome
+    else:
+        cluster = cluster_or_none(roster)
+        with console.status("enriching…") as status:
+            enricher = enricher_for(roster, locks_for(roster, cluster), cluster, task_id="cli",
+                                    max_batches=max_batches, progress=status.update)
+            try:
+                report = enricher.run(ids or None).as_dict()
+            except KnowledgeError as exc:
+                fail(str(exc))
+            finally:
+                if enricher.completer is not None:
+                    enricher.completer.close()
+        if cluster is not None:
+            report["quota"] = cluster.gate.status(ENRICHMENT_QUOTA).as_dict()
+    if as_json:
+        emit_json(report)
+    else:
+        _print(report)
+    if report.get("refused"):
+        raise typer.Exit(1)
+
+
+def _print(report: dict[str, Any]) -> None:
+    if report.get("refused"):
+        console.print(f"[red]refused:[/] {report['refused']}", highlight=False)
+        return
+    table = Table(title="curator enrichment", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    rows = [
+        ("candidates (plain prose)", report["candidates"]),
+        ("skipped (unchanged)", report["skipped_unchanged"]),
+        ("LLM calls", report["calls"]),
+        ("source", ", ".join(report["sources"]) or "-"),
+        ("enriched", ", ".join(report["enriched"]) or "-"),
+        ("merged after a concurrent write", ", ".join(report["merged_after_conflict"]) or "-"),
+        ("not actionable", ", ".join(report["not_actionable"]) or "-"),
+        ("stale (changed during the call)", ", ".join(report["stale"]) or "-"),
+        ("rejected replies", "; ".join(report["rejected_replies"]) or "-"),
+        ("errors", "; ".join(report["errors"]) or "-"),
+        ("stopped", report.get("stopped") or "-"),
+    ]
+    quota = report.get("quota")
+    if quota:
+        rows.append(("enrichment quota", f"{quota['used']}/{quota['max']} used on {quota['day']}"))
+    for what, value in rows:
+        table.add_row(what, str(value))
+    console.print(table)
+    if "deterministic_fallback" in report["sources"]:
+        console.print("[yellow]note:[/] deterministic_fallback entries were enriched by rules, not by a model")
