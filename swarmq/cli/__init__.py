@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from swarmq.cli import api, deadletter, mission, processes, quota, roster
+from swarmq.cli import api, curate, deadletter, llm, mission, processes, quota, roster, skills
 from swarmq.cli.common import CliState
 
 app = typer.Typer(
@@ -39,6 +39,9 @@ app.add_typer(mission.app, name="mission")
 app.command("api")(api.api)
 app.add_typer(quota.app, name="quota")
 app.add_typer(deadletter.app, name="deadletter")
+app.add_typer(skills.app, name="skills")
+app.command()(curate.curate)
+app.add_typer(llm.app, name="llm")
 app.command()(processes.up)
 app.command()(processes.down)
 app.command()(processes.status)
