@@ -157,8 +157,12 @@ class MemoryIndex:
                 raw = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             return False
-        lines = raw.decode("utf-8", errors="replace").splitlines()
-        norm_lines = [normalize(line) for line in lines]
+        decoded = raw.decode("utf-8", errors="replace")
+        lines = decoded.splitlines()
+        folded = unicodedata.normalize("NFKC", decoded).casefold().splitlines()
+        if len(folded) != len(lines):  # NFKC produced or removed a line break: go line by line
+            folded = [unicodedata.normalize("NFKC", line).casefold() for line in lines]
+        norm_lines = [" ".join(line.split()) for line in folded]
         text = "\n".join(norm_lines)
         tokens = frozenset(_TOKEN.findall(text))
         self.files[path] = _File(mtime_ns, size, lines, norm_lines, text, tokens)
@@ -182,14 +186,18 @@ class MemoryIndex:
                 if not path.startswith(tuple(prefixes)):
                     continue
                 entry = self.files[path]
-                overlap = len(need & entry.tokens) / len(need)
-                ranked.append((phrase in entry.text, overlap, entry.mtime_ns, path))
+                if need <= entry.tokens:  # a phrase needs every token: skip the scan otherwise
+                    ranked.append((phrase in entry.text, 1.0, entry.mtime_ns, path))
+                else:
+                    ranked.append((False, len(need & entry.tokens) / len(need), entry.mtime_ns, path))
             ranked.sort(reverse=True)
             hits: list[Hit] = []
-            for has_phrase, overlap, _, path in ranked:
+            for has_phrase, overlap, mtime_ns, path in ranked:
                 if len(hits) >= limit:
+                    # The best hit this file could give is (has_phrase, overlap, its mtime); files
+                    # come in that order, so once it cannot beat the limit-th hit, none can.
                     floor = hits[limit - 1]
-                    if (has_phrase, overlap) < (floor.phrase, floor.overlap):
+                    if (has_phrase, overlap, mtime_ns / 1e9) <= (floor.phrase, floor.overlap, floor.mtime):
                         break
                 hits.extend(self._file_hits(path, phrase, need, has_phrase))
                 hits.sort(key=lambda h: (h.phrase, h.overlap, h.mtime), reverse=True)

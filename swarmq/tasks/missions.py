@@ -6,9 +6,11 @@ Redelivery safety, the agent run and all memory writes live in ``swarmq.memory.m
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any, BinaryIO
 
+from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
 from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
 from swarmq.memory.paths import check_id
@@ -20,14 +22,15 @@ RUN_TASK = "missions.run"
 FORGE_TASK = "forge.extract"
 
 
-def knowledge_provider(roster: Roster) -> KnowledgeProvider | None:
-    """The knowledge store's directives block, when the knowledge package offers one.
+def knowledge_provider(roster: Roster, locks: StoreLocks, agent: str | None = None) -> KnowledgeProvider | None:
+    """The knowledge store's directives block for the prompt, when the knowledge package has it.
 
-    Integration point: ``swarmq.memory.knowledge.injection.directives_block(roster, query,
-    budget_chars) -> str``. Until it exists, prompts carry no knowledge block.
+    Calls ``swarmq.memory.knowledge.injection.directives_block(roster, query, budget_chars,
+    locks=..., agent=...)``: with the worker's locks the shown entries are recorded like any
+    injection. Without that module, prompts carry no knowledge block.
     """
     try:
-        from swarmq.memory.knowledge import injection  # type: ignore[attr-defined]
+        injection = importlib.import_module("swarmq.memory.knowledge.injection")
     except ImportError:
         return None
     block = getattr(injection, "directives_block", None)
@@ -35,7 +38,7 @@ def knowledge_provider(roster: Roster) -> KnowledgeProvider | None:
         return None
 
     def provide(query: str, budget: int) -> str:
-        return str(block(roster, query, budget))
+        return str(block(roster, query, budget, locks=locks, agent=agent))
 
     return provide
 
@@ -89,6 +92,8 @@ def run_mission(self: MissionTask, mission_id: str, assignment_id: str, worker_i
                 "mission_id": outcome.mission_id, "assignment_id": outcome.assignment_id,
             })
 
-    runner = MissionRunner(roster, here, self.cluster.locks, knowledge=knowledge_provider(roster),
+    locks = self.cluster.locks
+    knowledge = knowledge_provider(roster, locks, agent=roster.worker(here).role)
+    runner = MissionRunner(roster, here, locks, knowledge=knowledge,
                            echo=_stdout(), on_transcript=extract)
     return runner.run(mission_id, assignment_id).as_dict()
