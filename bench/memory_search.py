@@ -21,12 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarmq.memory.search import MemorySearch, Scope  # noqa: E402
+from swarmq.memory.search import MemorySearch, Scope
 
-WORDS = ("parser lexer token queue worker mission handoff episode summary redis celery lock lease "
-         "fence quota window budget recall snippet ranking index phrase overlap recency archive shared "
-         "profile identity soul memory checkpoint resume blocked review complete failed cancelled agent "
-         "transcript forge extract knowledge directive pool tier gold silver bronze maturity hive").split()
+WORDS = ["parser", "lexer", "token", "queue", "worker", "mission", "handoff", "episode", "summary", "redis", "celery", "lock", "lease", "fence", "quota", "window", "budget", "recall", "snippet", "ranking", "index", "phrase", "overlap", "recency", "archive", "shared", "profile", "identity", "soul", "memory", "checkpoint", "resume", "blocked", "review", "complete", "failed", "cancelled", "agent", "transcript", "forge", "extract", "knowledge", "directive", "pool", "tier", "gold", "silver", "bronze", "maturity", "hive"]
 
 
 def vocabulary(rng: random.Random, size: int = 5000) -> tuple[list[str], list[float]]:
