@@ -129,7 +129,9 @@ class MeteredCompleter:
         try:
             slot: Slot = stack.enter_context(self.gate.slot(self._quota))
         except self.quota_errors as exc:
-            raise QuotaRefused(str(exc)) from exc
+            # The gate refuses when the window is spent, and fails closed when it cannot decide.
+            undecided = "unavailable" in type(exc).__name__.lower()
+            raise QuotaRefused(str(exc), outcome="quota_unavailable" if undecided else None) from exc
         return slot
 
     @contextlib.contextmanager
@@ -139,7 +141,7 @@ class MeteredCompleter:
                 slot = self._reserve(stack)
             except QuotaRefused as exc:
                 self._record(call_id=uuid.uuid4().hex, attempt=1, window=None, model=self._provider.model,
-                             purpose=purpose or None, outcome="quota_exhausted", counted=False, error=str(exc))
+                             purpose=purpose or None, outcome=exc.outcome, counted=False, error=str(exc))
                 raise
             yield slot
 
@@ -172,7 +174,7 @@ class MeteredCompleter:
                     try:
                         slot = self._reserve(stack)
                     except QuotaRefused as exc:
-                        self._record(attempt=attempt, window=None, outcome="quota_exhausted", counted=False,
+                        self._record(attempt=attempt, window=None, outcome=exc.outcome, counted=False,
                                      error=str(exc), **base)
                         if last is None:
                             raise

@@ -133,7 +133,7 @@ class Enricher:
                 messages = build_messages(batch)
                 completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
         except QuotaRefused as exc:
-            report.stopped = f"quota_exhausted: {exc}"
+            report.stopped = f"{exc.outcome}: {exc}"
             return False
         except ProviderUnreachable as exc:
             report.stopped = f"provider_unreachable: {exc}"

@@ -237,7 +237,7 @@ class SkillImprover:
                 completion = self.completer.complete(build_messages(inv, targets, mode), held=held,
                                                      purpose="skills.improve")
         except QuotaRefused as exc:
-            return ImproveReport(False, f"quota_exhausted: {exc}")
+            return ImproveReport(False, f"{exc.outcome}: {exc}")
         except InventoryFailed as exc:
             return ImproveReport(False, f"inventory_failed: {exc}")
         except ProviderUnreachable as exc:
