@@ -65,7 +65,7 @@ def _proc(kind: str, swarm: str, n: int, mirror: str | None, go: Any, out: Any) 
 
 
 def parallel(kind: str, swarm: str, n: int, procs: int, mirror: Path | None = None) -> float:
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     go, out = ctx.Event(), ctx.Queue()
     workers = [
         ctx.Process(target=_proc, args=(kind, swarm, n, str(mirror) if mirror else None, go, out))

@@ -32,6 +32,7 @@ def create_app(config: Roster | None = None) -> Celery:
     celery_app = Celery("swarmq", set_as_current=False, task_cls="swarmq.workers.base:SwarmTask")
 
     def configure(sender: Celery, **_: Any) -> None:
+        import swarmq.workers.logs  # noqa: F401 - connects the JSON log formatter signals
         from swarmq.workers.config import celery_config
 
         sender.conf.update(celery_config(config or roster()))

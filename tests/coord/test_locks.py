@@ -36,7 +36,7 @@ def test_two_processes_contending_lose_no_update(
     redis_url: str, swarm_name: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     counter = tmp_path / "counter.txt"
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_redis_worker, args=(redis_url, swarm_name, str(counter), 150)) for _ in range(2)]
     for p in procs:
         p.start()
@@ -49,7 +49,7 @@ def test_two_processes_contending_lose_no_update(
 
 def test_local_locks_serialise_processes_on_one_host(tmp_path: Path) -> None:
     counter = tmp_path / "counter.txt"
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_local_worker, args=(str(tmp_path / "locks"), str(counter), 100)) for _ in range(2)]
     for p in procs:
         p.start()
@@ -77,7 +77,7 @@ def test_a_holder_stalled_past_its_lease_is_fenced_off(
 ) -> None:
     target = tmp_path / "knowledge.jsonl"
     target.write_text("original\n")
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     ready, go, out = ctx.Event(), ctx.Event(), ctx.Queue()
     holder = ctx.Process(target=_stalling_holder, args=(redis_url, swarm_name, str(target), ready, go, out))
     holder.start()

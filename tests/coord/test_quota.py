@@ -52,7 +52,7 @@ def _contender(url: str, swarm: str, mirror: str, threads: int, go: object, out:
 def test_64_concurrent_reservers_in_4_processes_get_exactly_30(
     redis_url: str, swarm_name: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     go, out = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_contender, args=(redis_url, swarm_name, str(tmp_path), 16, go, out)) for _ in range(4)]
     for p in procs:

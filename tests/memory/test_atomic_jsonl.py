@@ -88,7 +88,7 @@ def _appender(path: str, tag: int) -> None:
 
 def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_appender, args=(str(path), t)) for t in range(4)]
     for p in procs:
         p.start()

@@ -54,10 +54,16 @@ def two_worker_roster(tmp_path: Path, swarm_name: str, redis_url: str, redis_cli
 
 def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Path) -> None:
     app = client_app(two_worker_roster)
-    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], pool="solo").start(app) for w in ("w1", "w2")]
+    json_logs = {"SWARMQ_LOG_FORMAT": "json"}
+    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], pool="solo", env=json_logs).start(app)
+               for w in ("w1", "w2")]
     try:
         direct = [app.send_task("ops.ping", queue="worker.w1") for _ in range(5)]
         assert {r.get(timeout=20)["worker_id"] for r in direct} == {"w1"}
+        lines = [json.loads(line) for line in workers[0].log().splitlines() if line.startswith("{")]
+        task_lines = [line for line in lines if line.get("task_id") == direct[0].id]
+        assert task_lines and all(line["worker_id"] == "w1" for line in task_lines)
+        assert any(line["message"].startswith("start ops.ping") for line in task_lines)
         family = [app.send_task("maturity.echo", args=[i]) for i in range(5)]  # routed by name
         answers = [r.get(timeout=20) for r in family]
         assert {a["worker_id"] for a in answers} == {"w2"} and [a["value"] for a in answers] == list(range(5))
