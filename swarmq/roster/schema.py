@@ -16,7 +16,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swarmq.api.config import ApiConfig
+from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
+from swarmq.memory.flywheel.config import FlywheelConfig
+from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
@@ -362,6 +365,12 @@ class Roster(StrictModel):
     """Enrichment batches and the skill compiler's maturity gate (see docs/skills.md)."""
     skill_improver: SkillImproverConfig = Field(default_factory=SkillImproverConfig)
     """opencode-swarm's ``skill_improver`` settings; its budget is ``quotas.skill_improver``."""
+    forge: ForgeConfig = Field(default_factory=ForgeConfig)
+    """Transcript mining into AgentOps pending files (see docs/flywheel.md)."""
+    flywheel: FlywheelConfig = Field(default_factory=FlywheelConfig)
+    """AgentOps pool promotion gates, maturity and metrics (see docs/flywheel.md)."""
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    """Nightly merge/supersede/link thresholds and scopes (see docs/consolidation.md)."""
     workers: Annotated[list[WorkerConfig], Field(min_length=1)]
 
     @field_validator("quotas", mode="before")

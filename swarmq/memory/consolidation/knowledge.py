@@ -9,6 +9,7 @@ store, archived, with a pointer to the entry that replaced them.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -35,12 +36,13 @@ from swarmq.memory.consolidation.merge import (
     supersede_entries,
 )
 from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
+from swarmq.memory.knowledge.config import ValidationMode
 from swarmq.memory.knowledge.files import TierFiles
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.knowledge.validation import negation_phrases
+from swarmq.memory.knowledge.validation import NEGATION_PAIRS, negation_phrases
 from swarmq.memory.locking import Lease
 
 CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
@@ -59,12 +61,21 @@ def events_path(files: TierFiles) -> Path:
     return files.root / f"{files.knowledge.stem}-consolidation.jsonl"
 
 
-def contradict(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Opposing negation phrases that only one of the two lessons says."""
-    from swarmq.memory.knowledge.validation import NEGATION_PAIRS
+@functools.lru_cache(maxsize=262_144)
+def _phrases(text: str, mode: ValidationMode) -> frozenset[str]:
+    return negation_phrases(text, mode)
 
-    only_a, only_b = a - b, b - a
-    return any((x in only_a and y in only_b) or (y in only_a and x in only_b) for x, y in NEGATION_PAIRS)
+
+def contradiction_test(mode: ValidationMode) -> Callable[[str, str], bool]:
+    """Opposing negation phrases (the validator's pairs) that only one of the texts says."""
+
+    def contradict(left: str, right: str) -> bool:
+        a, b = _phrases(left, mode), _phrases(right, mode)
+        only_a, only_b = a - b, b - a
+        return any((x in only_a and y in only_b) or (y in only_a and x in only_b)
+                   for x, y in NEGATION_PAIRS)
+
+    return contradict
 
 
 @dataclass
@@ -101,17 +112,19 @@ class KnowledgePopulation:
         self.order = {entry_id: n for n, entry_id in enumerate(self.current)}
         self.changed: dict[str, Entry] = {}
         self.at, self.run_id, self.store, self.config = at, run_id, store, config
-        self._phrases: dict[str, frozenset[str]] = {}
+        self._items: dict[str, Item] = {}
 
     def _item(self, entry: Entry) -> Item:
-        phrases = self._phrases.get(entry.lesson)
-        if phrases is None:
-            phrases = self._phrases[entry.lesson] = negation_phrases(
-                entry.lesson, self.config.contradiction_mode)
+        item = self._items.get(entry.id)
+        if item is None:
+            item = self._items[entry.id] = self._build_item(entry)
+        return item
+
+    def _build_item(self, entry: Entry) -> Item:
         apart = entry.get(KEEP_APART)
         return Item(
             id=entry.id, text=entry.lesson, created=entry.created_at, order=self.order[entry.id],
-            strength=strength(entry), phrases=phrases,
+            strength=strength(entry),
             apart=frozenset(a for a in apart if isinstance(a, str)) if isinstance(apart, list) else frozenset(),
         )
 
@@ -119,6 +132,7 @@ class KnowledgePopulation:
         return [self._item(e) for e in self.current.values() if e.is_active]
 
     def _set(self, entry: Entry) -> None:
+        self._items.pop(entry.id, None)
         self.current[entry.id] = entry
         self.changed[entry.id] = entry
 
@@ -172,7 +186,7 @@ def consolidate_tier(
     started = time.monotonic()
     at = iso_now((clock or (lambda: datetime.now(UTC)))())
     run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
-    planner = Planner(config, config.measure, contradict)
+    planner = Planner(config, config.measure, contradiction_test(config.contradiction_mode))
 
     def on_round(round_no: int, actions: int) -> None:
         if progress is not None:

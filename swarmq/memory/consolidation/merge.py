@@ -44,12 +44,15 @@ def strength(entry: Entry) -> tuple[float, ...]:
     confirmations = (
         len(entry.confirming_projects()) if entry.tier == "hive" else len(entry.phase_numbers())
     )
+    raw = entry.get("retrieval_outcomes")
+    outcomes: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    shown = outcomes.get("shown_count", outcomes.get("applied_count"))
     return (
         float(_STATUS_RANK.get(entry.status, 0)),
         float(confirmations),
         entry.confidence,
-        float(entry.counter("applied_explicit_count")),
-        float(entry.counter("shown_count")),
+        float(_num(outcomes.get("applied_explicit_count"))),
+        float(_num(shown)),
     )
 
 

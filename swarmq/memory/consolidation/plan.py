@@ -61,8 +61,6 @@ class Item:
     """Larger is stronger (status, confirmations, confidence ...)."""
     fingerprint: str | None = None
     """Exact-content key (AgentOps' content hash), when the store has one."""
-    phrases: frozenset[str] = frozenset()
-    """Negation phrases the text says (for contradictions)."""
     apart: frozenset[str] = frozenset()
     """Ids this entry must never be merged with or superseded by (a restored decision)."""
 
@@ -112,7 +110,8 @@ class Population(Protocol):
         ...
 
 
-Contradicts = Callable[[frozenset[str], frozenset[str]], bool]
+Contradicts = Callable[[str, str], bool]
+"""Whether two texts oppose each other (asked only for pairs the join found)."""
 
 _SPACES = re.compile(r"\s+")
 
@@ -199,7 +198,7 @@ class Planner:
         return actions
 
     def _reason(self, a: Item, b: Item, similarity: float) -> Reason | None:
-        if self.contradicts is not None and self.contradicts(a.phrases, b.phrases):
+        if self.contradicts is not None and self.contradicts(a.text, b.text):
             return Reason.CONTRADICTION
         if similarity >= self.config.duplicate_threshold:
             return Reason.DUPLICATE
@@ -233,7 +232,7 @@ class Planner:
                                     result.similarity.tolist(), strict=True):
             if similarity >= self.config.conflict_threshold:
                 continue  # left over only when the round bound was hit
-            if self.contradicts is not None and self.contradicts(items[i].phrases, items[j].phrases):
+            if self.contradicts is not None and self.contradicts(items[i].text, items[j].text):
                 continue
             partners[i].append((-similarity, items[j].id, j))
             partners[j].append((-similarity, items[i].id, i))
