@@ -4,9 +4,11 @@ One run: pick active entries that carry no directive field and whose lesson chan
 was last handled; send them in batches, one quota slot per call (held before the prompt is
 built, spent when the request leaves); parse the strict reply; merge each proposal by entry id
 with a compare-and-swap on the entry's ``revision``. The store lock is *not* held during the
-call: a write that lands meanwhile makes the CAS miss, the entry is re-read, and the proposal is
-re-applied on top of it (fields the other writer changed are left to it); if the lesson itself
-changed, the proposal is stale and dropped. Nothing reaches the store from a refused reply.
+call; afterwards, under the lock, each entry's revision is compared with the one read before the
+call. A write that landed meanwhile makes the compare fail: the proposal is re-applied on top of
+the current entry, leaving to the other writer every field it changed; if the lesson itself
+changed, the proposal is stale and dropped. A batch is merged in one transaction (one rewrite of
+the store). Nothing reaches the store from a refused reply.
 
 Without a model the run either uses the deterministic fallback (tagged) or refuses with
 ``no_llm_client`` before touching the quota.
@@ -22,9 +24,10 @@ from swarmq.memory.completion import Completer, CompletionFailed, ProviderUnreac
 from swarmq.memory.curator.fallback import deterministic_directives
 from swarmq.memory.curator.reply import ReplyRejected, build_messages, parse_reply
 from swarmq.memory.curator.state import EnrichmentState, Handled, content_hash
-from swarmq.memory.knowledge.errors import EntryNotFound, InvalidEntry, RevisionConflict
+from swarmq.memory.knowledge.errors import InvalidEntry
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
+from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.locking import StoreLocks
 
 LLM = "llm"
@@ -34,7 +37,8 @@ DIRECTIVE_MARKERS = (
     "applies_to_agents", "applies_to_tools", "verification_predicate", "directive_priority",
 )
 PROVENANCE = ("enrichment_source", "enriched_at", "updated_at")
-MAX_CAS_ATTEMPTS = 5
+MERGE_CHUNK = 500
+"""Proposals merged per store rewrite (bounds how long the store lock is held)."""
 
 
 def is_plain_prose(entry: Entry) -> bool:
@@ -151,28 +155,29 @@ class Enricher:
             return True
         self._note_source(report, LLM)
         proposed = {p.entry_id: p.fields for p in proposals}
-        handled = []
-        for entry in batch:
-            fields = proposed.get(entry.id)
-            if fields is None:
-                report.not_actionable.append(entry.id)
-                handled.append(Handled(entry.id, content_hash(entry.lesson), LLM, "not_actionable"))
-            elif self._merge(entry, fields, LLM, report):
-                handled.append(Handled(entry.id, content_hash(entry.lesson), LLM, "enriched"))
-        self._record(handled)
+        self._apply(batch, proposed, LLM, report)
         return True
+
+    def _apply(self, entries: list[Entry], proposed: dict[str, dict[str, Any]], source: str,
+               report: EnrichmentReport) -> None:
+        merged = self._merge_all([(e, proposed[e.id]) for e in entries if e.id in proposed], source, report)
+        handled = []
+        for entry in entries:
+            if entry.id not in proposed:
+                report.not_actionable.append(entry.id)
+                handled.append(Handled(entry.id, content_hash(entry.lesson), source, "not_actionable"))
+            elif entry.id in merged:
+                handled.append(Handled(entry.id, content_hash(entry.lesson), source, "enriched"))
+        self._record(handled)
 
     def _fallback(self, entries: list[Entry], report: EnrichmentReport) -> None:
         self._note_source(report, FALLBACK)
-        handled = []
+        proposed = {}
         for entry in entries:
             fields = deterministic_directives(entry.lesson)
-            if not fields:
-                report.not_actionable.append(entry.id)
-                handled.append(Handled(entry.id, content_hash(entry.lesson), FALLBACK, "not_actionable"))
-            elif self._merge(entry, fields, FALLBACK, report):
-                handled.append(Handled(entry.id, content_hash(entry.lesson), FALLBACK, "enriched"))
-        self._record(handled)
+            if fields:
+                proposed[entry.id] = fields
+        self._apply(entries, proposed, FALLBACK, report)
 
     @staticmethod
     def _note_source(report: EnrichmentReport, source: str) -> None:
@@ -185,34 +190,36 @@ class Enricher:
 
     # -- compare-and-swap merge -----------------------------------------------------------------------
 
-    def _merge(self, snapshot: Entry, fields: dict[str, Any], source: str, report: EnrichmentReport) -> bool:
-        """Apply ``fields`` to the entry as read in ``snapshot``; never over a concurrent write."""
-        updates: dict[str, Any] = {**fields, "enrichment_source": source, "enriched_at": self.store.now(),
-                                   "updated_at": self.store.now()}
-        expected = snapshot.revision
-        conflicted = False
-        for _ in range(MAX_CAS_ATTEMPTS):
-            try:
-                self.store.update(snapshot.id, updates, expected_revision=expected)
-            except RevisionConflict:
-                conflicted = True
-                current = self.store.get(snapshot.id)
-                if current is None or not current.is_active or current.lesson != snapshot.lesson:
-                    report.stale.append(snapshot.id)
-                    return False
-                updates = {k: v for k, v in updates.items()
-                           if k in PROVENANCE or current.get(k) == snapshot.get(k)}
-                expected = current.revision
-                continue
-            except EntryNotFound:
-                report.stale.append(snapshot.id)
-                return False
-            except InvalidEntry as exc:
-                report.errors.append(str(exc))
-                return False
-            report.enriched.append(snapshot.id)
-            if conflicted:
-                report.merged_after_conflict.append(snapshot.id)
-            return True
-        report.errors.append(f"entry {snapshot.id}: still changing after {MAX_CAS_ATTEMPTS} attempts; left as is")
-        return False
+    def _merge_all(self, proposals: list[tuple[Entry, dict[str, Any]]], source: str,
+                   report: EnrichmentReport) -> set[str]:
+        """Apply each proposal to its entry as read in the snapshot, in one store transaction
+        (one rewrite), never over a concurrent write; returns the ids merged."""
+        merged: set[str] = set()
+        for start in range(0, len(proposals), MERGE_CHUNK):
+            with self.store.transaction() as txn:
+                at = self.store.now()
+                for snapshot, fields in proposals[start:start + MERGE_CHUNK]:
+                    if self._merge_one(txn, snapshot, fields, source, at, report):
+                        merged.add(snapshot.id)
+        return merged
+
+    @staticmethod
+    def _merge_one(txn: Transaction, snapshot: Entry, fields: dict[str, Any], source: str, at: str,
+                   report: EnrichmentReport) -> bool:
+        current = txn.get(snapshot.id)
+        if current is None or not current.is_active or current.lesson != snapshot.lesson:
+            report.stale.append(snapshot.id)  # gone, retired or rewritten while the model thought
+            return False
+        updates: dict[str, Any] = {**fields, "enrichment_source": source, "enriched_at": at, "updated_at": at}
+        conflicted = current.revision != snapshot.revision
+        if conflicted:  # the compare of the CAS failed: keep every field the other writer changed
+            updates = {k: v for k, v in updates.items() if k in PROVENANCE or current.get(k) == snapshot.get(k)}
+        try:
+            txn.put({**current.data, **updates}, expected_revision=current.revision)
+        except InvalidEntry as exc:
+            report.errors.append(str(exc))
+            return False
+        report.enriched.append(snapshot.id)
+        if conflicted:
+            report.merged_after_conflict.append(snapshot.id)
+        return True
