@@ -8,6 +8,9 @@ from typing import Annotated
 import typer
 
 from swarmq.cli import api, curate, deadletter, llm, mission, processes, quota, roster, skills
+from swarmq.cli import flywheel as flywheel_cli
+from swarmq.cli import forge as forge_cli
+from swarmq.cli import pool as pool_cli
 from swarmq.cli.common import CliState
 
 app = typer.Typer(
@@ -45,6 +48,10 @@ app.add_typer(llm.app, name="llm")
 app.command()(processes.up)
 app.command()(processes.down)
 app.command()(processes.status)
+app.command()(forge_cli.forge)
+app.command()(forge_cli.lookup)
+app.add_typer(pool_cli.app, name="pool")
+app.add_typer(flywheel_cli.app, name="flywheel")
 
 
 def main() -> None:

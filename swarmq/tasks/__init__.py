@@ -5,5 +5,6 @@ TASK_MODULES: list[str] = [
     "swarmq.tasks.missions",
     "swarmq.tasks.curator",
     "swarmq.tasks.skills",
+    "swarmq.tasks.forge",
 ]
 """Modules the worker imports at start (add a module here when adding a job family)."""

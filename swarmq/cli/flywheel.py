@@ -1,0 +1,137 @@
+"""``swarmq flywheel close-loop|status``: run the loop, and see whether knowledge compounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
+from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
+from swarmq.memory.flywheel.model import parse_time
+from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.tasks.flywheel_wiring import knowledge_sink, layout_for
+
+app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)
+
+STATUS_STYLE = {"COMPOUNDING": "green", "NEAR ESCAPE": "yellow", "ACCUMULATING": "yellow", "DECAYING": "red"}
+
+
+@app.command("close-loop")
+def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Ingest pending, apply feedback, promote, mature, measure (what forge.close_loop runs)."""
+    roster = load(ctx)
+    locks = store_locks(roster)
+    result = run_close_loop(layout_for(roster), locks, roster.flywheel, sink=knowledge_sink(roster, locks))
+    data = result.as_dict()
+    if as_json:
+        emit_json(data)
+        return
+    table = Table(title="flywheel close-loop", show_header=False)
+    table.add_column("step", style="bold")
+    table.add_column("outcome", overflow="fold")
+    ingest = data["ingest"]
+    table.add_row("ingest", f"{ingest['added']} added from {ingest['files_scanned']} file(s), "
+                  f"{ingest['skipped_existing']} existing, {ingest['skipped_malformed']} malformed")
+    table.add_row("feedback", f"{data['feedback']['rewards']} reward(s) on {data['feedback']['artifacts_updated']} artifact(s)")
+    table.add_row("promote", f"{len(data['promoted'])} promoted, {data['rejected_discard']} discard rejected, "
+                  f"held: {data['held'] or 'none'}")
+    for promotion in data["promoted"]:
+        table.add_row("", f"{promotion['candidate_id']} → {promotion['artifact_path']}")
+    maturity = data["maturity"]
+    table.add_row("mature", f"{len(maturity['transitions'])} transition(s), {maturity['decayed']} decayed, "
+                  f"{len(maturity['expired'])} expired, {len(maturity['evicted'])} evicted")
+    metrics = data["metrics"]
+    table.add_row("measure", f"σ={metrics['sigma']:.3f} ρ={metrics['rho']:.3f} δ={metrics['delta']:.1f}d "
+                  f"→ {metrics['status']} ({metrics['health']})")
+    table.add_row("took", f"{data['seconds']:.2f} s")
+    console.print(table)
+    for problem in data["problems"]:
+        console.print(f"[yellow]{problem}[/]", highlight=False)
+
+
+def status_table(m: dict[str, Any]) -> Table:
+    gs = m["golden_signals"]
+    style = STATUS_STYLE.get(m["status"], "")
+    table = Table(title="knowledge flywheel", show_header=True)
+    table.add_column("measure", style="bold")
+    table.add_column("value", justify="right")
+    table.add_column("meaning", overflow="fold")
+    rows = [
+        ("σ retrieval coverage", f"{m['sigma']:.3f}", "distinct learnings/patterns cited in the window ÷ all"),
+        ("ρ decision influence", f"{m['rho']:.3f}", "share of those with evidence-backed use"),
+        ("δ knowledge age", f"{m['delta']:.1f} d", "average age of learnings"),
+        ("σ·ρ vs δ/100", f"{m['sigma_rho']:.3f} vs {m['escape_threshold']:.3f}",
+         f"velocity {m['velocity']:+.3f}: [{style}]{m['status']}[/]"),
+        ("velocity trend", f"{gs['velocity_trend_7d']:+.4f}/{gs['velocity_trend_30d']:+.4f}", f"7d/30d slope: {gs['trend_verdict']}"),
+        ("citation pipeline", f"{gs['high_utility_citation_pct']:.0f} %",
+         f"high-utility feedback, median Δu {gs['median_utility_delta']:+.3f}, applied "
+         f"{gs['applied_to_retrieved_ratio'] * 100:.0f} %: {gs['pipeline_verdict']}"),
+        ("research closure", f"{gs['orphaned_research_pct']:.0f} %",
+         f"{gs['orphaned_research_count']} orphaned research file(s): {gs['closure_verdict']}"),
+        ("reuse concentration", f"Gini {gs['citation_gini']:.2f}",
+         f"{gs['active_pool_pct']:.0f} % of learnings cited: {gs['concentration_verdict']}"),
+        ("artifacts", str(m["total_artifacts"]), ", ".join(f"{k} {v}" for k, v in m["tier_counts"].items())),
+        ("citations", str(m["citations_this_period"]), f"{m['unique_cited_artifacts']} distinct, "
+         f"{m['stale_artifacts']} stale artifact(s)"),
+        ("utility", f"{m['mean_utility']:.2f}", f"{m['high_utility_count']} high, {m['low_utility_count']} low"),
+        ("health", f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]", "overall verdict of the golden signals"),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
+    """Draw σ·ρ, δ/100 and velocity over the baselines (plus now) into a PNG; returns points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.dates as mdates
+    import matplotlib.pyplot as plt
+
+    history = [b for b in read_baselines(layout) if b.get("timestamp") != current.get("timestamp")] + [current]
+    times = [parse_time(b.get("timestamp")) for b in history]
+    points = [(t, b) for t, b in zip(times, history, strict=True) if t is not None]
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    xs = [float(mdates.date2num(t)) for t, _ in points]
+    for key, label, style in (("sigma_rho", "σ·ρ", "-o"), ("velocity", "velocity σ·ρ − δ/100", "-s")):
+        ax.plot(xs, [float(b.get(key) or 0.0) for _, b in points], style, label=label, markersize=3)
+    ax.plot(xs, [float(b.get("delta") or 0.0) / 100 for _, b in points], "--", label="escape threshold δ/100")
+    ax.axhline(0.0, color="grey", linewidth=0.6)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    ax.set_title(f"knowledge flywheel: {current['status']} ({current['health']})")
+    ax.legend(loc="best")
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return len(points)
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    days: Annotated[int | None, typer.Option(min=1, max=365, help="Window (default flywheel.metrics_days).")] = None,
+    plot_file: Annotated[Path | None, typer.Option("--plot", help="Also draw the trend into this PNG.")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """σ, ρ, δ, escape velocity and the golden signals (reads only; close-loop keeps baselines)."""
+    roster = load(ctx)
+    layout = layout_for(roster)
+    metrics = compute_metrics(layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days)
+    drawn = None
+    if plot_file is not None:
+        if plot_file.suffix.lower() != ".png":
+            fail(f"{plot_file}: --plot writes a PNG; give a file name ending in .png")
+        drawn = plot(layout, metrics, plot_file)
+    if as_json:
+        emit_json({**metrics, **({"plot": {"path": str(plot_file), "points": drawn}} if plot_file else {})})
+        return
+    console.print(status_table(metrics))
+    if plot_file is not None:
+        console.print(f"trend of {drawn} point(s) drawn to {plot_file}", style="dim")

@@ -1,0 +1,166 @@
+"""``swarmq forge PATH…`` and ``swarmq lookup QUERY``: into the flywheel and back out of it."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.memory.flywheel.citations import CitationType
+from swarmq.memory.flywheel.lookup import lookup as run_lookup
+from swarmq.memory.forge.extract import ForgeResult, forge_transcript
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.transcripts import TranscriptFormatError
+from swarmq.roster.schema import Roster
+from swarmq.tasks.flywheel_wiring import forge_completer, layout_for
+from swarmq.tasks.llm_wiring import CompleterChoice
+
+SESSION_ENV = ("SWARMQ_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_SESSION_ID")
+
+
+def _completer(roster: Roster) -> CompleterChoice:
+    if not roster.forge.llm.enabled:
+        return CompleterChoice(None, "disabled")
+    from swarmq.coord.cluster import Cluster
+    from swarmq.coord.connection import RedisUnavailable
+
+    try:
+        cluster = Cluster.connect(roster, timeout=1.0)
+    except RedisUnavailable as exc:
+        return CompleterChoice(None, f"{exc}: the quota gate fails closed")
+    return forge_completer(roster, cluster, task_id=None)
+
+
+def _forge_all(roster: Roster, locks: StoreLocks, paths: list[Path], fmt: str | None, key: str | None,
+               force: bool, quiet: bool) -> tuple[list[ForgeResult], list[dict[str, str]]]:
+    layout = layout_for(roster)
+    choice = _completer(roster)
+    results: list[ForgeResult] = []
+    failures: list[dict[str, str]] = []
+    total = sum(p.stat().st_size for p in paths)
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err_console, disable=quiet, transient=True) as progress:
+            task = progress.add_task("forging", total=total)
+            done = 0
+            for path in paths:
+                progress.update(task, description=f"forging {path.name}")
+                base = done
+
+                def advance(read: int, base: int = base) -> None:
+                    progress.update(task, completed=base + read)
+
+                try:
+                    results.append(forge_transcript(path, layout, locks, roster.forge, fmt=fmt,
+                                                    key=key if len(paths) == 1 else None,
+                                                    completer=choice.completer, progress=advance, force=force))
+                except (TranscriptFormatError, OSError, ValueError) as exc:
+                    failures.append({"transcript": str(path), "error": str(exc)})
+                done = base + path.stat().st_size
+                progress.update(task, completed=done)
+    finally:
+        if choice.completer is not None:
+            choice.completer.close()
+    return results, failures
+
+
+def forge(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Transcript files: Claude Code, Codex, Markdown.")],
+    fmt: Annotated[str | None, typer.Option("--format", help="claude-code, codex-rollout, codex-history "
+                                            "or markdown (default: detected).")] = None,
+    key: Annotated[str | None, typer.Option(help="Idempotency key (e.g. a mission id) for one file.")] = None,
+    force: Annotated[bool, typer.Option(help="Read the files even if the ledger says they are unchanged.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Mine transcripts for decisions, solutions, learnings, failures and references."""
+    roster = load(ctx)
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        fail(f"no such transcript file: {', '.join(missing)}")
+    results, failures = _forge_all(roster, store_locks(roster), [p.resolve() for p in paths], fmt, key,
+                                   force, as_json)
+    if as_json:
+        emit_json({"results": [r.as_dict() for r in results], "failures": failures})
+    else:
+        table = Table(title="forge")
+        table.add_column("transcript", overflow="fold")
+        table.add_column("format", overflow="fold")
+        table.add_column("status", no_wrap=True)
+        for column in ("messages", "candidates", "new", "dup", "malformed", "unknown"):
+            table.add_column(column, justify="right")
+        for r in results:
+            report: dict[str, Any] = r.report
+            table.add_row(Path(r.transcript).name, r.format or "-", r.status, str(r.messages), str(r.candidates),
+                          str(r.new), str(r.duplicates), str(report.get("malformed", 0)),
+                          str(sum(report.get("unknown_types", {}).values())))
+        console.print(table)
+        for r in results:
+            if r.pending_file:
+                console.print(f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False)
+            if r.report.get("truncated_last_line"):
+                console.print(f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]")
+        for failure in failures:
+            err_console.print(f"[red]{failure['transcript']}: {failure['error']}[/]", highlight=False)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _session(explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    for name in SESSION_ENV:
+        if os.environ.get(name):
+            return os.environ[name]
+    return f"lookup-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def lookup(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What you are about to work on.")],
+    limit: Annotated[int | None, typer.Option(min=1, max=200, help="Most results (default flywheel.lookup_limit).")] = None,
+    session: Annotated[str | None, typer.Option(help="Session id recorded on the citations.")] = None,
+    cite_as: Annotated[str, typer.Option("--cite-as", help="Citation type: retrieved (exposure), helpful, "
+                                         "harmful, used-in-final-artifact, applied, reference.")] = "retrieved",
+    no_cite: Annotated[bool, typer.Option("--no-cite", help="Search only; record no citation.")] = False,
+    no_pool: Annotated[bool, typer.Option("--no-pool", help="Learnings and patterns only.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Find learnings, patterns and pool candidates for QUERY, and cite what was found."""
+    roster = load(ctx)
+    if cite_as not in CitationType.ALL:
+        fail(f"unknown citation type {cite_as!r}; one of {', '.join(sorted(CitationType.ALL))}")
+    session_id = _session(session)
+    hits = run_lookup(layout_for(roster), store_locks(roster), query, session_id=session_id,
+                      limit=limit or roster.flywheel.lookup_limit, cite=not no_cite, citation_type=cite_as,
+                      include_pool=not no_pool)
+    if as_json:
+        emit_json({"query": query, "session_id": session_id, "cited": 0 if no_cite else len(hits),
+                   "results": [h.as_dict() for h in hits]})
+        return
+    if not hits:
+        console.print(f"nothing in the flywheel matches {query!r}")
+        return
+    table = Table(title=f"lookup: {query}")
+    for column in ("score", "kind", "type", "maturity", "utility", "title", "path"):
+        table.add_column(column, overflow="fold" if column in ("title", "path") else "ellipsis")
+    for h in hits:
+        table.add_row(f"{h.score:.2f}", h.kind, h.type, h.maturity, f"{h.utility:.2f}", h.title, h.cite_as)
+    console.print(table)
+    if not no_cite:
+        console.print(f"cited {len(hits)} artifact(s) as {cite_as} for session {session_id}", style="dim")

@@ -1,0 +1,236 @@
+"""``flywheel close-loop``: one pass of the whole flywheel, safe to run again at any time.
+
+1. **Ingest** pending Markdown into the pool, scored and tiered.
+2. **Feedback**: citations that judge an artifact move its utility (each applied once).
+3. **Promote**: discard-tier candidates are rejected (kept for audit); candidates that pass the
+   gates are staged and graduate to learnings or patterns, deduplicated by content hash, and
+   (when a knowledge store is wired in) become swarm-tier entries.
+4. **Mature**: learnings expire, decay, change maturity, or are evicted to the archive.
+5. **Measure**: σ, ρ, δ, escape velocity, golden signals; today's baseline is kept.
+
+Each step takes only the store locks it needs, in the documented order, so forge runs, lookups
+and CLI reviews can interleave with a long close loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarmq.memory.flywheel.artifacts import learning_files, learning_from_text, read_learning
+from swarmq.memory.flywheel.bridge import LessonSink, publish
+from swarmq.memory.flywheel.citations import citation_stats, pool_key
+from swarmq.memory.flywheel.config import FlywheelConfig
+from swarmq.memory.flywheel.feedback import apply_feedback
+from swarmq.memory.flywheel.ingest import ingest_pending
+from swarmq.memory.flywheel.maturity import (
+    decay_text,
+    is_evictable,
+    is_expired,
+    transition_for,
+    transition_text,
+)
+from swarmq.memory.flywheel.metrics import compute_metrics, write_baseline
+from swarmq.memory.flywheel.model import Maturity, PoolStatus, Tier
+from swarmq.memory.flywheel.pool import Pool, PoolError
+from swarmq.memory.flywheel.promoted import PromotedIndex
+from swarmq.memory.flywheel.promotion import Promotion, promote, promotion_gate
+from swarmq.memory.flywheel.store import AgentsLayout, rename_file, write_file
+from swarmq.memory.locking import Lease, StoreLocks
+
+
+@dataclass
+class MaturityResult:
+    scanned: int = 0
+    decayed: int = 0
+    transitions: list[dict[str, str]] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"scanned": self.scanned, "decayed": self.decayed, "transitions": self.transitions,
+                "expired": self.expired, "evicted": self.evicted}
+
+
+@dataclass
+class CloseLoopResult:
+    ingest: dict[str, Any] = field(default_factory=dict)
+    feedback: dict[str, Any] = field(default_factory=dict)
+    rejected_discard: int = 0
+    promoted: list[Promotion] = field(default_factory=list)
+    held: Counter[str] = field(default_factory=Counter)
+    knowledge: list[dict[str, Any]] = field(default_factory=list)
+    maturity: MaturityResult = field(default_factory=MaturityResult)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    baseline: str | None = None
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ingest": self.ingest, "feedback": self.feedback,
+            "rejected_discard": self.rejected_discard,
+            "promoted": [p.as_dict() for p in self.promoted], "held": dict(self.held),
+            "knowledge": self.knowledge, "maturity": self.maturity.as_dict(),
+            "metrics": {k: self.metrics.get(k) for k in (
+                "sigma", "rho", "delta", "sigma_rho", "velocity", "above_escape_velocity", "status",
+                "health")},
+            "baseline": self.baseline, "problems": self.problems, "seconds": round(self.seconds, 3),
+        }
+
+
+def _held_reason(reason: str) -> str:
+    for word in ("rejected", "never graduates", "age", "bronze", "cited"):
+        if word in reason:
+            return {"cited": "citations", "never graduates": "tier"}.get(word, word)
+    return "other"
+
+
+def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, result: CloseLoopResult,
+                     *, now: datetime) -> None:
+    stats = citation_stats(layout)
+    pool = Pool(layout)
+    promoted = PromotedIndex(layout)
+    rules = config.gate_rules()
+    with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
+        for entry in list(pool.entries()):
+            if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
+                continue
+            if entry.tier == Tier.DISCARD and config.reject_discard:
+                pool.reject(entry, "tier discard: score below 0.50", reviewer="swarmq close-loop",
+                            lease=pool_lease)
+                result.rejected_discard += 1
+                continue
+            gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, rules)
+            if not gate.passed:
+                result.held[_held_reason(gate.reason)] += 1
+                continue
+            try:
+                staged = pool.stage(entry, lease=pool_lease)
+                result.promoted.append(promote(pool, staged, promoted, pool_lease=pool_lease,
+                                               learnings_lease=learnings_lease, now=now))
+            except PoolError as exc:
+                result.problems.append(str(exc))
+        result.problems += pool.problems
+        if promoted.corrupt_lines:
+            result.problems.append(f"{promoted.path}: {promoted.corrupt_lines} unreadable line(s) skipped")
+
+
+def mature(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, *, now: datetime) -> MaturityResult:
+    """Expire, decay, transition and evict every learning and pattern (learnings lock)."""
+    out = MaturityResult()
+    last_cited = citation_stats(layout).last_cited if config.evict else {}
+    with locks.hold(layout.learnings_lock) as lease:
+        for path in learning_files(layout.learnings, layout.patterns):
+            learning = read_learning(path)
+            if learning is None:
+                continue
+            out.scanned += 1
+            original = learning.text
+            if config.expire and is_expired(learning, now):
+                out.expired.append(str(_archive(layout, path, lease)))
+                continue
+            text = learning.text
+            # Protection from eviction is judged before this pass demotes anything: an
+            # established learning gets one pass as a candidate to recover.
+            was_established = learning.maturity == Maturity.ESTABLISHED
+            if config.decay_confidence and (decayed := decay_text(learning, now)) is not None:
+                text = decayed
+                out.decayed += 1
+                learning = learning_from_text(path, text) or learning
+            transition = transition_for(learning)
+            if transition.transitioned:
+                text = transition_text(learning, transition, now)
+                learning = learning_from_text(path, text) or learning
+                out.transitions.append({"path": str(path), "from": transition.old, "to": transition.new,
+                                        "reason": transition.reason})
+            if text != original:
+                write_file(path, text, lease=lease, store=path.parent, mode=0o644)
+            key = os.path.normpath(str(path))
+            if (config.evict and not was_established
+                    and is_evictable(learning, last_cited.get(key), now, stale_days=config.stale_days)):
+                out.evicted.append(str(_archive(layout, path, lease)))
+    return out
+
+
+def _archive(layout: AgentsLayout, path: Path, lease: Lease | None) -> Path:
+    target = layout.archive / path.name
+    if target.exists():
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:8]
+        target = layout.archive / f"{path.stem}-{digest}{path.suffix}"
+    rename_file(path, target, lease=lease, store=path.parent)
+    return target
+
+
+def close_loop(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: FlywheelConfig | None = None,
+    *,
+    sink: LessonSink | None = None,
+    now: datetime | None = None,
+    baseline: bool = True,
+) -> CloseLoopResult:
+    config = config or FlywheelConfig()
+    now = now or datetime.now(UTC)
+    started = time.monotonic()
+    result = CloseLoopResult()
+    ingest = ingest_pending(layout, locks)
+    result.ingest = ingest.as_dict()
+    result.problems += ingest.problems
+    result.feedback = apply_feedback(layout, locks, now=now).as_dict()
+    promote_eligible(layout, locks, config, result, now=now)
+    if sink is not None and config.knowledge_bridge:
+        for promotion in result.promoted:
+            if not promotion.deduplicated:
+                result.knowledge.append(publish(sink, promotion.artifact_path, promotion.candidate).as_dict())
+    result.maturity = mature(layout, locks, config, now=now)
+    result.metrics = compute_metrics(layout, now=now, days=config.metrics_days, stale_days=config.stale_days)
+    if baseline:
+        result.baseline = str(write_baseline(layout, locks, result.metrics))
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def promote_candidate(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    candidate_id: str,
+    config: FlywheelConfig | None = None,
+    *,
+    force: bool = False,
+    now: datetime | None = None,
+) -> Promotion:
+    """Promote one candidate now (``pool promote``): the gates apply unless ``force``."""
+    config = config or FlywheelConfig()
+    now = now or datetime.now(UTC)
+    stats = citation_stats(layout)
+    pool = Pool(layout)
+    with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
+        entry = pool.require(candidate_id)
+        if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
+            raise PoolError(f"{candidate_id}: a {entry.status.value} candidate cannot be promoted")
+        if not force:
+            gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, config.gate_rules())
+            if not gate.passed:
+                raise PoolError(f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override")
+        staged = pool.stage(entry, min_tier=Tier.DISCARD if force else Tier.BRONZE, lease=pool_lease)
+        return promote(pool, staged, PromotedIndex(layout), pool_lease=pool_lease,
+                       learnings_lease=learnings_lease, now=now)
+
+
+def reject_candidate(layout: AgentsLayout, locks: StoreLocks, candidate_id: str, reason: str,
+                     *, reviewer: str = "") -> str:
+    """Reject one candidate (kept in ``pool/rejected`` for audit); returns its new path."""
+    pool = Pool(layout)
+    with locks.hold(layout.pool_lock) as lease:
+        entry = pool.require(candidate_id)
+        if entry.status is PoolStatus.REJECTED:
+            raise PoolError(f"{candidate_id}: already rejected")
+        return str(pool.reject(entry, reason, reviewer=reviewer, lease=lease).path)

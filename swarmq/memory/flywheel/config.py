@@ -1,0 +1,39 @@
+"""The ``flywheel:`` section of swarm.yaml (defaults are AgentOps')."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from swarmq.memory.flywheel.promotion import GateRules
+
+
+class FlywheelConfig(BaseModel):
+    """Promotion gates, maintenance switches and the metrics window of the close loop."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    promotion_age_hours: Annotated[float, Field(ge=0)] = 24.0
+    """A candidate must be older than this to graduate (keeps one session's noise out)."""
+    min_citations: Annotated[int, Field(ge=0)] = 1
+    """Citations any candidate needs: proof that a later session found it useful."""
+    bronze_min_citations: Annotated[int, Field(ge=0)] = 3
+    """Citations a bronze candidate needs (gold and silver need only ``min_citations``)."""
+    reject_discard: bool = True
+    """Move discard-tier candidates to ``pool/rejected`` (kept for audit) during the close loop."""
+    decay_confidence: bool = True
+    """Apply the 10 %/week confidence decay to learnings without recent feedback."""
+    expire: bool = True
+    """Archive learnings whose ``valid_until`` has passed."""
+    evict: bool = True
+    """Archive learnings with utility < 0.3, confidence < 0.2, not established, uncited 90 days."""
+    stale_days: Annotated[int, Field(ge=1)] = 90
+    metrics_days: Annotated[int, Field(ge=1, le=365)] = 7
+    """The window σ, ρ and the golden signals are measured over."""
+    knowledge_bridge: bool = True
+    """Also add promoted learnings to the swarm-tier knowledge store (so injection sees them)."""
+    lookup_limit: Annotated[int, Field(ge=1, le=200)] = 10
+
+    def gate_rules(self) -> GateRules:
+        return GateRules(self.promotion_age_hours, self.min_citations, self.bronze_min_citations)

@@ -1,0 +1,136 @@
+"""``lookup``: find the learnings, patterns and pool candidates that match a query, and cite them.
+
+Relevance is the share of the query's words found in an artifact (stop words ignored); utility
+then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
+that proved useful rises and knowledge that misled sinks. Every returned artifact is cited
+(``retrieved`` unless told otherwise) in ``.agents/ao/citations.jsonl``; a candidate still in
+the pool is cited by its pool path, which is what lets it pass the promotion gate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from swarmq.memory.flywheel.artifacts import learning_files, read_learning, title_line
+from swarmq.memory.flywheel.citations import (
+    CitationType,
+    citation_event,
+    display_path,
+    record_citations,
+)
+from swarmq.memory.flywheel.content import canonical_content_body
+from swarmq.memory.flywheel.model import LAMBDA, Maturity, PoolStatus
+from swarmq.memory.flywheel.pool import Pool
+from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.memory.locking import StoreLocks
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
+_STOP = (
+    "a an the and or but if then of to in on at by for with from as is are was were be been it its "
+    "this that these those we i you he she they do does did how what why when where which who "
+    "should can could would will not no yes"
+)
+STOP_WORDS = frozenset(_STOP.split())
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
+
+
+@dataclass(frozen=True, slots=True)
+class LookupHit:
+    kind: str
+    """``learning``, ``pattern`` or ``candidate``."""
+    id: str
+    title: str
+    type: str
+    maturity: str
+    utility: float
+    relevance: float
+    score: float
+    path: str
+    cite_as: str
+    snippet: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _score(relevance: float, utility: float) -> float:
+    return relevance * (1.0 + LAMBDA * (utility - 0.5))
+
+
+def search(layout: AgentsLayout, query: str, *, limit: int = 10, min_relevance: float = 0.34,
+           include_pool: bool = True) -> list[LookupHit]:
+    """Rank artifacts for ``query`` (nothing is written)."""
+    wanted = words(query)
+    if not wanted:
+        return []
+    root = layout.root.parent
+    hits: list[LookupHit] = []
+    for path in learning_files(layout.learnings, layout.patterns):
+        learning = read_learning(path)
+        if learning is None:
+            continue
+        body = learning.body
+        title = title_line(body) or path.stem
+        relevance = len(wanted & words(f"{title}\n{body}")) / len(wanted)
+        if relevance < min_relevance:
+            continue
+        kind = "pattern" if path.parent == layout.patterns else "learning"
+        hits.append(LookupHit(kind, learning.id, title, str(learning.fields.get("type") or kind),
+                              learning.maturity, learning.utility, round(relevance, 4),
+                              round(_score(relevance, learning.utility), 4), str(path),
+                              display_path(root, path), _snippet(body)))
+    if include_pool:
+        pool = Pool(layout)
+        for status in (PoolStatus.PENDING, PoolStatus.STAGED):
+            for entry in pool.entries(status):
+                body = canonical_content_body(entry.content)
+                relevance = len(wanted & words(body)) / len(wanted)
+                if relevance < min_relevance:
+                    continue
+                utility = entry.candidate.get("utility")
+                value = float(utility) if isinstance(utility, int | float) else 0.5
+                hits.append(LookupHit("candidate", entry.id, title_line(entry.content), entry.type,
+                                      str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
+                                      value, round(relevance, 4), round(_score(relevance, value), 4),
+                                      str(entry.path), display_path(root, entry.path), _snippet(body)))
+    hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
+    return hits[:limit]
+
+
+def lookup(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    query: str,
+    *,
+    session_id: str,
+    limit: int = 10,
+    cite: bool = True,
+    citation_type: str = CitationType.RETRIEVED,
+    agent_id: str | None = None,
+    include_pool: bool = True,
+    when: datetime | None = None,
+) -> list[LookupHit]:
+    """Search, then record one citation per hit (unless ``cite`` is false)."""
+    if citation_type not in CitationType.ALL:
+        raise ValueError(f"unknown citation type {citation_type!r}; one of {sorted(CitationType.ALL)}")
+    hits = search(layout, query, limit=limit, include_pool=include_pool)
+    if cite and hits:
+        record_citations(layout, locks, (
+            # No match_confidence: a retrieval is exposure, not evidence of use (it would count
+            # toward rho).
+            citation_event(hit.cite_as, session_id, citation_type, query=query,
+                           cited_by_agent_id=agent_id, when=when)
+            for hit in hits))
+    return hits
+
+
+def _snippet(body: str, limit: int = 240) -> str:
+    text = " ".join(body.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+

@@ -1,0 +1,115 @@
+"""Promotion: the gates a candidate must pass, and graduating it to a learning or pattern.
+
+Gates (all must hold): older than ``promotion_age_hours`` (24 h), cited at least
+``min_citations`` times (once), tier gold or silver, or bronze with ``bronze_min_citations``
+(3) citations; discard never graduates. Promotion writes ``<YYYY-MM-DD>-<id>.md`` into
+``.agents/patterns/`` (decisions) or ``.agents/learnings/`` (everything else) unless the body's
+content hash is already promoted or archived, in which case the existing artifact stands. Either
+way the pool file goes and a ``promote`` chain event records where the knowledge now lives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarmq.memory.flywheel.artifacts import render_artifact
+from swarmq.memory.flywheel.content import content_hash
+from swarmq.memory.flywheel.model import KnowledgeType, PoolStatus, Tier
+from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
+from swarmq.memory.flywheel.promoted import PromotedIndex
+from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.memory.locking import Lease
+
+
+@dataclass(frozen=True, slots=True)
+class GateRules:
+    promotion_age_hours: float = 24.0
+    min_citations: int = 1
+    bronze_min_citations: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    passed: bool
+    reason: str
+
+
+def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateRules = GateRules()) -> GateDecision:
+    """Whether ``entry`` may graduate now, and why (not)."""
+    if entry.status is PoolStatus.REJECTED:
+        return GateDecision(False, "rejected")
+    tier = entry.tier
+    if tier not in (Tier.GOLD, Tier.SILVER, Tier.BRONZE):
+        return GateDecision(False, f"tier {tier} never graduates")
+    age = entry.age_hours(now)
+    if age <= rules.promotion_age_hours:
+        return GateDecision(False, f"age {age:.1f} h is not over {rules.promotion_age_hours:g} h")
+    if citations < rules.min_citations:
+        return GateDecision(False, f"cited {citations} times; needs {rules.min_citations}")
+    if tier == Tier.BRONZE and citations < rules.bronze_min_citations:
+        return GateDecision(False, f"bronze cited {citations} times; needs {rules.bronze_min_citations}")
+    if tier == Tier.BRONZE:
+        return GateDecision(True, f"bronze with {citations} citations")
+    return GateDecision(True, f"{tier} auto-promotes")
+
+
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    candidate_id: str
+    artifact_path: str
+    deduplicated: bool
+    reason: str
+    candidate: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The pool candidate as it graduated (for the knowledge-store bridge)."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"candidate_id": self.candidate_id, "artifact_path": self.artifact_path,
+                "deduplicated": self.deduplicated, "reason": self.reason}
+
+
+def destination(layout: AgentsLayout, knowledge_type: str) -> Path:
+    return layout.patterns if knowledge_type == KnowledgeType.DECISION else layout.learnings
+
+
+def artifact_path(directory: Path, candidate_id: str, now: datetime) -> Path:
+    day = now.astimezone(UTC).strftime("%Y-%m-%d")
+    path = directory / f"{day}-{candidate_id}.md"
+    if path.exists():
+        suffix = hashlib.sha256(f"{candidate_id}{now.isoformat()}".encode()).hexdigest()[:8]
+        path = directory / f"{day}-{candidate_id}-{suffix}.md"
+    return path
+
+
+def promote(
+    pool: Pool,
+    entry: PoolEntry,
+    promoted: PromotedIndex,
+    *,
+    pool_lease: Lease | None,
+    learnings_lease: Lease | None,
+    now: datetime | None = None,
+) -> Promotion:
+    """Graduate a staged entry (the caller holds the pool and learnings locks)."""
+    now = now or datetime.now(UTC)
+    if entry.status is not PoolStatus.STAGED:
+        raise PoolError(f"{entry.id}: only staged candidates are promoted (status {entry.status.value})")
+    digest = content_hash(entry.content)
+    known = promoted.lookup(digest)
+    if known is not None:
+        existing, reason = known
+        pool.discard_file(entry, lease=pool_lease)
+        pool.chain(pool_lease, "promote", entry.id, from_status=entry.status.value,
+                   to_status=PoolStatus.ARCHIVED.value, artifact_path=existing, reason=reason)
+        return Promotion(entry.id, existing, True, reason, entry.candidate)
+    directory = destination(pool.layout, entry.type)
+    path = artifact_path(directory, entry.id, now)
+    write_file(path, render_artifact(entry.candidate, now), lease=learnings_lease, store=directory)
+    promoted.record(digest, path, entry.id, lease=pool_lease, when=now)
+    pool.discard_file(entry, lease=pool_lease)
+    pool.chain(pool_lease, "promote", entry.id, from_status=entry.status.value,
+               to_status=PoolStatus.ARCHIVED.value, artifact_path=str(path))
+    return Promotion(entry.id, str(path), False, "promoted", entry.candidate)

@@ -1,0 +1,17 @@
+"""Forge: mine agent transcripts for typed knowledge candidates (AgentOps pending files)."""
+
+from swarmq.memory.forge.classifier import KnowledgeClass, Verdict, classify
+from swarmq.memory.forge.config import ForgeConfig, ForgeLLMConfig
+from swarmq.memory.forge.extract import ForgeResult, forge_transcript
+from swarmq.memory.forge.pending_file import ForgedCandidate
+
+__all__ = [
+    "ForgeConfig",
+    "ForgeLLMConfig",
+    "ForgeResult",
+    "ForgedCandidate",
+    "KnowledgeClass",
+    "Verdict",
+    "classify",
+    "forge_transcript",
+]

@@ -1,0 +1,243 @@
+"""The layered classifier that decides whether a passage of a transcript is knowledge.
+
+In the spirit of openknowledge's four-layer defence, cheapest first:
+
+1. **Trigger filter**: one compiled regex over the text; most passages stop here.
+2. **Questions** are rejected: a question records what someone did not know yet.
+3. **Negative patterns**: chit-chat, narration of the agent's next step, tool noise (JSON,
+   stack traces, shell transcripts, diffs, injected reminders) are rejected.
+4. **Keyword scoring** per knowledge type, plus evidence (specific names, numbers, a reason),
+   minus hedging; the **confidence** must reach the threshold (openknowledge's 0.6).
+
+The result is a typed candidate: AgentOps' ``decision / solution / learning / failure /
+reference`` type and, where one applies, openknowledge's ``architecture / decision / timeline /
+workflow`` class.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from swarmq.memory.flywheel.model import KnowledgeType
+
+DEFAULT_MIN_CONFIDENCE = 0.6
+MIN_CHARS = 30
+MAX_CHARS = 1500
+
+
+class KnowledgeClass(StrEnum):
+    """openknowledge's four classes of project knowledge."""
+
+    ARCHITECTURE = "architecture"
+    DECISION = "decision"
+    TIMELINE = "timeline"
+    WORKFLOW = "workflow"
+
+
+# (pattern, weight): 1.0 is a strong, unambiguous signal; 0.5 a supporting one.
+_TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float]]] = {
+    KnowledgeType.DECISION: [
+        (r"we decided|decided to|decision:|we chose|chose to|going with|opted for|settled on", 1.0),
+        (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)|switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b", 1.0),
+        (r"standardi[sz]e on", 1.0),
+        (r"instead of|rather than|in favou?r of|trade-?off", 0.5),
+        (r"\bprefer\b|convention|\bpolicy\b", 0.5),
+    ],
+    KnowledgeType.FAILURE: [
+        (r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by", 1.0),
+        (r"\bregression\b|\bcrash(?:ed|es)?\b|\bbroke\b|deadlock|race condition|outage", 1.0),
+        (r"did not work|didn't work|does not work|doesn't work|silently (?:drop|fail|lose)", 0.5),
+    ],
+    KnowledgeType.SOLUTION: [
+        (r"fixed (?:it )?by|the fix (?:is|was)|\bfix:|resolved by|solved by|the solution", 1.0),
+        (r"\bworkaround\b|to fix (?:this|it)|\bfixes (?:it|this|the)\b|the answer is", 1.0),
+    ],
+    KnowledgeType.LEARNING: [
+        (r"lesson(?:s)? learned|we learned|i learned|\blearned that|turns out|\bgotcha\b", 1.0),
+        (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0),
+        (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0),  # a rule, stated as one
+        (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5),
+    ],
+    KnowledgeType.REFERENCE: [
+        (r"documented in|is documented|docs? (?:at|in)|reference:|refer to|specified in", 1.0),
+        (r"\bsee (?:the |also )?`?[\w./-]+\.(?:md|rst|txt)\b", 1.0),
+        (r"https?://\S+|\brfc ?\d+", 0.5),
+    ],
+}
+
+_CLASS_SIGNALS: dict[KnowledgeClass, str] = {
+    KnowledgeClass.ARCHITECTURE: (
+        r"architecture|tech stack|\bstack\b|framework|database|\bschema\b|\bredis\b|postgres|"
+        r"sqlite|\bqueue\b|\bbroker\b|microservice|\bservice\b|\bapi\b|component|\bmodule\b|"
+        r"infrastructure|\bcluster\b|storage layer"
+    ),
+    KnowledgeClass.TIMELINE: (
+        r"milestone|\bsprint\b|released|\bshipped\b|\bv\d+\.\d+|deadline|\bphase \d|"
+        r"\bby (?:monday|tuesday|wednesday|thursday|friday|next week)"
+    ),
+    KnowledgeClass.WORKFLOW: (
+        r"\bci\b|pipeline|pull request|\bprs?\b|code review|\breview(?:er|s)?\b|pre-commit|"
+        r"before (?:merging|committing|pushing|release)|release process|workflow|make test|"
+        r"\bdeploy(?:ment|s|ed)?\b|run `[^`]+`"
+    ),
+}
+
+_TRIGGER = re.compile(
+    "|".join(p for signals in _TYPE_SIGNALS.values() for p, _ in signals), re.IGNORECASE
+)
+_TYPES = [
+    (ktype, [(re.compile(p, re.IGNORECASE), w) for p, w in signals])
+    for ktype, signals in _TYPE_SIGNALS.items()
+]
+_CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
+
+_QUESTION_START = re.compile(
+    r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|what|why|how|which|when|"
+    r"where|who|any idea|have you|has anyone)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    r"^(?:let me|let's (?:see|check|look|try|run|start)|i'll|i will|i'm going to|i am going to|"
+    r"now i|now let|next,? i|first,? (?:i|let)|okay|ok\b|sure\b|great\b|perfect\b|excellent\b|"
+    r"thanks|thank you|hello|hi\b|hey\b|got it|sounds good|done\b|alright|looking at|checking|"
+    r"running|here(?:'s| is) (?:the|a|what)|i see\b|i can see|yes\b|no\b|nope\b|cool\b|"
+    # requests and instructions: what someone wants done, not what was learned
+    r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
+    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b)",
+    re.IGNORECASE,
+)
+_NOISE = re.compile(
+    r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
+    r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
+    r"^\s*(?:error|warning): [\w./-]+:\d+",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HEDGE = re.compile(
+    r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
+    r"we could|one option",
+    re.IGNORECASE,
+)
+_REASON = re.compile(r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich means\b|→|->", re.I)
+_SPECIFIC = re.compile(r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl?|toml|sh|sql)\b|\d")
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_SPACES = re.compile(r"[ \t]+")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The classifier's answer for one passage; ``accepted`` only when confident enough."""
+
+    accepted: bool
+    reason: str
+    type: KnowledgeType | None = None
+    knowledge_class: KnowledgeClass | None = None
+    confidence: float = 0.0
+    text: str = ""
+
+
+def has_signal(text: str) -> bool:
+    """Layer 1 alone: whether any knowledge keyword occurs (one regex scan, no copying)."""
+    return _TRIGGER.search(text) is not None
+
+
+def clean(text: str) -> str:
+    """Drop fenced code (a lesson is the sentence around it, not the listing) and tidy spaces."""
+    if "```" in text or "~~~" in text:
+        text = _FENCED.sub(" ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def classify(
+    text: str, *, min_confidence: float = DEFAULT_MIN_CONFIDENCE, bonus: float = 0.0, lead: str = ""
+) -> Verdict:
+    """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries) and
+    ``lead`` is the sentence introducing the list the passage belongs to."""
+    if _TRIGGER.search(text) is None and (not lead or _TRIGGER.search(lead) is None):
+        return Verdict(False, "no-signal")  # layer 1: the fast filter, before any copying
+    body = clean(text)
+    if len(body) < MIN_CHARS:
+        return Verdict(False, "too-short")
+    if len(body) > MAX_CHARS:
+        return Verdict(False, "too-long")
+    if _is_question(body):  # layer 2
+        return Verdict(False, "question")
+    if _NEGATIVE.match(body.lstrip("-*>#• ").lstrip()) or _is_noise(body):  # layer 3
+        return Verdict(False, "negative-pattern")
+    scored = f"{lead} {body}" if lead else body
+    scores = []  # layer 4
+    for ktype, signals in _TYPES:
+        strong = weak = 0
+        first = len(scored)
+        for pattern, weight in signals:
+            match = pattern.search(scored)
+            if match:
+                first = min(first, match.start())
+                if weight >= 1.0:
+                    strong += 1
+                else:
+                    weak += 1
+        scores.append((strong + 0.5 * weak, -first, -_PRIORITY[ktype], strong, weak, ktype))
+    # Most signal wins; on a tie the type named first ("We chose …, because a crash …" is a
+    # decision), then the more specific type.
+    total, _, _, strong, weak, ktype = max(scores)
+    if total <= 0:
+        return Verdict(False, "no-signal")
+    confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
+    if _REASON.search(body):
+        confidence += 0.1
+    if _SPECIFIC.search(body):
+        confidence += 0.1
+    if _HEDGE.search(body):
+        confidence -= 0.2
+    confidence = round(max(0.0, min(0.99, confidence)), 4)
+    kclass = _knowledge_class(scored, ktype)
+    if confidence < min_confidence:
+        return Verdict(False, "low-confidence", ktype, kclass, confidence, body)
+    return Verdict(True, "accepted", ktype, kclass, confidence, body)
+
+
+_PRIORITY = {
+    KnowledgeType.FAILURE: 0,
+    KnowledgeType.SOLUTION: 1,
+    KnowledgeType.DECISION: 2,
+    KnowledgeType.LEARNING: 3,
+    KnowledgeType.REFERENCE: 4,
+}
+"""Last tie-breaker: the more specific type wins (a root cause beats a generic 'always')."""
+
+
+def is_chatter(text: str) -> bool:
+    """Layers 2 and 3 alone: a question, chit-chat, narration, a request or tool noise."""
+    body = clean(text)
+    return _is_question(body) or bool(_NEGATIVE.match(body.lstrip("-*>#• ").lstrip())) or _is_noise(body)
+
+
+def _knowledge_class(body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
+    if ktype is KnowledgeType.DECISION:
+        return KnowledgeClass.DECISION
+    for kclass, pattern in _CLASSES:
+        if pattern.search(body):
+            return kclass
+    return None
+
+
+def _is_question(body: str) -> bool:
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
+    if not sentences:
+        return False
+    questions = sum(1 for s in sentences if s.rstrip().endswith("?"))
+    if questions * 2 >= len(sentences):
+        return True
+    return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
+
+
+def _is_noise(body: str) -> bool:
+    if _NOISE.search(body):
+        return True
+    letters = sum(1 for c in body if c.isalpha())
+    if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
+        return True
+    return _SENTENCE_END.search(body) is None and len(body.split()) < 6

@@ -1,0 +1,46 @@
+"""The ``forge:`` section of swarm.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from swarmq.memory.forge.classifier import DEFAULT_MIN_CONFIDENCE
+
+
+class ForgeLLMConfig(BaseModel):
+    """Optional LLM extraction on top of the deterministic classifier (off by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    """Needs ``llm.provider`` other than ``none`` and a quota named by ``quota``."""
+    quota: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")] = "forge"
+    """The daily budget forge spends from: its own, so forging never starves the curator's
+    ``enrichment``. Declare it under ``quotas:`` (e.g. ``forge: {max_calls_per_day: 20}``)."""
+    max_input_chars: Annotated[int, Field(ge=1000, le=400_000)] = 24_000
+    """How much of a transcript (its summaries first, then its latest text) one call sees."""
+    max_candidates: Annotated[int, Field(ge=1, le=100)] = 12
+
+
+class ForgeConfig(BaseModel):
+    """How transcripts are mined for candidates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_MIN_CONFIDENCE
+    """openknowledge's threshold: passages below it are not candidates."""
+    roles: list[str] = Field(default_factory=lambda: ["assistant", "user", "system", "unknown"])
+    """Speakers whose text is mined (``unknown`` is text with no speaker, e.g. notes)."""
+    include_sidechains: bool = True
+    """Mine sub-agent (Task tool) messages stored in the parent session."""
+    summary_bonus: Annotated[float, Field(ge=0.0, le=0.5)] = 0.05
+    """Confidence added to passages of compaction and session summaries (already distilled)."""
+    max_line_bytes: Annotated[int, Field(ge=1024)] = 64 * 1024 * 1024
+    """Transcript lines longer than this are skipped and reported."""
+    transcript_roots: list[Path] = Field(default_factory=list)
+    """When set, ``forge.extract`` only reads transcripts inside these directories (e.g.
+    ``~/.claude/projects``, ``~/.codex/sessions``); empty means any readable file."""
+    llm: ForgeLLMConfig = Field(default_factory=ForgeLLMConfig)

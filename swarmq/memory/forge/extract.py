@@ -1,0 +1,242 @@
+"""``forge``: a transcript in, AgentOps pending candidates out, each exactly once.
+
+The transcript is streamed (constant memory in its size: only distinct accepted candidates and
+a bounded digest for the optional LLM pass are kept). Mined are the text, session-summary and
+compaction-summary messages of the configured speakers; tool traffic, reasoning and injected
+context are not. Every passage goes through the layered classifier.
+
+Idempotency, two levels: a ledger (``.agents/ao/forge/ledger.jsonl``) remembers each key
+(mission id or transcript path) with the file's size and mtime, so re-forging an unchanged
+transcript does not even read it; and the forge index (``.agents/ao/forge/index.jsonl``) plus
+the promoted index hold every content hash ever forged or promoted, so a candidate is written
+once however often, and from however many transcripts, it is found.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarmq.memory.atomic import append_jsonl
+from swarmq.memory.flywheel.content import content_hash
+from swarmq.memory.flywheel.model import rfc3339
+from swarmq.memory.flywheel.promoted import PromotedIndex
+from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.memory.forge.classifier import classify, has_signal
+from swarmq.memory.forge.config import ForgeConfig
+from swarmq.memory.forge.llm import Completer, llm_candidates
+from swarmq.memory.forge.passages import passages
+from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.memory.jsonl import JsonlLine, iter_jsonl
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.transcripts import (
+    MINABLE_KINDS,
+    Message,
+    MessageKind,
+    Transcript,
+    open_transcript,
+)
+
+Progress = Callable[[int], None]
+"""Called with the bytes read so far."""
+
+PROGRESS_EVERY = 2000
+SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
+
+
+@dataclass
+class ForgeResult:
+    transcript: str
+    key: str
+    status: str = "forged"
+    """``forged``, ``unchanged`` (ledger hit, not read) or ``nothing-new``."""
+    format: str | None = None
+    messages: int = 0
+    passages: int = 0
+    candidates: int = 0
+    new: int = 0
+    duplicates: int = 0
+    pending_file: str | None = None
+    rejected: Counter[str] = field(default_factory=Counter)
+    report: dict[str, Any] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
+    new_candidates: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"transcript": self.transcript, "key": self.key, "status": self.status,
+                "format": self.format, "messages": self.messages, "passages": self.passages,
+                "candidates": self.candidates, "new": self.new, "duplicates": self.duplicates,
+                "pending_file": self.pending_file, "rejected": dict(self.rejected), "report": self.report,
+                "llm": self.llm, "new_candidates": self.new_candidates, "seconds": round(self.seconds, 3)}
+
+
+def ledger_path(layout: AgentsLayout) -> Path:
+    return layout.forge / "ledger.jsonl"
+
+
+def index_path(layout: AgentsLayout) -> Path:
+    return layout.forge / "index.jsonl"
+
+
+def _fingerprint(path: Path) -> dict[str, int]:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def already_forged(layout: AgentsLayout, key: str, fingerprint: dict[str, int]) -> bool:
+    """Whether the ledger's latest record for ``key`` saw this very file."""
+    latest: dict[str, Any] | None = None
+    for item in iter_jsonl(ledger_path(layout)):
+        if isinstance(item, JsonlLine) and isinstance(item.value, dict) and item.value.get("key") == key:
+            latest = item.value
+    return latest is not None and all(latest.get(k) == v for k, v in fingerprint.items())
+
+
+def forged_hashes(layout: AgentsLayout) -> set[str]:
+    return {item.value["content_hash"] for item in iter_jsonl(index_path(layout))
+            if isinstance(item, JsonlLine) and isinstance(item.value, dict)
+            and isinstance(item.value.get("content_hash"), str)}
+
+
+def minable(message: Message, config: ForgeConfig) -> bool:
+    if message.kind not in MINABLE_KINDS or message.is_meta:
+        return False
+    if message.is_sidechain and not config.include_sidechains:
+        return False
+    return message.kind in SUMMARY_KINDS or message.role in config.roles
+
+
+class _Digest:
+    """A bounded view of the transcript for the LLM pass: summaries first, then recent text."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.summaries: deque[str] = deque()
+        self.recent: deque[str] = deque()
+        self.sizes = [0, 0]
+
+    def add(self, message: Message) -> None:
+        text = f"[{message.index} {message.role}] {message.text.strip()}"[: self.limit // 2]
+        queue, slot = (self.summaries, 0) if message.kind in SUMMARY_KINDS else (self.recent, 1)
+        queue.append(text)
+        self.sizes[slot] += len(text)
+        while self.sizes[slot] > self.limit // 2 and queue:
+            self.sizes[slot] -= len(queue.popleft())
+
+    def text(self) -> str:
+        return "\n\n".join([*self.summaries, *self.recent])
+
+
+def extract_candidates(
+    transcript: Transcript,
+    config: ForgeConfig,
+    result: ForgeResult,
+    *,
+    progress: Progress | None = None,
+    digest: _Digest | None = None,
+) -> list[ForgedCandidate]:
+    """Stream ``transcript`` and return its distinct accepted candidates, in order."""
+    seen: set[str] = set()
+    found: list[ForgedCandidate] = []
+    source = str(transcript.path)
+    count = 0
+    for message in transcript.messages():
+        count += 1
+        if progress is not None and count % PROGRESS_EVERY == 0:
+            progress(transcript.report.bytes_read)
+        if not minable(message, config):
+            continue
+        if digest is not None:
+            digest.add(message)
+        if not has_signal(message.text):
+            result.rejected["no-signal"] += 1
+            continue
+        bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
+        for lead, passage in passages(message.text):
+            result.passages += 1
+            verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead)
+            if not verdict.accepted or verdict.type is None:
+                result.rejected[verdict.reason] += 1
+                continue
+            digest_hash = content_hash(verdict.text)
+            if digest_hash in seen:
+                result.duplicates += 1
+                continue
+            seen.add(digest_hash)
+            found.append(ForgedCandidate(
+                verdict.text, verdict.type.value,
+                verdict.knowledge_class.value if verdict.knowledge_class else None, verdict.confidence,
+                source, message.index, message.line_no, message.timestamp,
+                message.session_id or transcript.report.session_id, message.role, digest_hash))
+    if progress is not None:
+        progress(transcript.report.bytes_read)
+    result.messages = count
+    return found
+
+
+def forge_transcript(
+    path: Path | str,
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: ForgeConfig | None = None,
+    *,
+    key: str | None = None,
+    fmt: str | None = None,
+    completer: Completer | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+    now: datetime | None = None,
+) -> ForgeResult:
+    """Forge one transcript into a pending file; safe to repeat (see the module docstring)."""
+    started = time.monotonic()
+    config = config or ForgeConfig()
+    path = Path(path).resolve()
+    key = key or str(path)
+    result = ForgeResult(str(path), key)
+    fingerprint = _fingerprint(path)
+    if not force and already_forged(layout, key, fingerprint):
+        result.status = "unchanged"
+        result.seconds = time.monotonic() - started
+        return result
+    transcript = open_transcript(path, fmt, max_line_bytes=config.max_line_bytes)
+    result.format = transcript.format.value
+    use_llm = completer is not None and config.llm.enabled
+    digest = _Digest(config.llm.max_input_chars) if use_llm else None
+    found = extract_candidates(transcript, config, result, progress=progress, digest=digest)
+    session = transcript.report.session_id
+    if use_llm and digest is not None and completer is not None:
+        extra, result.llm = llm_candidates(completer, digest.text(), config, source=str(path),
+                                           session_id=session, last_index=max(result.messages - 1, 0))
+        hashes = {c.content_hash for c in found}
+        found += [c for c in extra if c.content_hash not in hashes]
+    result.report = transcript.report.as_dict()
+    result.candidates = len(found)
+    now = now or datetime.now(UTC)
+    with locks.hold(layout.knowledge_lock) as lease:
+        known = forged_hashes(layout)
+        promoted = PromotedIndex(layout)
+        new = [c for c in found if c.content_hash not in known and promoted.lookup(c.content_hash) is None]
+        result.duplicates += len(found) - len(new)
+        if new:
+            target = layout.pending / pending_name(new, now)
+            write_file(target, render_pending(path, transcript.format.value, session, new, now),
+                       lease=lease, store=layout.knowledge, mode=0o644)
+            append_jsonl(index_path(layout), [
+                {"content_hash": c.content_hash, "learning_id": c.learning_id, "pending_file": str(target),
+                 "transcript": str(path), "message_index": c.message_index, "forged_at": rfc3339(now)}
+                for c in new], lease=lease)
+            result.pending_file = str(target)
+        append_jsonl(ledger_path(layout), [{"key": key, "transcript": str(path), **fingerprint,
+                                            "candidates": len(found), "new": len(new),
+                                            "forged_at": rfc3339(now)}], lease=lease)
+    result.new = len(new)
+    result.new_candidates = [c.as_dict() for c in new]
+    result.status = "forged" if new else "nothing-new"
+    result.seconds = time.monotonic() - started
+    return result

@@ -1,0 +1,23 @@
+"""Streaming readers for agent transcripts: Claude Code, Codex (rollouts and history), Markdown."""
+
+from swarmq.memory.transcripts.detect import TranscriptFormatError, detect_format
+from swarmq.memory.transcripts.model import (
+    MINABLE_KINDS,
+    Message,
+    MessageKind,
+    ReadReport,
+    TranscriptFormat,
+)
+from swarmq.memory.transcripts.reader import Transcript, open_transcript
+
+__all__ = [
+    "MINABLE_KINDS",
+    "Message",
+    "MessageKind",
+    "ReadReport",
+    "Transcript",
+    "TranscriptFormat",
+    "TranscriptFormatError",
+    "detect_format",
+    "open_transcript",
+]

@@ -1,0 +1,216 @@
+"""Codex CLI transcripts: rollout JSONL (both generations) and ``~/.codex/history.jsonl``.
+
+Current rollouts wrap every line as ``{"timestamp", "type", "payload"}`` with ``session_meta``,
+``turn_context``, ``response_item`` (messages, reasoning, tool calls and outputs), ``event_msg``
+(UI events, some mirroring response items) and ``compacted`` (compaction summaries). Older
+rollouts start with a bare ``{"id", "timestamp", "instructions", "git"}`` line, interleave
+``{"record_type": "state"}`` markers and write response items without the envelope.
+
+``event_msg`` user/agent messages repeat a neighbouring ``response_item`` message; whichever
+comes first is kept and its twin skipped, so a message is never mined twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
+from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport
+
+ENVELOPE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+ITEM_TYPES = frozenset(
+    {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+     "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
+     "tool_search_call", "image_generation_call", "ghost_snapshot", "compaction"}
+)
+TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                        "tool_search_call", "image_generation_call"})
+TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+MIRRORED_EVENTS = {"user_message": "user", "agent_message": "assistant"}
+TOOL_TEXT_LIMIT = 2000
+_META_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions",
+                  "<INSTRUCTIONS>", "<turn_aborted>")
+
+
+class _Emitter:
+    """Numbers messages and drops an ``event_msg`` / ``response_item`` twin of a recent one."""
+
+    def __init__(self, report: ReadReport) -> None:
+        self.report = report
+        self.index = 0
+        self.recent: deque[tuple[str, str, bytes]] = deque(maxlen=16)
+
+    def twin(self, source: str, role: str, text: str) -> bool:
+        digest = hashlib.blake2b(text.strip().encode("utf-8", "replace"), digest_size=8).digest()
+        for seen_source, seen_role, seen_digest in self.recent:
+            if seen_source != source and seen_role == role and seen_digest == digest:
+                self.recent.remove((seen_source, seen_role, seen_digest))
+                return True
+        self.recent.append((source, role, digest))
+        return False
+
+    def emit(self, message: Message) -> Message:
+        message.index = self.index
+        self.index += 1
+        if message.session_id is None:
+            message.session_id = self.report.session_id
+        return message
+
+
+def read_codex_rollout(
+    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[Message]:
+    """Yield the messages of a Codex rollout file, either generation."""
+    out = _Emitter(report)
+    for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
+        rtype = record.get("type")
+        if "payload" in record and isinstance(rtype, str):
+            timestamp = _str(record.get("timestamp")) or None
+            payload = record.get("payload")
+            if not isinstance(payload, dict):
+                report.problem(line_no, f"{rtype} record without an object payload")
+                continue
+            yield from _envelope(out, rtype, payload, line_no, timestamp)
+        elif record.get("record_type") == "state":
+            report.record("state")
+        elif rtype is None and "id" in record and "timestamp" in record:
+            report.record("session_meta")  # the bare first line of an older rollout
+            _session(report, record.get("id"))
+        elif isinstance(rtype, str) and rtype in ITEM_TYPES:
+            report.record(rtype)
+            yield from _item(out, rtype, record, line_no, _str(record.get("timestamp")) or None)
+        else:
+            report.record(rtype if isinstance(rtype, str) else "<no type>", known=False)
+    report.messages = out.index
+
+
+def _envelope(
+    out: _Emitter, rtype: str, payload: dict[str, Any], line_no: int, timestamp: str | None
+) -> Iterator[Message]:
+    report = out.report
+    if rtype not in ENVELOPE_TYPES:
+        report.record(rtype, known=False)
+        return
+    report.record(rtype)
+    if rtype == "session_meta":
+        _session(report, payload.get("id") or payload.get("session_id"))
+    elif rtype == "response_item":
+        itype = _str(payload.get("type"))
+        if itype not in ITEM_TYPES:
+            report.record(f"response_item:{itype or '?'}", known=False)
+            return
+        yield from _item(out, itype, payload, line_no, timestamp)
+    elif rtype == "event_msg":
+        etype = _str(payload.get("type"))
+        role = MIRRORED_EVENTS.get(etype)
+        text = _str(payload.get("message"))
+        if role and text.strip() and not out.twin("event", role, text):
+            yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp,
+                                   is_meta=text.lstrip().startswith(_META_PREFIXES)))
+    elif rtype == "compacted":
+        text = _str(payload.get("message"))
+        if text.strip():
+            yield out.emit(Message(0, line_no, "system", MessageKind.COMPACTION, text, timestamp))
+
+
+def _item(
+    out: _Emitter, itype: str, item: dict[str, Any], line_no: int, timestamp: str | None
+) -> Iterator[Message]:
+    if itype == "message":
+        role = _str(item.get("role")) or "unknown"
+        text = _content_text(item.get("content"))
+        if not text.strip():
+            return
+        meta = role in ("developer", "system") or text.lstrip().startswith(_META_PREFIXES)
+        if role in ("user", "assistant") and out.twin("item", role, text):
+            return
+        yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp, is_meta=meta))
+    elif itype == "reasoning":
+        summary = item.get("summary")
+        text = _content_text(summary) if isinstance(summary, list) else ""
+        if text.strip():
+            yield out.emit(Message(0, line_no, "assistant", MessageKind.THINKING, text, timestamp))
+    elif itype in TOOL_CALLS:
+        name = _str(item.get("name")) or itype
+        args = item.get("arguments", item.get("input", item.get("action")))
+        yield out.emit(Message(0, line_no, "assistant", MessageKind.TOOL_USE, _clip(_compact(args)),
+                               timestamp, tool_name=name))
+    elif itype in TOOL_OUTPUTS:
+        output = item.get("output")
+        text = _content_text(output) if isinstance(output, list) else _compact(output)
+        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, _clip(text), timestamp))
+    elif itype == "compaction":
+        text = _str(item.get("summary")) or _str(item.get("message"))
+        if text.strip():
+            yield out.emit(Message(0, line_no, "system", MessageKind.COMPACTION, text, timestamp))
+
+
+def read_codex_history(
+    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[Message]:
+    """Yield the prompts of ``history.jsonl`` (``{"session_id", "ts", "text"}`` per line)."""
+    index = 0
+    for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
+        text = record.get("text")
+        if not isinstance(text, str):
+            report.record("<no text>", known=False)
+            continue
+        report.record("history")
+        session = _str(record.get("session_id")) or None
+        if session and report.session_id is None:
+            report.session_id = session
+        if not text.strip():
+            continue
+        yield Message(index, line_no, "user", MessageKind.TEXT, text, _epoch(record.get("ts")), session)
+        index += 1
+    report.messages = index
+
+
+def _session(report: ReadReport, value: Any) -> None:
+    if isinstance(value, str) and value and report.session_id is None:
+        report.session_id = value
+
+
+def _content_text(content: Any) -> str:
+    """Text of Responses-API content: ``input_text`` / ``output_text`` / ``summary_text`` blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [_str(b.get("text")) for b in content if isinstance(b, dict)]
+    return "\n".join(p for p in parts if p)
+
+
+def _epoch(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        stamp = datetime.fromtimestamp(float(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _compact(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT]
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,56 @@
+"""One entry point for every transcript format: detect, then stream messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from swarmq.memory.transcripts.claude import read_claude
+from swarmq.memory.transcripts.codex import read_codex_history, read_codex_rollout
+from swarmq.memory.transcripts.detect import detect_format
+from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES
+from swarmq.memory.transcripts.markdown import read_markdown
+from swarmq.memory.transcripts.model import Message, ReadReport, TranscriptFormat
+
+Reader = Callable[..., Iterator[Message]]
+
+READERS: dict[TranscriptFormat, Reader] = {
+    TranscriptFormat.CLAUDE_CODE: read_claude,
+    TranscriptFormat.CODEX_ROLLOUT: read_codex_rollout,
+    TranscriptFormat.CODEX_HISTORY: read_codex_history,
+    TranscriptFormat.MARKDOWN: read_markdown,
+}
+
+
+class Transcript:
+    """A transcript file opened for one streaming pass; ``report`` fills in as it is read."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        fmt: TranscriptFormat | str | None = None,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path}: no such transcript file")
+        self.format = TranscriptFormat(fmt) if fmt is not None else detect_format(self.path)
+        self.max_line_bytes = max_line_bytes
+        self.report = ReadReport(self.path, self.format)
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def messages(self) -> Iterator[Message]:
+        """Stream the messages; call once (the report counts a single pass)."""
+        reader = READERS[self.format]
+        return reader(self.path, self.report, max_line_bytes=self.max_line_bytes)
+
+
+def open_transcript(
+    path: Path | str, fmt: TranscriptFormat | str | None = None, **options: int
+) -> Transcript:
+    """Open ``path``, detecting its format unless ``fmt`` names it."""
+    return Transcript(path, fmt, **options)

@@ -1,0 +1,67 @@
+"""`swarmq forge|pool|lookup|flywheel` in-process against the real Redis store locks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from swarmq.cli import app
+from swarmq.memory.flywheel.store import AgentsLayout
+
+runner = CliRunner()
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
+
+
+def run(config: Path, *args: str, code: int = 0) -> Any:
+    result = runner.invoke(app, ["--config", str(config), *args])
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout) if "--json" in args and code == 0 else result.output
+
+
+def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
+    layout = AgentsLayout(tmp_path / "project" / ".agents")
+    forged = run(roster_file, "forge", str(CLAUDE), str(FIXTURES / "markdown" / "session-notes.md"), "--json")
+    assert [r["new"] for r in forged["results"]] == [7, 3] and forged["failures"] == []
+    table = run(roster_file, "forge", str(CLAUDE))
+    assert "unchanged" in table
+    run(roster_file, "forge", str(tmp_path / "nope.jsonl"), code=1)
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text('{"level": "info"}\n')
+    assert "none of the first 1 records" in run(roster_file, "forge", str(foreign), code=1)
+
+    closed = run(roster_file, "flywheel", "close-loop", "--json")
+    assert closed["ingest"]["added"] == 10
+    listing = run(roster_file, "pool", "list", "--json")
+    assert listing["total"] == 10 and all(not e["eligible"] for e in listing["entries"])
+    silver = run(roster_file, "pool", "list", "--tier", "silver", "--json")
+    assert 0 < silver["total"] < 10 and all(e["tier"] == "silver" for e in silver["entries"])
+    assert "candidate(s))" in run(roster_file, "pool", "list")
+
+    found = run(roster_file, "lookup", "visibility timeout redelivered", "--session", "s9", "--json")
+    assert found["cited"] == len(found["results"]) >= 1 and found["session_id"] == "s9"
+    target = found["results"][0]["id"]
+    shown = run(roster_file, "pool", "show", target, "--json")
+    assert shown["candidate"]["id"] == target and shown["status"] == "pending"
+    assert "held by the promotion gate" in run(roster_file, "pool", "promote", target, code=1)
+    promoted = run(roster_file, "pool", "promote", target, "--force", "--json")
+    assert Path(promoted["artifact_path"]).exists() and not promoted["deduplicated"]
+    assert promoted["knowledge"]["outcome"] in ("added", "reinforced", "duplicate")
+
+    other = next(e["id"] for e in listing["entries"] if e["id"] != target)
+    rejected = run(roster_file, "pool", "reject", other, "--reason", "not durable", "--json")
+    assert rejected["status"] == "rejected" and Path(rejected["path"]).parent.name == "rejected"
+    assert "already rejected" in run(roster_file, "pool", "reject", other, "--reason", "again", code=1)
+    assert "no candidate" in run(roster_file, "pool", "show", "missing-id", code=1)
+
+    plot = tmp_path / "trend.png"
+    status = run(roster_file, "flywheel", "status", "--json", "--plot", str(plot))
+    assert status["status"] in ("COMPOUNDING", "NEAR ESCAPE", "DECAYING") and "golden_signals" in status
+    assert status["plot"]["points"] >= 1 and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = run(roster_file, "flywheel", "status")
+    assert "retrieval coverage" in text and "Gini" in text
+    assert "--plot writes a PNG" in run(roster_file, "flywheel", "status", "--plot", str(tmp_path / "x.svg"), code=1)
+    assert layout.citations.exists()

@@ -1,0 +1,138 @@
+"""Forging transcripts into AgentOps pending files: format, spans, idempotency, LLM pass."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarmq.memory.flywheel.pending import file_date, parse_learning_blocks
+from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.memory.forge import ForgeConfig, ForgeLLMConfig, forge_transcript
+from swarmq.memory.forge.extract import forged_hashes
+from swarmq.memory.locking import LocalLocks
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> AgentsLayout:
+    return AgentsLayout(tmp_path / "project" / ".agents")
+
+
+@pytest.fixture
+def locks(tmp_path: Path) -> LocalLocks:
+    return LocalLocks(tmp_path / "locks")
+
+
+def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: LocalLocks) -> None:
+    result = forge_transcript(CLAUDE, layout, locks)
+    assert result.status == "forged" and result.format == "claude-code"
+    assert result.new == result.candidates == 7
+    assert result.report["unknown_types"] == {"x-experimental-telemetry": 1}
+    assert result.rejected["no-signal"] >= 5
+    pending = Path(str(result.pending_file))
+    assert pending.parent == layout.pending and pending.name[10:17] == "-forge-" and len(pending.name) == 30
+    text = pending.read_text(encoding="utf-8")
+    blocks = parse_learning_blocks(text)
+    assert len(blocks) == 7
+    categories = [b.category for b in blocks]
+    assert categories.count("decision") == 3 and {"failure", "solution", "learning", "reference"} <= set(categories)
+    root = next(b for b in blocks if b.category == "failure")
+    assert root.fields["session"] == "7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b"
+    assert root.fields["transcript"] == str(CLAUDE.resolve())
+    assert root.fields["message"] == "6" and root.fields["line"] == "8"
+    assert root.fields["timestamp"] == "2026-03-02T09:14:12.880Z"
+    assert root.fields["class"] == "architecture" and root.confidence in ("medium", "high")
+    assert root.id.startswith("f-") and "## What We Learned" in root.body
+    assert file_date(text, pending).year >= 2026  # forged_at front matter
+    assert len(forged_hashes(layout)) == 7
+
+
+def test_reforging_adds_nothing(layout: AgentsLayout, locks: LocalLocks, tmp_path: Path) -> None:
+    first = forge_transcript(CLAUDE, layout, locks, key="mission-42")
+    again = forge_transcript(CLAUDE, layout, locks, key="mission-42")
+    assert again.status == "unchanged" and again.messages == 0  # the ledger: not even read
+    forced = forge_transcript(CLAUDE, layout, locks, key="mission-42", force=True)
+    assert forced.status == "nothing-new" and forced.new == 0 and forced.duplicates == 7
+    copy = tmp_path / "elsewhere.jsonl"
+    shutil.copy(CLAUDE, copy)
+    moved = forge_transcript(copy, layout, locks)  # same content under another path and key
+    assert moved.status == "nothing-new" and moved.new == 0
+    assert list(layout.pending.iterdir()) == [Path(str(first.pending_file))]
+
+
+def test_one_new_message_forges_only_the_new_candidate(layout: AgentsLayout, locks: LocalLocks, tmp_path: Path) -> None:
+    transcript = tmp_path / "live.jsonl"
+    shutil.copy(CLAUDE, transcript)
+    forge_transcript(transcript, layout, locks)
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write('{"type":"user","sessionId":"7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b","uuid":"z",'
+                     '"message":{"role":"user","content":"Lesson learned: pin `redis-py` below 6 in '
+                     'pyproject.toml, because 6.0 changed the default protocol."}}\n')
+    grown = forge_transcript(transcript, layout, locks)
+    assert grown.status == "forged" and grown.new == 1 and grown.duplicates == 7
+    assert grown.new_candidates[0]["type"] == "learning"
+
+
+def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) -> None:
+    torn = forge_transcript(FIXTURES / "claude-code" / "truncated.jsonl", layout, locks)
+    assert torn.new == 1 and torn.report["truncated_last_line"]
+    legacy = forge_transcript(FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl", layout, locks)
+    assert legacy.format == "codex-rollout" and legacy.new == 1
+    notes = forge_transcript(FIXTURES / "markdown" / "session-notes.md", layout, locks)
+    assert notes.format == "markdown" and notes.new == 3
+
+
+def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
+    no_side = forge_transcript(CLAUDE, layout, locks, ForgeConfig(include_sidechains=False))
+    assert no_side.new == 6
+    strict = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8))
+    assert strict.new == 1
+
+
+class FakeCompleter:
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.calls: list[Any] = []
+        self.rejected: list[str] = []
+
+    def complete(self, messages: Any, *, held: object | None = None, purpose: str = "") -> Any:
+        self.calls.append((messages, purpose))
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return type("Completion", (), {"text": self.reply, "call_id": "c1"})()
+
+    def reject(self, completion: Any, reason: str) -> None:
+        self.rejected.append(reason)
+
+
+def test_llm_extraction_is_validated_and_optional(layout: AgentsLayout, locks: LocalLocks) -> None:
+    config = ForgeConfig(llm=ForgeLLMConfig(enabled=True))
+    reply = ('Here you go:\n```json\n[{"type": "decision", "content": "Run exactly one celery beat per '
+             'swarm, guarded by a Redis lock, because two beats enqueue every periodic job twice.", '
+             '"confidence": 0.9, "class": "architecture"}, {"type": "gossip", "content": "x", "confidence": 1},'
+             ' {"type": "learning", "content": "Should we maybe look at the logs again later today?", '
+             '"confidence": 0.9}]\n```')
+    fake = FakeCompleter(reply)
+    result = forge_transcript(CLAUDE, layout, locks, config, completer=fake)
+    assert fake.calls[0][1] == "forge.extract"
+    assert "Root cause" in fake.calls[0][0][1]["content"]  # the digest reached the model
+    assert result.llm == {"status": "ok", "returned": 3, "accepted": 1, "dropped": 2, "call_id": "c1"}
+    assert result.new == 8
+    assert "**Extractor**: llm" in Path(str(result.pending_file)).read_text(encoding="utf-8")
+
+    junk = FakeCompleter("I could not find anything.")
+    other = AgentsLayout(layout.root.parent / "junk")
+    assert forge_transcript(CLAUDE, other, locks, config, completer=junk).llm["status"] == "rejected"
+    assert junk.rejected
+
+    class QuotaRefused(Exception):
+        outcome = "quota_exhausted"
+
+    refused = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "q"), locks, config,
+                               completer=FakeCompleter(QuotaRefused("daily quota 'forge' exhausted")))
+    assert refused.llm["status"] == "quota_exhausted" and refused.new == 7  # deterministic results stand
