@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swarmq.api.config import ApiConfig
+from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
@@ -368,6 +369,8 @@ class Roster(StrictModel):
     """Transcript mining into AgentOps pending files (see docs/flywheel.md)."""
     flywheel: FlywheelConfig = Field(default_factory=FlywheelConfig)
     """AgentOps pool promotion gates, maturity and metrics (see docs/flywheel.md)."""
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    """Nightly merge/supersede/link thresholds and scopes (see docs/consolidation.md)."""
     workers: Annotated[list[WorkerConfig], Field(min_length=1)]
 
     @field_validator("quotas", mode="before")
