@@ -1,0 +1,147 @@
+"""``swarmq consolidate``: merge, supersede and link near-duplicate knowledge now.
+
+By default the scopes run in this process (under the same store locks the workers use) with a
+progress bar; ``--enqueue`` sends them to the workers as ``consolidation.scope`` tasks and
+follows their progress state. ``--dry-run`` only plans and shows what would change.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.memory.consolidation.knowledge import ScopeReport
+from swarmq.memory.consolidation.plan import Reason
+from swarmq.memory.consolidation.scopes import (
+    SCOPES,
+    UnknownScope,
+    check_scope,
+    run_scope,
+    scopes_for,
+)
+from swarmq.roster.schema import Roster
+
+COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "changed", "seconds")
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+                    TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+                    console=err_console, disable=quiet, transient=True)
+
+
+def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) -> list[ScopeReport]:
+    locks = store_locks(roster)
+    reports: list[ScopeReport] = []
+    with _progress(quiet) as progress:
+        overall = progress.add_task("consolidating", total=len(scopes), detail="")
+        for scope in scopes:
+            progress.update(overall, description=f"{scope}", detail="planning")
+
+            def report(stage: str, meta: dict[str, Any], scope: str = scope) -> None:
+                if stage == "round":
+                    progress.update(overall, detail=f"round {meta['round']}: {meta['actions']} action(s)")
+
+            reports.append(run_scope(roster, locks, scope, dry_run=dry_run, progress=report))
+            progress.advance(overall)
+    return reports
+
+
+def _run_enqueued(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) -> list[dict[str, Any]]:
+    from swarmq.tasks.consolidation import window_of
+    from swarmq.workers.app import create_app
+
+    celery = create_app(roster)
+    window = window_of()
+    results = {scope: celery.send_task("consolidation.scope",
+                                       kwargs={"scope": scope, "window": window, "dry_run": dry_run},
+                                       queue="consolidation") for scope in scopes}
+    out: list[dict[str, Any]] = []
+    with _progress(quiet) as progress:
+        overall = progress.add_task("waiting for workers", total=len(scopes), detail="")
+        pending = dict(results)
+        while pending:
+            for scope, result in list(pending.items()):
+                if result.ready():
+                    out.append({"scope": scope, **result.get(propagate=True)})
+                    del pending[scope]
+                    progress.advance(overall)
+                elif result.state == "PROGRESS" and isinstance(result.info, dict):
+                    info = result.info
+                    progress.update(overall, description=scope,
+                                    detail=f"round {info.get('round', '?')}: {info.get('actions', 0)} action(s)")
+            time.sleep(0.2)
+    return out
+
+
+def _table(rows: list[dict[str, Any]], dry_run: bool) -> Table:
+    title = "consolidation plan (dry run: nothing written)" if dry_run else "consolidation"
+    table = Table(title=title)
+    for column in COLUMNS:
+        table.add_column(column.replace("_", " "), justify="left" if column == "scope" else "right")
+    for row in rows:
+        counts = row.get("counts", {})
+        if row.get("outcome") == "already_done":
+            table.add_row(row["scope"], *["" for _ in COLUMNS[1:-1]], "done today")
+            continue
+        table.add_row(row["scope"], str(row.get("entries", "")), str(row.get("active", "")),
+                      *(str(counts.get(r.value, 0)) for r in Reason),
+                      str(row.get("rounds", "")), str(row.get("changed", "")),
+                      f"{row.get('seconds', 0):.2f}")
+    return table
+
+
+def _actions_table(report: ScopeReport, limit: int) -> Table:
+    table = Table(title=f"{report.scope}: first {min(limit, len(report.plan.actions))} of "
+                        f"{len(report.plan.actions)} action(s)")
+    for column in ("action", "reason", "similarity", "keep", "other"):
+        table.add_column(column)
+    for action in report.plan.actions[:limit]:
+        table.add_row(action.kind.value, action.reason.value, f"{action.similarity:.3f}",
+                      action.keep, action.other)
+    return table
+
+
+def consolidate(
+    ctx: typer.Context,
+    scope: Annotated[list[str] | None, typer.Option(
+        "--scope", "-s", help=f"Scope(s) to consolidate: {', '.join(SCOPES)} (default: all enabled).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only: show what would change.")] = False,
+    enqueue: Annotated[bool, typer.Option(
+        "--enqueue", help="Send the scopes to the workers instead of running them here.")] = False,
+    show: Annotated[int, typer.Option(help="With --dry-run: list this many planned actions per scope.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Merge duplicates, supersede outdated or contradicted entries, link complements."""
+    roster = load(ctx)
+    try:
+        scopes = [check_scope(s) for s in scope] if scope else scopes_for(roster)
+    except UnknownScope as exc:
+        fail(str(exc))
+    if not scopes:
+        fail("consolidation is disabled (consolidation.enabled: false) and no --scope was given")
+    if enqueue:
+        rows = _run_enqueued(roster, scopes, dry_run, quiet or as_json)
+        reports: list[ScopeReport] = []
+    else:
+        reports = _run_local(roster, scopes, dry_run, quiet or as_json)
+        rows = [r.summary() for r in reports]
+    if as_json:
+        if dry_run and reports:
+            for row, report in zip(rows, reports, strict=True):
+                row["actions"] = [{"action": a.kind.value, "reason": a.reason.value,
+                                   "similarity": a.similarity, "keep": a.keep, "other": a.other,
+                                   "round": a.round} for a in report.plan.actions]
+        emit_json(rows)
+        return
+    console.print(_table(rows, dry_run))
+    if show:
+        for report in reports:
+            if report.plan.actions:
+                console.print(_actions_table(report, show))
