@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from rich.console import Console
+from rich.table import Table
 
-from bench.common import console, save, table
+from bench.common import save
 from bench.lesson_corpus import generate
 from swarmq.memory.similarity.brute import pairwise_join, token_set
 from swarmq.memory.similarity.join import JoinStats, similarity_join
@@ -36,6 +38,7 @@ from swarmq.memory.similarity.sets import Measure, encode
 from swarmq.memory.similarity.text import bigram_jaccard, jaccard, word_tokens
 
 PairSet = set[tuple[int, int]]
+console = Console(width=180)
 
 
 def _run_join(lessons: list[str], measure: str, threshold: float, repeat: int) -> dict[str, Any]:
@@ -190,13 +193,14 @@ def main() -> None:
                 f"{naive_est:.1f}" + ("" if n == args.naive_size else " (extrap.)"),
                 f"{naive_est / run['seconds']:.0f}x", f"{reference_est / run['seconds']:.0f}x",
             ])
-            console.print(record)
-    table(
-        f"similarity join, Jaccard >= {t} (naive scan measured at {args.naive_size})",
-        ["lessons", "measure", "seconds", "peak RSS MiB", "pairs", "recall", "planted recall",
-         "naive s", "vs naive", "vs reference-style"],
-        rows,
-    )
+            console.print({k: v for k, v in record.items() if k != 'stats'}, record['stats'])
+    out = Table(title=f"similarity join, Jaccard >= {t} (naive scan measured at {args.naive_size})")
+    for column in ("lessons", "measure", "seconds", "peak RSS MiB", "pairs", "recall",
+                   "planted recall", "naive s", "vs naive", "vs reference-style"):
+        out.add_column(column)
+    for row in rows:
+        out.add_row(*(str(v) for v in row))
+    console.print(out)
     save("consolidation_join", {"threshold": t, "naive_size": args.naive_size,
                                 "naive_seconds": naive, "reference_per_pair_seconds":
                                 per_pair_reference, "runs": records})

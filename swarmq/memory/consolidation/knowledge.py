@@ -230,3 +230,52 @@ def consolidate_tier(
     if progress is not None:
         progress("done", report.summary())
     return report
+
+
+def restore_superseded(
+    store: TierStore, entry_id: str, *, clock: Callable[[], datetime] | None = None
+) -> Entry:
+    """Undo a merge or supersession of ``entry_id``: it returns to its status before, loses its
+    ``superseded_by`` pointer, and the two entries are kept apart by later runs (so the next
+    night does not undo the restore). The survivor keeps what it absorbed; the change is
+    journalled like any other."""
+    from swarmq.memory.consolidation.merge import SUPERSEDED_BY
+    from swarmq.memory.knowledge.errors import EntryNotFound
+    from swarmq.memory.knowledge.quarantine import PRE_ARCHIVE_KEY
+
+    at = iso_now((clock or (lambda: datetime.now(UTC)))())
+    run_id = f"{at[:10]}-restore-{uuid.uuid4().hex[:8]}"
+    log = EventLog(events_path(store.files))
+    with store.transaction() as txn:
+        current = txn.get(entry_id)
+        if current is None or not isinstance(current.get(SUPERSEDED_BY), str):
+            raise EntryNotFound(f"no superseded entry {entry_id} in {store.files.knowledge}")
+        survivor_id = str(current.get(SUPERSEDED_BY))
+        prior = current.get(PRE_ARCHIVE_KEY)
+        status = prior if isinstance(prior, str) and prior != "archived" else "candidate"
+        apart = [*_strings(current.get(KEEP_APART)), survivor_id]
+        revived = txn.put(current.changed(
+            {"status": status, "updated_at": at, KEEP_APART: apart, RUN_KEY: run_id},
+            remove=(SUPERSEDED_BY, "superseded_at", "supersede_reason", PRE_ARCHIVE_KEY),
+            bump_revision=False))
+        records: list[dict[str, Any]] = [
+            {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": "restore",
+             "store": str(store.files.knowledge)},
+            {"type": "restored", "run_id": run_id, "at": at, "id": entry_id, "was_superseded_by": survivor_id},
+            {"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id, "before": current.line(),
+             "after": revived.line()},
+        ]
+        survivor = txn.get(survivor_id)
+        if survivor is not None:
+            kept = txn.put(survivor.changed(
+                {KEEP_APART: [*_strings(survivor.get(KEEP_APART)), entry_id], RUN_KEY: run_id},
+                bump_revision=False))
+            records.append({"type": ENTRY_CHANGED, "run_id": run_id, "id": survivor_id,
+                            "before": survivor.line(), "after": kept.line()})
+        log.append(records, txn.lease)
+    log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], None)
+    return revived
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

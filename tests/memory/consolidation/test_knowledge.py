@@ -165,3 +165,19 @@ def test_thresholds_are_configurable_and_ordered() -> None:
     assert config.duplicate_threshold == 0.9
     with pytest.raises(ValidationError, match="thresholds must satisfy"):
         ConsolidationConfig(duplicate_threshold=0.6, conflict_threshold=0.7)
+
+
+def test_restore_keeps_entries_apart(tmp_path: Path) -> None:
+    from swarmq.memory.consolidation.knowledge import restore_superseded
+
+    store = write_store(tmp_path, [entry("a", BASE, confidence=0.9), entry("b", NEAR)])
+    consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    assert entries_by_id(store)["b"]["superseded_by"] == "a"
+    revived = restore_superseded(store.swarm, "b")
+    assert revived.status == "candidate" and "superseded_by" not in revived.data
+    again = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    assert again.plan.counts()["duplicate"] == 0
+    data = entries_by_id(store)
+    assert data["b"]["status"] == "candidate" and data["a"]["consolidation_keep_apart"] == ["b"]
+    kinds = [r["type"] for r in EventLog(events_path(store.swarm.files)).records()]
+    assert "restored" in kinds
