@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import threading
 import time
@@ -34,8 +35,6 @@ class RedisLease:
         self.token = token
         self.fencing_token = fencing_token
         self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._watchdog: threading.Thread | None = None
 
     def validate(self, recorded_token: int) -> int:
         if self.lost.is_set():
@@ -62,36 +61,70 @@ class RedisLease:
         self.fencing_token = int(token)
         return self.fencing_token
 
-    # The watchdog renews at a third of the lease, so two missed renewals still leave margin.
-    def _renew_loop(self, lease_ms: int) -> None:
-        interval = lease_ms / 3000.0
-        lock_key = keys.lock(self._owner.swarm, self.resource)
-        while not self._stop.wait(interval):
-            try:
-                ok = self._owner._renew(keys=[lock_key], args=[self.token, lease_ms])
-            except TRANSIENT as exc:
-                log.warning("lock %s: renewal failed (%s); will retry", self.resource, exc)
-                continue
-            if not ok:
-                log.error(
-                    "lock %s: lease lost before release; commits will be refused", self.resource
-                )
-                self.lost.set()
-                return
-
     def start_watchdog(self, lease_ms: int) -> None:
-        self._watchdog = threading.Thread(
-            target=self._renew_loop,
-            args=(lease_ms,),
-            name=f"lock-watchdog:{self.resource[:40]}",
-            daemon=True,
-        )
-        self._watchdog.start()
+        self._owner.watchdog.add(self, lease_ms)
 
     def stop_watchdog(self) -> None:
-        self._stop.set()
-        if self._watchdog is not None and self._watchdog is not threading.current_thread():
-            self._watchdog.join(timeout=5)
+        self._owner.watchdog.remove(self)
+
+
+class Watchdog:
+    """One thread per process renews every held lease at a third of its lease time.
+
+    Two missed renewals still leave margin. A thread per lock would cost a thread start and
+    join on every hold, which is most of the price of a short critical section.
+    """
+
+    def __init__(self) -> None:
+        self._leases: dict[str, tuple[RedisLease, int, float]] = {}
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+
+    def add(self, lease: RedisLease, lease_ms: int) -> None:
+        with self._cv:
+            if (
+                self._pid != os.getpid()
+            ):  # forked child: the parent's thread and leases are not ours
+                self._pid, self._thread, self._leases = os.getpid(), None, {}
+            self._leases[lease.token] = (lease, lease_ms, time.monotonic() + lease_ms / 3000.0)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="lock-watchdog", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+
+    def remove(self, lease: RedisLease) -> None:
+        with self._cv:
+            self._leases.pop(lease.token, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._leases:
+                    self._cv.wait()
+                now = time.monotonic()
+                due = [entry for entry in self._leases.values() if entry[2] <= now]
+                if not due:
+                    self._cv.wait(min(entry[2] for entry in self._leases.values()) - now)
+                    continue
+                for lease, lease_ms, _ in due:
+                    self._leases[lease.token] = (lease, lease_ms, now + lease_ms / 3000.0)
+            for lease, lease_ms, _ in due:
+                self._renew(lease, lease_ms)
+
+    def _renew(self, lease: RedisLease, lease_ms: int) -> None:
+        owner = lease._owner
+        try:
+            ok = owner._renew(
+                keys=[keys.lock(owner.swarm, lease.resource)], args=[lease.token, lease_ms]
+            )
+        except TRANSIENT as exc:
+            log.warning("lock %s: renewal failed (%s); will retry", lease.resource, exc)
+            return
+        if not ok:
+            log.error("lock %s: lease lost before release; commits will be refused", lease.resource)
+            lease.lost.set()
+            self.remove(lease)
 
 
 class RedisLocks:
@@ -111,6 +144,7 @@ class RedisLocks:
         self.lease_ms = int(lease_seconds * 1000)
         self.url = redact(url)
         self.renew = renew
+        self.watchdog = _WATCHDOG
         self._acquire = script(client, "lock_acquire")
         self._renew = script(client, "lock_renew")
         self._release = script(client, "lock_release")
@@ -167,3 +201,6 @@ class RedisLocks:
             yield lease
         finally:
             self.release(lease)
+
+
+_WATCHDOG = Watchdog()
