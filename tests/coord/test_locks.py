@@ -37,7 +37,10 @@ def test_two_processes_contending_lose_no_update(
 ) -> None:
     counter = tmp_path / "counter.txt"
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_redis_worker, args=(redis_url, swarm_name, str(counter), 150)) for _ in range(2)]
+    procs = [
+        ctx.Process(target=_redis_worker, args=(redis_url, swarm_name, str(counter), 150))
+        for _ in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -50,7 +53,10 @@ def test_two_processes_contending_lose_no_update(
 def test_local_locks_serialise_processes_on_one_host(tmp_path: Path) -> None:
     counter = tmp_path / "counter.txt"
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_local_worker, args=(str(tmp_path / "locks"), str(counter), 100)) for _ in range(2)]
+    procs = [
+        ctx.Process(target=_local_worker, args=(str(tmp_path / "locks"), str(counter), 100))
+        for _ in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -59,7 +65,9 @@ def test_local_locks_serialise_processes_on_one_host(tmp_path: Path) -> None:
     assert counter.read_text() == "200"
 
 
-def _stalling_holder(url: str, swarm: str, path: str, ready: object, go: object, out: object) -> None:
+def _stalling_holder(
+    url: str, swarm: str, path: str, ready: object, go: object, out: object
+) -> None:
     locks = RedisLocks(redis.Redis.from_url(url), swarm, lease_seconds=0.6)
     lease = locks.acquire(file_resource(path))
     ready.set()  # type: ignore[attr-defined]
@@ -79,7 +87,9 @@ def test_a_holder_stalled_past_its_lease_is_fenced_off(
     target.write_text("original\n")
     ctx = mp.get_context("spawn")
     ready, go, out = ctx.Event(), ctx.Event(), ctx.Queue()
-    holder = ctx.Process(target=_stalling_holder, args=(redis_url, swarm_name, str(target), ready, go, out))
+    holder = ctx.Process(
+        target=_stalling_holder, args=(redis_url, swarm_name, str(target), ready, go, out)
+    )
     holder.start()
     assert ready.wait(10)
     assert holder.pid is not None
@@ -104,7 +114,7 @@ def test_a_holder_stalled_past_its_lease_is_fenced_off(
 def test_lock_timeout_and_owner_only_release(redis_client: redis.Redis, swarm_name: str) -> None:
     locks = RedisLocks(redis_client, swarm_name, lease_seconds=5)
     first = locks.acquire("store:x")
-    with pytest.raises(LockTimeout, match="could not lock 'store:x' within 0.2s"):
+    with pytest.raises(LockTimeout, match=r"could not lock 'store:x' within 0.2s"):
         locks.acquire("store:x", timeout=0.2)
     imposter = locks.try_acquire("store:y")
     assert imposter is not None
@@ -116,7 +126,9 @@ def test_lock_timeout_and_owner_only_release(redis_client: redis.Redis, swarm_na
     locks.release(imposter)
 
 
-def test_watchdog_keeps_a_long_holder_alive(redis_client: redis.Redis, swarm_name: str, tmp_path: Path) -> None:
+def test_watchdog_keeps_a_long_holder_alive(
+    redis_client: redis.Redis, swarm_name: str, tmp_path: Path
+) -> None:
     locks = RedisLocks(redis_client, swarm_name, lease_seconds=0.3)
     path = tmp_path / "f"
     with locks.hold(file_resource(path)) as lease:

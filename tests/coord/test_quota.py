@@ -20,13 +20,22 @@ from swarmq.roster.schema import QuotaConfig
 from tests.coord.redis_server import RedisServer
 
 
-def make_gate(client: redis.Redis, swarm: str, mirror: Path | None, **quotas: QuotaConfig) -> QuotaGate:
-    return QuotaGate(client, swarm, quotas or {"enrichment": QuotaConfig(max_calls_per_day=30)}, mirror_dir=mirror)
+def make_gate(
+    client: redis.Redis, swarm: str, mirror: Path | None, **quotas: QuotaConfig
+) -> QuotaGate:
+    return QuotaGate(
+        client,
+        swarm,
+        quotas or {"enrichment": QuotaConfig(max_calls_per_day=30)},
+        mirror_dir=mirror,
+    )
 
 
 def _contender(url: str, swarm: str, mirror: str, threads: int, go: object, out: object) -> None:
     client = redis.Redis.from_url(url)
-    gate = QuotaGate(client, swarm, {"enrichment": QuotaConfig(max_calls_per_day=30)}, mirror_dir=Path(mirror))
+    gate = QuotaGate(
+        client, swarm, {"enrichment": QuotaConfig(max_calls_per_day=30)}, mirror_dir=Path(mirror)
+    )
     started: list[int] = []
     lock = threading.Lock()
 
@@ -54,7 +63,10 @@ def test_64_concurrent_reservers_in_4_processes_get_exactly_30(
 ) -> None:
     ctx = mp.get_context("spawn")
     go, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_contender, args=(redis_url, swarm_name, str(tmp_path), 16, go, out)) for _ in range(4)]
+    procs = [
+        ctx.Process(target=_contender, args=(redis_url, swarm_name, str(tmp_path), 16, go, out))
+        for _ in range(4)
+    ]
     for p in procs:
         p.start()
     time.sleep(0.5)
@@ -67,13 +79,17 @@ def test_64_concurrent_reservers_in_4_processes_get_exactly_30(
     status = gate.status("enrichment")
     assert (status.used, status.held, status.remaining) == (30, 0, 0)
     mirrored = json.loads((tmp_path / "knowledge-enrichment-quota.json").read_text())
-    assert mirrored["calls_used"] == 30 and mirrored["max_calls"] == 30 and mirrored["window"] == "utc"
+    assert (
+        mirrored["calls_used"] == 30 and mirrored["max_calls"] == 30 and mirrored["window"] == "utc"
+    )
     assert list(mirrored) == ["date", "calls_used", "max_calls", "last_run_at", "window"]
     with pytest.raises(QuotaExhausted, match="used=30 held=0 max=30"):
         gate.reserve("enrichment")
 
 
-def test_release_returns_a_slot_and_is_idempotent(redis_client: redis.Redis, swarm_name: str) -> None:
+def test_release_returns_a_slot_and_is_idempotent(
+    redis_client: redis.Redis, swarm_name: str
+) -> None:
     gate = make_gate(redis_client, swarm_name, None, enrichment=QuotaConfig(max_calls_per_day=2))
     first, second = gate.reserve("enrichment"), gate.reserve("enrichment")
     with pytest.raises(QuotaExhausted):
@@ -108,13 +124,18 @@ def test_an_expired_lease_returns_its_slot(redis_client: redis.Redis, swarm_name
         gate.reserve("enrichment")
     time.sleep(0.4)
     fresh = gate.reserve("enrichment")  # the dead holder's slot came back
-    with pytest.raises(LeaseLost, match="lease expired|no longer held"):
+    with pytest.raises(LeaseLost, match=r"lease expired|no longer held"):
         gate.start(stale)
     assert gate.start(fresh) == 1
 
 
 def test_renew_extends_a_lease(redis_client: redis.Redis, swarm_name: str) -> None:
-    gate = make_gate(redis_client, swarm_name, None, enrichment=QuotaConfig(max_calls_per_day=1, lease_seconds=0.4))
+    gate = make_gate(
+        redis_client,
+        swarm_name,
+        None,
+        enrichment=QuotaConfig(max_calls_per_day=1, lease_seconds=0.4),
+    )
     held = gate.reserve("enrichment")
     for _ in range(3):
         time.sleep(0.2)
@@ -167,8 +188,11 @@ def test_dst_days_have_their_real_length() -> None:
 
 def test_a_day_whose_midnight_does_not_exist_starts_at_the_transition() -> None:
     santiago = ZoneInfo("America/Santiago")  # clocks jump 00:00 → 01:00 in September
-    odd = [d for d in (date(2026, 1, 1) + timedelta(days=i) for i in range(366))
-           if (window_for(d, santiago).end_ms - window_for(d, santiago).start_ms) != 86_400_000]
+    odd = [
+        d
+        for d in (date(2026, 1, 1) + timedelta(days=i) for i in range(366))
+        if (window_for(d, santiago).end_ms - window_for(d, santiago).start_ms) != 86_400_000
+    ]
     assert len(odd) == 2
     for day in odd:
         start = day_start(day, santiago).astimezone(santiago)
@@ -182,7 +206,9 @@ def test_a_day_whose_midnight_does_not_exist_starts_at_the_transition() -> None:
 def test_redis_flushed_mid_day_reseeds_from_the_file(
     redis_client: redis.Redis, swarm_name: str, tmp_path: Path
 ) -> None:
-    gate = make_gate(redis_client, swarm_name, tmp_path, enrichment=QuotaConfig(max_calls_per_day=6))
+    gate = make_gate(
+        redis_client, swarm_name, tmp_path, enrichment=QuotaConfig(max_calls_per_day=6)
+    )
     for _ in range(5):
         with gate.slot("enrichment") as slot:
             slot.start()
@@ -200,7 +226,9 @@ def test_mirror_never_moves_backwards(tmp_path: Path) -> None:
 
     path = tmp_path / "knowledge-enrichment-quota.json"
     record_usage(path, window_key="2026-11-29", window="utc", calls_used=7, max_calls=30)
-    record_usage(path, window_key="2026-11-29", window="utc", calls_used=5, max_calls=30)  # a slow writer
+    record_usage(
+        path, window_key="2026-11-29", window="utc", calls_used=5, max_calls=30
+    )  # a slow writer
     state = read_quota_file(path)
     assert state is not None and state.calls_used == 7
     record_usage(path, window_key="2026-11-30", window="utc", calls_used=1, max_calls=30)
@@ -214,7 +242,9 @@ def test_redis_stopped_fails_closed_naming_the_url(tmp_path: Path, swarm_name: s
         gate = make_gate(client, swarm_name, tmp_path, enrichment=QuotaConfig(max_calls_per_day=3))
         gate.url = server.url
         held = gate.reserve("enrichment")
-    with pytest.raises(QuotaUnavailable, match=rf"Redis at {server.url} is unreachable.*failing closed"):
+    with pytest.raises(
+        QuotaUnavailable, match=rf"Redis at {server.url} is unreachable.*failing closed"
+    ):
         gate.reserve("enrichment")
     with pytest.raises(QuotaUnavailable):
         gate.start(held)

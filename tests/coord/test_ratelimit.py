@@ -13,7 +13,9 @@ from swarmq.coord import keys
 from swarmq.coord.ratelimit import RateLimitTimeout, RateLimitUnavailable, RequestRateLimiter
 
 
-def test_bucket_is_shared_across_limiters(redis_client: redis.Redis, redis_url: str, swarm_name: str) -> None:
+def test_bucket_is_shared_across_limiters(
+    redis_client: redis.Redis, redis_url: str, swarm_name: str
+) -> None:
     # 600/minute = 10/s with a burst of 10: 10 immediate grants, then a wait, whoever asks.
     a = RequestRateLimiter(redis_client, swarm_name, "openai:test", 600)
     other = redis.Redis.from_url(redis_url)
@@ -38,4 +40,6 @@ def test_timeout_and_unavailable(redis_client: redis.Redis, swarm_name: str) -> 
     dead = RequestRateLimiter(dead_client, swarm_name, "x", 60)
     with pytest.raises(RateLimitUnavailable, match="unreachable"):
         dead.acquire(timeout=1)
-    assert isinstance(RateLimitTimeout("x"), TimeoutError) and isinstance(RateLimitUnavailable("x"), ConnectionError)
+    assert isinstance(RateLimitTimeout("x"), TimeoutError) and isinstance(
+        RateLimitUnavailable("x"), ConnectionError
+    )

@@ -46,13 +46,18 @@ def test_reader_keeps_raw_text_and_reports_corrupt_lines(tmp_path: Path) -> None
     good1 = '{"id":"a","confidence":0.43999999999999995,"lesson":"统一 — ok","n":1}'
     good2 = '{"b":1.0}'
     path.write_bytes(
-        (good1 + "\n\n" + '{"truncated": tru\n' + good2 + "\n").encode() + b"\xff\xfe garbage\n" + b'{"last":'
+        (good1 + "\n\n" + '{"truncated": tru\n' + good2 + "\n").encode()
+        + b"\xff\xfe garbage\n"
+        + b'{"last":'
     )
     content = read_jsonl(path)
     assert [line.raw for line in content.lines] == [good1, good2]
     assert content.lines[0].line_no == 1 and content.lines[1].line_no == 4
     assert [(c.line_no, c.error.split(":")[0]) for c in content.corrupt] == [
-        (3, "invalid JSON"), (5, "not UTF-8 (invalid start byte at byte 0)".split(":")[0]), (6, "invalid JSON")]
+        (3, "invalid JSON"),
+        (5, ["not UTF-8 (invalid start byte at byte 0)"][0]),
+        (6, "invalid JSON"),
+    ]
     assert all(isinstance(x, JsonlLine | CorruptLine) for x in iter_jsonl(path))
 
 
@@ -64,7 +69,9 @@ def test_rewrite_moves_corrupt_lines_to_quarantine_first(tmp_path: Path) -> None
     assert path.read_text() == '{"a":1}\n{"b":2}\n'
     kept = [json.loads(line) for line in corrupt_path(path).read_text().splitlines()]
     assert [(k["source"], k["line"], k["text"]) for k in kept] == [
-        ("knowledge.jsonl", 2, "{oops"), ("knowledge.jsonl", 3, "\ufffd")]
+        ("knowledge.jsonl", 2, "{oops"),
+        ("knowledge.jsonl", 3, "\ufffd"),
+    ]
     assert "raw_b64" in kept[1] and "raw_b64" not in kept[0]
     rewrite_jsonl(path, [])
     assert path.read_text() == ""
@@ -108,7 +115,21 @@ def test_local_locks_fence_tokens_are_monotonic(tmp_path: Path) -> None:
     assert tokens == [1, 2, 3]
 
 
-HOSTILE_IDS = ["..", "../x", "a/b", "a\\b", "", "a" * 65, "a\x00b", "%2e%2e", "ａｂｃ", "a b", "é", "-" * 65, ".hidden"]
+HOSTILE_IDS = [
+    "..",
+    "../x",
+    "a/b",
+    "a\\b",
+    "",
+    "a" * 65,
+    "a\x00b",
+    "%2e%2e",
+    "ａｂｃ",
+    "a b",
+    "é",
+    "-" * 65,
+    ".hidden",
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE_IDS)

@@ -139,8 +139,12 @@ BROKEN: list[tuple[str, str, list[str]]] = [
 ]
 
 
-@pytest.mark.parametrize(("content", "expected"), [(c, e) for _, c, e in BROKEN], ids=[n for n, _, _ in BROKEN])
-def test_broken_roster_gives_precise_error(tmp_path: Path, content: str, expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("content", "expected"), [(c, e) for _, c, e in BROKEN], ids=[n for n, _, _ in BROKEN]
+)
+def test_broken_roster_gives_precise_error(
+    tmp_path: Path, content: str, expected: list[str]
+) -> None:
     path = tmp_path / "swarm.yaml"
     path.write_text(content, encoding="utf-8")
     report = load_report(path, env={"HOME": str(tmp_path)})
@@ -205,7 +209,8 @@ def test_env_expansion_and_redis_url_override(tmp_path: Path) -> None:
     path = tmp_path / "swarm.yaml"
     path.write_text(
         "swarm: s\nworkspace: ${PROJ}\npaths:\n  runtime: ${RT:-rt}\n  profiles: ~/profiles\n"
-        "redis_url: redis://127.0.0.1:6379/3\nbroker_url: amqp://guest:guest@127.0.0.1:5672//\n" + GOOD_WORKER
+        "redis_url: redis://127.0.0.1:6379/3\nbroker_url: amqp://guest:guest@127.0.0.1:5672//\n"
+        + GOOD_WORKER
     )
     env = {"HOME": "/home/u", "PROJ": "/srv/project", "REDIS_URL": "redis://10.0.0.5:6380/1"}
     roster = load_roster(path, env=env)

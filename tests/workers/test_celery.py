@@ -33,17 +33,37 @@ def test_config_is_reliable_by_default(roster_file: Path) -> None:
     assert conf.enable_utc and conf.timezone == "UTC"
     assert conf.worker_send_task_events and conf.worker_cancel_long_running_tasks_on_connection_loss
     vt = conf.broker_transport_options["visibility_timeout"]
-    assert vt == visibility_timeout(roster) > roster.tasks.longest_time_limit() + roster.tasks.retry_backoff_max_seconds
+    assert (
+        vt
+        == visibility_timeout(roster)
+        > roster.tasks.longest_time_limit() + roster.tasks.retry_backoff_max_seconds
+    )
     names = {q.name for q in conf.task_queues}
-    assert {"curator", "skills", "forge", "consolidation", "maturity", "missions", "worker.w1", "dead_letter"} <= names
-    assert route_task("consolidation.nightly", (), {}, {}) == {"queue": "consolidation", "routing_key": "consolidation"}
+    assert {
+        "curator",
+        "skills",
+        "forge",
+        "consolidation",
+        "maturity",
+        "missions",
+        "worker.w1",
+        "dead_letter",
+    } <= names
+    assert route_task("consolidation.nightly", (), {}, {}) == {
+        "queue": "consolidation",
+        "routing_key": "consolidation",
+    }
     assert route_task("ops.ping", (), {}, {}) is None
 
 
 @pytest.fixture
-def two_worker_roster(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
+def two_worker_roster(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> Path:
     return write_roster(
-        tmp_path, swarm_name, redis_url,
+        tmp_path,
+        swarm_name,
+        redis_url,
         workers=[
             {"id": "w1", "role": "builder", "queues": ["missions", "forge"]},
             {"id": "w2", "role": "curator", "queues": ["maturity", "curator"]},
@@ -55,8 +75,12 @@ def two_worker_roster(tmp_path: Path, swarm_name: str, redis_url: str, redis_cli
 def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Path) -> None:
     app = client_app(two_worker_roster)
     json_logs = {"SWARMQ_LOG_FORMAT": "json"}
-    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], pool="solo", env=json_logs).start(app)
-               for w in ("w1", "w2")]
+    workers = [
+        WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], pool="solo", env=json_logs).start(
+            app
+        )
+        for w in ("w1", "w2")
+    ]
     try:
         direct = [app.send_task("ops.ping", queue="worker.w1") for _ in range(5)]
         assert {r.get(timeout=20)["worker_id"] for r in direct} == {"w1"}
@@ -66,7 +90,9 @@ def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Pat
         assert any(line["message"].startswith("start ops.ping") for line in task_lines)
         family = [app.send_task("maturity.echo", args=[i]) for i in range(5)]  # routed by name
         answers = [r.get(timeout=20) for r in family]
-        assert {a["worker_id"] for a in answers} == {"w2"} and [a["value"] for a in answers] == list(range(5))
+        assert {a["worker_id"] for a in answers} == {"w2"} and [
+            a["value"] for a in answers
+        ] == list(range(5))
     finally:
         for w in workers:
             w.stop()
@@ -80,10 +106,12 @@ def test_a_poison_message_lands_in_the_dead_letter_queue(
     worker = WorkerProcess(two_worker_roster, "w1", extra_tasks=[SAMPLE], pool="prefork").start(app)
     try:
         result = app.send_task("ops.suicide", queue="worker.w1")
-        with pytest.raises(Exception, match="DeadLettered|started 2 times without finishing"):
+        with pytest.raises(Exception, match=r"DeadLettered|started 2 times without finishing"):
             result.get(timeout=60)
         roster = load_roster(two_worker_roster, env={})
-        records = [line.value for line in read_jsonl(roster.runtime_dir / "dead-letter.jsonl").lines]
+        records = [
+            line.value for line in read_jsonl(roster.runtime_dir / "dead-letter.jsonl").lines
+        ]
         assert len(records) == 1
         assert records[0]["task"] == "ops.suicide" and records[0]["task_id"] == result.id
         assert records[0]["deliveries"] == 2 and records[0]["queue"] == "worker.w1"
@@ -100,16 +128,21 @@ def test_a_poison_message_lands_in_the_dead_letter_queue(
 
 def test_quota_gated_store_locked_task(two_worker_roster: Path, tmp_path: Path) -> None:
     app = client_app(two_worker_roster)
-    workers = [WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], concurrency=2).start(app) for w in ("w1", "w2")]
+    workers = [
+        WorkerProcess(two_worker_roster, w, extra_tasks=[SAMPLE], concurrency=2).start(app)
+        for w in ("w1", "w2")
+    ]
     target = tmp_path / "log.jsonl"
     try:
-        results = [app.send_task("ops.gated_append", args=[str(target), i], queue=f"worker.w{1 + i % 2}")
-                   for i in range(40)]
+        results = [
+            app.send_task("ops.gated_append", args=[str(target), i], queue=f"worker.w{1 + i % 2}")
+            for i in range(40)
+        ]
         outcomes = []
         for r in results:
             try:
                 outcomes.append(r.get(timeout=60))
-            except Exception as exc:  # noqa: BLE001 - the quota refusal is the point
+            except Exception as exc:
                 outcomes.append(f"{type(exc).__name__}: {exc}")
         used = sorted(o for o in outcomes if isinstance(o, int))
         assert used == list(range(1, 31))  # enrichment: 30 a day, never 31
@@ -123,17 +156,35 @@ def test_quota_gated_store_locked_task(two_worker_roster: Path, tmp_path: Path) 
         app.close()
 
 
-def test_exactly_one_beat(roster_file: Path, redis_client: redis.Redis, swarm_name: str, tmp_path: Path) -> None:
+def test_exactly_one_beat(
+    roster_file: Path, redis_client: redis.Redis, swarm_name: str, tmp_path: Path
+) -> None:
     env = worker_env(roster_file, "beat")
-    argv = [sys.executable, "-m", "celery", "-A", "swarmq.workers.app", "beat", "-s", str(tmp_path / "sched"), "-l", "INFO"]
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "swarmq.workers.app",
+        "beat",
+        "-s",
+        str(tmp_path / "sched"),
+        "-l",
+        "INFO",
+    ]
     first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 20
         while redis_client.get(keys.beat_lock(swarm_name)) is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert redis_client.get(keys.beat_lock(swarm_name)) is not None
-        second = subprocess.run(argv[:-4] + ["-s", str(tmp_path / "sched2"), "-l", "INFO"], env=env,
-                                capture_output=True, text=True, timeout=30)
+        second = subprocess.run(
+            [*argv[:-4], "-s", str(tmp_path / "sched2"), "-l", "INFO"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert second.returncode != 0
         assert "another beat already runs" in second.stdout + second.stderr
     finally:

@@ -12,7 +12,9 @@ from tests.support import REPO
 def test_committed_compose_file_is_the_rendering_of_swarm_yaml() -> None:
     roster = load_roster(REPO / "swarm.yaml", env={"HOME": "/home/x"})
     committed = (REPO / "docker-compose.yml").read_text()
-    assert committed == render_text(roster), "regenerate: swarmq roster compose > docker-compose.yml"
+    assert committed == render_text(roster), (
+        "regenerate: swarmq roster compose > docker-compose.yml"
+    )
 
 
 def test_compose_structure() -> None:

@@ -20,12 +20,19 @@ from tests.support import REPO, write_roster
 pytestmark = pytest.mark.slow
 
 
-def swarmq(config: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def swarmq(
+    config: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SWARMQ_CONFIG")}
     base["PYTHONPATH"] = str(REPO)
     base.update(env or {})
-    return subprocess.run([sys.executable, "-m", "swarmq.cli", "--config", str(config), *args],
-                          capture_output=True, text=True, timeout=timeout, env=base)
+    return subprocess.run(
+        [sys.executable, "-m", "swarmq.cli", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=base,
+    )
 
 
 def as_json(done: subprocess.CompletedProcess[str]) -> Any:
@@ -34,8 +41,11 @@ def as_json(done: subprocess.CompletedProcess[str]) -> Any:
 
 
 def tmux_sessions(swarm: str) -> list[str]:
-    done = subprocess.run(["tmux", "-L", f"swarmq-{swarm}", "list-sessions", "-F", "#{session_name}"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["tmux", "-L", f"swarmq-{swarm}", "list-sessions", "-F", "#{session_name}"],
+        capture_output=True,
+        text=True,
+    )
     return sorted(done.stdout.split()) if done.returncode == 0 else []
 
 
@@ -43,16 +53,29 @@ def tmux_sessions(swarm: str) -> list[str]:
 def test_up_twice_status_down_with_tmux(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
-    config = write_roster(tmp_path, swarm_name, redis_url, workers=[
-        {"id": "w1", "role": "builder", "queues": ["missions", "forge"]},
-        {"id": "w-2", "role": "curator", "queues": ["curator", "skills", "consolidation", "maturity"],
-         "concurrency": 2, "pool": "threads"},
-    ])
+    config = write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=[
+            {"id": "w1", "role": "builder", "queues": ["missions", "forge"]},
+            {
+                "id": "w-2",
+                "role": "curator",
+                "queues": ["curator", "skills", "consolidation", "maturity"],
+                "concurrency": 2,
+                "pool": "threads",
+            },
+        ],
+    )
     try:
         first = as_json(swarmq(config, "up", "--json"))
         assert first["redis"] == "external"
         assert [(a["name"], a["outcome"]) for a in first["actions"]] == [
-            ("w1", "started"), ("w-2", "started"), ("beat", "started")]
+            ("w1", "started"),
+            ("w-2", "started"),
+            ("beat", "started"),
+        ]
         assert first["answered"] == {"w1": True, "w-2": True}
         assert tmux_sessions(swarm_name) == ["swarm-w-2", "swarm-w1", "swarmq-beat"]
 
@@ -74,11 +97,17 @@ def test_up_twice_status_down_with_tmux(
 
         down = as_json(swarmq(config, "down", "--json", "--timeout", "60"))
         assert sorted((a["name"], a["outcome"]) for a in down["actions"]) == [
-            ("beat", "stopped"), ("w-2", "stopped"), ("w1", "stopped")]
+            ("beat", "stopped"),
+            ("w-2", "stopped"),
+            ("w1", "stopped"),
+        ]
         assert tmux_sessions(swarm_name) == []
         assert redis_client.get(keys.beat_lock(swarm_name)) is None
         assert not list((tmp_path / "runtime" / "pids").glob("*.pid"))
-        assert "warm shutdown" in (tmp_path / "runtime" / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
+        assert (
+            "warm shutdown"
+            in (tmp_path / "runtime" / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
+        )
     finally:
         swarmq(config, "down", "--timeout", "20")
         subprocess.run(["tmux", "-L", f"swarmq-{swarm_name}", "kill-server"], capture_output=True)
@@ -86,7 +115,9 @@ def test_up_twice_status_down_with_tmux(
 
 def test_embedded_redis_without_tmux(tmp_path: Path, swarm_name: str) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    config = write_roster(tmp_path, swarm_name, url, workers=[{"id": "solo", "role": "r", "queues": ["missions"]}])
+    config = write_roster(
+        tmp_path, swarm_name, url, workers=[{"id": "solo", "role": "r", "queues": ["missions"]}]
+    )
     try:
         up = as_json(swarmq(config, "up", "--no-tmux", "--json"))
         assert up["redis"] == "embedded (started)" and up["answered"] == {"solo": True}
@@ -106,7 +137,9 @@ def test_embedded_redis_without_tmux(tmp_path: Path, swarm_name: str) -> None:
 
 def test_invalid_roster_starts_nothing(tmp_path: Path, swarm_name: str, redis_url: str) -> None:
     config = tmp_path / "swarm.yaml"
-    config.write_text(f"swarm: {swarm_name}\nredis_url: {redis_url}\nworkers:\n  - id: ../evil\n    role: x\n")
+    config.write_text(
+        f"swarm: {swarm_name}\nredis_url: {redis_url}\nworkers:\n  - id: ../evil\n    role: x\n"
+    )
     done = swarmq(config, "up")
     assert done.returncode == 1
     assert "workers[0](../evil).id" in done.stderr and "nothing was done" in done.stderr
@@ -121,4 +154,6 @@ def test_unreachable_redis_url_is_named(tmp_path: Path, swarm_name: str) -> None
     assert done.returncode == 1
     assert f"Redis at {url} (from REDIS_URL) is unreachable" in done.stderr.replace("\n", "")
     quota = swarmq(config, "quota", "status", env={"REDIS_URL": url})
-    assert quota.returncode == 1 and f"Redis at {url} is unreachable" in quota.stderr.replace("\n", "")
+    assert quota.returncode == 1 and f"Redis at {url} is unreachable" in quota.stderr.replace(
+        "\n", ""
+    )
