@@ -7,7 +7,18 @@ from typing import Annotated
 
 import typer
 
-from swarmq.cli import api, curate, deadletter, llm, mission, processes, quota, roster, skills
+from swarmq.cli import (
+    api,
+    curate,
+    deadletter,
+    knowledge,
+    llm,
+    mission,
+    processes,
+    quota,
+    roster,
+    skills,
+)
 from swarmq.cli import consolidate as consolidate_cli
 from swarmq.cli import flywheel as flywheel_cli
 from swarmq.cli import forge as forge_cli
@@ -46,6 +57,7 @@ app.add_typer(deadletter.app, name="deadletter")
 app.add_typer(skills.app, name="skills")
 app.command()(curate.curate)
 app.add_typer(llm.app, name="llm")
+app.add_typer(knowledge.app, name="knowledge")
 app.command()(processes.up)
 app.command()(processes.down)
 app.command()(processes.status)

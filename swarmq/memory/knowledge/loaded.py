@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -25,6 +25,12 @@ from swarmq.memory.knowledge.model import Entry, EntryShapeError
 from swarmq.memory.knowledge.serialize import loads_js
 
 FINGERPRINT_BYTES = 64
+SAMPLE_WINDOWS = 16
+
+
+def _pread(handle: BinaryIO, start: int, size: int) -> bytes:
+    handle.seek(start)
+    return handle.read(size)
 
 
 class SlotListener(Protocol):
@@ -91,8 +97,8 @@ class LoadedFile:
         self.lines = 0
         self.next_slot = 0
         self.state: FileState | None = None
-        self.head = b""
-        self.tail = b""
+        self.samples: list[tuple[int, bytes]] = []
+        """Windows of the consumed bytes (start, content) proving an append-only change."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -112,12 +118,13 @@ class LoadedFile:
             if (
                 self.state is not None
                 and state.ino == self.state.ino
-                and state.size >= self.offset
+                and state.size > self.offset
                 and self._prefix_unchanged(handle)
             ):
                 self._read_from(handle, self.offset, state)
                 return
-            self._full_reload(handle, state)
+            if not self._diff_reload(handle, state):
+                self._full_reload(handle, state)
 
     def _reload_empty(self) -> None:
         self._reset()
@@ -126,12 +133,25 @@ class LoadedFile:
         self.version += 1
 
     def _prefix_unchanged(self, handle: BinaryIO) -> bool:
-        handle.seek(0)
-        head = handle.read(len(self.head))
-        start = max(0, self.offset - FINGERPRINT_BYTES)
-        handle.seek(start)
-        tail = handle.read(self.offset - start)
-        return head == self.head and tail == self.tail
+        """Whether the bytes already consumed are still there (so the change is an append).
+
+        Checks SAMPLE_WINDOWS windows spread over the consumed range, including its start and
+        end. swarmq itself never rewrites in place (it replaces the file), so this only has to
+        catch opencode-swarm's in-place rewrites, whose length changes shift the windows."""
+        for start, blob in self.samples:
+            handle.seek(start)
+            if handle.read(len(blob)) != blob:
+                return False
+        return True
+
+    def _take_samples(self, read: Callable[[int, int], bytes]) -> None:
+        end = self.offset
+        starts = {0, max(0, end - FINGERPRINT_BYTES)}
+        starts.update(end * k // SAMPLE_WINDOWS for k in range(1, SAMPLE_WINDOWS))
+        self.samples = [
+            (start, read(start, min(FINGERPRINT_BYTES, end - start)))
+            for start in sorted(starts) if start < end
+        ]
 
     def _full_reload(self, handle: BinaryIO, state: FileState) -> None:
         self._reset()
@@ -160,19 +180,11 @@ class LoadedFile:
             elif isinstance(parsed, CorruptLine):
                 self.corrupt.append(parsed)
         self.offset = offset + position
-        if len(self.head) < FINGERPRINT_BYTES:
-            self.head = (self.head + data[:position])[:FINGERPRINT_BYTES]
-        self._set_tail_from(data, position, offset)
+        self._take_samples(lambda start, size: _pread(handle, start, size))
         # A pending fragment (or bytes read past the stat) must be looked at again next time.
         exact = self.pending is None and self.offset == state.size
         self.state = state if exact else FileState(state.ino, -1, -1)
         self.version += 1
-
-    def _set_tail_from(self, data: bytes, position: int, offset: int) -> None:
-        if position >= FINGERPRINT_BYTES or offset == 0:
-            self.tail = data[max(0, position - FINGERPRINT_BYTES):position]
-        else:
-            self.tail = (self.tail + data[:position])[-FINGERPRINT_BYTES:]
 
     def _append_slot(self, entry: Entry) -> int:
         slot = self.next_slot
@@ -219,8 +231,25 @@ class LoadedFile:
         written: bytes,
     ) -> None:
         """Mirror a rewrite this process just committed (``written`` = the new file's bytes)."""
+        self._apply(removed, replaced, appended)
+        self.corrupt = []
+        self.pending = None
+        self.lines = len(self.slots)
+        self.offset = len(written)
+        self._take_samples(lambda start, size: written[start:start + size])
+        st = os.stat(self.path)
+        self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+        self.version += 1
+
+    def _apply(self, removed: Iterable[int], replaced: dict[int, Entry], appended: list[Entry]) -> None:
+        """Apply slot changes, keeping ``by_id`` and the listeners current incrementally."""
+        rescan: set[str] = set()
         for slot in removed:
             entry = self.slots.pop(slot)
+            if self.by_id.get(entry.id) == slot:
+                del self.by_id[entry.id]
+                if entry.id in self.duplicate_ids:
+                    rescan.add(entry.id)
             for listener in self.listeners:
                 listener.on_remove(slot, entry)
         for slot, new in replaced.items():
@@ -228,24 +257,88 @@ class LoadedFile:
             self.slots[slot] = new
             for listener in self.listeners:
                 listener.on_replace(slot, old, new)
+        for entry_id in rescan:
+            holders = [s for s, e in self.slots.items() if e.id == entry_id]
+            if holders:
+                self.by_id[entry_id] = holders[0]
+            if len(holders) < 2:
+                self.duplicate_ids.discard(entry_id)
         for entry in appended:
             self._append_slot(entry)
-        self.by_id = {}
-        self.duplicate_ids = set()
-        for slot, entry in self.slots.items():
-            if entry.id in self.by_id:
-                self.duplicate_ids.add(entry.id)
+
+    def _diff_reload(self, handle: BinaryIO, state: FileState) -> bool:
+        """Reload a replaced or rewritten file by aligning its lines with the mirror: lines
+        identical to the mirrored entry are kept as they are, so only changed lines are parsed
+        and re-indexed. Returns ``False`` (caller reloads fully) when the new file reorders
+        entries or holds duplicate ids."""
+        if self.duplicate_ids or not self.slots:
+            return False
+        handle.seek(0)
+        data = handle.read()
+        old = list(self.slots.items())
+        old_bytes = [entry.raw_bytes() for _, entry in old]
+        position_of = {slot: index for index, (slot, _) in enumerate(old)}
+        chunks = data.split(b"\n")
+        tail = chunks.pop()  # b"" when the file ends with a newline
+        cursor = 0
+        removed: list[int] = []
+        replaced: dict[int, Entry] = {}
+        appended: list[Entry] = []
+        corrupt: list[CorruptLine] = []
+        pending: CorruptLine | None = None
+        seen: set[str] = set()
+        consumed = len(data)
+        limit = min(len(chunks), len(old_bytes))
+        while cursor < limit and chunks[cursor] == old_bytes[cursor]:
+            cursor += 1  # the common prefix costs one C-level compare per line
+        seen.update(entry.id for _, entry in old[:cursor])
+        items: list[tuple[int, bytes, bool]] = [
+            (number, chunk, True) for number, chunk in enumerate(chunks[cursor:], cursor + 1)
+        ]
+        if tail:
+            items.append((len(chunks) + 1, tail, False))
+        for number, chunk, terminated in items:
+            if cursor < len(old) and chunk == old_bytes[cursor]:
+                seen.add(old[cursor][1].id)
+                cursor += 1
+                continue
+            parsed = parse_line(number, chunk)
+            if not terminated and isinstance(parsed, CorruptLine):
+                pending = parsed
+                consumed = len(data) - len(tail)
+                break
+            if parsed is None:
+                continue
+            if isinstance(parsed, CorruptLine):
+                corrupt.append(parsed)
+                continue
+            if parsed.id in seen:
+                return False
+            seen.add(parsed.id)
+            slot = self.by_id.get(parsed.id)
+            index = position_of.get(slot) if slot is not None else None
+            if index is not None and index >= cursor and not appended:
+                removed.extend(s for s, _ in old[cursor:index])
+                if old[index][1].raw != parsed.raw:
+                    replaced[old[index][0]] = parsed
+                cursor = index + 1
+            elif index is None:
+                appended.append(parsed)
             else:
-                self.by_id[entry.id] = slot
-        self.corrupt = []
-        self.pending = None
-        self.lines = len(self.slots)
-        self.offset = len(written)
-        self.head = written[:FINGERPRINT_BYTES]
-        self.tail = written[-FINGERPRINT_BYTES:] if written else b""
-        st = os.stat(self.path)
-        self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+                return False
+        lines = len(chunks) + (1 if tail and pending is None else 0)
+        position = consumed
+        removed.extend(s for s, _ in old[cursor:])
+        self._apply(removed, replaced, appended)
+        self.corrupt = corrupt
+        self.pending = pending
+        self.lines = lines
+        self.offset = position
+        self._take_samples(lambda start, size: data[start:start + size])
+        exact = pending is None and position == state.size
+        self.state = state if exact else FileState(state.ino, -1, -1)
         self.version += 1
+        return True
 
 
 _REGISTRY: dict[str, LoadedFile] = {}

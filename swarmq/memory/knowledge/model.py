@@ -158,7 +158,7 @@ def _str_list(value: object) -> list[str]:
 class Entry:
     """One knowledge entry: its JSON object in on-disk key order and, if unchanged, its line."""
 
-    __slots__ = ("_data", "_line", "raw")
+    __slots__ = ("_bytes", "_data", "_line", "raw")
 
     def __init__(self, data: Mapping[str, Any], raw: str | None = None) -> None:
         if not isinstance(data, Mapping):
@@ -172,6 +172,7 @@ class Entry:
         self.raw = raw
         """The exact line read from disk (without newline), or ``None`` once changed."""
         self._line: str | None = raw
+        self._bytes: bytes | None = None
 
     # -- identity and serialisation --------------------------------------------------------
 
@@ -190,6 +191,12 @@ class Entry:
         if self._line is None:
             self._line = dumps_js(self._data)
         return self._line
+
+    def raw_bytes(self) -> bytes:
+        """The line as UTF-8 bytes (cached: mirrors compare them on every reload)."""
+        if self._bytes is None:
+            self._bytes = self.line().encode("utf-8")
+        return self._bytes
 
     @property
     def is_dirty(self) -> bool:

@@ -44,7 +44,7 @@ def append_capped(
     lines = [r if isinstance(r, str) else dumps_js(r) for r in records]
     if not lines:
         return 0
-    if cap is None:
+    if cap is None or _count_lines(path) + len(lines) <= cap:
         append_lines(path, lines, lease=lease)
         return 0
     current = read_jsonl(path)
@@ -73,6 +73,15 @@ def append_capped(
     rewrite_jsonl(path, [*(line.raw for line in kept), *new_lines], lease=lease,
                   corrupt=current.corrupt, corrupt_to=corrupt_to)
     return len(drop)
+
+
+def _count_lines(path: Path) -> int:
+    """Non-blank lines, without parsing (the common case of a cap not yet reached)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    return sum(1 for line in data.split(b"\n") if line.strip())
 
 
 def remove_lines(

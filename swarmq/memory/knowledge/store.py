@@ -247,14 +247,18 @@ class TierStore:
         ]
         if evicted:
             append_lines(self.files.evicted, evicted, lease=lease)
-        lines = [
-            replaced.get(slot, entry).line()
-            for slot, entry in self.mirror.slots.items() if slot not in removed
-        ]
-        lines.extend(e.line() for e in appended)
+        slots = self.mirror.slots
+        if replaced or removed:
+            parts = [
+                replaced.get(slot, entry).raw_bytes()
+                for slot, entry in slots.items() if slot not in removed
+            ]
+        else:
+            parts = [entry.raw_bytes() for entry in slots.values()]
+        parts.extend(e.raw_bytes() for e in appended)
         quarantine_corrupt(self.files.knowledge, self.mirror.all_corrupt(), lease=lease,
                            corrupt_to=self.files.corrupt)
-        body = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+        body = b"\n".join(parts) + b"\n" if parts else b""
         write_atomic(self.files.knowledge, body, lease=lease)
         self.mirror.adopt_rewrite(replaced, set(removed), appended, body)
 

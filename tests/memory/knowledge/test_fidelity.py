@@ -131,3 +131,50 @@ def test_external_append_and_replace_are_seen(knowledge: KnowledgeStore) -> None
     assert len(knowledge.swarm.read().entries) == 2
     realistic.write_store(path, [realistic.MANUAL])  # in-place rewrite, same inode
     assert [e.raw for e in knowledge.swarm.read().entries] == [realistic.MANUAL]
+
+
+def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> None:
+    """Whatever another process writes, the incrementally updated mirror equals a fresh parse."""
+    import random
+
+    from swarmq.memory.knowledge.loaded import LoadedFile
+
+    rng = random.Random(7)
+    path = knowledge.swarm.files.knowledge
+    lines = [json.dumps({"id": f"e{i}", "lesson": f"lesson number {i} about git"}) for i in range(30)]
+    realistic.write_store(path, lines)
+    knowledge.swarm.read()
+    knowledge.swarm.dedup  # noqa: B018 - build the index so its updates are exercised too
+    counter = 100
+    for _ in range(150):
+        edit = rng.choice(["change", "remove", "append", "corrupt", "swap", "torn"])
+        good = [i for i, line in enumerate(lines) if "broken" not in line]
+        if edit == "change" and good:
+            i = rng.choice(good)
+            value = json.loads(lines[i])
+            value["lesson"] += " changed"
+            lines[i] = json.dumps(value)
+        elif edit == "remove" and lines:
+            lines.pop(rng.randrange(len(lines)))
+        elif edit == "append":
+            counter += 1
+            lines.append(json.dumps({"id": f"e{counter}", "lesson": f"fresh lesson {counter}"}))
+        elif edit == "corrupt":
+            lines.insert(rng.randrange(len(lines) + 1), '{"id": "broken')
+        elif edit == "swap" and len(lines) > 2:
+            i = rng.randrange(len(lines) - 1)
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        torn = edit == "torn"
+        path.write_bytes(("\n".join(lines) + "\n" + ('{"id":"tor' if torn else "")).encode())
+        mirrored = knowledge.swarm.read()
+        fresh = LoadedFile(path)
+        fresh.refresh()
+        assert [e.raw for e in mirrored.entries] == [e.raw for e in fresh.entries()]
+        assert [(c.line_no, c.raw) for c in mirrored.corrupt] == [
+            (c.line_no, c.raw) for c in fresh.all_corrupt()]
+        index = knowledge.swarm.dedup
+        for slot, entry in knowledge.swarm.mirror.items():
+            assert index.bigrams(slot) == __import__(
+                "swarmq.memory.similarity.text", fromlist=["word_bigrams"]).word_bigrams(entry.lesson)
+        if torn:
+            path.write_bytes(("\n".join(lines) + "\n").encode())

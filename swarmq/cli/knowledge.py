@@ -1,0 +1,348 @@
+"""``swarmq knowledge``: the opencode-swarm-compatible knowledge store from the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.memory.knowledge import (
+    Entry,
+    EntryNotFound,
+    InvalidEntry,
+    KnowledgeStore,
+    NewLesson,
+    QueryContext,
+    ReceiptChainBroken,
+    RestoreRefused,
+    RetrievalMode,
+    inject,
+    search,
+)
+
+app = typer.Typer(help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True)
+
+TierOption = typer.Option("swarm", "--tier", help="swarm or hive.")
+
+
+def knowledge(ctx: typer.Context) -> KnowledgeStore:
+    roster = load(ctx)
+    return KnowledgeStore.for_roster(roster, store_locks(roster))
+
+
+def entry_json(entry: Entry) -> dict[str, Any]:
+    return {**entry.to_dict(), "_normalized_outcomes": entry.outcomes}
+
+
+def entry_table(title: str, entries: list[Entry]) -> Table:
+    table = Table(title=title)
+    for column in ("id", "status", "category", "conf", "phases", "shown", "lesson"):
+        table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis",
+                         justify="right" if column in ("conf", "phases", "shown") else "left")
+    for e in entries:
+        table.add_row(e.id[:8], e.status, e.category, f"{e.confidence:.2f}",
+                      str(len(e.phase_numbers())), str(e.counter("shown_count")), e.lesson)
+    return table
+
+
+def emit_dict(data: dict[str, Any], as_json: bool, title: str) -> None:
+    if as_json:
+        emit_json(data)
+        return
+    table = Table(title=title, show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in data.items():
+        table.add_row(str(key), str(value))
+    console.print(table)
+
+
+@app.command("list")
+def list_entries(
+    ctx: typer.Context,
+    tier: str = TierOption,
+    status: Annotated[str | None, typer.Option(help="Only this status.")] = None,
+    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Include archived entries.")] = False,
+    limit: Annotated[int, typer.Option(help="Show at most this many (newest last).")] = 200,
+    as_json: bool = JsonOption,
+) -> None:
+    """Entries of a tier, in file order; corrupt lines are reported on stderr."""
+    store = knowledge(ctx).tier(tier)
+    snapshot = store.read()
+    entries = [e for e in snapshot.entries
+               if (status is None or e.status == status)
+               and (category is None or e.category == category)
+               and (all_ or status is not None or e.is_active)][-limit:]
+    if as_json:
+        emit_json({"file": str(store.files.knowledge), "entries": [entry_json(e) for e in entries],
+                   "corrupt": [{"line": c.line_no, "error": c.error} for c in snapshot.corrupt]})
+        return
+    console.print(entry_table(f"{tier} knowledge: {store.files.knowledge}", entries))
+    for corrupt in snapshot.corrupt:
+        typer.echo(f"corrupt line: {corrupt.describe(store.files.knowledge)}", err=True)
+
+
+@app.command("show")
+def show(ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption) -> None:
+    """One entry with its v2-normalised counters."""
+    entry = knowledge(ctx).tier(tier).get(entry_id)
+    if entry is None:
+        fail(f"no {tier} entry {entry_id}")
+    emit_dict(entry_json(entry), as_json, f"entry {entry_id}")
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    lesson: str,
+    category: Annotated[str | None, typer.Option(help="Default: inferred from the text.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable); default: inferred.")] = None,
+    phase: Annotated[int | None, typer.Option(help="Phase confirming it (enables reinforcement).")] = None,
+    confidence: Annotated[float | None, typer.Option(help="Default: computed.")] = None,
+    human: Annotated[bool, typer.Option("--human", help="Written by a person (auto_generated=false).")] = False,
+    tier: str = TierOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Validate and add a lesson (reinforcing an active near-duplicate)."""
+    result = knowledge(ctx).tier(tier).add(
+        NewLesson(lesson, category=category, tags=tag, confidence=confidence, auto_generated=not human),
+        phase=phase)
+    data = {"outcome": result.outcome, "id": result.entry.id if result.entry else None,
+            "reason": result.reason, "layer": result.validation.layer,
+            "severity": result.validation.severity}
+    emit_dict(data, as_json, "add")
+    if result.outcome in ("rejected", "unactionable"):
+        raise typer.Exit(1)
+
+
+@app.command("reinforce")
+def reinforce(ctx: typer.Context, entry_id: str,
+              phase: Annotated[int, typer.Option(help="The confirming phase number.")],
+              as_json: bool = JsonOption) -> None:
+    """Confirm an entry in a phase (idempotent per phase)."""
+    result = knowledge(ctx).swarm.reinforce(entry_id, phase)
+    emit_dict({"outcome": result.outcome, "id": entry_id,
+               "confidence": result.entry.confidence if result.entry else None}, as_json, "reinforce")
+    if result.outcome == "not_found":
+        raise typer.Exit(1)
+
+
+@app.command("quarantine")
+def quarantine(ctx: typer.Context, entry_id: str,
+               reason: Annotated[str, typer.Argument(help="Why (max 500 chars).")] = "quarantined by operator",
+               reported_by: Annotated[str, typer.Option(help="architect, user or auto.")] = "user",
+               tier: str = TierOption, as_json: bool = JsonOption) -> None:
+    """Hide an entry from queries (kept whole in the quarantine sidecar)."""
+    try:
+        entry = knowledge(ctx).tier(tier).quarantine(entry_id, reason, reported_by)
+    except (EntryNotFound, ValueError) as exc:
+        fail(str(exc))
+    emit_dict({"outcome": "quarantined", "id": entry.id, "reason": entry.get("quarantine_reason")},
+              as_json, "quarantine")
+
+
+@app.command("restore")
+def restore(ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption) -> None:
+    """Restore a quarantined (re-validated) or archived entry."""
+    try:
+        entry = knowledge(ctx).tier(tier).restore(entry_id)
+    except (EntryNotFound, RestoreRefused) as exc:
+        fail(str(exc))
+    emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status}, as_json, "restore")
+
+
+@app.command("promote")
+def promote(
+    ctx: typer.Context,
+    lesson: Annotated[str | None, typer.Argument(help="Lesson text to write to the hive.")] = None,
+    from_swarm: Annotated[str | None, typer.Option("--from-swarm", help="Swarm entry id.")] = None,
+    category: str = "process",
+    as_json: bool = JsonOption,
+) -> None:
+    """Write a lesson (or a swarm entry) to the hive as promoted."""
+    from swarmq.memory.knowledge.hive import promote_from_swarm, promote_lesson
+
+    store = knowledge(ctx)
+    try:
+        if from_swarm:
+            entry = promote_from_swarm(store, from_swarm)
+        elif lesson:
+            entry = promote_lesson(store, lesson, category)
+        else:
+            fail("give a lesson or --from-swarm <id>")
+    except (EntryNotFound, InvalidEntry) as exc:
+        fail(str(exc))
+    emit_dict({"outcome": "promoted", "id": entry.id, "lesson": entry.lesson}, as_json, "promote")
+
+
+@app.command("sweep")
+def sweep_cmd(ctx: typer.Context,
+              phase: Annotated[str | None, typer.Option(help="Phase key (default: plan.json or the day).")] = None,
+              as_json: bool = JsonOption) -> None:
+    """Age, expire, promote and cap, once per phase; then hive promotion."""
+    from swarmq.memory.knowledge.maintenance import sweep
+
+    key: str | int | None = int(phase) if phase is not None and phase.isdigit() else phase
+    emit_dict(sweep(knowledge(ctx), key).as_dict(), as_json, "sweep")
+
+
+def _context(text: str, tool: str | None, agent: str | None, phase: int | None,
+             scope: list[str] | None, delegation: bool) -> QueryContext:
+    return QueryContext(text=text, tool=tool, agent=agent, phase=phase, scopes=scope or None,
+                        mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START)
+
+
+@app.command("search")
+def search_cmd(
+    ctx: typer.Context,
+    text: str,
+    tool: str | None = None,
+    agent: str | None = None,
+    scope: Annotated[list[str] | None, typer.Option(help="Scope to include (repeatable).")] = None,
+    limit: int = 10,
+    as_json: bool = JsonOption,
+) -> None:
+    """Ranked swarm + hive entries with their score breakdown (no side effects)."""
+    results = search(knowledge(ctx), _context(text, tool, agent, None, scope, False), limit=limit)
+    if as_json:
+        emit_json([r.as_dict() for r in results])
+        return
+    table = Table(title=f"search: {text}")
+    for column in ("#", "tier", "id", "score", "forced", "top components", "lesson"):
+        table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis")
+    for rank, r in enumerate(results, 1):
+        parts = sorted(((k, v) for k, v in r.breakdown.items() if k != "final" and v), key=lambda kv: -abs(kv[1]))
+        table.add_row(str(rank), r.tier, r.entry.id[:8], f"{r.score:.3f}", "yes" if r.forced else "",
+                      ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]), r.entry.lesson)
+    console.print(table)
+
+
+@app.command("inject")
+def inject_cmd(
+    ctx: typer.Context,
+    text: str,
+    headroom: Annotated[float, typer.Option(help="Free fraction of the context window (0-1).")] = 1.0,
+    phase: int | None = None,
+    tool: str | None = None,
+    agent: str | None = None,
+    session: str | None = None,
+    delegation: bool = False,
+    preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Render the <swarm_knowledge_directives> block (and record what it shows)."""
+    try:
+        injection = inject(knowledge(ctx), _context(text, tool, agent, phase, None, delegation),
+                           headroom=headroom, session_id=session, record=not preview)
+    except ReceiptChainBroken as exc:
+        fail(f"{exc}; nothing was injected (run `swarmq knowledge verify-receipts`)")
+    if as_json:
+        emit_json(injection.as_dict())
+        return
+    console.print(f"[dim]regime {injection.budget.regime}: {injection.budget.max_entries} entries, "
+                  f"{injection.budget.max_chars} chars, trace {injection.trace_id}[/]")
+    sys.stdout.write((injection.block or "") + "\n")
+
+
+@app.command("ack")
+def ack(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="Agent output with KNOWLEDGE_* markers.")] = None,
+    file: Annotated[Path | None, typer.Option(help="Read the output from a file ('-' = stdin).")] = None,
+    agent: str | None = None,
+    source: str = "architect_marker",
+    as_json: bool = JsonOption,
+) -> None:
+    """Commit acknowledgement markers and update counters."""
+    from swarmq.memory.knowledge.acks import acknowledge
+
+    if text is None:
+        if file is None:
+            fail("give the text or --file")
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    try:
+        results = acknowledge(knowledge(ctx), text, source=source, agent=agent)
+    except ReceiptChainBroken as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json([r.as_dict() for r in results])
+        return
+    table = Table(title="acknowledgements")
+    for column in ("outcome", "trace", "entry", "status", "detail"):
+        table.add_column(column)
+    for r in results:
+        table.add_row(r.marker.outcome, r.marker.trace_id[:8], r.marker.entry_id[:8], r.status, r.detail or "")
+    console.print(table)
+
+
+@app.command("link")
+def link_cmd(ctx: typer.Context,
+             name: Annotated[str | None, typer.Argument(help="Link name, or 'status'.")] = None,
+             as_json: bool = JsonOption) -> None:
+    """Link this worktree to a shared store (default name: the project hash), or show status."""
+    from swarmq.memory.knowledge.links import link, status
+
+    store = knowledge(ctx)
+    if name == "status":
+        emit_dict(status(store).as_dict(), as_json, "link status")
+        return
+    emit_dict(link(store, name), as_json, "link")
+
+
+@app.command("unlink")
+def unlink_cmd(ctx: typer.Context,
+               no_copy: Annotated[bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")] = False,
+               as_json: bool = JsonOption) -> None:
+    """Unlink; by default copy shared lessons back to the local store first."""
+    from swarmq.memory.knowledge.links import unlink
+
+    emit_dict(unlink(knowledge(ctx), copy_back=not no_copy), as_json, "unlink")
+
+
+@app.command("migrate")
+def migrate_cmd(ctx: typer.Context, force: bool = False, as_json: bool = JsonOption) -> None:
+    """Import the legacy .swarm/context.md once (sentinel .swarm/.knowledge-migrated)."""
+    from swarmq.memory.knowledge.migration import migrate
+
+    emit_dict(migrate(knowledge(ctx), force=force), as_json, "migrate")
+
+
+@app.command("audit")
+def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries."""
+    from swarmq.memory.knowledge.maintenance import audit
+
+    report = audit(knowledge(ctx))
+    if as_json:
+        emit_json(report)
+        return
+    table = Table(title=f"knowledge audit: {report['project']}")
+    for column in ("tier", "entries", "by status", "corrupt", "dup ids", "unhealthy", "evergreen", "low utility"):
+        table.add_column(column)
+    for t in report["tiers"]:
+        table.add_row(t["tier"], str(t["entries"]), ", ".join(f"{k}={v}" for k, v in t["by_status"].items()),
+                      str(len(t["corrupt"])), str(len(t["duplicate_ids"])), str(len(t["unhealthy"])),
+                      str(len(t["evergreen"])), str(len(t["low_utility"])))
+    console.print(table)
+
+
+@app.command("verify-receipts")
+def verify_receipts(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """Verify the receipt hash chain; exit 1 with the first bad seq when it is broken."""
+    from swarmq.memory.knowledge.inject import ledger
+
+    store = knowledge(ctx)
+    try:
+        state = ledger(store).verify()
+    except ReceiptChainBroken as exc:
+        if as_json:
+            emit_json({"ok": False, "file": exc.path, "first_bad_seq": exc.seq, "reason": exc.reason})
+            raise typer.Exit(1) from exc
+        fail(str(exc))
+    emit_dict({"ok": True, "file": str(store.receipts_path), "records": state.seq,
+               "traces": len(state.traces), "terminals": len(state.terminals)}, as_json, "receipts")

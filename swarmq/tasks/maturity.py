@@ -1,0 +1,83 @@
+"""Knowledge-store jobs (``maturity`` family): the per-project sweep and the store operations
+other jobs enqueue. Each task is thin: it builds the project's :class:`KnowledgeStore` with the
+cluster's Redis store locks (the domain code takes the store lock itself, swarm before hive) and
+returns a small JSON dict. Every task is idempotent under redelivery: a repeated add finds its
+own near-duplicate, reinforcement and sweeps are per phase, quarantine/restore/acks are no-ops
+the second time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swarmq.memory.knowledge import KnowledgeStore, NewLesson
+from swarmq.memory.knowledge.acks import acknowledge
+from swarmq.memory.knowledge.maintenance import sweep
+from swarmq.workers.app import app
+from swarmq.workers.base import SwarmTask
+
+
+def knowledge_for(task: SwarmTask) -> KnowledgeStore:
+    return KnowledgeStore.for_roster(task.roster, task.cluster.locks)
+
+
+@app.task(name="maturity.sweep", bind=True)
+def sweep_task(self: SwarmTask, phase: int | str | None = None) -> dict[str, Any]:
+    """TTL ageing, stale todos, promotion, caps and hive promotion, once per phase key
+    (``plan.json``'s current phase, else the UTC day)."""
+    return sweep(knowledge_for(self), phase).as_dict()
+
+
+@app.task(name="maturity.knowledge_add", bind=True)
+def knowledge_add(self: SwarmTask, lesson: str, category: str | None = None,
+                  tags: list[str] | None = None, phase: int | None = None,
+                  confidence: float | None = None, auto_generated: bool = True,
+                  directives: dict[str, Any] | None = None, tier: str = "swarm") -> dict[str, Any]:
+    knowledge = knowledge_for(self)
+    result = knowledge.tier(tier).add(
+        NewLesson(lesson, category=category, tags=tags, confidence=confidence,
+                  auto_generated=auto_generated, directives=directives or {}),
+        phase=phase,
+    )
+    return {"outcome": result.outcome, "id": result.entry.id if result.entry else None,
+            "reason": result.reason, "layer": result.validation.layer}
+
+
+@app.task(name="maturity.knowledge_reinforce", bind=True)
+def knowledge_reinforce(self: SwarmTask, entry_id: str, phase: int) -> dict[str, Any]:
+    result = knowledge_for(self).swarm.reinforce(entry_id, phase)
+    return {"outcome": result.outcome, "id": entry_id,
+            "confirmations": len(result.entry.confirmed_by) if result.entry else 0}
+
+
+@app.task(name="maturity.knowledge_quarantine", bind=True)
+def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
+                         reported_by: str = "auto") -> dict[str, Any]:
+    from swarmq.memory.knowledge import EntryNotFound
+
+    try:
+        entry = knowledge_for(self).swarm.quarantine(entry_id, reason, reported_by)
+    except EntryNotFound:
+        return {"outcome": "not_found", "id": entry_id}
+    return {"outcome": "quarantined", "id": entry.id}
+
+
+@app.task(name="maturity.knowledge_restore", bind=True)
+def knowledge_restore(self: SwarmTask, entry_id: str) -> dict[str, Any]:
+    from swarmq.memory.knowledge import EntryNotFound, RestoreRefused
+
+    try:
+        entry = knowledge_for(self).swarm.restore(entry_id)
+    except EntryNotFound:
+        return {"outcome": "not_found", "id": entry_id}
+    except RestoreRefused as exc:
+        return {"outcome": "refused", "id": entry_id, "reason": exc.reason}
+    return {"outcome": "restored", "id": entry.id, "status": entry.status}
+
+
+@app.task(name="maturity.knowledge_ack", bind=True)
+def knowledge_ack(self: SwarmTask, text: str, agent: str | None = None,
+                  source: str = "architect_marker") -> dict[str, Any]:
+    """Commit the acknowledgement markers found in an agent's output."""
+    results = acknowledge(knowledge_for(self), text, source=source, agent=agent)
+    return {"results": [r.as_dict() for r in results]}
