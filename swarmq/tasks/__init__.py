@@ -6,6 +6,7 @@ TASK_MODULES: list[str] = [
     "swarmq.tasks.curator",
     "swarmq.tasks.skills",
     "swarmq.tasks.forge",
+    "swarmq.tasks.maturity",
     "swarmq.tasks.consolidation",
 ]
 """Modules the worker imports at start (add a module here when adding a job family)."""
