@@ -7,9 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
@@ -53,10 +55,12 @@ def tmux_sessions(swarm: str) -> list[str]:
 def test_up_twice_status_down_with_tmux(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
+    flower_port = free_port()
     config = write_roster(
         tmp_path,
         swarm_name,
         redis_url,
+        flower={"port": flower_port},
         workers=[
             {"id": "w1", "role": "builder", "queues": ["missions", "forge"]},
             {
@@ -79,9 +83,33 @@ def test_up_twice_status_down_with_tmux(
         assert first["answered"] == {"w1": True, "w-2": True}
         assert tmux_sessions(swarm_name) == ["swarm-w-2", "swarm-w1", "swarmq-beat"]
 
-        second = as_json(swarmq(config, "up", "--json"))
-        assert [a["outcome"] for a in second["actions"]] == ["already running"] * 3
-        assert tmux_sessions(swarm_name) == ["swarm-w-2", "swarm-w1", "swarmq-beat"]
+        auth = {"FLOWER_BASIC_AUTH": "admin:s3cret"}
+        second = as_json(swarmq(config, "up", "--flower", "--json", env=auth))
+        assert [(a["name"], a["outcome"]) for a in second["actions"]] == [
+            ("w1", "already running"),
+            ("w-2", "already running"),
+            ("beat", "already running"),
+            ("flower", "started"),
+        ]
+        assert tmux_sessions(swarm_name) == [
+            "swarm-w-2",
+            "swarm-w1",
+            "swarmq-beat",
+            "swarmq-flower",
+        ]
+        flower = f"http://127.0.0.1:{flower_port}/"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                denied = httpx.get(flower, timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "Flower did not start"
+                time.sleep(0.3)
+        assert denied.status_code == 401
+        assert (
+            httpx.get(flower + "workers", auth=("admin", "s3cret"), timeout=10).status_code == 200
+        )
 
         status = as_json(swarmq(config, "status", "--json"))
         assert status["redis_up"] and status["redis_mode"] == "external"
@@ -98,6 +126,7 @@ def test_up_twice_status_down_with_tmux(
         down = as_json(swarmq(config, "down", "--json", "--timeout", "60"))
         assert sorted((a["name"], a["outcome"]) for a in down["actions"]) == [
             ("beat", "stopped"),
+            ("flower", "stopped"),
             ("w-2", "stopped"),
             ("w1", "stopped"),
         ]
