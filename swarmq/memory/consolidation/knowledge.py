@@ -44,6 +44,7 @@ from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import NEGATION_PAIRS, negation_phrases
 from swarmq.memory.locking import Lease
+from swarmq.memory.similarity.text import normalize_opencode
 
 CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
 """Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""
@@ -122,9 +123,12 @@ class KnowledgePopulation:
 
     def _build_item(self, entry: Entry) -> Item:
         apart = entry.get(KEEP_APART)
+        normalized = normalize_opencode(entry.lesson)
         return Item(
             id=entry.id, text=entry.lesson, created=entry.created_at, order=self.order[entry.id],
             strength=strength(entry),
+            # Same normalised text (two words at least): one group, merged in a single round.
+            fingerprint=f"text:{normalized}" if " " in normalized else None,
             apart=frozenset(a for a in apart if isinstance(a, str)) if isinstance(apart, list) else frozenset(),
         )
 

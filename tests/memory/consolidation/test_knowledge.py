@@ -181,3 +181,18 @@ def test_restore_keeps_entries_apart(tmp_path: Path) -> None:
     assert data["b"]["status"] == "candidate" and data["a"]["consolidation_keep_apart"] == ["b"]
     kinds = [r["type"] for r in EventLog(events_path(store.swarm.files)).records()]
     assert "restored" in kinds
+
+
+def test_identical_copies_merge_in_one_round(tmp_path: Path) -> None:
+    copies = [entry(f"c{i:02d}", BASE if i % 2 else BASE.upper() + "!", phases=(i % 5 + 1,))
+              for i in range(20)]
+    copies.append(entry("strong", BASE, status="established", phases=(1, 2, 3)))
+    store = write_store(tmp_path, copies)
+    report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    assert report.plan.counts()["exact_duplicate"] == 20
+    assert report.plan.rounds == 2  # one round merges, the next finds nothing
+    data = entries_by_id(store)
+    assert data["strong"]["status"] == "established"
+    assert len(data["strong"]["supersedes"]) == 20
+    assert {p["phase_number"] for p in data["strong"]["confirmed_by"]} == {1, 2, 3, 4, 5}
+    assert data["strong"]["retrieval_outcomes"]["applied_count"] == 21
