@@ -120,6 +120,7 @@ class Citation:
 def iter_citations(layout: AgentsLayout, *, corrupt: list[int] | None = None) -> Iterator[Citation]:
     """Stream the citations; line numbers of unreadable lines go to ``corrupt``."""
     root = layout.root.parent
+    keys: dict[str, str] = {}  # the same artifacts are cited again and again
     for item in iter_jsonl(layout.citations):
         if not isinstance(item, JsonlLine) or not isinstance(item.value, dict):
             if corrupt is not None:
@@ -130,8 +131,11 @@ def iter_citations(layout: AgentsLayout, *, corrupt: list[int] | None = None) ->
         if not isinstance(path, str) or not path:
             continue
         confidence = value.get("match_confidence")
+        key = keys.get(path)
+        if key is None:
+            key = keys[path] = artifact_key(root, path)
         yield Citation(
-            artifact_key(root, path), path, str(value.get("session_id") or ""),
+            key, path, str(value.get("session_id") or ""),
             str(value.get("citation_type") or "").strip().lower(), parse_time(value.get("cited_at")),
             float(confidence) if isinstance(confidence, int | float) else 0.0, value,
         )

@@ -25,7 +25,7 @@ from typing import Any
 
 from swarmq.memory.flywheel.artifacts import learning_files, learning_from_text, read_learning
 from swarmq.memory.flywheel.bridge import LessonSink, publish
-from swarmq.memory.flywheel.citations import citation_stats, pool_key
+from swarmq.memory.flywheel.citations import CitationStats, citation_stats, pool_key
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.feedback import apply_feedback
 from swarmq.memory.flywheel.ingest import ingest_pending
@@ -41,7 +41,7 @@ from swarmq.memory.flywheel.model import Maturity, PoolStatus, Tier
 from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.promotion import Promotion, promote, promotion_gate
-from swarmq.memory.flywheel.store import AgentsLayout, rename_file, write_file
+from swarmq.memory.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
 from swarmq.memory.locking import Lease, StoreLocks
 
 
@@ -85,6 +85,10 @@ class CloseLoopResult:
         }
 
 
+FLUSH_EVERY = 200
+"""Promotions or rejections between two flushes of directory fsyncs, index and chain lines."""
+
+
 def _held_reason(reason: str) -> str:
     for word in ("rejected", "never graduates", "age", "bronze", "cited"):
         if word in reason:
@@ -93,70 +97,96 @@ def _held_reason(reason: str) -> str:
 
 
 def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, result: CloseLoopResult,
-                     *, now: datetime) -> None:
-    stats = citation_stats(layout)
+                     *, now: datetime, stats: CitationStats | None = None) -> None:
+    stats = stats or citation_stats(layout)
     pool = Pool(layout)
     promoted = PromotedIndex(layout)
     rules = config.gate_rules()
     with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
-        for entry in list(pool.entries()):
-            if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
-                continue
-            if entry.tier == Tier.DISCARD and config.reject_discard:
-                pool.reject(entry, "tier discard: score below 0.50", reviewer="swarmq close-loop",
-                            lease=pool_lease)
-                result.rejected_discard += 1
-                continue
-            gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, rules)
-            if not gate.passed:
-                result.held[_held_reason(gate.reason)] += 1
-                continue
-            try:
-                staged = pool.stage(entry, lease=pool_lease)
-                result.promoted.append(promote(pool, staged, promoted, pool_lease=pool_lease,
-                                               learnings_lease=learnings_lease, now=now))
-            except PoolError as exc:
-                result.problems.append(str(exc))
+        pool.start_batch()
+        promoted.buffer = []
+        changed = 0
+
+        def flush() -> None:  # files durable first, then the index and the chain that name them
+            assert pool.sync is not None
+            pool.sync.flush()
+            promoted.flush(pool_lease)
+            pool.flush(pool_lease)
+
+        try:
+            for entry in list(pool.entries()):
+                if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
+                    continue
+                if entry.tier == Tier.DISCARD and config.reject_discard:
+                    pool.reject(entry, "tier discard: score below 0.50", reviewer="swarmq close-loop",
+                                lease=pool_lease)
+                    result.rejected_discard += 1
+                    changed += 1
+                else:
+                    gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, rules)
+                    if not gate.passed:
+                        result.held[_held_reason(gate.reason)] += 1
+                        continue
+                    try:
+                        result.promoted.append(promote(pool, entry, promoted, pool_lease=pool_lease,
+                                                       learnings_lease=learnings_lease, now=now, stage=True))
+                        changed += 1
+                    except PoolError as exc:
+                        result.problems.append(str(exc))
+                if changed % FLUSH_EVERY == 0:
+                    flush()
+        finally:
+            flush()
         result.problems += pool.problems
         if promoted.corrupt_lines:
             result.problems.append(f"{promoted.path}: {promoted.corrupt_lines} unreadable line(s) skipped")
 
 
-def mature(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, *, now: datetime) -> MaturityResult:
+def mature(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, *, now: datetime,
+           stats: CitationStats | None = None) -> MaturityResult:
     """Expire, decay, transition and evict every learning and pattern (learnings lock)."""
     out = MaturityResult()
-    last_cited = citation_stats(layout).last_cited if config.evict else {}
+    last_cited = (stats or citation_stats(layout)).last_cited if config.evict else {}
+    sync = DirSync()
     with locks.hold(layout.learnings_lock) as lease:
-        for path in learning_files(layout.learnings, layout.patterns):
-            learning = read_learning(path)
-            if learning is None:
-                continue
-            out.scanned += 1
-            original = learning.text
-            if config.expire and is_expired(learning, now):
-                out.expired.append(str(_archive(layout, path, lease)))
-                continue
-            text = learning.text
-            # Protection from eviction is judged before this pass demotes anything: an
-            # established learning gets one pass as a candidate to recover.
-            was_established = learning.maturity == Maturity.ESTABLISHED
-            if config.decay_confidence and (decayed := decay_text(learning, now)) is not None:
-                text = decayed
-                out.decayed += 1
-                learning = learning_from_text(path, text) or learning
-            transition = transition_for(learning)
-            if transition.transitioned:
-                text = transition_text(learning, transition, now)
-                learning = learning_from_text(path, text) or learning
-                out.transitions.append({"path": str(path), "from": transition.old, "to": transition.new,
-                                        "reason": transition.reason})
-            if text != original:
-                write_file(path, text, lease=lease, store=path.parent, mode=0o644)
-            key = os.path.normpath(str(path))
-            if (config.evict and not was_established
-                    and is_evictable(learning, last_cited.get(key), now, stale_days=config.stale_days)):
-                out.evicted.append(str(_archive(layout, path, lease)))
+        try:
+            _mature_files(layout, config, now, lease, sync, last_cited, out)
+        finally:
+            sync.flush()
     return out
+
+
+def _mature_files(layout: AgentsLayout, config: FlywheelConfig, now: datetime, lease: Lease | None,
+                  sync: DirSync, last_cited: dict[str, datetime], out: MaturityResult) -> None:
+    for path in learning_files(layout.learnings, layout.patterns):
+        learning = read_learning(path)
+        if learning is None:
+            continue
+        out.scanned += 1
+        original = learning.text
+        if config.expire and is_expired(learning, now):
+            out.expired.append(str(_archive(layout, path, lease)))
+            continue
+        text = learning.text
+        # Protection from eviction is judged before this pass demotes anything: an
+        # established learning gets one pass as a candidate to recover.
+        was_established = learning.maturity == Maturity.ESTABLISHED
+        if config.decay_confidence and (decayed := decay_text(learning, now)) is not None:
+            text = decayed
+            out.decayed += 1
+            learning = learning_from_text(path, text) or learning
+        transition = transition_for(learning)
+        if transition.transitioned:
+            text = transition_text(learning, transition, now)
+            learning = learning_from_text(path, text) or learning
+            out.transitions.append({"path": str(path), "from": transition.old, "to": transition.new,
+                                    "reason": transition.reason})
+        if text != original:
+            write_file(path, text, lease=lease, store=path.parent, mode=0o644, sync=sync)
+        key = os.path.normpath(str(path))
+        if (config.evict and not was_established
+                and is_evictable(learning, last_cited.get(key), now, stale_days=config.stale_days)):
+            out.evicted.append(str(_archive(layout, path, lease)))
 
 
 def _archive(layout: AgentsLayout, path: Path, lease: Lease | None) -> Path:
@@ -185,12 +215,13 @@ def close_loop(
     result.ingest = ingest.as_dict()
     result.problems += ingest.problems
     result.feedback = apply_feedback(layout, locks, now=now).as_dict()
-    promote_eligible(layout, locks, config, result, now=now)
+    stats = citation_stats(layout)  # one pass over citations.jsonl for the gates and eviction
+    promote_eligible(layout, locks, config, result, now=now, stats=stats)
     if sink is not None and config.knowledge_bridge:
         for promotion in result.promoted:
             if not promotion.deduplicated:
                 result.knowledge.append(publish(sink, promotion.artifact_path, promotion.candidate).as_dict())
-    result.maturity = mature(layout, locks, config, now=now)
+    result.maturity = mature(layout, locks, config, now=now, stats=stats)
     result.metrics = compute_metrics(layout, now=now, days=config.metrics_days, stale_days=config.stale_days)
     if baseline:
         result.baseline = str(write_baseline(layout, locks, result.metrics))

@@ -13,6 +13,8 @@ by line, so keys swarmq does not know survive a rewrite byte for byte.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from typing import Any
 
 import yaml
@@ -57,16 +59,66 @@ def content_hash(markdown: str) -> str:
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 
+_FLAT_KEY = re.compile(r"^([A-Za-z0-9_.-]+):(?:[ \t]+(.*?))?[ \t]*$")
+_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9]*)?\.[0-9]+(?:[eE][-+][0-9]+)?$")
+_BOOLS = {**dict.fromkeys(("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"), True),
+          **dict.fromkeys(("false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"), False)}
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_YAML_SIGILS = ("[", "{", "&", "*", "!", "|", ">", "%", "@", "`")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _flat_scalar(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` for a plain one-line scalar as YAML 1.1 reads it; ``(False, None)`` when
+    only a real YAML parser can say (flow collections, anchors, block scalars)."""
+    if text in _NULLS:
+        return True, None
+    if text in _BOOLS:
+        return True, _BOOLS[text]
+    if _INT.match(text):
+        return True, int(text)
+    if _FLOAT.match(text):
+        return True, float(text)
+    if text[0] in "\"'":
+        if len(text) >= 2 and text[-1] == text[0]:
+            if text[0] == "'":
+                return True, text[1:-1].replace("''", "'")
+            try:
+                return True, json.loads(text)
+            except ValueError:
+                return False, None
+        return False, None
+    if text.startswith(_YAML_SIGILS) or ": " in text or " #" in text:
+        return False, None
+    return True, text
+
+
 def parse_front_matter(lines: list[str]) -> dict[str, Any]:
-    """Typed values when the block is YAML, else AgentOps' line-wise ``key: value`` reading."""
+    """Typed values of the front matter. Flat ``key: scalar`` blocks (what AgentOps writes) are
+    read directly; anything else goes to a YAML parser; text that is not valid YAML at all
+    falls back to AgentOps' line-wise ``key: value`` reading."""
+    out: dict[str, Any] = {}
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _FLAT_KEY.match(line)
+        if match is None:
+            break
+        ok, value = _flat_scalar(match.group(2) or "")
+        if not ok:
+            break
+        out[match.group(1).lower()] = value
+    else:
+        return out
     raw = "\n".join(lines)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else {}
+        loaded = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
     except yaml.YAMLError:
-        value = None
-    if isinstance(value, dict):
-        return {str(k).lower(): v for k, v in value.items()}
-    out: dict[str, Any] = {}
+        loaded = None
+    if isinstance(loaded, dict):
+        return {str(k).lower(): v for k, v in loaded.items()}
+    out = {}
     for line in lines:
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or ":" not in stripped:

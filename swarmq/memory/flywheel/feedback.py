@@ -25,7 +25,7 @@ from swarmq.memory.flywheel.artifacts import read_learning, updated_text
 from swarmq.memory.flywheel.citations import CitationType, artifact_key
 from swarmq.memory.flywheel.model import ALPHA, INITIAL_UTILITY, parse_time, rfc3339, update_utility
 from swarmq.memory.flywheel.pool import Pool
-from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.memory.flywheel.store import AgentsLayout, DirSync, write_file
 from swarmq.memory.locking import StoreLocks
 
 HEAD_BYTES = 256
@@ -131,10 +131,11 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
             if reward is not None:
                 grouped[artifact_key(root, citation["artifact_path"])].append((reward, citation))
         records: list[dict[str, Any]] = []
+        pool.start_batch()
         for key, items in grouped.items():
             rewards = [r for r, _ in items]
             before_after = _apply_to_pool(pool, key, rewards, now, pool_lease) if key.startswith("pool:") \
-                else _apply_to_learning(layout, Path(key), rewards, now, learnings_lease)
+                else _apply_to_learning(layout, Path(key), rewards, now, learnings_lease, pool.sync)
             if before_after is None:
                 result.unknown_artifacts.append(items[0][1]["artifact_path"])
                 continue
@@ -149,6 +150,7 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
                                 "alpha": ALPHA})
                 utility = after
                 result.rewards += 1
+        pool.flush(pool_lease)  # the updated files are durable before the log says so
         if records:
             append_jsonl(layout.feedback, records, lease=feedback_lease)
         write_json_atomic(layout.feedback_cursor, {
@@ -158,14 +160,14 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
 
 
 def _apply_to_learning(layout: AgentsLayout, path: Path, rewards: list[float], now: datetime,
-                       lease: Any) -> tuple[float, float] | None:
+                       lease: Any, sync: DirSync | None) -> tuple[float, float] | None:
     if path.parent not in (layout.learnings, layout.patterns) or not path.is_file():
         return None
     learning = read_learning(path)
     if learning is None:
         return None
     updates, before, after = apply_rewards(learning.fields, rewards, now)
-    write_file(path, updated_text(learning, updates), lease=lease, store=path.parent, mode=0o644)
+    write_file(path, updated_text(learning, updates), lease=lease, store=path.parent, mode=0o644, sync=sync)
     return before, after
 
 

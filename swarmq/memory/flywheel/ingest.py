@@ -124,6 +124,7 @@ def ingest_pending(
     pool = Pool(layout)
     promoted = promoted or PromotedIndex(layout)
     with locks.hold(layout.knowledge_lock) as klease, locks.hold(layout.pool_lock) as please:
+        pool.start_batch()
         inputs = files if files is not None else pending_files(layout)
         result.files_scanned = len(inputs)
         for path in inputs:
@@ -133,7 +134,9 @@ def ingest_pending(
                 result.errors += 1
                 result.problems.append(f"{path}: cannot read ({exc}); left in place")
                 continue
-            if not _ingest_file(pool, promoted, path, text, result, please, dry_run) and not dry_run:
+            failed = _ingest_file(pool, promoted, path, text, result, please, dry_run)
+            pool.flush(please)  # the candidates are durable and logged before the input moves
+            if not failed and not dry_run:
                 _file_processed(layout, path, text, klease)
     return result
 

@@ -177,11 +177,14 @@ def parse_time(value: object) -> datetime | None:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if not isinstance(value, str) or not value.strip() or value.startswith("0001-01-01"):
+    if not isinstance(value, str) or not value or value.startswith("0001-01-01"):
         return None
-    text = _FRACTION.sub(r"\1", value.strip()).replace("Z", "+00:00").replace("z", "+00:00")
     try:
-        parsed = datetime.fromisoformat(text)
+        parsed = datetime.fromisoformat(value)  # 3.11 reads Z, offsets and nanoseconds
     except ValueError:
-        return None
+        text = _FRACTION.sub(r"\1", value.strip()).replace("Z", "+00:00").replace("z", "+00:00")
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -29,7 +29,7 @@ from swarmq.memory.flywheel.model import (
     rfc3339,
     tier_rank,
 )
-from swarmq.memory.flywheel.store import AgentsLayout, move_file, remove_file, write_file
+from swarmq.memory.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
 from swarmq.memory.locking import Lease
 
 CHAIN_FILE = "chain.jsonl"
@@ -126,6 +126,23 @@ class Pool:
     layout: AgentsLayout
     problems: list[str] = field(default_factory=list)
     """Pool files that could not be read on the last scan (left in place)."""
+    sync: DirSync | None = None
+    """While batching: directories whose fsync is deferred to :meth:`flush`."""
+    events: list[dict[str, Any]] | None = None
+    """While batching: chain events not yet appended."""
+
+    def start_batch(self) -> None:
+        """Defer directory fsyncs and chain appends to :meth:`flush` (many moves, few syncs)."""
+        self.sync = DirSync()
+        self.events = []
+
+    def flush(self, lease: Lease | None) -> None:
+        """Make the batch's files durable, then log them; the batch stays open."""
+        if self.sync is not None:
+            self.sync.flush()
+        if self.events:
+            append_jsonl(self.root / CHAIN_FILE, self.events, lease=lease)
+            self.events = []
 
     @property
     def root(self) -> Path:
@@ -193,10 +210,13 @@ class Pool:
     def chain(self, lease: Lease | None, operation: str, candidate_id: str, **fields: Any) -> None:
         event: dict[str, Any] = {"timestamp": rfc3339(), "operation": operation, "candidate_id": candidate_id}
         event.update({k: v for k, v in fields.items() if v not in (None, "")})
-        append_jsonl(self.root / CHAIN_FILE, [event], lease=lease)
+        if self.events is not None:
+            self.events.append(event)
+        else:
+            append_jsonl(self.root / CHAIN_FILE, [event], lease=lease)
 
     def write(self, entry: PoolEntry, *, lease: Lease | None) -> None:
-        write_file(entry.path, entry.dumps(), lease=lease, store=self.root)
+        write_file(entry.path, entry.dumps(), lease=lease, store=self.root, sync=self.sync)
 
     def add(
         self,
@@ -222,7 +242,7 @@ class Pool:
         entry.data["status"] = status.value
         entry.data["updated_at"] = rfc3339()
         target = self.dir(status) / entry.path.name
-        move_file(entry.path, target, entry.dumps(), lease=lease, store=self.root)
+        move_file(entry.path, target, entry.dumps(), lease=lease, store=self.root, sync=self.sync)
         return PoolEntry(entry.data, status, target)
 
     def stage(self, entry: PoolEntry, *, min_tier: Tier = Tier.BRONZE, lease: Lease | None) -> PoolEntry:
@@ -264,4 +284,4 @@ class Pool:
         return entry
 
     def discard_file(self, entry: PoolEntry, *, lease: Lease | None) -> None:
-        remove_file(entry.path, lease=lease, store=self.root)
+        remove_file(entry.path, lease=lease, store=self.root, sync=self.sync)

@@ -37,6 +37,8 @@ class PromotedIndex:
     _archived: dict[str, str] | None = None
     corrupt_lines: int = 0
     recorded: dict[str, str] = field(default_factory=dict)
+    buffer: list[dict[str, str]] | None = None
+    """When a list, :meth:`record` collects lines here until :meth:`flush`."""
 
     @property
     def path(self) -> Path:
@@ -94,5 +96,14 @@ class PromotedIndex:
                when: datetime | None = None) -> None:
         line = {"content_hash": digest, "artifact_path": str(artifact), "candidate_id": candidate_id,
                 "promoted_at": rfc3339(when)}
-        append_jsonl(self.path, [line], lease=lease)
+        if self.buffer is not None:
+            self.buffer.append(line)
+        else:
+            append_jsonl(self.path, [line], lease=lease)
         self.recorded[digest] = str(artifact)
+
+    def flush(self, lease: Lease | None) -> None:
+        """Append the buffered lines (call after the artifacts they name are durable)."""
+        if self.buffer:
+            append_jsonl(self.path, self.buffer, lease=lease)
+            self.buffer = []

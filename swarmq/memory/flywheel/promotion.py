@@ -92,9 +92,17 @@ def promote(
     pool_lease: Lease | None,
     learnings_lease: Lease | None,
     now: datetime | None = None,
+    stage: bool = False,
 ) -> Promotion:
-    """Graduate a staged entry (the caller holds the pool and learnings locks)."""
+    """Graduate a staged entry, or with ``stage`` a pending one (the caller holds the pool and
+    learnings locks and has checked the gates)."""
     now = now or datetime.now(UTC)
+    if entry.status is PoolStatus.PENDING and stage:
+        # Staged and promoted in one step: the chain records both moves, but the pool file is
+        # not rewritten into staged/ only to be removed a moment later.
+        pool.chain(pool_lease, "stage", entry.id, from_status=PoolStatus.PENDING.value,
+                   to_status=PoolStatus.STAGED.value)
+        entry = PoolEntry(entry.data, PoolStatus.STAGED, entry.path)
     if entry.status is not PoolStatus.STAGED:
         raise PoolError(f"{entry.id}: only staged candidates are promoted (status {entry.status.value})")
     digest = content_hash(entry.content)
@@ -107,7 +115,8 @@ def promote(
         return Promotion(entry.id, existing, True, reason, entry.candidate)
     directory = destination(pool.layout, entry.type)
     path = artifact_path(directory, entry.id, now)
-    write_file(path, render_artifact(entry.candidate, now), lease=learnings_lease, store=directory)
+    write_file(path, render_artifact(entry.candidate, now), lease=learnings_lease, store=directory,
+               mode=0o644, sync=pool.sync)
     promoted.record(digest, path, entry.id, lease=pool_lease, when=now)
     pool.discard_file(entry, lease=pool_lease)
     pool.chain(pool_lease, "promote", entry.id, from_status=entry.status.value,

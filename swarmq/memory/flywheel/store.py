@@ -12,12 +12,16 @@ metrics; citations are only ever held alone.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmq.memory.atomic import commit_guard, fsync_dir
+import filelock
+
+from swarmq.memory.atomic import SIDE_DIR, fsync_dir, read_fence, side_path
 from swarmq.memory.locking import Lease, file_resource
 
 
@@ -116,10 +120,67 @@ def anchor(store: Path) -> Path:
     return store / store.name
 
 
+_FILE_LOCKS: dict[str, filelock.FileLock] = {}
+
+
+def _file_lock(virtual: Path) -> filelock.FileLock:
+    """One reusable same-host lock object per store (creating one per commit is measurable)."""
+    name = str(side_path(virtual, ".lock"))
+    (virtual.parent / SIDE_DIR).mkdir(parents=True, exist_ok=True)
+    lock = _FILE_LOCKS.get(name)
+    if lock is None:
+        lock = _FILE_LOCKS[name] = filelock.FileLock(name)
+    return lock
+
+
+@contextlib.contextmanager
+def guard(store: Path, lease: Lease | None) -> Iterator[None]:
+    """Check the lease against the store's fence right before a commit (same-host file lock
+    held), recording the token only when it changed: one fence file per store, not per file."""
+    if lease is None:
+        yield
+        return
+    virtual = anchor(store)
+    with _file_lock(virtual):
+        recorded = read_fence(virtual)
+        token = lease.validate(recorded)
+        if token != recorded:
+            fence = side_path(virtual, ".fence")
+            tmp = fence.with_name(f"{fence.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            tmp.write_text(json.dumps({"token": token, "resource": lease.resource}), encoding="utf-8")
+            os.replace(tmp, fence)
+        yield
+
+
+class DirSync:
+    """Directories whose new or removed entries still need an fsync: a batch of files is made
+    durable with one directory fsync each, before anything (an index, a log) points at them."""
+
+    def __init__(self) -> None:
+        self.dirs: set[Path] = set()
+
+    def add(self, directory: Path) -> None:
+        self.dirs.add(directory)
+
+    def flush(self) -> None:
+        for directory in sorted(self.dirs):
+            if directory.exists():
+                fsync_dir(directory)
+        self.dirs.clear()
+
+
+def _synced(directory: Path, sync: DirSync | None) -> None:
+    if sync is None:
+        fsync_dir(directory)
+    else:
+        sync.add(directory)
+
+
 def write_file(
-    path: Path, text: str, *, lease: Lease | None, store: Path, mode: int = 0o600
+    path: Path, text: str, *, lease: Lease | None, store: Path, mode: int = 0o600, sync: DirSync | None = None
 ) -> None:
-    """Replace ``path`` atomically (temp + fsync + fenced rename + directory fsync)."""
+    """Replace ``path`` atomically (temp + fsync + fenced rename + directory fsync, the last
+    deferred to ``sync`` when given)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
@@ -131,38 +192,39 @@ def write_file(
             os.fsync(fd)
         finally:
             os.close(fd)
-        with commit_guard(anchor(store), lease):
+        with guard(store, lease):
             os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    _synced(path.parent, sync)
 
 
-def remove_file(path: Path, *, lease: Lease | None, store: Path) -> bool:
+def remove_file(path: Path, *, lease: Lease | None, store: Path, sync: DirSync | None = None) -> bool:
     """Remove ``path`` if it exists (fenced); ``True`` when something was removed."""
-    with commit_guard(anchor(store), lease):
+    with guard(store, lease):
         try:
             os.unlink(path)
         except FileNotFoundError:
             return False
-    fsync_dir(path.parent)
+    _synced(path.parent, sync)
     return True
 
 
-def move_file(src: Path, dst: Path, text: str, *, lease: Lease | None, store: Path) -> None:
+def move_file(src: Path, dst: Path, text: str, *, lease: Lease | None, store: Path,
+              sync: DirSync | None = None) -> None:
     """Write ``text`` at ``dst``, then remove ``src``: a crash in between leaves two copies
     (readers prefer the more advanced one), never none."""
-    write_file(dst, text, lease=lease, store=store)
+    write_file(dst, text, lease=lease, store=store, sync=sync)
     if src != dst:
-        remove_file(src, lease=lease, store=store)
+        remove_file(src, lease=lease, store=store, sync=sync)
 
 
 def rename_file(src: Path, dst: Path, *, lease: Lease | None, store: Path) -> None:
     """Rename within one filesystem, fenced (used to archive and to file processed inputs)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    with commit_guard(anchor(store), lease):
+    with guard(store, lease):
         os.replace(src, dst)
     fsync_dir(dst.parent)
     if src.parent != dst.parent:

@@ -36,34 +36,46 @@ class KnowledgeClass(StrEnum):
     WORKFLOW = "workflow"
 
 
-# (pattern, weight): 1.0 is a strong, unambiguous signal; 0.5 a supporting one.
-_TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float]]] = {
+# (pattern, weight, anchors): weight 1.0 is a strong, unambiguous signal, 0.5 a supporting one;
+# the pattern can only match when one of its anchor words (lower-case ``[a-z0-9]+`` tokens) is
+# in the text, so most patterns are never run at all.
+_TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
     KnowledgeType.DECISION: [
-        (r"we decided|decided to|decision:|we chose|chose to|going with|opted for|settled on", 1.0),
-        (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)|switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b", 1.0),
-        (r"standardi[sz]e on", 1.0),
-        (r"instead of|rather than|in favou?r of|trade-?off", 0.5),
-        (r"\bprefer\b|convention|\bpolicy\b", 0.5),
+        (r"we decided|decided to|decision:|we chose|chose to|going with|opted for|settled on", 1.0,
+         "decided decision chose going opted settled"),
+        (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)", 1.0, "ll will"),
+        (r"switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b|standardi[sz]e on", 1.0,
+         "switch switched switching migrate migrated migrating standardize standardise"),
+        (r"instead of|rather than|in favou?r of|trade-?off", 0.5, "instead rather favor favour trade tradeoff"),
+        (r"\bprefer\b|convention|\bpolicy\b", 0.5, "prefer convention conventions policy"),
     ],
     KnowledgeType.FAILURE: [
-        (r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by", 1.0),
-        (r"\bregression\b|\bcrash(?:ed|es)?\b|\bbroke\b|deadlock|race condition|outage", 1.0),
-        (r"did not work|didn't work|does not work|doesn't work|silently (?:drop|fail|lose)", 0.5),
+        (r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by", 1.0,
+         "root failed post postmortem anti antipattern bug caused"),
+        (r"\bregression\b|\bcrash(?:ed|es)?\b|\bbroke\b|deadlock|race condition|outage", 1.0,
+         "regression crash crashed crashes broke deadlock race outage"),
+        (r"did not work|didn't work|does not work|doesn't work|silently (?:drop|fail|lose)", 0.5, "work silently"),
     ],
     KnowledgeType.SOLUTION: [
-        (r"fixed (?:it )?by|the fix (?:is|was)|\bfix:|resolved by|solved by|the solution", 1.0),
-        (r"\bworkaround\b|to fix (?:this|it)|\bfixes (?:it|this|the)\b|the answer is", 1.0),
+        (r"fixed (?:it )?by|the fix (?:is|was)|\bfix:|resolved by|solved by|the solution", 1.0,
+         "fixed fix resolved solved solution"),
+        (r"\bworkaround\b|to fix (?:this|it)|\bfixes (?:it|this|the)\b|the answer is", 1.0,
+         "workaround fix fixes answer"),
     ],
     KnowledgeType.LEARNING: [
-        (r"lesson(?:s)? learned|we learned|i learned|\blearned that|turns out|\bgotcha\b", 1.0),
-        (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0),
-        (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0),  # a rule, stated as one
-        (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5),
+        (r"lesson(?:s)? learned|we learned|i learned|\blearned that|turns out|\bgotcha\b", 1.0,
+         "lesson lessons learned turns gotcha"),
+        (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0,
+         "til insight pitfall caveat important note"),
+        (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0, "always never sure avoid don do"),  # a rule
+        (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5,
+         "always never sure careful must avoid"),
     ],
     KnowledgeType.REFERENCE: [
-        (r"documented in|is documented|docs? (?:at|in)|reference:|refer to|specified in", 1.0),
-        (r"\bsee (?:the |also )?`?[\w./-]+\.(?:md|rst|txt)\b", 1.0),
-        (r"https?://\S+|\brfc ?\d+", 0.5),
+        (r"documented in|is documented|docs? (?:at|in)|reference:|refer to|specified in", 1.0,
+         "documented doc docs reference refer specified"),
+        (r"\bsee (?:the |also )?`?[\w./-]+\.(?:md|rst|txt)\b", 1.0, "see"),
+        (r"https?://\S+|\brfc ?\d+", 0.5, "http https rfc"),
     ],
 }
 
@@ -84,13 +96,11 @@ _CLASS_SIGNALS: dict[KnowledgeClass, str] = {
     ),
 }
 
-_TRIGGER = re.compile(
-    "|".join(p for signals in _TYPE_SIGNALS.values() for p, _ in signals), re.IGNORECASE
-)
 _TYPES = [
-    (ktype, [(re.compile(p, re.IGNORECASE), w) for p, w in signals])
+    (ktype, [(re.compile(p, re.IGNORECASE), w, frozenset(a.split())) for p, w, a in signals])
     for ktype, signals in _TYPE_SIGNALS.items()
 ]
+_ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
 _CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
 
 _QUESTION_START = re.compile(
@@ -138,9 +148,23 @@ class Verdict:
     text: str = ""
 
 
+_SEPARATORS = str.maketrans({c: " " for c in [*map(chr, range(128)), "—", "–", "’", "‘", "“", "”", "…", "•",
+                                                 "→", "·", "\u00a0"] if not (c.isascii() and c.isalnum())})
+
+
+def words(text: str) -> frozenset[str]:
+    """Lower-case ASCII letter/digit runs (``don't`` → ``don``, ``t``): what anchors are made of."""
+    return frozenset(text.lower().translate(_SEPARATORS).split())
+
+
+def has_signal_words(text_words: frozenset[str]) -> bool:
+    return not _ANCHORS.isdisjoint(text_words)
+
+
 def has_signal(text: str) -> bool:
-    """Layer 1 alone: whether any knowledge keyword occurs (one regex scan, no copying)."""
-    return _TRIGGER.search(text) is not None
+    """Layer 1 alone: whether any anchor word of a knowledge pattern occurs (one tokenising
+    pass; the patterns themselves are not run)."""
+    return not _ANCHORS.isdisjoint(words(text))
 
 
 def clean(text: str) -> str:
@@ -151,27 +175,39 @@ def clean(text: str) -> str:
 
 
 def classify(
-    text: str, *, min_confidence: float = DEFAULT_MIN_CONFIDENCE, bonus: float = 0.0, lead: str = ""
+    text: str,
+    *,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    bonus: float = 0.0,
+    lead: str = "",
+    text_words: frozenset[str] | None = None,
 ) -> Verdict:
-    """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries) and
-    ``lead`` is the sentence introducing the list the passage belongs to."""
-    if _TRIGGER.search(text) is None and (not lead or _TRIGGER.search(lead) is None):
-        return Verdict(False, "no-signal")  # layer 1: the fast filter, before any copying
+    """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries),
+    ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
+    passage's :func:`words` when the caller already has them."""
+    scored_words = words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
+    if _ANCHORS.isdisjoint(scored_words):
+        return Verdict(False, "no-signal")  # layer 1: the fast filter
+    # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
+    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip()):
+        return Verdict(False, "negative-pattern")
     body = clean(text)
     if len(body) < MIN_CHARS:
         return Verdict(False, "too-short")
     if len(body) > MAX_CHARS:
         return Verdict(False, "too-long")
-    if _is_question(body):  # layer 2
+    if _is_question(body):
         return Verdict(False, "question")
-    if _NEGATIVE.match(body.lstrip("-*>#• ").lstrip()) or _is_noise(body):  # layer 3
+    if _is_noise(body):
         return Verdict(False, "negative-pattern")
     scored = f"{lead} {body}" if lead else body
     scores = []  # layer 4
     for ktype, signals in _TYPES:
         strong = weak = 0
         first = len(scored)
-        for pattern, weight in signals:
+        for pattern, weight, anchors in signals:
+            if anchors.isdisjoint(scored_words):
+                continue
             match = pattern.search(scored)
             if match:
                 first = min(first, match.start())
@@ -237,7 +273,7 @@ def _is_question(body: str) -> bool:
 def _is_noise(body: str) -> bool:
     if _NOISE.search(body):
         return True
-    letters = sum(1 for c in body if c.isalpha())
+    letters = sum(map(str.isalpha, body))
     if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
         return True
     return _SENTENCE_END.search(body) is None and len(body.split()) < 6

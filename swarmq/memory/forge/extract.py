@@ -27,7 +27,7 @@ from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.classifier import classify, has_signal
+from swarmq.memory.forge.classifier import classify, has_signal_words, words
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.passages import passages
@@ -47,6 +47,8 @@ Progress = Callable[[int], None]
 
 PROGRESS_EVERY = 2000
 SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
+UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
+"""Tool calls, tool results, reasoning and system notes: numbered but never built."""
 
 
 @dataclass
@@ -146,7 +148,7 @@ def extract_candidates(
     found: list[ForgedCandidate] = []
     source = str(transcript.path)
     count = 0
-    for message in transcript.messages():
+    for message in transcript.messages(skip=UNMINED_KINDS):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
             progress(transcript.report.bytes_read)
@@ -154,13 +156,17 @@ def extract_candidates(
             continue
         if digest is not None:
             digest.add(message)
-        if not has_signal(message.text):
+        text = message.text
+        text_words = words(text)
+        if not has_signal_words(text_words):
             result.rejected["no-signal"] += 1
             continue
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
-        for lead, passage in passages(message.text):
+        whole = text_words if "\n" not in text else None  # one passage: reuse its words
+        for lead, passage in passages(text):
             result.passages += 1
-            verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead)
+            verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead,
+                               text_words=whole)
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue
@@ -176,7 +182,7 @@ def extract_candidates(
                 message.session_id or transcript.report.session_id, message.role, digest_hash))
     if progress is not None:
         progress(transcript.report.bytes_read)
-    result.messages = count
+    result.messages = transcript.report.messages
     return found
 
 

@@ -33,82 +33,103 @@ _META_PREFIXES = ("<command-name>", "<command-message>", "<local-command-stdout>
 
 
 def read_claude(
-    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
 ) -> Iterator[Message]:
-    """Yield the messages of a Claude Code session file in file order."""
+    """Yield the messages of a Claude Code session file in file order; kinds in ``skip`` are
+    numbered and counted but not built (forge has no use for tool traffic)."""
     index = 0
-    for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
-        kind = record.get("type")
-        if not isinstance(kind, str):
-            report.record("<no type>", known=False)
-            continue
-        if kind not in MESSAGE_TYPES:
-            report.record(kind, known=kind in BOOKKEEPING_TYPES)
-            continue
-        report.record(kind)
-        session = record.get("sessionId")
-        if isinstance(session, str) and report.session_id is None:
-            report.session_id = session
-        for message in _messages(record, kind, line_no):
-            message.index = index
-            index += 1
-            yield message
-    report.messages = index
+    counts: dict[str, int] = {}
+    try:
+        for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
+            kind = record.get("type")
+            if kind.__class__ is not str:
+                report.record("<no type>", known=False)
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind not in MESSAGE_TYPES:
+                if kind not in BOOKKEEPING_TYPES:
+                    report.unknown_types[kind] += 1
+                continue
+            if report.session_id is None and isinstance(record.get("sessionId"), str):
+                report.session_id = record["sessionId"]
+            message = record.get("message")
+            content = message.get("content") if message.__class__ is dict else None
+            if (content.__class__ is list and len(content) == 1 and content[0].__class__ is dict
+                    and (btype := content[0].get("type")) in _SKIPPABLE and _SKIPPABLE[btype] in skip
+                    and not record.get("isCompactSummary")):
+                index += 1  # the common case: one tool call, result or thought, not wanted
+                continue
+            for built in _messages(record, kind, line_no, skip):
+                if built is not None:
+                    built.index = index
+                    yield built
+                index += 1
+    finally:
+        report.record_types.update(counts)
+        report.messages = index
 
 
-def _messages(record: dict[str, Any], kind: str, line_no: int) -> Iterator[Message]:
-    timestamp = _str(record.get("timestamp"))
-    session = _str(record.get("sessionId"))
-    sidechain = record.get("isSidechain") is True
-    meta = record.get("isMeta") is True
+def _make(record: dict[str, Any], line_no: int, role: str, kind: MessageKind, text: str,
+          tool: str | None = None) -> Message:
+    meta = record.get("isMeta") is True or (kind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES))
+    return Message(0, line_no, role, kind, text, _str(record.get("timestamp")) or None,
+                   _str(record.get("sessionId")) or None, tool, record.get("isSidechain") is True, meta)
 
-    def make(role: str, mkind: MessageKind, text: str, tool: str | None = None) -> Message:
-        is_meta = meta or (mkind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES))
-        return Message(0, line_no, role, mkind, text, timestamp, session, tool, sidechain, is_meta)
 
+_TOOL_USES = frozenset({"tool_use", "server_tool_use"})
+_SKIPPABLE = {"tool_use": MessageKind.TOOL_USE, "server_tool_use": MessageKind.TOOL_USE,
+              "tool_result": MessageKind.TOOL_RESULT}
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+
+
+def _messages(
+    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind]
+) -> list[Message | None]:
+    """The messages of one record (usually one), ``None`` standing for a skipped one."""
     if kind == "summary":
         text = _str(record.get("summary"))
-        if text:
-            yield make("system", MessageKind.SUMMARY, text)
-        return
+        return [_make(record, line_no, "system", MessageKind.SUMMARY, text)] if text else []
     if kind == "system":
         text = _str(record.get("content"))
-        if text:
-            yield make("system", MessageKind.SYSTEM, text)
-        return
+        return [_make(record, line_no, "system", MessageKind.SYSTEM, text)] if text else []
     message = record.get("message")
-    if not isinstance(message, dict):
-        return
+    if message.__class__ is not dict:
+        return []
     role = _str(message.get("role")) or kind
     content = message.get("content")
     if record.get("isCompactSummary") is True:
         text = _joined_text(content)
-        if text:
-            yield make(role, MessageKind.COMPACTION, text)
-        return
-    if isinstance(content, str):
-        if content.strip():
-            yield make(role, MessageKind.TEXT, content)
-        return
-    if not isinstance(content, list):
-        return
+        return [_make(record, line_no, role, MessageKind.COMPACTION, text)] if text else []
+    if content.__class__ is str:
+        return [_make(record, line_no, role, MessageKind.TEXT, content)] if content.strip() else []
+    if content.__class__ is not list:
+        return []
+    out: list[Message | None] = []
     for block in content:
-        if not isinstance(block, dict):
+        if block.__class__ is not dict:
             continue
         btype = block.get("type")
         if btype == "text":
             text = _str(block.get("text"))
             if text.strip():
-                yield make(role, MessageKind.TEXT, text)
-        elif btype in ("tool_use", "server_tool_use"):
-            name = _str(block.get("name")) or None
-            yield make(role, MessageKind.TOOL_USE, _clip(_compact(block.get("input"))), name)
-        elif btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
-            yield make(role, MessageKind.TOOL_RESULT, _clip(_joined_text(block.get("content"))))
-        elif btype in ("thinking", "redacted_thinking"):
+                out.append(_make(record, line_no, role, MessageKind.TEXT, text))
+        elif btype in _TOOL_USES:
+            out.append(None if MessageKind.TOOL_USE in skip else _make(
+                record, line_no, role, MessageKind.TOOL_USE, _clip(_compact(block.get("input"))),
+                _str(block.get("name")) or None))
+        elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
+            out.append(None if MessageKind.TOOL_RESULT in skip else _make(
+                record, line_no, role, MessageKind.TOOL_RESULT, _clip(_joined_text(block.get("content")))))
+        elif btype in _THINKING:
             text = _str(block.get("thinking"))
             if text.strip():
-                yield make(role, MessageKind.THINKING, text)
+                out.append(None if MessageKind.THINKING in skip else _make(
+                    record, line_no, role, MessageKind.THINKING, text))
+    return out
 
 
 def _joined_text(content: Any) -> str:

@@ -41,8 +41,9 @@ _META_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md",
 class _Emitter:
     """Numbers messages and drops an ``event_msg`` / ``response_item`` twin of a recent one."""
 
-    def __init__(self, report: ReadReport) -> None:
+    def __init__(self, report: ReadReport, skip: frozenset[MessageKind]) -> None:
         self.report = report
+        self.skip = skip
         self.index = 0
         self.recent: deque[tuple[str, str, bytes]] = deque(maxlen=16)
 
@@ -55,6 +56,13 @@ class _Emitter:
         self.recent.append((source, role, digest))
         return False
 
+    def skipped(self, kind: MessageKind) -> bool:
+        """Count a message of a skipped kind without building it."""
+        if kind in self.skip:
+            self.index += 1
+            return True
+        return False
+
     def emit(self, message: Message) -> Message:
         message.index = self.index
         self.index += 1
@@ -64,10 +72,14 @@ class _Emitter:
 
 
 def read_codex_rollout(
-    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
 ) -> Iterator[Message]:
-    """Yield the messages of a Codex rollout file, either generation."""
-    out = _Emitter(report)
+    """Yield the messages of a Codex rollout file, either generation (``skip`` as for Claude)."""
+    out = _Emitter(report, skip)
     for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
         rtype = record.get("type")
         if "payload" in record and isinstance(rtype, str):
@@ -132,16 +144,22 @@ def _item(
             return
         yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp, is_meta=meta))
     elif itype == "reasoning":
+        if out.skipped(MessageKind.THINKING):
+            return
         summary = item.get("summary")
         text = _content_text(summary) if isinstance(summary, list) else ""
         if text.strip():
             yield out.emit(Message(0, line_no, "assistant", MessageKind.THINKING, text, timestamp))
     elif itype in TOOL_CALLS:
+        if out.skipped(MessageKind.TOOL_USE):
+            return
         name = _str(item.get("name")) or itype
         args = item.get("arguments", item.get("input", item.get("action")))
         yield out.emit(Message(0, line_no, "assistant", MessageKind.TOOL_USE, _clip(_compact(args)),
                                timestamp, tool_name=name))
     elif itype in TOOL_OUTPUTS:
+        if out.skipped(MessageKind.TOOL_RESULT):
+            return
         output = item.get("output")
         text = _content_text(output) if isinstance(output, list) else _compact(output)
         yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, _clip(text), timestamp))
@@ -152,7 +170,11 @@ def _item(
 
 
 def read_codex_history(
-    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
 ) -> Iterator[Message]:
     """Yield the prompts of ``history.jsonl`` (``{"session_id", "ts", "text"}`` per line)."""
     index = 0

@@ -19,6 +19,10 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """Larger lines are skipped (and reported): no real transcript record comes close."""
 
 
+BLOCK_BYTES = 1024 * 1024
+"""Read size: lines are cut out of blocks, so a long file costs no call per line."""
+
+
 def iter_lines(
     path: Path,
     report: ReadReport,
@@ -27,54 +31,79 @@ def iter_lines(
     keep_blank: bool = False,
 ) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_no, line)`` for each non-blank line (every line with ``keep_blank``),
-    newline stripped.
+    newline (and a CR before it) stripped.
 
     The last line is yielded even without a trailing newline; ``report.truncated_last_line``
     is set while it is being yielded, so a parser that fails on it can call it truncated.
+    A line longer than ``max_line_bytes`` is dropped as it is read (memory stays bounded) and
+    reported. ``report.lines`` and ``report.bytes_read`` follow block by block.
     """
     line_no = 0
-    with path.open("rb") as handle:
-        readline = handle.readline
-        while True:
-            chunk = readline(max_line_bytes)
-            if not chunk:
-                return
-            line_no += 1
-            report.bytes_read += len(chunk)
-            if len(chunk) == max_line_bytes and not chunk.endswith(b"\n"):
-                skipped = len(chunk)
-                while True:  # discard the rest of the overlong line
-                    more = readline(max_line_bytes)
-                    report.bytes_read += len(more)
-                    skipped += len(more)
-                    if not more or more.endswith(b"\n"):
-                        break
+    read = 0
+    partial = b""
+    overlong = 0  # bytes of an overlong line discarded so far (0: not inside one)
+    try:
+        with path.open("rb") as handle:
+            while True:
+                block = handle.read(BLOCK_BYTES)
+                if not block:
+                    break
+                read += len(block)
+                report.bytes_read = read
+                parts = block.split(b"\n")
+                tail = parts.pop()
+                if overlong:
+                    if not parts:  # still inside the overlong line
+                        overlong += len(tail)
+                        continue
+                    line_no += 1
+                    report.problem(line_no, f"line of {overlong + len(parts[0]) + 1} bytes exceeds "
+                                            f"{max_line_bytes}; skipped")
+                    parts = parts[1:]
+                    overlong = 0
+                elif partial and parts:
+                    parts[0] = partial + parts[0]
+                    partial = b""
+                elif partial:
+                    tail = partial + tail
+                    partial = b""
+                for line in parts:
+                    line_no += 1
+                    if line[-1:] == b"\r":
+                        line = line[:-1]
+                    if len(line) > max_line_bytes:
+                        report.problem(line_no, f"line of {len(line) + 1} bytes exceeds {max_line_bytes}; skipped")
+                    elif keep_blank or line[:1] == b"{" or line.strip():
+                        yield line_no, line
                 report.lines = line_no
-                report.problem(line_no, f"line of {skipped} bytes exceeds {max_line_bytes}; skipped")
-                continue
-            report.lines = line_no
-            if chunk.endswith(b"\n"):
-                chunk = chunk[:-1]
-                if chunk.endswith(b"\r"):
-                    chunk = chunk[:-1]
-            elif not chunk.strip():
-                return
-            else:
+                if len(tail) > max_line_bytes:
+                    overlong = len(tail)
+                else:
+                    partial = tail
+            if overlong:
+                line_no += 1
+                report.problem(line_no, f"line of {overlong} bytes exceeds {max_line_bytes}; skipped")
+            elif partial.strip():
+                line_no += 1
                 # Only the last line can lack its newline; mark it so a parse failure is
                 # reported as truncation rather than corruption.
                 report.truncated_last_line = True
-            if keep_blank or chunk.strip():
-                yield line_no, chunk
+                yield line_no, partial
+    finally:
+        report.lines, report.bytes_read = line_no, read
 
 
 def iter_json_records(
     path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_no, object)`` for each line holding a JSON object; report the rest."""
-    loads = json.loads
+    decode = json.JSONDecoder().decode
     for line_no, raw in iter_lines(path, report, max_line_bytes=max_line_bytes):
         try:
-            value = loads(raw)
+            text = raw.decode("utf-8")
+            if line_no == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            value = decode(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
             if report.truncated_last_line:
                 report.problem(line_no, f"truncated last line ({len(raw)} bytes, no newline)")
@@ -84,7 +113,7 @@ def iter_json_records(
         if report.truncated_last_line:
             # The unterminated last line parsed: it is complete, not torn.
             report.truncated_last_line = False
-        if not isinstance(value, dict):
+        if value.__class__ is not dict:
             report.problem(line_no, f"expected a JSON object, got {type(value).__name__}")
             continue
         yield line_no, value

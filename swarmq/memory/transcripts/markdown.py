@@ -26,7 +26,11 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 def read_markdown(
-    path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
 ) -> Iterator[Message]:
     """Yield one message per paragraph, with the current speaker as its role."""
     role = "unknown"

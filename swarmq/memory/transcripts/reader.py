@@ -10,7 +10,7 @@ from swarmq.memory.transcripts.codex import read_codex_history, read_codex_rollo
 from swarmq.memory.transcripts.detect import detect_format
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES
 from swarmq.memory.transcripts.markdown import read_markdown
-from swarmq.memory.transcripts.model import Message, ReadReport, TranscriptFormat
+from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
 
 Reader = Callable[..., Iterator[Message]]
 
@@ -43,10 +43,11 @@ class Transcript:
     def size(self) -> int:
         return self.path.stat().st_size
 
-    def messages(self) -> Iterator[Message]:
-        """Stream the messages; call once (the report counts a single pass)."""
+    def messages(self, skip: frozenset[MessageKind] = frozenset()) -> Iterator[Message]:
+        """Stream the messages; call once (the report counts a single pass). Messages of the
+        kinds in ``skip`` keep their index but are not built."""
         reader = READERS[self.format]
-        return reader(self.path, self.report, max_line_bytes=self.max_line_bytes)
+        return reader(self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip)
 
 
 def open_transcript(
