@@ -99,8 +99,9 @@ def inject(
 
 
 def record_shown(store: TierStore, entry_ids: list[str], *, phase: int | None) -> list[Entry]:
-    """``shown_count`` + 1 for each entry; a phase confirmation too (swarm tier, same rules as
-    reinforcement: idempotent per phase, confidence recomputed)."""
+    """``shown_count`` + 1 for each entry and, with a phase, a confirmation: a phase
+    confirmation on swarm entries (reinforcement rules: idempotent per phase, confidence
+    recomputed), this project's confirmation on hive entries (once per project)."""
     with store.transaction() as txn:
         out = []
         for entry_id in entry_ids:
@@ -114,5 +115,11 @@ def record_shown(store: TierStore, entry_ids: list[str], *, phase: int | None) -
                 confirmation = phase_confirmation(phase, store.now(), store.project_name)
                 changed, _ = reinforce_entry(changed, confirmation,
                                              max_confirmed_by=store.config.max_confirmed_by)
+            elif (phase is not None and changed.is_active
+                  and store.project_name not in changed.confirming_projects()):
+                # hive: a retrieval in this project is this project's confirmation
+                records = [*changed.confirmed_by, {"project_name": store.project_name,
+                                                   "confirmed_at": store.now(), "phase_number": phase}]
+                changed = changed.changed({"confirmed_by": records}, bump_revision=False)
             out.append(txn.put(changed.data))
         return out

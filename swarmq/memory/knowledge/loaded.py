@@ -1,10 +1,12 @@
 """An in-memory mirror of one knowledge file, kept in step with the disk incrementally.
 
 A 100k-entry store cannot be re-parsed on every add. The mirror remembers how far it has read
-(``offset``), the file's identity and a fingerprint of the bytes around that point; on refresh
-it parses only the lines appended since, and re-reads the whole file only when it was replaced
-or rewritten in place. The store's own rewrites are applied to the mirror directly. Indexes
-(near-duplicate bigrams, contradiction features, query postings) subscribe to slot changes.
+(``offset``), the file's identity and sample windows of the bytes consumed; on refresh it parses
+only the lines appended since. A file replaced or rewritten by another process is aligned line
+by line with the mirror: unchanged lines are kept (one bytes compare each) and only changed or
+new lines are parsed and re-indexed. The store's own writes are applied to the mirror directly.
+Indexes (near-duplicate bigrams, contradiction features, query postings) subscribe to slot
+changes.
 
 Slots are integers in file order: appended entries get increasing slots, a replaced entry keeps
 its slot, removed slots vanish. A line that does not parse, or is not an entry, is kept as a

@@ -11,6 +11,7 @@ Hive entries that near-duplicate an active swarm entry are dropped (opencode-swa
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,12 @@ if TYPE_CHECKING:
     from swarmq.memory.knowledge.project import KnowledgeStore
 
 MAX_QUERY_TOKENS = 64
-COMMON_FRACTION = 0.2
-"""Tokens found in more than this share of entries carry no signal and are not looked up."""
+COMMON_FRACTION = 0.02
+"""Tokens found in more than this share of entries (and more than MIN_COMMON) carry little
+signal and are not looked up."""
+MIN_COMMON = 50
+MAX_SCORED_TOKENS = 12
+"""Only the most selective query tokens are scored (query-term pruning, as BM25 engines do)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,11 @@ class QueryIndex:
         self.static: dict[int, float] = {}
         self._order: list[tuple[float, int]] | None = None
         self.entries: dict[int, Entry] = {}
+        self.scope_of: dict[int, str] = {}
+        self.breakdown: dict[int, dict[str, float]] = {}
+        """Static score components per slot (computed once per entry version)."""
+        self.confidence: dict[int, float] = {}
+        self.priority: dict[int, str] = {}
 
     def reset(self) -> None:
         self.__init__()  # type: ignore[misc]
@@ -91,6 +101,9 @@ class QueryIndex:
 
     def on_add(self, slot: int, entry: Entry) -> None:
         self.entries[slot] = entry
+        self.scope_of[slot] = entry.scope
+        self.confidence[slot] = entry.confidence
+        self.priority[slot] = entry.priority
         for token in _entry_tokens(entry):
             self.tokens.setdefault(token, set()).add(slot)
         for tool in entry.strings("applies_to_tools"):
@@ -102,13 +115,18 @@ class QueryIndex:
             words = phrase.split()
             if words:
                 self.triggers.setdefault(words[0], []).append((slot, phrase))
-        score = sum(static_breakdown(entry).values()) if entry.is_active else -math.inf
+        parts = self.breakdown[slot] = static_breakdown(entry)
+        score = sum(parts.values()) if entry.is_active else -math.inf
         self.static[slot] = score
         if self._order is not None:
             bisect.insort(self._order, (-score, slot))
 
     def on_remove(self, slot: int, entry: Entry) -> None:
         self.entries.pop(slot, None)
+        self.scope_of.pop(slot, None)
+        self.breakdown.pop(slot, None)
+        self.confidence.pop(slot, None)
+        self.priority.pop(slot, None)
         for token in _entry_tokens(entry):
             _discard(self.tokens, token, slot)
         for tool in entry.strings("applies_to_tools"):
@@ -161,52 +179,60 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
         store.mirror.refresh()
         index = query_index(store)
         total = max(1, len(index.entries))
-        dynamic: dict[int, dict[str, float]] = {}
-        tokens = sorted(word_tokens(context.haystack()))[:MAX_QUERY_TOKENS]
-        weights = {}
-        for token in tokens:
-            df = len(index.tokens.get(token, ()))
-            if 0 < df <= max(1, COMMON_FRACTION * total):
-                weights[token] = math.log(1 + total / df)
-        norm = sum(weights.values()) or 1.0
-        for token, weight in weights.items():
-            for slot in index.tokens[token]:
-                parts = dynamic.setdefault(slot, {})
-                parts["text"] = parts.get("text", 0.0) + WEIGHTS["text"] * weight / norm
         haystack = context.haystack()
+        tokens = sorted(word_tokens(haystack))[:MAX_QUERY_TOKENS]
+        cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
+        selective = sorted(
+            (df, token) for token in tokens
+            if 0 < (df := len(index.tokens.get(token, ()))) <= cutoff
+        )[:MAX_SCORED_TOKENS]
+        weights = {token: math.log(1 + total / df) for df, token in selective}
+        norm = sum(weights.values()) or 1.0
+        text: dict[int, float] = {}
+        for token, weight in weights.items():
+            share = WEIGHTS["text"] * weight / norm
+            for slot in index.tokens[token]:
+                text[slot] = text.get(slot, 0.0) + share
+        extras: dict[int, dict[str, float]] = {}
         for token in tokens:
             for slot, phrase in index.triggers.get(token, ()):
                 if phrase in haystack:
-                    dynamic.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+                    extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
         for key, name, postings in (("tool", context.tool, index.tools),
                                     ("agent", context.agent, index.agents)):
             for slot in postings.get((name or "").lower(), ()):
-                strong = index.entries[slot].confidence >= config.directive_min_confidence
-                dynamic.setdefault(slot, {})[key if strong else f"weak_{key}"] = WEIGHTS[
-                    key if strong else f"weak_{key}"]
-        results: list[Ranked] = []
-        for slot, parts in dynamic.items():
-            entry = index.entries[slot]
-            if not entry.is_active or entry.scope not in scopes:
-                continue
-            results.append(_ranked(store, entry, parts))
-        seen = set(dynamic)
+                strong = index.confidence[slot] >= config.directive_min_confidence
+                label = key if strong else f"weak_{key}"
+                extras.setdefault(slot, {})[label] = WEIGHTS[label]
+        static, scope_of = index.static, index.scope_of
+        totals = {slot: static[slot] + value for slot, value in text.items()}
+        for slot, bonus in extras.items():
+            totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
+        hits = {slot: value for slot, value in totals.items()
+                if value != -math.inf and scope_of[slot] in scopes}
+        forced = [s for s in extras if s in hits and index.priority[s] == "critical"]
+        best = heapq.nlargest(limit, hits, key=hits.__getitem__)
+        chosen = dict.fromkeys([*forced, *best])
         taken = 0
         for negative, slot in index.order:
             if taken >= limit or negative == math.inf:
                 break
-            if slot in seen:
+            if slot in chosen or slot in text or slot in extras:
                 continue
-            entry = index.entries[slot]
-            if entry.scope in scopes:
-                results.append(_ranked(store, entry, {}))
+            if scope_of[slot] in scopes:
+                chosen[slot] = None
                 taken += 1
+        dynamic = {slot: {**({"text": text[slot]} if slot in text else {}), **extras.get(slot, {})}
+                   for slot in chosen}
+        results = [_ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
+                   for slot in chosen]
     results.sort(key=lambda r: (not r.forced, -r.score))
     return results[: max(limit, sum(1 for r in results if r.forced))]
 
 
-def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float]) -> Ranked:
-    breakdown = {**static_breakdown(entry), **dynamic}
+def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float],
+            static: dict[str, float]) -> Ranked:
+    breakdown = {**static, **dynamic}
     matched = any(k in dynamic for k in ("trigger", "tool", "agent", "weak_tool", "weak_agent"))
     forced = entry.priority == "critical" and matched
     score = sum(breakdown.values())

@@ -116,3 +116,32 @@ def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
     assert values(knowledge.swarm.files.events)[-1]["type"] == "injection_skip"
     assert not knowledge.receipts_path.exists()
     assert json.loads(knowledge.swarm.files.events.read_text().splitlines()[-1])["schema_version"] == 1
+
+
+def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from swarmq.memory.knowledge.injection import directives_block
+    from swarmq.memory.locking import LocalLocks
+    from swarmq.roster.loader import load_roster
+    from tests.support import write_roster
+
+    roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})
+    knowledge = KnowledgeStore.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    seed(knowledge)
+    preview = directives_block(roster, "bravo tables", 700)
+    assert preview.startswith("<swarm_knowledge_directives>") and len(preview) <= 700
+    assert not knowledge.receipts_path.exists()  # no locks given: a read-only preview
+    recorded = directives_block(roster, "bravo tables", 700, locks=LocalLocks(tmp_path / "locks"), phase=2)
+    assert recorded.startswith("<swarm_knowledge_directives>")
+    assert ledger(knowledge).verify().seq == 1
+    assert directives_block(roster, "bravo tables", 10) == ""
+
+
+def test_shown_hive_entries_get_this_projects_confirmation(knowledge: KnowledgeStore) -> None:
+    entry = knowledge.hive.add(NewLesson("Pin every docker base image by digest in production")).entry
+    assert entry is not None
+    for _ in range(2):
+        inject(knowledge, QueryContext(text="docker base image digest", phase=3))
+    hive = knowledge.hive.get(entry.id)
+    assert hive is not None and hive.counter("shown_count") == 2
+    assert hive.confirmed_by == [{"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z",
+                                  "phase_number": 3}]

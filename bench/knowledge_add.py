@@ -1,0 +1,178 @@
+"""Add-with-dedup into a 10k-entry knowledge store: swarmq's indexed store against a plain
+full-scan implementation (opencode-swarm's algorithm: read and parse the file, re-tokenise and
+compare every lesson, scan every lesson for contradictions, then append or rewrite), same
+lessons, same validation rules, same durable writes, same run.
+
+    python -m bench.knowledge_add [--entries 10000] [--ops 120] [--big 100000] [--dir /dev/shm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import console, save, table
+from bench.lesson_corpus import LessonGenerator
+from swarmq.memory.atomic import append_lines, write_atomic
+from swarmq.memory.jsonl import read_jsonl
+from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson, Tier
+from swarmq.memory.knowledge.dedup import find_near_duplicate_scan
+from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
+from swarmq.memory.knowledge.serialize import iso_now
+from swarmq.memory.knowledge.validation import (
+    check_safety,
+    check_structure,
+    has_contradiction,
+    validate_directive_fields,
+)
+from swarmq.memory.locking import LocalLocks
+
+CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_max_entries=10**9)
+
+
+def build_store(path: Path, lessons: list[str]) -> None:
+    """Write ``lessons`` as curator-shaped entries (no validation: a store as found on disk)."""
+    at = iso_now()
+    lines = [new_entry(NewLesson(text or "(empty)"), tier=Tier.SWARM, project_name="bench",
+                       phase=1, at=at, config=CONFIG).line() for text in lessons]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def workload(generator: LessonGenerator, stored: list[str], ops: int) -> list[str]:
+    """Two thirds new lessons, one third near-duplicates of stored ones (reinforcements)."""
+    rng = random.Random(11)
+    out = []
+    for _ in range(ops):
+        if rng.random() < 1 / 3:
+            out.append(generator.mutate(rng.choice(stored)))
+        else:
+            out.append(generator.lesson())
+    return out
+
+
+def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
+    """The plain implementation: everything recomputed from the file on every add."""
+    entry = new_entry(NewLesson(lesson), tier=Tier.SWARM, project_name="bench", phase=phase,
+                      at=iso_now(), config=CONFIG)
+    for verdict in (check_structure(entry.lesson, entry.get("category"), entry.get("scope"),
+                                    entry.get("confidence")),
+                    check_safety(entry.lesson, CONFIG.validation_mode)):
+        if not verdict.valid:
+            append_lines(rejected, [entry.line()])
+            return "rejected"
+    if validate_directive_fields(entry.data):
+        return "rejected"
+    current = read_jsonl(path)
+    entries = [Entry(line.value, raw=line.raw) for line in current.lines]
+    active = [e for e in entries if e.is_active]
+    hit = find_near_duplicate_scan(lesson, [e.lesson for e in active], CONFIG.dedup_threshold)
+    if hit is not None:
+        twin = active[hit]
+        changed, outcome = reinforce_entry(twin, phase_confirmation(phase, iso_now(), "bench"),
+                                           max_confirmed_by=CONFIG.max_confirmed_by)
+        if outcome == "reinforced":
+            body = "\n".join(changed.line() if e.id == twin.id else e.line() for e in entries) + "\n"
+            write_atomic(path, body)
+            return "reinforced"
+        return outcome
+    if has_contradiction(lesson, [e.lesson for e in entries], CONFIG.validation_mode):
+        append_lines(rejected, [entry.line()])
+        return "rejected"
+    append_lines(path, [entry.line()])
+    return "added"
+
+
+def warm(knowledge: KnowledgeStore) -> None:
+    """Load the mirror and build the near-duplicate and contradiction indexes."""
+    with knowledge.swarm.mirror.mutex:
+        knowledge.swarm.mirror.refresh()
+        knowledge.swarm.dedup  # noqa: B018
+        knowledge.swarm.contradictions()
+
+
+def run(root: Path, entries: int, ops: int) -> dict[str, Any]:
+    generator = LessonGenerator(seed=5)
+    stored = generator.corpus(entries, dup_rate=0.0).lessons
+    lessons = workload(generator, stored, ops)
+    results: dict[str, Any] = {"entries": entries, "ops": ops}
+    outcomes: dict[str, list[str]] = {}
+    for name in ("swarmq", "baseline"):
+        project = root / name / ".swarm"
+        build_store(project / "knowledge.jsonl", stored)
+        knowledge = KnowledgeStore(project, locks=LocalLocks(root / name / "locks"), config=CONFIG,
+                                   data_dir=root / name / "hive")
+        started = time.perf_counter()
+        if name == "swarmq":  # one-time cost, reported apart: parse + build the indexes
+            warm(knowledge)
+        cold = time.perf_counter() - started
+        done = []
+        started = time.perf_counter()
+        for phase, lesson in enumerate(lessons, start=2):
+            if name == "swarmq":
+                done.append(knowledge.swarm.add(NewLesson(lesson), phase=phase).outcome)
+            else:
+                with knowledge.locks.hold(knowledge.swarm.files.resource):
+                    done.append(baseline_add(knowledge.swarm.files.knowledge,
+                                             knowledge.swarm.files.rejected, lesson, phase))
+        elapsed = time.perf_counter() - started
+        outcomes[name] = done
+        results[name] = {"ops_per_s": ops / elapsed, "ms_per_op": 1000 * elapsed / ops,
+                         "cold_load_s": cold if name == "swarmq" else None}
+    assert outcomes["swarmq"] == outcomes["baseline"], "both implementations must decide alike"
+    results["outcomes"] = {k: outcomes["swarmq"].count(k) for k in sorted(set(outcomes["swarmq"]))}
+    results["ratio"] = results["swarmq"]["ops_per_s"] / results["baseline"]["ops_per_s"]
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--ops", type=int, default=120)
+    parser.add_argument("--big", type=int, default=100_000, help="also time swarmq alone at this size (0 = skip)")
+    parser.add_argument("--big-ops", type=int, default=300)
+    parser.add_argument("--dir", type=Path, default=None, help="where the stores live (default: a temp dir)")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="knowledge-add-", dir=args.dir))
+    try:
+        result = run(root, args.entries, args.ops)
+        rows = [[name, result[name]["ops_per_s"], result[name]["ms_per_op"]] for name in ("swarmq", "baseline")]
+        if args.big:
+            big = big_store(root / "big", args.big, args.big_ops)
+            result["big"] = big
+            rows.append([f"swarmq @ {args.big:,}", big["ops_per_s"], big["ms_per_op"]])
+        table(f"add-with-dedup into {args.entries:,} entries ({args.ops} adds, fs: {root})",
+              ["implementation", "adds/s", "ms/add"], rows)
+        console.print(f"outcomes {result['outcomes']}; ratio swarmq/full-scan = {result['ratio']:.1f}x; "
+                      f"one-time load + index build of {args.entries:,} entries "
+                      f"{result['swarmq']['cold_load_s'] * 1000:.0f} ms")
+        save("knowledge_add", result)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def big_store(root: Path, entries: int, ops: int) -> dict[str, Any]:
+    generator = LessonGenerator(seed=6)
+    stored = generator.corpus(entries, dup_rate=0.0).lessons
+    lessons = workload(generator, stored, ops)
+    project = root / ".swarm"
+    build_store(project / "knowledge.jsonl", stored)
+    knowledge = KnowledgeStore(project, locks=LocalLocks(root / "locks"), config=CONFIG, data_dir=root / "hive")
+    started = time.perf_counter()
+    warm(knowledge)
+    cold = time.perf_counter() - started
+    started = time.perf_counter()
+    outcomes = [knowledge.swarm.add(NewLesson(lesson), phase=p).outcome for p, lesson in enumerate(lessons, 2)]
+    elapsed = time.perf_counter() - started
+    return {"entries": entries, "ops": ops, "ops_per_s": ops / elapsed, "ms_per_op": 1000 * elapsed / ops,
+            "cold_load_s": cold, "outcomes": {k: outcomes.count(k) for k in sorted(set(outcomes))}}
+
+
+if __name__ == "__main__":
+    main()

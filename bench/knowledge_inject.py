@@ -1,0 +1,170 @@
+"""Injection query over 10k swarm + 10k hive entries: p50 / p99 of ranking + rendering the
+``<swarm_knowledge_directives>`` block (target p50 ≤ 10 ms), against a plain full scan that
+scores every entry, same contexts, same run; plus the full recorded injection (receipt commit
+and shown counters written back).
+
+    python -m bench.knowledge_inject [--entries 10000] [--queries 300] [--dir /dev/shm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from bench.common import console, save, table
+from bench.lesson_corpus import AGENTS, LessonGenerator
+from swarmq.memory.knowledge import (
+    KnowledgeConfig,
+    KnowledgeStore,
+    NewLesson,
+    QueryContext,
+    Tier,
+    budget_for,
+    inject,
+    render_directives,
+    search,
+)
+from swarmq.memory.knowledge.query import Ranked
+from swarmq.memory.knowledge.ranking import static_breakdown
+from swarmq.memory.knowledge.reinforcement import new_entry
+from swarmq.memory.knowledge.serialize import iso_now
+from swarmq.memory.locking import LocalLocks
+from swarmq.memory.similarity.text import word_tokens
+
+CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
+TOOLS = ["bash", "task", "save_plan", "edit", "write", "read", "grep", "update_task_status"]
+
+
+def directives(rng: random.Random, lesson: str) -> dict[str, Any]:
+    roll = rng.random()
+    if roll > 0.08:
+        return {}
+    words = lesson.split()
+    fields: dict[str, Any] = {
+        "triggers": [" ".join(words[:3]).lower()],
+        "required_actions": [" ".join(words[:8])],
+        "applies_to_tools": [rng.choice(TOOLS)],
+        "applies_to_agents": [rng.choice(AGENTS)],
+        "directive_priority": "critical" if roll < 0.005 else rng.choice(["low", "medium", "high"]),
+    }
+    return fields
+
+
+def write_tier(path: Path, lessons: list[str], tier: Tier, seed: int) -> None:
+    rng = random.Random(seed)
+    at = iso_now()
+    lines = []
+    for text in lessons:
+        new = NewLesson(text or "(empty lesson text)", confidence=round(rng.uniform(0.3, 1.0), 2),
+                        directives=directives(rng, text or "x"))
+        lines.append(new_entry(new, tier=tier, project_name=f"p{rng.randrange(5)}", phase=1,
+                               at=at, config=CONFIG).line())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def contexts(generator: LessonGenerator, count: int) -> list[QueryContext]:
+    rng = random.Random(3)
+    out = []
+    for _ in range(count):
+        text = " ".join(generator.lesson() for _ in range(2))
+        out.append(QueryContext(text=text, tool=rng.choice(TOOLS), agent=rng.choice(AGENTS), phase=2))
+    return out
+
+
+def full_scan(knowledge: KnowledgeStore, context: QueryContext, limit: int) -> list[Ranked]:
+    """Score every active in-scope entry of both tiers (the naive ranker)."""
+    query = word_tokens(context.haystack())
+    results = []
+    for store in (knowledge.swarm, knowledge.hive):
+        for entry in store.read().entries:
+            if not entry.is_active or entry.scope not in CONFIG.scope_filter:
+                continue
+            tokens = word_tokens(" ".join([entry.lesson, *entry.strings("triggers"), *entry.tags]))
+            overlap = len(query & tokens) / (len(query) or 1)
+            score = sum(static_breakdown(entry).values()) + overlap
+            results.append(Ranked(entry, str(store.tier), score))
+    results.sort(key=lambda r: -r.score)
+    return results[:limit]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--recorded", type=int, default=50)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="knowledge-inject-", dir=args.dir))
+    try:
+        generator = LessonGenerator(seed=9)
+        write_tier(root / "project" / ".swarm" / "knowledge.jsonl", generator.corpus(args.entries).lessons,
+                   Tier.SWARM, 1)
+        write_tier(root / "hive" / "shared-learnings.jsonl", generator.corpus(args.entries).lessons,
+                   Tier.HIVE, 2)
+        knowledge = KnowledgeStore(root / "project" / ".swarm", locks=LocalLocks(root / "locks"),
+                                   config=CONFIG, data_dir=root / "hive", project_name="bench")
+        queries = contexts(generator, args.queries)
+        budget = budget_for(1.0, CONFIG)
+        started = time.perf_counter()
+        search(knowledge, queries[0])
+        cold = time.perf_counter() - started
+        timings = []
+        for context in queries:
+            started = time.perf_counter()
+            ranked = search(knowledge, context, limit=budget.max_entries)
+            block, _ = render_directives(ranked, trace_id=str(uuid.uuid4()), budget=budget,
+                                         max_display=CONFIG.max_lesson_display_chars)
+            timings.append((time.perf_counter() - started) * 1000)
+            assert block is not None
+        scans = []
+        for context in queries[: max(5, args.queries // 15)]:
+            started = time.perf_counter()
+            full_scan(knowledge, context, budget.max_entries)
+            scans.append((time.perf_counter() - started) * 1000)
+        recorded = []
+        for context in queries[: args.recorded]:
+            started = time.perf_counter()
+            inject(knowledge, context)
+            recorded.append((time.perf_counter() - started) * 1000)
+        result = {
+            "entries_per_tier": args.entries,
+            "queries": args.queries,
+            "cold_first_query_ms": cold * 1000,
+            "query_p50_ms": statistics.median(timings),
+            "query_p99_ms": percentile(timings, 0.99),
+            "full_scan_p50_ms": statistics.median(scans),
+            "recorded_inject_p50_ms": statistics.median(recorded),
+            "recorded_inject_p99_ms": percentile(recorded, 0.99),
+        }
+        result["speedup_vs_full_scan"] = result["full_scan_p50_ms"] / result["query_p50_ms"]
+        result["p50_vs_target_10ms"] = result["query_p50_ms"] / 10.0
+        table(f"injection over {args.entries:,} swarm + {args.entries:,} hive entries (fs: {root})",
+              ["measure", "p50 ms", "p99 ms"],
+              [["query + render (indexed)", result["query_p50_ms"], result["query_p99_ms"]],
+               ["full-scan ranker", result["full_scan_p50_ms"], "-"],
+               ["recorded inject (receipt + counters)", result["recorded_inject_p50_ms"],
+                result["recorded_inject_p99_ms"]]])
+        console.print(f"p50 / 10 ms target = {result['p50_vs_target_10ms']:.2f}; speed-up vs full scan "
+                      f"{result['speedup_vs_full_scan']:.0f}x; cold first query (loads + indexes "
+                      f"both tiers) {result['cold_first_query_ms']:.0f} ms")
+        save("knowledge_inject", result)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
