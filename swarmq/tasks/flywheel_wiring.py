@@ -33,8 +33,10 @@ def forge_completer(roster: Roster, cluster: Cluster | None, *, task_id: str | N
 
 
 def knowledge_sink(roster: Roster, locks: StoreLocks) -> LessonSink | None:
-    """The swarm-tier knowledge store promotions are published to (``None`` when disabled)."""
-    if not roster.flywheel.knowledge_bridge:
+    """The swarm-tier knowledge store promotions are published to: ``None`` when the bridge is
+    off or the project has no knowledge store (no ``.swarm/`` directory) — an AgentOps-only
+    project does not grow one behind its back."""
+    if not roster.flywheel.knowledge_bridge or not roster.swarm_dir.is_dir():
         return None
     from swarmq.memory.knowledge.project import KnowledgeStore
 

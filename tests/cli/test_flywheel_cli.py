@@ -24,6 +24,7 @@ def run(config: Path, *args: str, code: int = 0) -> Any:
 
 def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     layout = AgentsLayout(tmp_path / "project" / ".agents")
+    (tmp_path / "project" / ".swarm").mkdir()
     forged = run(roster_file, "forge", str(CLAUDE), str(FIXTURES / "markdown" / "session-notes.md"), "--json")
     assert [r["new"] for r in forged["results"]] == [7, 3] and forged["failures"] == []
     table = run(roster_file, "forge", str(CLAUDE))
@@ -56,6 +57,11 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     assert rejected["status"] == "rejected" and Path(rejected["path"]).parent.name == "rejected"
     assert "already rejected" in run(roster_file, "pool", "reject", other, "--reason", "again", code=1)
     assert "no candidate" in run(roster_file, "pool", "show", "missing-id", code=1)
+    # an AgentOps-only project (no .swarm/) gets no knowledge store behind its back
+    (tmp_path / "project" / ".swarm").rename(tmp_path / "project" / ".swarm-away")
+    third = next(e["id"] for e in listing["entries"] if e["id"] not in (target, other))
+    bare = run(roster_file, "pool", "promote", third, "--force", "--json")
+    assert "knowledge" not in bare and not (tmp_path / "project" / ".swarm").exists()
 
     plot = tmp_path / "trend.png"
     status = run(roster_file, "flywheel", "status", "--json", "--plot", str(plot))

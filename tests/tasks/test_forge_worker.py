@@ -57,6 +57,7 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
                                      celery_client: Celery, llm_server: FakeLLMServer, tmp_path: Path) -> None:
     roster = load_roster(roster_file, env={})
     layout = AgentsLayout(roster.agents_dir)
+    roster.swarm_dir.mkdir(parents=True)  # the project has a knowledge store: promotions go there too
     transcript = tmp_path / "transcripts" / "session.jsonl"
     transcript.parent.mkdir()
     shutil.copy(FIXTURES / "claude-code" / "session-v2.0.jsonl", transcript)
