@@ -79,9 +79,26 @@ def _forge_all(roster: Roster, locks: StoreLocks, paths: list[Path], fmt: str | 
     return results, failures
 
 
+TRANSCRIPT_SUFFIXES = frozenset({".jsonl", ".md", ".txt"})
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Files as given; directories walked for ``*.jsonl``, ``*.md``, ``*.txt`` (sorted, once each)."""
+    out: dict[Path, None] = {}
+    for path in paths:
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                if found.is_file() and found.suffix in TRANSCRIPT_SUFFIXES:
+                    out[found.resolve()] = None
+        else:
+            out[path.resolve()] = None
+    return list(out)
+
+
 def forge(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Transcript files: Claude Code, Codex, Markdown.")],
+    paths: Annotated[list[Path], typer.Argument(help="Transcript files or directories of them "
+                                                "(Claude Code, Codex, Markdown).")],
     fmt: Annotated[str | None, typer.Option("--format", help="claude-code, codex-rollout, codex-history "
                                             "or markdown (default: detected).")] = None,
     key: Annotated[str | None, typer.Option(help="Idempotency key (e.g. a mission id) for one file.")] = None,
@@ -90,11 +107,13 @@ def forge(
 ) -> None:
     """Mine transcripts for decisions, solutions, learnings, failures and references."""
     roster = load(ctx)
-    missing = [str(p) for p in paths if not p.is_file()]
+    missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        fail(f"no such transcript file: {', '.join(missing)}")
-    results, failures = _forge_all(roster, store_locks(roster), [p.resolve() for p in paths], fmt, key,
-                                   force, as_json)
+        fail(f"no such transcript file or directory: {', '.join(missing)}")
+    files = expand(paths)
+    if not files:
+        fail(f"no transcripts ({', '.join(sorted(TRANSCRIPT_SUFFIXES))}) under {', '.join(map(str, paths))}")
+    results, failures = _forge_all(roster, store_locks(roster), files, fmt, key, force, as_json)
     if as_json:
         emit_json({"results": [r.as_dict() for r in results], "failures": failures})
     else:

@@ -30,16 +30,20 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     table = run(roster_file, "forge", str(CLAUDE))
     assert "unchanged" in table
     run(roster_file, "forge", str(tmp_path / "nope.jsonl"), code=1)
+    walked = run(roster_file, "forge", str(FIXTURES / "codex"), "--json")
+    assert [Path(r["transcript"]).name for r in walked["results"]] == [
+        "history.jsonl", "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl",
+        "rollout-legacy-2025-08-21.jsonl"]
     foreign = tmp_path / "foreign.jsonl"
     foreign.write_text('{"level": "info"}\n')
     assert "none of the first 1 records" in run(roster_file, "forge", str(foreign), code=1)
 
     closed = run(roster_file, "flywheel", "close-loop", "--json")
-    assert closed["ingest"]["added"] == 10
+    assert closed["ingest"]["added"] == 14
     listing = run(roster_file, "pool", "list", "--json")
-    assert listing["total"] == 10 and all(not e["eligible"] for e in listing["entries"])
+    assert listing["total"] == 14 and all(not e["eligible"] for e in listing["entries"])
     silver = run(roster_file, "pool", "list", "--tier", "silver", "--json")
-    assert 0 < silver["total"] < 10 and all(e["tier"] == "silver" for e in silver["entries"])
+    assert 0 < silver["total"] < 14 and all(e["tier"] == "silver" for e in silver["entries"])
     assert "candidate(s))" in run(roster_file, "pool", "list")
 
     found = run(roster_file, "lookup", "visibility timeout redelivered", "--session", "s9", "--json")
