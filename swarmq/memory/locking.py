@@ -87,14 +87,16 @@ class LocalLease:
 
     resource: str
     fencing_token: int
+    seq_file: Path | None = None
 
     def validate(self, recorded_token: int) -> int:
         if recorded_token > self.fencing_token:
-            # Only possible when another host used the Redis lock on this file: refuse.
-            raise FencedOff(
-                f"{self.resource}: fencing token {self.fencing_token} is older than the "
-                f"recorded token {recorded_token}; refusing to overwrite a newer write"
-            )
+            # A Redis-issued token from a worker wrote last. This process holds the resource's
+            # flock, and the Redis path cannot commit without reaching Redis, so moving past the
+            # recorded token is safe; the counter file follows so later tokens keep growing.
+            self.fencing_token = recorded_token + 1
+            if self.seq_file is not None:
+                _store_token(self.seq_file, self.fencing_token)
         return self.fencing_token
 
 
@@ -118,7 +120,8 @@ class LocalLocks:
         except filelock.Timeout as exc:
             raise LockTimeout(f"could not lock {resource!r} within {timeout}s") from exc
         try:
-            yield LocalLease(resource, _next_token(self.lock_dir / f"{name}.seq"))
+            seq_file = self.lock_dir / f"{name}.seq"
+            yield LocalLease(resource, _next_token(seq_file), seq_file)
         finally:
             lock.release()
 
@@ -129,7 +132,10 @@ def _next_token(seq_file: Path) -> int:
         current = int(seq_file.read_text(encoding="ascii").strip() or "0")
     except (FileNotFoundError, ValueError):
         current = 0
-    token = current + 1
+    return _store_token(seq_file, current + 1)
+
+
+def _store_token(seq_file: Path, token: int) -> int:
     tmp = seq_file.with_name(f"{seq_file.name}.tmp-{os.getpid()}")
     tmp.write_text(str(token), encoding="ascii")
     os.replace(tmp, seq_file)

@@ -18,7 +18,7 @@ from swarmq.memory.jsonl import (
     read_jsonl,
     rewrite_jsonl,
 )
-from swarmq.memory.locking import FencedOff, LocalLease, LocalLocks
+from swarmq.memory.locking import FencedOff, LocalLocks
 from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
 
 
@@ -30,15 +30,42 @@ def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> 
     assert sorted(p.name for p in path.parent.iterdir()) == ["MEMORY.md"]
 
 
+class StaleLease:
+    """A lease that lost its lock: it refuses to move past a newer recorded token."""
+
+    resource = "f"
+
+    def __init__(self, token: int) -> None:
+        self.fencing_token = token
+
+    def validate(self, recorded_token: int) -> int:
+        if recorded_token > self.fencing_token:
+            raise FencedOff(f"token {self.fencing_token} < recorded {recorded_token}")
+        return self.fencing_token
+
+
 def test_a_stale_fencing_token_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "f.json"
-    write_atomic(path, "new", lease=LocalLease("f", 7))
+    write_atomic(path, "new", lease=StaleLease(7))
     assert read_fence(path) == 7
     with pytest.raises(FencedOff):
-        write_atomic(path, "old", lease=LocalLease("f", 6))
+        write_atomic(path, "old", lease=StaleLease(6))
     with pytest.raises(FencedOff):
-        append_lines(path, ["x"], lease=LocalLease("f", 3))
+        append_lines(path, ["x"], lease=StaleLease(3))
     assert path.read_text() == "new"
+
+
+def test_local_locks_move_past_tokens_a_redis_holder_recorded(tmp_path: Path) -> None:
+    """Offline maintenance (Redis down) must still write files that workers wrote before."""
+    path = tmp_path / "knowledge.jsonl"
+    write_atomic(path, "by a worker", lease=StaleLease(41))
+    locks = LocalLocks(tmp_path / "locks")
+    with locks.hold("f") as lease:
+        write_atomic(path, "offline fix", lease=lease)
+        assert lease.fencing_token == 42
+    with locks.hold("f") as lease:
+        assert lease.fencing_token == 43  # the counter followed
+    assert path.read_text() == "offline fix" and read_fence(path) == 42
 
 
 def test_reader_keeps_raw_text_and_reports_corrupt_lines(tmp_path: Path) -> None:
