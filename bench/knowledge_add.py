@@ -147,6 +147,8 @@ def main() -> None:
             big = big_store(root / "big", args.big, args.big_ops)
             result["big"] = big
             rows.append([f"swarmq @ {args.big:,}", big["ops_per_s"], big["ms_per_op"]])
+            for outcome, ms in big["ms_by_outcome"].items():
+                rows.append([f"  @ {args.big:,}: {outcome}", 1000 / ms, ms])
         table(f"add-with-dedup into {args.entries:,} entries ({args.ops} adds, fs: {root})",
               ["implementation", "adds/s", "ms/add"], rows)
         console.print(f"outcomes {result['outcomes']}; ratio swarmq/full-scan = {result['ratio']:.1f}x; "
@@ -167,11 +169,16 @@ def big_store(root: Path, entries: int, ops: int) -> dict[str, Any]:
     started = time.perf_counter()
     warm(knowledge)
     cold = time.perf_counter() - started
+    per_outcome: dict[str, list[float]] = {}
     started = time.perf_counter()
-    outcomes = [knowledge.swarm.add(NewLesson(lesson), phase=p).outcome for p, lesson in enumerate(lessons, 2)]
+    for phase, lesson in enumerate(lessons, 2):
+        begin = time.perf_counter()
+        outcome = knowledge.swarm.add(NewLesson(lesson), phase=phase).outcome
+        per_outcome.setdefault(outcome, []).append(1000 * (time.perf_counter() - begin))
     elapsed = time.perf_counter() - started
     return {"entries": entries, "ops": ops, "ops_per_s": ops / elapsed, "ms_per_op": 1000 * elapsed / ops,
-            "cold_load_s": cold, "outcomes": {k: outcomes.count(k) for k in sorted(set(outcomes))}}
+            "cold_load_s": cold, "outcomes": {k: len(v) for k, v in sorted(per_outcome.items())},
+            "ms_by_outcome": {k: sum(v) / len(v) for k, v in sorted(per_outcome.items())}}
 
 
 if __name__ == "__main__":
