@@ -95,6 +95,8 @@ class Reservation:
     token: str
     window: Window
     lease_until_ms: int
+    keys: tuple[bytes, bytes] = (b"", b"")
+    """The window's ``used`` and ``held`` keys, encoded once when the day began."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +218,15 @@ class QuotaGate:
         self._encoded[name] = (windows, window_keys, fixed)
         return window_keys, fixed
 
+    def _window_keys(self, reservation: Reservation) -> tuple[bytes, bytes]:
+        if reservation.keys[0]:
+            return reservation.keys
+        name, day = reservation.name, reservation.window.key
+        return (
+            keys.quota_used(self.swarm, name, day).encode(),
+            keys.quota_held(self.swarm, name, day).encode(),
+        )
+
     def _now(self) -> datetime:
         """This host's clock, corrected by the offset to Redis's clock seen so far."""
         return self.clock() + timedelta(milliseconds=self._skew_ms)
@@ -250,7 +261,9 @@ class QuotaGate:
             except TRANSIENT as exc:
                 raise self._unavailable(f"reserve {name!r}", exc) from exc
             if status == 1:
-                return Reservation(name, token, windows[1], second)
+                return Reservation(
+                    name, token, windows[1], second, (window_keys[0], window_keys[1])
+                )
             if status == 0:
                 raise QuotaExhausted.of(name, windows[1], second, held, cfg.max_calls_per_day)
             if status == 2:  # the window's counter is missing: re-seed it from the disk mirror
@@ -274,16 +287,12 @@ class QuotaGate:
         name, window = reservation.name, reservation.window
         try:
             status, used = self._start(
-                keys=[
-                    keys.quota_used(self.swarm, name, window.key),
-                    keys.quota_held(self.swarm, name, window.key),
-                ],
-                args=[reservation.token],
+                keys=self._window_keys(reservation), args=[reservation.token]
             )
         except TRANSIENT as exc:
             raise self._unavailable(f"start {name!r}", exc) from exc
         if status != 1:
-            why = "its lease expired" if status == -1 else "it is no longer held"
+            why = "it is no longer held (released, or its lease ran out and the slot went back to the pool)"
             raise LeaseLost(
                 f"quota {name!r}: cannot start reservation {reservation.token[:8]}: {why}"
             )
@@ -301,7 +310,7 @@ class QuotaGate:
 
     def release(self, reservation: Reservation) -> bool:
         """Return a never-started slot; ``False`` if it was already gone (idempotent)."""
-        key = keys.quota_held(self.swarm, reservation.name, reservation.window.key)
+        key = self._window_keys(reservation)[1]
         try:
             return bool(self._release(keys=[key], args=[reservation.token]))
         except TRANSIENT as exc:
@@ -310,7 +319,7 @@ class QuotaGate:
     def renew(self, reservation: Reservation) -> Reservation:
         """Extend a reservation's lease (for long preparations before the call)."""
         cfg = self.config(reservation.name)
-        key = keys.quota_held(self.swarm, reservation.name, reservation.window.key)
+        key = self._window_keys(reservation)[1]
         try:
             until = int(
                 self._renew(keys=[key], args=[reservation.token, int(cfg.lease_seconds * 1000)])
@@ -321,7 +330,9 @@ class QuotaGate:
             raise LeaseLost(
                 f"quota {reservation.name!r}: reservation {reservation.token[:8]} is gone"
             )
-        return Reservation(reservation.name, reservation.token, reservation.window, until)
+        return Reservation(
+            reservation.name, reservation.token, reservation.window, until, reservation.keys
+        )
 
     @contextlib.contextmanager
     def slot(self, name: str) -> Iterator[QuotaSlot]:

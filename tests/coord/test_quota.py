@@ -277,3 +277,17 @@ def test_a_clock_a_day_off_is_refused(redis_client: redis.Redis, swarm_name: str
     gate = QuotaGate(redis_client, swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}, clock=wrong)
     with pytest.raises(QuotaUnavailable, match="more than a day away"):
         gate.reserve("q")
+
+
+def test_an_overdue_lease_keeps_its_slot_until_someone_needs_it(
+    redis_client: redis.Redis, swarm_name: str
+) -> None:
+    cfg = QuotaConfig(max_calls_per_day=2, lease_seconds=0.2)
+    gate = make_gate(redis_client, swarm_name, None, enrichment=cfg)
+    slow = gate.reserve("enrichment")
+    time.sleep(0.3)
+    other = gate.reserve("enrichment")  # room left: nothing is purged
+    assert gate.start(slow) == 1  # overdue but never given away, so still its own
+    assert gate.start(other) == 2
+    with pytest.raises(QuotaExhausted, match="used=2 held=0 max=2"):
+        gate.reserve("enrichment")

@@ -9,6 +9,10 @@
 --   { 0, used, held}       exhausted
 --   { 2, 0, 0}             `used` is missing: call again with a seed from the disk mirror
 --   {-2, now, 0}           the server's clock is outside this window: pick the window of `now`
+--
+-- Invariant: used + |held| <= max. Expired leases stay in `held` until a reserve finds the
+-- window full and purges them, which is when their slots go back to the pool; a start removes
+-- its token first, so a purged (re-granted) lease can never be started too.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now < tonumber(ARGV[1]) or now >= tonumber(ARGV[2]) then return {-2, now, 0} end
@@ -19,13 +23,14 @@ if not used then
   used = redis.call('GET', KEYS[1])
 end
 used = tonumber(used)
--- Live reservations only: an expired lease is a dead holder's slot, back in the pool.
-local held = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-if used + held >= tonumber(ARGV[4]) then return {0, used, held} end
+local max = tonumber(ARGV[4])
+local held = redis.call('ZCARD', KEYS[2])
+if used + held >= max and held > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)  -- dead holders give their slots back
+  held = redis.call('ZCARD', KEYS[2])
+end
+if used + held >= max then return {0, used, held} end
 local lease_until = now + tonumber(ARGV[5])
 redis.call('ZADD', KEYS[2], lease_until, ARGV[6])
-if held == 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  redis.call('PEXPIREAT', KEYS[2], ARGV[3])
-end
+if held == 0 then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
 return {1, lease_until, held + 1}

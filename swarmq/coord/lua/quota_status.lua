@@ -1,4 +1,5 @@
--- Read a quota's current window. KEYS[1..6] and ARGV[1..4] as in quota_reserve.
+-- Read a quota's current window. KEYS[1..6]: used/held of three windows, ARGV[1..4]: their
+-- starts and the end of the last (epoch ms).
 -- Returns {window index or -1, used or -1 when missing, live held}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
