@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from swarmq.memory.knowledge.indexes import mirror_index
 from swarmq.memory.knowledge.model import Entry, RetrievalMode
 from swarmq.memory.knowledge.ranking import WEIGHTS, static_breakdown
-from swarmq.memory.knowledge.store import TierStore, mirror_index
+from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.similarity.text import word_tokens
 
 if TYPE_CHECKING:

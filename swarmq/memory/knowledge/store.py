@@ -25,7 +25,8 @@ from swarmq.memory.knowledge.errors import (
     EntryNotFound,
 )
 from swarmq.memory.knowledge.files import TierFiles
-from swarmq.memory.knowledge.loaded import LoadedFile, loaded
+from swarmq.memory.knowledge.indexes import ContradictionListener, DedupListener, mirror_index
+from swarmq.memory.knowledge.loaded import loaded
 from swarmq.memory.knowledge.model import Entry, Status
 from swarmq.memory.knowledge.reinforcement import (
     NewLesson,
@@ -89,52 +90,6 @@ class ReinforceResult:
     entry: Entry | None
 
 
-class _DedupListener:
-    def __init__(self) -> None:
-        self.index = BigramIndex()
-
-    def reset(self) -> None:
-        self.index = BigramIndex()
-
-    def on_add(self, slot: int, entry: Entry) -> None:
-        self.index.add(slot, entry.lesson)
-
-    def on_replace(self, slot: int, old: Entry, new: Entry) -> None:
-        if old.lesson != new.lesson:
-            self.index.replace(slot, new.lesson)
-
-    def on_remove(self, slot: int, entry: Entry) -> None:
-        self.index.remove(slot)
-
-
-class _ContradictionListener:
-    def __init__(self, index: ContradictionIndex) -> None:
-        self.index = index
-
-    def reset(self) -> None:
-        self.index = ContradictionIndex(self.index.mode)
-
-    def on_add(self, slot: int, entry: Entry) -> None:
-        self.index.add(entry.lesson)
-
-    def on_replace(self, slot: int, old: Entry, new: Entry) -> None:
-        if old.lesson != new.lesson:
-            self.index.remove(old.lesson)
-            self.index.add(new.lesson)
-
-    def on_remove(self, slot: int, entry: Entry) -> None:
-        self.index.remove(entry.lesson)
-
-
-def mirror_index(mirror: LoadedFile, name: str, factory: Callable[[], Any]) -> Any:
-    """The index ``name`` of a mirror, built and subscribed on first use."""
-    index = mirror.indexes.get(name)
-    if index is None:
-        index = mirror.indexes[name] = factory()
-        mirror.subscribe(index)
-    return index
-
-
 class TierStore:
     """The entries of one store file and its sidecars."""
 
@@ -184,13 +139,13 @@ class TierStore:
     @property
     def dedup(self) -> BigramIndex:
         """Near-duplicate index (call with ``mirror.mutex`` held and the mirror refreshed)."""
-        listener: _DedupListener = mirror_index(self.mirror, "dedup", _DedupListener)
+        listener: DedupListener = mirror_index(self.mirror, "dedup", DedupListener)
         return listener.index
 
     def contradictions(self) -> ContradictionIndex:
         mode = self.config.validation_mode
-        listener: _ContradictionListener = mirror_index(
-            self.mirror, f"contradiction:{mode}", lambda: _ContradictionListener(ContradictionIndex(mode))
+        listener: ContradictionListener = mirror_index(
+            self.mirror, f"contradiction:{mode}", lambda: ContradictionListener(ContradictionIndex(mode))
         )
         return listener.index
 
