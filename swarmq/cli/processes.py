@@ -82,6 +82,14 @@ def up(
 ) -> None:
     """Start Redis (embedded if none answers), one worker per roster entry, one beat; idempotent."""
     roster = load(ctx)
+    from swarmq.workers.config import unregistered_schedule
+
+    missing = unregistered_schedule(roster)
+    if missing:
+        names = ", ".join(f"{entry} → {task!r}" for entry, task, _ in missing)
+        fail(
+            f"schedule names tasks no module registers ({names}); run `swarmq roster validate`; nothing was started"
+        )
     supervisor = _supervisor(ctx, roster, no_tmux)
     try:
         result = supervisor.up(flower=flower, api=api)

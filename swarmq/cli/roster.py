@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, print_problems, state
-from swarmq.roster.loader import load_report
+from swarmq.roster.loader import RosterProblem, RosterReport, load_report
 from swarmq.roster.schema import Roster
 
 app = typer.Typer(help="The swarm.yaml roster.", no_args_is_help=True)
@@ -52,6 +52,25 @@ def roster_json(roster: Roster) -> dict[str, Any]:
     return data
 
 
+def _check_scheduled_tasks(report: RosterReport) -> None:
+    """A schedule naming a task nobody registers is an error the loader alone cannot see."""
+    from swarmq.workers.config import unregistered_schedule
+
+    assert report.roster is not None
+    for name, task, close in unregistered_schedule(report.roster):
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        report.problems.append(
+            RosterProblem(
+                "error",
+                f"schedule[{name!r}].task",
+                f"no task named {task!r} is registered{hint}",
+                str(report.file),
+            )
+        )
+    if report.errors:
+        report.roster = None
+
+
 @app.command()
 def validate(
     ctx: typer.Context,
@@ -63,6 +82,8 @@ def validate(
 ) -> None:
     """Check a roster: print its workers, or every error (exit status 1)."""
     report = load_report(file or state(ctx).config_path)
+    if report.roster is not None:
+        _check_scheduled_tasks(report)
     if as_json:
         emit_json(
             {
@@ -149,5 +170,7 @@ def init(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     for column in ("worker", "MEMORY.md", "IDENTITY.md", "SOUL.md"):
         table.add_column(column)
     for worker_id, files in actions.items():
-        table.add_row(worker_id, *(files.get(name, "") for name in ("MEMORY.md", "IDENTITY.md", "SOUL.md")))
+        table.add_row(
+            worker_id, *(files.get(name, "") for name in ("MEMORY.md", "IDENTITY.md", "SOUL.md"))
+        )
     console.print(table)

@@ -25,6 +25,11 @@ from swarmq.memory.locking import FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
 
+MAX_BACKOFF_SECONDS = 0.025
+"""Longest pause between tries for a held lock. Store critical sections last milliseconds, so a
+long pause mostly idles the waiter after the holder is gone; a few hundred polls a second are
+nothing to Redis."""
+
 
 class RedisLease:
     """A held Redis lock. ``validate`` proves ownership in Redis right before a commit."""
@@ -182,7 +187,7 @@ class RedisLocks:
             if deadline is not None:
                 pause = min(pause, max(0.0, deadline - time.monotonic()))
             time.sleep(pause)
-            delay = min(delay * 2, 0.2)
+            delay = min(delay * 2, MAX_BACKOFF_SECONDS)
 
     def release(self, lease: RedisLease) -> bool:
         lease.stop_watchdog()

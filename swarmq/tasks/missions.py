@@ -6,10 +6,13 @@ Redelivery safety, the agent run and all memory writes live in ``swarmq.memory.m
 
 from __future__ import annotations
 
-import importlib
 import os
+from pathlib import Path
 from typing import Any, BinaryIO
 
+from swarmq.memory.knowledge.acks import acknowledge
+from swarmq.memory.knowledge.injection import directives_block
+from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
 from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
@@ -22,25 +25,34 @@ RUN_TASK = "missions.run"
 FORGE_TASK = "forge.extract"
 
 
-def knowledge_provider(roster: Roster, locks: StoreLocks, agent: str | None = None) -> KnowledgeProvider | None:
-    """The knowledge store's directives block for the prompt, when the knowledge package has it.
+def knowledge_provider(
+    roster: Roster, locks: StoreLocks, agent: str | None = None
+) -> KnowledgeProvider:
+    """The knowledge directives block for the prompt, within the context's budget.
 
-    Calls ``swarmq.memory.knowledge.injection.directives_block(roster, query, budget_chars,
-    locks=..., agent=...)``: with the worker's locks the shown entries are recorded like any
-    injection. Without that module, prompts carry no knowledge block.
+    With the worker's locks the entries shown are recorded like any injection (``shown_count``,
+    a phase confirmation, a receipt), so the loop closes.
     """
-    try:
-        injection = importlib.import_module("swarmq.memory.knowledge.injection")
-    except ImportError:
-        return None
-    block = getattr(injection, "directives_block", None)
-    if block is None:
-        return None
 
     def provide(query: str, budget: int) -> str:
-        return str(block(roster, query, budget, locks=locks, agent=agent))
+        return directives_block(roster, query, budget, locks=locks, agent=agent)
 
     return provide
+
+
+def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
+    """The transcript lines carrying acknowledgement markers (at most ``limit`` characters)."""
+    out: list[str] = []
+    size = 0
+    try:
+        with transcript.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if "KNOWLEDGE_" in line and size < limit:
+                    out.append(line)
+                    size += len(line)
+    except FileNotFoundError:
+        return ""
+    return "".join(out)
 
 
 def _stdout() -> BinaryIO:
@@ -51,13 +63,20 @@ def _stdout() -> BinaryIO:
 class MissionTask(SwarmTask):
     """Marks the mission failed when its message is dead-lettered, so the ledger never strands it."""
 
-    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
         if isinstance(exc, DeadLettered):
             mission_id = kwargs.get("mission_id") or (args[0] if args else None)
             assignment_id = kwargs.get("assignment_id") or (args[1] if len(args) > 1 else None)
             if mission_id and assignment_id:
-                abandon_assignment(self.roster, self.cluster.locks, mission_id, assignment_id,
-                                   f"dead-lettered: {exc}")
+                abandon_assignment(
+                    self.roster,
+                    self.cluster.locks,
+                    mission_id,
+                    assignment_id,
+                    f"dead-lettered: {exc}",
+                )
         super().on_failure(exc, task_id, args, kwargs, einfo)
 
 
@@ -71,29 +90,53 @@ def running_worker(task: SwarmTask) -> str | None:
 
 
 @app.task(name=RUN_TASK, bind=True, base=MissionTask)
-def run_mission(self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None) -> dict[str, Any]:
+def run_mission(
+    self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None
+) -> dict[str, Any]:
     check_id(mission_id, "missionId")
     check_id(assignment_id, "assignmentId")
     here = running_worker(self)
     if worker_id is not None and here != check_id(worker_id, "workerId"):
         # Delivered to the wrong worker (e.g. sent to the family queue): forward, never run it here.
-        self.app.send_task(RUN_TASK, kwargs={"mission_id": mission_id, "assignment_id": assignment_id,
-                                             "worker_id": worker_id},
-                           queue=direct_queue(worker_id), routing_key=direct_queue(worker_id))
+        self.app.send_task(
+            RUN_TASK,
+            kwargs={
+                "mission_id": mission_id,
+                "assignment_id": assignment_id,
+                "worker_id": worker_id,
+            },
+            queue=direct_queue(worker_id),
+            routing_key=direct_queue(worker_id),
+        )
         return {"state": "forwarded", "to": worker_id, "from": here}
     if here is None:
         raise RuntimeError("cannot tell which worker this is: set SWARMQ_WORKER_ID")
     roster = self.roster
-
-    def extract(outcome: RunOutcome) -> None:
-        if roster.missions.extract_transcripts and FORGE_TASK in self.app.tasks:
-            self.app.send_task(FORGE_TASK, kwargs={
-                "transcript": outcome.transcript, "worker_id": outcome.worker_id,
-                "mission_id": outcome.mission_id, "assignment_id": outcome.assignment_id,
-            })
-
     locks = self.cluster.locks
-    knowledge = knowledge_provider(roster, locks, agent=roster.worker(here).role)
-    runner = MissionRunner(roster, here, locks, knowledge=knowledge,
-                           echo=_stdout(), on_transcript=extract)
+    agent = roster.worker(here).role.lower()
+
+    def after_run(outcome: RunOutcome) -> None:
+        if outcome.transcript:
+            markers = marker_lines(Path(outcome.transcript))
+            if markers:  # the agent acknowledged directives it was shown: close the loop
+                acknowledge(
+                    KnowledgeStore.for_roster(roster, locks),
+                    markers,
+                    source="mission_agent",
+                    agent=agent,
+                )
+        if (
+            roster.missions.extract_transcripts
+            and outcome.transcript
+            and FORGE_TASK in self.app.tasks
+        ):
+            # One transcript per assignment: its id keys forge's idempotency.
+            self.app.send_task(
+                FORGE_TASK, kwargs={"path": outcome.transcript, "key": outcome.assignment_id}
+            )
+
+    knowledge = knowledge_provider(roster, locks, agent=agent)
+    runner = MissionRunner(
+        roster, here, locks, knowledge=knowledge, echo=_stdout(), on_transcript=after_run
+    )
     return runner.run(mission_id, assignment_id).as_dict()

@@ -1,0 +1,50 @@
+"""`swarmq roster validate|show|compose` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from swarmq.cli import app
+from tests.support import REPO
+
+runner = CliRunner()
+
+
+def test_validate_example_roster() -> None:
+    done = runner.invoke(app, ["roster", "validate", str(REPO / "swarm.yaml"), "--json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    assert data["valid"] and [w["id"] for w in data["workers"]] == ["swarm1", "swarm2"]
+
+
+def test_validate_reports_every_error_and_exits_1(tmp_path: Path) -> None:
+    bad = tmp_path / "swarm.yaml"
+    bad.write_text("swarm: s\nworkers:\n  - id: a/b\n    role: x\n    queus: []\n")
+    done = runner.invoke(app, ["roster", "validate", str(bad)])
+    assert done.exit_code == 1
+    assert "workers[0](a/b).id" in done.output and "did you mean 'queues'?" in done.output
+
+
+def test_a_scheduled_task_nobody_registers_is_an_error(tmp_path: Path) -> None:
+    text = (REPO / "swarm.yaml").read_text().replace("task: maturity.sweep", "task: maturity.swep")
+    bad = tmp_path / "swarm.yaml"
+    bad.write_text(text)
+    done = runner.invoke(app, ["roster", "validate", str(bad)])
+    assert done.exit_code == 1
+    assert (
+        "no task named 'maturity.swep' is registered; did you mean 'maturity.sweep'" in done.output
+    )
+    refused = runner.invoke(app, ["--config", str(bad), "up"])
+    assert refused.exit_code == 1 and "nothing was started" in refused.output
+
+
+def test_show_json_has_resolved_paths() -> None:
+    done = runner.invoke(app, ["--config", str(REPO / "swarm.yaml"), "roster", "show", "--json"])
+    assert done.exit_code == 0
+    data = json.loads(done.output)
+    assert Path(data["paths"]["runtime"]).is_absolute() and Path(data["workspace"]).is_absolute()
+    assert data["broker_url"] == data["redis_url"]
+    assert data["workers"][0]["all_queues"][0] == "worker.swarm1"
