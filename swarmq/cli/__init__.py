@@ -49,23 +49,27 @@ def _root(
     ctx.obj = CliState(config)
 
 
-app.add_typer(roster.app, name="roster")
-app.add_typer(mission.app, name="mission")
-app.command("api")(api.api)
-app.add_typer(quota.app, name="quota")
-app.add_typer(deadletter.app, name="deadletter")
-app.add_typer(skills.app, name="skills")
-app.command()(curate.curate)
-app.add_typer(llm.app, name="llm")
-app.add_typer(knowledge.app, name="knowledge")
+# Running the swarm
 app.command()(processes.up)
 app.command()(processes.down)
 app.command()(processes.status)
+app.add_typer(roster.app, name="roster")
+# Missions and worker memory
+app.add_typer(mission.app, name="mission")
+app.command("api")(api.api)
+# Knowledge: stores, forge and flywheel, curation, skills, consolidation
+app.add_typer(knowledge.app, name="knowledge")
 app.command()(forge_cli.forge)
 app.command()(forge_cli.lookup)
 app.add_typer(pool_cli.app, name="pool")
 app.add_typer(flywheel_cli.app, name="flywheel")
+app.command()(curate.curate)
+app.add_typer(skills.app, name="skills")
 app.command()(consolidate_cli.consolidate)
+# Budgets and operations
+app.add_typer(quota.app, name="quota")
+app.add_typer(llm.app, name="llm")
+app.add_typer(deadletter.app, name="deadletter")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
+from swarmq.cli.quota import quota_table
 from swarmq.roster.schema import Roster
 from swarmq.workers.launcher import LaunchError, Supervisor
 from swarmq.workers.processes import celery_hostname
@@ -199,6 +200,8 @@ def status(
         for name, length in report.queue_lengths.items():
             queues.add_row(name, str(length))
         console.print(queues)
+    if report.quotas:
+        console.print(quota_table(report.swarm, report.quotas))
 
 
 def _mission_cell(runtime: dict[str, Any] | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.table import Table
 
@@ -25,13 +27,18 @@ def quota_status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     if as_json:
         emit_json([r.as_dict() for r in rows])
         return
-    table = Table(title=f"quotas of swarm {roster.swarm}")
+    console.print(quota_table(roster.swarm, [r.as_dict() for r in rows]))
+
+
+def quota_table(swarm: str, rows: list[dict[str, Any]]) -> Table:
+    """Each quota with a bar: red for calls used, yellow for slots held, grey for what is left."""
+    table = Table(title=f"quotas of swarm {swarm}")
     for column in ("quota", "window", "day", "used", "held", "max", "use", "resets at"):
         table.add_column(column, justify="right" if column in ("used", "held", "max") else "left")
     for r in rows:
-        width = 20
-        filled = 0 if r.max == 0 else min(width, round(width * (r.used + r.held) / r.max))
-        used_cells = 0 if r.max == 0 else min(filled, round(width * r.used / r.max))
+        width, top, used, held = 20, int(r["max"]), int(r["used"]), int(r["held"])
+        filled = 0 if top == 0 else min(width, round(width * (used + held) / top))
+        used_cells = 0 if top == 0 else min(filled, round(width * used / top))
         bar = (
             "[red]"
             + "█" * used_cells
@@ -40,15 +47,8 @@ def quota_status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
             + "[/]"
             + "░" * (width - filled)
         )
-        zone = r.window_kind if r.window_kind == "utc" else f"local ({r.timezone})"
+        zone = r["window"] if r["window"] == "utc" else f"local ({r['timezone']})"
         table.add_row(
-            r.name,
-            zone,
-            r.window,
-            str(r.used),
-            str(r.held),
-            str(r.max),
-            bar,
-            r.resets_at.strftime("%Y-%m-%d %H:%M UTC"),
+            r["name"], zone, r["day"], str(used), str(held), str(top), bar, str(r["resets_at"])
         )
-    console.print(table)
+    return table

@@ -7,6 +7,7 @@ from typing import Any
 
 from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, connect, redact
+from swarmq.coord.quota import QuotaGate
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
 from swarmq.workers import embedded_redis
 from swarmq.workers.config import is_redis_url
@@ -40,6 +41,7 @@ class SwarmStatus:
     redis_error: str | None
     processes: list[ProcessStatus]
     queue_lengths: dict[str, int]
+    quotas: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,10 +93,25 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
             for name in names:
                 pipe.llen(keys.prefix(roster.swarm) + name)
             queue_lengths = dict(zip(names, (int(n) for n in pipe.execute()), strict=True))
+        quotas = [
+            q.as_dict()
+            for q in QuotaGate(
+                client, roster.swarm, roster.quotas, mirror_dir=roster.swarm_dir, url=url
+            ).statuses()
+        ]
         client.close()
+    else:
+        quotas = []
     mode = "embedded" if embedded else "external"
     return SwarmStatus(
-        roster.swarm, redact(url), client is not None, mode, redis_error, processes, queue_lengths
+        roster.swarm,
+        redact(url),
+        client is not None,
+        mode,
+        redis_error,
+        processes,
+        queue_lengths,
+        quotas,
     )
 
 
