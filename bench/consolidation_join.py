@@ -63,7 +63,9 @@ def _run_join(lessons: list[str], measure: str, threshold: float, repeat: int) -
     }
 
 
-def join_in_child(lessons: list[str], measure: str, threshold: float, repeat: int) -> dict[str, Any]:
+def join_in_child(
+    lessons: list[str], measure: str, threshold: float, repeat: int
+) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
     with ctx.Pool(1) as pool:
         return pool.apply(_run_join, (lessons, measure, threshold, repeat))
@@ -83,7 +85,9 @@ def _matrix(lessons: list[str], measure: str) -> tuple[sp.csr_matrix, np.ndarray
     return matrix, np.asarray(matrix.sum(axis=1)).ravel().astype(np.int64)
 
 
-def exact_pairs(lessons: list[str], measure: str, threshold: float, rows: list[int] | None) -> PairSet:
+def exact_pairs(
+    lessons: list[str], measure: str, threshold: float, rows: list[int] | None
+) -> PairSet:
     """Every pair with Jaccard >= threshold (only pairs touching ``rows`` when given)."""
     matrix, sizes = _matrix(lessons, measure)
     empty = np.flatnonzero(sizes == 0)
@@ -163,47 +167,83 @@ def main() -> None:
             recall = len(found & exact) / len(exact) if exact else 1.0
             precision = len(found & exact) / len(found) if found else 1.0
             planted = [
-                (a, b) for a, b in corpus.planted
+                (a, b)
+                for a, b in corpus.planted
                 if jaccard(token_set(lessons[a], measure), token_set(lessons[b], measure)) >= t
             ]
             all_found = set(zip(run["left"].tolist(), run["right"].tolist(), strict=True))
             planted_recall = (
                 sum((min(a, b), max(a, b)) in all_found for a, b in planted) / len(planted)
-                if planted else 1.0
+                if planted
+                else 1.0
             )
             scale = n * (n - 1) / 2 / base_pairs
             naive_est = naive[measure] * scale
             reference_est = per_pair_reference[measure] * n * (n - 1) / 2
             record = {
-                "n": n, "measure": measure, "threshold": t, "seconds": run["seconds"],
-                "peak_rss_mib": run["peak_rss_mib"], "pairs": run["pairs"], "recall": recall,
-                "precision": precision, "recall_checked": "all pairs" if sample is None
+                "n": n,
+                "measure": measure,
+                "threshold": t,
+                "seconds": run["seconds"],
+                "peak_rss_mib": run["peak_rss_mib"],
+                "pairs": run["pairs"],
+                "recall": recall,
+                "precision": precision,
+                "recall_checked": "all pairs"
+                if sample is None
                 else f"all pairs of {len(sample)} random lessons",
-                "planted_pairs_at_threshold": len(planted), "planted_recall": planted_recall,
-                "naive_seconds": naive_est, "naive_measured": n == args.naive_size,
+                "planted_pairs_at_threshold": len(planted),
+                "planted_recall": planted_recall,
+                "naive_seconds": naive_est,
+                "naive_measured": n == args.naive_size,
                 "speedup_vs_naive": naive_est / run["seconds"],
                 "reference_style_seconds": reference_est,
                 "speedup_vs_reference_style": reference_est / run["seconds"],
                 "stats": run["stats"],
             }
             records.append(record)
-            rows.append([
-                n, measure, f"{run['seconds']:.3f}", f"{run['peak_rss_mib']:.0f}", run["pairs"],
-                f"{recall:.4f}", f"{planted_recall:.4f}",
-                f"{naive_est:.1f}" + ("" if n == args.naive_size else " (extrap.)"),
-                f"{naive_est / run['seconds']:.0f}x", f"{reference_est / run['seconds']:.0f}x",
-            ])
-            console.print({k: v for k, v in record.items() if k != 'stats'}, record['stats'])
+            rows.append(
+                [
+                    n,
+                    measure,
+                    f"{run['seconds']:.3f}",
+                    f"{run['peak_rss_mib']:.0f}",
+                    run["pairs"],
+                    f"{recall:.4f}",
+                    f"{planted_recall:.4f}",
+                    f"{naive_est:.1f}" + ("" if n == args.naive_size else " (extrap.)"),
+                    f"{naive_est / run['seconds']:.0f}x",
+                    f"{reference_est / run['seconds']:.0f}x",
+                ]
+            )
+            console.print({k: v for k, v in record.items() if k != "stats"}, record["stats"])
     out = Table(title=f"similarity join, Jaccard >= {t} (naive scan measured at {args.naive_size})")
-    for column in ("lessons", "measure", "seconds", "peak RSS MiB", "pairs", "recall",
-                   "planted recall", "naive s", "vs naive", "vs reference-style"):
+    for column in (
+        "lessons",
+        "measure",
+        "seconds",
+        "peak RSS MiB",
+        "pairs",
+        "recall",
+        "planted recall",
+        "naive s",
+        "vs naive",
+        "vs reference-style",
+    ):
         out.add_column(column)
     for row in rows:
         out.add_row(*(str(v) for v in row))
     console.print(out)
-    save("consolidation_join", {"threshold": t, "naive_size": args.naive_size,
-                                "naive_seconds": naive, "reference_per_pair_seconds":
-                                per_pair_reference, "runs": records})
+    save(
+        "consolidation_join",
+        {
+            "threshold": t,
+            "naive_size": args.naive_size,
+            "naive_seconds": naive,
+            "reference_per_pair_seconds": per_pair_reference,
+            "runs": records,
+        },
+    )
 
 
 if __name__ == "__main__":

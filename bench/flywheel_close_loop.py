@@ -36,7 +36,9 @@ from swarmq.memory.locking import LocalLocks
 TYPES = ["decision", "solution", "learning", "failure", "reference"]
 
 
-def build(root: Path, entries: int, learnings: int, citations: int, now: datetime, seed: int = 7) -> AgentsLayout:
+def build(
+    root: Path, entries: int, learnings: int, citations: int, now: datetime, seed: int = 7
+) -> AgentsLayout:
     rng = random.Random(seed)
     layout = AgentsLayout(root / ".agents")
     for sub in ("pending", "staged"):
@@ -48,40 +50,82 @@ def build(root: Path, entries: int, learnings: int, citations: int, now: datetim
         raw = min(1.0, max(0.0, rng.gauss(0.72, 0.12)))
         tier = assign_tier(raw)
         added = now - timedelta(hours=rng.uniform(0, 72))
-        body = (f"# Learning: item {n}\n\n**ID**: f-{n}\n**Category**: {rng.choice(TYPES)}\n\n## What We Learned\n\n"
-                f"Candidate {n}: keep `module_{n % 97}.py` behind the lock because run {rng.random():.6f} raced.\n")
-        candidate = {"id": ident, "type": rng.choice(TYPES), "content": body,
-                     "source": {"transcript_path": f"/t/{n}.jsonl", "message_index": n % 50,
-                                "timestamp": rfc3339(added), "session_id": f"s{n % 300}"},
-                     "raw_score": raw, "tier": tier.value, "extracted_at": rfc3339(added),
-                     "metadata": {"pending_category": "learning"}, "is_current": True, "expiry_status": "active",
-                     "utility": 0.5, "last_reward_at": ZERO_TIME, "maturity": "provisional",
-                     "confidence": tier_config(tier).confidence, "last_decay_at": rfc3339(added)}
+        body = (
+            f"# Learning: item {n}\n\n**ID**: f-{n}\n**Category**: {rng.choice(TYPES)}\n\n## What We Learned\n\n"
+            f"Candidate {n}: keep `module_{n % 97}.py` behind the lock because run {rng.random():.6f} raced.\n"
+        )
+        candidate = {
+            "id": ident,
+            "type": rng.choice(TYPES),
+            "content": body,
+            "source": {
+                "transcript_path": f"/t/{n}.jsonl",
+                "message_index": n % 50,
+                "timestamp": rfc3339(added),
+                "session_id": f"s{n % 300}",
+            },
+            "raw_score": raw,
+            "tier": tier.value,
+            "extracted_at": rfc3339(added),
+            "metadata": {"pending_category": "learning"},
+            "is_current": True,
+            "expiry_status": "active",
+            "utility": 0.5,
+            "last_reward_at": ZERO_TIME,
+            "maturity": "provisional",
+            "confidence": tier_config(tier).confidence,
+            "last_decay_at": rfc3339(added),
+        }
         status = "staged" if rng.random() < 0.1 else "pending"
-        entry = {"candidate": candidate, "scoring_result": {"raw_score": raw, "tier_assignment": tier.value,
-                 "rubric": {}, "gate_required": tier.value == "bronze", "scored_at": rfc3339(added)},
-                 "status": status, "added_at": rfc3339(added), "updated_at": rfc3339(added)}
+        entry = {
+            "candidate": candidate,
+            "scoring_result": {
+                "raw_score": raw,
+                "tier_assignment": tier.value,
+                "rubric": {},
+                "gate_required": tier.value == "bronze",
+                "scored_at": rfc3339(added),
+            },
+            "status": status,
+            "added_at": rfc3339(added),
+            "updated_at": rfc3339(added),
+        }
         (layout.pool / status / f"{ident}.json").write_text(json.dumps(entry, indent=2))
     layout.learnings.mkdir(parents=True)
     paths = []
     for n in range(learnings):
         path = layout.learnings / f"2026-02-{1 + n % 28:02d}-learning-{n:05d}.md"
         made = now - timedelta(days=rng.uniform(1, 120))
-        path.write_text(f"---\nid: learning-{n}\ntype: learning\ndate: {made:%Y-%m-%d}\ntier: silver\n"
-                        f"utility: {rng.uniform(0.1, 0.9):.4f}\nconfidence: {rng.uniform(0.1, 0.95):.4f}\n"
-                        f"maturity: {rng.choice(['provisional', 'candidate', 'established'])}\n"
-                        f"reward_count: {rng.randrange(8)}\nhelpful_count: {rng.randrange(5)}\n"
-                        f"harmful_count: {rng.randrange(3)}\nlast_decay_at: {rfc3339(made)}\n---\n\n"
-                        f"# Learning: {n}\n\n## What We Learned\n\nLearning body {n}.\n")
+        path.write_text(
+            f"---\nid: learning-{n}\ntype: learning\ndate: {made:%Y-%m-%d}\ntier: silver\n"
+            f"utility: {rng.uniform(0.1, 0.9):.4f}\nconfidence: {rng.uniform(0.1, 0.95):.4f}\n"
+            f"maturity: {rng.choice(['provisional', 'candidate', 'established'])}\n"
+            f"reward_count: {rng.randrange(8)}\nhelpful_count: {rng.randrange(5)}\n"
+            f"harmful_count: {rng.randrange(3)}\nlast_decay_at: {rfc3339(made)}\n---\n\n"
+            f"# Learning: {n}\n\n## What We Learned\n\nLearning body {n}.\n"
+        )
         paths.append(f".agents/learnings/{path.name}")
     layout.citations.parent.mkdir(parents=True, exist_ok=True)
     kinds = ["retrieved"] * 8 + ["helpful", "harmful"]
     with layout.citations.open("w") as handle:
         for n in range(citations):
-            target = (f".agents/pool/pending/{rng.choice(ids)}.json" if rng.random() < 0.5 else rng.choice(paths))
-            handle.write(json.dumps({"artifact_path": target, "session_id": f"s{n % 500}",
-                                     "cited_at": rfc3339(now - timedelta(hours=rng.uniform(0, 200))),
-                                     "citation_type": rng.choice(kinds), "feedback_at": ZERO_TIME}) + "\n")
+            target = (
+                f".agents/pool/pending/{rng.choice(ids)}.json"
+                if rng.random() < 0.5
+                else rng.choice(paths)
+            )
+            handle.write(
+                json.dumps(
+                    {
+                        "artifact_path": target,
+                        "session_id": f"s{n % 500}",
+                        "cited_at": rfc3339(now - timedelta(hours=rng.uniform(0, 200))),
+                        "citation_type": rng.choice(kinds),
+                        "feedback_at": ZERO_TIME,
+                    }
+                )
+                + "\n"
+            )
     return layout
 
 
@@ -110,12 +154,16 @@ def main() -> None:
         second = close_loop(layout, locks, FlywheelConfig(), now=now + timedelta(minutes=5))
     print(f"pool {args.entries} entries, {args.learnings} learnings, {args.citations} citations")
     print(f"bare scan (read + parse every pool file): {scan:.2f} s")
-    print(f"close-loop, first pass : {first.seconds:6.2f} s  (promoted {len(first.promoted)}, "
-          f"rejected discard {first.rejected_discard}, held {dict(first.held)}, feedback rewards "
-          f"{first.feedback['rewards']}, maturity transitions {len(first.maturity.transitions)}, "
-          f"decayed {first.maturity.decayed}, evicted {len(first.maturity.evicted)})")
-    print(f"close-loop, steady     : {second.seconds:6.2f} s  (promoted {len(second.promoted)}, "
-          f"held {sum(second.held.values())})")
+    print(
+        f"close-loop, first pass : {first.seconds:6.2f} s  (promoted {len(first.promoted)}, "
+        f"rejected discard {first.rejected_discard}, held {dict(first.held)}, feedback rewards "
+        f"{first.feedback['rewards']}, maturity transitions {len(first.maturity.transitions)}, "
+        f"decayed {first.maturity.decayed}, evicted {len(first.maturity.evicted)})"
+    )
+    print(
+        f"close-loop, steady     : {second.seconds:6.2f} s  (promoted {len(second.promoted)}, "
+        f"held {sum(second.held.values())})"
+    )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,17 @@ CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_ma
 def build_store(path: Path, lessons: list[str]) -> None:
     """Write ``lessons`` as curator-shaped entries (no validation: a store as found on disk)."""
     at = iso_now()
-    lines = [new_entry(NewLesson(text or "(empty)"), tier=Tier.SWARM, project_name="bench",
-                       phase=1, at=at, config=CONFIG).line() for text in lessons]
+    lines = [
+        new_entry(
+            NewLesson(text or "(empty)"),
+            tier=Tier.SWARM,
+            project_name="bench",
+            phase=1,
+            at=at,
+            config=CONFIG,
+        ).line()
+        for text in lessons
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -59,11 +68,20 @@ def workload(generator: LessonGenerator, stored: list[str], ops: int) -> list[st
 
 def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
     """The plain implementation: everything recomputed from the file on every add."""
-    entry = new_entry(NewLesson(lesson), tier=Tier.SWARM, project_name="bench", phase=phase,
-                      at=iso_now(), config=CONFIG)
-    for verdict in (check_structure(entry.lesson, entry.get("category"), entry.get("scope"),
-                                    entry.get("confidence")),
-                    check_safety(entry.lesson, CONFIG.validation_mode)):
+    entry = new_entry(
+        NewLesson(lesson),
+        tier=Tier.SWARM,
+        project_name="bench",
+        phase=phase,
+        at=iso_now(),
+        config=CONFIG,
+    )
+    for verdict in (
+        check_structure(
+            entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
+        ),
+        check_safety(entry.lesson, CONFIG.validation_mode),
+    ):
         if not verdict.valid:
             append_lines(rejected, [entry.line()])
             return "rejected"
@@ -75,10 +93,15 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
     hit = find_near_duplicate_scan(lesson, [e.lesson for e in active], CONFIG.dedup_threshold)
     if hit is not None:
         twin = active[hit]
-        changed, outcome = reinforce_entry(twin, phase_confirmation(phase, iso_now(), "bench"),
-                                           max_confirmed_by=CONFIG.max_confirmed_by)
+        changed, outcome = reinforce_entry(
+            twin,
+            phase_confirmation(phase, iso_now(), "bench"),
+            max_confirmed_by=CONFIG.max_confirmed_by,
+        )
         if outcome == "reinforced":
-            body = "\n".join(changed.line() if e.id == twin.id else e.line() for e in entries) + "\n"
+            body = (
+                "\n".join(changed.line() if e.id == twin.id else e.line() for e in entries) + "\n"
+            )
             write_atomic(path, body)
             return "reinforced"
         return outcome
@@ -106,8 +129,12 @@ def run(root: Path, entries: int, ops: int) -> dict[str, Any]:
     for name in ("swarmq", "baseline"):
         project = root / name / ".swarm"
         build_store(project / "knowledge.jsonl", stored)
-        knowledge = KnowledgeStore(project, locks=LocalLocks(root / name / "locks"), config=CONFIG,
-                                   data_dir=root / name / "hive")
+        knowledge = KnowledgeStore(
+            project,
+            locks=LocalLocks(root / name / "locks"),
+            config=CONFIG,
+            data_dir=root / name / "hive",
+        )
         started = time.perf_counter()
         if name == "swarmq":  # one-time cost, reported apart: parse + build the indexes
             warm(knowledge)
@@ -119,12 +146,21 @@ def run(root: Path, entries: int, ops: int) -> dict[str, Any]:
                 done.append(knowledge.swarm.add(NewLesson(lesson), phase=phase).outcome)
             else:
                 with knowledge.locks.hold(knowledge.swarm.files.resource):
-                    done.append(baseline_add(knowledge.swarm.files.knowledge,
-                                             knowledge.swarm.files.rejected, lesson, phase))
+                    done.append(
+                        baseline_add(
+                            knowledge.swarm.files.knowledge,
+                            knowledge.swarm.files.rejected,
+                            lesson,
+                            phase,
+                        )
+                    )
         elapsed = time.perf_counter() - started
         outcomes[name] = done
-        results[name] = {"ops_per_s": ops / elapsed, "ms_per_op": 1000 * elapsed / ops,
-                         "cold_load_s": cold if name == "swarmq" else None}
+        results[name] = {
+            "ops_per_s": ops / elapsed,
+            "ms_per_op": 1000 * elapsed / ops,
+            "cold_load_s": cold if name == "swarmq" else None,
+        }
     assert outcomes["swarmq"] == outcomes["baseline"], "both implementations must decide alike"
     results["outcomes"] = {k: outcomes["swarmq"].count(k) for k in sorted(set(outcomes["swarmq"]))}
     results["ratio"] = results["swarmq"]["ops_per_s"] / results["baseline"]["ops_per_s"]
@@ -135,25 +171,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--ops", type=int, default=120)
-    parser.add_argument("--big", type=int, default=100_000, help="also time swarmq alone at this size (0 = skip)")
+    parser.add_argument(
+        "--big", type=int, default=100_000, help="also time swarmq alone at this size (0 = skip)"
+    )
     parser.add_argument("--big-ops", type=int, default=300)
-    parser.add_argument("--dir", type=Path, default=None, help="where the stores live (default: a temp dir)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="where the stores live (default: a temp dir)"
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="knowledge-add-", dir=args.dir))
     try:
         result = run(root, args.entries, args.ops)
-        rows = [[name, result[name]["ops_per_s"], result[name]["ms_per_op"]] for name in ("swarmq", "baseline")]
+        rows = [
+            [name, result[name]["ops_per_s"], result[name]["ms_per_op"]]
+            for name in ("swarmq", "baseline")
+        ]
         if args.big:
             big = big_store(root / "big", args.big, args.big_ops)
             result["big"] = big
             rows.append([f"swarmq @ {args.big:,}", big["ops_per_s"], big["ms_per_op"]])
             for outcome, ms in big["ms_by_outcome"].items():
                 rows.append([f"  @ {args.big:,}: {outcome}", 1000 / ms, ms])
-        table(f"add-with-dedup into {args.entries:,} entries ({args.ops} adds, fs: {root})",
-              ["implementation", "adds/s", "ms/add"], rows)
-        console.print(f"outcomes {result['outcomes']}; ratio swarmq/full-scan = {result['ratio']:.1f}x; "
-                      f"one-time load + index build of {args.entries:,} entries "
-                      f"{result['swarmq']['cold_load_s'] * 1000:.0f} ms")
+        table(
+            f"add-with-dedup into {args.entries:,} entries ({args.ops} adds, fs: {root})",
+            ["implementation", "adds/s", "ms/add"],
+            rows,
+        )
+        console.print(
+            f"outcomes {result['outcomes']}; ratio swarmq/full-scan = {result['ratio']:.1f}x; "
+            f"one-time load + index build of {args.entries:,} entries "
+            f"{result['swarmq']['cold_load_s'] * 1000:.0f} ms"
+        )
         save("knowledge_add", result)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -165,7 +213,9 @@ def big_store(root: Path, entries: int, ops: int) -> dict[str, Any]:
     lessons = workload(generator, stored, ops)
     project = root / ".swarm"
     build_store(project / "knowledge.jsonl", stored)
-    knowledge = KnowledgeStore(project, locks=LocalLocks(root / "locks"), config=CONFIG, data_dir=root / "hive")
+    knowledge = KnowledgeStore(
+        project, locks=LocalLocks(root / "locks"), config=CONFIG, data_dir=root / "hive"
+    )
     started = time.perf_counter()
     warm(knowledge)
     cold = time.perf_counter() - started
@@ -176,9 +226,15 @@ def big_store(root: Path, entries: int, ops: int) -> dict[str, Any]:
         outcome = knowledge.swarm.add(NewLesson(lesson), phase=phase).outcome
         per_outcome.setdefault(outcome, []).append(1000 * (time.perf_counter() - begin))
     elapsed = time.perf_counter() - started
-    return {"entries": entries, "ops": ops, "ops_per_s": ops / elapsed, "ms_per_op": 1000 * elapsed / ops,
-            "cold_load_s": cold, "outcomes": {k: len(v) for k, v in sorted(per_outcome.items())},
-            "ms_by_outcome": {k: sum(v) / len(v) for k, v in sorted(per_outcome.items())}}
+    return {
+        "entries": entries,
+        "ops": ops,
+        "ops_per_s": ops / elapsed,
+        "ms_per_op": 1000 * elapsed / ops,
+        "cold_load_s": cold,
+        "outcomes": {k: len(v) for k, v in sorted(per_outcome.items())},
+        "ms_by_outcome": {k: sum(v) / len(v) for k, v in sorted(per_outcome.items())},
+    }
 
 
 if __name__ == "__main__":

@@ -63,10 +63,16 @@ def write_tier(path: Path, lessons: list[str], tier: Tier, seed: int) -> None:
     at = iso_now()
     lines = []
     for text in lessons:
-        new = NewLesson(text or "(empty lesson text)", confidence=round(rng.uniform(0.3, 1.0), 2),
-                        directives=directives(rng, text or "x"))
-        lines.append(new_entry(new, tier=tier, project_name=f"p{rng.randrange(5)}", phase=1,
-                               at=at, config=CONFIG).line())
+        new = NewLesson(
+            text or "(empty lesson text)",
+            confidence=round(rng.uniform(0.3, 1.0), 2),
+            directives=directives(rng, text or "x"),
+        )
+        lines.append(
+            new_entry(
+                new, tier=tier, project_name=f"p{rng.randrange(5)}", phase=1, at=at, config=CONFIG
+            ).line()
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -76,7 +82,9 @@ def contexts(generator: LessonGenerator, count: int) -> list[QueryContext]:
     out = []
     for _ in range(count):
         text = " ".join(generator.lesson() for _ in range(2))
-        out.append(QueryContext(text=text, tool=rng.choice(TOOLS), agent=rng.choice(AGENTS), phase=2))
+        out.append(
+            QueryContext(text=text, tool=rng.choice(TOOLS), agent=rng.choice(AGENTS), phase=2)
+        )
     return out
 
 
@@ -111,12 +119,25 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="knowledge-inject-", dir=args.dir))
     try:
         generator = LessonGenerator(seed=9)
-        write_tier(root / "project" / ".swarm" / "knowledge.jsonl", generator.corpus(args.entries).lessons,
-                   Tier.SWARM, 1)
-        write_tier(root / "hive" / "shared-learnings.jsonl", generator.corpus(args.entries).lessons,
-                   Tier.HIVE, 2)
-        knowledge = KnowledgeStore(root / "project" / ".swarm", locks=LocalLocks(root / "locks"),
-                                   config=CONFIG, data_dir=root / "hive", project_name="bench")
+        write_tier(
+            root / "project" / ".swarm" / "knowledge.jsonl",
+            generator.corpus(args.entries).lessons,
+            Tier.SWARM,
+            1,
+        )
+        write_tier(
+            root / "hive" / "shared-learnings.jsonl",
+            generator.corpus(args.entries).lessons,
+            Tier.HIVE,
+            2,
+        )
+        knowledge = KnowledgeStore(
+            root / "project" / ".swarm",
+            locks=LocalLocks(root / "locks"),
+            config=CONFIG,
+            data_dir=root / "hive",
+            project_name="bench",
+        )
         queries = contexts(generator, args.queries)
         budget = budget_for(1.0, CONFIG)
         started = time.perf_counter()
@@ -126,8 +147,12 @@ def main() -> None:
         for context in queries:
             started = time.perf_counter()
             ranked = search(knowledge, context, limit=budget.max_entries)
-            block, _ = render_directives(ranked, trace_id=str(uuid.uuid4()), budget=budget,
-                                         max_display=CONFIG.max_lesson_display_chars)
+            block, _ = render_directives(
+                ranked,
+                trace_id=str(uuid.uuid4()),
+                budget=budget,
+                max_display=CONFIG.max_lesson_display_chars,
+            )
             timings.append((time.perf_counter() - started) * 1000)
             assert block is not None
         scans = []
@@ -152,15 +177,24 @@ def main() -> None:
         }
         result["speedup_vs_full_scan"] = result["full_scan_p50_ms"] / result["query_p50_ms"]
         result["p50_vs_target_10ms"] = result["query_p50_ms"] / 10.0
-        table(f"injection over {args.entries:,} swarm + {args.entries:,} hive entries (fs: {root})",
-              ["measure", "p50 ms", "p99 ms"],
-              [["query + render (indexed)", result["query_p50_ms"], result["query_p99_ms"]],
-               ["full-scan ranker", result["full_scan_p50_ms"], "-"],
-               ["recorded inject (receipt + counters)", result["recorded_inject_p50_ms"],
-                result["recorded_inject_p99_ms"]]])
-        console.print(f"p50 / 10 ms target = {result['p50_vs_target_10ms']:.2f}; speed-up vs full scan "
-                      f"{result['speedup_vs_full_scan']:.0f}x; cold first query (loads + indexes "
-                      f"both tiers) {result['cold_first_query_ms']:.0f} ms")
+        table(
+            f"injection over {args.entries:,} swarm + {args.entries:,} hive entries (fs: {root})",
+            ["measure", "p50 ms", "p99 ms"],
+            [
+                ["query + render (indexed)", result["query_p50_ms"], result["query_p99_ms"]],
+                ["full-scan ranker", result["full_scan_p50_ms"], "-"],
+                [
+                    "recorded inject (receipt + counters)",
+                    result["recorded_inject_p50_ms"],
+                    result["recorded_inject_p99_ms"],
+                ],
+            ],
+        )
+        console.print(
+            f"p50 / 10 ms target = {result['p50_vs_target_10ms']:.2f}; speed-up vs full scan "
+            f"{result['speedup_vs_full_scan']:.0f}x; cold first query (loads + indexes "
+            f"both tiers) {result['cold_first_query_ms']:.0f} ms"
+        )
         save("knowledge_inject", result)
     finally:
         shutil.rmtree(root, ignore_errors=True)

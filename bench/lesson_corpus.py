@@ -41,8 +41,12 @@ COMMON = (
 DIRS = "src lib app core utils services hooks api db models tests scripts config cli web ui".split()
 EXTS = "ts tsx js py go rs md json yaml toml sql sh".split()
 CHINESE = (
-    "请在提交前运行全部测试", "数据库迁移必须先备份", "不要在主分支上直接修改配置",
-    "缓存失效时需要重新生成索引", "发布之前检查依赖版本", "日志中不能包含密码",
+    "请在提交前运行全部测试",
+    "数据库迁移必须先备份",
+    "不要在主分支上直接修改配置",
+    "缓存失效时需要重新生成索引",
+    "发布之前检查依赖版本",
+    "日志中不能包含密码",
 )
 
 TEMPLATES = (
@@ -200,8 +204,9 @@ class LessonGenerator:
                 words.insert(pos, rng.choice(COMMON + self.words.draw(2)))
         return " ".join(words)
 
-    def corpus(self, n: int, dup_rate: float = 0.10, odd_rate: float = 0.004,
-               dark_rate: float = 0.005) -> Corpus:
+    def corpus(
+        self, n: int, dup_rate: float = 0.10, odd_rate: float = 0.004, dark_rate: float = 0.005
+    ) -> Corpus:
         rng = self.rng
         lessons: list[str] = []
         planted: list[tuple[int, int]] = []

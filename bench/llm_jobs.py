@@ -40,8 +40,16 @@ from tests.llm_server import running_llm_server
 
 MESSAGES = [{"role": "user", "content": "Summarise: run the migration check before merging."}]
 VERBS = ("Always run", "Never skip", "Prefer", "Check", "Avoid editing", "Use")
-THINGS = ("the migration check", "generated lockfiles", "small pull requests", "the lint config",
-          "the release notes", "integration tests", "schema changes", "the cache layer")
+THINGS = (
+    "the migration check",
+    "generated lockfiles",
+    "small pull requests",
+    "the lint config",
+    "the release notes",
+    "integration tests",
+    "schema changes",
+    "the cache layer",
+)
 
 
 def p50_ms(samples: list[float]) -> float:
@@ -49,18 +57,38 @@ def p50_ms(samples: list[float]) -> float:
 
 
 def metered_overhead(calls: int) -> dict[str, float]:
-    with running_llm_server(lambda body: '{"ok": true}') as server, scratch_swarm() as swarm, \
-            tempfile.TemporaryDirectory() as tmp:
+    with (
+        running_llm_server(lambda body: '{"ok": true}') as server,
+        scratch_swarm() as swarm,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         client = redis.Redis.from_url(BENCH_REDIS_URL)
         provider = OpenAICompatible(server.base_url, "bench-model", timeout_seconds=10)
-        gate = QuotaGate(client, swarm, {"bench": QuotaConfig(max_calls_per_day=1_000_000)},
-                         mirror_dir=Path(tmp) / ".swarm")
+        gate = QuotaGate(
+            client,
+            swarm,
+            {"bench": QuotaConfig(max_calls_per_day=1_000_000)},
+            mirror_dir=Path(tmp) / ".swarm",
+        )
         ledger = LLMLedger(Path(tmp) / "llm-ledger.jsonl")
         limiter = RequestRateLimiter(client, swarm, provider.rate_key, 60_000_000)
-        metered = MeteredCompleter(provider, quota="bench", gate=gate, ledger=ledger, quota_errors=(QuotaError,),
-                                   retry=RetryPolicy(max_retries=0))
-        limited = MeteredCompleter(provider, quota="bench", gate=gate, ledger=ledger, limiter=limiter,
-                                   quota_errors=(QuotaError,), retry=RetryPolicy(max_retries=0))
+        metered = MeteredCompleter(
+            provider,
+            quota="bench",
+            gate=gate,
+            ledger=ledger,
+            quota_errors=(QuotaError,),
+            retry=RetryPolicy(max_retries=0),
+        )
+        limited = MeteredCompleter(
+            provider,
+            quota="bench",
+            gate=gate,
+            ledger=ledger,
+            limiter=limiter,
+            quota_errors=(QuotaError,),
+            retry=RetryPolicy(max_retries=0),
+        )
         from swarmq.llm.provider import ChatRequest
 
         request = ChatRequest.of(MESSAGES)
@@ -84,20 +112,43 @@ def metered_overhead(calls: int) -> dict[str, float]:
         gate.flush_mirror()
         provider.close()
         client.close()
-    return {"bare_p50_ms": p50_ms(bare), "metered_p50_ms": p50_ms(with_gate), "limited_p50_ms": p50_ms(with_limit)}
+    return {
+        "bare_p50_ms": p50_ms(bare),
+        "metered_p50_ms": p50_ms(with_gate),
+        "limited_p50_ms": p50_ms(with_limit),
+    }
 
 
 def write_prose_store(workspace: Path, n: int) -> None:
     lines = []
     for i in range(n):
         lesson = f"{VERBS[i % len(VERBS)]} {THINGS[i % len(THINGS)]} in service {i} before merging."
-        lines.append(json.dumps({
-            "id": f"e{i}", "tier": "swarm", "lesson": lesson, "category": "process", "tags": [],
-            "scope": "global", "confidence": 0.6, "status": "candidate", "confirmed_by": [],
-            "retrieval_outcomes": {"applied_count": 0, "succeeded_after_count": 0, "failed_after_count": 0},
-            "schema_version": 1, "created_at": "2026-05-01T10:00:00.000Z",
-            "updated_at": "2026-05-01T10:00:00.000Z", "project_name": "bench", "auto_generated": True,
-        }, separators=(",", ":")))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"e{i}",
+                    "tier": "swarm",
+                    "lesson": lesson,
+                    "category": "process",
+                    "tags": [],
+                    "scope": "global",
+                    "confidence": 0.6,
+                    "status": "candidate",
+                    "confirmed_by": [],
+                    "retrieval_outcomes": {
+                        "applied_count": 0,
+                        "succeeded_after_count": 0,
+                        "failed_after_count": 0,
+                    },
+                    "schema_version": 1,
+                    "created_at": "2026-05-01T10:00:00.000Z",
+                    "updated_at": "2026-05-01T10:00:00.000Z",
+                    "project_name": "bench",
+                    "auto_generated": True,
+                },
+                separators=(",", ":"),
+            )
+        )
     (workspace / ".swarm").mkdir(parents=True)
     (workspace / ".swarm" / "knowledge.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -107,14 +158,23 @@ def store_at(workspace: Path, n: int) -> TierStore:
 
     write_prose_store(workspace, n)
     config = KnowledgeConfig(swarm_max_entries=None)
-    return TierStore(TierFiles.swarm(workspace / ".swarm"), locks=LocalLocks(workspace / "locks"), config=config)
+    return TierStore(
+        TierFiles.swarm(workspace / ".swarm"), locks=LocalLocks(workspace / "locks"), config=config
+    )
 
 
 def merge_rates(entries: int, naive: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         store = store_at(Path(tmp) / "batched", entries)
-        enricher = Enricher(store, store.locks, EnrichmentState(Path(tmp) / "state.json"), completer=None,
-                            allow_fallback=True, batch_size=8, max_batches=1)
+        enricher = Enricher(
+            store,
+            store.locks,
+            EnrichmentState(Path(tmp) / "state.json"),
+            completer=None,
+            allow_fallback=True,
+            batch_size=8,
+            max_batches=1,
+        )
         began = time.perf_counter()
         report = enricher.run()
         batched = time.perf_counter() - began
@@ -123,10 +183,16 @@ def merge_rates(entries: int, naive: int) -> dict[str, float]:
         slow = store_at(Path(tmp) / "naive", naive)
         began = time.perf_counter()
         for entry in slow.read().entries:
-            slow.update(entry.id, deterministic_directives(entry.lesson), expected_revision=entry.revision)
+            slow.update(
+                entry.id, deterministic_directives(entry.lesson), expected_revision=entry.revision
+            )
         per_entry = time.perf_counter() - began
-    return {"batched_entries_per_s": entries / batched, "naive_entries_per_s": naive / per_entry,
-            "batched_seconds": batched, "naive_seconds": per_entry}
+    return {
+        "batched_entries_per_s": entries / batched,
+        "naive_entries_per_s": naive / per_entry,
+        "batched_seconds": batched,
+        "naive_seconds": per_entry,
+    }
 
 
 def main() -> None:
@@ -137,17 +203,45 @@ def main() -> None:
     args = parser.parse_args()
     calls = metered_overhead(args.calls)
     merge = merge_rates(args.entries, args.naive)
-    table(f"metered LLM call, {args.calls} calls to a local server", ["path", "p50 ms", "vs bare"], [
-        ["bare provider (httpx round trip)", calls["bare_p50_ms"], "1.00x"],
-        ["metered: quota gate + ledger", calls["metered_p50_ms"], f"{calls['metered_p50_ms'] / calls['bare_p50_ms']:.2f}x"],
-        ["metered + Redis rate limiter", calls["limited_p50_ms"], f"{calls['limited_p50_ms'] / calls['bare_p50_ms']:.2f}x"],
-    ])
-    table("enrichment merge (deterministic fallback)", ["path", "entries", "entries/s", "seconds"], [
-        ["one CAS transaction per 500", args.entries, merge["batched_entries_per_s"], merge["batched_seconds"]],
-        ["naive update() per entry", args.naive, merge["naive_entries_per_s"], merge["naive_seconds"]],
-    ])
+    table(
+        f"metered LLM call, {args.calls} calls to a local server",
+        ["path", "p50 ms", "vs bare"],
+        [
+            ["bare provider (httpx round trip)", calls["bare_p50_ms"], "1.00x"],
+            [
+                "metered: quota gate + ledger",
+                calls["metered_p50_ms"],
+                f"{calls['metered_p50_ms'] / calls['bare_p50_ms']:.2f}x",
+            ],
+            [
+                "metered + Redis rate limiter",
+                calls["limited_p50_ms"],
+                f"{calls['limited_p50_ms'] / calls['bare_p50_ms']:.2f}x",
+            ],
+        ],
+    )
+    table(
+        "enrichment merge (deterministic fallback)",
+        ["path", "entries", "entries/s", "seconds"],
+        [
+            [
+                "one CAS transaction per 500",
+                args.entries,
+                merge["batched_entries_per_s"],
+                merge["batched_seconds"],
+            ],
+            [
+                "naive update() per entry",
+                args.naive,
+                merge["naive_entries_per_s"],
+                merge["naive_seconds"],
+            ],
+        ],
+    )
     ratio = merge["batched_entries_per_s"] / merge["naive_entries_per_s"]
-    print(f"merge ratio batched/naive: {ratio:.1f}x (naive on a {args.naive}-entry store, batched on {args.entries})")
+    print(
+        f"merge ratio batched/naive: {ratio:.1f}x (naive on a {args.naive}-entry store, batched on {args.entries})"
+    )
     save("llm_jobs", {"args": vars(args), **calls, **merge, "merge_ratio": ratio})
 
 

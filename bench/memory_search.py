@@ -23,13 +23,66 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from swarmq.memory.search import MemorySearch, Scope
 
-WORDS = ["parser", "lexer", "token", "queue", "worker", "mission", "handoff", "episode", "summary", "redis", "celery", "lock", "lease", "fence", "quota", "window", "budget", "recall", "snippet", "ranking", "index", "phrase", "overlap", "recency", "archive", "shared", "profile", "identity", "soul", "memory", "checkpoint", "resume", "blocked", "review", "complete", "failed", "cancelled", "agent", "transcript", "forge", "extract", "knowledge", "directive", "pool", "tier", "gold", "silver", "bronze", "maturity", "hive"]
+WORDS = [
+    "parser",
+    "lexer",
+    "token",
+    "queue",
+    "worker",
+    "mission",
+    "handoff",
+    "episode",
+    "summary",
+    "redis",
+    "celery",
+    "lock",
+    "lease",
+    "fence",
+    "quota",
+    "window",
+    "budget",
+    "recall",
+    "snippet",
+    "ranking",
+    "index",
+    "phrase",
+    "overlap",
+    "recency",
+    "archive",
+    "shared",
+    "profile",
+    "identity",
+    "soul",
+    "memory",
+    "checkpoint",
+    "resume",
+    "blocked",
+    "review",
+    "complete",
+    "failed",
+    "cancelled",
+    "agent",
+    "transcript",
+    "forge",
+    "extract",
+    "knowledge",
+    "directive",
+    "pool",
+    "tier",
+    "gold",
+    "silver",
+    "bronze",
+    "maturity",
+    "hive",
+]
 
 
 def vocabulary(rng: random.Random, size: int = 5000) -> tuple[list[str], list[float]]:
     """Pseudo-words with Zipf-like frequencies, as in real notes (a few words are everywhere)."""
     syllables = ["ka", "lo", "mi", "ne", "ra", "tu", "se", "vo", "di", "pa", "zu", "re", "to", "li"]
-    words = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(size)})
+    words = sorted(
+        {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(size)}
+    )
     return words + WORDS, [1.0 / (rank + 1) for rank in range(len(words))] + [0.003] * len(WORDS)
 
 
@@ -39,7 +92,14 @@ def generate(root: Path, files: int, seed: int = 7) -> list[str]:
     phrases = [" ".join(rng.sample(WORDS, 3)) for _ in range(200)]
     for n in range(files):
         worker = f"w{n % 10}"
-        directory = root / "profiles" / worker / "memory" / ("episodes" if n % 3 else "missions") / f"m{n % 97}"
+        directory = (
+            root
+            / "profiles"
+            / worker
+            / "memory"
+            / ("episodes" if n % 3 else "missions")
+            / f"m{n % 97}"
+        )
         directory.mkdir(parents=True, exist_ok=True)
         lines = [f"# Episodes — {worker} — note {n}", ""]
         for _ in range(30):
@@ -92,14 +152,23 @@ def main() -> None:
         if rg:
             for query in queries:
                 started = time.perf_counter()
-                subprocess.run([rg, "-i", "-F", "-n", "--no-heading", query, str(root)],
-                               stdout=subprocess.DEVNULL, check=False)
+                subprocess.run(
+                    [rg, "-i", "-F", "-n", "--no-heading", query, str(root)],
+                    stdout=subprocess.DEVNULL,
+                    check=False,
+                )
                 theirs.append(time.perf_counter() - started)
     p50 = statistics.median(ours) * 1000
-    print(f"corpus: {args.files} Markdown files, {args.queries} phrase queries, {hits} hits returned")
+    print(
+        f"corpus: {args.files} Markdown files, {args.queries} phrase queries, {hits} hits returned"
+    )
     print(f"swarmq index build (cold): {build * 1000:.0f} ms")
-    print(f"swarmq warm query: p50 {p50:.1f} ms, p99 {pct(ours, 0.99) * 1000:.1f} ms (re-stat of every file included)")
-    print(f"swarmq ranking+snippets alone (no re-stat): p50 {statistics.median(ranked_only) * 1000:.1f} ms")
+    print(
+        f"swarmq warm query: p50 {p50:.1f} ms, p99 {pct(ours, 0.99) * 1000:.1f} ms (re-stat of every file included)"
+    )
+    print(
+        f"swarmq ranking+snippets alone (no re-stat): p50 {statistics.median(ranked_only) * 1000:.1f} ms"
+    )
     print(f"swarmq query right after a file changed: {after_change * 1000:.1f} ms")
     if theirs:
         rg50 = statistics.median(theirs) * 1000

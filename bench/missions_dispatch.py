@@ -49,22 +49,60 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "swarm.yaml"
-        config.write_text(yaml.safe_dump({
-            "swarm": swarm, "workspace": str(root), "redis_url": url,
-            "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
-            "missions": {"echo_output": False, "recall_budget_chars": 0},
-            "workers": [{"id": "b1", "role": "builder", "queues": ["missions"],
-                         "agent": {"command": ["date", "+%s.%N"], "timeout_seconds": 30}}],
-        }))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "swarm": swarm,
+                    "workspace": str(root),
+                    "redis_url": url,
+                    "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
+                    "missions": {"echo_output": False, "recall_budget_chars": 0},
+                    "workers": [
+                        {
+                            "id": "b1",
+                            "role": "builder",
+                            "queues": ["missions"],
+                            "agent": {"command": ["date", "+%s.%N"], "timeout_seconds": 30},
+                        }
+                    ],
+                }
+            )
+        )
         roster = load_roster(config, env={})
-        env = {**os.environ, "SWARMQ_CONFIG": str(config), "SWARMQ_WORKER_ID": "b1", "PYTHONPATH": str(REPO)}
+        env = {
+            **os.environ,
+            "SWARMQ_CONFIG": str(config),
+            "SWARMQ_WORKER_ID": "b1",
+            "PYTHONPATH": str(REPO),
+        }
         env.pop("REDIS_URL", None)
         hostname = f"b1@{socket.gethostname()}"
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "swarmq.workers.app", "worker", "-n", hostname,
-             "-Q", "worker.b1,missions", "-c", "1", "-P", "prefork", "-l", "WARNING",
-             "--without-mingle", "--without-gossip"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "swarmq.workers.app",
+                "worker",
+                "-n",
+                hostname,
+                "-Q",
+                "worker.b1,missions",
+                "-c",
+                "1",
+                "-P",
+                "prefork",
+                "-l",
+                "WARNING",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         app = create_app(roster)
         cluster = Cluster.connect(roster)
         try:
@@ -75,7 +113,9 @@ def main() -> None:
             baseline: list[float] = []
             for _ in range(args.missions):
                 started = time.perf_counter()
-                app.send_task("ops.ping", queue="worker.b1", routing_key="worker.b1").get(timeout=30)
+                app.send_task("ops.ping", queue="worker.b1", routing_key="worker.b1").get(
+                    timeout=30
+                )
                 baseline.append(time.perf_counter() - started)
             client = MissionClient(roster, celery=app, locks=cluster.locks)
             layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "b1")
@@ -87,7 +127,9 @@ def main() -> None:
                 transcript = layout.transcript(mission.id, mission.current.id)
                 while client.get(mission.id).state.value in ("planning", "executing"):
                     time.sleep(0.005)
-                stamp = next(line for line in transcript.read_text().splitlines() if line[:1].isdigit())
+                stamp = next(
+                    line for line in transcript.read_text().splitlines() if line[:1].isdigit()
+                )
                 dispatch.append(float(stamp) - submitted)
         finally:
             worker.terminate()
@@ -99,8 +141,12 @@ def main() -> None:
             app.close()
             cluster.close()
     b50, d50 = statistics.median(baseline) * 1000, statistics.median(dispatch) * 1000
-    print(f"bare Celery round trip (ops.ping on worker.b1): p50 {b50:.1f} ms, p99 {pct(baseline, 0.99) * 1000:.1f} ms")
-    print(f"mission submit -> agent started: p50 {d50:.1f} ms, p99 {pct(dispatch, 0.99) * 1000:.1f} ms")
+    print(
+        f"bare Celery round trip (ops.ping on worker.b1): p50 {b50:.1f} ms, p99 {pct(baseline, 0.99) * 1000:.1f} ms"
+    )
+    print(
+        f"mission submit -> agent started: p50 {d50:.1f} ms, p99 {pct(dispatch, 0.99) * 1000:.1f} ms"
+    )
     print(f"ratio dispatch/round trip p50: {d50 / b50:.1f}x ({args.missions} each)")
 
 

@@ -51,7 +51,9 @@ class RequestRateLimiter:
     def try_acquire(self) -> float:
         """Take a token now (returns 0.0) or return the seconds until one will exist."""
         try:
-            granted, wait_ms = self._script(keys=[self.key], args=[self.capacity, self.rate_per_second, 1])
+            granted, wait_ms = self._script(
+                keys=[self.key], args=[self.capacity, self.rate_per_second, 1]
+            )
         except TRANSIENT as exc:
             raise RateLimitUnavailable(
                 f"request rate limit cannot be checked: Redis at {self.url} is unreachable ({exc})"

@@ -55,12 +55,28 @@ def _worker(roster: Roster, worker: WorkerConfig) -> dict[str, Any]:
     return {
         **_common(roster),
         "command": [
-            "celery", "-A", "swarmq.workers.app", "worker",
-            "-n", f"{worker.id}@%h", "-Q", ",".join(worker.all_queues()),
-            "-c", str(worker.concurrency), "-P", worker.pool.value, "-l", "INFO", "-E",
+            "celery",
+            "-A",
+            "swarmq.workers.app",
+            "worker",
+            "-n",
+            f"{worker.id}@%h",
+            "-Q",
+            ",".join(worker.all_queues()),
+            "-c",
+            str(worker.concurrency),
+            "-P",
+            worker.pool.value,
+            "-l",
+            "INFO",
+            "-E",
         ],
         "environment": _environment(roster, worker.id),
-        "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": worker.role, "swarmq.worker": worker.id},
+        "labels": {
+            "swarmq.swarm": roster.swarm,
+            "swarmq.role": worker.role,
+            "swarmq.worker": worker.id,
+        },
         # SIGTERM starts Celery's warm shutdown; give running tasks their whole time limit.
         "stop_signal": "SIGTERM",
         "stop_grace_period": f"{int(limit)}s",
@@ -71,10 +87,22 @@ def render(roster: Roster) -> dict[str, Any]:
     services: dict[str, Any] = {
         "redis": {
             "image": "redis:7-alpine",
-            "command": ["redis-server", "--appendonly", "yes", "--appendfsync", "everysec",
-                        "--maxmemory-policy", "noeviction"],
+            "command": [
+                "redis-server",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--maxmemory-policy",
+                "noeviction",
+            ],
             "volumes": ["redis-data:/data"],
-            "healthcheck": {"test": ["CMD", "redis-cli", "ping"], "interval": "5s", "timeout": "3s", "retries": 20},
+            "healthcheck": {
+                "test": ["CMD", "redis-cli", "ping"],
+                "interval": "5s",
+                "timeout": "3s",
+                "retries": 20,
+            },
             "restart": "unless-stopped",
         }
     }
@@ -82,22 +110,42 @@ def render(roster: Roster) -> dict[str, Any]:
         services[worker_service_name(worker)] = _worker(roster, worker)
     services["beat"] = {
         **_common(roster),
-        "command": ["celery", "-A", "swarmq.workers.app", "beat", "-s", f"{DATA}/runtime/celerybeat-schedule",
-                    "-l", "INFO"],
+        "command": [
+            "celery",
+            "-A",
+            "swarmq.workers.app",
+            "beat",
+            "-s",
+            f"{DATA}/runtime/celerybeat-schedule",
+            "-l",
+            "INFO",
+        ],
         "environment": _environment(roster),
         "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "beat"},
         "deploy": {"replicas": 1},
     }
     services["flower"] = {
         **_common(roster),
-        "command": ["celery", "-A", "swarmq.workers.app", "flower", "--address=0.0.0.0", f"--port={roster.flower.port}"],
-        "environment": {**_environment(roster),
-                        "FLOWER_BASIC_AUTH": "${FLOWER_BASIC_AUTH:?set FLOWER_BASIC_AUTH=user:password}"},
+        "command": [
+            "celery",
+            "-A",
+            "swarmq.workers.app",
+            "flower",
+            "--address=0.0.0.0",
+            f"--port={roster.flower.port}",
+        ],
+        "environment": {
+            **_environment(roster),
+            "FLOWER_BASIC_AUTH": "${FLOWER_BASIC_AUTH:?set FLOWER_BASIC_AUTH=user:password}",
+        },
         "ports": [f"127.0.0.1:{roster.flower.port}:{roster.flower.port}"],
         "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "flower"},
     }
-    return {"name": f"swarmq-{roster.swarm}".lower(), "services": services,
-            "volumes": {"swarm-data": {}, "redis-data": {}}}
+    return {
+        "name": f"swarmq-{roster.swarm}".lower(),
+        "services": services,
+        "volumes": {"swarm-data": {}, "redis-data": {}},
+    }
 
 
 def render_text(roster: Roster) -> str:
