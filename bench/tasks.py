@@ -13,8 +13,13 @@ def bench_noop() -> None:
     """A bare Celery task: no quota, no lock, no attempt counting."""
 
 
-@app.task(name="ops.bench_gated", bind=True, store_lock="bench:{key}")
+@app.task(name="ops.bench_base")
+def bench_base() -> None:
+    """The SwarmTask base alone (attempt counter, logging): where the gate's cost is not."""
+
+
+@app.task(name="ops.bench_gated", bind=True, store_lock="bench:{key}", quota="bench")
 def bench_gated(self: SwarmTask, key: int) -> int:
     """The shape of every LLM job with the LLM call removed: a quota slot under a store lock."""
-    with self.quota_slot("bench") as slot:
-        return slot.start()
+    assert self.slot is not None
+    return self.slot.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -68,6 +69,12 @@ def answers(url: str, timeout: float = 0.5) -> bool:
 def lua_source(name: str) -> str:
     """The text of ``swarmq/coord/lua/<name>.lua``."""
     return resources.files("swarmq.coord").joinpath("lua", f"{name}.lua").read_text("utf-8")
+
+
+@functools.cache
+def lua_sha(name: str) -> str:
+    """The SHA1 Redis knows ``<name>.lua`` by (for EVALSHA inside pipelines)."""
+    return hashlib.sha1(lua_source(name).encode("utf-8")).hexdigest()
 
 
 def script(client: redis.Redis, name: str) -> Script:

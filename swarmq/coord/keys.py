@@ -50,9 +50,9 @@ def fence(swarm: str, resource: str) -> str:
     return f"{prefix(swarm)}fence:{{{_tag(resource)}}}"
 
 
-def attempts(swarm: str, task_id: str) -> str:
-    """How many times a message started executing without finishing."""
-    return f"{prefix(swarm)}attempts:{task_id}"
+def attempts(swarm: str, task_id: str, retries: int = 0) -> str:
+    """How many times one delivery round of a message started (a Celery retry is a new round)."""
+    return f"{prefix(swarm)}attempts:{task_id}:{retries}"
 
 
 def beat_lock(swarm: str) -> str:

@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import redis
 
@@ -87,16 +88,19 @@ class Watchdog:
         self._pid = os.getpid()
 
     def add(self, lease: RedisLease, lease_ms: int) -> None:
+        due = time.monotonic() + lease_ms / 3000.0
         with self._cv:
             if (
                 self._pid != os.getpid()
             ):  # forked child: the parent's thread and leases are not ours
                 self._pid, self._thread, self._leases = os.getpid(), None, {}
-            self._leases[lease.token] = (lease, lease_ms, time.monotonic() + lease_ms / 3000.0)
+            earliest = min((entry[2] for entry in self._leases.values()), default=None)
+            self._leases[lease.token] = (lease, lease_ms, due)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="lock-watchdog", daemon=True)
                 self._thread.start()
-            self._cv.notify()
+            elif earliest is None or due < earliest:
+                self._cv.notify()  # only when the thread must wake sooner than it planned
 
     def remove(self, lease: RedisLease) -> None:
         with self._cv:
@@ -155,15 +159,23 @@ class RedisLocks:
         self._release = script(client, "lock_release")
         self._validate = script(client, "lock_validate")
 
-    def try_acquire(self, resource: str) -> RedisLease | None:
+    def acquire_call(self, resource: str) -> tuple[str, list[str], list[Any], str]:
+        """One try for ``resource`` as ``(sha, keys, args, token)``, for callers that pipeline it."""
         token = uuid.uuid4().hex
+        lock_keys = [keys.lock(self.swarm, resource), keys.fence(self.swarm, resource)]
+        return self._acquire.sha, lock_keys, [token, self.lease_ms], token
+
+    def adopt(self, resource: str, token: str, fencing_token: int) -> RedisLease:
+        """The lease of a pipelined try that succeeded (its watchdog starts now)."""
+        lease = RedisLease(self, resource, token, fencing_token)
+        if self.renew:
+            lease.start_watchdog(self.lease_ms)
+        return lease
+
+    def try_acquire(self, resource: str) -> RedisLease | None:
+        _sha, lock_keys, args, token = self.acquire_call(resource)
         try:
-            fencing = int(
-                self._acquire(
-                    keys=[keys.lock(self.swarm, resource), keys.fence(self.swarm, resource)],
-                    args=[token, self.lease_ms],
-                )
-            )
+            fencing = int(self._acquire(keys=lock_keys, args=args))
         except TRANSIENT as exc:
             raise LockError(
                 f"cannot lock {resource!r}: Redis at {self.url} is unreachable ({exc})"

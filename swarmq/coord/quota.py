@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import redis
 
@@ -97,6 +98,17 @@ class Reservation:
     lease_until_ms: int
     keys: tuple[bytes, bytes] = (b"", b"")
     """The window's ``used`` and ``held`` keys, encoded once when the day began."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptCall:
+    """One EVALSHA ready to send (alone or in a caller's pipeline) and what it was built from."""
+
+    sha: str
+    keys: list[bytes]
+    args: list[Any]
+    token: str
+    windows: tuple[Window, Window, Window]
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,27 +259,45 @@ class QuotaGate:
 
     # -- the three operations ----------------------------------------------------------------
 
+    def reserve_call(self, name: str) -> ScriptCall:
+        """The first reserve round trip, for callers that pipeline it with other commands."""
+        windows = self._windows[name].current(self._now())
+        window_keys, fixed = self._args(name, windows)
+        token = os.urandom(12).hex()
+        return ScriptCall(self._reserve.sha, window_keys, [*fixed, token, b"-1"], token, windows)
+
+    def reserve_outcome(self, name: str, call: ScriptCall, reply: Any) -> Reservation | None:
+        """Interpret a reserve reply: a reservation, ``None`` (ask :meth:`reserve`: re-seed or
+        another window), or :class:`QuotaExhausted`."""
+        status, second, held = reply
+        windows = call.windows
+        if status == 1:
+            return Reservation(name, call.token, windows[1], second, (call.keys[0], call.keys[1]))
+        if status == 0:
+            raise QuotaExhausted.of(
+                name, windows[1], second, held, self.config(name).max_calls_per_day
+            )
+        return None
+
     def reserve(self, name: str) -> Reservation:
         """Hold one slot of ``name`` or raise :class:`QuotaExhausted` / :class:`QuotaUnavailable`."""
-        cfg = self.config(name)
+        self.config(name)
         cache = self._windows[name]
-        windows = cache.current(self._now())
-        token = os.urandom(12).hex()
-        seed: bytes | int = b"-1"
+        call = self.reserve_call(name)
         for _ in range(4):
-            window_keys, fixed = self._args(name, windows)
             try:
-                status, second, held = self._reserve(keys=window_keys, args=[*fixed, token, seed])
+                reply = self._reserve(keys=call.keys, args=call.args)
             except TRANSIENT as exc:
                 raise self._unavailable(f"reserve {name!r}", exc) from exc
-            if status == 1:
-                return Reservation(
-                    name, token, windows[1], second, (window_keys[0], window_keys[1])
-                )
-            if status == 0:
-                raise QuotaExhausted.of(name, windows[1], second, held, cfg.max_calls_per_day)
+            reservation = self.reserve_outcome(name, call, reply)
+            if reservation is not None:
+                return reservation
+            status, second, _held = reply
             if status == 2:  # the window's counter is missing: re-seed it from the disk mirror
-                seed = self._seed(name, windows[1])
+                seed = self._seed(name, call.windows[1])
+                call = ScriptCall(
+                    call.sha, call.keys, [*call.args[:-1], seed], call.token, call.windows
+                )
                 continue
             # Redis's clock says another day: it decides. Remember the offset for next time.
             self._skew_ms = second - int(self.clock().timestamp() * 1000)
@@ -277,7 +307,10 @@ class QuotaGate:
                     "host's clock; refusing to guess the quota window"
                 )
             windows = cache.at_ms(second)
-            seed = b"-1"
+            window_keys, fixed = self._args(name, windows)
+            call = ScriptCall(
+                call.sha, window_keys, [*fixed, call.token, b"-1"], call.token, windows
+            )
         raise QuotaUnavailable(
             f"quota {name!r}: could not agree on a window with Redis"
         )  # pragma: no cover

@@ -135,7 +135,9 @@ class MirrorWriter:
                 calls_used = previous[2]
             self._pending[path] = (window_key, window, calls_used, max_calls)
             self._ensure_thread()
-        self._wake.set()
+            wake = previous is None  # a write already pending will carry this count too
+        if wake:
+            self._wake.set()
 
     def flush(self) -> None:
         with self._guard:

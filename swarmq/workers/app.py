@@ -35,10 +35,10 @@ def create_app(config: Roster | None = None) -> Celery:
         import swarmq.workers.logs  # noqa: F401 - connects the JSON log formatter signals
         from swarmq.workers.config import celery_config
 
-        sender.conf.update(celery_config(config or roster()))
+        sender.conf.update(celery_config(app_roster()))
 
     def apply_family_limits(sender: Celery, **_: Any) -> None:
-        limits = (config or roster()).tasks.limits
+        limits = app_roster().tasks.limits
         for name, task in sender.tasks.items():
             family = task_family(name)
             if family not in JOB_FAMILIES:
@@ -48,9 +48,19 @@ def create_app(config: Roster | None = None) -> Celery:
             if getattr(task, "soft_time_limit", None) is None:
                 task.soft_time_limit = limits[family].soft_time_limit_seconds
 
+    loaded: list[Roster] = [config] if config is not None else []
+
+    def app_roster() -> Roster:
+        # Like Celery's own configuration, the roster is read once per process: tasks ask for
+        # it several times per call, and resolving the config path each time showed up in
+        # profiles of short tasks.
+        if not loaded:
+            loaded.append(roster())
+        return loaded[0]
+
     celery_app.on_configure.connect(configure, weak=False)
     celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
-    celery_app.swarmq_roster = lambda: config or roster()
+    celery_app.swarmq_roster = app_roster
     return celery_app
 
 

@@ -1,13 +1,19 @@
 """The one Task base class: every cross-cutting concern lives here, so job modules stay thin.
 
-* **Attempt counting and dead letters.** Each start of a message bumps a counter in Redis; the
-  counter is cleared when the task returns (success, failure or retry). A message that keeps
-  killing its worker (OOM, segfault, ``kill -9``) is redelivered by ``task_reject_on_worker_lost``
-  and would loop forever; after ``tasks.max_deliveries`` starts it goes to the ``dead_letter``
-  queue and to ``<runtime>/dead-letter.jsonl`` instead of running again.
+* **Attempt counting and dead letters.** Each start of a message bumps a counter in Redis (one
+  per delivery round: a Celery retry starts a new one). A message that keeps killing its worker
+  (OOM, segfault, ``kill -9``) is redelivered by ``task_reject_on_worker_lost`` and would loop
+  forever; after ``tasks.max_deliveries`` starts it goes to the ``dead_letter`` queue and to
+  ``<runtime>/dead-letter.jsonl`` instead of running again. The counter expires one visibility
+  timeout after its last start (a redelivery always comes sooner), so a task that finishes pays
+  one round trip for it, not two.
 * **Store locks.** ``store_lock="consolidation:{scope}"`` on a task holds that Redis lock (with
-  its fencing lease in ``self.lease``) around the body; ``self.store_lock(name)`` does it ad hoc.
-* **Quota slots.** ``self.quota_slot("enrichment")`` reserves a slot of the cluster-wide quota.
+  its fencing lease in ``self.lease``) around the body; ``self.hold_store_lock(name)`` does it
+  ad hoc.
+* **Quota slots.** ``quota="enrichment"`` on a task reserves a slot before the body runs
+  (``self.slot``); ``self.quota_slot("enrichment")`` does it ad hoc.
+* **One round trip.** The attempt counter, the lock try and the reservation are pipelined
+  (:mod:`swarmq.workers.prelude`), so these concerns cost one round trip before the body.
 * **Structured logging.** Start and end lines carry task id, task name, worker id and duration.
 """
 
@@ -29,11 +35,12 @@ from celery.utils.log import get_task_logger
 
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
-from swarmq.coord.connection import TRANSIENT, script
+from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.quota import QuotaSlot, flush_mirrors
 from swarmq.memory.atomic import append_jsonl
 from swarmq.memory.locking import Lease
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
+from swarmq.workers.prelude import open_prelude
 
 log = get_task_logger("swarmq.task")
 
@@ -48,6 +55,19 @@ def _flush_quota_mirrors(**_: Any) -> None:
 
 class DeadLettered(Exception):
     """The message was moved to the dead-letter queue instead of being run again."""
+
+
+_SIGNATURES: dict[type, inspect.Signature] = {}
+
+
+def _run_signature(task: Task) -> inspect.Signature:
+    """The task body's signature, computed once per task class (lock names are formatted from
+    the call's arguments on every run)."""
+    cls = type(task)
+    signature = _SIGNATURES.get(cls)
+    if signature is None:
+        signature = _SIGNATURES[cls] = inspect.signature(task.run)
+    return signature
 
 
 def worker_id() -> str:
@@ -67,6 +87,9 @@ class SwarmTask(Task):  # type: ignore[misc]
     store_lock: ClassVar[str | None] = None
     """Template of a store lock held around the body, formatted with the call's arguments."""
     store_lock_timeout: ClassVar[float] = 600.0
+    quota: ClassVar[str | None] = None
+    """A daily quota whose slot is reserved before the body runs (``self.slot``); the body calls
+    ``self.slot.start()`` right before its LLM request, or the slot is released on return."""
 
     # -- services ----------------------------------------------------------------------------
 
@@ -84,6 +107,11 @@ class SwarmTask(Task):  # type: ignore[misc]
         """The lease of the declarative ``store_lock`` of the running call."""
         return getattr(self.request, "swarmq_lease", None)
 
+    @property
+    def slot(self) -> QuotaSlot | None:
+        """The declarative ``quota`` slot of the running call."""
+        return getattr(self.request, "swarmq_slot", None)
+
     @contextlib.contextmanager
     def hold_store_lock(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
         with self.cluster.locks.hold(resource, timeout=timeout or self.store_lock_timeout) as lease:
@@ -99,18 +127,59 @@ class SwarmTask(Task):  # type: ignore[misc]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         request = self.request
         if request.called_directly or request.id is None:
-            return self._run_locked(args, kwargs)
-        deliveries = self._count_start(request.id)
-        if deliveries > self.roster.tasks.max_deliveries:
-            self._dead_letter(args, kwargs, deliveries)
-            raise DeadLettered(
-                f"{self.name}[{request.id}] started {deliveries - 1} times without finishing; "
-                f"moved to the {DEAD_LETTER_QUEUE!r} queue"
+            return self._run_plain(args, kwargs)
+        resource = self._format_lock(args, kwargs) if self.store_lock is not None else None
+        cluster = self.cluster
+        try:
+            prelude = open_prelude(
+                cluster,
+                attempts_key=self._attempts_key(request.id),
+                attempts_ttl_ms=int(self._attempts_ttl() * 1000),
+                lock_resource=resource,
+                quota=self.quota,
             )
+        except TRANSIENT as exc:
+            # Without Redis we cannot count; requeue rather than run uncounted or drop the message.
+            raise Reject(f"attempt counter unavailable: {exc}", requeue=True) from exc
+        with contextlib.ExitStack() as stack:
+            lease: Lease | None = prelude.lease
+            if prelude.lease is not None:
+                stack.callback(cluster.locks.release, prelude.lease)
+            slot: QuotaSlot | None = None
+            if prelude.quota_call is not None and self.quota is not None:
+                reservation = cluster.gate.reserve_outcome(
+                    self.quota, prelude.quota_call, prelude.quota_reply
+                )
+                if reservation is not None:
+                    slot = stack.enter_context(QuotaSlot(cluster.gate, reservation))
+            if prelude.deliveries > self.roster.tasks.max_deliveries:
+                self._dead_letter(args, kwargs, prelude.deliveries)
+                raise DeadLettered(
+                    f"{self.name}[{request.id}] started {prelude.deliveries - 1} times without "
+                    f"finishing; moved to the {DEAD_LETTER_QUEUE!r} queue"
+                )
+            if resource is not None and lease is None:  # busy: wait for it the ordinary way
+                lease = stack.enter_context(
+                    cluster.locks.hold(resource, timeout=self.store_lock_timeout)
+                )
+            if self.quota is not None and slot is None:
+                slot = stack.enter_context(cluster.gate.slot(self.quota))
+            return self._run_logged(args, kwargs, prelude.deliveries, lease, slot)
+
+    def _run_logged(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        deliveries: int,
+        lease: Lease | None,
+        slot: QuotaSlot | None,
+    ) -> Any:
+        request = self.request
+        request.swarmq_lease, request.swarmq_slot = lease, slot
         started = time.monotonic()
         log.info("start %s", self.name, extra=self._log_extra(deliveries=deliveries))
         try:
-            result = self._run_locked(args, kwargs)
+            result = self.run(*args, **kwargs)
         except Exception as exc:
             log.info(
                 "end %s: %s after %.3fs",
@@ -120,6 +189,8 @@ class SwarmTask(Task):  # type: ignore[misc]
                 extra=self._log_extra(outcome=type(exc).__name__),
             )
             raise
+        finally:
+            request.swarmq_lease = request.swarmq_slot = None
         log.info(
             "end %s: ok after %.3fs",
             self.name,
@@ -128,21 +199,25 @@ class SwarmTask(Task):  # type: ignore[misc]
         )
         return result
 
-    def _run_locked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self.store_lock is None:
-            return self.run(*args, **kwargs)
-        resource = self._format_lock(args, kwargs)
-        with self.hold_store_lock(resource) as lease:
-            self.request.swarmq_lease = lease
+    def _run_plain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A direct call (``task(...)`` in-process): same lock and quota, no attempt counting."""
+        with contextlib.ExitStack() as stack:
+            lease: Lease | None = None
+            slot: QuotaSlot | None = None
+            if self.store_lock is not None:
+                lease = stack.enter_context(self.hold_store_lock(self._format_lock(args, kwargs)))
+            if self.quota is not None:
+                slot = stack.enter_context(self.quota_slot(self.quota))
+            self.request.swarmq_lease, self.request.swarmq_slot = lease, slot
             try:
                 return self.run(*args, **kwargs)
             finally:
-                self.request.swarmq_lease = None
+                self.request.swarmq_lease = self.request.swarmq_slot = None
 
     def _format_lock(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         assert self.store_lock is not None
         try:
-            bound = inspect.signature(self.run).bind_partial(*args, **kwargs)
+            bound = _run_signature(self).bind_partial(*args, **kwargs)
             bound.apply_defaults()
             values = dict(bound.arguments)
         except TypeError:
@@ -160,32 +235,12 @@ class SwarmTask(Task):  # type: ignore[misc]
     # -- attempts and dead letters -----------------------------------------------------------
 
     def _attempts_key(self, task_id: str) -> str:
-        return keys.attempts(self.roster.swarm, task_id)
-
-    def _count_start(self, task_id: str) -> int:
-        ttl_ms = int(self._attempts_ttl() * 1000)
-        try:
-            return int(
-                script(self.cluster.client, "attempts")(
-                    keys=[self._attempts_key(task_id)], args=[ttl_ms]
-                )
-            )
-        except TRANSIENT as exc:
-            # Without Redis we cannot count; requeue rather than run uncounted or drop the message.
-            raise Reject(f"attempt counter unavailable: {exc}", requeue=True) from exc
+        return keys.attempts(self.roster.swarm, task_id, int(self.request.retries or 0))
 
     def _attempts_ttl(self) -> float:
-        from swarmq.workers.config import visibility_timeout
+        from swarmq.workers.config import VISIBILITY_MARGIN_SECONDS, visibility_timeout
 
-        return visibility_timeout(self.roster) * (self.roster.tasks.max_deliveries + 1)
-
-    def after_return(
-        self, status: str, retval: Any, task_id: str, args: Any, kwargs: Any, einfo: Any
-    ) -> None:
-        if self.request.called_directly or not task_id:
-            return
-        with contextlib.suppress(*TRANSIENT):
-            self.cluster.client.delete(self._attempts_key(task_id))
+        return visibility_timeout(self.roster) + VISIBILITY_MARGIN_SECONDS
 
     def _dead_letter(self, args: tuple[Any, ...], kwargs: dict[str, Any], deliveries: int) -> None:
         request = self.request
@@ -213,6 +268,8 @@ class SwarmTask(Task):  # type: ignore[misc]
             routing_key=DEAD_LETTER_QUEUE,
             headers={"x-swarmq-dead-letter": record},
         )
+        with contextlib.suppress(*TRANSIENT):
+            self.cluster.client.delete(self._attempts_key(str(request.id)))
         log.error(
             "dead-lettered %s after %d starts",
             self.name,
