@@ -28,7 +28,7 @@ from typing import Any
 import redis
 
 from swarmq.coord import keys
-from swarmq.coord.connection import TRANSIENT, redact, script
+from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.coord.windows import Window, WindowCache, zone_for
 from swarmq.memory.quota_file import MirrorWriter, quota_file_name, used_in_window
 from swarmq.roster.schema import QuotaConfig
@@ -172,10 +172,9 @@ class QuotaGate:
         zones = zones or {}
         self.mirror = mirror_writer or _shared_writer
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
+        self._system_clock = clock is None
         self._skew_ms = 0
-        self._encoded: dict[
-            str, tuple[tuple[Window, Window, Window], list[bytes], list[bytes]]
-        ] = {}
+        self._encoded: dict[str, tuple[tuple[Window, Window, Window], list[bytes], bytes]] = {}
         self._windows = {
             name: WindowCache(zones.get(name) or zone_for(cfg)) for name, cfg in self.quotas.items()
         }
@@ -203,11 +202,12 @@ class QuotaGate:
             "failing closed, no LLM call is allowed"
         )
 
-    def _args(
-        self, name: str, windows: tuple[Window, Window, Window]
-    ) -> tuple[list[bytes], list[bytes]]:
-        """Keys and fixed arguments of the current window, pre-encoded once per day: the hot path
-        then sends bytes that redis-py passes through untouched."""
+    def _args(self, name: str, windows: tuple[Window, Window, Window]) -> tuple[list[bytes], bytes]:
+        """Keys and the packed fixed argument of the current window, encoded once per day.
+
+        ``quota_reserve.lua`` takes the window bounds, expiry, max and lease as one string
+        (``<prefix><seed>``): each separate argument costs the client more than the parse.
+        """
         cached = self._encoded.get(name)
         if cached is not None and cached[0] is windows:
             return cached[1], cached[2]
@@ -217,18 +217,16 @@ class QuotaGate:
             keys.quota_used(self.swarm, name, window.key).encode(),
             keys.quota_held(self.swarm, name, window.key).encode(),
         ]
-        fixed = [
-            str(v).encode()
-            for v in (
-                window.start_ms,
-                window.end_ms,
-                window.end_ms + GRACE_MS,
-                cfg.max_calls_per_day,
-                int(cfg.lease_seconds * 1000),
-            )
-        ]
-        self._encoded[name] = (windows, window_keys, fixed)
-        return window_keys, fixed
+        values = (
+            window.start_ms,
+            window.end_ms,
+            window.end_ms + GRACE_MS,
+            cfg.max_calls_per_day,
+            int(cfg.lease_seconds * 1000),
+        )
+        prefix = (" ".join(map(str, values)) + " ").encode()
+        self._encoded[name] = (windows, window_keys, prefix)
+        return window_keys, prefix
 
     def _window_keys(self, reservation: Reservation) -> tuple[bytes, bytes]:
         if reservation.keys[0]:
@@ -238,6 +236,12 @@ class QuotaGate:
             keys.quota_used(self.swarm, name, day).encode(),
             keys.quota_held(self.swarm, name, day).encode(),
         )
+
+    def _now_ms(self) -> int:
+        """This host's clock in epoch ms, corrected by the offset to Redis's clock seen so far."""
+        if self._system_clock:
+            return int(time.time() * 1000) + self._skew_ms
+        return int(self.clock().timestamp() * 1000) + self._skew_ms
 
     def _now(self) -> datetime:
         """This host's clock, corrected by the offset to Redis's clock seen so far."""
@@ -261,10 +265,10 @@ class QuotaGate:
 
     def reserve_call(self, name: str) -> ScriptCall:
         """The first reserve round trip, for callers that pipeline it with other commands."""
-        windows = self._windows[name].current(self._now())
-        window_keys, fixed = self._args(name, windows)
+        windows = self._windows[name].at_ms(self._now_ms())
+        window_keys, prefix = self._args(name, windows)
         token = os.urandom(12).hex()
-        return ScriptCall(self._reserve.sha, window_keys, [*fixed, token, b"-1"], token, windows)
+        return ScriptCall(self._reserve.sha, window_keys, [prefix + b"-1", token], token, windows)
 
     def reserve_outcome(self, name: str, call: ScriptCall, reply: Any) -> Reservation | None:
         """Interpret a reserve reply: a reservation, ``None`` (ask :meth:`reserve`: re-seed or
@@ -286,7 +290,7 @@ class QuotaGate:
         call = self.reserve_call(name)
         for _ in range(4):
             try:
-                reply = self._reserve(keys=call.keys, args=call.args)
+                reply = run_script(self.client, self._reserve, call.keys, call.args)
             except TRANSIENT as exc:
                 raise self._unavailable(f"reserve {name!r}", exc) from exc
             reservation = self.reserve_outcome(name, call, reply)
@@ -295,8 +299,13 @@ class QuotaGate:
             status, second, _held = reply
             if status == 2:  # the window's counter is missing: re-seed it from the disk mirror
                 seed = self._seed(name, call.windows[1])
+                _keys, prefix = self._args(name, call.windows)
                 call = ScriptCall(
-                    call.sha, call.keys, [*call.args[:-1], seed], call.token, call.windows
+                    call.sha,
+                    call.keys,
+                    [prefix + str(seed).encode(), call.token],
+                    call.token,
+                    call.windows,
                 )
                 continue
             # Redis's clock says another day: it decides. Remember the offset for next time.
@@ -307,9 +316,9 @@ class QuotaGate:
                     "host's clock; refusing to guess the quota window"
                 )
             windows = cache.at_ms(second)
-            window_keys, fixed = self._args(name, windows)
+            window_keys, prefix = self._args(name, windows)
             call = ScriptCall(
-                call.sha, window_keys, [*fixed, call.token, b"-1"], call.token, windows
+                call.sha, window_keys, [prefix + b"-1", call.token], call.token, windows
             )
         raise QuotaUnavailable(
             f"quota {name!r}: could not agree on a window with Redis"
@@ -319,8 +328,8 @@ class QuotaGate:
         """Count the call; returns calls used in the reservation's window."""
         name, window = reservation.name, reservation.window
         try:
-            status, used = self._start(
-                keys=self._window_keys(reservation), args=[reservation.token]
+            status, used = run_script(
+                self.client, self._start, self._window_keys(reservation), [reservation.token]
             )
         except TRANSIENT as exc:
             raise self._unavailable(f"start {name!r}", exc) from exc

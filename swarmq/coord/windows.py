@@ -98,5 +98,9 @@ class WindowCache:
             return self._cached
 
     def at_ms(self, stamp: int) -> tuple[Window, Window, Window]:
-        """The windows around a server timestamp (epoch ms)."""
+        """The windows around an epoch-ms timestamp (the hot path: no datetime unless the day
+        changed)."""
+        cached = self._cached
+        if cached is not None and cached[1].start_ms <= stamp < cached[1].end_ms:
+            return cached
         return self.current(datetime.fromtimestamp(stamp / 1000, UTC))

@@ -156,14 +156,14 @@ def _offset_with_midnight_in(seconds: float) -> timezone:
 def test_a_start_just_after_midnight_counts_where_it_was_reserved(
     redis_client: redis.Redis, swarm_name: str, tmp_path: Path
 ) -> None:
-    zone = _offset_with_midnight_in(1.5)
+    zone = _offset_with_midnight_in(2.5)
     cfg = QuotaConfig(max_calls_per_day=1, window="local")
     gate = QuotaGate(redis_client, swarm_name, {"q": cfg}, mirror_dir=tmp_path, zones={"q": zone})
     before = gate.reserve("q")
     today = before.window.key
     with pytest.raises(QuotaExhausted):
         gate.reserve("q")
-    time.sleep(before.window.end_ms / 1000 - time.time() + 0.3)  # cross local midnight
+    time.sleep(max(0.0, before.window.end_ms / 1000 - time.time() + 0.3))  # cross local midnight
     assert gate.start(before) == 1
     assert int(redis_client.get(keys.quota_used(swarm_name, "q", today)) or 0) == 1
     after = gate.reserve("q")  # a new day: a fresh budget
