@@ -19,6 +19,7 @@ from pathlib import Path
 
 from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
+from swarmq.memory.procs import pid_alive
 from swarmq.roster.schema import Roster
 from swarmq.workers import embedded_redis
 from swarmq.workers.processes import (
@@ -27,7 +28,6 @@ from swarmq.workers.processes import (
     api_spec,
     beat_spec,
     flower_spec,
-    pid_alive,
     read_pid,
     worker_spec,
     write_pid,

@@ -127,23 +127,6 @@ def api_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     )
 
 
-def pid_alive(pid: int | None) -> bool:
-    if pid is None or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still answers kill(0); treat it as gone.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().split(") ", 1)[1][:1] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def read_pid(pidfile: Path) -> int | None:
     try:
         return int(pidfile.read_text().strip())

@@ -23,6 +23,7 @@ from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNo
 from swarmq.memory.missions.recorder import RunRecorder
 from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.memory.procs import pid_alive
 from swarmq.memory.profiles.archive import archive_mission
 from swarmq.memory.profiles.bootstrap import ensure_profile
 from swarmq.memory.profiles.events import EventType
@@ -54,18 +55,6 @@ class RunOutcome:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
-def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @dataclass
 class MissionRunner:
     """Runs assignments of one worker; the Celery task builds one per call."""
@@ -94,7 +83,7 @@ class MissionRunner:
         except ValueError:
             fresh = False
         if claim.get("host") == self.host:
-            return claim.get("pid") != self.pid and _pid_alive(claim.get("pid")) and fresh
+            return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
 
     def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
@@ -123,7 +112,7 @@ class MissionRunner:
             assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
                                 "attempt": assignment.attempts, "heartbeatAt": iso()}
             snapshot = mission.model_copy(deep=True), assignment.model_copy(deep=True)
-        if _pid_alive(orphan):
+        if pid_alive(orphan):
             kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
         return snapshot
 
