@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from swarmq.roster.schema import Roster, WorkerConfig
+from swarmq.workers.processes import celery_beat_args, celery_flower_args, celery_worker_args
 
 HEADER = """\
 # Generated from swarm.yaml by `swarmq roster compose > docker-compose.yml`; edit the roster and
@@ -54,23 +55,7 @@ def _worker(roster: Roster, worker: WorkerConfig) -> dict[str, Any]:
     limit = roster.tasks.longest_time_limit()
     return {
         **_common(roster),
-        "command": [
-            "celery",
-            "-A",
-            "swarmq.workers.app",
-            "worker",
-            "-n",
-            f"{worker.id}@%h",
-            "-Q",
-            ",".join(worker.all_queues()),
-            "-c",
-            str(worker.concurrency),
-            "-P",
-            worker.pool.value,
-            "-l",
-            "INFO",
-            "-E",
-        ],
+        "command": ["celery", *celery_worker_args(worker)],
         "environment": _environment(roster, worker.id),
         "labels": {
             "swarmq.swarm": roster.swarm,
@@ -110,30 +95,14 @@ def render(roster: Roster) -> dict[str, Any]:
         services[worker_service_name(worker)] = _worker(roster, worker)
     services["beat"] = {
         **_common(roster),
-        "command": [
-            "celery",
-            "-A",
-            "swarmq.workers.app",
-            "beat",
-            "-s",
-            f"{DATA}/runtime/celerybeat-schedule",
-            "-l",
-            "INFO",
-        ],
+        "command": ["celery", *celery_beat_args(f"{DATA}/runtime/celerybeat-schedule")],
         "environment": _environment(roster),
         "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "beat"},
         "deploy": {"replicas": 1},
     }
     services["flower"] = {
         **_common(roster),
-        "command": [
-            "celery",
-            "-A",
-            "swarmq.workers.app",
-            "flower",
-            "--address=0.0.0.0",
-            f"--port={roster.flower.port}",
-        ],
+        "command": ["celery", *celery_flower_args("0.0.0.0", roster.flower.port)],
         "environment": {
             **_environment(roster),
             "FLOWER_BASIC_AUTH": "${FLOWER_BASIC_AUTH:?set FLOWER_BASIC_AUTH=user:password}",

@@ -53,47 +53,43 @@ def _files(roster: Roster, session: str) -> tuple[Path, Path]:
     return runtime / "pids" / f"{session}.pid", runtime / "logs" / f"{session}.log"
 
 
+def celery_worker_args(worker: WorkerConfig) -> list[str]:
+    """``celery …`` arguments of a roster worker (shared by ``swarmq up`` and docker-compose)."""
+    queues = ",".join(worker.all_queues())
+    return ["-A", APP, "worker", "-n", f"{worker.id}@%h", "-Q", queues,
+            "-c", str(worker.concurrency), "-P", worker.pool.value, "-l", "INFO", "-E"]  # fmt: skip
+
+
+def celery_beat_args(schedule_file: str) -> list[str]:
+    return ["-A", APP, "beat", "-s", schedule_file, "-l", "INFO"]
+
+
+def celery_flower_args(address: str, port: int) -> list[str]:
+    return ["-A", APP, "flower", f"--address={address}", f"--port={port}"]
+
+
+CELERY = [sys.executable, "-m", "celery"]
+
+
 def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> ProcessSpec:
     session = f"swarm-{worker.id}"
     pidfile, logfile = _files(roster, session)
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        APP,
-        "worker",
-        "-n",
-        f"{worker.id}@%h",
-        "-Q",
-        ",".join(worker.all_queues()),
-        "-c",
-        str(worker.concurrency),
-        "-P",
-        worker.pool.value,
-        "-l",
-        "INFO",
-        "-E",
-    ]
     env = {**_base_env(roster, config_path), "SWARMQ_WORKER_ID": worker.id}
-    return ProcessSpec(Kind.WORKER, worker.id, session, argv, env, pidfile, logfile)
+    return ProcessSpec(
+        Kind.WORKER,
+        worker.id,
+        session,
+        [*CELERY, *celery_worker_args(worker)],
+        env,
+        pidfile,
+        logfile,
+    )
 
 
 def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        APP,
-        "beat",
-        "-s",
-        str(roster.runtime_dir / "celerybeat-schedule"),
-        "-l",
-        "INFO",
-    ]
+    argv = [*CELERY, *celery_beat_args(str(roster.runtime_dir / "celerybeat-schedule"))]
     return ProcessSpec(
         Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile
     )
@@ -102,16 +98,7 @@ def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
 def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-flower"
     pidfile, logfile = _files(roster, session)
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        APP,
-        "flower",
-        f"--address={roster.flower.address}",
-        f"--port={roster.flower.port}",
-    ]
+    argv = [*CELERY, *celery_flower_args(roster.flower.address, roster.flower.port)]
     env = _base_env(roster, config_path)
     if os.environ.get("FLOWER_BASIC_AUTH"):
         env["FLOWER_BASIC_AUTH"] = os.environ["FLOWER_BASIC_AUTH"]
