@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import redis
+from celery import Celery
 from rich.console import Console
 from rich.table import Table
 
 from swarmq.coord import keys
+from swarmq.roster.loader import load_roster
+from swarmq.workers.processes import CELERY, celery_hostname, celery_worker_args
 
 BENCH_REDIS_URL = os.environ.get("SWARMQ_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
-RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
 console = Console()
 
 
@@ -49,3 +55,32 @@ def table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     for row in rows:
         out.add_row(*(f"{v:,.1f}" if isinstance(v, float) else str(v) for v in row))
     console.print(out)
+
+
+def start_worker(
+    config: Path,
+    worker_id: str,
+    app: Celery,
+    *,
+    extra_tasks: Sequence[str] = (),
+    timeout: float = 60.0,
+) -> subprocess.Popen[bytes]:
+    """A real worker for a roster entry, as `swarmq up` runs it, quiet; returns once it answers."""
+    roster = load_roster(config, env={})
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update(
+        {"SWARMQ_CONFIG": str(config), "SWARMQ_WORKER_ID": worker_id, "PYTHONPATH": str(REPO)}
+    )
+    if extra_tasks:
+        env["SWARMQ_EXTRA_TASKS"] = ",".join(extra_tasks)
+    argv = [*CELERY, *celery_worker_args(roster.worker(worker_id)), "-l", "WARNING",
+            "--without-mingle", "--without-gossip"]  # fmt: skip
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    host = celery_hostname(worker_id)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if app.control.ping(destination=[host], timeout=0.5):
+            return proc
+    proc.kill()
+    raise RuntimeError(f"benchmark worker {worker_id} did not answer within {timeout:.0f}s")

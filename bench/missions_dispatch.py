@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import start_worker  # noqa: E402
 from swarmq.client import MissionClient  # noqa: E402
 from swarmq.coord import keys  # noqa: E402
 from swarmq.coord.cluster import Cluster  # noqa: E402
@@ -69,47 +68,10 @@ def main() -> None:
             )
         )
         roster = load_roster(config, env={})
-        env = {
-            **os.environ,
-            "SWARMQ_CONFIG": str(config),
-            "SWARMQ_WORKER_ID": "b1",
-            "PYTHONPATH": str(REPO),
-        }
-        env.pop("REDIS_URL", None)
-        hostname = f"b1@{socket.gethostname()}"
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "swarmq.workers.app",
-                "worker",
-                "-n",
-                hostname,
-                "-Q",
-                "worker.b1,missions",
-                "-c",
-                "1",
-                "-P",
-                "prefork",
-                "-l",
-                "WARNING",
-                "--without-mingle",
-                "--without-gossip",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
         app = create_app(roster)
         cluster = Cluster.connect(roster)
+        worker = start_worker(config, "b1", app)
         try:
-            deadline = time.monotonic() + 60
-            while not app.control.ping(destination=[hostname], timeout=0.5):
-                if time.monotonic() > deadline:
-                    raise SystemExit("worker did not start")
             baseline: list[float] = []
             for _ in range(args.missions):
                 started = time.perf_counter()

@@ -11,11 +11,7 @@ quota reserve→start with the on-disk mirror.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +20,7 @@ from typing import Any
 import yaml
 from celery import Celery
 
-from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
+from bench.common import BENCH_REDIS_URL, save, scratch_swarm, start_worker, table
 from swarmq.roster.loader import load_roster
 from swarmq.workers.app import create_app
 
@@ -45,51 +41,6 @@ def write_roster(directory: Path, swarm: str, concurrency: int) -> Path:
     path = directory / "swarm.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
-
-
-def start_worker(config: Path, concurrency: int, app: Celery) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env.update(
-        {
-            "SWARMQ_CONFIG": str(config),
-            "SWARMQ_WORKER_ID": "bench",
-            "SWARMQ_EXTRA_TASKS": "bench.tasks",
-            "PYTHONPATH": str(REPO),
-        }
-    )
-    host = f"bench@{socket.gethostname()}"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "swarmq.workers.app",
-            "worker",
-            "-n",
-            host,
-            "-Q",
-            "worker.bench",
-            "-c",
-            str(concurrency),
-            "-P",
-            "prefork",
-            "-l",
-            "WARNING",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if app.control.ping(destination=[host], timeout=0.5):
-            return proc
-    proc.kill()
-    raise RuntimeError("benchmark worker did not start")
 
 
 def throughput(app: Celery, name: str, n: int, gated: bool) -> float:
@@ -113,7 +64,7 @@ def main() -> None:
     with scratch_swarm() as swarm, tempfile.TemporaryDirectory() as tmp:
         config = write_roster(Path(tmp), swarm, args.concurrency)
         app = create_app(load_roster(config, env={}))
-        worker = start_worker(config, args.concurrency, app)
+        worker = start_worker(config, "bench", app, extra_tasks=["bench.tasks"])
         try:
             throughput(app, "ops.bench_noop", 100, False)  # warm both paths
             throughput(app, "ops.bench_gated", 100, True)
