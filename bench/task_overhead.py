@@ -46,7 +46,7 @@ def write_roster(directory: Path, swarm: str, concurrency: int) -> Path:
 def throughput(app: Celery, name: str, n: int, gated: bool) -> float:
     started = time.perf_counter()
     results = [
-        app.send_task(name, args=[i % 4] if gated else [], queue="worker.bench") for i in range(n)
+        app.send_task(name, args=[i] if gated else [], queue="worker.bench") for i in range(n)
     ]
     for result in results:
         result.get(timeout=120)

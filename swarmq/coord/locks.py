@@ -184,7 +184,7 @@ class RedisLocks:
 
     def acquire(self, resource: str, *, timeout: float | None = None) -> RedisLease:
         deadline = None if timeout is None else time.monotonic() + timeout
-        delay = 0.005
+        delay = 0.002
         while True:
             lease = self.try_acquire(resource)
             if lease is not None:
