@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
+from swarmq.coord.connection import lua_source
 from swarmq.coord.quota import QuotaGate
 from swarmq.roster.schema import QuotaConfig
 
@@ -93,6 +97,44 @@ def interleaved(
     return statistics.median(base), statistics.median(cand)
 
 
+def c_client_floor(client: redis.Redis, swarm: str, n: int = 20_000) -> dict[str, float] | None:
+    """The same comparison with redis-benchmark (a C client): what the scripts cost the server
+    and the wire, without Python's per-argument client cost. ``None`` without the binary."""
+    binary = shutil.which("redis-benchmark")
+    if binary is None:
+        return None
+    parts = urlsplit(BENCH_REDIS_URL)
+    base = [binary, "-h", parts.hostname or "127.0.0.1", "-p", str(parts.port or 6379),
+            "--dbnum", parts.path.strip("/") or "0", "-c", "1", "-n", str(n), "-q", "--csv"]  # fmt: skip
+    gate = QuotaGate(client, swarm, {"floor": BIG})
+    call = gate.reserve_call("floor")
+    used_key, held_key = (k.decode() for k in call.keys)
+    raw_sha = client.script_load("return 1")
+    reserve = [*base, "-r", "100000000", "EVALSHA", gate._reserve.sha, "2", used_key, held_key,
+               call.args[0].decode()[:-2] + "0", "tok__rand_int__"]  # fmt: skip
+    release = [
+        *base,
+        "-r",
+        "100000000",
+        "EVALSHA",
+        gate._release.sha,
+        "1",
+        held_key,
+        "tok__rand_int__",
+    ]
+
+    def rps(argv: list[str]) -> float:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True).stdout
+        return float(out.strip().splitlines()[-1].split(",")[1].strip('"'))
+
+    client.script_load(lua_source("quota_reserve"))
+    client.script_load(lua_source("quota_release"))
+    raw = rps([*base, "EVALSHA", raw_sha, "0"])
+    res, rel = rps(reserve), rps(release)
+    return {"raw_evalsha_per_s": raw, "reserve_per_s": res, "release_per_s": rel,
+            "reserve_ratio": res / raw, "release_ratio": rel / raw}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -121,6 +163,9 @@ def main() -> None:
         _, mirroredn = interleaved(
             1, lambda: 0.0, lambda: parallel("gate", swarm, n // procs, procs, mirror)
         )
+        floor = c_client_floor(client, swarm)
+    if floor is not None:
+        results["c_client_floor"] = floor
     for label, raw, gate, mirrored in (
         ("1 client", raw1, gate1, mirrored1),
         (f"{procs} processes", rawn, gaten, mirroredn),
@@ -150,6 +195,16 @@ def main() -> None:
         ],
         rows,
     )
+    if floor is not None:
+        table(
+            "the same scripts from a C client (redis-benchmark): server and wire cost only",
+            ["script", "per second", "ratio to raw EVALSHA"],
+            [
+                ["raw EVALSHA (return 1)", floor["raw_evalsha_per_s"], "1.00x"],
+                ["quota_reserve", floor["reserve_per_s"], f"{floor['reserve_ratio']:.2f}x"],
+                ["quota_release", floor["release_per_s"], f"{floor['release_ratio']:.2f}x"],
+            ],
+        )
     print(f"results: {save('quota_throughput', results)}")
 
 

@@ -34,7 +34,7 @@ from swarmq.memory.quota_file import MirrorWriter, quota_file_name, used_in_wind
 from swarmq.roster.schema import QuotaConfig
 
 GRACE_MS = 2 * 86_400_000
-SEED_SETTLE_SECONDS = 0.1
+SEED_SETTLE_SECONDS = 0.25
 """Before seeding from the disk mirror, wait this long so other processes' pending mirror
 writes (at most ``MirrorWriter.delay`` behind) have landed."""
 """Window keys outlive their day by two days, enough for late starts and for inspection."""

@@ -117,7 +117,7 @@ class MirrorWriter:
     exits normally flushes at exit.
     """
 
-    def __init__(self, delay: float = 0.02) -> None:
+    def __init__(self, delay: float = 0.1) -> None:
         self.delay = delay
         self._pending: dict[Path, tuple[str, str, int, int]] = {}
         self._guard = threading.Lock()
