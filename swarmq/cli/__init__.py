@@ -13,6 +13,7 @@ from swarmq.cli import (
     deadletter,
     knowledge,
     llm,
+    memory,
     mission,
     processes,
     quota,
@@ -56,6 +57,7 @@ app.command()(processes.status)
 app.add_typer(roster.app, name="roster")
 # Missions and worker memory
 app.add_typer(mission.app, name="mission")
+app.add_typer(memory.app, name="memory")
 app.command("api")(api.api)
 # Knowledge: stores, forge and flywheel, curation, skills, consolidation
 app.add_typer(knowledge.app, name="knowledge")
