@@ -10,26 +10,37 @@ records (file-history snapshots, queue operations, progress) are counted, not mi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
+from swarmq.memory.transcripts.values import clip, compact, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 BOOKKEEPING_TYPES = frozenset(
-    {"file-history-snapshot", "queue-operation", "progress", "attachment", "custom-title",
-     "agent-name", "x-command"}
+    {
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "custom-title",
+        "agent-name",
+        "x-command",
+    }
 )
 """Record types Claude Code writes that hold no conversation text."""
 
-TOOL_TEXT_LIMIT = 2000
-"""Tool inputs and results are noise to forge; keep only a prefix of them."""
 
-_META_PREFIXES = ("<command-name>", "<command-message>", "<local-command-stdout>",
-                  "<local-command-stderr>", "<system-reminder>", "Caveat: The messages below")
+_META_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<system-reminder>",
+    "Caveat: The messages below",
+)
 
 
 def read_claude(
@@ -58,9 +69,14 @@ def read_claude(
                 report.session_id = record["sessionId"]
             message = record.get("message")
             content = message.get("content") if message.__class__ is dict else None
-            if (content.__class__ is list and len(content) == 1 and content[0].__class__ is dict
-                    and (btype := content[0].get("type")) in _SKIPPABLE and _SKIPPABLE[btype] in skip
-                    and not record.get("isCompactSummary")):
+            if (
+                content.__class__ is list
+                and len(content) == 1
+                and content[0].__class__ is dict
+                and (btype := content[0].get("type")) in _SKIPPABLE
+                and _SKIPPABLE[btype] in skip
+                and not record.get("isCompactSummary")
+            ):
                 index += 1  # the common case: one tool call, result or thought, not wanted
                 continue
             for built in _messages(record, kind, line_no, skip):
@@ -73,16 +89,37 @@ def read_claude(
         report.messages = index
 
 
-def _make(record: dict[str, Any], line_no: int, role: str, kind: MessageKind, text: str,
-          tool: str | None = None) -> Message:
-    meta = record.get("isMeta") is True or (kind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES))
-    return Message(0, line_no, role, kind, text, _str(record.get("timestamp")) or None,
-                   _str(record.get("sessionId")) or None, tool, record.get("isSidechain") is True, meta)
+def _make(
+    record: dict[str, Any],
+    line_no: int,
+    role: str,
+    kind: MessageKind,
+    text: str,
+    tool: str | None = None,
+) -> Message:
+    meta = record.get("isMeta") is True or (
+        kind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES)
+    )
+    return Message(
+        0,
+        line_no,
+        role,
+        kind,
+        text,
+        text_of(record.get("timestamp")) or None,
+        text_of(record.get("sessionId")) or None,
+        tool,
+        record.get("isSidechain") is True,
+        meta,
+    )
 
 
 _TOOL_USES = frozenset({"tool_use", "server_tool_use"})
-_SKIPPABLE = {"tool_use": MessageKind.TOOL_USE, "server_tool_use": MessageKind.TOOL_USE,
-              "tool_result": MessageKind.TOOL_RESULT}
+_SKIPPABLE = {
+    "tool_use": MessageKind.TOOL_USE,
+    "server_tool_use": MessageKind.TOOL_USE,
+    "tool_result": MessageKind.TOOL_RESULT,
+}
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 
 
@@ -91,15 +128,15 @@ def _messages(
 ) -> list[Message | None]:
     """The messages of one record (usually one), ``None`` standing for a skipped one."""
     if kind == "summary":
-        text = _str(record.get("summary"))
+        text = text_of(record.get("summary"))
         return [_make(record, line_no, "system", MessageKind.SUMMARY, text)] if text else []
     if kind == "system":
-        text = _str(record.get("content"))
+        text = text_of(record.get("content"))
         return [_make(record, line_no, "system", MessageKind.SYSTEM, text)] if text else []
     message = record.get("message")
     if message.__class__ is not dict:
         return []
-    role = _str(message.get("role")) or kind
+    role = text_of(message.get("role")) or kind
     content = message.get("content")
     if record.get("isCompactSummary") is True:
         text = _joined_text(content)
@@ -114,21 +151,42 @@ def _messages(
             continue
         btype = block.get("type")
         if btype == "text":
-            text = _str(block.get("text"))
+            text = text_of(block.get("text"))
             if text.strip():
                 out.append(_make(record, line_no, role, MessageKind.TEXT, text))
         elif btype in _TOOL_USES:
-            out.append(None if MessageKind.TOOL_USE in skip else _make(
-                record, line_no, role, MessageKind.TOOL_USE, _clip(_compact(block.get("input"))),
-                _str(block.get("name")) or None))
+            out.append(
+                None
+                if MessageKind.TOOL_USE in skip
+                else _make(
+                    record,
+                    line_no,
+                    role,
+                    MessageKind.TOOL_USE,
+                    clip(compact(block.get("input"))),
+                    text_of(block.get("name")) or None,
+                )
+            )
         elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
-            out.append(None if MessageKind.TOOL_RESULT in skip else _make(
-                record, line_no, role, MessageKind.TOOL_RESULT, _clip(_joined_text(block.get("content")))))
+            out.append(
+                None
+                if MessageKind.TOOL_RESULT in skip
+                else _make(
+                    record,
+                    line_no,
+                    role,
+                    MessageKind.TOOL_RESULT,
+                    clip(_joined_text(block.get("content"))),
+                )
+            )
         elif btype in _THINKING:
-            text = _str(block.get("thinking"))
+            text = text_of(block.get("thinking"))
             if text.strip():
-                out.append(None if MessageKind.THINKING in skip else _make(
-                    record, line_no, role, MessageKind.THINKING, text))
+                out.append(
+                    None
+                    if MessageKind.THINKING in skip
+                    else _make(record, line_no, role, MessageKind.THINKING, text)
+                )
     return out
 
 
@@ -137,28 +195,13 @@ def _joined_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        parts = [
+            text_of(b.get("text"))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
         return "\n".join(p for p in parts if p)
     return ""
-
-
-def _compact(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 FORMAT = TranscriptFormat.CLAUDE_CODE

@@ -13,7 +13,6 @@ comes first is kept and its twin skipped, so a message is never mined twice.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -22,20 +21,50 @@ from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport
+from swarmq.memory.transcripts.values import clip, compact, text_of
 
-ENVELOPE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-ITEM_TYPES = frozenset(
-    {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-     "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call",
-     "tool_search_call", "image_generation_call", "ghost_snapshot", "compaction"}
+ENVELOPE_TYPES = frozenset(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 )
-TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-                        "tool_search_call", "image_generation_call"})
-TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "web_search_call",
+        "tool_search_call",
+        "image_generation_call",
+        "ghost_snapshot",
+        "compaction",
+    }
+)
+TOOL_CALLS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+        "tool_search_call",
+        "image_generation_call",
+    }
+)
+TOOL_OUTPUTS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+)
 MIRRORED_EVENTS = {"user_message": "user", "agent_message": "assistant"}
-TOOL_TEXT_LIMIT = 2000
-_META_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions",
-                  "<INSTRUCTIONS>", "<turn_aborted>")
+_META_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<permissions",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+)
 
 
 class _Emitter:
@@ -83,7 +112,7 @@ def read_codex_rollout(
     for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
         rtype = record.get("type")
         if "payload" in record and isinstance(rtype, str):
-            timestamp = _str(record.get("timestamp")) or None
+            timestamp = text_of(record.get("timestamp")) or None
             payload = record.get("payload")
             if not isinstance(payload, dict):
                 report.problem(line_no, f"{rtype} record without an object payload")
@@ -96,7 +125,7 @@ def read_codex_rollout(
             _session(report, record.get("id"))
         elif isinstance(rtype, str) and rtype in ITEM_TYPES:
             report.record(rtype)
-            yield from _item(out, rtype, record, line_no, _str(record.get("timestamp")) or None)
+            yield from _item(out, rtype, record, line_no, text_of(record.get("timestamp")) or None)
         else:
             report.record(rtype if isinstance(rtype, str) else "<no type>", known=False)
     report.messages = out.index
@@ -113,20 +142,29 @@ def _envelope(
     if rtype == "session_meta":
         _session(report, payload.get("id") or payload.get("session_id"))
     elif rtype == "response_item":
-        itype = _str(payload.get("type"))
+        itype = text_of(payload.get("type"))
         if itype not in ITEM_TYPES:
             report.record(f"response_item:{itype or '?'}", known=False)
             return
         yield from _item(out, itype, payload, line_no, timestamp)
     elif rtype == "event_msg":
-        etype = _str(payload.get("type"))
+        etype = text_of(payload.get("type"))
         role = MIRRORED_EVENTS.get(etype)
-        text = _str(payload.get("message"))
+        text = text_of(payload.get("message"))
         if role and text.strip() and not out.twin("event", role, text):
-            yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp,
-                                   is_meta=text.lstrip().startswith(_META_PREFIXES)))
+            yield out.emit(
+                Message(
+                    0,
+                    line_no,
+                    role,
+                    MessageKind.TEXT,
+                    text,
+                    timestamp,
+                    is_meta=text.lstrip().startswith(_META_PREFIXES),
+                )
+            )
     elif rtype == "compacted":
-        text = _str(payload.get("message"))
+        text = text_of(payload.get("message"))
         if text.strip():
             yield out.emit(Message(0, line_no, "system", MessageKind.COMPACTION, text, timestamp))
 
@@ -135,7 +173,7 @@ def _item(
     out: _Emitter, itype: str, item: dict[str, Any], line_no: int, timestamp: str | None
 ) -> Iterator[Message]:
     if itype == "message":
-        role = _str(item.get("role")) or "unknown"
+        role = text_of(item.get("role")) or "unknown"
         text = _content_text(item.get("content"))
         if not text.strip():
             return
@@ -153,18 +191,27 @@ def _item(
     elif itype in TOOL_CALLS:
         if out.skipped(MessageKind.TOOL_USE):
             return
-        name = _str(item.get("name")) or itype
+        name = text_of(item.get("name")) or itype
         args = item.get("arguments", item.get("input", item.get("action")))
-        yield out.emit(Message(0, line_no, "assistant", MessageKind.TOOL_USE, _clip(_compact(args)),
-                               timestamp, tool_name=name))
+        yield out.emit(
+            Message(
+                0,
+                line_no,
+                "assistant",
+                MessageKind.TOOL_USE,
+                clip(compact(args)),
+                timestamp,
+                tool_name=name,
+            )
+        )
     elif itype in TOOL_OUTPUTS:
         if out.skipped(MessageKind.TOOL_RESULT):
             return
         output = item.get("output")
-        text = _content_text(output) if isinstance(output, list) else _compact(output)
-        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, _clip(text), timestamp))
+        text = _content_text(output) if isinstance(output, list) else compact(output)
+        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, clip(text), timestamp))
     elif itype == "compaction":
-        text = _str(item.get("summary")) or _str(item.get("message"))
+        text = text_of(item.get("summary")) or text_of(item.get("message"))
         if text.strip():
             yield out.emit(Message(0, line_no, "system", MessageKind.COMPACTION, text, timestamp))
 
@@ -184,12 +231,14 @@ def read_codex_history(
             report.record("<no text>", known=False)
             continue
         report.record("history")
-        session = _str(record.get("session_id")) or None
+        session = text_of(record.get("session_id")) or None
         if session and report.session_id is None:
             report.session_id = session
         if not text.strip():
             continue
-        yield Message(index, line_no, "user", MessageKind.TEXT, text, _epoch(record.get("ts")), session)
+        yield Message(
+            index, line_no, "user", MessageKind.TEXT, text, _epoch(record.get("ts")), session
+        )
         index += 1
     report.messages = index
 
@@ -205,7 +254,7 @@ def _content_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    parts = [_str(b.get("text")) for b in content if isinstance(b, dict)]
+    parts = [text_of(b.get("text")) for b in content if isinstance(b, dict)]
     return "\n".join(p for p in parts if p)
 
 
@@ -217,22 +266,3 @@ def _epoch(value: Any) -> str | None:
     except (OverflowError, OSError, ValueError):
         return None
     return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _compact(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
