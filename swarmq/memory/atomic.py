@@ -17,7 +17,8 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import filelock
@@ -79,12 +80,16 @@ def write_atomic(
     lease: Lease | None = None,
     mode: int = 0o644,
     durable: bool = True,
+    guard: AbstractContextManager[None] | None = None,
+    sync_dir: Callable[[Path], None] | None = None,
 ) -> None:
     """Replace ``path`` with ``data`` atomically (and durably: fsync of file and directory).
 
     ``durable=False`` skips the two fsyncs: readers still see the old or the new file, never a
     mix, but a power loss may bring back the old one. Only for derived mirrors that something
-    else makes durable.
+    else makes durable. ``guard`` replaces the per-file fence check around the rename (a store
+    may fence all its files at once); ``sync_dir`` replaces the directory fsync (a batch of files
+    can share one).
     """
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -101,14 +106,14 @@ def write_atomic(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        with commit_guard(path, lease):
+        with guard if guard is not None else commit_guard(path, lease):
             os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     if durable:
-        fsync_dir(path.parent)
+        (sync_dir or fsync_dir)(path.parent)
 
 
 def write_json_atomic(

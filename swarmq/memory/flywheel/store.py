@@ -21,7 +21,7 @@ from pathlib import Path
 
 import filelock
 
-from swarmq.memory.atomic import SIDE_DIR, fsync_dir, read_fence, side_path
+from swarmq.memory.atomic import SIDE_DIR, fsync_dir, read_fence, side_path, write_atomic
 from swarmq.memory.locking import Lease, file_resource
 
 
@@ -179,26 +179,10 @@ def _synced(directory: Path, sync: DirSync | None) -> None:
 def write_file(
     path: Path, text: str, *, lease: Lease | None, store: Path, mode: int = 0o600, sync: DirSync | None = None
 ) -> None:
-    """Replace ``path`` atomically (temp + fsync + fenced rename + directory fsync, the last
-    deferred to ``sync`` when given)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            view = memoryview(text.encode("utf-8"))
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        with guard(store, lease):
-            os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _synced(path.parent, sync)
+    """Replace ``path`` atomically under the store's fence; its directory fsync is deferred to
+    ``sync`` when given."""
+    write_atomic(path, text, mode=mode, guard=guard(store, lease),
+                 sync_dir=None if sync is None else sync.add)  # fmt: skip
 
 
 def remove_file(path: Path, *, lease: Lease | None, store: Path, sync: DirSync | None = None) -> bool:
