@@ -21,6 +21,7 @@ from swarmq.cli import (
     skills,
 )
 from swarmq.cli import consolidate as consolidate_cli
+from swarmq.cli import eval as eval_cli
 from swarmq.cli import flywheel as flywheel_cli
 from swarmq.cli import forge as forge_cli
 from swarmq.cli import pool as pool_cli
@@ -68,6 +69,8 @@ app.add_typer(flywheel_cli.app, name="flywheel")
 app.command()(curate.curate)
 app.add_typer(skills.app, name="skills")
 app.command()(consolidate_cli.consolidate)
+# Quality on labelled real data
+app.add_typer(eval_cli.app, name="eval")
 # Budgets and operations
 app.add_typer(quota.app, name="quota")
 app.add_typer(llm.app, name="llm")

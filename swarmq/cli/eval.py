@@ -1,0 +1,13 @@
+"""``swarmq eval``: quality figures on labelled real data (see docs/QUALITY.md).
+
+Each evaluation registers its command on ``app`` from its own module, imported below.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    help="Measure judgement on labelled real data: precision, recall, hit rates.",
+    no_args_is_help=True,
+)
