@@ -24,6 +24,9 @@ def search(
     scope: Annotated[Scope, typer.Option(help="worker, shared or all.")] = Scope.ALL,
     limit: Annotated[int, typer.Option(min=1, max=100)] = 10,
     budget: Annotated[int | None, typer.Option(help="Character budget of the snippets.")] = None,
+    reindex: Annotated[
+        bool, typer.Option("--reindex", help="First reconcile every file (shows hand edits now).")
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Exact phrase > token overlap > recency, with file and line of every snippet."""
@@ -37,7 +40,10 @@ def search(
     if scope is Scope.WORKER and worker is None:
         fail("--scope worker needs --worker")
     try:
-        result = memory_search(roster.profiles_dir, roster.shared_dir).search(
+        searcher = memory_search(roster.profiles_dir, roster.shared_dir)
+        if reindex:
+            searcher.index.refresh()
+        result = searcher.search(
             query, scope=scope, worker_id=worker, limit=limit,
             budget_chars=budget or roster.missions.search_budget_chars,
         )  # fmt: skip

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import filelock
 
+from swarmq.memory.change_journal import note_written
 from swarmq.memory.locking import Lease
 
 SIDE_DIR = ".swarmq"
@@ -114,6 +115,7 @@ def write_atomic(
         raise
     if durable:
         (sync_dir or fsync_dir)(path.parent)
+    note_written(path)
 
 
 def write_json_atomic(
@@ -153,6 +155,7 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
             os.fsync(fd)
         finally:
             os.close(fd)
+    note_written(path)
     return len(payload)
 
 

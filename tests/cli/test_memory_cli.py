@@ -44,3 +44,17 @@ def test_search_finds_phrases_with_file_and_line(tmp_path: Path) -> None:
     for bad in (["--worker", "../etc"], ["--worker", "ghost"], ["--scope", "worker"]):
         refused = runner.invoke(app, ["--config", str(config), "memory", "search", "x", *bad])
         assert refused.exit_code == 1, bad
+
+
+def test_reindex_shows_a_hand_edit_at_once(tmp_path: Path) -> None:
+    config = write_roster(tmp_path, "memcli2", "redis://127.0.0.1:6379/15")
+    memory = tmp_path / "profiles" / "w1" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("# Memory\n")
+    search = ["--config", str(config), "memory", "search", "wombat", "--json"]
+    first = runner.invoke(app, search)  # builds the persistent index
+    assert first.exit_code == 0 and json.loads(first.output)["results"] == []
+    (memory / "MEMORY.md").write_text("# Memory\n\n- wombats dig; the wombat rule\n")  # by hand
+    again = runner.invoke(app, [*search, "--reindex"])
+    assert again.exit_code == 0, again.output
+    assert [h["line"] for h in json.loads(again.output)["results"]] == [3]
