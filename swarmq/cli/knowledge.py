@@ -298,7 +298,7 @@ def link_cmd(ctx: typer.Context,
 def unlink_cmd(ctx: typer.Context,
                no_copy: Annotated[bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")] = False,
                as_json: bool = JsonOption) -> None:
-    """Unlink; by default copy shared lessons back to the local store first."""
+    """Unlink; by default merge shared lessons back (copied / merged / conflicted / skipped)."""
     from swarmq.memory.knowledge.links import unlink
 
     emit_dict(unlink(knowledge(ctx), copy_back=not no_copy), as_json, "unlink")
