@@ -64,3 +64,27 @@ def test_a_change_on_both_sides_is_a_reported_conflict_and_both_are_kept(
     assert kept["lesson"].endswith(" always")
     saved = [json.loads(line) for line in Path(out["conflicts_file"]).read_text().splitlines()]
     assert [r["entry"]["confidence"] for r in saved] == [pytest.approx(0.7)]
+
+
+def test_an_evergreen_entry_survives_ten_sweeps_past_its_ttl(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+) -> None:
+    roster = write_roster(tmp_path, swarm_name, redis_url,
+                          knowledge={"default_max_phases": 2, "hive_enabled": False})
+    evergreen = run(roster, "add", "Run the python test suite before pushing to main",
+                    "--confidence", "0.95", "--json")["id"]
+    plain = run(roster, "add", "Pin the redis server version in the compose file",
+                "--confidence", "0.95", "--json")["id"]
+    for _ in range(3):  # shown three times and applied each time: utility 1.0
+        trace = run(roster, "inject", "python test suite pushing", "--json")
+        assert [s["id"] for s in trace["shown"]][:1] == [evergreen]
+        run(roster, "ack", f"KNOWLEDGE_APPLIED:{trace['trace_id']}:{evergreen}", "--json")
+    assert run(roster, "audit", "--json")["tiers"][0]["evergreen"] == [evergreen]
+    for phase in range(1, 14):  # TTL 2: archived on sweep 3; ten more sweeps after that
+        swept = run(roster, "sweep", "--phase", str(phase), "--json")
+        assert swept["evergreen"] == 1
+        if phase == 3:
+            assert swept["archived"] == 1
+    assert run(roster, "show", plain, "--json")["status"] == "archived"
+    kept = run(roster, "show", evergreen, "--json")
+    assert kept["status"] == "candidate" and kept.get("phases_alive", 0) == 0
