@@ -88,3 +88,75 @@ def test_an_evergreen_entry_survives_ten_sweeps_past_its_ttl(
     assert run(roster, "show", plain, "--json")["status"] == "archived"
     kept = run(roster, "show", evergreen, "--json")
     assert kept["status"] == "candidate" and kept.get("phases_alive", 0) == 0
+
+
+LESSON = "Pin docker base images by digest in production"
+
+
+def projects(tmp_path: Path, swarm_name: str, redis_url: str, *names: str) -> list[Path]:
+    """One roster per project, all sharing one hive (the platform data dir)."""
+    out = []
+    for name in names:
+        root = tmp_path / name
+        out.append(write_roster(root, swarm_name, redis_url, knowledge={"project_name": name}, paths={
+            "profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
+            "shared": str(root / "shared"), "hive": str(tmp_path / "hive")}))
+    return out
+
+
+def hive_entry(roster: Path) -> dict[str, Any]:
+    entries = run(roster, "list", "--tier", "hive", "--json")["entries"]
+    assert len(entries) == 1
+    return dict(entries[0])
+
+
+def test_three_projects_confirm_a_hive_entry_with_the_reference_arithmetic(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+) -> None:
+    alpha, beta, gamma = projects(tmp_path, swarm_name, redis_url, "alpha", "beta", "gamma")
+    run(alpha, "add", LESSON, "--tag", "hive-fast-track", "--tag", "docker", "--json")
+    promoted = run(alpha, "sweep", "--phase", "1", "--json")["hive"]
+    assert (promoted["new_promotions"], promoted["encounters_incremented"]) == (1, 1)
+    entry = hive_entry(alpha)  # new candidate 1.0, then its own project's encounter: + 0.1 × 1.0
+    assert entry["encounter_score"] == pytest.approx(1.1) and entry["status"] == "candidate"
+    assert [c["project_name"] for c in entry["confirmed_by"]] == ["alpha"]
+    for roster in (beta, gamma):  # shown in both other projects: counted, not confirmed
+        shown = run(roster, "inject", "docker production images", "--phase", "2", "--json")["shown"]
+        assert [s["id"] for s in shown] == [entry["id"]]
+    entry = hive_entry(alpha)
+    assert entry["retrieval_outcomes"]["shown_count"] == 2
+    assert entry["encounter_score"] == pytest.approx(1.1)
+    assert [c["project_name"] for c in entry["confirmed_by"]] == ["alpha"]
+    # each other project's near-duplicate lesson is a cross-project encounter: + 0.1 × 0.5
+    run(beta, "add", LESSON + " builds", "--json")
+    assert run(beta, "sweep", "--phase", "2", "--json")["hive"]["encounters_incremented"] == 1
+    entry = hive_entry(beta)
+    assert entry["encounter_score"] == pytest.approx(1.15) and entry["status"] == "candidate"
+    run(gamma, "add", LESSON + " deploys", "--json")
+    assert run(gamma, "sweep", "--phase", "2", "--json")["hive"]["advancements"] == 1
+    entry = hive_entry(gamma)
+    assert entry["encounter_score"] == pytest.approx(1.20) and entry["status"] == "established"
+    assert [c["project_name"] for c in entry["confirmed_by"]] == ["alpha", "beta", "gamma"]
+    # a project counts once, however it confirms again
+    run(gamma, "sweep", "--phase", "3", "--json")
+    assert run(gamma, "reinforce", entry["id"], "--tier", "hive", "--json")["outcome"] == "already_confirmed_project"
+    assert hive_entry(gamma)["encounter_score"] == pytest.approx(1.20)
+
+
+def test_an_applied_acknowledgement_or_explicit_confirmation_is_an_encounter(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+) -> None:
+    alpha, beta, gamma = projects(tmp_path, swarm_name, redis_url, "alpha", "beta", "gamma")
+    run(alpha, "add", LESSON, "--tag", "hive-fast-track", "--tag", "docker", "--json")
+    run(alpha, "sweep", "--phase", "1", "--json")
+    injected = run(beta, "inject", "docker production images", "--phase", "4", "--json")
+    entry_id = injected["shown"][0]["id"]
+    acks = run(beta, "ack", f"KNOWLEDGE_APPLIED:{injected['trace_id']}:{entry_id}", "--json")
+    assert acks[0]["status"] == "committed"
+    assert hive_entry(beta)["encounter_score"] == pytest.approx(1.15)
+    confirmed = run(gamma, "reinforce", entry_id, "--tier", "hive", "--json")
+    assert confirmed["outcome"] == "confirmed" and confirmed["status"] == "established"
+    assert confirmed["encounter_score"] == pytest.approx(1.20)
+    # beta's later near-duplicate earns nothing more: beta already confirmed it
+    run(beta, "add", LESSON + " builds", "--json")
+    assert run(beta, "sweep", "--phase", "5", "--json")["hive"]["encounters_incremented"] == 0
