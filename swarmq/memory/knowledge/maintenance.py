@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -18,12 +17,7 @@ from swarmq.memory.knowledge.store import TierStore
 
 def current_phase(knowledge: KnowledgeStore) -> int | None:
     """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
-    try:
-        plan = json.loads((knowledge.swarm_dir / "plan.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
-    phase = plan.get("current_phase") if isinstance(plan, dict) else None
-    return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
+    return knowledge.current_phase()
 
 
 def sweep(knowledge: KnowledgeStore, phase: str | int | None = None, *,
