@@ -122,10 +122,25 @@ def add(
 
 @app.command("reinforce")
 def reinforce(ctx: typer.Context, entry_id: str,
-              phase: Annotated[int, typer.Option(help="The confirming phase number.")],
+              phase: Annotated[int | None, typer.Option(help="The confirming phase (swarm tier).")] = None,
+              tier: str = TierOption,
               as_json: bool = JsonOption) -> None:
-    """Confirm an entry in a phase (idempotent per phase)."""
-    result = knowledge(ctx).swarm.reinforce(entry_id, phase)
+    """Confirm an entry: a swarm entry in a phase (idempotent per phase), a hive entry by this
+    project (an encounter, once per project)."""
+    store = knowledge(ctx)
+    if tier == "hive":
+        from swarmq.memory.knowledge.hive import confirm_hive_entry
+
+        try:
+            entry, changed = confirm_hive_entry(store, entry_id)
+        except EntryNotFound as exc:
+            fail(str(exc))
+        emit_dict({"outcome": "confirmed" if changed else "already_confirmed_project", "id": entry_id,
+                   "encounter_score": entry.encounter_score, "status": entry.status}, as_json, "reinforce")
+        return
+    if phase is None:
+        fail("--phase is required for a swarm entry")
+    result = store.swarm.reinforce(entry_id, phase)
     emit_dict({"outcome": result.outcome, "id": entry_id,
                "confidence": result.entry.confidence if result.entry else None}, as_json, "reinforce")
     if result.outcome == "not_found":
@@ -298,7 +313,7 @@ def link_cmd(ctx: typer.Context,
 def unlink_cmd(ctx: typer.Context,
                no_copy: Annotated[bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")] = False,
                as_json: bool = JsonOption) -> None:
-    """Unlink; by default copy shared lessons back to the local store first."""
+    """Unlink; by default merge shared lessons back (copied / merged / conflicted / skipped)."""
     from swarmq.memory.knowledge.links import unlink
 
     emit_dict(unlink(knowledge(ctx), copy_back=not no_copy), as_json, "unlink")

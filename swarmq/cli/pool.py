@@ -106,7 +106,8 @@ def promote(
     out: dict[str, Any] = done.as_dict()
     sink = knowledge_sink(roster, locks)
     if sink is not None and not done.deduplicated:
-        out["knowledge"] = publish(sink, done.artifact_path, entry.candidate).as_dict()
+        out["knowledge"] = publish(sink, done.artifact_path, entry.candidate,
+                                   validation_mode=roster.flywheel.knowledge_bridge_validation.value).as_dict()
     if as_json:
         emit_json(out)
         return

@@ -17,8 +17,11 @@ from swarmq.tasks.llm_wiring import IMPROVER_QUOTA, compiler_for, improver_for
 
 app = typer.Typer(help="Generated skills: compile mature knowledge into SKILL.md files.", no_args_is_help=True)
 
-ForceOption = typer.Option(False, "--force", help="Overwrite an active SKILL.md that has no generated marker.")
-NoEvalOption = typer.Option(False, "--no-eval", help="Skip the eval fixtures under .swarm/skills/evals/<slug>/.")
+ForceOption = typer.Option(False, "--force", help=(
+    "Write anyway: over a SKILL.md without the generated marker, past a refused evaluation or a "
+    "rejected-edit match (the evaluation is still reported)."))
+NoEvalOption = typer.Option(False, "--no-eval", help=(
+    "Skip the eval fixtures under .swarm/skills/evals/<slug>/ and the rejected-edits list they feed."))
 
 
 def _compiler(ctx: typer.Context) -> Any:
@@ -45,6 +48,10 @@ def _show_writes(results: list[SkillWrite], root: Any, as_json: bool) -> None:
                           ", ".join(r.source_ids) + (f" (missing: {', '.join(r.missing_ids)})" if r.missing_ids else ""),
                           r.evaluation.status if r.evaluation else "-", r.reason or "")
         console.print(table)
+        if any(not r.written and (r.evaluation is not None or "rejected before" in (r.reason or ""))
+               for r in results):
+            console.print("[dim]refused by the eval gate: --force writes it anyway, --no-eval skips the "
+                          "fixtures and the rejected-edits list[/]")
     if results and not any(r.written for r in results):
         raise typer.Exit(1)
 

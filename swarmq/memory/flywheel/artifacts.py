@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from swarmq.memory.flywheel.content import (
+    WHAT_WE_LEARNED,
     canonical_content_body,
     read_front_matter,
     split_front_matter,
@@ -53,13 +55,61 @@ def title_line(content: str) -> str:
     return truncate_at_word(line, 77) + "..." if len(line) > 80 else line
 
 
+_PENDING_FIELD = re.compile(r"^\*\*[A-Za-z][A-Za-z ]*:?\*\*:?")
+_SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrapped:
+    """A candidate's content with the pending-block wrapper taken off."""
+
+    body: str
+    """What was learned (the last ``## What We Learned`` section, else the remaining text)."""
+    sections: list[tuple[str, str]]
+    """Other ``## `` sections of the block (e.g. ``Why It Matters``), in order."""
+    source_notes: str
+    """The text of the block's own ``## Source`` section (folded into the artifact's)."""
+
+
+def unwrap_pending(content: str) -> Unwrapped:
+    """Take a pending block apart: drop its ``# Learning:`` heading and ``**Field**:`` lines,
+    keep the What We Learned text as the body (the content hash's canonical body, so candidate
+    and artifact hash alike) and every other section by name, so the artifact holds each once."""
+    _, text = split_front_matter(content)
+    preamble: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.split("\n"):
+        heading = _SECTION.match(line.strip())
+        if heading:
+            sections.append((heading.group(1), []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            preamble.append(line)
+    kept = [line for line in preamble
+            if not (line.lstrip().startswith("# ") or _PENDING_FIELD.match(line.strip()))]
+    named = [(name, "\n".join(lines).strip()) for name, lines in sections]
+    learned = [text for name, text in named if name == WHAT_WE_LEARNED[3:] and text]
+    source = "\n\n".join(text for name, text in named if name == "Source" and text)
+    others = [(name, text) for name, text in named if name not in (WHAT_WE_LEARNED[3:], "Source") and text]
+    rest = "\n".join(kept).strip()
+    if not learned:  # not a pending block: the text stands as it is (and hashes alike)
+        return Unwrapped(canonical_content_body(content), [], "")
+    if rest:
+        others.insert(0, ("Notes", rest))
+    return Unwrapped(learned[-1], others, source)
+
+
 def render_artifact(candidate: dict[str, Any], promoted_on: datetime) -> str:
-    """The promoted artifact, front-matter keys in AgentOps' order."""
+    """The promoted artifact in AgentOps' learning format (front-matter keys in its order),
+    with the pending block's wrapper taken off so each section appears once."""
     raw_source = candidate.get("source")
     source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
     session = str(source.get("session_id") or "")
     ctype = str(candidate.get("type") or "")
-    content = str(candidate.get("content") or "")
+    raw_content = str(candidate.get("content") or "")
+    unwrapped = unwrap_pending(raw_content)
+    content = unwrapped.body
     lines = [
         "---",
         f"id: {candidate.get('id')}",
@@ -75,13 +125,15 @@ def render_artifact(candidate: dict[str, Any], promoted_on: datetime) -> str:
         f"source_session: {session or 'unknown'}",
         "---",
         "",
-        HEADINGS.get(ctype, "# Knowledge: ") + title_line(content),
+        HEADINGS.get(ctype, "# Knowledge: ") + title_line(raw_content),
         "",
-        "## What We Learned",
+        WHAT_WE_LEARNED,
         "",
         content,
         "",
     ]
+    for name, text in unwrapped.sections:
+        lines += [f"## {name}", "", text, ""]
     context = str(candidate.get("context") or "")
     if context:
         lines += ["## Context", "", context, ""]
@@ -91,6 +143,8 @@ def render_artifact(candidate: dict[str, Any], promoted_on: datetime) -> str:
                   f"- **Message**: {_int(source.get('message_index'))}", ""]
     else:
         lines += ["- **Source**: unknown", ""]
+    if unwrapped.source_notes:
+        lines += [unwrapped.source_notes, ""]
     return "\n".join(lines) + "\n"
 
 

@@ -6,6 +6,13 @@ one call it offers other jobs (``KnowledgeStore.add_lesson``); the flywheel neve
 condensed at a sentence (else word) boundary; the artifact path goes in ``source_refs``. The
 store's own validation and near-duplicate reinforcement decide what is kept; a refusal is
 reported, never retried in a loop.
+
+A promoted learning has passed the flywheel's gates (scored, tiered, cited by a later session),
+so it is validated in ``flywheel.knowledge_bridge_validation`` mode (default ``strict``: inline
+code such as `` `pytest -x` `` is normal in a technical lesson, real dangerous commands are still
+refused), and the promotion is recorded as what it is, a confirmation: a phase confirmation for
+the project's current phase (``0`` when no plan tracks phases), which reinforces a near-duplicate
+lesson already in the store. Tags are de-duplicated, in order.
 """
 
 from __future__ import annotations
@@ -37,7 +44,16 @@ class LessonSink(Protocol):
         confidence: float | None = ...,
         auto_generated: bool = ...,
         source_refs: Iterable[str] = ...,
+        phase: int | None = ...,
+        validation_mode: Any = ...,
     ) -> Any: ...
+
+    def current_phase(self) -> int | None: ...
+
+
+NO_PLAN_PHASE = 0
+"""The confirming phase recorded when no plan tracks phases."""
+DEFAULT_VALIDATION = "strict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +96,15 @@ def category_for(knowledge_type: str, knowledge_class: str | None) -> str:
     return CATEGORY_BY_TYPE.get(knowledge_type, "other")
 
 
-def publish(sink: LessonSink, artifact_path: str, candidate: dict[str, Any]) -> BridgeOutcome:
-    """Add one promoted learning to the swarm tier; exceptions become a ``failed`` outcome."""
+def unique_tags(tags: Iterable[str]) -> list[str]:
+    """Non-empty tags, first occurrence kept (``decision`` as type and class is one tag)."""
+    return list(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
+
+
+def publish(sink: LessonSink, artifact_path: str, candidate: dict[str, Any], *,
+            validation_mode: str = DEFAULT_VALIDATION) -> BridgeOutcome:
+    """Add one promoted learning to the swarm tier, confirmed in the current phase;
+    exceptions become a ``failed`` outcome."""
     metadata = candidate.get("metadata") if isinstance(candidate.get("metadata"), dict) else {}
     kclass = metadata.get("knowledge_class") if isinstance(metadata, dict) else None
     ktype = str(candidate.get("type") or "learning")
@@ -91,13 +114,16 @@ def publish(sink: LessonSink, artifact_path: str, candidate: dict[str, Any]) -> 
     tags = ["agentops", ktype, str(candidate.get("tier") or "")] + ([str(kclass)] if kclass else [])
     confidence = candidate.get("confidence")
     try:
+        phase = sink.current_phase()
         result = sink.add_lesson(
             lesson,
             category=category_for(ktype, str(kclass) if kclass else None),
-            tags=[t for t in tags if t],
+            tags=unique_tags(tags),
             confidence=float(confidence) if isinstance(confidence, int | float) else None,
             auto_generated=True,
             source_refs=[artifact_path],
+            phase=NO_PLAN_PHASE if phase is None else phase,
+            validation_mode=validation_mode,
         )
     except Exception as exc:  # the store's errors must not undo a promotion that already landed
         return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")

@@ -220,7 +220,9 @@ def close_loop(
     if sink is not None and config.knowledge_bridge:
         for promotion in result.promoted:
             if not promotion.deduplicated:
-                result.knowledge.append(publish(sink, promotion.artifact_path, promotion.candidate).as_dict())
+                result.knowledge.append(publish(
+                    sink, promotion.artifact_path, promotion.candidate,
+                    validation_mode=config.knowledge_bridge_validation.value).as_dict())
     result.maturity = mature(layout, locks, config, now=now, stats=stats)
     result.metrics = compute_metrics(layout, now=now, days=config.metrics_days, stale_days=config.stale_days)
     if baseline:

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarmq.memory.flywheel.promotion import GateRules
+from swarmq.memory.knowledge.config import ValidationMode
 
 
 class FlywheelConfig(BaseModel):
@@ -33,6 +34,9 @@ class FlywheelConfig(BaseModel):
     """The window σ, ρ and the golden signals are measured over."""
     knowledge_bridge: bool = True
     """Also add promoted learnings to the swarm-tier knowledge store (so injection sees them)."""
+    knowledge_bridge_validation: ValidationMode = ValidationMode.STRICT
+    """The validation mode for bridged lessons: machine-promoted and already gated, they are
+    technical (inline code is normal); ``strict`` still refuses real dangerous commands."""
     lookup_limit: Annotated[int, Field(ge=1, le=200)] = 10
 
     def gate_rules(self) -> GateRules:

@@ -4,6 +4,10 @@
 marker is committed as a terminal receipt first (idempotent for a repeated outcome, rejected
 when unknown, conflicting or late); only a newly committed terminal changes counters.
 ``n_a`` is neutral: it counts as an acknowledgement but never as an outcome.
+
+``applied`` is also a confirmation (being shown is not): a swarm entry gets a phase
+confirmation for the trace's phase (reinforcement rules), a hive entry this project's
+encounter (opencode-swarm's weighted arithmetic, once per project).
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from swarmq.memory.knowledge.hive import encounter_updates
 from swarmq.memory.knowledge.inject import ledger
-from swarmq.memory.knowledge.model import Entry, normalize_outcomes
+from swarmq.memory.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.quarantine import clean_reason
+from swarmq.memory.knowledge.reinforcement import phase_confirmation, reinforce_entry
 
 MARKER = re.compile(
     r"\bKNOWLEDGE_(APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED):([A-Za-z0-9_.-]{1,128}):"
@@ -69,16 +75,19 @@ def acknowledge(knowledge: KnowledgeStore, text: str, *, source: str = "architec
         verdict = journal.commit_terminal(marker.trace_id, marker.entry_id, marker.outcome,
                                           reason=marker.reason, source=source, agent=agent)
         if verdict.status == "committed":
-            tiers = (verdict.trace or {}).get("tiers", {})
+            trace = verdict.trace or {}
+            tiers = trace.get("tiers", {})
             store = knowledge.tier(str(tiers.get(marker.entry_id, "swarm")))
-            if not _apply(store, marker):
+            phase = trace.get("phase")
+            if not _apply(store, marker, phase if isinstance(phase, int) else None,
+                          knowledge.project_name):
                 results.append(AckResult(marker, "committed", "entry no longer in the store"))
                 continue
         results.append(AckResult(marker, verdict.status, verdict.reason))
     return results
 
 
-def _apply(store: Any, marker: Marker) -> Entry | None:
+def _apply(store: Any, marker: Marker, phase: int | None, project: str) -> Entry | None:
     with store.transaction() as txn:
         entry: Entry | None = txn.get(marker.entry_id)
         if entry is None:
@@ -97,5 +106,22 @@ def _apply(store: Any, marker: Marker) -> Entry | None:
             stamps = [at, *(stamps if isinstance(stamps, list) else [])]
             outcomes["violation_timestamps"] = stamps[: store.config.max_violation_timestamps]
         updates["retrieval_outcomes"] = outcomes
+        if marker.outcome == "applied":
+            updates.update(_confirmation(store, entry, phase, project, at))
         changed: Entry = txn.put({**entry.data, **updates})
         return changed
+
+
+def _confirmation(store: Any, entry: Entry, phase: int | None, project: str, at: str) -> dict[str, Any]:
+    """The fields an applied acknowledgement changes as a confirmation (none when the entry
+    is inactive or this phase / project already confirmed it)."""
+    if store.tier == Tier.HIVE:
+        return encounter_updates(entry, project, at, store.config) or {}
+    if phase is None:
+        return {}
+    confirmed, outcome = reinforce_entry(entry, phase_confirmation(phase, at, project),
+                                         max_confirmed_by=store.config.max_confirmed_by)
+    if outcome != "reinforced":
+        return {}
+    keys = ("confirmed_by", "updated_at", "phases_alive", "confidence")
+    return {k: confirmed.data[k] for k in keys}

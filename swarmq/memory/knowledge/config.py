@@ -56,6 +56,9 @@ class KnowledgeConfig(BaseModel):
     validation_mode: ValidationMode = ValidationMode.OPENCODE
     evergreen_confidence: Annotated[float, Field(ge=0, le=1)] = 0.9
     evergreen_utility: Annotated[float, Field(ge=0, le=1)] = 0.8
+    evergreen_ttl_exempt: bool = True
+    """Evergreen entries (both thresholds above met) "survive sweeps": never aged, archived or
+    expired by the TTL sweep while they stay evergreen."""
     low_utility_threshold: Annotated[float, Field(ge=0, le=1)] = 0.3
     min_retrievals_for_utility: Annotated[int, Field(ge=0)] = 3
     schema_version: Annotated[int, Field(ge=1)] = 1

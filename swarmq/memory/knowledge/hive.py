@@ -5,6 +5,10 @@ tag, (3) age ≥ ``auto_promote_days``. A promoted lesson becomes a new hive can
 hive already holds a near-duplicate; then every active hive entry that an active swarm entry of
 this project near-duplicates gets that project's encounter (weighted score, clamped), and a
 hive candidate confirmed by three projects becomes established. Locks: swarm first, then hive.
+
+Only confirmations are encounters: a near-duplicate lesson (here), an explicit confirmation
+(:func:`confirm_hive_entry`) or a ``KNOWLEDGE_APPLIED`` acknowledgement. Being shown in an
+injection only counts ``shown_count``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.errors import InvalidEntry
 from swarmq.memory.knowledge.lifecycle import DAY_MS, age_ms
 from swarmq.memory.knowledge.model import HIVE_KEY_ORDER, Entry, Status, Tier, v1_outcomes
@@ -124,8 +129,27 @@ def _similar(store: TierStore, a: str, b: str) -> bool:
     return bigram_jaccard(a, b) >= store.config.dedup_threshold
 
 
+def encounter_updates(entry: Entry, project: str, at: str, config: KnowledgeConfig) -> dict[str, Any] | None:
+    """One project's confirmation of an active hive entry, opencode-swarm's arithmetic: a new
+    ``{project_name, confirmed_at}`` record, ``encounter_score`` + ``encounter_increment`` ×
+    (``same_project_weight`` for the source project, else ``cross_project_weight``) clamped to
+    [min, max], and candidate → established at three distinct projects. ``None`` when the entry
+    is inactive or this project already confirmed it (a project counts once)."""
+    if not entry.is_active or project in entry.confirming_projects():
+        return None
+    weight = config.same_project_weight if project == entry.source_project else config.cross_project_weight
+    old = entry.encounter_score if entry.encounter_score is not None else 1.0
+    score = min(max(old + config.encounter_increment * weight, config.min_encounter_score),
+                config.max_encounter_score)
+    records = [*entry.confirmed_by, {"project_name": project, "confirmed_at": at}]
+    updates: dict[str, Any] = {"confirmed_by": records, "encounter_score": score, "updated_at": at}
+    projects = {r["project_name"] for r in records if isinstance(r.get("project_name"), str)}
+    if entry.status == Status.CANDIDATE and len(projects) >= 3:
+        updates["status"] = Status.ESTABLISHED.value
+    return updates
+
+
 def _count_encounters(knowledge: KnowledgeStore, txn: Any, summary: HiveSummary) -> None:
-    config = knowledge.config
     swarm = knowledge.swarm
     for hive_item in txn.entries:
         if not hive_item.is_active:
@@ -133,21 +157,30 @@ def _count_encounters(knowledge: KnowledgeStore, txn: Any, summary: HiveSummary)
         twin = swarm.find_duplicate(hive_item.lesson, active_only=True)
         if twin is None:
             continue
-        project = twin.project_name or knowledge.project_name
-        if project in hive_item.confirming_projects():
+        updates = encounter_updates(hive_item, twin.project_name or knowledge.project_name,
+                                    summary.timestamp, knowledge.config)
+        if updates is None:
             continue
-        weight = config.same_project_weight if project == hive_item.source_project else config.cross_project_weight
-        old = hive_item.encounter_score if hive_item.encounter_score is not None else 1.0
-        score = min(max(old + config.encounter_increment * weight, config.min_encounter_score),
-                    config.max_encounter_score)
-        records = [*hive_item.confirmed_by, {"project_name": project, "confirmed_at": summary.timestamp}]
-        updates: dict[str, Any] = {"confirmed_by": records, "encounter_score": score}
         summary.encounters_incremented += 1
-        projects = {r["project_name"] for r in records if isinstance(r.get("project_name"), str)}
-        if hive_item.status == Status.CANDIDATE and len(projects) >= 3:
-            updates["status"] = Status.ESTABLISHED.value
-            summary.advancements += 1
+        summary.advancements += updates.get("status") == Status.ESTABLISHED
         txn.put({**hive_item.data, **updates})
+
+
+def confirm_hive_entry(knowledge: KnowledgeStore, entry_id: str,
+                       project: str | None = None) -> tuple[Entry, bool]:
+    """An explicit confirmation of a hive entry by this project (an encounter, counted once
+    per project); returns the entry and whether it changed."""
+    with knowledge.hive.transaction() as txn:
+        entry = txn.get(entry_id)
+        if entry is None:
+            from swarmq.memory.knowledge.errors import EntryNotFound
+
+            raise EntryNotFound(f"no hive entry {entry_id}")
+        updates = encounter_updates(entry, project or knowledge.project_name, knowledge.hive.now(),
+                                    knowledge.config)
+        if updates is None:
+            return entry, False
+        return txn.put({**entry.data, **updates}), True
 
 
 def promote_lesson(knowledge: KnowledgeStore, lesson: str, category: str = "process", *,

@@ -1,9 +1,12 @@
 """Injection that closes the loop: query, render within budget, commit the trace's membership
-to the receipt journal, then count every shown entry (``shown_count`` + 1 and, with a phase,
-a phase confirmation) and log a retrieval event.
+to the receipt journal, then count every shown entry (``shown_count`` + 1) and log a retrieval
+event.
 
-opencode-swarm's own users found ``shown_count`` stuck at 0 and promotion unreachable because
-nothing wrote back what was shown; here the block is returned only after both are recorded.
+opencode-swarm's own users found ``shown_count`` stuck at 0 because nothing wrote back what was
+shown; here the block is returned only after both are recorded. Being shown is not being
+confirmed (a weak match would otherwise confirm and, in the hive, take a project's encounter):
+confirmations come from ``KNOWLEDGE_APPLIED`` (:mod:`acks`), explicit reinforcement and
+near-duplicate lessons.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from swarmq.memory.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext, Ranked, search
 from swarmq.memory.knowledge.receipts import ReceiptLedger
-from swarmq.memory.knowledge.reinforcement import phase_confirmation, reinforce_entry
 from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
 from swarmq.memory.knowledge.serialize import dumps_js
 from swarmq.memory.knowledge.store import TierStore
@@ -89,7 +91,7 @@ def inject(
     for tier in (Tier.SWARM, Tier.HIVE):
         ids = [r.entry.id for r in shown if r.tier == tier]
         if ids:
-            record_shown(knowledge.tier(tier.value), ids, phase=context.phase)
+            record_shown(knowledge.tier(tier.value), ids)
     log_event(store, "retrieved", trace_id=trace_id, session_id=session_id, phase=context.phase,
               agent=context.agent, query=context.haystack()[:QUERY_EVENT_CHARS],
               retrieval_mode=context.mode.value, result_ids=[r.entry.id for r in shown],
@@ -98,10 +100,8 @@ def inject(
     return Injection(trace_id, budget, block, shown, candidates)
 
 
-def record_shown(store: TierStore, entry_ids: list[str], *, phase: int | None) -> list[Entry]:
-    """``shown_count`` + 1 for each entry and, with a phase, a confirmation: a phase
-    confirmation on swarm entries (reinforcement rules: idempotent per phase, confidence
-    recomputed), this project's confirmation on hive entries (once per project)."""
+def record_shown(store: TierStore, entry_ids: list[str]) -> list[Entry]:
+    """``shown_count`` + 1 for each entry (nothing else: showing confirms nothing)."""
     with store.transaction() as txn:
         out = []
         for entry_id in entry_ids:
@@ -110,16 +110,5 @@ def record_shown(store: TierStore, entry_ids: list[str], *, phase: int | None) -
                 continue
             outcomes = normalize_outcomes(entry.outcomes)
             outcomes["shown_count"] = int(outcomes.get("shown_count", 0)) + 1
-            changed = entry.changed({"retrieval_outcomes": outcomes}, bump_revision=False)
-            if phase is not None and store.tier == Tier.SWARM:
-                confirmation = phase_confirmation(phase, store.now(), store.project_name)
-                changed, _ = reinforce_entry(changed, confirmation,
-                                             max_confirmed_by=store.config.max_confirmed_by)
-            elif (phase is not None and changed.is_active
-                  and store.project_name not in changed.confirming_projects()):
-                # hive: a retrieval in this project is this project's confirmation
-                records = [*changed.confirmed_by, {"project_name": store.project_name,
-                                                   "confirmed_at": store.now(), "phase_number": phase}]
-                changed = changed.changed({"confirmed_by": records}, bump_revision=False)
-            out.append(txn.put(changed.data))
+            out.append(txn.put({**entry.data, "retrieval_outcomes": outcomes}))
         return out

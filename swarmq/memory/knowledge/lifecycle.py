@@ -1,5 +1,9 @@
 """The maturity sweep: N-phase TTL, stale todos, candidate → established → promoted, caps.
 
+Promoted entries and *evergreen* ones (confidence ≥ ``evergreen_confidence`` and utility ≥
+``evergreen_utility``, opencode-swarm's rule: they "survive sweeps") are TTL-exempt: they are
+neither aged nor archived nor expired while they stay evergreen (``evergreen_ttl_exempt``).
+
 A sweep is keyed by a *phase key* (a phase number, or e.g. a day when no plan tracks phases)
 and is idempotent for it: the sweep state file records the key in two steps around the single
 store rewrite (``pending`` with the fingerprint of the content about to be written, then
@@ -16,9 +20,11 @@ from datetime import datetime
 from typing import Any
 
 from swarmq.memory.atomic import write_json_atomic
+from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.files import SWEEP_STATE_FILE
 from swarmq.memory.knowledge.model import Entry, Status
 from swarmq.memory.knowledge.quarantine import archive_updates
+from swarmq.memory.knowledge.ranking import utility_score
 from swarmq.memory.knowledge.serialize import parse_iso
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
@@ -37,10 +43,26 @@ class SweepResult:
     established: int = 0
     promoted: int = 0
     evicted: int = 0
+    evergreen: int = 0
+    """Entries left alone because they are evergreen (TTL-exempt)."""
     hive: dict[str, Any] = field(default_factory=dict)
+    hive_sweep: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def is_evergreen(entry: Entry, config: KnowledgeConfig) -> bool:
+    """opencode-swarm's evergreen rule: confidence ≥ ``evergreen_confidence`` and utility ≥
+    ``evergreen_utility`` (utility is known only after ``min_retrievals_for_utility`` showings
+    or from an explicit ``utility_score``)."""
+    utility = utility_score(entry, config.min_retrievals_for_utility)
+    return (utility is not None and entry.confidence >= config.evergreen_confidence
+            and utility >= config.evergreen_utility)
+
+
+def ttl_exempt(entry: Entry, config: KnowledgeConfig) -> bool:
+    return entry.status == Status.PROMOTED or (config.evergreen_ttl_exempt and is_evergreen(entry, config))
 
 
 def age_ms(entry: Entry, now: datetime) -> float:
@@ -74,11 +96,15 @@ def run_auto_promotion(txn: Transaction, now: datetime, at: str, auto_promote_da
     return established, promoted
 
 
-def _age_and_archive(txn: Transaction, result: SweepResult, at: str, default_max: int) -> None:
-    """``sweepAgedEntries``: +1 phase for every entry not archived or promoted; archive past TTL."""
+def _age_and_archive(txn: Transaction, result: SweepResult, at: str, config: KnowledgeConfig) -> None:
+    """``sweepAgedEntries``: +1 phase for every entry not archived or TTL-exempt; archive past TTL."""
+    default_max = config.default_max_phases
     for entry in txn.entries:
         result.scanned += 1
-        if entry.status in (Status.ARCHIVED, Status.PROMOTED):
+        if entry.status == Status.ARCHIVED:
+            continue
+        if ttl_exempt(entry, config):
+            result.evergreen += entry.status != Status.PROMOTED
             continue
         updates: dict[str, Any] = {"phases_alive": entry.phases_alive + 1}
         result.aged += 1
@@ -88,10 +114,11 @@ def _age_and_archive(txn: Transaction, result: SweepResult, at: str, default_max
         txn.put({**entry.data, **updates})
 
 
-def _remove_stale_todos(txn: Transaction, result: SweepResult, todo_max: int) -> None:
+def _remove_stale_todos(txn: Transaction, result: SweepResult, config: KnowledgeConfig) -> None:
     """``sweepStaleTodos``: todo entries past their TTL leave the store (kept in evicted)."""
     for entry in txn.entries:
-        if entry.category == "todo" and entry.status != Status.PROMOTED and entry.phases_alive > todo_max:
+        if (entry.category == "todo" and not ttl_exempt(entry, config)
+                and entry.phases_alive > config.todo_max_phases):
             txn.remove(entry.id, reason="todo_expired")
             result.todos_removed += 1
 
@@ -104,22 +131,24 @@ def _fingerprint(txn: Transaction) -> str:
     return digest.hexdigest()
 
 
-def _read_state(store: TierStore) -> dict[str, Any]:
+def _read_state(store: TierStore, state_file: str = SWEEP_STATE_FILE) -> dict[str, Any]:
     try:
-        value = json.loads((store.files.root / SWEEP_STATE_FILE).read_text(encoding="utf-8"))
+        value = json.loads((store.files.root / state_file).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = None) -> SweepResult:
-    """Age, expire, promote and cap one store, once per phase key."""
+def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = None,
+                promote: bool = True, state_file: str = SWEEP_STATE_FILE) -> SweepResult:
+    """Age, expire, promote (unless ``promote`` is false, as for the hive) and cap one store,
+    once per phase key; ``state_file`` holds the last key (one per sweeper of a shared store)."""
     key = str(phase)
     result = SweepResult(key)
     config = store.config
-    state_path = store.files.root / SWEEP_STATE_FILE
+    state_path = store.files.root / state_file
     with store.transaction() as txn:
-        state = _read_state(store)
+        state = _read_state(store, state_file)
         if state.get("last_phase") == key:
             result.skipped = True
             return result
@@ -130,9 +159,10 @@ def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = No
         moment = now or store.clock()
         at = store.now()
         if config.sweep_enabled:
-            _age_and_archive(txn, result, at, config.default_max_phases)
-            _remove_stale_todos(txn, result, config.todo_max_phases)
-        result.established, result.promoted = run_auto_promotion(txn, moment, at, config.auto_promote_days)
+            _age_and_archive(txn, result, at, config)
+            _remove_stale_todos(txn, result, config)
+        if promote:
+            result.established, result.promoted = run_auto_promotion(txn, moment, at, config.auto_promote_days)
         cap = config.hive_max_entries if store.tier == "hive" else config.swarm_max_entries
         entries = txn.entries
         if cap is not None and len(entries) > cap:

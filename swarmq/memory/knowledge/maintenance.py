@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from swarmq.memory.knowledge.hive import check_hive_promotions
-from swarmq.memory.knowledge.lifecycle import SweepResult, sweep_store
+from swarmq.memory.knowledge.lifecycle import SweepResult, is_evergreen, sweep_store
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.ranking import utility_score
@@ -17,24 +17,25 @@ from swarmq.memory.knowledge.store import TierStore
 
 def current_phase(knowledge: KnowledgeStore) -> int | None:
     """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
-    try:
-        plan = json.loads((knowledge.swarm_dir / "plan.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
-    phase = plan.get("current_phase") if isinstance(plan, dict) else None
-    return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
+    return knowledge.current_phase()
 
 
 def sweep(knowledge: KnowledgeStore, phase: str | int | None = None, *,
           now: datetime | None = None) -> SweepResult:
-    """Sweep the swarm tier once per phase key, then run hive promotion and sweep the hive
-    (which is shared, so its key is namespaced by project)."""
+    """Sweep the swarm tier once per phase key, then sweep the hive (age, archive, expire
+    todos and cap, as opencode-swarm's phase completion does; no auto-promotion there) and run
+    hive promotion. The hive is shared, so each project keeps its own hive sweep state: a
+    project's phase ages hive entries once, however many projects sweep."""
     key = phase if phase is not None else current_phase(knowledge)
     if key is None:
         key = f"day:{knowledge.swarm.now()[:10]}"
     result = sweep_store(knowledge.swarm, key, now=now)
     if result.skipped or not knowledge.config.hive_enabled:
         return result
+    project = hashlib.sha256(knowledge.project_name.encode("utf-8")).hexdigest()[:16]
+    hive_sweep = sweep_store(knowledge.hive, key, now=now, promote=False,
+                             state_file=f"shared-sweep-state-{project}.json")
+    result.hive_sweep = hive_sweep.as_dict()
     summary = check_hive_promotions(knowledge, now=now)
     result.hive = summary.as_dict()
     return result
@@ -64,7 +65,7 @@ def audit_tier(store: TierStore) -> dict[str, Any]:
         if problems:
             unhealthy.append({"id": entry.id, "problems": problems})
         utility = utility_score(entry, config.min_retrievals_for_utility)
-        if utility is not None and entry.confidence >= config.evergreen_confidence and utility >= config.evergreen_utility:
+        if is_evergreen(entry, config):
             evergreen.append(entry.id)
         if (utility is not None and utility <= config.low_utility_threshold
                 and entry.counter("shown_count") >= 5):

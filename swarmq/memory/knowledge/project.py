@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.memory.knowledge.config import KnowledgeConfig
+from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.memory.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.memory.knowledge.reinforcement import NewLesson
 from swarmq.memory.knowledge.store import AddResult, TierStore
@@ -84,6 +84,15 @@ class KnowledgeStore:
             return self.hive
         raise ValueError(f"unknown tier {name!r}: use 'swarm' or 'hive'")
 
+    def current_phase(self) -> int | None:
+        """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
+        try:
+            plan = json.loads((self.swarm_dir / "plan.json").read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None
+        phase = plan.get("current_phase") if isinstance(plan, dict) else None
+        return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
+
     # -- the calls other jobs make ---------------------------------------------------------------
 
     def add_lesson(
@@ -99,16 +108,24 @@ class KnowledgeStore:
         source_refs: Iterable[str] = (),
         source_knowledge_ids: Iterable[str] = (),
         extra: Mapping[str, Any] | None = None,
+        validation_mode: ValidationMode | str | None = None,
     ) -> AddResult:
         """Add a lesson to the swarm tier with the curator's rules: validate, reinforce an
-        active near-duplicate, else append (issue 5 promotes AgentOps learnings this way)."""
+        active near-duplicate, else append (promoted AgentOps learnings come this way).
+        ``validation_mode`` overrides ``knowledge.validation_mode`` for this add (the flywheel
+        bridge validates machine-promoted, already-reviewed lessons in its own mode)."""
+        store = self.swarm
+        if validation_mode is not None and ValidationMode(validation_mode) != self.config.validation_mode:
+            config = self.config.model_copy(update={"validation_mode": ValidationMode(validation_mode)})
+            store = TierStore(self.swarm.files, locks=self.locks, config=config,
+                              project_name=self.project_name, clock=self.clock)
         fields = dict(directives or {})
         refs, ids = list(source_refs), list(source_knowledge_ids)
         if refs:
             fields["source_refs"] = refs
         if ids:
             fields["source_knowledge_ids"] = ids
-        return self.swarm.add(
+        return store.add(
             NewLesson(lesson, category=category, tags=list(tags) if tags is not None else None,
                       confidence=confidence, auto_generated=auto_generated, directives=fields,
                       extra=dict(extra or {})),

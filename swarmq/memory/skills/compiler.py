@@ -4,7 +4,11 @@ Every SKILL.md write holds the lock of that file (``file_resource(path)``), and 
 rules: the target must lie under its directory; an active file without the generated marker
 (a human wrote or edited it) is never overwritten unless ``force``; content equal to a rejected
 edit is skipped; with fixtures, the candidate must pass them and strictly improve on the
-incumbent, otherwise it goes to the rejected-edits buffer and nothing is written. Activation
+incumbent, otherwise it goes to the rejected-edits buffer and nothing is written. The
+rejected-edits buffer belongs to the evaluation: without evaluation (``evaluate_it=False``) it
+is neither read nor written. ``force`` is the user overriding the gates: it writes a candidate
+the evaluation refused or the buffer lists (the evaluation is still run and reported, and
+nothing is recorded as rejected), so a stale skill can always be refreshed. Activation
 stamps the source entries with ``generated_skill_slug``/``generated_skill_path`` through the
 knowledge store's own update (under the store lock). Nothing is ever activated automatically:
 only :meth:`SkillCompiler.apply`, ``generate(mode="active")`` and ``regenerate`` write there.
@@ -162,22 +166,25 @@ class SkillCompiler:
                 return SkillWrite(slug, False, str(path), reason=(
                     f"{path} exists without the generated marker (written or edited by hand); "
                     "not overwritten (use force to overwrite)"))
-            eval_set = load_eval_set(self.layout, slug)
-            if self.rejected.is_rejected(slug, content, eval_set.fingerprint):
-                return SkillWrite(slug, False, str(path), reason="equivalent content was rejected before "
-                                  "by the same eval fixtures")
             evaluation = None
+            reason = None
             if evaluate_it:
+                eval_set = load_eval_set(self.layout, slug)
+                if not force and self.rejected.is_rejected(slug, content, eval_set.fingerprint):
+                    return SkillWrite(slug, False, str(path), reason="equivalent content was rejected before "
+                                      "by the same eval fixtures")
                 source = incumbent_path or path
                 incumbent = source.read_text(encoding="utf-8") if source.exists() else None
                 evaluation = evaluate(eval_set, content, incumbent)
-                if not evaluation.passed:
+                if not evaluation.passed and force:
+                    reason = f"forced past the eval gate: {evaluation.reason}"
+                elif not evaluation.passed:
                     self.rejected.record(self.locks, slug=slug, operation=operation, candidate=content,
                                          evaluation=evaluation, incumbent=incumbent)
                     return SkillWrite(slug, False, str(path), reason=f"validation_failed: {evaluation.reason}",
                                       evaluation=evaluation)
             write_atomic(path, content, lease=lease)
-            return SkillWrite(slug, True, str(path), evaluation=evaluation)
+            return SkillWrite(slug, True, str(path), reason=reason, evaluation=evaluation)
 
     # -- the verbs --------------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,18 +13,10 @@ from swarmq.memory.flywheel.bridge import condense
 from swarmq.memory.flywheel.citations import citation_event, citation_stats, record_citations
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import forge_transcript
+from swarmq.memory.knowledge import KnowledgeStore
 from swarmq.memory.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
-
-
-class FakeSink:
-    def __init__(self) -> None:
-        self.lessons: list[dict[str, Any]] = []
-
-    def add_lesson(self, lesson: str, **fields: Any) -> Any:
-        self.lessons.append({"lesson": lesson, **fields})
-        return type("AddResult", (), {"outcome": "added", "reason": None, "entry": type("E", (), {"id": "k1"})()})()
 
 
 @pytest.fixture
@@ -42,7 +33,8 @@ def test_transcript_to_matured_learning(layout: AgentsLayout, locks: LocalLocks)
     start = datetime.now(UTC)
     forged = forge_transcript(FIXTURES / "claude-code" / "session-v2.0.jsonl", layout, locks, now=start)
     assert forged.new == 7
-    sink = FakeSink()
+    sink = KnowledgeStore(layout.root.parent / ".swarm", locks=locks, data_dir=layout.root.parent / "hive",
+                          project_name="repo")
     first = close_loop(layout, locks, sink=sink, now=start)
     assert first.ingest["added"] == 7 and not first.promoted
     assert first.held["age"] == 7 - first.rejected_discard
@@ -56,9 +48,12 @@ def test_transcript_to_matured_learning(layout: AgentsLayout, locks: LocalLocks)
     assert [p.candidate_id for p in done.promoted] == [hits[0].id]
     learning = Path(done.promoted[0].artifact_path)
     assert learning.parent in (layout.learnings, layout.patterns) and learning.exists()
-    assert sink.lessons[0]["category"] == "architecture" and "visibility" in sink.lessons[0]["lesson"]
-    assert sink.lessons[0]["source_refs"] == [str(learning)]
-    assert done.knowledge == [{"artifact_path": str(learning), "outcome": "added", "reason": None, "entry_id": "k1"}]
+    [bridged] = sink.swarm.read().entries
+    assert bridged.category == "architecture" and "visibility" in bridged.lesson
+    assert bridged.get("source_refs") == [str(learning)]
+    assert [r["phase_number"] for r in bridged.confirmed_by] == [0]  # the promotion confirms it
+    assert done.knowledge == [{"artifact_path": str(learning), "outcome": "added", "reason": None,
+                               "entry_id": bridged.id}]
     # the promoted learning is found and cited, then judged helpful three times
     found = lookup(layout, locks, "visibility timeout redelivered", session_id="s-3", include_pool=False)
     assert found[0].kind in ("learning", "pattern") and found[0].path == str(learning)

@@ -165,8 +165,12 @@ def test_promotion_writes_the_artifact_and_dedups_by_content(layout: AgentsLayou
         "---\nid: pend-2026-03-01-retro-ag-x1y2-l1\ntype: decision\ndate: 2026-03-05\ntier: silver\n"
         "utility: 0.5000\nconfidence: 0.8000\nmaturity: provisional\nreward_count: 0\nhelpful_count: 0\n"
         "harmful_count: 0\nsource_session: ag-x1y2\n---\n\n# Decision: Keep Redis as the broker\n\n"
-        "## What We Learned\n\n# Learning: Keep Redis as the broker\n")
+        "## What We Learned\n\nWe decided to keep Redis as the broker, because the quota gate already "
+        "needs it.\n\n## Source\n\n- **Session**: ag-x1y2\n")
+    # the pending wrapper is gone: one heading, one What We Learned, one Source, no **ID** line
+    assert [text.count(s) for s in ("\n# ", "## What We Learned", "## Source", "**ID**")] == [1, 1, 1, 0]
     assert "- **Session**: ag-x1y2\n" in text and "- **Message**: 0\n" in text
+    assert text.endswith("- **Message**: 0\n\nSession: ag-x1y2\n\n")  # the block's own source note kept
     assert canonical_content_body(text) == "We decided to keep Redis as the broker, because the quota gate already needs it."
     assert not first.path.exists()
     # L2 differs only in case and spacing: the same content hash, so no second artifact

@@ -14,6 +14,7 @@ from swarmq.memory.knowledge import (
     inject,
     search,
 )
+from swarmq.memory.knowledge.acks import acknowledge
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.inject import ledger
 from swarmq.memory.knowledge.sidecars import values
@@ -89,7 +90,7 @@ def test_block_respects_the_character_budget(make_knowledge) -> None:  # type: i
     assert sum(line.startswith("- id: ") for line in lines) == len(injection.shown)
 
 
-def test_shown_entries_are_counted_confirmed_and_committed(knowledge: KnowledgeStore) -> None:
+def test_shown_entries_are_counted_and_committed_but_not_confirmed(knowledge: KnowledgeStore) -> None:
     seed(knowledge)
     injection = inject(knowledge, QueryContext(text="bravo tables", phase=4), session_id="s1")
     assert injection.shown
@@ -97,16 +98,20 @@ def test_shown_entries_are_counted_confirmed_and_committed(knowledge: KnowledgeS
         entry = knowledge.swarm.get(ranked.entry.id)
         assert entry is not None
         assert entry.counter("shown_count") == 1
-        assert 4 in entry.phase_numbers()
+        assert 4 not in entry.phase_numbers()  # shown is not confirmed
     state = ledger(knowledge).verify()
     assert state.traces[injection.trace_id]["entry_ids"] == [r.entry.id for r in injection.shown]
     events = values(knowledge.swarm.files.events)
     assert events[-1]["type"] == "retrieved" and events[-1]["trace_id"] == injection.trace_id
-    # a second injection in the same phase counts the show but not a second confirmation
+    # applying it confirms it in the trace's phase, once per phase
+    first = injection.shown[0].entry.id
+    acknowledge(knowledge, f"KNOWLEDGE_APPLIED:{injection.trace_id}:{first}")
     again = inject(knowledge, QueryContext(text="bravo tables", phase=4))
-    entry = knowledge.swarm.get(again.shown[0].entry.id)
+    acknowledge(knowledge, f"KNOWLEDGE_APPLIED:{again.trace_id}:{first}")
+    entry = knowledge.swarm.get(first)
     assert entry is not None and entry.counter("shown_count") == 2
     assert [r["phase_number"] for r in entry.confirmed_by].count(4) == 1
+    assert entry.counter("applied_explicit_count") == 2
 
 
 def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
@@ -136,12 +141,17 @@ def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore
     assert directives_block(roster, "bravo tables", 10) == ""
 
 
-def test_shown_hive_entries_get_this_projects_confirmation(knowledge: KnowledgeStore) -> None:
+def test_shown_hive_entries_are_counted_and_applied_ones_confirmed(knowledge: KnowledgeStore) -> None:
     entry = knowledge.hive.add(NewLesson("Pin every docker base image by digest in production")).entry
     assert entry is not None
-    for _ in range(2):
-        inject(knowledge, QueryContext(text="docker base image digest", phase=3))
+    knowledge.hive.update(entry.id, {"source_project": "elsewhere"})
+    traces = [inject(knowledge, QueryContext(text="docker base image digest", phase=3)).trace_id
+              for _ in range(2)]
     hive = knowledge.hive.get(entry.id)
-    assert hive is not None and hive.counter("shown_count") == 2
-    assert hive.confirmed_by == [{"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z",
-                                  "phase_number": 3}]
+    assert hive is not None and hive.counter("shown_count") == 2 and hive.confirmed_by == []
+    for trace in traces:
+        acknowledge(knowledge, f"KNOWLEDGE_APPLIED:{trace}:{entry.id}")
+    hive = knowledge.hive.get(entry.id)
+    assert hive is not None
+    assert hive.confirmed_by == [{"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z"}]
+    assert hive.encounter_score == pytest.approx(1.05)  # one cross-project encounter

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from swarmq.memory.knowledge import KnowledgeStore, NewLesson
+from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
 from swarmq.memory.knowledge.files import SWEEP_STATE_FILE
 from swarmq.memory.knowledge.hive import check_hive_promotions, promote_from_swarm, promote_lesson
 from swarmq.memory.knowledge.maintenance import audit, sweep
 from swarmq.memory.knowledge.sidecars import values
+from swarmq.memory.locking import LocalLocks
 from tests.memory.knowledge.conftest import Clock
 
 LESSON = "Run the python test suite before pushing to the main branch"
@@ -139,3 +141,21 @@ def test_audit_flags(knowledge: KnowledgeStore) -> None:
     assert report["entries"] == 2
     assert {"id": a.id, "problems": ["Unconfirmed auto-generated"]} in report["unhealthy"]
     assert report["evergreen"] == [b.id]
+
+
+def test_the_hive_is_swept_once_per_project_phase(
+    make_knowledge: Callable[..., KnowledgeStore], tmp_path: Path, locks: LocalLocks, clock: Clock,
+) -> None:
+    knowledge = make_knowledge(default_max_phases=2)
+    candidate = knowledge.hive.add(NewLesson("Pin docker base images by digest in production")).entry
+    assert candidate is not None
+    other = KnowledgeStore(tmp_path / "other" / ".swarm", locks=locks,
+                           config=KnowledgeConfig(default_max_phases=2), data_dir=tmp_path / "data",
+                           project_name="other", clock=clock)
+    first = sweep(knowledge, 1)
+    assert first.hive_sweep["aged"] == 1
+    assert sweep(other, 1).hive_sweep["aged"] == 1  # another project's phase ages it too
+    assert sweep(knowledge, 1).skipped  # but one project's phase only once
+    assert knowledge.hive.get(candidate.id).phases_alive == 2  # type: ignore[union-attr]
+    assert sweep(knowledge, 2).hive_sweep["archived"] == 1
+    assert knowledge.hive.get(candidate.id).status == "archived"  # type: ignore[union-attr]
