@@ -112,7 +112,7 @@ def acknowledge(prompt: str) -> list[tuple[str, str]]:
         return []
     trace = re.search(r"^trace_id: (\S+)$", block.group(1), re.M)
     shown = re.findall(r"^- id: (\S+)\n(?:  .*\n)*?  lesson: (.*)$", block.group(1), re.M)
-    for entry_id, lesson in shown:
+    for entry_id, _lesson in shown:
         mark(f"NOTE: applying directive {entry_id}")
         if trace:
             mark(f"KNOWLEDGE_APPLIED:{trace.group(1)}:{entry_id} reason=followed it in this change")
