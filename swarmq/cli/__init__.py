@@ -55,6 +55,7 @@ def _root(
 # Running the swarm
 app.command()(demo.demo)
 app.command()(processes.up)
+app.command()(processes.reload)
 app.command()(processes.down)
 app.command()(processes.status)
 app.add_typer(roster.app, name="roster")
