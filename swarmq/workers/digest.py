@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from swarmq.coord.connection import redact
 from swarmq.roster.schema import Roster
 from swarmq.workers.processes import Kind, ProcessSpec
 
@@ -34,6 +35,9 @@ def parts(roster: Roster, spec: ProcessSpec) -> dict[str, str]:
     out = {"command": _hash(spec.argv), "env": _hash(env)}
     unread = {"workers"} | ({"flower", "api"} if spec.kind in (Kind.WORKER, Kind.BEAT) else set())
     shared = roster.model_dump(mode="json", exclude=unread)
+    for url in ("redis_url", "broker_url"):  # no password in the file, not even hashed
+        if shared.get(url):
+            shared[url] = redact(str(shared[url]))
     out.update({f"roster.{key}": _hash(value) for key, value in shared.items()})
     if spec.kind is Kind.WORKER:
         entry = roster.worker(spec.name).model_dump(mode="json")
