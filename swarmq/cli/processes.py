@@ -96,6 +96,10 @@ def up(
         fail(
             f"schedule names tasks no module registers ({names}); run `swarmq roster validate`; nothing was started"
         )
+    from swarmq.roster.agents import agent_problems
+
+    for problem in agent_problems(roster, state(ctx).config_path):
+        err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
     supervisor = _supervisor(ctx, roster, no_tmux)
     try:
         result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)

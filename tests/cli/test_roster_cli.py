@@ -48,3 +48,28 @@ def test_show_json_has_resolved_paths() -> None:
     assert Path(data["paths"]["runtime"]).is_absolute() and Path(data["workspace"]).is_absolute()
     assert data["broker_url"] == data["redis_url"]
     assert data["workers"][0]["all_queues"][0] == "worker.swarm1"
+
+
+def test_agent_commands_are_checked_and_the_fix_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\necho STATE: DONE\n")  # not executable yet
+    roster = tmp_path / "swarm.yaml"
+    roster.write_text(
+        "swarm: s\nworkspace: .\nworkers:\n"
+        "  - {id: a, role: x, queues: [missions], agent: {command: [no-such-agent-cli, -p, '{prompt}']}}\n"
+        "  - {id: b, role: x, queues: [missions], agent: {command: [./agent.sh, '{prompt_file}']}}\n"
+        "  - {id: c, role: x, queues: [missions]}\n"
+        "  - {id: d, role: x, queues: [forge], agent: {command: [python3, x.py]}}\n"
+    )
+    done = runner.invoke(app, ["roster", "validate", str(roster), "--json"])
+    assert done.exit_code == 0, done.output
+    problems = {p["path"]: p["message"] for p in json.loads(done.output)["problems"]}
+    missing = problems["workers[0](a).agent.command[0]"]
+    assert "'no-such-agent-cli' is not on this machine's PATH" in missing
+    assert "every mission sent to 'a' would fail" in missing and "The agent contract" in missing
+    assert "chmod +x" in problems["workers[1](b).agent.command[0]"]
+    assert "has no agent" in problems["workers[2](c).agent"]
+    assert not [p for p in problems if p.startswith("workers[3]")]
+    script.chmod(0o755)
+    again = json.loads(runner.invoke(app, ["roster", "validate", str(roster), "--json"]).output)
+    assert not [p for p in again["problems"] if p["path"].startswith("workers[1]")]
