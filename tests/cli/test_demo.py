@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import libtmux
@@ -15,6 +16,8 @@ import yaml
 from swarmq.demo import example_agent
 from swarmq.memory.procs import pid_alive
 from tests.support import REPO
+
+pytestmark = pytest.mark.slow
 
 
 def run_demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -91,3 +94,31 @@ def test_example_agent_follows_the_contract(tmp_path: Path, objective: str, expe
     failed = subprocess.run([sys.executable, example_agent.__file__, str(prompt)], capture_output=True,
                             text=True, env={**env, "EXAMPLE_AGENT_EXIT": "3"}, timeout=60, check=False)
     assert failed.returncode == 3 and "STATE: DONE" not in failed.stdout
+
+
+def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
+    workspace = tmp_path / "kept"
+    done = run_demo(workspace, "--keep")
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update(SWARMQ_CONFIG=report["config"], PYTHONPATH=str(REPO))
+
+    def swarmq(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "swarmq.cli", *args], capture_output=True,
+                              text=True, env=env, timeout=120, check=False)
+
+    try:
+        assert report["stopped"] is False
+        submitted = swarmq("mission", "submit", "Fix the flaky invoice total test", "--worker", "ada", "--json")
+        assert submitted.returncode == 0, submitted.stderr
+        mission_id = json.loads(submitted.stdout)["id"]
+        deadline = time.monotonic() + 60
+        state = ""
+        while time.monotonic() < deadline and state != "complete":
+            state = json.loads(swarmq("mission", "show", mission_id, "--json").stdout)["state"]
+            time.sleep(0.3)
+        assert state == "complete"
+    finally:
+        down = swarmq("down", "--timeout", "20")
+    assert down.returncode == 0 and "stopped" in down.stdout
