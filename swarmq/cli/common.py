@@ -10,13 +10,30 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from swarmq.memory.locking import LocalLocks, StoreLocks
 from swarmq.roster.loader import RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _Console(Console):
+    """Tables never cut a cell: a long id or path wraps (``fold``) instead of ending in "…"."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for obj in objects:
+            if isinstance(obj, Table):
+                for column in obj.columns:
+                    if column.overflow == "ellipsis":
+                        column.overflow = "fold"
+        super().print(*objects, **kwargs)
+
+
+PIPED_WIDTH = 10_000
+"""Output that is not a terminal is as wide as its content: nothing is folded into a pipe."""
+
+console = _Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+err_console = _Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 

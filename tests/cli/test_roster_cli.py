@@ -73,3 +73,24 @@ def test_agent_commands_are_checked_and_the_fix_is_named(tmp_path: Path) -> None
     script.chmod(0o755)
     again = json.loads(runner.invoke(app, ["roster", "validate", str(roster), "--json"]).output)
     assert not [p for p in again["problems"] if p["path"].startswith("workers[1]")]
+
+
+def test_piped_tables_never_cut_ids_or_paths(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    long_id = "w" + "x" * 63
+    agent = str(tmp_path / ("a-very-long-directory-name-" * 4) / "agent.py")
+    roster = tmp_path / "swarm.yaml"
+    roster.write_text(
+        f"swarm: s\nworkers:\n  - {{id: {long_id}, role: builder, queues: [missions, forge],"
+        f" agent: {{command: [python3, '{agent}', '{{prompt_file}}']}}}}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "60"}
+    done = subprocess.run([sys.executable, "-m", "swarmq.cli", "roster", "validate", str(roster)],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(long_id in line and agent in line for line in lines), done.stdout
+    assert "…" not in done.stdout
