@@ -21,7 +21,7 @@ from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
 from swarmq.memory.procs import pid_alive
 from swarmq.roster.schema import Roster
-from swarmq.workers import digest, embedded_redis
+from swarmq.workers import digest, embedded_redis, logpipe
 from swarmq.workers.processes import (
     Kind,
     ProcessSpec,
@@ -240,17 +240,25 @@ class Supervisor:
                 spec.session, spec.argv, env=spec.env, cwd=cwd, log_file=spec.logfile
             ).pid
         else:
-            spec.logfile.parent.mkdir(parents=True, exist_ok=True)
-            with spec.logfile.open("ab") as log:
-                proc = subprocess.Popen(
-                    spec.argv,
-                    cwd=cwd,
-                    env={**os.environ, **spec.env},
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
+            # The output goes through the size-capped log pipe (it exits when the process does).
+            pipe = subprocess.Popen(
+                logpipe.command(spec.logfile),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            assert pipe.stdin is not None
+            proc = subprocess.Popen(
+                spec.argv,
+                cwd=cwd,
+                env={**os.environ, **spec.env},
+                stdout=pipe.stdin,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            pipe.stdin.close()
             pid = proc.pid
         write_pid(spec.pidfile, pid)
         digest.record(self.roster, spec)

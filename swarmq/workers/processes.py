@@ -90,9 +90,8 @@ def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
     argv = [*CELERY, *celery_beat_args(str(roster.runtime_dir / "celerybeat-schedule"))]
-    return ProcessSpec(
-        Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile
-    )
+    env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "beat"}
+    return ProcessSpec(Kind.BEAT, "beat", session, argv, env, pidfile, logfile)
 
 
 def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
@@ -106,7 +105,7 @@ def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
         "--state_save_interval=15000",
     ]
     argv = [*CELERY, *celery_flower_args(roster.flower.address, roster.flower.port), *persist]
-    env = _base_env(roster, config_path)
+    env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "flower"}
     if os.environ.get("FLOWER_BASIC_AUTH"):
         env["FLOWER_BASIC_AUTH"] = os.environ["FLOWER_BASIC_AUTH"]
     return ProcessSpec(Kind.FLOWER, "flower", session, argv, env, pidfile, logfile)

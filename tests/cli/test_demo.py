@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -119,6 +120,10 @@ def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
             state = json.loads(swarmq("mission", "show", mission_id, "--json").stdout)["state"]
             time.sleep(0.3)
         assert state == "complete"
+        shown = swarmq("mission", "show", mission_id)
+        times = re.findall(r"^│ (\d{4}-\d\d-\d\dT[\d:.]+Z)", shown.stdout, re.M)
+        assert len(times) >= 4 and times == sorted(times)  # ledger and worker events, one timeline
+        assert "ledger:" in shown.stdout and "checkpoint" in shown.stdout
     finally:
         down = swarmq("down", "--timeout", "20")
     assert down.returncode == 0 and "stopped" in down.stdout
