@@ -154,8 +154,15 @@ def reload(
     """Restart exactly the running processes whose swarm.yaml entry changed since they started."""
     roster = load(ctx)
     actions = _supervisor(ctx, roster, no_tmux).reload(timeout=timeout, force=force)
+    restarted = {a.name for a in actions if a.kind == "worker" and a.outcome == "restarted"}
+    answered: dict[str, bool] = {}
+    if restarted:  # say when the restarted workers are back, as `up` does
+        subset = roster.model_copy(
+            update={"workers": [w for w in roster.workers if w.id in restarted]}
+        )
+        answered = _wait_for_workers(subset, 60.0)
     if as_json:
-        emit_json({"actions": [a.__dict__ for a in actions]})
+        emit_json({"actions": [a.__dict__ for a in actions], "answered": answered})
         return
     table = Table(title=f"swarmq reload: swarm {roster.swarm}")
     for column in ("process", "kind", "outcome", "detail"):
@@ -163,6 +170,11 @@ def reload(
     for action in actions:
         table.add_row(action.name, action.kind, action.outcome, action.detail)
     console.print(table)
+    silent = sorted(k for k, v in answered.items() if not v)
+    if silent:
+        fail(
+            f"restarted worker(s) not answering after 60s: {', '.join(silent)}; see {roster.runtime_dir / 'logs'}"
+        )
 
 
 def down(

@@ -63,6 +63,7 @@ def test_changed_entries_restart_alone_on_up_and_reload(
         edit(config, lambda d: d["workers"][1].update(concurrency=2))
         reloaded = as_json(swarmq(config, "reload", "--no-tmux", "--json"))
         assert outcomes(reloaded) == {"a": "unchanged", "b": "restarted", "beat": "unchanged"}
+        assert reloaded["answered"] == {"b": True}
         assert "worker.concurrency" in next(a["detail"] for a in reloaded["actions"] if a["name"] == "b")
         table = swarmq(config, "reload", "--no-tmux")
         assert table.returncode == 0 and "unchanged" in table.stdout
