@@ -92,7 +92,7 @@ class DemoSwarm:
         self.report.forged = [line[len("# Learning: "):] for p in sorted(
             (layout.root / "knowledge").rglob("*.md")) for line in p.read_text("utf-8").splitlines()
             if line.startswith("# Learning: ")]
-        self.report.files = self._files(last[0])
+        self.report.files = self._files()
 
     def _missions(self, specs: tuple[tuple[str, str, str], ...]) -> list[Mission]:
         assert self.client is not None
@@ -165,13 +165,12 @@ class DemoSwarm:
         metrics = compute_metrics(layout_for(self.roster), days=self.roster.flywheel.metrics_days)
         return {k: metrics.get(k) for k in FLYWHEEL_KEYS}
 
-    def _files(self, last: Mission) -> dict[str, str]:
+    def _files(self) -> dict[str, str]:
         roster = self.roster
-        worker = last.worker_id or "grace"
         files = dict(self.report.files)
         files.update({
             "roster": str(self.config),
-            "transcripts": str(roster.profiles_dir / worker / "memory" / "missions"),
+            "transcripts": str(roster.profiles_dir / "<worker>" / "memory" / "missions" / "<mission>"),
             "forged lessons": str(roster.agents_dir / "knowledge"),
             "pool": str(roster.agents_dir / "pool"),
             "learnings": str(roster.agents_dir / "learnings"),
