@@ -44,4 +44,3 @@ def test_search_finds_phrases_with_file_and_line(tmp_path: Path) -> None:
     for bad in (["--worker", "../etc"], ["--worker", "ghost"], ["--scope", "worker"]):
         refused = runner.invoke(app, ["--config", str(config), "memory", "search", "x", *bad])
         assert refused.exit_code == 1, bad
-
