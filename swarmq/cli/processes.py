@@ -98,7 +98,8 @@ def up(
         )
     from swarmq.roster.agents import agent_problems
 
-    for problem in agent_problems(roster, state(ctx).config_path):
+    agents = agent_problems(roster, state(ctx).config_path)
+    for problem in agents:
         err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
     supervisor = _supervisor(ctx, roster, no_tmux)
     try:
@@ -113,6 +114,7 @@ def up(
                 "redis": result.redis,
                 "actions": [a.__dict__ for a in result.actions],
                 "answered": answered,
+                "warnings": [p.as_dict() for p in agents],
                 **({"flower_url": flower_url(roster)} if flower else {}),
             }
         )

@@ -40,12 +40,14 @@ def test_changed_entries_restart_alone_on_up_and_reload(
     workers = [
         {"id": "a", "role": "builder", "queues": ["missions"], "pool": "solo",
          "agent": {"command": [*AGENT, "--exit", "3"]}},
-        {"id": "b", "role": "builder", "queues": ["forge"], "pool": "solo"},
+        {"id": "b", "role": "builder", "queues": ["forge", "missions"], "pool": "solo"},
     ]
     config = write_roster(tmp_path, swarm_name, redis_url, workers=workers)
     try:
         first = swarmq(config, "up", "--no-tmux", "--json")
         assert outcomes(as_json(first)) == {"a": "started", "b": "started", "beat": "started"}
+        assert [w["path"] for w in as_json(first)["warnings"]] == ["workers[1](b).agent"]
+        assert "consumes 'missions' but has no agent" in first.stderr.replace("\n", " ")
         if shutil.which("tmux"):  # asked for, not missing
             assert "tmux not found" not in first.stderr and "--no-tmux" in first.stderr
         digest = tmp_path / "runtime" / "pids" / "swarm-a.digest"
@@ -57,6 +59,7 @@ def test_changed_entries_restart_alone_on_up_and_reload(
         edit(config, lambda d: d["workers"][0]["agent"].update(command=[*AGENT]))
         changed = as_json(swarmq(config, "up", "--no-tmux", "--json"))
         assert outcomes(changed) == {"a": "restarted", "b": "already running", "beat": "already running"}
+        assert len(changed["warnings"]) == 1
         detail = next(a["detail"] for a in changed["actions"] if a["name"] == "a")
         assert "worker.agent" in detail and "answered" in changed and changed["answered"]["a"]
 
