@@ -11,6 +11,7 @@ from swarmq.cli import (
     api,
     curate,
     deadletter,
+    demo,
     knowledge,
     llm,
     memory,
@@ -52,7 +53,9 @@ def _root(
 
 
 # Running the swarm
+app.command()(demo.demo)
 app.command()(processes.up)
+app.command()(processes.reload)
 app.command()(processes.down)
 app.command()(processes.status)
 app.add_typer(roster.app, name="roster")

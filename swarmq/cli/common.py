@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,13 +11,30 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from swarmq.memory.locking import LocalLocks, StoreLocks
-from swarmq.roster.loader import RosterReport, find_config, load_report
+from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _Console(Console):
+    """Tables never cut a cell: a long id or path wraps (``fold``) instead of ending in "…"."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for obj in objects:
+            if isinstance(obj, Table):
+                for column in obj.columns:
+                    if column.overflow == "ellipsis":
+                        column.overflow = "fold"
+        super().print(*objects, **kwargs)
+
+
+PIPED_WIDTH = 10_000
+"""Output that is not a terminal is as wide as its content: nothing is folded into a pipe."""
+
+console = _Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+err_console = _Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 
@@ -48,11 +66,58 @@ def print_problems(report: RosterReport) -> None:
         err_console.print(f"[{style}]{problem}[/]", highlight=False, soft_wrap=True)
 
 
+FILE_LEVEL = frozenset({"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"})
+"""Commands that only touch a project's files: they run without a swarm.yaml."""
+_IMPLICIT: set[int] = set()
+"""ids of rosters made up for a project without swarm.yaml (their locks stay on this host)."""
+
+
+def _file_level(ctx: typer.Context) -> bool:
+    root = ctx.find_root().command_path  # "swarmq", or "python -m swarmq.cli"
+    words = ctx.command_path.removeprefix(root).split()
+    top = words[0] if words else None
+    if top == "consolidate":
+        return bool(ctx.params.get("dry_run"))
+    return top in FILE_LEVEL
+
+
+def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
+    """A default roster for the project around the current directory, when a file-level command
+    runs where there is no swarm.yaml (and none was named)."""
+    if path is not None or state(ctx).config is not None or os.environ.get(CONFIG_ENV):
+        return None
+    if Path(DEFAULT_CONFIG).exists() or not _file_level(ctx):
+        return None
+    from swarmq.roster.implicit import find_project, implicit_roster
+
+    project = find_project(Path.cwd())
+    if project is None:
+        return None
+    roster = implicit_roster(project)
+    _IMPLICIT.add(id(roster))
+    stores = " and ".join(s for s in (".swarm/", ".agents/") if (project / s).is_dir())
+    err_console.print(
+        f"[yellow]notice:[/] no {DEFAULT_CONFIG}: using the project at {project} ({stores}) "
+        "with default settings",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return roster
+
+
 def load(ctx: typer.Context, path: Path | None = None) -> Roster:
     """The roster, or every error printed and exit status 1 (nothing is started)."""
+    made_up = implicit(ctx, path)
+    if made_up is not None:
+        return made_up
     report = load_report(path or state(ctx).config_path)
     if report.roster is None:
         print_problems(report)
+        if not report.file.exists():
+            fail(
+                f"{report.file}: no roster here; write one (README, 'The roster'), pass --config "
+                "FILE, or run `swarmq demo` to see a swarm work; nothing was done"
+            )
         fail(f"{report.file}: invalid roster ({len(report.errors)} error(s)); nothing was done")
     return report.roster
 
@@ -67,6 +132,8 @@ def store_locks(roster: Roster) -> StoreLocks:
     from swarmq.coord.cluster import Cluster
     from swarmq.coord.connection import RedisUnavailable
 
+    if id(roster) in _IMPLICIT:  # no roster, no swarm Redis: lock on this host
+        return LocalLocks(roster.runtime_dir / "locks")
     try:
         return Cluster.connect(roster, timeout=1.0).locks
     except RedisUnavailable as exc:

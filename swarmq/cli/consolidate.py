@@ -1,7 +1,7 @@
 """``swarmq consolidate``: merge, supersede and link near-duplicate knowledge now.
 
 By default the scopes run in this process (under the same store locks the workers use) with a
-progress bar; ``--enqueue`` sends them to the workers as ``consolidation.scope`` tasks and
+progress bar; ``--submit`` (alias ``--enqueue``) sends them to the workers as ``consolidation.scope`` tasks and
 follows their progress state. ``--dry-run`` only plans and shows what would change.
 """
 
@@ -113,7 +113,8 @@ def consolidate(
         "--scope", "-s", help=f"Scope(s) to consolidate: {', '.join(SCOPES)} (default: all enabled).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only: show what would change.")] = False,
     enqueue: Annotated[bool, typer.Option(
-        "--enqueue", help="Send the scopes to the workers instead of running them here.")] = False,
+        "--submit", "--enqueue",
+        help="Send the scopes to the workers instead of running them here (--submit, as elsewhere).")] = False,
     show: Annotated[int, typer.Option(help="With --dry-run: list this many planned actions per scope.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     as_json: bool = JsonOption,

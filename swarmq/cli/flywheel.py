@@ -10,14 +10,16 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
-from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
+from swarmq.memory.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.memory.flywheel.model import parse_time
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.tasks.flywheel_wiring import knowledge_sink, layout_for
 
 app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)
 
-STATUS_STYLE = {"COMPOUNDING": "green", "NEAR ESCAPE": "yellow", "ACCUMULATING": "yellow", "DECAYING": "red"}
+STATUS_STYLE = {"COMPOUNDING": "green", "NEAR ESCAPE": "yellow", "ACCUMULATING": "yellow", "DECAYING": "red",
+                "NO DATA": "dim"}
+CLOSE = "`swarmq flywheel close-loop` (or the scheduled forge.close_loop job)"
 
 
 @app.command("close-loop")
@@ -85,6 +87,27 @@ def status_table(m: dict[str, Any]) -> Table:
     return table
 
 
+def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
+    """Why the figures are what they are, and what moves them: said, not left to guess."""
+    out = []
+    pending = sorted(layout.pending.glob("*.md")) if layout.pending.is_dir() else []
+    if not read_baselines(layout):
+        out.append(f"No close loop has run yet: forge only writes pending files; {CLOSE} ingests, "
+                   "promotes and measures them.")
+    if pending:
+        out.append(f"{len(pending)} forged file(s) wait in {layout.pending}: run {CLOSE}.")
+    waiting = int(m["tier_counts"].get("pool_pending", 0))
+    if m["total_artifacts"] == 0 and waiting:
+        out.append(f"{waiting} candidate(s) wait in the pool for the promotion gates (age, citations, "
+                   "tier): `swarmq pool list` shows what each waits on; `swarmq lookup` cites them.")
+    if m["status"] == NO_DATA and not pending and not waiting:
+        out.append("Nothing to measure yet: forge transcripts first (`swarmq forge PATH`).")
+    elif m["total_artifacts"] and not m["citations_this_period"]:
+        out.append(f"No citation in the last {m.get('window_days', '?')} day(s): σ and ρ stay 0 until a "
+                   "lookup or an injection cites a learning.")
+    return out
+
+
 def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
     """Draw σ·ρ, δ/100 and velocity over the baselines (plus now) into a PNG; returns points."""
     import matplotlib
@@ -96,16 +119,31 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
     history = [b for b in read_baselines(layout) if b.get("timestamp") != current.get("timestamp")] + [current]
     times = [parse_time(b.get("timestamp")) for b in history]
     points = [(t, b) for t, b in zip(times, history, strict=True) if t is not None]
+    if current.get("status") == NO_DATA:
+        points = [(t, b) for t, b in points if b.get("status") != NO_DATA]
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     xs = [float(mdates.date2num(t)) for t, _ in points]
-    for key, label, style in (("sigma_rho", "σ·ρ", "-o"), ("velocity", "velocity σ·ρ − δ/100", "-s")):
-        ax.plot(xs, [float(b.get(key) or 0.0) for _, b in points], style, label=label, markersize=3)
-    ax.plot(xs, [float(b.get("delta") or 0.0) / 100 for _, b in points], "--", label="escape threshold δ/100")
-    ax.axhline(0.0, color="grey", linewidth=0.6)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
-    ax.set_title(f"knowledge flywheel: {current['status']} ({current['health']})")
-    ax.legend(loc="best")
-    fig.autofmt_xdate()
+    if points:
+        for key, label, style in (("sigma_rho", "σ·ρ (evidence-backed reuse)", "-o"),
+                                  ("velocity", "velocity σ·ρ − δ/100", "-s")):
+            ax.plot(xs, [float(b.get(key) or 0.0) for _, b in points], style, label=label, markersize=4)
+        ax.plot(xs, [float(b.get("delta") or 0.0) / 100 for _, b in points], "--",
+                label="escape threshold δ/100")
+        ax.axhline(0.0, color="grey", linewidth=0.6)
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        if len(xs) == 1:  # one snapshot: an hour each side, so the ticks are real times
+            ax.set_xlim(xs[0] - 1 / 24, xs[0] + 1 / 24)
+        ax.legend(loc="best")
+    else:
+        ax.text(0.5, 0.5, "no data yet\nforge transcripts, then run swarmq flywheel close-loop",
+                ha="center", va="center", transform=ax.transAxes, fontsize=12, color="grey")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    ax.set_xlabel("snapshot time (UTC)")
+    ax.set_ylabel("σ·ρ, δ/100 and velocity")
+    ax.set_title(f"knowledge flywheel: {current['status']} ({current['health']}), {len(points)} snapshot(s)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
@@ -124,14 +162,20 @@ def status(
     roster = load(ctx)
     layout = layout_for(roster)
     metrics = compute_metrics(layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days)
+    metrics["window_days"] = days or roster.flywheel.metrics_days
+    said = notes(layout, metrics)
     drawn = None
     if plot_file is not None:
         if plot_file.suffix.lower() != ".png":
             fail(f"{plot_file}: --plot writes a PNG; give a file name ending in .png")
         drawn = plot(layout, metrics, plot_file)
     if as_json:
-        emit_json({**metrics, **({"plot": {"path": str(plot_file), "points": drawn}} if plot_file else {})})
+        emit_json({**metrics, "notes": said,
+                   **({"plot": {"path": str(plot_file), "points": drawn}} if plot_file else {})})
         return
     console.print(status_table(metrics))
+    for note in said:
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     if plot_file is not None:
-        console.print(f"trend of {drawn} point(s) drawn to {plot_file}", style="dim")
+        console.print(f"trend of {drawn} point(s) drawn to {plot_file}" + (" (no data yet)" if not drawn else ""),
+                      style="dim")

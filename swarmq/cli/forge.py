@@ -132,6 +132,8 @@ def forge(
         for r in results:
             if r.pending_file:
                 console.print(f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False)
+        if any(r.pending_file for r in results):
+            console.print("pending until a close loop ingests them: swarmq flywheel close-loop", style="dim")
             if r.report.get("truncated_last_line"):
                 console.print(f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]")
         for failure in failures:

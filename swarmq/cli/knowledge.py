@@ -44,7 +44,7 @@ def entry_table(title: str, entries: list[Entry]) -> Table:
         table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis",
                          justify="right" if column in ("conf", "phases", "shown") else "left")
     for e in entries:
-        table.add_row(e.id[:8], e.status, e.category, f"{e.confidence:.2f}",
+        table.add_row(e.id, e.status, e.category, f"{e.confidence:.2f}",
                       str(len(e.phase_numbers())), str(e.counter("shown_count")), e.lesson)
     return table
 
@@ -57,7 +57,8 @@ def emit_dict(data: dict[str, Any], as_json: bool, title: str) -> None:
     table.add_column("key", style="bold")
     table.add_column("value", overflow="fold")
     for key, value in data.items():
-        table.add_row(str(key), str(value))
+        if value is not None:  # "reason None" says nothing
+            table.add_row(str(key), str(value))
     console.print(table)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
 from swarmq.memory.paths import UnsafePathError, check_id
@@ -53,14 +55,63 @@ def search(
         emit_json({"query": query, "scope": scope.value, "workerId": worker, "truncated": result.truncated,
                    "results": [hit.as_dict() for hit in result.hits]})  # fmt: skip
         return
-    table = Table(
-        title=f"{len(result.hits)} hit(s) for {query!r}"
-        + (" (budget reached)" if result.truncated else "")
+    title = f"{len(result.hits)} hit(s) for {query!r}" + (
+        " (budget reached)" if result.truncated else ""
     )
-    for column in ("where", "match", "snippet"):
-        table.add_column(column)
+    console.print(title, style="bold", highlight=False)
     for hit in result.hits:
-        table.add_row(
-            f"{hit.path}:{hit.line}", "phrase" if hit.phrase else f"{hit.overlap:.2f}", hit.snippet
+        match = "phrase" if hit.phrase else f"tokens {hit.overlap:.2f}"
+        console.print(
+            f"\n[cyan]{escape(hit.path)}:{hit.line}[/]  [dim]{match}[/]",
+            highlight=False,
+            soft_wrap=True,
         )
-    console.print(table)
+        for line in clean_snippet(hit.path, hit.snippet, hit.line):
+            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+
+
+_TEXT_KEYS = ("summary", "lesson", "text", "title", "message", "content", "objective", "reason")
+_LABEL_KEYS = ("type", "kind", "state", "status", "category")
+
+
+def _jsonl_line(text: str) -> str:
+    """A JSONL record as one readable line: its label fields and its main text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(value, dict):
+        return text
+    labels = [
+        str(value[k])
+        for k in _LABEL_KEYS
+        if isinstance(value.get(k), str | int) and value.get(k) != ""
+    ]
+    body = next(
+        (str(value[k]) for k in _TEXT_KEYS if isinstance(value.get(k), str) and value[k].strip()),
+        None,
+    )
+    if body is None:
+        body = ", ".join(
+            f"{k}={v}"
+            for k, v in value.items()
+            if isinstance(v, str | int | float) and k not in _LABEL_KEYS
+        )
+    return (f"[{' · '.join(labels)}] " if labels else "") + " ".join(body.split())
+
+
+def clean_snippet(path: str, snippet: str, hit_line: int = 0) -> list[str]:
+    """Snippet lines (``N: text``) made readable: JSONL records as label + text, Markdown
+    without HTML comments; the line numbers stay, so each line can be found in the file; ▶ marks the match."""
+    out = []
+    for raw in snippet.splitlines():
+        number, sep, text = raw.partition(": ")
+        if not sep or not number.isdigit():
+            number, text = "", raw
+        text = _jsonl_line(text) if path.endswith(".jsonl") else _COMMENT.sub("", text).rstrip()
+        mark = "▶" if number and int(number) == hit_line else " "
+        out.append(f"{mark}{number:>5} │ {text}" if number else text)
+    return out
+
+
+_COMMENT = re.compile(r"<!--.*?-->")

@@ -110,11 +110,11 @@ def show(ctx: typer.Context, mission_id: str, as_json: bool = JsonOption) -> Non
     table = Table(title="events")
     for column in ("at", "type", "worker", "summary"):
         table.add_column(column)
-    for entry in mission.log:
-        table.add_row(entry.at, f"ledger:{entry.type}", "-", entry.summary)
-    for event in data.get("events", []):
-        table.add_row(str(event.get("at")), str(event.get("type")), str(event.get("workerId")),
-                      str(event.get("summary")))
+    rows = [(entry.at, f"ledger:{entry.type}", "-", entry.summary) for entry in mission.log]
+    rows += [(str(event.get("at")), str(event.get("type")), str(event.get("workerId")),
+              str(event.get("summary"))) for event in data.get("events", [])]
+    for row in sorted(rows, key=lambda r: r[0]):  # one timeline: ledger and worker events interleaved
+        table.add_row(*row)
     console.print(table)
 
 

@@ -13,7 +13,7 @@ from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail,
 from swarmq.cli.quota import quota_table
 from swarmq.roster.schema import Roster
 from swarmq.workers.launcher import LaunchError, Supervisor
-from swarmq.workers.processes import celery_hostname
+from swarmq.workers.processes import celery_hostname, flower_url
 
 
 def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Supervisor:
@@ -79,9 +79,14 @@ def up(
     wait: float = typer.Option(
         60.0, help="Seconds to wait for every worker to answer ping (0: don't wait)."
     ),
+    restart_timeout: float = typer.Option(
+        60.0, help="Seconds a changed worker may finish its task before it is killed and restarted."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Start Redis (embedded if none answers), one worker per roster entry, one beat; idempotent."""
+    """Start Redis (embedded if none answers), one worker per roster entry, one beat; idempotent.
+
+    A running process whose roster entry changed since it started is restarted (and said so)."""
     roster = load(ctx)
     from swarmq.workers.config import unregistered_schedule
 
@@ -91,9 +96,14 @@ def up(
         fail(
             f"schedule names tasks no module registers ({names}); run `swarmq roster validate`; nothing was started"
         )
+    from swarmq.roster.agents import agent_problems
+
+    agents = agent_problems(roster, state(ctx).config_path)
+    for problem in agents:
+        err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
     supervisor = _supervisor(ctx, roster, no_tmux)
     try:
-        result = supervisor.up(flower=flower, api=api)
+        result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
     except LaunchError as exc:
         fail(str(exc))
     _prepare_profiles(roster)
@@ -104,6 +114,8 @@ def up(
                 "redis": result.redis,
                 "actions": [a.__dict__ for a in result.actions],
                 "answered": answered,
+                "warnings": [p.as_dict() for p in agents],
+                **({"flower_url": flower_url(roster)} if flower else {}),
             }
         )
     else:
@@ -112,7 +124,7 @@ def up(
             table.add_column(column)
         for action in result.actions:
             ping = "" if action.kind != "worker" else ("pong" if answered.get(action.name) else "-")
-            style = "green" if action.outcome == "started" else ""
+            style = {"started": "green", "restarted": "yellow"}.get(action.outcome, "")
             table.add_row(
                 action.name,
                 action.kind,
@@ -123,10 +135,47 @@ def up(
         console.print(table)
         if supervisor.tmux is not None:
             console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
+        if flower:
+            console.print(f"Flower: {flower_url(roster)}", highlight=False, soft_wrap=True)
     if answered and not all(answered.values()):
         silent = ", ".join(k for k, v in answered.items() if not v)
         fail(
             f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}"
+        )
+
+
+def reload(
+    ctx: typer.Context,
+    timeout: float = typer.Option(
+        60.0, help="Seconds a worker may finish its current task before it is killed."
+    ),
+    force: bool = typer.Option(False, "--force", help="Restart every running process."),
+    no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
+    as_json: bool = JsonOption,
+) -> None:
+    """Restart exactly the running processes whose swarm.yaml entry changed since they started."""
+    roster = load(ctx)
+    actions = _supervisor(ctx, roster, no_tmux).reload(timeout=timeout, force=force)
+    restarted = {a.name for a in actions if a.kind == "worker" and a.outcome == "restarted"}
+    answered: dict[str, bool] = {}
+    if restarted:  # say when the restarted workers are back, as `up` does
+        subset = roster.model_copy(
+            update={"workers": [w for w in roster.workers if w.id in restarted]}
+        )
+        answered = _wait_for_workers(subset, 60.0)
+    if as_json:
+        emit_json({"actions": [a.__dict__ for a in actions], "answered": answered})
+        return
+    table = Table(title=f"swarmq reload: swarm {roster.swarm}")
+    for column in ("process", "kind", "outcome", "detail"):
+        table.add_column(column, overflow="fold")
+    for action in actions:
+        table.add_row(action.name, action.kind, action.outcome, action.detail)
+    console.print(table)
+    silent = sorted(k for k, v in answered.items() if not v)
+    if silent:
+        fail(
+            f"restarted worker(s) not answering after 60s: {', '.join(silent)}; see {roster.runtime_dir / 'logs'}"
         )
 
 

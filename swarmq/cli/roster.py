@@ -83,6 +83,9 @@ def validate(
     """Check a roster: print its workers, or every error (exit status 1)."""
     report = load_report(file or state(ctx).config_path)
     if report.roster is not None:
+        from swarmq.roster.agents import agent_problems
+
+        report.problems += agent_problems(report.roster, report.file)
         _check_scheduled_tasks(report)
     if as_json:
         emit_json(

@@ -55,6 +55,12 @@ def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
     return "".join(out)
 
 
+class MissionFailed(Exception):
+    """The mission's agent failed (non-zero exit, timeout, could not start): raised after the
+    failure is recorded in the ledger and the worker's memory, so the Celery task ends as
+    ``FAILURE`` with the reason (Flower, ``AsyncResult.state``) instead of a green success."""
+
+
 def _stdout() -> BinaryIO:
     """The worker process's real stdout (its tmux pane), not Celery's logging proxy."""
     return open(1, "wb", buffering=0, closefd=False)
@@ -139,4 +145,9 @@ def run_mission(
     runner = MissionRunner(
         roster, here, locks, knowledge=knowledge, echo=_stdout(), on_transcript=after_run
     )
-    return runner.run(mission_id, assignment_id).as_dict()
+    outcome = runner.run(mission_id, assignment_id)
+    if outcome.state == "failed":
+        raise MissionFailed(
+            f"mission {mission_id} assignment {assignment_id} failed on {here}: {outcome.reason}"
+        )
+    return outcome.as_dict()

@@ -83,6 +83,9 @@ class SwarmTask(Task):  # type: ignore[misc]
     retry_backoff_max = 300
     retry_jitter = True
     max_retries = 3
+    resultrepr_maxsize = 160
+    """Celery's "succeeded in …s: <result>" INFO line shows this much of the result, not a
+    whole result dict (the result itself is stored in full)."""
 
     store_lock: ClassVar[str | None] = None
     """Template of a store lock held around the body, formatted with the call's arguments."""

@@ -83,7 +83,8 @@ def celery_config(roster: Roster) -> dict[str, Any]:
     if is_redis_url(broker):
         # One Redis can host several swarms (and the test suite): namespace every broker key.
         transport = {"visibility_timeout": vt, "global_keyprefix": prefix}
-    worker_id = os.environ.get("SWARMQ_WORKER_ID", "-")
+    # Beat and Flower are no roster worker: their log lines say which process they are.
+    worker_id = os.environ.get("SWARMQ_WORKER_ID") or os.environ.get("SWARMQ_PROCESS") or "-"
     default_limits = roster.tasks.limits["missions"]
     return {
         "broker_url": broker,

@@ -21,7 +21,7 @@ from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
 from swarmq.memory.procs import pid_alive
 from swarmq.roster.schema import Roster
-from swarmq.workers import embedded_redis
+from swarmq.workers import digest, embedded_redis, logpipe
 from swarmq.workers.processes import (
     Kind,
     ProcessSpec,
@@ -75,7 +75,8 @@ class Supervisor:
         self.roster = roster
         self.config_path = config_path
         self.notify = notify
-        self.use_tmux = tmux_available() if use_tmux is None else use_tmux
+        self.tmux_installed = tmux_available()
+        self.use_tmux = self.tmux_installed if use_tmux is None else use_tmux
         self.tmux = TmuxHost(roster.swarm) if self.use_tmux else None
 
     # -- what exists -------------------------------------------------------------------------
@@ -127,22 +128,24 @@ class Supervisor:
 
     # -- up ----------------------------------------------------------------------------------
 
-    def up(self, *, flower: bool = False, api: bool = False) -> UpResult:
+    def up(
+        self, *, flower: bool = False, api: bool = False, restart_timeout: float = 60.0
+    ) -> UpResult:
         for directory in ("pids", "logs"):
             (self.roster.runtime_dir / directory).mkdir(parents=True, exist_ok=True)
         redis_state = self.ensure_redis()
         if not self.use_tmux:
             self.notify(
-                "tmux not found: running the processes as plain background children "
+                "--no-tmux: running the processes as plain background children"
+                if self.tmux_installed
+                else "tmux not found: running the processes as plain background children "
                 "(install tmux to watch each worker in its own session)"
             )
         result = UpResult(redis_state)
         for spec in self.specs(flower=flower, api=api):
             pid = self.pid(spec)
             if pid is not None:
-                result.actions.append(
-                    Action(spec.name, spec.kind.value, "already running", f"pid {pid}")
-                )
+                result.actions.append(self._refresh(spec, pid, restart_timeout))
                 continue
             if spec.kind is Kind.BEAT:
                 holder = self._beat_holder()
@@ -159,6 +162,61 @@ class Supervisor:
             pid = self._start(spec)
             result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}"))
         return result
+
+    # -- roster changes ----------------------------------------------------------------------
+
+    def _refresh(self, spec: ProcessSpec, pid: int, timeout: float, force: bool = False) -> Action:
+        """Restart a running process whose roster digest changed (or ``force``); else leave it."""
+        changed = digest.changes(self.roster, spec)
+        if changed is None and not force:
+            digest.record(self.roster, spec)  # started before digests: adopt what runs now
+            return Action(
+                spec.name, spec.kind.value, "already running", f"pid {pid}; digest recorded"
+            )
+        if not changed and not force:
+            return Action(spec.name, spec.kind.value, "already running", f"pid {pid}")
+        why = f"changed: {', '.join(changed)}" if changed else "forced"
+        self.notify(f"restarting {spec.kind.value} {spec.name} (pid {pid}): {why}")
+        if not self._stop_one(spec, pid, timeout):
+            why += f"; pid {pid} did not stop within {timeout:.0f}s and was killed"
+        new_pid = self._start(spec)
+        return Action(spec.name, spec.kind.value, "restarted", f"{why}; pid {new_pid}")
+
+    def reload(self, *, timeout: float = 60.0, force: bool = False) -> list[Action]:
+        """Restart exactly the running processes whose roster digest changed (all with ``force``)."""
+        actions = []
+        for spec in self.known_specs():
+            pid = self.pid(spec)
+            if pid is None:
+                if spec.kind in (Kind.WORKER, Kind.BEAT):
+                    actions.append(
+                        Action(spec.name, spec.kind.value, "not running", "`swarmq up` starts it")
+                    )
+                continue
+            action = self._refresh(spec, pid, timeout, force=force)
+            if action.outcome == "already running":
+                action.outcome = "unchanged"
+            actions.append(action)
+        return actions
+
+    def _stop_one(self, spec: ProcessSpec, pid: int, timeout: float) -> bool:
+        """SIGTERM (warm shutdown), wait, SIGKILL if needed; True when it stopped by itself."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped = not pid_alive(pid)
+        if not stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            while pid_alive(pid) and time.monotonic() < deadline + 5:
+                time.sleep(0.05)
+        if self.tmux is not None:
+            self.tmux.kill(spec.session)
+        with contextlib.suppress(FileNotFoundError):
+            spec.pidfile.unlink()
+        return stopped
 
     def _beat_holder(self) -> str | None:
         try:
@@ -182,19 +240,28 @@ class Supervisor:
                 spec.session, spec.argv, env=spec.env, cwd=cwd, log_file=spec.logfile
             ).pid
         else:
-            spec.logfile.parent.mkdir(parents=True, exist_ok=True)
-            with spec.logfile.open("ab") as log:
-                proc = subprocess.Popen(
-                    spec.argv,
-                    cwd=cwd,
-                    env={**os.environ, **spec.env},
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
+            # The output goes through the size-capped log pipe (it exits when the process does).
+            pipe = subprocess.Popen(
+                logpipe.command(spec.logfile),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            assert pipe.stdin is not None
+            proc = subprocess.Popen(
+                spec.argv,
+                cwd=cwd,
+                env={**os.environ, **spec.env},
+                stdout=pipe.stdin,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            pipe.stdin.close()
             pid = proc.pid
         write_pid(spec.pidfile, pid)
+        digest.record(self.roster, spec)
         return pid
 
     # -- down --------------------------------------------------------------------------------
@@ -214,6 +281,7 @@ class Supervisor:
                     actions.append(Action(spec.name, spec.kind.value, "removed", "exited earlier"))
                 with contextlib.suppress(FileNotFoundError):
                     spec.pidfile.unlink()
+                digest.forget(spec)
                 continue
             self.notify(f"stopping {spec.kind.value} {spec.name} (pid {pid})")
             with contextlib.suppress(ProcessLookupError):
@@ -232,6 +300,7 @@ class Supervisor:
                 self.tmux.kill(spec.session)
             with contextlib.suppress(FileNotFoundError):
                 spec.pidfile.unlink()
+            digest.forget(spec)
             detail = (
                 "warm shutdown" if outcome == "stopped" else f"still running after {timeout:.0f}s"
             )

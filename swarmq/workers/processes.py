@@ -90,19 +90,31 @@ def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
     argv = [*CELERY, *celery_beat_args(str(roster.runtime_dir / "celerybeat-schedule"))]
-    return ProcessSpec(
-        Kind.BEAT, "beat", session, argv, _base_env(roster, config_path), pidfile, logfile
-    )
+    env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "beat"}
+    return ProcessSpec(Kind.BEAT, "beat", session, argv, env, pidfile, logfile)
 
 
 def flower_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-flower"
     pidfile, logfile = _files(roster, session)
-    argv = [*CELERY, *celery_flower_args(roster.flower.address, roster.flower.port)]
-    env = _base_env(roster, config_path)
+    # Persistent: Flower keeps its task history in the runtime dir and saves it every 15 s and
+    # on exit, so tasks seen before a Flower restart are still listed after it.
+    persist = [
+        "--persistent=True",
+        f"--db={roster.runtime_dir / 'flower.db'}",
+        "--state_save_interval=15000",
+    ]
+    argv = [*CELERY, *celery_flower_args(roster.flower.address, roster.flower.port), *persist]
+    env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "flower"}
     if os.environ.get("FLOWER_BASIC_AUTH"):
         env["FLOWER_BASIC_AUTH"] = os.environ["FLOWER_BASIC_AUTH"]
     return ProcessSpec(Kind.FLOWER, "flower", session, argv, env, pidfile, logfile)
+
+
+def flower_url(roster: Roster) -> str:
+    host = roster.flower.address
+    host = "127.0.0.1" if host in ("", "0.0.0.0") else f"[{host}]" if ":" in host else host
+    return f"http://{host}:{roster.flower.port}/"
 
 
 def api_spec(roster: Roster, config_path: Path) -> ProcessSpec:

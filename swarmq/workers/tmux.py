@@ -16,6 +16,8 @@ from pathlib import Path
 import libtmux
 from libtmux.exc import LibTmuxException
 
+from swarmq.workers import logpipe
+
 
 def tmux_available() -> bool:
     return shutil.which("tmux") is not None
@@ -86,7 +88,7 @@ class TmuxHost:
         self._cmd("new-session", "-d", "-s", session, "-x", "220", "-y", "50", "-c", str(cwd))
         self._cmd("set-option", "-p", "-t", target, "remain-on-exit", "on")
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        self._cmd("pipe-pane", "-o", "-t", target, f"cat >> {shlex.quote(str(log_file))}")
+        self._cmd("pipe-pane", "-o", "-t", target, shlex.join(logpipe.command(log_file)))
         args = ["respawn-pane", "-k", "-t", target, "-c", str(cwd)]
         for key, value in env.items():
             args += ["-e", f"{key}={value}"]

@@ -75,3 +75,22 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     assert "retrieval coverage" in text and "Gini" in text
     assert "--plot writes a PNG" in run(roster_file, "flywheel", "status", "--plot", str(tmp_path / "x.svg"), code=1)
     assert layout.citations.exists()
+
+
+def test_status_says_what_is_missing_and_the_plot_says_no_data(roster_file: Path, tmp_path: Path) -> None:
+    empty = run(roster_file, "flywheel", "status", "--json", "--plot", str(tmp_path / "empty.png"))
+    assert empty["status"] == "NO DATA" and empty["plot"]["points"] == 0
+    assert any("No close loop has run yet" in n for n in empty["notes"])
+    assert any("Nothing to measure yet" in n for n in empty["notes"])
+    assert (tmp_path / "empty.png").read_bytes()[:4] == b"\x89PNG"
+
+    assert "swarmq flywheel close-loop" in run(roster_file, "forge", str(CLAUDE))
+    forged = run(roster_file, "flywheel", "status", "--json")
+    assert any("forged file(s) wait in" in n for n in forged["notes"])
+    assert "forged file(s) wait in" in run(roster_file, "flywheel", "status")
+
+    run(roster_file, "flywheel", "close-loop", "--json")
+    closed = run(roster_file, "flywheel", "status", "--json", "--plot", str(tmp_path / "one.png"))
+    assert not any("No close loop" in n for n in closed["notes"])
+    assert any("wait in the pool for the promotion gates" in n for n in closed["notes"])
+    assert closed["status"] == "NO DATA" and closed["plot"]["points"] == 0

@@ -4,7 +4,8 @@
 * σ: retrieval coverage, distinct learnings/patterns cited in the window ÷ how many exist;
 * ρ: decision influence, the share of those with an evidence-backed citation (helpful, used,
   applied, reference, or a match confidence ≥ 0.7; never harmful or refuted);
-* escape velocity: σ·ρ > δ/100; status COMPOUNDING, NEAR ESCAPE (velocity > −0.05) or DECAYING.
+* escape velocity: σ·ρ > δ/100; status COMPOUNDING, NEAR ESCAPE (velocity > −0.05) or DECAYING;
+  NO DATA while there is no learning or pattern at all.
 
 A snapshot is kept per day as ``.agents/ao/metrics/baseline-<YYYY-MM-DD>.json``; the velocity
 trend golden signal and ``flywheel status --plot`` read them back.
@@ -60,6 +61,10 @@ def is_evidence(citation_type: str, match_confidence: float) -> bool:
     if match_confidence > 0:
         return normalise_match_confidence(match_confidence) >= 0.7
     return _TYPE_CONFIDENCE.get(citation_type, 0.0) >= 0.7
+
+
+NO_DATA = "NO DATA"
+"""The status while no learning or pattern exists: nothing can compound or decay yet."""
 
 
 def escape_status(above: bool, velocity: float) -> str:
@@ -158,7 +163,8 @@ def compute_metrics(layout: AgentsLayout, *, now: datetime | None = None, days: 
     (signals.citation_gini, signals.active_pool_pct, signals.top10_bottom_ratio,
      signals.concentration_verdict) = reuse_concentration([float(by_name[p.name]) for p in md_learnings])
     signals.overall_verdict = overall_verdict(signals)
-    status = escape_status(above, velocity)
+    # Nothing promoted yet: no velocity to judge (0 − 0 is not "near escape").
+    status = escape_status(above, velocity) if retrievable else NO_DATA
     health = signals.overall_verdict.upper()
     return {
         "timestamp": rfc3339(now), "period_start": rfc3339(start), "period_end": rfc3339(now),

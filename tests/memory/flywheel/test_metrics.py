@@ -118,7 +118,7 @@ def test_baselines_round_trip(history: AgentsLayout, tmp_path: Path) -> None:
 def test_empty_project() -> None:
     m = compute_metrics(AgentsLayout(Path("/nonexistent/.agents")), now=NOW)
     assert (m["sigma"], m["rho"], m["delta"], m["velocity"]) == (0.0, 0.0, 0.0, 0.0)
-    assert m["status"] == "NEAR ESCAPE" and m["golden_signals"]["overall_verdict"] == "accumulating"
+    assert m["status"] == "NO DATA" and m["golden_signals"]["overall_verdict"] == "accumulating"
 
 
 def test_signal_functions() -> None:

@@ -1,0 +1,180 @@
+"""The demo's steps against a real swarm: start it, run the missions, close the loop, stop it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swarmq.demo.run import MISSIONS, DemoError, DemoReport, Say, wait_for
+from swarmq.memory.flywheel.metrics import compute_metrics
+from swarmq.memory.forge.extract import ledger_path
+from swarmq.memory.jsonl import JsonlLine, iter_jsonl
+from swarmq.memory.missions.ledger import Mission
+from swarmq.roster.loader import load_roster
+from swarmq.tasks.flywheel_wiring import layout_for
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+    from swarmq.client import MissionClient
+    from swarmq.workers.launcher import Supervisor
+
+SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
+FLYWHEEL_KEYS = ("sigma", "rho", "delta", "velocity", "status", "total_artifacts", "citations_this_period",
+                 "unique_cited_artifacts")
+
+
+class DemoSwarm:
+    def __init__(self, config: Path, report: DemoReport, *, say: Say, use_tmux: bool | None,
+                 timeout: float) -> None:
+        self.config = config
+        self.report = report
+        self.say = say
+        self.timeout = timeout
+        self.roster = load_roster(config, env={})
+        self.use_tmux = use_tmux
+        self.supervisor: Supervisor | None = None
+        self.celery: Celery | None = None
+        self.client: MissionClient | None = None
+        self.logs = str(self.roster.runtime_dir / "logs")
+
+    # -- processes -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from swarmq.client import MissionClient
+        from swarmq.coord.cluster import Cluster
+        from swarmq.workers.app import create_app
+        from swarmq.workers.launcher import Supervisor
+
+        self.say(f"workspace {self.report.workspace}")
+        self.supervisor = Supervisor(self.roster, self.config, use_tmux=self.use_tmux, notify=self.say)
+        result = self.supervisor.up()
+        self.say(f"redis: {result.redis}; " + ", ".join(f"{a.name} {a.outcome}" for a in result.actions))
+        if self.supervisor.tmux is not None:
+            self.report.attach = f"tmux -L {self.supervisor.tmux.socket} attach -t swarm-ada"
+        self.celery = create_app(self.roster)
+        self.client = MissionClient(self.roster, celery=self.celery,
+                                    locks=Cluster.connect(self.roster, timeout=2.0).locks)
+        ids = [w.id for w in self.roster.workers]
+        wait_for(lambda: self.client is not None and self.client.live_workers(ids) == set(ids),
+                 self.timeout, "both workers to answer ping", self.logs)
+        self.say("workers ada and grace answer ping")
+
+    def stop(self) -> None:
+        if self.celery is not None:
+            self.celery.close()
+        if self.supervisor is not None:
+            actions = self.supervisor.down(timeout=20.0)
+            self.report.stopped = True
+            self.say("stopped: " + ", ".join(f"{a.name} {a.outcome}" for a in actions))
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def learn(self) -> None:
+        layout = layout_for(self.roster)
+        self.report.flywheel_before = self._flywheel()
+        first = self._missions(MISSIONS[:2])
+        self._forged(first)
+        self._close_loop("ingest missions 1-2")
+        third = self._missions(MISSIONS[2:3])
+        self._forged(third)
+        closed = self._close_loop("promote what mission 3 looked up")
+        if not self.report.published:
+            raise DemoError(f"nothing was promoted into the knowledge store (held: {closed['held']}); "
+                            f"see {layout.root / 'pool'}")
+        last = self._missions(MISSIONS[3:])
+        self.report.injected = self._injected(last[0])
+        self.report.acknowledged = wait_for(self._acknowledged, 20, "the acknowledgements to land",
+                                            str(self.roster.swarm_dir))
+        self._close_loop("measure")
+        self.report.flywheel_after = self._flywheel()
+        self.report.forged = [line[len("# Learning: "):] for p in sorted(
+            (layout.root / "knowledge").rglob("*.md")) for line in p.read_text("utf-8").splitlines()
+            if line.startswith("# Learning: ")]
+        self.report.files = self._files()
+
+    def _missions(self, specs: tuple[tuple[str, str, str], ...]) -> list[Mission]:
+        assert self.client is not None
+        client = self.client
+        submitted = [client.submit(objective, title=title, worker=worker, client_key=f"demo-{MISSIONS.index((worker, title, objective)) + 1}")
+                     for worker, title, objective in specs]
+        for mission in submitted:
+            self.say(f"mission {mission.id} → {mission.worker_id}: {mission.title}")
+
+        def settled() -> list[Mission] | None:
+            now = [client.get(m.id) for m in submitted]
+            return now if all(m.state.value in SETTLED for m in now) else None
+
+        done: list[Mission] = wait_for(settled, self.timeout, "the missions to finish", self.logs)
+        for mission in done:
+            self.report.missions.append({"id": mission.id, "title": mission.title, "worker": mission.worker_id,
+                                         "state": mission.state.value, "reason": mission.reason})
+            self.say(f"mission {mission.id}: {mission.state.value} ({mission.reason})")
+            if mission.state.value != "complete":
+                raise DemoError(f"mission {mission.id} ended {mission.state.value}: {mission.reason}; "
+                                f"see `swarmq --config {self.config} mission show {mission.id}`")
+        return done
+
+    def _forged(self, missions: list[Mission]) -> None:
+        """Wait until forge has read each mission's transcript (keyed by assignment id)."""
+        keys = {a.id for m in missions for a in m.assignments}
+        ledger = ledger_path(layout_for(self.roster))
+
+        def seen() -> bool:
+            return keys <= {str(item.value.get("key")) for item in iter_jsonl(ledger)
+                            if isinstance(item, JsonlLine) and isinstance(item.value, dict)}
+
+        wait_for(seen, self.timeout, "forge to read the transcripts", self.logs)
+        self.say(f"forge read {len(keys)} transcript(s)")
+
+    def _close_loop(self, why: str) -> dict[str, Any]:
+        assert self.celery is not None
+        result: dict[str, Any] = self.celery.send_task("forge.close_loop").get(timeout=self.timeout)
+        ingest = result["ingest"]
+        self.report.pooled += int(ingest["added"])
+        self.report.promoted += [p["artifact_path"] for p in result["promoted"]]
+        self.report.published += [k["entry_id"] for k in result["knowledge"] if k.get("entry_id")]
+        self.say(f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
+                 f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}")
+        return result
+
+    def _injected(self, mission: Mission) -> list[str]:
+        assignment = mission.assignments[-1].id
+        prompts = list(self.roster.profiles_dir.rglob(f"prompt-{assignment}.txt"))
+        if not prompts:
+            raise DemoError(f"no prompt file for {assignment} under {self.roster.profiles_dir}")
+        text = prompts[0].read_text("utf-8")
+        block = re.search(r"<swarm_knowledge_directives>(.*?)</swarm_knowledge_directives>", text, re.S)
+        self.report.files["injected prompt"] = str(prompts[0])
+        return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
+
+    def _acknowledged(self) -> list[str]:
+        from swarmq.memory.knowledge.project import KnowledgeStore
+        from swarmq.memory.locking import LocalLocks
+
+        store = KnowledgeStore.for_roster(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        acked = []
+        for entry_id in self.report.injected:
+            entry = store.swarm.get(entry_id)
+            if entry is not None and entry.counter("applied_explicit_count") >= 1:
+                acked.append(entry_id)
+        return acked if self.report.injected and len(acked) == len(self.report.injected) else []
+
+    def _flywheel(self) -> dict[str, Any]:
+        metrics = compute_metrics(layout_for(self.roster), days=self.roster.flywheel.metrics_days)
+        return {k: metrics.get(k) for k in FLYWHEEL_KEYS}
+
+    def _files(self) -> dict[str, str]:
+        roster = self.roster
+        files = dict(self.report.files)
+        files.update({
+            "roster": str(self.config),
+            "transcripts": str(roster.profiles_dir / "<worker>" / "memory" / "missions" / "<mission>"),
+            "forged lessons": str(roster.agents_dir / "knowledge"),
+            "pool": str(roster.agents_dir / "pool"),
+            "learnings": str(roster.agents_dir / "learnings"),
+            "knowledge store": str(roster.swarm_dir),
+            "worker logs": self.logs,
+        })
+        return files
