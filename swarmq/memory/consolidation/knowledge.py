@@ -37,12 +37,12 @@ from swarmq.memory.consolidation.merge import (
 )
 from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
 from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.memory.knowledge.contradiction import Contexts, negation_contexts, opposed
 from swarmq.memory.knowledge.files import TierFiles
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.knowledge.validation import NEGATION_PAIRS, negation_phrases
 from swarmq.memory.locking import Lease
 from swarmq.memory.similarity.text import normalize_opencode
 
@@ -63,18 +63,20 @@ def events_path(files: TierFiles) -> Path:
 
 
 @functools.lru_cache(maxsize=262_144)
-def _phrases(text: str, mode: ValidationMode) -> frozenset[str]:
-    return negation_phrases(text, mode)
+def _contexts(text: str, mode: ValidationMode) -> Contexts:
+    return negation_contexts(text, mode)
 
 
 def contradiction_test(mode: ValidationMode) -> Callable[[str, str], bool]:
-    """Opposing negation phrases (the validator's pairs) that only one of the texts says."""
+    """The validator's test for one pair: opposing negation phrases with a shared neighbour,
+    counting only phrases that just one of the texts says ("always X" against "always X, never
+    Y" is a refinement, not a contradiction)."""
 
     def contradict(left: str, right: str) -> bool:
-        a, b = _phrases(left, mode), _phrases(right, mode)
-        only_a, only_b = a - b, b - a
-        return any((x in only_a and y in only_b) or (y in only_a and x in only_b)
-                   for x, y in NEGATION_PAIRS)
+        a, b = _contexts(left, mode), _contexts(right, mode)
+        only_a = {k: v for k, v in a.items() if k not in b}
+        only_b = {k: v for k, v in b.items() if k not in a}
+        return opposed(only_a, only_b)
 
     return contradict
 
