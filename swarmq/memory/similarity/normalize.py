@@ -1,7 +1,7 @@
 """Lexical normalisation shared by consolidation and injection: terms, not surface words.
 
 A lesson becomes a list of terms: identifiers split at camelCase, snake_case, dots, slashes and
-hyphens (``mockEnv`` → ``mock env``, ``sql.init.mode`` → ``sql init mode``), lower-cased,
+hyphens (``mockEnv`` → ``mockenv mock env``, ``sql.init.mode`` → ``sql init mode``), lower-cased,
 English stop words dropped, each word reduced to its Snowball stem (``validates`` and
 ``validation`` → ``valid``). Numbers and versions stay whole and distinctive (``0.2.83``,
 ``v2``, ``404``), so "web-llm v0.2.83" never matches "v0.3.0". Stems are cached per word, so a
@@ -42,6 +42,8 @@ def terms(text: str) -> list[str]:
             out.append(token.lower())
             continue
         parts = _IDENT.findall(token) if not token.islower() else [token]
+        if len(parts) > 1 and token.lower() not in STOP_WORDS:
+            out.append(stem(token.lower()))  # the whole identifier too: "SQLite", "useCallback"
         for part in parts:
             word = part.lower()
             if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
