@@ -1,27 +1,49 @@
 """Paraphrased duplicates: same rule, different words.
 
 Candidates come from the exact similarity join over each lesson's normalised *terms*
-(:mod:`swarmq.memory.similarity.normalize`) at a low Jaccard threshold; each candidate is then
-scored by the TF-IDF cosine of its two term vectors (IDF over the entries being consolidated, so
-a word every lesson uses counts for little). Templated entries and pairs the planner may not
-touch (different projects, kept apart) are never candidates.
+(:mod:`swarmq.memory.similarity.normalize`) at ``paraphrase_candidate_threshold``; each candidate
+is scored by the IDF-weighted cosine of its two term sets (IDF over the entries being
+consolidated, so a word every lesson uses counts for little), computed for all candidates at
+once in numpy. Templated entries and pairs the planner may not touch (different projects, kept
+apart) are never candidates.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from swarmq.memory.similarity.join import similarity_join
-from swarmq.memory.similarity.normalize import cosine, idf_table, terms, tfidf
-from swarmq.memory.similarity.sets import Measure, encode
-from swarmq.memory.similarity.text import bigram_jaccard
+import numpy as np
+
+from swarmq.memory.similarity.join import similarity_join, weighted_overlaps
+from swarmq.memory.similarity.normalize import term_text
+from swarmq.memory.similarity.sets import Measure, TokenSets, encode
 
 if TYPE_CHECKING:
     from swarmq.memory.consolidation.config import ConsolidationConfig
     from swarmq.memory.consolidation.plan import Item
 
 Candidate = tuple[float, str, str, dict[str, float | str]]
+
+
+@functools.lru_cache(maxsize=262_144)
+def _terms(text: str) -> str:
+    """Cached across rounds: most lessons do not change between two rounds."""
+    return term_text(text)
+
+
+def idf_weights(sets: TokenSets) -> np.ndarray:
+    """Per member of ``sets.tokens``: smoothed IDF of its token over the sets, divided by the
+    set's L2 norm, so the weighted overlap of two sets is their cosine."""
+    n = len(sets)
+    df = np.bincount(sets.tokens, minlength=max(sets.vocabulary, 1))
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    member = idf[sets.tokens]
+    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
+    norms = np.sqrt(np.bincount(owner, weights=member * member, minlength=n))
+    weights: np.ndarray = member / np.maximum(norms[owner], 1e-12)
+    return weights
 
 
 def paraphrases(items: Sequence[Item], config: ConsolidationConfig,
@@ -35,27 +57,19 @@ def paraphrases(items: Sequence[Item], config: ConsolidationConfig,
     eligible = [item for item in items if item.template is None]
     if len(eligible) < 2:
         return []
-    docs = [terms(item.text) for item in eligible]
-    sets = encode([" ".join(doc) for doc in docs], Measure.TOKENS)
+    sets = encode([_terms(item.text) for item in eligible], Measure.TOKENS)
     result = similarity_join(sets, config.paraphrase_candidate_threshold)
     if not len(result.left):
         return []
-    idf, _ = idf_table(docs)
-    default = max(idf.values(), default=1.0)
-    vectors: dict[int, dict[str, float]] = {}
+    cosines = weighted_overlaps(sets, result.left, result.right, idf_weights(sets))
+    strong = np.flatnonzero(cosines >= config.paraphrase_threshold)
     found: list[Candidate] = []
-    for i, j, overlap in zip(result.left.tolist(), result.right.tolist(),
-                             result.similarity.tolist(), strict=True):
-        a, b = eligible[i], eligible[j]
+    for k in strong.tolist():
+        a, b = eligible[int(result.left[k])], eligible[int(result.right[k])]
         key = (min(a.id, b.id), max(a.id, b.id))
         if key in seen or not comparable(a, b):
             continue
-        for k in (i, j):
-            if k not in vectors:
-                vectors[k] = tfidf(docs[k], idf, default)
-        score = cosine(vectors[i], vectors[j])
-        if score >= config.paraphrase_threshold:
-            found.append((score, key[0], key[1], {
-                "tfidf_cosine": round(score, 4), "term_jaccard": round(overlap, 4),
-                "bigram_jaccard": round(bigram_jaccard(a.text, b.text), 4)}))
+        score = float(cosines[k])
+        found.append((score, key[0], key[1], {
+            "idf_cosine": round(score, 4), "term_jaccard": round(float(result.similarity[k]), 4)}))
     return found

@@ -39,6 +39,7 @@ from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
 from swarmq.memory.consolidation.paraphrase import paraphrases
 from swarmq.memory.similarity.join import join_texts, similarity_join
 from swarmq.memory.similarity.sets import Measure, encode
+from swarmq.memory.similarity.text import bigram_jaccard
 
 
 class ActionKind(StrEnum):
@@ -231,6 +232,8 @@ class Planner:
                 keep = newer(a, b)
                 kind = ActionKind.SUPERSEDE
             other = b if keep is a else a
+            if reason is Reason.PARAPHRASE:  # the word-bigram figure too, for the reviewer
+                scores["bigram_jaccard"] = round(bigram_jaccard(a.text, b.text), 4)
             actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
         return actions
 
