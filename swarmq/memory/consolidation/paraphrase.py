@@ -46,30 +46,51 @@ def idf_weights(sets: TokenSets) -> np.ndarray:
     return weights
 
 
-def paraphrases(items: Sequence[Item], config: ConsolidationConfig,
-                seen: set[tuple[str, str]]) -> list[Candidate]:
-    """``(cosine, id, id, score breakdown)`` of every comparable pair at or above
-    ``paraphrase_threshold`` that the word-bigram pass did not already judge."""
-    from swarmq.memory.consolidation.plan import comparable
+class Paraphrases:
+    """The paraphrase pairs of one consolidation run, found once.
 
-    if config.paraphrase_threshold >= 1.0:
-        return []
-    eligible = [item for item in items if item.template is None]
-    if len(eligible) < 2:
-        return []
-    sets = encode([_terms(item.text) for item in eligible], Measure.TOKENS)
-    result = similarity_join(sets, config.paraphrase_candidate_threshold)
-    if not len(result.left):
-        return []
-    cosines = weighted_overlaps(sets, result.left, result.right, idf_weights(sets))
-    strong = np.flatnonzero(cosines >= config.paraphrase_threshold)
-    found: list[Candidate] = []
-    for k in strong.tolist():
-        a, b = eligible[int(result.left[k])], eligible[int(result.right[k])]
-        key = (min(a.id, b.id), max(a.id, b.id))
-        if key in seen or not comparable(a, b):
-            continue
-        score = float(cosines[k])
-        found.append((score, key[0], key[1], {
-            "idf_cosine": round(score, 4), "term_jaccard": round(float(result.similarity[k]), 4)}))
-    return found
+    A merge keeps one of its two lessons and a supersession changes none, so the lessons of a
+    later round are a subset of the first round's: the pairs of lesson *texts* found in round 1
+    stay the candidates of every later round, which only maps them to the entries now holding
+    those texts. (IDF is the first round's population's.)
+    """
+
+    def __init__(self, config: ConsolidationConfig) -> None:
+        self.config = config
+        self.pairs: list[tuple[str, str, float, float]] | None = None
+
+    def _find(self, texts: list[str]) -> list[tuple[str, str, float, float]]:
+        if len(texts) < 2:
+            return []
+        sets = encode([_terms(text) for text in texts], Measure.TOKENS)
+        result = similarity_join(sets, self.config.paraphrase_candidate_threshold)
+        if not len(result.left):
+            return []
+        cosines = weighted_overlaps(sets, result.left, result.right, idf_weights(sets))
+        strong = np.flatnonzero(cosines >= self.config.paraphrase_threshold)
+        return [(texts[int(result.left[k])], texts[int(result.right[k])], float(cosines[k]),
+                 float(result.similarity[k])) for k in strong.tolist()]
+
+    def candidates(self, items: Sequence[Item], seen: set[tuple[str, str]]) -> list[Candidate]:
+        """``(cosine, id, id, score breakdown)`` of every comparable pair of ``items`` at or
+        above ``paraphrase_threshold`` that the word-bigram pass did not already judge."""
+        from swarmq.memory.consolidation.plan import comparable
+
+        if self.config.paraphrase_threshold >= 1.0:
+            return []
+        by_text: dict[str, list[Item]] = {}
+        for item in items:
+            if item.template is None:
+                by_text.setdefault(item.text, []).append(item)
+        if self.pairs is None:
+            self.pairs = self._find(list(by_text))
+        found: list[Candidate] = []
+        for left, right, score, overlap in self.pairs:
+            for a in by_text.get(left, ()):
+                for b in by_text.get(right, ()):
+                    key = (min(a.id, b.id), max(a.id, b.id))
+                    if a.id == b.id or key in seen or not comparable(a, b):
+                        continue
+                    found.append((score, key[0], key[1], {
+                        "idf_cosine": round(score, 4), "term_jaccard": round(overlap, 4)}))
+        return found

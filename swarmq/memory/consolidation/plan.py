@@ -36,7 +36,7 @@ from typing import Protocol
 import numpy as np
 
 from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
-from swarmq.memory.consolidation.paraphrase import paraphrases
+from swarmq.memory.consolidation.paraphrase import Paraphrases
 from swarmq.memory.similarity.join import join_texts, similarity_join
 from swarmq.memory.similarity.sets import Measure, encode
 from swarmq.memory.similarity.text import bigram_jaccard
@@ -164,6 +164,7 @@ class Planner:
         self.config = config
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
+        self.paraphrases = Paraphrases(config)
 
     def run(self, population: Population, *, on_round: Callable[[int, int], None] | None = None) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
@@ -217,7 +218,7 @@ class Planner:
             if reason is not None:
                 candidates.append((similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)}))
         candidates.extend((score, x, y, Reason.PARAPHRASE, why)
-                          for score, x, y, why in paraphrases(items, self.config, seen))
+                          for score, x, y, why in self.paraphrases.candidates(items, seen))
         by_id = {item.id: item for item in items}
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
         for similarity, x, y, reason, scores in candidates:
