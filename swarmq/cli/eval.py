@@ -11,3 +11,5 @@ app = typer.Typer(
     help="Measure judgement on labelled real data: precision, recall, hit rates.",
     no_args_is_help=True,
 )
+
+from swarmq.cli import eval_knowledge as _eval_knowledge  # noqa: E402,F401  (registers consolidate, inject)

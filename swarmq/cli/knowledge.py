@@ -163,13 +163,26 @@ def quarantine(ctx: typer.Context, entry_id: str,
 
 
 @app.command("restore")
-def restore(ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption) -> None:
-    """Restore a quarantined (re-validated) or archived entry."""
+def restore(
+    ctx: typer.Context,
+    entry_id: str,
+    tier: str = TierOption,
+    revalidate: Annotated[bool, typer.Option(
+        "--revalidate", help="Keep the entry quarantined if the current rules refuse it.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Restore a quarantined entry in place, or revive an archived one; says what the current
+    validation rules think of the lesson."""
+    from swarmq.memory.knowledge.quarantine import restore_verdict
+
+    store = knowledge(ctx).tier(tier)
     try:
-        entry = knowledge(ctx).tier(tier).restore(entry_id)
+        entry = store.restore(entry_id, revalidate=revalidate)
     except (EntryNotFound, RestoreRefused) as exc:
         fail(str(exc))
-    emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status}, as_json, "restore")
+    verdict = restore_verdict(store, entry)
+    emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status,
+               "validation": verdict.severity or "ok", "reason": verdict.reason}, as_json, "restore")
 
 
 @app.command("promote")

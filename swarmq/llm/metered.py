@@ -31,11 +31,14 @@ from swarmq.llm.errors import AttemptError
 from swarmq.llm.ledger import REPLY_REJECTED, LedgerRecord, LLMLedger
 from swarmq.llm.provider import ChatRequest, Provider
 from swarmq.memory.completion import (
+    CHARS_PER_TOKEN,
     Completion,
     CompletionFailed,
     Message,
+    PromptTooLarge,
     ProviderUnreachable,
     QuotaRefused,
+    prompt_chars,
 )
 
 
@@ -97,6 +100,8 @@ class MeteredCompleter:
         rate_wait_seconds: float = 60.0,
         request_options: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        context_tokens: int | None = None,
+        reply_tokens: int = 2048,
     ) -> None:
         self._provider = provider
         self._quota = quota
@@ -110,6 +115,15 @@ class MeteredCompleter:
         self.rate_wait_seconds = rate_wait_seconds
         self.request_options = dict(request_options or {})
         self.sleep = sleep
+        self.context_tokens = context_tokens
+        self.reply_tokens = reply_tokens
+
+    @property
+    def max_prompt_chars(self) -> int | None:
+        """The prompt characters that fit ``context_tokens`` once ``reply_tokens`` are set aside."""
+        if self.context_tokens is None:
+            return None
+        return max(0, self.context_tokens - self.reply_tokens) * CHARS_PER_TOKEN
 
     @property
     def provider(self) -> str:
@@ -165,6 +179,13 @@ class MeteredCompleter:
         call_id = uuid.uuid4().hex
         base = {"call_id": call_id, "input_hash": request.input_hash(), "purpose": purpose or None,
                 "model": self._provider.model}
+        limit, size = self.max_prompt_chars, prompt_chars(messages)
+        if limit is not None and size > limit:  # refused before any slot is reserved or spent
+            why = (f"prompt of about {size // CHARS_PER_TOKEN} tokens does not fit the declared context "
+                   f"({self.context_tokens} tokens, {self.reply_tokens} kept for the reply)")
+            self._record(attempt=0, window=None, outcome=PromptTooLarge.outcome, counted=False,
+                         error=why, **base)
+            raise PromptTooLarge(why)
         last: AttemptError | None = None
         sent_any = False
         with contextlib.ExitStack() as stack:

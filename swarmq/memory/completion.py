@@ -55,6 +55,38 @@ class ProviderUnreachable(CompletionError):
     outcome = "provider_unreachable"
 
 
+class PromptTooLarge(CompletionError):
+    """The prompt cannot fit the provider's declared context: refused before any slot was
+    reserved or spent, and before anything was sent."""
+
+    outcome = "prompt_too_large"
+
+
+CHARS_PER_TOKEN = 3
+"""A conservative estimate (English prose runs about 4 characters a token, JSON and code 3):
+sizing on 3 errs towards trimming, never towards a request the provider refuses."""
+
+
+def prompt_chars(messages: Sequence[Message]) -> int:
+    return sum(len(m["content"]) + len(m["role"]) + 8 for m in messages)
+
+
+def fit_lines(text: str, max_chars: int) -> str:
+    """``text`` cut at a line boundary to at most ``max_chars`` (a note says how many lines went):
+    callers put their most important lines first, so trimming the tail trims by priority."""
+    if len(text) <= max_chars:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > max_chars - 60:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join([*kept, f"[... {len(lines) - len(kept)} more line(s) left out to fit the model's context]"])
+
+
 class CompletionFailed(CompletionError):
     """At least one attempt reached the provider and none produced a usable reply."""
 
@@ -72,6 +104,12 @@ class Completer(Protocol):
 
     @property
     def quota(self) -> str: ...
+
+    @property
+    def max_prompt_chars(self) -> int | None:
+        """How many prompt characters fit the provider's declared context (``None``: not
+        declared, no limit known)."""
+        ...
 
     def hold(self, purpose: str = "") -> AbstractContextManager[object]:
         """Reserve one quota slot now (raises :class:`QuotaRefused`); released on exit unless a

@@ -128,6 +128,12 @@ class LLMConfig(StrictModel):
     requests_per_minute: Annotated[float, Field(gt=0)] | None = None
     """Cluster-wide request rate limit (token bucket in Redis), besides the daily quotas."""
     allow_deterministic_fallback: bool = True
+    context_tokens: Annotated[int, Field(ge=256)] | None = None
+    """The model's context window in tokens. When set, prompts are sized to it: inputs are
+    trimmed by priority, and a prompt that still cannot fit is refused before a quota slot is
+    spent. ``null``: not declared, nothing is sized."""
+    reply_tokens: Annotated[int, Field(ge=1)] = 2048
+    """Tokens of the context kept free for the reply."""
 
     @model_validator(mode="after")
     def _provider_fields(self) -> LLMConfig:

@@ -64,6 +64,7 @@ def completer_for(
     return CompleterChoice(MeteredCompleter(
         provider, quota=quota, gate=cluster.gate, ledger=LLMLedger.in_runtime(roster.runtime_dir),
         limiter=limiter, retry=RetryPolicy(max_retries=retries), quota_errors=(QuotaError,), task_id=task_id,
+        context_tokens=roster.llm.context_tokens, reply_tokens=roster.llm.reply_tokens,
     ), "")
 
 

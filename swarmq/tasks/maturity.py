@@ -63,11 +63,11 @@ def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
 
 
 @app.task(name="maturity.knowledge_restore", bind=True)
-def knowledge_restore(self: SwarmTask, entry_id: str) -> dict[str, Any]:
+def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) -> dict[str, Any]:
     from swarmq.memory.knowledge import EntryNotFound, RestoreRefused
 
     try:
-        entry = knowledge_for(self).swarm.restore(entry_id)
+        entry = knowledge_for(self).swarm.restore(entry_id, revalidate=revalidate)
     except EntryNotFound:
         return {"outcome": "not_found", "id": entry_id}
     except RestoreRefused as exc:

@@ -35,6 +35,13 @@ class ConsolidationConfig(BaseModel):
     """At or above (below duplicate): conflicting versions, the newer supersedes the older."""
     complement_threshold: Annotated[float, Field(gt=0, le=1)] = 0.5
     """At or above (below conflict): complementary entries, cross-linked."""
+    paraphrase_threshold: Annotated[float, Field(gt=0, le=1)] = 0.46
+    """IDF-weighted cosine of normalised terms at or above which two hand-written lessons of one
+    project are paraphrased duplicates and merge (1.0 turns the paraphrase pass off). Tuned on
+    the tune split of eval/knowledge/labels.json; see docs/QUALITY.md."""
+    paraphrase_candidate_threshold: Annotated[float, Field(gt=0, le=1)] = 0.3
+    """Jaccard of normalised term sets at or above which the join proposes a paraphrase
+    candidate (lower finds more, costs more)."""
     contradictions: bool = True
     """Pairs at or above ``complement_threshold`` whose lessons oppose each other by the
     knowledge validator's negation pairs (always/never, use/avoid, ...) are conflicts too."""

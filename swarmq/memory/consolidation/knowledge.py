@@ -36,13 +36,14 @@ from swarmq.memory.consolidation.merge import (
     supersede_entries,
 )
 from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
+from swarmq.memory.consolidation.templates import template_key
 from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.memory.knowledge.contradiction import Contexts, negation_contexts, opposed
 from swarmq.memory.knowledge.files import TierFiles
-from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.model import Entry, Tier
 from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.knowledge.validation import NEGATION_PAIRS, negation_phrases
 from swarmq.memory.locking import Lease
 from swarmq.memory.similarity.text import normalize_opencode
 
@@ -63,18 +64,20 @@ def events_path(files: TierFiles) -> Path:
 
 
 @functools.lru_cache(maxsize=262_144)
-def _phrases(text: str, mode: ValidationMode) -> frozenset[str]:
-    return negation_phrases(text, mode)
+def _contexts(text: str, mode: ValidationMode) -> Contexts:
+    return negation_contexts(text, mode)
 
 
 def contradiction_test(mode: ValidationMode) -> Callable[[str, str], bool]:
-    """Opposing negation phrases (the validator's pairs) that only one of the texts says."""
+    """The validator's test for one pair: opposing negation phrases with a shared neighbour,
+    counting only phrases that just one of the texts says ("always X" against "always X, never
+    Y" is a refinement, not a contradiction)."""
 
     def contradict(left: str, right: str) -> bool:
-        a, b = _phrases(left, mode), _phrases(right, mode)
-        only_a, only_b = a - b, b - a
-        return any((x in only_a and y in only_b) or (y in only_a and x in only_b)
-                   for x, y in NEGATION_PAIRS)
+        a, b = _contexts(left, mode), _contexts(right, mode)
+        only_a = {k: v for k, v in a.items() if k not in b}
+        only_b = {k: v for k, v in b.items() if k not in a}
+        return opposed(only_a, only_b)
 
     return contradict
 
@@ -124,12 +127,18 @@ class KnowledgePopulation:
     def _build_item(self, entry: Entry) -> Item:
         apart = entry.get(KEEP_APART)
         normalized = normalize_opencode(entry.lesson)
+        template = template_key(entry.lesson)
+        project = entry.get("project_name") if self.store.tier != Tier.HIVE else None
+        project = project if isinstance(project, str) and project else None
+        # Same fields of a templated note, or same normalised text (two words at least), in one
+        # project: one group, merged in a single round.
+        key = f"template:{template}" if template else f"text:{normalized}" if " " in normalized else None
         return Item(
             id=entry.id, text=entry.lesson, created=entry.created_at, order=self.order[entry.id],
             strength=strength(entry),
-            # Same normalised text (two words at least): one group, merged in a single round.
-            fingerprint=f"text:{normalized}" if " " in normalized else None,
+            fingerprint=None if key is None else f"{project or ''}\x00{key}",
             apart=frozenset(a for a in apart if isinstance(a, str)) if isinstance(apart, list) else frozenset(),
+            template=template, project=project,
         )
 
     def items(self) -> list[Item]:
@@ -162,7 +171,8 @@ class KnowledgePopulation:
 def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
     kind = {"merge": "merged", "supersede": "superseded", "link": "linked"}[action.kind.value]
     return {"type": kind, "run_id": run_id, "at": at, "keep": action.keep, "other": action.other,
-            "similarity": action.similarity, "reason": action.reason.value, "round": action.round}
+            "similarity": action.similarity, "reason": action.reason.value, "round": action.round,
+            "scores": action.scores}
 
 
 def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:

@@ -8,7 +8,15 @@ and AgentOps learnings. Rules, per pair found by the exact similarity join:
   older survives); exact-content groups merge into one survivor at once;
 * ``>= conflict_threshold``, or ``>= complement_threshold`` and contradictory by the negation
   pairs → the **newer supersedes** the older;
-* ``>= complement_threshold`` → **link** (both ways), at most ``max_links_per_entry`` each.
+* ``>= complement_threshold`` → **link** (both ways), at most ``max_links_per_entry`` each;
+* a paraphrase: normalised terms (identifiers split, stems, stop words out) whose Jaccard is at
+  least ``paraphrase_candidate_threshold`` (the same exact join generates the candidates) and
+  whose TF-IDF cosine is at least ``paraphrase_threshold`` → **merge**.
+
+Structure and scope come first: a templated (machine-generated) entry only ever merges with one
+of identical fields, and entries of two different projects are never merged, superseded or
+linked (cross-project knowledge goes to the hive, by promotion). Every action carries its score
+breakdown.
 
 Merging changes a survivor's lesson, so new pairs can appear: rounds repeat until a round finds
 nothing (a fixpoint), which is what makes a second run change nothing. Within a round an entry
@@ -28,8 +36,10 @@ from typing import Protocol
 import numpy as np
 
 from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
+from swarmq.memory.consolidation.paraphrase import Paraphrases
 from swarmq.memory.similarity.join import join_texts, similarity_join
 from swarmq.memory.similarity.sets import Measure, encode
+from swarmq.memory.similarity.text import bigram_jaccard
 
 
 class ActionKind(StrEnum):
@@ -44,6 +54,7 @@ class Reason(StrEnum):
     CONFLICT = "conflict"
     CONTRADICTION = "contradiction"
     COMPLEMENT = "complement"
+    PARAPHRASE = "paraphrase"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,10 @@ class Item:
     """Exact-content key (AgentOps' content hash), when the store has one."""
     apart: frozenset[str] = frozenset()
     """Ids this entry must never be merged with or superseded by (a restored decision)."""
+    template: str | None = None
+    """Kind and fields of a machine-generated entry (see ``templates``), else ``None``."""
+    project: str | None = None
+    """The project an entry belongs to, where projects must stay apart (swarm tier)."""
 
     @property
     def age_key(self) -> tuple[str, int]:
@@ -79,6 +94,9 @@ class Action:
     similarity: float
     reason: Reason
     round: int
+    scores: dict[str, float | str] = field(default_factory=dict, compare=False)
+    """Why: the measures behind the decision (bigram Jaccard, term Jaccard, TF-IDF cosine,
+    template key), for the reviewer."""
 
 
 @dataclass
@@ -120,6 +138,15 @@ def _text_key(text: str) -> str:
     return _SPACES.sub(" ", text).strip().casefold()
 
 
+def comparable(a: Item, b: Item) -> bool:
+    """Whether two entries may be merged, superseded or linked at all (structure and scope)."""
+    if a.project and b.project and a.project != b.project:
+        return False
+    if a.template is not None or b.template is not None:
+        return a.template == b.template
+    return b.id not in a.apart and a.id not in b.apart
+
+
 def stronger(a: Item, b: Item) -> Item:
     """The survivor of a merge: the stronger one; on a tie, the older one."""
     if a.strength != b.strength:
@@ -137,6 +164,7 @@ class Planner:
         self.config = config
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
+        self.paraphrases = Paraphrases(config)
 
     def run(self, population: Population, *, on_round: Callable[[int, int], None] | None = None) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
@@ -166,35 +194,48 @@ class Planner:
             for item in group[1:]:
                 survivor = stronger(survivor, item)
             for item in group:
-                if item.id != survivor.id and survivor.id not in item.apart and item.id not in survivor.apart:
-                    actions.append(Action(ActionKind.MERGE, survivor.id, item.id, 1.0, Reason.EXACT, round_no))
+                if item.id != survivor.id and comparable(item, survivor):
+                    scores: dict[str, float | str] = {"exact": 1.0}
+                    if item.template is not None:
+                        scores["template"] = item.template
+                    actions.append(Action(ActionKind.MERGE, survivor.id, item.id, 1.0, Reason.EXACT,
+                                          round_no, scores))
                     used.update((item.id, survivor.id))
         low = self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
         result = similarity_join(sets, low) if len(items) else None
         if result is None:
             return actions
-        candidates: list[tuple[float, str, str, Reason]] = []
+        candidates: list[tuple[float, str, str, Reason, dict[str, float | str]]] = []
+        seen: set[tuple[str, str]] = set()
         for i, j, similarity in zip(result.left.tolist(), result.right.tolist(),
                                     result.similarity.tolist(), strict=True):
             a, b = items[i], items[j]
+            if not comparable(a, b):
+                continue
             reason = self._reason(a, b, similarity)
-            if reason is not None and b.id not in a.apart and a.id not in b.apart:
-                candidates.append((similarity, min(a.id, b.id), max(a.id, b.id), reason))
+            x, y = min(a.id, b.id), max(a.id, b.id)
+            seen.add((x, y))
+            if reason is not None:
+                candidates.append((similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)}))
+        candidates.extend((score, x, y, Reason.PARAPHRASE, why)
+                          for score, x, y, why in self.paraphrases.candidates(items, seen))
         by_id = {item.id: item for item in items}
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-        for similarity, x, y, reason in candidates:
+        for similarity, x, y, reason, scores in candidates:
             if x in used or y in used:
                 continue
             a, b = by_id[x], by_id[y]
             used.update((x, y))
-            if reason is Reason.DUPLICATE:
+            if reason in (Reason.DUPLICATE, Reason.PARAPHRASE):
                 keep = stronger(a, b)
                 kind = ActionKind.MERGE
             else:
                 keep = newer(a, b)
                 kind = ActionKind.SUPERSEDE
             other = b if keep is a else a
-            actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no))
+            if reason is Reason.PARAPHRASE:  # the word-bigram figure too, for the reviewer
+                scores["bigram_jaccard"] = round(bigram_jaccard(a.text, b.text), 4)
+            actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
         return actions
 
     def _reason(self, a: Item, b: Item, similarity: float) -> Reason | None:
@@ -232,6 +273,8 @@ class Planner:
                                     result.similarity.tolist(), strict=True):
             if similarity >= self.config.conflict_threshold:
                 continue  # left over only when the round bound was hit
+            if not comparable(items[i], items[j]):
+                continue
             if self.contradicts is not None and self.contradicts(items[i].text, items[j].text):
                 continue
             partners[i].append((-similarity, items[j].id, j))
@@ -243,5 +286,6 @@ class Planner:
                 if i < j and i in best.get(j, ()):
                     a, b = items[i], items[j]
                     similarity = next(-s for s, _, k in partners[i] if k == j)
-                    links.append(Action(ActionKind.LINK, a.id, b.id, similarity, Reason.COMPLEMENT, 0))
+                    links.append(Action(ActionKind.LINK, a.id, b.id, similarity, Reason.COMPLEMENT, 0,
+                                        {"bigram_jaccard": round(similarity, 4)}))
         return links

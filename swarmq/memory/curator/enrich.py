@@ -20,7 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from swarmq.memory.completion import Completer, CompletionFailed, ProviderUnreachable, QuotaRefused
+from swarmq.memory.completion import (
+    Completer,
+    CompletionFailed,
+    PromptTooLarge,
+    ProviderUnreachable,
+    QuotaRefused,
+    prompt_chars,
+)
 from swarmq.memory.curator.fallback import deterministic_directives
 from swarmq.memory.curator.reply import ReplyRejected, build_messages, parse_reply
 from swarmq.memory.curator.state import EnrichmentState, Handled, content_hash
@@ -67,6 +74,23 @@ class EnrichmentReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def sized_batches(pending: list[Entry], size: int, max_chars: int | None) -> list[list[Entry]]:
+    """Batches of at most ``size`` lessons whose prompt fits ``max_chars`` (a batch that does
+    not fit is split; a single lesson that cannot fit is left to the completer to refuse)."""
+    batches = [pending[i:i + size] for i in range(0, len(pending), size)]
+    if max_chars is None:
+        return batches
+    out: list[list[Entry]] = []
+    while batches:
+        batch = batches.pop(0)
+        if len(batch) > 1 and prompt_chars(build_messages(batch)) > max_chars:
+            half = len(batch) // 2
+            batches[:0] = [batch[:half], batch[half:]]
+        else:
+            out.append(batch)
+    return out
 
 
 class Enricher:
@@ -119,7 +143,7 @@ class Enricher:
                 return report
             self._fallback(pending, report)
             return report
-        batches = [pending[i:i + self.batch_size] for i in range(0, len(pending), self.batch_size)]
+        batches = sized_batches(pending, self.batch_size, self.completer.max_prompt_chars)
         for index, batch in enumerate(batches[: self.max_batches]):
             self.progress(f"batch {index + 1}: {len(batch)} entries")
             if not self._llm_batch(batch, report):
@@ -136,7 +160,7 @@ class Enricher:
             with self.completer.hold("curator.enrich") as held:
                 messages = build_messages(batch)
                 completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
-        except QuotaRefused as exc:
+        except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent, no slot spent
             report.stopped = f"{exc.outcome}: {exc}"
             return False
         except ProviderUnreachable as exc:

@@ -6,6 +6,9 @@ object, optionally inside a single ```json fence, and nothing else. Any problem 
 whole reply with a reason naming the entry and the field, so the store is either changed by a
 fully valid reply or not at all: not JSON, an unknown id or key, a wrong type, a control or
 invisible character, a value over the limits, a path outside ``.opencode/skills/generated/``.
+Degenerate replies are refused too: the prompt's template echoed back, placeholders, an item
+repeated in a list, the same fields for every lesson of a batch, or fields that share no word
+with the lesson they claim to come from.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 from swarmq.memory.completion import Message
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.validation import INVISIBLE, validate_directive_fields
+from swarmq.memory.replies import placeholder, repetition
+from swarmq.memory.similarity.normalize import terms
 from swarmq.memory.skills.layout import GENERATED_PREFIX
 
 DIRECTIVE_FIELDS: tuple[str, ...] = (
@@ -92,8 +97,42 @@ def _string_problem(field: str, value: Any) -> str | None:
     return None
 
 
+TEMPLATE_ECHOES = frozenset(
+    s.lower() for s in (
+        "short phrase that should surface the lesson", "what an agent MUST do when it applies",
+        "what it must NOT do", "how a reviewer checks it was followed", "snake_case_agent_name",
+        "snake_case_tool_name", "low|medium|high|critical", "<id of a lesson>",
+    )
+)
+_LEVELS = frozenset(("low", "medium", "high", "critical"))
+
+
+def _degenerate(where: str, fields: Mapping[str, Any], lesson: str) -> str | None:
+    """Why one entry's fields are not a real answer (``None`` when they are)."""
+    grounded = False
+    words = set(terms(lesson))
+    for key, value in fields.items():
+        items = value if isinstance(value, list) else [value]
+        strings = [i for i in items if isinstance(i, str)]
+        if any(i.strip().lower() in TEMPLATE_ECHOES for i in strings):
+            return f"{where}: {key} echoes the prompt's template"
+        if any(placeholder(i) for i in strings) and key != "directive_priority":
+            return f"{where}: {key} holds a placeholder"
+        if len({" ".join(i.lower().split()) for i in strings}) < len(strings):
+            return f"{where}: {key} repeats an item"
+        if key not in ("directive_priority", "applies_to_agents", "applies_to_tools"):
+            grounded = grounded or any(words & set(terms(i)) for i in strings)
+    if not grounded and any(k not in ("directive_priority", "applies_to_agents", "applies_to_tools")
+                            for k in fields):
+        return f"{where}: no field shares a word with the lesson (evidence not in the input)"
+    return None
+
+
 def parse_reply(text: str, batch: Mapping[str, Entry]) -> list[Proposal]:
     """Validated proposals for entries of ``batch``, or :class:`ReplyRejected`."""
+    problem = repetition(text)
+    if problem:
+        raise ReplyRejected(problem)
     data = _loads(text)
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise ReplyRejected('reply must be a JSON object with an "entries" array')
@@ -129,6 +168,12 @@ def parse_reply(text: str, batch: Mapping[str, Entry]) -> list[Proposal]:
         errors = validate_directive_fields(fields)
         if errors:
             raise ReplyRejected(f"{where}: " + "; ".join(errors))
+        problem = _degenerate(where, fields, batch[entry_id].lesson)
+        if problem:
+            raise ReplyRejected(problem)
         if fields:
             proposals.append(Proposal(entry_id, fields))
+    shapes = {json.dumps(p.fields, sort_keys=True) for p in proposals}
+    if len(proposals) >= 3 and len(shapes) == 1:
+        raise ReplyRejected(f"the same fields for all {len(proposals)} lessons (a copied answer)")
     return proposals

@@ -40,7 +40,7 @@ from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import (
     NEGATION_PAIRS,
     ValidationResult,
-    negation_phrases,
+    negation_contexts,
     validate_lesson,
 )
 
@@ -77,7 +77,7 @@ __all__ = [
     "budget_for",
     "compute_confidence",
     "inject",
-    "negation_phrases",
+    "negation_contexts",
     "platform_data_dir",
     "record_shown",
     "render_directives",

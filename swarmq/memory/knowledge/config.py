@@ -47,6 +47,11 @@ class KnowledgeConfig(BaseModel):
     inject_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.0
     """opencode-swarm's injector shows only entries with confidence ≥ 0.8, so fresh lessons
     (0.6) are never shown and never confirmed; swarmq shows every active entry by default."""
+    inject_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
+    """The floor: an entry is injected only if it matches at least this share of the task's
+    IDF-weighted terms (or a trigger / confident tool or agent directive matches); when none
+    does, nothing is injected and ``no_relevant`` is logged. 0 fills the budget regardless.
+    Calibrated on the tune split of eval/knowledge/labels.json (docs/QUALITY.md)."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85
     """Tool/agent matches of entries at or above this confidence get the strong rank boost."""
     dedup_threshold: Annotated[float, Field(ge=0, le=1)] = 0.6

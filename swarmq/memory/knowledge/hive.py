@@ -24,7 +24,6 @@ from swarmq.memory.knowledge.lifecycle import DAY_MS, age_ms
 from swarmq.memory.knowledge.model import HIVE_KEY_ORDER, Entry, Status, Tier, v1_outcomes
 from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.validation import (
-    REASON_CONTRADICTION,
     ValidationResult,
     check_safety,
     check_structure,
@@ -84,8 +83,6 @@ def _validate_for_hive(hive: TierStore, entry: Entry) -> ValidationResult:
     ):
         if not result.valid:
             return result
-    if hive.contradictions().contradicted(entry.lesson):
-        return ValidationResult(False, 3, REASON_CONTRADICTION, "error")
     return ValidationResult(True)
 
 

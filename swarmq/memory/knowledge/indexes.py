@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from swarmq.memory.knowledge.contradiction import ContradictionIndex
 from swarmq.memory.knowledge.dedup import BigramIndex
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.validation import ContradictionIndex
 
 
 class DedupListener:

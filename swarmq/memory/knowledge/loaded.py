@@ -268,6 +268,23 @@ class LoadedFile:
         for entry in appended:
             self._append_slot(entry)
 
+    def _reorder(self, old: list[tuple[int, Entry]], inserted: list[tuple[int, Entry]],
+                 appended: int) -> None:
+        """Put the slots of lines inserted mid-file (just added, before ``appended`` others) in
+        file order: each before the mirrored line it preceded."""
+        slots = list(self.slots)
+        new_slots = slots[len(slots) - appended - len(inserted):len(slots) - appended]
+        before: dict[int, list[int]] = {}
+        for (index, _), slot in zip(inserted, new_slots, strict=True):
+            before.setdefault(index, []).append(slot)
+        order: list[int] = []
+        for index, (slot, _) in enumerate(old):
+            order.extend(before.get(index, ()))
+            if slot in self.slots:
+                order.append(slot)
+        order.extend(slots[len(slots) - appended:] if appended else ())
+        self.slots = {slot: self.slots[slot] for slot in order}
+
     def _diff_reload(self, handle: BinaryIO, state: FileState) -> bool:
         """Reload a replaced or rewritten file by aligning its lines with the mirror: lines
         identical to the mirrored entry are kept as they are, so only changed lines are parsed
@@ -286,6 +303,7 @@ class LoadedFile:
         removed: list[int] = []
         replaced: dict[int, Entry] = {}
         appended: list[Entry] = []
+        inserted: list[tuple[int, Entry]] = []  # (index in ``old`` it comes before, entry)
         corrupt: list[CorruptLine] = []
         pending: CorruptLine | None = None
         seen: set[str] = set()
@@ -324,14 +342,18 @@ class LoadedFile:
                 if old[index][1].raw != parsed.raw:
                     replaced[old[index][0]] = parsed
                 cursor = index + 1
-            elif index is None:
+            elif index is None and cursor >= len(old):
                 appended.append(parsed)
+            elif index is None and not appended:  # a new line before mirrored ones
+                inserted.append((cursor, parsed))
             else:
                 return False
         lines = len(chunks) + (1 if tail and pending is None else 0)
         position = consumed
         removed.extend(s for s, _ in old[cursor:])
-        self._apply(removed, replaced, appended)
+        self._apply(removed, replaced, [entry for _, entry in inserted] + appended)
+        if inserted:
+            self._reorder(old, inserted, len(appended))
         self.corrupt = corrupt
         self.pending = pending
         self.lines = lines

@@ -4,16 +4,25 @@ Quarantine moves an entry out of the store into ``*-quarantined.jsonl`` with ``s
 'quarantined'``, ``original_status``, ``quarantine_reason``, ``quarantined_at`` and
 ``reported_by``, and records a layer-3 rejected fingerprint. The sidecar is appended before the
 store is rewritten, so a crash in between leaves the entry in both places, never in neither.
-Restore brings back a quarantined entry only if its lesson re-passes validation, and also
-revives an archived entry to its status before archiving.
+
+An entry that was in the store can always come back: restore re-validates only when asked
+(``revalidate=True``; opencode-swarm always does, which made quarantine a one-way door for
+lessons its own older rules refused), and :func:`restore_verdict` tells the operator what the
+current validation mode says. swarmq also records where the line was and its exact bytes in
+``*-quarantined-places.jsonl`` (a file opencode-swarm ignores), so quarantine + restore puts the
+line back where it was, byte for byte when nothing else changed. Restore also revives an
+archived entry to its status before archiving.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.memory.atomic import append_lines
+from swarmq.memory.atomic import append_lines, write_atomic
+from swarmq.memory.jsonl import quarantine_corrupt
 from swarmq.memory.knowledge.errors import EntryNotFound, RestoreRefused
 from swarmq.memory.knowledge.model import (
     ACTIVE_STATUSES,
@@ -23,7 +32,7 @@ from swarmq.memory.knowledge.model import (
 )
 from swarmq.memory.knowledge.serialize import dumps_js
 from swarmq.memory.knowledge.sidecars import rejected_record, remove_lines, values
-from swarmq.memory.knowledge.validation import validate_lesson
+from swarmq.memory.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.memory.similarity.text import normalize_opencode
 
 if TYPE_CHECKING:
@@ -38,6 +47,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def clean_reason(reason: str) -> str:
     """Control characters stripped, at most 500 characters (opencode-swarm's rule)."""
     return _CONTROL.sub("", reason)[:500]
+
+
+def places_path(store: TierStore) -> Path:
+    """``knowledge-quarantined-places.jsonl``: where each quarantined line was, and its bytes."""
+    quarantined = store.files.quarantined
+    return quarantined.with_name(f"{quarantined.stem}-places.jsonl")
 
 
 def quarantine(store: TierStore, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
@@ -60,6 +75,15 @@ def quarantine(store: TierStore, entry_id: str, reason: str, reported_by: str = 
             "quarantined_at": at,
             "reported_by": reported,
         }, bump_revision=False)
+        order = list(store.mirror.slots)
+        at_index = order.index(slot)
+        neighbours = [store.mirror.slots[s].id for s in order]
+        place = {"id": entry.id, "index": at_index,
+                 "after": neighbours[at_index - 1] if at_index else None,
+                 "before": neighbours[at_index + 1] if at_index + 1 < len(neighbours) else None,
+                 "line": entry.line()}
+        store._append_sidecar(places_path(store), [dumps_js(place)],
+                              store.config.quarantined_max_entries, lease)
         store._append_sidecar(store.files.quarantined, [record.line()],
                               store.config.quarantined_max_entries, lease)
         store._append_sidecar(store.files.rejected, [rejected_record(entry.id, entry.lesson, why, 3, at)],
@@ -73,8 +97,25 @@ def _quarantined_record(store: TierStore, entry_id: str) -> Entry | None:
     return Entry(found[-1]) if found else None
 
 
-def restore(store: TierStore, entry_id: str) -> Entry:
-    """Bring back a quarantined entry (if it re-validates) or revive an archived one."""
+def _place(store: TierStore, entry_id: str) -> dict[str, Any] | None:
+    found = [v for v in values(places_path(store)) if isinstance(v, dict) and v.get("id") == entry_id]
+    return found[-1] if found else None
+
+
+def restore_verdict(store: TierStore, entry: Entry) -> ValidationResult:
+    """What the store's current validation mode says about an entry's lesson (advice only,
+    unless restore is asked to re-validate)."""
+    return validate_lesson(
+        entry.lesson, category=entry.get("category"), scope=entry.get("scope"),
+        confidence=entry.get("confidence"), existing=store.contradictions(),
+        mode=store.config.validation_mode,
+    )
+
+
+def restore(store: TierStore, entry_id: str, *, revalidate: bool = False) -> Entry:
+    """Bring back a quarantined entry where it was, or revive an archived one. With
+    ``revalidate`` a quarantined entry whose lesson the current rules refuse stays quarantined
+    (:class:`RestoreRefused`)."""
     with store.locked() as lease:
         slot = store.mirror.by_id.get(entry_id)
         current = None if slot is None else store.mirror.slots[slot]
@@ -92,25 +133,65 @@ def restore(store: TierStore, entry_id: str) -> Entry:
             return current
         if held is None:
             raise EntryNotFound(f"no quarantined or archived entry {entry_id}")
-        verdict = validate_lesson(
-            held.lesson, category=held.get("category"), scope=held.get("scope"),
-            confidence=held.get("confidence"), mode=store.config.validation_mode,
-        )
-        if not verdict.valid:
-            raise RestoreRefused(entry_id, verdict.reason or "invalid lesson")
+        if revalidate:
+            verdict = restore_verdict(store, held)
+            if not verdict.valid:
+                raise RestoreRefused(entry_id, verdict.reason or "invalid lesson")
         original = held.get("original_status")
         status = original if original in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
         restored = held.changed({"status": status}, remove=QUARANTINE_KEYS)
-        store._append([restored], lease)
+        place = _place(store, entry_id)
+        if place is None:
+            store._append([restored], lease)
+        else:
+            restored = _put_back(store, restored, place, lease)
         _forget_quarantine(store, entry_id, lease)
         return restored
 
 
+def _put_back(store: TierStore, restored: Entry, place: dict[str, Any], lease: Any) -> Entry:
+    """Write the store with ``restored`` at its recorded place: before the entry that followed it,
+    else after the one that preceded it, else at its old index. The recorded line is written
+    when the entry is what it was (quarantine's revision bump aside)."""
+    line = place.get("line")
+    if isinstance(line, str):
+        try:
+            before = Entry(json.loads(line), raw=line)
+        except (ValueError, TypeError):
+            before = None
+        if before is not None and _same(before, restored):
+            restored = before
+    entries = list(store.mirror.slots.values())
+    ids = [e.id for e in entries]
+    index = len(entries)
+    if place.get("before") in ids:
+        index = ids.index(place["before"])
+    elif place.get("after") in ids:
+        index = ids.index(place["after"]) + 1
+    elif isinstance(place.get("index"), int):
+        index = max(0, min(len(entries), place["index"]))
+    entries.insert(index, restored)
+    body = b"\n".join(e.raw_bytes() for e in entries) + b"\n"
+    quarantine_corrupt(store.files.knowledge, store.mirror.all_corrupt(), lease=lease,
+                       corrupt_to=store.files.corrupt)
+    write_atomic(store.files.knowledge, body, lease=lease)
+    store.mirror.refresh()
+    return restored
+
+
+def _same(before: Entry, restored: Entry) -> bool:
+    def strip(entry: Entry) -> dict[str, Any]:
+        return {k: v for k, v in entry.data.items() if k != "revision"}
+
+    return strip(before) == strip(restored)
+
+
 def _forget_quarantine(store: TierStore, entry_id: str, lease: Any) -> None:
-    remove_lines(store.files.quarantined, lambda v: isinstance(v, dict) and v.get("id") == entry_id,
-                 corrupt_to=store.files.corrupt, lease=lease)
-    remove_lines(store.files.rejected, lambda v: isinstance(v, dict) and v.get("id") == entry_id,
-                 corrupt_to=store.files.corrupt, lease=lease)
+    def match(v: Any) -> bool:
+        return isinstance(v, dict) and v.get("id") == entry_id
+
+    for path in (store.files.quarantined, store.files.rejected, places_path(store)):
+        remove_lines(path, match, corrupt_to=store.files.corrupt, lease=lease)
 
 
 def archive_updates(entry: Entry, at: str) -> dict[str, Any]:

@@ -1,11 +1,17 @@
 """Action-aware retrieval over the swarm and hive tiers, answering in milliseconds at 10k+.
 
-Each tier's mirror carries a :class:`QueryIndex`: token postings (lesson, triggers, tags),
-tool and agent postings, trigger phrases keyed by their first word, and the entries sorted by
-their static score. A query scores only entries that match something in the context, plus the
-best static ones (a non-matching entry's score *is* its static score), so it never walks the
-whole store. Critical directives whose trigger, tool or agent matches are forced to the top.
-Hive entries that near-duplicate an active swarm entry are dropped (opencode-swarm's merge).
+Each tier's mirror carries a :class:`QueryIndex`: term postings (lesson, triggers, tags, as
+normalised terms: identifiers split, stems, stop words out), tool and agent postings, trigger
+phrases keyed by their first word, and the entries sorted by their static score. A query scores
+only entries that match something in the context, so it never walks the whole store.
+
+Relevance is the share of the query's IDF-weighted terms an entry matches (terms no entry has
+count in full: a query about something the store never mentions has little to match). An entry
+is injected only when its relevance reaches ``inject_min_relevance`` (or a trigger phrase, or a
+confident tool/agent directive, matches); when nothing does, nothing is injected. With the floor
+at 0 the best static entries fill the budget, as before. Critical directives whose trigger, tool
+or agent matches are forced to the top. Hive entries that near-duplicate an active swarm entry
+are dropped (opencode-swarm's merge).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from swarmq.memory.knowledge.indexes import mirror_index
 from swarmq.memory.knowledge.model import Entry, RetrievalMode
 from swarmq.memory.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.similarity.text import word_tokens
+from swarmq.memory.similarity.normalize import terms
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.project import KnowledgeStore
@@ -155,7 +161,7 @@ class QueryIndex:
 
 def _entry_tokens(entry: Entry) -> set[str]:
     text = " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
-    return set(word_tokens(text))
+    return set(terms(text))
 
 
 def _discard(postings: dict[str, set[int]], key: str, slot: int) -> None:
@@ -181,22 +187,23 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
         index = query_index(store)
         total = max(1, len(index.entries))
         haystack = context.haystack()
-        tokens = sorted(word_tokens(haystack))[:MAX_QUERY_TOKENS]
+        tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
         cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
-        selective = sorted(
-            (df, token) for token in tokens
-            if 0 < (df := len(index.tokens.get(token, ()))) <= cutoff
-        )[:MAX_SCORED_TOKENS]
-        weights = {token: math.log(1 + total / df) for df, token in selective}
-        norm = sum(weights.values()) or 1.0
+        frequency = {token: len(index.tokens.get(token, ())) for token in tokens}
+        selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
+        unseen = sum(1 for df in frequency.values() if df == 0)
+        weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
+        # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
+        # is a small share of what the task is about.
+        norm = (sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)) or 1.0
         text: dict[int, float] = {}
         for token, weight in weights.items():
-            share = WEIGHTS["text"] * weight / norm
+            share = weight / norm
             for slot in index.tokens[token]:
                 text[slot] = text.get(slot, 0.0) + share
         extras: dict[int, dict[str, float]] = {}
-        for token in tokens:
-            for slot, phrase in index.triggers.get(token, ()):
+        for word in set(haystack.split()):
+            for slot, phrase in index.triggers.get(word, ()):
                 if phrase in haystack:
                     extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
         for key, name, postings in (("tool", context.tool, index.tools),
@@ -205,17 +212,21 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
                 strong = index.confidence[slot] >= config.directive_min_confidence
                 label = key if strong else f"weak_{key}"
                 extras.setdefault(slot, {})[label] = WEIGHTS[label]
+        floor = config.inject_min_relevance
+        relevant = {slot for slot, share in text.items() if share >= floor} | {
+            slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
         static, scope_of = index.static, index.scope_of
-        totals = {slot: static[slot] + value for slot, value in text.items()}
+        totals = {slot: static[slot] + WEIGHTS["text"] * value for slot, value in text.items()}
         for slot, bonus in extras.items():
             totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
         hits = {slot: value for slot, value in totals.items()
                 if value != -math.inf and scope_of[slot] in scopes}
         forced = [s for s in extras if s in hits and index.priority[s] == "critical"]
-        best = heapq.nlargest(limit, hits, key=hits.__getitem__)
+        eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
+        best = heapq.nlargest(limit, eligible, key=eligible.__getitem__)
         chosen = dict.fromkeys([*forced, *best])
         taken = 0
-        for negative, slot in index.order:
+        for negative, slot in index.order if floor <= 0 else ():
             if taken >= limit or negative == math.inf:
                 break
             if slot in chosen or slot in text or slot in extras:
@@ -223,7 +234,8 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
             if scope_of[slot] in scopes:
                 chosen[slot] = None
                 taken += 1
-        dynamic = {slot: {**({"text": text[slot]} if slot in text else {}), **extras.get(slot, {})}
+        dynamic = {slot: {**({"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
+                             if slot in text else {}), **extras.get(slot, {})}
                    for slot in chosen}
         results = [_ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
                    for slot in chosen]
@@ -233,10 +245,12 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
 
 def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float],
             static: dict[str, float]) -> Ranked:
+    relevance = dynamic.pop("relevance", 0.0)
     breakdown = {**static, **dynamic}
     matched = any(k in dynamic for k in ("trigger", "tool", "agent", "weak_tool", "weak_agent"))
     forced = entry.priority == "critical" and matched
     score = sum(breakdown.values())
+    breakdown["relevance"] = relevance
     breakdown["final"] = score
     return Ranked(entry, str(store.tier), score, breakdown, forced)
 

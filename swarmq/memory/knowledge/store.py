@@ -20,6 +20,7 @@ from typing import Any, Literal
 from swarmq.memory.atomic import append_lines, write_atomic
 from swarmq.memory.jsonl import CorruptLine, JsonlLine, quarantine_corrupt
 from swarmq.memory.knowledge.config import KnowledgeConfig
+from swarmq.memory.knowledge.contradiction import ContradictionIndex
 from swarmq.memory.knowledge.dedup import BigramIndex
 from swarmq.memory.knowledge.errors import (
     EntryNotFound,
@@ -39,14 +40,11 @@ from swarmq.memory.knowledge.serialize import dumps_js, iso_now
 from swarmq.memory.knowledge.sidecars import append_capped, evicted_record, rejected_record
 from swarmq.memory.knowledge.transaction import Transaction, id_of
 from swarmq.memory.knowledge.validation import (
-    REASON_CONTRADICTION,
-    REASON_VAGUE,
-    ContradictionIndex,
     ValidationResult,
     check_actionability,
     check_safety,
+    check_semantics,
     check_structure,
-    is_vague,
     validate_directive_fields,
 )
 from swarmq.memory.locking import Lease, StoreLocks
@@ -263,6 +261,8 @@ class TierStore:
             ):
                 if not result.valid:
                     return self._reject(lease, entry, result)
+                if result.severity is not None:
+                    check = result  # a warning: stored, flagged for review
             errors = validate_directive_fields(entry.data)
             if errors:
                 return self._reject(lease, entry, ValidationResult(
@@ -278,11 +278,8 @@ class TierStore:
                 else "duplicate"
             )
             return AddResult(kind, outcome.entry, check, f"near-duplicate of {duplicate.id}")
-        if self.config.validation_enabled:
-            if self.contradictions().contradicted(entry.lesson):
-                return self._reject(lease, entry, ValidationResult(False, 3, REASON_CONTRADICTION, "error"))
-            if is_vague(entry.lesson):
-                check = ValidationResult(True, 3, REASON_VAGUE, "warning")
+        if self.config.validation_enabled and check.severity is None:
+            check = check_semantics(entry.lesson, self.contradictions(), self.config.validation_mode)
         if new.require_actionable:
             reason = check_actionability(entry.data)
             if reason is not None:
@@ -371,8 +368,9 @@ class TierStore:
 
         return quarantine(self, entry_id, reason, reported_by)
 
-    def restore(self, entry_id: str) -> Entry:
-        """Restore a quarantined entry (if it re-validates) or revive an archived one."""
+    def restore(self, entry_id: str, *, revalidate: bool = False) -> Entry:
+        """Restore a quarantined entry where it was (re-validated only when asked) or revive an
+        archived one."""
         from swarmq.memory.knowledge.quarantine import restore
 
-        return restore(self, entry_id)
+        return restore(self, entry_id, revalidate=revalidate)

@@ -1,9 +1,14 @@
 """The validation gate: opencode-swarm's three layers plus directive fields and actionability.
 
-``ValidationMode.OPENCODE`` reproduces opencode-swarm's verdicts and reasons exactly, including
-rules known to reject good lessons (any backtick span, the word ``format``, substring negations
-such as ``use`` inside ``because``). ``ValidationMode.STRICT`` keeps every real danger check,
-refuses more destructive commands, and judges contradictions on whole words.
+``ValidationMode.OPENCODE`` reproduces the verdicts and reasons of opencode-swarm as it is today
+(its 7.x line, read from ``src/hooks/knowledge-validator.ts``): destructive commands, security
+degrading and injection patterns are refused; the word ``format``, backtick spans, ``kill -9`` /
+``pkill`` / ``killall`` and ``$(...)`` are warnings (stored, flagged for review); a possible
+contradiction is a warning and needs the opposing words to share a neighbour. As upstream, the
+first finding wins, so a warning pattern hides a later security or injection pattern.
+``ValidationMode.STRICT`` refuses more destructive commands, checks every refusal before any
+warning, and judges contradictions on whole words without stop words. The older (6.x) rules that
+refused any backtick span are not kept: they refused lessons opencode-swarm stores today.
 """
 
 from __future__ import annotations
@@ -17,9 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.memory.knowledge.contradiction import NEGATION_PAIRS as NEGATION_PAIRS
+from swarmq.memory.knowledge.contradiction import NEGATION_PHRASES as NEGATION_PHRASES
+from swarmq.memory.knowledge.contradiction import (
+    ContradictionIndex,
+    has_contradiction,
+    normalize_semantic,
+)
+from swarmq.memory.knowledge.contradiction import negation_contexts as negation_contexts
 from swarmq.memory.knowledge.model import Category, DirectivePriority
-from swarmq.memory.knowledge.tags import JS_SPACE, infer_tags
-from swarmq.memory.similarity.text import normalize_opencode
+from swarmq.memory.knowledge.tags import JS_SPACE
 
 REASON_TOO_SHORT = "lesson too short (min 15 chars)"
 REASON_TOO_LONG = "lesson too long (max 280 chars)"
@@ -28,35 +40,28 @@ REASON_CONFIDENCE = "confidence out of range [0.0, 1.0]"
 REASON_DANGEROUS = "dangerous command pattern detected"
 REASON_SECURITY = "security-degrading instruction detected"
 REASON_INJECTION = "injection pattern detected"
-REASON_CONTRADICTION = "lesson contradicts an existing lesson with shared tags"
+REASON_CONTRADICTION = "possible contradiction with an existing lesson with shared tags"
+REASON_REVIEW = "potentially dangerous command pattern queued for review"
 REASON_VAGUE = "lesson may be too vague (no tech reference or action verb)"
-
-NEGATION_PAIRS: tuple[tuple[str, str], ...] = (
-    ("always", "never"),
-    ("must", "must not"),
-    ("must", "should not"),
-    ("enable", "disable"),
-    ("use", "avoid"),
-    ("use", "don't use"),
-    ("recommended", "not recommended"),
-)
-"""opencode-swarm's contradiction pairs ``(A, B)``: a lesson saying A contradicts one saying B."""
-
-NEGATION_PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for pair in NEGATION_PAIRS for p in pair))
 
 INVISIBLE = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
 _JS_SPACES = re.compile(f"{JS_SPACE}+")
 
-_DANGEROUS_OPENCODE: tuple[re.Pattern[str], ...] = tuple(
+_DANGEROUS_ERRORS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.ASCII | flags)
     for p, flags in (
-        (r"\brm\s+-rf\b", 0), (r"\bsudo\s+rm\b", 0), (r"\bformat\b", 0), (r"\bmkfs\b", 0),
-        (r"\bdd\s+if=", 0), (r":\(\)\s*\{", 0), (r"\bchmod\s+-R\s+777\b", re.IGNORECASE),
-        (r"\bdeltree\b", 0), (r"\brmdir\s+/s\b", 0), (r"\bkill\s+-9\b", 0), (r"\bpkill\b", 0),
-        (r"\bkillall\b", 0), (r"`[^`]*`", 0), (r"\$\([^)]*\)", 0),
+        (r"\brm\s+-rf\b", 0), (r"\bsudo\s+rm\b", 0), (r"\bmkfs\b", 0), (r"\bdd\s+if=", 0),
+        (r":\(\)\s*\{", 0), (r"\bchmod\s+-R\s+777\b", re.IGNORECASE), (r"\bdeltree\b", 0),
+        (r"\brmdir\s+/s\b", 0),
     )
 )
+"""opencode-swarm's ``DANGEROUS_COMMAND_ERROR_PATTERNS``: refused."""
+_DANGEROUS_WARNINGS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.ASCII)
+    for p in (r"\bformat\b", r"\bkill\s+-9\b", r"\bpkill\b", r"\bkillall\b", r"`[^`]*`", r"\$\([^)]*\)")
+)
+"""``DANGEROUS_COMMAND_WARNING_PATTERNS``: stored, flagged for review (since 7.x)."""
 _DANGEROUS_STRICT: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.ASCII | re.IGNORECASE)
     for p in (
@@ -68,6 +73,9 @@ _DANGEROUS_STRICT: tuple[re.Pattern[str], ...] = tuple(
         r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z])", r"\bshred\b", r"\bwipefs\b",
         r"\$\([^)]*\b(?:rm|curl|wget|sudo|dd|mkfs|chmod|kill)\b[^)]*\)",
     )
+)
+_WARNINGS_STRICT: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.ASCII) for p in (r"\bformat\b", r"`[^`]*`", r"\$\([^)]*\)")
 )
 _SECURITY: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
@@ -121,11 +129,6 @@ def js_length(text: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def normalize_semantic(text: str) -> str:
-    """The validator's ``normalizeText``: NFKC, lower-case, ASCII words, single spaces."""
-    return normalize_opencode(unicodedata.normalize("NFKC", text))
-
-
 def _safety_text(text: str) -> str:
     return _JS_SPACES.sub(" ", _INVISIBLE.sub(" ", unicodedata.normalize("NFKC", text))).lower()
 
@@ -152,103 +155,24 @@ def check_structure(lesson: object, category: object, scope: object, confidence:
 
 
 def check_safety(lesson: str, mode: ValidationMode = ValidationMode.OPENCODE) -> ValidationResult:
-    """Layer 2: dangerous commands, security-degrading instructions, prompt injection."""
+    """Layer 2: dangerous commands, security-degrading instructions, prompt injection; a
+    review-worthy command pattern is a warning (valid)."""
     text = _safety_text(lesson)
-    dangerous = _DANGEROUS_OPENCODE if mode is ValidationMode.OPENCODE else _DANGEROUS_STRICT
-    if any(p.search(text) for p in dangerous):
+    review = ValidationResult(True, 2, REASON_REVIEW, "warning")
+    if mode is ValidationMode.OPENCODE:
+        if any(p.search(text) for p in _DANGEROUS_ERRORS):
+            return ValidationResult(False, 2, REASON_DANGEROUS, "error")
+        if any(p.search(text) for p in _DANGEROUS_WARNINGS):
+            return review
+    elif any(p.search(text) for p in _DANGEROUS_STRICT):
         return ValidationResult(False, 2, REASON_DANGEROUS, "error")
     if any(p.search(text) for p in _SECURITY):
         return ValidationResult(False, 2, REASON_SECURITY, "error")
     if any(p.search(lesson) for p in _INJECTION):
         return ValidationResult(False, 2, REASON_INJECTION, "error")
+    if mode is ValidationMode.STRICT and any(p.search(text) for p in _WARNINGS_STRICT):
+        return review
     return OK
-
-
-def negation_phrases(lesson: str, mode: ValidationMode = ValidationMode.OPENCODE) -> frozenset[str]:
-    """Which of :data:`NEGATION_PHRASES` a lesson says.
-
-    opencode mode: plain substrings of the normalised text ("use" inside "because" counts, and
-    "don't use" never matches since the apostrophe became a space). Strict mode: whole words,
-    apostrophes dropped first, and a positive word that is part of its negation ("must" in
-    "must not") does not count as the positive.
-    """
-    if mode is ValidationMode.OPENCODE:
-        norm = normalize_semantic(lesson)
-        return frozenset(p for p in NEGATION_PHRASES if p in norm)
-    norm = " " + normalize_semantic(lesson.replace("'", "").replace("\u2019", "")) + " "
-    found: set[str] = set()
-    for phrase in NEGATION_PHRASES:
-        word = " " + phrase.replace("'", "") + " "
-        if word not in norm:
-            continue
-        if phrase in ("must", "use", "recommended"):
-            negated = (" must not ", " should not ") if phrase == "must" else (
-                (" dont use ", " not use ", " never use ") if phrase == "use" else (" not recommended ",))
-            stripped = norm
-            for n in negated:
-                stripped = stripped.replace(n, " ")
-            if word not in stripped:
-                continue
-        found.add(phrase)
-    return frozenset(found)
-
-
-def contradicts(candidate: frozenset[str], existing: frozenset[str]) -> bool:
-    """Whether two lessons' negation phrases oppose each other (either direction)."""
-    return any(
-        (a in candidate and b in existing) or (b in candidate and a in existing)
-        for a, b in NEGATION_PAIRS
-    )
-
-
-class ContradictionIndex:
-    """Counts of ``(tag, phrase)`` over the existing lessons, so the layer-3 contradiction test
-    costs O(tags × pairs) instead of a scan of every lesson."""
-
-    def __init__(self, mode: ValidationMode = ValidationMode.OPENCODE) -> None:
-        self.mode = mode
-        self._counts: dict[tuple[str, str], int] = {}
-
-    def features(self, lesson: str) -> tuple[list[str], frozenset[str]]:
-        return infer_tags(lesson), negation_phrases(lesson, self.mode)
-
-    def add(self, lesson: str, sign: int = 1) -> None:
-        tags, phrases = self.features(lesson)
-        for tag in tags:
-            for phrase in phrases:
-                key = (tag, phrase)
-                count = self._counts.get(key, 0) + sign
-                if count:
-                    self._counts[key] = count
-                else:
-                    self._counts.pop(key, None)
-
-    def remove(self, lesson: str) -> None:
-        self.add(lesson, -1)
-
-    def contradicted(self, candidate: str) -> bool:
-        tags, phrases = self.features(candidate)
-        if not tags or not phrases:
-            return False
-        for a, b in NEGATION_PAIRS:
-            for mine, theirs in ((a, b), (b, a)):
-                if mine in phrases and any((t, theirs) in self._counts for t in tags):
-                    return True
-        return False
-
-
-def has_contradiction(
-    candidate: str, existing: Iterable[str], mode: ValidationMode = ValidationMode.OPENCODE
-) -> bool:
-    """``detectContradiction`` as a plain scan (reference for :class:`ContradictionIndex`)."""
-    tags = infer_tags(candidate)
-    if not tags:
-        return False
-    mine = negation_phrases(candidate, mode)
-    for lesson in existing:
-        if set(tags) & set(infer_tags(lesson)) and contradicts(mine, negation_phrases(lesson, mode)):
-            return True
-    return False
 
 
 def is_vague(lesson: str) -> bool:
@@ -273,12 +197,23 @@ def validate_lesson(
     result = check_safety(lesson, mode)
     if not result.valid:
         return result
+    if result.severity is not None:  # a warning: upstream returns the first finding
+        return result
+    return check_semantics(lesson, existing, mode)
+
+
+def check_semantics(
+    lesson: str,
+    existing: ContradictionIndex | Iterable[str] = (),
+    mode: ValidationMode = ValidationMode.OPENCODE,
+) -> ValidationResult:
+    """Layer 3: a possible contradiction, then vagueness; both are warnings."""
     if isinstance(existing, ContradictionIndex):
         contradiction = existing.contradicted(lesson)
     else:
         contradiction = has_contradiction(lesson, existing, mode)
     if contradiction:
-        return ValidationResult(False, 3, REASON_CONTRADICTION, "error")
+        return ValidationResult(True, 3, REASON_CONTRADICTION, "warning")
     if is_vague(lesson):
         return ValidationResult(True, 3, REASON_VAGUE, "warning")
     return OK
@@ -288,7 +223,8 @@ def validate_lesson(
 
 ACTIONABLE_STRING_MAX = 200
 ACTIONABLE_LIST_MAX = 20
-SKILL_PATH_PREFIXES = (".opencode/skills/generated/", ".swarm/skills/proposals/")
+SKILL_PATH_PREFIXES = (
+    ".opencode/skills/generated/", ".swarm/skills/proposals/", ".swarm/skills/candidates/")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")

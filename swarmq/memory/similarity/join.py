@@ -261,6 +261,30 @@ def _overlaps(sets: TokenSets, left: IntArray, right: IntArray) -> IntArray:
     return result
 
 
+def weighted_overlaps(sets: TokenSets, left: IntArray, right: IntArray,
+                      weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``sum(w[left[k], t] * w[right[k], t])`` over the tokens ``t`` the two sets share, where
+    ``weights`` is aligned with ``sets.tokens`` (with L2-normalised IDF weights: the cosine)."""
+    vocabulary = max(sets.vocabulary, 1)
+    sizes = sets.sizes
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    universe = owner * vocabulary + sets.tokens
+    result = np.zeros(len(left), dtype=np.float64)
+    step = max(1, CHUNK // max(int(sizes.max()), 1))
+    for lo in range(0, len(left), step):
+        a, b = left[lo : lo + step], right[lo : lo + step]
+        counts = sizes[a]
+        pair = np.repeat(np.arange(len(a), dtype=np.int64), counts)
+        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        position = sets.offsets[a][pair] + within
+        queries = b[pair] * vocabulary + sets.tokens[position]
+        found = np.minimum(np.searchsorted(universe, queries), len(universe) - 1)
+        hit = universe[found] == queries
+        products = np.where(hit, weights[position] * weights[found], 0.0)
+        result[lo : lo + step] = np.bincount(pair, weights=products, minlength=len(a))
+    return result
+
+
 def _verified(
     sets: TokenSets, left: IntArray, right: IntArray, empty: IntArray, t: float
 ) -> JoinResult:

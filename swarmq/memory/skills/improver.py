@@ -11,7 +11,11 @@ Quota policy (opencode-swarm's, on the cluster-wide ``skill_improver`` quota):
 * the slot is reserved *before* the inventory, so a run that cannot get one does no work;
 * an inventory that fails (before any network I/O) releases the slot;
 * once the request has left, the slot stays spent, even if the call fails (anti-flake);
-* the deterministic fallback makes no call and spends no slot.
+* the deterministic fallback makes no call and spends no slot;
+* a prompt larger than the provider's declared context is cut (lowest-priority inventory lines
+  first) or, when even that cannot fit, refused before sending: the held slot is released;
+* a degenerate reply (repetition, a missing or placeholder section, ids not in the inventory)
+  is recorded as rejected in the LLM ledger and nothing is written; no second slot is spent.
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ from swarmq.memory.completion import (
     Completer,
     CompletionFailed,
     Message,
+    PromptTooLarge,
     ProviderUnreachable,
     QuotaRefused,
+    fit_lines,
 )
 from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.memory.replies import placeholder, repetition, unknown_ids
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.memory.skills.inventory import Inventory, gather_inventory, inventory_text
@@ -82,9 +89,50 @@ def system_prompt(targets: list[str], write_mode: str) -> str:
     )
 
 
-def build_messages(inv: Inventory, targets: list[str], write_mode: str) -> list[Message]:
-    return [{"role": "system", "content": system_prompt(targets, write_mode)},
-            {"role": "user", "content": inventory_text(inv)}]
+def build_messages(inv: Inventory, targets: list[str], write_mode: str,
+                   max_chars: int | None = None) -> list[Message]:
+    """The prompt; with ``max_chars`` the inventory is cut to fit, lowest priority first (its
+    stale skills, then mature candidates, then repeated directives: the text's reverse order)."""
+    system = system_prompt(targets, write_mode)
+    data = inventory_text(inv)
+    if max_chars is not None:
+        data = fit_lines(data, max(0, max_chars - len(system) - 32))
+    return [{"role": "system", "content": system}, {"role": "user", "content": data}]
+
+
+def section_bodies(body: str) -> dict[str, str]:
+    """Each required section's text (by its heading), for the sections the reply has."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in body.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            heading = stripped.lstrip("#").strip().lower().lstrip("0123456789. ")
+            title = next((t for t in SECTIONS if heading.startswith(t.lower())), None)
+            current = found.setdefault(title, []) if title else None
+            continue
+        if current is not None:
+            current.append(line)
+    return {title: "\n".join(lines).strip() for title, lines in found.items()}
+
+
+def degenerate(body: str, prompt: str) -> str | None:
+    """Why an improver reply must not be written: repetition, a missing or placeholder section,
+    or knowledge ids that were not in the inventory."""
+    problem = repetition(body)
+    if problem:
+        return problem
+    missing = missing_sections(body)
+    if missing:
+        return f"reply lacks section(s): {', '.join(missing)}"
+    bodies = section_bodies(body)
+    empty = [t for t in SECTIONS if placeholder(bodies.get(t, ""))]
+    if empty:
+        return f"placeholder section(s): {', '.join(empty)}"
+    cited = unknown_ids(body, prompt)
+    if cited:
+        return f"cites knowledge ids not in the inventory: {', '.join(cited[:5])}"
+    return None
 
 
 def missing_sections(body: str) -> list[str]:
@@ -234,9 +282,9 @@ class SkillImprover:
         try:
             with self.completer.hold("skills.improve") as held:
                 inv = self._gather()
-                completion = self.completer.complete(build_messages(inv, targets, mode), held=held,
-                                                     purpose="skills.improve")
-        except QuotaRefused as exc:
+                messages = build_messages(inv, targets, mode, self.completer.max_prompt_chars)
+                completion = self.completer.complete(messages, held=held, purpose="skills.improve")
+        except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent: the held slot is released
             return ImproveReport(False, f"{exc.outcome}: {exc}")
         except InventoryFailed as exc:
             return ImproveReport(False, f"inventory_failed: {exc}")
@@ -250,11 +298,11 @@ class SkillImprover:
         problem = ("empty reply" if not body else
                    f"reply of {len(body)} characters exceeds {self.config.max_proposal_chars}"
                    if len(body) > self.config.max_proposal_chars else None)
+        problem = problem or degenerate(body, messages[-1]["content"])
         if problem:
             self.completer.reject(completion, problem)
-            return ImproveReport(False, f"reply_rejected: {problem}")
-        missing = missing_sections(body)
-        report = self._write(body, "llm", targets, completion.model, missing, inv)
+            return ImproveReport(False, f"reply_rejected: {problem}", missing_sections=missing_sections(body))
+        report = self._write(body, "llm", targets, completion.model, [], inv)
         return self._drafts(report, mode)
 
     def _gather(self) -> Inventory:

@@ -109,8 +109,20 @@ def test_not_actionable_lessons_are_not_resent(world: World, llm_server: FakeLLM
         (json.dumps({"entries": [{"id": "p1", "status": "promoted"}]}), "'status' may not be set"),
         (json.dumps({"entries": [{"id": "p1", "triggers": ["x" * 201]}]}), "triggers contains invalid string"),
         # One bad item refuses the whole reply: the good one is not applied either.
-        (json.dumps({"entries": [{"id": "p2", "triggers": ["fine"]}, {"id": "p1", "triggers": [7]}]}),
+        (json.dumps({"entries": [{"id": "p2", "triggers": ["generated lockfiles"]}, {"id": "p1", "triggers": [7]}]}),
          "entry p1: triggers contains invalid string"),
+        # Degenerate replies: well-formed, worthless.
+        (json.dumps({"entries": [{"id": "p1", "triggers": ["short phrase that should surface the lesson"]}]}),
+         "echoes the prompt's template"),
+        (json.dumps({"entries": [{"id": "p1", "required_actions": ["TODO"]}]}), "holds a placeholder"),
+        (json.dumps({"entries": [{"id": "p1", "triggers": ["schema change", "Schema  change"]}]}),
+         "repeats an item"),
+        (json.dumps({"entries": [{"id": "p1", "triggers": ["deploy the frontend"]}]}),
+         "evidence not in the input"),
+        (json.dumps({"entries": [{"id": i, "triggers": ["run the review step"],
+                                  "required_actions": ["run the review step before merging"]}
+                                 for i in ("p1", "p2", "p3")]}), "the same fields for all 3 lessons"),
+        ("\n".join(['{"entries": []}'] + ["ok ok ok ok ok ok ok ok"] * 10), "degenerate reply"),
     ],
 )
 def test_bad_replies_are_refused_and_the_store_is_unchanged(
@@ -145,7 +157,8 @@ def test_a_write_during_a_slow_call_survives_the_merge(world: World, llm_server:
     stored = world.entries()
     assert [c["phase_number"] for c in stored["p1"]["confirmed_by"]] == [7]  # the other write...
     assert stored["p1"]["triggers"] == ["about p1"]  # ...and the enrichment, both kept
-    assert stored["p2"]["tags"] == ["build", "lockfile"] and stored["p2"]["required_actions"] == ["run the check first"]
+    assert stored["p2"]["tags"] == ["build", "lockfile"] and stored["p2"]["required_actions"] == [
+        "run the check first: never commit generated lockfiles"]
     assert stored["p1"]["revision"] == 2 and stored["p3"]["revision"] == 1
 
 
@@ -216,3 +229,19 @@ def test_no_client_refuses_before_touching_the_quota(world: World) -> None:
     fallback = world.enricher(None, fallback=True).run()
     assert fallback.sources == ["deterministic_fallback"] and "p1" in fallback.enriched
     assert world.used() == (0, 0)
+
+
+def test_batches_are_split_to_fit_the_declared_context() -> None:
+    from swarmq.memory.completion import prompt_chars
+    from swarmq.memory.curator.enrich import sized_batches
+    from swarmq.memory.curator.reply import build_messages
+    from swarmq.memory.knowledge.model import Entry
+
+    lessons = [Entry(entry(f"e{n}", f"Lesson number {n} about running the migration check " * 3)) for n in range(8)]
+    whole = prompt_chars(build_messages(lessons))
+    assert sized_batches(lessons, 8, None) == [lessons]
+    split = sized_batches(lessons, 8, whole // 2)
+    assert [e for b in split for e in b] == lessons and len(split) >= 3
+    assert all(prompt_chars(build_messages(b)) <= whole // 2 for b in split)
+    single = sized_batches(lessons[:1], 8, 10)  # cannot fit: left for the completer to refuse
+    assert single == [lessons[:1]]

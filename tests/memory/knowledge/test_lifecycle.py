@@ -127,7 +127,8 @@ def test_manual_promotion(knowledge: KnowledgeStore) -> None:
     with pytest.raises(Exception, match="near-duplicate"):
         promote_lesson(knowledge, LESSON)
     with pytest.raises(Exception, match="dangerous"):
-        promote_lesson(knowledge, "Use `rm` to clean the build output folder")
+        promote_lesson(knowledge, "Use rm -rf to clean the build output folder")
+    assert promote_lesson(knowledge, "Use `rm` to clean the stale build output folder").status == "promoted"
 
 
 def test_audit_flags(knowledge: KnowledgeStore) -> None:

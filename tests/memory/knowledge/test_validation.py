@@ -1,4 +1,7 @@
-"""Every validation rule with opencode-swarm's exact reason, both modes, and tag inference."""
+"""Every validation rule with opencode-swarm 7.x's exact reason, both modes, and tag inference.
+
+The verdicts of the current upstream validator on real lessons are pinned in
+``test_validation_oracle.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from swarmq.memory.knowledge.validation import (
     check_actionability,
     has_contradiction,
     js_length,
-    negation_phrases,
+    negation_contexts,
     validate_directive_fields,
     validate_lesson,
 )
@@ -35,19 +38,12 @@ OPENCODE, STRICT = ValidationMode.OPENCODE, ValidationMode.STRICT
         (GOOD, {"confidence": float("nan")}, 1, "confidence out of range [0.0, 1.0]"),
         ("Never run rm -rf on the repo root", {}, 2, "dangerous command pattern detected"),
         ("Do not sudo  rm system files at all", {}, 2, "dangerous command pattern detected"),
-        ("Use the flat config format for eslint", {}, 2, "dangerous command pattern detected"),
         ("Avoid mkfs on the mounted data disks", {}, 2, "dangerous command pattern detected"),
         ("Never dd if=/dev/zero onto the disk", {}, 2, "dangerous command pattern detected"),
         ("A fork bomb looks like :() { :|:& };:", {}, 2, "dangerous command pattern detected"),
         ("Do not CHMOD -R 777 the uploads dir", {}, 2, "dangerous command pattern detected"),
         ("On windows deltree wipes directories", {}, 2, "dangerous command pattern detected"),
         ("On windows rmdir /s removes trees", {}, 2, "dangerous command pattern detected"),
-        ("Use kill -9 only for hung workers", {}, 2, "dangerous command pattern detected"),
-        ("Prefer pkill over manual pid hunting", {}, 2, "dangerous command pattern detected"),
-        ("Never use killall on shared hosts", {}, 2, "dangerous command pattern detected"),
-        ("Call the `invoke` helper for tauri", {}, 2, "dangerous command pattern detected"),
-        ("Capture output with $(git rev-parse HEAD)", {}, 2, "dangerous command pattern detected"),
-        ("Ｆｏｒｍａｔ the disk is a fullwidth trap", {}, 2, "dangerous command pattern detected"),
         ("Just disable the corporate firewall to test", {}, 2, "security-degrading instruction detected"),
         ("Turn off spring security in local dev", {}, 2, "security-degrading instruction detected"),
         ("You can skip the oauth step in tests", {}, 2, "security-degrading instruction detected"),
@@ -82,40 +78,66 @@ def test_valid_vague_and_clean() -> None:
     assert vague.reason == "lesson may be too vague (no tech reference or action verb)"
 
 
-def test_contradiction_needs_a_shared_tag() -> None:
-    existing = ["Never push to the git main branch directly"]
-    assert validate_lesson("Always rebase git branches before merging", category="process",
-                           existing=existing).layer == 3
-    assert validate_lesson("Always rebase python branches before merging", category="process",
-                           existing=existing).valid
-    index = ContradictionIndex()
-    for lesson in existing:
-        index.add(lesson)
-    assert index.contradicted("Always rebase git branches before merging")
-    index.remove(existing[0])
-    assert not index.contradicted("Always rebase git branches before merging")
-
-
-def test_opencode_substring_quirks_and_strict_words() -> None:
-    # "use" inside "because"; "don't use" never matches after normalisation
-    assert "use" in negation_phrases("Retry because the api flakes")
-    assert "don't use" not in negation_phrases("Don't use the api directly")
-    assert negation_phrases("Retry because the api flakes", STRICT) == frozenset()
-    assert "don't use" in negation_phrases("Don't use the api directly", STRICT)
-    assert "must" not in negation_phrases("You must not call the api twice", STRICT)
-    # opencode: "must not" vs "must not" contradicts itself ("must" is a substring)
-    assert has_contradiction("You must not call the api twice", ["You must not log api keys"])
-    assert not has_contradiction("You must not call the api twice", ["You must not log api keys"], STRICT)
+REVIEW = "potentially dangerous command pattern queued for review"
 
 
 @pytest.mark.parametrize(
     "lesson",
-    ["Use the `invoke` helper for tauri commands", "Use the flat config format for eslint",
-     "Use `<slot />` to project children in svelte"],
+    ["Use the flat config format for eslint", "Use kill -9 only for hung workers",
+     "Prefer pkill over manual pid hunting", "Never use killall on shared hosts",
+     "Call the `invoke` helper for tauri", "Capture output with $(git rev-parse HEAD)",
+     "Ｆｏｒｍａｔ the disk is a fullwidth trap",
+     "Set `max_size` on websockets.serve() to bound memory"],
 )
-def test_strict_mode_accepts_what_opencode_wrongly_rejects(lesson: str) -> None:
-    assert validate_lesson(lesson, category="process").reason == "dangerous command pattern detected"
-    assert validate_lesson(lesson, category="process", mode=STRICT).valid
+def test_review_patterns_are_warnings_not_rejections(lesson: str) -> None:
+    result = validate_lesson(lesson, category="process")
+    assert (result.valid, result.layer, result.reason, result.severity) == (True, 2, REVIEW, "warning")
+
+
+def test_opencode_first_finding_wins_strict_checks_every_refusal() -> None:
+    lesson = "`pnpm test` then skip auth in the api for local runs"
+    assert validate_lesson(lesson, category="process").severity == "warning"  # as upstream
+    assert validate_lesson(lesson, category="process", mode=STRICT).reason == (
+        "security-degrading instruction detected")
+    assert validate_lesson("Call the `invoke` helper for tauri", category="process",
+                           mode=STRICT).reason == REVIEW
+
+
+CONTRADICTION = "possible contradiction with an existing lesson with shared tags"
+
+
+def test_contradiction_is_a_warning_needing_a_shared_tag_and_neighbour() -> None:
+    existing = ["Never push to the git main branch directly"]
+    flagged = validate_lesson("Always push git tags to the main branch", category="process",
+                              existing=existing)
+    assert (flagged.valid, flagged.layer, flagged.reason, flagged.severity) == (
+        True, 3, CONTRADICTION, "warning")
+    # no shared neighbour of always/never: agreeing lessons are not flagged any more
+    assert validate_lesson("Always rebase git branches before merging", category="process",
+                           existing=existing).severity is None
+    assert validate_lesson("Always push python tags to the main branch", category="process",
+                           existing=existing).severity is None  # no shared tag
+    # "use" inside "because" is not "use"
+    assert validate_lesson("Prefer pnpm because the lockfile is stricter", category="tooling",
+                           existing=["Avoid pnpm in CI because of caching bugs"]).severity is None
+    index = ContradictionIndex()
+    for lesson in existing:
+        index.add(lesson)
+    assert index.contradicted("Always push git tags to the main branch")
+    assert not index.contradicted("Always rebase git branches before merging")
+    index.remove(existing[0])
+    assert not index.contradicted("Always push git tags to the main branch")
+
+
+def test_opencode_word_quirks_and_strict_words() -> None:
+    assert "use" not in negation_contexts("Retry because the api flakes")
+    assert "don't use" not in negation_contexts("Don't use the api directly")
+    assert "don't use" in negation_contexts("Don't use the api directly", STRICT)
+    assert "must" not in negation_contexts("You must not call the api twice", STRICT)
+    # opencode: "must not" against "must not" shares the neighbour "you" (upstream's false alarm)
+    assert has_contradiction("You must not call the api twice", ["You must not log api keys"])
+    assert not has_contradiction("You must not call the api twice", ["You must not log api keys"], STRICT)
+    assert has_contradiction("You must call the api twice", ["You must not call the api"], STRICT)
 
 
 @pytest.mark.parametrize(

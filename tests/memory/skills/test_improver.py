@@ -83,13 +83,46 @@ def test_llm_proposal_is_tagged_and_spends_one_slot(setup: Setup, llm_server: Fa
     assert len(setup.proposals()) == 2
 
 
-def test_missing_sections_are_added_and_named(setup: Setup, llm_server: FakeLLMServer) -> None:
-    llm_server.script(ok("## Inventory snapshot\n\n- 2 entries\n\n## Risks\n\n- none"))
+DEGENERATE = {
+    "one phrase repeated, no section": "\n".join(["Improve the skills and the knowledge."] * 40),
+    "missing sections": "## Inventory snapshot\n\n- 2 entries\n\n## Risks\n\n- none",
+    "placeholder sections": "\n\n".join(f"## {title}\n\nTODO" for title in SECTIONS),
+    "headings only": "\n\n".join(f"## {title}" for title in SECTIONS),
+    "evidence not in the input": GOOD_BODY.replace("k1", "5b548170-7d40-45b1-a9d9-a71b7a7f395b"),
+}
+
+
+@pytest.mark.parametrize("name", list(DEGENERATE))
+def test_degenerate_replies_are_rejected_recorded_and_never_written(
+        name: str, setup: Setup, llm_server: FakeLLMServer) -> None:
+    llm_server.script(ok(DEGENERATE[name]))
     report = setup.improver(llm_server.base_url).run(approved=True)
-    assert report.missing_sections == ["Repeated ignored or violated directives", "Concrete recommendations",
-                                       "Optional cluster suggestions"]
-    text = Path(report.proposal or "").read_text()
-    assert "missing_sections: [Repeated ignored" in text and "_The model's reply had no such section._" in text
+    assert not report.ran and (report.reason or "").startswith("reply_rejected: ")
+    assert setup.proposals() == [] and setup.used() == (1, 0)  # one slot, no second attempt
+    records = list(LLMLedger(setup.tmp / "runtime" / "llm-ledger.jsonl").records())
+    assert [r["event"] for r in records] == ["attempt", "reply_rejected"]
+    assert records[-1]["error"] == (report.reason or "").removeprefix("reply_rejected: ")
+    assert len(llm_server.requests) == 1
+
+
+def test_a_prompt_over_the_context_is_trimmed_or_refused_before_a_slot_is_spent(
+        setup: Setup, llm_server: FakeLLMServer) -> None:
+    many = Inventory(knowledge_total=500, knowledge_active=500, archived=0, directives=0, drafts=0,
+                     active_skills=0, stale_skills=[(f"skill-{n}", ["old"]) for n in range(10)],
+                     mature_uncompiled=[], ignored_or_violated=[])
+    improver = setup.improver(llm_server.base_url, inventory=lambda compiler: many)
+    assert improver.completer is not None
+    improver.completer.context_tokens, improver.completer.reply_tokens = 2048 + 260, 2048  # type: ignore[attr-defined]
+    report = improver.run(approved=True)
+    assert report.ran, report.reason
+    prompt = llm_server.requests[0].prompt
+    assert "more line(s) left out to fit the model's context" in prompt and "skill-9" not in prompt
+    improver.completer.context_tokens = 2048 + 100  # type: ignore[attr-defined]
+    report = improver.run(approved=True, run_id="second")
+    assert not report.ran and (report.reason or "").startswith("prompt_too_large: ")
+    assert setup.used() == (1, 0) and len(llm_server.requests) == 1  # nothing sent, slot released
+    records = list(LLMLedger(setup.tmp / "runtime" / "llm-ledger.jsonl").records())
+    assert records[-1]["outcome"] == "prompt_too_large" and records[-1]["counted"] is False
 
 
 def test_no_client_without_fallback_refuses_and_leaves_the_quota_untouched(setup: Setup) -> None:
