@@ -11,3 +11,4 @@ app = typer.Typer(
     help="Measure judgement on labelled real data: precision, recall, hit rates.",
     no_args_is_help=True,
 )
+from swarmq.cli import eval_forge as _eval_forge  # noqa: E402,F401  (registers 'forge')

@@ -68,6 +68,8 @@ class ForgeResult:
     report: dict[str, Any] = field(default_factory=dict)
     llm: dict[str, Any] = field(default_factory=dict)
     new_candidates: list[dict[str, Any]] = field(default_factory=list)
+    found: list[ForgedCandidate] = field(default_factory=list)
+    """Every distinct candidate of this transcript, new or already known (for evaluation)."""
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -223,6 +225,7 @@ def forge_transcript(
         found += [c for c in extra if c.content_hash not in hashes]
     result.report = transcript.report.as_dict()
     result.candidates = len(found)
+    result.found = found
     now = now or datetime.now(UTC)
     with locks.hold(layout.knowledge_lock) as lease:
         known = forged_hashes(layout)
