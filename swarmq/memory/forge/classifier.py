@@ -124,6 +124,14 @@ _NOISE = re.compile(
     r"^\s*(?:error|warning): [\w./-]+:\d+",
     re.IGNORECASE | re.MULTILINE,
 )
+_NARRATION = re.compile(
+    r"\bI'm (?:still |now |also |just )?(?:[a-z]+ing)\b|\bI'll\b|\bI will\b|\bI've (?:created|added|updated|"
+    r"written|implemented|expanded|made|fixed|changed)\b|\bwe're (?:going|now)\b|^below is\b|"
+    r"^(?:done|all set|summary|status|progress)\b[!.:]?|^here(?:'s| is| are)\b|"
+    r"\b(?:is|are) (?:in place|close now|ready now)\b|^the (?:remaining|next) (?:issue|step)\b",
+    re.IGNORECASE,
+)
+"""Narration of the agent's next step and progress reports: what it does, not what it learned."""
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
     r"we could|one option",
@@ -134,6 +142,7 @@ _SPECIFIC = re.compile(r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _SPACES = re.compile(r"[ \t]+")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +198,7 @@ def classify(
     if _ANCHORS.isdisjoint(scored_words):
         return Verdict(False, "no-signal")  # layer 1: the fast filter
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
-    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip()):
+    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")):
         return Verdict(False, "negative-pattern")
     body = clean(text)
     if len(body) < MIN_CHARS:
@@ -200,6 +209,9 @@ def classify(
         return Verdict(False, "question")
     if _is_noise(body):
         return Verdict(False, "negative-pattern")
+    opening = _SENTENCE.split(body.replace("’", "'"), maxsplit=1)[0]
+    if _NARRATION.search(opening):
+        return Verdict(False, "narration")
     scored = f"{lead} {body}" if lead else body
     scores = []  # layer 4
     for ktype, signals in _TYPES:
@@ -208,7 +220,7 @@ def classify(
         for pattern, weight, anchors in signals:
             if anchors.isdisjoint(scored_words):
                 continue
-            match = pattern.search(scored)
+            match = pattern.search(body) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
                 if weight >= 1.0:

@@ -32,6 +32,8 @@ from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.memory.forge.sequences import Sequence, SequenceMiner
+from swarmq.memory.forge.templates import SeenPassages, strip_front_matter
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
@@ -49,6 +51,8 @@ PROGRESS_EVERY = 2000
 SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
 UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
+UNREAD_WITH_TOOLS = frozenset({MessageKind.THINKING, MessageKind.SYSTEM})
+"""What is not built when tool traffic is mined for error → retry → success sequences."""
 
 
 @dataclass
@@ -88,6 +92,10 @@ def index_path(layout: AgentsLayout) -> Path:
     return layout.forge / "index.jsonl"
 
 
+def passages_path(layout: AgentsLayout) -> Path:
+    return layout.forge / "passages.jsonl"
+
+
 def _fingerprint(path: Path) -> dict[str, int]:
     stat = path.stat()
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
@@ -111,8 +119,8 @@ def forged_hashes(layout: AgentsLayout) -> set[str]:
 def minable(message: Message, config: ForgeConfig) -> bool:
     if message.kind not in MINABLE_KINDS or message.is_meta:
         return False
-    if message.is_sidechain and not config.include_sidechains:
-        return False
+    if message.is_sidechain and (not config.include_sidechains or message.role == "user"):
+        return False  # a sub-agent's "user" turns are the prompts its parent wrote
     return message.kind in SUMMARY_KINDS or message.role in config.roles
 
 
@@ -144,16 +152,32 @@ def extract_candidates(
     *,
     progress: Progress | None = None,
     digest: _Digest | None = None,
+    seen_passages: SeenPassages | None = None,
 ) -> list[ForgedCandidate]:
     """Stream ``transcript`` and return its distinct accepted candidates, in order."""
     seen: set[str] = set()
     found: list[ForgedCandidate] = []
     source = str(transcript.path)
+    session = transcript.report.session_id
+    miner = SequenceMiner(window=config.retry_window) if config.mine_tool_errors else None
+
+    def keep(candidate: ForgedCandidate) -> None:
+        if candidate.content_hash in seen:
+            result.duplicates += 1
+            return
+        seen.add(candidate.content_hash)
+        found.append(candidate)
+
     count = 0
-    for message in transcript.messages(skip=UNMINED_KINDS):
+    for message in transcript.messages(skip=UNREAD_WITH_TOOLS if miner is not None else UNMINED_KINDS):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
             progress(transcript.report.bytes_read)
+        if miner is not None:
+            for sequence in miner.feed(message):
+                candidate = _sequence_candidate(sequence, config, source, message, session)
+                if candidate is not None:
+                    keep(candidate)
         if not minable(message, config):
             continue
         if digest is not None:
@@ -163,6 +187,8 @@ def extract_candidates(
         if not has_signal_words(text_words):
             result.rejected["no-signal"] += 1
             continue
+        if text.lstrip().startswith("---"):
+            text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
         whole = text_words if "\n" not in text else None  # one passage: reuse its words
         for lead, passage in passages(text):
@@ -172,20 +198,39 @@ def extract_candidates(
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue
-            digest_hash = content_hash(verdict.text)
-            if digest_hash in seen:
-                result.duplicates += 1
+            if seen_passages is not None and seen_passages.is_template(verdict.text):
+                result.rejected["template"] += 1
                 continue
-            seen.add(digest_hash)
-            found.append(ForgedCandidate(
+            digest_hash = content_hash(verdict.text)
+            if digest_hash == EMPTY_HASH:
+                result.rejected["empty"] += 1
+                continue
+            keep(ForgedCandidate(
                 verdict.text, verdict.type.value,
                 verdict.knowledge_class.value if verdict.knowledge_class else None, verdict.confidence,
                 source, message.index, message.line_no, message.timestamp,
-                message.session_id or transcript.report.session_id, message.role, digest_hash))
+                message.session_id or session, message.role, digest_hash))
+    if miner is not None:
+        result.rejected["repeated-failure"] += miner.repeated
     if progress is not None:
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages
     return found
+
+
+EMPTY_HASH = content_hash("")
+"""What a passage with no body (front matter only) would hash to: never a candidate."""
+
+
+def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, message: Message,
+                        session: str | None) -> ForgedCandidate | None:
+    confidence = min(0.99, config.sequence_confidence + (0.1 if sequence.reason else 0.0))
+    if confidence < config.min_confidence:
+        return None
+    content = sequence.content()
+    return ForgedCandidate(content, "solution", "workflow", round(confidence, 4), source, sequence.message_index,
+                           sequence.line_no, sequence.timestamp, message.session_id or session, "tool",
+                           content_hash(content), extractor="sequence")
 
 
 def forge_transcript(
@@ -216,7 +261,9 @@ def forge_transcript(
     result.format = transcript.format.value
     use_llm = completer is not None and config.llm.enabled
     digest = _Digest(config.llm.max_input_chars) if use_llm else None
-    found = extract_candidates(transcript, config, result, progress=progress, digest=digest)
+    seen_passages = SeenPassages(passages_path(layout), key) if config.template_memory else None
+    found = extract_candidates(transcript, config, result, progress=progress, digest=digest,
+                               seen_passages=seen_passages)
     session = transcript.report.session_id
     if use_llm and digest is not None and completer is not None:
         extra, result.llm = llm_candidates(completer, digest.text(), config, source=str(path),
@@ -241,6 +288,8 @@ def forge_transcript(
                  "transcript": str(path), "message_index": c.message_index, "forged_at": rfc3339(now)}
                 for c in new], lease=lease)
             result.pending_file = str(target)
+        if seen_passages is not None:
+            seen_passages.flush(lease)
         append_jsonl(ledger_path(layout), [{"key": key, "transcript": str(path), **fingerprint,
                                             "candidates": len(found), "new": len(new),
                                             "forged_at": rfc3339(now)}], lease=lease)

@@ -16,7 +16,7 @@ from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
-from swarmq.memory.transcripts.values import clip, compact, text_of
+from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 BOOKKEEPING_TYPES = frozenset(
@@ -40,6 +40,11 @@ _META_PREFIXES = (
     "<local-command-stderr>",
     "<system-reminder>",
     "Caveat: The messages below",
+    "<local-command-caveat>",
+    "<ide_opened_file>",
+    "<ide_selection>",
+    "Base directory for this skill:",
+    "[Request interrupted by user",
 )
 
 
@@ -168,17 +173,12 @@ def _messages(
                 )
             )
         elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
-            out.append(
-                None
-                if MessageKind.TOOL_RESULT in skip
-                else _make(
-                    record,
-                    line_no,
-                    role,
-                    MessageKind.TOOL_RESULT,
-                    clip(_joined_text(block.get("content"))),
-                )
-            )
+            if MessageKind.TOOL_RESULT in skip:
+                out.append(None)
+                continue
+            result = _make(record, line_no, role, MessageKind.TOOL_RESULT, clip(_joined_text(block.get("content"))))
+            result.is_error = block.get("is_error") is True or reports_failure(result.text)
+            out.append(result)
         elif btype in _THINKING:
             text = text_of(block.get("thinking"))
             if text.strip():

@@ -21,7 +21,7 @@ from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport
-from swarmq.memory.transcripts.values import clip, compact, text_of
+from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
 
 ENVELOPE_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -64,6 +64,8 @@ _META_PREFIXES = (
     "<permissions",
     "<INSTRUCTIONS>",
     "<turn_aborted>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
 )
 
 
@@ -209,7 +211,8 @@ def _item(
             return
         output = item.get("output")
         text = _content_text(output) if isinstance(output, list) else compact(output)
-        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, clip(text), timestamp))
+        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, clip(text), timestamp,
+                               is_error=reports_failure(text)))
     elif itype == "compaction":
         text = text_of(item.get("summary")) or text_of(item.get("message"))
         if text.strip():

@@ -64,6 +64,8 @@ class Message:
     """Claude Code sub-agent (Task tool) traffic stored in the parent session file."""
     is_meta: bool = False
     """Injected by the tool itself (``isMeta``, ``<environment_context>``), not said by anyone."""
+    is_error: bool = False
+    """A tool result that reports failure (an error flag, a non-zero exit code, a refused call)."""
 
 
 MAX_PROBLEM_SAMPLES = 20

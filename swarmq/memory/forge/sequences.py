@@ -1,0 +1,222 @@
+"""Mining error → retry → success: where agents actually learn.
+
+A tool call fails (its result carries an error flag, a non-zero exit code or a refusal), the agent
+changes something, and a later call of the same tool succeeds with a different input. That pair,
+with the error quoted, is a candidate: ``python: command not found`` → ``python3``, a scaffold
+prompt that hangs → ``--yes``, ``rg`` missing → ``grep -R``. The agent's own sentence between the
+two, when it says why, is kept with them.
+
+Only a bounded state is kept per transcript (the calls still waiting for their result and the
+open failures of the last few calls), so mining stays streaming. A failure whose error signature
+was already seen in the transcript counts once. Failures that are not about the environment or
+the tools (web fetches of a dead page, Claude Code's edit-protocol refusals) are not mined.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from swarmq.memory.transcripts import Message, MessageKind
+
+RETRY_WINDOW = 4
+"""How many later calls of the same tool may succeed the failure and still count as its retry."""
+MAX_EVIDENCE = 220
+
+_SKIPPED_TOOLS = frozenset({"WebFetch", "WebSearch", "web_search", "web_research", "TodoWrite", "update_plan",
+                            "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Read", "Glob", "Grep", "LS",
+                            "NotebookRead", "write_stdin", "view_image"})
+"""Lookups whose failure says "not there" (a dead page, a missing file), and polls of a running
+process (whose output is the process's, not the call's)."""
+_PROBES = frozenset({"which", "ls", "test", "[", "command", "type", "stat", "cat", "head", "tail", "file",
+                     "pgrep", "ps", "echo", "pwd"})
+_PROBE_CALL = re.compile(r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b")
+"""Programs an agent runs to ask whether something exists: their failing is an answer."""
+_DELEGATING = frozenset({"Agent", "Task"})
+"""A failed sub-agent call is retried by doing the work directly, with any tool."""
+_ARGUMENTS = re.compile(r"failed to parse function arguments|missing field|unknown field|invalid type", re.I)
+_API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
+_CODE_ERROR = re.compile(
+    r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
+    r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
+    r"\d+ (?:failed|errors?)\b|FAILED|test result: FAILED",
+)
+"""A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
+_PROTOCOL = re.compile(
+    r"has not been read yet|has been modified since read|string to replace not found|"
+    r"found \d+ matches of the string|request interrupted|user doesn't want to proceed|"
+    r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines",
+    re.IGNORECASE,
+)
+_ERROR_LINE = re.compile(
+    r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required",
+    re.IGNORECASE,
+)
+_NOISE_LINE = re.compile(r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+                         r"exit code \d+$)", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
+
+
+@dataclass
+class _Failure:
+    tool: str
+    call: str
+    error: str
+    index: int
+    waited: int = 0
+    reason: str = ""
+
+
+@dataclass
+class Sequence:
+    """One mined failure and, when found, the retry that worked."""
+
+    tool: str
+    failed_call: str
+    error: str
+    fixed_call: str
+    reason: str
+    message_index: int
+    line_no: int
+    timestamp: str | None
+
+    def content(self) -> str:
+        if not self.fixed_call:
+            return f"The agent's model call failed: {self.error}."
+        text = f"`{self.failed_call}` failed ({self.error}); `{self.fixed_call}` worked instead."
+        if self.reason:
+            text += f" {self.reason}"
+        return text
+
+
+@dataclass
+class SequenceMiner:
+    """Feed it every message of one transcript, in order; it yields the sequences it closes."""
+
+    window: int = RETRY_WINDOW
+    pending_calls: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    open_failures: list[_Failure] = field(default_factory=list)
+    seen_signatures: set[str] = field(default_factory=set)
+    repeated: int = 0
+
+    def feed(self, message: Message) -> Iterator[Sequence]:
+        if message.kind is MessageKind.TOOL_USE:
+            self.pending_calls.append((message.tool_name or "tool", summarise_call(message.text), message.text))
+        elif message.kind is MessageKind.TOOL_RESULT:
+            tool, call, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "", "")
+            if message.is_error:
+                self._failed(tool, call, raw, message)
+            else:
+                yield from self._succeeded(tool, call, message)
+        elif message.kind is MessageKind.TEXT and message.role == "assistant" and _API_ERROR.match(message.text):
+            error = error_excerpt(message.text)
+            if f"api\0{error}" not in self.seen_signatures:
+                self.seen_signatures.add(f"api\0{error}")
+                yield Sequence("api", "", error, "", "", message.index, message.line_no, message.timestamp)
+        elif message.kind is MessageKind.TEXT and message.role == "assistant" and self.open_failures:
+            reason = _reason(message.text)
+            for failure in self.open_failures:
+                if not failure.reason and reason:
+                    failure.reason = reason
+
+    def _failed(self, tool: str, call: str, raw: str, message: Message) -> None:
+        if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(message.text[:600]):
+            return
+        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(message.text[:1500]):
+            return
+        error = error_excerpt(message.text)
+        if _ARGUMENTS.search(error):
+            call = _clip(" ".join(raw.split()).replace("`", "'"), 160)  # the malformed call itself
+        signature = f"{tool}\0{_DIGITS.sub('#', error.lower())}"
+        if signature in self.seen_signatures:
+            self.repeated += 1  # the same failure again: counted once
+            return
+        self.seen_signatures.add(signature)
+        self.open_failures.append(_Failure(tool, call, error, message.index))
+        del self.open_failures[:-8]
+
+    def _succeeded(self, tool: str, call: str, message: Message) -> Iterator[Sequence]:
+        still_open = []
+        for failure in self.open_failures:
+            if failure.tool != tool and failure.tool not in _DELEGATING:
+                still_open.append(failure)
+                continue
+            related = failure.waited == 0 or _program(call) == _program(failure.call)
+            if call and related and _normal(call) != _normal(failure.call):
+                yield Sequence(tool, failure.call, failure.error, call, failure.reason, message.index,
+                               message.line_no, message.timestamp)
+                continue
+            failure.waited += 1
+            if failure.waited < self.window:
+                still_open.append(failure)
+        self.open_failures = still_open
+
+
+def summarise_call(text: str) -> str:
+    """The part of a tool call's input a reader needs: the command, path, pattern or patch head."""
+    value: object = text
+    if text[:1] == "{":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                value = value[key]
+                break
+        else:
+            value = text
+    if isinstance(value, list):
+        parts = [str(v) for v in value]
+        if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
+            parts = parts[2:]
+        value = " ".join(parts)
+    return _clip(" ".join(str(value).split()), 160)
+
+
+def error_excerpt(text: str) -> str:
+    """The most telling line of a failed call's output (the first that names an error)."""
+    try:
+        parsed = json.loads(text) if text[:1] == "{" else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+        text = parsed["output"] or text
+    lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
+    lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    best = next((line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "error")
+    return _clip(best.replace("`", "'"), MAX_EVIDENCE)
+
+
+def _reason(text: str) -> str:
+    """The agent's first sentence after a failure when it explains something, clipped."""
+    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
+    if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
+        return _clip(sentence, 240)  # another language: no English cue words to look for
+    if len(sentence) < 25 or not re.search(r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
+                                           r"need|must|requires?|only)\b", sentence, re.IGNORECASE):
+        return ""
+    return _clip(sentence, 240)
+
+
+def _program(call: str) -> str:
+    return call.split(" ", 1)[0].rsplit("/", 1)[-1]
+
+
+def _normal(call: str) -> str:
+    return _SPACES.sub(" ", call.strip().lower())
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut) + "…"
