@@ -33,7 +33,7 @@ from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
-from swarmq.memory.forge.templates import SeenPassages, strip_front_matter
+from swarmq.memory.forge.templates import SeenPassages, is_known_template, strip_front_matter
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
@@ -186,6 +186,9 @@ def extract_candidates(
         text_words = words(text)
         if not has_signal_words(text_words):
             result.rejected["no-signal"] += 1
+            continue
+        if message.role != "assistant" and is_known_template(text):
+            result.rejected["template"] += 1
             continue
         if text.lstrip().startswith("---"):
             text = strip_front_matter(text)

@@ -26,6 +26,24 @@ _FRONT_MATTER = re.compile(r"\A\s*---[ \t]*\r?\n(?:.*?\r?\n)??---[ \t]*(?:\r?\n|
 _WORDS = re.compile(r"\s+")
 
 
+TEMPLATE_MARKERS = (
+    "You **MUST** consider the user input before proceeding",  # spec-kit /speckit.* commands
+    "Please analyze this codebase and create a CLAUDE.md file",  # Claude Code /init
+    "Base directory for this skill:",  # Claude Code skill expansion
+    "Your task is to create a detailed summary of the conversation so far",  # Claude Code /compact prompt
+    "# AGENTS.md instructions for",  # Codex project instructions
+    "<user_instructions>",
+    "<environment_context>",
+    "<command-message>",
+)
+"""Known openings or fixed sentences of text the tools paste into a conversation."""
+
+
+def is_known_template(text: str) -> bool:
+    """Whether a message carries one of the known Claude Code / Codex / spec-kit template markers."""
+    return any(marker in text for marker in TEMPLATE_MARKERS)
+
+
 def strip_front_matter(text: str) -> str:
     """``text`` without a leading YAML front matter block (``---`` … ``---``)."""
     if not text.lstrip().startswith("---"):
