@@ -100,20 +100,20 @@ class SequenceMiner:
     """Feed it every message of one transcript, in order; it yields the sequences it closes."""
 
     window: int = RETRY_WINDOW
-    pending_calls: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    pending_calls: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
     open_failures: list[_Failure] = field(default_factory=list)
     seen_signatures: set[str] = field(default_factory=set)
     repeated: int = 0
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         if message.kind is MessageKind.TOOL_USE:
-            self.pending_calls.append((message.tool_name or "tool", summarise_call(message.text), message.text))
+            self.pending_calls.append((message.tool_name or "tool", message.text))
         elif message.kind is MessageKind.TOOL_RESULT:
-            tool, call, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "", "")
+            tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
             if message.is_error:
-                self._failed(tool, call, raw, message)
-            else:
-                yield from self._succeeded(tool, call, message)
+                self._failed(tool, summarise_call(raw), raw, message)
+            elif self.open_failures:  # summarising a call costs a JSON parse: only when needed
+                yield from self._succeeded(tool, summarise_call(raw), message)
         elif message.kind is MessageKind.TEXT and message.role == "assistant" and _API_ERROR.match(message.text):
             error = error_excerpt(message.text)
             if f"api\0{error}" not in self.seen_signatures:

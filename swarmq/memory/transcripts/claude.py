@@ -79,10 +79,12 @@ def read_claude(
                 and len(content) == 1
                 and content[0].__class__ is dict
                 and (btype := content[0].get("type")) in _SKIPPABLE
-                and _SKIPPABLE[btype] in skip
                 and not record.get("isCompactSummary")
             ):
-                index += 1  # the common case: one tool call, result or thought, not wanted
+                tool_kind = _SKIPPABLE[btype]
+                if tool_kind not in skip:  # the common case, built without the general walk
+                    yield _tool_message(record, message, content[0], tool_kind, index, line_no)
+                index += 1
                 continue
             for built in _messages(record, kind, line_no, skip):
                 if built is not None:
@@ -92,6 +94,28 @@ def read_claude(
     finally:
         report.record_types.update(counts)
         report.messages = index
+
+
+def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[str, Any], kind: MessageKind,
+                  index: int, line_no: int) -> Message:
+    """A record holding exactly one tool call or result (most of a session's lines)."""
+    role = message.get("role")
+    if kind is MessageKind.TOOL_USE:
+        name = block.get("name")
+        text = clip(compact(block.get("input")))
+    else:
+        name = None
+        text = clip(_joined_text(block.get("content")))
+    timestamp = record.get("timestamp")
+    session = record.get("sessionId")
+    built = Message(index, line_no, role if role.__class__ is str and role else str(record.get("type")), kind, text,
+                    timestamp if timestamp.__class__ is str and timestamp else None,
+                    session if session.__class__ is str and session else None,
+                    name if name.__class__ is str and name else None,
+                    record.get("isSidechain") is True, record.get("isMeta") is True)
+    if kind is MessageKind.TOOL_RESULT:
+        built.is_error = block.get("is_error") is True or reports_failure(text)
+    return built
 
 
 def _make(

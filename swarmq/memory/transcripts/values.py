@@ -44,7 +44,9 @@ def reports_failure(text: str) -> bool:
     lines (``Exit code 1``, ``"exit_code":127``, ``Process exited with code 2``) or an error
     opening (``<tool_use_error>``, ``execution error``, ``error: invalid hunk``)."""
     head = text[:400]
-    match = _EXIT.search(head) or _EXIT.search(text[-200:])  # Codex puts its metadata last
+    tail = text[-200:]
+    match = (_EXIT.search(head) if "xit" in head else None) or (
+        _EXIT.search(tail) if "exit_code" in tail else None)  # Codex puts its metadata last
     if match is not None:
         return match.group(1) != "0"
     return _FAILED.match(head) is not None
