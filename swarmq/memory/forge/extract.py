@@ -214,6 +214,10 @@ def extract_candidates(
                 source, message.index, message.line_no, message.timestamp,
                 message.session_id or session, message.role, digest_hash))
     if miner is not None:
+        for sequence in miner.finish():
+            candidate = _sequence_candidate(sequence, config, source, None, session)
+            if candidate is not None:
+                keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
     if progress is not None:
         progress(transcript.report.bytes_read)
@@ -225,14 +229,18 @@ EMPTY_HASH = content_hash("")
 """What a passage with no body (front matter only) would hash to: never a candidate."""
 
 
-def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, message: Message,
+def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, message: Message | None,
                         session: str | None) -> ForgedCandidate | None:
     confidence = min(0.99, config.sequence_confidence + (0.1 if sequence.reason else 0.0))
+    kind = "solution" if sequence.fixed_call else "failure"
+    if kind == "failure" and sequence.tool != "api":
+        confidence -= config.unresolved_penalty
     if confidence < config.min_confidence:
         return None
     content = sequence.content()
-    return ForgedCandidate(content, "solution", "workflow", round(confidence, 4), source, sequence.message_index,
-                           sequence.line_no, sequence.timestamp, message.session_id or session, "tool",
+    return ForgedCandidate(content, kind, "workflow", round(confidence, 4), source, sequence.message_index,
+                           sequence.line_no, sequence.timestamp, (message.session_id if message else None) or session,
+                           "tool",
                            content_hash(content), extractor="sequence")
 
 

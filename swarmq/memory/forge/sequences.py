@@ -53,11 +53,23 @@ _PROTOCOL = re.compile(
 )
 _ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required",
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
+    r"killed",
     re.IGNORECASE,
 )
 _NOISE_LINE = re.compile(r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
-                         r"exit code \d+$)", re.IGNORECASE)
+                         r"exit code:? \d+$|now using node v)", re.IGNORECASE)
+_MISSING_PROGRAM = re.compile(r"command not found|not found: |no such file or directory \(os error 2\)|"
+                              r"is not recognized as", re.IGNORECASE)
+"""The failing program itself is missing: whatever the agent ran next instead is the retry."""
+_ENVIRONMENT = re.compile(
+    r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
+    r"command not found|sudo|access denied|killed by a signal|timed out|no space left",
+    re.IGNORECASE,
+)
+"""Failures that say something about the machine, worth keeping even when nothing fixed them."""
+_COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
@@ -87,8 +99,11 @@ class Sequence:
     timestamp: str | None
 
     def content(self) -> str:
-        if not self.fixed_call:
+        if self.tool == "api":
             return f"The agent's model call failed: {self.error}."
+        if not self.fixed_call:
+            text = f"`{self.failed_call}` failed ({self.error}) and no retry worked."
+            return f"{text} {self.reason}" if self.reason else text
         text = f"`{self.failed_call}` failed ({self.error}); `{self.fixed_call}` worked instead."
         if self.reason:
             text += f" {self.reason}"
@@ -104,6 +119,8 @@ class SequenceMiner:
     open_failures: list[_Failure] = field(default_factory=list)
     seen_signatures: set[str] = field(default_factory=set)
     repeated: int = 0
+    unresolved: list[_Failure] = field(default_factory=list)
+    unresolved_limit: int = 20
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         if message.kind is MessageKind.TOOL_USE:
@@ -131,6 +148,8 @@ class SequenceMiner:
         if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(message.text[:1500]):
             return
         error = error_excerpt(message.text)
+        if not _ERROR_LINE.search(error):
+            return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if _ARGUMENTS.search(error):
             call = _clip(" ".join(raw.split()).replace("`", "'"), 160)  # the malformed call itself
         signature = f"{tool}\0{_DIGITS.sub('#', error.lower())}"
@@ -139,6 +158,8 @@ class SequenceMiner:
             return
         self.seen_signatures.add(signature)
         self.open_failures.append(_Failure(tool, call, error, message.index))
+        for expired in self.open_failures[:-8]:
+            self._give_up(expired)
         del self.open_failures[:-8]
 
     def _succeeded(self, tool: str, call: str, message: Message) -> Iterator[Sequence]:
@@ -147,7 +168,10 @@ class SequenceMiner:
             if failure.tool != tool and failure.tool not in _DELEGATING:
                 still_open.append(failure)
                 continue
-            related = failure.waited == 0 or _program(call) == _program(failure.call)
+            related = (failure.tool in _DELEGATING or _program(call) == _program(failure.call)
+                       or _program(failure.call) in call.split()
+                       or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
+                                                    or _ARGUMENTS.search(failure.error) is not None)))
             if call and related and _normal(call) != _normal(failure.call):
                 yield Sequence(tool, failure.call, failure.error, call, failure.reason, message.index,
                                message.line_no, message.timestamp)
@@ -155,17 +179,36 @@ class SequenceMiner:
             failure.waited += 1
             if failure.waited < self.window:
                 still_open.append(failure)
+            else:
+                self._give_up(failure)
         self.open_failures = still_open
+
+    def _give_up(self, failure: _Failure) -> None:
+        if _ENVIRONMENT.search(failure.error) and len(self.unresolved) < self.unresolved_limit:
+            self.unresolved.append(failure)
+
+    def finish(self) -> Iterator[Sequence]:
+        """At the end of the transcript: the failures nothing fixed that say something about the
+        machine (a sandbox refusal, a missing tool, no network) are lessons on their own."""
+        for failure in self.open_failures:
+            self._give_up(failure)
+        self.open_failures = []
+        for failure in self.unresolved:
+            yield Sequence(failure.tool, failure.call, failure.error, "", failure.reason, failure.index, 0, None)
+        self.unresolved = []
 
 
 def summarise_call(text: str) -> str:
-    """The part of a tool call's input a reader needs: the command, path, pattern or patch head."""
+    """The part of a tool call's input a reader needs: the command, path, pattern or patch head
+    (marked ``(escalated)`` when the call asked to leave the sandbox)."""
     value: object = text
+    escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
     if text[:1] == "{":
         try:
             value = json.loads(text)
-        except ValueError:
-            value = text
+        except ValueError:  # clipped: take the command string as far as it goes
+            match = _COMMAND.search(text)
+            value = match.group(1).replace('\\"', '"') if match else text
     if isinstance(value, dict):
         for key in _INPUT_KEYS:
             if key in value:
@@ -178,7 +221,8 @@ def summarise_call(text: str) -> str:
         if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
             parts = parts[2:]
         value = " ".join(parts)
-    return _clip(" ".join(str(value).split()), 160)
+    summary = " ".join(str(value).split())
+    return _clip(summary, 160) + (" (escalated)" if escalated else "")
 
 
 def error_excerpt(text: str) -> str:
@@ -207,7 +251,11 @@ def _reason(text: str) -> str:
 
 
 def _program(call: str) -> str:
-    return call.split(" ", 1)[0].rsplit("/", 1)[-1]
+    """The program a shell command runs (``VAR=1 /usr/bin/env python x`` → ``python``)."""
+    words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
+    if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
 
 
 def _normal(call: str) -> str:

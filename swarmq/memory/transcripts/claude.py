@@ -83,7 +83,7 @@ def read_claude(
             ):
                 tool_kind = _SKIPPABLE[btype]
                 if tool_kind not in skip:  # the common case, built without the general walk
-                    yield _tool_message(record, message, content[0], tool_kind, index, line_no)
+                    yield _tool_message(record, message or {}, content[0], tool_kind, index, line_no)
                 index += 1
                 continue
             for built in _messages(record, kind, line_no, skip):

@@ -109,3 +109,36 @@ def test_call_summaries_and_error_excerpts() -> None:
     assert error_excerpt(noisy) == "bash: cargo: command not found"
     assert error_excerpt('{"output":"sed: x: No such file or directory\\n","metadata":{"exit_code":1}}') == \
         "sed: x: No such file or directory"
+
+
+def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(tmp_path: Path, layout: AgentsLayout,
+                                                                     locks: LocalLocks) -> None:
+    bare = (ClaudeSession("s1").user("fetch")
+            .bash("git fetch --all", "Exit code 128\nfatal: unable to access: Could not resolve host: github.com",
+                  error=True))
+    assert sequences(forge_transcript(bare.write(tmp_path / "a.jsonl"), layout, locks).found) == []
+    explained = (ClaudeSession("s2").user("fetch")
+                 .bash("git fetch origin", "Exit code 128\nfatal: Could not resolve host: github.com", error=True)
+                 .say("The sandbox has no network access, so the fetch cannot reach GitHub from here."))
+    found = [c for c in forge_transcript(explained.write(tmp_path / "b.jsonl"), layout, locks).found
+             if c.extractor == "sequence"]
+    assert [c.type for c in found] == ["failure"]
+    assert "Could not resolve host" in found[0].content and "no retry worked" in found[0].content
+    assert "no network access" in found[0].content
+
+
+def test_a_bare_non_zero_status_is_an_answer_not_an_error(tmp_path: Path, layout: AgentsLayout,
+                                                         locks: LocalLocks) -> None:
+    path = codex_old_rollout(tmp_path / "r.jsonl", [
+        ("user", "is OPTIONAL still in the template?"),
+        ("shell", (["bash", "-lc", "rg OPTIONAL tasks-template.md"], "", 1)),
+        ("shell", (["bash", "-lc", "rg -n TODO tasks-template.md"], "3: TODO", 0)),
+    ])
+    assert sequences(forge_transcript(path, layout, locks).found) == []
+
+
+def test_an_escalated_rerun_is_a_retry() -> None:
+    call = '{"command":["bash","-lc","git fetch --all"],"with_escalated_permissions":true}'
+    assert summarise_call(call) == "git fetch --all (escalated)"
+    clipped = '{"command":".specify/scripts/bash/create-new-feature.sh --json \\"I want to ensure the'
+    assert summarise_call(clipped).startswith('.specify/scripts/bash/create-new-feature.sh --json "I want')
