@@ -124,13 +124,16 @@ _NOISE = re.compile(
     r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+",
     re.IGNORECASE | re.MULTILINE,
 )
-_NARRATION = re.compile(
-    r"\bI'm (?:still |now |also |just )?(?:[a-z]+ing)\b|\bI'll\b|\bI will\b|\bI've (?:created|added|updated|"
-    r"written|implemented|expanded|made|fixed|changed)\b|\bwe're (?:going|now)\b|^below is\b|"
-    r"^(?:done|all set|summary|status|progress)\b[!.:]?|^here(?:'s| is| are)\b|"
-    r"\b(?:is|are) (?:in place|close now|ready now)\b|^the (?:remaining|next) (?:issue|step)\b",
+_NARRATION_START = re.compile(
+    r"(?:below is|here(?:'s| is| are)|the (?:remaining|next) (?:issue|step))\b|"
+    r"(?:done|all set|summary|status|progress)\b",
     re.IGNORECASE,
 )
+_NARRATION_SELF = re.compile(
+    r"\bI(?:'m (?:still |now |also |just )?[a-z]+ing\b|'ll\b| will\b|"
+    r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed)\b)"
+)
+_NARRATION_STATE = re.compile(r"\bwe're (?:going|now)\b|\b(?:is|are) (?:in place|close now|ready now)\b", re.I)
 """Narration of the agent's next step and progress reports: what it does, not what it learned."""
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
@@ -209,8 +212,7 @@ def classify(
         return Verdict(False, "question")
     if _is_noise(body):
         return Verdict(False, "negative-pattern")
-    opening = _SENTENCE.split(body.replace("’", "'"), maxsplit=1)[0]
-    if _NARRATION.search(opening):
+    if _is_narration(_SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
     scored = f"{lead} {body}" if lead else body
     scores = []  # layer 4
@@ -270,6 +272,17 @@ def _knowledge_class(body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
         if pattern.search(body):
             return kclass
     return None
+
+
+def _is_narration(opening: str) -> bool:
+    """The first sentence narrates the agent's next step or reports progress (cheap checks first)."""
+    if _NARRATION_START.match(opening):
+        return True
+    if "I" in opening and _NARRATION_SELF.search(opening):
+        return True
+    lowered = opening.lower()
+    return ("we're" in lowered or " in place" in lowered or " now" in lowered) and bool(
+        _NARRATION_STATE.search(opening))
 
 
 def _is_question(body: str) -> bool:

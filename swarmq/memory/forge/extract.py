@@ -51,8 +51,6 @@ PROGRESS_EVERY = 2000
 SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
 UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
-UNREAD_WITH_TOOLS = frozenset({MessageKind.THINKING, MessageKind.SYSTEM})
-"""What is not built when tool traffic is mined for error → retry → success sequences."""
 
 
 @dataclass
@@ -169,15 +167,18 @@ def extract_candidates(
         found.append(candidate)
 
     count = 0
-    for message in transcript.messages(skip=UNREAD_WITH_TOOLS if miner is not None else UNMINED_KINDS):
+    for message in transcript.messages(skip=UNMINED_KINDS, tools=miner):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
             progress(transcript.report.bytes_read)
-        if miner is not None:
-            for sequence in miner.feed(message):
-                candidate = _sequence_candidate(sequence, config, source, message, session)
-                if candidate is not None:
-                    keep(candidate)
+        if miner is not None:  # the readers fed it the tool traffic before this message
+            if message.role == "assistant" and (miner.open_failures or message.text.startswith("API Error")):
+                miner.text(message)
+            if miner.closed:
+                for sequence in miner.drain():
+                    candidate = _sequence_candidate(sequence, config, source, message, session)
+                    if candidate is not None:
+                        keep(candidate)
         if not minable(message, config):
             continue
         if digest is not None:
@@ -190,7 +191,7 @@ def extract_candidates(
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
             continue
-        if text.lstrip().startswith("---"):
+        if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
         whole = text_words if "\n" not in text else None  # one passage: reuse its words
@@ -214,7 +215,7 @@ def extract_candidates(
                 source, message.index, message.line_no, message.timestamp,
                 message.session_id or session, message.role, digest_hash))
     if miner is not None:
-        for sequence in miner.finish():
+        for sequence in [*miner.drain(), *miner.finish()]:
             candidate = _sequence_candidate(sequence, config, source, None, session)
             if candidate is not None:
                 keep(candidate)

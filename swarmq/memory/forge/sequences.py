@@ -19,6 +19,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from swarmq.memory.transcripts import Message, MessageKind
 
@@ -115,7 +116,8 @@ class SequenceMiner:
     """Feed it every message of one transcript, in order; it yields the sequences it closes."""
 
     window: int = RETRY_WINDOW
-    pending_calls: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    pending_calls: deque[tuple[str, Any]] = field(default_factory=lambda: deque(maxlen=16))
+    closed: deque[Sequence] = field(default_factory=deque)
     open_failures: list[_Failure] = field(default_factory=list)
     seen_signatures: set[str] = field(default_factory=set)
     repeated: int = 0
@@ -123,46 +125,68 @@ class SequenceMiner:
     unresolved_limit: int = 20
 
     def feed(self, message: Message) -> Iterator[Sequence]:
+        """Feed one built message (any kind); yields the sequences it closes."""
         if message.kind is MessageKind.TOOL_USE:
-            self.pending_calls.append((message.tool_name or "tool", message.text))
+            self.call(message.tool_name, message.text)
         elif message.kind is MessageKind.TOOL_RESULT:
-            tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
-            if message.is_error:
-                self._failed(tool, summarise_call(raw), raw, message)
-            elif self.open_failures:  # summarising a call costs a JSON parse: only when needed
-                yield from self._succeeded(tool, summarise_call(raw), message)
-        elif message.kind is MessageKind.TEXT and message.role == "assistant" and _API_ERROR.match(message.text):
+            self.result(message.text, message.is_error, message.index, message.line_no, message.timestamp)
+        elif message.kind is MessageKind.TEXT:
+            self.text(message)
+        yield from self.drain()
+
+    def drain(self) -> Iterator[Sequence]:
+        """The sequences closed since the last drain."""
+        while self.closed:
+            yield self.closed.popleft()
+
+    # ToolSink: the readers hand skipped tool traffic straight here, no Message built
+    def call(self, name: str | None, value: Any) -> None:
+        self.pending_calls.append((name or "tool", value))
+
+    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+        tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
+        if is_error:
+            self._failed(tool, summarise_call(raw), raw, text, index)
+        elif self.open_failures:  # summarising a call may cost a JSON parse: only when needed
+            self._succeeded(tool, summarise_call(raw), index, line_no, timestamp)
+
+    def text(self, message: Message) -> None:
+        """An assistant's text: Claude Code's own API errors, and the reason after a failure."""
+        if message.role != "assistant":
+            return
+        if _API_ERROR.match(message.text):
             error = error_excerpt(message.text)
             if f"api\0{error}" not in self.seen_signatures:
                 self.seen_signatures.add(f"api\0{error}")
-                yield Sequence("api", "", error, "", "", message.index, message.line_no, message.timestamp)
-        elif message.kind is MessageKind.TEXT and message.role == "assistant" and self.open_failures:
+                self.closed.append(Sequence("api", "", error, "", "", message.index, message.line_no,
+                                            message.timestamp))
+        elif self.open_failures:
             reason = _reason(message.text)
             for failure in self.open_failures:
                 if not failure.reason and reason:
                     failure.reason = reason
 
-    def _failed(self, tool: str, call: str, raw: str, message: Message) -> None:
-        if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(message.text[:600]):
+    def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
+        if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
-        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(message.text[:1500]):
+        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(output[:1500]):
             return
-        error = error_excerpt(message.text)
+        error = error_excerpt(output)
         if not _ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if _ARGUMENTS.search(error):
-            call = _clip(" ".join(raw.split()).replace("`", "'"), 160)  # the malformed call itself
+            call = _clip(" ".join(_as_text(raw).split()).replace("`", "'"), 160)  # the malformed call itself
         signature = f"{tool}\0{_DIGITS.sub('#', error.lower())}"
         if signature in self.seen_signatures:
             self.repeated += 1  # the same failure again: counted once
             return
         self.seen_signatures.add(signature)
-        self.open_failures.append(_Failure(tool, call, error, message.index))
+        self.open_failures.append(_Failure(tool, call, error, index))
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
         del self.open_failures[:-8]
 
-    def _succeeded(self, tool: str, call: str, message: Message) -> Iterator[Sequence]:
+    def _succeeded(self, tool: str, call: str, index: int, line_no: int, timestamp: str | None) -> None:
         still_open = []
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
@@ -173,8 +197,8 @@ class SequenceMiner:
                        or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
                                                     or _ARGUMENTS.search(failure.error) is not None)))
             if call and related and _normal(call) != _normal(failure.call):
-                yield Sequence(tool, failure.call, failure.error, call, failure.reason, message.index,
-                               message.line_no, message.timestamp)
+                self.closed.append(Sequence(tool, failure.call, failure.error, call, failure.reason, index,
+                                            line_no, timestamp))
                 continue
             failure.waited += 1
             if failure.waited < self.window:
@@ -198,12 +222,23 @@ class SequenceMiner:
         self.unresolved = []
 
 
-def summarise_call(text: str) -> str:
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def summarise_call(call: Any) -> str:
     """The part of a tool call's input a reader needs: the command, path, pattern or patch head
-    (marked ``(escalated)`` when the call asked to leave the sandbox)."""
-    value: object = text
+    (marked ``(escalated)`` when the call asked to leave the sandbox). ``call`` is the input as
+    the record holds it: an object, or a JSON or plain string."""
+    text = _as_text(call)
+    value: object = call if isinstance(call, dict | list) else text
     escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
-    if text[:1] == "{":
+    if isinstance(value, str) and text[:1] == "{":
         try:
             value = json.loads(text)
         except ValueError:  # clipped: take the command string as far as it goes

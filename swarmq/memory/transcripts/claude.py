@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
+from swarmq.memory.transcripts.model import (
+    Message,
+    MessageKind,
+    ReadReport,
+    ToolSink,
+    TranscriptFormat,
+)
 from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
@@ -54,11 +60,13 @@ def read_claude(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     skip: frozenset[MessageKind] = frozenset(),
+    tools: ToolSink | None = None,
 ) -> Iterator[Message]:
     """Yield the messages of a Claude Code session file in file order; kinds in ``skip`` are
-    numbered and counted but not built (forge has no use for tool traffic)."""
+    numbered and counted but not built; skipped tool calls and results go to ``tools`` if given."""
     index = 0
     counts: dict[str, int] = {}
+    tool_call = tools.call if tools is not None else None
     try:
         for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
             kind = record.get("type")
@@ -84,9 +92,13 @@ def read_claude(
                 tool_kind = _SKIPPABLE[btype]
                 if tool_kind not in skip:  # the common case, built without the general walk
                     yield _tool_message(record, message or {}, content[0], tool_kind, index, line_no)
+                elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
+                    tool_call(content[0].get("name"), content[0].get("input"))
+                elif tools is not None:
+                    _notify(tools, record, content[0], tool_kind, index, line_no)
                 index += 1
                 continue
-            for built in _messages(record, kind, line_no, skip):
+            for built in _messages(record, kind, line_no, skip, tools, index):
                 if built is not None:
                     built.index = index
                     yield built
@@ -94,6 +106,18 @@ def read_claude(
     finally:
         report.record_types.update(counts)
         report.messages = index
+
+
+def _notify(tools: ToolSink, record: dict[str, Any], block: dict[str, Any], kind: MessageKind, index: int,
+            line_no: int) -> None:
+    if kind is MessageKind.TOOL_USE:
+        name = block.get("name")
+        tools.call(name if name.__class__ is str else None, block.get("input"))
+    else:
+        text = clip(_joined_text(block.get("content")))
+        timestamp = record.get("timestamp")
+        tools.result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
+                     timestamp if timestamp.__class__ is str else None)
 
 
 def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[str, Any], kind: MessageKind,
@@ -153,7 +177,8 @@ _THINKING = frozenset({"thinking", "redacted_thinking"})
 
 
 def _messages(
-    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind]
+    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind],
+    tools: ToolSink | None = None, index: int = 0,
 ) -> list[Message | None]:
     """The messages of one record (usually one), ``None`` standing for a skipped one."""
     if kind == "summary":
@@ -184,6 +209,8 @@ def _messages(
             if text.strip():
                 out.append(_make(record, line_no, role, MessageKind.TEXT, text))
         elif btype in _TOOL_USES:
+            if MessageKind.TOOL_USE in skip and tools is not None:
+                _notify(tools, record, block, MessageKind.TOOL_USE, index + len(out), line_no)
             out.append(
                 None
                 if MessageKind.TOOL_USE in skip
@@ -198,6 +225,8 @@ def _messages(
             )
         elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
             if MessageKind.TOOL_RESULT in skip:
+                if tools is not None:
+                    _notify(tools, record, block, MessageKind.TOOL_RESULT, index + len(out), line_no)
                 out.append(None)
                 continue
             result = _make(record, line_no, role, MessageKind.TOOL_RESULT, clip(_joined_text(block.get("content"))))

@@ -43,10 +43,9 @@ def reports_failure(text: str) -> bool:
     """Whether a tool result's text says the call failed: a non-zero exit code in its first
     lines (``Exit code 1``, ``"exit_code":127``, ``Process exited with code 2``) or an error
     opening (``<tool_use_error>``, ``execution error``, ``error: invalid hunk``)."""
-    head = text[:400]
-    tail = text[-200:]
-    match = (_EXIT.search(head) if "xit" in head else None) or (
-        _EXIT.search(tail) if "exit_code" in tail else None)  # Codex puts its metadata last
-    if match is not None:
+    end = len(text)
+    match = (_EXIT.search(text, 0, 400) if text.find("xit", 0, 400) >= 0 else None) or (
+        _EXIT.search(text, max(0, end - 200)) if text.find("exit_code", max(0, end - 200)) >= 0 else None)
+    if match is not None:  # Codex puts its metadata last, the others first
         return match.group(1) != "0"
-    return _FAILED.match(head) is not None
+    return _FAILED.match(text, 0, 400) is not None
