@@ -67,6 +67,11 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "lesson lessons learned turns gotcha"),
         (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0,
          "til insight pitfall caveat important note"),
+        # a fact about the machine, found by running things
+        (r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
+         r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
+         r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
+         1.0, "installed available path found network internet reach block blocks sandbox"),
         (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0, "always never sure avoid don do"),  # a rule
         (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5,
          "always never sure careful must avoid"),

@@ -110,3 +110,12 @@ def test_long_titles_are_cut_at_a_word_boundary() -> None:
     assert len(title) <= 80 and title.endswith("...")
     stem = title[:-3]
     assert content.startswith(stem) and content[len(stem)] == " "  # the cut falls between words
+
+
+@pytest.mark.parametrize("text", [
+    "It seems rg is not installed in this environment, so grep -R is the way to search here.",
+    "The sandbox blocks outbound network access, so `cargo build` cannot fetch crates from crates.io.",
+])
+def test_a_fact_about_the_machine_stated_in_prose_is_a_learning(text: str) -> None:
+    verdict = classify(text)
+    assert verdict.accepted and verdict.type is not None and verdict.type.value == "learning"
