@@ -105,6 +105,8 @@ _TYPES = [
     (ktype, [(re.compile(p, re.IGNORECASE), w, frozenset(a.split())) for p, w, a in signals])
     for ktype, signals in _TYPE_SIGNALS.items()
 ]
+_OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
+"""The machine-fact pattern: only what the agent (or a summary) says counts."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
 _CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
 
@@ -198,10 +200,12 @@ def classify(
     bonus: float = 0.0,
     lead: str = "",
     text_words: frozenset[str] | None = None,
+    observed: bool = True,
 ) -> Verdict:
     """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries),
     ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
-    passage's :func:`words` when the caller already has them."""
+    passage's :func:`words` when the caller already has them. ``observed`` is false for what a
+    user typed: a pasted "command not found" is a report, not a fact the agent found out."""
     scored_words = words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
     if _ANCHORS.isdisjoint(scored_words):
         return Verdict(False, "no-signal")  # layer 1: the fast filter
@@ -225,7 +229,7 @@ def classify(
         strong = weak = 0
         first = len(scored)
         for pattern, weight, anchors in signals:
-            if anchors.isdisjoint(scored_words):
+            if anchors.isdisjoint(scored_words) or (not observed and pattern is _OBSERVED):
                 continue
             match = pattern.search(body) or (pattern.search(lead) if lead else None)
             if match:

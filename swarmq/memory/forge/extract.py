@@ -198,7 +198,7 @@ def extract_candidates(
         for lead, passage in passages(text):
             result.passages += 1
             verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead,
-                               text_words=whole)
+                               text_words=whole, observed=message.role != "user")
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue

@@ -119,3 +119,9 @@ def test_long_titles_are_cut_at_a_word_boundary() -> None:
 def test_a_fact_about_the_machine_stated_in_prose_is_a_learning(text: str) -> None:
     verdict = classify(text)
     assert verdict.accepted and verdict.type is not None and verdict.type.value == "learning"
+
+
+def test_a_pasted_error_in_a_users_prompt_is_not_a_machine_fact() -> None:
+    pasted = "The build says zsh: command not found: cargo again, because the PATH is wrong in CI."
+    assert classify(pasted).accepted
+    assert not classify(pasted, observed=False).accepted
