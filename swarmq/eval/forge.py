@@ -28,6 +28,7 @@ from swarmq.eval.metrics import Counts
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import forge_transcript
+from swarmq.memory.forge.llm import Completer
 from swarmq.memory.locking import LocalLocks
 
 SPLITS = ("tune", "held-out", "all")
@@ -159,9 +160,10 @@ def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> Ses
 
 
 def evaluate(labels: Path, *, split: str = "held-out", config: ForgeConfig | None = None,
-             workspace: Path | None = None) -> ForgeEvaluation:
+             workspace: Path | None = None, completer: Completer | None = None) -> ForgeEvaluation:
     """Forge the sessions of ``split`` in one scratch workspace, in file order (so forge's memory
-    of passages seen in earlier sessions builds up as in real use), and score each one."""
+    of passages seen in earlier sessions builds up as in real use), and score each one. With a
+    ``completer`` and ``config.llm.enabled`` the optional LLM pass runs too and is scored alike."""
     if split not in SPLITS:
         raise LabelsError(f"unknown split {split!r}; one of {', '.join(SPLITS)}")
     sessions = load_labels(labels)
@@ -172,6 +174,7 @@ def evaluate(labels: Path, *, split: str = "held-out", config: ForgeConfig | Non
         locks = LocalLocks(root / "locks")
         outcomes = []
         for session in chosen:
-            result = forge_transcript(session.file, layout, locks, config or ForgeConfig(), force=True)
+            result = forge_transcript(session.file, layout, locks, config or ForgeConfig(), force=True,
+                                      completer=completer)
             outcomes.append(score(session, (c.as_dict() | {"content": c.content} for c in result.found)))
     return ForgeEvaluation(split, outcomes)

@@ -132,8 +132,12 @@ class _Digest:
         self.sizes = [0, 0]
 
     def add(self, message: Message) -> None:
-        text = f"[{message.index} {message.role}] {message.text.strip()}"[: self.limit // 2]
-        queue, slot = (self.summaries, 0) if message.kind in SUMMARY_KINDS else (self.recent, 1)
+        self.note(message.index, message.role, message.text, summary=message.kind in SUMMARY_KINDS)
+
+    def note(self, index: int, speaker: str, text: str, *, summary: bool = False) -> None:
+        """Add one entry (a message, or a mined failure with its quoted error) in order."""
+        text = f"[{index} {speaker}] {text.strip()}"[: self.limit // 2]
+        queue, slot = (self.summaries, 0) if summary else (self.recent, 1)
         queue.append(text)
         self.sizes[slot] += len(text)
         while self.sizes[slot] > self.limit // 2 and queue:
@@ -160,6 +164,8 @@ def extract_candidates(
     miner = SequenceMiner(window=config.retry_window) if config.mine_tool_errors else None
 
     def keep(candidate: ForgedCandidate) -> None:
+        if digest is not None and candidate.extractor == "sequence":
+            digest.note(candidate.message_index, "tool", candidate.content)  # the model sees failures too
         if candidate.content_hash in seen:
             result.duplicates += 1
             return
