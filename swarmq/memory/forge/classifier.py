@@ -71,7 +71,7 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
         (r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
          r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
          r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
-         1.0, "installed available path found network internet reach block blocks sandbox"),
+         1.0, "installed available found network internet reach block blocks sandbox"),  # not "path": too common
         (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0, "always never sure avoid don do"),  # a rule
         (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5,
          "always never sure careful must avoid"),

@@ -145,6 +145,8 @@ class SequenceMiner:
 
     def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
         tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
+        if not is_error and not self.open_failures:
+            return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
             self._failed(tool, summarise_call(raw), raw, text, index)
         elif self.open_failures:  # summarising a call may cost a JSON parse: only when needed

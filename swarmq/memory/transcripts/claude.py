@@ -67,6 +67,7 @@ def read_claude(
     index = 0
     counts: dict[str, int] = {}
     tool_call = tools.call if tools is not None else None
+    tool_result = tools.result if tools is not None else None
     try:
         for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
             kind = record.get("type")
@@ -94,8 +95,13 @@ def read_claude(
                     yield _tool_message(record, message or {}, content[0], tool_kind, index, line_no)
                 elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
                     tool_call(content[0].get("name"), content[0].get("input"))
-                elif tools is not None:
-                    _notify(tools, record, content[0], tool_kind, index, line_no)
+                elif tool_result is not None:  # inlined: most lines of a session are tool results
+                    block = content[0]
+                    text = block.get("content")
+                    text = clip(text if text.__class__ is str else _joined_text(text))
+                    stamp = record.get("timestamp")
+                    tool_result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
+                                stamp if stamp.__class__ is str else None)
                 index += 1
                 continue
             for built in _messages(record, kind, line_no, skip, tools, index):
