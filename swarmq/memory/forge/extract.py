@@ -291,7 +291,18 @@ def forge_transcript(
     result.report = transcript.report.as_dict()
     result.candidates = len(found)
     result.found = found
-    now = now or datetime.now(UTC)
+    write_candidates(layout, locks, found, result, source=path, fmt=transcript.format.value, session=session,
+                     now=now or datetime.now(UTC), ledger={"key": key, "transcript": str(path), **fingerprint},
+                     seen_passages=seen_passages)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def write_candidates(layout: AgentsLayout, locks: StoreLocks, found: list[ForgedCandidate], result: ForgeResult, *,
+                     source: Path, fmt: str, session: str | None, now: datetime, ledger: dict[str, Any],
+                     seen_passages: SeenPassages | None = None) -> None:
+    """Write the candidates never forged nor promoted before as one pending file, index them and
+    record the run in the ledger, under the knowledge lock; fills ``result``'s counts."""
     with locks.hold(layout.knowledge_lock) as lease:
         known = forged_hashes(layout)
         promoted = PromotedIndex(layout)
@@ -299,20 +310,17 @@ def forge_transcript(
         result.duplicates += len(found) - len(new)
         if new:
             target = layout.pending / pending_name(new, now)
-            write_file(target, render_pending(path, transcript.format.value, session, new, now),
+            write_file(target, render_pending(source, fmt, session, new, now),
                        lease=lease, store=layout.knowledge, mode=0o644)
             append_jsonl(index_path(layout), [
                 {"content_hash": c.content_hash, "learning_id": c.learning_id, "pending_file": str(target),
-                 "transcript": str(path), "message_index": c.message_index, "forged_at": rfc3339(now)}
+                 "transcript": c.transcript, "message_index": c.message_index, "forged_at": rfc3339(now)}
                 for c in new], lease=lease)
             result.pending_file = str(target)
         if seen_passages is not None:
             seen_passages.flush(lease)
-        append_jsonl(ledger_path(layout), [{"key": key, "transcript": str(path), **fingerprint,
-                                            "candidates": len(found), "new": len(new),
+        append_jsonl(ledger_path(layout), [{**ledger, "candidates": len(found), "new": len(new),
                                             "forged_at": rfc3339(now)}], lease=lease)
     result.new = len(new)
     result.new_candidates = [c.as_dict() for c in new]
     result.status = "forged" if new else "nothing-new"
-    result.seconds = time.monotonic() - started
-    return result
