@@ -60,7 +60,7 @@ TITLE_CHARS = 80
 def title_of(content: str) -> str:
     """A candidate's title: its first sentence without a list marker ("1.", "-"), never a bare
     number, cut at a word boundary (with an ellipsis) when longer than 80 characters."""
-    text = " ".join(content.split())
+    text = " ".join(content[:400].split())  # a title never needs more than its first sentence
     while _MARKER.match(text):
         text = _MARKER.sub("", text, count=1)
     first = text
