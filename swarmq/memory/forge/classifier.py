@@ -128,7 +128,8 @@ _NEGATIVE = re.compile(
 _NOISE = re.compile(
     r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
     r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
-    r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+",
+    r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
+    r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
 )
 _NARRATION_START = re.compile(

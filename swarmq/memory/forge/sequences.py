@@ -72,6 +72,8 @@ _ENVIRONMENT = re.compile(
 _COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _DIGITS = re.compile(r"\d+")
+_PATHS = re.compile(r"\S*/\S*")
+"""Paths in an error: the same failure on another file is the same failure."""
 _SPACES = re.compile(r"\s+")
 _INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
 
@@ -178,7 +180,7 @@ class SequenceMiner:
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if _ARGUMENTS.search(error):
             call = _clip(" ".join(_as_text(raw).split()).replace("`", "'"), 160)  # the malformed call itself
-        signature = f"{tool}\0{_DIGITS.sub('#', error.lower())}"
+        signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         if signature in self.seen_signatures:
             self.repeated += 1  # the same failure again: counted once
             return
@@ -194,8 +196,9 @@ class SequenceMiner:
             if failure.tool != tool and failure.tool not in _DELEGATING:
                 still_open.append(failure)
                 continue
+            named = {word.rsplit("/", 1)[-1] for word in call.split()}
             related = (failure.tool in _DELEGATING or _program(call) == _program(failure.call)
-                       or _program(failure.call) in call.split()
+                       or _program(failure.call) in named
                        or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
                                                     or _ARGUMENTS.search(failure.error) is not None)))
             if call and related and _normal(call) != _normal(failure.call):
@@ -287,8 +290,12 @@ def _reason(text: str) -> str:
     return _clip(sentence, 240)
 
 
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+
+
 def _program(call: str) -> str:
-    """The program a shell command runs (``VAR=1 /usr/bin/env python x`` → ``python``)."""
+    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
+    call = _CD_PREFIX.sub("", call)
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]

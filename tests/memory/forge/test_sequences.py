@@ -142,3 +142,16 @@ def test_an_escalated_rerun_is_a_retry() -> None:
     assert summarise_call(call) == "git fetch --all (escalated)"
     clipped = '{"command":".specify/scripts/bash/create-new-feature.sh --json \\"I want to ensure the'
     assert summarise_call(clipped).startswith('.specify/scripts/bash/create-new-feature.sh --json "I want')
+
+
+def test_the_same_failure_on_another_file_counts_once(tmp_path: Path, layout: AgentsLayout,
+                                                      locks: LocalLocks) -> None:
+    session = ClaudeSession().user("plan")
+    for script in ("check-prerequisites.sh", "setup-plan.sh"):
+        session.bash(f".specify/scripts/bash/{script} --json",
+                     f"Exit code 126\n(eval):1: permission denied: .specify/scripts/bash/{script}", error=True)
+        session.bash(f"chmod +x .specify/scripts/bash/{script} && .specify/scripts/bash/{script} --json", "{}")
+    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
+    [content] = sequences(result.found)
+    assert "permission denied" in content and "chmod +x" in content
+    assert result.rejected["repeated-failure"] == 1

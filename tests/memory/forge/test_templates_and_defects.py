@@ -125,3 +125,8 @@ def test_a_pasted_error_in_a_users_prompt_is_not_a_machine_fact() -> None:
     pasted = "The build says zsh: command not found: cargo again, because the PATH is wrong in CI."
     assert classify(pasted).accepted
     assert not classify(pasted, observed=False).accepted
+
+
+def test_a_markdown_table_row_is_not_a_lesson() -> None:
+    row = "| **Functional Scope & Behavior** | **Resolved** | Core requirements clarified, see docs/spec.md |"
+    assert not classify(row).accepted
