@@ -122,7 +122,9 @@ _NEGATIVE = re.compile(
     r"running|here(?:'s| is) (?:the|a|what)|i see\b|i can see|yes\b|no\b|nope\b|cool\b|"
     # requests and instructions: what someone wants done, not what was learned
     r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
-    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b)",
+    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
+    # a source line naming a document, not what it says
+    r"post-?mortem (?:for|of)\b|source:)",
     re.IGNORECASE,
 )
 _NOISE = re.compile(

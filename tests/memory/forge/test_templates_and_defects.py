@@ -130,3 +130,8 @@ def test_a_pasted_error_in_a_users_prompt_is_not_a_machine_fact() -> None:
 def test_a_markdown_table_row_is_not_a_lesson() -> None:
     row = "| **Functional Scope & Behavior** | **Resolved** | Core requirements clarified, see docs/spec.md |"
     assert not classify(row).accepted
+
+
+def test_a_post_mortem_source_line_is_not_a_lesson() -> None:
+    assert not classify("Post-mortem for mission m-42: the billing worker outage on 2026-03-02").accepted
+    assert classify("Root cause: the billing worker read `jobs.yaml` before the lock was taken.").accepted
