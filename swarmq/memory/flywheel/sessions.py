@@ -166,3 +166,15 @@ def queued_snippets(layout: AgentsLayout, problems: Problems | None = None) -> I
                 text = tidy_snippet(snippet)
                 if text:
                     yield record, kind, text
+
+
+def session_transcripts(layout: AgentsLayout, problems: Problems | None = None) -> list[Path]:
+    """The transcripts the session files name (``transcript_path``) that exist here, once each,
+    in the order first named: what forge can mine for the sessions AgentOps recorded."""
+    out: dict[Path, None] = {}
+    for record in all_sessions(layout, problems):
+        if record.transcript_path:
+            path = Path(record.transcript_path).expanduser()
+            if path.is_file():
+                out.setdefault(path.resolve(), None)
+    return list(out)

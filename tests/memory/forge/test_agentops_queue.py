@@ -85,3 +85,15 @@ def test_the_queue_is_forged_once(layout: AgentsLayout, tmp_path: Path) -> None:
     assert forge_queue(layout, locks).status == "unchanged"
     assert forge_queue(layout, locks, force=True).status == "nothing-new"
     assert forge_queue(AgentsLayout(tmp_path / "empty" / ".agents"), locks).status == "absent"
+
+
+def test_the_session_files_name_the_transcripts_to_forge(layout: AgentsLayout, tmp_path: Path) -> None:
+    from swarmq.memory.flywheel.sessions import session_transcripts
+
+    assert session_transcripts(layout) == []  # named, but not on this machine
+    real = tmp_path / "t.jsonl"
+    real.write_text("{}\n", encoding="utf-8")
+    (layout.ao / "index" / "sessions.jsonl").write_text(
+        json.dumps({"session_id": "s1", "transcript_path": str(real)}) + "\n"
+        + json.dumps({"session_id": "s2", "transcript_path": str(real)}) + "\n", encoding="utf-8")
+    assert session_transcripts(layout) == [real.resolve()]
