@@ -157,7 +157,7 @@ def _make(
     tool: str | None = None,
 ) -> Message:
     meta = record.get("isMeta") is True or (
-        kind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES)
+        kind is MessageKind.TEXT and text[:256].lstrip().startswith(_META_PREFIXES)
     )
     return Message(
         0,

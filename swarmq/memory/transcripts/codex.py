@@ -165,7 +165,7 @@ def _envelope(
                     MessageKind.TEXT,
                     text,
                     timestamp,
-                    is_meta=text.lstrip().startswith(_META_PREFIXES),
+                    is_meta=text[:256].lstrip().startswith(_META_PREFIXES),
                 )
             )
     elif rtype == "compacted":
@@ -182,7 +182,7 @@ def _item(
         text = _content_text(item.get("content"))
         if not text.strip():
             return
-        meta = role in ("developer", "system") or text.lstrip().startswith(_META_PREFIXES)
+        meta = role in ("developer", "system") or text[:256].lstrip().startswith(_META_PREFIXES)
         if role in ("user", "assistant") and out.twin("item", role, text):
             return
         yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp, is_meta=meta))
