@@ -271,6 +271,20 @@ _PRIORITY = {
 """Last tie-breaker: the more specific type wins (a root cause beats a generic 'always')."""
 
 
+_CONFIRMED = re.compile(r"^\s*(?:got it|understood|agreed|noted|confirmed)\s*[:;]\s+", re.IGNORECASE)
+_QUESTION_TAIL = re.compile(r"(?<=[.!])\s+(?=(?:question\s*\d*\s*(?:of \d+)?\s*:|[^.!?]*\?))", re.IGNORECASE)
+
+
+def confirmed_decision(text: str) -> str:
+    """What the agent confirms it was told ("Got it: X. Question 4: …?" → "X."), else ``""``:
+    a user's answer restated by the agent is a decision, the next question is not part of it."""
+    match = _CONFIRMED.match(text)
+    if match is None:
+        return ""
+    rest = text[match.end():]
+    return _QUESTION_TAIL.split(rest, maxsplit=1)[0].strip()
+
+
 def is_chatter(text: str) -> bool:
     """Layers 2 and 3 alone: a question, chit-chat, narration, a request or tool noise."""
     body = clean(text)

@@ -27,7 +27,7 @@ from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.classifier import classify, has_signal_words, words
+from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, words
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.passages import passages
@@ -191,7 +191,8 @@ def extract_candidates(
             digest.add(message)
         text = message.text
         text_words = words(text)
-        if not has_signal_words(text_words):
+        confirmed = message.role == "assistant" and confirmed_decision(text)
+        if not confirmed and not has_signal_words(text_words):
             result.rejected["no-signal"] += 1
             continue
         if message.role != "assistant" and is_known_template(text):
@@ -200,8 +201,10 @@ def extract_candidates(
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
-        whole = text_words if "\n" not in text else None  # one passage: reuse its words
-        for lead, passage in passages(text):
+        whole = text_words if "\n" not in text and not confirmed else None  # one passage: reuse its words
+        for number, (lead, passage) in enumerate(passages(confirmed or text)):
+            if confirmed and number == 0:
+                lead = "Decision:"  # the agent restating what the user decided
             result.passages += 1
             verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead,
                                text_words=whole, observed=message.role != "user")

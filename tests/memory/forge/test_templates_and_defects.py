@@ -135,3 +135,13 @@ def test_a_markdown_table_row_is_not_a_lesson() -> None:
 def test_a_post_mortem_source_line_is_not_a_lesson() -> None:
     assert not classify("Post-mortem for mission m-42: the billing worker outage on 2026-03-02").accepted
     assert classify("Root cause: the billing worker read `jobs.yaml` before the lock was taken.").accepted
+
+
+def test_a_decision_the_agent_confirms_is_kept_without_the_next_question(tmp_path: Path, layout: AgentsLayout,
+                                                                         locks: LocalLocks) -> None:
+    session = ClaudeSession().user("Persist it as a JSON dump written by the kernel; the client stays ephemeral.") \
+        .say("Got it: JSON dump persisted by the kernel (server side), client stays ephemeral. Question 4: "
+             "should stdin inputs be merged or interleaved? What do you want?") \
+        .say("Got it, thanks.")
+    found = contents(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks))
+    assert found == ["JSON dump persisted by the kernel (server side), client stays ephemeral."]
