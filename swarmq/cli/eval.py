@@ -12,4 +12,5 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+from swarmq.cli import eval_forge as _eval_forge  # noqa: E402,F401  (registers 'forge')
 from swarmq.cli import eval_knowledge as _eval_knowledge  # noqa: E402,F401  (registers consolidate, inject)

@@ -25,7 +25,8 @@ from tests.support import WorkerProcess, write_roster
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 LLM_REPLY = json.dumps([{"type": "decision", "content": "Run exactly one celery beat per swarm, guarded by a "
                          "Redis lock, because two beats enqueue every periodic job twice.",
-                         "confidence": 0.9, "class": "architecture"}])
+                         "confidence": 0.9, "class": "architecture",
+                         "evidence": "run celery beat as a single instance guarded by a Redis lock"}])
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from swarmq.memory.flywheel.artifacts import learning_files, read_learning, title_line
+from swarmq.memory.flywheel.artifacts import Learning, learning_files, read_learning, title_line
 from swarmq.memory.flywheel.citations import (
     CitationType,
     citation_event,
@@ -23,6 +23,7 @@ from swarmq.memory.flywheel.citations import (
 )
 from swarmq.memory.flywheel.content import canonical_content_body
 from swarmq.memory.flywheel.model import LAMBDA, Maturity, PoolStatus
+from swarmq.memory.flywheel.pending import parse_learning_blocks
 from swarmq.memory.flywheel.pool import Pool
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.locking import StoreLocks
@@ -75,16 +76,15 @@ def search(layout: AgentsLayout, query: str, *, limit: int = 10, min_relevance: 
         learning = read_learning(path)
         if learning is None:
             continue
-        body = learning.body
-        title = title_line(body) or path.stem
-        relevance = len(wanted & words(f"{title}\n{body}")) / len(wanted)
-        if relevance < min_relevance:
-            continue
         kind = "pattern" if path.parent == layout.patterns else "learning"
-        hits.append(LookupHit(kind, learning.id, title, str(learning.fields.get("type") or kind),
-                              learning.maturity, learning.utility, round(relevance, 4),
-                              round(_score(relevance, learning.utility), 4), str(path),
-                              display_path(root, path), _snippet(body)))
+        for entry_id, title, body, searchable in _entries(learning):
+            relevance = len(wanted & words(searchable)) / len(wanted)
+            if relevance < min_relevance:
+                continue
+            hits.append(LookupHit(kind, entry_id, title, str(learning.fields.get("type") or kind),
+                                  learning.maturity, learning.utility, round(relevance, 4),
+                                  round(_score(relevance, learning.utility), 4), str(path),
+                                  display_path(root, path), _snippet(body)))
     if include_pool:
         pool = Pool(layout)
         for status in (PoolStatus.PENDING, PoolStatus.STAGED):
@@ -128,6 +128,29 @@ def lookup(
                            cited_by_agent_id=agent_id, when=when)
             for hit in hits))
     return hits
+
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def _entries(learning: Learning) -> list[tuple[str, str, str, str]]:
+    """``(id, title, body, searchable text)`` of each learning a file holds: one per
+    ``# Learning:`` block (AgentOps files often hold several), else the file as one. The
+    searchable text keeps the headings, which the canonical body leaves out."""
+    if learning.path.suffix == ".md" and "# Learning:" in learning.text:
+        blocks = parse_learning_blocks(learning.text)
+        if len(blocks) > 1 or (blocks and blocks[0].body.startswith("# Learning:")):
+            out = []
+            for number, block in enumerate(blocks):
+                body = canonical_content_body(block.body)
+                entry_id = block.id or (learning.id if len(blocks) == 1 else f"{learning.id}#{number + 1}")
+                headings = " ".join(_HEADING.findall(block.body))
+                out.append((entry_id, block.title, body, f"{block.title}\n{headings}\n{body}"))
+            return out
+    body = learning.body
+    title = title_line(body) or learning.path.stem
+    headings = " ".join(_HEADING.findall(learning.text)) if learning.path.suffix == ".md" else ""
+    return [(learning.id, title, body, f"{title}\n{headings}\n{body}")]
 
 
 def _snippet(body: str, limit: int = 240) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from swarmq.memory.flywheel.artifacts import Learning, updated_text
+from swarmq.memory.flywheel.learning_fields import declared_confidence, written_date
 from swarmq.memory.flywheel.model import (
     CONFIDENCE_DECAY_RATE,
     ESTABLISHED_DEMOTION_THRESHOLD,
@@ -103,11 +104,14 @@ def decay_text(learning: Learning, now: datetime, *, min_interval: timedelta = t
     declared = learning.fields.get("confidence")
     if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int | float)):
         return None  # a hand-written "confidence: high" is a word to keep, not a number to decay
-    last = learning.time("last_decay_at", "last_reward_at", "maturity_changed_at", "date")
+    value, word = declared_confidence(learning)
+    if word is not None:
+        return None  # the same, written in the body ("**Confidence**: medium")
+    last = learning.time("last_decay_at", "last_reward_at", "maturity_changed_at") or written_date(learning)
     if last is None or now - last < min_interval:
         return None
     weeks = (now - last).total_seconds() / (7 * 86400)
-    confidence = decayed_confidence(learning.confidence, weeks)
+    confidence = decayed_confidence(value, weeks)
     return updated_text(learning, {"confidence": round(confidence, 4), "last_decay_at": rfc3339(now),
                                    "decay_count": learning.count("decay_count") + 1})
 
@@ -122,7 +126,7 @@ def is_expired(learning: Learning, now: datetime) -> bool:
 def is_evictable(learning: Learning, last_cited: datetime | None, now: datetime, *, stale_days: int = 90) -> bool:
     if learning.maturity == Maturity.ESTABLISHED:
         return False
-    if learning.utility >= 0.3 or learning.confidence >= 0.2:
+    if learning.utility >= 0.3 or declared_confidence(learning)[0] >= 0.2:
         return False
     return last_cited is None or last_cited <= now - timedelta(days=stale_days)
 

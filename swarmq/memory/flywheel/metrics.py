@@ -1,6 +1,6 @@
 """Flywheel metrics: does knowledge compound faster than it ages?  dK/dt = I − δ·K + σ·ρ·K.
 
-* δ: average age in days of the learnings (their ``date``, else the file's mtime);
+* δ: average age in days of the learnings (the date they state, else the file's mtime);
 * σ: retrieval coverage, distinct learnings/patterns cited in the window ÷ how many exist;
 * ρ: decision influence, the share of those with an evidence-backed citation (helpful, used,
   applied, reference, or a match confidence ≥ 0.7; never harmful or refuted);
@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.atomic import write_json_atomic
-from swarmq.memory.flywheel.artifacts import learning_files, read_learning
+from swarmq.memory.flywheel.artifacts import Learning, learning_files, read_learning
 from swarmq.memory.flywheel.citations import CitationType, iter_citations
+from swarmq.memory.flywheel.learning_fields import learning_date
 from swarmq.memory.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
 from swarmq.memory.flywheel.signals import (
     GoldenSignals,
@@ -73,8 +74,8 @@ def escape_status(above: bool, velocity: float) -> str:
     return "NEAR ESCAPE" if velocity > -0.05 else "DECAYING"
 
 
-def _age_days(path: Path, fields: dict[str, Any], now: datetime) -> float:
-    moment = parse_time(fields.get("date"))
+def _age_days(path: Path, learning: Learning | None, now: datetime) -> float:
+    moment = learning_date(learning) if learning is not None else None
     if moment is None:
         try:
             moment = datetime.fromtimestamp(path.stat().st_mtime, UTC)
@@ -104,8 +105,7 @@ def compute_metrics(layout: AgentsLayout, *, now: datetime | None = None, days: 
     created: dict[str, datetime | None] = {}
     for path in learnings + patterns:
         learning = read_learning(path)
-        fields = learning.fields if learning else {}
-        age = _age_days(path, fields, now)
+        age = _age_days(path, learning, now)
         if path.parent == layout.learnings:
             ages.append(age)
         if learning is not None:

@@ -67,6 +67,11 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "lesson lessons learned turns gotcha"),
         (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0,
          "til insight pitfall caveat important note"),
+        # a fact about the machine, found by running things
+        (r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
+         r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
+         r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
+         1.0, "installed available found network internet reach block blocks sandbox"),  # not "path": too common
         (r"^(?:always|never|make sure|avoid|don't|do not)\b", 1.0, "always never sure avoid don do"),  # a rule
         (r"\balways\b|\bnever\b|make sure|be careful|must not|must be|\bavoid\b", 0.5,
          "always never sure careful must avoid"),
@@ -100,6 +105,8 @@ _TYPES = [
     (ktype, [(re.compile(p, re.IGNORECASE), w, frozenset(a.split())) for p, w, a in signals])
     for ktype, signals in _TYPE_SIGNALS.items()
 ]
+_OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
+"""The machine-fact pattern: only what the agent (or a summary) says counts."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
 _CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
 
@@ -115,15 +122,29 @@ _NEGATIVE = re.compile(
     r"running|here(?:'s| is) (?:the|a|what)|i see\b|i can see|yes\b|no\b|nope\b|cool\b|"
     # requests and instructions: what someone wants done, not what was learned
     r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
-    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b)",
+    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
+    # a source line naming a document, not what it says
+    r"post-?mortem (?:for|of)\b|source:)",
     re.IGNORECASE,
 )
 _NOISE = re.compile(
     r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
     r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
-    r"^\s*(?:error|warning): [\w./-]+:\d+",
+    r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
+    r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
 )
+_NARRATION_START = re.compile(
+    r"(?:below is|here(?:'s| is| are)|the (?:remaining|next) (?:issue|step))\b|"
+    r"(?:done|all set|summary|status|progress)\b",
+    re.IGNORECASE,
+)
+_NARRATION_SELF = re.compile(
+    r"\bI(?:'m (?:still |now |also |just )?[a-z]+ing\b|'ll\b| will\b|"
+    r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed)\b)"
+)
+_NARRATION_STATE = re.compile(r"\bwe're (?:going|now)\b|\b(?:is|are) (?:in place|close now|ready now)\b", re.I)
+"""Narration of the agent's next step and progress reports: what it does, not what it learned."""
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
     r"we could|one option",
@@ -134,6 +155,7 @@ _SPECIFIC = re.compile(r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _SPACES = re.compile(r"[ \t]+")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,15 +203,17 @@ def classify(
     bonus: float = 0.0,
     lead: str = "",
     text_words: frozenset[str] | None = None,
+    observed: bool = True,
 ) -> Verdict:
     """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries),
     ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
-    passage's :func:`words` when the caller already has them."""
+    passage's :func:`words` when the caller already has them. ``observed`` is false for what a
+    user typed: a pasted "command not found" is a report, not a fact the agent found out."""
     scored_words = words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
     if _ANCHORS.isdisjoint(scored_words):
         return Verdict(False, "no-signal")  # layer 1: the fast filter
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
-    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip()):
+    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")):
         return Verdict(False, "negative-pattern")
     body = clean(text)
     if len(body) < MIN_CHARS:
@@ -200,15 +224,17 @@ def classify(
         return Verdict(False, "question")
     if _is_noise(body):
         return Verdict(False, "negative-pattern")
+    if _is_narration(_SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
+        return Verdict(False, "narration")
     scored = f"{lead} {body}" if lead else body
     scores = []  # layer 4
     for ktype, signals in _TYPES:
         strong = weak = 0
         first = len(scored)
         for pattern, weight, anchors in signals:
-            if anchors.isdisjoint(scored_words):
+            if anchors.isdisjoint(scored_words) or (not observed and pattern is _OBSERVED):
                 continue
-            match = pattern.search(scored)
+            match = pattern.search(body) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
                 if weight >= 1.0:
@@ -245,6 +271,20 @@ _PRIORITY = {
 """Last tie-breaker: the more specific type wins (a root cause beats a generic 'always')."""
 
 
+_CONFIRMED = re.compile(r"^\s*(?:got it|understood|agreed|noted|confirmed)\s*[:;]\s+", re.IGNORECASE)
+_QUESTION_TAIL = re.compile(r"(?<=[.!])\s+(?=(?:question\s*\d*\s*(?:of \d+)?\s*:|[^.!?]*\?))", re.IGNORECASE)
+
+
+def confirmed_decision(text: str) -> str:
+    """What the agent confirms it was told ("Got it: X. Question 4: …?" → "X."), else ``""``:
+    a user's answer restated by the agent is a decision, the next question is not part of it."""
+    match = _CONFIRMED.match(text)
+    if match is None:
+        return ""
+    rest = text[match.end():]
+    return _QUESTION_TAIL.split(rest, maxsplit=1)[0].strip()
+
+
 def is_chatter(text: str) -> bool:
     """Layers 2 and 3 alone: a question, chit-chat, narration, a request or tool noise."""
     body = clean(text)
@@ -258,6 +298,17 @@ def _knowledge_class(body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
         if pattern.search(body):
             return kclass
     return None
+
+
+def _is_narration(opening: str) -> bool:
+    """The first sentence narrates the agent's next step or reports progress (cheap checks first)."""
+    if _NARRATION_START.match(opening):
+        return True
+    if "I" in opening and _NARRATION_SELF.search(opening):
+        return True
+    lowered = opening.lower()
+    return ("we're" in lowered or " in place" in lowered or " now" in lowered) and bool(
+        _NARRATION_STATE.search(opening))
 
 
 def _is_question(body: str) -> bool:

@@ -40,6 +40,16 @@ class ForgeConfig(BaseModel):
     """Confidence added to passages of compaction and session summaries (already distilled)."""
     max_line_bytes: Annotated[int, Field(ge=1024)] = 64 * 1024 * 1024
     """Transcript lines longer than this are skipped and reported."""
+    mine_tool_errors: bool = True
+    """Mine error → retry → success sequences of tool calls (see ``forge.sequences``)."""
+    sequence_confidence: Annotated[float, Field(ge=0.0, le=0.99)] = 0.75
+    """Confidence of a mined failure/solution pair (one with the agent's reason gets +0.1)."""
+    unresolved_penalty: Annotated[float, Field(ge=0.0, le=0.99)] = 0.2
+    """Confidence taken from a failure about the machine that no retry fixed (no proof of a cure)."""
+    retry_window: Annotated[int, Field(ge=1, le=50)] = 4
+    """Later calls of the same tool within which a different, successful call counts as the retry."""
+    template_memory: bool = True
+    """Reject passages already seen in another transcript of the workspace (pasted templates)."""
     transcript_roots: list[Path] = Field(default_factory=list)
     """When set, ``forge.extract`` only reads transcripts inside these directories (e.g.
     ``~/.claude/projects``, ``~/.codex/sessions``); empty means any readable file."""

@@ -27,11 +27,13 @@ from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.classifier import classify, has_signal_words, words
+from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, words
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.memory.forge.sequences import Sequence, SequenceMiner
+from swarmq.memory.forge.templates import SeenPassages, is_known_template, strip_front_matter
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
@@ -68,6 +70,8 @@ class ForgeResult:
     report: dict[str, Any] = field(default_factory=dict)
     llm: dict[str, Any] = field(default_factory=dict)
     new_candidates: list[dict[str, Any]] = field(default_factory=list)
+    found: list[ForgedCandidate] = field(default_factory=list)
+    """Every distinct candidate of this transcript, new or already known (for evaluation)."""
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -84,6 +88,10 @@ def ledger_path(layout: AgentsLayout) -> Path:
 
 def index_path(layout: AgentsLayout) -> Path:
     return layout.forge / "index.jsonl"
+
+
+def passages_path(layout: AgentsLayout) -> Path:
+    return layout.forge / "passages.jsonl"
 
 
 def _fingerprint(path: Path) -> dict[str, int]:
@@ -109,8 +117,8 @@ def forged_hashes(layout: AgentsLayout) -> set[str]:
 def minable(message: Message, config: ForgeConfig) -> bool:
     if message.kind not in MINABLE_KINDS or message.is_meta:
         return False
-    if message.is_sidechain and not config.include_sidechains:
-        return False
+    if message.is_sidechain and (not config.include_sidechains or message.role == "user"):
+        return False  # a sub-agent's "user" turns are the prompts its parent wrote
     return message.kind in SUMMARY_KINDS or message.role in config.roles
 
 
@@ -124,8 +132,12 @@ class _Digest:
         self.sizes = [0, 0]
 
     def add(self, message: Message) -> None:
-        text = f"[{message.index} {message.role}] {message.text.strip()}"[: self.limit // 2]
-        queue, slot = (self.summaries, 0) if message.kind in SUMMARY_KINDS else (self.recent, 1)
+        self.note(message.index, message.role, message.text, summary=message.kind in SUMMARY_KINDS)
+
+    def note(self, index: int, speaker: str, text: str, *, summary: bool = False) -> None:
+        """Add one entry (a message, or a mined failure with its quoted error) in order."""
+        text = f"[{index} {speaker}] {text.strip()}"[: self.limit // 2]
+        queue, slot = (self.summaries, 0) if summary else (self.recent, 1)
         queue.append(text)
         self.sizes[slot] += len(text)
         while self.sizes[slot] > self.limit // 2 and queue:
@@ -142,48 +154,104 @@ def extract_candidates(
     *,
     progress: Progress | None = None,
     digest: _Digest | None = None,
+    seen_passages: SeenPassages | None = None,
 ) -> list[ForgedCandidate]:
     """Stream ``transcript`` and return its distinct accepted candidates, in order."""
     seen: set[str] = set()
     found: list[ForgedCandidate] = []
     source = str(transcript.path)
+    session = transcript.report.session_id
+    miner = SequenceMiner(window=config.retry_window) if config.mine_tool_errors else None
+
+    def keep(candidate: ForgedCandidate) -> None:
+        if digest is not None and candidate.extractor == "sequence":
+            digest.note(candidate.message_index, "tool", candidate.content)  # the model sees failures too
+        if candidate.content_hash in seen:
+            result.duplicates += 1
+            return
+        seen.add(candidate.content_hash)
+        found.append(candidate)
+
     count = 0
-    for message in transcript.messages(skip=UNMINED_KINDS):
+    for message in transcript.messages(skip=UNMINED_KINDS, tools=miner):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
             progress(transcript.report.bytes_read)
+        if miner is not None:  # the readers fed it the tool traffic before this message
+            if message.role == "assistant" and (miner.open_failures or message.text.startswith("API Error")):
+                miner.text(message)
+            if miner.closed:
+                for sequence in miner.drain():
+                    candidate = _sequence_candidate(sequence, config, source, message, session)
+                    if candidate is not None:
+                        keep(candidate)
         if not minable(message, config):
             continue
         if digest is not None:
             digest.add(message)
         text = message.text
         text_words = words(text)
-        if not has_signal_words(text_words):
+        confirmed = message.role == "assistant" and confirmed_decision(text)
+        if not confirmed and not has_signal_words(text_words):
             result.rejected["no-signal"] += 1
             continue
+        if message.role != "assistant" and is_known_template(text):
+            result.rejected["template"] += 1
+            continue
+        if text.startswith("---") or text[:16].lstrip().startswith("---"):
+            text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
-        whole = text_words if "\n" not in text else None  # one passage: reuse its words
-        for lead, passage in passages(text):
+        whole = text_words if "\n" not in text and not confirmed else None  # one passage: reuse its words
+        for number, (lead, passage) in enumerate(passages(confirmed or text)):
+            if confirmed and number == 0:
+                lead = "Decision:"  # the agent restating what the user decided
             result.passages += 1
             verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead,
-                               text_words=whole)
+                               text_words=whole, observed=message.role != "user")
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue
-            digest_hash = content_hash(verdict.text)
-            if digest_hash in seen:
-                result.duplicates += 1
+            if seen_passages is not None and seen_passages.is_template(verdict.text):
+                result.rejected["template"] += 1
                 continue
-            seen.add(digest_hash)
-            found.append(ForgedCandidate(
+            digest_hash = content_hash(verdict.text)
+            if digest_hash == EMPTY_HASH:
+                result.rejected["empty"] += 1
+                continue
+            keep(ForgedCandidate(
                 verdict.text, verdict.type.value,
                 verdict.knowledge_class.value if verdict.knowledge_class else None, verdict.confidence,
                 source, message.index, message.line_no, message.timestamp,
-                message.session_id or transcript.report.session_id, message.role, digest_hash))
+                message.session_id or session, message.role, digest_hash))
+    if miner is not None:
+        for sequence in [*miner.drain(), *miner.finish()]:
+            candidate = _sequence_candidate(sequence, config, source, None, session)
+            if candidate is not None:
+                keep(candidate)
+        result.rejected["repeated-failure"] += miner.repeated
     if progress is not None:
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages
     return found
+
+
+EMPTY_HASH = content_hash("")
+"""What a passage with no body (front matter only) would hash to: never a candidate."""
+
+
+def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, message: Message | None,
+                        session: str | None) -> ForgedCandidate | None:
+    confidence = min(0.99, config.sequence_confidence + (0.1 if sequence.reason else 0.0))
+    kind = "solution" if sequence.fixed_call else "failure"
+    if kind == "failure" and sequence.tool != "api":
+        confidence -= config.unresolved_penalty
+    if confidence < config.min_confidence:
+        return None
+    content = sequence.content()
+    return ForgedCandidate(content, kind, "workflow", round(confidence, 4), source, sequence.message_index,
+                           sequence.line_no, sequence.timestamp, (message.session_id if message else None) or session,
+                           "tool",
+                           content_hash(content), extractor="sequence")
 
 
 def forge_transcript(
@@ -214,7 +282,9 @@ def forge_transcript(
     result.format = transcript.format.value
     use_llm = completer is not None and config.llm.enabled
     digest = _Digest(config.llm.max_input_chars) if use_llm else None
-    found = extract_candidates(transcript, config, result, progress=progress, digest=digest)
+    seen_passages = SeenPassages(passages_path(layout), key) if config.template_memory else None
+    found = extract_candidates(transcript, config, result, progress=progress, digest=digest,
+                               seen_passages=seen_passages)
     session = transcript.report.session_id
     if use_llm and digest is not None and completer is not None:
         extra, result.llm = llm_candidates(completer, digest.text(), config, source=str(path),
@@ -223,7 +293,19 @@ def forge_transcript(
         found += [c for c in extra if c.content_hash not in hashes]
     result.report = transcript.report.as_dict()
     result.candidates = len(found)
-    now = now or datetime.now(UTC)
+    result.found = found
+    write_candidates(layout, locks, found, result, source=path, fmt=transcript.format.value, session=session,
+                     now=now or datetime.now(UTC), ledger={"key": key, "transcript": str(path), **fingerprint},
+                     seen_passages=seen_passages)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def write_candidates(layout: AgentsLayout, locks: StoreLocks, found: list[ForgedCandidate], result: ForgeResult, *,
+                     source: Path, fmt: str, session: str | None, now: datetime, ledger: dict[str, Any],
+                     seen_passages: SeenPassages | None = None) -> None:
+    """Write the candidates never forged nor promoted before as one pending file, index them and
+    record the run in the ledger, under the knowledge lock; fills ``result``'s counts."""
     with locks.hold(layout.knowledge_lock) as lease:
         known = forged_hashes(layout)
         promoted = PromotedIndex(layout)
@@ -231,18 +313,17 @@ def forge_transcript(
         result.duplicates += len(found) - len(new)
         if new:
             target = layout.pending / pending_name(new, now)
-            write_file(target, render_pending(path, transcript.format.value, session, new, now),
+            write_file(target, render_pending(source, fmt, session, new, now),
                        lease=lease, store=layout.knowledge, mode=0o644)
             append_jsonl(index_path(layout), [
                 {"content_hash": c.content_hash, "learning_id": c.learning_id, "pending_file": str(target),
-                 "transcript": str(path), "message_index": c.message_index, "forged_at": rfc3339(now)}
+                 "transcript": c.transcript, "message_index": c.message_index, "forged_at": rfc3339(now)}
                 for c in new], lease=lease)
             result.pending_file = str(target)
-        append_jsonl(ledger_path(layout), [{"key": key, "transcript": str(path), **fingerprint,
-                                            "candidates": len(found), "new": len(new),
+        if seen_passages is not None:
+            seen_passages.flush(lease)
+        append_jsonl(ledger_path(layout), [{**ledger, "candidates": len(found), "new": len(new),
                                             "forged_at": rfc3339(now)}], lease=lease)
     result.new = len(new)
     result.new_candidates = [c.as_dict() for c in new]
     result.status = "forged" if new else "nothing-new"
-    result.seconds = time.monotonic() - started
-    return result

@@ -1,18 +1,23 @@
-"""Optional LLM extraction: one call per transcript, behind the daily quota, checked like any
-other candidate.
+"""Optional LLM extraction: one call per transcript, behind the daily quota, validated strictly.
 
 The model sees a bounded digest (summaries first, then the latest text) and must answer with a
-JSON array of ``{"type", "content", "confidence", "class"}``. Answers are validated (known type,
-30-1500 characters, not a question, confidence at the threshold) before they join the
-deterministic candidates; a reply that is not such JSON is reported back to the completer as
-rejected. The completer is :class:`swarmq.memory.completion.Completer` (quota, rate limit,
-retries, ledger); a refused quota or a failed call leaves forge with its deterministic results.
+JSON array of ``{"type", "content", "confidence", "class", "evidence"}`` where ``evidence`` is a
+verbatim quote of the digest. The whole reply is checked before anything is kept: the schema (no
+unknown keys, known type and class, 30-1500 characters, a confidence in [0, 1]), no degenerate
+repetition (the same lesson twice, a phrase looping), every item's evidence found in what the
+model was shown, no question or chatter. One failed check rejects the reply: it is reported back
+to the completer as rejected, nothing of it is kept, and no second call is made (a model that
+answered badly once is not paid to answer again). Items below the confidence threshold are
+dropped without rejecting the rest. The completer is :class:`swarmq.memory.completion.Completer`
+(quota, rate limit, retries, ledger); a refused quota or a failed call leaves forge with its
+deterministic results.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -29,9 +34,16 @@ SYSTEM_PROMPT = (
     "array. Each item: {\"type\": one of decision|solution|learning|failure|reference, "
     "\"content\": one self-contained statement of 1-3 sentences naming the concrete files, "
     "commands or components involved and why, \"confidence\": 0..1, \"class\": one of "
-    "architecture|decision|timeline|workflow or null}. Skip questions, plans, chit-chat and "
-    "anything only true for this session. Return [] when there is nothing durable."
+    "architecture|decision|timeline|workflow or null, \"evidence\": a verbatim quote (10-200 "
+    "characters) of the transcript that shows it}. Prefer what was learned by running things: a "
+    "command that failed and what worked instead. Skip questions, plans, progress reports, "
+    "pasted templates and anything only true for this session. Return [] when there is nothing "
+    "durable."
 )
+
+KEYS = frozenset({"type", "content", "confidence", "class", "evidence"})
+MIN_EVIDENCE = 10
+MAX_EVIDENCE = 400
 
 
 class Completer(Protocol):
@@ -42,7 +54,13 @@ class Completer(Protocol):
     def reject(self, completion: Any, reason: str) -> None: ...
 
 
+class InvalidReply(ValueError):
+    """The reply broke a rule; the message names the item and the rule."""
+
+
 _ARRAY = re.compile(r"\[.*\]", re.DOTALL)
+_SPACES = re.compile(r"\s+")
+_TOKEN = re.compile(r"\w+")
 
 
 def parse_reply(text: str) -> list[dict[str, Any]] | None:
@@ -57,6 +75,56 @@ def parse_reply(text: str) -> list[dict[str, Any]] | None:
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         return None
     return value
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def looping(text: str, n: int = 3, times: int = 3) -> bool:
+    """Degenerate repetition: some ``n``-word phrase occurs ``times`` times or more."""
+    tokens = _TOKEN.findall(text.lower())
+    grams = Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    return bool(grams) and max(grams.values()) >= times
+
+
+def validate_reply(items: list[dict[str, Any]], shown: str) -> list[dict[str, Any]]:
+    """Check every item of a parsed reply against the rules above; raise :class:`InvalidReply`
+    at the first broken one. ``shown`` is the text the model was given."""
+    haystack = _normal(shown)
+    seen_content: set[str] = set()
+    seen_evidence: set[str] = set()
+    for number, item in enumerate(items):
+        where = f"item {number}"
+        unknown = set(item) - KEYS
+        if unknown:
+            raise InvalidReply(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        ktype = item.get("type")
+        if ktype not in KnowledgeType._value2member_map_:
+            raise InvalidReply(f"{where}: type {ktype!r} is not one of {', '.join(KnowledgeType)}")
+        content, evidence = item.get("content"), item.get("evidence")
+        if not isinstance(content, str) or not MIN_CHARS <= len(content.strip()) <= MAX_CHARS:
+            raise InvalidReply(f"{where}: content must be text of {MIN_CHARS}-{MAX_CHARS} characters")
+        confidence = item.get("confidence")
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+            raise InvalidReply(f"{where}: confidence must be a number in [0, 1]")
+        kclass = item.get("class")
+        if kclass is not None and kclass not in KnowledgeClass._value2member_map_:
+            raise InvalidReply(f"{where}: class {kclass!r} is not one of {', '.join(KnowledgeClass)} or null")
+        if not isinstance(evidence, str) or not MIN_EVIDENCE <= len(evidence.strip()) <= MAX_EVIDENCE:
+            raise InvalidReply(f"{where}: evidence must be a quote of {MIN_EVIDENCE}-{MAX_EVIDENCE} characters")
+        if _normal(evidence) not in haystack:
+            raise InvalidReply(f"{where}: evidence {evidence[:60]!r} does not occur in the transcript")
+        if looping(content):
+            raise InvalidReply(f"{where}: content repeats itself")
+        key, quote = _normal(content), _normal(evidence)
+        if key in seen_content or quote in seen_evidence:
+            raise InvalidReply(f"{where}: the same lesson or evidence twice")
+        seen_content.add(key)
+        seen_evidence.add(quote)
+        if is_chatter(content):
+            raise InvalidReply(f"{where}: a question, a request or narration, not a lesson")
+    return items
 
 
 def llm_candidates(
@@ -77,37 +145,28 @@ def llm_candidates(
     except Exception as exc:  # QuotaRefused, ProviderUnreachable, CompletionFailed
         outcome = getattr(exc, "outcome", type(exc).__name__)
         return [], {"status": str(outcome), "reason": str(exc)}
+    call_id = getattr(completion, "call_id", None)
     items = parse_reply(str(getattr(completion, "text", "")))
-    if items is None:
-        completer.reject(completion, "reply is not a JSON array of objects")
-        return [], {"status": "rejected", "reason": "reply is not a JSON array of objects"}
-    out: list[ForgedCandidate] = []
-    dropped = 0
-    for item in items[: config.llm.max_candidates]:
-        candidate = _validate(item, config, source=source, session_id=session_id, index=last_index)
-        if candidate is None:
-            dropped += 1
-        else:
-            out.append(candidate)
-    return out, {"status": "ok", "returned": len(items), "accepted": len(out), "dropped": dropped,
-                 "call_id": getattr(completion, "call_id", None)}
+    try:
+        if items is None:
+            raise InvalidReply("reply is not a JSON array of objects")
+        if len(items) > config.llm.max_candidates:
+            raise InvalidReply(f"{len(items)} items, more than the {config.llm.max_candidates} asked for")
+        validate_reply(items, digest)
+    except InvalidReply as exc:
+        completer.reject(completion, str(exc))
+        return [], {"status": "rejected", "reason": str(exc), "call_id": call_id}
+    out = [_candidate(item, source=source, session_id=session_id, index=last_index) for item in items
+           if float(item["confidence"]) >= config.min_confidence]
+    return out, {"status": "ok", "returned": len(items), "accepted": len(out), "dropped": len(items) - len(out),
+                 "call_id": call_id}
 
 
-def _validate(item: dict[str, Any], config: ForgeConfig, *, source: str, session_id: str | None,
-              index: int) -> ForgedCandidate | None:
-    ktype = str(item.get("type") or "").strip().lower()
-    content = " ".join(str(item.get("content") or "").split())
-    confidence = item.get("confidence")
-    if ktype not in KnowledgeType._value2member_map_ or not MIN_CHARS <= len(content) <= MAX_CHARS:
-        return None
-    if not isinstance(confidence, int | float) or isinstance(confidence, bool):
-        return None
-    value = max(0.0, min(0.99, float(confidence)))
-    if value < config.min_confidence:
-        return None
-    if is_chatter(content):
-        return None
-    kclass = str(item.get("class") or "").strip().lower()
-    return ForgedCandidate(content, ktype, kclass if kclass in KnowledgeClass._value2member_map_ else None,
-                           round(value, 4), source, index, 0, None, session_id, "assistant",
-                           content_hash(content), extractor="llm")
+def _candidate(item: dict[str, Any], *, source: str, session_id: str | None, index: int) -> ForgedCandidate:
+    content = " ".join(str(item["content"]).split())
+    evidence = " ".join(str(item["evidence"]).split()).replace('"', "'")
+    text = f'{content} (evidence: "{evidence}")'
+    value = round(max(0.0, min(0.99, float(item["confidence"]))), 4)
+    kclass = item.get("class")
+    return ForgedCandidate(text, str(item["type"]), kclass if isinstance(kclass, str) else None, value, source,
+                           index, 0, None, session_id, "assistant", content_hash(text), extractor="llm")

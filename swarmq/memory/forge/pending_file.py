@@ -42,14 +42,40 @@ class ForgedCandidate:
 
     @property
     def title(self) -> str:
-        first = re.split(r"(?<=[.!?])\s", " ".join(self.content.split()), maxsplit=1)[0]
-        return first if len(first) <= 80 else first[:77].rsplit(" ", 1)[0] + "..."
+        return title_of(self.content)
 
     def as_dict(self) -> dict[str, object]:
         return {"id": self.learning_id, "type": self.type, "class": self.knowledge_class,
                 "confidence": self.confidence, "title": self.title, "message_index": self.message_index,
                 "line": self.line_no, "timestamp": self.timestamp, "session_id": self.session_id,
                 "role": self.role, "content_hash": self.content_hash, "extractor": self.extractor}
+
+
+_MARKER = re.compile(r"^(?:[-*+•>#]+|\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_SENTENCE = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s(?=\S)|(?<=[。！？])", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
+TITLE_CHARS = 80
+
+
+def title_of(content: str) -> str:
+    """A candidate's title: its first sentence without a list marker ("1.", "-"), never a bare
+    number, cut at a word boundary (with an ellipsis) when longer than 80 characters."""
+    text = " ".join(content[:400].split())  # a title never needs more than its first sentence
+    while _MARKER.match(text):
+        text = _MARKER.sub("", text, count=1)
+    first = text
+    for match in _SENTENCE.finditer(text):
+        head = text[: match.start()].rstrip()
+        if len(head) >= 12 and not _ABBREVIATION.search(head):
+            first = head
+            break
+    if len(first) <= TITLE_CHARS:
+        return first or text[:TITLE_CHARS]
+    cut = first[: TITLE_CHARS - 3]
+    boundary = max(cut.rfind(" "), cut.rfind("/"), cut.rfind(","), cut.rfind(";"))
+    if boundary >= TITLE_CHARS // 2:
+        cut = cut[:boundary]  # else one long token (a path, CJK text): no boundary to cut at
+    return cut.rstrip(" ,;:/") + "..."
 
 
 def confidence_word(confidence: float) -> str:

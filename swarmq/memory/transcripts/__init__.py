@@ -6,6 +6,7 @@ from swarmq.memory.transcripts.model import (
     Message,
     MessageKind,
     ReadReport,
+    ToolSink,
     TranscriptFormat,
 )
 from swarmq.memory.transcripts.reader import Transcript, open_transcript
@@ -15,6 +16,7 @@ __all__ = [
     "Message",
     "MessageKind",
     "ReadReport",
+    "ToolSink",
     "Transcript",
     "TranscriptFormat",
     "TranscriptFormatError",

@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
-from swarmq.memory.transcripts.values import clip, compact, text_of
+from swarmq.memory.transcripts.model import (
+    Message,
+    MessageKind,
+    ReadReport,
+    ToolSink,
+    TranscriptFormat,
+)
+from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 BOOKKEEPING_TYPES = frozenset(
@@ -40,6 +46,11 @@ _META_PREFIXES = (
     "<local-command-stderr>",
     "<system-reminder>",
     "Caveat: The messages below",
+    "<local-command-caveat>",
+    "<ide_opened_file>",
+    "<ide_selection>",
+    "Base directory for this skill:",
+    "[Request interrupted by user",
 )
 
 
@@ -49,11 +60,14 @@ def read_claude(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     skip: frozenset[MessageKind] = frozenset(),
+    tools: ToolSink | None = None,
 ) -> Iterator[Message]:
     """Yield the messages of a Claude Code session file in file order; kinds in ``skip`` are
-    numbered and counted but not built (forge has no use for tool traffic)."""
+    numbered and counted but not built; skipped tool calls and results go to ``tools`` if given."""
     index = 0
     counts: dict[str, int] = {}
+    tool_call = tools.call if tools is not None else None
+    tool_result = tools.result if tools is not None else None
     try:
         for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
             kind = record.get("type")
@@ -74,12 +88,23 @@ def read_claude(
                 and len(content) == 1
                 and content[0].__class__ is dict
                 and (btype := content[0].get("type")) in _SKIPPABLE
-                and _SKIPPABLE[btype] in skip
                 and not record.get("isCompactSummary")
             ):
-                index += 1  # the common case: one tool call, result or thought, not wanted
+                tool_kind = _SKIPPABLE[btype]
+                if tool_kind not in skip:  # the common case, built without the general walk
+                    yield _tool_message(record, message or {}, content[0], tool_kind, index, line_no)
+                elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
+                    tool_call(content[0].get("name"), content[0].get("input"))
+                elif tool_result is not None:  # inlined: most lines of a session are tool results
+                    block = content[0]
+                    text = block.get("content")
+                    text = clip(text if text.__class__ is str else _joined_text(text))
+                    stamp = record.get("timestamp")
+                    tool_result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
+                                stamp if stamp.__class__ is str else None)
+                index += 1
                 continue
-            for built in _messages(record, kind, line_no, skip):
+            for built in _messages(record, kind, line_no, skip, tools, index):
                 if built is not None:
                     built.index = index
                     yield built
@@ -87,6 +112,40 @@ def read_claude(
     finally:
         report.record_types.update(counts)
         report.messages = index
+
+
+def _notify(tools: ToolSink, record: dict[str, Any], block: dict[str, Any], kind: MessageKind, index: int,
+            line_no: int) -> None:
+    if kind is MessageKind.TOOL_USE:
+        name = block.get("name")
+        tools.call(name if name.__class__ is str else None, block.get("input"))
+    else:
+        text = clip(_joined_text(block.get("content")))
+        timestamp = record.get("timestamp")
+        tools.result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
+                     timestamp if timestamp.__class__ is str else None)
+
+
+def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[str, Any], kind: MessageKind,
+                  index: int, line_no: int) -> Message:
+    """A record holding exactly one tool call or result (most of a session's lines)."""
+    role = message.get("role")
+    if kind is MessageKind.TOOL_USE:
+        name = block.get("name")
+        text = clip(compact(block.get("input")))
+    else:
+        name = None
+        text = clip(_joined_text(block.get("content")))
+    timestamp = record.get("timestamp")
+    session = record.get("sessionId")
+    built = Message(index, line_no, role if role.__class__ is str and role else str(record.get("type")), kind, text,
+                    timestamp if timestamp.__class__ is str and timestamp else None,
+                    session if session.__class__ is str and session else None,
+                    name if name.__class__ is str and name else None,
+                    record.get("isSidechain") is True, record.get("isMeta") is True)
+    if kind is MessageKind.TOOL_RESULT:
+        built.is_error = block.get("is_error") is True or reports_failure(text)
+    return built
 
 
 def _make(
@@ -98,7 +157,7 @@ def _make(
     tool: str | None = None,
 ) -> Message:
     meta = record.get("isMeta") is True or (
-        kind is MessageKind.TEXT and text.lstrip().startswith(_META_PREFIXES)
+        kind is MessageKind.TEXT and text[:256].lstrip().startswith(_META_PREFIXES)
     )
     return Message(
         0,
@@ -124,7 +183,8 @@ _THINKING = frozenset({"thinking", "redacted_thinking"})
 
 
 def _messages(
-    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind]
+    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind],
+    tools: ToolSink | None = None, index: int = 0,
 ) -> list[Message | None]:
     """The messages of one record (usually one), ``None`` standing for a skipped one."""
     if kind == "summary":
@@ -155,6 +215,8 @@ def _messages(
             if text.strip():
                 out.append(_make(record, line_no, role, MessageKind.TEXT, text))
         elif btype in _TOOL_USES:
+            if MessageKind.TOOL_USE in skip and tools is not None:
+                _notify(tools, record, block, MessageKind.TOOL_USE, index + len(out), line_no)
             out.append(
                 None
                 if MessageKind.TOOL_USE in skip
@@ -168,17 +230,14 @@ def _messages(
                 )
             )
         elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
-            out.append(
-                None
-                if MessageKind.TOOL_RESULT in skip
-                else _make(
-                    record,
-                    line_no,
-                    role,
-                    MessageKind.TOOL_RESULT,
-                    clip(_joined_text(block.get("content"))),
-                )
-            )
+            if MessageKind.TOOL_RESULT in skip:
+                if tools is not None:
+                    _notify(tools, record, block, MessageKind.TOOL_RESULT, index + len(out), line_no)
+                out.append(None)
+                continue
+            result = _make(record, line_no, role, MessageKind.TOOL_RESULT, clip(_joined_text(block.get("content"))))
+            result.is_error = block.get("is_error") is True or reports_failure(result.text)
+            out.append(result)
         elif btype in _THINKING:
             text = text_of(block.get("thinking"))
             if text.strip():

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport
-from swarmq.memory.transcripts.values import clip, compact, text_of
+from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, ToolSink
+from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
 
 ENVELOPE_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -64,15 +64,18 @@ _META_PREFIXES = (
     "<permissions",
     "<INSTRUCTIONS>",
     "<turn_aborted>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
 )
 
 
 class _Emitter:
     """Numbers messages and drops an ``event_msg`` / ``response_item`` twin of a recent one."""
 
-    def __init__(self, report: ReadReport, skip: frozenset[MessageKind]) -> None:
+    def __init__(self, report: ReadReport, skip: frozenset[MessageKind], tools: ToolSink | None = None) -> None:
         self.report = report
         self.skip = skip
+        self.tools = tools
         self.index = 0
         self.recent: deque[tuple[str, str, bytes]] = deque(maxlen=16)
 
@@ -106,9 +109,11 @@ def read_codex_rollout(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     skip: frozenset[MessageKind] = frozenset(),
+    tools: ToolSink | None = None,
 ) -> Iterator[Message]:
-    """Yield the messages of a Codex rollout file, either generation (``skip`` as for Claude)."""
-    out = _Emitter(report, skip)
+    """Yield the messages of a Codex rollout file, either generation (``skip`` and ``tools`` as
+    for Claude)."""
+    out = _Emitter(report, skip, tools)
     for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
         rtype = record.get("type")
         if "payload" in record and isinstance(rtype, str):
@@ -160,7 +165,7 @@ def _envelope(
                     MessageKind.TEXT,
                     text,
                     timestamp,
-                    is_meta=text.lstrip().startswith(_META_PREFIXES),
+                    is_meta=text[:256].lstrip().startswith(_META_PREFIXES),
                 )
             )
     elif rtype == "compacted":
@@ -177,7 +182,7 @@ def _item(
         text = _content_text(item.get("content"))
         if not text.strip():
             return
-        meta = role in ("developer", "system") or text.lstrip().startswith(_META_PREFIXES)
+        meta = role in ("developer", "system") or text[:256].lstrip().startswith(_META_PREFIXES)
         if role in ("user", "assistant") and out.twin("item", role, text):
             return
         yield out.emit(Message(0, line_no, role, MessageKind.TEXT, text, timestamp, is_meta=meta))
@@ -189,10 +194,12 @@ def _item(
         if text.strip():
             yield out.emit(Message(0, line_no, "assistant", MessageKind.THINKING, text, timestamp))
     elif itype in TOOL_CALLS:
-        if out.skipped(MessageKind.TOOL_USE):
-            return
         name = text_of(item.get("name")) or itype
         args = item.get("arguments", item.get("input", item.get("action")))
+        if out.skipped(MessageKind.TOOL_USE):
+            if out.tools is not None:
+                out.tools.call(name, args)
+            return
         yield out.emit(
             Message(
                 0,
@@ -205,11 +212,16 @@ def _item(
             )
         )
     elif itype in TOOL_OUTPUTS:
-        if out.skipped(MessageKind.TOOL_RESULT):
+        skipped = out.skipped(MessageKind.TOOL_RESULT)
+        if skipped and out.tools is None:
             return
         output = item.get("output")
-        text = _content_text(output) if isinstance(output, list) else compact(output)
-        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, clip(text), timestamp))
+        text = clip(_content_text(output) if isinstance(output, list) else compact(output))
+        failed = reports_failure(text)
+        if skipped and out.tools is not None:
+            out.tools.result(text, failed, out.index - 1, line_no, timestamp)
+            return
+        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, text, timestamp, is_error=failed))
     elif itype == "compaction":
         text = text_of(item.get("summary")) or text_of(item.get("message"))
         if text.strip():

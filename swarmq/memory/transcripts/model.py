@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 class TranscriptFormat(StrEnum):
@@ -64,6 +64,19 @@ class Message:
     """Claude Code sub-agent (Task tool) traffic stored in the parent session file."""
     is_meta: bool = False
     """Injected by the tool itself (``isMeta``, ``<environment_context>``), not said by anyone."""
+    is_error: bool = False
+    """A tool result that reports failure (an error flag, a non-zero exit code, a refused call)."""
+
+
+class ToolSink(Protocol):
+    """Receives the tool traffic a reader was told to skip, without a :class:`Message` being built
+    for it (forge mines failures and retries from it at the cost of a method call)."""
+
+    def call(self, name: str | None, value: Any) -> None:
+        """A tool call: its name and its input as the record holds it (object or string)."""
+
+    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+        """The next tool result: its (clipped) text, whether it reports failure, and its place."""
 
 
 MAX_PROBLEM_SAMPLES = 20

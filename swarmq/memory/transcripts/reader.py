@@ -10,7 +10,13 @@ from swarmq.memory.transcripts.codex import read_codex_history, read_codex_rollo
 from swarmq.memory.transcripts.detect import detect_format
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES
 from swarmq.memory.transcripts.markdown import read_markdown
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport, TranscriptFormat
+from swarmq.memory.transcripts.model import (
+    Message,
+    MessageKind,
+    ReadReport,
+    ToolSink,
+    TranscriptFormat,
+)
 
 Reader = Callable[..., Iterator[Message]]
 
@@ -20,6 +26,9 @@ READERS: dict[TranscriptFormat, Reader] = {
     TranscriptFormat.CODEX_HISTORY: read_codex_history,
     TranscriptFormat.MARKDOWN: read_markdown,
 }
+
+
+TOOL_FORMATS = frozenset({TranscriptFormat.CLAUDE_CODE, TranscriptFormat.CODEX_ROLLOUT})
 
 
 class Transcript:
@@ -43,10 +52,13 @@ class Transcript:
     def size(self) -> int:
         return self.path.stat().st_size
 
-    def messages(self, skip: frozenset[MessageKind] = frozenset()) -> Iterator[Message]:
+    def messages(self, skip: frozenset[MessageKind] = frozenset(), tools: ToolSink | None = None) -> Iterator[Message]:
         """Stream the messages; call once (the report counts a single pass). Messages of the
-        kinds in ``skip`` keep their index but are not built."""
+        kinds in ``skip`` keep their index but are not built; skipped tool calls and results of
+        the formats that have them (Claude Code, Codex rollouts) are handed to ``tools``."""
         reader = READERS[self.format]
+        if tools is not None and self.format in TOOL_FORMATS:
+            return reader(self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip, tools=tools)
         return reader(self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 TOOL_TEXT_LIMIT = 2000
@@ -28,3 +29,23 @@ def clip(text: str) -> str:
 def text_of(value: Any) -> str:
     """A string field, or ``""`` when the record put something else there."""
     return value if isinstance(value, str) else ""
+
+
+_EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
+_FAILED = re.compile(
+    r"^\s*(?:<tool_use_error>|error:|execution error|failed in sandbox|failed to parse function arguments|"
+    r"apply_patch verification failed|API Error: [45]\d\d|Request failed with status code [45]\d\d)",
+    re.IGNORECASE,
+)
+
+
+def reports_failure(text: str) -> bool:
+    """Whether a tool result's text says the call failed: a non-zero exit code in its first
+    lines (``Exit code 1``, ``"exit_code":127``, ``Process exited with code 2``) or an error
+    opening (``<tool_use_error>``, ``execution error``, ``error: invalid hunk``)."""
+    end = len(text)
+    match = (_EXIT.search(text, 0, 400) if text.find("xit", 0, 400) >= 0 else None) or (
+        _EXIT.search(text, max(0, end - 200)) if text.find("exit_code", max(0, end - 200)) >= 0 else None)
+    if match is not None:  # Codex puts its metadata last, the others first
+        return match.group(1) != "0"
+    return _FAILED.match(text, 0, 400) is not None

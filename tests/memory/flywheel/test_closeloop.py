@@ -172,3 +172,23 @@ def test_citations_survive_a_torn_line(layout: AgentsLayout, locks: LocalLocks) 
     lines = layout.citations.read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[1])["artifact_path"] == "b.md"
     assert citation_stats(layout).corrupt == [1]
+
+
+def test_a_file_of_several_learnings_gives_each_its_own_hit(layout: AgentsLayout, locks: LocalLocks) -> None:
+    layout.learnings.mkdir(parents=True, exist_ok=True)
+    (layout.learnings / "2026-02-01-session.md").write_text(
+        "---\nid: session-notes\nutility: 0.6\n---\n\n"
+        "# Learning: Celery beat runs once\n\n**ID**: L1\n**Category**: decision\n\n## What We Learned\n\n"
+        "Run exactly one beat per swarm, guarded by a Redis lock.\n\n"
+        "# Learning: Ruff before commit\n\n**ID**: L2\n**Category**: learning\n\n## What We Learned\n\n"
+        "The CI rejects commits that fail ruff; run it first.\n", encoding="utf-8")
+    (layout.learnings / "ports.md").write_text(
+        "---\nid: ports\n---\n\n# Staging ports\n\n## Kubernetes ingress\n\nThe documented 8080 is stale; "
+        "the service listens on 9090.\n", encoding="utf-8")
+    beat = search(layout, "celery beat lock")
+    assert [(h.id, h.title) for h in beat] == [("L1", "Celery beat runs once")]
+    assert beat[0].snippet.startswith("Run exactly one beat") and "ruff" not in beat[0].snippet
+    ruff = search(layout, "ruff commit")
+    assert [(h.id, h.title) for h in ruff] == [("L2", "Ruff before commit")]
+    ingress = search(layout, "kubernetes ingress")  # words only in a heading
+    assert [h.id for h in ingress] == ["ports"]

@@ -127,3 +127,42 @@ def test_mature_moves_files_through_the_lifecycle(tmp_path: Path) -> None:
     assert "maturity: candidate" in promote.read_text() and "maturity_changed_at:" in promote.read_text()
     assert keep.exists() and "maturity: candidate" in keep.read_text()  # demoted, not evicted
     assert result.decayed == 0  # every file had decayed within the day
+
+
+def test_a_confidence_written_in_the_body_is_read_and_never_decayed(tmp_path: Path) -> None:
+    from swarmq.memory.flywheel.learning_fields import declared_confidence
+
+    path = tmp_path / "2026-01-05-redis.md"
+    text = ("---\nid: redis\ndate: 2026-01-05\nutility: 0.1\n---\n\n# Redis broker\n\n**Confidence**: medium\n\n"
+            "## What We Learned\n\nKeep Redis as the broker.\n")
+    path.write_text(text, encoding="utf-8")
+    learning = read_learning(path)
+    assert learning is not None
+    assert declared_confidence(learning) == (0.6, "medium")
+    assert decay_text(learning, datetime(2026, 6, 1, tzinfo=UTC)) is None  # a word is kept, not decayed
+    numeric = tmp_path / "n.md"
+    numeric.write_text("---\nid: n\ndate: 2026-01-05\n---\n\nConfidence: 0.8\n\nUse ruff.\n", encoding="utf-8")
+    learned = read_learning(numeric)
+    assert learned is not None and declared_confidence(learned) == (0.8, None)
+    decayed = decay_text(learned, datetime(2026, 3, 2, tzinfo=UTC))
+    expected = round(decayed_confidence(0.8, 8.0), 4)  # decays from the declared 0.8, not the default 0.5
+    assert decayed is not None and f"confidence: {expected}" in decayed
+
+
+def test_a_learnings_age_is_the_date_it_states_not_the_files_mtime(tmp_path: Path) -> None:
+    import os
+
+    from swarmq.memory.flywheel.learning_fields import learning_date
+
+    named = tmp_path / "2025-11-02-fixture-isolation.md"
+    named.write_text("# Fixture isolation\n\nGive each test its own tmp dir.\n", encoding="utf-8")
+    in_body = tmp_path / "notes.md"
+    in_body.write_text("# Notes\n\n**Date**: 2025-10-01\n\nPin the lock file.\n", encoding="utf-8")
+    undated = tmp_path / "undated.md"
+    undated.write_text("# Undated\n\nSomething.\n", encoding="utf-8")
+    for path in (named, in_body, undated):
+        os.utime(path, (1_900_000_000, 1_900_000_000))  # a fresh checkout: mtime is "now"
+    dates = {p.name: learning_date(found) for p in (named, in_body, undated) if (found := read_learning(p)) is not None}
+    assert dates[named.name] == datetime(2025, 11, 2, tzinfo=UTC)
+    assert dates[in_body.name] == datetime(2025, 10, 1, tzinfo=UTC)
+    assert dates[undated.name] == datetime.fromtimestamp(1_900_000_000, UTC)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from swarmq.memory.flywheel.pending import file_date, parse_learning_blocks
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.forge import ForgeConfig, ForgeLLMConfig, forge_transcript
+from swarmq.memory.forge import ForgeConfig, forge_transcript
 from swarmq.memory.forge.extract import forged_hashes
 from swarmq.memory.locking import LocalLocks
 
@@ -92,47 +91,3 @@ def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
     assert no_side.new == 6
     strict = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8))
     assert strict.new == 1
-
-
-class FakeCompleter:
-    def __init__(self, reply: str | Exception) -> None:
-        self.reply = reply
-        self.calls: list[Any] = []
-        self.rejected: list[str] = []
-
-    def complete(self, messages: Any, *, held: object | None = None, purpose: str = "") -> Any:
-        self.calls.append((messages, purpose))
-        if isinstance(self.reply, Exception):
-            raise self.reply
-        return type("Completion", (), {"text": self.reply, "call_id": "c1"})()
-
-    def reject(self, completion: Any, reason: str) -> None:
-        self.rejected.append(reason)
-
-
-def test_llm_extraction_is_validated_and_optional(layout: AgentsLayout, locks: LocalLocks) -> None:
-    config = ForgeConfig(llm=ForgeLLMConfig(enabled=True))
-    reply = ('Here you go:\n```json\n[{"type": "decision", "content": "Run exactly one celery beat per '
-             'swarm, guarded by a Redis lock, because two beats enqueue every periodic job twice.", '
-             '"confidence": 0.9, "class": "architecture"}, {"type": "gossip", "content": "x", "confidence": 1},'
-             ' {"type": "learning", "content": "Should we maybe look at the logs again later today?", '
-             '"confidence": 0.9}]\n```')
-    fake = FakeCompleter(reply)
-    result = forge_transcript(CLAUDE, layout, locks, config, completer=fake)
-    assert fake.calls[0][1] == "forge.extract"
-    assert "Root cause" in fake.calls[0][0][1]["content"]  # the digest reached the model
-    assert result.llm == {"status": "ok", "returned": 3, "accepted": 1, "dropped": 2, "call_id": "c1"}
-    assert result.new == 8
-    assert "**Extractor**: llm" in Path(str(result.pending_file)).read_text(encoding="utf-8")
-
-    junk = FakeCompleter("I could not find anything.")
-    other = AgentsLayout(layout.root.parent / "junk")
-    assert forge_transcript(CLAUDE, other, locks, config, completer=junk).llm["status"] == "rejected"
-    assert junk.rejected
-
-    class QuotaRefused(Exception):
-        outcome = "quota_exhausted"
-
-    refused = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "q"), locks, config,
-                               completer=FakeCompleter(QuotaRefused("daily quota 'forge' exhausted")))
-    assert refused.llm["status"] == "quota_exhausted" and refused.new == 7  # deterministic results stand

@@ -1,0 +1,314 @@
+"""Mining error → retry → success: where agents actually learn.
+
+A tool call fails (its result carries an error flag, a non-zero exit code or a refusal), the agent
+changes something, and a later call of the same tool succeeds with a different input. That pair,
+with the error quoted, is a candidate: ``python: command not found`` → ``python3``, a scaffold
+prompt that hangs → ``--yes``, ``rg`` missing → ``grep -R``. The agent's own sentence between the
+two, when it says why, is kept with them.
+
+Only a bounded state is kept per transcript (the calls still waiting for their result and the
+open failures of the last few calls), so mining stays streaming. A failure whose error signature
+was already seen in the transcript counts once. Failures that are not about the environment or
+the tools (web fetches of a dead page, Claude Code's edit-protocol refusals) are not mined.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from swarmq.memory.transcripts import Message, MessageKind
+
+RETRY_WINDOW = 4
+"""How many later calls of the same tool may succeed the failure and still count as its retry."""
+MAX_EVIDENCE = 220
+
+_SKIPPED_TOOLS = frozenset({"WebFetch", "WebSearch", "web_search", "web_research", "TodoWrite", "update_plan",
+                            "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Read", "Glob", "Grep", "LS",
+                            "NotebookRead", "write_stdin", "view_image"})
+"""Lookups whose failure says "not there" (a dead page, a missing file), and polls of a running
+process (whose output is the process's, not the call's)."""
+_PROBES = frozenset({"which", "ls", "test", "[", "command", "type", "stat", "cat", "head", "tail", "file",
+                     "pgrep", "ps", "echo", "pwd"})
+_PROBE_CALL = re.compile(r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b")
+"""Programs an agent runs to ask whether something exists: their failing is an answer."""
+_DELEGATING = frozenset({"Agent", "Task"})
+"""A failed sub-agent call is retried by doing the work directly, with any tool."""
+_ARGUMENTS = re.compile(r"failed to parse function arguments|missing field|unknown field|invalid type", re.I)
+_API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
+_CODE_ERROR = re.compile(
+    r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
+    r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
+    r"\d+ (?:failed|errors?)\b|FAILED|test result: FAILED",
+)
+"""A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
+_PROTOCOL = re.compile(
+    r"has not been read yet|has been modified since read|string to replace not found|"
+    r"found \d+ matches of the string|request interrupted|user doesn't want to proceed|"
+    r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines",
+    re.IGNORECASE,
+)
+_ERROR_LINE = re.compile(
+    r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
+    r"killed",
+    re.IGNORECASE,
+)
+_NOISE_LINE = re.compile(r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+                         r"exit code:? \d+$|now using node v)", re.IGNORECASE)
+_MISSING_PROGRAM = re.compile(r"command not found|not found: |no such file or directory \(os error 2\)|"
+                              r"is not recognized as", re.IGNORECASE)
+"""The failing program itself is missing: whatever the agent ran next instead is the retry."""
+_ENVIRONMENT = re.compile(
+    r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
+    r"command not found|sudo|access denied|killed by a signal|timed out|no space left",
+    re.IGNORECASE,
+)
+"""Failures that say something about the machine, worth keeping even when nothing fixed them."""
+_COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_DIGITS = re.compile(r"\d+")
+_PATHS = re.compile(r"\S*/\S*")
+"""Paths in an error: the same failure on another file is the same failure."""
+_SPACES = re.compile(r"\s+")
+_INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
+
+
+@dataclass
+class _Failure:
+    tool: str
+    call: str
+    error: str
+    index: int
+    waited: int = 0
+    reason: str = ""
+
+
+@dataclass
+class Sequence:
+    """One mined failure and, when found, the retry that worked."""
+
+    tool: str
+    failed_call: str
+    error: str
+    fixed_call: str
+    reason: str
+    message_index: int
+    line_no: int
+    timestamp: str | None
+
+    def content(self) -> str:
+        if self.tool == "api":
+            return f"The agent's model call failed: {self.error}."
+        if not self.fixed_call:
+            text = f"`{self.failed_call}` failed ({self.error}) and no retry worked."
+            return f"{text} {self.reason}" if self.reason else text
+        text = f"`{self.failed_call}` failed ({self.error}); `{self.fixed_call}` worked instead."
+        if self.reason:
+            text += f" {self.reason}"
+        return text
+
+
+@dataclass
+class SequenceMiner:
+    """Feed it every message of one transcript, in order; it yields the sequences it closes."""
+
+    window: int = RETRY_WINDOW
+    pending_calls: deque[tuple[str, Any]] = field(default_factory=lambda: deque(maxlen=16))
+    closed: deque[Sequence] = field(default_factory=deque)
+    open_failures: list[_Failure] = field(default_factory=list)
+    seen_signatures: set[str] = field(default_factory=set)
+    repeated: int = 0
+    unresolved: list[_Failure] = field(default_factory=list)
+    unresolved_limit: int = 20
+
+    def feed(self, message: Message) -> Iterator[Sequence]:
+        """Feed one built message (any kind); yields the sequences it closes."""
+        if message.kind is MessageKind.TOOL_USE:
+            self.call(message.tool_name, message.text)
+        elif message.kind is MessageKind.TOOL_RESULT:
+            self.result(message.text, message.is_error, message.index, message.line_no, message.timestamp)
+        elif message.kind is MessageKind.TEXT:
+            self.text(message)
+        yield from self.drain()
+
+    def drain(self) -> Iterator[Sequence]:
+        """The sequences closed since the last drain."""
+        while self.closed:
+            yield self.closed.popleft()
+
+    # ToolSink: the readers hand skipped tool traffic straight here, no Message built
+    def call(self, name: str | None, value: Any) -> None:
+        self.pending_calls.append((name or "tool", value))
+
+    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+        tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
+        if not is_error and not self.open_failures:
+            return  # the common case: a call that worked, nothing waiting for a retry
+        if is_error:
+            self._failed(tool, summarise_call(raw), raw, text, index)
+        elif self.open_failures:  # summarising a call may cost a JSON parse: only when needed
+            self._succeeded(tool, summarise_call(raw), index, line_no, timestamp)
+
+    def text(self, message: Message) -> None:
+        """An assistant's text: Claude Code's own API errors, and the reason after a failure."""
+        if message.role != "assistant":
+            return
+        if _API_ERROR.match(message.text):
+            error = error_excerpt(message.text)
+            if f"api\0{error}" not in self.seen_signatures:
+                self.seen_signatures.add(f"api\0{error}")
+                self.closed.append(Sequence("api", "", error, "", "", message.index, message.line_no,
+                                            message.timestamp))
+        elif self.open_failures:
+            reason = _reason(message.text)
+            for failure in self.open_failures:
+                if not failure.reason and reason:
+                    failure.reason = reason
+
+    def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
+        if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
+            return
+        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(output[:1500]):
+            return
+        error = error_excerpt(output)
+        if not _ERROR_LINE.search(error):
+            return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+        if _ARGUMENTS.search(error):
+            call = _clip(" ".join(_as_text(raw).split()).replace("`", "'"), 160)  # the malformed call itself
+        signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        if signature in self.seen_signatures:
+            self.repeated += 1  # the same failure again: counted once
+            return
+        self.seen_signatures.add(signature)
+        self.open_failures.append(_Failure(tool, call, error, index))
+        for expired in self.open_failures[:-8]:
+            self._give_up(expired)
+        del self.open_failures[:-8]
+
+    def _succeeded(self, tool: str, call: str, index: int, line_no: int, timestamp: str | None) -> None:
+        still_open = []
+        for failure in self.open_failures:
+            if failure.tool != tool and failure.tool not in _DELEGATING:
+                still_open.append(failure)
+                continue
+            named = {word.rsplit("/", 1)[-1] for word in call.split()}
+            related = (failure.tool in _DELEGATING or _program(call) == _program(failure.call)
+                       or _program(failure.call) in named
+                       or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
+                                                    or _ARGUMENTS.search(failure.error) is not None)))
+            if call and related and _normal(call) != _normal(failure.call):
+                self.closed.append(Sequence(tool, failure.call, failure.error, call, failure.reason, index,
+                                            line_no, timestamp))
+                continue
+            failure.waited += 1
+            if failure.waited < self.window:
+                still_open.append(failure)
+            else:
+                self._give_up(failure)
+        self.open_failures = still_open
+
+    def _give_up(self, failure: _Failure) -> None:
+        if _ENVIRONMENT.search(failure.error) and len(self.unresolved) < self.unresolved_limit:
+            self.unresolved.append(failure)
+
+    def finish(self) -> Iterator[Sequence]:
+        """At the end of the transcript: the failures nothing fixed that say something about the
+        machine (a sandbox refusal, a missing tool, no network) are lessons on their own."""
+        for failure in self.open_failures:
+            self._give_up(failure)
+        self.open_failures = []
+        for failure in self.unresolved:
+            yield Sequence(failure.tool, failure.call, failure.error, "", failure.reason, failure.index, 0, None)
+        self.unresolved = []
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def summarise_call(call: Any) -> str:
+    """The part of a tool call's input a reader needs: the command, path, pattern or patch head
+    (marked ``(escalated)`` when the call asked to leave the sandbox). ``call`` is the input as
+    the record holds it: an object, or a JSON or plain string."""
+    text = _as_text(call)
+    value: object = call if isinstance(call, dict | list) else text
+    escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
+    if isinstance(value, str) and text[:1] == "{":
+        try:
+            value = json.loads(text)
+        except ValueError:  # clipped: take the command string as far as it goes
+            match = _COMMAND.search(text)
+            value = match.group(1).replace('\\"', '"') if match else text
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                value = value[key]
+                break
+        else:
+            value = text
+    if isinstance(value, list):
+        parts = [str(v) for v in value]
+        if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
+            parts = parts[2:]
+        value = " ".join(parts)
+    summary = " ".join(str(value).split())
+    return _clip(summary, 160) + (" (escalated)" if escalated else "")
+
+
+def error_excerpt(text: str) -> str:
+    """The most telling line of a failed call's output (the first that names an error)."""
+    try:
+        parsed = json.loads(text) if text[:1] == "{" else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+        text = parsed["output"] or text
+    lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
+    lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    best = next((line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "error")
+    return _clip(best.replace("`", "'"), MAX_EVIDENCE)
+
+
+def _reason(text: str) -> str:
+    """The agent's first sentence after a failure when it explains something, clipped."""
+    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
+    if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
+        return _clip(sentence, 240)  # another language: no English cue words to look for
+    if len(sentence) < 25 or not re.search(r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
+                                           r"need|must|requires?|only)\b", sentence, re.IGNORECASE):
+        return ""
+    return _clip(sentence, 240)
+
+
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+
+
+def _program(call: str) -> str:
+    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
+    call = _CD_PREFIX.sub("", call)
+    words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
+    if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def _normal(call: str) -> str:
+    return _SPACES.sub(" ", call.strip().lower())
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut) + "…"

@@ -1,0 +1,93 @@
+"""Recognising text that is not knowledge because it is pasted, not learned.
+
+Slash-command and skill templates, pasted specs and sub-agent prompts recur verbatim across
+sessions, and across users; a lesson is said once, in its own words. Forge keeps a per-workspace
+set of passage fingerprints (``.agents/ao/forge/passages.jsonl``: fingerprint and the transcript
+key it was first seen under): a passage already seen under *another* transcript is a template.
+Re-forging the same transcript sees its own passages under its own key, so it stays idempotent.
+
+YAML front matter is not a passage at all: it is cut before a message is split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from swarmq.memory.atomic import append_jsonl
+from swarmq.memory.jsonl import JsonlLine, iter_jsonl
+from swarmq.memory.locking import Lease
+
+MIN_TEMPLATE_CHARS = 40
+"""Shorter passages ("Done.", "Looks good") recur by chance, not by pasting."""
+
+_FRONT_MATTER = re.compile(r"\A\s*---[ \t]*\r?\n(?:.*?\r?\n)??---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_WORDS = re.compile(r"\s+")
+
+
+TEMPLATE_MARKERS = (
+    "You **MUST** consider the user input before proceeding",  # spec-kit /speckit.* commands
+    "Please analyze this codebase and create a CLAUDE.md file",  # Claude Code /init
+    "Base directory for this skill:",  # Claude Code skill expansion
+    "Your task is to create a detailed summary of the conversation so far",  # Claude Code /compact prompt
+    "# AGENTS.md instructions for",  # Codex project instructions
+    "<user_instructions>",
+    "<environment_context>",
+    "<command-message>",
+)
+"""Known openings or fixed sentences of text the tools paste into a conversation."""
+
+
+def is_known_template(text: str) -> bool:
+    """Whether a message carries one of the known Claude Code / Codex / spec-kit template markers."""
+    return any(marker in text for marker in TEMPLATE_MARKERS)
+
+
+def strip_front_matter(text: str) -> str:
+    """``text`` without a leading YAML front matter block (``---`` … ``---``)."""
+    if not text.lstrip().startswith("---"):
+        return text
+    return _FRONT_MATTER.sub("", text, count=1)
+
+
+def fingerprint(passage: str) -> str:
+    """16 hex digits of the passage, case and spacing ignored."""
+    normal = _WORDS.sub(" ", passage.strip().lower())
+    return hashlib.blake2b(normal.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def source_key(key: str) -> str:
+    return hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=6).hexdigest()
+
+
+class SeenPassages:
+    """The workspace's passage fingerprints, loaded once per forge, appended under the store lock."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self.key = source_key(key)
+        self.first_seen: dict[str, str] = {}
+        self.new: dict[str, None] = {}
+        for item in iter_jsonl(path):
+            value = item.value if isinstance(item, JsonlLine) else None
+            if isinstance(value, dict) and isinstance(value.get("p"), str) and isinstance(value.get("k"), str):
+                self.first_seen.setdefault(value["p"], value["k"])
+
+    def is_template(self, passage: str) -> bool:
+        """Whether ``passage`` was seen under another transcript; records it otherwise."""
+        if len(passage) < MIN_TEMPLATE_CHARS:
+            return False
+        mark = fingerprint(passage)
+        owner = self.first_seen.get(mark)
+        if owner is None:
+            self.first_seen[mark] = self.key
+            self.new[mark] = None
+            return False
+        return owner != self.key
+
+    def flush(self, lease: Lease | None) -> None:
+        """Append the fingerprints first seen in this forge (the caller holds the store lock)."""
+        if self.new:
+            append_jsonl(self.path, ({"p": mark, "k": self.key} for mark in self.new), lease=lease)
+            self.new.clear()

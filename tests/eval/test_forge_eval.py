@@ -1,0 +1,123 @@
+"""``swarmq eval forge``: labels, the matching rule, the figures, the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from swarmq.cli import app
+from swarmq.eval.forge import LabelsError, Lesson, evaluate, load_labels, score
+from tests.memory.forge.sessions import ClaudeSession
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def lesson(*words: str) -> Lesson:
+    return Lesson("a lesson", tuple(tuple(w.split("|")) for w in words))
+
+
+def test_words_match_whole_tokens_with_alternatives() -> None:
+    rg = lesson("rg|ripgrep")
+    assert rg.matches("`rg -n x` failed (command not found: rg)")
+    assert rg.matches("Ripgrep is missing here")
+    assert not rg.matches("we merge the args")  # inside longer words: no
+    both = lesson("cargo", "nix")
+    assert both.matches("cargo is not on PATH; nix-shell -p cargo worked")
+    assert not both.matches("cargo is not on PATH")
+    assert lesson("model_not_supported").matches('API Error: 400 {"code":"model_not_supported"}')
+
+
+def write_labels(tmp_path: Path, body: str, sessions: dict[str, ClaudeSession]) -> Path:
+    (tmp_path / "sessions").mkdir()
+    for name, session in sessions.items():
+        session.write(tmp_path / "sessions" / name)
+    path = tmp_path / "labels.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+LABELS = """
+sessions:
+  - file: a.jsonl
+    format: claude-code
+    split: held-out
+    lessons:
+      - lesson: python is missing; use python3.
+        words: [python3]
+      - lesson: The broker is Redis.
+        words: [redis, broker]
+  - file: b.jsonl
+    format: claude-code
+    split: tune
+    none: true
+"""
+
+
+def sessions() -> dict[str, ClaudeSession]:
+    a = (ClaudeSession("a").user("migrate")
+         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
+         .bash("python3 migrate.py", "done")
+         .say("Root cause: the deploy crashed because `python` is not installed on the runner."))
+    b = ClaudeSession("b").say("We decided to store sessions in Postgres because the team knows it well.")
+    return {"a.jsonl": a, "b.jsonl": b}
+
+
+def test_evaluate_counts_hits_misses_and_false_positives(tmp_path: Path) -> None:
+    labels = write_labels(tmp_path, LABELS, sessions())
+    held = evaluate(labels, split="held-out")
+    [a] = held.sessions
+    assert (a.counts.tp, a.counts.fn) == (1, 1)
+    assert a.misses == ["The broker is Redis."]
+    assert a.counts.fp == 1 and "Root cause" in a.false_positives[0]["content"]
+    tune = evaluate(labels, split="tune")
+    assert tune.overall.fp == 1 and tune.overall.tp == tune.overall.fn == 0
+    every = evaluate(labels, split="all")
+    assert every.overall == held.overall + tune.overall
+    assert set(every.by_format()) == {"claude-code"}
+
+
+def test_a_second_candidate_for_a_found_lesson_is_redundant(tmp_path: Path) -> None:
+    [session] = [s for s in load_labels(write_labels(tmp_path, LABELS, sessions())) if s.file.name == "a.jsonl"]
+    out = score(session, [{"content": "use python3"}, {"content": "python3 again"}, {"content": "noise"}])
+    assert (out.counts.tp, out.counts.fp, out.counts.fn, out.redundant) == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("sessions: [{file: a.jsonl, split: later, none: true}]", "split must be"),
+    ("sessions: [{file: a.jsonl, split: tune}]", "either 'lessons' or 'none: true'"),
+    ("sessions: [{file: zzz.jsonl, split: tune, none: true}]", "no such session file"),
+    ("sessions: [{file: a.jsonl, split: tune, lessons: [{lesson: x}]}]", "non-empty 'words'"),
+    ("- just a list", "'sessions' list"),
+])
+def test_bad_labels_say_what_and_where(tmp_path: Path, body: str, message: str) -> None:
+    labels = write_labels(tmp_path, body, sessions())
+    with pytest.raises(LabelsError, match=message):
+        load_labels(labels)
+
+
+def test_the_command_prints_figures_and_lists_errors(tmp_path: Path) -> None:
+    labels = write_labels(tmp_path, LABELS, sessions())
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--split", "all", "--json", "--verbose"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["overall"]["tp"] == 1 and data["sessions"] == 2 and len(data["details"]) == 2
+    shown = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--verbose"])
+    assert shown.exit_code == 0 and "overall" in shown.output
+    assert "miss" in shown.output and "The broker is Redis." in shown.output and "false positive" in shown.output
+    bad = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--split", "dev"])
+    assert bad.exit_code == 1
+
+
+def test_the_committed_set_is_well_formed() -> None:
+    """The labelled set in eval/forge parses, has ≥ 30 sessions of every format, ~1/3 held out."""
+    labelled = load_labels(REPO / "eval" / "forge" / "labels.yaml")
+    assert len(labelled) >= 30
+    assert {s.format for s in labelled} == {"claude-code", "codex-rollout", "codex-history"}
+    held = [s for s in labelled if s.split == "held-out"]
+    assert 0.25 <= len(held) / len(labelled) <= 0.4
+    sources = (REPO / "eval" / "forge" / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(f"`{s.file.name}`" in sources for s in labelled)
