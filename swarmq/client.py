@@ -82,11 +82,11 @@ class MissionClient:
 
     @property
     def ledger(self) -> Ledger:
-        return Ledger(self.roster.runtime_dir, self.locks)
+        return Ledger.for_roster(self.roster, self.locks)
 
     def read_ledger(self) -> Ledger:
         """For read-only calls: no Redis needed to read the ledger file."""
-        return Ledger(self.roster.runtime_dir, self._locks or _NoLocks())
+        return Ledger.for_roster(self.roster, self._locks or _NoLocks())
 
     def live_workers(self, candidates: list[str]) -> set[str]:
         """Which of ``candidates`` answer Celery ping right now (cached a few seconds)."""
@@ -131,14 +131,28 @@ class MissionClient:
         return self._dispatch(mission)
 
     def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
+        """Newest first: the ledger's missions plus retired ones from the index (never the archive)."""
         wanted = MissionState(state) if state else None
         if worker is not None:
             check_id(worker, "workerId")
-        missions = sorted(self.read_ledger().read().missions.values(), key=lambda m: m.created_at, reverse=True)
-        out = [m for m in missions if (wanted is None or m.state is wanted)
-               and (worker is None or any(a.worker_id == worker for a in m.assignments)
-                    or m.target.get("workerId") == worker)]
-        return out[:limit] if limit else out
+        ledger = self.read_ledger()
+        current = ledger.read().missions
+
+        def keep(record: dict[str, Any]) -> bool:
+            if wanted is not None and record.get("state") != wanted.value:
+                return False
+            if worker is None:
+                return True
+            target = record.get("target") or {}
+            return target.get("workerId") == worker or any(
+                a.get("workerId") == worker for a in record.get("assignments") or [])
+
+        found = {m.id: m for m in current.values() if keep(m.dump())}
+        for entry in ledger.history.index():
+            if entry["id"] not in current and keep(entry):
+                found[entry["id"]] = Mission.model_validate(entry)
+        missions = sorted(found.values(), key=lambda m: m.created_at, reverse=True)
+        return missions[:limit] if limit else missions
 
     def get(self, mission_id: str) -> Mission:
         return self.read_ledger().read().get(mission_id)

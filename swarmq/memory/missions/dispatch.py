@@ -57,8 +57,8 @@ class MissionSpec:
 def existing_for_key(doc: LedgerDoc, client_key: str | None) -> Mission | None:
     if client_key is None:
         return None
-    mission_id = doc.client_keys.get(client_key)
-    return doc.missions.get(mission_id) if mission_id else None
+    mission_id = doc.key_owner(client_key)
+    return doc.get(mission_id) if mission_id else None
 
 
 def _title(spec: MissionSpec) -> str:
@@ -81,7 +81,7 @@ def create_mission(doc: LedgerDoc, spec: MissionSpec, route: Route) -> Mission:
     """Add a mission routed by ``route`` (planning with an assignment, or blocked/failed)."""
     spec.validate()
     mission_id = spec.mission_id or new_id("mission")
-    if mission_id in doc.missions:
+    if doc.exists(mission_id):
         raise MissionConflict(f"mission {mission_id!r} already exists in the ledger")
     mission = Mission(id=mission_id, title=_title(spec), objective=spec.objective,
                       target=spec.target.as_dict(), clientKey=spec.client_key)
