@@ -32,7 +32,7 @@ class MissionsConfig(BaseModel):
     knowledge_budget_chars: Annotated[int, Field(ge=0, le=100_000)] = 4_000
     """The knowledge directives block injected into the prompt."""
     archive_completed: bool = True
-    ledger_keep_finished: Annotated[int, Field(ge=0, le=100_000)] = 200
+    ledger_keep_finished: Annotated[int, Field(ge=0, le=100_000)] = 50
     """Complete/cancelled missions kept in swarm-missions.json (newest); older ones are retired
     to the archive ``<shared>/swarm/missions/<id>/mission.json`` and ``missions-index.jsonl``."""
     ledger_keep_finished_seconds: Annotated[float, Field(ge=0, le=30 * 86_400)] = 3600.0

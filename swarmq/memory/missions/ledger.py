@@ -11,7 +11,6 @@ never overwritten: :class:`LedgerCorrupt` names the file and the error.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import secrets
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from swarmq.memory.atomic import write_json_atomic
+from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
 from swarmq.memory.missions.history import MissionHistory, request_stop
@@ -154,7 +153,7 @@ class Mission(_Record):
 class Retention:
     """How many finished (complete/cancelled) missions stay in the ledger file, and how long."""
 
-    keep: int = 200
+    keep: int = 50
     seconds: float = 3600.0
 
 
@@ -240,7 +239,7 @@ class Ledger:
             doc = LedgerDoc()
         else:
             try:
-                doc = LedgerDoc.model_validate(json.loads(raw))
+                doc = LedgerDoc.model_validate_json(raw)
             except (ValueError, ValidationError) as exc:
                 raise LedgerCorrupt(
                     f"{self.path}: cannot read the mission ledger ({str(exc).splitlines()[0]}); "
@@ -276,4 +275,5 @@ class Ledger:
                     del doc.missions[mission_id]
                 doc.client_keys = {k: v for k, v in doc.client_keys.items() if v not in gone}
             doc.updated_at = iso()
-            write_json_atomic(self.path, doc.dump(), lease=lease)
+            text = doc.model_dump_json(by_alias=True, exclude_none=True, indent=2)
+            write_atomic(self.path, text, lease=lease)
