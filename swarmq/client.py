@@ -24,9 +24,10 @@ from swarmq.memory.missions.dispatch import (
     existing_for_key,
     resume_mission,
 )
+from swarmq.memory.missions.history import write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
 from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import MissionState
+from swarmq.memory.missions.states import ACTIVE, MissionState
 from swarmq.memory.paths import check_id
 from swarmq.memory.profiles.events import (
     EventType,
@@ -174,18 +175,33 @@ class MissionClient:
         self._profile_event(mission, EventType.NOTE, f"cancelled: {reason}", key="cancel", state="cancelled")
         return mission
 
-    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None) -> Mission:
+    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None,
+               force: str | None = None, reroute: bool = False) -> Mission:
+        """A new assignment from the last handoff; ``force`` (why) abandons a still-active one.
+
+        ``reroute`` routes by the mission's original target (role/specialty) instead of pinning
+        the worker of its last assignment: the reaper uses it to move work off a dead host.
+        """
         current = self.get(mission_id)
-        target = Target(worker) if worker else Target(
-            current.worker_id, None if current.worker_id else current.target.get("role"),
-            None if current.worker_id else current.target.get("specialty"))
+        if worker:
+            target = Target(worker)
+        elif reroute:
+            target = Target(current.target.get("workerId"), current.target.get("role"),
+                            current.target.get("specialty"))
+        else:
+            target = Target(current.worker_id, None if current.worker_id else current.target.get("role"),
+                            None if current.worker_id else current.target.get("specialty"))
         live = self._liveness(target)
+        abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
         with self.ledger.edit() as doc:
             decision = route(self.roster.workers, target, live=live, load=doc.load(),
                              require_live=self.roster.missions.require_live_worker)
-            mission = resume_mission(doc, mission_id, decision, note)
+            mission = resume_mission(doc, mission_id, decision, note, force=force)
         if mission.state is not MissionState.PLANNING:
             return mission
+        for assignment_id in abandoned:  # a run still going somewhere stops at its next heartbeat
+            if mission.assignment(assignment_id).state is MissionState.FAILED:
+                write_beat(self.roster.runtime_dir, assignment_id, {"token": "abandoned", "host": "resume --force"})
         return self._dispatch(mission)
 
     # -- internals ----------------------------------------------------------------------------

@@ -144,20 +144,13 @@ class Supervisor:
                     Action(spec.name, spec.kind.value, "already running", f"pid {pid}")
                 )
                 continue
+            standby = ""
             if spec.kind is Kind.BEAT:
                 holder = self._beat_holder()
-                if holder is not None:
-                    result.actions.append(
-                        Action(
-                            spec.name,
-                            spec.kind.value,
-                            "skipped",
-                            f"a beat already runs elsewhere ({holder})",
-                        )
-                    )
-                    continue
+                if holder is not None:  # every host runs a beat; the others stand by
+                    standby = f" (standby: the lease is held by {holder})"
             pid = self._start(spec)
-            result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}"))
+            result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}"))
         return result
 
     def _beat_holder(self) -> str | None:

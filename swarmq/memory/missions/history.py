@@ -96,6 +96,8 @@ class MissionHistory:
             lines.append(json.dumps(index_entry(record, path), ensure_ascii=False))
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(stop_path(self.runtime_dir, str(record["id"])))
+            for assignment in record.get("assignments", []):
+                clear_beat(self.runtime_dir, str(assignment.get("id")))
         if lines:
             append_lines(self.index_path, lines)
 
