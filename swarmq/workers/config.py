@@ -27,9 +27,16 @@ def task_modules() -> list[str]:
 
 
 def visibility_timeout(roster: Roster) -> float:
-    """Above the longest hard time limit plus retry countdowns, or a running task is redelivered."""
+    """Above the longest hard time limit of the *short* job families plus retry countdowns.
+
+    The Redis transport has one window for every queue, and a message taken by a host that dies
+    comes back only when it ends, so it is not sized for missions (hours): a mission run is
+    guarded by its claim and heartbeat instead (a redelivery while it runs is skipped as a
+    duplicate) and a dead host's missions are resumed by the reaper within minutes.
+    """
     tasks = roster.tasks
-    return tasks.longest_time_limit() + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
+    short = [limit.time_limit_seconds for family, limit in tasks.limits.items() if family != "missions"]
+    return max(short, default=0.0) + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
 
 
 def build_queues(roster: Roster) -> list[Queue]:
