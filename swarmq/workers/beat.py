@@ -28,6 +28,7 @@ from swarmq.coord import keys
 from swarmq.coord.cluster import current
 from swarmq.coord.connection import TRANSIENT
 from swarmq.memory.clock import iso, parse_iso
+from swarmq.workers.hosts import beat_stop_key
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,9 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         try:
+            if self._client().exists(beat_stop_key(self._roster().swarm)):
+                log.warning("beat: `swarmq down --all` asked every beat to stop; exiting")
+                raise SystemExit(0)
             if self._held:
                 self._renew()
             if not self._held and not self._try_acquire():

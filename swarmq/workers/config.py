@@ -12,6 +12,7 @@ from kombu.entity import Exchange, Queue
 from swarmq.coord import keys
 from swarmq.roster.checks import task_family
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.workers.processes import host_dir
 
 EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
 """Comma-separated modules to import besides swarmq's own task modules (tests, plugins)."""
@@ -123,7 +124,7 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "task_routes": (route_task,),
         "task_create_missing_queues": True,
         "beat_schedule": build_beat_schedule(roster),
-        "beat_schedule_filename": str(roster.runtime_dir / "celerybeat-schedule"),
+        "beat_schedule_filename": str(host_dir(roster) / "celerybeat-schedule"),
         "beat_scheduler": "swarmq.workers.beat:SingleBeatScheduler",
         "beat_max_loop_interval": 10,
         "worker_task_log_format": (

@@ -22,14 +22,17 @@ from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
 from swarmq.memory.procs import pid_alive
 from swarmq.roster.schema import Roster
 from swarmq.workers import embedded_redis
+from swarmq.workers.hosts import beat_stop_key
 from swarmq.workers.processes import (
     Kind,
     ProcessSpec,
     api_spec,
     beat_spec,
     flower_spec,
+    host_dir,
     read_pid,
     worker_spec,
+    write_host_record,
     write_pid,
 )
 from swarmq.workers.tmux import TmuxHost, tmux_available
@@ -129,7 +132,7 @@ class Supervisor:
 
     def up(self, *, flower: bool = False, api: bool = False) -> UpResult:
         for directory in ("pids", "logs"):
-            (self.roster.runtime_dir / directory).mkdir(parents=True, exist_ok=True)
+            (host_dir(self.roster) / directory).mkdir(parents=True, exist_ok=True)
         redis_state = self.ensure_redis()
         if not self.use_tmux:
             self.notify(
@@ -151,7 +154,17 @@ class Supervisor:
                     standby = f" (standby: the lease is held by {holder})"
             pid = self._start(spec)
             result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}"))
+        self.record()
         return result
+
+    def record(self) -> Path:
+        """Write this host's ``host.json``: what runs here now (read by every host's status)."""
+        running: list[dict[str, object]] = []
+        for spec in self.known_specs():
+            pid = self.pid(spec)
+            if pid is not None:
+                running.append({"name": spec.name, "kind": spec.kind.value, "session": spec.session, "pid": pid})
+        return write_host_record(self.roster, running)
 
     def _beat_holder(self) -> str | None:
         try:
@@ -159,6 +172,7 @@ class Supervisor:
         except RedisUnavailable:
             return None
         try:
+            client.delete(beat_stop_key(self.roster.swarm))  # a past `down --all` is over
             holder = client.get(keys.beat_lock(self.roster.swarm))
         finally:
             client.close()
@@ -231,4 +245,5 @@ class Supervisor:
             actions.append(Action(spec.name, spec.kind.value, outcome, detail))
         if not keep_redis and embedded_redis.stop(self.roster.runtime_dir):
             actions.append(Action("redis", "redis", "stopped", "embedded"))
+        self.record()
         return actions
