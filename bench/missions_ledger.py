@@ -32,7 +32,7 @@ from swarmq.coord.cluster import Cluster  # noqa: E402
 from swarmq.memory.clock import iso  # noqa: E402
 from swarmq.memory.missions.dispatch import MissionSpec, cancel_mission, create_mission  # noqa: E402
 from swarmq.memory.missions.history import index_entry, write_beat  # noqa: E402
-from swarmq.memory.missions.ledger import Ledger, Mission, new_id  # noqa: E402
+from swarmq.memory.missions.ledger import Ledger, new_id  # noqa: E402
 from swarmq.memory.missions.routing import Target, route  # noqa: E402
 from swarmq.roster.loader import load_roster  # noqa: E402
 from swarmq.roster.schema import Roster  # noqa: E402
@@ -67,19 +67,26 @@ def timed_beats(roster: Roster, ids: list[str]) -> list[float]:
 def synthesize_history(ledger: Ledger, roster: Roster, count: int) -> None:
     """``count`` finished missions as retirement leaves them, without fsync (setup, not measured)."""
     lines = []
-    template = Mission(id="x", title="t", objective="o")
+    archive_root, keys_dir = ledger.history.archive_root, ledger.history.key_path("x").parent
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    log = [{"at": iso(), "type": "submit", "summary": "submitted for worker b1", "state": "planning"},
+           {"at": iso(), "type": "settle", "summary": "agent finished (exit 0)", "state": "complete"}]
     for n in range(count):
-        mission = template.model_copy(update={"id": new_id("mission"), "title": f"old mission {n}",
-                                              "objective": f"old objective {n} " * 8, "client_key": f"old-{n}"})
-        mission.note("submitted for worker b1", kind="submit")
-        record: dict[str, Any] = {**mission.dump(), "state": "complete"}
-        path = ledger.history.archive_file(mission.id)
+        mission_id = new_id("mission")
+        record: dict[str, Any] = {
+            "id": mission_id, "title": f"old mission {n}", "objective": f"old objective {n} " * 8,
+            "state": "complete", "createdAt": iso(), "updatedAt": iso(), "clientKey": f"old-{n}",
+            "target": {"workerId": "b1"}, "currentAssignmentId": f"assign-{n:012x}",
+            "assignments": [{"id": f"assign-{n:012x}", "workerId": "b1", "state": "complete", "attempts": 1,
+                             "queue": "worker.b1", "createdAt": iso()}], "log": log}
+        path = archive_root / mission_id / "mission.json"  # what MissionHistory.archive_file names
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps({**record, "retired": True}))
         key = ledger.history.key_path(f"old-{n}")
-        key.parent.mkdir(parents=True, exist_ok=True)
-        key.write_text(json.dumps({"clientKey": f"old-{n}", "missionId": mission.id}))
+        key.write_text(json.dumps({"clientKey": f"old-{n}", "missionId": mission_id}))
         lines.append(json.dumps(index_entry(record, path)))
+        if n and n % 10_000 == 0:
+            print(f"history: {n:,} missions", flush=True)
     ledger.history.index_path.write_text("\n".join(lines) + "\n")
     # The retention tail: the ledger file keeps this many finished missions.
     _, tail = timed_submits(ledger, roster, roster.missions.ledger_keep_finished, "tail")
