@@ -245,7 +245,8 @@ class MissionClient:
         queue = worker.direct_queue
         self.celery.send_task(RUN_TASK, kwargs={"mission_id": mission.id, "assignment_id": assignment.id,
                                                 "worker_id": worker.id},
-                              task_id=assignment.id, queue=queue, routing_key=queue, **options)
+                              task_id=assignment.id, queue=queue, routing_key=queue, ignore_result=True,
+                              **options)
 
     def _layout(self, worker_id: str) -> ProfileLayout:
         return ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, worker_id)

@@ -18,6 +18,7 @@ EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
 """Comma-separated modules to import besides swarmq's own task modules (tests, plugins)."""
 
 VISIBILITY_MARGIN_SECONDS = 600.0
+RESULT_EXPIRES_SECONDS = 3600
 
 
 def task_modules() -> list[str]:
@@ -74,7 +75,7 @@ def build_beat_schedule(roster: Roster) -> dict[str, dict[str, Any]]:
             "schedule": when,
             "args": tuple(entry.args),
             "kwargs": dict(entry.kwargs),
-            "options": {"queue": queue, "routing_key": queue},
+            "options": {"queue": queue, "routing_key": queue, "ignore_result": True},
         }
     return out
 
@@ -99,8 +100,10 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         "result_backend": roster.redis_url,
         "result_backend_transport_options": {"global_keyprefix": prefix},
-        "result_expires": 86_400,
-        "result_extended": True,
+        # Results are for callers that read them (and forget them after): fire-and-forget
+        # senders (missions, beat entries, forge) pass ignore_result; what is left expires.
+        "result_expires": RESULT_EXPIRES_SECONDS,
+        "result_extended": False,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],

@@ -92,6 +92,20 @@ def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Pat
         assert {a["worker_id"] for a in answers} == {"w2"} and [
             a["value"] for a in answers
         ] == list(range(5))
+        # Bounded Redis: a finished run leaves no attempt counter; a result nobody asked for
+        # (ignore_result at send) is never stored; a read result can be forgotten.
+        redis_client = redis.Redis.from_url(app.conf.broker_url)
+        assert all(redis_client.get(keys.attempts(app.swarmq_roster().swarm, r.id)) is None
+                   for r in [*direct, *family])
+        quiet = app.send_task("maturity.echo", args=[99], ignore_result=True)
+        read = app.send_task("maturity.echo", args=[98])
+        assert read.get(timeout=20)["value"] == 98
+        read.forget()
+        prefix = keys.prefix(app.swarmq_roster().swarm)
+        assert redis_client.exists(f"{prefix}celery-task-meta-{quiet.id}") == 0
+        assert redis_client.exists(f"{prefix}celery-task-meta-{read.id}") == 0
+        assert 0 < redis_client.ttl(f"{prefix}celery-task-meta-{family[0].id}") <= 3600
+        redis_client.close()
     finally:
         for w in workers:
             w.stop()
