@@ -132,7 +132,11 @@ class MissionClient:
         return self._dispatch(mission)
 
     def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
-        """Newest first: the ledger's missions plus retired ones from the index (never the archive)."""
+        """Newest first: the ledger's missions plus retired ones from the index (never the archive).
+
+        With ``limit`` the index is read from its end and only the ``limit`` most recently
+        retired matches are considered, so a list costs O(limit), not O(missions ever).
+        """
         wanted = MissionState(state) if state else None
         if worker is not None:
             check_id(worker, "workerId")
@@ -149,9 +153,13 @@ class MissionClient:
                 a.get("workerId") == worker for a in record.get("assignments") or [])
 
         found = {m.id: m for m in current.values() if keep(m.dump())}
-        for entry in ledger.history.index():
-            if entry["id"] not in current and keep(entry):
+        retired = 0
+        for entry in ledger.history.index(newest_first=True):
+            if limit and retired >= limit:
+                break  # the limit most recently retired are enough
+            if entry["id"] not in current and entry["id"] not in found and keep(entry):
                 found[entry["id"]] = Mission.model_validate(entry)
+                retired += 1
         missions = sorted(found.values(), key=lambda m: m.created_at, reverse=True)
         return missions[:limit] if limit else missions
 

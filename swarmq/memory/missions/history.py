@@ -101,18 +101,39 @@ class MissionHistory:
         if lines:
             append_lines(self.index_path, lines)
 
-    def index(self) -> Iterator[dict[str, Any]]:
-        """Index lines, oldest retired first; a torn or foreign line is skipped, not fatal."""
+    def index(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
+        """Index lines in retirement order (or newest first, read backwards from the end, so a
+        ``--limit`` list stops early); a torn or foreign line is skipped, not fatal."""
         try:
-            handle = self.index_path.open("r", encoding="utf-8")
+            handle = self.index_path.open("rb")
         except FileNotFoundError:
             return
         with handle:
-            for line in handle:
+            lines = _backwards(handle) if newest_first else iter(handle)
+            for line in lines:
                 with contextlib.suppress(ValueError):
                     entry = json.loads(line)
                     if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                         yield entry
+
+
+def _backwards(handle: Any, block: int = 1 << 16) -> Iterator[bytes]:
+    """The lines of a binary file, last first."""
+    handle.seek(0, os.SEEK_END)
+    position = handle.tell()
+    rest = b""
+    while position > 0:
+        step = min(block, position)
+        position -= step
+        handle.seek(position)
+        chunk = handle.read(step) + rest
+        parts = chunk.split(b"\n")
+        rest = parts[0]
+        for line in reversed(parts[1:]):
+            if line.strip():
+                yield line
+    if rest.strip():
+        yield rest
 
 
 def index_entry(record: dict[str, Any], archived: Path) -> dict[str, Any]:

@@ -128,3 +128,14 @@ def test_cancel_stops_a_running_agent_through_its_stop_file(tmp_path: Path) -> N
     runner.join(timeout=20)
     assert result == ["cancelled"]
     assert ledger.read().get(mission_id).state is S.CANCELLED
+
+
+def test_index_reads_backwards_across_block_boundaries(tmp_path: Path) -> None:
+    from swarmq.memory.missions.history import _backwards
+
+    path = tmp_path / "index.jsonl"
+    lines = [json.dumps({"id": f"m{n}", "pad": "x" * (n % 13)}) for n in range(200)]
+    path.write_text("\n".join(lines) + "\n{torn")
+    with path.open("rb") as handle:
+        got = [line.decode() for line in _backwards(handle, block=7)]
+    assert got == ["{torn", *reversed(lines)]
