@@ -6,7 +6,8 @@ Runs its own throwaway ``redis-server`` (so ``used_memory`` is this swarm's alon
 worker (prefork, concurrency 2) running ``ops.bench_gated`` (SwarmTask base with its attempt
 counter, a store lock over 16 resources — a store has a bounded set of files — and a quota
 slot). ``--mode ignore`` sends fire-and-forget (``ignore_result``, as missions, beat entries and
-forge do); ``--mode forget`` reads every result and forgets it (as ``swarmq jobs run --wait``).
+forge do); ``--mode forget`` reads every result and forgets it (as ``swarmq jobs run --wait``);
+``--mode keep`` stores results nobody reads (what the pre-issue-14 defaults did for every task).
 At each checkpoint the queue is drained and Redis is sampled: ``used_memory``, key count and
 keys by kind, and the bytes per 1,000 tasks above the warm-up baseline.
 """
@@ -68,7 +69,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1000)
-    parser.add_argument("--mode", choices=("ignore", "forget"), default="ignore")
+    parser.add_argument("--mode", choices=("ignore", "forget", "keep"), default="ignore",
+                        help="keep: results stored and left (a caller that never reads them)")
     parser.add_argument("--checkpoints", default="10000,50000,100000")
     args = parser.parse_args()
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if int(c) <= args.tasks} | {args.tasks})
