@@ -138,7 +138,11 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
                 when = parse_iso(raw_when.decode() if isinstance(raw_when, bytes) else str(raw_when))
             except ValueError:
                 continue
-            if entry.last_run_at is None or when > entry.last_run_at:
+            try:
+                newer = entry.last_run_at is None or when > entry.last_run_at
+            except TypeError:  # a naive time from an old schedule file: Redis knows better
+                newer = True
+            if newer:
                 entry.last_run_at = when
                 changed = True
         if changed:

@@ -12,17 +12,16 @@ import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from swarmq.memory.atomic import write_atomic
-from swarmq.memory.clock import iso, parse_iso, utc_now
+from swarmq.memory.clock import iso
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider, load_context, render_prompt
 from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
 from swarmq.memory.missions.recorder import RunRecorder
+from swarmq.memory.missions.recovery import heartbeat_age
 from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.memory.procs import pid_alive
@@ -79,7 +78,7 @@ class MissionRunner:
     # -- claim --------------------------------------------------------------------------------
 
     def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:
-        fresh = claim_fresh(self.roster.runtime_dir, assignment_id, claim, self.config.stale_after_seconds)
+        fresh = heartbeat_age(self.roster.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
         if claim.get("host") == self.host:
             return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
@@ -316,22 +315,6 @@ class MissionRunner:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
         clear_beat(self.roster.runtime_dir, assignment_id)
         return True
-
-
-def claim_fresh(runtime_dir: Path, assignment_id: str, claim: dict[str, Any], stale_after: float) -> bool:
-    """Whether the claim's newest heartbeat (ledger stamp or its heartbeat file) is recent."""
-    stamps = [claim.get("heartbeatAt")]
-    beat = read_beat(runtime_dir, assignment_id)
-    if beat.get("token") == claim.get("token"):
-        stamps.append(beat.get("heartbeatAt"))
-    newest = None
-    for stamp in stamps:
-        try:
-            moment = parse_iso(str(stamp))
-        except ValueError:
-            continue
-        newest = moment if newest is None or moment > newest else newest
-    return newest is not None and utc_now() - newest < timedelta(seconds=stale_after)
 
 
 def bullets(items: list[str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from swarmq.memory.clock import parse_iso, utc_now
 from swarmq.memory.missions.history import read_beat
@@ -30,10 +31,10 @@ class StaleRun:
         return f"{self.assignment.worker_id}@{self.host}"
 
 
-def heartbeat_age(runtime_dir: Path, assignment: Assignment) -> float:
-    claim = assignment.claim or {}
+def heartbeat_age(runtime_dir: Path, assignment_id: str, claim: dict[str, Any]) -> float:
+    """Seconds since the claim's newest heartbeat: its ledger stamp or its heartbeat file."""
     stamps = [claim.get("heartbeatAt")]
-    beat = read_beat(runtime_dir, assignment.id)
+    beat = read_beat(runtime_dir, assignment_id)
     if beat.get("token") == claim.get("token"):
         stamps.append(beat.get("heartbeatAt"))
     ages = []
@@ -52,7 +53,7 @@ def stale_runs(doc: LedgerDoc, runtime_dir: Path, older_than: float) -> list[Sta
         for assignment in mission.assignments:
             if assignment.state is not MissionState.EXECUTING or not assignment.claim:
                 continue
-            age = heartbeat_age(runtime_dir, assignment)
+            age = heartbeat_age(runtime_dir, assignment.id, assignment.claim)
             if age > older_than:
                 out.append(StaleRun(mission, assignment, str(assignment.claim.get("host")), age))
     return out
