@@ -15,7 +15,7 @@ import psutil
 import pytest
 import redis
 
-from swarmq.client import MissionClient
+from swarmq.client import LIVENESS_TTL_SECONDS, MissionClient
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster
 from swarmq.memory.missions.states import MissionState
@@ -89,6 +89,7 @@ def test_resume_force_abandons_a_live_looking_assignment(
     mission = client.submit("Nobody runs this yet", role="runner")  # no worker: blocked
     assert mission.state is MissionState.BLOCKED
     start_worker("r2")
+    time.sleep(LIVENESS_TTL_SECONDS)  # the client caches "nobody answers" that long
     queued = client.resume(mission.id)
     assert queued.state is MissionState.PLANNING
     with pytest.raises(Exception, match="--force"):
