@@ -93,6 +93,20 @@ def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost
         ("r1", "started"), ("r2", "started"), ("beat", "started")]  # not "already running" from A's files
     assert all(again["answered"].values())
 
+    everywhere = as_json(a.swarmq("down", "--all", "--no-tmux", "--json", "--timeout", "60"))
+    asked = {x["name"] for x in everywhere["actions"] if x["outcome"] == "asked to stop"}
+    assert {"r1@hostb", "r2@hostb", "beat"} <= asked
+    deadline = time.monotonic() + 90
+    while True:  # B's workers (Celery shutdown) and beat (the stop flag) exit on their own
+        left = [p["name"] for p in as_json(b.swarmq("status", "--no-tmux", "--json"))["processes"] if p["running"]]
+        if not left:
+            break
+        assert time.monotonic() < deadline, f"still running on hostb after down --all: {left}"
+        time.sleep(1)
+    for host in (a, b):  # and `up` works again afterwards (it clears the stop flag)
+        back = as_json(host.swarmq("up", "--no-tmux", "--json", "--wait", "120"))
+        assert all(back["answered"].values()), back
+
 
 @pytest.mark.xfail(strict=True, reason="needs issue-16 lock identity")
 def test_cross_mount_write_storm_loses_nothing(hosts: tuple[Cluster, SimHost, SimHost]) -> None:
