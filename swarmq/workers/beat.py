@@ -126,7 +126,8 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
             log.warning("beat: lost the lease (expired or taken over); standing by")
 
     def _adopt_last_runs(self) -> None:
-        """Take each entry's last run from Redis (another beat may have run it since)."""
+        """Take each entry's last run from Redis: every run by any beat is recorded there, so it
+        is the truth (another beat may have run it since, or nobody while the lease was free)."""
         stored = self._client().hgetall(last_runs_key(self._roster().swarm))
         changed = False
         for raw_name, raw_when in stored.items():
@@ -138,12 +139,8 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
                 when = parse_iso(raw_when.decode() if isinstance(raw_when, bytes) else str(raw_when))
             except ValueError:
                 continue
-            try:
-                newer = entry.last_run_at is None or when > entry.last_run_at
-            except TypeError:  # a naive time from an old schedule file: Redis knows better
-                newer = True
-            if newer:
-                entry.last_run_at = when
+            if entry.last_run_at != when:  # Redis has every beat's runs; a local time may be a
+                entry.last_run_at = when     # default ("now" at creation) or another era's
                 changed = True
         if changed:
             self._heap = None  # rebuilt from the adopted times on the next tick
