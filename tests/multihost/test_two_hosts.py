@@ -63,7 +63,8 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, S
 
 def ledger_of(cluster: Cluster) -> Ledger:
     """A read-only view from the test's own mount path (reads take no lock)."""
-    return Ledger(cluster.shared / "runtime", LocalLocks(cluster.root / "locks"), retention=Retention())
+    return Ledger(cluster.shared / "runtime", LocalLocks(cluster.root / "locks"),
+                  archive_root=cluster.shared / "shared" / "swarm" / "missions", retention=Retention())
 
 
 def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost, SimHost]) -> None:

@@ -216,13 +216,15 @@ def _before(stamp: str, cutoff: datetime) -> bool:
 class Ledger:
     """The ledger file of one swarm, the lock that guards it and where finished missions retire."""
 
-    def __init__(self, runtime_dir: Path, locks: StoreLocks, *, archive_root: Path | None = None,
+    def __init__(self, runtime_dir: Path, locks: StoreLocks, *, archive_root: Path,
                  retention: Retention | None = None) -> None:
+        """``archive_root`` is where retired missions go: every handle on one ledger must name the
+        same one (:meth:`for_roster` does), or a retired mission is looked for in the wrong place."""
         self.runtime_dir = runtime_dir
         self.path = resolve_inside(runtime_dir, LEDGER_FILE)
         self.locks = locks
         self.retention = retention or Retention()
-        self.history = MissionHistory(runtime_dir, archive_root or runtime_dir / "missions-archive", locks)
+        self.history = MissionHistory(runtime_dir, archive_root, locks)
 
     @classmethod
     def for_roster(cls, roster: Roster, locks: StoreLocks) -> Ledger:
