@@ -23,3 +23,13 @@ def bench_gated(self: SwarmTask, key: int) -> int:
     """The shape of every LLM job with the LLM call removed: a quota slot under a store lock."""
     assert self.slot is not None
     return self.slot.start()
+
+
+@app.task(name="ops.bench_sleep", bind=True)
+def bench_sleep(self: SwarmTask, path: str, seconds: float) -> None:
+    """Record which node started it and when, then hold the message (unacked) for ``seconds``."""
+    import time
+
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(f"{self.request.hostname} {time.time():.3f}\n")
+    time.sleep(seconds)

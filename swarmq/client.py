@@ -24,9 +24,10 @@ from swarmq.memory.missions.dispatch import (
     existing_for_key,
     resume_mission,
 )
+from swarmq.memory.missions.history import write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
 from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import MissionState
+from swarmq.memory.missions.states import ACTIVE, MissionState
 from swarmq.memory.paths import check_id
 from swarmq.memory.profiles.events import (
     EventType,
@@ -82,11 +83,11 @@ class MissionClient:
 
     @property
     def ledger(self) -> Ledger:
-        return Ledger(self.roster.runtime_dir, self.locks)
+        return Ledger.for_roster(self.roster, self.locks)
 
     def read_ledger(self) -> Ledger:
         """For read-only calls: no Redis needed to read the ledger file."""
-        return Ledger(self.roster.runtime_dir, self._locks or _NoLocks())
+        return Ledger.for_roster(self.roster, self._locks or _NoLocks())
 
     def live_workers(self, candidates: list[str]) -> set[str]:
         """Which of ``candidates`` answer Celery ping right now (cached a few seconds)."""
@@ -131,14 +132,36 @@ class MissionClient:
         return self._dispatch(mission)
 
     def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
+        """Newest first: the ledger's missions plus retired ones from the index (never the archive).
+
+        With ``limit`` the index is read from its end and only the ``limit`` most recently
+        retired matches are considered, so a list costs O(limit), not O(missions ever).
+        """
         wanted = MissionState(state) if state else None
         if worker is not None:
             check_id(worker, "workerId")
-        missions = sorted(self.read_ledger().read().missions.values(), key=lambda m: m.created_at, reverse=True)
-        out = [m for m in missions if (wanted is None or m.state is wanted)
-               and (worker is None or any(a.worker_id == worker for a in m.assignments)
-                    or m.target.get("workerId") == worker)]
-        return out[:limit] if limit else out
+        ledger = self.read_ledger()
+        current = ledger.read().missions
+
+        def keep(record: dict[str, Any]) -> bool:
+            if wanted is not None and record.get("state") != wanted.value:
+                return False
+            if worker is None:
+                return True
+            target = record.get("target") or {}
+            return target.get("workerId") == worker or any(
+                a.get("workerId") == worker for a in record.get("assignments") or [])
+
+        found = {m.id: m for m in current.values() if keep(m.dump())}
+        retired = 0
+        for entry in ledger.history.index(newest_first=True):
+            if limit and retired >= limit:
+                break  # the limit most recently retired are enough
+            if entry["id"] not in current and entry["id"] not in found and keep(entry):
+                found[entry["id"]] = Mission.model_validate(entry)
+                retired += 1
+        missions = sorted(found.values(), key=lambda m: m.created_at, reverse=True)
+        return missions[:limit] if limit else missions
 
     def get(self, mission_id: str) -> Mission:
         return self.read_ledger().read().get(mission_id)
@@ -160,18 +183,33 @@ class MissionClient:
         self._profile_event(mission, EventType.NOTE, f"cancelled: {reason}", key="cancel", state="cancelled")
         return mission
 
-    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None) -> Mission:
+    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None,
+               force: str | None = None, reroute: bool = False) -> Mission:
+        """A new assignment from the last handoff; ``force`` (why) abandons a still-active one.
+
+        ``reroute`` routes by the mission's original target (role/specialty) instead of pinning
+        the worker of its last assignment: the reaper uses it to move work off a dead host.
+        """
         current = self.get(mission_id)
-        target = Target(worker) if worker else Target(
-            current.worker_id, None if current.worker_id else current.target.get("role"),
-            None if current.worker_id else current.target.get("specialty"))
+        if worker:
+            target = Target(worker)
+        elif reroute:
+            target = Target(current.target.get("workerId"), current.target.get("role"),
+                            current.target.get("specialty"))
+        else:
+            target = Target(current.worker_id, None if current.worker_id else current.target.get("role"),
+                            None if current.worker_id else current.target.get("specialty"))
         live = self._liveness(target)
+        abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
         with self.ledger.edit() as doc:
             decision = route(self.roster.workers, target, live=live, load=doc.load(),
                              require_live=self.roster.missions.require_live_worker)
-            mission = resume_mission(doc, mission_id, decision, note)
+            mission = resume_mission(doc, mission_id, decision, note, force=force)
         if mission.state is not MissionState.PLANNING:
             return mission
+        for assignment_id in abandoned:  # a run still going somewhere stops at its next heartbeat
+            if mission.assignment(assignment_id).state is MissionState.FAILED:
+                write_beat(self.roster.runtime_dir, assignment_id, {"token": "abandoned", "host": "resume --force"})
         return self._dispatch(mission)
 
     # -- internals ----------------------------------------------------------------------------
@@ -215,7 +253,8 @@ class MissionClient:
         queue = worker.direct_queue
         self.celery.send_task(RUN_TASK, kwargs={"mission_id": mission.id, "assignment_id": assignment.id,
                                                 "worker_id": worker.id},
-                              task_id=assignment.id, queue=queue, routing_key=queue, **options)
+                              task_id=assignment.id, queue=queue, routing_key=queue, ignore_result=True,
+                              **options)
 
     def _layout(self, worker_id: str) -> ProfileLayout:
         return ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, worker_id)

@@ -34,11 +34,12 @@ def submit(roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float) ->
 
     app = create_app(roster)
     try:
-        result = app.send_task(task, kwargs=kwargs)
+        result = app.send_task(task, kwargs=kwargs, ignore_result=wait <= 0)  # stored only if read
         if wait <= 0:
             return str(result.id)
         try:
             value = result.get(timeout=wait)
+            result.forget()
         except TimeoutError:
             fail(f"{task} [{result.id}] did not finish within {wait:g}s (is a worker consuming its queue?)")
         except Exception as exc:  # the task raised: show its error, not a traceback

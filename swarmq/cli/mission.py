@@ -1,4 +1,4 @@
-"""``swarmq mission submit|list|show|cancel|resume``: the orchestrator's missions from a shell."""
+"""``swarmq mission submit|list|show|cancel|resume|reap``: the orchestrator's missions from a shell."""
 
 from __future__ import annotations
 
@@ -136,10 +136,35 @@ def resume(
     mission_id: str,
     worker: Annotated[str | None, typer.Option("--worker", "-w", help="Resume on another worker.")] = None,
     note: Annotated[str | None, typer.Option(help="Why, or what changed (recorded in the ledger).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Also when an assignment is still planning/executing (its host is gone): "
+        "that assignment is settled failed and its run, if any is left, stops.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Dispatch a new assignment of a blocked, review or failed mission, from its latest handoff."""
     client = _client(ctx)
-    mission = _run(lambda: client.resume(mission_id, worker=worker, note=note))
+    why = f"abandoned by mission resume --force{': ' + note if note else ''}" if force else None
+    mission = _run(lambda: client.resume(mission_id, worker=worker, note=note, force=why))
     _print(mission, as_json)
     _exit_for(mission)
+
+
+@app.command()
+def reap(
+    ctx: typer.Context,
+    older_than: Annotated[float | None, typer.Option(
+        min=1, help="Heartbeat age in seconds (default: missions.reap_after_seconds).")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Resume elsewhere the executing missions whose host died (what the active beat does)."""
+    from swarmq.workers.reaper import reap as reap_pass
+
+    client = _client(ctx)
+    found = _run(lambda: reap_pass(client, older_than=older_than))
+    if as_json:
+        emit_json([item.__dict__ for item in found])
+        return
+    if not found:
+        console.print("no executing mission has a stale heartbeat")
+    for item in found:
+        console.print(item.describe(), highlight=False)

@@ -12,7 +12,7 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
 from swarmq.cli.quota import quota_table
 from swarmq.roster.schema import Roster
-from swarmq.workers.launcher import LaunchError, Supervisor
+from swarmq.workers.launcher import Action, LaunchError, Supervisor
 from swarmq.workers.processes import celery_hostname, flower_url
 
 
@@ -185,12 +185,16 @@ def down(
         60.0, help="Seconds to let workers finish their tasks before killing them."
     ),
     keep_redis: bool = typer.Option(False, "--keep-redis", help="Leave an embedded Redis running."),
+    all_hosts: bool = typer.Option(
+        False, "--all", help="Also every other host: Celery warm shutdown of its workers, its beat told to exit."
+    ),
     no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
     as_json: bool = JsonOption,
 ) -> None:
-    """Stop workers gracefully (SIGTERM, wait, then remove the session), beat, Flower, embedded Redis."""
+    """Stop this host's workers gracefully (SIGTERM, wait, then remove the session), beat, Flower, embedded Redis."""
     roster = load(ctx)
-    actions = _supervisor(ctx, roster, no_tmux).down(timeout=timeout, keep_redis=keep_redis)
+    elsewhere = _down_elsewhere(roster) if all_hosts else []
+    actions = _supervisor(ctx, roster, no_tmux).down(timeout=timeout, keep_redis=keep_redis) + elsewhere
     if as_json:
         emit_json({"actions": [a.__dict__ for a in actions]})
         return
@@ -203,6 +207,26 @@ def down(
     for action in actions:
         table.add_row(action.name, action.kind, action.outcome, action.detail)
     console.print(table)
+
+
+def _down_elsewhere(roster: Roster) -> list[Action]:
+    """``down --all``: what the other hosts run, stopped through Celery and a Redis flag."""
+    from swarmq.coord.connection import RedisUnavailable, connect
+    from swarmq.workers.app import create_app
+    from swarmq.workers.hosts import stop_everywhere
+
+    try:
+        client = connect(roster.redis_url, timeout=2.0)
+    except RedisUnavailable as exc:
+        fail(f"down --all needs Redis to reach the other hosts: {exc}")
+    app = create_app(roster)
+    try:
+        nodes = stop_everywhere(roster, app, client)
+    finally:
+        app.close()
+        client.close()
+    return [Action(node, "worker", "asked to stop", "Celery warm shutdown") for node in nodes] + [
+        Action("beat", "beat", "asked to stop", "every host's beat exits at its next tick")]
 
 
 def status(
@@ -242,6 +266,15 @@ def status(
             mission,
         )
     console.print(table)
+    if report.hosts:
+        hosts = Table(title="hosts (Celery ping + each host's record)")
+        for column in ("host", "answering nodes", "recorded processes", "recorded at"):
+            hosts.add_column(column)
+        for h in report.hosts:
+            recorded = ", ".join(f"{p.get('name')} ({p.get('pid')})" for p in h.recorded)
+            hosts.add_row(h.host + (" (this host)" if h.this_host else ""), ", ".join(h.nodes) or "-",
+                          h.error or recorded or "-", h.updated_at or "-")
+        console.print(hosts)
     if report.queue_lengths:
         queues = Table(title="queued messages")
         queues.add_column("queue")

@@ -95,7 +95,7 @@ def running_worker(task: SwarmTask) -> str | None:
     return key.removeprefix("worker.") if key.startswith("worker.") else None
 
 
-@app.task(name=RUN_TASK, bind=True, base=MissionTask)
+@app.task(name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True)  # the ledger is the result
 def run_mission(
     self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None
 ) -> dict[str, Any]:
@@ -113,6 +113,7 @@ def run_mission(
             },
             queue=direct_queue(worker_id),
             routing_key=direct_queue(worker_id),
+            ignore_result=True,
         )
         return {"state": "forwarded", "to": worker_id, "from": here}
     if here is None:
@@ -138,7 +139,9 @@ def run_mission(
         ):
             # One transcript per assignment: its id keys forge's idempotency.
             self.app.send_task(
-                FORGE_TASK, kwargs={"path": outcome.transcript, "key": outcome.assignment_id}
+                FORGE_TASK,
+                kwargs={"path": outcome.transcript, "key": outcome.assignment_id},
+                ignore_result=True,
             )
 
     knowledge = knowledge_provider(roster, locks, agent=agent)

@@ -4,9 +4,9 @@
   per delivery round: a Celery retry starts a new one). A message that keeps killing its worker
   (OOM, segfault, ``kill -9``) is redelivered by ``task_reject_on_worker_lost`` and would loop
   forever; after ``tasks.max_deliveries`` starts it goes to the ``dead_letter`` queue and to
-  ``<runtime>/dead-letter.jsonl`` instead of running again. The counter expires one visibility
-  timeout after its last start (a redelivery always comes sooner), so a task that finishes pays
-  one round trip for it, not two.
+  ``<runtime>/dead-letter.jsonl`` instead of running again. A run that ends deletes its counter
+  (one ``UNLINK``); one killed mid-run leaves it, expiring one visibility timeout after its last
+  start (a redelivery always comes sooner), so Redis holds counters only for lost runs.
 * **Store locks.** ``store_lock="consolidation:{scope}"`` on a task holds that Redis lock (with
   its fencing lease in ``self.lease``) around the body; ``self.hold_store_lock(name)`` does it
   ad hoc.
@@ -194,6 +194,7 @@ class SwarmTask(Task):  # type: ignore[misc]
             raise
         finally:
             request.swarmq_lease = request.swarmq_slot = None
+            self._forget_attempts()
         log.info(
             "end %s: ok after %.3fs",
             self.name,
@@ -239,6 +240,12 @@ class SwarmTask(Task):  # type: ignore[misc]
 
     def _attempts_key(self, task_id: str) -> str:
         return keys.attempts(self.roster.swarm, task_id, int(self.request.retries or 0))
+
+    def _forget_attempts(self) -> None:
+        """The run ended (returned, raised or asked for a retry, which counts in a new key): its
+        counter has no further use. Only a worker killed mid-run leaves it, for the redelivery."""
+        with contextlib.suppress(*TRANSIENT):
+            self.cluster.client.unlink(self._attempts_key(str(self.request.id)))
 
     def _attempts_ttl(self) -> float:
         from swarmq.workers.config import VISIBILITY_MARGIN_SECONDS, visibility_timeout

@@ -12,11 +12,13 @@ from kombu.entity import Exchange, Queue
 from swarmq.coord import keys
 from swarmq.roster.checks import task_family
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.workers.processes import host_dir
 
 EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
 """Comma-separated modules to import besides swarmq's own task modules (tests, plugins)."""
 
 VISIBILITY_MARGIN_SECONDS = 600.0
+RESULT_EXPIRES_SECONDS = 3600
 
 
 def task_modules() -> list[str]:
@@ -27,9 +29,16 @@ def task_modules() -> list[str]:
 
 
 def visibility_timeout(roster: Roster) -> float:
-    """Above the longest hard time limit plus retry countdowns, or a running task is redelivered."""
+    """Above the longest hard time limit of the *short* job families plus retry countdowns.
+
+    The Redis transport has one window for every queue, and a message taken by a host that dies
+    comes back only when it ends, so it is not sized for missions (hours): a mission run is
+    guarded by its claim and heartbeat instead (a redelivery while it runs is skipped as a
+    duplicate) and a dead host's missions are resumed by the reaper within minutes.
+    """
     tasks = roster.tasks
-    return tasks.longest_time_limit() + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
+    short = [limit.time_limit_seconds for family, limit in tasks.limits.items() if family != "missions"]
+    return max(short, default=0.0) + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
 
 
 def build_queues(roster: Roster) -> list[Queue]:
@@ -66,7 +75,7 @@ def build_beat_schedule(roster: Roster) -> dict[str, dict[str, Any]]:
             "schedule": when,
             "args": tuple(entry.args),
             "kwargs": dict(entry.kwargs),
-            "options": {"queue": queue, "routing_key": queue},
+            "options": {"queue": queue, "routing_key": queue, "ignore_result": True},
         }
     return out
 
@@ -92,8 +101,10 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         "result_backend": roster.redis_url,
         "result_backend_transport_options": {"global_keyprefix": prefix},
-        "result_expires": 86_400,
-        "result_extended": True,
+        # Results are for callers that read them (and forget them after): fire-and-forget
+        # senders (missions, beat entries, forge) pass ignore_result; what is left expires.
+        "result_expires": RESULT_EXPIRES_SECONDS,
+        "result_extended": False,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
@@ -117,7 +128,7 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "task_routes": (route_task,),
         "task_create_missing_queues": True,
         "beat_schedule": build_beat_schedule(roster),
-        "beat_schedule_filename": str(roster.runtime_dir / "celerybeat-schedule"),
+        "beat_schedule_filename": str(host_dir(roster) / "celerybeat-schedule"),
         "beat_scheduler": "swarmq.workers.beat:SingleBeatScheduler",
         "beat_max_loop_interval": 10,
         "worker_task_log_format": (

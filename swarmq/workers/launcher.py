@@ -22,14 +22,17 @@ from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
 from swarmq.memory.procs import pid_alive
 from swarmq.roster.schema import Roster
 from swarmq.workers import digest, embedded_redis, logpipe
+from swarmq.workers.hosts import beat_stop_key
 from swarmq.workers.processes import (
     Kind,
     ProcessSpec,
     api_spec,
     beat_spec,
     flower_spec,
+    host_dir,
     read_pid,
     worker_spec,
+    write_host_record,
     write_pid,
 )
 from swarmq.workers.tmux import TmuxHost, tmux_available
@@ -132,7 +135,7 @@ class Supervisor:
         self, *, flower: bool = False, api: bool = False, restart_timeout: float = 60.0
     ) -> UpResult:
         for directory in ("pids", "logs"):
-            (self.roster.runtime_dir / directory).mkdir(parents=True, exist_ok=True)
+            (host_dir(self.roster) / directory).mkdir(parents=True, exist_ok=True)
         redis_state = self.ensure_redis()
         if not self.use_tmux:
             self.notify(
@@ -147,20 +150,14 @@ class Supervisor:
             if pid is not None:
                 result.actions.append(self._refresh(spec, pid, restart_timeout))
                 continue
+            standby = ""
             if spec.kind is Kind.BEAT:
                 holder = self._beat_holder()
-                if holder is not None:
-                    result.actions.append(
-                        Action(
-                            spec.name,
-                            spec.kind.value,
-                            "skipped",
-                            f"a beat already runs elsewhere ({holder})",
-                        )
-                    )
-                    continue
+                if holder is not None:  # every host runs a beat; the others stand by
+                    standby = f" (standby: the lease is held by {holder})"
             pid = self._start(spec)
-            result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}"))
+            result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}"))
+        self.record()
         return result
 
     # -- roster changes ----------------------------------------------------------------------
@@ -218,12 +215,22 @@ class Supervisor:
             spec.pidfile.unlink()
         return stopped
 
+    def record(self) -> Path:
+        """Write this host's ``host.json``: what runs here now (read by every host's status)."""
+        running: list[dict[str, object]] = []
+        for spec in self.known_specs():
+            pid = self.pid(spec)
+            if pid is not None:
+                running.append({"name": spec.name, "kind": spec.kind.value, "session": spec.session, "pid": pid})
+        return write_host_record(self.roster, running)
+
     def _beat_holder(self) -> str | None:
         try:
             client = connect(self.roster.redis_url, timeout=2.0)
         except RedisUnavailable:
             return None
         try:
+            client.delete(beat_stop_key(self.roster.swarm))  # a past `down --all` is over
             holder = client.get(keys.beat_lock(self.roster.swarm))
         finally:
             client.close()
@@ -307,4 +314,5 @@ class Supervisor:
             actions.append(Action(spec.name, spec.kind.value, outcome, detail))
         if not keep_redis and embedded_redis.stop(self.roster.runtime_dir):
             actions.append(Action("redis", "redis", "stopped", "embedded"))
+        self.record()
         return actions

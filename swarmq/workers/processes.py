@@ -1,8 +1,15 @@
-"""What one machine runs for a swarm: its command lines, environments and bookkeeping files."""
+"""What one machine runs for a swarm: its command lines, environments and bookkeeping files.
+
+A host's own runtime state (pid files, logs, the beat's schedule file, ``host.json``) lives in
+``<runtime>/hosts/<hostname>/``: the runtime directory may be shared by every host of the swarm,
+and one host must never read, overwrite or delete another's records.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -48,9 +55,50 @@ def _base_env(roster: Roster, config_path: Path) -> dict[str, str]:
     return env
 
 
+HOSTS_DIR = "hosts"
+HOST_RECORD = "host.json"
+
+
+def host_name() -> str:
+    """This machine's name as Celery uses it in node names (``<worker>@<host>``)."""
+    return socket.gethostname()
+
+
+def host_dir(roster: Roster, host: str | None = None) -> Path:
+    """``<runtime>/hosts/<host>/``: the runtime state that belongs to one host."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", host or host_name()).strip(".") or "_"
+    return roster.runtime_dir / HOSTS_DIR / safe
+
+
 def _files(roster: Roster, session: str) -> tuple[Path, Path]:
-    runtime = roster.runtime_dir
-    return runtime / "pids" / f"{session}.pid", runtime / "logs" / f"{session}.log"
+    here = host_dir(roster)
+    return here / "pids" / f"{session}.pid", here / "logs" / f"{session}.log"
+
+
+def write_host_record(roster: Roster, processes: list[dict[str, object]]) -> Path:
+    """What ``up``/``down`` left running on this host, for every host's ``status`` to show."""
+    from swarmq.memory.clock import iso
+
+    path = host_dir(roster) / HOST_RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"host": host_name(), "updatedAt": iso(), "processes": processes}, indent=2))
+    os.replace(tmp, path)
+    return path
+
+
+def host_records(roster: Roster) -> dict[str, dict[str, object]]:
+    """Every host's last ``host.json`` (unreadable ones reported as such, never fatal)."""
+    out: dict[str, dict[str, object]] = {}
+    root = roster.runtime_dir / HOSTS_DIR
+    for record in sorted(root.glob(f"*/{HOST_RECORD}")) if root.is_dir() else []:
+        try:
+            data = json.loads(record.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            data = {"error": f"{record}: {exc}"}
+        host = str(data.get("host") or record.parent.name) if isinstance(data, dict) else record.parent.name
+        out[host] = data if isinstance(data, dict) else {"error": f"{record}: not an object"}
+    return out
 
 
 def celery_worker_args(worker: WorkerConfig) -> list[str]:
@@ -89,7 +137,7 @@ def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> Proc
 def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
-    argv = [*CELERY, *celery_beat_args(str(roster.runtime_dir / "celerybeat-schedule"))]
+    argv = [*CELERY, *celery_beat_args(str(host_dir(roster) / "celerybeat-schedule"))]
     env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "beat"}
     return ProcessSpec(Kind.BEAT, "beat", session, argv, env, pidfile, logfile)
 

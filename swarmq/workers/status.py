@@ -1,4 +1,8 @@
-"""``swarmq status``: Redis, each process's session, Celery pings, queues and active tasks."""
+"""``swarmq status``: Redis, this host's processes, Celery pings, queues, active tasks, all hosts.
+
+This host's processes come from its own records (``<runtime>/hosts/<host>/``); the other hosts
+from Celery's broadcast ping plus the ``host.json`` each wrote (:mod:`swarmq.workers.hosts`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from swarmq.coord.quota import QuotaGate
 from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
 from swarmq.workers import embedded_redis
 from swarmq.workers.config import is_redis_url
+from swarmq.workers.hosts import HostStatus, cluster
 from swarmq.workers.launcher import Supervisor
 from swarmq.workers.processes import Kind, celery_hostname
 
@@ -42,6 +47,8 @@ class SwarmStatus:
     processes: list[ProcessStatus]
     queue_lengths: dict[str, int]
     quotas: list[dict[str, Any]] = field(default_factory=list)
+    hosts: list[HostStatus] = field(default_factory=list)
+    """Every host of the swarm: answering Celery nodes and its recorded processes."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,9 +91,10 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
             processes[-1].runtime = _runtime_state(roster, spec.name)
 
     queue_lengths: dict[str, int] = {}
+    pongs: list[str] = []
     if client is not None:
         workers = [p for p in processes if p.kind == Kind.WORKER.value]
-        _celery_details(roster, workers, timeout)
+        pongs = _celery_details(roster, workers, timeout)
         if is_redis_url(roster.effective_broker_url):
             names = [*JOB_FAMILIES, *(w.direct_queue for w in roster.workers), DEAD_LETTER_QUEUE]
             pipe = client.pipeline()
@@ -112,27 +120,32 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
         processes,
         queue_lengths,
         quotas,
+        cluster(roster, pongs),
     )
 
 
-def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float) -> None:
-    if not workers:
-        return
+def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float) -> list[str]:
+    """Fill this host's workers from Celery; returns every node of the swarm that answered."""
     from swarmq.workers.app import create_app
+    from swarmq.workers.hosts import ping_all
 
     app = create_app(roster)
     by_host = {celery_hostname(status.name): status for status in workers}
     for status in workers:
         status.celery = "no answer"
     try:
-        inspect = app.control.inspect(destination=list(by_host), timeout=timeout)
-        pongs = inspect.ping() or {}
-        queues = inspect.active_queues() or {}
-        active = inspect.active() or {}
+        pongs = ping_all(app, timeout)
+        queues: dict[str, Any] = {}
+        active: dict[str, Any] = {}
+        mine = [node for node in by_host if node in pongs]
+        if mine:
+            inspect = app.control.inspect(destination=mine, timeout=timeout)
+            queues = inspect.active_queues() or {}
+            active = inspect.active() or {}
     except Exception as exc:
         for status in workers:
             status.celery = f"error: {exc}"
-        return
+        return []
     finally:
         app.close()
     for host, status in by_host.items():
@@ -143,3 +156,4 @@ def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float
             {"id": t.get("id"), "name": t.get("name"), "started": t.get("time_start")}
             for t in active.get(host, [])
         ]
+    return pongs

@@ -19,6 +19,7 @@ from swarmq.api.app import create_app
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.roster.loader import load_roster
+from swarmq.workers.processes import host_dir
 from tests.support import REPO, client_app, write_roster
 from tests.workers.test_processes import as_json, swarmq
 
@@ -80,7 +81,7 @@ def test_mission_through_api_on_tmux_worker(
         # The agent's output went to the worker's terminal (its tmux pane, logged by the launcher).
         pane = subprocess.run(["tmux", "-L", f"swarmq-{swarm_name}", "capture-pane", "-p", "-S", "-200",
                                "-t", "=swarm-w1"], capture_output=True, text=True).stdout
-        log = (tmp_path / "runtime" / "logs" / "swarm-w1.log").read_text(errors="replace")
+        log = (host_dir(client.roster) / "logs" / "swarm-w1.log").read_text(errors="replace")
         assert f"[w1 {mission_id}] CHECKPOINT: implemented the change" in pane + log
         status = as_json(swarmq(config, "status", "--json"))
         w1 = next(p for p in status["processes"] if p["name"] == "w1")

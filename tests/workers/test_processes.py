@@ -16,6 +16,8 @@ import pytest
 import redis
 
 from swarmq.coord import keys
+from swarmq.roster.loader import load_roster
+from swarmq.workers.processes import host_dir
 from tests.coord.redis_server import free_port
 from tests.support import REPO, write_roster
 
@@ -118,6 +120,9 @@ def test_up_twice_status_down_with_tmux(
         assert sorted(by_name["w1"]["queues"]) == ["forge", "missions", "worker.w1"]
         assert by_name["w-2"]["celery"] == "pong" and "worker.w-2" in by_name["w-2"]["queues"]
         assert by_name["beat"]["running"]
+        [host] = status["hosts"]  # one host: its Celery nodes and its own record
+        assert host["this_host"] and sorted(n.split("@")[0] for n in host["nodes"]) == ["w-2", "w1"]
+        assert {p["name"] for p in host["recorded"]} == {"w1", "w-2", "beat", "flower"}
         assert status["queue_lengths"]["worker.w1"] == 0
         assert redis_client.get(keys.beat_lock(swarm_name)) is not None
         table = swarmq(config, "status")
@@ -132,10 +137,13 @@ def test_up_twice_status_down_with_tmux(
         ]
         assert tmux_sessions(swarm_name) == []
         assert redis_client.get(keys.beat_lock(swarm_name)) is None
-        assert not list((tmp_path / "runtime" / "pids").glob("*.pid"))
+        here = host_dir(load_roster(config, env={}))
+        assert here.parent == tmp_path / "runtime" / "hosts"  # this host's records only
+        assert not list((here / "pids").glob("*.pid"))
+        assert json.loads((here / "host.json").read_text())["processes"] == []
         assert (
             "warm shutdown"
-            in (tmp_path / "runtime" / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
+            in (here / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
         )
     finally:
         swarmq(config, "down", "--timeout", "20")

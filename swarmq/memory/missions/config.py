@@ -19,6 +19,11 @@ class MissionsConfig(BaseModel):
     """How often a running assignment stamps its heartbeat (ledger + runtime.json)."""
     stale_after_seconds: Annotated[float, Field(gt=0, le=86_400)] = 60.0
     """A claim whose heartbeat is older than this is taken over by a redelivery."""
+    reap_after_seconds: Annotated[float, Field(gt=0, le=86_400)] = 120.0
+    """The reaper resumes an executing mission elsewhere when its heartbeat is this old and its
+    worker node does not answer (or answers but no longer runs it)."""
+    reap_every_seconds: Annotated[float, Field(ge=0, le=3600)] = 30.0
+    """How often the active beat runs the reaper (0: never; ``swarmq mission reap`` by hand)."""
     kill_grace_seconds: Annotated[float, Field(ge=0, le=600)] = 5.0
     """Between SIGTERM and SIGKILL when an agent times out or its mission is cancelled."""
     echo_output: bool = True
@@ -32,5 +37,10 @@ class MissionsConfig(BaseModel):
     knowledge_budget_chars: Annotated[int, Field(ge=0, le=100_000)] = 4_000
     """The knowledge directives block injected into the prompt."""
     archive_completed: bool = True
+    ledger_keep_finished: Annotated[int, Field(ge=0, le=100_000)] = 50
+    """Complete/cancelled missions kept in swarm-missions.json (newest); older ones are retired
+    to the archive ``<shared>/swarm/missions/<id>/mission.json`` and ``missions-index.jsonl``."""
+    ledger_keep_finished_seconds: Annotated[float, Field(ge=0, le=30 * 86_400)] = 3600.0
+    """...and for at most this long after they finished."""
     extract_transcripts: bool = True
     """Enqueue ``forge.extract`` with the transcript when that task is registered."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from swarmq.memory.clock import iso
 from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
 from swarmq.memory.missions.routing import Route, Target
 from swarmq.memory.missions.states import (
@@ -57,8 +58,8 @@ class MissionSpec:
 def existing_for_key(doc: LedgerDoc, client_key: str | None) -> Mission | None:
     if client_key is None:
         return None
-    mission_id = doc.client_keys.get(client_key)
-    return doc.missions.get(mission_id) if mission_id else None
+    mission_id = doc.key_owner(client_key)
+    return doc.get(mission_id) if mission_id else None
 
 
 def _title(spec: MissionSpec) -> str:
@@ -81,7 +82,7 @@ def create_mission(doc: LedgerDoc, spec: MissionSpec, route: Route) -> Mission:
     """Add a mission routed by ``route`` (planning with an assignment, or blocked/failed)."""
     spec.validate()
     mission_id = spec.mission_id or new_id("mission")
-    if mission_id in doc.missions:
+    if doc.exists(mission_id):
         raise MissionConflict(f"mission {mission_id!r} already exists in the ledger")
     mission = Mission(id=mission_id, title=_title(spec), objective=spec.objective,
                       target=spec.target.as_dict(), clientKey=spec.client_key)
@@ -113,24 +114,43 @@ def cancel_mission(doc: LedgerDoc, mission_id: str, reason: str) -> Mission:
     return mission
 
 
-def resume_mission(doc: LedgerDoc, mission_id: str, route: Route, note: str | None = None) -> Mission:
-    """Dispatch a new assignment that continues from the last handoff."""
+def resume_mission(doc: LedgerDoc, mission_id: str, route: Route, note: str | None = None, *,
+                   force: str | None = None) -> Mission:
+    """Dispatch a new assignment that continues from the last handoff.
+
+    ``force`` (the reason) first settles a still-active assignment as failed: for a run whose
+    host died (the reaper) or that the operator knows is gone (``mission resume --force``). It
+    only happens when the route found a worker, so a mission is never left without a run.
+    """
     mission = doc.get(mission_id)
     running = [a for a in mission.assignments if a.state in ACTIVE]
-    if running:
+    if running and force is None:
         raise MissionConflict(
             f"mission {mission_id} still has assignment {running[0].id} {running[0].state.value} "
-            f"on {running[0].worker_id}; cancel it or wait"
+            f"on {running[0].worker_id}; cancel it, wait, or resume with --force if its host is gone"
         )
-    if mission.state not in RESUMABLE and mission.state is not MissionState.PLANNING:
+    if mission.state in TERMINAL:
         raise TransitionError(
             f"mission {mission_id} is {mission.state.value}; only blocked, review or failed missions resume"
         )
     if route.worker_id is None or route.state is not MissionState.PLANNING:
         mission.note(f"resume refused: {route.reason}", kind="resume")
-        if route.state is not mission.state and route.state in (MissionState.BLOCKED, MissionState.FAILED):
+        if not running and route.state is not mission.state and route.state in (
+                MissionState.BLOCKED, MissionState.FAILED):
             mission.move(route.state, route.reason, kind="route")
         return mission
+    if running:
+        assert force is not None
+        for assignment in running:
+            assignment.move(MissionState.FAILED, force)
+            assignment.ended_at = iso()
+            assignment.claim = None
+        if mission.state is MissionState.EXECUTING:
+            mission.move(MissionState.FAILED, force, kind="abandon")
+    if mission.state not in RESUMABLE and mission.state is not MissionState.PLANNING:
+        raise TransitionError(
+            f"mission {mission_id} is {mission.state.value}; only blocked, review or failed missions resume"
+        )
     assignment = _assign(mission, route.worker_id, resume=True)
     mission.move(MissionState.PLANNING, f"resumed on {route.worker_id} as {assignment.id}"
                  + (f": {note}" if note else ""), kind="resume")

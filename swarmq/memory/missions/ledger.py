@@ -1,33 +1,42 @@
-"""The mission ledger ``<runtime>/swarm-missions.json``: every mission and assignment, one file.
+"""The mission ledger ``<runtime>/swarm-missions.json``: the missions that can still change.
 
-Every change is a read-modify-write under the file's store lock, replaced atomically. Records keep
-fields they do not know (written by Swarm2's server or a newer swarmq) through every rewrite. An
-unreadable ledger is never overwritten: :class:`LedgerCorrupt` names the file and the error.
+Every change is a read-modify-write under the file's store lock, replaced atomically. The file
+holds active missions plus a short tail of finished ones (:class:`Retention`); older finished
+missions are retired to the Swarm2 archive and the list index (:mod:`.history`), so an edit costs
+O(active missions) however many were ever submitted. Records keep fields they do not know
+(written by Swarm2's server or a newer swarmq) through every rewrite. An unreadable ledger is
+never overwritten: :class:`LedgerCorrupt` names the file and the error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from swarmq.memory.atomic import write_json_atomic
-from swarmq.memory.clock import iso
+from swarmq.memory.atomic import write_atomic
+from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.memory.missions.history import MissionHistory, request_stop
 from swarmq.memory.missions.states import (
     ACTIVE,
     ASSIGNMENT_TRANSITIONS,
     MISSION_TRANSITIONS,
+    TERMINAL,
     MissionState,
     check_transition,
 )
 from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster
 
 LEDGER_FILE = "swarm-missions.json"
 LEDGER_VERSION = 1
@@ -140,18 +149,52 @@ class Mission(_Record):
         return current.worker_id if current else self.target.get("workerId")
 
 
+@dataclass(frozen=True)
+class Retention:
+    """How many finished (complete/cancelled) missions stay in the ledger file, and how long."""
+
+    keep: int = 50
+    seconds: float = 3600.0
+
+
 class LedgerDoc(_Record):
     version: int = LEDGER_VERSION
     updated_at: str | None = Field(default=None, alias="updatedAt")
     missions: dict[str, Mission] = Field(default_factory=dict)
     client_keys: dict[str, str] = Field(default_factory=dict, alias="clientKeys")
+    _history: MissionHistory | None = PrivateAttr(default=None)
 
     def get(self, mission_id: str) -> Mission:
+        """A mission in the ledger, else its retired record from the archive (read-only use)."""
         check_id(mission_id, "missionId")
-        try:
-            return self.missions[mission_id]
-        except KeyError:
-            raise MissionNotFound(f"no mission {mission_id!r} in the ledger") from None
+        found = self.missions.get(mission_id)
+        if found is not None:
+            return found
+        record = self._history.archived(mission_id) if self._history is not None else None
+        if record is None:
+            raise MissionNotFound(f"no mission {mission_id!r} in the ledger or its archive")
+        return Mission.model_validate(record)
+
+    def exists(self, mission_id: str) -> bool:
+        return mission_id in self.missions or (
+            self._history is not None and self._history.archived(mission_id) is not None)
+
+    def key_owner(self, client_key: str) -> str | None:
+        """The mission created for ``client_key``, active or retired."""
+        owner = self.client_keys.get(client_key)
+        if owner is None and self._history is not None:
+            owner = self._history.key_owner(client_key)
+        return owner
+
+    def due_for_retirement(self, retention: Retention) -> list[Mission]:
+        """Finished missions past the retention age, plus the oldest beyond ``retention.keep``."""
+        finished = sorted((m for m in self.missions.values() if m.state in TERMINAL), key=lambda m: m.updated_at)
+        cutoff = utc_now() - timedelta(seconds=retention.seconds)
+        due = [m for m in finished if _before(m.updated_at, cutoff)]
+        rest = finished[len(due):]
+        if len(rest) > retention.keep:
+            due += rest[:len(rest) - retention.keep]
+        return due
 
     def load(self) -> dict[str, int]:
         """Active (planning or executing) assignments per worker: the routing load."""
@@ -163,33 +206,76 @@ class LedgerDoc(_Record):
         return counts
 
 
-class Ledger:
-    """The ledger file of one swarm and the lock that guards it."""
+def _before(stamp: str, cutoff: datetime) -> bool:
+    try:
+        return parse_iso(stamp) < cutoff
+    except ValueError:
+        return False
 
-    def __init__(self, runtime_dir: Path, locks: StoreLocks) -> None:
+
+class Ledger:
+    """The ledger file of one swarm, the lock that guards it and where finished missions retire."""
+
+    def __init__(self, runtime_dir: Path, locks: StoreLocks, *, archive_root: Path,
+                 retention: Retention | None = None) -> None:
+        """``archive_root`` is where retired missions go: every handle on one ledger must name the
+        same one (:meth:`for_roster` does), or a retired mission is looked for in the wrong place."""
+        self.runtime_dir = runtime_dir
         self.path = resolve_inside(runtime_dir, LEDGER_FILE)
         self.locks = locks
+        self.retention = retention or Retention()
+        self.history = MissionHistory(runtime_dir, archive_root, locks)
+
+    @classmethod
+    def for_roster(cls, roster: Roster, locks: StoreLocks) -> Ledger:
+        """The swarm's ledger, retiring to ``<shared>/swarm/missions`` (Swarm2's archive)."""
+        config = roster.missions
+        return cls(roster.runtime_dir, locks, archive_root=roster.shared_dir / "swarm" / "missions",
+                   retention=Retention(config.ledger_keep_finished, config.ledger_keep_finished_seconds))
 
     def read(self) -> LedgerDoc:
         """A consistent snapshot (the file is only ever replaced whole)."""
         try:
             raw = self.path.read_text("utf-8")
         except FileNotFoundError:
-            return LedgerDoc()
-        try:
-            return LedgerDoc.model_validate(json.loads(raw))
-        except (ValueError, ValidationError) as exc:
-            raise LedgerCorrupt(
-                f"{self.path}: cannot read the mission ledger ({str(exc).splitlines()[0]}); "
-                "it was left untouched: fix or move it aside"
-            ) from exc
+            doc = LedgerDoc()
+        else:
+            try:
+                doc = LedgerDoc.model_validate_json(raw)
+            except (ValueError, ValidationError) as exc:
+                raise LedgerCorrupt(
+                    f"{self.path}: cannot read the mission ledger ({str(exc).splitlines()[0]}); "
+                    "it was left untouched: fix or move it aside"
+                ) from exc
+        doc._history = self.history
+        return doc
 
     @contextlib.contextmanager
     def edit(self, timeout: float | None = 60.0) -> Iterator[LedgerDoc]:
-        """Hold the ledger lock, yield the document, write it back if the block succeeds."""
+        """Hold the ledger lock, yield the document, write it back if the block succeeds.
+
+        After the block: new client keys are recorded, newly cancelled missions get a stop
+        request (their runner sees it at its next heartbeat) and missions due are retired.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.locks.hold(file_resource(self.path), timeout=timeout) as lease:
             doc = self.read()
+            keys = dict(doc.client_keys)
+            states = {mission_id: m.state for mission_id, m in doc.missions.items()}
             yield doc
+            for key, owner in doc.client_keys.items():
+                if keys.get(key) != owner:
+                    self.history.remember_key(key, owner)
+            for mission_id, mission in doc.missions.items():
+                if mission.state is MissionState.CANCELLED and states.get(mission_id) is not MissionState.CANCELLED:
+                    request_stop(self.runtime_dir, mission_id, mission.reason or "mission cancelled")
+            due = doc.due_for_retirement(self.retention)
+            if due:
+                self.history.retire([m.dump() for m in due])
+                gone = {m.id for m in due}
+                for mission_id in gone:
+                    del doc.missions[mission_id]
+                doc.client_keys = {k: v for k, v in doc.client_keys.items() if v not in gone}
             doc.updated_at = iso()
-            write_json_atomic(self.path, doc.dump(), lease=lease)
+            text = doc.model_dump_json(by_alias=True, exclude_none=True, indent=2)
+            write_atomic(self.path, text, lease=lease)

@@ -12,15 +12,16 @@ import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from swarmq.memory.atomic import write_atomic
-from swarmq.memory.clock import iso, parse_iso, utc_now
+from swarmq.memory.clock import iso
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider, load_context, render_prompt
+from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
 from swarmq.memory.missions.recorder import RunRecorder
+from swarmq.memory.missions.recovery import heartbeat_age
 from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.memory.procs import pid_alive
@@ -70,18 +71,14 @@ class MissionRunner:
 
     def __post_init__(self) -> None:
         self.config = self.roster.missions
-        self.ledger = Ledger(self.roster.runtime_dir, self.locks)
+        self.ledger = Ledger.for_roster(self.roster, self.locks)
         self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
 
     # -- claim --------------------------------------------------------------------------------
 
-    def _claim_alive(self, claim: dict[str, Any]) -> bool:
-        try:
-            fresh = utc_now() - parse_iso(str(claim.get("heartbeatAt"))) < timedelta(
-                seconds=self.config.stale_after_seconds)
-        except ValueError:
-            fresh = False
+    def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:
+        fresh = heartbeat_age(self.roster.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
         if claim.get("host") == self.host:
             return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
@@ -100,7 +97,9 @@ class MissionRunner:
                                   attempt=assignment.attempts)
             previous = assignment.claim or {}
             if previous.get("host") == self.host:
-                orphan = previous.get("agentPid")
+                beat = read_beat(self.roster.runtime_dir, assignment_id)
+                orphan = beat.get("agentPid") if beat.get("token") == previous.get("token") else None
+                orphan = orphan or previous.get("agentPid")
             assignment.attempts += 1
             if assignment.state is S.PLANNING:
                 assignment.move(S.EXECUTING)
@@ -112,6 +111,7 @@ class MissionRunner:
             assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
                                 "attempt": assignment.attempts, "heartbeatAt": iso()}
             snapshot = mission.model_copy(deep=True), assignment.model_copy(deep=True)
+        write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim))
         if pid_alive(orphan):
             kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
         return snapshot
@@ -125,7 +125,7 @@ class MissionRunner:
             if assignment.state is S.PLANNING:
                 assignment.move(S.CANCELLED, f"mission {mission.state.value} before it started")
             return f"mission {mission.id} is {mission.state.value}"
-        if assignment.claim and self._claim_alive(assignment.claim):
+        if assignment.claim and self._claim_alive(assignment.id, assignment.claim):
             claim = assignment.claim
             return (f"assignment {assignment.id} is running on {claim.get('host')} pid {claim.get('pid')} "
                     f"(attempt {claim.get('attempt')}); this delivery is a duplicate")
@@ -209,19 +209,22 @@ class MissionRunner:
         )
 
     def _beat(self, mission_id: str, assignment_id: str, agent_pid: int | None = None) -> str | None:
-        """Stamp the heartbeat; say why to stop when the mission was cancelled or taken over."""
-        with self.ledger.edit() as doc:
-            mission = doc.get(mission_id)
-            assignment = mission.assignment(assignment_id)
-            claim = assignment.claim or {}
-            if claim.get("token") != self.token:
-                return f"claim on {assignment_id} was taken over by {claim.get('host')} pid {claim.get('pid')}"
-            if mission.state is S.CANCELLED:
-                return f"mission cancelled: {mission.reason or 'by the orchestrator'}"
-            claim["heartbeatAt"] = iso()
-            if agent_pid is not None:
-                claim["agentPid"] = agent_pid
-            assignment.claim = claim
+        """Stamp the heartbeat file; say why to stop when the mission was cancelled or taken over.
+
+        O(1) in the ledger's size: the heartbeat, the takeover check (whoever claims the run
+        next rewrites the file with its token) and the cancel check (a stop file) are per-run files.
+        """
+        runtime = self.roster.runtime_dir
+        beat = read_beat(runtime, assignment_id)
+        if beat.get("token") not in (None, self.token):
+            return f"claim on {assignment_id} was taken over by {beat.get('host')} pid {beat.get('pid')}"
+        stop = stop_reason(runtime, mission_id)
+        if stop is not None:
+            return f"mission cancelled: {stop}"
+        beat.update(host=self.host, pid=self.pid, token=self.token, heartbeatAt=iso())
+        if agent_pid is not None:
+            beat["agentPid"] = agent_pid
+        write_beat(runtime, assignment_id, beat)
         update_runtime(self.layout, self.locks, heartbeatAt=iso())
         return None
 
@@ -310,6 +313,7 @@ class MissionRunner:
                 mission.move(state, reason, kind="settle")
             elif mission.state is S.CANCELLED:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
+        clear_beat(self.roster.runtime_dir, assignment_id)
         return True
 
 
@@ -329,7 +333,7 @@ def _next(state: MissionState, reason: str) -> str:
 def abandon_assignment(roster: Roster, locks: StoreLocks, mission_id: str, assignment_id: str,
                        reason: str) -> bool:
     """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
-    ledger = Ledger(roster.runtime_dir, locks)
+    ledger = Ledger.for_roster(roster, locks)
     with ledger.edit() as doc:
         mission = doc.get(mission_id)
         assignment = mission.assignment(assignment_id)
@@ -341,6 +345,7 @@ def abandon_assignment(roster: Roster, locks: StoreLocks, mission_id: str, assig
         if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
             mission.move(S.FAILED, reason, kind="settle")
         worker_id = assignment.worker_id
+    clear_beat(roster.runtime_dir, assignment_id)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
     rec = RunRecorder(layout, locks, mission_id, assignment_id)
     rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))

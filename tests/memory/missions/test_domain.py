@@ -63,7 +63,7 @@ def test_routing_rules(tmp_path: Path) -> None:
 
 def test_ledger_idempotency_cancel_resume_and_corruption(tmp_path: Path) -> None:
     roster = make_roster(tmp_path)
-    ledger = Ledger(roster.runtime_dir, LocalLocks(tmp_path / "locks"))
+    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
         decision = route(roster.workers, Target("a"), live={"a"}, load=doc.load())
         mission = create_mission(doc, MissionSpec("Do it", target=Target("a"), client_key="k"), decision)
@@ -100,7 +100,7 @@ def test_marker_stream() -> None:
 def test_prompt_respects_budget(tmp_path: Path) -> None:
     roster = make_roster(tmp_path)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
-    ledger = Ledger(roster.runtime_dir, LocalLocks(tmp_path / "locks"))
+    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
         mission = create_mission(doc, MissionSpec("Objective text"), route(roster.workers, Target("a"), live=None, load={}))
     ctx = MissionContext(memory="m" * 50_000, episodes="e" * 50_000, summary="SUMMARY")
@@ -120,7 +120,7 @@ def test_runs_settle_with_reason(tmp_path: Path, flags: tuple[str, ...], state: 
     roster = make_roster(tmp_path, *flags, timeout=1 if "--hang" in flags else 20)
     locks = LocalLocks(tmp_path / "locks")
     ensure_profiles(roster, locks)
-    ledger = Ledger(roster.runtime_dir, locks)
+    ledger = Ledger.for_roster(roster, locks)
     with ledger.edit() as doc:
         mission = create_mission(doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={}))
     assert mission.current is not None

@@ -1,0 +1,97 @@
+"""The mission reaper: a mission whose run died with its host is resumed elsewhere in minutes.
+
+With the Redis broker a message taken by a host that then dies comes back only after the
+transport's visibility timeout, and a mission's claim blocks a second run while its heartbeat is
+fresh. The reaper closes the gap: for each executing assignment whose heartbeat is older than
+``missions.reap_after_seconds`` it asks Celery whether the node that ran it (``<worker>@<host>``)
+answers and still has that task active. If not, the assignment is settled failed with the reason
+and the mission is resumed (a new assignment, from its last handoff) on a live worker chosen by
+the mission's original target; with no live worker it waits and is retried on the next pass.
+The active beat runs it every ``missions.reap_every_seconds``; ``swarmq mission reap`` by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from swarmq.memory.missions.recovery import StaleRun, stale_runs
+from swarmq.memory.missions.routing import Target, route
+from swarmq.memory.missions.states import MissionState
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+    from swarmq.client import MissionClient
+    from swarmq.roster.schema import Roster
+
+
+@dataclass(frozen=True)
+class Reaped:
+    mission_id: str
+    assignment_id: str
+    node: str
+    age_seconds: float
+    action: str
+    """``resumed`` (new assignment queued), ``waiting`` (no live worker yet) or ``alive``."""
+    detail: str = ""
+
+    def describe(self) -> str:
+        return (f"{self.mission_id} {self.assignment_id} on {self.node} (heartbeat {self.age_seconds:.0f}s old): "
+                f"{self.action}{': ' + self.detail if self.detail else ''}")
+
+
+def _target(run: StaleRun) -> Target:
+    t = run.mission.target
+    return Target(t.get("workerId"), t.get("role"), t.get("specialty"))
+
+
+def _still_running(celery: Celery, node: str, task_id: str, timeout: float) -> bool:
+    """Whether ``node`` reports ``task_id`` among its active tasks (a slow heartbeat, not a death)."""
+    active = celery.control.inspect(destination=[node], timeout=timeout).active() or {}
+    return any(item.get("id") == task_id for item in active.get(node, []) or [])
+
+
+def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reaped]:
+    """One pass; returns what it found and did."""
+    roster = client.roster
+    config = roster.missions
+    grace = config.reap_after_seconds if older_than is None else older_than
+    stale = stale_runs(client.read_ledger().read(), roster.runtime_dir, grace)
+    if not stale:
+        return []
+    replies = client.celery.control.ping(timeout=config.ping_timeout_seconds) or []
+    nodes = {node for reply in replies for node in reply}
+    out = []
+    for run in stale:
+        base = (run.mission.id, run.assignment.id, run.node, run.age_seconds)
+        if run.node in nodes and _still_running(client.celery, run.node, run.assignment.id,
+                                                config.ping_timeout_seconds):
+            out.append(Reaped(*base, "alive", "its node still runs it; heartbeat late"))
+            continue
+        target = _target(run)
+        live = {node.split("@", 1)[0] for node in nodes}
+        decision = route(roster.workers, target, live=live, load={}, require_live=True)
+        if decision.worker_id is None or decision.state is not MissionState.PLANNING:
+            out.append(Reaped(*base, "waiting", decision.reason))
+            continue
+        gone = "does not answer" if run.node not in nodes else "answers but no longer runs it"
+        why = (f"reaped: {run.node} {gone} and its heartbeat is {run.age_seconds:.0f}s old "
+               f"(> {grace:g}s); resuming elsewhere")
+        try:
+            mission = client.resume(run.mission.id, force=why, reroute=True)
+        except Exception as exc:  # raced with a settle/cancel, or the broker is down: next pass
+            out.append(Reaped(*base, "waiting", f"{type(exc).__name__}: {exc}"))
+            continue
+        current = mission.current
+        out.append(Reaped(*base, "resumed" if mission.state is MissionState.PLANNING else "waiting",
+                          f"now {current.id} on {current.worker_id}" if current else mission.reason or ""))
+    return out
+
+
+def reap_swarm(roster: Roster, celery: Celery) -> list[Reaped]:
+    """A pass with the swarm's own Redis locks (what the beat calls)."""
+    from swarmq.client import MissionClient
+    from swarmq.coord.cluster import current
+
+    return reap(MissionClient(roster, celery=celery, locks=current(roster).locks))
