@@ -58,7 +58,7 @@ def test_demo_closes_the_loop_and_stops_what_it_started(tmp_path: Path) -> None:
     if report["attach"]:
         server = libtmux.Server(socket_name=f"swarmq-{config['swarm']}")
         assert not [s for s in server.sessions if s.name and s.name.startswith("swarm")]
-    assert not list((runtime / "pids").glob("*.pid"))
+    assert (runtime / "hosts").is_dir() and not list((runtime / "hosts").glob("*/pids/*.pid"))
 
 
 def test_demo_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:

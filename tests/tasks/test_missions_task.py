@@ -118,17 +118,14 @@ def test_bad_agents_and_workers_get_clear_states(
     assert dead.state is MissionState.BLOCKED and "not running" in (dead.reason or "")
     f = wait_state(client, failing.id, {"failed"})
     assert "exited with status 3" in (f.reason or "")
-    # The Celery task is a FAILURE carrying the reason, once the failure is recorded.
-    task = client.celery.AsyncResult(f.assignments[-1].id)
-    with pytest.raises(Exception, match="exited with status 3"):
-        task.get(timeout=20)
-    assert task.state == "FAILURE" and type(task.result).__name__ == "MissionFailed"
+    # Missions store no result (the ledger is the result, and Redis stays bounded): the task's
+    # FAILURE state reaches monitoring through task events, which tests/workers/test_reload.py
+    # checks in Flower's API. Nothing was left in the result backend.
+    assert client.celery.AsyncResult(f.assignments[-1].id).state == "PENDING"
     h = wait_state(client, hanging.id, {"failed"})
     assert "timed out after 2s" in (h.reason or "")
     b = wait_state(client, blocked.id, {"blocked"})
     assert "staging credentials" in (b.reason or "")
-    blocked_task = client.celery.AsyncResult(b.assignments[-1].id)
-    assert blocked_task.get(timeout=20)["state"] == "blocked" and blocked_task.state == "SUCCESS"
     for mission, worker in ((failing, "w2"), (hanging, "w3"), (blocked, "w5")):
         layout = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, worker)
         events = read_events(layout, mission.id)

@@ -14,6 +14,8 @@ import pytest
 import redis
 import yaml
 
+from swarmq.roster import load_roster
+from swarmq.workers.processes import host_dir
 from tests.coord.redis_server import free_port
 from tests.support import REPO, write_roster
 from tests.workers.test_processes import as_json, swarmq
@@ -50,7 +52,7 @@ def test_changed_entries_restart_alone_on_up_and_reload(
         assert "consumes 'missions' but has no agent" in first.stderr.replace("\n", " ")
         if shutil.which("tmux"):  # asked for, not missing
             assert "tmux not found" not in first.stderr and "--no-tmux" in first.stderr
-        digest = tmp_path / "runtime" / "pids" / "swarm-a.digest"
+        digest = host_dir(load_roster(config)) / "pids" / "swarm-a.digest"  # this host's records
         assert digest.exists()
 
         again = as_json(swarmq(config, "up", "--no-tmux", "--json"))
