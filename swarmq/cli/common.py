@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from swarmq.memory.locking import LocalLocks, StoreLocks
+from swarmq.memory.locking import StoreLocks
 from swarmq.roster.loader import RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
 
@@ -62,13 +62,18 @@ def emit_json(data: Any) -> None:
 
 
 def store_locks(roster: Roster) -> StoreLocks:
-    """Redis store locks when the swarm's Redis answers (workers may be writing too);
-    otherwise same-host file locks, with a notice, so offline maintenance still works."""
-    from swarmq.coord.cluster import Cluster
+    """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks,
+    or same-host file locks when the roster says ``locks: single-host``. An unreachable Redis or
+    a mode mismatch exits with the reason, before anything is written."""
     from swarmq.coord.connection import RedisUnavailable
+    from swarmq.coord.lockmode import store_locks as select
+    from swarmq.memory.locking import LockError
+    from swarmq.memory.workspace_id import WorkspaceIdError
 
     try:
-        return Cluster.connect(roster, timeout=1.0).locks
+        return select(roster)
     except RedisUnavailable as exc:
-        err_console.print(f"[yellow]notice:[/] {exc}; using same-host file locks", highlight=False)
-        return LocalLocks(roster.runtime_dir / "locks")
+        fail(f"{exc}; nothing was written (store writes need the cluster lock; on a machine "
+             "with no cluster set `locks: single-host` in the roster)")
+    except (LockError, WorkspaceIdError) as exc:
+        fail(str(exc))
