@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -77,3 +78,26 @@ def store_locks(roster: Roster) -> StoreLocks:
              "with no cluster set `locks: single-host` in the roster)")
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))
+
+
+EXIT_REFUSED = 3
+"""Exit status of a write refused by its lock (lease lapsed, fenced off, lock not acquired):
+nothing was written."""
+EXIT_UNCONFIRMED = 4
+"""Exit status of a write that landed after its lease lapsed (see CommitUnconfirmed): it may
+be overwritten, so it is never reported as done."""
+
+
+def run_guarded(run: Callable[[], object]) -> None:
+    """Run the CLI, turning lock failures into one clear line and a distinct exit status."""
+    from swarmq.memory.locking import CommitUnconfirmed, LockError
+
+    try:
+        run()
+    except CommitUnconfirmed as exc:
+        err_console.print(f"[bold red]not confirmed:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_UNCONFIRMED)
+    except LockError as exc:
+        err_console.print(f"[bold red]refused:[/] {exc}; nothing was written", highlight=False,
+                          soft_wrap=True)
+        sys.exit(EXIT_REFUSED)
