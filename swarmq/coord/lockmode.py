@@ -35,10 +35,13 @@ def canonical_roots(roster: Roster) -> list[Path]:
 
 
 def ensure_identity(roster: Roster) -> list[RootId]:
-    """Mark every canonical root with an id file (``locks`` from the roster when new) and check
-    that each recorded mode is the roster's; :class:`LockModeMismatch` names the file if not."""
+    """Mark the workspace and every existing canonical root with an id file (``locks`` from the
+    roster when new) and check that each recorded mode is the roster's;
+    :class:`LockModeMismatch` names the file if not."""
     marked = []
     for root in canonical_roots(roster):
+        if root != roster.workspace_dir and not root.is_dir():
+            continue  # not created yet: marked by the first process that finds it
         found = ensure_root_id(root, roster.locks)
         if found.locks != roster.locks:
             raise LockModeMismatch(
