@@ -76,7 +76,7 @@ def check_fence(path: Path, lease: Lease, *, always_record: bool = True) -> int:
     commit lock.
     """
     recorded, resource = read_fence_record(path)
-    if resource is not None and resource != lease.resource:
+    if resource is not None and resource != lease.resource and not _marked_since(resource, path):
         raise FencedOff(
             f"{path}: last written under lock {resource!r}, this writer holds {lease.resource!r}; "
             "two lock names for one file do not exclude each other, so the write is refused "
@@ -86,6 +86,15 @@ def check_fence(path: Path, lease: Lease, *, always_record: bool = True) -> int:
     if always_record or token != recorded or resource is None:
         _record_fence(path, lease, token)
     return token
+
+
+def _marked_since(recorded: str, path: Path) -> bool:
+    """Whether ``recorded`` is this host's own name for ``path`` from before its root got an id
+    file (a root created after the writer started): the one change of name that is allowed."""
+    if not recorded.startswith("file:"):
+        return False
+    named, real = recorded[len("file:"):], os.path.realpath(path)
+    return real == named or real.startswith(named.rstrip("/") + "/")  # a store locks its directory
 
 
 def _record_fence(path: Path, lease: Lease, token: int) -> None:
