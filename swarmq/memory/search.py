@@ -152,8 +152,8 @@ class MemoryIndex:
                     del self.postings[token]
 
     def _add(self, path: str, mtime_ns: int, size: int) -> bool:
-        try:
-            with open(path, "rb") as handle:
+        try:  # no symlink swapped in after the walk (which skips symlinks) is followed
+            with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as handle:
                 raw = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             return False

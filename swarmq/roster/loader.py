@@ -8,6 +8,7 @@ the value sits. Duplicate mapping keys, which PyYAML would silently collapse, ar
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import re
 from collections.abc import Mapping
@@ -102,10 +103,31 @@ class _Marks:
         self.values: dict[Loc, tuple[int, int]] = {}
         self.keys: dict[Loc, tuple[int, int]] = {}
         self.duplicates: list[tuple[Loc, int, int, int]] = []
+        self.nodes = 0
+        self._seen: dict[int, tuple[int, int]] = {}  # id(collection node) -> (expanded size, height)
 
-    def walk(self, node: yaml.Node, loc: Loc) -> None:
+    def walk(self, node: yaml.Node, loc: Loc, depth: int = 1) -> tuple[int, int]:
+        """Record marks, and count what the document stands for once aliases are expanded,
+        without expanding them: an aliased node is walked once and then only counted.
+        Raises :class:`YamlLimit` at the first node past :data:`MAX_DEPTH` or
+        :data:`MAX_NODES`. Returns the node's ``(expanded size, height)``."""
+        known = self._seen.get(id(node))
+        if known is not None:  # an alias of a node already walked
+            self.nodes += known[0]
+            if self.nodes > MAX_NODES:
+                raise YamlLimit(None, None, f"aliases expand the document past {MAX_NODES:,} nodes; "
+                                "refusing an alias bomb", node.start_mark)
+            if depth - 1 + known[1] > MAX_DEPTH:
+                raise YamlLimit(None, None, f"an alias nests deeper than {MAX_DEPTH} levels",
+                                node.start_mark)
+            return known
+        if depth > MAX_DEPTH:
+            raise YamlLimit(None, None, f"nesting deeper than {MAX_DEPTH} levels", node.start_mark)
+        self.nodes += 1
         self.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        size = height = 1
         if isinstance(node, yaml.MappingNode):
+            self._seen[id(node)] = (1, MAX_DEPTH + 1)  # a node reached again while walked: a cycle
             seen: dict[str, int] = {}
             for key_node, value_node in node.value:
                 key = str(key_node.value)
@@ -116,10 +138,19 @@ class _Marks:
                     )
                 seen[key] = line
                 self.keys[(*loc, key)] = (line, key_node.start_mark.column + 1)
-                self.walk(value_node, (*loc, key))
+                child = self.walk(value_node, (*loc, key), depth + 1)
+                size, height = size + child[0], max(height, child[1] + 1)
         elif isinstance(node, yaml.SequenceNode):
+            self._seen[id(node)] = (1, MAX_DEPTH + 1)
             for index, item in enumerate(node.value):
-                self.walk(item, (*loc, index))
+                child = self.walk(item, (*loc, index), depth + 1)
+                size, height = size + child[0], max(height, child[1] + 1)
+        else:
+            return 1, 1
+        self._seen[id(node)] = (size, height)
+        if self.nodes > MAX_NODES:
+            raise YamlLimit(None, None, f"more than {MAX_NODES:,} nodes", node.start_mark)
+        return size, height
 
     def find(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
         table = self.keys if key else self.values
@@ -133,8 +164,32 @@ class _Marks:
         return self.values.get((), (None, None))
 
 
+MAX_ROSTER_BYTES = 16 * 1024 * 1024
+"""A roster larger than this is refused before parsing (a 120,000-worker roster is ~8 MB)."""
+MAX_DEPTH = 64
+"""Deepest nesting, aliases included (real rosters nest about six levels)."""
+MAX_NODES = 5_000_000
+"""Most nodes the document may stand for once every alias is expanded (a billion-laughs bomb
+stands for billions while it is only a few hundred bytes)."""
+
+
+class YamlLimit(yaml.MarkedYAMLError):
+    """The document is beyond one of the limits above; located at the node that crossed it."""
+
+
+_FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml when present: the pure-Python scanner takes most of a minute on a 120,000-worker
+roster, libyaml a second or two; both give the same nodes and marks."""
+
+
 def _parse_yaml(text: str, file: str) -> tuple[Any, _Marks]:
-    loader = yaml.SafeLoader(text)
+    """Compose (aliases stay shared nodes), check the limits while recording marks, and only
+    then build Python objects. The cyclic collector is paused meanwhile: a large roster
+    allocates millions of objects that all survive, and its passes over them made parsing
+    quadratic."""
+    loader = _FastLoader(text)
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         node = loader.get_single_node()
         marks = _Marks()
@@ -144,6 +199,8 @@ def _parse_yaml(text: str, file: str) -> tuple[Any, _Marks]:
         return loader.construct_document(node), marks
     finally:
         loader.dispose()
+        if collecting:
+            gc.enable()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,6 +398,11 @@ def load_report(
     file = find_config(path)
     shown = str(file)
     try:
+        size = file.stat().st_size
+        if size > MAX_ROSTER_BYTES:
+            return RosterReport(file, None, [RosterProblem(
+                "error", "", f"{size:,} bytes is larger than the {MAX_ROSTER_BYTES:,}-byte limit "
+                "of a roster; refusing to parse it", shown)])
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         return RosterReport(file, None, [RosterProblem("error", "", "file not found", shown)])
@@ -348,6 +410,11 @@ def load_report(
         return RosterReport(file, None, [RosterProblem("error", "", f"cannot read: {exc}", shown)])
     try:
         data, marks = _parse_yaml(text, shown)
+    except YamlLimit as exc:
+        mark = exc.problem_mark
+        return RosterReport(file, None, [RosterProblem(
+            "error", "", f"YAML limit: {exc.problem}", shown,
+            mark.line + 1 if mark else None, mark.column + 1 if mark else None)])
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

@@ -4,6 +4,7 @@ body is read and the size limit counts the bytes actually received."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import socket
@@ -80,10 +81,8 @@ def chunked_upload(port: int, total: int, token: str | None) -> tuple[bytes, int
         response = sock.recv(4096)
     except (BrokenPipeError, ConnectionResetError):
         sock.settimeout(5)
-        try:
+        with contextlib.suppress(OSError):
             response = sock.recv(4096)
-        except OSError:
-            pass
     finally:
         sock.close()
     return response, sent
