@@ -177,9 +177,32 @@ class YamlLimit(yaml.MarkedYAMLError):
     """The document is beyond one of the limits above; located at the node that crossed it."""
 
 
-_FastLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _PureLoader(yaml.SafeLoader):
+    """Without libyaml: PyYAML's composer recurses per level and its scanner looks ahead across
+    open flow collections, so depth is stopped here, before either runs away."""
+
+    _depth = 0
+
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        if self.flow_level >= MAX_DEPTH:
+            raise YamlLimit(None, None, f"nesting deeper than {MAX_DEPTH} levels", self.get_mark())
+        super().fetch_flow_collection_start(token_class)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+                raise YamlLimit(None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+_FastLoader: Any = getattr(yaml, "CSafeLoader", _PureLoader)
 """libyaml when present: the pure-Python scanner takes most of a minute on a 120,000-worker
-roster, libyaml a second or two; both give the same nodes and marks."""
+roster, libyaml seconds; both give the same nodes and marks (libyaml stops nesting at 1,000
+levels itself, and :class:`_Marks` at :data:`MAX_DEPTH`)."""
 
 
 def _parse_yaml(text: str, file: str) -> tuple[Any, _Marks]:
