@@ -70,6 +70,7 @@ def main(argv: list[str]) -> None:
                         print("held", flush=True)
                     add_item(path, item, lease)
                 result["ok"].append(item)
+                print(f"ok {item}", flush=True)  # reported the moment it is done
             except CommitUnconfirmed:
                 result["unconfirmed"].append(item)
             except FencedOff:
