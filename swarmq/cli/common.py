@@ -64,20 +64,22 @@ def emit_json(data: Any) -> None:
 
 def store_locks(roster: Roster) -> StoreLocks:
     """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks,
-    or same-host file locks when the roster says ``locks: single-host``. An unreachable Redis or
-    a mode mismatch exits with the reason, before anything is written."""
-    from swarmq.coord.connection import RedisUnavailable
+    or same-host file locks when the roster says ``locks: single-host``. With the cluster's Redis
+    unreachable, reading commands still run and the first write is refused, naming the URL
+    (never a fallback to same-host locks); a mode mismatch exits before anything runs."""
+    from swarmq.coord.lockmode import UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.memory.locking import LockError
     from swarmq.memory.workspace_id import WorkspaceIdError
 
     try:
-        return select(roster)
-    except RedisUnavailable as exc:
-        fail(f"{exc}; nothing was written (store writes need the cluster lock; on a machine "
-             "with no cluster set `locks: single-host` in the roster)")
+        locks = select(roster, lazy=True)
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))
+    if isinstance(locks, UnreachableLocks):
+        err_console.print(f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
+                          "(on a machine with no cluster set `locks: single-host`)", highlight=False)
+    return locks
 
 
 EXIT_REFUSED = 3

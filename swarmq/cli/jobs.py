@@ -28,7 +28,7 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
 
 def locks_for(roster: Roster, cluster: Cluster | None) -> StoreLocks:
     """The workspace's one lock discipline; without a cluster only ``locks: single-host``
-    writes (see :func:`swarmq.cli.common.store_locks`)."""
+    writes, a cluster workspace refuses writes (see :func:`swarmq.cli.common.store_locks`)."""
     if cluster is None:
         return store_locks(roster)
     try:

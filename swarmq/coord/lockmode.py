@@ -9,10 +9,11 @@ unreachable Redis is an error naming the URL, never a silent fallback.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmq.memory.locking import LocalLocks, LockError, StoreLocks
+from swarmq.memory.locking import Lease, LocalLocks, LockError, StoreLocks
 from swarmq.memory.workspace_id import ID_FILE, RootId, ensure_root_id
 from swarmq.roster.schema import Roster
 
@@ -54,17 +55,39 @@ def ensure_identity(roster: Roster) -> list[RootId]:
     return marked
 
 
-def store_locks(roster: Roster, cluster: Cluster | None = None, *, timeout: float = 2.0) -> StoreLocks:
+class UnreachableLocks:
+    """Stands in for the cluster's locks while its Redis does not answer: reading commands go
+    on, and the first write is refused with the reason (so nothing is written)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def hold(self, resource: str, *, timeout: float | None = None) -> AbstractContextManager[Lease]:
+        raise LockError(f"cannot lock {resource!r}: {self.reason}")
+
+
+def store_locks(
+    roster: Roster, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
+) -> StoreLocks:
     """The store locks this process must use for ``roster``.
 
     Raises :class:`LockModeMismatch`, or :class:`~swarmq.coord.connection.RedisUnavailable`
-    (naming the URL) when the cluster's Redis does not answer: callers write nothing then.
+    (naming the URL) when the cluster's Redis does not answer; with ``lazy`` the latter becomes
+    :class:`UnreachableLocks`, which refuses at the first write instead. Never same-host locks
+    for a cluster workspace.
     """
+    from swarmq.coord.connection import RedisUnavailable
+
     ensure_identity(roster)
     if roster.locks == "single-host":
         return LocalLocks(roster.runtime_dir / "locks")
     if cluster is None:
         from swarmq.coord.cluster import Cluster
 
-        cluster = Cluster.connect(roster, timeout=timeout)
+        try:
+            cluster = Cluster.connect(roster, timeout=timeout)
+        except RedisUnavailable as exc:
+            if not lazy:
+                raise
+            return UnreachableLocks(f"{exc}; store writes need the cluster lock")
     return cluster.locks
