@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.roster.loader import MAX_ROSTER_BYTES, load_report
+from swarmq.roster.loader import load_report
+from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES
 from tests.support import REPO
 
 LAUGHS = "\n".join(
