@@ -25,6 +25,8 @@ from swarmq.api.models import (
     MissionSubmitBody,
 )
 from swarmq.client import DispatchError, MissionClient
+from swarmq.coord.connection import RedisUnavailable
+from swarmq.memory.locking import CommitUnconfirmed, LockError
 from swarmq.memory.missions.dispatch import MissionConflict
 from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
 from swarmq.memory.missions.states import MissionState, TransitionError
@@ -76,7 +78,8 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
     for exc_type, status in ((UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400),
                              (TransitionError, 409), (MissionConflict, 409), (MissionNotFound, 404),
                              (LookupError, 404), (ValueError, 400), (LedgerCorrupt, 503),
-                             (DispatchError, 503)):
+                             (DispatchError, 503), (CommitUnconfirmed, 409), (LockError, 503),
+                             (RedisUnavailable, 503)):
         app.add_exception_handler(exc_type, _handler(status))
 
     @app.exception_handler(RequestValidationError)

@@ -127,3 +127,21 @@ def test_hostile_bodies_never_reach_memory(server: tuple[Server, Path], redis_cl
     assert oversized.startswith(b"HTTP/1.1 413"), oversized[:200]
     assert sent_anon < 64 * CHUNK and sent_auth < 64 * CHUNK  # cut off early, not read whole
     assert (peak[0] - before) < 50 * 1024, (before, peak[0])  # growth under 50 MB
+
+
+def test_a_write_while_redis_is_gone_is_refused_with_503_naming_the_url(
+    tmp_path: Path, swarm_name: str
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from swarmq.api.app import create_app
+    from swarmq.roster.loader import load_roster
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    roster = load_roster(write_roster(tmp_path, swarm_name, url), env={})
+    with TestClient(create_app(roster, token=None)) as http:
+        response = http.post("/api/swarm-memory", json={"workerId": "w1", "kind": "mission", "missionId": "m1",
+                                                        "eventType": "note", "content": "hello"})
+    assert response.status_code == 503 and url in response.json()["error"], response.text
+    profiles = tmp_path / "profiles"
+    assert not [p for p in profiles.rglob("*") if p.is_file()] if profiles.exists() else True  # nothing written
