@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmq.memory.locking import Lease, LocalLocks, LockError, StoreLocks
-from swarmq.memory.workspace_id import ID_FILE, RootId, ensure_root_id
+from swarmq.memory.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
 from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
@@ -43,7 +43,11 @@ def ensure_identity(roster: Roster) -> list[RootId]:
     for root in canonical_roots(roster):
         if root != roster.workspace_dir and not root.is_dir():
             continue  # not created yet: marked by the first process that finds it
-        found = ensure_root_id(root, roster.locks)
+        try:
+            found = ensure_root_id(root, roster.locks)
+        except OSError as exc:
+            raise WorkspaceIdError(f"{root / ID_FILE}: cannot create the workspace id file "
+                                   f"({exc.strerror or exc}); nothing was written") from exc
         if found.locks != roster.locks:
             raise LockModeMismatch(
                 f"{root / ID_FILE} records locks: {found.locks}, but the roster says "

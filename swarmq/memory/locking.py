@@ -109,9 +109,10 @@ class LocalLease:
 
     def validate(self, recorded_token: int) -> int:
         if recorded_token > self.fencing_token:
-            # A Redis-issued token from a worker wrote last. This process holds the resource's
-            # flock, and the Redis path cannot commit without reaching Redis, so moving past the
-            # recorded token is safe; the counter file follows so later tokens keep growing.
+            # The counter file was lost (or the workspace just switched to single-host mode,
+            # which requires every cluster writer stopped). This process holds the resource's
+            # flock and the fence record names the same lock, so moving past the recorded token
+            # is safe; the counter file follows so later tokens keep growing.
             self.fencing_token = recorded_token + 1
             if self.seq_file is not None:
                 _store_token(self.seq_file, self.fencing_token)

@@ -233,6 +233,10 @@ class StartJournal:
 
     def prune(self, keep: set[str]) -> int:
         """Remove journals of windows not in ``keep`` (older days); returns how many."""
+        with self._guard:
+            for key in [k for k in self._files if k[1] not in keep]:
+                with contextlib.suppress(OSError):
+                    os.close(self._files.pop(key))
         removed = 0
         for path in self.directory.glob("*.log"):
             parts = path.name.split(".")
