@@ -6,7 +6,8 @@ A cycle is two round trips (reserve, start), each one EVALSHA of a real script; 
 EVALSHA of ``return 1`` on the same server, same client library, same run. The ratio that the
 target (≥ 0.8×) applies to compares like with like: round trips per second of the gate against
 round trips per second of the trivial script. The figure with the on-disk mirror (every start
-rewrites opencode-swarm's quota file) is reported beside it.
+appends to the start journal before it counts, and opencode-swarm's quota file is rewritten
+behind the gate) is reported beside it, and so is the cost of one journal append alone.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import redis
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
 from swarmq.coord.connection import lua_source
 from swarmq.coord.quota import QuotaGate
+from swarmq.memory.quota_file import StartJournal
 from swarmq.roster.schema import QuotaConfig
 
 BIG = QuotaConfig(max_calls_per_day=1_000_000)
@@ -48,6 +50,17 @@ def gate_cycles(client: redis.Redis, swarm: str, n: int, mirror: Path | None) ->
     for _ in range(n):
         gate.start(gate.reserve("bench"))
     return n / (time.perf_counter() - started)
+
+
+def journal_append_us(n: int = 20_000) -> float:
+    """Microseconds per start-journal append (what durability adds to every ``start``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = StartJournal(Path(tmp))
+        journal.started("bench", "2026-01-01", "0" * 24)
+        started = time.perf_counter()
+        for i in range(n):
+            journal.started("bench", "2026-01-01", f"{i:024x}")
+        return (time.perf_counter() - started) / n * 1e6
 
 
 def _proc(kind: str, swarm: str, n: int, mirror: str | None, go: Any, out: Any) -> None:
@@ -166,6 +179,8 @@ def main() -> None:
         floor = c_client_floor(client, swarm)
     if floor is not None:
         results["c_client_floor"] = floor
+    results["journal_append_us"] = journal_append_us()
+    print(f"start journal: {results['journal_append_us']:.1f} µs per append")
     for label, raw, gate, mirrored in (
         ("1 client", raw1, gate1, mirrored1),
         (f"{procs} processes", rawn, gaten, mirroredn),

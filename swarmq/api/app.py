@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from swarmq.api.guard import Guard
 from swarmq.api.models import (
     MemoryWriteBody,
     MissionCancelBody,
@@ -24,6 +25,8 @@ from swarmq.api.models import (
     MissionSubmitBody,
 )
 from swarmq.client import DispatchError, MissionClient
+from swarmq.coord.connection import RedisUnavailable
+from swarmq.memory.locking import CommitUnconfirmed, LockError
 from swarmq.memory.missions.dispatch import MissionConflict
 from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
 from swarmq.memory.missions.states import MissionState, TransitionError
@@ -45,13 +48,22 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"ok": False, "error": message}, status_code=status)
 
 
-def create_app(roster: Roster, *, client: MissionClient | None = None) -> FastAPI:
-    """The API for one roster; ``client`` lets tests inject a Celery app and locks."""
+_FROM_ENV = "<from the roster's token_env>"
+
+
+def create_app(roster: Roster, *, client: MissionClient | None = None, token: str | None = _FROM_ENV) -> FastAPI:
+    """The API for one roster; ``client`` lets tests inject a Celery app and locks.
+
+    ``token`` is the bearer token every ``/api/`` request but health must carry (default: the
+    roster's ``api.token_env`` variable; ``None``: no authentication, which ``swarmq api``
+    allows only on loopback and only when asked). It is checked before any body is read.
+    """
     app = FastAPI(title="swarmq", version="1", summary="Swarm2 worker memory and orchestrator missions",
-                  description="Bearer-token auth when the token environment variable is set.")
+                  description="Bearer-token auth, checked before the request body is read.")
     missions = client or MissionClient(roster)
     known = {w.id for w in roster.workers}
-    token = os.environ.get(roster.api.token_env) if roster.api.token_env else None
+    if token == _FROM_ENV:
+        token = os.environ.get(roster.api.token_env) if roster.api.token_env else None
 
     def authorize(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
         if token is None:
@@ -61,17 +73,13 @@ def create_app(roster: Roster, *, client: MissionClient | None = None) -> FastAP
 
     auth = [Depends(authorize)]
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > roster.api.max_body_bytes):
-            return _error(413, f"request body larger than {roster.api.max_body_bytes} bytes")
-        return await call_next(request)
+    app.add_middleware(Guard, token=token, max_body_bytes=roster.api.max_body_bytes)
 
     for exc_type, status in ((UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400),
                              (TransitionError, 409), (MissionConflict, 409), (MissionNotFound, 404),
                              (LookupError, 404), (ValueError, 400), (LedgerCorrupt, 503),
-                             (DispatchError, 503)):
+                             (DispatchError, 503), (CommitUnconfirmed, 409), (LockError, 503),
+                             (RedisUnavailable, 503)):
         app.add_exception_handler(exc_type, _handler(status))
 
     @app.exception_handler(RequestValidationError)
@@ -181,9 +189,10 @@ def _handler(status: int) -> Any:
     return handle
 
 
-def serve(roster: Roster, *, host: str | None = None, port: int | None = None) -> None:
+def serve(roster: Roster, *, host: str | None = None, port: int | None = None,
+          token: str | None = _FROM_ENV) -> None:
     """Run the API with uvicorn (``swarmq api``)."""
     import uvicorn
 
-    uvicorn.run(create_app(roster), host=host or roster.api.host, port=port or roster.api.port,
-                log_level="info", proxy_headers=False)
+    uvicorn.run(create_app(roster, token=token), host=host or roster.api.host,
+                port=port or roster.api.port, log_level="info", proxy_headers=False)

@@ -26,7 +26,7 @@ from swarmq.cli import eval as eval_cli
 from swarmq.cli import flywheel as flywheel_cli
 from swarmq.cli import forge as forge_cli
 from swarmq.cli import pool as pool_cli
-from swarmq.cli.common import CliState
+from swarmq.cli.common import CliState, run_guarded
 
 app = typer.Typer(
     name="swarmq",
@@ -81,4 +81,4 @@ app.add_typer(deadletter.app, name="deadletter")
 
 
 def main() -> None:
-    app()
+    run_guarded(app)

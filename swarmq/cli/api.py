@@ -2,27 +2,51 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
 
-from swarmq.cli.common import err_console, load
+from swarmq.cli.common import console, err_console, fail, load
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def api(
     ctx: typer.Context,
     host: Annotated[str | None, typer.Option(help="Bind address (default api.host: 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default api.port).")] = None,
+    no_auth: Annotated[bool, typer.Option(
+        "--no-auth", help="Serve without a bearer token (loopback addresses only).")] = False,
 ) -> None:
-    """Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); loopback unless told otherwise."""
-    import os
+    """Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); loopback unless told otherwise.
 
+    Every request needs a bearer token: ``$SWARMQ_API_TOKEN`` (the roster's ``api.token_env``),
+    or else one generated on first use, stored owner-only in ``<runtime>/api-token`` and
+    printed once.
+    """
     from swarmq.api.app import serve
+    from swarmq.api.guard import load_or_create_token
 
     roster = load(ctx)
     bind = host or roster.api.host
     token_env = roster.api.token_env
-    if bind not in ("127.0.0.1", "localhost", "::1") and not (token_env and os.environ.get(token_env)):
-        err_console.print(f"[yellow]warning:[/] serving on {bind} without a bearer token "
-                          f"(set ${token_env} to require one)", highlight=False)
-    serve(roster, host=bind, port=port)
+    token: str | None = os.environ.get(token_env) if token_env else None
+    if no_auth:
+        if bind not in LOOPBACK:
+            fail(f"--no-auth serves loopback addresses only, not {bind}; use a token to expose the API")
+        if token:
+            fail(f"--no-auth given but ${token_env} is set; unset one of them")
+        err_console.print("[yellow]warning:[/] serving without authentication (loopback only)", highlight=False)
+    elif not token:
+        try:
+            token, created = load_or_create_token(roster.runtime_dir)
+        except PermissionError as exc:
+            fail(str(exc))
+        where = roster.runtime_dir / "api-token"
+        if created:
+            console.print(f"API bearer token (shown once; stored owner-only in {where}): {token}",
+                          highlight=False, soft_wrap=True)
+        else:
+            err_console.print(f"using the API bearer token stored in {where}", highlight=False)
+    serve(roster, host=bind, port=port, token=token)

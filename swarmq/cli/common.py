@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -13,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmq.memory.locking import LocalLocks, StoreLocks
+from swarmq.memory.locking import StoreLocks
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
 
@@ -68,10 +69,6 @@ def print_problems(report: RosterReport) -> None:
 
 FILE_LEVEL = frozenset({"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"})
 """Commands that only touch a project's files: they run without a swarm.yaml."""
-_IMPLICIT: set[int] = set()
-"""ids of rosters made up for a project without swarm.yaml (their locks stay on this host)."""
-
-
 def _file_level(ctx: typer.Context) -> bool:
     root = ctx.find_root().command_path  # "swarmq", or "python -m swarmq.cli"
     words = ctx.command_path.removeprefix(root).split()
@@ -94,7 +91,6 @@ def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
     if project is None:
         return None
     roster = implicit_roster(project)
-    _IMPLICIT.add(id(roster))
     stores = " and ".join(s for s in (".swarm/", ".agents/") if (project / s).is_dir())
     err_console.print(
         f"[yellow]notice:[/] no {DEFAULT_CONFIG}: using the project at {project} ({stores}) "
@@ -127,15 +123,43 @@ def emit_json(data: Any) -> None:
 
 
 def store_locks(roster: Roster) -> StoreLocks:
-    """Redis store locks when the swarm's Redis answers (workers may be writing too);
-    otherwise same-host file locks, with a notice, so offline maintenance still works."""
-    from swarmq.coord.cluster import Cluster
-    from swarmq.coord.connection import RedisUnavailable
+    """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks,
+    or same-host file locks when the roster says ``locks: single-host``. With the cluster's Redis
+    unreachable, reading commands still run and the first write is refused, naming the URL
+    (never a fallback to same-host locks); a mode mismatch exits before anything runs."""
+    from swarmq.coord.lockmode import UnreachableLocks
+    from swarmq.coord.lockmode import store_locks as select
+    from swarmq.memory.locking import LockError
+    from swarmq.memory.workspace_id import WorkspaceIdError
 
-    if id(roster) in _IMPLICIT:  # no roster, no swarm Redis: lock on this host
-        return LocalLocks(roster.runtime_dir / "locks")
     try:
-        return Cluster.connect(roster, timeout=1.0).locks
-    except RedisUnavailable as exc:
-        err_console.print(f"[yellow]notice:[/] {exc}; using same-host file locks", highlight=False)
-        return LocalLocks(roster.runtime_dir / "locks")
+        locks = select(roster, lazy=True)
+    except (LockError, WorkspaceIdError) as exc:
+        fail(str(exc))
+    if isinstance(locks, UnreachableLocks):
+        err_console.print(f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
+                          "(on a machine with no cluster set `locks: single-host`)", highlight=False)
+    return locks
+
+
+EXIT_REFUSED = 3
+"""Exit status of a write refused by its lock (lease lapsed, fenced off, lock not acquired):
+nothing was written."""
+EXIT_UNCONFIRMED = 4
+"""Exit status of a write that landed after its lease lapsed (see CommitUnconfirmed): it may
+be overwritten, so it is never reported as done."""
+
+
+def run_guarded(run: Callable[[], object]) -> None:
+    """Run the CLI, turning lock failures into one clear line and a distinct exit status."""
+    from swarmq.memory.locking import CommitUnconfirmed, LockError
+
+    try:
+        run()
+    except CommitUnconfirmed as exc:
+        err_console.print(f"[bold red]not confirmed:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_UNCONFIRMED)
+    except LockError as exc:
+        err_console.print(f"[bold red]refused:[/] {exc}; nothing was written", highlight=False,
+                          soft_wrap=True)
+        sys.exit(EXIT_REFUSED)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from swarmq.cli.common import err_console, fail
+from swarmq.cli.common import err_console, fail, store_locks
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.connection import RedisUnavailable
-from swarmq.memory.locking import LocalLocks, StoreLocks
+from swarmq.coord.lockmode import store_locks as select_locks
+from swarmq.memory.locking import LockError, StoreLocks
+from swarmq.memory.workspace_id import WorkspaceIdError
 from swarmq.roster.schema import Roster
 
 
@@ -20,12 +22,19 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
         return Cluster.connect(roster, timeout=1.0)
     except RedisUnavailable as exc:
         if not quiet:
-            err_console.print(f"[yellow]notice:[/] {exc}; same-host file locks, no LLM calls", highlight=False)
+            err_console.print(f"[yellow]notice:[/] {exc}; no LLM calls", highlight=False)
         return None
 
 
 def locks_for(roster: Roster, cluster: Cluster | None) -> StoreLocks:
-    return cluster.locks if cluster is not None else LocalLocks(roster.runtime_dir / "locks")
+    """The workspace's one lock discipline; without a cluster only ``locks: single-host``
+    writes, a cluster workspace refuses writes (see :func:`swarmq.cli.common.store_locks`)."""
+    if cluster is None:
+        return store_locks(roster)
+    try:
+        return select_locks(roster, cluster)
+    except (LockError, WorkspaceIdError) as exc:
+        fail(str(exc))
 
 
 def submit(roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float) -> dict[str, Any] | str:

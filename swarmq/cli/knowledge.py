@@ -38,6 +38,18 @@ def entry_json(entry: Entry) -> dict[str, Any]:
     return {**entry.to_dict(), "_normalized_outcomes": entry.outcomes}
 
 
+TABLE_CELL_CHARS = 400
+"""Longest text a table cell shows; ``--json`` (and ``show --json``) carry the whole value."""
+
+
+def cell(text: str, limit: int = TABLE_CELL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with what was left out said, so one huge entry
+    cannot make a table take minutes and megabytes to print."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit:,} chars; --json for all)"
+
+
 def entry_table(title: str, entries: list[Entry]) -> Table:
     table = Table(title=title)
     for column in ("id", "status", "category", "conf", "phases", "shown", "lesson"):
@@ -45,7 +57,7 @@ def entry_table(title: str, entries: list[Entry]) -> Table:
                          justify="right" if column in ("conf", "phases", "shown") else "left")
     for e in entries:
         table.add_row(e.id, e.status, e.category, f"{e.confidence:.2f}",
-                      str(len(e.phase_numbers())), str(e.counter("shown_count")), e.lesson)
+                      str(len(e.phase_numbers())), str(e.counter("shown_count")), cell(e.lesson))
     return table
 
 
@@ -58,7 +70,7 @@ def emit_dict(data: dict[str, Any], as_json: bool, title: str) -> None:
     table.add_column("value", overflow="fold")
     for key, value in data.items():
         if value is not None:  # "reason None" says nothing
-            table.add_row(str(key), str(value))
+            table.add_row(str(key), cell(str(value)))
     console.print(table)
 
 
@@ -247,7 +259,7 @@ def search_cmd(
     for rank, r in enumerate(results, 1):
         parts = sorted(((k, v) for k, v in r.breakdown.items() if k != "final" and v), key=lambda kv: -abs(kv[1]))
         table.add_row(str(rank), r.tier, r.entry.id[:8], f"{r.score:.3f}", "yes" if r.forced else "",
-                      ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]), r.entry.lesson)
+                      ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]), cell(r.entry.lesson))
     console.print(table)
 
 

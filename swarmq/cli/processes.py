@@ -33,7 +33,13 @@ def _prepare_profiles(roster: Roster) -> None:
         return
     ensure = getattr(profiles, "ensure_profiles", None)
     if ensure is not None:
-        ensure(roster)
+        from swarmq.cli.common import err_console, store_locks
+        from swarmq.memory.locking import LockError
+
+        try:  # the workspace's own lock discipline, never same-host locks by default
+            ensure(roster, store_locks(roster))
+        except LockError as exc:
+            err_console.print(f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False)
 
 
 def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:

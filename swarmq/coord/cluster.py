@@ -51,6 +51,14 @@ class Cluster:
     @property
     def locks(self) -> RedisLocks:
         if self._locks is None:
+            from swarmq.coord.lockmode import LockModeMismatch, ensure_identity
+
+            if self.roster.locks != "cluster":
+                raise LockModeMismatch(
+                    f"the roster says locks: {self.roster.locks}; cluster workers and jobs hold "
+                    "Redis locks, which single-host file locks do not exclude: refusing to write"
+                )
+            ensure_identity(self.roster)
             self._locks = RedisLocks(self.client, self.roster.swarm, url=self.roster.redis_url)
         return self._locks
 

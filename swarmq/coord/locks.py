@@ -22,7 +22,7 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, script
-from swarmq.memory.locking import FencedOff, Lease, LockError, LockTimeout
+from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,11 @@ MAX_BACKOFF_SECONDS = 0.025
 """Longest pause between tries for a held lock. Store critical sections last milliseconds, so a
 long pause mostly idles the waiter after the holder is gone; a few hundred polls a second are
 nothing to Redis."""
+
+FENCE_TTL_SECONDS = 600.0
+"""How long a fencing counter outlives the last acquire or validate of its lock. Files record
+the largest token that wrote them and a restarted counter is moved past it, so expiry is safe
+and keeps Redis from holding one counter per file ever locked."""
 
 
 class RedisLease:
@@ -51,7 +56,7 @@ class RedisLease:
                     keys.lock(self._owner.swarm, self.resource),
                     keys.fence(self._owner.swarm, self.resource),
                 ],
-                args=[self.token, self.fencing_token, recorded_token],
+                args=[self.token, self.fencing_token, recorded_token, self._owner.fence_ttl_ms],
             )
         except TRANSIENT as exc:
             raise FencedOff(
@@ -66,6 +71,22 @@ class RedisLease:
             )
         self.fencing_token = int(token)
         return self.fencing_token
+
+    def confirm(self) -> None:
+        try:
+            held = self._owner.client.get(keys.lock(self._owner.swarm, self.resource))
+        except TRANSIENT as exc:
+            raise CommitUnconfirmed(
+                f"{self.resource}: written, but Redis at {self._owner.url} did not answer to "
+                f"confirm the lock ({exc}); the write may be overwritten: re-check it"
+            ) from exc
+        if (held.decode() if isinstance(held, bytes) else held) != self.token:
+            self.lost.set()
+            raise CommitUnconfirmed(
+                f"{self.resource}: written after the lock's lease lapsed (a holder stalled "
+                "between its fence check and its rename); another holder may overwrite it: "
+                "re-check it under a fresh lock"
+            )
 
     def start_watchdog(self, lease_ms: int) -> None:
         self._owner.watchdog.add(self, lease_ms)
@@ -151,6 +172,7 @@ class RedisLocks:
         self.client = client
         self.swarm = swarm
         self.lease_ms = int(lease_seconds * 1000)
+        self.fence_ttl_ms = max(int(FENCE_TTL_SECONDS * 1000), 10 * self.lease_ms)
         self.url = redact(url)
         self.renew = renew
         self.watchdog = _WATCHDOG
@@ -163,7 +185,7 @@ class RedisLocks:
         """One try for ``resource`` as ``(sha, keys, args, token)``, for callers that pipeline it."""
         token = uuid.uuid4().hex
         lock_keys = [keys.lock(self.swarm, resource), keys.fence(self.swarm, resource)]
-        return self._acquire.sha, lock_keys, [token, self.lease_ms], token
+        return self._acquire.sha, lock_keys, [token, self.lease_ms, self.fence_ttl_ms], token
 
     def adopt(self, resource: str, token: str, fencing_token: int) -> RedisLease:
         """The lease of a pipelined try that succeeded (its watchdog starts now)."""

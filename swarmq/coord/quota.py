@@ -8,8 +8,10 @@ Three operations, one Lua script and one round trip each:
   on nothing refunds it (a failed call still cost money);
 * ``release`` gives back a reservation that never started; it is idempotent.
 
-Usage is mirrored to opencode-swarm's quota files after every start, and a Redis that lost its
-keys is re-seeded from them, so a Redis restart never grants extra calls. When Redis cannot be
+Every start is appended to a start journal on disk *before* Redis counts it (one small write,
+see :class:`~swarmq.memory.quota_file.StartJournal`), usage is mirrored to opencode-swarm's
+quota files behind the gate, and a Redis that lost its keys is re-seeded from the larger of the
+two, so neither a Redis restart nor a wipe right after a start ever grants extra calls. When Redis cannot be
 reached the gate fails closed: it raises :class:`QuotaUnavailable` and grants nothing.
 """
 
@@ -19,7 +21,6 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from types import TracebackType
@@ -29,115 +30,42 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
+from swarmq.coord.quota_types import (
+    LeaseLost,
+    QuotaError,
+    QuotaExhausted,
+    QuotaStatus,
+    QuotaUnavailable,
+    Reservation,
+    ScriptCall,
+)
 from swarmq.coord.windows import Window, WindowCache, zone_for
-from swarmq.memory.quota_file import MirrorWriter, quota_file_name, used_in_window
+from swarmq.memory.atomic import SIDE_DIR
+from swarmq.memory.quota_file import (
+    JOURNAL_DIR,
+    MirrorWriter,
+    StartJournal,
+    quota_file_name,
+    used_in_window,
+)
 from swarmq.roster.schema import QuotaConfig
 
+__all__ = [
+    "GRACE_MS",
+    "LeaseLost",
+    "QuotaError",
+    "QuotaExhausted",
+    "QuotaGate",
+    "QuotaSlot",
+    "QuotaStatus",
+    "QuotaUnavailable",
+    "Reservation",
+    "ScriptCall",
+    "flush_mirrors",
+]
+
 GRACE_MS = 2 * 86_400_000
-SEED_SETTLE_SECONDS = 0.25
-"""Before seeding from the disk mirror, wait this long so other processes' pending mirror
-writes (at most ``MirrorWriter.delay`` behind) have landed."""
 """Window keys outlive their day by two days, enough for late starts and for inspection."""
-
-
-class QuotaError(RuntimeError):
-    """Base of every quota refusal."""
-
-
-class QuotaExhausted(QuotaError):
-    """No slot left in the current window.
-
-    Rebuildable from its message alone (``cls(*exc.args)``), which is how Celery hands a task's
-    exception back to the caller.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        name: str = "",
-        window: str = "",
-        used: int = 0,
-        held: int = 0,
-        maximum: int = 0,
-        resets_at: datetime | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.name, self.window, self.used, self.held, self.max = name, window, used, held, maximum
-        self.resets_at = resets_at
-
-    @classmethod
-    def of(cls, name: str, window: Window, used: int, held: int, maximum: int) -> QuotaExhausted:
-        return cls(
-            f"daily quota {name!r} exhausted for {window.key}: used={used} held={held} max={maximum}; "
-            f"resets at {window.resets_at.isoformat()}",
-            name=name,
-            window=window.key,
-            used=used,
-            held=held,
-            maximum=maximum,
-            resets_at=window.resets_at,
-        )
-
-
-class QuotaUnavailable(QuotaError):
-    """The gate cannot decide (Redis unreachable, clock skew): it refuses, never grants."""
-
-
-class LeaseLost(QuotaError):
-    """``start`` on a reservation that expired, was released, or was lost with Redis's keys."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    """A held slot. It remembers its window, so a start after midnight counts where it was made."""
-
-    name: str
-    token: str
-    window: Window
-    lease_until_ms: int
-    keys: tuple[bytes, bytes] = (b"", b"")
-    """The window's ``used`` and ``held`` keys, encoded once when the day began."""
-
-
-@dataclass(frozen=True, slots=True)
-class ScriptCall:
-    """One EVALSHA ready to send (alone or in a caller's pipeline) and what it was built from."""
-
-    sha: str
-    keys: list[bytes]
-    args: list[Any]
-    token: str
-    windows: tuple[Window, Window, Window]
-
-
-@dataclass(frozen=True, slots=True)
-class QuotaStatus:
-    name: str
-    window_kind: str
-    timezone: str
-    window: str
-    used: int
-    held: int
-    max: int
-    resets_at: datetime
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.max - self.used - self.held)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "window": self.window_kind,
-            "timezone": self.timezone,
-            "day": self.window,
-            "used": self.used,
-            "held": self.held,
-            "max": self.max,
-            "remaining": self.remaining,
-            "resets_at": self.resets_at.isoformat().replace("+00:00", "Z"),
-        }
 
 
 _shared_writer = MirrorWriter()
@@ -171,6 +99,7 @@ class QuotaGate:
         self.url = redact(url)
         zones = zones or {}
         self.mirror = mirror_writer or _shared_writer
+        self.journal = None if mirror_dir is None else StartJournal(mirror_dir / SIDE_DIR / JOURNAL_DIR)
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self._system_clock = clock is None
         self._skew_ms = 0
@@ -226,6 +155,9 @@ class QuotaGate:
         )
         prefix = (" ".join(map(str, values)) + " ").encode()
         self._encoded[name] = (windows, window_keys, prefix)
+        if self.journal is not None:  # a new day: older days' journals are no longer needed
+            with contextlib.suppress(OSError):
+                self.journal.prune({w.key for w in windows})
         return window_keys, prefix
 
     def _window_keys(self, reservation: Reservation) -> tuple[bytes, bytes]:
@@ -247,15 +179,22 @@ class QuotaGate:
         """This host's clock, corrected by the offset to Redis's clock seen so far."""
         return self.clock() + timedelta(milliseconds=self._skew_ms)
 
-    def _seed(self, name: str, window: Window, *, settle: bool = True) -> int:
-        """Calls the disk mirror records for ``window`` (after pending writes have landed)."""
+    def _seed(self, name: str, window: Window) -> int:
+        """Calls started in ``window`` as the disk records them: the start journal (written
+        before each start counted) or the mirror, whichever says more."""
         path = self.mirror_path(name)
-        if path is None:
+        if path is None or self.journal is None:
             return 0
         self.mirror.flush()
-        if settle:
-            time.sleep(SEED_SETTLE_SECONDS)
-        return used_in_window(path, window.key, self.config(name).window.value)
+        mirrored = used_in_window(path, window.key, self.config(name).window.value)
+        try:
+            journaled = self.journal.count(name, window.key)
+        except OSError as exc:
+            raise QuotaUnavailable(
+                f"quota {name!r}: cannot read the start journal in {self.journal.directory} "
+                f"({exc}); refusing to re-seed the window blind"
+            ) from exc
+        return max(mirrored, journaled)
 
     def flush_mirror(self) -> None:
         """Write pending quota mirrors now (workers call it when a process shuts down)."""
@@ -327,6 +266,14 @@ class QuotaGate:
     def start(self, reservation: Reservation) -> int:
         """Count the call; returns calls used in the reservation's window."""
         name, window = reservation.name, reservation.window
+        if self.journal is not None:
+            try:
+                self.journal.started(name, window.key, reservation.token)
+            except OSError as exc:
+                raise QuotaUnavailable(
+                    f"quota {name!r}: cannot record the start in {self.journal.directory} "
+                    f"({exc}); failing closed, no LLM call is allowed"
+                ) from exc
         try:
             status, used = run_script(
                 self.client, self._start, self._window_keys(reservation), [reservation.token]
@@ -334,6 +281,9 @@ class QuotaGate:
         except TRANSIENT as exc:
             raise self._unavailable(f"start {name!r}", exc) from exc
         if status != 1:
+            if self.journal is not None:
+                with contextlib.suppress(OSError):  # left in, it only over-counts
+                    self.journal.refused(name, window.key, reservation.token)
             why = "it is no longer held (released, or its lease ran out and the slot went back to the pool)"
             raise LeaseLost(
                 f"quota {name!r}: cannot start reservation {reservation.token[:8]}: {why}"
@@ -404,7 +354,7 @@ class QuotaGate:
             raise self._unavailable(f"read quota {name!r}", exc) from exc
         window = windows[index] if index >= 0 else windows[1]
         if used < 0:
-            used = self._seed(name, window, settle=False)
+            used = self._seed(name, window)
         zone = self._windows[name].zone
         return QuotaStatus(
             name,

@@ -8,7 +8,9 @@ reader sees the old file or the new one, never a mix. JSONL lines are appended w
 When a :class:`~swarmq.memory.locking.Lease` is given, the commit step runs under a short
 same-host file lock and checks the fencing token recorded beside the file
 (``<dir>/.swarmq/<name>.fence``): a holder whose lease lapsed is refused with
-:class:`~swarmq.memory.locking.FencedOff` and its temp file is removed.
+:class:`~swarmq.memory.locking.FencedOff` and its temp file is removed. After the rename the
+lease is confirmed once more: a holder that stalled between check and rename past its lease
+gets :class:`~swarmq.memory.locking.CommitUnconfirmed`, never a silent success.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 import filelock
 
 from swarmq.memory.change_journal import note_written
-from swarmq.memory.locking import Lease
+from swarmq.memory.locking import FencedOff, Lease
 
 SIDE_DIR = ".swarmq"
 """Hidden directory beside canonical files for their commit locks and fence records."""
@@ -44,34 +46,79 @@ def side_path(path: Path, suffix: str) -> Path:
     return path.parent / SIDE_DIR / f"{path.name}{suffix}"
 
 
-def read_fence(path: Path) -> int:
-    """The largest fencing token that has written ``path`` (0 when none has)."""
+FENCE_VERSION = 2
+"""Fence records with ``"v": 2`` name the lock they came from, and a writer holding a lock of
+another name is refused. Older records (no ``v``) only carry a token and are compared by it."""
+
+
+def read_fence_record(path: Path) -> tuple[int, str | None]:
+    """``(largest token that has written path, lock name that wrote it)``; ``(0, None)`` when
+    nothing has, and a ``None`` name for records older than :data:`FENCE_VERSION`."""
     try:
         data = json.loads(side_path(path, ".fence").read_text(encoding="utf-8"))
-        return int(data.get("token", 0))
+        token = int(data.get("token", 0))
     except (FileNotFoundError, ValueError, AttributeError, TypeError):
-        return 0
+        return 0, None
+    resource = data.get("resource") if data.get("v") == FENCE_VERSION else None
+    return token, resource if isinstance(resource, str) else None
+
+
+def read_fence(path: Path) -> int:
+    """The largest fencing token that has written ``path`` (0 when none has)."""
+    return read_fence_record(path)[0]
+
+
+def check_fence(path: Path, lease: Lease, *, always_record: bool = True) -> int:
+    """Validate ``lease`` against the fence record of ``path`` and record its token.
+
+    Refuses (:class:`FencedOff`) a holder whose lock name differs from the one recorded: two
+    names for one file mean two hosts that do not exclude each other, and moving one's counter
+    past the other's token would let a lost update through. The caller holds the same-host
+    commit lock.
+    """
+    recorded, resource = read_fence_record(path)
+    if resource is not None and resource != lease.resource and not _marked_since(resource, path):
+        raise FencedOff(
+            f"{path}: last written under lock {resource!r}, this writer holds {lease.resource!r}; "
+            "two lock names for one file do not exclude each other, so the write is refused "
+            "(is the workspace id file missing or different on this host? see docs/locking.md)"
+        )
+    token = lease.validate(recorded)
+    if always_record or token != recorded or resource is None:
+        _record_fence(path, lease, token)
+    return token
+
+
+def _marked_since(recorded: str, path: Path) -> bool:
+    """Whether ``recorded`` is this host's own name for ``path`` from before its root got an id
+    file (a root created after the writer started): the one change of name that is allowed."""
+    if not recorded.startswith("file:"):
+        return False
+    named, real = recorded[len("file:"):], os.path.realpath(path)
+    return real == named or real.startswith(named.rstrip("/") + "/")  # a store locks its directory
 
 
 def _record_fence(path: Path, lease: Lease, token: int) -> None:
     fence = side_path(path, ".fence")
     tmp = fence.with_name(f"{fence.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    tmp.write_text(json.dumps({"token": token, "resource": lease.resource}), encoding="utf-8")
+    record = {"token": token, "resource": lease.resource, "v": FENCE_VERSION}
+    tmp.write_text(json.dumps(record), encoding="utf-8")
     os.replace(tmp, fence)
 
 
 @contextlib.contextmanager
 def commit_guard(path: Path, lease: Lease | None) -> Iterator[None]:
-    """Serialise the commit of ``path`` on this host and enforce the lease's fence."""
+    """Serialise the commit of ``path`` on this host and enforce the lease's fence; after the
+    commit, confirm the lease still holds (:class:`CommitUnconfirmed` when it lapsed)."""
     if lease is None:
         yield
         return
     side = path.parent / SIDE_DIR
     side.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(str(side_path(path, ".lock"))):
-        token = lease.validate(read_fence(path))
-        _record_fence(path, lease, token)
+        check_fence(path, lease)
         yield
+        lease.confirm()
 
 
 def write_atomic(

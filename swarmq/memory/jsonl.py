@@ -3,6 +3,9 @@
 Every line keeps its raw text, so a rewrite can put back unchanged lines byte for byte. A line
 that is not valid JSON (or not UTF-8) is reported with its line number and, when the file is
 rewritten, moved to ``<stem>.corrupt.jsonl`` beside it instead of being dropped.
+
+A UTF-8 byte-order mark at the start of a file (Windows editors add one) is not part of the
+first line: it is skipped on read, so the first entry is served, and kept on rewrite.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 
 from swarmq.memory.atomic import append_jsonl, write_atomic
 from swarmq.memory.locking import Lease
+
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,8 @@ def iter_jsonl(path: Path | str) -> Iterator[JsonlLine | CorruptLine]:
     with handle:
         for line_no, chunk in enumerate(handle, start=1):
             data = chunk[:-1] if chunk.endswith(b"\n") else chunk
+            if line_no == 1 and data.startswith(BOM):
+                data = data[len(BOM):]
             if not data.strip():
                 continue
             try:
@@ -145,7 +152,16 @@ def rewrite_jsonl(
         if "\n" in line:
             raise ValueError(f"{path}: a JSONL line must not contain a newline")
     body = "\n".join(lines) + "\n" if lines else ""
-    write_atomic(path, body, lease=lease)
+    write_atomic(path, (BOM if starts_with_bom(path) else b"") + body.encode("utf-8"), lease=lease)
+
+
+def starts_with_bom(path: Path) -> bool:
+    """Whether ``path`` begins with a UTF-8 byte-order mark (a rewrite keeps it)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(BOM)) == BOM
+    except FileNotFoundError:
+        return False
 
 
 def dumps_compact(value: object) -> str:

@@ -21,6 +21,8 @@ from typing import Protocol, runtime_checkable
 
 import filelock
 
+from swarmq.memory.workspace_id import lock_name
+
 
 class LockError(RuntimeError):
     """Base class of every lock failure."""
@@ -31,7 +33,17 @@ class LockTimeout(LockError):
 
 
 class FencedOff(LockError):
-    """A write was refused: the lease lapsed and a newer holder has (or may have) written."""
+    """A write was refused: the lease lapsed and a newer holder has (or may have) written, or
+    the file was last written under a different lock name (another host's view of it)."""
+
+
+class CommitUnconfirmed(LockError):
+    """The write reached the file, but the lease lapsed before it could be confirmed.
+
+    A holder stalled between its fence check and its rename: another holder may have read the
+    file before this write landed and may overwrite it. Never report such a write as done;
+    re-check (or re-apply, where that is idempotent) under a fresh lock.
+    """
 
 
 @runtime_checkable
@@ -56,6 +68,11 @@ class Lease(Protocol):
         """
         ...
 
+    def confirm(self) -> None:
+        """Right after a commit: raise :class:`CommitUnconfirmed` unless the lock is still held,
+        so a write made by a holder that stalled past its lease is never reported as done."""
+        ...
+
 
 @runtime_checkable
 class StoreLocks(Protocol):
@@ -67,8 +84,9 @@ class StoreLocks(Protocol):
 
 
 def file_resource(path: Path | str) -> str:
-    """The lock name of a canonical file or store directory: every writer of it must agree."""
-    return f"file:{os.path.realpath(path)}"
+    """The lock name of a canonical file or store directory: every writer of it, on every host,
+    derives the same one (from the workspace id, see :mod:`swarmq.memory.workspace_id`)."""
+    return lock_name(path)
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -91,13 +109,17 @@ class LocalLease:
 
     def validate(self, recorded_token: int) -> int:
         if recorded_token > self.fencing_token:
-            # A Redis-issued token from a worker wrote last. This process holds the resource's
-            # flock, and the Redis path cannot commit without reaching Redis, so moving past the
-            # recorded token is safe; the counter file follows so later tokens keep growing.
+            # The counter file was lost (or the workspace just switched to single-host mode,
+            # which requires every cluster writer stopped). This process holds the resource's
+            # flock and the fence record names the same lock, so moving past the recorded token
+            # is safe; the counter file follows so later tokens keep growing.
             self.fencing_token = recorded_token + 1
             if self.seq_file is not None:
                 _store_token(self.seq_file, self.fencing_token)
         return self.fencing_token
+
+    def confirm(self) -> None:
+        """An flock cannot lapse while its holder lives."""
 
 
 class LocalLocks:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import unicodedata
 from datetime import date
 from pathlib import Path
@@ -67,3 +68,33 @@ def resolve_inside(root: Path | str, *parts: str) -> Path:
     if candidate != root_real and root_real not in candidate.parents:
         raise UnsafePathError(f"{'/'.join(parts)!r} resolves outside {root_real}")
     return candidate
+
+
+def contain(root: Path | str, path: Path | str) -> Path:
+    """Prove that an already built ``path`` (a layout's file, a directory listing's entry) still
+    resolves inside ``root`` once symlinks are followed; the real path, or
+    :class:`UnsafePathError`. Every file the API serves goes through here or
+    :func:`resolve_inside`, so a symlink planted under a root cannot serve ``/etc/passwd``."""
+    root_real = os.path.realpath(root)
+    relative = os.path.relpath(os.path.realpath(path), root_real)
+    if relative == os.curdir:
+        return Path(root_real)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise UnsafePathError(f"{path} resolves outside {root_real}")
+    return resolve_inside(root_real, *Path(relative).parts)
+
+
+def read_text_inside(root: Path | str, path: Path | str) -> str | None:
+    """The text of ``path`` proven inside ``root`` (``None`` when it is not a regular file);
+    opened without following a symlink swapped in after the check."""
+    real = contain(root, path)
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:  # ELOOP: a symlink appeared after the check
+        raise UnsafePathError(f"{path}: refused ({exc.strerror})") from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read().decode("utf-8", errors="replace")

@@ -8,8 +8,10 @@ instead of granting a fresh day's worth of calls.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -161,3 +163,88 @@ class MirrorWriter:
                 self.flush()
             except OSError:  # pragma: no cover - disk full or gone: keep the counts for a retry
                 continue
+
+
+JOURNAL_DIR = "quota-starts"
+"""Under the mirror's side directory (``.swarm/.swarmq/quota-starts/``): one append-only file
+per quota, window and process, one line per started call."""
+
+
+class StartJournal:
+    """Every started call, appended before it counts, where a re-seed will find it.
+
+    The disk mirror above is written behind the gate (it must not slow it down), so a process
+    killed right after ``start()`` and a Redis that lost its keys together could grant a call
+    twice. The journal closes that gap: a start appends ``s <token>`` with one ``write`` (no
+    fsync: the threat is Redis losing keys and processes dying, and the page cache survives
+    both) *before* Redis counts it, and a refused start appends ``r <token>``. Each process
+    appends to its own file (no interleaving, even on a shared filesystem across hosts), so
+    concurrent starters never wait for each other; the cost is one small write per start.
+    A re-seed counts the distinct started tokens of the window across every file.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._files: dict[tuple[str, str], int] = {}
+        self._pid = os.getpid()
+        self._guard = threading.Lock()
+
+    def _fd(self, quota: str, window_key: str) -> int:
+        if self._pid != os.getpid():  # forked: the parent's descriptors name the parent's files
+            self._pid, self._files = os.getpid(), {}
+        fd = self._files.get((quota, window_key))
+        if fd is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            host = _SAFE_HOST.sub("_", os.uname().nodename)[:40] or "host"
+            name = f"{quota}.{window_key}.{host}-{os.getpid()}.log"
+            fd = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._files[(quota, window_key)] = fd
+        return fd
+
+    def _append(self, quota: str, window_key: str, line: str) -> None:
+        data = line.encode("ascii")
+        with self._guard:
+            written = os.write(self._fd(quota, window_key), data)
+        if written != len(data):  # pragma: no cover - a regular file takes a small write whole
+            raise OSError(f"{self.directory}: short journal append")
+
+    def started(self, quota: str, window_key: str, token: str) -> None:
+        """Record a start before Redis counts it (a crash in between over-counts, never under)."""
+        self._append(quota, window_key, f"s {token}\n")
+
+    def refused(self, quota: str, window_key: str, token: str) -> None:
+        """Take back a journaled start that Redis refused (its reservation was gone)."""
+        self._append(quota, window_key, f"r {token}\n")
+
+    def count(self, quota: str, window_key: str) -> int:
+        """Distinct calls started in the window, as every process's journal records them."""
+        started: set[str] = set()
+        refused: set[str] = set()
+        for path in self.directory.glob(f"{quota}.{window_key}.*.log"):
+            try:
+                text = path.read_text(encoding="ascii", errors="replace")
+            except FileNotFoundError:
+                continue
+            for line in text.splitlines():  # a torn last line has no token: it is skipped
+                kind, _, token = line.partition(" ")
+                if len(token) >= 8:
+                    (started if kind == "s" else refused).add(token)
+        return len(started - refused)
+
+    def prune(self, keep: set[str]) -> int:
+        """Remove journals of windows not in ``keep`` (older days); returns how many."""
+        with self._guard:
+            for key in [k for k in self._files if k[1] not in keep]:
+                with contextlib.suppress(OSError):
+                    os.close(self._files.pop(key))
+        removed = 0
+        for path in self.directory.glob("*.log"):
+            parts = path.name.split(".")
+            if len(parts) >= 3 and parts[1] not in keep:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed += 1
+        return removed
+
+
+_SAFE_HOST = re.compile(r"[^A-Za-z0-9_-]+")

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 import unicodedata
@@ -285,11 +286,12 @@ class SearchIndex:
         parts = Path(rel).parts
         if not rel.endswith(SUFFIXES) or any(p.startswith(".") for p in parts):
             return 0
-        try:
-            st = os.stat(path, follow_symlinks=False)
-            if not os.path.isfile(path) or os.path.islink(path) or st.st_size > MAX_FILE_BYTES:
-                return 0
-            with open(path, "rb") as handle:
+        try:  # never follow a symlink swapped in after the walk (which skips symlinks)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                    return 0
                 raw = handle.read(MAX_FILE_BYTES + 1)
         except OSError:
             return 0

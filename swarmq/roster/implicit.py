@@ -40,6 +40,9 @@ def implicit_roster(project: Path, env: Mapping[str, str] | None = None) -> Rost
         "swarm": f"{name}-{tag}",
         "workspace": str(project),
         "paths": {"runtime": str(cache / "swarmq" / f"{name}-{tag}")},
+        # No roster means no cluster: same-host locks, recorded beside the store like any
+        # single-host workspace, so a swarm that later uses it in cluster mode is refused.
+        "locks": "single-host",
         "workers": [{"id": "local", "role": "local"}],
     })
     _resolve_paths(roster, project, env)

@@ -2,7 +2,8 @@
 
 YAML syntax errors name ``file:line:column``; schema errors name the dotted path (with the
 worker's id where there is one), the offending value and what was expected, at the line where
-the value sits. Duplicate mapping keys, which PyYAML would silently collapse, are errors too.
+the value sits. Duplicate mapping keys, which PyYAML would silently collapse, are errors too;
+size, depth and alias limits are enforced by :mod:`swarmq.roster.yamlsafe`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import yaml
 from pydantic import ValidationError
 
 from swarmq.roster.schema import Roster, Severity, StrictModel
+from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES, Loc, Marks, YamlLimit, parse_yaml
 
 CONFIG_ENV = "SWARMQ_CONFIG"
 DEFAULT_CONFIG = "swarm.yaml"
 
-Loc = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -89,61 +90,6 @@ def find_config(path: Path | str | None = None) -> Path:
         return Path(path)
     env = os.environ.get(CONFIG_ENV)
     return Path(env) if env else Path(DEFAULT_CONFIG)
-
-
-# ---------------------------------------------------------------------------------------------
-# YAML with positions
-
-
-class _Marks:
-    """Line/column of every value (and key) in the document, by location tuple."""
-
-    def __init__(self) -> None:
-        self.values: dict[Loc, tuple[int, int]] = {}
-        self.keys: dict[Loc, tuple[int, int]] = {}
-        self.duplicates: list[tuple[Loc, int, int, int]] = []
-
-    def walk(self, node: yaml.Node, loc: Loc) -> None:
-        self.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for key_node, value_node in node.value:
-                key = str(key_node.value)
-                line = key_node.start_mark.line + 1
-                if key in seen:
-                    self.duplicates.append(
-                        ((*loc, key), line, key_node.start_mark.column + 1, seen[key])
-                    )
-                seen[key] = line
-                self.keys[(*loc, key)] = (line, key_node.start_mark.column + 1)
-                self.walk(value_node, (*loc, key))
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self.walk(item, (*loc, index))
-
-    def find(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
-        table = self.keys if key else self.values
-        probe = loc
-        while probe:
-            if probe in table:
-                return table[probe]
-            if probe in self.values:
-                return self.values[probe]
-            probe = probe[:-1]
-        return self.values.get((), (None, None))
-
-
-def _parse_yaml(text: str, file: str) -> tuple[Any, _Marks]:
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        marks = _Marks()
-        if node is None:
-            return None, marks
-        marks.walk(node, ())
-        return loader.construct_document(node), marks
-    finally:
-        loader.dispose()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +242,7 @@ def _model_in(annotation: Any) -> Any:
 
 
 def _problems_from_validation(
-    exc: ValidationError, data: Any, marks: _Marks, file: str
+    exc: ValidationError, data: Any, marks: Marks, file: str
 ) -> list[RosterProblem]:
     problems: list[RosterProblem] = []
     for err in exc.errors():
@@ -341,13 +287,23 @@ def load_report(
     file = find_config(path)
     shown = str(file)
     try:
+        size = file.stat().st_size
+        if size > MAX_ROSTER_BYTES:
+            return RosterReport(file, None, [RosterProblem(
+                "error", "", f"{size:,} bytes is larger than the {MAX_ROSTER_BYTES:,}-byte limit "
+                "of a roster; refusing to parse it", shown)])
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         return RosterReport(file, None, [RosterProblem("error", "", "file not found", shown)])
     except (OSError, UnicodeDecodeError) as exc:
         return RosterReport(file, None, [RosterProblem("error", "", f"cannot read: {exc}", shown)])
     try:
-        data, marks = _parse_yaml(text, shown)
+        data, marks = parse_yaml(text, shown)
+    except YamlLimit as exc:
+        mark = exc.problem_mark
+        return RosterReport(file, None, [RosterProblem(
+            "error", "", f"YAML limit: {exc.problem}", shown,
+            mark.line + 1 if mark else None, mark.column + 1 if mark else None)])
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

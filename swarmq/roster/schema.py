@@ -356,6 +356,10 @@ class Roster(StrictModel):
     """Project root holding ``.swarm/`` and ``.agents/`` (default: swarm.yaml's directory)."""
     paths: PathsConfig = Field(default_factory=PathsConfig)
     redis_url: str = "redis://127.0.0.1:6379/0"
+    locks: Literal["cluster", "single-host"] = "cluster"
+    """Store lock discipline: ``cluster`` (Redis locks; an unreachable Redis is an error, never a
+    fallback) or ``single-host`` (same-host file locks, for a machine with no cluster). Recorded
+    in the workspace id file so the two are never mixed (see docs/locking.md)."""
     broker_url: str | None = None
     """Defaults to ``redis_url``; ``amqp://`` selects RabbitMQ as the broker."""
     llm: LLMConfig = Field(default_factory=LLMConfig)

@@ -291,3 +291,20 @@ def test_an_overdue_lease_keeps_its_slot_until_someone_needs_it(
     assert gate.start(other) == 2
     with pytest.raises(QuotaExhausted, match="used=2 held=0 max=2"):
         gate.reserve("enrichment")
+
+
+def test_start_journal_counts_distinct_started_tokens_across_processes(tmp_path: Path) -> None:
+    from swarmq.memory.quota_file import StartJournal
+
+    journal = StartJournal(tmp_path)
+    for token in ("a" * 24, "b" * 24, "c" * 24):
+        journal.started("enrichment", "2026-11-30", token)
+    journal.refused("enrichment", "2026-11-30", "c" * 24)  # Redis said no: not a call
+    journal.started("enrichment", "2026-11-29", "d" * 24)
+    other = tmp_path / "enrichment.2026-11-30.otherhost-1.log"  # another process, a torn last line
+    other.write_text(f"s {'a' * 24}\ns {'e' * 24}\ns eee")
+    assert journal.count("enrichment", "2026-11-30") == 3  # a, b, e
+    assert journal.prune({"2026-11-30"}) == 1
+    assert journal.count("enrichment", "2026-11-29") == 0
+    journal.started("enrichment", "2026-11-30", "f" * 24)  # still appends after a prune
+    assert journal.count("enrichment", "2026-11-30") == 4

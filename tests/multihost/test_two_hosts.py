@@ -109,7 +109,6 @@ def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost
         assert all(back["answered"].values()), back
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue-16 lock identity")
 def test_cross_mount_write_storm_loses_nothing(hosts: tuple[Cluster, SimHost, SimHost]) -> None:
     _, a, b = hosts
     seed = a.run([sys.executable, "-c", STORM, "seed", "300"], timeout=120)

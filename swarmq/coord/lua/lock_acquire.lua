@@ -1,6 +1,12 @@
--- Take a store lock. KEYS[1]: lock, KEYS[2]: fencing counter. ARGV[1]: token, ARGV[2]: lease ms.
+-- Take a store lock. KEYS[1]: lock, KEYS[2]: fencing counter.
+-- ARGV[1]: token, ARGV[2]: lease ms, ARGV[3]: how long the counter outlives its last holder (ms).
 -- Returns the new fencing token, or 0 when another holder has it.
+-- The counter may expire: files record the largest token that wrote them, and lock_validate
+-- moves a restarted counter past it (for the lock's owner only), so Redis need not keep a
+-- counter for every file ever locked.
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+  local n = redis.call('INCR', KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return n
 end
 return 0

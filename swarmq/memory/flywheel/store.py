@@ -12,16 +12,14 @@ metrics; citations are only ever held alone.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import filelock
 
-from swarmq.memory.atomic import SIDE_DIR, fsync_dir, read_fence, side_path, write_atomic
+from swarmq.memory.atomic import SIDE_DIR, check_fence, fsync_dir, side_path, write_atomic
 from swarmq.memory.locking import Lease, file_resource
 
 
@@ -142,14 +140,9 @@ def guard(store: Path, lease: Lease | None) -> Iterator[None]:
         return
     virtual = anchor(store)
     with _file_lock(virtual):
-        recorded = read_fence(virtual)
-        token = lease.validate(recorded)
-        if token != recorded:
-            fence = side_path(virtual, ".fence")
-            tmp = fence.with_name(f"{fence.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-            tmp.write_text(json.dumps({"token": token, "resource": lease.resource}), encoding="utf-8")
-            os.replace(tmp, fence)
+        check_fence(virtual, lease, always_record=False)
         yield
+        lease.confirm()
 
 
 class DirSync:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from swarmq.memory.jsonl import CorruptLine
+from swarmq.memory.jsonl import BOM, CorruptLine
 from swarmq.memory.knowledge.model import Entry, EntryShapeError
 from swarmq.memory.knowledge.serialize import loads_js
 
@@ -59,6 +59,8 @@ def parse_line(line_no: int, data: bytes) -> Entry | CorruptLine | None:
     """One line → entry, corrupt line, or ``None`` for a blank line (skipped, as opencode does)."""
     if data.endswith(b"\n"):
         data = data[:-1]
+    if line_no == 1 and data.startswith(BOM):  # a byte-order mark is not part of the entry
+        data = data[len(BOM):]
     if not data.strip():
         return None
     try:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from swarmq.memory.atomic import append_lines, write_atomic
-from swarmq.memory.jsonl import CorruptLine, JsonlLine, quarantine_corrupt
+from swarmq.memory.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.contradiction import ContradictionIndex
 from swarmq.memory.knowledge.dedup import BigramIndex
@@ -212,6 +212,8 @@ class TierStore:
         quarantine_corrupt(self.files.knowledge, self.mirror.all_corrupt(), lease=lease,
                            corrupt_to=self.files.corrupt)
         body = b"\n".join(parts) + b"\n" if parts else b""
+        if starts_with_bom(self.files.knowledge):
+            body = BOM + body  # kept as the file had it
         write_atomic(self.files.knowledge, body, lease=lease)
         self.mirror.adopt_rewrite(replaced, set(removed), appended, body)
 

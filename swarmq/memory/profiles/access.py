@@ -17,7 +17,13 @@ from typing import Any
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.paths import UnsafePathError, check_date, check_id, resolve_inside
+from swarmq.memory.paths import (
+    UnsafePathError,
+    check_date,
+    check_id,
+    read_text_inside,
+    resolve_inside,
+)
 from swarmq.memory.profiles.episodes import append_episode
 from swarmq.memory.profiles.events import RESERVED_KEYS, EventType, MissionEvent, append_events
 from swarmq.memory.profiles.handoffs import write_handoff
@@ -60,9 +66,11 @@ class MemoryListing:
     files: list[MemoryFile] = field(default_factory=list)
 
 
-def _read(files: list[MemoryFile], path: Path, name: str | None = None) -> None:
-    if path.is_file():
-        files.append(MemoryFile(name or path.name, str(path), path.read_text("utf-8", errors="replace")))
+def _read(files: list[MemoryFile], root: Path, path: Path, name: str | None = None) -> None:
+    """Add ``path`` if it is a file proven inside ``root`` (a symlink out of it is refused)."""
+    text = read_text_inside(root, path)
+    if text is not None:
+        files.append(MemoryFile(name or path.name, str(path), text))
 
 
 def read_memory(
@@ -87,30 +95,30 @@ def read_memory(
     files: list[MemoryFile] = []
     if kind is MemoryKind.PROFILE:
         for name in PROFILE_FILES:
-            _read(files, layout.profile_file(name))
-        _read(files, layout.runtime_json)
+            _read(files, profiles_dir, layout.profile_file(name))
+        _read(files, profiles_dir, layout.runtime_json)
         return MemoryListing(kind, layout.worker_id, str(layout.memory_dir), files)
     if kind is MemoryKind.MISSION:
         if mission_id is None:
             raise MemoryRequestError("kind 'mission' needs missionId")
         for name in MISSION_FILES:
-            _read(files, layout.mission_dir(mission_id) / name)
+            _read(files, profiles_dir, layout.mission_dir(mission_id) / name)
         return MemoryListing(kind, layout.worker_id, str(layout.mission_dir(mission_id)), files)
     if kind is MemoryKind.EPISODIC:
         if day is not None:
-            _read(files, layout.episode(day))
+            _read(files, profiles_dir, layout.episode(day))
         else:
             days = sorted(p.name for p in _md_files(layout.episodes_dir))[-RECENT_EPISODES:]
             for name in reversed(days):
-                _read(files, layout.episode(name[:-3]))
+                _read(files, profiles_dir, layout.episode(name[:-3]))
         return MemoryListing(kind, layout.worker_id, str(layout.episodes_dir), files)
     # handoff
     if mission_id is not None:
-        _read(files, layout.handoff(mission_id))
+        _read(files, profiles_dir, layout.handoff(mission_id))
     else:
         for path in sorted(_md_files(layout.handoffs_dir), key=lambda p: p.stat().st_mtime, reverse=True):
-            _read(files, layout.handoff(path.name[:-3]))
-    _read(files, layout.shared_latest)
+            _read(files, profiles_dir, layout.handoff(path.name[:-3]))
+    _read(files, shared_dir, layout.shared_latest)
     return MemoryListing(kind, layout.worker_id, str(layout.handoffs_dir), files)
 
 
@@ -127,12 +135,12 @@ def _read_shared(shared: SharedLayout, mission_id: str | None) -> MemoryListing:
     if mission_id is not None:
         target = shared.archive_dir(mission_id)
         for name in (*MISSION_FILES, "mission.json"):
-            _read(files, target / name)
+            _read(files, shared.shared_dir, target / name)
         return MemoryListing(MemoryKind.SHARED, None, str(target), files)
     for path in sorted(_md_files(shared.handoffs_dir)):
-        _read(files, path, f"handoffs/swarm/{path.name}")
+        _read(files, shared.shared_dir, path, f"handoffs/swarm/{path.name}")
     for path in sorted(_md_files(shared.swarm_dir)):
-        _read(files, path, f"swarm/{path.name}")
+        _read(files, shared.shared_dir, path, f"swarm/{path.name}")
     return MemoryListing(MemoryKind.SHARED, None, str(shared.shared_dir), files)
 
 
