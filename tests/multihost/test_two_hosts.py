@@ -46,6 +46,7 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, S
         (cluster.shared / "swarm.yaml").write_text(yaml.safe_dump({
             "swarm": f"mh{cluster.bridge[-5:]}", "workspace": "project", "redis_url": cluster.redis_url,
             "paths": {"profiles": "profiles", "runtime": "runtime", "shared": "shared", "hive": "hive"},
+            "knowledge": {"swarm_max_entries": 1000},  # the storm's 300 entries all stay active
             "missions": {"heartbeat_seconds": 0.5, "stale_after_seconds": 3, "reap_after_seconds": 3,
                          "reap_every_seconds": 1, "kill_grace_seconds": 1, "ping_timeout_seconds": 1},
             "workers": [{"id": f"r{n}", "role": "runner", "queues": ["missions"],
