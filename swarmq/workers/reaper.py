@@ -46,10 +46,13 @@ def _target(run: StaleRun) -> Target:
     return Target(t.get("workerId"), t.get("role"), t.get("specialty"))
 
 
-def _still_running(celery: Celery, node: str, task_id: str, timeout: float) -> bool:
-    """Whether ``node`` reports ``task_id`` among its active tasks (a slow heartbeat, not a death)."""
+def _still_running(celery: Celery, node: str, task_id: str, timeout: float) -> bool | None:
+    """Whether ``node`` reports ``task_id`` among its active tasks (a slow heartbeat, not a
+    death); None when the node did not answer the inspection in time (busy, not known dead)."""
     active = celery.control.inspect(destination=[node], timeout=timeout).active() or {}
-    return any(item.get("id") == task_id for item in active.get(node, []) or [])
+    if node not in active:
+        return None
+    return any(item.get("id") == task_id for item in active.get(node) or [])
 
 
 def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reaped]:
@@ -65,10 +68,15 @@ def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reap
     out = []
     for run in stale:
         base = (run.mission.id, run.assignment.id, run.node, run.age_seconds)
-        if run.node in nodes and _still_running(client.celery, run.node, run.assignment.id,
-                                                config.ping_timeout_seconds):
-            out.append(Reaped(*base, "alive", "its node still runs it; heartbeat late"))
-            continue
+        if run.node in nodes:
+            running = _still_running(client.celery, run.node, run.assignment.id,
+                                     config.ping_timeout_seconds)
+            if running is None:  # answered the ping, not the inspection: ask again next pass
+                out.append(Reaped(*base, "alive", "its node answers but did not list its tasks in time"))
+                continue
+            if running:
+                out.append(Reaped(*base, "alive", "its node still runs it; heartbeat late"))
+                continue
         target = _target(run)
         live = {node.split("@", 1)[0] for node in nodes}
         decision = route(roster.workers, target, live=live, load={}, require_live=True)
