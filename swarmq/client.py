@@ -37,12 +37,13 @@ from swarmq.memory.profiles.events import (
     read_events,
 )
 from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.names import MISSIONS_RUN
 from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
     from celery import Celery
 
-RUN_TASK = "missions.run"
+RUN_TASK = MISSIONS_RUN
 LIVENESS_TTL_SECONDS = 3.0
 
 

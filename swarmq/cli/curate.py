@@ -10,7 +10,8 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
 from swarmq.cli.jobs import cluster_or_none, locks_for, submit
 from swarmq.memory.knowledge.errors import KnowledgeError
-from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+from swarmq.names import CURATOR_ENRICH, ENRICHMENT_QUOTA
+from swarmq.tasks.llm_wiring import enricher_for
 
 
 def curate(
@@ -27,7 +28,7 @@ def curate(
         fail("curator.enrichment_enabled is false in swarm.yaml")
     kwargs: dict[str, Any] = {"entry_ids": ids or None, "max_batches": max_batches}
     if submit_it:
-        outcome = submit(roster, "curator.enrich", kwargs, wait=wait)
+        outcome = submit(roster, CURATOR_ENRICH, kwargs, wait=wait)
         if isinstance(outcome, str):
             console.print(f"submitted curator.enrich [{outcome}]")
             return

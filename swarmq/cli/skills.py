@@ -13,7 +13,8 @@ from swarmq.cli.jobs import cluster_or_none, locks_for, short, submit
 from swarmq.memory.knowledge.errors import KnowledgeError
 from swarmq.memory.skills.compiler import SkillWrite
 from swarmq.memory.skills.layout import UnsafeSkillPath
-from swarmq.tasks.llm_wiring import IMPROVER_QUOTA, compiler_for, improver_for
+from swarmq.names import IMPROVER_QUOTA, SKILLS_IMPROVE
+from swarmq.tasks.llm_wiring import compiler_for, improver_for
 
 app = typer.Typer(help="Generated skills: compile mature knowledge into SKILL.md files.", no_args_is_help=True)
 
@@ -153,7 +154,7 @@ def improve(
     if mode not in (None, "proposal", "draft_skills"):
         fail(f"--mode must be proposal or draft_skills, not {mode!r}")
     if submit_it:
-        outcome = submit(roster, "skills.improve", {"approved": True, "write_mode": mode}, wait=wait)
+        outcome = submit(roster, SKILLS_IMPROVE, {"approved": True, "write_mode": mode}, wait=wait)
         if isinstance(outcome, str):
             console.print(f"submitted skills.improve [{outcome}]")
             return

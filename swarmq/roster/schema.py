@@ -24,6 +24,7 @@ from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA, direct_queue
 
 JOB_FAMILIES: tuple[str, ...] = (
     "curator",
@@ -37,11 +38,6 @@ JOB_FAMILIES: tuple[str, ...] = (
 
 DEAD_LETTER_QUEUE = "dead_letter"
 """Where poison messages go; no worker consumes it."""
-
-
-def direct_queue(worker_id: str) -> str:
-    """The queue only ``worker_id`` consumes (missions for a named worker go here)."""
-    return f"worker.{worker_id}"
 
 
 class StrictModel(BaseModel):
@@ -88,8 +84,8 @@ class QuotaConfig(StrictModel):
 def default_quotas() -> dict[str, QuotaConfig]:
     """opencode-swarm's two budgets, with swarmq's defaults."""
     return {
-        "enrichment": QuotaConfig(max_calls_per_day=30),
-        "skill_improver": QuotaConfig(max_calls_per_day=10),
+        ENRICHMENT_QUOTA: QuotaConfig(max_calls_per_day=30),
+        IMPROVER_QUOTA: QuotaConfig(max_calls_per_day=10),
     }
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from swarmq.memory.paths import UnsafePathError
-from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+from swarmq.names import CURATOR_ENRICH, ENRICHMENT_QUOTA
+from swarmq.tasks.llm_wiring import enricher_for
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-ENRICH_TASK = "curator.enrich"
+ENRICH_TASK = CURATOR_ENRICH
 
 
 def _ids(value: Any) -> list[str] | None:

@@ -24,10 +24,9 @@ from swarmq.memory.locking import StoreLocks
 from swarmq.memory.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.memory.skills.improver import SkillImprover
 from swarmq.memory.skills.layout import SkillLayout
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 from swarmq.roster.schema import Roster
 
-ENRICHMENT_QUOTA = "enrichment"
-IMPROVER_QUOTA = "skill_improver"
 NO_PROVIDER = "no LLM provider is configured (llm.provider: none)"
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.tasks.llm_wiring import IMPROVER_QUOTA, compiler_for, improver_for
+from swarmq.names import IMPROVER_QUOTA, SKILLS_GENERATE, SKILLS_IMPROVE
+from swarmq.tasks.llm_wiring import compiler_for, improver_for
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-IMPROVE_TASK = "skills.improve"
-GENERATE_TASK = "skills.generate"
+IMPROVE_TASK = SKILLS_IMPROVE
+GENERATE_TASK = SKILLS_GENERATE
 
 
 @app.task(name=IMPROVE_TASK, bind=True)

@@ -22,7 +22,7 @@ RESULT_EXPIRES_SECONDS = 3600
 
 
 def task_modules() -> list[str]:
-    from swarmq.tasks import TASK_MODULES
+    from swarmq.names import TASK_MODULES
 
     extra = [m.strip() for m in os.environ.get(EXTRA_TASKS_ENV, "").split(",") if m.strip()]
     return [*TASK_MODULES, *extra]

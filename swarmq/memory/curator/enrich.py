@@ -36,6 +36,7 @@ from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.locking import StoreLocks
+from swarmq.names import CURATOR_ENRICH
 
 LLM = "llm"
 FALLBACK = "deterministic_fallback"
@@ -157,9 +158,9 @@ class Enricher:
         """One call; ``False`` when the run must stop."""
         assert self.completer is not None
         try:
-            with self.completer.hold("curator.enrich") as held:
+            with self.completer.hold(CURATOR_ENRICH) as held:
                 messages = build_messages(batch)
-                completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
+                completion = self.completer.complete(messages, held=held, purpose=CURATOR_ENRICH)
         except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent, no slot spent
             report.stopped = f"{exc.outcome}: {exc}"
             return False

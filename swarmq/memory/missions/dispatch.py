@@ -70,7 +70,7 @@ def _title(spec: MissionSpec) -> str:
 
 
 def _assign(mission: Mission, worker_id: str, *, resume: bool) -> Assignment:
-    from swarmq.roster.schema import direct_queue
+    from swarmq.names import direct_queue
 
     assignment = Assignment(id=new_id("assign"), workerId=worker_id, queue=direct_queue(worker_id), resume=resume)
     mission.assignments.append(assignment)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.atomic import write_atomic, write_json_atomic
+from swarmq.memory.clock import iso
 from swarmq.memory.completion import (
     Completer,
     CompletionFailed,
@@ -43,6 +44,7 @@ from swarmq.memory.replies import placeholder, repetition, unknown_ids
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.memory.skills.inventory import Inventory, gather_inventory, inventory_text
+from swarmq.names import SKILLS_IMPROVE
 
 SECTIONS: tuple[str, ...] = (
     "Inventory snapshot",
@@ -280,10 +282,10 @@ class SkillImprover:
         if self.completer is None:
             return self._fallback(targets, mode, None)
         try:
-            with self.completer.hold("skills.improve") as held:
+            with self.completer.hold(SKILLS_IMPROVE) as held:
                 inv = self._gather()
                 messages = build_messages(inv, targets, mode, self.completer.max_prompt_chars)
-                completion = self.completer.complete(messages, held=held, purpose="skills.improve")
+                completion = self.completer.complete(messages, held=held, purpose=SKILLS_IMPROVE)
         except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent: the held slot is released
             return ImproveReport(False, f"{exc.outcome}: {exc}")
         except InventoryFailed as exc:
@@ -345,4 +347,4 @@ def _safe_run_id(value: str | None) -> str | None:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso(moment)
