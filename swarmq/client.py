@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmq.errors import Unavailable
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.dispatch import (
     MissionSpec,
@@ -47,7 +48,7 @@ RUN_TASK = MISSIONS_RUN
 LIVENESS_TTL_SECONDS = 3.0
 
 
-class DispatchError(RuntimeError):
+class DispatchError(Unavailable, RuntimeError):
     """The mission is in the ledger but its task could not be sent (broker unreachable)."""
 
 

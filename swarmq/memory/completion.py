@@ -15,6 +15,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from swarmq.errors import SwarmqError
+
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
 
@@ -31,7 +33,7 @@ class Completion:
     tokens_out: int | None = None
 
 
-class CompletionError(RuntimeError):
+class CompletionError(SwarmqError, RuntimeError):
     """Base of every way a completion can fail to produce a reply."""
 
     outcome = "error"

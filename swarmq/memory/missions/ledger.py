@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from swarmq.errors import NotFound, Unavailable
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
@@ -43,11 +44,11 @@ LEDGER_VERSION = 1
 CLIENT_KEY = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 
 
-class LedgerCorrupt(RuntimeError):
+class LedgerCorrupt(Unavailable, RuntimeError):
     """The ledger file exists but cannot be read; it is left untouched."""
 
 
-class MissionNotFound(LookupError):
+class MissionNotFound(NotFound):
     pass
 
 
