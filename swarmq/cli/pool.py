@@ -17,7 +17,7 @@ from swarmq.memory.flywheel.content import canonical_content_body
 from swarmq.memory.flywheel.model import PoolStatus, Tier
 from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promotion import promotion_gate
-from swarmq.tasks.flywheel_wiring import knowledge_sink, layout_for
+from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The scored candidate pool (.agents/pool, AgentOps format).", no_args_is_help=True)
 

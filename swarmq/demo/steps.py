@@ -12,7 +12,7 @@ from swarmq.memory.forge.extract import ledger_path
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
-from swarmq.tasks.flywheel_wiring import layout_for
+from swarmq.wiring.flywheel import layout_for
 
 if TYPE_CHECKING:
     from celery import Celery

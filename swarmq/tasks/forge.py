@@ -14,7 +14,7 @@ from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.memory.paths import check_id
 from swarmq.names import FORGE_EXTRACT
-from swarmq.tasks.flywheel_wiring import (
+from swarmq.wiring.flywheel import (
     forge_completer,
     knowledge_sink,
     layout_for,
