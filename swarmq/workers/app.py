@@ -65,3 +65,20 @@ def create_app(config: Roster | None = None) -> Celery:
 
 
 app = create_app()
+
+
+def unregistered_schedule(roster: Roster) -> list[tuple[str, str, list[str]]]:
+    """Schedule entries whose task no task module registers: ``(entry, task, close names)``."""
+    import difflib
+    import importlib
+
+    from swarmq.workers.config import task_modules
+
+    for module in task_modules():
+        importlib.import_module(module)
+    known = sorted(name for name in app.tasks if not name.startswith("celery."))
+    return [
+        (name, entry.task, difflib.get_close_matches(entry.task, known, n=2))
+        for name, entry in roster.schedule.items()
+        if entry.task not in known
+    ]

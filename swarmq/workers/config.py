@@ -139,19 +139,3 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "include": task_modules(),
     }
 
-
-def unregistered_schedule(roster: Roster) -> list[tuple[str, str, list[str]]]:
-    """Schedule entries whose task no task module registers: ``(entry, task, close names)``."""
-    import difflib
-    import importlib
-
-    from swarmq.workers.app import app
-
-    for module in task_modules():
-        importlib.import_module(module)
-    known = sorted(name for name in app.tasks if not name.startswith("celery."))
-    return [
-        (name, entry.task, difflib.get_close_matches(entry.task, known, n=2))
-        for name, entry in roster.schedule.items()
-        if entry.task not in known
-    ]
