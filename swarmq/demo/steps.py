@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.demo.run import MISSIONS, DemoError, DemoReport, Say, wait_for
+from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.memory.flywheel.metrics import compute_metrics
 from swarmq.memory.forge.extract import ledger_path
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl

@@ -15,7 +15,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swarmq.api.config import ApiConfig
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
@@ -25,6 +24,7 @@ from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA, direct_queue
+from swarmq.roster.api_config import ApiConfig
 
 JOB_FAMILIES: tuple[str, ...] = (
     "curator",
