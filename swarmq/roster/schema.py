@@ -11,10 +11,11 @@ import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from swarmq.coord.quota_config import QuotaConfig, default_quotas
+from swarmq.llm.config import LLMConfig
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
@@ -23,7 +24,7 @@ from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
-from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA, direct_queue
+from swarmq.names import direct_queue
 from swarmq.roster.api_config import ApiConfig
 
 JOB_FAMILIES: tuple[str, ...] = (
@@ -46,49 +47,6 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
 
-class QuotaWindow(StrEnum):
-    """Which calendar day a quota counts in (opencode-swarm's ``window`` field)."""
-
-    UTC = "utc"
-    LOCAL = "local"
-
-
-class QuotaConfig(StrictModel):
-    """A daily budget of LLM calls shared by the whole cluster."""
-
-    max_calls_per_day: Annotated[int, Field(ge=0, le=1_000_000)]
-    window: QuotaWindow = QuotaWindow.UTC
-    timezone: str | None = None
-    """IANA zone for ``window: local``; the host's zone when omitted."""
-    lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 600.0
-    """How long a reserved-but-unstarted slot is held before it returns to the pool."""
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA time zone {value!r} (e.g. 'Europe/Berlin')") from exc
-        return value
-
-    @model_validator(mode="after")
-    def _zone_needs_local(self) -> QuotaConfig:
-        if self.timezone is not None and self.window is QuotaWindow.UTC:
-            raise ValueError("timezone is only meaningful with window: local")
-        return self
-
-
-def default_quotas() -> dict[str, QuotaConfig]:
-    """opencode-swarm's two budgets, with swarmq's defaults."""
-    return {
-        ENRICHMENT_QUOTA: QuotaConfig(max_calls_per_day=30),
-        IMPROVER_QUOTA: QuotaConfig(max_calls_per_day=10),
-    }
-
-
 class PathsConfig(StrictModel):
     """Canonical roots. ``None`` means the documented default, filled in by the loader."""
 
@@ -100,44 +58,6 @@ class PathsConfig(StrictModel):
     """Shared swarm memory root (Swarm2: ``~/.openclaw/workspace/memory``)."""
     hive: Path | None = None
     """opencode-swarm hive data dir (``$XDG_DATA_HOME/opencode-swarm``)."""
-
-
-class LLMProvider(StrEnum):
-    NONE = "none"
-    OPENAI = "openai"
-    COMMAND = "command"
-
-
-class LLMConfig(StrictModel):
-    """How curator and skill jobs reach a model; ``none`` keeps every job deterministic."""
-
-    provider: LLMProvider = LLMProvider.NONE
-    base_url: str | None = None
-    """OpenAI-compatible endpoint, e.g. ``https://api.openai.com/v1``."""
-    model: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    """Name of the environment variable holding the key (the key itself never goes in YAML)."""
-    command: list[str] | None = None
-    """For ``provider: command``: argv template; the prompt goes to stdin, the reply is stdout."""
-    timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
-    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
-    requests_per_minute: Annotated[float, Field(gt=0)] | None = None
-    """Cluster-wide request rate limit (token bucket in Redis), besides the daily quotas."""
-    allow_deterministic_fallback: bool = True
-    context_tokens: Annotated[int, Field(ge=256)] | None = None
-    """The model's context window in tokens. When set, prompts are sized to it: inputs are
-    trimmed by priority, and a prompt that still cannot fit is refused before a quota slot is
-    spent. ``null``: not declared, nothing is sized."""
-    reply_tokens: Annotated[int, Field(ge=1)] = 2048
-    """Tokens of the context kept free for the reply."""
-
-    @model_validator(mode="after")
-    def _provider_fields(self) -> LLMConfig:
-        if self.provider is LLMProvider.OPENAI and not (self.base_url and self.model):
-            raise ValueError("provider 'openai' needs base_url and model")
-        if self.provider is LLMProvider.COMMAND and not self.command:
-            raise ValueError("provider 'command' needs command (an argv list)")
-        return self
 
 
 class AgentConfig(StrictModel):
