@@ -7,7 +7,20 @@ key prefixes in one constants module.
 
 from __future__ import annotations
 
-# --- Celery task names: ``<job family>.<job>``; the family is the queue (roster.JOB_FAMILIES).
+# --- Job families and Celery task names: a task is ``<family>.<job>``; the family is its queue.
+JOB_FAMILIES: tuple[str, ...] = (
+    "curator",
+    "skills",
+    "forge",
+    "consolidation",
+    "maturity",
+    "missions",
+)
+"""One Celery queue per job family; a task named ``<family>.<job>`` is routed to it."""
+
+DEAD_LETTER_QUEUE = "dead_letter"
+"""Where poison messages go; no worker consumes it."""
+
 OPS_PING = "ops.ping"
 MISSIONS_RUN = "missions.run"
 FORGE_EXTRACT = "forge.extract"

@@ -6,8 +6,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from swarmq.names import WORKER_QUEUE_PREFIX
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster, Severity
+from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES, WORKER_QUEUE_PREFIX
+from swarmq.roster.schema import Roster, Severity
 
 _QUOTA_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 

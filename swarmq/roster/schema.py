@@ -24,21 +24,8 @@ from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
-from swarmq.names import direct_queue
+from swarmq.names import JOB_FAMILIES, direct_queue
 from swarmq.roster.api_config import ApiConfig
-
-JOB_FAMILIES: tuple[str, ...] = (
-    "curator",
-    "skills",
-    "forge",
-    "consolidation",
-    "maturity",
-    "missions",
-)
-"""One Celery queue per job family; a task named ``<family>.<job>`` is routed to it."""
-
-DEAD_LETTER_QUEUE = "dead_letter"
-"""Where poison messages go; no worker consumes it."""
 
 
 class StrictModel(BaseModel):

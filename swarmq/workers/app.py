@@ -12,9 +12,10 @@ from typing import Any
 
 from celery import Celery
 
+from swarmq.names import JOB_FAMILIES
 from swarmq.roster.checks import task_family
 from swarmq.roster.loader import find_config, load_roster
-from swarmq.roster.schema import JOB_FAMILIES, Roster
+from swarmq.roster.schema import Roster
 
 
 @functools.cache

@@ -39,7 +39,8 @@ from swarmq.coord.quota import QuotaSlot, flush_mirrors
 from swarmq.memory.atomic import append_jsonl
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import Lease
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
+from swarmq.names import DEAD_LETTER_QUEUE
+from swarmq.roster.schema import Roster
 from swarmq.workers.prelude import open_prelude
 
 log = get_task_logger("swarmq.task")

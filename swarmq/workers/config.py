@@ -10,8 +10,9 @@ from celery.schedules import crontab, schedule
 from kombu.entity import Exchange, Queue
 
 from swarmq.coord import keys
+from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES
 from swarmq.roster.checks import task_family
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.roster.schema import Roster
 from swarmq.workers.processes import host_dir
 
 EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
