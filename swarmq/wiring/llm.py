@@ -18,6 +18,7 @@ from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
+from swarmq.memory.completion import NO_PROVIDER
 from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.project import KnowledgeStore
@@ -27,8 +28,6 @@ from swarmq.memory.skills.improver import SkillImprover
 from swarmq.memory.skills.layout import SkillLayout
 from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 from swarmq.roster.schema import Roster
-
-NO_PROVIDER = "no LLM provider is configured (llm.provider: none)"
 
 
 @dataclass

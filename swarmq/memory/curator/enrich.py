@@ -21,8 +21,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from swarmq.memory.completion import (
+    NO_PROVIDER,
     Completer,
     CompletionFailed,
+    LLMJob,
     PromptTooLarge,
     ProviderUnreachable,
     QuotaRefused,
@@ -94,7 +96,7 @@ def sized_batches(pending: list[Entry], size: int, max_chars: int | None) -> lis
     return out
 
 
-class Enricher:
+class Enricher(LLMJob):
     def __init__(
         self,
         store: TierStore,
@@ -103,17 +105,15 @@ class Enricher:
         *,
         completer: Completer | None,
         allow_fallback: bool,
-        no_client_reason: str = "no LLM provider is configured (llm.provider: none)",
+        no_client_reason: str = NO_PROVIDER,
         batch_size: int = 8,
         max_batches: int = 3,
         progress: Callable[[str], None] | None = None,
     ) -> None:
+        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
+                         no_client_reason=no_client_reason)
         self.store = store
-        self.locks = locks
         self.state = state
-        self.completer = completer
-        self.allow_fallback = allow_fallback
-        self.no_client_reason = no_client_reason
         self.batch_size = batch_size
         self.max_batches = max_batches
         self.progress = progress or (lambda _message: None)

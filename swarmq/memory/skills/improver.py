@@ -31,8 +31,10 @@ from typing import Any
 from swarmq.memory.atomic import write_atomic, write_json_atomic
 from swarmq.memory.clock import iso
 from swarmq.memory.completion import (
+    NO_PROVIDER,
     Completer,
     CompletionFailed,
+    LLMJob,
     Message,
     PromptTooLarge,
     ProviderUnreachable,
@@ -185,7 +187,7 @@ def proposal_document(body: str, *, source: str, generated_at: str, targets: lis
     return "\n".join(lines)
 
 
-class SkillImprover:
+class SkillImprover(LLMJob):
     def __init__(
         self,
         compiler: SkillCompiler,
@@ -194,17 +196,15 @@ class SkillImprover:
         *,
         completer: Completer | None,
         allow_fallback: bool,
-        no_client_reason: str = "no LLM provider is configured (llm.provider: none)",
+        no_client_reason: str = NO_PROVIDER,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         inventory: Callable[[SkillCompiler], Inventory] = gather_inventory,
     ) -> None:
+        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
+                         no_client_reason=no_client_reason)
         self.compiler = compiler
         self.layout = compiler.layout
-        self.locks = locks
         self.config = config
-        self.completer = completer
-        self.allow_fallback = allow_fallback
-        self.no_client_reason = no_client_reason
         self.now = now
         self.inventory = inventory
 
