@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.events import (
@@ -176,8 +176,7 @@ def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
             "scores": action.scores}
 
 
-@dataclass(frozen=True)
-class RunStart:
+class RunStart(NamedTuple):
     """What every consolidation run opens with: its clock, id, planner and progress hook."""
 
     started: float
@@ -224,9 +223,8 @@ def consolidate_tier(
     clock: Callable[[], datetime] | None = None,
 ) -> ScopeReport:
     """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
-    opened = open_run(config, config.measure, scope=scope, progress=progress, clock=clock)
-    started, at, run_id, planner, on_round = (opened.started, opened.at, opened.run_id,
-                                              opened.planner, opened.on_round)
+    started, at, run_id, planner, on_round = open_run(config, config.measure, scope=scope,
+                                                      progress=progress, clock=clock)
 
     if dry_run:
         snapshot = store.read()

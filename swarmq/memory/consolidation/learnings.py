@@ -221,9 +221,9 @@ def consolidate_learnings(
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> ScopeReport:
-    opened = open_run(config, config.learnings_measure, scope=scope, progress=progress, clock=clock)
-    started, at, run_id, planner, on_round = (opened.started, opened.at, opened.run_id,
-                                              opened.planner, opened.on_round)
+    """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
+    started, at, run_id, planner, on_round = open_run(config, config.learnings_measure, scope=scope,
+                                                      progress=progress, clock=clock)
 
     if dry_run:
         docs = load_docs(layout)
