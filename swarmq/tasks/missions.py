@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from swarmq.memory.knowledge.acks import acknowledge
-from swarmq.memory.knowledge.injection import directives_block
+from swarmq.memory.knowledge.directives import directives_block
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
