@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -25,6 +25,7 @@ from swarmq.errors import NotFound, Unavailable
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.missions.history import MissionHistory, request_stop
 from swarmq.memory.missions.states import (
     ACTIVE,
@@ -36,8 +37,16 @@ from swarmq.memory.missions.states import (
 )
 from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
+
+class LedgerSettings(Protocol):
+    """What the swarm's ledger needs of the roster: its ``missions:`` section and roots."""
+
+    @property
+    def missions(self) -> MissionsConfig: ...
+    @property
+    def runtime_dir(self) -> Path: ...
+    @property
+    def shared_dir(self) -> Path: ...
 
 LEDGER_FILE = "swarm-missions.json"
 LEDGER_VERSION = 1
@@ -228,7 +237,7 @@ class Ledger:
         self.history = MissionHistory(runtime_dir, archive_root, locks)
 
     @classmethod
-    def for_roster(cls, roster: Roster, locks: StoreLocks) -> Ledger:
+    def for_roster(cls, roster: LedgerSettings, locks: StoreLocks) -> Ledger:
         """The swarm's ledger, retiring to ``<shared>/swarm/missions`` (Swarm2's archive)."""
         config = roster.missions
         return cls(roster.runtime_dir, locks, archive_root=roster.shared_dir / "swarm" / "missions",
