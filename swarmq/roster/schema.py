@@ -21,7 +21,7 @@ from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.knowledge.config import KnowledgeConfig
-from swarmq.memory.missions.config import MissionsConfig
+from swarmq.memory.missions.config import AgentConfig, MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.names import JOB_FAMILIES, direct_queue
@@ -45,16 +45,6 @@ class PathsConfig(StrictModel):
     """Shared swarm memory root (Swarm2: ``~/.openclaw/workspace/memory``)."""
     hive: Path | None = None
     """opencode-swarm hive data dir (``$XDG_DATA_HOME/opencode-swarm``)."""
-
-
-class AgentConfig(StrictModel):
-    """The coding agent a worker runs for a mission (used by ``missions.run``)."""
-
-    command: Annotated[list[str], Field(min_length=1)]
-    """argv template; ``{prompt}`` and ``{prompt_file}`` are substituted, no shell involved."""
-    timeout_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 3600.0
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: Path | None = None
 
 
 class PoolKind(StrEnum):
