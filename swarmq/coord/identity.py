@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swarmq.coord.settings import IdentitySettings
 from swarmq.memory.locking import LockError
 from swarmq.memory.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
-from swarmq.roster.schema import Roster
 
 
 class LockModeMismatch(LockError):
     """The roster's lock discipline differs from the one recorded beside the stores."""
 
 
-def canonical_roots(roster: Roster) -> list[Path]:
+def canonical_roots(roster: IdentitySettings) -> list[Path]:
     """Roots whose files are locked: the workspace, and each configured root outside it."""
     roots: list[Path] = []
     for root in (roster.workspace_dir, roster.profiles_dir, roster.shared_dir, roster.hive_dir,
@@ -26,7 +26,7 @@ def canonical_roots(roster: Roster) -> list[Path]:
     return roots
 
 
-def ensure_identity(roster: Roster) -> list[RootId]:
+def ensure_identity(roster: IdentitySettings) -> list[RootId]:
     """Mark the workspace and every existing canonical root with an id file (``locks`` from the
     roster when new) and check that each recorded mode is the roster's;
     :class:`LockModeMismatch` names the file if not."""

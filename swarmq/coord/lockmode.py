@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from swarmq.coord.identity import LockModeMismatch, ensure_identity
+from swarmq.coord.settings import ClusterSettings
 from swarmq.memory.locking import Lease, LocalLocks, LockError, StoreLocks
-from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster
@@ -34,7 +34,7 @@ class UnreachableLocks:
 
 
 def store_locks(
-    roster: Roster, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
+    roster: ClusterSettings, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
 ) -> StoreLocks:
     """The store locks this process must use for ``roster``.
 
