@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig
-from swarmq.memory.profiles.bootstrap import ProfileWorker
+from swarmq.memory.profiles.bootstrap import ProfileSettings, ProfileWorker
 
 
 class MissionWorker(ProfileWorker, Protocol):
@@ -18,21 +18,14 @@ class MissionWorker(ProfileWorker, Protocol):
     def agent(self) -> AgentConfig | None: ...
 
 
-class RunnerSettings(Protocol):
-    """The roster as the mission runner reads it."""
+class RunnerSettings(ProfileSettings, Protocol):
+    """The roster as the mission runner reads it: what profiles need, plus the ``missions:``
+    section, the workspace and each worker's agent."""
 
-    @property
-    def swarm(self) -> str: ...
     @property
     def missions(self) -> MissionsConfig: ...
     @property
     def workers(self) -> Sequence[MissionWorker]: ...
-    @property
-    def profiles_dir(self) -> Path: ...
-    @property
-    def shared_dir(self) -> Path: ...
-    @property
-    def runtime_dir(self) -> Path: ...
     @property
     def workspace_dir(self) -> Path: ...
 
