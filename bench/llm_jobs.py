@@ -25,6 +25,7 @@ import redis
 
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
 from swarmq.coord.quota import QuotaError, QuotaGate
+from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.ratelimit import RequestRateLimiter
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
@@ -35,7 +36,6 @@ from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.files import TierFiles
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.locking import LocalLocks
-from swarmq.roster.schema import QuotaConfig
 from tests.llm_server import running_llm_server
 
 MESSAGES = [{"role": "user", "content": "Summarise: run the migration check before merging."}]

@@ -29,8 +29,8 @@ import redis
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
 from swarmq.coord.connection import lua_source
 from swarmq.coord.quota import QuotaGate
+from swarmq.coord.quota_config import QuotaConfig
 from swarmq.memory.quota_file import StartJournal
-from swarmq.roster.schema import QuotaConfig
 
 BIG = QuotaConfig(max_calls_per_day=1_000_000)
 

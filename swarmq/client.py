@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmq.errors import Unavailable
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.dispatch import (
     MissionSpec,
@@ -37,16 +38,17 @@ from swarmq.memory.profiles.events import (
     read_events,
 )
 from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.names import MISSIONS_RUN
 from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
     from celery import Celery
 
-RUN_TASK = "missions.run"
+RUN_TASK = MISSIONS_RUN
 LIVENESS_TTL_SECONDS = 3.0
 
 
-class DispatchError(RuntimeError):
+class DispatchError(Unavailable, RuntimeError):
     """The mission is in the ledger but its task could not be sent (broker unreachable)."""
 
 

@@ -15,8 +15,9 @@ from typing import Any
 import yaml
 from celery import Celery
 
+from swarmq.names import JOB_FAMILIES
 from swarmq.roster.loader import load_roster
-from swarmq.roster.schema import JOB_FAMILIES, Roster
+from swarmq.roster.schema import Roster
 from swarmq.workers.app import create_app
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.memory.knowledge import KnowledgeStore
 from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.names import JOB_FAMILIES
 from swarmq.roster.loader import load_roster
-from swarmq.roster.schema import JOB_FAMILIES
 from tests.support import WorkerProcess, write_roster
 
 AGENT = """

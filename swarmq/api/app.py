@@ -24,21 +24,17 @@ from swarmq.api.models import (
     MissionResumeBody,
     MissionSubmitBody,
 )
-from swarmq.client import DispatchError, MissionClient
-from swarmq.coord.connection import RedisUnavailable
-from swarmq.memory.locking import CommitUnconfirmed, LockError
-from swarmq.memory.missions.dispatch import MissionConflict
-from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
-from swarmq.memory.missions.states import MissionState, TransitionError
-from swarmq.memory.paths import UnsafePathError, check_id
+from swarmq.client import MissionClient
+from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
+from swarmq.memory.missions.states import MissionState
+from swarmq.memory.paths import check_id
 from swarmq.memory.profiles.access import (
     MemoryKind,
-    MemoryRequestError,
     MemoryWrite,
     read_memory,
     write_memory,
 )
-from swarmq.memory.search import MAX_LIMIT, Scope, SearchError, memory_search
+from swarmq.memory.search import MAX_LIMIT, Scope, memory_search
 from swarmq.roster.schema import Roster
 
 _bearer = HTTPBearer(auto_error=False)
@@ -75,12 +71,10 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
 
     app.add_middleware(Guard, token=token, max_body_bytes=roster.api.max_body_bytes)
 
-    for exc_type, status in ((UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400),
-                             (TransitionError, 409), (MissionConflict, 409), (MissionNotFound, 404),
-                             (LookupError, 404), (ValueError, 400), (LedgerCorrupt, 503),
-                             (DispatchError, 503), (CommitUnconfirmed, 409), (LockError, 503),
-                             (RedisUnavailable, 503)):
-        app.add_exception_handler(exc_type, _handler(status))
+    # Error families (swarmq/errors.py), not Python built-ins: a stray ValueError is a bug (500),
+    # not the caller's fault. Starlette picks the first family in the exception's MRO.
+    for family, status in FAMILY_STATUS.items():
+        app.add_exception_handler(family, _handler(status))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -134,7 +128,7 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
     ) -> dict[str, Any]:
         """Exact phrase > token overlap > recency; snippets with path and line numbers."""
         if worker_id is not None and check_id(worker_id, "workerId") not in known:
-            raise LookupError(f"unknown worker {worker_id!r}: not in the roster")
+            raise NotFound(f"unknown worker {worker_id!r}: not in the roster")
         result = memory_search(roster.profiles_dir, roster.shared_dir).search(
             query, scope=scope, worker_id=worker_id, limit=limit,
             budget_chars=budget or roster.missions.search_budget_chars)
@@ -180,6 +174,12 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
         return {"ok": True, "mission": mission.dump()}
 
     return app
+
+
+FAMILY_STATUS: dict[type[SwarmqError], int] = {
+    InvalidInput: 400, NotFound: 404, Conflict: 409, Unavailable: 503,
+}
+"""The status code of each error family; any other ``SwarmqError`` is a 500."""
 
 
 def _handler(status: int) -> Any:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from rich.table import Table
 from swarmq.memory.locking import StoreLocks
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, find_config, load_report
 from swarmq.roster.schema import Roster
+
+if TYPE_CHECKING:
+    from swarmq.coord.cluster import Cluster
 
 
 class _Console(Console):
@@ -122,17 +125,20 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def store_locks(roster: Roster) -> StoreLocks:
-    """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks,
-    or same-host file locks when the roster says ``locks: single-host``. With the cluster's Redis
-    unreachable, reading commands still run and the first write is refused, naming the URL
-    (never a fallback to same-host locks); a mode mismatch exits before anything runs."""
+def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
+    """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks
+    (through ``cluster`` when the command already holds one), or same-host file locks when the
+    roster says ``locks: single-host``. With the cluster's Redis unreachable, reading commands
+    still run and the first write is refused, naming the URL (never a fallback to same-host
+    locks); a mode mismatch exits before anything runs."""
     from swarmq.coord.lockmode import UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.memory.locking import LockError
     from swarmq.memory.workspace_id import WorkspaceIdError
 
     try:
+        if cluster is not None:
+            return select(roster, cluster)
         locks = select(roster, lazy=True)
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))

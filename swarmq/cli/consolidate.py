@@ -24,6 +24,7 @@ from swarmq.memory.consolidation.scopes import (
     run_scope,
     scopes_for,
 )
+from swarmq.names import CONSOLIDATION_SCOPE
 from swarmq.roster.schema import Roster
 
 COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "changed", "seconds")
@@ -58,7 +59,7 @@ def _run_enqueued(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool)
 
     celery = create_app(roster)
     window = window_of()
-    results = {scope: celery.send_task("consolidation.scope",
+    results = {scope: celery.send_task(CONSOLIDATION_SCOPE,
                                        kwargs={"scope": scope, "window": window, "dry_run": dry_run},
                                        queue="consolidation") for scope in scopes}
     out: list[dict[str, Any]] = []

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load
-from swarmq.cli.jobs import cluster_or_none, locks_for, submit
+from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.jobs import cluster_or_none, submit
 from swarmq.memory.knowledge.errors import KnowledgeError
-from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+from swarmq.names import CURATOR_ENRICH
+from swarmq.wiring.llm import run_enrichment
 
 
 def curate(
@@ -27,7 +28,7 @@ def curate(
         fail("curator.enrichment_enabled is false in swarm.yaml")
     kwargs: dict[str, Any] = {"entry_ids": ids or None, "max_batches": max_batches}
     if submit_it:
-        outcome = submit(roster, "curator.enrich", kwargs, wait=wait)
+        outcome = submit(roster, CURATOR_ENRICH, kwargs, wait=wait)
         if isinstance(outcome, str):
             console.print(f"submitted curator.enrich [{outcome}]")
             return
@@ -35,17 +36,12 @@ def curate(
     else:
         cluster = cluster_or_none(roster)
         with console.status("enriching…") as status:
-            enricher = enricher_for(roster, locks_for(roster, cluster), cluster, task_id="cli",
-                                    max_batches=max_batches, progress=status.update)
             try:
-                report = enricher.run(ids or None).as_dict()
+                report = run_enrichment(roster, store_locks(roster, cluster), cluster, task_id="cli",
+                                        entry_ids=ids or None, max_batches=max_batches,
+                                        progress=status.update)
             except KnowledgeError as exc:
                 fail(str(exc))
-            finally:
-                if enricher.completer is not None:
-                    enricher.completer.close()
-        if cluster is not None:
-            report["quota"] = cluster.gate.status(ENRICHMENT_QUOTA).as_dict()
     if as_json:
         emit_json(report)
     else:

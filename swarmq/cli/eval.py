@@ -1,16 +1,18 @@
 """``swarmq eval``: quality figures on labelled real data (see docs/QUALITY.md).
 
-Each evaluation registers its command on ``app`` from its own module, imported below.
+Each evaluation's command lives in its own module; this one registers them on ``app``.
 """
 
 from __future__ import annotations
 
 import typer
 
+from swarmq.cli import eval_forge, eval_knowledge
+
 app = typer.Typer(
     help="Measure judgement on labelled real data: precision, recall, hit rates.",
     no_args_is_help=True,
 )
-
-from swarmq.cli import eval_forge as _eval_forge  # noqa: E402,F401  (registers 'forge')
-from swarmq.cli import eval_knowledge as _eval_knowledge  # noqa: E402,F401  (registers consolidate, inject)
+app.command("forge")(eval_forge.forge)
+app.command("consolidate")(eval_knowledge.consolidate)
+app.command("inject")(eval_knowledge.inject)

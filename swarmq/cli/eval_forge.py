@@ -9,7 +9,6 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail
-from swarmq.cli.eval import app
 from swarmq.eval.forge import SPLITS, ForgeEvaluation, LabelsError, evaluate
 
 
@@ -31,7 +30,6 @@ def _table(result: ForgeEvaluation) -> Table:
     return table
 
 
-@app.command("forge")
 def forge(
     labels: Annotated[Path, typer.Option(help="Labels file (e.g. eval/forge/labels.yaml); sessions "
                                          "are read from sessions/ beside it.")],

@@ -14,7 +14,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail
-from swarmq.cli.eval import app
 from swarmq.eval.knowledge import (
     SPLITS,
     LabelError,
@@ -38,7 +37,6 @@ def _labels(path: Path, split: str) -> Labels:
         fail(str(exc))
 
 
-@app.command("consolidate")
 def consolidate(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOption = False,
                 as_json: bool = JsonOption) -> None:
     """Duplicate pairs merged and must-stay-apart pairs kept apart, by kind."""
@@ -65,7 +63,6 @@ def consolidate(labels: LabelsOption, split: SplitOption = "held", verbose: Verb
                       + escape(f"{miss['a'][:100]!r} / {miss['b'][:100]!r}{action}"), highlight=False)
 
 
-@app.command("inject")
 def inject(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOption = False,
            as_json: bool = JsonOption) -> None:
     """A relevant entry in the top 3, and nothing injected when nothing is relevant."""

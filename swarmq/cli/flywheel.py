@@ -13,7 +13,7 @@ from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
 from swarmq.memory.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.memory.flywheel.model import parse_time
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.tasks.flywheel_wiring import knowledge_sink, layout_for
+from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)
 

@@ -26,8 +26,8 @@ from swarmq.memory.forge.extract import ForgeResult, forge_transcript
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import TranscriptFormatError
 from swarmq.roster.schema import Roster
-from swarmq.tasks.flywheel_wiring import forge_completer, layout_for
-from swarmq.tasks.llm_wiring import CompleterChoice
+from swarmq.wiring.flywheel import forge_completer, layout_for
+from swarmq.wiring.llm import CompleterChoice
 
 SESSION_ENV = ("SWARMQ_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_SESSION_ID")
 

@@ -6,12 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from swarmq.cli.common import err_console, fail, store_locks
+from swarmq.cli.common import err_console, fail
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.connection import RedisUnavailable
-from swarmq.coord.lockmode import store_locks as select_locks
-from swarmq.memory.locking import LockError, StoreLocks
-from swarmq.memory.workspace_id import WorkspaceIdError
 from swarmq.roster.schema import Roster
 
 
@@ -24,17 +21,6 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
         if not quiet:
             err_console.print(f"[yellow]notice:[/] {exc}; no LLM calls", highlight=False)
         return None
-
-
-def locks_for(roster: Roster, cluster: Cluster | None) -> StoreLocks:
-    """The workspace's one lock discipline; without a cluster only ``locks: single-host``
-    writes, a cluster workspace refuses writes (see :func:`swarmq.cli.common.store_locks`)."""
-    if cluster is None:
-        return store_locks(roster)
-    try:
-        return select_locks(roster, cluster)
-    except (LockError, WorkspaceIdError) as exc:
-        fail(str(exc))
 
 
 def submit(roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float) -> dict[str, Any] | str:

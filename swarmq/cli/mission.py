@@ -8,11 +8,10 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
-from swarmq.client import DispatchError, MissionClient
-from swarmq.coord.connection import RedisUnavailable
-from swarmq.memory.missions.dispatch import MissionConflict
-from swarmq.memory.missions.ledger import LedgerCorrupt, Mission
-from swarmq.memory.missions.states import MissionState, TransitionError
+from swarmq.client import MissionClient
+from swarmq.errors import SwarmqError
+from swarmq.memory.missions.ledger import Mission
+from swarmq.memory.missions.states import MissionState
 
 app = typer.Typer(help="Orchestrator missions dispatched to roster workers.", no_args_is_help=True)
 
@@ -28,8 +27,7 @@ def _run(action: Any) -> Any:
     """Domain errors become one red line and exit status 1 (never a traceback)."""
     try:
         return action()
-    except (ValueError, LookupError, TransitionError, MissionConflict, LedgerCorrupt, DispatchError,
-            RedisUnavailable) as exc:
+    except (SwarmqError, ValueError, LookupError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
 
 

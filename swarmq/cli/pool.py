@@ -14,10 +14,10 @@ from swarmq.memory.flywheel.bridge import publish
 from swarmq.memory.flywheel.citations import citation_stats, pool_key
 from swarmq.memory.flywheel.closeloop import promote_candidate, reject_candidate
 from swarmq.memory.flywheel.content import canonical_content_body
-from swarmq.memory.flywheel.model import PoolStatus, Tier
+from swarmq.memory.flywheel.model import PoolStatus, QualityTier
 from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promotion import promotion_gate
-from swarmq.tasks.flywheel_wiring import knowledge_sink, layout_for
+from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The scored candidate pool (.agents/pool, AgentOps format).", no_args_is_help=True)
 
@@ -26,7 +26,7 @@ app = typer.Typer(help="The scored candidate pool (.agents/pool, AgentOps format
 def list_(
     ctx: typer.Context,
     status: Annotated[PoolStatus | None, typer.Option(help="Only this status.")] = None,
-    tier: Annotated[Tier | None, typer.Option(help="Only this tier.")] = None,
+    tier: Annotated[QualityTier | None, typer.Option(help="Only this tier.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="Most rows.")] = 50,
     as_json: bool = JsonOption,
 ) -> None:

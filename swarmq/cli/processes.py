@@ -94,7 +94,7 @@ def up(
 
     A running process whose roster entry changed since it started is restarted (and said so)."""
     roster = load(ctx)
-    from swarmq.workers.config import unregistered_schedule
+    from swarmq.workers.app import unregistered_schedule
 
     missing = unregistered_schedule(roster)
     if missing:

@@ -54,7 +54,7 @@ def roster_json(roster: Roster) -> dict[str, Any]:
 
 def _check_scheduled_tasks(report: RosterReport) -> None:
     """A schedule naming a task nobody registers is an error the loader alone cannot see."""
-    from swarmq.workers.config import unregistered_schedule
+    from swarmq.workers.app import unregistered_schedule
 
     assert report.roster is not None
     for name, task, close in unregistered_schedule(report.roster):

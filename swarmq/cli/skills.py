@@ -8,12 +8,13 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load
-from swarmq.cli.jobs import cluster_or_none, locks_for, short, submit
+from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.jobs import cluster_or_none, short, submit
 from swarmq.memory.knowledge.errors import KnowledgeError
 from swarmq.memory.skills.compiler import SkillWrite
 from swarmq.memory.skills.layout import UnsafeSkillPath
-from swarmq.tasks.llm_wiring import IMPROVER_QUOTA, compiler_for, improver_for
+from swarmq.names import SKILLS_IMPROVE
+from swarmq.wiring.llm import compiler_for, run_improver
 
 app = typer.Typer(help="Generated skills: compile mature knowledge into SKILL.md files.", no_args_is_help=True)
 
@@ -26,7 +27,7 @@ NoEvalOption = typer.Option(False, "--no-eval", help=(
 
 def _compiler(ctx: typer.Context) -> Any:
     roster = load(ctx)
-    return roster, compiler_for(roster, locks_for(roster, cluster_or_none(roster, quiet=True)))
+    return roster, compiler_for(roster, store_locks(roster, cluster_or_none(roster, quiet=True)))
 
 
 def _guard(action: Any) -> Any:
@@ -153,22 +154,17 @@ def improve(
     if mode not in (None, "proposal", "draft_skills"):
         fail(f"--mode must be proposal or draft_skills, not {mode!r}")
     if submit_it:
-        outcome = submit(roster, "skills.improve", {"approved": True, "write_mode": mode}, wait=wait)
+        outcome = submit(roster, SKILLS_IMPROVE, {"approved": True, "write_mode": mode}, wait=wait)
         if isinstance(outcome, str):
             console.print(f"submitted skills.improve [{outcome}]")
             return
         report = outcome
     else:
         cluster = cluster_or_none(roster)
-        improver = improver_for(roster, locks_for(roster, cluster), cluster, task_id="cli")
-        try:
-            with console.status("reviewing knowledge and skills…"):
-                report = _guard(lambda: improver.run(approved=True, write_mode=mode)).as_dict()
-        finally:
-            if improver.completer is not None:
-                improver.completer.close()
-        if cluster is not None:
-            report["quota"] = cluster.gate.status(IMPROVER_QUOTA).as_dict()
+        locks = store_locks(roster, cluster)
+        with console.status("reviewing knowledge and skills…"):
+            report = _guard(lambda: run_improver(roster, locks, cluster, task_id="cli", approved=True,
+                                                 write_mode=mode))
     if as_json:
         emit_json(report)
     elif report["ran"]:

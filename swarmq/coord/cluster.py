@@ -16,19 +16,19 @@ import redis
 from swarmq.coord.connection import connect, redact
 from swarmq.coord.locks import RedisLocks
 from swarmq.coord.quota import QuotaGate
-from swarmq.roster.schema import Roster
+from swarmq.coord.settings import ClusterSettings
 
 
 @dataclass
 class Cluster:
-    roster: Roster
+    roster: ClusterSettings
     client: redis.Redis
     pid: int = field(default_factory=os.getpid)
     _gate: QuotaGate | None = None
     _locks: RedisLocks | None = None
 
     @classmethod
-    def connect(cls, roster: Roster, *, check: bool = True, timeout: float = 5.0) -> Cluster:
+    def connect(cls, roster: ClusterSettings, *, check: bool = True, timeout: float = 5.0) -> Cluster:
         """Raises :class:`~swarmq.coord.connection.RedisUnavailable` naming the URL tried."""
         return cls(roster, connect(roster.redis_url, timeout=timeout, check=check))
 
@@ -51,7 +51,7 @@ class Cluster:
     @property
     def locks(self) -> RedisLocks:
         if self._locks is None:
-            from swarmq.coord.lockmode import LockModeMismatch, ensure_identity
+            from swarmq.coord.identity import LockModeMismatch, ensure_identity
 
             if self.roster.locks != "cluster":
                 raise LockModeMismatch(
@@ -70,7 +70,7 @@ _current: Cluster | None = None
 _guard = threading.Lock()
 
 
-def current(roster: Roster) -> Cluster:
+def current(roster: ClusterSettings) -> Cluster:
     """The process-wide cluster for ``roster`` (rebuilt after a fork or a roster change)."""
     global _current
     with _guard:

@@ -13,8 +13,10 @@ import redis
 from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
+from swarmq.errors import Unavailable
 
-class RedisUnavailable(RuntimeError):
+
+class RedisUnavailable(Unavailable, RuntimeError):
     """Redis could not be reached; the message names the URL (without its password)."""
 
     def __init__(self, url: str, cause: BaseException | str) -> None:

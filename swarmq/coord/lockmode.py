@@ -9,54 +9,17 @@ unreachable Redis is an error naming the URL, never a silent fallback.
 
 from __future__ import annotations
 
+__all__ = ["LockModeMismatch", "UnreachableLocks", "ensure_identity", "store_locks"]
+
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmq.coord.identity import LockModeMismatch, ensure_identity
+from swarmq.coord.settings import ClusterSettings
 from swarmq.memory.locking import Lease, LocalLocks, LockError, StoreLocks
-from swarmq.memory.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
-from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster
-
-
-class LockModeMismatch(LockError):
-    """The roster's lock discipline differs from the one recorded beside the stores."""
-
-
-def canonical_roots(roster: Roster) -> list[Path]:
-    """Roots whose files are locked: the workspace, and each configured root outside it."""
-    roots: list[Path] = []
-    for root in (roster.workspace_dir, roster.profiles_dir, roster.shared_dir, roster.hive_dir,
-                 roster.runtime_dir):  # fmt: skip
-        if not any(root == other or other in root.parents for other in roots):
-            roots.append(root)
-    return roots
-
-
-def ensure_identity(roster: Roster) -> list[RootId]:
-    """Mark the workspace and every existing canonical root with an id file (``locks`` from the
-    roster when new) and check that each recorded mode is the roster's;
-    :class:`LockModeMismatch` names the file if not."""
-    marked = []
-    for root in canonical_roots(roster):
-        if root != roster.workspace_dir and not root.is_dir():
-            continue  # not created yet: marked by the first process that finds it
-        try:
-            found = ensure_root_id(root, roster.locks)
-        except OSError as exc:
-            raise WorkspaceIdError(f"{root / ID_FILE}: cannot create the workspace id file "
-                                   f"({exc.strerror or exc}); nothing was written") from exc
-        if found.locks != roster.locks:
-            raise LockModeMismatch(
-                f"{root / ID_FILE} records locks: {found.locks}, but the roster says "
-                f"locks: {roster.locks}; single-host file locks and cluster locks do not exclude "
-                "each other, so nothing was written. To switch, stop every writer of the workspace, "
-                "then make the two agree (set \"locks\" in that file, or the roster's `locks:`)."
-            )
-        marked.append(found)
-    return marked
 
 
 class UnreachableLocks:
@@ -71,7 +34,7 @@ class UnreachableLocks:
 
 
 def store_locks(
-    roster: Roster, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
+    roster: ClusterSettings, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
 ) -> StoreLocks:
     """The store locks this process must use for ``roster``.
 

@@ -30,6 +30,7 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
+from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.quota_types import (
     LeaseLost,
     QuotaError,
@@ -48,7 +49,6 @@ from swarmq.memory.quota_file import (
     quota_file_name,
     used_in_window,
 )
-from swarmq.roster.schema import QuotaConfig
 
 __all__ = [
     "GRACE_MS",

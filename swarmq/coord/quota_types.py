@@ -11,9 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from swarmq.coord.windows import Window
+from swarmq.errors import SwarmqError
 
 
-class QuotaError(RuntimeError):
+class QuotaError(SwarmqError, RuntimeError):
     """Base of every quota refusal."""
 
 

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import tzlocal
 
-from swarmq.roster.schema import QuotaConfig, QuotaWindow
+from swarmq.coord.quota_config import QuotaConfig, QuotaWindow
 
 
 @dataclass(frozen=True, slots=True)

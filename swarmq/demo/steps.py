@@ -6,13 +6,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.demo.run import MISSIONS, DemoError, DemoReport, Say, wait_for
+from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.memory.flywheel.metrics import compute_metrics
 from swarmq.memory.forge.extract import ledger_path
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
-from swarmq.tasks.flywheel_wiring import layout_for
+from swarmq.wiring.flywheel import layout_for
 
 if TYPE_CHECKING:
     from celery import Celery

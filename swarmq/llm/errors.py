@@ -8,12 +8,14 @@ moment the request leaves.
 
 from __future__ import annotations
 
+from swarmq.errors import SwarmqError
 
-class LLMConfigError(ValueError):
+
+class LLMConfigError(SwarmqError, ValueError):
     """The provider cannot be built from swarm.yaml and the environment (missing key, bad URL)."""
 
 
-class AttemptError(Exception):
+class AttemptError(SwarmqError):
     """One attempt failed; the subclass says how."""
 
     outcome = "error"

@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 
 from swarmq.llm.command import CommandProvider
+from swarmq.llm.config import LLMConfig, LLMProvider
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.openai_compat import OpenAICompatible
 from swarmq.llm.provider import Provider
-from swarmq.roster.schema import LLMConfig, LLMProvider
 
 
 def build_provider(config: LLMConfig, env: Mapping[str, str] | None = None) -> Provider | None:

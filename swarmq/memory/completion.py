@@ -15,6 +15,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from swarmq.errors import SwarmqError
+from swarmq.memory.locking import StoreLocks
+
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
 
@@ -31,7 +34,7 @@ class Completion:
     tokens_out: int | None = None
 
 
-class CompletionError(RuntimeError):
+class CompletionError(SwarmqError, RuntimeError):
     """Base of every way a completion can fail to produce a reply."""
 
     outcome = "error"
@@ -130,3 +133,20 @@ class Completer(Protocol):
     def close(self) -> None:
         """Release connections (the job is done with the model)."""
         ...
+
+
+NO_PROVIDER = "no LLM provider is configured (llm.provider: none)"
+"""Why an LLM job has no completer when swarm.yaml names no provider."""
+
+
+class LLMJob:
+    """What every LLM-backed job (curator enrichment, skill improver) is built with: the store
+    locks, the metered completer or ``None``, whether a deterministic fallback may stand in for
+    the model, and why there is no completer (reported when there is none)."""
+
+    def __init__(self, locks: StoreLocks, *, completer: Completer | None, allow_fallback: bool,
+                 no_client_reason: str = NO_PROVIDER) -> None:
+        self.locks = locks
+        self.completer = completer
+        self.allow_fallback = allow_fallback
+        self.no_client_reason = no_client_reason

@@ -14,11 +14,11 @@ import base64
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from swarmq.memory.atomic import append_jsonl, write_atomic
+from swarmq.memory.clock import iso
 from swarmq.memory.locking import Lease
 
 BOM = b"\xef\xbb\xbf"
@@ -111,7 +111,7 @@ def quarantine_corrupt(
     """Append corrupt lines, with their origin and line number, to the quarantine file
     (``corrupt_to`` when a store names its own, else :func:`corrupt_path`)."""
     path = Path(path)
-    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    now = iso()
     records: list[dict[str, Any]] = []
     for item in corrupt:
         record: dict[str, Any] = {

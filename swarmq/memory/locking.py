@@ -21,10 +21,11 @@ from typing import Protocol, runtime_checkable
 
 import filelock
 
+from swarmq.errors import Conflict, Unavailable
 from swarmq.memory.workspace_id import lock_name
 
 
-class LockError(RuntimeError):
+class LockError(Unavailable, RuntimeError):
     """Base class of every lock failure."""
 
 
@@ -37,7 +38,7 @@ class FencedOff(LockError):
     the file was last written under a different lock name (another host's view of it)."""
 
 
-class CommitUnconfirmed(LockError):
+class CommitUnconfirmed(Conflict, LockError):
     """The write reached the file, but the lease lapsed before it could be confirmed.
 
     A holder stalled between its fence check and its rename: another holder may have read the

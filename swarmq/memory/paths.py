@@ -15,11 +15,13 @@ import unicodedata
 from datetime import date
 from pathlib import Path
 
+from swarmq.errors import InvalidInput
+
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Worker ids, mission ids and other path components supplied from outside."""
 
 
-class UnsafePathError(ValueError):
+class UnsafePathError(InvalidInput):
     """An id or path that would escape its canonical root."""
 
 

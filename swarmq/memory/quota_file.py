@@ -15,17 +15,18 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import filelock
 
 from swarmq.memory.atomic import side_path, write_atomic
+from swarmq.memory.clock import iso
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 
 QUOTA_FILES = {
-    "enrichment": "knowledge-enrichment-quota.json",
-    "skill_improver": "skill-improver-quota.json",
+    ENRICHMENT_QUOTA: "knowledge-enrichment-quota.json",
+    IMPROVER_QUOTA: "skill-improver-quota.json",
 }
 
 
@@ -85,7 +86,7 @@ def used_in_window(path: Path, window_key: str, window: str) -> int:
 
 def now_iso() -> str:
     """``YYYY-MM-DDTHH:MM:SS.mmmZ``, JavaScript's ``toISOString`` form."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso()
 
 
 def record_usage(

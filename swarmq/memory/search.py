@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from swarmq.errors import InvalidInput
 from swarmq.memory.paths import check_id
 from swarmq.memory.search_index import (
     MAX_FILE_BYTES,
@@ -52,7 +53,7 @@ class Scope(StrEnum):
     ALL = "all"
 
 
-class SearchError(ValueError):
+class SearchError(InvalidInput):
     """A query that cannot run (empty, too long, worker scope without a worker)."""
 
 

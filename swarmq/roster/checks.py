@@ -6,7 +6,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster, Severity
+from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES, WORKER_QUEUE_PREFIX
+from swarmq.roster.schema import Roster, Severity
 
 _QUOTA_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -88,7 +89,7 @@ def _check_queues(roster: Roster) -> list[CheckProblem]:
                     f"{DEAD_LETTER_QUEUE!r} holds poison messages for people to inspect; "
                     "no worker may consume it"
                 )
-            elif queue.startswith("worker."):
+            elif queue.startswith(WORKER_QUEUE_PREFIX):
                 message = (
                     f"{queue!r} is another worker's direct queue; each worker consumes "
                     "only its own (worker.<id> is added automatically)"

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from swarmq.errors import SwarmqError
 from swarmq.roster.schema import Roster, Severity, StrictModel
 from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES, Loc, Marks, YamlLimit, parse_yaml
 
@@ -58,7 +59,7 @@ class RosterProblem:
         }
 
 
-class RosterError(Exception):
+class RosterError(SwarmqError):
     """A roster that cannot be used; carries every error found, not just the first."""
 
     def __init__(self, problems: list[RosterProblem]) -> None:

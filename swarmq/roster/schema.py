@@ -11,86 +11,27 @@ import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swarmq.api.config import ApiConfig
+from swarmq.coord.quota_config import QuotaConfig, default_quotas
+from swarmq.llm.config import LLMConfig
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.knowledge.config import KnowledgeConfig
-from swarmq.memory.missions.config import MissionsConfig
+from swarmq.memory.missions.config import AgentConfig, MissionsConfig
 from swarmq.memory.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
-
-JOB_FAMILIES: tuple[str, ...] = (
-    "curator",
-    "skills",
-    "forge",
-    "consolidation",
-    "maturity",
-    "missions",
-)
-"""One Celery queue per job family; a task named ``<family>.<job>`` is routed to it."""
-
-DEAD_LETTER_QUEUE = "dead_letter"
-"""Where poison messages go; no worker consumes it."""
-
-
-def direct_queue(worker_id: str) -> str:
-    """The queue only ``worker_id`` consumes (missions for a named worker go here)."""
-    return f"worker.{worker_id}"
+from swarmq.names import JOB_FAMILIES, direct_queue
+from swarmq.roster.api_config import ApiConfig
 
 
 class StrictModel(BaseModel):
     """Base of every roster model: unknown keys are errors, values are validated on assignment."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
-
-
-class QuotaWindow(StrEnum):
-    """Which calendar day a quota counts in (opencode-swarm's ``window`` field)."""
-
-    UTC = "utc"
-    LOCAL = "local"
-
-
-class QuotaConfig(StrictModel):
-    """A daily budget of LLM calls shared by the whole cluster."""
-
-    max_calls_per_day: Annotated[int, Field(ge=0, le=1_000_000)]
-    window: QuotaWindow = QuotaWindow.UTC
-    timezone: str | None = None
-    """IANA zone for ``window: local``; the host's zone when omitted."""
-    lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 600.0
-    """How long a reserved-but-unstarted slot is held before it returns to the pool."""
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA time zone {value!r} (e.g. 'Europe/Berlin')") from exc
-        return value
-
-    @model_validator(mode="after")
-    def _zone_needs_local(self) -> QuotaConfig:
-        if self.timezone is not None and self.window is QuotaWindow.UTC:
-            raise ValueError("timezone is only meaningful with window: local")
-        return self
-
-
-def default_quotas() -> dict[str, QuotaConfig]:
-    """opencode-swarm's two budgets, with swarmq's defaults."""
-    return {
-        "enrichment": QuotaConfig(max_calls_per_day=30),
-        "skill_improver": QuotaConfig(max_calls_per_day=10),
-    }
 
 
 class PathsConfig(StrictModel):
@@ -104,54 +45,6 @@ class PathsConfig(StrictModel):
     """Shared swarm memory root (Swarm2: ``~/.openclaw/workspace/memory``)."""
     hive: Path | None = None
     """opencode-swarm hive data dir (``$XDG_DATA_HOME/opencode-swarm``)."""
-
-
-class LLMProvider(StrEnum):
-    NONE = "none"
-    OPENAI = "openai"
-    COMMAND = "command"
-
-
-class LLMConfig(StrictModel):
-    """How curator and skill jobs reach a model; ``none`` keeps every job deterministic."""
-
-    provider: LLMProvider = LLMProvider.NONE
-    base_url: str | None = None
-    """OpenAI-compatible endpoint, e.g. ``https://api.openai.com/v1``."""
-    model: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    """Name of the environment variable holding the key (the key itself never goes in YAML)."""
-    command: list[str] | None = None
-    """For ``provider: command``: argv template; the prompt goes to stdin, the reply is stdout."""
-    timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = 120.0
-    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
-    requests_per_minute: Annotated[float, Field(gt=0)] | None = None
-    """Cluster-wide request rate limit (token bucket in Redis), besides the daily quotas."""
-    allow_deterministic_fallback: bool = True
-    context_tokens: Annotated[int, Field(ge=256)] | None = None
-    """The model's context window in tokens. When set, prompts are sized to it: inputs are
-    trimmed by priority, and a prompt that still cannot fit is refused before a quota slot is
-    spent. ``null``: not declared, nothing is sized."""
-    reply_tokens: Annotated[int, Field(ge=1)] = 2048
-    """Tokens of the context kept free for the reply."""
-
-    @model_validator(mode="after")
-    def _provider_fields(self) -> LLMConfig:
-        if self.provider is LLMProvider.OPENAI and not (self.base_url and self.model):
-            raise ValueError("provider 'openai' needs base_url and model")
-        if self.provider is LLMProvider.COMMAND and not self.command:
-            raise ValueError("provider 'command' needs command (an argv list)")
-        return self
-
-
-class AgentConfig(StrictModel):
-    """The coding agent a worker runs for a mission (used by ``missions.run``)."""
-
-    command: Annotated[list[str], Field(min_length=1)]
-    """argv template; ``{prompt}`` and ``{prompt_file}`` are substituted, no shell involved."""
-    timeout_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 3600.0
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: Path | None = None
 
 
 class PoolKind(StrEnum):

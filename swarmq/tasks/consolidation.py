@@ -16,6 +16,7 @@ from typing import Any
 
 from swarmq.coord import keys
 from swarmq.memory.consolidation.scopes import check_scope, run_scope, scopes_for
+from swarmq.names import CONSOLIDATION_NIGHTLY, CONSOLIDATION_SCOPE
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
@@ -37,7 +38,7 @@ def task_id_for(swarm: str, scope: str, window: str) -> str:
     return f"consolidation:{swarm}:{scope}:{window}"
 
 
-@app.task(name="consolidation.scope", bind=True, store_lock="consolidation:{scope}")
+@app.task(name=CONSOLIDATION_SCOPE, bind=True, store_lock="consolidation:{scope}")
 def consolidate_scope(self: SwarmTask, scope: str, window: str | None = None,
                       dry_run: bool = False) -> dict[str, Any]:
     """Consolidate one scope once per window; returns the run's summary."""
@@ -62,7 +63,7 @@ def consolidate_scope(self: SwarmTask, scope: str, window: str | None = None,
     return summary
 
 
-@app.task(name="consolidation.nightly", bind=True)
+@app.task(name=CONSOLIDATION_NIGHTLY, bind=True)
 def nightly(self: SwarmTask, window: str | None = None) -> dict[str, Any]:
     """Enqueue this window's scopes that are not done yet (idempotent: ids are per day)."""
     roster, cluster = self.roster, self.cluster

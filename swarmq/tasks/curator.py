@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from swarmq.memory.paths import UnsafePathError
-from swarmq.tasks.llm_wiring import ENRICHMENT_QUOTA, enricher_for
+from swarmq.names import CURATOR_ENRICH
+from swarmq.wiring.llm import run_enrichment
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-ENRICH_TASK = "curator.enrich"
+ENRICH_TASK = CURATOR_ENRICH
 
 
 def _ids(value: Any) -> list[str] | None:
@@ -34,10 +35,5 @@ def enrich(self: SwarmTask, entry_ids: list[str] | None = None, max_batches: int
     if max_batches is not None and (not isinstance(max_batches, int) or max_batches < 1):
         raise ValueError("max_batches must be a positive integer")
     cluster = self.cluster
-    enricher = enricher_for(roster, cluster.locks, cluster, task_id=self.request.id, max_batches=max_batches)
-    try:
-        report = enricher.run(_ids(entry_ids))
-    finally:
-        if enricher.completer is not None:
-            enricher.completer.close()
-    return {**report.as_dict(), "quota": cluster.gate.status(ENRICHMENT_QUOTA).as_dict()}
+    return run_enrichment(roster, cluster.locks, cluster, task_id=self.request.id,
+                          entry_ids=_ids(entry_ids), max_batches=max_batches)

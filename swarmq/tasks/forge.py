@@ -13,7 +13,8 @@ from typing import Any
 from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.memory.paths import check_id
-from swarmq.tasks.flywheel_wiring import (
+from swarmq.names import FORGE_EXTRACT
+from swarmq.wiring.flywheel import (
     forge_completer,
     knowledge_sink,
     layout_for,
@@ -22,7 +23,7 @@ from swarmq.tasks.flywheel_wiring import (
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-EXTRACT_TASK = "forge.extract"
+EXTRACT_TASK = FORGE_EXTRACT
 CLOSE_LOOP_TASK = "forge.close_loop"
 FORMATS = ("claude-code", "codex-rollout", "codex-history", "markdown")
 

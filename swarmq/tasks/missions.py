@@ -11,18 +11,19 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from swarmq.memory.knowledge.acks import acknowledge
-from swarmq.memory.knowledge.injection import directives_block
+from swarmq.memory.knowledge.directives import directives_block
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
 from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
 from swarmq.memory.paths import check_id
-from swarmq.roster.schema import Roster, direct_queue
+from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
+from swarmq.roster.schema import Roster
 from swarmq.workers.app import app
 from swarmq.workers.base import DeadLettered, SwarmTask
 
-RUN_TASK = "missions.run"
-FORGE_TASK = "forge.extract"
+RUN_TASK = MISSIONS_RUN
+FORGE_TASK = FORGE_EXTRACT
 
 
 def knowledge_provider(
@@ -92,7 +93,7 @@ def running_worker(task: SwarmTask) -> str | None:
     if env:
         return env
     key = str((task.request.delivery_info or {}).get("routing_key") or "")
-    return key.removeprefix("worker.") if key.startswith("worker.") else None
+    return worker_of_queue(key)
 
 
 @app.task(name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True)  # the ledger is the result

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.tasks.llm_wiring import IMPROVER_QUOTA, compiler_for, improver_for
+from swarmq.names import SKILLS_GENERATE, SKILLS_IMPROVE
+from swarmq.wiring.llm import compiler_for, run_improver
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-IMPROVE_TASK = "skills.improve"
-GENERATE_TASK = "skills.generate"
+IMPROVE_TASK = SKILLS_IMPROVE
+GENERATE_TASK = SKILLS_GENERATE
 
 
 @app.task(name=IMPROVE_TASK, bind=True)
@@ -26,14 +27,8 @@ def improve(self: SwarmTask, trigger: str = "manual", approved: bool = False,
         raise ValueError(f"write_mode must be 'proposal' or 'draft_skills', not {write_mode!r}")
     roster = self.roster
     cluster = self.cluster
-    improver = improver_for(roster, cluster.locks, cluster, task_id=self.request.id, trigger=trigger)
-    try:
-        report = improver.run(trigger=trigger, approved=bool(approved), write_mode=write_mode,
-                              run_id=self.request.id)
-    finally:
-        if improver.completer is not None:
-            improver.completer.close()
-    return {**report.as_dict(), "quota": cluster.gate.status(IMPROVER_QUOTA).as_dict()}
+    return run_improver(roster, cluster.locks, cluster, task_id=self.request.id, trigger=trigger,
+                        approved=bool(approved), write_mode=write_mode, run_id=self.request.id)
 
 
 @app.task(name=GENERATE_TASK, bind=True)

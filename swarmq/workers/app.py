@@ -12,9 +12,10 @@ from typing import Any
 
 from celery import Celery
 
+from swarmq.names import JOB_FAMILIES
 from swarmq.roster.checks import task_family
 from swarmq.roster.loader import find_config, load_roster
-from swarmq.roster.schema import JOB_FAMILIES, Roster
+from swarmq.roster.schema import Roster
 
 
 @functools.cache
@@ -65,3 +66,20 @@ def create_app(config: Roster | None = None) -> Celery:
 
 
 app = create_app()
+
+
+def unregistered_schedule(roster: Roster) -> list[tuple[str, str, list[str]]]:
+    """Schedule entries whose task no task module registers: ``(entry, task, close names)``."""
+    import difflib
+    import importlib
+
+    from swarmq.workers.config import task_modules
+
+    for module in task_modules():
+        importlib.import_module(module)
+    known = sorted(name for name in app.tasks if not name.startswith("celery."))
+    return [
+        (name, entry.task, difflib.get_close_matches(entry.task, known, n=2))
+        for name, entry in roster.schedule.items()
+        if entry.task not in known
+    ]

@@ -25,7 +25,6 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from celery import Task
@@ -38,8 +37,10 @@ from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.quota import QuotaSlot, flush_mirrors
 from swarmq.memory.atomic import append_jsonl
+from swarmq.memory.clock import iso
 from swarmq.memory.locking import Lease
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, Roster
+from swarmq.names import DEAD_LETTER_QUEUE
+from swarmq.roster.schema import Roster
 from swarmq.workers.prelude import open_prelude
 
 log = get_task_logger("swarmq.task")
@@ -256,7 +257,7 @@ class SwarmTask(Task):  # type: ignore[misc]
         request = self.request
         delivery = request.delivery_info or {}
         record = {
-            "at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "at": iso(),
             "task_id": request.id,
             "task": self.name,
             "args": list(args),

@@ -10,8 +10,9 @@ from celery.schedules import crontab, schedule
 from kombu.entity import Exchange, Queue
 
 from swarmq.coord import keys
+from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES
 from swarmq.roster.checks import task_family
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.roster.schema import Roster
 from swarmq.workers.processes import host_dir
 
 EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
@@ -22,7 +23,7 @@ RESULT_EXPIRES_SECONDS = 3600
 
 
 def task_modules() -> list[str]:
-    from swarmq.tasks import TASK_MODULES
+    from swarmq.names import TASK_MODULES
 
     extra = [m.strip() for m in os.environ.get(EXTRA_TASKS_ENV, "").split(",") if m.strip()]
     return [*TASK_MODULES, *extra]
@@ -139,19 +140,3 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "include": task_modules(),
     }
 
-
-def unregistered_schedule(roster: Roster) -> list[tuple[str, str, list[str]]]:
-    """Schedule entries whose task no task module registers: ``(entry, task, close names)``."""
-    import difflib
-    import importlib
-
-    from swarmq.workers.app import app
-
-    for module in task_modules():
-        importlib.import_module(module)
-    known = sorted(name for name in app.tasks if not name.startswith("celery."))
-    return [
-        (name, entry.task, difflib.get_close_matches(entry.task, known, n=2))
-        for name, entry in roster.schedule.items()
-        if entry.task not in known
-    ]

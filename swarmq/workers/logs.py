@@ -15,6 +15,8 @@ from typing import Any
 from celery import current_task
 from celery.signals import after_setup_logger, after_setup_task_logger
 
+from swarmq.memory.clock import iso
+
 FORMAT_ENV = "SWARMQ_LOG_FORMAT"
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
@@ -24,9 +26,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         data: dict[str, Any] = {
-            "at": datetime.fromtimestamp(record.created, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
+            "at": iso(datetime.fromtimestamp(record.created, UTC)),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

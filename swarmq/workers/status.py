@@ -12,7 +12,8 @@ from typing import Any
 from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, connect, redact
 from swarmq.coord.quota import QuotaGate
-from swarmq.roster.schema import DEAD_LETTER_QUEUE, JOB_FAMILIES, Roster
+from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES
+from swarmq.roster.schema import Roster
 from swarmq.workers import embedded_redis
 from swarmq.workers.config import is_redis_url
 from swarmq.workers.hosts import HostStatus, cluster

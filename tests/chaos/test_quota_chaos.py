@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from swarmq.coord.quota import LeaseLost, QuotaExhausted, QuotaGate, QuotaUnavailable
-from swarmq.roster.schema import QuotaConfig
+from swarmq.coord.quota_config import QuotaConfig
 from tests.coord.redis_server import RedisServer
 
 MAX = 30

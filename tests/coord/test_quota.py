@@ -15,8 +15,8 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.quota import LeaseLost, QuotaExhausted, QuotaGate, QuotaUnavailable
+from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.windows import day_start, window_for
-from swarmq.roster.schema import QuotaConfig
 from tests.coord.redis_server import RedisServer
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import redis
 
 from swarmq.coord.quota import QuotaError, QuotaGate
+from swarmq.coord.quota_config import QuotaConfig
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RequestLimiter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible
-from swarmq.roster.schema import QuotaConfig
 
 MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "hello"}]
 

@@ -10,13 +10,13 @@ import redis
 
 from swarmq.coord.quota import QuotaError
 from swarmq.llm.command import CommandProvider
+from swarmq.llm.config import LLMConfig
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible, parse_retry_after
 from swarmq.memory.completion import CompletionFailed, ProviderUnreachable
-from swarmq.roster.schema import LLMConfig
 from tests.llm.helpers import MESSAGES, gate
 
 ECHO_UPPER = [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read().upper())"]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.events import (
@@ -45,6 +45,7 @@ from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.locking import Lease
+from swarmq.memory.similarity.sets import Measure
 from swarmq.memory.similarity.text import normalize_opencode
 
 CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
@@ -175,6 +176,31 @@ def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
             "scores": action.scores}
 
 
+class RunStart(NamedTuple):
+    """What every consolidation run opens with: its clock, id, planner and progress hook."""
+
+    started: float
+    at: str
+    run_id: str
+    planner: Planner
+    on_round: Callable[[int, int], None]
+
+
+def open_run(config: ConsolidationConfig, measure: Measure, *, scope: str,
+             progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> RunStart:
+    """Start a run (knowledge tier or learnings): timestamp, run id, planner, round reporter."""
+    started = time.monotonic()
+    at = iso_now((clock or (lambda: datetime.now(UTC)))())
+    run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
+    planner = Planner(config, measure, contradiction_test(config.contradiction_mode))
+
+    def on_round(round_no: int, actions: int) -> None:
+        if progress is not None:
+            progress("round", {"scope": scope, "round": round_no, "actions": actions})
+
+    return RunStart(started, at, run_id, planner, on_round)
+
+
 def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
     """Close every run a crash left open: committed if the store shows its marks, else aborted."""
     marks = {e.get(RUN_KEY) for e in entries}
@@ -197,14 +223,8 @@ def consolidate_tier(
     clock: Callable[[], datetime] | None = None,
 ) -> ScopeReport:
     """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
-    started = time.monotonic()
-    at = iso_now((clock or (lambda: datetime.now(UTC)))())
-    run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
-    planner = Planner(config, config.measure, contradiction_test(config.contradiction_mode))
-
-    def on_round(round_no: int, actions: int) -> None:
-        if progress is not None:
-            progress("round", {"scope": scope, "round": round_no, "actions": actions})
+    started, at, run_id, planner, on_round = open_run(config, config.measure, scope=scope,
+                                                      progress=progress, clock=clock)
 
     if dry_run:
         snapshot = store.read()

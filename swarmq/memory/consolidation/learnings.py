@@ -17,10 +17,9 @@ which leaves the store exactly as the run meant it to be.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,11 @@ from swarmq.memory.consolidation.knowledge import (
     ProgressFn,
     ScopeReport,
     action_record,
-    contradiction_test,
     crash_point,
+    open_run,
 )
 from swarmq.memory.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
-from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Planner
+from swarmq.memory.consolidation.plan import Action, ActionKind, Item
 from swarmq.memory.flywheel.artifacts import (
     Learning,
     learning_files,
@@ -222,15 +221,9 @@ def consolidate_learnings(
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> ScopeReport:
-    started = time.monotonic()
-    at = iso_now((clock or (lambda: datetime.now(UTC)))())
-    run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
-    planner = Planner(config, config.learnings_measure,
-                      contradiction_test(config.contradiction_mode))
-
-    def on_round(round_no: int, actions: int) -> None:
-        if progress is not None:
-            progress("round", {"scope": scope, "round": round_no, "actions": actions})
+    """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
+    started, at, run_id, planner, on_round = open_run(config, config.learnings_measure, scope=scope,
+                                                      progress=progress, clock=clock)
 
     if dry_run:
         docs = load_docs(layout)

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
+from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
+
+class ConsolidationSettings(KnowledgeSettings, Protocol):
+    """What consolidation needs of the swarm's settings: the knowledge store's, plus its own
+    section and the AgentOps store (for the learnings scope)."""
+
+    @property
+    def consolidation(self) -> ConsolidationConfig: ...
+    @property
+    def agents_dir(self) -> Path: ...
 
 SCOPES: tuple[str, ...] = ("swarm", "hive", "learnings")
 
@@ -28,7 +37,7 @@ class UnknownScope(ValueError):
     pass
 
 
-def scopes_for(roster: Roster) -> list[str]:
+def scopes_for(roster: ConsolidationSettings) -> list[str]:
     """The scopes this roster's nightly consolidation covers, in run order."""
     config = roster.consolidation
     if not config.enabled:
@@ -48,7 +57,7 @@ def check_scope(scope: str) -> str:
 
 
 def run_scope(
-    roster: Roster,
+    roster: ConsolidationSettings,
     locks: StoreLocks,
     scope: str,
     *,

@@ -21,8 +21,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from swarmq.memory.completion import (
+    NO_PROVIDER,
     Completer,
     CompletionFailed,
+    LLMJob,
     PromptTooLarge,
     ProviderUnreachable,
     QuotaRefused,
@@ -36,6 +38,7 @@ from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.locking import StoreLocks
+from swarmq.names import CURATOR_ENRICH
 
 LLM = "llm"
 FALLBACK = "deterministic_fallback"
@@ -93,7 +96,7 @@ def sized_batches(pending: list[Entry], size: int, max_chars: int | None) -> lis
     return out
 
 
-class Enricher:
+class Enricher(LLMJob):
     def __init__(
         self,
         store: TierStore,
@@ -102,17 +105,15 @@ class Enricher:
         *,
         completer: Completer | None,
         allow_fallback: bool,
-        no_client_reason: str = "no LLM provider is configured (llm.provider: none)",
+        no_client_reason: str = NO_PROVIDER,
         batch_size: int = 8,
         max_batches: int = 3,
         progress: Callable[[str], None] | None = None,
     ) -> None:
+        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
+                         no_client_reason=no_client_reason)
         self.store = store
-        self.locks = locks
         self.state = state
-        self.completer = completer
-        self.allow_fallback = allow_fallback
-        self.no_client_reason = no_client_reason
         self.batch_size = batch_size
         self.max_batches = max_batches
         self.progress = progress or (lambda _message: None)
@@ -157,9 +158,9 @@ class Enricher:
         """One call; ``False`` when the run must stop."""
         assert self.completer is not None
         try:
-            with self.completer.hold("curator.enrich") as held:
+            with self.completer.hold(CURATOR_ENRICH) as held:
                 messages = build_messages(batch)
-                completion = self.completer.complete(messages, held=held, purpose="curator.enrich")
+                completion = self.completer.complete(messages, held=held, purpose=CURATOR_ENRICH)
         except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent, no slot spent
             report.stopped = f"{exc.outcome}: {exc}"
             return False

@@ -8,7 +8,7 @@ from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.lookup import LookupHit, lookup, search
 from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
-from swarmq.memory.flywheel.model import KnowledgeType, Maturity, PoolStatus, Tier
+from swarmq.memory.flywheel.model import KnowledgeType, Maturity, PoolStatus, QualityTier
 from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
 from swarmq.memory.flywheel.store import AgentsLayout
 
@@ -23,7 +23,7 @@ __all__ = [
     "PoolEntry",
     "PoolError",
     "PoolStatus",
-    "Tier",
+    "QualityTier",
     "close_loop",
     "compute_metrics",
     "lookup",

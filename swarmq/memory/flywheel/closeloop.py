@@ -37,7 +37,7 @@ from swarmq.memory.flywheel.maturity import (
     transition_text,
 )
 from swarmq.memory.flywheel.metrics import compute_metrics, write_baseline
-from swarmq.memory.flywheel.model import Maturity, PoolStatus, Tier
+from swarmq.memory.flywheel.model import Maturity, PoolStatus, QualityTier
 from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.promotion import Promotion, promote, promotion_gate
@@ -117,7 +117,7 @@ def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelCo
             for entry in list(pool.entries()):
                 if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
                     continue
-                if entry.tier == Tier.DISCARD and config.reject_discard:
+                if entry.tier == QualityTier.DISCARD and config.reject_discard:
                     pool.reject(entry, "tier discard: score below 0.50", reviewer="swarmq close-loop",
                                 lease=pool_lease)
                     result.rejected_discard += 1
@@ -253,7 +253,7 @@ def promote_candidate(
             gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, config.gate_rules())
             if not gate.passed:
                 raise PoolError(f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override")
-        staged = pool.stage(entry, min_tier=Tier.DISCARD if force else Tier.BRONZE, lease=pool_lease)
+        staged = pool.stage(entry, min_tier=QualityTier.DISCARD if force else QualityTier.BRONZE, lease=pool_lease)
         return promote(pool, staged, PromotedIndex(layout), pool_lease=pool_lease,
                        learnings_lease=learnings_lease, now=now)
 

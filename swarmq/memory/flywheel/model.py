@@ -35,7 +35,9 @@ def base_score(knowledge_type: str) -> float:
     return BASE_SCORES.get(knowledge_type, UNKNOWN_TYPE_BASE_SCORE)
 
 
-class Tier(StrEnum):
+class QualityTier(StrEnum):
+    """A candidate's quality band in the flywheel pool (not the knowledge tiers swarm/hive)."""
+
     GOLD = "gold"
     SILVER = "silver"
     BRONZE = "bronze"
@@ -46,7 +48,7 @@ class Tier(StrEnum):
 class TierConfig:
     """One quality tier: the half-open score interval ``[min_score, max_score)`` and its gate."""
 
-    tier: Tier
+    tier: QualityTier
     min_score: float
     max_score: float
     confidence: float
@@ -56,26 +58,26 @@ class TierConfig:
 
 
 TIERS: tuple[TierConfig, ...] = (
-    TierConfig(Tier.GOLD, 0.85, 1.01, 0.95, False, 0.0),
-    TierConfig(Tier.SILVER, 0.70, 0.85, 0.80, False, 0.0),
-    TierConfig(Tier.BRONZE, 0.50, 0.70, 0.60, True, 0.05),
-    TierConfig(Tier.DISCARD, 0.0, 0.50, 0.0, False, 0.0),
+    TierConfig(QualityTier.GOLD, 0.85, 1.01, 0.95, False, 0.0),
+    TierConfig(QualityTier.SILVER, 0.70, 0.85, 0.80, False, 0.0),
+    TierConfig(QualityTier.BRONZE, 0.50, 0.70, 0.60, True, 0.05),
+    TierConfig(QualityTier.DISCARD, 0.0, 0.50, 0.0, False, 0.0),
 )
 """Checked in this order; the first interval containing the score wins, else discard."""
 
-TIER_RANK = {Tier.DISCARD: 0, Tier.BRONZE: 1, Tier.SILVER: 2, Tier.GOLD: 3}
+TIER_RANK = {QualityTier.DISCARD: 0, QualityTier.BRONZE: 1, QualityTier.SILVER: 2, QualityTier.GOLD: 3}
 
 
 def tier_rank(tier: str) -> int:
     """0 for discard and for names no tier has."""
-    return TIER_RANK.get(Tier(tier), 0) if tier in Tier._value2member_map_ else 0
+    return TIER_RANK.get(QualityTier(tier), 0) if tier in QualityTier._value2member_map_ else 0
 
 
-def assign_tier(score: float) -> Tier:
+def assign_tier(score: float) -> QualityTier:
     for config in TIERS:
         if config.min_score <= score < config.max_score:
             return config.tier
-    return Tier.DISCARD
+    return QualityTier.DISCARD
 
 
 def tier_config(tier: str) -> TierConfig:

@@ -24,7 +24,7 @@ from swarmq.memory.flywheel.model import (
     POOL_DIRS,
     STATUS_PRECEDENCE,
     PoolStatus,
-    Tier,
+    QualityTier,
     parse_time,
     rfc3339,
     tier_rank,
@@ -73,7 +73,7 @@ class PoolEntry:
     def tier(self) -> str:
         scoring = self.data.get("scoring_result")
         tier = self.candidate.get("tier") or (scoring.get("tier_assignment") if isinstance(scoring, dict) else None)
-        return str(tier or Tier.DISCARD)
+        return str(tier or QualityTier.DISCARD)
 
     @property
     def raw_score(self) -> float:
@@ -245,7 +245,7 @@ class Pool:
         move_file(entry.path, target, entry.dumps(), lease=lease, store=self.root, sync=self.sync)
         return PoolEntry(entry.data, status, target)
 
-    def stage(self, entry: PoolEntry, *, min_tier: Tier = Tier.BRONZE, lease: Lease | None) -> PoolEntry:
+    def stage(self, entry: PoolEntry, *, min_tier: QualityTier = QualityTier.BRONZE, lease: Lease | None) -> PoolEntry:
         if entry.status is PoolStatus.REJECTED:
             raise PoolError(f"{entry.id}: a rejected candidate cannot be staged")
         if tier_rank(entry.tier) < tier_rank(min_tier):

@@ -18,7 +18,7 @@ from typing import Any
 
 from swarmq.memory.flywheel.artifacts import render_artifact
 from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.model import KnowledgeType, PoolStatus, Tier
+from swarmq.memory.flywheel.model import KnowledgeType, PoolStatus, QualityTier
 from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
@@ -43,16 +43,16 @@ def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateR
     if entry.status is PoolStatus.REJECTED:
         return GateDecision(False, "rejected")
     tier = entry.tier
-    if tier not in (Tier.GOLD, Tier.SILVER, Tier.BRONZE):
+    if tier not in (QualityTier.GOLD, QualityTier.SILVER, QualityTier.BRONZE):
         return GateDecision(False, f"tier {tier} never graduates")
     age = entry.age_hours(now)
     if age <= rules.promotion_age_hours:
         return GateDecision(False, f"age {age:.1f} h is not over {rules.promotion_age_hours:g} h")
     if citations < rules.min_citations:
         return GateDecision(False, f"cited {citations} times; needs {rules.min_citations}")
-    if tier == Tier.BRONZE and citations < rules.bronze_min_citations:
+    if tier == QualityTier.BRONZE and citations < rules.bronze_min_citations:
         return GateDecision(False, f"bronze cited {citations} times; needs {rules.bronze_min_citations}")
-    if tier == Tier.BRONZE:
+    if tier == QualityTier.BRONZE:
         return GateDecision(True, f"bronze with {citations} citations")
     return GateDecision(True, f"{tier} auto-promotes")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from swarmq.memory.flywheel.model import (
     RUBRIC_WEIGHTS,
     KnowledgeType,
-    Tier,
+    QualityTier,
     assign_tier,
     base_score,
 )
@@ -67,7 +67,7 @@ class Rubric:
 @dataclass(frozen=True, slots=True)
 class Score:
     raw: float
-    tier: Tier
+    tier: QualityTier
     rubric: Rubric
     gate_required: bool
 
@@ -155,4 +155,4 @@ def score_block(knowledge_type: str, body: str, declared_confidence: str) -> Sco
         raw += 0.07
     raw = max(0.0, min(1.0, raw))
     tier = assign_tier(raw)
-    return Score(raw, tier, parts, tier is Tier.BRONZE)
+    return Score(raw, tier, parts, tier is QualityTier.BRONZE)

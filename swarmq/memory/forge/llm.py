@@ -26,8 +26,9 @@ from swarmq.memory.flywheel.model import KnowledgeType
 from swarmq.memory.forge.classifier import MAX_CHARS, MIN_CHARS, KnowledgeClass, is_chatter
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.pending_file import ForgedCandidate
+from swarmq.names import FORGE_EXTRACT
 
-PURPOSE = "forge.extract"
+PURPOSE = FORGE_EXTRACT
 
 SYSTEM_PROMPT = (
     "You extract durable project knowledge from a coding-agent transcript. Return ONLY a JSON "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmq.memory.transcripts import Message, MessageKind
+from swarmq.memory.transcripts.values import compact
 
 RETRY_WINDOW = 4
 """How many later calls of the same tool may succeed the failure and still count as its retry."""
@@ -228,12 +229,8 @@ class SequenceMiner:
 
 
 def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return str(value)
+    """:func:`compact`, except that ``None`` reads as ``null`` (a tool call's empty input)."""
+    return "null" if value is None else compact(value)
 
 
 def summarise_call(call: Any) -> str:

@@ -35,7 +35,8 @@ from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext, Ranked, search
 from swarmq.memory.knowledge.reinforcement import NewLesson, compute_confidence
 from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
-from swarmq.memory.knowledge.store import AddResult, ReinforceResult, Snapshot, TierStore
+from swarmq.memory.knowledge.store import AddResult, ReinforceResult, TierStore
+from swarmq.memory.knowledge.tierfile import Snapshot
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import (
     NEGATION_PAIRS,

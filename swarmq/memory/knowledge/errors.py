@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError
 
-class KnowledgeError(Exception):
+
+class KnowledgeError(SwarmqError):
     """Base of the store's errors."""
 
 
-class EntryNotFound(KnowledgeError, KeyError):
+class EntryNotFound(KnowledgeError, NotFound, KeyError):
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "entry not found"
 
 
-class RevisionConflict(KnowledgeError):
+class RevisionConflict(KnowledgeError, Conflict):
     """Compare-and-swap failed: the entry changed since the caller read it."""
 
     def __init__(self, entry_id: str, expected: int, actual: int) -> None:
@@ -20,7 +22,7 @@ class RevisionConflict(KnowledgeError):
         self.entry_id, self.expected, self.actual = entry_id, expected, actual
 
 
-class InvalidEntry(KnowledgeError, ValueError):
+class InvalidEntry(KnowledgeError, InvalidInput):
     def __init__(self, entry_id: str, errors: list[str]) -> None:
         super().__init__(f"entry {entry_id}: " + "; ".join(errors))
         self.entry_id, self.errors = entry_id, errors

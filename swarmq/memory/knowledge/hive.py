@@ -108,7 +108,7 @@ def check_hive_promotions(knowledge: KnowledgeStore, *, now: datetime | None = N
                                encounter_score=config.initial_encounter_score)
             verdict = _validate_for_hive(hive, fresh)
             if not verdict.valid:
-                hive._append_sidecar(hive.files.rejected, [rejected_record(
+                hive.append_sidecar(hive.files.rejected, [rejected_record(
                     fresh.id, fresh.lesson, verdict.reason or "", verdict.layer or 2, summary.timestamp)],
                     config.rejected_max_entries, txn.lease)
                 summary.rejected += 1

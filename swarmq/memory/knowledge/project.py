@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.memory.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
@@ -16,8 +16,19 @@ from swarmq.memory.knowledge.store import AddResult, TierStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.paths import UnsafePathError, check_id
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
+
+class KnowledgeSettings(Protocol):
+    """What a project's knowledge store needs of the swarm's settings (the roster has them):
+    its ``knowledge:`` section and paths. Domain code asks for these, not for the roster."""
+
+    @property
+    def knowledge(self) -> KnowledgeConfig: ...
+    @property
+    def swarm_dir(self) -> Path: ...
+    @property
+    def hive_dir(self) -> Path: ...
+    @property
+    def workspace_dir(self) -> Path: ...
 
 
 def read_link(swarm_dir: Path) -> dict[str, Any] | None:
@@ -68,7 +79,7 @@ class KnowledgeStore:
         """Always project-local: a link never redirects receipt authority."""
 
     @classmethod
-    def for_roster(cls, roster: Roster, locks: StoreLocks, **overrides: Any) -> KnowledgeStore:
+    def for_roster(cls, roster: KnowledgeSettings, locks: StoreLocks, **overrides: Any) -> KnowledgeStore:
         config = roster.knowledge
         return cls(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
                    project_name=config.project_name or roster.workspace_dir.name, **overrides)

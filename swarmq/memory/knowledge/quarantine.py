@@ -36,7 +36,7 @@ from swarmq.memory.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.memory.similarity.text import normalize_opencode
 
 if TYPE_CHECKING:
-    from swarmq.memory.knowledge.store import TierStore
+    from swarmq.memory.knowledge.tierfile import TierFile
 
 QUARANTINE_KEYS = ("original_status", "quarantine_reason", "quarantined_at", "reported_by")
 PRE_ARCHIVE_KEY = "pre_archive_status"
@@ -49,13 +49,13 @@ def clean_reason(reason: str) -> str:
     return _CONTROL.sub("", reason)[:500]
 
 
-def places_path(store: TierStore) -> Path:
+def places_path(store: TierFile) -> Path:
     """``knowledge-quarantined-places.jsonl``: where each quarantined line was, and its bytes."""
     quarantined = store.files.quarantined
     return quarantined.with_name(f"{quarantined.stem}-places.jsonl")
 
 
-def quarantine(store: TierStore, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
+def quarantine(store: TierFile, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
     """Move an entry to the quarantine sidecar; idempotent for an already quarantined id."""
     reported = ReportedBy(reported_by).value
     with store.locked() as lease:
@@ -82,27 +82,27 @@ def quarantine(store: TierStore, entry_id: str, reason: str, reported_by: str = 
                  "after": neighbours[at_index - 1] if at_index else None,
                  "before": neighbours[at_index + 1] if at_index + 1 < len(neighbours) else None,
                  "line": entry.line()}
-        store._append_sidecar(places_path(store), [dumps_js(place)],
+        store.append_sidecar(places_path(store), [dumps_js(place)],
                               store.config.quarantined_max_entries, lease)
-        store._append_sidecar(store.files.quarantined, [record.line()],
+        store.append_sidecar(store.files.quarantined, [record.line()],
                               store.config.quarantined_max_entries, lease)
-        store._append_sidecar(store.files.rejected, [rejected_record(entry.id, entry.lesson, why, 3, at)],
+        store.append_sidecar(store.files.rejected, [rejected_record(entry.id, entry.lesson, why, 3, at)],
                               store.config.rejected_max_entries, lease)
-        store._rewrite(lease, removed={slot: None})
+        store.rewrite_file(lease, removed={slot: None})
         return record
 
 
-def _quarantined_record(store: TierStore, entry_id: str) -> Entry | None:
+def _quarantined_record(store: TierFile, entry_id: str) -> Entry | None:
     found = [v for v in values(store.files.quarantined) if isinstance(v, dict) and v.get("id") == entry_id]
     return Entry(found[-1]) if found else None
 
 
-def _place(store: TierStore, entry_id: str) -> dict[str, Any] | None:
+def _place(store: TierFile, entry_id: str) -> dict[str, Any] | None:
     found = [v for v in values(places_path(store)) if isinstance(v, dict) and v.get("id") == entry_id]
     return found[-1] if found else None
 
 
-def restore_verdict(store: TierStore, entry: Entry) -> ValidationResult:
+def restore_verdict(store: TierFile, entry: Entry) -> ValidationResult:
     """What the store's current validation mode says about an entry's lesson (advice only,
     unless restore is asked to re-validate)."""
     return validate_lesson(
@@ -112,7 +112,7 @@ def restore_verdict(store: TierStore, entry: Entry) -> ValidationResult:
     )
 
 
-def restore(store: TierStore, entry_id: str, *, revalidate: bool = False) -> Entry:
+def restore(store: TierFile, entry_id: str, *, revalidate: bool = False) -> Entry:
     """Bring back a quarantined entry where it was, or revive an archived one. With
     ``revalidate`` a quarantined entry whose lesson the current rules refuse stays quarantined
     (:class:`RestoreRefused`)."""
@@ -124,7 +124,7 @@ def restore(store: TierStore, entry_id: str, *, revalidate: bool = False) -> Ent
             status = prior if prior in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
             revived = current.changed({"status": status, "phases_alive": 0, "updated_at": store.now()},
                                       remove=(PRE_ARCHIVE_KEY,))
-            store._rewrite(lease, replaced={slot: revived})  # type: ignore[dict-item]
+            store.rewrite_file(lease, replaced={slot: revived})  # type: ignore[dict-item]
             return revived
         held = _quarantined_record(store, entry_id)
         if current is not None:
@@ -142,14 +142,14 @@ def restore(store: TierStore, entry_id: str, *, revalidate: bool = False) -> Ent
         restored = held.changed({"status": status}, remove=QUARANTINE_KEYS)
         place = _place(store, entry_id)
         if place is None:
-            store._append([restored], lease)
+            store.append_entries([restored], lease)
         else:
             restored = _put_back(store, restored, place, lease)
         _forget_quarantine(store, entry_id, lease)
         return restored
 
 
-def _put_back(store: TierStore, restored: Entry, place: dict[str, Any], lease: Any) -> Entry:
+def _put_back(store: TierFile, restored: Entry, place: dict[str, Any], lease: Any) -> Entry:
     """Write the store with ``restored`` at its recorded place: before the entry that followed it,
     else after the one that preceded it, else at its old index. The recorded line is written
     when the entry is what it was (quarantine's revision bump aside)."""
@@ -186,7 +186,7 @@ def _same(before: Entry, restored: Entry) -> bool:
     return strip(before) == strip(restored)
 
 
-def _forget_quarantine(store: TierStore, entry_id: str, lease: Any) -> None:
+def _forget_quarantine(store: TierFile, entry_id: str, lease: Any) -> None:
     def match(v: Any) -> bool:
         return isinstance(v, dict) and v.get("id") == entry_id
 
@@ -200,11 +200,11 @@ def archive_updates(entry: Entry, at: str) -> dict[str, Any]:
 
 
 def retract(
-    store: TierStore,
+    store: TierFile,
     text: str,
     *,
     reported_by: str = "architect",
-    hive: TierStore | None = None,
+    hive: TierFile | None = None,
 ) -> dict[str, Any] | None:
     """``RETRACT:``/``BAD RULE:`` handling: quarantine swarm entries whose normalised lesson
     equals the normalised text, and record the retraction once per normalised text."""

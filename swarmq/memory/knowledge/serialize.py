@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from swarmq.memory.clock import iso
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -106,8 +108,7 @@ def loads_js(text: str) -> Any:
 
 def iso_now(moment: datetime | None = None) -> str:
     """``new Date().toISOString()``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
-    moment = moment or datetime.now(UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso(moment)
 
 
 def parse_iso(value: object) -> datetime | None:

@@ -11,7 +11,7 @@ from swarmq.memory.knowledge.validation import validate_directive_fields
 from swarmq.memory.locking import Lease
 
 if TYPE_CHECKING:
-    from swarmq.memory.knowledge.store import TierStore
+    from swarmq.memory.knowledge.tierfile import TierFile
 
 
 def id_of(item: Mapping[str, Any] | Entry) -> str:
@@ -21,7 +21,7 @@ def id_of(item: Mapping[str, Any] | Entry) -> str:
 class Transaction:
     """Changes to one store, committed together by :meth:`TierStore.transaction`."""
 
-    def __init__(self, store: TierStore, lease: Lease | None = None) -> None:
+    def __init__(self, store: TierFile, lease: Lease | None = None) -> None:
         self.store = store
         self.lease = lease
         """The store lock's lease (for sidecar writes made inside the transaction)."""
@@ -97,12 +97,12 @@ class Transaction:
     def commit(self, lease: Lease) -> None:
         if not self.replaced and not self.removed:
             if self.appended:
-                self.store._append(self.appended, lease)
-                self.store._trim(lease)
+                self.store.append_entries(self.appended, lease)
+                self.store.trim(lease)
             return
-        self.store._rewrite(lease, replaced=self.replaced, removed=self.removed,
-                            appended=self.appended)
-        self.store._trim(lease)
+        self.store.rewrite_file(lease, replaced=self.replaced, removed=self.removed,
+                                appended=self.appended)
+        self.store.trim(lease)
 
 
 def _check(entry: Entry) -> None:

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentConfig(BaseModel):
+    """The coding agent a worker runs for a mission (used by ``missions.run``); a worker's
+    ``agent:`` in swarm.yaml."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    command: Annotated[list[str], Field(min_length=1)]
+    """argv template; ``{prompt}`` and ``{prompt_file}`` are substituted, no shell involved."""
+    timeout_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 3600.0
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
 
 
 class MissionsConfig(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from swarmq.errors import Conflict, InvalidInput
 from swarmq.memory.clock import iso
 from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
 from swarmq.memory.missions.routing import Route, Target
@@ -25,7 +26,7 @@ MAX_OBJECTIVE_CHARS = 100_000
 MAX_TITLE_CHARS = 200
 
 
-class MissionConflict(ValueError):
+class MissionConflict(Conflict, ValueError):
     """The request contradicts the ledger (duplicate mission id, resume of a running mission)."""
 
 
@@ -39,11 +40,11 @@ class MissionSpec:
 
     def validate(self) -> None:
         if not self.objective.strip():
-            raise ValueError("objective must not be empty")
+            raise InvalidInput("objective must not be empty")
         if len(self.objective) > MAX_OBJECTIVE_CHARS:
-            raise ValueError(f"objective is longer than {MAX_OBJECTIVE_CHARS} characters")
+            raise InvalidInput(f"objective is longer than {MAX_OBJECTIVE_CHARS} characters")
         if self.title is not None and len(self.title) > MAX_TITLE_CHARS:
-            raise ValueError(f"title is longer than {MAX_TITLE_CHARS} characters")
+            raise InvalidInput(f"title is longer than {MAX_TITLE_CHARS} characters")
         if self.mission_id is not None:
             check_id(self.mission_id, "missionId")
         if self.client_key is not None:
@@ -52,7 +53,7 @@ class MissionSpec:
             check_id(self.target.worker_id, "workerId")
         for name, value in (("role", self.target.role), ("specialty", self.target.specialty)):
             if value is not None and (not value.strip() or len(value) > 64 or not value.isprintable()):
-                raise ValueError(f"{name} must be 1-64 printable characters")
+                raise InvalidInput(f"{name} must be 1-64 printable characters")
 
 
 def existing_for_key(doc: LedgerDoc, client_key: str | None) -> Mission | None:
@@ -70,7 +71,7 @@ def _title(spec: MissionSpec) -> str:
 
 
 def _assign(mission: Mission, worker_id: str, *, resume: bool) -> Assignment:
-    from swarmq.roster.schema import direct_queue
+    from swarmq.names import direct_queue
 
     assignment = Assignment(id=new_id("assign"), workerId=worker_id, queue=direct_queue(worker_id), resume=resume)
     mission.assignments.append(assignment)

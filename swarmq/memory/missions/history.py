@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from swarmq.errors import Unavailable
 from swarmq.memory.atomic import append_lines, write_atomic, write_json_atomic
 from swarmq.memory.locking import StoreLocks, file_resource
 from swarmq.memory.paths import check_id, resolve_inside
@@ -56,7 +57,7 @@ class MissionHistory:
         except FileNotFoundError:
             return None
         except ValueError as exc:
-            raise ValueError(f"{self.key_path(client_key)}: unreadable client-key record ({exc})") from exc
+            raise Unavailable(f"{self.key_path(client_key)}: unreadable client-key record ({exc})") from exc
         if data.get("clientKey") != client_key:  # a hash collision: treat as unknown
             return None
         owner = data.get("missionId")
@@ -75,7 +76,7 @@ class MissionHistory:
         except FileNotFoundError:
             return None
         except ValueError as exc:
-            raise ValueError(f"{path}: unreadable archived mission record ({exc})") from exc
+            raise Unavailable(f"{path}: unreadable archived mission record ({exc})") from exc
         return data if isinstance(data, dict) and data.get("retired") else None
 
     def retire(self, records: list[dict[str, Any]]) -> None:

@@ -17,13 +17,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from swarmq.errors import NotFound, Unavailable
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.missions.history import MissionHistory, request_stop
 from swarmq.memory.missions.states import (
     ACTIVE,
@@ -35,19 +37,27 @@ from swarmq.memory.missions.states import (
 )
 from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
+
+class LedgerSettings(Protocol):
+    """What the swarm's ledger needs of the roster: its ``missions:`` section and roots."""
+
+    @property
+    def missions(self) -> MissionsConfig: ...
+    @property
+    def runtime_dir(self) -> Path: ...
+    @property
+    def shared_dir(self) -> Path: ...
 
 LEDGER_FILE = "swarm-missions.json"
 LEDGER_VERSION = 1
 CLIENT_KEY = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 
 
-class LedgerCorrupt(RuntimeError):
+class LedgerCorrupt(Unavailable, RuntimeError):
     """The ledger file exists but cannot be read; it is left untouched."""
 
 
-class MissionNotFound(LookupError):
+class MissionNotFound(NotFound):
     pass
 
 
@@ -227,7 +237,7 @@ class Ledger:
         self.history = MissionHistory(runtime_dir, archive_root, locks)
 
     @classmethod
-    def for_roster(cls, roster: Roster, locks: StoreLocks) -> Ledger:
+    def for_roster(cls, roster: LedgerSettings, locks: StoreLocks) -> Ledger:
         """The swarm's ledger, retiring to ``<shared>/swarm/missions`` (Swarm2's archive)."""
         config = roster.missions
         return cls(roster.runtime_dir, locks, archive_root=roster.shared_dir / "swarm" / "missions",

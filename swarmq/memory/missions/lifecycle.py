@@ -12,7 +12,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
@@ -23,6 +23,7 @@ from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNo
 from swarmq.memory.missions.recorder import RunRecorder
 from swarmq.memory.missions.recovery import heartbeat_age
 from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
+from swarmq.memory.missions.settings import RunnerSettings
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.memory.procs import pid_alive
 from swarmq.memory.profiles.archive import archive_mission
@@ -32,9 +33,6 @@ from swarmq.memory.profiles.handoffs import Handoff, write_handoff
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.memory.profiles.runtime import update_runtime
 from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
-
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
 
 S = MissionState
 SKIPPED = "skipped"
@@ -60,7 +58,7 @@ class RunOutcome:
 class MissionRunner:
     """Runs assignments of one worker; the Celery task builds one per call."""
 
-    roster: Roster
+    roster: RunnerSettings
     worker_id: str
     locks: StoreLocks
     knowledge: KnowledgeProvider | None = None
@@ -330,7 +328,7 @@ def _next(state: MissionState, reason: str) -> str:
     }.get(state, f"Investigate the failure ({reason}) in the transcript, then resume the mission.")
 
 
-def abandon_assignment(roster: Roster, locks: StoreLocks, mission_id: str, assignment_id: str,
+def abandon_assignment(roster: RunnerSettings, locks: StoreLocks, mission_id: str, assignment_id: str,
                        reason: str) -> bool:
     """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
     ledger = Ledger.for_roster(roster, locks)

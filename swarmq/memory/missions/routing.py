@@ -6,13 +6,25 @@ the same rules run in the client, the API and tests. Every refusal says why and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from swarmq.memory.missions.states import MissionState
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import WorkerConfig
+
+class RoutableWorker(Protocol):
+    """What routing reads of a worker's entry in the roster."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def specialty(self) -> str | None: ...
+    @property
+    def agent(self) -> object | None:
+        """The coding agent it runs; ``None``: it takes no missions."""
 
 
 @dataclass(frozen=True)
@@ -43,14 +55,14 @@ class Route:
     reason: str
 
 
-def _matches(worker: WorkerConfig, target: Target) -> bool:
+def _matches(worker: RoutableWorker, target: Target) -> bool:
     if target.role and worker.role.casefold() != target.role.casefold():
         return False
     return not (target.specialty and (worker.specialty or "").casefold() != target.specialty.casefold())
 
 
 def route(
-    workers: list[WorkerConfig],
+    workers: Sequence[RoutableWorker],
     target: Target,
     *,
     live: set[str] | None,

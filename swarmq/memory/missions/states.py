@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from swarmq.errors import Conflict
+
 
 class MissionState(StrEnum):
     PLANNING = "planning"
@@ -58,7 +60,7 @@ ACTIVE: frozenset[MissionState] = frozenset({S.PLANNING, S.EXECUTING})
 """Assignments that count towards a worker's load."""
 
 
-class TransitionError(ValueError):
+class TransitionError(Conflict, ValueError):
     """A state change the tables above do not allow."""
 
 

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from swarmq.errors import InvalidInput, NotFound
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import StoreLocks, file_resource
@@ -44,7 +45,7 @@ class MemoryKind(StrEnum):
     SHARED = "shared"
 
 
-class MemoryRequestError(ValueError):
+class MemoryRequestError(InvalidInput):
     """A well-formed request that cannot be served (missing missionId, unknown worker ...)."""
 
 
@@ -151,7 +152,7 @@ def _layout(
         raise MemoryRequestError("workerId is required unless kind is 'shared'")
     check_id(worker_id, "workerId")
     if known is not None and worker_id not in known:
-        raise LookupError(f"unknown worker {worker_id!r}: not in the roster")
+        raise NotFound(f"unknown worker {worker_id!r}: not in the roster")
     return ProfileLayout(profiles_dir, shared_dir, worker_id)
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from swarmq.memory.atomic import write_atomic, write_json_atomic
 from swarmq.memory.locking import Lease, LocalLocks, StoreLocks, file_resource
@@ -18,8 +19,35 @@ from swarmq.memory.profiles.layout import PROFILE_FILES, ProfileLayout
 from swarmq.memory.profiles.runtime import ensure_runtime
 from swarmq.memory.profiles.templates import render
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster, WorkerConfig
+
+class ProfileWorker(Protocol):
+    """What a worker's profile files say of its roster entry."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def specialty(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+
+
+class ProfileSettings(Protocol):
+    """What creating the swarm's profiles needs of the roster: its workers and roots."""
+
+    @property
+    def swarm(self) -> str: ...
+    @property
+    def workers(self) -> Sequence[ProfileWorker]: ...
+    @property
+    def profiles_dir(self) -> Path: ...
+    @property
+    def shared_dir(self) -> Path: ...
+    @property
+    def runtime_dir(self) -> Path: ...
 
 FileAction = Literal["created", "updated", "kept"]
 GENERATED_FILE = ".generated.json"
@@ -29,7 +57,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def profile_texts(worker: WorkerConfig, swarm: str) -> dict[str, str]:
+def profile_texts(worker: ProfileWorker, swarm: str) -> dict[str, str]:
     """What MEMORY.md, IDENTITY.md and SOUL.md look like for a roster entry."""
     role_line = worker.role + (f" — {worker.specialty}" if worker.specialty else "")
     specialty_clause = f", specialised in {worker.specialty}" if worker.specialty else ""
@@ -47,7 +75,7 @@ def profile_texts(worker: WorkerConfig, swarm: str) -> dict[str, str]:
 
 
 def ensure_profile(
-    layout: ProfileLayout, worker: WorkerConfig, swarm: str, locks: StoreLocks
+    layout: ProfileLayout, worker: ProfileWorker, swarm: str, locks: StoreLocks
 ) -> dict[str, FileAction]:
     """Create (or refresh unedited) profile files and the memory directories; idempotent."""
     memory = layout.memory_dir
@@ -87,7 +115,7 @@ def _ensure_file(path: Path, text: str, recorded: dict[str, str], lease: Lease) 
     return "kept"
 
 
-def ensure_profiles(roster: Roster, locks: StoreLocks | None = None) -> dict[str, dict[str, FileAction]]:
+def ensure_profiles(roster: ProfileSettings, locks: StoreLocks | None = None) -> dict[str, dict[str, FileAction]]:
     """Profile memory for every roster worker (``swarmq roster init`` and ``swarmq up``)."""
     locks = locks or LocalLocks(roster.runtime_dir / "locks")
     out: dict[str, dict[str, FileAction]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmq.errors import InvalidInput
 from swarmq.memory.paths import check_date, check_id, resolve_inside
 
 PROFILE_FILES: tuple[str, ...] = ("MEMORY.md", "IDENTITY.md", "SOUL.md")
@@ -75,7 +76,7 @@ class ProfileLayout:
 
     def profile_file(self, name: str) -> Path:
         if name not in PROFILE_FILES:
-            raise ValueError(f"unknown profile file {name!r}; expected one of {', '.join(PROFILE_FILES)}")
+            raise InvalidInput(f"unknown profile file {name!r}; expected one of {', '.join(PROFILE_FILES)}")
         return self._inside("memory", name)
 
     @property

@@ -29,13 +29,13 @@ from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.locking import StoreLocks, file_resource
 from swarmq.memory.quota_file import now_iso
-from swarmq.memory.skills.cluster import (
+from swarmq.memory.skills.evals import Evaluation, evaluate, load_eval_set
+from swarmq.memory.skills.grouping import (
     DEFAULT_SIMILARITY,
     SkillCluster,
     cluster_by_ids,
     discover_clusters,
 )
-from swarmq.memory.skills.evals import Evaluation, evaluate, load_eval_set
 from swarmq.memory.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
 from swarmq.memory.skills.maturity import (
     DEFAULT_MIN_SKILL_CONFIDENCE,

@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.atomic import write_atomic, write_json_atomic
+from swarmq.memory.clock import iso
 from swarmq.memory.completion import (
+    NO_PROVIDER,
     Completer,
     CompletionFailed,
+    LLMJob,
     Message,
     PromptTooLarge,
     ProviderUnreachable,
@@ -43,6 +46,7 @@ from swarmq.memory.replies import placeholder, repetition, unknown_ids
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.memory.skills.inventory import Inventory, gather_inventory, inventory_text
+from swarmq.names import SKILLS_IMPROVE
 
 SECTIONS: tuple[str, ...] = (
     "Inventory snapshot",
@@ -183,7 +187,7 @@ def proposal_document(body: str, *, source: str, generated_at: str, targets: lis
     return "\n".join(lines)
 
 
-class SkillImprover:
+class SkillImprover(LLMJob):
     def __init__(
         self,
         compiler: SkillCompiler,
@@ -192,17 +196,15 @@ class SkillImprover:
         *,
         completer: Completer | None,
         allow_fallback: bool,
-        no_client_reason: str = "no LLM provider is configured (llm.provider: none)",
+        no_client_reason: str = NO_PROVIDER,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         inventory: Callable[[SkillCompiler], Inventory] = gather_inventory,
     ) -> None:
+        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
+                         no_client_reason=no_client_reason)
         self.compiler = compiler
         self.layout = compiler.layout
-        self.locks = locks
         self.config = config
-        self.completer = completer
-        self.allow_fallback = allow_fallback
-        self.no_client_reason = no_client_reason
         self.now = now
         self.inventory = inventory
 
@@ -280,10 +282,10 @@ class SkillImprover:
         if self.completer is None:
             return self._fallback(targets, mode, None)
         try:
-            with self.completer.hold("skills.improve") as held:
+            with self.completer.hold(SKILLS_IMPROVE) as held:
                 inv = self._gather()
                 messages = build_messages(inv, targets, mode, self.completer.max_prompt_chars)
-                completion = self.completer.complete(messages, held=held, purpose="skills.improve")
+                completion = self.completer.complete(messages, held=held, purpose=SKILLS_IMPROVE)
         except (QuotaRefused, PromptTooLarge) as exc:  # nothing sent: the held slot is released
             return ImproveReport(False, f"{exc.outcome}: {exc}")
         except InventoryFailed as exc:
@@ -345,4 +347,4 @@ def _safe_run_id(value: str | None) -> str | None:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso(moment)

@@ -11,7 +11,7 @@ from swarmq.memory.flywheel.model import (
     BASE_SCORES,
     RUBRIC_WEIGHTS,
     PoolStatus,
-    Tier,
+    QualityTier,
     assign_tier,
     base_score,
     parse_time,
@@ -55,16 +55,16 @@ def test_constants_are_the_reference_numbers() -> None:
     assert RUBRIC_WEIGHTS == {"specificity": 0.30, "actionability": 0.25, "novelty": 0.20,
                               "context": 0.15, "confidence": 0.10}
     assert abs(sum(RUBRIC_WEIGHTS.values()) - 1.0) <= 0.01
-    assert [(t.confidence, t.human_gate, t.gate_sample_rate) for t in map(tier_config, Tier)] == [
+    assert [(t.confidence, t.human_gate, t.gate_sample_rate) for t in map(tier_config, QualityTier)] == [
         (0.95, False, 0.0), (0.80, False, 0.0), (0.60, True, 0.05), (0.0, False, 0.0)]
 
 
 @pytest.mark.parametrize(("score", "tier"), [
-    (1.0, Tier.GOLD), (0.85, Tier.GOLD), (0.8499, Tier.SILVER), (0.70, Tier.SILVER),
-    (0.6999, Tier.BRONZE), (0.50, Tier.BRONZE), (0.4999, Tier.DISCARD), (0.0, Tier.DISCARD),
-    (-0.2, Tier.DISCARD), (1.5, Tier.DISCARD),
+    (1.0, QualityTier.GOLD), (0.85, QualityTier.GOLD), (0.8499, QualityTier.SILVER), (0.70, QualityTier.SILVER),
+    (0.6999, QualityTier.BRONZE), (0.50, QualityTier.BRONZE), (0.4999, QualityTier.DISCARD), (0.0, QualityTier.DISCARD),
+    (-0.2, QualityTier.DISCARD), (1.5, QualityTier.DISCARD),
 ])
-def test_tier_intervals_are_half_open(score: float, tier: Tier) -> None:
+def test_tier_intervals_are_half_open(score: float, tier: QualityTier) -> None:
     assert assign_tier(score) is tier
 
 
@@ -87,7 +87,7 @@ def test_worked_example_clai_style_block() -> None:
         {"specificity": 0.8, "actionability": 0.6, "novelty": 0.4, "context": 0.8, "confidence": 0.9})
     score = score_block(ktype, block.body, block.confidence)
     assert score.raw == pytest.approx(0.84)
-    assert score.tier is Tier.SILVER and not score.gate_required
+    assert score.tier is QualityTier.SILVER and not score.gate_required
 
 
 def test_worked_example_decision_medium_and_low() -> None:
@@ -96,10 +96,10 @@ def test_worked_example_decision_medium_and_low() -> None:
     # spec 0.4 ; act 0.4 ; nov 0.4 ; ctx 0.7 ; conf(medium) 0.7 → 0.12+0.10+0.08+0.105+0.07 = 0.475
     medium = score_block("decision", body, "medium")
     assert medium.raw == pytest.approx((0.8 + 0.475) / 2 + 0.07)  # 0.7075: silver
-    assert medium.tier is Tier.SILVER
+    assert medium.tier is QualityTier.SILVER
     low = score_block("decision", body, "low")  # conf 0.5 → 0.455; (0.8 + 0.455) / 2 = 0.6275
-    assert low.raw == pytest.approx(0.6275) and low.tier is Tier.BRONZE and low.gate_required
-    assert score_block("reference", "x", "").tier is Tier.DISCARD  # (0.5 + 0.375)/2 = 0.4375
+    assert low.raw == pytest.approx(0.6275) and low.tier is QualityTier.BRONZE and low.gate_required
+    assert score_block("reference", "x", "").tier is QualityTier.DISCARD  # (0.5 + 0.375)/2 = 0.4375
 
 
 @pytest.mark.parametrize(("category", "body", "expected"), [

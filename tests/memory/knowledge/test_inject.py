@@ -124,7 +124,7 @@ def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
 
 
 def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from swarmq.memory.knowledge.injection import directives_block
+    from swarmq.memory.knowledge.directives import directives_block
     from swarmq.memory.locking import LocalLocks
     from swarmq.roster.loader import load_roster
     from tests.support import write_roster

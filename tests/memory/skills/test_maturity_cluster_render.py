@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.skills.cluster import SkillCluster, cluster_by_ids, discover_clusters
+from swarmq.memory.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
 from swarmq.memory.skills.maturity import maturity_gate, outcome_signal, singleton_eligible
 from swarmq.memory.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status
 from tests.memory.skills.factory import entry

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.quota import QuotaError
@@ -17,6 +18,7 @@ from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
+from swarmq.memory.completion import NO_PROVIDER
 from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.project import KnowledgeStore
@@ -24,11 +26,8 @@ from swarmq.memory.locking import StoreLocks
 from swarmq.memory.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.memory.skills.improver import SkillImprover
 from swarmq.memory.skills.layout import SkillLayout
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 from swarmq.roster.schema import Roster
-
-ENRICHMENT_QUOTA = "enrichment"
-IMPROVER_QUOTA = "skill_improver"
-NO_PROVIDER = "no LLM provider is configured (llm.provider: none)"
 
 
 @dataclass
@@ -109,3 +108,51 @@ def improver_for(roster: Roster, locks: StoreLocks, cluster: Cluster | None, *, 
     return SkillImprover(compiler_for(roster, locks), locks, cfg, completer=choice.completer,
                          allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),
                          no_client_reason=choice.reason or NO_PROVIDER)
+
+
+def run_enrichment(
+    roster: Roster,
+    locks: StoreLocks,
+    cluster: Cluster | None,
+    *,
+    task_id: str | None,
+    entry_ids: list[str] | None = None,
+    max_batches: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """One enrichment run, for a task or the CLI alike: build the enricher, run it, close its
+    provider, and report the enrichment quota's state (when there is a cluster to ask)."""
+    enricher = enricher_for(roster, locks, cluster, task_id=task_id, max_batches=max_batches,
+                            progress=progress)
+    try:
+        report = enricher.run(entry_ids).as_dict()
+    finally:
+        if enricher.completer is not None:
+            enricher.completer.close()
+    if cluster is not None:
+        report["quota"] = cluster.gate.status(ENRICHMENT_QUOTA).as_dict()
+    return report
+
+
+def run_improver(
+    roster: Roster,
+    locks: StoreLocks,
+    cluster: Cluster | None,
+    *,
+    task_id: str | None,
+    trigger: str = "manual",
+    approved: bool = False,
+    write_mode: str | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """One skill-improver run, for a task or the CLI alike (build, run, close, quota state)."""
+    improver = improver_for(roster, locks, cluster, task_id=task_id, trigger=trigger)
+    try:
+        report = improver.run(trigger=trigger, approved=approved, write_mode=write_mode,
+                              run_id=run_id).as_dict()
+    finally:
+        if improver.completer is not None:
+            improver.completer.close()
+    if cluster is not None:
+        report["quota"] = cluster.gate.status(IMPROVER_QUOTA).as_dict()
+    return report

@@ -15,7 +15,7 @@ from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.paths import UnsafePathError, resolve_inside
 from swarmq.roster.schema import Roster
-from swarmq.tasks.llm_wiring import CompleterChoice, completer_for
+from swarmq.wiring.llm import CompleterChoice, completer_for
 
 
 def layout_for(roster: Roster) -> AgentsLayout:

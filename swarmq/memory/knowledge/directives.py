@@ -8,19 +8,24 @@ and counted like any injection; without, it is a read-only preview.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from swarmq.memory.knowledge.inject import inject
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext
 from swarmq.memory.locking import LocalLocks, StoreLocks
 
-if TYPE_CHECKING:
-    from swarmq.roster.schema import Roster
+
+class DirectiveSettings(KnowledgeSettings, Protocol):
+    """The knowledge settings plus the runtime directory (same-host locks when none are given)."""
+
+    @property
+    def runtime_dir(self) -> Path: ...
 
 
 def directives_block(
-    roster: Roster,
+    roster: DirectiveSettings,
     query: str,
     budget_chars: int,
     *,

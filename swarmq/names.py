@@ -1,0 +1,60 @@
+"""Every name two layers must agree on, defined once: task names, quota names, queue names.
+
+The lowest module of the package (it imports nothing of swarmq), so `memory/` may use it
+without importing Celery, and a name changed here changes everywhere, the way arq keeps its
+key prefixes in one constants module.
+"""
+
+from __future__ import annotations
+
+# --- Job families and Celery task names: a task is ``<family>.<job>``; the family is its queue.
+JOB_FAMILIES: tuple[str, ...] = (
+    "curator",
+    "skills",
+    "forge",
+    "consolidation",
+    "maturity",
+    "missions",
+)
+"""One Celery queue per job family; a task named ``<family>.<job>`` is routed to it."""
+
+DEAD_LETTER_QUEUE = "dead_letter"
+"""Where poison messages go; no worker consumes it."""
+
+OPS_PING = "ops.ping"
+MISSIONS_RUN = "missions.run"
+FORGE_EXTRACT = "forge.extract"
+CURATOR_ENRICH = "curator.enrich"
+SKILLS_IMPROVE = "skills.improve"
+SKILLS_GENERATE = "skills.generate"
+CONSOLIDATION_SCOPE = "consolidation.scope"
+CONSOLIDATION_NIGHTLY = "consolidation.nightly"
+
+TASK_MODULES: list[str] = [
+    "swarmq.tasks.ops",
+    "swarmq.tasks.missions",
+    "swarmq.tasks.curator",
+    "swarmq.tasks.skills",
+    "swarmq.tasks.forge",
+    "swarmq.tasks.maturity",
+    "swarmq.tasks.consolidation",
+]
+"""Modules the worker imports at start (add a module here when adding a job family)."""
+
+# --- LLM quotas (keys of ``quotas:`` in swarm.yaml; opencode-swarm's two daily quota files).
+ENRICHMENT_QUOTA = "enrichment"
+IMPROVER_QUOTA = "skill_improver"
+
+# --- Queues.
+WORKER_QUEUE_PREFIX = "worker."
+"""A worker's direct queue is ``worker.<id>``: only that worker consumes it."""
+
+
+def direct_queue(worker_id: str) -> str:
+    """The queue only ``worker_id`` consumes (missions for a named worker go here)."""
+    return f"{WORKER_QUEUE_PREFIX}{worker_id}"
+
+
+def worker_of_queue(queue: str) -> str | None:
+    """Inverse of :func:`direct_queue`: the worker id of a direct queue, else None."""
+    return queue.removeprefix(WORKER_QUEUE_PREFIX) if queue.startswith(WORKER_QUEUE_PREFIX) else None

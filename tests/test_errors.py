@@ -1,0 +1,56 @@
+"""The one error family: every area's root sits under SwarmqError, each in the right family."""
+
+from __future__ import annotations
+
+import pytest
+
+from swarmq.api.app import FAMILY_STATUS
+from swarmq.client import DispatchError
+from swarmq.coord.connection import RedisUnavailable
+from swarmq.coord.quota_types import QuotaError
+from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
+from swarmq.llm.errors import AttemptError, LLMConfigError
+from swarmq.memory.completion import CompletionError
+from swarmq.memory.knowledge.errors import (
+    EntryNotFound,
+    InvalidEntry,
+    KnowledgeError,
+    RevisionConflict,
+)
+from swarmq.memory.locking import CommitUnconfirmed, LockError
+from swarmq.memory.missions.dispatch import MissionConflict
+from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
+from swarmq.memory.missions.states import TransitionError
+from swarmq.memory.paths import UnsafePathError
+from swarmq.memory.profiles.access import MemoryRequestError
+from swarmq.memory.search import SearchError
+from swarmq.roster.loader import RosterError
+
+
+@pytest.mark.parametrize("root", [KnowledgeError, LockError, QuotaError, RosterError, AttemptError,
+                                  LLMConfigError, CompletionError, DispatchError, RedisUnavailable])
+def test_every_area_root_is_a_swarmq_error(root: type[Exception]) -> None:
+    assert issubclass(root, SwarmqError)
+
+
+def _status(exc: type[Exception]) -> int:
+    """What the API answers: the first family in the MRO, as Starlette looks handlers up."""
+    return next(FAMILY_STATUS[c] for c in exc.__mro__ if c in FAMILY_STATUS)  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("exc", "status"), [
+    (UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400), (InvalidEntry, 400),
+    (TransitionError, 409), (MissionConflict, 409), (CommitUnconfirmed, 409), (RevisionConflict, 409),
+    (MissionNotFound, 404), (EntryNotFound, 404),
+    (LedgerCorrupt, 503), (DispatchError, 503), (LockError, 503), (RedisUnavailable, 503),
+])
+def test_api_status_per_family(exc: type[Exception], status: int) -> None:
+    assert _status(exc) == status
+
+
+def test_families_keep_the_builtin_bases_callers_catch() -> None:
+    # Code that caught ValueError / LookupError / KeyError / RuntimeError still catches these.
+    assert issubclass(InvalidInput, ValueError) and issubclass(NotFound, LookupError)
+    assert issubclass(EntryNotFound, KeyError) and issubclass(TransitionError, ValueError)
+    assert issubclass(LockError, RuntimeError) and not issubclass(Unavailable, ValueError)
+    assert not issubclass(Conflict, Unavailable)
