@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import os
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from swarmq.errors import InvalidInput
 from swarmq.memory.paths import check_id
-from swarmq.memory.search_index import (
-    MAX_FILE_BYTES,
-    PER_FILE,
-    SUFFIXES,
-    TOKEN,
-    Hit,
-    SearchIndex,
-)
+from swarmq.memory.search_index import TOKEN, Hit, SearchIndex, normalize
 
 __all__ = [
-    "MAX_FILE_BYTES",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
-    "PER_FILE",
-    "SUFFIXES",
     "Hit",
     "MemorySearch",
     "Scope",
@@ -55,11 +44,6 @@ class Scope(StrEnum):
 
 class SearchError(InvalidInput):
     """A query that cannot run (empty, too long, worker scope without a worker)."""
-
-
-def normalize(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed: the form both queries and files are matched in."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def tokenize(text: str) -> list[str]:

@@ -57,8 +57,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 
 
 def fold(text: str) -> str:
-    """NFKC and case-folded: the form queries and files are matched in."""
+    """NFKC and case-folded (line breaks kept)."""
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+def normalize(text: str) -> str:
+    """Folded, whitespace collapsed: the form both queries and lines are matched in."""
+    return " ".join(fold(text).split())
 
 
 def norm_lines(body: str) -> list[str]:
@@ -343,7 +348,7 @@ class SearchIndex:
                     }
                 # The phrase as written (punctuation included), not just adjacent tokens.
                 raws = self._raw_lines([i for i in full if i in adjacent])
-                phrased = {i for i, raw in raws.items() if phrase in " ".join(fold(raw).split())}
+                phrased = {i for i, raw in raws.items() if phrase in normalize(raw)}
             levels: dict[tuple[bool, int], list[int]] = {}
             for line_id, n in counts.items():
                 levels.setdefault((line_id in phrased, n), []).append(line_id)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from swarmq.roster.loader import resolve_paths
 from swarmq.roster.schema import Roster
 
 STORES = (".swarm", ".agents")
@@ -30,8 +31,6 @@ def find_project(start: Path) -> Path | None:
 
 
 def implicit_roster(project: Path, env: Mapping[str, str] | None = None) -> Roster:
-    from swarmq.roster.loader import _resolve_paths
-
     env = os.environ if env is None else env
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", project.name).strip("-")[:48] or "project"
     tag = hashlib.sha256(str(project).encode()).hexdigest()[:8]
@@ -45,5 +44,5 @@ def implicit_roster(project: Path, env: Mapping[str, str] | None = None) -> Rost
         "locks": "single-host",
         "workers": [{"id": "local", "role": "local"}],
     })
-    _resolve_paths(roster, project, env)
+    resolve_paths(roster, project, env)
     return roster

@@ -166,7 +166,7 @@ def _expand_fields(data: dict[str, Any], env: Mapping[str, str]) -> list[tuple[L
     return failures
 
 
-def _resolve_paths(roster: Roster, base: Path, env: Mapping[str, str]) -> None:
+def resolve_paths(roster: Roster, base: Path, env: Mapping[str, str]) -> None:
     """Make every root absolute and fill the documented defaults."""
 
     def absolute(path: Path) -> Path:
@@ -346,7 +346,7 @@ def load_report(
         return RosterReport(file, None, problems)
     if any(p.severity == "error" for p in problems):
         return RosterReport(file, None, problems)
-    _resolve_paths(roster, file.resolve().parent, env)
+    resolve_paths(roster, file.resolve().parent, env)
     for problem in check_roster(roster):
         line, col = marks.find(problem.loc, key=problem.at_key)
         problems.append(
