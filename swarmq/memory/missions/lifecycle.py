@@ -200,13 +200,7 @@ class MissionRunner:
         update_summary(self.layout, self.locks, mission.id,
                        SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
                        title=mission.title, objective=mission.objective)
-        update_runtime(self.layout, self.locks, state=S.EXECUTING.value, currentMissionId=mission.id,
-                       currentAssignmentId=assignment.id, heartbeatAt=iso(), host=self.host, pid=self.pid)
-        rec.started = True
-
-    def _agent_started(self, rec: RunRecorder, mission: Mission, assignment: Assignment, pid: int) -> None:
-        self._beat(mission.id, assignment.id, agent_pid=pid)  # first: what an orphan kill needs
-        self._record_start(rec, mission, assignment)
+        rec.started = True  # runtime.json says executing from the first heartbeat on
 
     def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
                    outcome: RunOutcome) -> AgentResult:
@@ -228,7 +222,8 @@ class MissionRunner:
         return run_agent(
             build_argv(agent.command, values), env=env, cwd=agent.cwd or self.roster.workspace_dir,
             timeout=agent.timeout_seconds, transcript=transcript, on_line=rec.feed,
-            on_start=lambda pid: self._agent_started(rec, mission, assignment, pid),
+            on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
+            before_output=lambda: self._record_start(rec, mission, assignment),
             heartbeat=lambda: self._beat(mission.id, assignment.id),
             heartbeat_seconds=self.config.heartbeat_seconds,
             echo=self.echo if self.config.echo_output else None,
@@ -261,10 +256,13 @@ class MissionRunner:
         if agent_pid is not None:
             beat["agentPid"] = agent_pid
         write_beat(runtime, assignment_id, beat)
-        # runtime.json is a courtesy view: one try for its lock, which a dead host (same worker
-        # id) may keep for a lease period; waiting would stall the beat and get the run reaped.
+        # runtime.json is a view: one try for its lock, which a dead host (same worker id) may
+        # keep for a lease period; waiting would stall the beat and get the run reaped. Each
+        # beat writes the whole running state, so a skipped one is repaired by the next.
         with contextlib.suppress(LockError):
-            update_runtime(self.layout, self.locks, lock_timeout=0, heartbeatAt=iso())
+            update_runtime(self.layout, self.locks, lock_timeout=0, state=S.EXECUTING.value,
+                           currentMissionId=mission_id, currentAssignmentId=assignment_id,
+                           heartbeatAt=iso(), host=self.host, pid=self.pid)
         return None
 
     def _judge(self, result: AgentResult, rec: RunRecorder, timeout: float) -> tuple[MissionState, str]:

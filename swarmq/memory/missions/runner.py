@@ -131,13 +131,19 @@ def run_agent(
     transcript: Path,
     on_line: Callable[[str], None],
     on_start: Callable[[int], object] = lambda pid: None,
+    before_output: Callable[[], object] = lambda: None,
     heartbeat: Callable[[], str | None] = lambda: None,
     heartbeat_seconds: float = 10.0,
     echo: BinaryIO | None = None,
     echo_prefix: str = "",
     kill_grace: float = 5.0,
 ) -> AgentResult:
-    """Run to completion, timeout or stop; ``heartbeat`` returning a reason stops the agent."""
+    """Run to completion, timeout or stop; ``heartbeat`` returning a reason stops the agent.
+
+    ``on_start`` runs as soon as the agent exists; ``before_output`` on the output thread
+    before the first line is read (so what it records precedes the agent's markers, and a slow
+    lock there delays the output, never the heartbeat). If either raises, the agent is stopped.
+    """
     started = iso()
     transcript.parent.mkdir(parents=True, exist_ok=True)
     with transcript.open("ab") as log:
@@ -161,6 +167,7 @@ def run_agent(
         def pump() -> None:
             assert proc.stdout is not None
             try:
+                before_output()
                 for raw in iter(proc.stdout.readline, b""):
                     log.write(raw)
                     log.flush()
