@@ -27,7 +27,8 @@ class MissionsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     require_live_worker: bool = True
-    """Refuse to queue for a worker that does not answer ping (the mission is marked blocked)."""
+    """Refuse to queue for a worker that is not running: no presence key and no answer to ping
+    (the mission is marked blocked)."""
     ping_timeout_seconds: Annotated[float, Field(gt=0, le=30)] = 1.0
     heartbeat_seconds: Annotated[float, Field(gt=0, le=600)] = 10.0
     """How often a running assignment stamps its heartbeat (ledger + runtime.json)."""
