@@ -13,6 +13,7 @@ same lock the workers take, in one durable commit before the task is sent.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from pathlib import Path
@@ -97,19 +98,20 @@ class MissionClient:
         """For read-only calls: no Redis needed to read the ledger file."""
         return Ledger.for_roster(self.roster, self._locks or _NoLocks())
 
-    def live_workers(self, candidates: list[str]) -> set[str]:
+    def live_workers(self, candidates: list[str], *, ping_only: bool = False) -> set[str]:
         """Which of ``candidates`` are running: a presence key, else a Celery ping answer
-        (cached a few seconds)."""
+        (cached a few seconds). ``ping_only`` asks the nodes themselves, uncached: for moving
+        work off a host that may have died, whose keys outlive it by their lease."""
         wanted = frozenset(candidates)
         if not wanted:
             return set()
         cached = self._live
-        if cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
+        if not ping_only and cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
             return cached[2] & wanted
-        try:
-            live = present(self._redis(), self.roster.swarm, sorted(wanted))
-        except TRANSIENT:
-            live = set()
+        live: set[str] = set()
+        if not ping_only:
+            with contextlib.suppress(*TRANSIENT):
+                live = present(self._redis(), self.roster.swarm, sorted(wanted))
         missing = wanted - live
         if missing:
             pattern = "^(" + "|".join(re.escape(c) for c in sorted(missing)) + ")@"
@@ -227,7 +229,7 @@ class MissionClient:
         else:
             target = Target(current.worker_id, None if current.worker_id else current.target.get("role"),
                             None if current.worker_id else current.target.get("specialty"))
-        live = self._liveness(target)
+        live = self._liveness(target, ping_only=force is not None)  # its host may have died
         abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
         ledger = self.ledger
         with ledger.edit(defer_dir_sync=True) as doc:
@@ -246,14 +248,14 @@ class MissionClient:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _liveness(self, target: Target) -> set[str] | None:
+    def _liveness(self, target: Target, *, ping_only: bool = False) -> set[str] | None:
         candidates = [w.id for w in self.roster.workers if w.agent is not None and (
             w.id == target.worker_id if target.worker_id else
             (not target.role or w.role.casefold() == target.role.casefold())
             and (not target.specialty or (w.specialty or "").casefold() == target.specialty.casefold()))]
         if not candidates:
             return None
-        return self.live_workers(candidates)
+        return self.live_workers(candidates, ping_only=ping_only)
 
     def _redispatch(self, mission: Mission) -> Mission:
         current = mission.current
