@@ -1,9 +1,10 @@
 """One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
 
 Before the agent's ``exec`` only what it needs happens: the claim (one ledger commit), a
-lock-free profile check, the context and the prompt file. The start's events, episodes,
-SUMMARY.md, runtime.json and the claim's directory fsync follow once the agent runs (before its
-output is read, so they precede its markers) and are on disk before the run can settle.
+lock-free profile check, the context (loaded while the claim commits) and the prompt file. The
+claim's directory fsync, the start's events, episodes and SUMMARY.md follow once the agent runs
+(before its output is read, so they precede its markers; runtime.json at its first heartbeat)
+and are on disk before the run can settle.
 
 Safe to run again for the same assignment (a redelivered message): a settled assignment is
 skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
@@ -175,9 +176,10 @@ class MissionRunner:
         return self._finish(mission, assignment, recorder, outcome, state, reason, result)
 
     def _record_start(self, rec: RunRecorder, mission: Mission, assignment: Assignment) -> None:
-        """The start's events, episodes, SUMMARY.md and runtime.json, and the claim made durable.
+        """The claim made durable, then the start's events (one append), episodes and SUMMARY.md.
 
-        Runs once the agent has started (or could not), before any of its output is applied.
+        Runs on the output thread once the agent has started, before any of its output is
+        applied (or from :meth:`_finish` when it never started); runtime.json is the beat's.
         """
         if rec.started:
             return
