@@ -4,8 +4,11 @@
                                                           default redis://127.0.0.1:6379/15)
 
 One real worker (prefork, concurrency 1) runs both: `ops.ping` sent to its direct queue and
-awaited (the baseline), then missions whose agent is `date +%s.%N` (so "started" is the agent's
-own first instant, read back from the transcript). Missions run one after another.
+awaited (the baseline), and missions whose agent is `date +%s.%N` (so "started" is the agent's
+own first instant, read back from the transcript). The two alternate, one at a time, so both see
+the same machine load; before each pair an untimed ping through the same queue waits until the
+worker has finished the previous mission (its settle, archive and ack), so a dispatch is
+measured on an idle worker, like the round trip it is compared with.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 
 import redis
 import yaml
+from celery import Celery
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -37,6 +41,10 @@ from swarmq.workers.app import create_app  # noqa: E402
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ping(app: Celery) -> None:
+    app.send_task("ops.ping", queue="worker.b1", routing_key="worker.b1").get(timeout=60)
 
 
 def main() -> None:
@@ -72,17 +80,15 @@ def main() -> None:
         cluster = Cluster.connect(roster)
         worker = start_worker(config, "b1", app)
         try:
-            baseline: list[float] = []
-            for _ in range(args.missions):
-                started = time.perf_counter()
-                app.send_task("ops.ping", queue="worker.b1", routing_key="worker.b1").get(
-                    timeout=30
-                )
-                baseline.append(time.perf_counter() - started)
             client = MissionClient(roster, celery=app, locks=cluster.locks)
             layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "b1")
+            baseline: list[float] = []
             dispatch: list[float] = []
             for n in range(args.missions):
+                ping(app)  # the worker is idle: the previous mission's task has ended
+                started = time.perf_counter()
+                ping(app)
+                baseline.append(time.perf_counter() - started)
                 submitted = time.time()
                 mission = client.submit(f"bench mission {n}", worker="b1")
                 assert mission.current is not None
@@ -110,6 +116,7 @@ def main() -> None:
         f"mission submit -> agent started: p50 {d50:.1f} ms, p99 {pct(dispatch, 0.99) * 1000:.1f} ms"
     )
     print(f"ratio dispatch/round trip p50: {d50 / b50:.1f}x ({args.missions} each)")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -5,17 +5,24 @@
     mission = client.submit("Fix the flaky parser test", role="builder", client_key="ticket-123")
 
 Submits are idempotent by ``client_key``: retrying after a timeout returns the same mission (and
-re-sends its queued assignment, which the worker runs at most once). Liveness comes from Celery
-ping; the ledger is changed under its Redis store lock, the same lock the workers take.
+re-sends its queued assignment, which the worker runs at most once). Liveness comes from the
+workers' presence keys in Redis (:mod:`swarmq.coord.presence`, one ``MGET``), confirmed by a
+Celery ping only for a worker without one; the ledger is changed under its Redis store lock, the
+same lock the workers take, in one durable commit before the task is sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import redis
+
+from swarmq.coord.connection import TRANSIENT
+from swarmq.coord.presence import present
 from swarmq.errors import Unavailable
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.dispatch import (
@@ -91,20 +98,36 @@ class MissionClient:
         """For read-only calls: no Redis needed to read the ledger file."""
         return Ledger.for_roster(self.roster, self._locks or _NoLocks())
 
-    def live_workers(self, candidates: list[str]) -> set[str]:
-        """Which of ``candidates`` answer Celery ping right now (cached a few seconds)."""
+    def live_workers(self, candidates: list[str], *, ping_only: bool = False) -> set[str]:
+        """Which of ``candidates`` are running: a presence key, else a Celery ping answer
+        (cached a few seconds). ``ping_only`` asks the nodes themselves, uncached: for moving
+        work off a host that may have died, whose keys outlive it by their lease."""
         wanted = frozenset(candidates)
         if not wanted:
             return set()
         cached = self._live
-        if cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
+        if not ping_only and cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
             return cached[2] & wanted
-        pattern = "^(" + "|".join(re.escape(c) for c in sorted(wanted)) + ")@"
-        replies = self.celery.control.ping(timeout=self.roster.missions.ping_timeout_seconds,
-                                           limit=len(wanted), pattern=pattern, matcher="pcre") or []
-        live = {node.split("@", 1)[0] for reply in replies for node in reply} & wanted
+        live: set[str] = set()
+        if not ping_only:
+            with contextlib.suppress(*TRANSIENT):
+                live = present(self._redis(), self.roster.swarm, sorted(wanted))
+        missing = wanted - live
+        if missing:
+            pattern = "^(" + "|".join(re.escape(c) for c in sorted(missing)) + ")@"
+            replies = self.celery.control.ping(timeout=self.roster.missions.ping_timeout_seconds,
+                                               limit=len(missing), pattern=pattern, matcher="pcre") or []
+            live |= {node.split("@", 1)[0] for reply in replies for node in reply} & missing
         self._live = (time.monotonic(), wanted, live)
         return live
+
+    def _redis(self) -> redis.Redis:
+        client = getattr(self.locks, "client", None)
+        if isinstance(client, redis.Redis):
+            return client
+        from swarmq.coord.cluster import current
+
+        return current(self.roster).client
 
     # -- orchestrator verbs -------------------------------------------------------------------
 
@@ -113,11 +136,13 @@ class MissionClient:
                mission_id: str | None = None) -> Mission:
         spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
         spec.validate()
-        existing = existing_for_key(self.read_ledger().read(), client_key)
-        if existing is not None:
-            return self._redispatch(existing)
+        if client_key is not None:  # a retry: answered from a read, without the lock
+            existing = existing_for_key(self.read_ledger().read(), client_key)
+            if existing is not None:
+                return self._redispatch(existing)
         live = self._liveness(spec.target)
-        with self.ledger.edit() as doc:
+        ledger = self.ledger
+        with ledger.edit(defer_dir_sync=True) as doc:
             existing = existing_for_key(doc, client_key)
             if existing is not None:
                 mission, created = existing, False
@@ -125,13 +150,16 @@ class MissionClient:
                 decision = route(self.roster.workers, spec.target, live=live, load=doc.load(),
                                  require_live=self.roster.missions.require_live_worker)
                 mission, created = create_mission(doc, spec, decision), True
-        if not created:
-            return self._redispatch(mission)
-        if mission.state is not MissionState.PLANNING:
-            self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
-                                key=f"route-{mission.state.value}", state=mission.state.value)
-            return mission
-        return self._dispatch(mission)
+        try:  # the task travels while the ledger's directory is synced: the ack waits for both
+            if not created:
+                return self._redispatch(mission)
+            if mission.state is not MissionState.PLANNING:
+                self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
+                                    key=f"route-{mission.state.value}", state=mission.state.value)
+                return mission
+            return self._dispatch(mission)
+        finally:
+            ledger.sync()
 
     def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
         """Newest first: the ledger's missions plus retired ones from the index (never the archive).
@@ -201,29 +229,33 @@ class MissionClient:
         else:
             target = Target(current.worker_id, None if current.worker_id else current.target.get("role"),
                             None if current.worker_id else current.target.get("specialty"))
-        live = self._liveness(target)
+        live = self._liveness(target, ping_only=force is not None)  # its host may have died
         abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
-        with self.ledger.edit() as doc:
+        ledger = self.ledger
+        with ledger.edit(defer_dir_sync=True) as doc:
             decision = route(self.roster.workers, target, live=live, load=doc.load(),
                              require_live=self.roster.missions.require_live_worker)
             mission = resume_mission(doc, mission_id, decision, note, force=force)
-        if mission.state is not MissionState.PLANNING:
-            return mission
-        for assignment_id in abandoned:  # a run still going somewhere stops at its next heartbeat
-            if mission.assignment(assignment_id).state is MissionState.FAILED:
-                write_beat(self.roster.runtime_dir, assignment_id, {"token": "abandoned", "host": "resume --force"})
-        return self._dispatch(mission)
+        try:  # as in submit: the task is sent while the directory syncs
+            if mission.state is not MissionState.PLANNING:
+                return mission
+            for assignment_id in abandoned:  # a run still going somewhere stops at its next heartbeat
+                if mission.assignment(assignment_id).state is MissionState.FAILED:
+                    write_beat(self.roster.runtime_dir, assignment_id, {"token": "abandoned", "host": "resume --force"})
+            return self._dispatch(mission)
+        finally:
+            ledger.sync()
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _liveness(self, target: Target) -> set[str] | None:
+    def _liveness(self, target: Target, *, ping_only: bool = False) -> set[str] | None:
         candidates = [w.id for w in self.roster.workers if w.agent is not None and (
             w.id == target.worker_id if target.worker_id else
             (not target.role or w.role.casefold() == target.role.casefold())
             and (not target.specialty or (w.specialty or "").casefold() == target.specialty.casefold()))]
         if not candidates:
             return None
-        return self.live_workers(candidates)
+        return self.live_workers(candidates, ping_only=ping_only)
 
     def _redispatch(self, mission: Mission) -> Mission:
         current = mission.current

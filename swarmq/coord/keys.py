@@ -55,6 +55,11 @@ def attempts(swarm: str, task_id: str, retries: int = 0) -> str:
     return f"{prefix(swarm)}attempts:{task_id}:{retries}"
 
 
+def presence(swarm: str, worker_id: str) -> str:
+    """Node name of a running roster worker, with a short PX lease its main process renews."""
+    return f"{prefix(swarm)}presence:{worker_id}"
+
+
 def beat_lock(swarm: str) -> str:
     """Held by the one running beat, so a second beat anywhere refuses to start."""
     return f"{prefix(swarm)}beat"

@@ -33,7 +33,8 @@ def create_app(config: Roster | None = None) -> Celery:
     celery_app = Celery("swarmq", set_as_current=False, task_cls="swarmq.workers.base:SwarmTask")
 
     def configure(sender: Celery, **_: Any) -> None:
-        import swarmq.workers.logs  # noqa: F401 - connects the JSON log formatter signals
+        # Signal handlers: the JSON log formatter, and a worker renewing its presence key.
+        from swarmq.workers import logs, presence  # noqa: F401
         from swarmq.workers.config import celery_config
 
         sender.conf.update(celery_config(app_roster()))

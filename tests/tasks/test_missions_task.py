@@ -135,3 +135,20 @@ def test_bad_agents_and_workers_get_clear_states(
     assert dead_events and dead_events[0]["type"] == "blocked"
     ledger = client.list()
     assert {m.id for m in ledger} >= {failing.id, hanging.id, blocked.id, unknown.id, no_agent.id, dead.id}
+
+
+def test_running_worker_is_live_by_its_presence_key_until_it_stops(
+    client: MissionClient, start_worker: Callable[..., WorkerProcess], redis_client: redis.Redis
+) -> None:
+    from swarmq.coord.presence import present
+
+    swarm = client.roster.swarm
+    assert present(redis_client, swarm, ["w1", "w2"]) == set()
+    worker = start_worker("w1")
+    deadline = time.monotonic() + 10
+    while "w1" not in present(redis_client, swarm, ["w1", "w2"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert present(redis_client, swarm, ["w1", "w2"]) == {"w1"}, worker.log()
+    assert client.live_workers(["w1"]) == {"w1"}
+    worker.stop()  # warm shutdown withdraws the key at once (a kill leaves it for its lease)
+    assert present(redis_client, swarm, ["w1"]) == set()

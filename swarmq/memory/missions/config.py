@@ -27,10 +27,11 @@ class MissionsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     require_live_worker: bool = True
-    """Refuse to queue for a worker that does not answer ping (the mission is marked blocked)."""
+    """Refuse to queue for a worker that is not running: no presence key and no answer to ping
+    (the mission is marked blocked)."""
     ping_timeout_seconds: Annotated[float, Field(gt=0, le=30)] = 1.0
     heartbeat_seconds: Annotated[float, Field(gt=0, le=600)] = 10.0
-    """How often a running assignment stamps its heartbeat (ledger + runtime.json)."""
+    """How often a running assignment stamps its heartbeat (heartbeat file + runtime.json)."""
     stale_after_seconds: Annotated[float, Field(gt=0, le=86_400)] = 60.0
     """A claim whose heartbeat is older than this is taken over by a redelivery."""
     reap_after_seconds: Annotated[float, Field(gt=0, le=86_400)] = 120.0

@@ -9,9 +9,11 @@ by shortening the least important sections first, never the objective or the rep
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from swarmq.memory.missions.ledger import Assignment, Mission
 from swarmq.memory.profiles.handoffs import latest_handoff
@@ -44,6 +46,23 @@ class MissionContext:
     handoff_path: str = ""
     episodes: str = ""
     knowledge: str = ""
+
+
+T = TypeVar("T")
+
+
+def in_background(work: Callable[[], T]) -> Future[T]:
+    """Run ``work`` on a daemon thread now; its result (or exception) comes from the future."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="mission-context", daemon=True).start()
+    return future
 
 
 def _read(path: Any) -> str:

@@ -46,10 +46,15 @@ class MissionHistory:
         digest = hashlib.sha256(client_key.encode("utf-8")).hexdigest()[:40]
         return resolve_inside(self.runtime_dir, KEYS_DIR, f"{digest}.json")
 
-    def remember_key(self, client_key: str, mission_id: str) -> None:
-        """Called under the ledger lock when a mission with a client key is created."""
-        write_json_atomic(self.key_path(client_key), {"clientKey": client_key, "missionId": mission_id},
-                          indent=None)
+    def remember_key(self, client_key: str, mission_id: str, *, durable: bool = True) -> None:
+        """Called under the ledger lock when a mission with a client key is created.
+
+        The ledger's ``clientKeys`` answers for an active mission, so the submit writes this
+        record without fsyncs (``durable=False``); :meth:`retire` writes it again durably
+        before the mission leaves the ledger.
+        """
+        record = json.dumps({"clientKey": client_key, "missionId": mission_id}, ensure_ascii=False)
+        write_atomic(self.key_path(client_key), record, durable=durable)
 
     def key_owner(self, client_key: str) -> str | None:
         try:
@@ -94,6 +99,8 @@ class MissionHistory:
                     loaded = json.loads(path.read_text("utf-8"))
                     previous = loaded if isinstance(loaded, dict) else {}
                 write_json_atomic(path, {**previous, **record, "retired": True}, lease=lease)
+            if isinstance(record.get("clientKey"), str):
+                self.remember_key(record["clientKey"], str(record["id"]))
             lines.append(json.dumps(index_entry(record, path), ensure_ascii=False))
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(stop_path(self.runtime_dir, str(record["id"])))

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from swarmq.errors import NotFound, Unavailable
-from swarmq.memory.atomic import write_atomic
+from swarmq.memory.atomic import fsync_dir, write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
 from swarmq.memory.locking import StoreLocks, file_resource
 from swarmq.memory.missions.config import MissionsConfig
@@ -261,11 +261,16 @@ class Ledger:
         return doc
 
     @contextlib.contextmanager
-    def edit(self, timeout: float | None = 60.0) -> Iterator[LedgerDoc]:
+    def edit(self, timeout: float | None = 60.0, *, defer_dir_sync: bool = False) -> Iterator[LedgerDoc]:
         """Hold the ledger lock, yield the document, write it back if the block succeeds.
 
         After the block: new client keys are recorded, newly cancelled missions get a stop
         request (their runner sees it at its next heartbeat) and missions due are retired.
+
+        ``defer_dir_sync`` fsyncs the new file but not its directory: until :meth:`sync` (or any
+        later durable edit) a power loss may bring back the previous ledger, which is itself on
+        disk. Only for edits whose loss is a retry, never a lost acknowledgement (a run's claim:
+        the crash that loses it also killed the run, and the message is redelivered).
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.locks.hold(file_resource(self.path), timeout=timeout) as lease:
@@ -275,7 +280,7 @@ class Ledger:
             yield doc
             for key, owner in doc.client_keys.items():
                 if keys.get(key) != owner:
-                    self.history.remember_key(key, owner)
+                    self.history.remember_key(key, owner, durable=False)
             for mission_id, mission in doc.missions.items():
                 if mission.state is MissionState.CANCELLED and states.get(mission_id) is not MissionState.CANCELLED:
                     request_stop(self.runtime_dir, mission_id, mission.reason or "mission cancelled")
@@ -288,4 +293,12 @@ class Ledger:
                 doc.client_keys = {k: v for k, v in doc.client_keys.items() if v not in gone}
             doc.updated_at = iso()
             text = doc.model_dump_json(by_alias=True, exclude_none=True, indent=2)
-            write_atomic(self.path, text, lease=lease)
+            write_atomic(self.path, text, lease=lease, sync_dir=_no_dir_sync if defer_dir_sync else None)
+
+    def sync(self) -> None:
+        """Make an edit made with ``defer_dir_sync`` durable (fsync the ledger's directory)."""
+        fsync_dir(self.path.parent)
+
+
+def _no_dir_sync(directory: Path) -> None:
+    """The directory fsync left to :meth:`Ledger.sync`."""

@@ -1,5 +1,11 @@
 """One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
 
+Before the agent's ``exec`` only what it needs happens: the claim (one ledger commit), a
+lock-free profile check, the context (loaded while the claim commits) and the prompt file. The
+claim's directory fsync, the start's events, episodes and SUMMARY.md follow once the agent runs
+(before its output is read, so they precede its markers; runtime.json at its first heartbeat)
+and are on disk before the run can settle.
+
 Safe to run again for the same assignment (a redelivered message): a settled assignment is
 skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
 with a ``resume`` event while every event already recorded keeps its id (nothing is duplicated).
@@ -7,17 +13,25 @@ with a ``resume`` event while every event already recorded keeps its id (nothing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
-from swarmq.memory.locking import StoreLocks
-from swarmq.memory.missions.context import KnowledgeProvider, load_context, render_prompt
+from swarmq.memory.locking import LockError, StoreLocks
+from swarmq.memory.missions.context import (
+    KnowledgeProvider,
+    MissionContext,
+    in_background,
+    load_context,
+    render_prompt,
+)
 from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
 from swarmq.memory.missions.recorder import RunRecorder
@@ -27,7 +41,7 @@ from swarmq.memory.missions.settings import RunnerSettings
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.memory.procs import pid_alive
 from swarmq.memory.profiles.archive import archive_mission
-from swarmq.memory.profiles.bootstrap import ensure_profile
+from swarmq.memory.profiles.bootstrap import ensure_profile, profile_current
 from swarmq.memory.profiles.events import EventType
 from swarmq.memory.profiles.handoffs import Handoff, write_handoff
 from swarmq.memory.profiles.layout import ProfileLayout
@@ -72,6 +86,7 @@ class MissionRunner:
         self.ledger = Ledger.for_roster(self.roster, self.locks)
         self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
+        self._context: Future[MissionContext] | None = None
 
     # -- claim --------------------------------------------------------------------------------
 
@@ -83,7 +98,7 @@ class MissionRunner:
 
     def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
         orphan: object = None
-        with self.ledger.edit() as doc:
+        with self.ledger.edit(defer_dir_sync=True) as doc:  # synced once the agent runs
             try:
                 mission = doc.get(mission_id)
                 assignment = mission.assignment(assignment_id)
@@ -109,6 +124,8 @@ class MissionRunner:
             assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
                                 "attempt": assignment.attempts, "heartbeatAt": iso()}
             snapshot = mission.model_copy(deep=True), assignment.model_copy(deep=True)
+            if self.roster.worker(self.worker_id).agent is not None:  # decided: load its context
+                self._context = in_background(lambda: self._load_context(snapshot[0]))  # meanwhile
         write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim))
         if pid_alive(orphan):
             kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
@@ -137,9 +154,9 @@ class MissionRunner:
             return claimed
         mission, assignment = claimed
         worker = self.roster.worker(self.worker_id)
-        ensure_profile(self.layout, worker, self.roster.swarm, self.locks)
+        if not profile_current(self.layout, worker, self.roster.swarm):
+            ensure_profile(self.layout, worker, self.roster.swarm, self.locks)
         recorder = RunRecorder(self.layout, self.locks, mission_id, assignment_id)
-        self._start_events(recorder, mission, assignment)
         outcome = RunOutcome(mission_id, assignment_id, self.worker_id, S.EXECUTING.value,
                              attempt=assignment.attempts)
         try:
@@ -158,36 +175,44 @@ class MissionRunner:
             state, reason, result = S.FAILED, f"run interrupted: {type(exc).__name__}: {exc}", None
         return self._finish(mission, assignment, recorder, outcome, state, reason, result)
 
-    def _start_events(self, rec: RunRecorder, mission: Mission, assignment: Assignment) -> None:
+    def _record_start(self, rec: RunRecorder, mission: Mission, assignment: Assignment) -> None:
+        """The claim made durable, then the start's events (one append), episodes and SUMMARY.md.
+
+        Runs on the output thread once the agent has started, before any of its output is
+        applied (or from :meth:`_finish` when it never started); runtime.json is the beat's.
+        """
+        if rec.started:
+            return
         attempt = assignment.attempts
+        events = []
         if attempt == 1 and mission.assignments and mission.assignments[0].id == assignment.id:
-            rec.record(rec.event(EventType.MISSION_START, f"Mission started: {mission.title}",
-                                 key="mission-start", title=mission.title))
+            events.append(rec.event(EventType.MISSION_START, f"Mission started: {mission.title}",
+                                    key="mission-start", title=mission.title))
         if attempt == 1:
-            rec.record(rec.event(EventType.DISPATCH, f"Dispatched to {self.worker_id}: {mission.title}",
-                                 key="dispatch"))
+            events.append(rec.event(EventType.DISPATCH, f"Dispatched to {self.worker_id}: {mission.title}",
+                                    key="dispatch"))
             if assignment.resume:
-                rec.record(rec.event(EventType.RESUME, "resumed by the orchestrator from the latest handoff",
-                                     key="resume"))
+                events.append(rec.event(EventType.RESUME, "resumed by the orchestrator from the latest "
+                                        "handoff", key="resume"))
         else:
-            rec.record(rec.event(EventType.RESUME, f"redelivered (attempt {attempt}) after the previous "
-                                 "run stopped; continuing from the last checkpoint", key=f"redelivery-{attempt}"))
+            events.append(rec.event(EventType.RESUME, f"redelivered (attempt {attempt}) after the previous "
+                                    "run stopped; continuing from the last checkpoint", key=f"redelivery-{attempt}"))
+        self.ledger.sync()
+        rec.record_all(events)
         update_summary(self.layout, self.locks, mission.id,
                        SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
                        title=mission.title, objective=mission.objective)
-        update_runtime(self.layout, self.locks, state=S.EXECUTING.value, currentMissionId=mission.id,
-                       currentAssignmentId=assignment.id, heartbeatAt=iso(), host=self.host, pid=self.pid)
+        rec.started = True  # runtime.json says executing from the first heartbeat on
 
     def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
                    outcome: RunOutcome) -> AgentResult:
         agent = self.roster.worker(self.worker_id).agent
         assert agent is not None
-        ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
-                           knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
+        ctx = self._context.result() if self._context is not None else self._load_context(mission)
         prompt = render_prompt(self.layout, mission, assignment, ctx, resume=assignment.attempts > 1
                                or assignment.resume, budget_chars=self.config.context_budget_chars)
         prompt_file = self.layout.mission_dir(mission.id) / f"prompt-{assignment.id}.txt"
-        write_atomic(prompt_file, prompt)
+        write_atomic(prompt_file, prompt, durable=False)  # derived: a rerun writes it again
         transcript = self.layout.transcript(mission.id, assignment.id)
         outcome.transcript = str(transcript)
         values = {"prompt": prompt, "prompt_file": str(prompt_file), "worker_id": self.worker_id,
@@ -200,11 +225,21 @@ class MissionRunner:
             build_argv(agent.command, values), env=env, cwd=agent.cwd or self.roster.workspace_dir,
             timeout=agent.timeout_seconds, transcript=transcript, on_line=rec.feed,
             on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
+            before_output=lambda: self._record_start(rec, mission, assignment),
             heartbeat=lambda: self._beat(mission.id, assignment.id),
             heartbeat_seconds=self.config.heartbeat_seconds,
             echo=self.echo if self.config.echo_output else None,
             echo_prefix=f"[{self.worker_id} {mission.id}] ", kill_grace=self.config.kill_grace_seconds,
         )
+
+    def _load_context(self, mission: Mission) -> MissionContext:
+        """Loaded while the claim commits (:meth:`_claim`): the knowledge block's search and
+        record overlap the ledger's fsync."""
+        ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
+                           knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
+        # What runtime.json says once the start is recorded (after exec): this run.
+        ctx.runtime.update(state=S.EXECUTING.value, currentMissionId=mission.id)
+        return ctx
 
     def _beat(self, mission_id: str, assignment_id: str, agent_pid: int | None = None) -> str | None:
         """Stamp the heartbeat file; say why to stop when the mission was cancelled or taken over.
@@ -223,7 +258,13 @@ class MissionRunner:
         if agent_pid is not None:
             beat["agentPid"] = agent_pid
         write_beat(runtime, assignment_id, beat)
-        update_runtime(self.layout, self.locks, heartbeatAt=iso())
+        # runtime.json is a view: one try for its lock, which a dead host (same worker id) may
+        # keep for a lease period; waiting would stall the beat and get the run reaped. Each
+        # beat writes the whole running state, so a skipped one is repaired by the next.
+        with contextlib.suppress(LockError):
+            update_runtime(self.layout, self.locks, lock_timeout=0, state=S.EXECUTING.value,
+                           currentMissionId=mission_id, currentAssignmentId=assignment_id,
+                           heartbeatAt=iso(), host=self.host, pid=self.pid)
         return None
 
     def _judge(self, result: AgentResult, rec: RunRecorder, timeout: float) -> tuple[MissionState, str]:
@@ -253,6 +294,7 @@ class MissionRunner:
 
     def _finish(self, mission: Mission, assignment: Assignment, rec: RunRecorder, outcome: RunOutcome,
                 state: MissionState, reason: str, result: AgentResult | None) -> RunOutcome:
+        self._record_start(rec, mission, assignment)  # the agent never started, or recording failed
         outcome.state, outcome.reason = state.value, reason
         outcome.exit_code = result.exit_code if result else None
         key = f"final-{state.value}"

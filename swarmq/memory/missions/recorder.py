@@ -34,6 +34,8 @@ class RunRecorder:
     files: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     checkpoints: list[str] = field(default_factory=list)
+    started: bool = False
+    """The run's start (events, SUMMARY, runtime.json) is recorded."""
     _seen: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def event(self, kind: EventType, summary: str, *, key: str | None = None, **extra: object) -> MissionEvent:
@@ -52,6 +54,13 @@ class RunRecorder:
             append_episode(self.layout, self.locks, event, result=result,
                            next_action=next_action or self.next_action)
         return bool(fresh)
+
+    def record_all(self, events: list[MissionEvent]) -> None:
+        """Several events in one append (one lock, one fsync), each with its episode entry
+        (episodes skip entries already there, so a replay completes what a crash cut short)."""
+        append_events(self.layout, self.locks, self.mission_id, events)
+        for event in events:
+            append_episode(self.layout, self.locks, event, next_action=self.next_action)
 
     def feed(self, line: str) -> None:
         for marker in self.stream.feed(line):

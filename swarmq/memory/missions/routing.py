@@ -1,7 +1,8 @@
 """Choosing the worker for a mission: a named worker, or the least-loaded live worker by role.
 
-Liveness comes from the caller (it asks Celery who answers ping); this module only decides, so
-the same rules run in the client, the API and tests. Every refusal says why and what to do.
+Liveness comes from the caller (workers' presence keys, else Celery ping); this module only
+decides, so the same rules run in the client, the API and tests. Every refusal says why and what
+to do.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def route(
         if live is not None and named.id not in live:
             if require_live:
                 return Route(named.id, MissionState.BLOCKED,
-                             f"worker {named.id!r} is not running (no answer to ping); start it "
+                             f"worker {named.id!r} is not running (no presence key, no answer to ping); start it "
                              "(swarmq up) and resume the mission")
             return Route(named.id, MissionState.PLANNING,
                          f"queued for {named.id!r}, which is not answering; it runs when the worker starts")
@@ -101,7 +102,7 @@ def route(
         ids = ", ".join(w.id for w in runnable)
         if require_live:
             return Route(None, MissionState.BLOCKED,
-                         f"no live worker for {target.describe()} (none of {ids} answers ping); "
+                         f"no live worker for {target.describe()} (none of {ids} is present or answers ping); "
                          "start one and resume the mission")
         alive = runnable
     order = {w.id: index for index, w in enumerate(workers)}

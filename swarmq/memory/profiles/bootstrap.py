@@ -98,6 +98,29 @@ def ensure_profile(
     return actions
 
 
+def profile_current(layout: ProfileLayout, worker: ProfileWorker, swarm: str) -> bool:
+    """Whether :func:`ensure_profile` would change nothing, checked without taking locks.
+
+    A mission run asks this first: the profile almost always exists, and four store locks
+    before every agent start are dispatch latency for nothing.
+    """
+    dirs = (layout.memory_dir, layout.missions_dir, layout.episodes_dir, layout.handoffs_dir)
+    if not layout.runtime_json.exists() or not all(d.is_dir() for d in dirs):
+        return False
+    try:
+        recorded = json.loads((layout.memory_dir / GENERATED_FILE).read_text("utf-8"))
+    except (FileNotFoundError, ValueError):
+        recorded = {}
+    for name, text in profile_texts(worker, swarm).items():
+        try:
+            current = layout.profile_file(name).read_text("utf-8")
+        except FileNotFoundError:
+            return False
+        if current != text and isinstance(recorded, dict) and recorded.get(name) == _sha(current):
+            return False  # an unedited file the roster changed: ensure_profile refreshes it
+    return True
+
+
 def _ensure_file(path: Path, text: str, recorded: dict[str, str], lease: Lease) -> FileAction:
     try:
         current = path.read_text("utf-8")

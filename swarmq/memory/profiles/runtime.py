@@ -32,10 +32,16 @@ def read_runtime(profiles_dir: Path | str, worker_id: str) -> dict[str, Any] | N
     return data
 
 
-def update_runtime(layout: ProfileLayout, locks: StoreLocks, **changes: Any) -> dict[str, Any]:
-    """Merge ``changes`` (camelCase keys) into runtime.json and stamp ``updatedAt``."""
+def update_runtime(
+    layout: ProfileLayout, locks: StoreLocks, *, lock_timeout: float | None = None, **changes: Any
+) -> dict[str, Any]:
+    """Merge ``changes`` (camelCase keys) into runtime.json and stamp ``updatedAt``.
+
+    ``lock_timeout`` bounds the wait for the file's lock (:class:`LockTimeout` after it): a
+    heartbeat passes 0 so a lock kept by a dead holder never stalls it.
+    """
     path = layout.runtime_json
-    with locks.hold(file_resource(path)) as lease:
+    with locks.hold(file_resource(path), timeout=lock_timeout) as lease:
         try:
             data = json.loads(path.read_text("utf-8"))
             if not isinstance(data, dict):
