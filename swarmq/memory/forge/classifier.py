@@ -108,7 +108,20 @@ _TYPES = [
 _OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
 """The machine-fact pattern: only what the agent (or a summary) says counts."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
-_CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
+_CLASS_HEADS: dict[KnowledgeClass, tuple[str, ...]] = {
+    KnowledgeClass.ARCHITECTURE: ("architecture", "tech stack", "stack", "framework", "database", "schema", "redis",
+                                  "postgres", "sqlite", "queue", "broker", "microservice", "service", "api",
+                                  "component", "module", "infrastructure", "cluster", "storage layer"),
+    KnowledgeClass.TIMELINE: ("milestone", "sprint", "released", "shipped", "v", "deadline", "phase", "by "),
+    KnowledgeClass.WORKFLOW: ("ci", "pipeline", "pull request", "pr", "code review", "review", "pre-commit",
+                              "before ", "release process", "workflow", "make test", "deploy", "run `"),
+}
+"""A literal every match of the class pattern contains (lower-case): most passages need no regex."""
+_CLASSES = [(kclass, re.compile(p, re.IGNORECASE), _CLASS_HEADS[kclass]) for kclass, p in _CLASS_SIGNALS.items()]
+_REASON_HEADS = ("because", "so that", "since", "due to", "which means", "→", "->")
+_HEDGE_HEADS = ("maybe", "perhaps", "might", "not sure", "i think", "i guess", "possibly", "probably", "could try",
+                "we could", "one option")
+"""Literals (lower-case) without which :data:`_REASON` / :data:`_HEDGE` cannot match."""
 
 _QUESTION_START = re.compile(
     r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|what|why|how|which|when|"
@@ -193,7 +206,9 @@ def clean(text: str) -> str:
     """Drop fenced code (a lesson is the sentence around it, not the listing) and tidy spaces."""
     if "```" in text or "~~~" in text:
         text = _FENCED.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
+    if "  " in text or "\t" in text:  # else the substitution would change nothing
+        text = _SPACES.sub(" ", text)
+    return text.strip()
 
 
 def classify(
@@ -248,14 +263,15 @@ def classify(
     if total <= 0:
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
-    if _REASON.search(body):
+    lowered = body.lower()
+    if _mentions(lowered, _REASON_HEADS) and _REASON.search(body):
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if _HEDGE.search(body):
+    if _mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body):
         confidence -= 0.2
     confidence = round(max(0.0, min(0.99, confidence)), 4)
-    kclass = _knowledge_class(scored, ktype)
+    kclass = _knowledge_class(f"{lead.lower()} {lowered}" if lead else lowered, scored, ktype)
     if confidence < min_confidence:
         return Verdict(False, "low-confidence", ktype, kclass, confidence, body)
     return Verdict(True, "accepted", ktype, kclass, confidence, body)
@@ -272,13 +288,15 @@ _PRIORITY = {
 
 
 _CONFIRMED = re.compile(r"^\s*(?:got it|understood|agreed|noted|confirmed)\s*[:;]\s+", re.IGNORECASE)
+_CONFIRMED_INITIALS = frozenset("gGuUaAnNcC")
+"""First letters of the :data:`_CONFIRMED` phrases: other messages skip the regex."""
 _QUESTION_TAIL = re.compile(r"(?<=[.!])\s+(?=(?:question\s*\d*\s*(?:of \d+)?\s*:|[^.!?]*\?))", re.IGNORECASE)
 
 
 def confirmed_decision(text: str) -> str:
     """What the agent confirms it was told ("Got it: X. Question 4: …?" → "X."), else ``""``:
     a user's answer restated by the agent is a decision, the next question is not part of it."""
-    match = _CONFIRMED.match(text)
+    match = _CONFIRMED.match(text) if text.lstrip()[:1] in _CONFIRMED_INITIALS else None
     if match is None:
         return ""
     rest = text[match.end():]
@@ -291,11 +309,16 @@ def is_chatter(text: str) -> bool:
     return _is_question(body) or bool(_NEGATIVE.match(body.lstrip("-*>#• ").lstrip())) or _is_noise(body)
 
 
-def _knowledge_class(body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
+def _mentions(lowered: str, heads: tuple[str, ...]) -> bool:
+    return any(head in lowered for head in heads)
+
+
+def _knowledge_class(lowered: str, body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
+    """``lowered`` is ``body.lower()``: a class pattern runs only when one of its heads occurs."""
     if ktype is KnowledgeType.DECISION:
         return KnowledgeClass.DECISION
-    for kclass, pattern in _CLASSES:
-        if pattern.search(body):
+    for kclass, pattern, heads in _CLASSES:
+        if _mentions(lowered, heads) and pattern.search(body):
             return kclass
     return None
 
