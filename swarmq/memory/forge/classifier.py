@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.memory.forge import multilingual
 
 DEFAULT_MIN_CONFIDENCE = 0.6
 MIN_CHARS = 30
@@ -167,7 +168,7 @@ _REASON = re.compile(r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich mean
 _SPECIFIC = re.compile(r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl?|toml|sh|sql)\b|\d")
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _SPACES = re.compile(r"[ \t]+")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -225,16 +226,22 @@ def classify(
     passage's :func:`words` when the caller already has them. ``observed`` is false for what a
     user typed: a pasted "command not found" is a report, not a fact the agent found out."""
     scored_words = words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
-    if _ANCHORS.isdisjoint(scored_words):
+    foreign = multilingual.foreign(text, scored_words) or (bool(lead) and multilingual.foreign(lead, scored_words))
+    if _ANCHORS.isdisjoint(scored_words) and not foreign:
         return Verdict(False, "no-signal")  # layer 1: the fast filter
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
-    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")):
+    opening = text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")
+    if _NEGATIVE.match(opening) or (foreign and multilingual.NARRATION.match(opening)):
         return Verdict(False, "negative-pattern")
     body = clean(text)
-    if len(body) < MIN_CHARS:
+    if (len(body) if body.isascii() else _width(body)) < MIN_CHARS:
         return Verdict(False, "too-short")
     if len(body) > MAX_CHARS:
         return Verdict(False, "too-long")
+    if body.rstrip("*_ ").endswith((":", "：")):  # introduces what follows (steps, a list)
+        body = _without_lead_in(body)
+        if not body:
+            return Verdict(False, "lead-in")
     if _is_question(body):
         return Verdict(False, "question")
     if _is_noise(body):
@@ -242,6 +249,7 @@ def classify(
     if _is_narration(_SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
     scored = f"{lead} {body}" if lead else body
+    cues = multilingual.signals(scored, observed=observed) if foreign else {}
     scores = []  # layer 4
     for ktype, signals in _TYPES:
         strong = weak = 0
@@ -256,6 +264,9 @@ def classify(
                     strong += 1
                 else:
                     weak += 1
+        if ktype in cues:
+            more_strong, more_weak, at = cues[ktype]
+            strong, weak, first = strong + more_strong, weak + more_weak, min(first, at)
         scores.append((strong + 0.5 * weak, -first, -_PRIORITY[ktype], strong, weak, ktype))
     # Most signal wins; on a tie the type named first ("We chose …, because a crash …" is a
     # decision), then the more specific type.
@@ -264,11 +275,11 @@ def classify(
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
     lowered = body.lower()
-    if _mentions(lowered, _REASON_HEADS) and _REASON.search(body):
+    if (_mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or (foreign and multilingual.REASON.search(body)):
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if _mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body):
+    if (_mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (foreign and multilingual.HEDGE.search(body)):
         confidence -= 0.2
     confidence = round(max(0.0, min(0.99, confidence)), 4)
     kclass = _knowledge_class(f"{lead.lower()} {lowered}" if lead else lowered, scored, ktype)
@@ -335,13 +346,28 @@ def _is_narration(opening: str) -> bool:
 
 
 def _is_question(body: str) -> bool:
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
     if not sentences:
         return False
-    questions = sum(1 for s in sentences if s.rstrip().endswith("?"))
+    questions = sum(1 for s in sentences if s.rstrip().endswith(("?", "？")))
     if questions * 2 >= len(sentences):
         return True
     return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
+
+
+def _without_lead_in(body: str) -> str:
+    """``body`` without its last sentence, which ends in a colon ("Run these commands:"): what
+    comes before it may be a finding, the lead-in itself is not; ``""`` when nothing is left."""
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
+    return " ".join(sentences[:-1]).strip() if len(sentences) > 1 else ""
+
+
+_QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def _width(body: str) -> int:
+    """Length counting East Asian ideographs and kana twice: 30 of them say more than 30 letters."""
+    return len(body) + sum(1 for c in body if c >= "\u2e80")
 
 
 def _is_noise(body: str) -> bool:

@@ -30,10 +30,16 @@ from swarmq.memory.flywheel.store import AgentsLayout, write_file
 from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, words
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
+from swarmq.memory.forge.multilingual import foreign
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
-from swarmq.memory.forge.templates import SeenPassages, is_known_template, strip_front_matter
+from swarmq.memory.forge.templates import (
+    SeenPassages,
+    is_known_template,
+    is_pasted_log,
+    strip_front_matter,
+)
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
@@ -192,11 +198,14 @@ def extract_candidates(
         text = message.text
         text_words = words(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
-        if not confirmed and not has_signal_words(text_words):
+        if not confirmed and not has_signal_words(text_words) and not foreign(text, text_words):
             result.rejected["no-signal"] += 1
             continue
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
+            continue
+        if message.role == "user" and is_pasted_log(text):
+            result.rejected["pasted-log"] += 1
             continue
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
