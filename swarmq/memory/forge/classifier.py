@@ -107,6 +107,9 @@ _TYPES = [
     for ktype, signals in _TYPE_SIGNALS.items()
 ]
 _OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
+_RULE = next(p for ktype, signals in _TYPES for p, _, a in signals if p.pattern.startswith("^(?:always"))
+"""A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
+at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
 """The machine-fact pattern: only what the agent (or a summary) says counts."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
 _CLASS_HEADS: dict[KnowledgeClass, tuple[str, ...]] = {
@@ -260,7 +263,7 @@ def classify(
             match = pattern.search(body) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
-                if weight >= 1.0:
+                if weight >= 1.0 and (observed or pattern is not _RULE):
                     strong += 1
                 else:
                     weak += 1
