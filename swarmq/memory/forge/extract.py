@@ -178,7 +178,7 @@ def extract_candidates(
         seen.add(candidate.content_hash)
         found.append(candidate)
 
-    count = 0
+    count = no_signal = 0
     for message in transcript.messages(skip=UNMINED_KINDS, tools=miner):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
@@ -199,7 +199,7 @@ def extract_candidates(
         text_words = words(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
         if not confirmed and not has_signal_words(text_words) and not foreign(text, text_words):
-            result.rejected["no-signal"] += 1
+            no_signal += 1  # most messages: counted once at the end
             continue
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
@@ -238,6 +238,8 @@ def extract_candidates(
             if candidate is not None:
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+    if no_signal:
+        result.rejected["no-signal"] += no_signal
     if progress is not None:
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages

@@ -83,6 +83,15 @@ def read_claude(
                 report.session_id = record["sessionId"]
             message: Any = record.get("message")
             content = message.get("content") if message.__class__ is dict else None
+            if content.__class__ is str and kind in _CHAT and record.get("isCompactSummary") is not True:
+                if content.strip():  # a typed prompt: built as _messages would
+                    role = message.get("role")
+                    made = _make(record, line_no, role if role.__class__ is str and role else kind,
+                                 MessageKind.TEXT, content)
+                    made.index = index
+                    yield made
+                    index += 1
+                continue
             block: dict[str, Any] | None = (
                 content[0] if content.__class__ is list and len(content) == 1 and content[0].__class__ is dict
                 and not record.get("isCompactSummary") else None)
