@@ -49,6 +49,8 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "switch switched switching migrate migrated migrating standardize standardise"),
         (r"instead of|rather than|in favou?r of|trade-?off", 0.5, "instead rather favor favour trade tradeoff"),
         (r"\bprefer\b|convention|\bpolicy\b", 0.5, "prefer convention conventions policy"),
+        # a preference: "use pyyaml instead of ruamel.yaml"
+        (r"\b(?:use|prefer|choose|pick) [\w./@-]+(?: [\w./@-]+)? (?:instead of|rather than)\b", 1.0, "instead rather"),
     ],
     KnowledgeType.FAILURE: [
         (r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by", 1.0,
@@ -68,6 +70,8 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "lesson lessons learned turns gotcha"),
         (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0,
          "til insight pitfall caveat important note"),
+        # a standing instruction or fact the speaker wants kept
+        (r"\bnote that\b|\bkeep in mind\b|\bremember that\b", 1.0, "note mind remember"),
         # a fact about the machine, found by running things
         (r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
          r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
