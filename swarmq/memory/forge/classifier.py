@@ -17,6 +17,7 @@ workflow`` class.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -195,12 +196,17 @@ _SEPARATORS = str.maketrans({c: " " for c in [*map(chr, range(128)), "—", "–
                                                  "→", "·", "\u00a0"] if not (c.isascii() and c.isalnum())})
 
 
+def tokens_of(text: str) -> list[str]:
+    """Lower-case ASCII letter/digit runs (``don't`` → ``don``, ``t``), in order, repeats kept."""
+    return text.lower().translate(_SEPARATORS).split()
+
+
 def words(text: str) -> frozenset[str]:
-    """Lower-case ASCII letter/digit runs (``don't`` → ``don``, ``t``): what anchors are made of."""
-    return frozenset(text.lower().translate(_SEPARATORS).split())
+    """The distinct :func:`tokens_of` ``text``: what anchors are made of."""
+    return frozenset(tokens_of(text))
 
 
-def has_signal_words(text_words: frozenset[str]) -> bool:
+def has_signal_words(text_words: Iterable[str]) -> bool:
     return not _ANCHORS.isdisjoint(text_words)
 
 

@@ -27,7 +27,7 @@ from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, words
+from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.multilingual import foreign
@@ -196,11 +196,12 @@ def extract_candidates(
         if digest is not None:
             digest.add(message)
         text = message.text
-        text_words = words(text)
+        tokens = tokens_of(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
-        if not confirmed and not has_signal_words(text_words) and not foreign(text, text_words):
-            no_signal += 1  # most messages: counted once at the end
+        if not confirmed and not has_signal_words(tokens) and not foreign(text, tokens):
+            no_signal += 1  # most messages (no anchor word, English): counted once at the end
             continue
+        text_words = frozenset(tokens)
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
             continue

@@ -16,6 +16,7 @@ instead of, root cause), never common words ("không", "是", "no") on their own
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from swarmq.memory.flywheel.model import KnowledgeType
 
@@ -142,7 +143,7 @@ LATIN_ANCHORS = frozenset(
 """Latin-script cue words that can occur in pure-ASCII text ("Nota: siempre ...")."""
 
 
-def foreign(text: str, text_words: frozenset[str]) -> bool:
+def foreign(text: str, text_words: Iterable[str]) -> bool:
     """Whether the non-English tables should run on ``text`` (cheap: one ``isascii``)."""
     return not text.isascii() or not LATIN_ANCHORS.isdisjoint(text_words)
 

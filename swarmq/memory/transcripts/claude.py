@@ -84,7 +84,7 @@ def read_claude(
             message: Any = record.get("message")
             content = message.get("content") if message.__class__ is dict else None
             if content.__class__ is str and kind in _CHAT and record.get("isCompactSummary") is not True:
-                if content.strip():  # a typed prompt: built as _messages would
+                if content and not content.isspace():  # a typed prompt: built as _messages would
                     role = message.get("role")
                     made = _make(record, line_no, role if role.__class__ is str and role else kind,
                                  MessageKind.TEXT, content)
@@ -101,7 +101,7 @@ def read_claude(
             if block is not None and btype in _ONE_PROSE and kind in _CHAT:  # most prose records
                 if btype == "text":  # built as _messages would, without its general walk
                     text = block.get("text")
-                    if text.__class__ is str and text.strip():
+                    if text.__class__ is str and text and not text.isspace():
                         role = message.get("role")
                         made = _make(record, line_no, role if role.__class__ is str and role else kind,
                                      MessageKind.TEXT, text)
@@ -111,7 +111,7 @@ def read_claude(
                     continue
                 if MessageKind.THINKING in skip:  # numbered, not built
                     thought = block.get("thinking")
-                    index += thought.__class__ is str and bool(thought.strip())
+                    index += thought.__class__ is str and thought != "" and not thought.isspace()
                     continue
             if block is not None and btype in _SKIPPABLE:
                 tool_kind = _SKIPPABLE[btype]
