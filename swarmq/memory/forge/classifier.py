@@ -112,10 +112,10 @@ _TYPES = [
     for ktype, signals in _TYPE_SIGNALS.items()
 ]
 _OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
+"""The machine-fact pattern: only what the agent (or a summary) says counts."""
 _RULE = next(p for ktype, signals in _TYPES for p, _, a in signals if p.pattern.startswith("^(?:always"))
 """A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
 at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
-"""The machine-fact pattern: only what the agent (or a summary) says counts."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
 _CLASS_HEADS: dict[KnowledgeClass, tuple[str, ...]] = {
     KnowledgeClass.ARCHITECTURE: ("architecture", "tech stack", "stack", "framework", "database", "schema", "redis",
@@ -156,6 +156,9 @@ _NOISE = re.compile(
     r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
 )
+_NOISE_HEADS = ("traceback", 'file "', "<system-reminder>", "tool_use_id", "exit code", "$ ", "++", "--", "+-", "-+",
+                "@@ ", "{", "[", "npm err!", "error", "warning", "|")
+"""Literals (lower-case) one of which every :data:`_NOISE` match contains."""
 _NARRATION_START = re.compile(
     r"(?:below is|here(?:'s| is| are)|the (?:remaining|next) (?:issue|step))\b|"
     r"(?:done|all set|summary|status|progress)\b",
@@ -359,6 +362,8 @@ def _is_narration(opening: str) -> bool:
 
 
 def _is_question(body: str) -> bool:
+    if "?" not in body and "？" not in body:
+        return False  # no sentence can end with a question mark
     sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
     if not sentences:
         return False
@@ -384,7 +389,8 @@ def _width(body: str) -> int:
 
 
 def _is_noise(body: str) -> bool:
-    if _NOISE.search(body):
+    lowered = body.lower()
+    if any(head in lowered for head in _NOISE_HEADS) and _NOISE.search(body):
         return True
     letters = sum(map(str.isalpha, body))
     if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
