@@ -9,10 +9,10 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
 from swarmq.memory.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.memory.flywheel.model import parse_time
 from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.memory.forge.agentops_queue import close_loop_with_queue
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)
@@ -24,10 +24,12 @@ CLOSE = "`swarmq flywheel close-loop` (or the scheduled forge.close_loop job)"
 
 @app.command("close-loop")
 def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Ingest pending, apply feedback, promote, mature, measure (what forge.close_loop runs)."""
+    """Forge the AgentOps queue, ingest pending, apply feedback, promote, mature, measure (what
+    forge.close_loop runs)."""
     roster = load(ctx)
     locks = store_locks(roster)
-    result = run_close_loop(layout_for(roster), locks, roster.flywheel, sink=knowledge_sink(roster, locks))
+    result = close_loop_with_queue(layout_for(roster), locks, roster.forge, roster.flywheel,
+                                   sink=knowledge_sink(roster, locks))
     data = result.as_dict()
     if as_json:
         emit_json(data)
@@ -35,6 +37,10 @@ def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     table = Table(title="flywheel close-loop", show_header=False)
     table.add_column("step", style="bold")
     table.add_column("outcome", overflow="fold")
+    queue = data["queue"]
+    if queue.get("status") not in (None, "absent", "unchanged"):
+        table.add_row("ao queue", f"{queue['new']} new of {queue['candidates']} kept from {queue['snippets']} "
+                      f"snippet(s) in .agents/ao/pending.jsonl")
     ingest = data["ingest"]
     table.add_row("ingest", f"{ingest['added']} added from {ingest['files_scanned']} file(s), "
                   f"{ingest['skipped_existing']} existing, {ingest['skipped_malformed']} malformed")

@@ -22,6 +22,7 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
 from swarmq.memory.flywheel.citations import CitationType
 from swarmq.memory.flywheel.lookup import lookup as run_lookup
+from swarmq.memory.flywheel.sessions import session_transcripts
 from swarmq.memory.forge.extract import ForgeResult, forge_transcript
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import TranscriptFormatError
@@ -97,8 +98,10 @@ def expand(paths: list[Path]) -> list[Path]:
 
 def forge(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Transcript files or directories of them "
-                                                "(Claude Code, Codex, Markdown).")],
+    paths: Annotated[list[Path] | None, typer.Argument(help="Transcript files or directories of them "
+                                                       "(Claude Code, Codex, Markdown).")] = None,
+    sessions: Annotated[bool, typer.Option("--sessions", help="Also forge every transcript the AgentOps "
+                                           "session files (.agents/ao) name.")] = False,
     fmt: Annotated[str | None, typer.Option("--format", help="claude-code, codex-rollout, codex-history "
                                             "or markdown (default: detected).")] = None,
     key: Annotated[str | None, typer.Option(help="Idempotency key (e.g. a mission id) for one file.")] = None,
@@ -107,12 +110,18 @@ def forge(
 ) -> None:
     """Mine transcripts for decisions, solutions, learnings, failures and references."""
     roster = load(ctx)
+    paths = paths or []
+    if not paths and not sessions:
+        fail("name transcript files or directories, or pass --sessions")
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         fail(f"no such transcript file or directory: {', '.join(missing)}")
     files = expand(paths)
+    if sessions:
+        files += [f for f in session_transcripts(layout_for(roster)) if f not in files]
     if not files:
-        fail(f"no transcripts ({', '.join(sorted(TRANSCRIPT_SUFFIXES))}) under {', '.join(map(str, paths))}")
+        where = ", ".join(map(str, paths)) or "the AgentOps session files"
+        fail(f"no transcripts ({', '.join(sorted(TRANSCRIPT_SUFFIXES))}) under {where}")
     results, failures = _forge_all(roster, store_locks(roster), files, fmt, key, force, as_json)
     if as_json:
         emit_json({"results": [r.as_dict() for r in results], "failures": failures})

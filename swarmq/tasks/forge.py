@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.memory.flywheel.closeloop import close_loop as run_close_loop
+from swarmq.memory.forge.agentops_queue import close_loop_with_queue
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.memory.paths import check_id
 from swarmq.names import FORGE_EXTRACT
@@ -57,8 +57,9 @@ def extract(self: SwarmTask, path: str, key: str | None = None, fmt: str | None 
 
 @app.task(name=CLOSE_LOOP_TASK, bind=True)
 def close_loop(self: SwarmTask) -> dict[str, Any]:
-    """Ingest, feedback, promote, mature and measure once."""
+    """Forge AgentOps' session-close queue, then ingest, feedback, promote, mature and measure once."""
     roster = self.roster
     locks = self.cluster.locks
-    result = run_close_loop(layout_for(roster), locks, roster.flywheel, sink=knowledge_sink(roster, locks))
+    result = close_loop_with_queue(layout_for(roster), locks, roster.forge, roster.flywheel,
+                                   sink=knowledge_sink(roster, locks))
     return result.as_dict()

@@ -94,3 +94,20 @@ def test_status_says_what_is_missing_and_the_plot_says_no_data(roster_file: Path
     assert not any("No close loop" in n for n in closed["notes"])
     assert any("wait in the pool for the promotion gates" in n for n in closed["notes"])
     assert closed["status"] == "NO DATA" and closed["plot"]["points"] == 0
+
+
+def test_forge_sessions_reads_the_transcripts_agentops_recorded(roster_file: Path, tmp_path: Path) -> None:
+    layout = AgentsLayout(tmp_path / "project" / ".agents")
+    run(roster_file, "forge", code=1)  # nothing named, no --sessions
+    assert "no transcripts" in run(roster_file, "forge", "--sessions", code=1)  # no session files yet
+    (layout.ao / "index").mkdir(parents=True)
+    (layout.ao / "index" / "sessions.jsonl").write_text(
+        json.dumps({"session_id": "s1", "transcript_path": str(CLAUDE)}) + "\n"
+        + json.dumps({"session_id": "s2", "transcript_path": str(tmp_path / "gone.jsonl")}) + "\n",
+        encoding="utf-8",
+    )
+    forged = run(roster_file, "forge", "--sessions", "--json")
+    assert [r["transcript"] for r in forged["results"]] == [str(CLAUDE.resolve())]
+    assert forged["results"][0]["new"] == 7
+    both = run(roster_file, "forge", str(CLAUDE), "--sessions", "--json")  # named twice, read once
+    assert [r["status"] for r in both["results"]] == ["unchanged"]

@@ -113,11 +113,12 @@ def test_the_command_prints_figures_and_lists_errors(tmp_path: Path) -> None:
 
 
 def test_the_committed_set_is_well_formed() -> None:
-    """The labelled set in eval/forge parses, has ≥ 30 sessions of every format, ~1/3 held out."""
+    """The labelled set in eval/forge parses, has ≥ 30 sessions of every format, a third to a half
+    held out (later additions alternate between the splits to grow the held-apart one)."""
     labelled = load_labels(REPO / "eval" / "forge" / "labels.yaml")
     assert len(labelled) >= 30
     assert {s.format for s in labelled} == {"claude-code", "codex-rollout", "codex-history"}
     held = [s for s in labelled if s.split == "held-out"]
-    assert 0.25 <= len(held) / len(labelled) <= 0.4
+    assert 0.25 <= len(held) / len(labelled) <= 0.5
     sources = (REPO / "eval" / "forge" / "SOURCES.md").read_text(encoding="utf-8")
     assert all(f"`{s.file.name}`" in sources for s in labelled)

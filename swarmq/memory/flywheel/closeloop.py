@@ -60,6 +60,8 @@ class MaturityResult:
 
 @dataclass
 class CloseLoopResult:
+    queue: dict[str, Any] = field(default_factory=dict)
+    """What forging AgentOps' session-close queue added first (empty when the caller did not)."""
     ingest: dict[str, Any] = field(default_factory=dict)
     feedback: dict[str, Any] = field(default_factory=dict)
     rejected_discard: int = 0
@@ -74,7 +76,7 @@ class CloseLoopResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "ingest": self.ingest, "feedback": self.feedback,
+            "queue": self.queue, "ingest": self.ingest, "feedback": self.feedback,
             "rejected_discard": self.rejected_discard,
             "promoted": [p.as_dict() for p in self.promoted], "held": dict(self.held),
             "knowledge": self.knowledge, "maturity": self.maturity.as_dict(),

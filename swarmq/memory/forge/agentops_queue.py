@@ -6,7 +6,8 @@ often narration. Each snippet goes through forge's classifier, with the queue's 
 lead-in ("Decision:" / "Lessons learned:") and the same threshold; the accepted ones become a
 pending file like a transcript's, with the session and transcript the queue names as their source.
 Idempotent like forging a transcript: the ledger key is the queue file, its content hashes are
-indexed.
+indexed. :func:`close_loop_with_queue` is what the CLI and the scheduled job run: the queue is
+forged first, so its snippets are ingested in the same pass.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from swarmq.memory.flywheel.bridge import LessonSink
+from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
+from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.sessions import Problems, pending_queue_path, queued_snippets
 from swarmq.memory.flywheel.store import AgentsLayout
@@ -66,4 +70,17 @@ def forge_queue(layout: AgentsLayout, locks: StoreLocks, config: ForgeConfig | N
     result.found = found
     write_candidates(layout, locks, found, result, source=Path(path), fmt=FORMAT, session=None,
                      now=now or datetime.now(UTC), ledger={"key": str(path), "transcript": str(path), **fingerprint})
+    return result
+
+
+def close_loop_with_queue(layout: AgentsLayout, locks: StoreLocks, forge_config: ForgeConfig,
+                          flywheel_config: FlywheelConfig, *, sink: LessonSink | None = None,
+                          now: datetime | None = None) -> CloseLoopResult:
+    """One close-loop pass that first forges ``.agents/ao/pending.jsonl`` (when present and
+    changed), so AgentOps' queued decisions and lessons reach the pool without a separate step."""
+    queued = forge_queue(layout, locks, forge_config, now=now)
+    result = close_loop(layout, locks, flywheel_config, sink=sink, now=now)
+    result.queue = {"status": queued.status, "snippets": queued.passages, "candidates": queued.candidates,
+                    "new": queued.new, "pending_file": queued.pending_file, "rejected": dict(queued.rejected)}
+    result.problems[:0] = [f"ao queue: {p}" for p in queued.report.get("problems", [])]
     return result

@@ -17,10 +17,12 @@ workflow`` class.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.memory.forge import multilingual
 
 DEFAULT_MIN_CONFIDENCE = 0.6
 MIN_CHARS = 30
@@ -48,6 +50,8 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "switch switched switching migrate migrated migrating standardize standardise"),
         (r"instead of|rather than|in favou?r of|trade-?off", 0.5, "instead rather favor favour trade tradeoff"),
         (r"\bprefer\b|convention|\bpolicy\b", 0.5, "prefer convention conventions policy"),
+        # a preference: "use pyyaml instead of ruamel.yaml"
+        (r"\b(?:use|prefer|choose|pick) [\w./@-]+(?: [\w./@-]+)? (?:instead of|rather than)\b", 1.0, "instead rather"),
     ],
     KnowledgeType.FAILURE: [
         (r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by", 1.0,
@@ -67,6 +71,8 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
          "lesson lessons learned turns gotcha"),
         (r"\btil\b|key insight|\bpitfall\b|\bcaveat\b|important:|\bnote:", 1.0,
          "til insight pitfall caveat important note"),
+        # a standing instruction or fact the speaker wants kept
+        (r"\bnote that\b|\bkeep in mind\b|\bremember that\b", 1.0, "note mind remember"),
         # a fact about the machine, found by running things
         (r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
          r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
@@ -107,8 +113,24 @@ _TYPES = [
 ]
 _OBSERVED = next(p for ktype, signals in _TYPES for p, _, a in signals if "sandbox" in a)
 """The machine-fact pattern: only what the agent (or a summary) says counts."""
+_RULE = next(p for ktype, signals in _TYPES for p, _, a in signals if p.pattern.startswith("^(?:always"))
+"""A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
+at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
 _ANCHORS = frozenset().union(*(anchors for _, signals in _TYPES for _, _, anchors in signals))
-_CLASSES = [(kclass, re.compile(p, re.IGNORECASE)) for kclass, p in _CLASS_SIGNALS.items()]
+_CLASS_HEADS: dict[KnowledgeClass, tuple[str, ...]] = {
+    KnowledgeClass.ARCHITECTURE: ("architecture", "tech stack", "stack", "framework", "database", "schema", "redis",
+                                  "postgres", "sqlite", "queue", "broker", "microservice", "service", "api",
+                                  "component", "module", "infrastructure", "cluster", "storage layer"),
+    KnowledgeClass.TIMELINE: ("milestone", "sprint", "released", "shipped", "v", "deadline", "phase", "by "),
+    KnowledgeClass.WORKFLOW: ("ci", "pipeline", "pull request", "pr", "code review", "review", "pre-commit",
+                              "before ", "release process", "workflow", "make test", "deploy", "run `"),
+}
+"""A literal every match of the class pattern contains (lower-case): most passages need no regex."""
+_CLASSES = [(kclass, re.compile(p, re.IGNORECASE), _CLASS_HEADS[kclass]) for kclass, p in _CLASS_SIGNALS.items()]
+_REASON_HEADS = ("because", "so that", "since", "due to", "which means", "→", "->")
+_HEDGE_HEADS = ("maybe", "perhaps", "might", "not sure", "i think", "i guess", "possibly", "probably", "could try",
+                "we could", "one option")
+"""Literals (lower-case) without which :data:`_REASON` / :data:`_HEDGE` cannot match."""
 
 _QUESTION_START = re.compile(
     r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|what|why|how|which|when|"
@@ -134,6 +156,9 @@ _NOISE = re.compile(
     r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
 )
+_NOISE_HEADS = ("traceback", 'file "', "<system-reminder>", "tool_use_id", "exit code", "$ ", "++", "--", "+-", "-+",
+                "@@ ", "{", "[", "npm err!", "error", "warning", "|")
+"""Literals (lower-case) one of which every :data:`_NOISE` match contains."""
 _NARRATION_START = re.compile(
     r"(?:below is|here(?:'s| is| are)|the (?:remaining|next) (?:issue|step))\b|"
     r"(?:done|all set|summary|status|progress)\b",
@@ -154,7 +179,7 @@ _REASON = re.compile(r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich mean
 _SPECIFIC = re.compile(r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl?|toml|sh|sql)\b|\d")
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _SPACES = re.compile(r"[ \t]+")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -174,12 +199,17 @@ _SEPARATORS = str.maketrans({c: " " for c in [*map(chr, range(128)), "—", "–
                                                  "→", "·", "\u00a0"] if not (c.isascii() and c.isalnum())})
 
 
+def tokens_of(text: str) -> list[str]:
+    """Lower-case ASCII letter/digit runs (``don't`` → ``don``, ``t``), in order, repeats kept."""
+    return text.lower().translate(_SEPARATORS).split()
+
+
 def words(text: str) -> frozenset[str]:
-    """Lower-case ASCII letter/digit runs (``don't`` → ``don``, ``t``): what anchors are made of."""
-    return frozenset(text.lower().translate(_SEPARATORS).split())
+    """The distinct :func:`tokens_of` ``text``: what anchors are made of."""
+    return frozenset(tokens_of(text))
 
 
-def has_signal_words(text_words: frozenset[str]) -> bool:
+def has_signal_words(text_words: Iterable[str]) -> bool:
     return not _ANCHORS.isdisjoint(text_words)
 
 
@@ -193,7 +223,9 @@ def clean(text: str) -> str:
     """Drop fenced code (a lesson is the sentence around it, not the listing) and tidy spaces."""
     if "```" in text or "~~~" in text:
         text = _FENCED.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
+    if "  " in text or "\t" in text:  # else the substitution would change nothing
+        text = _SPACES.sub(" ", text)
+    return text.strip()
 
 
 def classify(
@@ -210,16 +242,22 @@ def classify(
     passage's :func:`words` when the caller already has them. ``observed`` is false for what a
     user typed: a pasted "command not found" is a report, not a fact the agent found out."""
     scored_words = words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
-    if _ANCHORS.isdisjoint(scored_words):
+    foreign = multilingual.foreign(text, scored_words) or (bool(lead) and multilingual.foreign(lead, scored_words))
+    if _ANCHORS.isdisjoint(scored_words) and not foreign:
         return Verdict(False, "no-signal")  # layer 1: the fast filter
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
-    if _NEGATIVE.match(text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")):
+    opening = text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")
+    if _NEGATIVE.match(opening) or (foreign and multilingual.NARRATION.match(opening)):
         return Verdict(False, "negative-pattern")
     body = clean(text)
-    if len(body) < MIN_CHARS:
+    if (len(body) if body.isascii() else _width(body)) < MIN_CHARS:
         return Verdict(False, "too-short")
     if len(body) > MAX_CHARS:
         return Verdict(False, "too-long")
+    if body.rstrip("*_ ").endswith((":", "：")):  # introduces what follows (steps, a list)
+        body = _without_lead_in(body)
+        if not body:
+            return Verdict(False, "lead-in")
     if _is_question(body):
         return Verdict(False, "question")
     if _is_noise(body):
@@ -227,6 +265,7 @@ def classify(
     if _is_narration(_SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
     scored = f"{lead} {body}" if lead else body
+    cues = multilingual.signals(scored, observed=observed) if foreign else {}
     scores = []  # layer 4
     for ktype, signals in _TYPES:
         strong = weak = 0
@@ -237,10 +276,13 @@ def classify(
             match = pattern.search(body) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
-                if weight >= 1.0:
+                if weight >= 1.0 and (observed or pattern is not _RULE):
                     strong += 1
                 else:
                     weak += 1
+        if ktype in cues:
+            more_strong, more_weak, at = cues[ktype]
+            strong, weak, first = strong + more_strong, weak + more_weak, min(first, at)
         scores.append((strong + 0.5 * weak, -first, -_PRIORITY[ktype], strong, weak, ktype))
     # Most signal wins; on a tie the type named first ("We chose …, because a crash …" is a
     # decision), then the more specific type.
@@ -248,14 +290,15 @@ def classify(
     if total <= 0:
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
-    if _REASON.search(body):
+    lowered = body.lower()
+    if (_mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or (foreign and multilingual.REASON.search(body)):
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if _HEDGE.search(body):
+    if (_mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (foreign and multilingual.HEDGE.search(body)):
         confidence -= 0.2
     confidence = round(max(0.0, min(0.99, confidence)), 4)
-    kclass = _knowledge_class(scored, ktype)
+    kclass = _knowledge_class(f"{lead.lower()} {lowered}" if lead else lowered, scored, ktype)
     if confidence < min_confidence:
         return Verdict(False, "low-confidence", ktype, kclass, confidence, body)
     return Verdict(True, "accepted", ktype, kclass, confidence, body)
@@ -272,13 +315,15 @@ _PRIORITY = {
 
 
 _CONFIRMED = re.compile(r"^\s*(?:got it|understood|agreed|noted|confirmed)\s*[:;]\s+", re.IGNORECASE)
+_CONFIRMED_INITIALS = frozenset("gGuUaAnNcC")
+"""First letters of the :data:`_CONFIRMED` phrases: other messages skip the regex."""
 _QUESTION_TAIL = re.compile(r"(?<=[.!])\s+(?=(?:question\s*\d*\s*(?:of \d+)?\s*:|[^.!?]*\?))", re.IGNORECASE)
 
 
 def confirmed_decision(text: str) -> str:
     """What the agent confirms it was told ("Got it: X. Question 4: …?" → "X."), else ``""``:
     a user's answer restated by the agent is a decision, the next question is not part of it."""
-    match = _CONFIRMED.match(text)
+    match = _CONFIRMED.match(text) if text.lstrip()[:1] in _CONFIRMED_INITIALS else None
     if match is None:
         return ""
     rest = text[match.end():]
@@ -291,11 +336,16 @@ def is_chatter(text: str) -> bool:
     return _is_question(body) or bool(_NEGATIVE.match(body.lstrip("-*>#• ").lstrip())) or _is_noise(body)
 
 
-def _knowledge_class(body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
+def _mentions(lowered: str, heads: tuple[str, ...]) -> bool:
+    return any(head in lowered for head in heads)
+
+
+def _knowledge_class(lowered: str, body: str, ktype: KnowledgeType) -> KnowledgeClass | None:
+    """``lowered`` is ``body.lower()``: a class pattern runs only when one of its heads occurs."""
     if ktype is KnowledgeType.DECISION:
         return KnowledgeClass.DECISION
-    for kclass, pattern in _CLASSES:
-        if pattern.search(body):
+    for kclass, pattern, heads in _CLASSES:
+        if _mentions(lowered, heads) and pattern.search(body):
             return kclass
     return None
 
@@ -312,17 +362,35 @@ def _is_narration(opening: str) -> bool:
 
 
 def _is_question(body: str) -> bool:
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
+    if "?" not in body and "？" not in body:
+        return False  # no sentence can end with a question mark
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
     if not sentences:
         return False
-    questions = sum(1 for s in sentences if s.rstrip().endswith("?"))
+    questions = sum(1 for s in sentences if s.rstrip().endswith(("?", "？")))
     if questions * 2 >= len(sentences):
         return True
     return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
 
 
+def _without_lead_in(body: str) -> str:
+    """``body`` without its last sentence, which ends in a colon ("Run these commands:"): what
+    comes before it may be a finding, the lead-in itself is not; ``""`` when nothing is left."""
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
+    return " ".join(sentences[:-1]).strip() if len(sentences) > 1 else ""
+
+
+_QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def _width(body: str) -> int:
+    """Length counting East Asian ideographs and kana twice: 30 of them say more than 30 letters."""
+    return len(body) + sum(1 for c in body if c >= "\u2e80")
+
+
 def _is_noise(body: str) -> bool:
-    if _NOISE.search(body):
+    lowered = body.lower()
+    if any(head in lowered for head in _NOISE_HEADS) and _NOISE.search(body):
         return True
     letters = sum(map(str.isalpha, body))
     if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output

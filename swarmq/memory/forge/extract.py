@@ -27,13 +27,19 @@ from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, words
+from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.llm import Completer, llm_candidates
+from swarmq.memory.forge.multilingual import foreign
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
-from swarmq.memory.forge.templates import SeenPassages, is_known_template, strip_front_matter
+from swarmq.memory.forge.templates import (
+    SeenPassages,
+    is_known_template,
+    is_pasted_log,
+    strip_front_matter,
+)
 from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
@@ -172,7 +178,7 @@ def extract_candidates(
         seen.add(candidate.content_hash)
         found.append(candidate)
 
-    count = 0
+    count = no_signal = 0
     for message in transcript.messages(skip=UNMINED_KINDS, tools=miner):
         count += 1
         if progress is not None and count % PROGRESS_EVERY == 0:
@@ -190,13 +196,17 @@ def extract_candidates(
         if digest is not None:
             digest.add(message)
         text = message.text
-        text_words = words(text)
+        tokens = tokens_of(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
-        if not confirmed and not has_signal_words(text_words):
-            result.rejected["no-signal"] += 1
+        if not confirmed and not has_signal_words(tokens) and not foreign(text, tokens):
+            no_signal += 1  # most messages (no anchor word, English): counted once at the end
             continue
+        text_words = frozenset(tokens)
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
+            continue
+        if message.role == "user" and is_pasted_log(text):
+            result.rejected["pasted-log"] += 1
             continue
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
@@ -229,6 +239,8 @@ def extract_candidates(
             if candidate is not None:
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+    if no_signal:
+        result.rejected["no-signal"] += no_signal
     if progress is not None:
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages

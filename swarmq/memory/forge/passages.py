@@ -42,7 +42,7 @@ def passages(text: str) -> Iterator[tuple[str, str]]:
         joined = "\n".join(line for line in lines if not _HEADING.match(line)).strip()
         if joined:
             yield "", joined
-        lead = joined if len(joined) <= 80 and joined.endswith(":") else ""
+        lead = joined if len(joined) <= 80 and joined.endswith((":", "：")) else ""
 
 
 def _items(lines: list[str], lead: str) -> Iterator[tuple[str, str]]:

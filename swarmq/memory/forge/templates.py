@@ -44,6 +44,28 @@ def is_known_template(text: str) -> bool:
     return any(marker in text for marker in TEMPLATE_MARKERS)
 
 
+_LOG_LINE = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}\b|"  # timestamps
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC)\b[\]:]?|"  # levels
+    r"at [\w$.<>/\\-]+[ (:]|File \"[^\"]+\", line \d+|Traceback \(most recent call last\)|"  # stack frames
+    r"\w+(?:Error|Exception)\b:|npm (?:ERR|WARN)!|error(?:\[E\d+\])?:|warning:|-->|\||[{}\[\]]|"  # diagnostics
+    r"(?:Compiling|Finished|Running|Downloading|Installing|Collecting|Building)\s+\S|"  # build tools
+    r"\$ |> |>>> |\d+\s*\||[\w./-]+\.\w+:\d+(?::\d+)?\b)"  # prompts, listings, file:line
+)
+MIN_LOG_LINES = 3
+
+
+def is_pasted_log(text: str) -> bool:
+    """Whether a user's message is mostly pasted machine output (log lines, a stack trace, a
+    build or test run): a report of what happened, whose lesson, if any, comes later from
+    whoever reads it. Needs at least three such lines making up half the message's lines."""
+    if text.count("\n") < MIN_LOG_LINES - 1:
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    logged = sum(1 for line in lines if _LOG_LINE.match(line))
+    return logged >= MIN_LOG_LINES and logged * 2 >= len(lines)
+
+
 def strip_front_matter(text: str) -> str:
     """``text`` without a leading YAML front matter block (``---`` … ``---``)."""
     if not text.lstrip().startswith("---"):

@@ -81,22 +81,45 @@ def read_claude(
                 continue
             if report.session_id is None and isinstance(record.get("sessionId"), str):
                 report.session_id = record["sessionId"]
-            message = record.get("message")
+            message: Any = record.get("message")
             content = message.get("content") if message.__class__ is dict else None
-            if (
-                content.__class__ is list
-                and len(content) == 1
-                and content[0].__class__ is dict
-                and (btype := content[0].get("type")) in _SKIPPABLE
-                and not record.get("isCompactSummary")
-            ):
+            if content.__class__ is str and kind in _CHAT and record.get("isCompactSummary") is not True:
+                if content and not content.isspace():  # a typed prompt: built as _messages would
+                    role = message.get("role")
+                    made = _make(record, line_no, role if role.__class__ is str and role else kind,
+                                 MessageKind.TEXT, content)
+                    made.index = index
+                    yield made
+                    index += 1
+                continue
+            block: dict[str, Any] | None = (
+                content[0] if content.__class__ is list and len(content) == 1 and content[0].__class__ is dict
+                and not record.get("isCompactSummary") else None)
+            btype = block.get("type") if block is not None else None
+            if btype.__class__ is not str:
+                btype = None
+            if block is not None and btype in _ONE_PROSE and kind in _CHAT:  # most prose records
+                if btype == "text":  # built as _messages would, without its general walk
+                    text = block.get("text")
+                    if text.__class__ is str and text and not text.isspace():
+                        role = message.get("role")
+                        made = _make(record, line_no, role if role.__class__ is str and role else kind,
+                                     MessageKind.TEXT, text)
+                        made.index = index
+                        yield made
+                        index += 1
+                    continue
+                if MessageKind.THINKING in skip:  # numbered, not built
+                    thought = block.get("thinking")
+                    index += thought.__class__ is str and thought != "" and not thought.isspace()
+                    continue
+            if block is not None and btype in _SKIPPABLE:
                 tool_kind = _SKIPPABLE[btype]
                 if tool_kind not in skip:  # the common case, built without the general walk
-                    yield _tool_message(record, message or {}, content[0], tool_kind, index, line_no)
+                    yield _tool_message(record, message or {}, block, tool_kind, index, line_no)
                 elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
-                    tool_call(content[0].get("name"), content[0].get("input"))
+                    tool_call(block.get("name"), block.get("input"))
                 elif tool_result is not None:  # inlined: most lines of a session are tool results
-                    block = content[0]
                     text = block.get("content")
                     text = clip(text if text.__class__ is str else _joined_text(text))
                     stamp = record.get("timestamp")
@@ -180,6 +203,9 @@ _SKIPPABLE = {
     "tool_result": MessageKind.TOOL_RESULT,
 }
 _THINKING = frozenset({"thinking", "redacted_thinking"})
+_ONE_PROSE = frozenset({"text", *_THINKING})
+"""Single-block records read without the general walk of :func:`_messages`."""
+_CHAT = frozenset({"user", "assistant"})
 
 
 def _messages(

@@ -9,7 +9,7 @@ newline that does not parse is reported as truncated.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +97,13 @@ def iter_json_records(
     path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_no, object)`` for each line holding a JSON object; report the rest."""
-    decode = json.JSONDecoder().decode
+    decode, scan = _DECODER.decode, _SCAN
     for line_no, raw in iter_lines(path, report, max_line_bytes=max_line_bytes):
         try:
             text = raw.decode("utf-8")
             if line_no == 1 and text.startswith("\ufeff"):
                 text = text[1:]
-            value = decode(text)
+            value = _scanned(text, scan) if text[:1] == "{" else decode(text)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
             if report.truncated_last_line:
                 report.problem(line_no, f"truncated last line ({len(raw)} bytes, no newline)")
@@ -117,6 +117,19 @@ def iter_json_records(
             report.problem(line_no, f"expected a JSON object, got {type(value).__name__}")
             continue
         yield line_no, value
+
+
+_DECODER = json.JSONDecoder()
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def _scanned(text: str, scan: Callable[[str, int], tuple[Any, int]]) -> Any:
+    """``json.loads`` of a line opening with ``{``, without its two whitespace regex matches
+    (most lines have no whitespace around the object): the C scanner alone, then the full
+    decoder whenever anything follows the object, so errors and edge cases stay ``json``'s.
+    The scanner raises ``JSONDecodeError`` itself for a broken object."""
+    value, end = scan(text, 0)
+    return value if end == len(text) else _DECODER.decode(text)
 
 
 def _short(exc: Exception) -> str:

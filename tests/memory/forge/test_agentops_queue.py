@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.pending import parse_learning_blocks
 from swarmq.memory.flywheel.sessions import Problems, all_sessions, queued_snippets, tidy_snippet
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.forge.agentops_queue import forge_queue
+from swarmq.memory.forge.agentops_queue import close_loop_with_queue, forge_queue
+from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.locking import LocalLocks
 
 TRANSCRIPT = "/home/dev/.claude/projects/-home-dev-svc/5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f.jsonl"
@@ -97,3 +99,14 @@ def test_the_session_files_name_the_transcripts_to_forge(layout: AgentsLayout, t
         json.dumps({"session_id": "s1", "transcript_path": str(real)}) + "\n"
         + json.dumps({"session_id": "s2", "transcript_path": str(real)}) + "\n", encoding="utf-8")
     assert session_transcripts(layout) == [real.resolve()]
+
+
+def test_the_close_loop_forges_the_queue_first(layout: AgentsLayout, tmp_path: Path) -> None:
+    locks = LocalLocks(tmp_path / "locks")
+    first = close_loop_with_queue(layout, locks, ForgeConfig(), FlywheelConfig())
+    assert first.queue["status"] == "forged" and first.queue["new"] == 2
+    assert first.ingest["added"] == 2  # the queue's two kept snippets reached the pool in the same pass
+    assert any(p.startswith("ao queue: ") and "pending.jsonl:2" in p for p in first.problems)
+    again = close_loop_with_queue(layout, locks, ForgeConfig(), FlywheelConfig())
+    assert again.queue["status"] == "unchanged" and again.ingest["added"] == 0
+    assert again.as_dict()["queue"]["status"] == "unchanged"
