@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from swarmq.memory.flywheel.model import KnowledgeType
-from swarmq.memory.forge import multilingual
+from swarmq.memory.forge import multilingual, reports
 from swarmq.memory.forge.chatter import (
     NEGATIVE,
     SENTENCE,
@@ -159,7 +159,8 @@ def classify(
         return Verdict(False, "negative-pattern")
     if is_narration(SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
-    scored = f"{lead} {body}" if lead else body
+    used = reports.unquoted(body)
+    scored = f"{lead} {used}" if lead else used
     cues = multilingual.signals(scored, observed=observed) if foreign else {}
     scores = []  # layer 4
     for ktype, signals in TYPES:
@@ -168,7 +169,7 @@ def classify(
         for pattern, weight, anchors in signals:
             if anchors.isdisjoint(scored_words) or (not observed and pattern is OBSERVED):
                 continue
-            match = pattern.search(body) or (pattern.search(lead) if lead else None)
+            match = pattern.search(used) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
                 if weight >= 1.0 and (observed or pattern is not RULE):
@@ -186,12 +187,15 @@ def classify(
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
     lowered = body.lower()
-    if (mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or (
+    has_reason = bool(mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or bool(
         foreign and multilingual.REASON.search(body)
-    ):
+    )
+    if has_reason:
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
+    if not has_reason and reports.is_change_report(body, lead):
+        confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)
     ):
