@@ -1,4 +1,4 @@
-"""What was done is not what was learned: change reports, plans, fragments and quoted words.
+"""What was done is not what was learned: change reports, plans and quoted words.
 
 Agents end a turn with a summary of the edits they just made ("Moved the view into
 ``ticket_system``", "**Fix:** move the view …", "The parser now returns …"), and open one with a
@@ -8,10 +8,11 @@ in the code already, the plan is an intention. A lesson states something that st
 tool's behaviour, an environment fact, a cause, a rule with its reason). So, structurally:
 
 * a **change report** (a past-tense edit verb opening the passage, a first-person edit, an
-  imperative edit recipe after "Fix:", or "X now does Y") loses confidence unless it says why;
+  imperative edit recipe after "Fix:", or "X now does Y") loses confidence unless it says why
+  (a reason, or a purpose: "…, so a running task is never redelivered"); "Fixed by …" states a
+  cure, not an edit, and is not one;
 * a passage under a lead-in that announces **changes or a plan** ("Changes:", "Plan:", "Next
   steps:") does too;
-* a passage of the agent's that opens in lower case is a **fragment** of a cut sentence;
 * cue words inside quotation marks are **mentioned, not used** (``When I say "I learned that"``)
   and do not count as signals.
 """
@@ -21,14 +22,16 @@ from __future__ import annotations
 import re
 
 CHANGE_PENALTY = 0.2
-"""Taken from a change report, a planned step or a fragment: a single cue no longer suffices."""
+"""Taken from a change report or a planned step: a single cue no longer suffices."""
 
 _EDIT_PAST = (
     r"added|moved|updated|removed|deleted|replaced|renamed|changed|created|implemented|refactored|"
     r"introduced|extracted|rewrote|rewritten|wired|converted|merged|bumped|adjusted|tweaked|"
-    r"cleaned up|fixed|patched|reworked|restructured|simplified|dropped|modified|edited|inlined"
+    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined"
 )
-_EDIT_IMPERATIVE = r"move|add|remove|delete|replace|rename|put|keep|drop|split|merge|wrap|edit|update|change|patch"
+_EDIT_IMPERATIVE = (
+    r"move|add|remove|delete|replace|rename|put|keep|drop|split|merge|wrap|edit|update|change|patch"
+)
 _CHANGE = re.compile(
     rf"^(?:\*\*[^*\n]{{1,80}}\*\*\s*[:–—-]?\s*|`[^`\n]{{1,80}}`\s*[:–—-]\s*)?(?:{_EDIT_PAST})\b|"  # "Added X", "**a.py**: added X"
     rf"\b(?:I|we)(?: also| then| just| now)? (?:{_EDIT_PAST})\b|"  # "I moved X"
@@ -39,6 +42,10 @@ _CHANGE = re.compile(
 )
 _CHANGE_HEADS = ("ed", "fix", "solution", "change", "now")
 """Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
+_PURPOSE = re.compile(
+    r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I
+)
+"""A purpose clause: the report says why, which a reason heads list of "because / since" misses."""
 _PLAN_LEAD = re.compile(
     r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
     r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will)\b",
@@ -49,16 +56,12 @@ _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}
 
 def is_change_report(body: str, lead: str = "") -> bool:
     """Whether ``body`` reports an edit just made or planned (see the module docstring)."""
+    if _PURPOSE.search(body):
+        return False
     if lead and _PLAN_LEAD.search(lead):
         return True
     lowered = body[:200].lower()
     return any(head in lowered for head in _CHANGE_HEADS) and _CHANGE.search(body[:200]) is not None
-
-
-def is_fragment(body: str) -> bool:
-    """An agent's passage opening in lower case: the tail of a sentence cut elsewhere."""
-    first = body.lstrip("*_ ")[:1]
-    return first.isascii() and first.islower()
 
 
 def unquoted(text: str) -> str:
