@@ -27,19 +27,63 @@ from swarmq.memory.transcripts.values import compact
 RETRY_WINDOW = 4
 """How many later calls of the same tool may succeed the failure and still count as its retry."""
 MAX_EVIDENCE = 220
+ENVIRONMENT_PATIENCE = 4
+"""A failure about the machine (a sandbox refusal, a missing tool) stays open this many times
+longer: the agent investigates (``which``, ``cat``, ``--version``) before it finds the way round,
+and the way round (``python3 -m pytest`` for a killed ``pytest``) is the lesson."""
 
-_SKIPPED_TOOLS = frozenset({"WebFetch", "WebSearch", "web_search", "web_research", "TodoWrite", "update_plan",
-                            "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Read", "Glob", "Grep", "LS",
-                            "NotebookRead", "write_stdin", "view_image"})
+_SKIPPED_TOOLS = frozenset(
+    {
+        "WebFetch",
+        "WebSearch",
+        "web_search",
+        "web_research",
+        "TodoWrite",
+        "update_plan",
+        "AskUserQuestion",
+        "ExitPlanMode",
+        "EnterPlanMode",
+        "Read",
+        "Glob",
+        "Grep",
+        "LS",
+        "NotebookRead",
+        "write_stdin",
+        "view_image",
+    }
+)
 """Lookups whose failure says "not there" (a dead page, a missing file), and polls of a running
 process (whose output is the process's, not the call's)."""
-_PROBES = frozenset({"which", "ls", "test", "[", "command", "type", "stat", "cat", "head", "tail", "file",
-                     "pgrep", "ps", "echo", "pwd"})
-_PROBE_CALL = re.compile(r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b")
+_PROBES = frozenset(
+    {
+        "which",
+        "ls",
+        "test",
+        "[",
+        "command",
+        "type",
+        "stat",
+        "cat",
+        "head",
+        "tail",
+        "file",
+        "pgrep",
+        "ps",
+        "echo",
+        "pwd",
+    }
+)
+_PROBE_CALL = re.compile(
+    r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b"
+)
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
+_LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
+"""Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
 """A failed sub-agent call is retried by doing the work directly, with any tool."""
-_ARGUMENTS = re.compile(r"failed to parse function arguments|missing field|unknown field|invalid type", re.I)
+_ARGUMENTS = re.compile(
+    r"failed to parse function arguments|missing field|unknown field|invalid type", re.I
+)
 _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
@@ -59,10 +103,16 @@ _ERROR_LINE = re.compile(
     r"killed",
     re.IGNORECASE,
 )
-_NOISE_LINE = re.compile(r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
-                         r"exit code:? \d+$|now using node v)", re.IGNORECASE)
-_MISSING_PROGRAM = re.compile(r"command not found|not found: |no such file or directory \(os error 2\)|"
-                              r"is not recognized as", re.IGNORECASE)
+_NOISE_LINE = re.compile(
+    r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+    r"exit code:? \d+$|now using node v)",
+    re.IGNORECASE,
+)
+_MISSING_PROGRAM = re.compile(
+    r"command not found|not found: |no such file or directory \(os error 2\)|"
+    r"is not recognized as",
+    re.IGNORECASE,
+)
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
@@ -76,7 +126,17 @@ _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
 _SPACES = re.compile(r"\s+")
-_INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
+_INPUT_KEYS = (
+    "command",
+    "cmd",
+    "input",
+    "file_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+)
 
 
 @dataclass
@@ -132,7 +192,9 @@ class SequenceMiner:
         if message.kind is MessageKind.TOOL_USE:
             self.call(message.tool_name, message.text)
         elif message.kind is MessageKind.TOOL_RESULT:
-            self.result(message.text, message.is_error, message.index, message.line_no, message.timestamp)
+            self.result(
+                message.text, message.is_error, message.index, message.line_no, message.timestamp
+            )
         elif message.kind is MessageKind.TEXT:
             self.text(message)
         yield from self.drain()
@@ -146,7 +208,9 @@ class SequenceMiner:
     def call(self, name: str | None, value: Any) -> None:
         self.pending_calls.append((name or "tool", value))
 
-    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+    def result(
+        self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None
+    ) -> None:
         tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
@@ -163,8 +227,11 @@ class SequenceMiner:
             error = error_excerpt(message.text)
             if f"api\0{error}" not in self.seen_signatures:
                 self.seen_signatures.add(f"api\0{error}")
-                self.closed.append(Sequence("api", "", error, "", "", message.index, message.line_no,
-                                            message.timestamp))
+                self.closed.append(
+                    Sequence(
+                        "api", "", error, "", "", message.index, message.line_no, message.timestamp
+                    )
+                )
         elif self.open_failures:
             reason = _reason(message.text)
             for failure in self.open_failures:
@@ -174,13 +241,19 @@ class SequenceMiner:
     def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
         if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
-        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(output[:1500]):
+        if (
+            _program(call) in _PROBES
+            or _PROBE_CALL.search(call)
+            or _CODE_ERROR.search(output[:1500])
+        ):
             return
         error = error_excerpt(output)
         if not _ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if _ARGUMENTS.search(error):
-            call = _clip(" ".join(_as_text(raw).split()).replace("`", "'"), 160)  # the malformed call itself
+            call = _clip(
+                " ".join(_as_text(raw).split()).replace("`", "'"), 160
+            )  # the malformed call itself
         signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         if signature in self.seen_signatures:
             self.repeated += 1  # the same failure again: counted once
@@ -191,27 +264,68 @@ class SequenceMiner:
             self._give_up(expired)
         del self.open_failures[:-8]
 
-    def _succeeded(self, tool: str, call: str, index: int, line_no: int, timestamp: str | None) -> None:
+    def _succeeded(
+        self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
         still_open = []
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
                 still_open.append(failure)
                 continue
             named = {word.rsplit("/", 1)[-1] for word in call.split()}
-            related = (failure.tool in _DELEGATING or _program(call) == _program(failure.call)
-                       or _program(failure.call) in named
-                       or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
-                                                    or _ARGUMENTS.search(failure.error) is not None)))
-            if call and related and _normal(call) != _normal(failure.call):
-                self.closed.append(Sequence(tool, failure.call, failure.error, call, failure.reason, index,
-                                            line_no, timestamp))
+            related = (
+                failure.tool in _DELEGATING
+                or _program(call) == _program(failure.call)
+                or _program(failure.call) in named
+                or (
+                    failure.waited == 0
+                    and (
+                        _MISSING_PROGRAM.search(failure.error) is not None
+                        or _ARGUMENTS.search(failure.error) is not None
+                    )
+                )
+            )
+            if (
+                call
+                and related
+                and _normal(call) != _normal(failure.call)
+                and not self._only_looks(call, failure)
+            ):
+                self.closed.append(
+                    Sequence(
+                        tool,
+                        failure.call,
+                        failure.error,
+                        call,
+                        failure.reason,
+                        index,
+                        line_no,
+                        timestamp,
+                    )
+                )
                 continue
             failure.waited += 1
-            if failure.waited < self.window:
+            if failure.waited < self.window * (
+                ENVIRONMENT_PATIENCE if _ENVIRONMENT.search(failure.error) else 1
+            ):
                 still_open.append(failure)
             else:
                 self._give_up(failure)
         self.open_failures = still_open
+
+    @staticmethod
+    def _only_looks(call: str, failure: _Failure) -> bool:
+        """Whether ``call`` only looks at things (``which pytest``, ``head bin/pytest``): no cure
+        for a program that exists and failed, though ``ls``/``find`` may stand in for a missing
+        ``rg``, and anything may do a failed sub-agent's work."""
+        program = _program(call)
+        if program in _LOOKUPS:
+            return True
+        return (
+            program in _PROBES
+            and failure.tool not in _DELEGATING
+            and _MISSING_PROGRAM.search(failure.error) is None
+        )
 
     def _give_up(self, failure: _Failure) -> None:
         if _ENVIRONMENT.search(failure.error) and len(self.unresolved) < self.unresolved_limit:
@@ -224,7 +338,16 @@ class SequenceMiner:
             self._give_up(failure)
         self.open_failures = []
         for failure in self.unresolved:
-            yield Sequence(failure.tool, failure.call, failure.error, "", failure.reason, failure.index, 0, None)
+            yield Sequence(
+                failure.tool,
+                failure.call,
+                failure.error,
+                "",
+                failure.reason,
+                failure.index,
+                0,
+                None,
+            )
         self.unresolved = []
 
 
@@ -272,7 +395,9 @@ def error_excerpt(text: str) -> str:
         text = parsed["output"] or text
     lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
     lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
-    best = next((line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "error")
+    best = next(
+        (line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "error"
+    )
     return _clip(best.replace("`", "'"), MAX_EVIDENCE)
 
 
@@ -281,8 +406,12 @@ def _reason(text: str) -> str:
     sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
     if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
         return _clip(sentence, 240)  # another language: no English cue words to look for
-    if len(sentence) < 25 or not re.search(r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
-                                           r"need|must|requires?|only)\b", sentence, re.IGNORECASE):
+    if len(sentence) < 25 or not re.search(
+        r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
+        r"need|must|requires?|only)\b",
+        sentence,
+        re.IGNORECASE,
+    ):
         return ""
     return _clip(sentence, 240)
 
