@@ -143,7 +143,12 @@ def classify(
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
     opening = text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")
     if NEGATIVE.match(opening) or (foreign and multilingual.NARRATION.match(opening)):
-        return Verdict(False, "negative-pattern")
+        note = reports.standing_note(text)
+        if not note:
+            return Verdict(False, "negative-pattern")
+        if is_narration(note.split(" ", 2)[-1]):  # "note that the next step will be …": a plan
+            return Verdict(False, "narration")
+        text = note
     body = clean(text)
     if (len(body) if body.isascii() else width(body)) < MIN_CHARS:
         return Verdict(False, "too-short")

@@ -13,6 +13,7 @@ tool's behaviour, an environment fact, a cause, a rule with its reason). So, str
   cure, not an edit, and is not one;
 * a passage under a lead-in that announces **changes or a plan** ("Changes:", "Plan:", "Next
   steps:") does too;
+* a request that carries a standing note ("add X, note that Y") is cut to the note;
 * cue words inside quotation marks are **mentioned, not used** (``When I say "I learned that"``)
   and do not count as signals.
 """
@@ -67,3 +68,38 @@ def is_change_report(body: str, lead: str = "") -> bool:
 def unquoted(text: str) -> str:
     """``text`` with its quotations blanked: the words a passage uses, not those it mentions."""
     return _QUOTED.sub(" ", text) if '"' in text or "“" in text or "(" in text else text
+
+
+_STANDING = re.compile(
+    r"[,;.:]\s*(?:and |but |also |btw,? )?(?:please )?(?:note that|keep in mind|remember that|be aware that)\b",
+    re.IGNORECASE,
+)
+
+
+_CUE = re.compile(
+    r"(?:and |but |also |btw,? )?(?:please )?(?=note that|keep in mind|remember that|be aware that)",
+    re.I,
+)
+
+
+_INSTRUCTION = re.compile(
+    r"(?:note that|keep in mind|remember that|be aware that)\s*(?:[,:]|you (?:should|need|must|can|have to)\b)",
+    re.I,
+)
+""""Note that, use …" / "note that you should …": another instruction for the task, not a fact."""
+
+
+def standing_note(text: str) -> str:
+    """The standing fact a request carries, from its cue on ("add these notes to X, and note that
+    the simulator crashes on x86" → "note that the simulator crashes on x86"), else ``""``: the
+    request is for the task at hand, the note is for every later session."""
+    lowered = text.lower()
+    if not any(head in lowered for head in ("note", "mind", "remember", "aware")):
+        return ""
+    match = _STANDING.search(text)
+    if match is None:
+        return ""
+    note = text[match.start() + 1 :].lstrip()
+    cue = _CUE.match(note)
+    note = note[cue.end() :].lstrip() if cue else note
+    return "" if _INSTRUCTION.match(note) else note
