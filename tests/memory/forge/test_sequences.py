@@ -286,3 +286,24 @@ def test_a_code_failure_still_waits_only_the_usual_window(
     assert (
         sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
     )
+
+
+def test_a_failed_edit_is_fixed_by_another_tool_writing_the_same_file(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: ui/vite.config.ts\n-import a\n+import b\n*** End Patch"
+    )
+    error = (
+        'execution error: Io(Os { code: 2, kind: NotFound, message: "No such file or directory" })'
+    )
+    session = ClaudeSession().user("switch the config to vitest")
+    session.bash(patch, error, error=True, tool="apply_patch")
+    session.bash("ls ui", "vite.config.ts")
+    session.bash("cat ui/vite.config.ts", "import a")  # reads it: no cure
+    session.bash("cat > ui/vite.config.ts <<'EOF'\nimport b\nEOF", "")
+    [found] = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert (
+        "NotFound" in found
+        and "`cat > ui/vite.config.ts <<'EOF' import b EOF` worked instead" in found
+    )
