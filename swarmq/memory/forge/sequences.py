@@ -101,7 +101,7 @@ _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
     r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
-    r"\d+ (?:failed|errors?)\b|FAILED|test result: FAILED",
+    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED",
 )
 """A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
 _PROTOCOL = re.compile(

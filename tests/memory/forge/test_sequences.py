@@ -307,3 +307,19 @@ def test_a_failed_edit_is_fixed_by_another_tool_writing_the_same_file(
         "NotFound" in found
         and "`cat > ui/vite.config.ts <<'EOF' import b EOF` worked instead" in found
     )
+
+
+def test_a_sandbox_refusal_is_not_a_code_failure_because_its_output_says_0_failed(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """``test result: ok. 0 passed; 0 failed`` in a denied run's output is no failing test."""
+    output = (
+        "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 101, "
+        "stdout: running 0 tests test result: ok. 0 passed; 0 failed; 0 ignored"
+    )
+    session = (
+        ClaudeSession().user("run the tests").bash("cargo test --workspace", output, error=True)
+    )
+    session.say("The sandbox denies cargo here, so the tests need escalated permissions.")
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1 and "sandbox denied" in found[0] and "no retry worked" in found[0]
