@@ -143,7 +143,7 @@ def classify(
     # layers 2 and 3 (the anchored negative patterns first: they are the cheapest)
     opening = text.lstrip().lstrip("-*>#• ").lstrip().replace("’", "'")
     if NEGATIVE.match(opening) or (foreign and multilingual.NARRATION.match(opening)):
-        note = reports.standing_note(text)
+        note = "" if observed else reports.standing_note(text)  # a user's request, not narration
         if not note:
             return Verdict(False, "negative-pattern")
         if is_narration(note.split(" ", 2)[-1]):  # "note that the next step will be …": a plan
@@ -199,7 +199,7 @@ def classify(
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if not has_reason and reports.is_change_report(body, lead):
+    if confidence >= min_confidence and not has_reason and reports.is_change_report(body, lead):
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)
