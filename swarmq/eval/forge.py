@@ -55,6 +55,9 @@ class LabelledSession:
     format: str
     split: str
     lessons: tuple[Lesson, ...]
+    repo: str = "?"
+    """The public repository the session was committed to (``SOURCES.md``): the unit across
+    which generalisation is measured (one user, one set of habits and templates)."""
 
 
 def _contains(text: str, word: str) -> bool:
@@ -76,21 +79,41 @@ def load_labels(path: Path) -> list[LabelledSession]:
             raise LabelsError(f"{where}: needs a 'file'")
         split = item.get("split")
         if split not in ("tune", "held-out"):
-            raise LabelsError(f"{where} ({item['file']}): split must be 'tune' or 'held-out', not {split!r}")
+            raise LabelsError(
+                f"{where} ({item['file']}): split must be 'tune' or 'held-out', not {split!r}"
+            )
         lessons_raw = item.get("lessons") or []
         if bool(item.get("none")) == bool(lessons_raw):
             raise LabelsError(f"{where} ({item['file']}): give either 'lessons' or 'none: true'")
         lessons = []
         for j, lesson in enumerate(lessons_raw):
             words = lesson.get("words") if isinstance(lesson, dict) else None
-            if not isinstance(words, list) or not words or not isinstance(lesson.get("lesson"), str):
-                raise LabelsError(f"{where}.lessons[{j}]: needs 'lesson' and a non-empty 'words' list")
-            lessons.append(Lesson(lesson["lesson"], tuple(
-                tuple(alt.strip().lower() for alt in str(w).split("|") if alt.strip()) for w in words)))
+            if (
+                not isinstance(words, list)
+                or not words
+                or not isinstance(lesson.get("lesson"), str)
+            ):
+                raise LabelsError(
+                    f"{where}.lessons[{j}]: needs 'lesson' and a non-empty 'words' list"
+                )
+            lessons.append(
+                Lesson(
+                    lesson["lesson"],
+                    tuple(
+                        tuple(alt.strip().lower() for alt in str(w).split("|") if alt.strip())
+                        for w in words
+                    ),
+                )
+            )
         file = path.parent / "sessions" / item["file"]
         if not file.is_file():
             raise LabelsError(f"{where}: no such session file {file}")
-        out.append(LabelledSession(file, str(item.get("format") or "?"), split, tuple(lessons)))
+        repo = item.get("repo", "?")
+        if not isinstance(repo, str) or not repo:
+            raise LabelsError(f"{where} ({item['file']}): 'repo' must be a non-empty string")
+        out.append(
+            LabelledSession(file, str(item.get("format") or "?"), split, tuple(lessons), repo)
+        )
     return out
 
 
@@ -116,23 +139,42 @@ class ForgeEvaluation:
             out[s.session.format] = out.get(s.session.format, Counts()) + s.counts
         return dict(sorted(out.items()))
 
+    def by_repo(self) -> dict[str, Counts]:
+        """Counts per source repository: a rule that only helps one user's sessions shows here."""
+        out: dict[str, Counts] = {}
+        for s in self.sessions:
+            out[s.session.repo] = out.get(s.session.repo, Counts()) + s.counts
+        return dict(sorted(out.items()))
+
     @property
     def overall(self) -> Counts:
         return sum((s.counts for s in self.sessions), Counts())
 
     def as_dict(self, *, verbose: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "split": self.split, "sessions": len(self.sessions),
+            "split": self.split,
+            "sessions": len(self.sessions),
             "lessons": sum(len(s.session.lessons) for s in self.sessions),
             "candidates": sum(s.candidates for s in self.sessions),
             "redundant": sum(s.redundant for s in self.sessions),
             "overall": self.overall.as_dict(),
             "by_format": {k: v.as_dict() for k, v in self.by_format().items()},
+            "by_repo": {k: v.as_dict() for k, v in self.by_repo().items()},
         }
         if verbose:
-            out["details"] = [{"file": s.session.file.name, "format": s.session.format, "split": s.session.split,
-                               **s.counts.as_dict(), "hits": s.hits, "misses": s.misses,
-                               "false_positives": s.false_positives} for s in self.sessions]
+            out["details"] = [
+                {
+                    "file": s.session.file.name,
+                    "format": s.session.format,
+                    "split": s.session.split,
+                    "repo": s.session.repo,
+                    **s.counts.as_dict(),
+                    "hits": s.hits,
+                    "misses": s.misses,
+                    "false_positives": s.false_positives,
+                }
+                for s in self.sessions
+            ]
         return out
 
 
@@ -147,8 +189,13 @@ def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> Ses
         matched = [i for i, lesson in enumerate(session.lessons) if lesson.matches(content)]
         if not matched:
             fp += 1
-            outcome.false_positives.append({"type": cand.get("type"), "confidence": cand.get("confidence"),
-                                            "content": content[:400]})
+            outcome.false_positives.append(
+                {
+                    "type": cand.get("type"),
+                    "confidence": cand.get("confidence"),
+                    "content": content[:400],
+                }
+            )
         elif all(i in found for i in matched):
             outcome.redundant += 1
         else:
@@ -159,22 +206,38 @@ def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> Ses
     return outcome
 
 
-def evaluate(labels: Path, *, split: str = "held-out", config: ForgeConfig | None = None,
-             workspace: Path | None = None, completer: Completer | None = None) -> ForgeEvaluation:
+def evaluate(
+    labels: Path,
+    *,
+    split: str = "held-out",
+    config: ForgeConfig | None = None,
+    workspace: Path | None = None,
+    completer: Completer | None = None,
+) -> ForgeEvaluation:
     """Forge the sessions of ``split`` in one scratch workspace, in file order (so forge's memory
     of passages seen in earlier sessions builds up as in real use), and score each one. With a
     ``completer`` and ``config.llm.enabled`` the optional LLM pass runs too and is scored alike."""
     if split not in SPLITS:
         raise LabelsError(f"unknown split {split!r}; one of {', '.join(SPLITS)}")
     sessions = load_labels(labels)
-    chosen = sorted((s for s in sessions if split == "all" or s.split == split), key=lambda s: s.file.name)
+    chosen = sorted(
+        (s for s in sessions if split == "all" or s.split == split), key=lambda s: s.file.name
+    )
     with tempfile.TemporaryDirectory(prefix="swarmq-eval-forge-") as scratch:
         root = workspace or Path(scratch)
         layout = AgentsLayout(root / "project" / ".agents")
         locks = LocalLocks(root / "locks")
         outcomes = []
         for session in chosen:
-            result = forge_transcript(session.file, layout, locks, config or ForgeConfig(), force=True,
-                                      completer=completer)
-            outcomes.append(score(session, (c.as_dict() | {"content": c.content} for c in result.found)))
+            result = forge_transcript(
+                session.file,
+                layout,
+                locks,
+                config or ForgeConfig(),
+                force=True,
+                completer=completer,
+            )
+            outcomes.append(
+                score(session, (c.as_dict() | {"content": c.content} for c in result.found))
+            )
     return ForgeEvaluation(split, outcomes)

@@ -15,24 +15,29 @@ once however often, and from however many transcripts, it is found.
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
 from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.model import rfc3339
-from swarmq.memory.flywheel.promoted import PromotedIndex
-from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
 from swarmq.memory.forge.config import ForgeConfig
+from swarmq.memory.forge.ledger import (
+    ForgeResult,
+    already_forged,
+    file_fingerprint,
+    forged_hashes,
+    index_path,
+    ledger_path,
+    passages_path,
+    write_candidates,
+)
 from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.multilingual import foreign
 from swarmq.memory.forge.passages import passages
-from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.memory.forge.pending_file import ForgedCandidate
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
 from swarmq.memory.forge.templates import (
     SeenPassages,
@@ -40,7 +45,6 @@ from swarmq.memory.forge.templates import (
     is_pasted_log,
     strip_front_matter,
 )
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.transcripts import (
     MINABLE_KINDS,
@@ -58,66 +62,19 @@ SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
 UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
 
-
-@dataclass
-class ForgeResult:
-    transcript: str
-    key: str
-    status: str = "forged"
-    """``forged``, ``unchanged`` (ledger hit, not read) or ``nothing-new``."""
-    format: str | None = None
-    messages: int = 0
-    passages: int = 0
-    candidates: int = 0
-    new: int = 0
-    duplicates: int = 0
-    pending_file: str | None = None
-    rejected: Counter[str] = field(default_factory=Counter)
-    report: dict[str, Any] = field(default_factory=dict)
-    llm: dict[str, Any] = field(default_factory=dict)
-    new_candidates: list[dict[str, Any]] = field(default_factory=list)
-    found: list[ForgedCandidate] = field(default_factory=list)
-    """Every distinct candidate of this transcript, new or already known (for evaluation)."""
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"transcript": self.transcript, "key": self.key, "status": self.status,
-                "format": self.format, "messages": self.messages, "passages": self.passages,
-                "candidates": self.candidates, "new": self.new, "duplicates": self.duplicates,
-                "pending_file": self.pending_file, "rejected": dict(self.rejected), "report": self.report,
-                "llm": self.llm, "new_candidates": self.new_candidates, "seconds": round(self.seconds, 3)}
-
-
-def ledger_path(layout: AgentsLayout) -> Path:
-    return layout.forge / "ledger.jsonl"
-
-
-def index_path(layout: AgentsLayout) -> Path:
-    return layout.forge / "index.jsonl"
-
-
-def passages_path(layout: AgentsLayout) -> Path:
-    return layout.forge / "passages.jsonl"
-
-
-def _fingerprint(path: Path) -> dict[str, int]:
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def already_forged(layout: AgentsLayout, key: str, fingerprint: dict[str, int]) -> bool:
-    """Whether the ledger's latest record for ``key`` saw this very file."""
-    latest: dict[str, Any] | None = None
-    for item in iter_jsonl(ledger_path(layout)):
-        if isinstance(item, JsonlLine) and isinstance(item.value, dict) and item.value.get("key") == key:
-            latest = item.value
-    return latest is not None and all(latest.get(k) == v for k, v in fingerprint.items())
-
-
-def forged_hashes(layout: AgentsLayout) -> set[str]:
-    return {item.value["content_hash"] for item in iter_jsonl(index_path(layout))
-            if isinstance(item, JsonlLine) and isinstance(item.value, dict)
-            and isinstance(item.value.get("content_hash"), str)}
+__all__ = [
+    "EMPTY_HASH",
+    "ForgeResult",
+    "already_forged",
+    "extract_candidates",
+    "forge_transcript",
+    "forged_hashes",
+    "index_path",
+    "ledger_path",
+    "minable",
+    "passages_path",
+    "write_candidates",
+]
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:
@@ -171,7 +128,9 @@ def extract_candidates(
 
     def keep(candidate: ForgedCandidate) -> None:
         if digest is not None and candidate.extractor == "sequence":
-            digest.note(candidate.message_index, "tool", candidate.content)  # the model sees failures too
+            digest.note(
+                candidate.message_index, "tool", candidate.content
+            )  # the model sees failures too
         if candidate.content_hash in seen:
             result.duplicates += 1
             return
@@ -184,7 +143,9 @@ def extract_candidates(
         if progress is not None and count % PROGRESS_EVERY == 0:
             progress(transcript.report.bytes_read)
         if miner is not None:  # the readers fed it the tool traffic before this message
-            if message.role == "assistant" and (miner.open_failures or message.text.startswith("API Error")):
+            if message.role == "assistant" and (
+                miner.open_failures or message.text.startswith("API Error")
+            ):
                 miner.text(message)
             if miner.closed:
                 for sequence in miner.drain():
@@ -211,28 +172,48 @@ def extract_candidates(
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
-        whole = text_words if "\n" not in text and not confirmed else None  # one passage: reuse its words
+        whole = (
+            text_words if "\n" not in text and not confirmed else None
+        )  # one passage: reuse its words
         for number, (lead, passage) in enumerate(passages(confirmed or text)):
             if confirmed and number == 0:
                 lead = "Decision:"  # the agent restating what the user decided
             result.passages += 1
-            verdict = classify(passage, min_confidence=config.min_confidence, bonus=bonus, lead=lead,
-                               text_words=whole, observed=message.role != "user")
+            verdict = classify(
+                passage,
+                min_confidence=config.min_confidence,
+                bonus=bonus,
+                lead=lead,
+                text_words=whole,
+                observed=message.role != "user",
+            )
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue
-            if seen_passages is not None and seen_passages.is_template(verdict.text):
+            if seen_passages is not None and seen_passages.is_template(
+                verdict.text, message.session_id or session
+            ):
                 result.rejected["template"] += 1
                 continue
             digest_hash = content_hash(verdict.text)
             if digest_hash == EMPTY_HASH:
                 result.rejected["empty"] += 1
                 continue
-            keep(ForgedCandidate(
-                verdict.text, verdict.type.value,
-                verdict.knowledge_class.value if verdict.knowledge_class else None, verdict.confidence,
-                source, message.index, message.line_no, message.timestamp,
-                message.session_id or session, message.role, digest_hash))
+            keep(
+                ForgedCandidate(
+                    verdict.text,
+                    verdict.type.value,
+                    verdict.knowledge_class.value if verdict.knowledge_class else None,
+                    verdict.confidence,
+                    source,
+                    message.index,
+                    message.line_no,
+                    message.timestamp,
+                    message.session_id or session,
+                    message.role,
+                    digest_hash,
+                )
+            )
     if miner is not None:
         for sequence in [*miner.drain(), *miner.finish()]:
             candidate = _sequence_candidate(sequence, config, source, None, session)
@@ -251,8 +232,13 @@ EMPTY_HASH = content_hash("")
 """What a passage with no body (front matter only) would hash to: never a candidate."""
 
 
-def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, message: Message | None,
-                        session: str | None) -> ForgedCandidate | None:
+def _sequence_candidate(
+    sequence: Sequence,
+    config: ForgeConfig,
+    source: str,
+    message: Message | None,
+    session: str | None,
+) -> ForgedCandidate | None:
     confidence = min(0.99, config.sequence_confidence + (0.1 if sequence.reason else 0.0))
     kind = "solution" if sequence.fixed_call else "failure"
     if kind == "failure" and sequence.tool != "api":
@@ -260,10 +246,20 @@ def _sequence_candidate(sequence: Sequence, config: ForgeConfig, source: str, me
     if confidence < config.min_confidence:
         return None
     content = sequence.content()
-    return ForgedCandidate(content, kind, "workflow", round(confidence, 4), source, sequence.message_index,
-                           sequence.line_no, sequence.timestamp, (message.session_id if message else None) or session,
-                           "tool",
-                           content_hash(content), extractor="sequence")
+    return ForgedCandidate(
+        content,
+        kind,
+        "workflow",
+        round(confidence, 4),
+        source,
+        sequence.message_index,
+        sequence.line_no,
+        sequence.timestamp,
+        (message.session_id if message else None) or session,
+        "tool",
+        content_hash(content),
+        extractor="sequence",
+    )
 
 
 def forge_transcript(
@@ -285,7 +281,7 @@ def forge_transcript(
     path = Path(path).resolve()
     key = key or str(path)
     result = ForgeResult(str(path), key)
-    fingerprint = _fingerprint(path)
+    fingerprint = file_fingerprint(path)
     if not force and already_forged(layout, key, fingerprint):
         result.status = "unchanged"
         result.seconds = time.monotonic() - started
@@ -295,47 +291,35 @@ def forge_transcript(
     use_llm = completer is not None and config.llm.enabled
     digest = _Digest(config.llm.max_input_chars) if use_llm else None
     seen_passages = SeenPassages(passages_path(layout), key) if config.template_memory else None
-    found = extract_candidates(transcript, config, result, progress=progress, digest=digest,
-                               seen_passages=seen_passages)
+    found = extract_candidates(
+        transcript, config, result, progress=progress, digest=digest, seen_passages=seen_passages
+    )
     session = transcript.report.session_id
     if use_llm and digest is not None and completer is not None:
-        extra, result.llm = llm_candidates(completer, digest.text(), config, source=str(path),
-                                           session_id=session, last_index=max(result.messages - 1, 0))
+        extra, result.llm = llm_candidates(
+            completer,
+            digest.text(),
+            config,
+            source=str(path),
+            session_id=session,
+            last_index=max(result.messages - 1, 0),
+        )
         hashes = {c.content_hash for c in found}
         found += [c for c in extra if c.content_hash not in hashes]
     result.report = transcript.report.as_dict()
     result.candidates = len(found)
     result.found = found
-    write_candidates(layout, locks, found, result, source=path, fmt=transcript.format.value, session=session,
-                     now=now or datetime.now(UTC), ledger={"key": key, "transcript": str(path), **fingerprint},
-                     seen_passages=seen_passages)
+    write_candidates(
+        layout,
+        locks,
+        found,
+        result,
+        source=path,
+        fmt=transcript.format.value,
+        session=session,
+        now=now or datetime.now(UTC),
+        ledger={"key": key, "transcript": str(path), **fingerprint},
+        seen_passages=seen_passages,
+    )
     result.seconds = time.monotonic() - started
     return result
-
-
-def write_candidates(layout: AgentsLayout, locks: StoreLocks, found: list[ForgedCandidate], result: ForgeResult, *,
-                     source: Path, fmt: str, session: str | None, now: datetime, ledger: dict[str, Any],
-                     seen_passages: SeenPassages | None = None) -> None:
-    """Write the candidates never forged nor promoted before as one pending file, index them and
-    record the run in the ledger, under the knowledge lock; fills ``result``'s counts."""
-    with locks.hold(layout.knowledge_lock) as lease:
-        known = forged_hashes(layout)
-        promoted = PromotedIndex(layout)
-        new = [c for c in found if c.content_hash not in known and promoted.lookup(c.content_hash) is None]
-        result.duplicates += len(found) - len(new)
-        if new:
-            target = layout.pending / pending_name(new, now)
-            write_file(target, render_pending(source, fmt, session, new, now),
-                       lease=lease, store=layout.knowledge, mode=0o644)
-            append_jsonl(index_path(layout), [
-                {"content_hash": c.content_hash, "learning_id": c.learning_id, "pending_file": str(target),
-                 "transcript": c.transcript, "message_index": c.message_index, "forged_at": rfc3339(now)}
-                for c in new], lease=lease)
-            result.pending_file = str(target)
-        if seen_passages is not None:
-            seen_passages.flush(lease)
-        append_jsonl(ledger_path(layout), [{**ledger, "candidates": len(found), "new": len(new),
-                                            "forged_at": rfc3339(now)}], lease=lease)
-    result.new = len(new)
-    result.new_candidates = [c.as_dict() for c in new]
-    result.status = "forged" if new else "nothing-new"

@@ -14,37 +14,94 @@ the tools (web fetches of a dead page, Claude Code's edit-protocol refusals) are
 
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarmq.memory.forge.calls import (
+    ERROR_LINE,
+    as_text,
+    clip,
+    error_excerpt,
+    normal,
+    program,
+    reason_of,
+    summarise_call,
+    writes_same_file,
+)
 from swarmq.memory.transcripts import Message, MessageKind
-from swarmq.memory.transcripts.values import compact
 
 RETRY_WINDOW = 4
 """How many later calls of the same tool may succeed the failure and still count as its retry."""
-MAX_EVIDENCE = 220
+ENVIRONMENT_PATIENCE = 4
+"""A failure about the machine (a sandbox refusal, a missing tool) stays open this many times
+longer: the agent investigates (``which``, ``cat``, ``--version``) before it finds the way round,
+and the way round (``python3 -m pytest`` for a killed ``pytest``) is the lesson."""
 
-_SKIPPED_TOOLS = frozenset({"WebFetch", "WebSearch", "web_search", "web_research", "TodoWrite", "update_plan",
-                            "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Read", "Glob", "Grep", "LS",
-                            "NotebookRead", "write_stdin", "view_image"})
+_SKIPPED_TOOLS = frozenset(
+    {
+        "WebFetch",
+        "WebSearch",
+        "web_search",
+        "web_research",
+        "TodoWrite",
+        "update_plan",
+        "AskUserQuestion",
+        "ExitPlanMode",
+        "EnterPlanMode",
+        "Read",
+        "Glob",
+        "Grep",
+        "LS",
+        "NotebookRead",
+        "write_stdin",
+        "view_image",
+    }
+)
 """Lookups whose failure says "not there" (a dead page, a missing file), and polls of a running
 process (whose output is the process's, not the call's)."""
-_PROBES = frozenset({"which", "ls", "test", "[", "command", "type", "stat", "cat", "head", "tail", "file",
-                     "pgrep", "ps", "echo", "pwd"})
-_PROBE_CALL = re.compile(r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b")
+_PROBES = frozenset(
+    {
+        "which",
+        "ls",
+        "test",
+        "[",
+        "command",
+        "type",
+        "stat",
+        "cat",
+        "head",
+        "tail",
+        "file",
+        "pgrep",
+        "ps",
+        "echo",
+        "pwd",
+    }
+)
+_PROBE_CALL = re.compile(
+    r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b"
+)
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
+_LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
+"""Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
 """A failed sub-agent call is retried by doing the work directly, with any tool."""
-_ARGUMENTS = re.compile(r"failed to parse function arguments|missing field|unknown field|invalid type", re.I)
+_EDITING = frozenset(
+    {"apply_patch", "Edit", "MultiEdit", "Write", "str_replace_editor", "edit_file"}
+)
+"""Editing tools: when one fails on a file and another tool then writes that file (a heredoc, a
+script), the other tool is the way round (``apply_patch`` NotFound → ``cat > file <<EOF``)."""
+_ARGUMENTS = re.compile(
+    r"failed to parse function arguments|missing field|unknown field|invalid type", re.I
+)
 _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
     r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
-    r"\d+ (?:failed|errors?)\b|FAILED|test result: FAILED",
+    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED",
 )
 """A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
 _PROTOCOL = re.compile(
@@ -53,16 +110,11 @@ _PROTOCOL = re.compile(
     r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines",
     re.IGNORECASE,
 )
-_ERROR_LINE = re.compile(
-    r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
-    r"killed",
+_MISSING_PROGRAM = re.compile(
+    r"command not found|not found: |no such file or directory \(os error 2\)|"
+    r"is not recognized as",
     re.IGNORECASE,
 )
-_NOISE_LINE = re.compile(r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
-                         r"exit code:? \d+$|now using node v)", re.IGNORECASE)
-_MISSING_PROGRAM = re.compile(r"command not found|not found: |no such file or directory \(os error 2\)|"
-                              r"is not recognized as", re.IGNORECASE)
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
@@ -70,13 +122,9 @@ _ENVIRONMENT = re.compile(
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
-_COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
-_SPACES = re.compile(r"\s+")
-_INPUT_KEYS = ("command", "cmd", "input", "file_path", "path", "pattern", "url", "query", "description")
 
 
 @dataclass
@@ -132,7 +180,9 @@ class SequenceMiner:
         if message.kind is MessageKind.TOOL_USE:
             self.call(message.tool_name, message.text)
         elif message.kind is MessageKind.TOOL_RESULT:
-            self.result(message.text, message.is_error, message.index, message.line_no, message.timestamp)
+            self.result(
+                message.text, message.is_error, message.index, message.line_no, message.timestamp
+            )
         elif message.kind is MessageKind.TEXT:
             self.text(message)
         yield from self.drain()
@@ -146,7 +196,9 @@ class SequenceMiner:
     def call(self, name: str | None, value: Any) -> None:
         self.pending_calls.append((name or "tool", value))
 
-    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+    def result(
+        self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None
+    ) -> None:
         tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
@@ -163,10 +215,13 @@ class SequenceMiner:
             error = error_excerpt(message.text)
             if f"api\0{error}" not in self.seen_signatures:
                 self.seen_signatures.add(f"api\0{error}")
-                self.closed.append(Sequence("api", "", error, "", "", message.index, message.line_no,
-                                            message.timestamp))
+                self.closed.append(
+                    Sequence(
+                        "api", "", error, "", "", message.index, message.line_no, message.timestamp
+                    )
+                )
         elif self.open_failures:
-            reason = _reason(message.text)
+            reason = reason_of(message.text)
             for failure in self.open_failures:
                 if not failure.reason and reason:
                     failure.reason = reason
@@ -174,13 +229,19 @@ class SequenceMiner:
     def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
         if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
-        if _program(call) in _PROBES or _PROBE_CALL.search(call) or _CODE_ERROR.search(output[:1500]):
+        if (
+            program(call) in _PROBES
+            or _PROBE_CALL.search(call)
+            or _CODE_ERROR.search(output[:1500])
+        ):
             return
         error = error_excerpt(output)
-        if not _ERROR_LINE.search(error):
+        if not ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if _ARGUMENTS.search(error):
-            call = _clip(" ".join(_as_text(raw).split()).replace("`", "'"), 160)  # the malformed call itself
+            call = clip(
+                " ".join(as_text(raw).split()).replace("`", "'"), 160
+            )  # the malformed call itself
         signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         if signature in self.seen_signatures:
             self.repeated += 1  # the same failure again: counted once
@@ -191,27 +252,82 @@ class SequenceMiner:
             self._give_up(expired)
         del self.open_failures[:-8]
 
-    def _succeeded(self, tool: str, call: str, index: int, line_no: int, timestamp: str | None) -> None:
+    def _succeeded(
+        self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
         still_open = []
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
-                still_open.append(failure)
+                if failure.tool in _EDITING and writes_same_file(failure.call, call):
+                    self.closed.append(
+                        Sequence(
+                            tool,
+                            failure.call,
+                            failure.error,
+                            call,
+                            failure.reason,
+                            index,
+                            line_no,
+                            timestamp,
+                        )
+                    )
+                else:
+                    still_open.append(failure)
                 continue
             named = {word.rsplit("/", 1)[-1] for word in call.split()}
-            related = (failure.tool in _DELEGATING or _program(call) == _program(failure.call)
-                       or _program(failure.call) in named
-                       or (failure.waited == 0 and (_MISSING_PROGRAM.search(failure.error) is not None
-                                                    or _ARGUMENTS.search(failure.error) is not None)))
-            if call and related and _normal(call) != _normal(failure.call):
-                self.closed.append(Sequence(tool, failure.call, failure.error, call, failure.reason, index,
-                                            line_no, timestamp))
+            related = (
+                failure.tool in _DELEGATING
+                or program(call) == program(failure.call)
+                or program(failure.call) in named
+                or (
+                    failure.waited == 0
+                    and (
+                        _MISSING_PROGRAM.search(failure.error) is not None
+                        or _ARGUMENTS.search(failure.error) is not None
+                    )
+                )
+            )
+            if (
+                call
+                and related
+                and normal(call) != normal(failure.call)
+                and not self._only_looks(call, failure)
+            ):
+                self.closed.append(
+                    Sequence(
+                        tool,
+                        failure.call,
+                        failure.error,
+                        call,
+                        failure.reason,
+                        index,
+                        line_no,
+                        timestamp,
+                    )
+                )
                 continue
             failure.waited += 1
-            if failure.waited < self.window:
+            if failure.waited < self.window * (
+                ENVIRONMENT_PATIENCE if _ENVIRONMENT.search(failure.error) else 1
+            ):
                 still_open.append(failure)
             else:
                 self._give_up(failure)
         self.open_failures = still_open
+
+    @staticmethod
+    def _only_looks(call: str, failure: _Failure) -> bool:
+        """Whether ``call`` only looks at things (``which pytest``, ``head bin/pytest``): no cure
+        for a program that exists and failed, though ``ls``/``find`` may stand in for a missing
+        ``rg``, and anything may do a failed sub-agent's work."""
+        runs = program(call)
+        if runs in _LOOKUPS:
+            return True
+        return (
+            runs in _PROBES
+            and failure.tool not in _DELEGATING
+            and _MISSING_PROGRAM.search(failure.error) is None
+        )
 
     def _give_up(self, failure: _Failure) -> None:
         if _ENVIRONMENT.search(failure.error) and len(self.unresolved) < self.unresolved_limit:
@@ -224,88 +340,17 @@ class SequenceMiner:
             self._give_up(failure)
         self.open_failures = []
         for failure in self.unresolved:
-            yield Sequence(failure.tool, failure.call, failure.error, "", failure.reason, failure.index, 0, None)
+            yield Sequence(
+                failure.tool,
+                failure.call,
+                failure.error,
+                "",
+                failure.reason,
+                failure.index,
+                0,
+                None,
+            )
         self.unresolved = []
 
 
-def _as_text(value: Any) -> str:
-    """:func:`compact`, except that ``None`` reads as ``null`` (a tool call's empty input)."""
-    return "null" if value is None else compact(value)
-
-
-def summarise_call(call: Any) -> str:
-    """The part of a tool call's input a reader needs: the command, path, pattern or patch head
-    (marked ``(escalated)`` when the call asked to leave the sandbox). ``call`` is the input as
-    the record holds it: an object, or a JSON or plain string."""
-    text = _as_text(call)
-    value: object = call if isinstance(call, dict | list) else text
-    escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
-    if isinstance(value, str) and text[:1] == "{":
-        try:
-            value = json.loads(text)
-        except ValueError:  # clipped: take the command string as far as it goes
-            match = _COMMAND.search(text)
-            value = match.group(1).replace('\\"', '"') if match else text
-    if isinstance(value, dict):
-        for key in _INPUT_KEYS:
-            if key in value:
-                value = value[key]
-                break
-        else:
-            value = text
-    if isinstance(value, list):
-        parts = [str(v) for v in value]
-        if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
-            parts = parts[2:]
-        value = " ".join(parts)
-    summary = " ".join(str(value).split())
-    return _clip(summary, 160) + (" (escalated)" if escalated else "")
-
-
-def error_excerpt(text: str) -> str:
-    """The most telling line of a failed call's output (the first that names an error)."""
-    try:
-        parsed = json.loads(text) if text[:1] == "{" else None
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
-        text = parsed["output"] or text
-    lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
-    lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
-    best = next((line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "error")
-    return _clip(best.replace("`", "'"), MAX_EVIDENCE)
-
-
-def _reason(text: str) -> str:
-    """The agent's first sentence after a failure when it explains something, clipped."""
-    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
-    if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
-        return _clip(sentence, 240)  # another language: no English cue words to look for
-    if len(sentence) < 25 or not re.search(r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
-                                           r"need|must|requires?|only)\b", sentence, re.IGNORECASE):
-        return ""
-    return _clip(sentence, 240)
-
-
-_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
-
-
-def _program(call: str) -> str:
-    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
-    call = _CD_PREFIX.sub("", call)
-    words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
-    if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
-        words = words[1:]
-    return words[0].rsplit("/", 1)[-1] if words else ""
-
-
-def _normal(call: str) -> str:
-    return _SPACES.sub(" ", call.strip().lower())
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut) + "…"
+__all__ = ["Sequence", "SequenceMiner", "error_excerpt", "summarise_call"]

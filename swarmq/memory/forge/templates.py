@@ -5,6 +5,9 @@ sessions, and across users; a lesson is said once, in its own words. Forge keeps
 set of passage fingerprints (``.agents/ao/forge/passages.jsonl``: fingerprint and the transcript
 key it was first seen under): a passage already seen under *another* transcript is a template.
 Re-forging the same transcript sees its own passages under its own key, so it stays idempotent.
+One session recorded twice is not repetition: Codex writes every prompt both to the session's
+rollout and to ``history.jsonl``, so each fingerprint also keeps the session it was seen in
+(``s``, when known), and a passage seen before only in the same session is not a template.
 
 YAML front matter is not a passage at all: it is cut before a message is split.
 """
@@ -89,27 +92,45 @@ class SeenPassages:
     def __init__(self, path: Path, key: str) -> None:
         self.path = path
         self.key = source_key(key)
-        self.first_seen: dict[str, str] = {}
-        self.new: dict[str, None] = {}
+        self.first_seen: dict[str, tuple[str, str | None]] = {}
+        """Fingerprint → (transcript key, session key or ``None``) where it was first seen."""
+        self.new: dict[str, str | None] = {}
         for item in iter_jsonl(path):
             value = item.value if isinstance(item, JsonlLine) else None
-            if isinstance(value, dict) and isinstance(value.get("p"), str) and isinstance(value.get("k"), str):
-                self.first_seen.setdefault(value["p"], value["k"])
+            if (
+                isinstance(value, dict)
+                and isinstance(value.get("p"), str)
+                and isinstance(value.get("k"), str)
+            ):
+                session = value.get("s")
+                self.first_seen.setdefault(
+                    value["p"], (value["k"], session if isinstance(session, str) else None)
+                )
 
-    def is_template(self, passage: str) -> bool:
-        """Whether ``passage`` was seen under another transcript; records it otherwise."""
+    def is_template(self, passage: str, session: str | None = None) -> bool:
+        """Whether ``passage`` was seen under another transcript of another (or an unknown)
+        session; records it otherwise. ``session`` is the id of the session that said it."""
         if len(passage) < MIN_TEMPLATE_CHARS:
             return False
         mark = fingerprint(passage)
+        said_in = source_key(session) if session else None
         owner = self.first_seen.get(mark)
         if owner is None:
-            self.first_seen[mark] = self.key
-            self.new[mark] = None
+            self.first_seen[mark] = (self.key, said_in)
+            self.new[mark] = said_in
             return False
-        return owner != self.key
+        key, first_session = owner
+        return key != self.key and (first_session is None or first_session != said_in)
 
     def flush(self, lease: Lease | None) -> None:
         """Append the fingerprints first seen in this forge (the caller holds the store lock)."""
         if self.new:
-            append_jsonl(self.path, ({"p": mark, "k": self.key} for mark in self.new), lease=lease)
+            append_jsonl(
+                self.path,
+                (
+                    {"p": mark, "k": self.key} | ({"s": s} if s else {})
+                    for mark, s in self.new.items()
+                ),
+                lease=lease,
+            )
             self.new.clear()

@@ -27,12 +27,20 @@ def sequences(result_found: list[object]) -> list[str]:
     return [c.content for c in result_found if getattr(c, "extractor", "") == "sequence"]  # type: ignore[attr-defined]
 
 
-def test_a_failing_command_then_a_working_one_is_a_solution(tmp_path: Path, layout: AgentsLayout,
-                                                              locks: LocalLocks) -> None:
-    session = (ClaudeSession().user("run the migration script")
-               .bash("python scripts/migrate.py", "Exit code 127\n/bin/bash: python: command not found", error=True)
-               .say("The machine has no `python` on PATH, so I'm using python3 instead.")
-               .bash("python3 scripts/migrate.py", "migrated 12 tables"))
+def test_a_failing_command_then_a_working_one_is_a_solution(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the migration script")
+        .bash(
+            "python scripts/migrate.py",
+            "Exit code 127\n/bin/bash: python: command not found",
+            error=True,
+        )
+        .say("The machine has no `python` on PATH, so I'm using python3 instead.")
+        .bash("python3 scripts/migrate.py", "migrated 12 tables")
+    )
     result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
     [found] = [c for c in result.found if c.extractor == "sequence"]
     assert found.type == "solution" and found.knowledge_class == "workflow"
@@ -44,7 +52,9 @@ def test_a_failing_command_then_a_working_one_is_a_solution(tmp_path: Path, layo
     assert "**Extractor**: sequence" in Path(str(result.pending_file)).read_text(encoding="utf-8")
 
 
-def test_repeated_identical_failures_count_once(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
+def test_repeated_identical_failures_count_once(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
     session = ClaudeSession().user("build it")
     for _ in range(3):
         session.bash("npm run build", "Exit code 127\nsh: npm: command not found", error=True)
@@ -54,104 +64,262 @@ def test_repeated_identical_failures_count_once(tmp_path: Path, layout: AgentsLa
     assert result.rejected["repeated-failure"] == 2
 
 
-@pytest.mark.parametrize(("command", "output"), [
-    ("which brew", "Exit code 1\nbrew not found"),  # a probe: its failing is an answer
-    ("ls ~/Downloads/*.json", "Exit code 1\n(eval):1: no matches found: ~/Downloads/*.json"),
-    ("cargo test", "Exit code 101\nerror[E0308]: mismatched types"),  # the code was wrong
-])
-def test_probes_and_code_errors_are_not_lessons(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks,
-                                                command: str, output: str) -> None:
-    session = ClaudeSession().user("go").bash(command, output, error=True).bash("echo done && true", "done")
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        ("which brew", "Exit code 1\nbrew not found"),  # a probe: its failing is an answer
+        ("ls ~/Downloads/*.json", "Exit code 1\n(eval):1: no matches found: ~/Downloads/*.json"),
+        ("cargo test", "Exit code 101\nerror[E0308]: mismatched types"),  # the code was wrong
+    ],
+)
+def test_probes_and_code_errors_are_not_lessons(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks, command: str, output: str
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("go")
+        .bash(command, output, error=True)
+        .bash("echo done && true", "done")
+    )
     result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert sequences(result.found) == []
 
 
-def test_the_same_command_rerun_after_an_edit_is_not_a_retry(tmp_path: Path, layout: AgentsLayout,
-                                                            locks: LocalLocks) -> None:
-    session = (ClaudeSession().user("go").bash("make deploy", "Exit code 2\nmake: *** missing separator.", error=True)
-               .bash("make deploy", "deployed"))
-    assert sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+def test_the_same_command_rerun_after_an_edit_is_not_a_retry(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("go")
+        .bash("make deploy", "Exit code 2\nmake: *** missing separator.", error=True)
+        .bash("make deploy", "deployed")
+    )
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
 
 
-def test_codex_rollout_missing_tool_then_fallback(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
-    path = codex_old_rollout(tmp_path / "rollout.jsonl", [
-        ("user", "find where ollama is configured"),
-        ("shell", (["zsh", "-lc", "rg -n ollama"], "zsh:1: command not found: rg\n", 127)),
-        ("shell", (["zsh", "-lc", "grep -R -n ollama codex-rs"], "codex-rs/ollama/src/lib.rs:1:...", 0)),
-    ])
+def test_codex_rollout_missing_tool_then_fallback(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "rollout.jsonl",
+        [
+            ("user", "find where ollama is configured"),
+            ("shell", (["zsh", "-lc", "rg -n ollama"], "zsh:1: command not found: rg\n", 127)),
+            (
+                "shell",
+                (
+                    ["zsh", "-lc", "grep -R -n ollama codex-rs"],
+                    "codex-rs/ollama/src/lib.rs:1:...",
+                    0,
+                ),
+            ),
+        ],
+    )
     result = forge_transcript(path, layout, locks)
     [content] = sequences(result.found)
     assert content.startswith("`rg -n ollama` failed (zsh:1: command not found: rg)")
     assert "`grep -R -n ollama codex-rs` worked instead" in content
 
 
-def test_a_failed_sub_agent_is_retried_with_any_tool(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
-    session = (ClaudeSession().user("explore the repo")
-               .bash("Explore codebase structure", 'API Error: 400 {"code":"model_not_supported"}', error=True,
-                     tool="Agent")
-               .bash("ls /home/dev/project", "src tests"))
-    [content] = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+def test_a_failed_sub_agent_is_retried_with_any_tool(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("explore the repo")
+        .bash(
+            "Explore codebase structure",
+            'API Error: 400 {"code":"model_not_supported"}',
+            error=True,
+            tool="Agent",
+        )
+        .bash("ls /home/dev/project", "src tests")
+    )
+    [content] = sequences(
+        forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found
+    )
     assert "model_not_supported" in content and "`ls /home/dev/project` worked instead" in content
 
 
-def test_mining_can_be_switched_off(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
-    session = (ClaudeSession().user("go").bash("python x.py", "Exit code 127\npython: command not found", error=True)
-               .bash("python3 x.py", "ok"))
-    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks, ForgeConfig(mine_tool_errors=False))
+def test_mining_can_be_switched_off(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("go")
+        .bash("python x.py", "Exit code 127\npython: command not found", error=True)
+        .bash("python3 x.py", "ok")
+    )
+    result = forge_transcript(
+        session.write(tmp_path / "s.jsonl"), layout, locks, ForgeConfig(mine_tool_errors=False)
+    )
     assert sequences(result.found) == []
 
 
 def test_call_summaries_and_error_excerpts() -> None:
-    assert summarise_call('{"command":["bash","-lc","cargo build -p orchestrator"],"timeout_ms":1}') == \
-        "cargo build -p orchestrator"
+    assert (
+        summarise_call('{"command":["bash","-lc","cargo build -p orchestrator"],"timeout_ms":1}')
+        == "cargo build -p orchestrator"
+    )
     assert summarise_call('{"file_path":"/a/b.py"}') == "/a/b.py"
     noisy = "Chunk ID: 259c0f\nWall time: 0.05 seconds\nProcess exited with code 127\nOutput:\nbash: cargo: command not found"
     assert error_excerpt(noisy) == "bash: cargo: command not found"
-    assert error_excerpt('{"output":"sed: x: No such file or directory\\n","metadata":{"exit_code":1}}') == \
-        "sed: x: No such file or directory"
+    assert (
+        error_excerpt(
+            '{"output":"sed: x: No such file or directory\\n","metadata":{"exit_code":1}}'
+        )
+        == "sed: x: No such file or directory"
+    )
 
 
-def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(tmp_path: Path, layout: AgentsLayout,
-                                                                     locks: LocalLocks) -> None:
-    bare = (ClaudeSession("s1").user("fetch")
-            .bash("git fetch --all", "Exit code 128\nfatal: unable to access: Could not resolve host: github.com",
-                  error=True))
+def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    bare = (
+        ClaudeSession("s1")
+        .user("fetch")
+        .bash(
+            "git fetch --all",
+            "Exit code 128\nfatal: unable to access: Could not resolve host: github.com",
+            error=True,
+        )
+    )
     assert sequences(forge_transcript(bare.write(tmp_path / "a.jsonl"), layout, locks).found) == []
-    explained = (ClaudeSession("s2").user("fetch")
-                 .bash("git fetch origin", "Exit code 128\nfatal: Could not resolve host: github.com", error=True)
-                 .say("The sandbox has no network access, so the fetch cannot reach GitHub from here."))
-    found = [c for c in forge_transcript(explained.write(tmp_path / "b.jsonl"), layout, locks).found
-             if c.extractor == "sequence"]
+    explained = (
+        ClaudeSession("s2")
+        .user("fetch")
+        .bash(
+            "git fetch origin",
+            "Exit code 128\nfatal: Could not resolve host: github.com",
+            error=True,
+        )
+        .say("The sandbox has no network access, so the fetch cannot reach GitHub from here.")
+    )
+    found = [
+        c
+        for c in forge_transcript(explained.write(tmp_path / "b.jsonl"), layout, locks).found
+        if c.extractor == "sequence"
+    ]
     assert [c.type for c in found] == ["failure"]
     assert "Could not resolve host" in found[0].content and "no retry worked" in found[0].content
     assert "no network access" in found[0].content
 
 
-def test_a_bare_non_zero_status_is_an_answer_not_an_error(tmp_path: Path, layout: AgentsLayout,
-                                                         locks: LocalLocks) -> None:
-    path = codex_old_rollout(tmp_path / "r.jsonl", [
-        ("user", "is OPTIONAL still in the template?"),
-        ("shell", (["bash", "-lc", "rg OPTIONAL tasks-template.md"], "", 1)),
-        ("shell", (["bash", "-lc", "rg -n TODO tasks-template.md"], "3: TODO", 0)),
-    ])
+def test_a_bare_non_zero_status_is_an_answer_not_an_error(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "is OPTIONAL still in the template?"),
+            ("shell", (["bash", "-lc", "rg OPTIONAL tasks-template.md"], "", 1)),
+            ("shell", (["bash", "-lc", "rg -n TODO tasks-template.md"], "3: TODO", 0)),
+        ],
+    )
     assert sequences(forge_transcript(path, layout, locks).found) == []
 
 
 def test_an_escalated_rerun_is_a_retry() -> None:
     call = '{"command":["bash","-lc","git fetch --all"],"with_escalated_permissions":true}'
     assert summarise_call(call) == "git fetch --all (escalated)"
-    clipped = '{"command":".specify/scripts/bash/create-new-feature.sh --json \\"I want to ensure the'
-    assert summarise_call(clipped).startswith('.specify/scripts/bash/create-new-feature.sh --json "I want')
+    clipped = (
+        '{"command":".specify/scripts/bash/create-new-feature.sh --json \\"I want to ensure the'
+    )
+    assert summarise_call(clipped).startswith(
+        '.specify/scripts/bash/create-new-feature.sh --json "I want'
+    )
 
 
-def test_the_same_failure_on_another_file_counts_once(tmp_path: Path, layout: AgentsLayout,
-                                                      locks: LocalLocks) -> None:
+def test_the_same_failure_on_another_file_counts_once(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
     session = ClaudeSession().user("plan")
     for script in ("check-prerequisites.sh", "setup-plan.sh"):
-        session.bash(f".specify/scripts/bash/{script} --json",
-                     f"Exit code 126\n(eval):1: permission denied: .specify/scripts/bash/{script}", error=True)
-        session.bash(f"chmod +x .specify/scripts/bash/{script} && .specify/scripts/bash/{script} --json", "{}")
+        session.bash(
+            f".specify/scripts/bash/{script} --json",
+            f"Exit code 126\n(eval):1: permission denied: .specify/scripts/bash/{script}",
+            error=True,
+        )
+        session.bash(
+            f"chmod +x .specify/scripts/bash/{script} && .specify/scripts/bash/{script} --json",
+            "{}",
+        )
     result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
     [content] = sequences(result.found)
     assert "permission denied" in content and "chmod +x" in content
     assert result.rejected["repeated-failure"] == 1
+
+
+def test_a_sandboxed_failure_is_fixed_after_some_investigation(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """A failure about the machine stays open while the agent looks around; looking at the
+    program (``which``, ``head``) is not its cure, running it another way is."""
+    session = ClaudeSession().user("run the unit tests")
+    session.bash(
+        "pytest tests/unit",
+        "failed in sandbox: sandbox error: command was killed by a signal",
+        error=True,
+    )
+    session.bash("which pytest", "/opt/homebrew/bin/pytest")
+    session.bash(
+        "head -n 2 /opt/homebrew/bin/pytest", "#!/opt/homebrew/opt/python@3.11/bin/python3.11"
+    )
+    for i in range(5):
+        session.bash(f"sed -n '1,40p' src/mod{i}.py", "import os")
+    session.bash("python3 -m pytest tests/unit -q", "12 passed")
+    [found] = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert "`python3 -m pytest tests/unit -q` worked instead" in found
+    assert "killed by a signal" in found
+
+
+def test_a_code_failure_still_waits_only_the_usual_window(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = ClaudeSession().user("build")
+    session.bash("make build", "make: *** [build] Error 2\nmissing separator", error=True)
+    for i in range(6):
+        session.bash(f"cat src/part{i}.mk", "all:")
+    session.bash("make -f other.mk build", "ok")
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
+
+
+def test_a_failed_edit_is_fixed_by_another_tool_writing_the_same_file(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: ui/vite.config.ts\n-import a\n+import b\n*** End Patch"
+    )
+    error = (
+        'execution error: Io(Os { code: 2, kind: NotFound, message: "No such file or directory" })'
+    )
+    session = ClaudeSession().user("switch the config to vitest")
+    session.bash(patch, error, error=True, tool="apply_patch")
+    session.bash("ls ui", "vite.config.ts")
+    session.bash("cat ui/vite.config.ts", "import a")  # reads it: no cure
+    session.bash("cat > ui/vite.config.ts <<'EOF'\nimport b\nEOF", "")
+    [found] = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert (
+        "NotFound" in found
+        and "`cat > ui/vite.config.ts <<'EOF' import b EOF` worked instead" in found
+    )
+
+
+def test_a_sandbox_refusal_is_not_a_code_failure_because_its_output_says_0_failed(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """``test result: ok. 0 passed; 0 failed`` in a denied run's output is no failing test."""
+    output = (
+        "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 101, "
+        "stdout: running 0 tests test result: ok. 0 passed; 0 failed; 0 ignored"
+    )
+    session = (
+        ClaudeSession().user("run the tests").bash("cargo test --workspace", output, error=True)
+    )
+    session.say("The sandbox denies cargo here, so the tests need escalated permissions.")
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1 and "sandbox denied" in found[0] and "no retry worked" in found[0]

@@ -1,0 +1,141 @@
+"""What a tool call and its result say: the command or path a reader needs, the telling line of
+an error, the program a shell command runs, and whether a call writes a file another named."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from swarmq.memory.transcripts.values import compact
+
+MAX_EVIDENCE = 220
+_PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
+ERROR_LINE = re.compile(
+    r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
+    r"killed",
+    re.IGNORECASE,
+)
+_NOISE_LINE = re.compile(
+    r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+    r"exit code:? \d+$|now using node v)",
+    re.IGNORECASE,
+)
+_COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_SPACES = re.compile(r"\s+")
+_INPUT_KEYS = (
+    "command",
+    "cmd",
+    "input",
+    "file_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+)
+
+
+def writes_same_file(failed: str, call: str) -> bool:
+    """Whether ``call`` (another tool's) writes a file the failed edit ``failed`` named: its last
+    two path components appear after a redirection or a write in the call."""
+    paths = _PATCH_FILE.findall(failed) or ([failed] if failed and " " not in failed else [])
+    for path in paths:
+        tail = "/".join(path.rstrip("/").split("/")[-2:])
+        at = call.find(tail)
+        if (
+            len(tail) >= 6
+            and at >= 0
+            and re.search(r"(?:>|\btee\b|write\w*\(|\bcp\b|\bmv\b)\s*['\"]?\S*$", call[:at])
+        ):
+            return True
+    return False
+
+
+def as_text(value: Any) -> str:
+    """:func:`compact`, except that ``None`` reads as ``null`` (a tool call's empty input)."""
+    return "null" if value is None else compact(value)
+
+
+def summarise_call(call: Any) -> str:
+    """The part of a tool call's input a reader needs: the command, path, pattern or patch head
+    (marked ``(escalated)`` when the call asked to leave the sandbox). ``call`` is the input as
+    the record holds it: an object, or a JSON or plain string."""
+    text = as_text(call)
+    value: object = call if isinstance(call, dict | list) else text
+    escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
+    if isinstance(value, str) and text[:1] == "{":
+        try:
+            value = json.loads(text)
+        except ValueError:  # clipped: take the command string as far as it goes
+            match = _COMMAND.search(text)
+            value = match.group(1).replace('\\"', '"') if match else text
+    if isinstance(value, dict):
+        for key in _INPUT_KEYS:
+            if key in value:
+                value = value[key]
+                break
+        else:
+            value = text
+    if isinstance(value, list):
+        parts = [str(v) for v in value]
+        if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
+            parts = parts[2:]
+        value = " ".join(parts)
+    summary = " ".join(str(value).split())
+    return clip(summary, 160) + (" (escalated)" if escalated else "")
+
+
+def error_excerpt(text: str) -> str:
+    """The most telling line of a failed call's output (the first that names an error)."""
+    try:
+        parsed = json.loads(text) if text[:1] == "{" else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+        text = parsed["output"] or text
+    lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
+    lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    best = next((line for line in lines if ERROR_LINE.search(line)), lines[0] if lines else "error")
+    return clip(best.replace("`", "'"), MAX_EVIDENCE)
+
+
+def reason_of(text: str) -> str:
+    """The agent's first sentence after a failure when it explains something, clipped."""
+    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
+    if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
+        return clip(sentence, 240)  # another language: no English cue words to look for
+    if len(sentence) < 25 or not re.search(
+        r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
+        r"need|must|requires?|only)\b",
+        sentence,
+        re.IGNORECASE,
+    ):
+        return ""
+    return clip(sentence, 240)
+
+
+_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+
+
+def program(call: str) -> str:
+    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
+    call = _CD_PREFIX.sub("", call)
+    words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
+    if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def normal(call: str) -> str:
+    return _SPACES.sub(" ", call.strip().lower())
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut) + "…"

@@ -1,0 +1,180 @@
+"""What is not knowledge, whatever its words: questions, chit-chat and requests, narration of
+the agent's next step and progress reports, tool noise (stack traces, shell transcripts, diffs,
+tables, machine output), and the lead-in sentence of a list.
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUESTION_START = re.compile(
+    r"^(?:should|shall|could|would|can|do|does|did|is|are|was|were|what|why|how|which|when|"
+    r"where|who|any idea|have you|has anyone)\b",
+    re.IGNORECASE,
+)
+
+
+NEGATIVE = re.compile(
+    r"^(?:let me|let's (?:see|check|look|try|run|start)|i'll|i will|i'm going to|i am going to|"
+    r"now i|now let|next,? i|first,? (?:i|let)|okay|ok\b|sure\b|great\b|perfect\b|excellent\b|"
+    r"thanks|thank you|hello|hi\b|hey\b|got it|sounds good|done\b|alright|looking at|checking|"
+    r"running|here(?:'s| is) (?:the|a|what)|i see\b|i can see|yes\b|no\b|nope\b|cool\b|"
+    # requests and instructions: what someone wants done, not what was learned
+    r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
+    r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
+    # a source line naming a document, not what it says
+    r"post-?mortem (?:for|of)\b|source:)",
+    re.IGNORECASE,
+)
+
+
+_NOISE = re.compile(
+    r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
+    r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
+    r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
+    r"^\s*\|.*\|.*\|",  # a markdown table row
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+_NOISE_HEADS = (
+    "traceback",
+    'file "',
+    "<system-reminder>",
+    "tool_use_id",
+    "exit code",
+    "$ ",
+    "++",
+    "--",
+    "+-",
+    "-+",
+    "@@ ",
+    "{",
+    "[",
+    "npm err!",
+    "error",
+    "warning",
+    "|",
+)
+"""Literals (lower-case) one of which every :data:`_NOISE` match contains."""
+
+
+_NARRATION_START = re.compile(
+    r"(?:below is|here(?:'s| is| are)|the (?:remaining|next) (?:issue|step))\b|"
+    r"(?:done|all set|summary|status|progress)\b",
+    re.IGNORECASE,
+)
+
+
+_NARRATION_SELF = re.compile(
+    r"\bI(?:'m (?:still |now |also |just )?[a-z]+ing\b|'ll\b| will\b|"
+    r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed)\b)"
+)
+
+
+_NARRATION_STATE = re.compile(
+    r"\bwe're (?:going|now)\b|\b(?:is|are) (?:in place|close now|ready now)\b", re.I
+)
+"""Narration of the agent's next step and progress reports: what it does, not what it learned."""
+
+
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+
+
+_SPACES = re.compile(r"[ \t]+")
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|[。！？]")
+
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+_QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def clean(text: str) -> str:
+    """Drop fenced code (a lesson is the sentence around it, not the listing) and tidy spaces."""
+    if "```" in text or "~~~" in text:
+        text = _FENCED.sub(" ", text)
+    if "  " in text or "\t" in text:  # else the substitution would change nothing
+        text = _SPACES.sub(" ", text)
+    return text.strip()
+
+
+_CONFIRMED = re.compile(
+    r"^\s*(?:got it|understood|agreed|noted|confirmed)\s*[:;]\s+", re.IGNORECASE
+)
+
+
+_CONFIRMED_INITIALS = frozenset("gGuUaAnNcC")
+"""First letters of the :data:`_CONFIRMED` phrases: other messages skip the regex."""
+
+
+_QUESTION_TAIL = re.compile(
+    r"(?<=[.!])\s+(?=(?:question\s*\d*\s*(?:of \d+)?\s*:|[^.!?]*\?))", re.IGNORECASE
+)
+
+
+def confirmed_decision(text: str) -> str:
+    """What the agent confirms it was told ("Got it: X. Question 4: …?" → "X."), else ``""``:
+    a user's answer restated by the agent is a decision, the next question is not part of it."""
+    match = _CONFIRMED.match(text) if text.lstrip()[:1] in _CONFIRMED_INITIALS else None
+    if match is None:
+        return ""
+    rest = text[match.end() :]
+    return _QUESTION_TAIL.split(rest, maxsplit=1)[0].strip()
+
+
+def is_chatter(text: str) -> bool:
+    """Layers 2 and 3 alone: a question, chit-chat, narration, a request or tool noise."""
+    body = clean(text)
+    return (
+        is_question(body) or bool(NEGATIVE.match(body.lstrip("-*>#• ").lstrip())) or is_noise(body)
+    )
+
+
+def is_narration(opening: str) -> bool:
+    """The first sentence narrates the agent's next step or reports progress (cheap checks first)."""
+    if _NARRATION_START.match(opening):
+        return True
+    if "I" in opening and _NARRATION_SELF.search(opening):
+        return True
+    lowered = opening.lower()
+    return ("we're" in lowered or " in place" in lowered or " now" in lowered) and bool(
+        _NARRATION_STATE.search(opening)
+    )
+
+
+def is_question(body: str) -> bool:
+    if "?" not in body and "？" not in body:
+        return False  # no sentence can end with a question mark
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
+    if not sentences:
+        return False
+    questions = sum(1 for s in sentences if s.rstrip().endswith(("?", "？")))
+    if questions * 2 >= len(sentences):
+        return True
+    return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
+
+
+def without_lead_in(body: str) -> str:
+    """``body`` without its last sentence, which ends in a colon ("Run these commands:"): what
+    comes before it may be a finding, the lead-in itself is not; ``""`` when nothing is left."""
+    sentences = [s for s in _QUESTION_SPLIT.split(body) if s.strip()]
+    return " ".join(sentences[:-1]).strip() if len(sentences) > 1 else ""
+
+
+def width(body: str) -> int:
+    """Length counting East Asian ideographs and kana twice: 30 of them say more than 30 letters."""
+    return len(body) + sum(1 for c in body if c >= "\u2e80")
+
+
+def is_noise(body: str) -> bool:
+    lowered = body.lower()
+    if any(head in lowered for head in _NOISE_HEADS) and _NOISE.search(body):
+        return True
+    letters = sum(map(str.isalpha, body))
+    if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
+        return True
+    return _SENTENCE_END.search(body) is None and len(body.split()) < 6

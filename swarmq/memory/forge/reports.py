@@ -1,0 +1,105 @@
+"""What was done is not what was learned: change reports, plans and quoted words.
+
+Agents end a turn with a summary of the edits they just made ("Moved the view into
+``ticket_system``", "**Fix:** move the view …", "The parser now returns …"), and open one with a
+plan ("Approach: use canvas for …"). Both carry the words lessons carry ("fix", "avoid", "use …
+instead of"), but neither would change what a future agent does in another session: the edit is
+in the code already, the plan is an intention. A lesson states something that stays true (a
+tool's behaviour, an environment fact, a cause, a rule with its reason). So, structurally:
+
+* a **change report** (a past-tense edit verb opening the passage, a first-person edit, an
+  imperative edit recipe after "Fix:", or "X now does Y") loses confidence unless it says why
+  (a reason, or a purpose: "…, so a running task is never redelivered"); "Fixed by …" states a
+  cure, not an edit, and is not one;
+* a passage under a lead-in that announces **changes or a plan** ("Changes:", "Plan:", "Next
+  steps:") does too;
+* a request that carries a standing note ("add X, note that Y") is cut to the note;
+* cue words inside quotation marks are **mentioned, not used** (``When I say "I learned that"``)
+  and do not count as signals.
+"""
+
+from __future__ import annotations
+
+import re
+
+CHANGE_PENALTY = 0.2
+"""Taken from a change report or a planned step: a single cue no longer suffices."""
+
+_EDIT_PAST = (
+    r"added|moved|updated|removed|deleted|replaced|renamed|changed|created|implemented|refactored|"
+    r"introduced|extracted|rewrote|rewritten|wired|converted|merged|bumped|adjusted|tweaked|"
+    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined"
+)
+_EDIT_IMPERATIVE = (
+    r"move|add|remove|delete|replace|rename|put|keep|drop|split|merge|wrap|edit|update|change|patch"
+)
+_CHANGE = re.compile(
+    rf"^(?:\*\*[^*\n]{{1,80}}\*\*\s*[:–—-]?\s*|`[^`\n]{{1,80}}`\s*[:–—-]\s*)?(?:{_EDIT_PAST})\b|"  # "Added X", "**a.py**: added X"
+    rf"\b(?:I|we)(?: also| then| just| now)? (?:{_EDIT_PAST})\b|"  # "I moved X"
+    rf"^\W*(?:fix|solution|change)\W{{0,4}}:\W*(?:{_EDIT_IMPERATIVE})\b|"  # "Fix: move X into Y"
+    r"\b(?:now (?:uses|lives|returns|has|does|runs|reads|writes|shows|works|passes|handles|supports|"
+    r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b",
+    re.IGNORECASE,
+)
+_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now")
+"""Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
+_PURPOSE = re.compile(
+    r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I
+)
+"""A purpose clause: the report says why, which a reason heads list of "because / since" misses."""
+_PLAN_LEAD = re.compile(
+    r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
+    r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}\)")
+
+
+def is_change_report(body: str, lead: str = "") -> bool:
+    """Whether ``body`` reports an edit just made or planned (see the module docstring)."""
+    if _PURPOSE.search(body):
+        return False
+    if lead and _PLAN_LEAD.search(lead):
+        return True
+    lowered = body[:200].lower()
+    return any(head in lowered for head in _CHANGE_HEADS) and _CHANGE.search(body[:200]) is not None
+
+
+def unquoted(text: str) -> str:
+    """``text`` with its quotations blanked: the words a passage uses, not those it mentions."""
+    return _QUOTED.sub(" ", text) if '"' in text or "“" in text or "(" in text else text
+
+
+_STANDING = re.compile(
+    r"[,;.:]\s*(?:and |but |also |btw,? )?(?:please )?(?:note that|keep in mind|remember that|be aware that)\b",
+    re.IGNORECASE,
+)
+
+
+_CUE = re.compile(
+    r"(?:and |but |also |btw,? )?(?:please )?(?=note that|keep in mind|remember that|be aware that)",
+    re.I,
+)
+
+
+_INSTRUCTION = re.compile(
+    r"(?:note that|keep in mind|remember that|be aware that)\s*(?:[,:]|you (?:should|need|must|can|have to)\b)",
+    re.I,
+)
+""""Note that, use …" / "note that you should …": another instruction for the task, not a fact."""
+
+
+def standing_note(text: str) -> str:
+    """The standing fact a request carries, from its cue on ("add these notes to X, and note that
+    the simulator crashes on x86" → "note that the simulator crashes on x86"), else ``""``: the
+    request is for the task at hand, the note is for every later session."""
+    lowered = text.lower()
+    if not any(head in lowered for head in ("note", "mind", "remember", "aware")):
+        return ""
+    match = _STANDING.search(text)
+    if match is None:
+        return ""
+    note = text[match.start() + 1 :].lstrip()
+    cue = _CUE.match(note)
+    note = note[cue.end() :].lstrip() if cue else note
+    return "" if _INSTRUCTION.match(note) else note
