@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from swarmq.memory.knowledge.config import ValidationMode
 from swarmq.memory.knowledge.tags import infer_tags
@@ -119,7 +120,7 @@ class ContradictionIndex:
         self._counts: dict[tuple[str, str, str], int] = {}
 
     def features(self, lesson: str) -> tuple[list[str], Contexts]:
-        return infer_tags(lesson), negation_contexts(lesson, self.mode)
+        return lesson_features(lesson, self.mode)
 
     def add(self, lesson: str, sign: int = 1) -> None:
         tags, contexts = self.features(lesson)
@@ -146,6 +147,30 @@ class ContradictionIndex:
                 if words and any((t, theirs, w) in self._counts for t in tags for w in words):
                     return True
         return False
+
+
+@lru_cache(maxsize=4096)
+def _features(lesson: str, mode: ValidationMode) -> tuple[tuple[str, ...], Contexts]:
+    return tuple(infer_tags(lesson)), negation_contexts(lesson, mode)
+
+
+def lesson_features(lesson: str, mode: ValidationMode) -> tuple[list[str], Contexts]:
+    """``(tags, negation contexts)`` of a lesson, cached: an add computes them to check the
+    lesson and again when its entry joins the index (callers must not mutate the contexts)."""
+    tags, contexts = _features(lesson, mode)
+    return list(tags), contexts
+
+
+def opposes_any(candidate: str, existing: Iterable[str], mode: ValidationMode) -> bool:
+    """:func:`has_contradiction` with cached features (for the few lessons of a group)."""
+    tags, mine = _features(candidate, mode)
+    if not tags or not mine:
+        return False
+    for lesson in existing:
+        their_tags, theirs = _features(lesson, mode)
+        if set(tags) & set(their_tags) and opposed(mine, theirs):
+            return True
+    return False
 
 
 def has_contradiction(
