@@ -129,6 +129,7 @@ class AddBatch:
                 max_confirmed_by=config.max_confirmed_by,
             )
             if outcome == "reinforced":
+                changed.raw_bytes()  # serialise now: a line that cannot be written fails alone
                 self._replace(changed)
                 return AddResult("reinforced", changed, check, reason)
             kind: AddOutcome = (
@@ -152,6 +153,7 @@ class AddBatch:
                     store, store.files.unactionable, held.line(), config.unactionable_max_entries
                 )
                 return AddResult("unactionable", held, check, reason_text)
+        entry.raw_bytes()  # serialise now: a line that cannot be written fails this add alone
         self.txn.appended.append(entry)
         if self._over_cap():
             self.flush()  # the FIFO trim rewrites the store now, as a lone add would
