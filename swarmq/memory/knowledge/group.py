@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swarmq.memory.knowledge.contradiction import opposes_any
+from swarmq.memory.knowledge.contradiction import lesson_features, opposes_any
 from swarmq.memory.knowledge.dedup import cached_bigrams
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.model import Entry, Status
@@ -37,12 +37,14 @@ from swarmq.memory.knowledge.reinforcement import (
 from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import (
+    OK,
     REASON_CONTRADICTION,
+    REASON_VAGUE,
     ValidationResult,
     check_actionability,
     check_safety,
-    check_semantics,
     check_structure,
+    is_vague,
     validate_directive_fields,
 )
 from swarmq.memory.locking import Lease
@@ -75,6 +77,73 @@ class AddResult:
         return self.outcome in ("added", "reinforced", "already_confirmed_phase", "duplicate")
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The part of an add that does not depend on the store (the new entry, layers 1-2,
+    vagueness, actionability, the serialised line), done by the caller before it queues so it
+    overlaps the leader's writes instead of lengthening the lock hold."""
+
+    store: TierFile
+    new: NewLesson
+    phase: int | None
+    at: str
+    entry: Entry
+    check: ValidationResult
+    """OK, or a layer 1-2 warning (stored, flagged for review)."""
+    refused: ValidationResult | None = None
+    layer3: ValidationResult | None = None
+    """Vagueness verdict when layer 3 runs; the contradiction half needs the store."""
+    held: Entry | None = None
+    """The unactionable record when the lesson is held out for lack of predicate + scope."""
+
+
+def prepare(store: TierFile, new: NewLesson, phase: int | None) -> Prepared:
+    """Everything of an add to ``store`` that the adds before it cannot change."""
+    config = store.config
+    at = store.now()
+    entry = new_entry(
+        new, tier=store.tier, project_name=store.project_name, phase=phase, at=at, config=config
+    )
+    check = ValidationResult(True)
+    if config.validation_enabled:
+        for result in (
+            check_structure(
+                entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
+            ),
+            check_safety(entry.lesson, config.validation_mode),
+        ):
+            if not result.valid:
+                return Prepared(store, new, phase, at, entry, check, refused=result)
+            if result.severity is not None:
+                check = result  # a warning: stored, flagged for review
+        errors = validate_directive_fields(entry.data)
+        if errors:
+            refused = ValidationResult(
+                False, 1, "invalid directive fields: " + "; ".join(errors), "error"
+            )
+            return Prepared(store, new, phase, at, entry, check, refused=refused)
+    cached_bigrams(entry.lesson)  # warm: the leader looks the lesson up, then indexes it
+    layer3 = None
+    if config.validation_enabled and check.severity is None:
+        lesson_features(entry.lesson, config.validation_mode)
+        layer3 = (
+            ValidationResult(True, 3, REASON_VAGUE, "warning") if is_vague(entry.lesson) else OK
+        )
+    held = None
+    if new.require_actionable:
+        reason = check_actionability(entry.data)
+        if reason is not None:
+            update = {
+                "status": Status.QUARANTINED_UNACTIONABLE.value,
+                "unactionable_reason": reason,
+                "quarantined_at": at,
+            }
+            held = entry.changed(update, bump_revision=False)
+            held.raw_bytes()
+    entry.raw_bytes()  # serialise now: a line that cannot be written fails this add alone
+    return Prepared(store, new, phase, at, entry, check, layer3=layer3, held=held)
+
+
 class AddBatch:
     """Adds decided one by one against the store as the adds before them leave it, written
     together by :meth:`commit` (call everything with the store lock and ``mirror.mutex`` held,
@@ -86,46 +155,22 @@ class AddBatch:
         self.txn = Transaction(store, lease)
         self.sidecars: dict[Path, tuple[list[Any], int | None, TierFile]] = {}
 
-    def add(self, store: TierFile, new: NewLesson, phase: int | None) -> AddResult:
-        """Decide one add with ``store``'s rules (a store object on the same file)."""
-        config = store.config
-        at = store.now()
-        entry = new_entry(
-            new, tier=store.tier, project_name=store.project_name, phase=phase, at=at, config=config
-        )
-        check = ValidationResult(True)
-        if config.validation_enabled:
-            for result in (
-                check_structure(
-                    entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
-                ),
-                check_safety(entry.lesson, config.validation_mode),
-            ):
-                if not result.valid:
-                    return self._reject(store, entry, result, at)
-                if result.severity is not None:
-                    check = result  # a warning: stored, flagged for review
-            errors = validate_directive_fields(entry.data)
-            if errors:
-                return self._reject(
-                    store,
-                    entry,
-                    ValidationResult(
-                        False, 1, "invalid directive fields: " + "; ".join(errors), "error"
-                    ),
-                    at,
-                )
+    def add(self, add: Prepared) -> AddResult:
+        """Decide one add with its store's rules (a store object on the same file)."""
+        store, entry, config, check = add.store, add.entry, add.store.config, add.check
+        if add.refused is not None:
+            return self._reject(store, entry, add.refused, add.at)
         duplicate = self._find_duplicate(entry.lesson, config.dedup_threshold)
         if duplicate is not None:
             reason = f"near-duplicate of {duplicate.id}"
-            if phase is None:
+            if add.phase is None:
                 return AddResult("duplicate", duplicate, check, reason)
             twin = self.txn.get(duplicate.id)
             if twin is None:
                 return AddResult("duplicate", None, check, reason)
             changed, outcome = reinforce_entry(
                 twin,
-                phase_confirmation(phase, at, store.project_name),
+                phase_confirmation(add.phase, add.at, store.project_name),
                 max_confirmed_by=config.max_confirmed_by,
             )
             if outcome == "reinforced":
@@ -136,24 +181,13 @@ class AddBatch:
                 "already_confirmed_phase" if outcome == "already_confirmed_phase" else "duplicate"
             )
             return AddResult(kind, changed, check, reason)
-        if config.validation_enabled and check.severity is None:
-            check = self._semantics(store, entry.lesson)
-        if new.require_actionable:
-            reason_text = check_actionability(entry.data)
-            if reason_text is not None:
-                held = entry.changed(
-                    {
-                        "status": Status.QUARANTINED_UNACTIONABLE.value,
-                        "unactionable_reason": reason_text,
-                        "quarantined_at": at,
-                    },
-                    bump_revision=False,
-                )
-                self._sidecar(
-                    store, store.files.unactionable, held.line(), config.unactionable_max_entries
-                )
-                return AddResult("unactionable", held, check, reason_text)
-        entry.raw_bytes()  # serialise now: a line that cannot be written fails this add alone
+        if add.layer3 is not None:
+            check = self._semantics(store, entry.lesson) or add.layer3
+        if add.held is not None:
+            self._sidecar(
+                store, store.files.unactionable, add.held.line(), config.unactionable_max_entries
+            )
+            return AddResult("unactionable", add.held, check, add.held.get("unactionable_reason"))
         self.txn.appended.append(entry)
         if self._over_cap():
             self.flush()  # the FIFO trim rewrites the store now, as a lone add would
@@ -180,15 +214,15 @@ class AddBatch:
             None,
         )
 
-    def _semantics(self, store: TierFile, lesson: str) -> ValidationResult:
-        """Layer 3 against the mirror's contradiction index plus this batch's appends
-        (reinforcement never changes a lesson, so the index stays exact for the rest)."""
+    def _semantics(self, store: TierFile, lesson: str) -> ValidationResult | None:
+        """The layer-3 contradiction warning against the mirror's index plus this batch's
+        appends (reinforcement never changes a lesson, so the index stays exact for the rest)."""
         mode = store.config.validation_mode
         if store.contradictions().contradicted(lesson) or opposes_any(
             lesson, [e.lesson for e in self.txn.appended], mode
         ):
             return ValidationResult(True, 3, REASON_CONTRADICTION, "warning")
-        return check_semantics(lesson, (), mode)
+        return None
 
     def _replace(self, changed: Entry) -> None:
         slot = self.store.mirror.by_id.get(changed.id)
@@ -242,9 +276,7 @@ class AddBatch:
 
 @dataclass
 class _Request:
-    store: TierFile
-    new: NewLesson
-    phase: int | None
+    add: Prepared
     result: AddResult | None = None
     error: BaseException | None = None
     done: bool = False
@@ -264,9 +296,9 @@ class GroupCommit:
         self._queue: list[_Request] = []
         self._leading = False
 
-    def submit(self, store: TierFile, new: NewLesson, phase: int | None) -> AddResult:
-        """Add ``new`` to ``store``; returns once it is durable (or raises)."""
-        request = _Request(store, new, phase)
+    def submit(self, add: Prepared) -> AddResult:
+        """Queue a prepared add; returns once it is durable (or raises)."""
+        request = _Request(add)
         with self._cv:
             self._queue.append(request)
             while not request.done and self._leading:
@@ -276,7 +308,7 @@ class GroupCommit:
             self._leading = True
             group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
         try:
-            run_group(store, group)
+            run_group(add.store, group)
         finally:
             with self._cv:
                 for item in group:
@@ -296,7 +328,7 @@ def run_group(leader: TierFile, group: Sequence[_Request]) -> None:
             batch = AddBatch(leader, lease)
             for item in group:
                 try:
-                    item.result = batch.add(item.store, item.new, item.phase)
+                    item.result = batch.add(item.add)
                 except Exception as exc:  # this add's own failure (nothing of it was queued)
                     item.error = exc
             batch.commit()

@@ -245,6 +245,27 @@ class LoadedFile:
         self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
         self.version += 1
 
+    def adopt_append(self, appended: list[Entry], written: int) -> bool:
+        """Mirror an append this process just made under the store lock without re-reading
+        it, when the file is exactly what the mirror had read plus those ``written`` bytes
+        (else ``False``: the caller refreshes, e.g. after a foreign write or a torn last line)."""
+        expected = sum(len(entry.raw_bytes()) + 1 for entry in appended)
+        state = self.state
+        if state is None or self.pending is not None or state.size != self.offset:
+            return False
+        with self.path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            if written != expected or st.st_ino != state.ino or st.st_size != self.offset + written:
+                return False
+            for entry in appended:
+                self.lines += 1
+                self._append_slot(entry)
+            self.offset = st.st_size
+            self._take_samples(lambda start, size: _pread(handle, start, size))
+        self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+        self.version += 1
+        return True
+
     def _apply(self, removed: Iterable[int], replaced: dict[int, Entry], appended: list[Entry]) -> None:
         """Apply slot changes, keeping ``by_id`` and the listeners current incrementally."""
         rescan: set[str] = set()

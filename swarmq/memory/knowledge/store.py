@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from swarmq.memory.knowledge.errors import EntryNotFound
-from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for
+from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for, prepare
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.quarantine import quarantine, restore
 from swarmq.memory.knowledge.reinforcement import (
@@ -50,15 +50,16 @@ class TierStore(TierFile):
         """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
         adds of this process to this store are group-committed (:mod:`.group`): one lock hold
         and one fsync for all of them; this returns once the add is durable."""
-        return group_for(self.mirror).submit(self, new, phase)
+        return group_for(self.mirror).submit(prepare(self, new, phase))
 
     def add_many(
         self, lessons: Iterable[NewLesson], *, phase: int | None = None
     ) -> builtins.list[AddResult]:
         """Several adds under one lock and one write (each sees the ones before it)."""
+        prepared = [prepare(self, new, phase) for new in lessons]
         with self.locked() as lease:
             batch = AddBatch(self, lease)
-            results = [batch.add(self, new, phase) for new in lessons]
+            results = [batch.add(add) for add in prepared]
             batch.commit()
             return results
 

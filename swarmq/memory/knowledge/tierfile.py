@@ -131,8 +131,9 @@ class TierFile:
             yield lease
 
     def append_entries(self, entries: builtins.list[Entry], lease: Lease) -> None:
-        append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)
-        self.mirror.refresh()
+        written = append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)
+        if not self.mirror.adopt_append(entries, written):
+            self.mirror.refresh()
 
     def rewrite_file(
         self,
