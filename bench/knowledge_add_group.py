@@ -32,8 +32,9 @@ from swarmq.memory.locking import LocalLocks
 from swarmq.memory.similarity.text import jaccard, word_bigrams
 
 
-def fsync_floor(directory: Path, line: str, count: int = 400) -> float:
-    """One fsync'd append of ``line`` at a time (``append_lines``, as the store appends): /s."""
+def fsync_floor(directory: Path, line: str, count: int = 100) -> float:
+    """One fsync'd append of ``line`` at a time (``append_lines``, as the store appends), in
+    appends/s over one burst of ``count``."""
     path = directory / "fsync-floor.jsonl"
     started = time.perf_counter()
     for _ in range(count):
