@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import console, save, table
+from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.lesson_corpus import LessonGenerator
 from swarmq.memory.atomic import append_lines, write_atomic
@@ -190,6 +190,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=1, help="writer processes (0 = skip)")
     parser.add_argument("--threads", type=int, default=8, help="writer threads per process")
     parser.add_argument("--group-ops", type=int, default=2400)
+    parser.add_argument(
+        "--redis-locks", action="store_true", help="writers take Redis store locks, as workers do"
+    )
     parser.add_argument("--only-writers", action="store_true", help="skip the 1-writer runs")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="knowledge-add-", dir=args.dir))
@@ -248,15 +251,18 @@ def concurrent(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     ):
         root.mkdir(parents=True, exist_ok=True)
         bursts = [fsync_floor(root, line) for _ in range(3)]
-        result = run_writers(
-            root / name.replace(" ", "-"),
-            stored,
-            lessons,
-            phases,
-            procs=args.procs,
-            threads=args.threads,
-            config=CONFIG,
-        )
+        with scratch_swarm() as swarm:
+            result = run_writers(
+                root / name.replace(" ", "-"),
+                stored,
+                lessons,
+                phases,
+                procs=args.procs,
+                threads=args.threads,
+                config=CONFIG,
+                redis_url=BENCH_REDIS_URL if args.redis_locks else None,
+                swarm=swarm,
+            )
         bursts += [fsync_floor(root, line) for _ in range(3)]  # before and after: a median
         floor = statistics.median(bursts)  # that one noisy burst cannot move
         result["fsync_floor_per_s"] = floor
@@ -275,7 +281,8 @@ def concurrent(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             ]
         )
     table(
-        f"{args.procs} processes x {args.threads} threads adding into {args.entries:,} entries "
+        f"{args.procs} processes x {args.threads} threads "
+        f"({'Redis' if args.redis_locks else 'same-host'} locks) adding into {args.entries:,} entries "
         f"({args.group_ops} adds, fs: {root}, load {os.getloadavg()[0]:.2f})",
         [
             "workload",

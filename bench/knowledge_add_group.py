@@ -28,7 +28,7 @@ from swarmq.memory.knowledge.validation import (
     check_structure,
     validate_directive_fields,
 )
-from swarmq.memory.locking import LocalLocks
+from swarmq.memory.locking import LocalLocks, StoreLocks
 from swarmq.memory.similarity.text import jaccard, word_bigrams
 
 
@@ -100,13 +100,20 @@ def _writer_process(
     jobs: list[list[tuple[int, str, int]]],
     barrier: Any,
     out: Any,
+    redis_url: str | None = None,
+    swarm: str = "",
 ) -> None:
     """One worker process: warm the store, wait for the start, run one thread per job list."""
     from bench.knowledge_add import warm
 
-    knowledge = KnowledgeStore(
-        root / ".swarm", locks=LocalLocks(root / "locks"), config=config, data_dir=root / "hive"
-    )
+    locks: StoreLocks = LocalLocks(root / "locks")
+    if redis_url:  # what workers use (they refuse single-host locks)
+        import redis
+
+        from swarmq.coord.locks import RedisLocks
+
+        locks = RedisLocks(redis.Redis.from_url(redis_url), swarm)
+    knowledge = KnowledgeStore(root / ".swarm", locks=locks, config=config, data_dir=root / "hive")
     warm(knowledge)
     results: list[tuple[int, str, tuple[int, int]]] = []
     failures: list[str] = []
@@ -139,6 +146,8 @@ def run_writers(
     procs: int,
     threads: int,
     config: Any,
+    redis_url: str | None = None,
+    swarm: str = "",
 ) -> dict[str, Any]:
     """Add ``lessons`` with ``procs`` × ``threads`` writers into a store of ``stored``; check
     every decision against :class:`ScanReference` in commit order."""
@@ -159,6 +168,8 @@ def run_writers(
                 [items[p * threads + t :: writers] for t in range(threads)],
                 barrier,
                 out,
+                redis_url,
+                swarm,
             ),
         )
         for p in range(procs)
@@ -186,6 +197,7 @@ def run_writers(
     for _, _, outcome in done:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     return {
+        "locks": "redis" if redis_url else "local",
         "procs": procs,
         "threads": threads,
         "ops": len(lessons),
