@@ -108,6 +108,14 @@ class LoadedFile:
 
     def refresh(self) -> None:
         """Bring the mirror up to date with the file on disk."""
+        if self.state is not None:  # the common case, unchanged: one stat, no open
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                pass
+            else:
+                if FileState(st.st_ino, st.st_size, st.st_mtime_ns) == self.state:
+                    return
         try:
             handle = self.path.open("rb")
         except FileNotFoundError:
