@@ -37,7 +37,66 @@ NEGATION_PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for pair in NEGATION_P
 CONTEXT_WINDOW = 3
 
 STOP_WORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "you", "your", "we", "our", "they", "their", "i", "he", "she", "not", "no", "do", "does", "did", "so", "can", "will", "would", "should", "must", "may", "might", "than", "when", "while", "into", "about"]
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "you",
+        "your",
+        "we",
+        "our",
+        "they",
+        "their",
+        "i",
+        "he",
+        "she",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "so",
+        "can",
+        "will",
+        "would",
+        "should",
+        "must",
+        "may",
+        "might",
+        "than",
+        "when",
+        "while",
+        "into",
+        "about",
+    ]
 )
 """Neighbours too common to show two lessons talk about the same thing (strict mode only)."""
 
@@ -52,8 +111,9 @@ def normalize_semantic(text: str) -> str:
     return normalize_opencode(unicodedata.normalize("NFKC", text))
 
 
-def context_words(words: list[str], term: str, window: int = CONTEXT_WINDOW,
-                  skip: frozenset[int] = frozenset()) -> set[str]:
+def context_words(
+    words: list[str], term: str, window: int = CONTEXT_WINDOW, skip: frozenset[int] = frozenset()
+) -> set[str]:
     """``extractContextWords``: the words within ``window`` of every whole-word occurrence of
     ``term`` (one or more words), the occurrence itself excluded; ``skip`` = positions to ignore."""
     context: set[str] = set()
@@ -61,7 +121,7 @@ def context_words(words: list[str], term: str, window: int = CONTEXT_WINDOW,
     size = len(parts)
     i = 0
     while i <= len(words) - size:
-        if words[i:i + size] == parts and i not in skip:
+        if words[i : i + size] == parts and i not in skip:
             for j in range(max(0, i - window), min(len(words), i + size + window)):
                 if (j < i or j >= i + size) and words[j]:
                     context.add(words[j])
@@ -76,8 +136,12 @@ def _negated_positions(words: list[str], phrase: str) -> frozenset[int]:
     if negators is None:
         return frozenset()
     if phrase == "must":  # "must not": the negator follows
-        return frozenset(i for i, w in enumerate(words[:-1]) if w == phrase and words[i + 1] in negators)
-    return frozenset(i for i, w in enumerate(words) if w == phrase and i > 0 and words[i - 1] in negators)
+        return frozenset(
+            i for i, w in enumerate(words[:-1]) if w == phrase and words[i + 1] in negators
+        )
+    return frozenset(
+        i for i, w in enumerate(words) if w == phrase and i > 0 and words[i - 1] in negators
+    )
 
 
 def negation_contexts(lesson: str, mode: ValidationMode = ValidationMode.OPENCODE) -> Contexts:

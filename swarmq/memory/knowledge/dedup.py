@@ -108,9 +108,7 @@ class BigramIndex:
         return best
 
 
-def find_near_duplicate_scan(
-    lesson: str, lessons: Iterable[str], threshold: float
-) -> int | None:
+def find_near_duplicate_scan(lesson: str, lessons: Iterable[str], threshold: float) -> int | None:
     """The reference algorithm (a full scan re-tokenising every lesson): the baseline the
     benchmark compares against and the oracle the tests check the index with."""
     candidate = word_bigrams(lesson)

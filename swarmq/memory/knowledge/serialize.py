@@ -35,7 +35,9 @@ def js_number(value: float) -> str:
         frac = ""
     digits = (whole + frac).lstrip("0")
     # position of the decimal point relative to the digit string (value = 0.digits * 10**point)
-    point = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    point = (
+        len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    )
     digits = digits.rstrip("0") or "0"
     k = len(digits)
     sign = "-" if value < 0 else ""
