@@ -123,6 +123,10 @@ class LocalLease:
         """An flock cannot lapse while its holder lives."""
 
 
+POLL_SECONDS = 0.001
+"""How often a :class:`LocalLocks` waiter retries a held flock."""
+
+
 class LocalLocks:
     """Store locks for processes on one host: an flock per resource plus a token counter file.
 
@@ -139,7 +143,8 @@ class LocalLocks:
         name = resource_filename(resource)
         lock = filelock.FileLock(str(self.lock_dir / f"{name}.lock"))
         try:
-            lock.acquire(timeout=-1 if timeout is None else timeout)
+            # A store lock is held for milliseconds: poll every millisecond, not filelock's 50.
+            lock.acquire(timeout=-1 if timeout is None else timeout, poll_interval=POLL_SECONDS)
         except filelock.Timeout as exc:
             raise LockTimeout(f"could not lock {resource!r} within {timeout}s") from exc
         try:
@@ -150,12 +155,20 @@ class LocalLocks:
 
 
 def _next_token(seq_file: Path) -> int:
-    """Bump the per-resource counter; the caller holds the resource's flock."""
+    """Bump the per-resource counter in place (no temp file + rename on every hold): the caller
+    holds the resource's flock, so nobody else reads or writes it, and a counter that reads
+    wrong or low is harmless because :meth:`LocalLease.validate` moves past the fence record."""
+    fd = os.open(seq_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        current = int(seq_file.read_text(encoding="ascii").strip() or "0")
-    except (FileNotFoundError, ValueError):
-        current = 0
-    return _store_token(seq_file, current + 1)
+        try:
+            current = int(os.pread(fd, 64, 0).decode("ascii").strip() or "0")
+        except (UnicodeDecodeError, ValueError):
+            current = 0
+        token = current + 1
+        os.pwrite(fd, f"{token:>20}\n".encode("ascii"), 0)  # never shorter than what was there
+        return token
+    finally:
+        os.close(fd)
 
 
 def _store_token(seq_file: Path, token: int) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from swarmq.memory.knowledge.config import ValidationMode
 from swarmq.memory.knowledge.tags import infer_tags
@@ -36,7 +37,66 @@ NEGATION_PHRASES: tuple[str, ...] = tuple(dict.fromkeys(p for pair in NEGATION_P
 CONTEXT_WINDOW = 3
 
 STOP_WORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "you", "your", "we", "our", "they", "their", "i", "he", "she", "not", "no", "do", "does", "did", "so", "can", "will", "would", "should", "must", "may", "might", "than", "when", "while", "into", "about"]
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "you",
+        "your",
+        "we",
+        "our",
+        "they",
+        "their",
+        "i",
+        "he",
+        "she",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "so",
+        "can",
+        "will",
+        "would",
+        "should",
+        "must",
+        "may",
+        "might",
+        "than",
+        "when",
+        "while",
+        "into",
+        "about",
+    ]
 )
 """Neighbours too common to show two lessons talk about the same thing (strict mode only)."""
 
@@ -51,8 +111,9 @@ def normalize_semantic(text: str) -> str:
     return normalize_opencode(unicodedata.normalize("NFKC", text))
 
 
-def context_words(words: list[str], term: str, window: int = CONTEXT_WINDOW,
-                  skip: frozenset[int] = frozenset()) -> set[str]:
+def context_words(
+    words: list[str], term: str, window: int = CONTEXT_WINDOW, skip: frozenset[int] = frozenset()
+) -> set[str]:
     """``extractContextWords``: the words within ``window`` of every whole-word occurrence of
     ``term`` (one or more words), the occurrence itself excluded; ``skip`` = positions to ignore."""
     context: set[str] = set()
@@ -60,7 +121,7 @@ def context_words(words: list[str], term: str, window: int = CONTEXT_WINDOW,
     size = len(parts)
     i = 0
     while i <= len(words) - size:
-        if words[i:i + size] == parts and i not in skip:
+        if words[i : i + size] == parts and i not in skip:
             for j in range(max(0, i - window), min(len(words), i + size + window)):
                 if (j < i or j >= i + size) and words[j]:
                     context.add(words[j])
@@ -75,8 +136,12 @@ def _negated_positions(words: list[str], phrase: str) -> frozenset[int]:
     if negators is None:
         return frozenset()
     if phrase == "must":  # "must not": the negator follows
-        return frozenset(i for i, w in enumerate(words[:-1]) if w == phrase and words[i + 1] in negators)
-    return frozenset(i for i, w in enumerate(words) if w == phrase and i > 0 and words[i - 1] in negators)
+        return frozenset(
+            i for i, w in enumerate(words[:-1]) if w == phrase and words[i + 1] in negators
+        )
+    return frozenset(
+        i for i, w in enumerate(words) if w == phrase and i > 0 and words[i - 1] in negators
+    )
 
 
 def negation_contexts(lesson: str, mode: ValidationMode = ValidationMode.OPENCODE) -> Contexts:
@@ -119,7 +184,7 @@ class ContradictionIndex:
         self._counts: dict[tuple[str, str, str], int] = {}
 
     def features(self, lesson: str) -> tuple[list[str], Contexts]:
-        return infer_tags(lesson), negation_contexts(lesson, self.mode)
+        return lesson_features(lesson, self.mode)
 
     def add(self, lesson: str, sign: int = 1) -> None:
         tags, contexts = self.features(lesson)
@@ -146,6 +211,30 @@ class ContradictionIndex:
                 if words and any((t, theirs, w) in self._counts for t in tags for w in words):
                     return True
         return False
+
+
+@lru_cache(maxsize=4096)
+def _features(lesson: str, mode: ValidationMode) -> tuple[tuple[str, ...], Contexts]:
+    return tuple(infer_tags(lesson)), negation_contexts(lesson, mode)
+
+
+def lesson_features(lesson: str, mode: ValidationMode) -> tuple[list[str], Contexts]:
+    """``(tags, negation contexts)`` of a lesson, cached: an add computes them to check the
+    lesson and again when its entry joins the index (callers must not mutate the contexts)."""
+    tags, contexts = _features(lesson, mode)
+    return list(tags), contexts
+
+
+def opposes_any(candidate: str, existing: Iterable[str], mode: ValidationMode) -> bool:
+    """:func:`has_contradiction` with cached features (for the few lessons of a group)."""
+    tags, mine = _features(candidate, mode)
+    if not tags or not mine:
+        return False
+    for lesson in existing:
+        their_tags, theirs = _features(lesson, mode)
+        if set(tags) & set(their_tags) and opposed(mine, theirs):
+            return True
+    return False
 
 
 def has_contradiction(

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from swarmq.memory.similarity.text import jaccard, word_bigrams
+
+cached_bigrams = lru_cache(maxsize=4096)(word_bigrams)
+"""``word_bigrams`` remembered for recent lessons: an add tokenises its lesson to look for a
+twin and again when its entry is indexed."""
 
 
 class BigramIndex:
@@ -33,7 +38,7 @@ class BigramIndex:
 
     def add(self, slot: int, lesson: str) -> None:
         """Index a lesson; ``slot`` must be larger than every slot already indexed."""
-        grams = word_bigrams(lesson)
+        grams = cached_bigrams(lesson)
         self._sets[slot] = grams
         if not grams:
             self._empty.append(slot)
@@ -76,7 +81,7 @@ class BigramIndex:
         accept: Callable[[int], bool] = lambda slot: True,
     ) -> int | None:
         """The first accepted slot (file order) whose Jaccard with ``lesson`` is >= threshold."""
-        candidate = word_bigrams(lesson)
+        candidate = cached_bigrams(lesson)
         if threshold <= 0.0:
             return next((s for s in sorted(self._sets) if accept(s)), None)
         if not candidate:
@@ -103,9 +108,7 @@ class BigramIndex:
         return best
 
 
-def find_near_duplicate_scan(
-    lesson: str, lessons: Iterable[str], threshold: float
-) -> int | None:
+def find_near_duplicate_scan(lesson: str, lessons: Iterable[str], threshold: float) -> int | None:
     """The reference algorithm (a full scan re-tokenising every lesson): the baseline the
     benchmark compares against and the oracle the tests check the index with."""
     candidate = word_bigrams(lesson)

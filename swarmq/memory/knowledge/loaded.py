@@ -60,7 +60,7 @@ def parse_line(line_no: int, data: bytes) -> Entry | CorruptLine | None:
     if data.endswith(b"\n"):
         data = data[:-1]
     if line_no == 1 and data.startswith(BOM):  # a byte-order mark is not part of the entry
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     if not data.strip():
         return None
     try:
@@ -108,6 +108,14 @@ class LoadedFile:
 
     def refresh(self) -> None:
         """Bring the mirror up to date with the file on disk."""
+        if self.state is not None:  # the common case, unchanged: one stat, no open
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                pass
+            else:
+                if FileState(st.st_ino, st.st_size, st.st_mtime_ns) == self.state:
+                    return
         try:
             handle = self.path.open("rb")
         except FileNotFoundError:
@@ -154,7 +162,8 @@ class LoadedFile:
         starts.update(end * k // SAMPLE_WINDOWS for k in range(1, SAMPLE_WINDOWS))
         self.samples = [
             (start, read(start, min(FINGERPRINT_BYTES, end - start)))
-            for start in sorted(starts) if start < end
+            for start in sorted(starts)
+            if start < end
         ]
 
     def _full_reload(self, handle: BinaryIO, state: FileState) -> None:
@@ -240,12 +249,35 @@ class LoadedFile:
         self.pending = None
         self.lines = len(self.slots)
         self.offset = len(written)
-        self._take_samples(lambda start, size: written[start:start + size])
+        self._take_samples(lambda start, size: written[start : start + size])
         st = os.stat(self.path)
         self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
         self.version += 1
 
-    def _apply(self, removed: Iterable[int], replaced: dict[int, Entry], appended: list[Entry]) -> None:
+    def adopt_append(self, appended: list[Entry], written: int) -> bool:
+        """Mirror an append this process just made under the store lock without re-reading
+        it, when the file is exactly what the mirror had read plus those ``written`` bytes
+        (else ``False``: the caller refreshes, e.g. after a foreign write or a torn last line)."""
+        expected = sum(len(entry.raw_bytes()) + 1 for entry in appended)
+        state = self.state
+        if state is None or self.pending is not None or state.size != self.offset:
+            return False
+        with self.path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            if written != expected or st.st_ino != state.ino or st.st_size != self.offset + written:
+                return False
+            for entry in appended:
+                self.lines += 1
+                self._append_slot(entry)
+            self.offset = st.st_size
+            self._take_samples(lambda start, size: _pread(handle, start, size))
+        self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+        self.version += 1
+        return True
+
+    def _apply(
+        self, removed: Iterable[int], replaced: dict[int, Entry], appended: list[Entry]
+    ) -> None:
         """Apply slot changes, keeping ``by_id`` and the listeners current incrementally."""
         rescan: set[str] = set()
         for slot in removed:
@@ -270,12 +302,13 @@ class LoadedFile:
         for entry in appended:
             self._append_slot(entry)
 
-    def _reorder(self, old: list[tuple[int, Entry]], inserted: list[tuple[int, Entry]],
-                 appended: int) -> None:
+    def _reorder(
+        self, old: list[tuple[int, Entry]], inserted: list[tuple[int, Entry]], appended: int
+    ) -> None:
         """Put the slots of lines inserted mid-file (just added, before ``appended`` others) in
         file order: each before the mirrored line it preceded."""
         slots = list(self.slots)
-        new_slots = slots[len(slots) - appended - len(inserted):len(slots) - appended]
+        new_slots = slots[len(slots) - appended - len(inserted) : len(slots) - appended]
         before: dict[int, list[int]] = {}
         for (index, _), slot in zip(inserted, new_slots, strict=True):
             before.setdefault(index, []).append(slot)
@@ -284,7 +317,7 @@ class LoadedFile:
             order.extend(before.get(index, ()))
             if slot in self.slots:
                 order.append(slot)
-        order.extend(slots[len(slots) - appended:] if appended else ())
+        order.extend(slots[len(slots) - appended :] if appended else ())
         self.slots = {slot: self.slots[slot] for slot in order}
 
     def _diff_reload(self, handle: BinaryIO, state: FileState) -> bool:
@@ -360,7 +393,7 @@ class LoadedFile:
         self.pending = pending
         self.lines = lines
         self.offset = position
-        self._take_samples(lambda start, size: data[start:start + size])
+        self._take_samples(lambda start, size: data[start : start + size])
         exact = pending is None and position == state.size
         self.state = state if exact else FileState(state.ino, -1, -1)
         self.version += 1

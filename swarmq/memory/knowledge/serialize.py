@@ -35,7 +35,9 @@ def js_number(value: float) -> str:
         frac = ""
     digits = (whole + frac).lstrip("0")
     # position of the decimal point relative to the digit string (value = 0.digits * 10**point)
-    point = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    point = (
+        len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    )
     digits = digits.rstrip("0") or "0"
     k = len(digits)
     sign = "-" if value < 0 else ""
@@ -61,9 +63,38 @@ def _string(value: str) -> str:
 
 def dumps_js(value: Any) -> str:
     """Compact JSON of ``value`` in ``JSON.stringify`` form (key order kept)."""
+    if _plain(value):  # the common case, written by the C encoder in one call
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if not _LONE_SURROGATE.search(text):
+            return text
     parts: list[str] = []
     _emit(value, parts)
     return "".join(parts)
+
+
+def _plain(value: Any) -> bool:
+    """Whether :func:`json.dumps` writes ``value`` exactly as :func:`_emit` does: only plain
+    dicts with string keys, lists, tuples, strings, ints, bools, ``None``, and floats whose
+    ``repr`` is already JavaScript's form (not integral, ``1e-4 <= |x| < 1e16``, finite)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is float:
+            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
+                return False
+        elif kind is dict:
+            for key, inner in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append(inner)
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        else:
+            return False
+    return True
 
 
 def _emit(value: Any, out: list[str]) -> None:

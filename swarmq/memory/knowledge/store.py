@@ -4,9 +4,10 @@ compare-and-swap, transactional rewrites. Reading and every file write live in
 :mod:`swarmq.memory.knowledge.quarantine`.
 
 Every change holds the store lock (``TierFiles.resource``) around read-modify-write and passes
-its lease to the atomic writers, so a writer whose lease lapsed is fenced off. Appends are one
-``write`` + fsync; rewrites are temp file + fsync + rename, after moving corrupt lines to the
-corrupt sidecar and recording removed entries in the evicted sidecar.
+its lease to the atomic writers, so a writer whose lease lapsed is fenced off. Concurrent adds
+are group-committed (:mod:`swarmq.memory.knowledge.group`). Appends are one ``write`` + fsync;
+rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
+recording removed entries in the evicted sidecar.
 """
 
 from __future__ import annotations
@@ -14,50 +15,24 @@ from __future__ import annotations
 import builtins
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from swarmq.memory.knowledge.errors import (
-    EntryNotFound,
-)
-from swarmq.memory.knowledge.model import Entry, Status
+from swarmq.memory.knowledge.errors import EntryNotFound
+from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for, prepare
+from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.quarantine import quarantine, restore
 from swarmq.memory.knowledge.reinforcement import (
     NewLesson,
     ReinforceOutcome,
-    new_entry,
     phase_confirmation,
     reinforce_entry,
 )
-from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.tierfile import TierFile
 from swarmq.memory.knowledge.transaction import Transaction, id_of
-from swarmq.memory.knowledge.validation import (
-    ValidationResult,
-    check_actionability,
-    check_safety,
-    check_semantics,
-    check_structure,
-    validate_directive_fields,
-)
 from swarmq.memory.locking import Lease
 
-AddOutcome = Literal[
-    "added", "reinforced", "already_confirmed_phase", "duplicate", "rejected", "unactionable"
-]
-
-
-@dataclass(frozen=True, slots=True)
-class AddResult:
-    outcome: AddOutcome
-    entry: Entry | None
-    """The new entry, the reinforced/duplicate one, or the held-out record."""
-    validation: ValidationResult = field(default_factory=lambda: ValidationResult(True))
-    reason: str | None = None
-
-    @property
-    def stored(self) -> bool:
-        return self.outcome in ("added", "reinforced", "already_confirmed_phase", "duplicate")
+__all__ = ["AddOutcome", "AddResult", "ReinforceResult", "TierStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,83 +44,43 @@ class ReinforceResult:
 class TierStore(TierFile):
     """The operations on one store: add, reinforce, update, transactions, quarantine."""
 
-    def _reject(self, lease: Lease, entry: Entry, result: ValidationResult) -> AddResult:
-        record = rejected_record(entry.id, entry.lesson, result.reason or "", result.layer or 1, self.now())
-        self.append_sidecar(self.files.rejected, [record], self.config.rejected_max_entries, lease)
-        return AddResult("rejected", entry, result, result.reason)
-
     # -- adding and reinforcing -------------------------------------------------------------------
 
     def add(self, new: NewLesson, *, phase: int | None = None) -> AddResult:
-        """Validate, then reinforce an active near-duplicate or append a new entry."""
-        with self.locked() as lease:
-            return self._add_locked(new, phase, lease)
+        """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
+        adds of this process to this store are group-committed (:mod:`.group`): one lock hold
+        and one fsync for all of them; this returns once the add is durable."""
+        return group_for(self.mirror).submit(prepare(self, new, phase))
 
-    def add_many(self, lessons: Iterable[NewLesson], *, phase: int | None = None) -> builtins.list[AddResult]:
-        """Several adds under one lock (each sees the ones before it)."""
+    def add_many(
+        self, lessons: Iterable[NewLesson], *, phase: int | None = None
+    ) -> builtins.list[AddResult]:
+        """Several adds under one lock and one write (each sees the ones before it)."""
+        prepared = [prepare(self, new, phase) for new in lessons]
         with self.locked() as lease:
-            results = [self._add_locked(new, phase, lease) for new in lessons]
+            batch = AddBatch(self, lease)
+            results = [batch.add(add) for add in prepared]
+            batch.commit()
             return results
 
-    def _add_locked(self, new: NewLesson, phase: int | None, lease: Lease) -> AddResult:
-        at = self.now()
-        entry = new_entry(new, tier=self.tier, project_name=self.project_name, phase=phase,
-                          at=at, config=self.config)
-        check = ValidationResult(True)
-        if self.config.validation_enabled:
-            for result in (
-                check_structure(entry.lesson, entry.get("category"), entry.get("scope"),
-                                entry.get("confidence")),
-                check_safety(entry.lesson, self.config.validation_mode),
-            ):
-                if not result.valid:
-                    return self._reject(lease, entry, result)
-                if result.severity is not None:
-                    check = result  # a warning: stored, flagged for review
-            errors = validate_directive_fields(entry.data)
-            if errors:
-                return self._reject(lease, entry, ValidationResult(
-                    False, 1, "invalid directive fields: " + "; ".join(errors), "error"))
-        duplicate = self._find_duplicate(entry.lesson, True, None)
-        if duplicate is not None:
-            if phase is None:
-                return AddResult("duplicate", duplicate, check, f"near-duplicate of {duplicate.id}")
-            outcome = self._reinforce_locked(duplicate.id, phase, lease, at)
-            kind: AddOutcome = (
-                "reinforced" if outcome.outcome == "reinforced"
-                else "already_confirmed_phase" if outcome.outcome == "already_confirmed_phase"
-                else "duplicate"
-            )
-            return AddResult(kind, outcome.entry, check, f"near-duplicate of {duplicate.id}")
-        if self.config.validation_enabled and check.severity is None:
-            check = check_semantics(entry.lesson, self.contradictions(), self.config.validation_mode)
-        if new.require_actionable:
-            reason = check_actionability(entry.data)
-            if reason is not None:
-                held = entry.changed({"status": Status.QUARANTINED_UNACTIONABLE.value,
-                                      "unactionable_reason": reason, "quarantined_at": at},
-                                     bump_revision=False)
-                self.append_sidecar(self.files.unactionable, [held.line()],
-                                     self.config.unactionable_max_entries, lease)
-                return AddResult("unactionable", held, check, reason)
-        self.append_entries([entry], lease)
-        self.trim(lease)
-        return AddResult("added", entry, check)
-
-    def reinforce(self, entry_id: str, phase: int, *, project_name: str | None = None) -> ReinforceResult:
+    def reinforce(
+        self, entry_id: str, phase: int, *, project_name: str | None = None
+    ) -> ReinforceResult:
         """Confirm an entry in ``phase`` (idempotent within a phase)."""
         with self.locked() as lease:
             return self._reinforce_locked(entry_id, phase, lease, self.now(), project_name)
 
-    def _reinforce_locked(self, entry_id: str, phase: int, lease: Lease, at: str,
-                          project_name: str | None = None) -> ReinforceResult:
+    def _reinforce_locked(
+        self, entry_id: str, phase: int, lease: Lease, at: str, project_name: str | None = None
+    ) -> ReinforceResult:
         slot = self.mirror.by_id.get(entry_id)
         if slot is None:
             return ReinforceResult("not_found", None)
         entry = self.mirror.slots[slot]
         confirmation = phase_confirmation(phase, at, project_name or self.project_name)
-        changed, outcome = reinforce_entry(entry, confirmation,
-                                           max_confirmed_by=self.config.max_confirmed_by)
+        changed, outcome = reinforce_entry(
+            entry, confirmation, max_confirmed_by=self.config.max_confirmed_by
+        )
         if outcome == "reinforced":
             self.rewrite_file(lease, replaced={slot: changed})
         return ReinforceResult(outcome, changed)
@@ -196,8 +131,6 @@ class TierStore(TierFile):
                 txn.remove(entry_id, reason=reason)
             out.extend(txn.append(item) for item in appended)
             return out
-
-
 
     # -- quarantine -------------------------------------------------------------------------------
 

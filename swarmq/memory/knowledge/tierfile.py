@@ -83,10 +83,12 @@ class TierFile:
             self.mirror.refresh()
             return self.mirror.get(entry_id)
 
-    def list(self, *, status: str | None = None, category: str | None = None,
-             active_only: bool = False) -> builtins.list[Entry]:
+    def list(
+        self, *, status: str | None = None, category: str | None = None, active_only: bool = False
+    ) -> builtins.list[Entry]:
         return [
-            e for e in self.read().entries
+            e
+            for e in self.read().entries
             if (status is None or e.status == status)
             and (category is None or e.category == category)
             and (not active_only or e.is_active)
@@ -101,18 +103,23 @@ class TierFile:
     def contradictions(self) -> ContradictionIndex:
         mode = self.config.validation_mode
         listener: ContradictionListener = mirror_index(
-            self.mirror, f"contradiction:{mode}", lambda: ContradictionListener(ContradictionIndex(mode))
+            self.mirror,
+            f"contradiction:{mode}",
+            lambda: ContradictionListener(ContradictionIndex(mode)),
         )
         return listener.index
 
-    def find_duplicate(self, lesson: str, *, active_only: bool = True,
-                       threshold: float | None = None) -> Entry | None:
+    def find_duplicate(
+        self, lesson: str, *, active_only: bool = True, threshold: float | None = None
+    ) -> Entry | None:
         """The first entry (file order) whose lesson is a near-duplicate of ``lesson``."""
         with self.mirror.mutex:
             self.mirror.refresh()
             return self._find_duplicate(lesson, active_only, threshold)
 
-    def _find_duplicate(self, lesson: str, active_only: bool, threshold: float | None) -> Entry | None:
+    def _find_duplicate(
+        self, lesson: str, active_only: bool, threshold: float | None
+    ) -> Entry | None:
         slots = self.mirror.slots
         slot = self.dedup.find(
             lesson,
@@ -131,8 +138,9 @@ class TierFile:
             yield lease
 
     def append_entries(self, entries: builtins.list[Entry], lease: Lease) -> None:
-        append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)
-        self.mirror.refresh()
+        written = append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)
+        if not self.mirror.adopt_append(entries, written):
+            self.mirror.refresh()
 
     def rewrite_file(
         self,
@@ -149,12 +157,16 @@ class TierFile:
         appended = list(appended)
         at = self.now()
         evicted = [
-            dumps_js(evicted_record(
-                self.files.knowledge,
-                JsonlLine(0, self.mirror.slots[slot].line(), self.mirror.slots[slot].data),
-                reason, at,
-            ))
-            for slot, reason in removed.items() if reason is not None
+            dumps_js(
+                evicted_record(
+                    self.files.knowledge,
+                    JsonlLine(0, self.mirror.slots[slot].line(), self.mirror.slots[slot].data),
+                    reason,
+                    at,
+                )
+            )
+            for slot, reason in removed.items()
+            if reason is not None
         ]
         if evicted:
             append_lines(self.files.evicted, evicted, lease=lease)
@@ -162,13 +174,18 @@ class TierFile:
         if replaced or removed:
             parts = [
                 replaced.get(slot, entry).raw_bytes()
-                for slot, entry in slots.items() if slot not in removed
+                for slot, entry in slots.items()
+                if slot not in removed
             ]
         else:
             parts = [entry.raw_bytes() for entry in slots.values()]
         parts.extend(e.raw_bytes() for e in appended)
-        quarantine_corrupt(self.files.knowledge, self.mirror.all_corrupt(), lease=lease,
-                           corrupt_to=self.files.corrupt)
+        quarantine_corrupt(
+            self.files.knowledge,
+            self.mirror.all_corrupt(),
+            lease=lease,
+            corrupt_to=self.files.corrupt,
+        )
         body = b"\n".join(parts) + b"\n" if parts else b""
         if starts_with_bom(self.files.knowledge):
             body = BOM + body  # kept as the file had it
@@ -185,7 +202,15 @@ class TierFile:
         self.rewrite_file(lease, removed=dict.fromkeys(oldest, "fifo_cap"))
         return len(oldest)
 
-    def append_sidecar(self, path: Any, records: builtins.list[Any], cap: int | None,
-                        lease: Lease | None) -> None:
-        append_capped(path, records, cap=cap, at=self.now(), evicted_to=self.files.evicted,
-                      corrupt_to=self.files.corrupt, lease=lease)
+    def append_sidecar(
+        self, path: Any, records: builtins.list[Any], cap: int | None, lease: Lease | None
+    ) -> None:
+        append_capped(
+            path,
+            records,
+            cap=cap,
+            at=self.now(),
+            evicted_to=self.files.evicted,
+            corrupt_to=self.files.corrupt,
+            lease=lease,
+        )

@@ -1,0 +1,357 @@
+"""Group commit of knowledge adds: concurrent adds to one store share one lock hold, one write
+and one fsync, the way databases group-commit.
+
+Every thread of a process that adds to a store queues its request on the store's
+:class:`GroupCommit` (one per mirror, so one per store file and process). Whoever finds no
+leader becomes it: it takes the store lock once, decides every queued add in order with
+:class:`AddBatch` (each add sees the ones before it, so every decision is the one the adds
+would get one by one in that order), writes all of them in one append + fsync (or one rewrite
+when an add reinforced an entry), releases the lock and only then acknowledges every caller.
+Requests that arrive meanwhile form the next group. Across processes the store lock serialises
+groups and each process follows the others' appends incrementally (:mod:`.loaded`).
+
+A crash before the write loses only unacknowledged adds; a failed write fails every add of its
+group (none was acknowledged), so no lost write ever turns into a success.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from swarmq.memory.knowledge.contradiction import lesson_features, opposes_any
+from swarmq.memory.knowledge.dedup import cached_bigrams
+from swarmq.memory.knowledge.loaded import LoadedFile
+from swarmq.memory.knowledge.model import Entry, Status
+from swarmq.memory.knowledge.reinforcement import (
+    NewLesson,
+    new_entry,
+    phase_confirmation,
+    reinforce_entry,
+)
+from swarmq.memory.knowledge.sidecars import rejected_record
+from swarmq.memory.knowledge.transaction import Transaction
+from swarmq.memory.knowledge.validation import (
+    OK,
+    REASON_CONTRADICTION,
+    REASON_VAGUE,
+    ValidationResult,
+    check_actionability,
+    check_safety,
+    check_structure,
+    is_vague,
+    validate_directive_fields,
+)
+from swarmq.memory.locking import Lease
+from swarmq.memory.similarity.text import jaccard
+
+if TYPE_CHECKING:
+    from swarmq.memory.knowledge.tierfile import TierFile
+
+AddOutcome = Literal[
+    "added", "reinforced", "already_confirmed_phase", "duplicate", "rejected", "unactionable"
+]
+
+MAX_GROUP = 256
+"""Most adds decided under one lock hold (bounds how long one group keeps others waiting)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    outcome: AddOutcome
+    entry: Entry | None
+    """The new entry, the reinforced/duplicate one, or the held-out record."""
+    validation: ValidationResult = field(default_factory=lambda: ValidationResult(True))
+    reason: str | None = None
+    order: tuple[int, int] | None = None
+    """``(fencing token of the lock hold that committed it, position in its group)``: sorts
+    adds to one store in commit order (concurrent adds are decided in that order)."""
+
+    @property
+    def stored(self) -> bool:
+        return self.outcome in ("added", "reinforced", "already_confirmed_phase", "duplicate")
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The part of an add that does not depend on the store (the new entry, layers 1-2,
+    vagueness, actionability, the serialised line), done by the caller before it queues so it
+    overlaps the leader's writes instead of lengthening the lock hold."""
+
+    store: TierFile
+    new: NewLesson
+    phase: int | None
+    at: str
+    entry: Entry
+    check: ValidationResult
+    """OK, or a layer 1-2 warning (stored, flagged for review)."""
+    refused: ValidationResult | None = None
+    layer3: ValidationResult | None = None
+    """Vagueness verdict when layer 3 runs; the contradiction half needs the store."""
+    held: Entry | None = None
+    """The unactionable record when the lesson is held out for lack of predicate + scope."""
+
+
+def prepare(store: TierFile, new: NewLesson, phase: int | None) -> Prepared:
+    """Everything of an add to ``store`` that the adds before it cannot change."""
+    config = store.config
+    at = store.now()
+    entry = new_entry(
+        new, tier=store.tier, project_name=store.project_name, phase=phase, at=at, config=config
+    )
+    check = ValidationResult(True)
+    if config.validation_enabled:
+        for result in (
+            check_structure(
+                entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
+            ),
+            check_safety(entry.lesson, config.validation_mode),
+        ):
+            if not result.valid:
+                return Prepared(store, new, phase, at, entry, check, refused=result)
+            if result.severity is not None:
+                check = result  # a warning: stored, flagged for review
+        errors = validate_directive_fields(entry.data)
+        if errors:
+            refused = ValidationResult(
+                False, 1, "invalid directive fields: " + "; ".join(errors), "error"
+            )
+            return Prepared(store, new, phase, at, entry, check, refused=refused)
+    cached_bigrams(entry.lesson)  # warm: the leader looks the lesson up, then indexes it
+    layer3 = None
+    if config.validation_enabled and check.severity is None:
+        lesson_features(entry.lesson, config.validation_mode)
+        layer3 = (
+            ValidationResult(True, 3, REASON_VAGUE, "warning") if is_vague(entry.lesson) else OK
+        )
+    held = None
+    if new.require_actionable:
+        reason = check_actionability(entry.data)
+        if reason is not None:
+            update = {
+                "status": Status.QUARANTINED_UNACTIONABLE.value,
+                "unactionable_reason": reason,
+                "quarantined_at": at,
+            }
+            held = entry.changed(update, bump_revision=False)
+            held.raw_bytes()
+    entry.raw_bytes()  # serialise now: a line that cannot be written fails this add alone
+    return Prepared(store, new, phase, at, entry, check, layer3=layer3, held=held)
+
+
+class AddBatch:
+    """Adds decided one by one against the store as the adds before them leave it, written
+    together by :meth:`commit` (call everything with the store lock and ``mirror.mutex`` held,
+    the mirror refreshed)."""
+
+    def __init__(self, store: TierFile, lease: Lease) -> None:
+        self.store = store
+        self.lease = lease
+        self.txn = Transaction(store, lease)
+        self.sidecars: dict[Path, tuple[list[Any], int | None, TierFile]] = {}
+
+    def add(self, add: Prepared) -> AddResult:
+        """Decide one add with its store's rules (a store object on the same file)."""
+        store, entry, config, check = add.store, add.entry, add.store.config, add.check
+        if add.refused is not None:
+            return self._reject(store, entry, add.refused, add.at)
+        duplicate = self._find_duplicate(entry.lesson, config.dedup_threshold)
+        if duplicate is not None:
+            reason = f"near-duplicate of {duplicate.id}"
+            if add.phase is None:
+                return AddResult("duplicate", duplicate, check, reason)
+            twin = self.txn.get(duplicate.id)
+            if twin is None:
+                return AddResult("duplicate", None, check, reason)
+            changed, outcome = reinforce_entry(
+                twin,
+                phase_confirmation(add.phase, add.at, store.project_name),
+                max_confirmed_by=config.max_confirmed_by,
+            )
+            if outcome == "reinforced":
+                changed.raw_bytes()  # serialise now: a line that cannot be written fails alone
+                self._replace(changed)
+                return AddResult("reinforced", changed, check, reason)
+            kind: AddOutcome = (
+                "already_confirmed_phase" if outcome == "already_confirmed_phase" else "duplicate"
+            )
+            return AddResult(kind, changed, check, reason)
+        if add.layer3 is not None:
+            check = self._semantics(store, entry.lesson) or add.layer3
+        if add.held is not None:
+            self._sidecar(
+                store, store.files.unactionable, add.held.line(), config.unactionable_max_entries
+            )
+            return AddResult("unactionable", add.held, check, add.held.get("unactionable_reason"))
+        self.txn.appended.append(entry)
+        if self._over_cap():
+            self.flush()  # the FIFO trim rewrites the store now, as a lone add would
+        return AddResult("added", entry, check)
+
+    # -- the store as the batch leaves it ----------------------------------------------------
+
+    def _find_duplicate(self, lesson: str, threshold: float) -> Entry | None:
+        """The first active near-duplicate in file order: the mirror's index (entries this
+        batch reinforced are seen in their new state), then the batch's own appends."""
+        mirror, replaced = self.store.mirror, self.txn.replaced
+        slot = self.store.dedup.find(
+            lesson, threshold, lambda s: replaced.get(s, mirror.slots[s]).is_active
+        )
+        if slot is not None:
+            return replaced.get(slot, mirror.slots[slot])
+        candidate = cached_bigrams(lesson)
+        return next(
+            (
+                e
+                for e in self.txn.appended
+                if e.is_active and jaccard(candidate, cached_bigrams(e.lesson)) >= threshold
+            ),
+            None,
+        )
+
+    def _semantics(self, store: TierFile, lesson: str) -> ValidationResult | None:
+        """The layer-3 contradiction warning against the mirror's index plus this batch's
+        appends (reinforcement never changes a lesson, so the index stays exact for the rest)."""
+        mode = store.config.validation_mode
+        if store.contradictions().contradicted(lesson) or opposes_any(
+            lesson, [e.lesson for e in self.txn.appended], mode
+        ):
+            return ValidationResult(True, 3, REASON_CONTRADICTION, "warning")
+        return None
+
+    def _replace(self, changed: Entry) -> None:
+        slot = self.store.mirror.by_id.get(changed.id)
+        if slot is not None and slot not in self.txn.removed:
+            self.txn.replaced[slot] = changed
+            return
+        appended = self.txn.appended
+        appended[next(i for i, e in enumerate(appended) if e.id == changed.id)] = changed
+
+    def _over_cap(self) -> bool:
+        config = self.store.config
+        cap = config.hive_max_entries if self.store.tier == "hive" else config.swarm_max_entries
+        size = len(self.store.mirror) + len(self.txn.appended)
+        return cap is not None and size > cap * (1.0 + config.fifo_trim_slack)
+
+    def _reject(
+        self, store: TierFile, entry: Entry, result: ValidationResult, at: str
+    ) -> AddResult:
+        record = rejected_record(entry.id, entry.lesson, result.reason or "", result.layer or 1, at)
+        self._sidecar(store, store.files.rejected, record, store.config.rejected_max_entries)
+        return AddResult("rejected", entry, result, result.reason)
+
+    def _sidecar(self, store: TierFile, path: Path, record: Any, cap: int | None) -> None:
+        records = self.sidecars.setdefault(path, ([], cap, store))[0]
+        records.append(record)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the store changes decided so far: one append + fsync, or one rewrite when an
+        entry was reinforced; then the FIFO trim. The mirror follows the write."""
+        txn = self.txn
+        if txn.replaced or txn.removed:
+            self.store.rewrite_file(
+                self.lease, replaced=txn.replaced, removed=txn.removed, appended=txn.appended
+            )
+        elif txn.appended:
+            self.store.append_entries(txn.appended, self.lease)
+        else:
+            return
+        self.store.trim(self.lease)
+        self.txn = Transaction(self.store, self.lease)
+
+    def commit(self) -> None:
+        """Make every decision of the batch durable (store file, then held-out sidecars)."""
+        self.flush()
+        for path, (records, cap, store) in self.sidecars.items():
+            store.append_sidecar(path, records, cap, self.lease)
+        self.sidecars = {}
+
+
+@dataclass
+class _Request:
+    add: Prepared
+    result: AddResult | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+    def answer(self) -> AddResult:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+class GroupCommit:
+    """The queue of adds waiting for one store's lock in this process."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._queue: list[_Request] = []
+        self._leading = False
+
+    def submit(self, add: Prepared) -> AddResult:
+        """Queue a prepared add; returns once it is durable (or raises)."""
+        request = _Request(add)
+        with self._cv:
+            self._queue.append(request)
+            while not request.done and self._leading:
+                self._cv.wait()
+            if request.done:
+                return request.answer()
+            self._leading = True
+            group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
+        try:
+            run_group(add.store, group)
+        finally:
+            with self._cv:
+                for item in group:
+                    if item.result is None and item.error is None:
+                        item.error = RuntimeError("the group commit leader failed")
+                    item.done = True
+                self._leading = False
+                self._cv.notify_all()
+        return request.answer()
+
+
+def run_group(leader: TierFile, group: Sequence[_Request]) -> None:
+    """Decide and commit ``group`` under one hold of the store lock; set each request's answer
+    (every request gets the write's error when the write fails)."""
+    try:
+        with leader.locked() as lease:
+            batch = AddBatch(leader, lease)
+            for item in group:
+                try:
+                    item.result = batch.add(item.add)
+                except Exception as exc:  # this add's own failure (nothing of it was queued)
+                    item.error = exc
+            batch.commit()
+            token = lease.fencing_token
+    except BaseException as exc:
+        for item in group:
+            item.result, item.error = None, item.error or exc
+        raise
+    for position, item in enumerate(group):
+        if item.result is not None:
+            item.result = replace(item.result, order=(token, position))
+
+
+_GROUPS: weakref.WeakKeyDictionary[LoadedFile, tuple[int, GroupCommit]] = (
+    weakref.WeakKeyDictionary()
+)
+_GROUPS_LOCK = threading.Lock()
+
+
+def group_for(mirror: LoadedFile, factory: Callable[[], GroupCommit] = GroupCommit) -> GroupCommit:
+    """The group-commit queue of a store file in this process (a forked child gets its own)."""
+    with _GROUPS_LOCK:
+        found = _GROUPS.get(mirror)
+        if found is None or found[0] != os.getpid():
+            found = _GROUPS[mirror] = (os.getpid(), factory())
+        return found[1]
