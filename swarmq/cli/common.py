@@ -62,8 +62,12 @@ def print_problems(report: RosterReport) -> None:
         err_console.print(f"[{style}]{problem}[/]", highlight=False, soft_wrap=True)
 
 
-FILE_LEVEL = frozenset({"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"})
+FILE_LEVEL = frozenset(
+    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"}
+)
 """Commands that only touch a project's files: they run without a swarm.yaml."""
+
+
 def _file_level(ctx: typer.Context) -> bool:
     root = ctx.find_root().command_path  # "swarmq", or "python -m swarmq.cli"
     words = ctx.command_path.removeprefix(root).split()
@@ -135,6 +139,9 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))
     if isinstance(locks, UnreachableLocks):
-        err_console.print(f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
-                          "(on a machine with no cluster set `locks: single-host`)", highlight=False)
+        err_console.print(
+            f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
+            "(on a machine with no cluster set `locks: single-host`)",
+            highlight=False,
+        )
     return locks

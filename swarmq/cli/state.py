@@ -45,10 +45,12 @@ def _exit_on_lock_failure(exc: Exception) -> None:
     from swarmq.memory.locking import CommitUnconfirmed, LockError
 
     if isinstance(exc, CommitUnconfirmed):
-        Console(stderr=True).print(f"[bold red]not confirmed:[/] {exc}", highlight=False,
-                                   soft_wrap=True)
+        Console(stderr=True).print(
+            f"[bold red]not confirmed:[/] {exc}", highlight=False, soft_wrap=True
+        )
         sys.exit(EXIT_UNCONFIRMED)
     if isinstance(exc, LockError):
-        Console(stderr=True).print(f"[bold red]refused:[/] {exc}; nothing was written",
-                                   highlight=False, soft_wrap=True)
+        Console(stderr=True).print(
+            f"[bold red]refused:[/] {exc}; nothing was written", highlight=False, soft_wrap=True
+        )
         sys.exit(EXIT_REFUSED)
