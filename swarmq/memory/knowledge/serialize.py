@@ -35,7 +35,9 @@ def js_number(value: float) -> str:
         frac = ""
     digits = (whole + frac).lstrip("0")
     # position of the decimal point relative to the digit string (value = 0.digits * 10**point)
-    point = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    point = (
+        len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    )
     digits = digits.rstrip("0") or "0"
     k = len(digits)
     sign = "-" if value < 0 else ""
@@ -101,9 +103,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""One decoder for every line: ``json.loads`` with a keyword builds a new one per call, a
+third of the parse time of a 10k-entry store."""
+
+
 def loads_js(text: str) -> Any:
     """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS."""
-    return json.loads(text, parse_constant=_reject_constant)
+    if text.startswith("\ufeff"):  # json.loads's own check, with its message
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
 
 
 def iso_now(moment: datetime | None = None) -> str:
