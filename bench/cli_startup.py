@@ -1,0 +1,152 @@
+"""CLI start-up: ``swarmq --help`` and ``swarmq knowledge list`` on a generated store, each in
+fresh processes, against ``python -c pass`` and a bare two-command typer app's ``--help`` (the
+floor of any typer CLI), same run. Optionally the same commands of an older revision.
+
+Children run with a bytecode cache (a private ``PYTHONPYCACHEPREFIX``, warmed first), as an
+installed package has one; ``--no-bytecode`` measures every run compiling from source.
+
+    python -m bench.cli_startup [--runs 15] [--entries 10000] [--big 100000] [--against REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import REPO, console, save, table
+from bench.knowledge_add import build_store
+from bench.lesson_corpus import LessonGenerator
+
+BARE_TYPER = '''import typer
+app = typer.Typer()
+@app.command()
+def first() -> None:
+    """One command."""
+@app.command()
+def second() -> None:
+    """Another command."""
+app()
+'''
+BARS_MS = {"swarmq --help": 300.0, "swarmq knowledge list": 500.0}
+"""Issue 15's bars (the --json listing and bigger stores are reported, not barred)."""
+
+
+def child_env(root: Path, source: Path, bytecode: bool) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SWARMQ_CONFIG", "REDIS_URL", "PYTHONDONTWRITEBYTECODE", "COLUMNS")
+    }
+    env.update(PYTHONPATH=str(source), HOME=str(root / "home"),
+               XDG_CACHE_HOME=str(root / "home" / ".cache"),
+               XDG_DATA_HOME=str(root / "home" / "share"))  # fmt: skip
+    if bytecode:
+        env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = str(root / "no-pycache")  # empty: nothing cached is read
+    return env
+
+
+def time_runs(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> list[float]:
+    """Wall milliseconds of ``runs`` fresh processes (after one warm-up run); a failing run
+    is an error, never a fast figure."""
+    times = []
+    for attempt in range(runs + 1):
+        started = time.perf_counter()
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, check=False)  # fmt: skip
+        elapsed = 1000 * (time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} in {cwd} failed: {done.stderr.decode()[-2000:]}")
+        if attempt:
+            times.append(elapsed)
+    return times
+
+
+def make_project(root: Path, entries: int) -> Path:
+    project = root / f"project-{entries}"
+    lessons = LessonGenerator(seed=6).corpus(entries, dup_rate=0.0).lessons
+    build_store(project / ".swarm" / "knowledge.jsonl", lessons)
+    return project
+
+
+def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    python = sys.executable
+    (root / "home").mkdir(parents=True)
+    bare = root / "bare_typer.py"
+    bare.write_text(BARE_TYPER)
+    projects = {n: make_project(root, n) for n in (args.entries, args.big) if n}
+    sources = {"": REPO}
+    if args.against:
+        old = root / "against"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", args.against],
+                                 capture_output=True, check=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        sources[f" @ {args.against}"] = old
+    cases: list[tuple[str, list[str], Path, Path]] = [
+        ("python -c pass", [python, "-c", "pass"], root, REPO),
+        ("bare typer app --help", [python, str(bare), "--help"], root, REPO),
+    ]
+    for suffix, source in sources.items():
+        cli = [python, "-m", "swarmq.cli"]
+        cases.append((f"swarmq --help{suffix}", [*cli, "--help"], root, source))
+        for n, project in projects.items():
+            size = "" if n == args.entries else f" ({n:,} entries)"
+            listing = [*cli, "knowledge", "list"]
+            cases.append((f"swarmq knowledge list{size}{suffix}", listing, project, source))
+            cases.append((f"swarmq knowledge list --json{size}{suffix}", [*listing, "--json"],
+                          project, source))  # fmt: skip
+    load_before = os.getloadavg()
+    results: dict[str, dict[str, float]] = {}
+    for label, argv, cwd, source in cases:
+        runs = args.runs if "entries)" not in label else max(3, args.runs // 3)
+        times = time_runs(argv, cwd, child_env(root, source, not args.no_bytecode), runs)
+        results[label] = {"p50_ms": statistics.median(times), "min_ms": min(times), "runs": runs}
+    return {"entries": args.entries, "big": args.big, "bytecode_cache": not args.no_bytecode,
+            "against": args.against, "python": sys.version.split()[0], "results": results,
+            "loadavg_before": load_before, "loadavg_after": os.getloadavg()}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15, help="fresh processes per command")
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=0, help="also list a store this big (0 = skip)")
+    parser.add_argument("--against", default=None, help="also time this git revision's CLI")
+    parser.add_argument("--no-bytecode", action="store_true", help="compile from source each run")
+    parser.add_argument("--dir", type=Path, default=None, help="scratch dir (default: temp)")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="cli-startup-", dir=args.dir))
+    try:
+        data = measure(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    results = data["results"]
+    floor = results["python -c pass"]["p50_ms"]
+    bare = results["bare typer app --help"]["p50_ms"]
+    rows = []
+    for label, r in results.items():
+        bar = BARS_MS.get(label)
+        verdict = "" if bar is None else ("ok" if r["p50_ms"] <= bar else "OVER") + f" ≤ {bar:.0f}"
+        rows.append([label, r["p50_ms"], r["min_ms"], f"{r['p50_ms'] / floor:.1f}x",
+                     f"{r['p50_ms'] / bare:.2f}x", verdict])  # fmt: skip
+    cache = "bytecode cached" if data["bytecode_cache"] else "no bytecode cache"
+    table(f"CLI start-up, fresh processes ({cache}; {args.entries:,}-entry store)",
+          ["command", "p50 ms", "min ms", "/ python -c pass", "/ bare typer --help", "bar"], rows)  # fmt: skip
+    console.print(f"load average {data['loadavg_before'][0]:.2f} before, "
+                  f"{data['loadavg_after'][0]:.2f} after ({os.cpu_count()} CPUs)")  # fmt: skip
+    save("cli_startup" if data["bytecode_cache"] else "cli_startup_nocache", data)
+
+
+if __name__ == "__main__":
+    main()
