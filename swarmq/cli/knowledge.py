@@ -84,13 +84,13 @@ def list_entries(
     as_json: bool = JsonOption,
 ) -> None:
     """Entries of a tier, in file order; corrupt lines are reported on stderr."""
-    from swarmq.memory.knowledge.listing import read_listing  # one streaming pass, no index
+    from swarmq.memory.knowledge.listing import Filter, list_tier  # no full parse, no index
 
-    path = knowledge(ctx).tier(tier).files.knowledge
-    listing = read_listing(path, lambda e: (status is None or e.status == status)
-                           and (category is None or e.category == category)
-                           and (all_ or status is not None or e.is_active))
-    entries = listing.entries[-limit:]
+    roster = load(ctx)
+    path = KnowledgeStore.for_roster(roster, store_locks(roster)).tier(tier).files.knowledge
+    listing = list_tier(path, Filter(status, category, include_inactive=all_), limit,
+                        index_dir=roster.runtime_dir / "listing")
+    entries = listing.entries
     if as_json:
         emit_json({"file": str(path), "entries": [entry_json(e) for e in entries],
                    "corrupt": [{"line": c.line_no, "error": c.error} for c in listing.corrupt]})
