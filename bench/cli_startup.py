@@ -56,11 +56,15 @@ def child_env(root: Path, source: Path, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def time_runs(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> list[float]:
+def time_runs(
+    argv: list[str], cwd: Path, env: dict[str, str], runs: int, cold: Path | None = None
+) -> list[float]:
     """Wall milliseconds of ``runs`` fresh processes (after one warm-up run); a failing run
-    is an error, never a fast figure."""
+    is an error, never a fast figure. ``cold``: a cache directory removed before each run."""
     times = []
     for attempt in range(runs + 1):
+        if cold is not None:
+            shutil.rmtree(cold, ignore_errors=True)
         started = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, check=False)  # fmt: skip
@@ -86,6 +90,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     bare.write_text(BARE_TYPER)
     projects = {n: make_project(root, n) for n in (args.entries, args.big) if n}
     sources = {"": REPO}
+    cache = root / "home" / ".cache" / "swarmq"  # implicit rosters keep their runtime dir here
     if args.against:
         old = root / "against"
         old.mkdir()
@@ -93,24 +98,27 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                                  capture_output=True, check=True).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         sources[f" @ {args.against}"] = old
-    cases: list[tuple[str, list[str], Path, Path]] = [
-        ("python -c pass", [python, "-c", "pass"], root, REPO),
-        ("bare typer app --help", [python, str(bare), "--help"], root, REPO),
+    cases: list[tuple[str, list[str], Path, Path, Path | None]] = [
+        ("python -c pass", [python, "-c", "pass"], root, REPO, None),
+        ("bare typer app --help", [python, str(bare), "--help"], root, REPO, None),
     ]
     for suffix, source in sources.items():
         cli = [python, "-m", "swarmq.cli"]
-        cases.append((f"swarmq --help{suffix}", [*cli, "--help"], root, source))
+        cases.append((f"swarmq --help{suffix}", [*cli, "--help"], root, source, None))
         for n, project in projects.items():
             size = "" if n == args.entries else f" ({n:,} entries)"
             listing = [*cli, "knowledge", "list"]
-            cases.append((f"swarmq knowledge list{size}{suffix}", listing, project, source))
+            cases.append((f"swarmq knowledge list{size}{suffix}", listing, project, source, None))
             cases.append((f"swarmq knowledge list --json{size}{suffix}", [*listing, "--json"],
-                          project, source))  # fmt: skip
+                          project, source, None))  # fmt: skip
+            if not suffix:  # the first call after a change: no listing index yet
+                cases.append((f"swarmq knowledge list --json{size}, index rebuilt",
+                              [*listing, "--json"], project, source, cache))  # fmt: skip
     load_before = os.getloadavg()
     results: dict[str, dict[str, float]] = {}
-    for label, argv, cwd, source in cases:
+    for label, argv, cwd, source, cold in cases:
         runs = args.runs if "entries)" not in label else max(3, args.runs // 3)
-        times = time_runs(argv, cwd, child_env(root, source, not args.no_bytecode), runs)
+        times = time_runs(argv, cwd, child_env(root, source, not args.no_bytecode), runs, cold)
         results[label] = {"p50_ms": statistics.median(times), "min_ms": min(times), "runs": runs}
     return {"entries": args.entries, "big": args.big, "bytecode_cache": not args.no_bytecode,
             "against": args.against, "python": sys.version.split()[0], "results": results,
@@ -142,7 +150,7 @@ def main() -> None:
                      f"{r['p50_ms'] / bare:.2f}x", verdict])  # fmt: skip
     cache = "bytecode cached" if data["bytecode_cache"] else "no bytecode cache"
     table(f"CLI start-up, fresh processes ({cache}; {args.entries:,}-entry store)",
-          ["command", "p50 ms", "min ms", "/ python -c pass", "/ bare typer --help", "bar"], rows)  # fmt: skip
+          ["command", "p50 ms", "min ms", "× pass", "× typer", "bar"], rows)  # fmt: skip
     console.print(f"load average {data['loadavg_before'][0]:.2f} before, "
                   f"{data['loadavg_after'][0]:.2f} after ({os.cpu_count()} CPUs)")  # fmt: skip
     save("cli_startup" if data["bytecode_cache"] else "cli_startup_nocache", data)

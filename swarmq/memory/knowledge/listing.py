@@ -152,22 +152,36 @@ def list_tier(
     with handle:
         cache = index_path(index_dir, listing.path) if index_dir is not None else None
         index = _load_index(cache, listing.path) if cache is not None else None
-        if index is None or _prefix_crc(handle, index.end) != index.crc:
-            index = _Index()
-        indexed = index.end
-        tail, listing.parsed = _scan(handle, index)
-        if cache is not None and index.end != indexed:
-            _save_index(cache, listing.path, index)
-        rows: list[list[Any] | Entry] = [row for row in index.entries if keep.keeps(*row[3:6])]
-        if isinstance(tail, Entry) and keep.keeps(tail.status, tail.category, tail.is_active):
-            rows.append(tail)
-        for row in rows if last is None else rows[-last:]:
-            listing.entries.append(row if isinstance(row, Entry) else _reparse(handle, row, Entry))
-        listing.corrupt = [_reparse(handle, row, CorruptLine) for row in index.corrupt]
-        if isinstance(tail, CorruptLine):
-            listing.corrupt.append(tail)
-        listing.scanned = len(index.entries) + isinstance(tail, Entry)
+        if index is not None and _prefix_crc(handle, index.end) == index.crc:
+            try:
+                return _answer(listing, handle, index, keep, last, cache)
+            except (_OutOfStep, TypeError, ValueError, IndexError):
+                listing = Listing(listing.path)  # an index damaged in place: rebuild it
+        return _answer(listing, handle, _Index(), keep, last, cache)
+
+
+def _answer(
+    listing: Listing, handle: BinaryIO, index: _Index, keep: Filter, last: int | None,
+    cache: Path | None,
+) -> Listing:  # fmt: skip
+    indexed = index.end
+    tail, listing.parsed = _scan(handle, index)
+    if cache is not None and index.end != indexed:
+        _save_index(cache, listing.path, index)
+    rows: list[list[Any] | Entry] = [row for row in index.entries if keep.keeps(*row[3:6])]
+    if isinstance(tail, Entry) and keep.keeps(tail.status, tail.category, tail.is_active):
+        rows.append(tail)
+    for row in rows if last is None else rows[-last:]:
+        listing.entries.append(row if isinstance(row, Entry) else _reparse(handle, row, Entry))
+    listing.corrupt = [_reparse(handle, row, CorruptLine) for row in index.corrupt]
+    if isinstance(tail, CorruptLine):
+        listing.corrupt.append(tail)
+    listing.scanned = len(index.entries) + isinstance(tail, Entry)
     return listing
+
+
+class _OutOfStep(Exception):
+    """An indexed row that is not what the index says (the index file was damaged)."""
 
 
 def _reparse(handle: BinaryIO, row: list[Any], kind: type[_Parsed]) -> _Parsed:
@@ -176,5 +190,5 @@ def _reparse(handle: BinaryIO, row: list[Any], kind: type[_Parsed]) -> _Parsed:
     handle.seek(offset)
     item = parse_line(line_no, handle.read(length))
     if not isinstance(item, kind):
-        raise RuntimeError(f"{handle.name}:{line_no}: listing index out of step with the file")
+        raise _OutOfStep(f"line {line_no}")
     return item

@@ -112,6 +112,10 @@ def test_a_damaged_index_is_rebuilt(knowledge: KnowledgeStore, tmp_path: Path) -
     path = knowledge.swarm.files.knowledge
     same_as_store(knowledge, tmp_path)
     cache = index_path(tmp_path, path)
-    for junk in (b"{not json", b"[]", json.dumps({"version": 1}).encode()):
+    good = json.loads(cache.read_bytes())
+    shifted = {**good, "entries": [[row[0] + 1, *row[1:]] for row in good["entries"]]}
+    for junk in (b"{not json", b"[]", json.dumps({"version": 1}).encode(),
+                 json.dumps(shifted).encode()):  # fmt: skip
         cache.write_bytes(junk)
         assert same_as_store(knowledge, tmp_path).parsed == 1
+        assert json.loads(cache.read_bytes()) == good
