@@ -56,24 +56,18 @@ def child_env(root: Path, source: Path, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def time_runs(
-    argv: list[str], cwd: Path, env: dict[str, str], runs: int, cold: Path | None = None
-) -> list[float]:
-    """Wall milliseconds of ``runs`` fresh processes (after one warm-up run); a failing run
-    is an error, never a fast figure. ``cold``: a cache directory removed before each run."""
-    times = []
-    for attempt in range(runs + 1):
-        if cold is not None:
-            shutil.rmtree(cold, ignore_errors=True)
-        started = time.perf_counter()
-        done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)  # fmt: skip
-        elapsed = 1000 * (time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} in {cwd} failed: {done.stderr.decode()[-2000:]}")
-        if attempt:
-            times.append(elapsed)
-    return times
+def time_run(argv: list[str], cwd: Path, env: dict[str, str], cold: Path | None) -> float:
+    """Wall milliseconds of one fresh process; a failing run is an error, never a fast
+    figure. ``cold``: a cache directory removed first."""
+    if cold is not None:
+        shutil.rmtree(cold, ignore_errors=True)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)  # fmt: skip
+    elapsed = 1000 * (time.perf_counter() - started)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} in {cwd} failed: {done.stderr.decode()[-2000:]}")
+    return elapsed
 
 
 def make_project(root: Path, entries: int) -> Path:
@@ -115,11 +109,18 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 cases.append((f"swarmq knowledge list --json{size}, index rebuilt",
                               [*listing, "--json"], project, source, cache))  # fmt: skip
     load_before = os.getloadavg()
-    results: dict[str, dict[str, float]] = {}
-    for label, argv, cwd, source, cold in cases:
-        runs = args.runs if "entries)" not in label else max(3, args.runs // 3)
-        times = time_runs(argv, cwd, child_env(root, source, not args.no_bytecode), runs, cold)
-        results[label] = {"p50_ms": statistics.median(times), "min_ms": min(times), "runs": runs}
+    times: dict[str, list[float]] = {label: [] for label, *_ in cases}
+    # Round robin, after one warm-up round: load from other work hits every command alike.
+    for round_no in range(args.runs + 1):
+        for label, argv, cwd, source, cold in cases:
+            if "entries" in label and round_no > max(3, args.runs // 3):
+                continue  # the big store: fewer runs
+            env = child_env(root, source, not args.no_bytecode)
+            elapsed = time_run(argv, cwd, env, cold)
+            if round_no:
+                times[label].append(elapsed)
+    results = {label: {"p50_ms": statistics.median(t), "min_ms": min(t), "runs": len(t)}
+               for label, t in times.items()}  # fmt: skip
     return {"entries": args.entries, "big": args.big, "bytecode_cache": not args.no_bytecode,
             "against": args.against, "python": sys.version.split()[0], "results": results,
             "loadavg_before": load_before, "loadavg_after": os.getloadavg()}  # fmt: skip
