@@ -11,6 +11,7 @@ installed package has one; ``--no-bytecode`` measures every run compiling from s
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import shutil
 import statistics
@@ -56,11 +57,11 @@ def child_env(root: Path, source: Path, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def time_run(argv: list[str], cwd: Path, env: dict[str, str], cold: Path | None) -> float:
+def time_run(argv: list[str], cwd: Path, env: dict[str, str], cold: str | None) -> float:
     """Wall milliseconds of one fresh process; a failing run is an error, never a fast
-    figure. ``cold``: a cache directory removed first."""
-    if cold is not None:
-        shutil.rmtree(cold, ignore_errors=True)
+    figure. ``cold``: a glob of cache directories removed first."""
+    for directory in glob.glob(cold or ""):
+        shutil.rmtree(directory)
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, check=False)  # fmt: skip
@@ -92,7 +93,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                                  capture_output=True, check=True).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         sources[f" @ {args.against}"] = old
-    cases: list[tuple[str, list[str], Path, Path, Path | None]] = [
+    cases: list[tuple[str, list[str], Path, Path, str | None]] = [
         ("python -c pass", [python, "-c", "pass"], root, REPO, None),
         ("bare typer app --help", [python, str(bare), "--help"], root, REPO, None),
     ]
@@ -107,7 +108,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                           project, source, None))  # fmt: skip
             if not suffix:  # the first call after a change: no listing index yet
                 cases.append((f"swarmq knowledge list --json{size}, index rebuilt",
-                              [*listing, "--json"], project, source, cache))  # fmt: skip
+                              [*listing, "--json"], project, source,
+                              str(cache / f"{project.name}-*" / "listing")))  # fmt: skip
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {label: [] for label, *_ in cases}
     # Round robin, after one warm-up round: load from other work hits every command alike.
