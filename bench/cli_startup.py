@@ -3,7 +3,8 @@ fresh processes, against ``python -c pass`` and a bare two-command typer app's `
 floor of any typer CLI), same run. Optionally the same commands of an older revision.
 
 Children run with a bytecode cache (a private ``PYTHONPYCACHEPREFIX``, warmed first), as an
-installed package has one; ``--no-bytecode`` measures every run compiling from source.
+installed package has one; ``--no-bytecode`` compiles swarmq from source in every run (a
+checkout run with ``PYTHONDONTWRITEBYTECODE``; dependencies keep their installed caches).
 
     python -m bench.cli_startup [--runs 15] [--entries 10000] [--big 100000] [--against REV]
 """
@@ -51,9 +52,9 @@ def child_env(root: Path, source: Path, bytecode: bool) -> dict[str, str]:
                XDG_DATA_HOME=str(root / "home" / "share"))  # fmt: skip
     if bytecode:
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
-    else:
+    else:  # dependencies from their installed caches, swarmq compiled from source each run
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["PYTHONPYCACHEPREFIX"] = str(root / "no-pycache")  # empty: nothing cached is read
+        env.pop("PYTHONPYCACHEPREFIX", None)
     return env
 
 
