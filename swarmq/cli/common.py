@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -14,8 +12,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from swarmq.cli.state import EXIT_REFUSED as EXIT_REFUSED  # exit statuses, kept importable here
+from swarmq.cli.state import EXIT_UNCONFIRMED as EXIT_UNCONFIRMED
+from swarmq.cli.state import CliState
 from swarmq.memory.locking import StoreLocks
-from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, find_config, load_report
+from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
 from swarmq.roster.schema import Roster
 
 if TYPE_CHECKING:
@@ -43,15 +44,6 @@ err_console = _Console(stderr=True)
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 
 
-@dataclass
-class CliState:
-    config: Path | None = None
-
-    @property
-    def config_path(self) -> Path:
-        return find_config(self.config)
-
-
 def state(ctx: typer.Context) -> CliState:
     root = ctx.find_root()
     if not isinstance(root.obj, CliState):
@@ -70,8 +62,12 @@ def print_problems(report: RosterReport) -> None:
         err_console.print(f"[{style}]{problem}[/]", highlight=False, soft_wrap=True)
 
 
-FILE_LEVEL = frozenset({"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"})
+FILE_LEVEL = frozenset(
+    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"}
+)
 """Commands that only touch a project's files: they run without a swarm.yaml."""
+
+
 def _file_level(ctx: typer.Context) -> bool:
     root = ctx.find_root().command_path  # "swarmq", or "python -m swarmq.cli"
     words = ctx.command_path.removeprefix(root).split()
@@ -143,29 +139,9 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))
     if isinstance(locks, UnreachableLocks):
-        err_console.print(f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
-                          "(on a machine with no cluster set `locks: single-host`)", highlight=False)
+        err_console.print(
+            f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
+            "(on a machine with no cluster set `locks: single-host`)",
+            highlight=False,
+        )
     return locks
-
-
-EXIT_REFUSED = 3
-"""Exit status of a write refused by its lock (lease lapsed, fenced off, lock not acquired):
-nothing was written."""
-EXIT_UNCONFIRMED = 4
-"""Exit status of a write that landed after its lease lapsed (see CommitUnconfirmed): it may
-be overwritten, so it is never reported as done."""
-
-
-def run_guarded(run: Callable[[], object]) -> None:
-    """Run the CLI, turning lock failures into one clear line and a distinct exit status."""
-    from swarmq.memory.locking import CommitUnconfirmed, LockError
-
-    try:
-        run()
-    except CommitUnconfirmed as exc:
-        err_console.print(f"[bold red]not confirmed:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(EXIT_UNCONFIRMED)
-    except LockError as exc:
-        err_console.print(f"[bold red]refused:[/] {exc}; nothing was written", highlight=False,
-                          soft_wrap=True)
-        sys.exit(EXIT_REFUSED)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,13 +16,12 @@ from swarmq.memory.knowledge import (
     InvalidEntry,
     KnowledgeStore,
     NewLesson,
-    QueryContext,
     ReceiptChainBroken,
     RestoreRefused,
-    RetrievalMode,
-    inject,
-    search,
 )
+
+if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from swarmq.memory.knowledge import QueryContext
 
 app = typer.Typer(help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True)
 
@@ -85,19 +84,20 @@ def list_entries(
     as_json: bool = JsonOption,
 ) -> None:
     """Entries of a tier, in file order; corrupt lines are reported on stderr."""
-    store = knowledge(ctx).tier(tier)
-    snapshot = store.read()
-    entries = [e for e in snapshot.entries
-               if (status is None or e.status == status)
-               and (category is None or e.category == category)
-               and (all_ or status is not None or e.is_active)][-limit:]
+    from swarmq.memory.knowledge.listing import Filter, list_tier  # no full parse, no index
+
+    roster = load(ctx)
+    path = KnowledgeStore.for_roster(roster, store_locks(roster)).tier(tier).files.knowledge
+    listing = list_tier(path, Filter(status, category, include_inactive=all_), limit,
+                        index_dir=roster.runtime_dir / "listing")
+    entries = listing.entries
     if as_json:
-        emit_json({"file": str(store.files.knowledge), "entries": [entry_json(e) for e in entries],
-                   "corrupt": [{"line": c.line_no, "error": c.error} for c in snapshot.corrupt]})
+        emit_json({"file": str(path), "entries": [entry_json(e) for e in entries],
+                   "corrupt": [{"line": c.line_no, "error": c.error} for c in listing.corrupt]})
         return
-    console.print(entry_table(f"{tier} knowledge: {store.files.knowledge}", entries))
-    for corrupt in snapshot.corrupt:
-        typer.echo(f"corrupt line: {corrupt.describe(store.files.knowledge)}", err=True)
+    console.print(entry_table(f"{tier} knowledge: {path}", entries))
+    for corrupt in listing.corrupt:
+        typer.echo(f"corrupt line: {corrupt.describe(path)}", err=True)
 
 
 @app.command("show")
@@ -234,6 +234,8 @@ def sweep_cmd(ctx: typer.Context,
 
 def _context(text: str, tool: str | None, agent: str | None, phase: int | None,
              scope: list[str] | None, delegation: bool) -> QueryContext:
+    from swarmq.memory.knowledge import QueryContext, RetrievalMode
+
     return QueryContext(text=text, tool=tool, agent=agent, phase=phase, scopes=scope or None,
                         mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START)
 
@@ -249,6 +251,8 @@ def search_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Ranked swarm + hive entries with their score breakdown (no side effects)."""
+    from swarmq.memory.knowledge import search
+
     results = search(knowledge(ctx), _context(text, tool, agent, None, scope, False), limit=limit)
     if as_json:
         emit_json([r.as_dict() for r in results])
@@ -277,6 +281,8 @@ def inject_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Render the <swarm_knowledge_directives> block (and record what it shows)."""
+    from swarmq.memory.knowledge import inject
+
     try:
         injection = inject(knowledge(ctx), _context(text, tool, agent, phase, None, delegation),
                            headroom=headroom, session_id=session, record=not preview)

@@ -34,7 +34,11 @@ class UnreachableLocks:
 
 
 def store_locks(
-    roster: ClusterSettings, cluster: Cluster | None = None, *, timeout: float = 2.0, lazy: bool = False
+    roster: ClusterSettings,
+    cluster: Cluster | None = None,
+    *,
+    timeout: float = 2.0,
+    lazy: bool = False,
 ) -> StoreLocks:
     """The store locks this process must use for ``roster``.
 
@@ -43,13 +47,12 @@ def store_locks(
     :class:`UnreachableLocks`, which refuses at the first write instead. Never same-host locks
     for a cluster workspace.
     """
-    from swarmq.coord.connection import RedisUnavailable
-
     ensure_identity(roster)
     if roster.locks == "single-host":
-        return LocalLocks(roster.runtime_dir / "locks")
+        return LocalLocks(roster.runtime_dir / "locks")  # no Redis client imported for these
     if cluster is None:
         from swarmq.coord.cluster import Cluster
+        from swarmq.coord.connection import RedisUnavailable
 
         try:
             cluster = Cluster.connect(roster, timeout=timeout)

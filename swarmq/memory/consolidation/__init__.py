@@ -7,7 +7,20 @@ crash leaves each store as it was before or as it is after the run, and is idemp
 run over the result finds nothing to do.
 """
 
-from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
-from swarmq.memory.consolidation.plan import Action, ActionKind, Plan, Reason
+from typing import TYPE_CHECKING
+
+from swarmq.memory.lazypkg import lazy_package
+
+if TYPE_CHECKING:
+    from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
+    from swarmq.memory.consolidation.plan import Action, ActionKind, Plan, Reason
 
 __all__ = ["Action", "ActionKind", "ConsolidationConfig", "EmptyLessons", "Plan", "Reason"]
+
+lazy_package(
+    __name__,
+    {
+        "config": ("ConsolidationConfig", "EmptyLessons"),
+        "plan": ("Action", "ActionKind", "Plan", "Reason"),
+    },
+)

@@ -4,13 +4,18 @@ Canonical state is the project's ``.agents/`` directory in AgentOps' own formats
 existing AgentOps project works as it is and ``ao`` can keep reading what swarmq writes.
 """
 
-from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
-from swarmq.memory.flywheel.config import FlywheelConfig
-from swarmq.memory.flywheel.lookup import LookupHit, lookup, search
-from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
-from swarmq.memory.flywheel.model import KnowledgeType, Maturity, PoolStatus, QualityTier
-from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
-from swarmq.memory.flywheel.store import AgentsLayout
+from typing import TYPE_CHECKING
+
+from swarmq.memory.lazypkg import lazy_package
+
+if TYPE_CHECKING:
+    from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
+    from swarmq.memory.flywheel.config import FlywheelConfig
+    from swarmq.memory.flywheel.lookup import LookupHit, lookup, search
+    from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
+    from swarmq.memory.flywheel.model import KnowledgeType, Maturity, PoolStatus, QualityTier
+    from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
+    from swarmq.memory.flywheel.store import AgentsLayout
 
 __all__ = [
     "AgentsLayout",
@@ -30,3 +35,16 @@ __all__ = [
     "read_baselines",
     "search",
 ]
+
+lazy_package(
+    __name__,
+    {
+        "closeloop": ("CloseLoopResult", "close_loop"),
+        "config": ("FlywheelConfig",),
+        "lookup": ("LookupHit", "lookup", "search"),
+        "metrics": ("compute_metrics", "read_baselines"),
+        "model": ("KnowledgeType", "Maturity", "PoolStatus", "QualityTier"),
+        "pool": ("Pool", "PoolEntry", "PoolError"),
+        "store": ("AgentsLayout",),
+    },
+)

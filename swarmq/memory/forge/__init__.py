@@ -1,9 +1,14 @@
 """Forge: mine agent transcripts for typed knowledge candidates (AgentOps pending files)."""
 
-from swarmq.memory.forge.classifier import KnowledgeClass, Verdict, classify
-from swarmq.memory.forge.config import ForgeConfig, ForgeLLMConfig
-from swarmq.memory.forge.extract import ForgeResult, forge_transcript
-from swarmq.memory.forge.pending_file import ForgedCandidate
+from typing import TYPE_CHECKING
+
+from swarmq.memory.lazypkg import lazy_package
+
+if TYPE_CHECKING:
+    from swarmq.memory.forge.classifier import KnowledgeClass, Verdict, classify
+    from swarmq.memory.forge.config import ForgeConfig, ForgeLLMConfig
+    from swarmq.memory.forge.extract import ForgeResult, forge_transcript
+    from swarmq.memory.forge.pending_file import ForgedCandidate
 
 __all__ = [
     "ForgeConfig",
@@ -15,3 +20,13 @@ __all__ = [
     "classify",
     "forge_transcript",
 ]
+
+lazy_package(
+    __name__,
+    {
+        "classifier": ("KnowledgeClass", "Verdict", "classify"),
+        "config": ("ForgeConfig", "ForgeLLMConfig"),
+        "extract": ("ForgeResult", "forge_transcript"),
+        "pending_file": ("ForgedCandidate",),
+    },
+)

@@ -11,39 +11,44 @@ The public API (see ``docs/knowledge.md``)::
     injection = inject(knowledge, QueryContext(text=task, agent="coder"), headroom=0.7)
 """
 
-from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
-from swarmq.memory.knowledge.errors import (
-    EntryNotFound,
-    InvalidEntry,
-    KnowledgeError,
-    ReceiptChainBroken,
-    RestoreRefused,
-    RevisionConflict,
-)
-from swarmq.memory.knowledge.files import TierFiles, platform_data_dir
-from swarmq.memory.knowledge.inject import Injection, inject, record_shown
-from swarmq.memory.knowledge.model import (
-    ACTIVE_STATUSES,
-    Category,
-    DirectivePriority,
-    Entry,
-    RetrievalMode,
-    Status,
-    Tier,
-)
-from swarmq.memory.knowledge.project import KnowledgeStore
-from swarmq.memory.knowledge.query import QueryContext, Ranked, search
-from swarmq.memory.knowledge.reinforcement import NewLesson, compute_confidence
-from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
-from swarmq.memory.knowledge.store import AddResult, ReinforceResult, TierStore
-from swarmq.memory.knowledge.tierfile import Snapshot
-from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.knowledge.validation import (
-    NEGATION_PAIRS,
-    ValidationResult,
-    negation_contexts,
-    validate_lesson,
-)
+from typing import TYPE_CHECKING
+
+from swarmq.memory.lazypkg import lazy_package
+
+if TYPE_CHECKING:
+    from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
+    from swarmq.memory.knowledge.errors import (
+        EntryNotFound,
+        InvalidEntry,
+        KnowledgeError,
+        ReceiptChainBroken,
+        RestoreRefused,
+        RevisionConflict,
+    )
+    from swarmq.memory.knowledge.files import TierFiles, platform_data_dir
+    from swarmq.memory.knowledge.inject import Injection, inject, record_shown
+    from swarmq.memory.knowledge.model import (
+        ACTIVE_STATUSES,
+        Category,
+        DirectivePriority,
+        Entry,
+        RetrievalMode,
+        Status,
+        Tier,
+    )
+    from swarmq.memory.knowledge.project import KnowledgeStore
+    from swarmq.memory.knowledge.query import QueryContext, Ranked, search
+    from swarmq.memory.knowledge.reinforcement import NewLesson, compute_confidence
+    from swarmq.memory.knowledge.render import Budget, budget_for, render_directives
+    from swarmq.memory.knowledge.store import AddResult, ReinforceResult, TierStore
+    from swarmq.memory.knowledge.tierfile import Snapshot
+    from swarmq.memory.knowledge.transaction import Transaction
+    from swarmq.memory.knowledge.validation import (
+        NEGATION_PAIRS,
+        ValidationResult,
+        negation_contexts,
+        validate_lesson,
+    )
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -85,3 +90,42 @@ __all__ = [
     "search",
     "validate_lesson",
 ]
+
+lazy_package(
+    __name__,
+    {
+        "config": ("KnowledgeConfig", "ValidationMode"),
+        "errors": (
+            "EntryNotFound",
+            "InvalidEntry",
+            "KnowledgeError",
+            "ReceiptChainBroken",
+            "RestoreRefused",
+            "RevisionConflict",
+        ),
+        "files": ("TierFiles", "platform_data_dir"),
+        "inject": ("Injection", "inject", "record_shown"),
+        "model": (
+            "ACTIVE_STATUSES",
+            "Category",
+            "DirectivePriority",
+            "Entry",
+            "RetrievalMode",
+            "Status",
+            "Tier",
+        ),
+        "project": ("KnowledgeStore",),
+        "query": ("QueryContext", "Ranked", "search"),
+        "reinforcement": ("NewLesson", "compute_confidence"),
+        "render": ("Budget", "budget_for", "render_directives"),
+        "store": ("AddResult", "ReinforceResult", "TierStore"),
+        "tierfile": ("Snapshot",),
+        "transaction": ("Transaction",),
+        "validation": (
+            "NEGATION_PAIRS",
+            "ValidationResult",
+            "negation_contexts",
+            "validate_lesson",
+        ),
+    },
+)

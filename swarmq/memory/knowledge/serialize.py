@@ -132,9 +132,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""One decoder for every line: ``json.loads`` with a keyword builds a new one per call, a
+third of the parse time of a 10k-entry store."""
+
+
 def loads_js(text: str) -> Any:
     """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS."""
-    return json.loads(text, parse_constant=_reject_constant)
+    if text.startswith("\ufeff"):  # json.loads's own check, with its message
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
 
 
 def iso_now(moment: datetime | None = None) -> str:

@@ -17,21 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
+# Measure lived here; it moved so the roster's settings can name one without numpy.
+from swarmq.memory.similarity.measure import Measure as Measure
+
 IntArray = npt.NDArray[np.int64]
-
-
-class Measure(StrEnum):
-    """Which token sets two lessons are compared on."""
-
-    BIGRAMS = "bigrams"
-    """Word bigrams of opencode-swarm's normalised text (its near-duplicate detector)."""
-    TOKENS = "tokens"
-    """Lower-cased Unicode word tokens (openknowledge's lexical Jaccard)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +87,11 @@ def _words(texts: Sequence[str], measure: Measure) -> tuple[list[bytes], list[in
         return _ascii_words(lowered), None
     other = [i for i, text in enumerate(lowered) if not text.isascii()]
     words = _ascii_words([lowered[i] for i in plain]) if plain else []
-    unicode_words = f" {_SEPARATOR} ".join(
-        " ".join(_UNICODE_WORD.findall(lowered[i])) for i in other
-    ).encode("utf-8", "surrogatepass").split()
+    unicode_words = (
+        f" {_SEPARATOR} ".join(" ".join(_UNICODE_WORD.findall(lowered[i])) for i in other)
+        .encode("utf-8", "surrogatepass")
+        .split()
+    )
     if plain:
         words.append(_SEPARATOR.encode())
     words.extend(unicode_words)
