@@ -18,11 +18,12 @@ def bench_base() -> None:
     """The SwarmTask base alone (attempt counter, logging): where the gate's cost is not."""
 
 
-@app.task(name="ops.bench_gated", bind=True, store_lock="bench:{key}", quota="bench")
+@app.task(name="ops.bench_gated", bind=True, store_lock="bench:{key}")
 def bench_gated(self: SwarmTask, key: int) -> int:
-    """The shape of every LLM job with the LLM call removed: a quota slot under a store lock."""
-    assert self.slot is not None
-    return self.slot.start()
+    """The shape of every LLM job with the LLM call removed: a quota slot (reserved and started
+    the way :class:`~swarmq.llm.metered.MeteredCompleter` does it) under a store lock."""
+    with self.cluster.gate.slot("bench") as slot:
+        return slot.start()
 
 
 @app.task(name="ops.bench_sleep", bind=True)

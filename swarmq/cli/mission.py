@@ -155,7 +155,7 @@ def reap(
     as_json: bool = JsonOption,
 ) -> None:
     """Resume elsewhere the executing missions whose host died (what the active beat does)."""
-    from swarmq.workers.reaper import reap as reap_pass
+    from swarmq.reaper import reap as reap_pass
 
     client = _client(ctx)
     found = _run(lambda: reap_pass(client, older_than=older_than))

@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import redis
@@ -31,6 +30,7 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_slot import QuotaSlot
 from swarmq.coord.quota_types import (
     LeaseLost,
     QuotaError,
@@ -369,37 +369,3 @@ class QuotaGate:
 
     def statuses(self) -> list[QuotaStatus]:
         return [self.status(name) for name in sorted(self.quotas)]
-
-
-class QuotaSlot:
-    """A reservation in a ``with`` block: ``start()`` once, or it is released on exit."""
-
-    def __init__(self, gate: QuotaGate, reservation: Reservation) -> None:
-        self.gate = gate
-        self.reservation = reservation
-        self.started = False
-        self.used: int | None = None
-
-    def start(self) -> int:
-        if self.started:
-            raise QuotaError("this quota slot was already started")
-        self.used = self.gate.start(self.reservation)
-        self.started = True
-        return self.used
-
-    def renew(self) -> None:
-        self.reservation = self.gate.renew(self.reservation)
-
-    def __enter__(self) -> QuotaSlot:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if not self.started:
-            with contextlib.suppress(QuotaUnavailable):
-                # Unreachable Redis: the lease expires and returns the slot by itself.
-                self.gate.release(self.reservation)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from swarmq.errors import InvalidInput
 from swarmq.memory.paths import check_id
-from swarmq.memory.search_index import TOKEN, Hit, SearchIndex, normalize
+from swarmq.memory.search_index import SearchIndex
+from swarmq.memory.search_text import TOKEN, Hit, normalize
 
 __all__ = [
     "MAX_LIMIT",

@@ -18,18 +18,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import stat
 import threading
 import time
-import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from swarmq.memory.change_journal import journal_path, marker_dir
+from swarmq.memory.search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
 
 SUFFIXES: tuple[str, ...] = (".md", ".jsonl")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -41,7 +38,6 @@ RECONCILE_SECONDS = 30.0
 JOURNAL_COMPACT_BYTES = 1 << 20
 SCHEMA = 2
 DB_NAME = "index.sqlite"
-TOKEN = re.compile(r"\w+")
 LINE_BITS = 23
 """A line's id is ``file_id << LINE_BITS | line``: a 4 MiB file has fewer lines than 2**23."""
 
@@ -54,54 +50,6 @@ CREATE TABLE IF NOT EXISTS lines(id INTEGER PRIMARY KEY, raw TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     tokens, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'");
 """
-
-
-def fold(text: str) -> str:
-    """NFKC and case-folded (line breaks kept)."""
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-def normalize(text: str) -> str:
-    """Folded, whitespace collapsed: the form both queries and lines are matched in."""
-    return " ".join(fold(text).split())
-
-
-def norm_lines(body: str) -> list[str]:
-    """One normalised line per stored line (NFKC may merge or split lines: then go one by one)."""
-    lines = body.splitlines()
-    folded = fold(body).splitlines()
-    if len(folded) != len(lines):
-        folded = [fold(line) for line in lines]
-    return [" ".join(line.split()) for line in folded]
-
-
-def _fts_phrase(tokens: list[str]) -> str:
-    return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"'
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    line: int
-    snippet: str
-    phrase: bool
-    overlap: float
-    mtime: float
-
-    @property
-    def score(self) -> float:
-        """One number for display: 2 for a phrase match, plus the token overlap (0..1)."""
-        return round((2.0 if self.phrase else 0.0) + self.overlap, 4)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "snippet": self.snippet,
-            "score": self.score,
-            "match": "phrase" if self.phrase else "tokens",
-            "mtime": self.mtime,
-        }
 
 
 class SearchIndex:
@@ -330,7 +278,7 @@ class SearchIndex:
             counts: dict[int, int] = {}
             for token in wanted:
                 for (line_id,) in self._con.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ?", (_fts_phrase([token]),)
+                    "SELECT rowid FROM fts WHERE fts MATCH ?", (fts_phrase([token]),)
                 ):
                     counts[line_id] = counts.get(line_id, 0) + 1
             if not counts:
@@ -343,7 +291,7 @@ class SearchIndex:
                     adjacent = {
                         int(r[0])
                         for r in self._con.execute(
-                            "SELECT rowid FROM fts WHERE fts MATCH ?", (_fts_phrase(wanted),)
+                            "SELECT rowid FROM fts WHERE fts MATCH ?", (fts_phrase(wanted),)
                         )
                     }
                 # The phrase as written (punctuation included), not just adjacent tokens.

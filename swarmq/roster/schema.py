@@ -265,7 +265,7 @@ class Roster(StrictModel):
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     """opencode-swarm's ``knowledge.*`` settings (its defaults; see docs/knowledge.md)."""
     curator: CuratorConfig = Field(default_factory=CuratorConfig)
-    """Enrichment batches and the skill compiler's maturity gate (see docs/skills.md)."""
+    """Enrichment batches and the skill compiler's readiness gate (see docs/skills.md)."""
     skill_improver: SkillImproverConfig = Field(default_factory=SkillImproverConfig)
     """opencode-swarm's ``skill_improver`` settings; its budget is ``quotas.skill_improver``."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)

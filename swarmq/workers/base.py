@@ -10,10 +10,11 @@
 * **Store locks.** ``store_lock="consolidation:{scope}"`` on a task holds that Redis lock (with
   its fencing lease in ``self.lease``) around the body; ``self.hold_store_lock(name)`` does it
   ad hoc.
-* **Quota slots.** ``quota="enrichment"`` on a task reserves a slot before the body runs
-  (``self.slot``); ``self.quota_slot("enrichment")`` does it ad hoc.
-* **One round trip.** The attempt counter, the lock try and the reservation are pipelined
+* **One round trip.** The attempt counter and the lock try are pipelined
   (:mod:`swarmq.workers.prelude`), so these concerns cost one round trip before the body.
+* **No quota here.** LLM quota is reserved per LLM call, by the one mechanism every LLM job uses:
+  :class:`~swarmq.llm.metered.MeteredCompleter` over the cluster's quota gate (a job makes many
+  calls, and a slot must be held only around the call it pays for).
 * **Structured logging.** Start and end lines carry task id, task name, worker id and duration.
 """
 
@@ -35,7 +36,7 @@ from celery.utils.log import get_task_logger
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT
-from swarmq.coord.quota import QuotaSlot, flush_mirrors
+from swarmq.coord.quota import flush_mirrors
 from swarmq.memory.atomic import append_jsonl
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import Lease
@@ -91,9 +92,6 @@ class SwarmTask(Task):  # type: ignore[misc]
     store_lock: ClassVar[str | None] = None
     """Template of a store lock held around the body, formatted with the call's arguments."""
     store_lock_timeout: ClassVar[float] = 600.0
-    quota: ClassVar[str | None] = None
-    """A daily quota whose slot is reserved before the body runs (``self.slot``); the body calls
-    ``self.slot.start()`` right before its LLM request, or the slot is released on return."""
 
     # -- services ----------------------------------------------------------------------------
 
@@ -111,20 +109,10 @@ class SwarmTask(Task):  # type: ignore[misc]
         """The lease of the declarative ``store_lock`` of the running call."""
         return getattr(self.request, "swarmq_lease", None)
 
-    @property
-    def slot(self) -> QuotaSlot | None:
-        """The declarative ``quota`` slot of the running call."""
-        return getattr(self.request, "swarmq_slot", None)
-
     @contextlib.contextmanager
     def hold_store_lock(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
         with self.cluster.locks.hold(resource, timeout=timeout or self.store_lock_timeout) as lease:
             yield lease
-
-    @contextlib.contextmanager
-    def quota_slot(self, name: str) -> Iterator[QuotaSlot]:
-        with self.cluster.gate.slot(name) as slot:
-            yield slot
 
     # -- the call ----------------------------------------------------------------------------
 
@@ -140,7 +128,6 @@ class SwarmTask(Task):  # type: ignore[misc]
                 attempts_key=self._attempts_key(request.id),
                 attempts_ttl_ms=int(self._attempts_ttl() * 1000),
                 lock_resource=resource,
-                quota=self.quota,
             )
         except TRANSIENT as exc:
             # Without Redis we cannot count; requeue rather than run uncounted or drop the message.
@@ -149,13 +136,6 @@ class SwarmTask(Task):  # type: ignore[misc]
             lease: Lease | None = prelude.lease
             if prelude.lease is not None:
                 stack.callback(cluster.locks.release, prelude.lease)
-            slot: QuotaSlot | None = None
-            if prelude.quota_call is not None and self.quota is not None:
-                reservation = cluster.gate.reserve_outcome(
-                    self.quota, prelude.quota_call, prelude.quota_reply
-                )
-                if reservation is not None:
-                    slot = stack.enter_context(QuotaSlot(cluster.gate, reservation))
             if prelude.deliveries > self.roster.tasks.max_deliveries:
                 self._dead_letter(args, kwargs, prelude.deliveries)
                 raise DeadLettered(
@@ -166,9 +146,7 @@ class SwarmTask(Task):  # type: ignore[misc]
                 lease = stack.enter_context(
                     cluster.locks.hold(resource, timeout=self.store_lock_timeout)
                 )
-            if self.quota is not None and slot is None:
-                slot = stack.enter_context(cluster.gate.slot(self.quota))
-            return self._run_logged(args, kwargs, prelude.deliveries, lease, slot)
+            return self._run_logged(args, kwargs, prelude.deliveries, lease)
 
     def _run_logged(
         self,
@@ -176,10 +154,9 @@ class SwarmTask(Task):  # type: ignore[misc]
         kwargs: dict[str, Any],
         deliveries: int,
         lease: Lease | None,
-        slot: QuotaSlot | None,
     ) -> Any:
         request = self.request
-        request.swarmq_lease, request.swarmq_slot = lease, slot
+        request.swarmq_lease = lease
         started = time.monotonic()
         log.info("start %s", self.name, extra=self._log_extra(deliveries=deliveries))
         try:
@@ -194,7 +171,7 @@ class SwarmTask(Task):  # type: ignore[misc]
             )
             raise
         finally:
-            request.swarmq_lease = request.swarmq_slot = None
+            request.swarmq_lease = None
             self._forget_attempts()
         log.info(
             "end %s: ok after %.3fs",
@@ -205,19 +182,16 @@ class SwarmTask(Task):  # type: ignore[misc]
         return result
 
     def _run_plain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A direct call (``task(...)`` in-process): same lock and quota, no attempt counting."""
+        """A direct call (``task(...)`` in-process): same lock, no attempt counting."""
         with contextlib.ExitStack() as stack:
             lease: Lease | None = None
-            slot: QuotaSlot | None = None
             if self.store_lock is not None:
                 lease = stack.enter_context(self.hold_store_lock(self._format_lock(args, kwargs)))
-            if self.quota is not None:
-                slot = stack.enter_context(self.quota_slot(self.quota))
-            self.request.swarmq_lease, self.request.swarmq_slot = lease, slot
+            self.request.swarmq_lease = lease
             try:
                 return self.run(*args, **kwargs)
             finally:
-                self.request.swarmq_lease = self.request.swarmq_slot = None
+                self.request.swarmq_lease = None
 
     def _format_lock(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         assert self.store_lock is not None

@@ -1,4 +1,4 @@
-"""Exactly one active beat per swarm, a standby on every other host, and the mission reaper.
+"""Exactly one active beat per swarm, a standby on every other host.
 
 Two beats would enqueue every nightly job twice, so the scheduler runs only while it holds the
 swarm's Redis lease (renewed every quarter lease, compare-and-renew so an expired lease is never
@@ -7,9 +7,9 @@ so a dead beat is replaced within one lease period plus one poll (celery-redbeat
 prior art). Each entry's last run time is kept in Redis, so the new holder neither repeats a run
 the dead one made nor skips one that fell due while nobody held the lease.
 
-The active beat also runs the mission reaper (:mod:`swarmq.workers.reaper`) every
-``missions.reap_every_seconds``: in the beat, not as a queued task, so it is never stuck behind
-a four-hour mission on a busy worker.
+Work only the active beat does besides its schedule goes in :meth:`SingleBeatScheduler.run_duties`;
+the scheduler swarmq configures is :class:`swarmq.reaper.ReapingBeatScheduler`, which runs the
+mission reaper there.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import contextlib
 import logging
 import os
 import socket
-import time
 import uuid
 from typing import Any
 
@@ -77,7 +76,6 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._held = False
         self._lease = lease_seconds()
-        self._next_reap = 0.0
         self._announced = False
         super().__init__(*args, **kwargs)
 
@@ -167,24 +165,15 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
             log.warning("beat: cannot reach Redis for the lease (%s); will retry", exc)
             return self.poll_seconds
         interval: float = super().tick(*args, **kwargs)
-        reap_every = self._maybe_reap()
-        return min(interval, self._lease / 4, reap_every)
+        return min(interval, self._lease / 4, self.run_duties())
 
-    def _maybe_reap(self) -> float:
-        every = float(self._roster().missions.reap_every_seconds)
-        if every <= 0:
-            return float("inf")
-        now = time.monotonic()
-        if now >= self._next_reap:
-            self._next_reap = now + every
-            from swarmq.workers.reaper import reap_swarm
+    def run_duties(self) -> float:
+        """Work only the active beat does besides its schedule; seconds until it is due again.
 
-            try:
-                for item in reap_swarm(self._roster(), self.app):
-                    log.warning("reaper: %s", item.describe())
-            except Exception:  # the schedule must keep running whatever the reaper hits
-                log.exception("reaper: pass failed; will retry in %ss", every)
-        return max(0.5, self._next_reap - now)
+        None here: the mission reaper (:class:`swarmq.reaper.ReapingBeatScheduler`) adds itself
+        from the layer above, since resuming a mission is the mission client's job.
+        """
+        return float("inf")
 
     def close(self) -> None:
         try:

@@ -130,7 +130,8 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "task_create_missing_queues": True,
         "beat_schedule": build_beat_schedule(roster),
         "beat_schedule_filename": str(host_dir(roster) / "celerybeat-schedule"),
-        "beat_scheduler": "swarmq.workers.beat:SingleBeatScheduler",
+        # Named, not imported (like the task modules): the reaper sits in the layer above.
+        "beat_scheduler": "swarmq.reaper:ReapingBeatScheduler",
         "beat_max_loop_interval": 10,
         "worker_task_log_format": (
             "[%(asctime)s: %(levelname)s/%(processName)s] "

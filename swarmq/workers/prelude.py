@@ -1,9 +1,9 @@
-"""One round trip at the start of a task: attempt counter, store lock and quota reservation.
+"""One round trip at the start of a task: attempt counter and store lock.
 
-Each is one Lua script; sent one after another they cost three round trips before the body
+Each is one Lua script; sent one after another they cost two round trips before the body
 runs, which on short store-locked jobs is a visible share of the task. Pipelined, they cost
-one. A reply that needs more (the lock is busy, a script is not cached, the quota window must be
-re-seeded) falls back to the ordinary blocking call for that part only.
+one. A reply that needs more (the lock is busy, a script is not cached) falls back to the
+ordinary blocking call for that part only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from redis.exceptions import NoScriptError
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.connection import lua_sha, script
 from swarmq.coord.locks import RedisLease
-from swarmq.coord.quota import ScriptCall
 
 
 @dataclass
@@ -25,9 +24,6 @@ class Prelude:
     """How many times this delivery round has started, this start included."""
     lease: RedisLease | None = None
     """The store lock, when the pipelined try got it."""
-    quota_call: ScriptCall | None = None
-    quota_reply: Any = None
-    """The raw reserve reply, interpreted by the caller (it may be ``QuotaExhausted``)."""
 
 
 def open_prelude(
@@ -36,9 +32,8 @@ def open_prelude(
     attempts_key: str,
     attempts_ttl_ms: int,
     lock_resource: str | None = None,
-    quota: str | None = None,
 ) -> Prelude:
-    """Send the three scripts in one pipeline; raises Redis's connection errors as they come."""
+    """Send both scripts in one pipeline; raises Redis's connection errors as they come."""
     client = cluster.client
     pipe = client.pipeline(transaction=False)
     pipe.evalsha(lua_sha("attempts"), 1, attempts_key, attempts_ttl_ms)
@@ -46,9 +41,6 @@ def open_prelude(
     if lock_resource is not None:
         lock = cluster.locks.acquire_call(lock_resource)
         pipe.evalsha(lock[0], len(lock[1]), *lock[1], *lock[2])
-    quota_call = cluster.gate.reserve_call(quota) if quota is not None else None
-    if quota_call is not None:
-        pipe.evalsha(quota_call.sha, len(quota_call.keys), *quota_call.keys, *quota_call.args)
     replies = iter(pipe.execute(raise_on_error=False))
 
     counted = next(replies)
@@ -63,10 +55,4 @@ def open_prelude(
             raise fencing
         if isinstance(fencing, int) and fencing:
             prelude.lease = cluster.locks.adopt(lock_resource, lock[3], fencing)
-    if quota_call is not None:
-        reply = next(replies)
-        if isinstance(reply, Exception) and not isinstance(reply, NoScriptError):
-            raise reply
-        if not isinstance(reply, Exception):
-            prelude.quota_call, prelude.quota_reply = quota_call, reply
     return prelude

@@ -20,8 +20,8 @@ from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster
 from swarmq.memory.missions.states import MissionState
 from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.reaper import reap
 from swarmq.roster.loader import load_roster
-from swarmq.workers.reaper import reap
 from tests.support import REPO, WorkerProcess, worker_env, write_roster
 
 AGENT = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}", "--pause-first", "3"],

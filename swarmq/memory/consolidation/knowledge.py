@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Required, TypedDict, Unpack
 
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.events import (
@@ -213,57 +213,80 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
     return closed
 
 
-def consolidate_tier(
-    store: TierStore,
-    config: ConsolidationConfig,
-    *,
-    scope: str,
-    dry_run: bool = False,
-    progress: ProgressFn | None = None,
-    clock: Callable[[], datetime] | None = None,
-) -> ScopeReport:
-    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
-    started, at, run_id, planner, on_round = open_run(config, config.measure, scope=scope,
-                                                      progress=progress, clock=clock)
+class RunOptions(TypedDict, total=False):
+    """How a run is asked for; the same keywords for a knowledge tier and for learnings."""
 
-    if dry_run:
-        snapshot = store.read()
-        population = KnowledgePopulation(list(snapshot.entries), at=at, run_id=run_id,
-                                         store=store, config=config)
-        plan = planner.run(population, on_round=on_round)
-        return ScopeReport(scope, plan, None, True, len(snapshot.entries), len(population.changed),
-                           seconds=time.monotonic() - started)
+    scope: Required[str]
+    dry_run: bool
+    progress: ProgressFn | None
+    clock: Callable[[], datetime] | None
 
-    log = EventLog(events_path(store.files))
-    with store.locks.hold(store.files.resource, timeout=config.lock_timeout_seconds) as lease, \
-            store.mirror.mutex:
-        store.mirror.refresh()
-        txn = Transaction(store, lease)
-        entries = txn.entries
-        recovered = recover(log, entries, lease)
-        population = KnowledgePopulation(entries, at=at, run_id=run_id, store=store, config=config)
-        plan = planner.run(population, on_round=on_round)
-        report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(entries),
-                             len(population.changed), recovered)
-        if plan.changes:
-            before = {e.id: e for e in entries}
-            after = {entry_id: txn.put(entry) for entry_id, entry in population.changed.items()}
-            log.append([
-                {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
-                 "store": str(store.files.knowledge), "counts": plan.counts(), "rounds": plan.rounds},
-                *(action_record(a, run_id, at) for a in plan.actions),
-                *({"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id,
-                   "before": before[entry_id].line(), "after": entry.line()}
-                  for entry_id, entry in after.items()),
-            ], lease)
-            crash_point("journaled")
-            txn.commit(lease)
-            crash_point("committed")
-            log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
-    report.seconds = time.monotonic() - started
+
+PlanOnly = Callable[[RunStart], tuple[Plan, int, int]]
+"""A dry run: the plan, how many entries were read, how many the plan would change."""
+
+
+def drive_run(config: ConsolidationConfig, measure: Measure, options: RunOptions, *,
+              plan_only: PlanOnly, commit: Callable[[RunStart], ScopeReport]) -> ScopeReport:
+    """Open a run, then either only plan it or commit it; time it and report it done."""
+    scope, progress = options["scope"], options.get("progress")
+    run = open_run(config, measure, scope=scope, progress=progress, clock=options.get("clock"))
+    if options.get("dry_run", False):
+        plan, total, changed = plan_only(run)
+        return ScopeReport(scope, plan, None, True, total, changed,
+                           seconds=time.monotonic() - run.started)
+    report = commit(run)
+    report.seconds = time.monotonic() - run.started
     if progress is not None:
         progress("done", report.summary())
     return report
+
+
+def consolidate_tier(store: TierStore, config: ConsolidationConfig,
+                     **options: Unpack[RunOptions]) -> ScopeReport:
+    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
+    scope = options["scope"]
+
+    def plan_only(run: RunStart) -> tuple[Plan, int, int]:
+        snapshot = store.read()
+        population = KnowledgePopulation(list(snapshot.entries), at=run.at, run_id=run.run_id,
+                                         store=store, config=config)
+        plan = run.planner.run(population, on_round=run.on_round)
+        return plan, len(snapshot.entries), len(population.changed)
+
+    def commit(run: RunStart) -> ScopeReport:
+        at, run_id = run.at, run.run_id
+        log = EventLog(events_path(store.files))
+        with store.locks.hold(store.files.resource, timeout=config.lock_timeout_seconds) as lease, \
+                store.mirror.mutex:
+            store.mirror.refresh()
+            txn = Transaction(store, lease)
+            entries = txn.entries
+            recovered = recover(log, entries, lease)
+            population = KnowledgePopulation(entries, at=at, run_id=run_id, store=store,
+                                             config=config)
+            plan = run.planner.run(population, on_round=run.on_round)
+            report = ScopeReport(scope, plan, run_id if plan.changes else None, False,
+                                 len(entries), len(population.changed), recovered)
+            if plan.changes:
+                before = {e.id: e for e in entries}
+                after = {entry_id: txn.put(entry) for entry_id, entry in population.changed.items()}
+                log.append([
+                    {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
+                     "store": str(store.files.knowledge), "counts": plan.counts(),
+                     "rounds": plan.rounds},
+                    *(action_record(a, run_id, at) for a in plan.actions),
+                    *({"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id,
+                       "before": before[entry_id].line(), "after": entry.line()}
+                      for entry_id, entry in after.items()),
+                ], lease)
+                crash_point("journaled")
+                txn.commit(lease)
+                crash_point("committed")
+                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
+        return report
+
+    return drive_run(config, config.measure, options, plan_only=plan_only, commit=commit)
 
 
 def restore_superseded(

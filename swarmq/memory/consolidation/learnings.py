@@ -16,12 +16,9 @@ which leaves the store exactly as the run meant it to be.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.events import (
@@ -32,14 +29,15 @@ from swarmq.memory.consolidation.events import (
     EventLog,
 )
 from swarmq.memory.consolidation.knowledge import (
-    ProgressFn,
+    RunOptions,
+    RunStart,
     ScopeReport,
     action_record,
     crash_point,
-    open_run,
+    drive_run,
 )
 from swarmq.memory.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
-from swarmq.memory.consolidation.plan import Action, ActionKind, Item
+from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan
 from swarmq.memory.flywheel.artifacts import (
     Learning,
     learning_files,
@@ -211,55 +209,49 @@ def recover(log: EventLog, lease: Lease) -> list[str]:
     return closed
 
 
-def consolidate_learnings(
-    layout: AgentsLayout,
-    locks: StoreLocks,
-    config: ConsolidationConfig,
-    *,
-    scope: str,
-    dry_run: bool = False,
-    progress: ProgressFn | None = None,
-    clock: Callable[[], datetime] | None = None,
-) -> ScopeReport:
+def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig,
+                          **options: Unpack[RunOptions]) -> ScopeReport:
     """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
-    started, at, run_id, planner, on_round = open_run(config, config.learnings_measure, scope=scope,
-                                                      progress=progress, clock=clock)
+    scope = options["scope"]
 
-    if dry_run:
+    def plan_only(run: RunStart) -> tuple[Plan, int, int]:
         docs = load_docs(layout)
-        population = LearningsPopulation(layout, docs, at=at, run_id=run_id, config=config)
-        plan = planner.run(population, on_round=on_round)
-        return ScopeReport(scope, plan, None, True, len(docs), len(population.changed),
-                           seconds=time.monotonic() - started)
-    log = EventLog(events_path(layout))
-    with locks.hold(layout.learnings_lock, timeout=config.lock_timeout_seconds) as lease:
-        recovered = recover(log, lease)
-        docs = load_docs(layout)
-        population = LearningsPopulation(layout, docs, at=at, run_id=run_id, config=config)
-        plan = planner.run(population, on_round=on_round)
-        report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(docs),
-                             len(population.changed), recovered)
-        if plan.changes:
-            originals = {doc.id: doc for doc in docs}
-            changes = [
-                {"type": ENTRY_CHANGED, "run_id": run_id, "id": doc_id, "path": str(doc.path),
-                 "target": str(doc.target), "before": originals[doc_id].learning.text,
-                 "after": doc.learning.text}
-                for doc_id, doc in population.changed.items()
-            ]
-            log.append([
-                {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
-                 "store": str(layout.learnings), "counts": plan.counts(), "rounds": plan.rounds},
-                *(action_record(a, run_id, at) for a in plan.actions),
-                *changes,
-            ], lease)
-            crash_point("journaled")
-            for number, change in enumerate(changes):
-                _apply_change(change, lease)
-                if number == 0:
-                    crash_point("partial")
-            log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
-    report.seconds = time.monotonic() - started
-    if progress is not None:
-        progress("done", report.summary())
-    return report
+        population = LearningsPopulation(layout, docs, at=run.at, run_id=run.run_id, config=config)
+        plan = run.planner.run(population, on_round=run.on_round)
+        return plan, len(docs), len(population.changed)
+
+    def commit(run: RunStart) -> ScopeReport:
+        at, run_id = run.at, run.run_id
+        log = EventLog(events_path(layout))
+        with locks.hold(layout.learnings_lock, timeout=config.lock_timeout_seconds) as lease:
+            recovered = recover(log, lease)
+            docs = load_docs(layout)
+            population = LearningsPopulation(layout, docs, at=at, run_id=run_id, config=config)
+            plan = run.planner.run(population, on_round=run.on_round)
+            report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(docs),
+                                 len(population.changed), recovered)
+            if plan.changes:
+                originals = {doc.id: doc for doc in docs}
+                changes = [
+                    {"type": ENTRY_CHANGED, "run_id": run_id, "id": doc_id, "path": str(doc.path),
+                     "target": str(doc.target), "before": originals[doc_id].learning.text,
+                     "after": doc.learning.text}
+                    for doc_id, doc in population.changed.items()
+                ]
+                log.append([
+                    {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
+                     "store": str(layout.learnings), "counts": plan.counts(),
+                     "rounds": plan.rounds},
+                    *(action_record(a, run_id, at) for a in plan.actions),
+                    *changes,
+                ], lease)
+                crash_point("journaled")
+                for number, change in enumerate(changes):
+                    _apply_change(change, lease)
+                    if number == 0:
+                        crash_point("partial")
+                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
+        return report
+
+    return drive_run(config, config.learnings_measure, options, plan_only=plan_only,
+                     commit=commit)

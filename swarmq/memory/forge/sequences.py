@@ -162,6 +162,13 @@ class Sequence:
         return text
 
 
+def fixed(failure: _Failure, tool: str, call: str, index: int, line_no: int,
+          timestamp: str | None) -> Sequence:
+    """The sequence that closes ``failure``: ``call`` (of ``tool``) is the retry that worked."""
+    return Sequence(tool, failure.call, failure.error, call, failure.reason, index, line_no,
+                    timestamp)
+
+
 @dataclass
 class SequenceMiner:
     """Feed it every message of one transcript, in order; it yields the sequences it closes."""
@@ -259,18 +266,7 @@ class SequenceMiner:
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
                 if failure.tool in _EDITING and writes_same_file(failure.call, call):
-                    self.closed.append(
-                        Sequence(
-                            tool,
-                            failure.call,
-                            failure.error,
-                            call,
-                            failure.reason,
-                            index,
-                            line_no,
-                            timestamp,
-                        )
-                    )
+                    self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 else:
                     still_open.append(failure)
                 continue
@@ -293,18 +289,7 @@ class SequenceMiner:
                 and normal(call) != normal(failure.call)
                 and not self._only_looks(call, failure)
             ):
-                self.closed.append(
-                    Sequence(
-                        tool,
-                        failure.call,
-                        failure.error,
-                        call,
-                        failure.reason,
-                        index,
-                        line_no,
-                        timestamp,
-                    )
-                )
+                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
             failure.waited += 1
             if failure.waited < self.window * (

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.jsonl import CorruptLine
-from swarmq.memory.knowledge.loaded import parse_line
+from swarmq.memory.knowledge.lineparse import parse_line
 from swarmq.memory.knowledge.model import Entry
 
 INDEX_VERSION = 1

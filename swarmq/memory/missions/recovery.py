@@ -2,7 +2,7 @@
 
 Only the decision lives here (no Celery): an executing assignment whose newest heartbeat (the
 claim's stamp or its heartbeat file) is older than the grace. Whether its worker node still
-answers, and where to resume it, is asked by :mod:`swarmq.workers.reaper`.
+answers, and where to resume it, is asked by :mod:`swarmq.reaper`.
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
-"""Generated skills: the knowledge-to-skill compiler, its maturity gate, eval fixtures and the
+"""Generated skills: the knowledge-to-skill compiler, its readiness gate, eval fixtures and the
 skill improver's proposals (opencode-swarm's layout, AutoCode's SKILL.md format)."""

@@ -37,10 +37,10 @@ from swarmq.memory.skills.grouping import (
     discover_clusters,
 )
 from swarmq.memory.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
-from swarmq.memory.skills.maturity import (
+from swarmq.memory.skills.readiness import (
     DEFAULT_MIN_SKILL_CONFIDENCE,
     DEFAULT_MIN_SKILL_CONFIRMATIONS,
-    maturity_gate,
+    readiness_gate,
 )
 from swarmq.memory.skills.rejected import RejectedEdits
 from swarmq.memory.skills.render import has_marker, parse_skill, render_skill, with_status
@@ -120,11 +120,11 @@ class SkillCompiler:
         return [e for store in self.stores for e in store.read().entries]
 
     def candidates(self) -> list[Entry]:
-        """Active, not yet compiled entries that pass the maturity gate."""
+        """Active, not yet compiled entries that pass the readiness gate."""
         return [
             e for e in self.entries()
             if e.is_active and not e.get("generated_skill_slug")
-            and maturity_gate(e, min_confidence=self.settings.min_confidence,
+            and readiness_gate(e, min_confidence=self.settings.min_confidence,
                               min_confirmations=self.settings.min_confirmations).passed
         ]
 

@@ -1,7 +1,7 @@
 """Grouping mature knowledge into skill-sized clusters.
 
 Two ways, as in opencode-swarm: a caller that names source ids gets exactly one cluster of
-those entries (their choice, the maturity gate is not re-applied); discovery groups mature
+those entries (their choice, the readiness gate is not re-applied); discovery groups mature
 entries greedily by similarity: an entry joins the best cluster whose tag-set Jaccard or
 lesson word-bigram Jaccard (:mod:`swarmq.memory.similarity.text`) reaches the threshold.
 Clusters of one survive only when singleton-eligible.
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from swarmq.memory.similarity.text import jaccard, word_bigrams
 from swarmq.memory.skills.layout import SLUG_PATTERN, slugify
-from swarmq.memory.skills.maturity import singleton_eligible
+from swarmq.memory.skills.readiness import singleton_eligible
 
 DEFAULT_SIMILARITY = 0.5
 

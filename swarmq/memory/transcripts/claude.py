@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.memory.transcripts.model import (
     Message,
     MessageKind,
+    ReadOptions,
     ReadReport,
     ToolSink,
     TranscriptFormat,
@@ -54,16 +55,12 @@ _META_PREFIXES = (
 )
 
 
-def read_claude(
-    path: Path,
-    report: ReadReport,
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    skip: frozenset[MessageKind] = frozenset(),
-    tools: ToolSink | None = None,
-) -> Iterator[Message]:
+def read_claude(path: Path, report: ReadReport, **options: Unpack[ReadOptions]) -> Iterator[Message]:
     """Yield the messages of a Claude Code session file in file order; kinds in ``skip`` are
     numbered and counted but not built; skipped tool calls and results go to ``tools`` if given."""
+    max_line_bytes = options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
+    skip = options.get("skip", frozenset())
+    tools = options.get("tools")
     index = 0
     counts: dict[str, int] = {}
     tool_call = tools.call if tools is not None else None

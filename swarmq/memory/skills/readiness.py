@@ -1,4 +1,4 @@
-"""The maturity gate: which knowledge is proven enough to be compiled into a skill.
+"""The readiness gate: which knowledge is proven enough to be compiled into a skill.
 
 opencode-swarm's decision, in order:
 
@@ -26,7 +26,7 @@ DEFAULT_MIN_SKILL_CONFIDENCE = 0.70
 DEFAULT_MIN_SKILL_CONFIRMATIONS = 2
 
 
-class MaturityEntry(Protocol):
+class ReadinessEntry(Protocol):
     """What the gate reads from a knowledge entry (``knowledge.model.Entry`` satisfies it)."""
 
     @property
@@ -65,40 +65,40 @@ def strong_outcome(outcomes: Mapping[str, Any] | None) -> bool:
             or _n(outcomes, "succeeded_after_shown_count") >= STRONG_OUTCOME_COUNT)
 
 
-def high_priority(entry: MaturityEntry) -> bool:
+def high_priority(entry: ReadinessEntry) -> bool:
     return entry.priority in ("high", "critical")
 
 
 @dataclass(frozen=True, slots=True)
-class MaturityVerdict:
+class ReadinessVerdict:
     passed: bool
     reason: str
 
 
-def maturity_gate(
-    entry: MaturityEntry,
+def readiness_gate(
+    entry: ReadinessEntry,
     *,
     min_confidence: float = DEFAULT_MIN_SKILL_CONFIDENCE,
     min_confirmations: int = DEFAULT_MIN_SKILL_CONFIRMATIONS,
-) -> MaturityVerdict:
+) -> ReadinessVerdict:
     outcomes = entry.outcomes
     signal = outcome_signal(outcomes)
     if signal < 0:
-        return MaturityVerdict(False, f"negative outcome signal {signal:.2f}")
+        return ReadinessVerdict(False, f"negative outcome signal {signal:.2f}")
     strong = strong_outcome(outcomes)
     if strong and signal > 0:
-        return MaturityVerdict(True, "strong outcome record")
+        return ReadinessVerdict(True, "strong outcome record")
     phases = len(entry.phase_numbers())
     fast_track = high_priority(entry) and phases >= 1 and entry.confidence >= HIGH_PRIORITY_MIN_CONFIDENCE
     if fast_track:
-        return MaturityVerdict(True, f"{entry.priority} directive fast track ({phases} phase(s))")
+        return ReadinessVerdict(True, f"{entry.priority} directive fast track ({phases} phase(s))")
     if entry.confidence < min_confidence and not strong:
-        return MaturityVerdict(False, f"confidence {entry.confidence:.2f} < {min_confidence:.2f}")
+        return ReadinessVerdict(False, f"confidence {entry.confidence:.2f} < {min_confidence:.2f}")
     if phases < min_confirmations and not strong:
-        return MaturityVerdict(False, f"{phases} distinct phase(s) < {min_confirmations}")
-    return MaturityVerdict(True, f"confidence {entry.confidence:.2f}, {phases} phase(s)")
+        return ReadinessVerdict(False, f"{phases} distinct phase(s) < {min_confirmations}")
+    return ReadinessVerdict(True, f"confidence {entry.confidence:.2f}, {phases} phase(s)")
 
 
-def singleton_eligible(entry: MaturityEntry) -> bool:
+def singleton_eligible(entry: ReadinessEntry) -> bool:
     """May a cluster of this one entry become a skill?"""
     return high_priority(entry) or strong_outcome(entry.outcomes)

@@ -7,23 +7,33 @@ fresh. The reaper closes the gap: for each executing assignment whose heartbeat 
 answers and still has that task active. If not, the assignment is settled failed with the reason
 and the mission is resumed (a new assignment, from its last handoff) on a live worker chosen by
 the mission's original target; with no live worker it waits and is retried on the next pass.
-The active beat runs it every ``missions.reap_every_seconds``; ``swarmq mission reap`` by hand.
+The active beat runs it every ``missions.reap_every_seconds`` (:class:`ReapingBeatScheduler`, the
+scheduler swarmq's Celery app names): in the beat, not as a queued task, so it is never stuck
+behind a four-hour mission on a busy worker. ``swarmq mission reap`` runs a pass by hand.
+
+It sits above the workers and beside the mission client because resuming a mission is the
+client's job (ledger, routing, dispatch); the beat below knows only that it has duties.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swarmq.memory.missions.recovery import StaleRun, stale_runs
 from swarmq.memory.missions.routing import Target, route
 from swarmq.memory.missions.states import MissionState
+from swarmq.workers.beat import SingleBeatScheduler
 
 if TYPE_CHECKING:
     from celery import Celery
 
     from swarmq.client import MissionClient
     from swarmq.roster.schema import Roster
+
+log = logging.getLogger("swarmq.reaper")
 
 
 @dataclass(frozen=True)
@@ -103,3 +113,26 @@ def reap_swarm(roster: Roster, celery: Celery) -> list[Reaped]:
     from swarmq.coord.cluster import current
 
     return reap(MissionClient(roster, celery=celery, locks=current(roster).locks))
+
+
+class ReapingBeatScheduler(SingleBeatScheduler):
+    """The single beat, plus a reaper pass every ``missions.reap_every_seconds`` while active."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._next_reap = 0.0
+        super().__init__(*args, **kwargs)
+
+    def run_duties(self) -> float:
+        roster = self.app.swarmq_roster()
+        every = float(roster.missions.reap_every_seconds)
+        if every <= 0:
+            return float("inf")
+        now = time.monotonic()
+        if now >= self._next_reap:
+            self._next_reap = now + every
+            try:
+                for item in reap_swarm(roster, self.app):
+                    log.warning("reaper: %s", item.describe())
+            except Exception:  # the schedule must keep running whatever the reaper hits
+                log.exception("reaper: pass failed; will retry in %ss", every)
+        return max(0.5, self._next_reap - now)

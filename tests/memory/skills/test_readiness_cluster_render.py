@@ -1,4 +1,4 @@
-"""The maturity gate, clustering and SKILL.md rendering (pure functions on real entries)."""
+"""The readiness gate, clustering and SKILL.md rendering (pure functions on real entries)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
-from swarmq.memory.skills.maturity import maturity_gate, outcome_signal, singleton_eligible
+from swarmq.memory.skills.readiness import outcome_signal, readiness_gate, singleton_eligible
 from swarmq.memory.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status
 from tests.memory.skills.factory import entry
 
@@ -40,8 +40,8 @@ def test_outcome_signal_is_smoothed_and_ignores_v1_counters() -> None:
           "outcomes": {"applied_explicit_count": 3, "violated_count": 4}}, False, "negative outcome signal"),
     ],
 )
-def test_maturity_gate(kw: dict[str, Any], passed: bool, why: str) -> None:
-    verdict = maturity_gate(make(**kw))
+def test_readiness_gate(kw: dict[str, Any], passed: bool, why: str) -> None:
+    verdict = readiness_gate(make(**kw))
     assert verdict.passed is passed
     assert why in verdict.reason
 
