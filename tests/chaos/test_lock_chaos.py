@@ -73,7 +73,18 @@ def test_cli_writes_while_redis_goes_away_report_nothing_that_is_not_on_disk(
     server: RedisServer, tmp_path: Path, swarm_name: str
 ) -> None:
     roster = write_roster(tmp_path, swarm_name, server.url)
-    lessons = [f"Run the integration suite number {i} before tagging a release" for i in range(8)]
+    # Eight lessons no two of which are near-duplicates (one differing word would make the later
+    # ones "duplicate", which is a correct answer but not the one this test is about).
+    lessons = [
+        "Run the integration suite before tagging a release",
+        "Pin the Redis image digest in docker-compose files",
+        "Regenerate the lock file whenever pyproject dependencies change",
+        "Never log raw API tokens; redact them at the handler",
+        "Use fsync on the directory after renaming a temp file",
+        "Prefer httpx timeouts over signal alarms in worker code",
+        "Keep migrations backward compatible for one release",
+        "Bound every retry loop with a deadline and jitter",
+    ]
     procs = [_cli(roster, "knowledge", "add", lesson, "--json") for lesson in lessons[:4]]
     time.sleep(1.0)
     server.stop()  # mid-burst: some adds hold locks, some have not connected yet
