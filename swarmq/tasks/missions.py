@@ -16,7 +16,8 @@ from swarmq.memory.knowledge.directives import directives_block, prepare_directi
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
-from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
+from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome
+from swarmq.memory.missions.outcome import abandon_assignment
 from swarmq.memory.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster

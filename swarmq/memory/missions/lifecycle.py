@@ -383,26 +383,3 @@ class MissionRunner:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
         clear_beat(self.roster.runtime_dir, assignment_id)
         return True
-
-
-def abandon_assignment(roster: RunnerSettings, locks: StoreLocks, mission_id: str, assignment_id: str,
-                       reason: str) -> bool:
-    """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
-    ledger = Ledger.for_roster(roster, locks)
-    with ledger.edit() as doc:
-        mission = doc.get(mission_id)
-        assignment = mission.assignment(assignment_id)
-        if assignment.state in ASSIGNMENT_SETTLED:
-            return False
-        assignment.move(S.FAILED, reason)
-        assignment.ended_at = iso()
-        assignment.claim = None
-        if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
-            mission.move(S.FAILED, reason, kind="settle")
-        worker_id = assignment.worker_id
-    clear_beat(roster.runtime_dir, assignment_id)
-    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
-    rec = RunRecorder(layout, locks, mission_id, assignment_id)
-    rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))
-    update_summary(layout, locks, mission_id, SummaryUpdate(status=S.FAILED.value, blockers=[reason]))
-    return True

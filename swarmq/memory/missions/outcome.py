@@ -1,12 +1,20 @@
-"""How a finished agent run is judged and handed off (the mission state, the handoff text)."""
+"""How a finished agent run is judged and handed off (the mission state, the handoff text),
+and how an assignment that will never run is settled."""
 
 from __future__ import annotations
 
-from swarmq.memory.missions.ledger import Mission
+from swarmq.memory.clock import iso
+from swarmq.memory.locking import StoreLocks
+from swarmq.memory.missions.history import clear_beat
+from swarmq.memory.missions.ledger import Ledger, Mission
 from swarmq.memory.missions.recorder import RunRecorder
 from swarmq.memory.missions.runner import AgentResult
-from swarmq.memory.missions.states import MissionState
+from swarmq.memory.missions.settings import RunnerSettings
+from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.memory.profiles.events import EventType
 from swarmq.memory.profiles.handoffs import Handoff
+from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
 
 S = MissionState
 
@@ -66,3 +74,29 @@ def next_action(state: MissionState, reason: str) -> str:
         S.BLOCKED: f"Resolve the blocker ({reason}), then resume the mission.",
         S.CANCELLED: "Nothing: the mission was cancelled.",
     }.get(state, f"Investigate the failure ({reason}) in the transcript, then resume the mission.")
+
+
+def abandon_assignment(
+    roster: RunnerSettings, locks: StoreLocks, mission_id: str, assignment_id: str, reason: str
+) -> bool:
+    """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
+    ledger = Ledger.for_roster(roster, locks)
+    with ledger.edit() as doc:
+        mission = doc.get(mission_id)
+        assignment = mission.assignment(assignment_id)
+        if assignment.state in ASSIGNMENT_SETTLED:
+            return False
+        assignment.move(S.FAILED, reason)
+        assignment.ended_at = iso()
+        assignment.claim = None
+        if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
+            mission.move(S.FAILED, reason, kind="settle")
+        worker_id = assignment.worker_id
+    clear_beat(roster.runtime_dir, assignment_id)
+    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
+    rec = RunRecorder(layout, locks, mission_id, assignment_id)
+    rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))
+    update_summary(
+        layout, locks, mission_id, SummaryUpdate(status=S.FAILED.value, blockers=[reason])
+    )
+    return True
