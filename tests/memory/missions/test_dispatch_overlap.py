@@ -26,7 +26,9 @@ from tests.memory.missions.test_domain import make_roster
 def submit(roster: Roster, locks: LocalLocks) -> Mission:
     ensure_profiles(roster, locks)
     with Ledger.for_roster(roster, locks).edit() as doc:
-        mission = create_mission(doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={}))
+        mission = create_mission(
+            doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
+        )
     assert mission.current is not None
     return mission
 
@@ -40,14 +42,20 @@ def test_knowledge_is_shown_before_the_spawn_and_recorded_after_it(tmp_path: Pat
     seen: list[tuple[object, str]] = []
 
     def record() -> None:  # what the agent's process and the ledger look like at that moment
-        state = Ledger.for_roster(roster, locks).read().get(mission.id).assignment(assignment_id).state
+        state = (
+            Ledger.for_roster(roster, locks).read().get(mission.id).assignment(assignment_id).state
+        )
         seen.append((read_beat(roster.runtime_dir, assignment_id).get("agentPid"), state.value))
 
-    runner = MissionRunner(roster, "a", locks, knowledge=lambda query, budget: "KB-DIRECTIVE-7",
-                           after_start=record)
+    runner = MissionRunner(
+        roster, "a", locks, knowledge=lambda query, budget: "KB-DIRECTIVE-7", after_start=record
+    )
     assert runner.run(mission.id, assignment_id).state == "complete"
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
-    assert "KB-DIRECTIVE-7" in (layout.mission_dir(mission.id) / f"prompt-{assignment_id}.txt").read_text()
+    assert (
+        "KB-DIRECTIVE-7"
+        in (layout.mission_dir(mission.id) / f"prompt-{assignment_id}.txt").read_text()
+    )
     assert len(seen) == 1, "recorded once"
     agent_pid, state = seen[0]
     assert isinstance(agent_pid, int), "recorded only once the agent was spawned"
@@ -65,7 +73,9 @@ def test_a_knowledge_record_that_keeps_failing_is_retried_then_noted(tmp_path: P
         calls.append(1)
         raise OSError("disk full")
 
-    runner = MissionRunner(roster, "a", locks, knowledge=lambda query, budget: "KB", after_start=record)
+    runner = MissionRunner(
+        roster, "a", locks, knowledge=lambda query, budget: "KB", after_start=record
+    )
     assert runner.run(mission.id, mission.current.id).state == "complete"  # knowledge is optional
     assert len(calls) == 2, "retried once before settling"
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
@@ -125,4 +135,6 @@ def test_a_claim_whose_commit_fails_stops_the_agent_and_records_nothing(tmp_path
     started = layout.mission_dir(mission.id) / "agent-started-1"
     if started.exists():  # the agent got as far as its first line: it must be gone now
         assert not pid_alive(int(started.read_text()))
-    assert read_events(layout, mission.id) == [], "no start or final events for an uncommitted claim"
+    assert read_events(layout, mission.id) == [], (
+        "no start or final events for an uncommitted claim"
+    )
