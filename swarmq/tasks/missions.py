@@ -7,15 +7,17 @@ Redelivery safety, the agent run and all memory writes live in ``swarmq.memory.m
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from swarmq.memory.knowledge.acks import acknowledge
-from swarmq.memory.knowledge.directives import directives_block
+from swarmq.memory.knowledge.directives import directives_block, prepare_directives
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.context import KnowledgeProvider
-from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome, abandon_assignment
+from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome
+from swarmq.memory.missions.outcome import abandon_assignment
 from swarmq.memory.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster
@@ -39,6 +41,29 @@ def knowledge_provider(
         return directives_block(roster, query, budget, locks=locks, agent=agent)
 
     return provide
+
+
+class DeferredKnowledge:
+    """The knowledge directives block for the prompt, built from a pure read; :meth:`record`
+    (the runner's ``after_start``, once the agent runs) records what was shown like any
+    injection, so the ledger's fsync and not the knowledge record stands before ``exec``."""
+
+    def __init__(self, roster: Roster, locks: StoreLocks, agent: str | None = None) -> None:
+        self.roster, self.locks, self.agent = roster, locks, agent
+        self._pending: list[Callable[[], object]] = []
+
+    def __call__(self, query: str, budget: int) -> str:
+        prepared = prepare_directives(
+            self.roster, query, budget, locks=self.locks, agent=self.agent
+        )
+        self._pending.append(prepared.record)
+        return prepared.block
+
+    def record(self) -> None:
+        """Record every block handed out so far (each once; a failed one stays pending)."""
+        while self._pending:
+            self._pending[0]()
+            self._pending.pop(0)
 
 
 def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
@@ -96,7 +121,9 @@ def running_worker(task: SwarmTask) -> str | None:
     return worker_of_queue(key)
 
 
-@app.task(name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True)  # the ledger is the result
+@app.task(
+    name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True
+)  # the ledger is the result
 def run_mission(
     self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None
 ) -> dict[str, Any]:
@@ -145,9 +172,15 @@ def run_mission(
                 ignore_result=True,
             )
 
-    knowledge = knowledge_provider(roster, locks, agent=agent)
+    knowledge = DeferredKnowledge(roster, locks, agent=agent)
     runner = MissionRunner(
-        roster, here, locks, knowledge=knowledge, echo=_stdout(), on_transcript=after_run
+        roster,
+        here,
+        locks,
+        knowledge=knowledge,
+        echo=_stdout(),
+        on_transcript=after_run,
+        after_start=knowledge.record,
     )
     outcome = runner.run(mission_id, assignment_id)
     if outcome.state == "failed":

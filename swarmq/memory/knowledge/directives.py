@@ -4,14 +4,18 @@
 ``<swarm_knowledge_directives>`` block for ``query`` within ``budget_chars`` (``""`` when nothing
 fits). With ``locks`` (a worker passes ``self.cluster.locks``) the shown entries are committed
 and counted like any injection; without, it is a read-only preview.
+``prepare_directives`` builds the same block without recording and returns the record to run
+later (a mission shows the block to its agent first and records it once the agent runs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from swarmq.memory.knowledge.inject import inject
+from swarmq.memory.knowledge.inject import Injection, prepare, record_injection
 from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext
 from swarmq.memory.locking import LocalLocks, StoreLocks
@@ -24,6 +28,40 @@ class DirectiveSettings(KnowledgeSettings, Protocol):
     def runtime_dir(self) -> Path: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedDirectives:
+    """A block built but not yet recorded; ``record()`` commits it like :func:`inject` would."""
+
+    block: str
+    record: Callable[[], Injection]
+
+
+def prepare_directives(
+    roster: DirectiveSettings,
+    query: str,
+    budget_chars: int,
+    *,
+    locks: StoreLocks | None = None,
+    phase: int | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
+) -> PreparedDirectives:
+    """The block for ``query`` from a pure read; its ``record`` writes nothing without ``locks``."""
+    config = roster.knowledge.model_copy(update={"inject_char_budget": max(0, budget_chars)})
+    knowledge = KnowledgeStore(roster.swarm_dir, locks=locks or LocalLocks(roster.runtime_dir / "locks"),
+                               config=config, data_dir=roster.hive_dir,
+                               project_name=config.project_name or roster.workspace_dir.name)
+    context = QueryContext(text=query, phase=phase, agent=agent)
+    injection = prepare(knowledge, context, headroom=1.0)
+
+    def record() -> Injection:
+        if locks is None:
+            return injection
+        return record_injection(knowledge, injection, context, session_id=session_id)
+
+    return PreparedDirectives(injection.block or "", record)
+
+
 def directives_block(
     roster: DirectiveSettings,
     query: str,
@@ -34,10 +72,7 @@ def directives_block(
     agent: str | None = None,
     session_id: str | None = None,
 ) -> str:
-    config = roster.knowledge.model_copy(update={"inject_char_budget": max(0, budget_chars)})
-    knowledge = KnowledgeStore(roster.swarm_dir, locks=locks or LocalLocks(roster.runtime_dir / "locks"),
-                               config=config, data_dir=roster.hive_dir,
-                               project_name=config.project_name or roster.workspace_dir.name)
-    injection = inject(knowledge, QueryContext(text=query, phase=phase, agent=agent),
-                       headroom=1.0, session_id=session_id, record=locks is not None)
-    return injection.block or ""
+    prepared = prepare_directives(roster, query, budget_chars, locks=locks, phase=phase, agent=agent,
+                                  session_id=session_id)
+    prepared.record()
+    return prepared.block

@@ -3,7 +3,10 @@ to the receipt journal, then count every shown entry (``shown_count`` + 1) and l
 event.
 
 opencode-swarm's own users found ``shown_count`` stuck at 0 because nothing wrote back what was
-shown; here the block is returned only after both are recorded. Being shown is not being
+shown; here the block is returned only after both are recorded (:func:`inject`), or, for a caller
+that must not wait on the record's fsync (a mission's prompt before its agent's ``exec``), built
+by :func:`prepare` and recorded by :func:`record_injection` before the caller reports anything
+done. Being shown is not being
 confirmed (a weak match would otherwise confirm and, in the hive, take a project's encounter):
 confirmations come from ``KNOWLEDGE_APPLIED`` (:mod:`acks`), explicit reinforcement and
 near-duplicate lessons.
@@ -35,6 +38,8 @@ class Injection:
     """The ``<swarm_knowledge_directives>`` block, or ``None`` when nothing is injected."""
     shown: list[Ranked] = field(default_factory=list)
     candidates: list[Ranked] = field(default_factory=list)
+    skipped: bool = False
+    """Nothing was searched (no headroom, or knowledge disabled)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "regime": self.budget.regime,
@@ -66,23 +71,47 @@ def inject(
 ) -> Injection:
     """Build the directive block for ``context`` given the free fraction of the context
     window; with ``record`` (the default) the shown entries are committed and counted."""
+    injection = prepare(knowledge, context, headroom=headroom)
+    if not record:
+        return injection
+    return record_injection(knowledge, injection, context, session_id=session_id)
+
+
+def prepare(knowledge: KnowledgeStore, context: QueryContext, *, headroom: float = 1.0) -> Injection:
+    """The block alone: a pure read of the warm in-memory index, no lock, no write.
+
+    A caller that shows the block before recording it (a mission's prompt, recorded once the
+    agent runs) must pass the result to :func:`record_injection` before it reports anything done.
+    """
     trace_id = str(uuid.uuid4())
     budget = budget_for(headroom, knowledge.config, context.mode)
-    store = knowledge.swarm
     if budget.regime == "skipped" or not knowledge.config.enabled:
-        if record:
-            log_event(store, "injection_skip", reason="low_headroom", agent=context.agent,
-                      session_id=session_id, phase=context.phase)
-        return Injection(trace_id, budget, None)
+        return Injection(trace_id, budget, None, skipped=True)
     candidates = search(knowledge, context, limit=budget.max_entries)
     block, shown = render_directives(candidates, trace_id=trace_id, budget=budget,
                                      max_display=knowledge.config.max_lesson_display_chars)
-    if not record:
-        return Injection(trace_id, budget, block, shown, candidates)
+    return Injection(trace_id, budget, block, shown, candidates)
+
+
+def record_injection(
+    knowledge: KnowledgeStore,
+    injection: Injection,
+    context: QueryContext,
+    *,
+    session_id: str | None = None,
+) -> Injection:
+    """Record what :func:`prepare` built: the skip, the empty retrieval, or the trace's receipt,
+    ``shown_count`` + 1 per shown entry and the retrieval event (the injection as recorded)."""
+    store = knowledge.swarm
+    trace_id, budget, shown = injection.trace_id, injection.budget, injection.shown
+    if injection.skipped:
+        log_event(store, "injection_skip", reason="low_headroom", agent=context.agent,
+                  session_id=session_id, phase=context.phase)
+        return injection
     if not shown:
         log_event(store, "no_relevant", trace_id=trace_id, session_id=session_id,
                   phase=context.phase, agent=context.agent, reason="empty auto-injection retrieval")
-        return Injection(trace_id, budget, None, [], candidates)
+        return Injection(trace_id, budget, None, [], injection.candidates)
     ledger(knowledge).commit_retrieval({
         "trace_id": trace_id, "session_id": session_id, "phase": context.phase,
         "agent": context.agent, "entry_ids": [r.entry.id for r in shown],
@@ -97,7 +126,7 @@ def inject(
               retrieval_mode=context.mode.value, result_ids=[r.entry.id for r in shown],
               ranks={r.entry.id: i + 1 for i, r in enumerate(shown)},
               scores={r.entry.id: round(r.score, 6) for r in shown})
-    return Injection(trace_id, budget, block, shown, candidates)
+    return injection
 
 
 def record_shown(store: TierStore, entry_ids: list[str]) -> list[Entry]:

@@ -1,10 +1,11 @@
 """One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
 
-Before the agent's ``exec`` only what it needs happens: the claim (one ledger commit), a
-lock-free profile check, the context (loaded while the claim commits) and the prompt file. The
-claim's directory fsync, the start's events, episodes and SUMMARY.md follow once the agent runs
-(before its output is read, so they precede its markers; runtime.json at its first heartbeat)
-and are on disk before the run can settle.
+Before the agent's ``exec`` only what it needs happens: the claim decided under the ledger lock
+(its commit goes on on a thread, lock held, while the rest runs), a lock-free profile check, the
+context (the knowledge block a pure read) and the prompt file. Once the agent runs, before its
+output is read (so they precede its markers): the wait for the claim's commit, its directory
+fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's record
+(runtime.json at the first heartbeat); all are on disk before the run can settle.
 
 Safe to run again for the same assignment (a redelivered message): a settled assignment is
 skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
@@ -14,6 +15,7 @@ with a ``resume`` event while every event already recorded keeps its id (nothing
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import uuid
@@ -34,6 +36,7 @@ from swarmq.memory.missions.context import (
 )
 from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
+from swarmq.memory.missions.outcome import build_handoff, judge, next_action
 from swarmq.memory.missions.recorder import RunRecorder
 from swarmq.memory.missions.recovery import heartbeat_age
 from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
@@ -43,12 +46,13 @@ from swarmq.memory.procs import pid_alive
 from swarmq.memory.profiles.archive import archive_mission
 from swarmq.memory.profiles.bootstrap import ensure_profile, profile_current
 from swarmq.memory.profiles.events import EventType
-from swarmq.memory.profiles.handoffs import Handoff, write_handoff
+from swarmq.memory.profiles.handoffs import write_handoff
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.memory.profiles.runtime import update_runtime
 from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
 
 S = MissionState
+log = logging.getLogger(__name__)
 SKIPPED = "skipped"
 
 
@@ -78,6 +82,8 @@ class MissionRunner:
     knowledge: KnowledgeProvider | None = None
     echo: BinaryIO | None = None
     on_transcript: Callable[[RunOutcome], None] | None = None
+    after_start: Callable[[], object] | None = None
+    """Recorded once the agent runs, before the run can settle (the knowledge block's record)."""
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
 
@@ -86,7 +92,8 @@ class MissionRunner:
         self.ledger = Ledger.for_roster(self.roster, self.locks)
         self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
-        self._context: Future[MissionContext] | None = None
+        self._commit: Future[None] | None = None
+        self._after_start_error: str | None = None
 
     # -- claim --------------------------------------------------------------------------------
 
@@ -97,17 +104,49 @@ class MissionRunner:
         return fresh
 
     def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
+        """Decide the claim under the ledger lock; its commit (file fsync, rename, heartbeat file)
+        goes on on a thread, still holding the lock, while the context loads and the agent starts.
+
+        Exclusion comes from the lock, held until the rename makes the claim visible; durability
+        is awaited (:meth:`_claimed`) before anything is recorded, beaten or settled. A commit
+        that fails stops the agent and fails the task like a failed claim did; a crash before it
+        lands also killed the agent (it dies with this process) and the message is redelivered.
+        """
+        decided: Future[tuple[Mission, Assignment, object] | RunOutcome] = Future()
+
+        def commit() -> None:
+            try:
+                self._commit_claim(mission_id, assignment_id, decided)
+            except BaseException as exc:
+                if not decided.done():
+                    decided.set_exception(exc)
+                raise
+
+        self._commit = in_background(commit)
+        claimed = decided.result()
+        if isinstance(claimed, RunOutcome):
+            self._claimed()
+            return claimed
+        mission, assignment, orphan = claimed
+        if pid_alive(orphan):
+            kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
+        return mission, assignment
+
+    def _commit_claim(self, mission_id: str, assignment_id: str,
+                      decided: Future[tuple[Mission, Assignment, object] | RunOutcome]) -> None:
         orphan: object = None
-        with self.ledger.edit(defer_dir_sync=True) as doc:  # synced once the agent runs
+        with self.ledger.edit(defer_dir_sync=True) as doc:  # directory synced once the agent runs
             try:
                 mission = doc.get(mission_id)
                 assignment = mission.assignment(assignment_id)
             except MissionNotFound as exc:
-                return RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc))
+                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc)))
+                return
             skip = self._skip_reason(mission, assignment)
             if skip is not None:
-                return RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, skip,
-                                  attempt=assignment.attempts)
+                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, skip,
+                                              attempt=assignment.attempts))
+                return
             previous = assignment.claim or {}
             if previous.get("host") == self.host:
                 beat = read_beat(self.roster.runtime_dir, assignment_id)
@@ -123,13 +162,14 @@ class MissionRunner:
             mission.current_assignment_id = assignment_id
             assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
                                 "attempt": assignment.attempts, "heartbeatAt": iso()}
-            snapshot = mission.model_copy(deep=True), assignment.model_copy(deep=True)
-            if self.roster.worker(self.worker_id).agent is not None:  # decided: load its context
-                self._context = in_background(lambda: self._load_context(snapshot[0]))  # meanwhile
+            decided.set_result((mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan))
         write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim))
-        if pid_alive(orphan):
-            kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
-        return snapshot
+
+    def _claimed(self) -> None:
+        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`)."""
+        if self._commit is None:
+            return
+        self._commit.result()  # a failed commit raises here, as the claim's edit itself did
 
     def _skip_reason(self, mission: Mission, assignment: Assignment) -> str | None:
         if assignment.worker_id != self.worker_id:
@@ -170,8 +210,9 @@ class MissionRunner:
                 if result.stopped and "cancel" not in result.stopped:
                     outcome.state, outcome.reason = SKIPPED, result.stopped
                     return outcome
-                state, reason = self._judge(result, recorder, worker.agent.timeout_seconds)
+                state, reason = judge(result, recorder, worker.agent.timeout_seconds)
         except Exception as exc:  # e.g. the task's soft time limit: settle, never strand it
+            self._claimed()  # ...unless the claim never landed: then the task fails as before
             state, reason, result = S.FAILED, f"run interrupted: {type(exc).__name__}: {exc}", None
         return self._finish(mission, assignment, recorder, outcome, state, reason, result)
 
@@ -183,6 +224,7 @@ class MissionRunner:
         """
         if rec.started:
             return
+        self._claimed()
         attempt = assignment.attempts
         events = []
         if attempt == 1 and mission.assignments and mission.assignments[0].id == assignment.id:
@@ -203,12 +245,26 @@ class MissionRunner:
                        SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
                        title=mission.title, objective=mission.objective)
         rec.started = True  # runtime.json says executing from the first heartbeat on
+        self._after_start()
+
+    def _after_start(self) -> None:
+        """Run ``after_start`` (the knowledge block's record); again from :meth:`_finish` if it
+        failed. Knowledge is optional context: a record that fails twice is a mission event and a
+        warning, not a failed mission."""
+        if self.after_start is None:
+            return
+        try:
+            self.after_start()
+            self._after_start_error = None
+        except Exception as exc:
+            self._after_start_error = f"{type(exc).__name__}: {exc}"
+            log.warning("mission run: could not record what it showed the agent: %s", self._after_start_error)
 
     def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
                    outcome: RunOutcome) -> AgentResult:
         agent = self.roster.worker(self.worker_id).agent
         assert agent is not None
-        ctx = self._context.result() if self._context is not None else self._load_context(mission)
+        ctx = self._load_context(mission)  # while the claim commits
         prompt = render_prompt(self.layout, mission, assignment, ctx, resume=assignment.attempts > 1
                                or assignment.resume, budget_chars=self.config.context_budget_chars)
         prompt_file = self.layout.mission_dir(mission.id) / f"prompt-{assignment.id}.txt"
@@ -233,8 +289,8 @@ class MissionRunner:
         )
 
     def _load_context(self, mission: Mission) -> MissionContext:
-        """Loaded while the claim commits (:meth:`_claim`): the knowledge block's search and
-        record overlap the ledger's fsync."""
+        """Loaded while the claim commits (:meth:`_claim`); the knowledge block is a pure read,
+        recorded by ``after_start`` once the agent runs."""
         ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
                            knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
         # What runtime.json says once the start is recorded (after exec): this run.
@@ -247,6 +303,7 @@ class MissionRunner:
         O(1) in the ledger's size: the heartbeat, the takeover check (whoever claims the run
         next rewrites the file with its token) and the cancel check (a stop file) are per-run files.
         """
+        self._claimed()
         runtime = self.roster.runtime_dir
         beat = read_beat(runtime, assignment_id)
         if beat.get("token") not in (None, self.token):
@@ -267,34 +324,16 @@ class MissionRunner:
                            heartbeatAt=iso(), host=self.host, pid=self.pid)
         return None
 
-    def _judge(self, result: AgentResult, rec: RunRecorder, timeout: float) -> tuple[MissionState, str]:
-        if result.error:
-            return S.FAILED, result.error
-        if result.stopped:
-            return S.CANCELLED, result.stopped
-        if result.timed_out:
-            return S.FAILED, f"agent timed out after {timeout:g}s and was killed"
-        code = result.exit_code
-        if code is not None and code < 0:
-            return S.FAILED, f"agent was killed by signal {-code}"
-        if code:
-            last = result.tail.strip().splitlines()[-1:] or [""]
-            return S.FAILED, f"agent exited with status {code}" + (f": {last[0][:200]}" if last[0] else "")
-        if rec.state_hint is None:
-            if rec.blocked:
-                return S.BLOCKED, rec.blocked[-1]
-            return S.COMPLETE, rec.result or "agent finished (exit 0)"
-        if rec.state_hint is S.BLOCKED:
-            return S.BLOCKED, rec.blocked[-1] if rec.blocked else "agent reported STATE: BLOCKED"
-        if rec.state_hint is S.FAILED:
-            return S.FAILED, rec.result or "agent reported STATE: FAILED"
-        return rec.state_hint, rec.result or f"agent reported {rec.state_hint.value}"
-
     # -- settle -------------------------------------------------------------------------------
 
     def _finish(self, mission: Mission, assignment: Assignment, rec: RunRecorder, outcome: RunOutcome,
                 state: MissionState, reason: str, result: AgentResult | None) -> RunOutcome:
         self._record_start(rec, mission, assignment)  # the agent never started, or recording failed
+        if self._after_start_error is not None:
+            self._after_start()
+            if self._after_start_error is not None:
+                rec.record(rec.event(EventType.NOTE, "knowledge directives shown but not recorded: "
+                                     f"{self._after_start_error}", key="knowledge-record"), episode=False)
         outcome.state, outcome.reason = state.value, reason
         outcome.exit_code = result.exit_code if result else None
         key = f"final-{state.value}"
@@ -306,12 +345,12 @@ class MissionRunner:
             rec.record(rec.event(EventType.NOTE, reason, key=key, state="cancelled"))
         elif not (state is S.BLOCKED and rec.blocked):
             rec.record(rec.event(EventType.BLOCKED, reason, key=key, state=state.value, reason=reason))
-        text = self._handoff(mission, rec, state, reason).render()
+        text = build_handoff(self.worker_id, mission, rec, state, reason).render()
         write_handoff(self.layout, self.locks, mission.id, text)
         rec.record(rec.event(EventType.HANDOFF_WRITTEN, f"handoff written ({state.value})", key="final-handoff"),
                    episode=False)
         update_summary(self.layout, self.locks, mission.id, SummaryUpdate(
-            status=state.value, assignment_id=assignment.id, next_action=rec.next_action or _next(state, reason)))
+            status=state.value, assignment_id=assignment.id, next_action=rec.next_action or next_action(state, reason)))
         if not self._settle(mission.id, assignment.id, state, reason, outcome):
             outcome.state, outcome.reason = SKIPPED, "claim was taken over before the run settled"
             return outcome
@@ -325,17 +364,6 @@ class MissionRunner:
         if self.on_transcript is not None and outcome.transcript:
             self.on_transcript(outcome)
         return outcome
-
-    def _handoff(self, mission: Mission, rec: RunRecorder, state: MissionState, reason: str) -> Handoff:
-        handoff = Handoff(self.worker_id, mission.id, current_state=f"{state.value}: {reason}",
-                          objective=mission.objective.strip())
-        if rec.handoff_block:
-            handoff.merge_markdown(rec.handoff_block)
-        handoff.completed = handoff.completed or bullets(rec.checkpoints)
-        handoff.files_touched = handoff.files_touched or bullets(rec.files)
-        handoff.blockers = handoff.blockers or bullets(rec.blocked)
-        handoff.next_action = handoff.next_action or rec.next_action or _next(state, reason)
-        return handoff
 
     def _settle(self, mission_id: str, assignment_id: str, state: MissionState, reason: str,
                 outcome: RunOutcome) -> bool:
@@ -355,39 +383,3 @@ class MissionRunner:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
         clear_beat(self.roster.runtime_dir, assignment_id)
         return True
-
-
-def bullets(items: list[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
-
-
-def _next(state: MissionState, reason: str) -> str:
-    return {
-        S.COMPLETE: "Nothing: the mission is complete; the orchestrator reviews the archive.",
-        S.REVIEW: "Wait for the orchestrator's review, then resume with its feedback.",
-        S.BLOCKED: f"Resolve the blocker ({reason}), then resume the mission.",
-        S.CANCELLED: "Nothing: the mission was cancelled.",
-    }.get(state, f"Investigate the failure ({reason}) in the transcript, then resume the mission.")
-
-
-def abandon_assignment(roster: RunnerSettings, locks: StoreLocks, mission_id: str, assignment_id: str,
-                       reason: str) -> bool:
-    """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
-    ledger = Ledger.for_roster(roster, locks)
-    with ledger.edit() as doc:
-        mission = doc.get(mission_id)
-        assignment = mission.assignment(assignment_id)
-        if assignment.state in ASSIGNMENT_SETTLED:
-            return False
-        assignment.move(S.FAILED, reason)
-        assignment.ended_at = iso()
-        assignment.claim = None
-        if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
-            mission.move(S.FAILED, reason, kind="settle")
-        worker_id = assignment.worker_id
-    clear_beat(roster.runtime_dir, assignment_id)
-    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
-    rec = RunRecorder(layout, locks, mission_id, assignment_id)
-    rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))
-    update_summary(layout, locks, mission_id, SummaryUpdate(status=S.FAILED.value, blockers=[reason]))
-    return True

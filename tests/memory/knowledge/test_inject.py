@@ -141,6 +141,39 @@ def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore
     assert directives_block(roster, "bravo tables", 10) == ""
 
 
+def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A mission shows the block before its agent starts and records it after: the build is a
+    pure read, and the later record is what inject() would have written."""
+    from swarmq.memory.knowledge.directives import prepare_directives
+    from swarmq.memory.locking import LocalLocks
+    from swarmq.roster.loader import load_roster
+    from tests.support import write_roster
+
+    roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})
+    locks = LocalLocks(tmp_path / "locks")
+    knowledge = KnowledgeStore.for_roster(roster, locks)
+    seed(knowledge)
+    events = knowledge.swarm.files.events
+    events_before = events.read_bytes() if events.exists() else None
+    prepared = prepare_directives(roster, "bravo tables", 700, locks=locks, phase=2, agent="coder")
+    assert prepared.block.startswith("<swarm_knowledge_directives>")
+    assert not knowledge.receipts_path.exists()
+    assert (events.read_bytes() if events.exists() else None) == events_before
+    shown = [e.id for e in knowledge.swarm.read().entries if e.counter("shown_count")]
+    assert shown == []
+    injection = prepared.record()
+    assert injection.trace_id in prepared.block
+    assert ledger(knowledge).verify().traces[injection.trace_id]["entry_ids"] == [r.entry.id for r in injection.shown]
+    for ranked in injection.shown:
+        entry = knowledge.swarm.get(ranked.entry.id)
+        assert entry is not None and entry.counter("shown_count") == 1
+    assert values(knowledge.swarm.files.events)[-1]["type"] == "retrieved"
+    nothing = prepare_directives(roster, "zzzz qqqq", 700, locks=locks)
+    assert nothing.block == ""
+    nothing.record()
+    assert values(knowledge.swarm.files.events)[-1]["type"] == "no_relevant"
+
+
 def test_shown_hive_entries_are_counted_and_applied_ones_confirmed(knowledge: KnowledgeStore) -> None:
     entry = knowledge.hive.add(NewLesson("Pin every docker base image by digest in production")).entry
     assert entry is not None
