@@ -6,12 +6,15 @@ Every thread of a process that adds to a store queues its request on the store's
 leader becomes it: it takes the store lock once, decides every queued add in order with
 :class:`AddBatch` (each add sees the ones before it, so every decision is the one the adds
 would get one by one in that order), writes all of them in one append + fsync (or one rewrite
-when an add reinforced an entry), releases the lock and only then acknowledges every caller.
-Requests that arrive meanwhile form the next group. Across processes the store lock serialises
-groups and each process follows the others' appends incrementally (:mod:`.loaded`).
+when an add reinforced an entry) and only then acknowledges every caller. Requests that arrive
+meanwhile form the next group, which the leader commits under the same lock hold and fencing
+token (for at most :data:`HOLD_SECONDS`): one lock round trip and one fence record per hold,
+one write + fsync and one lease validation + confirmation per group. Across processes the
+store lock serialises holds and each process follows the others' appends incrementally
+(:mod:`.loaded`).
 
 A crash before the write loses only unacknowledged adds; a failed write fails every add of its
-group (none was acknowledged), so no lost write ever turns into a success.
+group (none was acknowledged) and ends the hold, so no lost write ever turns into a success.
 """
 
 from __future__ import annotations
