@@ -290,7 +290,7 @@ def concurrent(root: Path, args: argparse.Namespace) -> dict[str, Any]:
             "ms/add",
             "fsync floor appends/s",
             "ratio",
-            "adds/group",
+            "adds/lock hold",
             "outcomes",
         ],
         rows,

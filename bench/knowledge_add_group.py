@@ -192,7 +192,7 @@ def run_writers(
     for order, index, outcome in done:
         expected = reference.add(lessons[index], phases[index])
         assert outcome == expected, f"add {index} (commit {order}): {outcome} != {expected}"
-    groups = len({order[0] for order, _, _ in done})
+    groups = len({order[0] for order, _, _ in done})  # lock holds (one token each)
     outcomes: dict[str, int] = {}
     for _, _, outcome in done:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1

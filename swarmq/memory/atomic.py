@@ -68,8 +68,10 @@ def read_fence(path: Path) -> int:
     return read_fence_record(path)[0]
 
 
-def check_fence(path: Path, lease: Lease, *, always_record: bool = True) -> int:
-    """Validate ``lease`` against the fence record of ``path`` and record its token.
+def check_fence(path: Path, lease: Lease, *, always_record: bool = False) -> int:
+    """Validate ``lease`` against the fence record of ``path`` and record its token (unless the
+    record already names this token and lock: a holder that writes several times under one
+    lease, e.g. a group-commit leader, records it once).
 
     Refuses (:class:`FencedOff`) a holder whose lock name differs from the one recorded: two
     names for one file mean two hosts that do not exclude each other, and moving one's counter
@@ -84,7 +86,7 @@ def check_fence(path: Path, lease: Lease, *, always_record: bool = True) -> int:
             "(is the workspace id file missing or different on this host? see docs/locking.md)"
         )
     token = lease.validate(recorded)
-    if always_record or token != recorded or resource is None:
+    if always_record or token != recorded or resource != lease.resource:
         _record_fence(path, lease, token)
     return token
 
@@ -94,7 +96,7 @@ def _marked_since(recorded: str, path: Path) -> bool:
     file (a root created after the writer started): the one change of name that is allowed."""
     if not recorded.startswith("file:"):
         return False
-    named, real = recorded[len("file:"):], os.path.realpath(path)
+    named, real = recorded[len("file:") :], os.path.realpath(path)
     return real == named or real.startswith(named.rstrip("/") + "/")  # a store locks its directory
 
 
@@ -106,6 +108,22 @@ def _record_fence(path: Path, lease: Lease, token: int) -> None:
     os.replace(tmp, fence)
 
 
+_COMMIT_LOCKS: dict[str, filelock.FileLock] = {}
+"""One commit-lock object per file and process (building a ``FileLock`` costs more than taking
+it). It is re-entrant per thread: a writer that holds it around several commits (a group-commit
+leader's lock hold) takes it once; each commit still checks the fence and confirms the lease."""
+
+
+def commit_lock(path: Path) -> filelock.FileLock:
+    """The same-host lock that serialises commits of ``path`` (its directory created once)."""
+    name = str(side_path(path, ".lock"))
+    lock = _COMMIT_LOCKS.get(name)
+    if lock is None or not os.path.isdir(os.path.dirname(name)):
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        lock = _COMMIT_LOCKS.setdefault(name, filelock.FileLock(name))
+    return lock
+
+
 @contextlib.contextmanager
 def commit_guard(path: Path, lease: Lease | None) -> Iterator[None]:
     """Serialise the commit of ``path`` on this host and enforce the lease's fence; after the
@@ -113,9 +131,7 @@ def commit_guard(path: Path, lease: Lease | None) -> Iterator[None]:
     if lease is None:
         yield
         return
-    side = path.parent / SIDE_DIR
-    side.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(str(side_path(path, ".lock"))):
+    with commit_lock(path):
         check_fence(path, lease)
         yield
         lease.confirm()

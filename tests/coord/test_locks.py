@@ -152,3 +152,62 @@ def test_a_redis_that_lost_its_keys_does_not_block_the_rightful_owner(
         write_atomic(path, "after restart", lease=lease)
         assert lease.fencing_token == 4  # moved past the recorded token
     assert path.read_text() == "after restart" and read_fence(path) == 4
+
+
+def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
+    swarm_name: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """After each hold's first write another holder takes the Redis lock: the leader's next
+    group in that hold is refused (real fencing), every acknowledged add is on disk."""
+    import threading
+    from collections.abc import Iterator
+    from contextlib import contextmanager
+
+    from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+    from swarmq.memory.locking import Lease
+
+    inner = RedisLocks(redis_client, swarm_name, lease_seconds=5)
+
+    class TakenOver:
+        @contextmanager
+        def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+            with inner.hold(resource, timeout=timeout) as lease:
+                confirm = lease.confirm
+
+                def taken_over() -> None:
+                    confirm()
+                    redis_client.set(keys.lock(swarm_name, resource), "another", px=30)
+
+                lease.confirm = taken_over  # type: ignore[method-assign]
+                yield lease
+
+    knowledge = KnowledgeStore(
+        tmp_path / ".swarm",
+        locks=TakenOver(),
+        config=KnowledgeConfig(hive_enabled=False),
+        data_dir=tmp_path / "data",
+        project_name="proj",
+    )
+    added: list[str] = []
+    refused: list[str] = []
+    topics = ["pytest", "docker", "postgres", "redis", "celery", "ruff", "mypy", "nginx"]
+
+    def writer(w: int) -> None:
+        for n in range(w, 48, 8):
+            text = f"Always pin the {topics[w]} client version {n * 7919} before step {n}"
+            try:
+                outcome = knowledge.swarm.add(NewLesson(text), phase=1).outcome
+            except FencedOff:
+                refused.append(text)
+                continue
+            if outcome == "added":
+                added.append(text)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert refused, "no hold went on to a second group"
+    assert added, "no hold's first group was written"
+    assert sorted(e.lesson for e in knowledge.swarm.read().entries) == sorted(added)

@@ -178,3 +178,28 @@ def test_resolve_inside_follows_symlinks(tmp_path: Path) -> None:
     for parts in (("w1", "escape", "x"), ("..", "outside"), ("/etc",), ("a\x00",)):
         with pytest.raises(UnsafePathError):
             resolve_inside(root, *parts)
+
+
+def test_the_fence_record_is_written_once_per_lease_and_again_when_it_changes(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "store.jsonl"
+    fence = tmp_path / ".swarmq" / "store.jsonl.fence"
+    locks = LocalLocks(tmp_path / "locks")
+    with locks.hold("r") as lease:
+        append_lines(target, ["a"], lease=lease)
+        first = fence.stat().st_ino
+        append_lines(target, ["b"], lease=lease)  # same token, same name: nothing to record
+        assert fence.stat().st_ino == first
+        token = lease.fencing_token
+    with locks.hold("r") as lease:
+        append_lines(target, ["c"], lease=lease)
+        assert fence.stat().st_ino != first
+        assert read_fence(target) == lease.fencing_token > token
+    # A record from before lock names (no "v") is rewritten with the name, same token.
+    fence.write_text(json.dumps({"token": read_fence(target) + 1}), encoding="utf-8")
+    with locks.hold("r") as lease:
+        append_lines(target, ["d"], lease=lease)
+        assert lease.fencing_token == read_fence(target)  # the token the record already had
+        assert json.loads(fence.read_text(encoding="utf-8"))["resource"] == "r"
+    assert target.read_text(encoding="utf-8") == "a\nb\nc\nd\n"

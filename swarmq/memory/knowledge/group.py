@@ -6,46 +6,44 @@ Every thread of a process that adds to a store queues its request on the store's
 leader becomes it: it takes the store lock once, decides every queued add in order with
 :class:`AddBatch` (each add sees the ones before it, so every decision is the one the adds
 would get one by one in that order), writes all of them in one append + fsync (or one rewrite
-when an add reinforced an entry), releases the lock and only then acknowledges every caller.
-Requests that arrive meanwhile form the next group. Across processes the store lock serialises
-groups and each process follows the others' appends incrementally (:mod:`.loaded`).
+when an add reinforced an entry) and only then acknowledges every caller. Requests that arrive
+meanwhile form the next group, which the leader commits under the same lock hold and fencing
+token (for at most :data:`HOLD_SECONDS`): one lock round trip and one fence record per hold,
+one write + fsync and one lease validation + confirmation per group. Across processes the
+store lock serialises holds and each process follows the others' appends incrementally
+(:mod:`.loaded`).
 
 A crash before the write loses only unacknowledged adds; a failed write fails every add of its
-group (none was acknowledged), so no lost write ever turns into a success.
+group (none was acknowledged) and ends the hold, so no lost write ever turns into a success.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swarmq.memory.knowledge.contradiction import lesson_features, opposes_any
+from swarmq.memory.atomic import commit_lock
+from swarmq.memory.knowledge.contradiction import opposes_any
 from swarmq.memory.knowledge.dedup import cached_bigrams
 from swarmq.memory.knowledge.loaded import LoadedFile
-from swarmq.memory.knowledge.model import Entry, Status
+from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.prepare import Prepared
 from swarmq.memory.knowledge.reinforcement import (
-    NewLesson,
-    new_entry,
     phase_confirmation,
     reinforce_entry,
 )
 from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import (
-    OK,
     REASON_CONTRADICTION,
-    REASON_VAGUE,
     ValidationResult,
-    check_actionability,
-    check_safety,
-    check_structure,
-    is_vague,
-    validate_directive_fields,
 )
 from swarmq.memory.locking import Lease
 from swarmq.memory.similarity.text import jaccard
@@ -58,7 +56,15 @@ AddOutcome = Literal[
 ]
 
 MAX_GROUP = 256
-"""Most adds decided under one lock hold (bounds how long one group keeps others waiting)."""
+"""Most adds decided and written as one group (bounds how long one group keeps others waiting)."""
+
+HOLD_SECONDS = 0.02
+"""How long a leader may keep the store lock for consecutive groups while adds keep queueing;
+then it releases it, so other processes (and this one's readers) get their turn."""
+
+LINGER_SECONDS = 0.002
+"""How long a holding leader waits for the callers it just answered to add again (a full
+group) before it writes what has queued; with nothing queued it then releases the lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,73 +81,6 @@ class AddResult:
     @property
     def stored(self) -> bool:
         return self.outcome in ("added", "reinforced", "already_confirmed_phase", "duplicate")
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """The part of an add that does not depend on the store (the new entry, layers 1-2,
-    vagueness, actionability, the serialised line), done by the caller before it queues so it
-    overlaps the leader's writes instead of lengthening the lock hold."""
-
-    store: TierFile
-    new: NewLesson
-    phase: int | None
-    at: str
-    entry: Entry
-    check: ValidationResult
-    """OK, or a layer 1-2 warning (stored, flagged for review)."""
-    refused: ValidationResult | None = None
-    layer3: ValidationResult | None = None
-    """Vagueness verdict when layer 3 runs; the contradiction half needs the store."""
-    held: Entry | None = None
-    """The unactionable record when the lesson is held out for lack of predicate + scope."""
-
-
-def prepare(store: TierFile, new: NewLesson, phase: int | None) -> Prepared:
-    """Everything of an add to ``store`` that the adds before it cannot change."""
-    config = store.config
-    at = store.now()
-    entry = new_entry(
-        new, tier=store.tier, project_name=store.project_name, phase=phase, at=at, config=config
-    )
-    check = ValidationResult(True)
-    if config.validation_enabled:
-        for result in (
-            check_structure(
-                entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
-            ),
-            check_safety(entry.lesson, config.validation_mode),
-        ):
-            if not result.valid:
-                return Prepared(store, new, phase, at, entry, check, refused=result)
-            if result.severity is not None:
-                check = result  # a warning: stored, flagged for review
-        errors = validate_directive_fields(entry.data)
-        if errors:
-            refused = ValidationResult(
-                False, 1, "invalid directive fields: " + "; ".join(errors), "error"
-            )
-            return Prepared(store, new, phase, at, entry, check, refused=refused)
-    cached_bigrams(entry.lesson)  # warm: the leader looks the lesson up, then indexes it
-    layer3 = None
-    if config.validation_enabled and check.severity is None:
-        lesson_features(entry.lesson, config.validation_mode)
-        layer3 = (
-            ValidationResult(True, 3, REASON_VAGUE, "warning") if is_vague(entry.lesson) else OK
-        )
-    held = None
-    if new.require_actionable:
-        reason = check_actionability(entry.data)
-        if reason is not None:
-            update = {
-                "status": Status.QUARANTINED_UNACTIONABLE.value,
-                "unactionable_reason": reason,
-                "quarantined_at": at,
-            }
-            held = entry.changed(update, bump_revision=False)
-            held.raw_bytes()
-    entry.raw_bytes()  # serialise now: a line that cannot be written fails this add alone
-    return Prepared(store, new, phase, at, entry, check, layer3=layer3, held=held)
 
 
 class AddBatch:
@@ -292,7 +231,9 @@ class GroupCommit:
     """The queue of adds waiting for one store's lock in this process."""
 
     def __init__(self) -> None:
-        self._cv = threading.Condition()
+        lock = threading.RLock()
+        self._cv = threading.Condition(lock)
+        self._arrived = threading.Condition(lock)  # wakes a lingering leader, not the callers
         self._queue: list[_Request] = []
         self._leading = False
 
@@ -301,43 +242,86 @@ class GroupCommit:
         request = _Request(add)
         with self._cv:
             self._queue.append(request)
+            self._arrived.notify()
             while not request.done and self._leading:
                 self._cv.wait()
             if request.done:
                 return request.answer()
             self._leading = True
-            group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
+            group = self._take()
         try:
-            run_group(add.store, group)
+            self._lead(add.store, group)
         finally:
             with self._cv:
-                for item in group:
-                    if item.result is None and item.error is None:
-                        item.error = RuntimeError("the group commit leader failed")
-                    item.done = True
                 self._leading = False
                 self._cv.notify_all()
         return request.answer()
 
+    def _take(self) -> list[_Request]:
+        """The next group (call with ``_cv`` held)."""
+        group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
+        return group
 
-def run_group(leader: TierFile, group: Sequence[_Request]) -> None:
-    """Decide and commit ``group`` under one hold of the store lock; set each request's answer
-    (every request gets the write's error when the write fails)."""
-    try:
-        with leader.locked() as lease:
-            batch = AddBatch(leader, lease)
+    def _lead(self, store: TierFile, group: list[_Request]) -> None:
+        """Commit ``group``, then, under the same lock hold and fencing token, every group that
+        queued meanwhile, for at most :data:`HOLD_SECONDS`: one lock round trip and one fence
+        record per hold, one write + fsync per group, each group acknowledged as it lands."""
+        try:
+            with store.locked() as lease, commit_lock(store.files.knowledge):
+                started, position = time.monotonic(), 0
+                while group:
+                    run_group(store, lease, group, position)
+                    position += len(group)
+                    self._answer(group)
+                    if time.monotonic() - started >= HOLD_SECONDS:
+                        break  # let other processes (and this one's readers) have the store
+                    answered = len(group)
+                    with self._cv:
+                        # The callers just answered usually add again within a prepare's time:
+                        # wait for as many adds (a group as big as the last one, one fsync for
+                        # all), at most LINGER_SECONDS, rather than write them one by one.
+                        self._arrived.wait_for(partial(self._queued, answered), LINGER_SECONDS)
+                        group = self._take()
+                    if group:
+                        store.mirror.refresh()  # a no-op unless the lease was lost meanwhile
+        except Exception as exc:  # fails this group only: the groups before it are acknowledged
             for item in group:
-                try:
-                    item.result = batch.add(item.add)
-                except Exception as exc:  # this add's own failure (nothing of it was queued)
+                if item.result is None and item.error is None:
                     item.error = exc
-            batch.commit()
-            token = lease.fencing_token
+        finally:
+            self._answer(group)
+
+    def _queued(self, count: int) -> bool:
+        return len(self._queue) >= count
+
+    def _answer(self, group: list[_Request]) -> None:
+        """Wake the callers of ``group`` (an add left without an answer fails)."""
+        with self._cv:
+            for item in group:
+                if item.result is None and item.error is None:
+                    item.error = RuntimeError("the group commit leader failed")
+                item.done = True
+            self._cv.notify_all()
+
+
+def run_group(store: TierFile, lease: Lease, group: Sequence[_Request], start: int) -> None:
+    """Decide and commit ``group`` under ``lease`` (store lock and ``mirror.mutex`` held, mirror
+    refreshed); set each request's answer, ordered ``(fencing token, start + position)``. When
+    the write fails, every request of the group gets its error and it is raised."""
+    batch = AddBatch(store, lease)
+    for item in group:
+        try:
+            item.result = batch.add(item.add)
+        except Exception as exc:  # this add's own failure (nothing of it was queued)
+            item.error = exc
+    try:
+        batch.commit()
     except BaseException as exc:
         for item in group:
             item.result, item.error = None, item.error or exc
         raise
-    for position, item in enumerate(group):
+    token = lease.fencing_token
+    for position, item in enumerate(group, start):
         if item.result is not None:
             item.result = replace(item.result, order=(token, position))
 

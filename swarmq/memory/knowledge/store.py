@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from swarmq.memory.knowledge.errors import EntryNotFound
-from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for, prepare
+from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for
 from swarmq.memory.knowledge.model import Entry
+from swarmq.memory.knowledge.prepare import prepare
 from swarmq.memory.knowledge.quarantine import quarantine, restore
 from swarmq.memory.knowledge.reinforcement import (
     NewLesson,

@@ -197,3 +197,71 @@ def test_an_add_that_cannot_be_written_fails_alone_in_its_group(
     assert outcomes == {0: "added", 1: "added", 2: "error", 3: "added"}
     stored = sorted(e.lesson for e in knowledge.swarm.read().entries)
     assert stored == sorted(lesson(500 + n) for n in (0, 1, 3))
+
+
+class LapsingLocks:
+    """Same-host locks whose leases lapse after their first commit: a hold that goes on to a
+    second group must have that group refused."""
+
+    def __init__(self, inner: LocalLocks) -> None:
+        self.inner = inner
+
+    @contextmanager
+    def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+        with self.inner.hold(resource, timeout=timeout) as lease:
+            validated = [0]
+
+            class Lapsing:
+                resource = lease.resource
+                fencing_token = lease.fencing_token
+
+                def validate(self, recorded: int) -> int:
+                    validated[0] += 1
+                    if validated[0] > 1:
+                        raise FencedOff("lease lapsed mid-hold (test)")
+                    return lease.validate(recorded)
+
+                def confirm(self) -> None:
+                    lease.confirm()
+
+            yield Lapsing()
+
+
+def test_a_lease_lost_mid_hold_fails_the_next_group_and_ends_the_hold(
+    tmp_path: Path, make_knowledge: Callable[..., KnowledgeStore]
+) -> None:
+    base = make_knowledge(swarm_max_entries=None)
+    knowledge = KnowledgeStore(
+        base.swarm.files.root,
+        locks=LapsingLocks(LocalLocks(tmp_path / "lapsing")),
+        config=base.config,
+        data_dir=tmp_path / "data",
+        project_name="proj",
+    )
+    acked: dict[str, tuple[int, int]] = {}
+    added: list[str] = []
+    refused: list[str] = []
+
+    def writer(w: int) -> None:
+        for n in range(w, 96, 8):
+            text = lesson(600 + n)
+            try:
+                result = knowledge.swarm.add(NewLesson(text), phase=1)
+            except FencedOff:
+                refused.append(text)
+                continue
+            assert result.order is not None
+            acked[text] = result.order
+            if result.outcome == "added":  # else a near-duplicate of an acknowledged add
+                added.append(text)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(acked) + len(refused) == 96
+    assert refused, "no hold went on to a second group"
+    stored = [e.lesson for e in knowledge.swarm.read().entries]
+    assert sorted(stored) == sorted(added)  # every acknowledged add, nothing refused
+    assert len(set(acked.values())) == len(acked)  # (token, position) orders are distinct
