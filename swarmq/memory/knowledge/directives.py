@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 
 from swarmq.memory.knowledge.inject import Injection, prepare, record_injection
 from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
@@ -36,22 +36,26 @@ class PreparedDirectives:
     record: Callable[[], Injection]
 
 
+class DirectiveOptions(TypedDict, total=False):
+    """Who asks and how the answer is recorded: the store locks (none: the block is not
+    recorded), the plan phase, the agent and the session the block is shown to."""
+
+    locks: StoreLocks | None
+    phase: int | None
+    agent: str | None
+    session_id: str | None
+
+
 def prepare_directives(
-    roster: DirectiveSettings,
-    query: str,
-    budget_chars: int,
-    *,
-    locks: StoreLocks | None = None,
-    phase: int | None = None,
-    agent: str | None = None,
-    session_id: str | None = None,
+    roster: DirectiveSettings, query: str, budget_chars: int, **options: Unpack[DirectiveOptions]
 ) -> PreparedDirectives:
     """The block for ``query`` from a pure read; its ``record`` writes nothing without ``locks``."""
+    locks, session_id = options.get("locks"), options.get("session_id")
     config = roster.knowledge.model_copy(update={"inject_char_budget": max(0, budget_chars)})
     knowledge = KnowledgeStore(roster.swarm_dir, locks=locks or LocalLocks(roster.runtime_dir / "locks"),
                                config=config, data_dir=roster.hive_dir,
                                project_name=config.project_name or roster.workspace_dir.name)
-    context = QueryContext(text=query, phase=phase, agent=agent)
+    context = QueryContext(text=query, phase=options.get("phase"), agent=options.get("agent"))
     injection = prepare(knowledge, context, headroom=1.0)
 
     def record() -> Injection:
@@ -63,16 +67,9 @@ def prepare_directives(
 
 
 def directives_block(
-    roster: DirectiveSettings,
-    query: str,
-    budget_chars: int,
-    *,
-    locks: StoreLocks | None = None,
-    phase: int | None = None,
-    agent: str | None = None,
-    session_id: str | None = None,
+    roster: DirectiveSettings, query: str, budget_chars: int, **options: Unpack[DirectiveOptions]
 ) -> str:
-    prepared = prepare_directives(roster, query, budget_chars, locks=locks, phase=phase, agent=agent,
-                                  session_id=session_id)
+    """The block for ``query``, recorded now (with ``locks``)."""
+    prepared = prepare_directives(roster, query, budget_chars, **options)
     prepared.record()
     return prepared.block
