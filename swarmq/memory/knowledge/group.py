@@ -219,6 +219,8 @@ class _Request:
     result: AddResult | None = None
     error: BaseException | None = None
     done: bool = False
+    owner: int = field(default_factory=threading.get_ident)
+    """The thread that asked: a leader lingers only for other threads, never for itself."""
 
     def answer(self) -> AddResult:
         if self.error is not None:
@@ -268,7 +270,7 @@ class GroupCommit:
         record per hold, one write + fsync per group, each group acknowledged as it lands."""
         try:
             with store.locked() as lease, commit_lock(store.files.knowledge):
-                started, position = time.monotonic(), 0
+                started, position, leader = time.monotonic(), 0, threading.get_ident()
                 while group:
                     run_group(store, lease, group, position)
                     position += len(group)
@@ -276,11 +278,15 @@ class GroupCommit:
                     if time.monotonic() - started >= HOLD_SECONDS:
                         break  # let other processes (and this one's readers) have the store
                     answered = len(group)
+                    others = any(item.owner != leader for item in group)
                     with self._cv:
                         # The callers just answered usually add again within a prepare's time:
                         # wait for as many adds (a group as big as the last one, one fsync for
-                        # all), at most LINGER_SECONDS, rather than write them one by one.
-                        self._arrived.wait_for(partial(self._queued, answered), LINGER_SECONDS)
+                        # all), at most LINGER_SECONDS, rather than write them one by one. A
+                        # group of the leader's own add alone has nobody to wait for (a lone
+                        # writer would pay the linger on every add).
+                        if others:
+                            self._arrived.wait_for(partial(self._queued, answered), LINGER_SECONDS)
                         group = self._take()
                     if group:
                         store.mirror.refresh()  # a no-op unless the lease was lost meanwhile
