@@ -5,8 +5,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from swarmq.memory.flywheel.pending import file_date, parse_learning_blocks
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, forge_transcript
@@ -15,16 +13,6 @@ from swarmq.memory.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
-
-
-@pytest.fixture
-def layout(tmp_path: Path) -> AgentsLayout:
-    return AgentsLayout(tmp_path / "project" / ".agents")
-
-
-@pytest.fixture
-def locks(tmp_path: Path) -> LocalLocks:
-    return LocalLocks(tmp_path / "locks")
 
 
 def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: LocalLocks) -> None:

@@ -19,16 +19,6 @@ RULE = (
 )
 
 
-@pytest.fixture
-def layout(tmp_path: Path) -> AgentsLayout:
-    return AgentsLayout(tmp_path / "project" / ".agents")
-
-
-@pytest.fixture
-def locks(tmp_path: Path) -> LocalLocks:
-    return LocalLocks(tmp_path / "locks")
-
-
 @pytest.mark.parametrize(
     "text",
     [

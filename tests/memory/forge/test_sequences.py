@@ -13,16 +13,6 @@ from swarmq.memory.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession, codex_old_rollout
 
 
-@pytest.fixture
-def layout(tmp_path: Path) -> AgentsLayout:
-    return AgentsLayout(tmp_path / "project" / ".agents")
-
-
-@pytest.fixture
-def locks(tmp_path: Path) -> LocalLocks:
-    return LocalLocks(tmp_path / "locks")
-
-
 def sequences(result_found: list[object]) -> list[str]:
     return [c.content for c in result_found if getattr(c, "extractor", "") == "sequence"]  # type: ignore[attr-defined]
 

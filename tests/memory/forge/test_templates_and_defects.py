@@ -20,16 +20,6 @@ PASTED = ("Always run `make lint` before committing, because the CI pipeline rej
           "fails ruff or mypy in strict mode.")
 
 
-@pytest.fixture
-def layout(tmp_path: Path) -> AgentsLayout:
-    return AgentsLayout(tmp_path / "project" / ".agents")
-
-
-@pytest.fixture
-def locks(tmp_path: Path) -> LocalLocks:
-    return LocalLocks(tmp_path / "locks")
-
-
 def contents(result: object) -> list[str]:
     return [c.content for c in result.found]  # type: ignore[attr-defined]
 
