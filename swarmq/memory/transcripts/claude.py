@@ -82,9 +82,7 @@ def read_claude(path: Path, report: ReadReport, **options: Unpack[ReadOptions]) 
             content = message.get("content") if message.__class__ is dict else None
             if content.__class__ is str and kind in _CHAT and record.get("isCompactSummary") is not True:
                 if content and not content.isspace():  # a typed prompt: built as _messages would
-                    role = message.get("role")
-                    made = _make(record, line_no, role if role.__class__ is str and role else kind,
-                                 MessageKind.TEXT, content)
+                    made = _prose(record, line_no, message, kind, content)
                     made.index = index
                     yield made
                     index += 1
@@ -99,9 +97,7 @@ def read_claude(path: Path, report: ReadReport, **options: Unpack[ReadOptions]) 
                 if btype == "text":  # built as _messages would, without its general walk
                     text = block.get("text")
                     if text.__class__ is str and text and not text.isspace():
-                        role = message.get("role")
-                        made = _make(record, line_no, role if role.__class__ is str and role else kind,
-                                     MessageKind.TEXT, text)
+                        made = _prose(record, line_no, message, kind, text)
                         made.index = index
                         yield made
                         index += 1
@@ -166,6 +162,15 @@ def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[s
     if kind is MessageKind.TOOL_RESULT:
         built.is_error = block.get("is_error") is True or reports_failure(text)
     return built
+
+
+def _prose(record: dict[str, Any], line_no: int, message: dict[str, Any], kind: str,
+           text: str) -> Message:
+    """A one-block prose message, built as :func:`_messages` would (the message's role, else
+    the record's type)."""
+    role = message.get("role")
+    return _make(record, line_no, role if role.__class__ is str and role else kind,
+                 MessageKind.TEXT, text)
 
 
 def _make(
