@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from swarmq.memory.knowledge.acks import acknowledge
-from swarmq.memory.knowledge.directives import directives_block, prepare_directives
+from swarmq.memory.knowledge.directives import prepare_directives
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
-from swarmq.memory.missions.context import KnowledgeProvider
 from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome
 from swarmq.memory.missions.outcome import abandon_assignment
 from swarmq.memory.paths import check_id
@@ -26,21 +25,6 @@ from swarmq.workers.base import DeadLettered, SwarmTask
 
 RUN_TASK = MISSIONS_RUN
 FORGE_TASK = FORGE_EXTRACT
-
-
-def knowledge_provider(
-    roster: Roster, locks: StoreLocks, agent: str | None = None
-) -> KnowledgeProvider:
-    """The knowledge directives block for the prompt, within the context's budget.
-
-    With the worker's locks the entries shown are recorded like any injection (``shown_count``,
-    a phase confirmation, a receipt), so the loop closes.
-    """
-
-    def provide(query: str, budget: int) -> str:
-        return directives_block(roster, query, budget, locks=locks, agent=agent)
-
-    return provide
 
 
 class DeferredKnowledge:
