@@ -30,7 +30,7 @@ NEGATIVE = re.compile(
 
 _NOISE = re.compile(
     r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
-    r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
+    r"\bpanicked at\b|tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
     r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
     r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
@@ -39,6 +39,7 @@ _NOISE = re.compile(
 
 _NOISE_HEADS = (
     "traceback",
+    "panicked at",
     'file "',
     "<system-reminder>",
     "tool_use_id",

@@ -88,13 +88,15 @@ _HEDGE_HEADS = (
     "could try",
     "we could",
     "one option",
+    "likely",
+    "for now",
 )
 """Literals (lower-case) without which :data:`_REASON` / :data:`_HEDGE` cannot match."""
 
 
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
-    r"we could|one option",
+    r"we could|one option|\blikely\b|\bfor now\b",
     re.IGNORECASE,
 )
 
@@ -127,11 +129,13 @@ def classify(
     lead: str = "",
     text_words: frozenset[str] | None = None,
     observed: bool = True,
+    report: bool = False,
 ) -> Verdict:
     """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries),
     ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
     passage's :func:`words` when the caller already has them. ``observed`` is false for what a
-    user typed: a pasted "command not found" is a report, not a fact the agent found out."""
+    user typed: a pasted "command not found" is a report, not a fact the agent found out.
+    ``report``: the message opens by reporting the agent's own edits (see :mod:`.reports`)."""
     scored_words = (
         words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
     )
@@ -167,6 +171,7 @@ def classify(
     used = reports.unquoted(body)
     scored = f"{lead} {used}" if lead else used
     cues = multilingual.signals(scored, observed=observed) if foreign else {}
+    label = len(lead.split()) <= 6
     scores = []  # layer 4
     for ktype, signals in TYPES:
         strong = weak = 0
@@ -177,7 +182,8 @@ def classify(
             match = pattern.search(used) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
-                if weight >= 1.0 and (observed or pattern is not RULE):
+                lent = not label and match.string is lead  # a sentence's cue, not a label's
+                if weight >= 1.0 and (observed or pattern is not RULE) and not lent:
                     strong += 1
                 else:
                     weak += 1
@@ -199,7 +205,11 @@ def classify(
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if confidence >= min_confidence and not has_reason and reports.is_change_report(body, lead):
+    if (
+        confidence >= min_confidence
+        and not has_reason
+        and (report or reports.is_change_report(body, lead))
+    ) or reports.for_the_task(body):
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)

@@ -49,7 +49,8 @@ _PURPOSE = re.compile(
 """A purpose clause: the report says why, which a reason heads list of "because / since" misses."""
 _PLAN_LEAD = re.compile(
     r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
-    r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will)\b",
+    r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will|"
+    r"(?:the )?(?:fix|fixes|solution)|how it works|to apply)\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}\)")
@@ -63,6 +64,33 @@ def is_change_report(body: str, lead: str = "") -> bool:
         return True
     lowered = body[:200].lower()
     return any(head in lowered for head in _CHANGE_HEADS) and _CHANGE.search(body[:200]) is not None
+
+
+_REPORT_OPENING = re.compile(
+    rf"\b(?:I|we)(?:'ve| have)(?: now| just| also| successfully)* (?:{_EDIT_PAST}|made|written|built|set up|expanded|extended|documented|saved|configured|installed|enabled|disabled)\b"
+)
+
+
+def opens_report(message: str) -> bool:
+    """Whether an agent's message opens by reporting its own edits ("Perfect! I've fixed the
+    issue."): what follows describes the code as it now is, so each passage of it needs a
+    reason to count, as a change report does."""
+    head = message[:300].replace("’", "'")
+    return ("'ve" in head or " have " in head) and _REPORT_OPENING.search(head) is not None
+
+
+_FOR_NOW = re.compile(
+    r"^\W*if you\b|\b(?:in|into|to|for) (?:your|the) plan\b|\bnote (?:this|that) in (?:your|the) plan\b",
+    re.IGNORECASE,
+)
+
+
+def for_the_task(body: str) -> bool:
+    """Whether ``body`` is addressed to the task at hand: advice to the reader on what to do
+    now ("If you see nothing, …") or a note for the plan being written ("in your plan, note
+    that …"), not something that stays true for later sessions."""
+    lowered = body[:400].lower()
+    return ("if you" in lowered or " plan" in lowered) and _FOR_NOW.search(body[:400]) is not None
 
 
 def unquoted(text: str) -> str:

@@ -69,6 +69,20 @@ def is_pasted_log(text: str) -> bool:
     return logged >= MIN_LOG_LINES and logged * 2 >= len(lines)
 
 
+_HEADING_LINE = re.compile(r"^#{1,6} \S", re.MULTILINE)
+MIN_DOCUMENT_HEADINGS = 3
+
+
+def is_pasted_document(text: str) -> bool:
+    """Whether a user's message is a whole document (a spec, a style guide, an AGENTS.md pasted
+    after a slash command): three or more markdown headings. Its rules are a policy file's, said
+    for every project alike, not something this session found out; people type prompts, they
+    paste documents."""
+    return text.count("\n#") + text.startswith("#") >= MIN_DOCUMENT_HEADINGS and (
+        len(_HEADING_LINE.findall(text)) >= MIN_DOCUMENT_HEADINGS
+    )
+
+
 def strip_front_matter(text: str) -> str:
     """``text`` without a leading YAML front matter block (``---`` … ``---``)."""
     if not text.lstrip().startswith("---"):
