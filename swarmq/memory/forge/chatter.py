@@ -159,6 +159,22 @@ def is_question(body: str) -> bool:
     return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
 
 
+def statement_before_questions(body: str) -> str:
+    """The statements a mostly-questioning passage opens with, before its first question
+    ("I don't have internet access here. Could you paste the page?" → the first sentence), or
+    ``""``: what someone asks is not known yet, what they state first still is a statement."""
+    kept = []
+    for sentence in _QUESTION_SPLIT.split(body):
+        if sentence.rstrip().endswith(("?", "？")):
+            break
+        kept.append(sentence.strip())
+    statement = " ".join(s for s in kept if s)
+    return statement if len(statement) >= MIN_STATEMENT else ""
+
+
+MIN_STATEMENT = 30
+
+
 def without_lead_in(body: str) -> str:
     """``body`` without its last sentence, which ends in a colon ("Run these commands:"): what
     comes before it may be a finding, the lead-in itself is not; ``""`` when nothing is left."""

@@ -30,6 +30,7 @@ from swarmq.memory.forge.chatter import (
     is_narration,
     is_noise,
     is_question,
+    statement_before_questions,
     width,
     without_lead_in,
 )
@@ -73,7 +74,7 @@ MIN_CHARS = 30
 MAX_CHARS = 1500
 
 
-_REASON_HEADS = ("because", "so that", "since", "due to", "which means", "→", "->")
+_REASON_HEADS = ("because", "so ", "since", "due to", "which means", "→", "->")
 
 
 _HEDGE_HEADS = (
@@ -101,7 +102,13 @@ _HEDGE = re.compile(
 )
 
 
-_REASON = re.compile(r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich means\b|→|->", re.I)
+_REASON = re.compile(
+    r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich means\b|→|->|"
+    # a consequence (", so the broker redelivered it"), not what someone does next ("so I …")
+    r"[,;—–] so (?!far\b|now\b|(?:i|we|you|let|please|add|implement|write|create|update|"
+    r"delete|refactor|rename|fix|make)\b)",
+    re.I,
+)
 
 
 _SPECIFIC = re.compile(
@@ -163,12 +170,16 @@ def classify(
         if not body:
             return Verdict(False, "lead-in")
     if is_question(body):
-        return Verdict(False, "question")
+        body = statement_before_questions(body)  # "No network here, so … . Could you …?"
+        if not body:
+            return Verdict(False, "question")
     if is_noise(body):
         return Verdict(False, "negative-pattern")
     if is_narration(SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
     used = reports.unquoted(body)
+    if "’" in used:  # the typographic apostrophe many models write: "can’t reach"
+        used = used.replace("’", "'")
     scored = f"{lead} {used}" if lead else used
     cues = multilingual.signals(scored, observed=observed) if foreign else {}
     label = len(lead.split()) <= 6
