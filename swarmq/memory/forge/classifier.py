@@ -39,6 +39,7 @@ from swarmq.memory.forge.signals import (
     OBSERVED,
     PRIORITY,
     RULE,
+    RULE_WORDS,
     TYPES,
     KnowledgeClass,
     has_signal,
@@ -116,6 +117,16 @@ _SPECIFIC = re.compile(
 )
 
 
+def _says_why(body: str, lowered: str) -> bool:
+    """A reason or consequence in ``body``; a chain of arrows ("Apps → Search → Upgrade") is
+    a path or a sequence of steps, not a cause and its effect."""
+    if not mentions(lowered, _REASON_HEADS):
+        return False
+    if body.count("→") + body.count("->") >= 2:
+        body = body.replace("→", " ").replace("->", " ")
+    return _REASON.search(body) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The classifier's answer for one passage; ``accepted`` only when confident enough."""
@@ -183,6 +194,8 @@ def classify(
     scored = f"{lead} {used}" if lead else used
     cues = multilingual.signals(scored, observed=observed) if foreign else {}
     label = len(lead.split()) <= 6
+    lowered = body.lower()
+    has_reason = _says_why(body, lowered) or bool(foreign and multilingual.REASON.search(body))
     scores = []  # layer 4
     for ktype, signals in TYPES:
         strong = weak = 0
@@ -194,8 +207,11 @@ def classify(
             if match:
                 first = min(first, match.start())
                 lent = not label and match.string is lead  # a sentence's cue, not a label's
-                if weight >= 1.0 and (observed or pattern is not RULE) and not lent:
-                    strong += 1
+                if not lent and (
+                    (weight >= 1.0 and (observed or pattern is not RULE))
+                    or (has_reason and (pattern is RULE or pattern is RULE_WORDS))
+                ):
+                    strong += 1  # a rule with its reason is a rule, whoever says it
                 else:
                     weak += 1
         if ktype in cues:
@@ -208,10 +224,6 @@ def classify(
     if total <= 0:
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
-    lowered = body.lower()
-    has_reason = bool(mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or bool(
-        foreign and multilingual.REASON.search(body)
-    )
     if has_reason:
         confidence += 0.1
     if _SPECIFIC.search(body):

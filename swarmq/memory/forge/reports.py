@@ -89,8 +89,8 @@ def for_the_task(body: str) -> bool:
     """Whether ``body`` is addressed to the task at hand: advice to the reader on what to do
     now ("If you see nothing, …") or a note for the plan being written ("in your plan, note
     that …"), not something that stays true for later sessions."""
-    lowered = body[:400].lower()
-    return ("if you" in lowered or " plan" in lowered) and _FOR_NOW.search(body[:400]) is not None
+    lowered = body.lower()
+    return ("if you" in lowered or " plan" in lowered) and _FOR_NOW.search(body) is not None
 
 
 def unquoted(text: str) -> str:

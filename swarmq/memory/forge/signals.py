@@ -59,6 +59,12 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
             1.0,
             "root failed post postmortem anti antipattern bug caused",
         ),
+        # a diagnosis: what the error came from
+        (
+            r"\bthe (?:error|issue|problem) (?:is|was) (?:that|from|caused by)\b",
+            1.0,
+            "error issue problem",
+        ),
         (
             r"\bregression\b|\bcrash(?:ed|es)?\b|\bbroke\b|deadlock|race condition|outage",
             1.0,
@@ -95,13 +101,30 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
         ),
         # a standing instruction or fact the speaker wants kept
         (r"\bnote that\b|\bkeep in mind\b|\bremember that\b", 1.0, "note mind remember"),
+        # a gotcha: an action that does nothing until something else is done
+        (
+            r"\b(?:has|have|had) no effect (?:until|unless|without)\b|"
+            r"(?:doesn't|does not|won't|will not) take effect (?:until|unless)\b|"
+            r"\bonly takes? effect (?:after|when|once)\b",
+            1.0,
+            "effect",
+        ),
+        # a rule given a standing scope: for every later session, not this task
+        (
+            r"\bfrom now on\b|\bfrom here on\b|\b(?:always )?(?:note|remember) this\b(?! in (?:your|the) plan)|"
+            r"\bkeep this in mind\b",
+            1.0,
+            "now here note remember mind",
+        ),
         # a fact about the machine, found by running things
         (
             r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
+            r"(?:is|are)(?: not|n't) (?:configured|connected|registered)\b|"
             r"(?:no|don't have|do not have|without) (?:\w+ )?(?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
             r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
             1.0,
-            "installed available found network internet reach block blocks sandbox",
+            "installed available found network internet reach block blocks sandbox configured "
+            "connected registered",
         ),  # not "path": too common
         (
             r"^(?:always|never|make sure|avoid|don't|do not)\b",
@@ -157,6 +180,13 @@ OBSERVED = next(p for ktype, signals in TYPES for p, _, a in signals if "sandbox
 RULE = next(
     p for ktype, signals in TYPES for p, _, a in signals if p.pattern.startswith("^(?:always")
 )
+RULE_WORDS = next(
+    p for ktype, signals in TYPES for p, _, a in signals if p.pattern.startswith(r"\balways\b")
+)
+""""always / never / must / avoid …" inside a sentence: a supporting cue, unless the sentence
+also says why (a rule with its reason is a rule)."""
+
+
 """A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
 at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
 
