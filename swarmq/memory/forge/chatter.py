@@ -22,6 +22,7 @@ NEGATIVE = re.compile(
     # requests and instructions: what someone wants done, not what was learned
     r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
     r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
+    r"read\b|check\b|look (?:at|into)\b|find\b|investigate\b|"
     # a source line naming a document, not what it says
     r"post-?mortem (?:for|of)\b|source:)",
     re.IGNORECASE,
@@ -194,4 +195,7 @@ def is_noise(body: str) -> bool:
     letters = sum(map(str.isalpha, body))
     if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
         return True
-    return _SENTENCE_END.search(body) is None and len(body.split()) < 6
+    if _SENTENCE_END.search(body) is not None:
+        return False
+    # a few words and no sentence: a fragment (CJK text has no spaces: count its ideographs)
+    return len(body.split()) + (0 if body.isascii() else width(body) - len(body)) < 6

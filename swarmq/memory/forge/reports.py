@@ -36,12 +36,13 @@ _EDIT_IMPERATIVE = (
 _CHANGE = re.compile(
     rf"^(?:\*\*[^*\n]{{1,80}}\*\*\s*[:–—-]?\s*|`[^`\n]{{1,80}}`\s*[:–—-]\s*)?(?:{_EDIT_PAST})\b|"  # "Added X", "**a.py**: added X"
     rf"\b(?:I|we)(?: also| then| just| now)? (?:{_EDIT_PAST})\b|"  # "I moved X"
+    r"^(?:\*\*[^*\n]{1,80}\*\*\s*[:–—-]?\s*)?(?:I|we) should\b|"  # a proposal: "We should …"
     rf"^\W*(?:fix|solution|change)\W{{0,4}}:\W*(?:{_EDIT_IMPERATIVE})\b|"  # "Fix: move X into Y"
     r"\b(?:now (?:uses|lives|returns|has|does|runs|reads|writes|shows|works|passes|handles|supports|"
     r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b",
     re.IGNORECASE,
 )
-_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now")
+_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should")
 """Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
 _PURPOSE = re.compile(
     r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I

@@ -30,10 +30,12 @@ class KnowledgeClass(StrEnum):
 _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
     KnowledgeType.DECISION: [
         (
-            r"we decided|decided to|decision:|we chose|chose to|going with|opted for|settled on",
+            r"we decided|decided to|decision:|we chose|chose to|going with|opt(?:ed|ing)? for|settled on",
             1.0,
-            "decided decision chose going opted settled",
+            "decided decision chose going opt opted opting settled",
         ),
+        # the stack named as such: "Tech stack: Next.js frontend, FastAPI backend, …"
+        (r"^\W*tech(?:nology)? stack\s*[:：]", 1.0, "stack"),
         (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)", 1.0, "ll will"),
         (
             r"switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b|standardi[sz]e on",
