@@ -62,7 +62,7 @@ _SIGNALS: list[tuple[KnowledgeType, float, str]] = [
     (
         KnowledgeType.LEARNING,
         STRONG,
-        r"lưu ý\s*[:：]|chú ý\s*[:：]|cảnh báo(?: quan trọng)?|bài học|hóa ra|"
+        r"lưu ý\s*[:：]|chú ý\s*[:：]|cảnh báo(?: quan trọng)?\s*[:：]|bài học|hóa ra|"
         r"không có quyền|chưa (?:được )?cài(?: đặt)?|không được hỗ trợ|không hỗ trợ|luôn luôn|không bao giờ|"
         r"chưa (?:được )?cấu hình|chưa kết nối|未配置|没有配置|未连接|設定されていません|接続されていません|"
         r"설정되어 있지 않|연결되어 있지 않|no está (?:configurad|conectad)|não está (?:configurad|conectad)|"

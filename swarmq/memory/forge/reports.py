@@ -68,8 +68,16 @@ def is_change_report(body: str, lead: str = "") -> bool:
 
 
 _REPORT_OPENING = re.compile(
-    rf"\b(?:I|we)(?:'ve| have)(?: now| just| also| successfully)* (?:{_EDIT_PAST}|made|written|built|set up|expanded|extended|documented|saved|configured|installed|enabled|disabled)\b"
+    rf"\b(?:I|we)(?:'ve| have)(?: now| just| also| successfully)* (?:{_EDIT_PAST}|made|written|"
+    r"built|set up|expanded|extended|documented|saved|configured|installed|enabled|disabled)\b"
 )
+_FOREIGN_REPORT_OPENING = re.compile(
+    r"^\W*(?:(?:tôi |mình )?đã (?:lưu|tạo|cập nhật|sửa|thêm|xóa|xoá|chuyển|viết|cài)|"  # Vietnamese
+    r"已(?:修改|更新|创建|保存|添加|删除|统一|修复|重写|移除)|我(?:已经|已)(?:修改|更新|创建|保存|添加|删除|修复)|"
+    r"[^。\n]{0,40}(?:を|に)(?:修正|追加|更新|作成|保存|削除)しました)",  # Japanese
+    re.IGNORECASE,
+)
+"""The same opening in the other languages forge reads ("Đã lưu vào …", "已统一…", "…を修正しました")."""
 
 
 def opens_report(message: str) -> bool:
@@ -77,6 +85,8 @@ def opens_report(message: str) -> bool:
     issue."): what follows describes the code as it now is, so each passage of it needs a
     reason to count, as a change report does."""
     head = message[:300].replace("’", "'")
+    if not head.isascii() and _FOREIGN_REPORT_OPENING.match(head):
+        return True
     return ("'ve" in head or " have " in head) and _REPORT_OPENING.search(head) is not None
 
 
