@@ -11,8 +11,12 @@ tool's behaviour, an environment fact, a cause, a rule with its reason). So, str
   imperative edit recipe after "Fix:", or "X now does Y") loses confidence unless it says why
   (a reason, or a purpose: "…, so a running task is never redelivered"); "Fixed by …" states a
   cure, not an edit, and is not one;
-* a passage under a lead-in that announces **changes or a plan** ("Changes:", "Plan:", "Next
-  steps:") does too;
+* a passage under a lead-in that announces **changes, a plan or a fix** ("Changes:", "Plan:",
+  "Next steps:", "The fix:", "How it works:") does too, and so does every passage of a message
+  that **opens by reporting the agent's edits** ("Perfect! I've implemented …", in the other
+  languages forge reads too), and a **proposal** ("We should …");
+* **advice for the task at hand** ("If you see nothing, …", a note "in your plan") needs more
+  evidence than one cue: it says what to do now, not what stays true;
 * a request that carries a standing note ("add X, note that Y") is cut to the note;
 * cue words inside quotation marks are **mentioned, not used** (``When I say "I learned that"``)
   and do not count as signals.

@@ -121,12 +121,12 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
         # a fact about the machine, found by running things
         (
             r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
-            r"(?:is|are)(?: not|n't) (?:configured|connected|registered)\b|"
+            r"(?:is|are)(?: not|n't) (?:configured|connected)\b|"
             r"(?:no|don't have|do not have|without) (?:\w+ )?(?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
             r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
             1.0,
             "installed available found network internet reach block blocks sandbox configured "
-            "connected registered",
+            "connected",
         ),  # not "path": too common
         (
             r"^(?:always|never|make sure|avoid|don't|do not)\b",
