@@ -22,6 +22,14 @@ _NOISE_LINE = re.compile(
     r"exit code:? \d+$|now using node v)",
     re.IGNORECASE,
 )
+_WRAPPER = re.compile(r"failed in sandbox|sandbox denied|execution error", re.IGNORECASE)
+"""A sandbox's report that a command failed, wrapping the command's own output."""
+_CAUSE = re.compile(
+    r"could(?:n't| not) resolve|network (?:error|is unreachable)|connection refused|"
+    r"permission denied|operation not permitted|read-only file system",
+    re.IGNORECASE,
+)
+"""An environmental root cause in a failed command's output (DNS, network, permissions)."""
 _COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _SPACES = re.compile(r"\s+")
@@ -99,7 +107,12 @@ def error_excerpt(text: str) -> str:
     lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
     lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
     best = next((line for line in lines if ERROR_LINE.search(line)), lines[0] if lines else "error")
-    return clip(best.replace("`", "'"), MAX_EVIDENCE)
+    excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
+    if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
+        cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")
+        if cause:  # the sandbox's wrapper line, then what actually went wrong under it
+            excerpt += f"; {clip(cause.replace('`', chr(39)), MAX_EVIDENCE // 2)}"
+    return excerpt
 
 
 def reason_of(text: str) -> str:

@@ -22,6 +22,7 @@ NEGATIVE = re.compile(
     # requests and instructions: what someone wants done, not what was learned
     r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
     r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
+    r"read\b|check\b|look (?:at|into)\b|find\b|investigate\b|"
     # a source line naming a document, not what it says
     r"post-?mortem (?:for|of)\b|source:)",
     re.IGNORECASE,
@@ -30,7 +31,7 @@ NEGATIVE = re.compile(
 
 _NOISE = re.compile(
     r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
-    r"tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
+    r"\bpanicked at\b|tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
     r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
     r"^\s*\|.*\|.*\|",  # a markdown table row
     re.IGNORECASE | re.MULTILINE,
@@ -39,6 +40,7 @@ _NOISE = re.compile(
 
 _NOISE_HEADS = (
     "traceback",
+    "panicked at",
     'file "',
     "<system-reminder>",
     "tool_use_id",
@@ -158,6 +160,22 @@ def is_question(body: str) -> bool:
     return bool(_QUESTION_START.match(sentences[0]) and sentences[0].rstrip().endswith("?"))
 
 
+def statement_before_questions(body: str) -> str:
+    """The statements a mostly-questioning passage opens with, before its first question
+    ("I don't have internet access here. Could you paste the page?" → the first sentence), or
+    ``""``: what someone asks is not known yet, what they state first still is a statement."""
+    kept = []
+    for sentence in _QUESTION_SPLIT.split(body):
+        if sentence.rstrip().endswith(("?", "？")):
+            break
+        kept.append(sentence.strip())
+    statement = " ".join(s for s in kept if s)
+    return statement if len(statement) >= MIN_STATEMENT else ""
+
+
+MIN_STATEMENT = 30
+
+
 def without_lead_in(body: str) -> str:
     """``body`` without its last sentence, which ends in a colon ("Run these commands:"): what
     comes before it may be a finding, the lead-in itself is not; ``""`` when nothing is left."""
@@ -177,4 +195,7 @@ def is_noise(body: str) -> bool:
     letters = sum(map(str.isalpha, body))
     if letters < 0.55 * len(body):  # paths, hashes, numbers, punctuation: machine output
         return True
-    return _SENTENCE_END.search(body) is None and len(body.split()) < 6
+    if _SENTENCE_END.search(body) is not None:
+        return False
+    # a few words and no sentence: a fragment (CJK text has no spaces: count its ideographs)
+    return len(body.split()) + (0 if body.isascii() else width(body) - len(body)) < 6

@@ -30,6 +30,7 @@ from swarmq.memory.forge.chatter import (
     is_narration,
     is_noise,
     is_question,
+    statement_before_questions,
     width,
     without_lead_in,
 )
@@ -38,6 +39,7 @@ from swarmq.memory.forge.signals import (
     OBSERVED,
     PRIORITY,
     RULE,
+    RULE_WORDS,
     TYPES,
     KnowledgeClass,
     has_signal,
@@ -73,7 +75,7 @@ MIN_CHARS = 30
 MAX_CHARS = 1500
 
 
-_REASON_HEADS = ("because", "so that", "since", "due to", "which means", "→", "->")
+_REASON_HEADS = ("because", "so ", "since", "due to", "which means", "→", "->")
 
 
 _HEDGE_HEADS = (
@@ -88,23 +90,41 @@ _HEDGE_HEADS = (
     "could try",
     "we could",
     "one option",
+    "likely",
+    "for now",
 )
 """Literals (lower-case) without which :data:`_REASON` / :data:`_HEDGE` cannot match."""
 
 
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
-    r"we could|one option",
+    r"we could|one option|\blikely\b|\bfor now\b",
     re.IGNORECASE,
 )
 
 
-_REASON = re.compile(r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich means\b|→|->", re.I)
+_REASON = re.compile(
+    r"\bbecause\b|\bso that\b|\bsince\b|\bdue to\b|\bwhich means\b|→|->|"
+    # a consequence (", so the broker redelivered it"), not what someone does next ("so I …")
+    r"[,;—–] so (?!far\b|now\b|(?:i|we|you|let|please|add|implement|write|create|update|"
+    r"delete|refactor|rename|fix|make)\b)",
+    re.I,
+)
 
 
 _SPECIFIC = re.compile(
     r"`[^`]+`|\b[\w./-]+\.(?:py|go|ts|js|rs|md|yaml|yml|jsonl?|toml|sh|sql)\b|\d"
 )
+
+
+def _says_why(body: str, lowered: str) -> bool:
+    """A reason or consequence in ``body``; a chain of arrows ("Apps → Search → Upgrade") is
+    a path or a sequence of steps, not a cause and its effect."""
+    if not mentions(lowered, _REASON_HEADS):
+        return False
+    if body.count("→") + body.count("->") >= 2:
+        body = body.replace("→", " ").replace("->", " ")
+    return _REASON.search(body) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,11 +147,13 @@ def classify(
     lead: str = "",
     text_words: frozenset[str] | None = None,
     observed: bool = True,
+    report: bool = False,
 ) -> Verdict:
     """Classify one passage; ``bonus`` lifts passages from trusted sources (summaries),
     ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
     passage's :func:`words` when the caller already has them. ``observed`` is false for what a
-    user typed: a pasted "command not found" is a report, not a fact the agent found out."""
+    user typed: a pasted "command not found" is a report, not a fact the agent found out.
+    ``report``: the message opens by reporting the agent's own edits (see :mod:`.reports`)."""
     scored_words = (
         words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
     )
@@ -159,14 +181,21 @@ def classify(
         if not body:
             return Verdict(False, "lead-in")
     if is_question(body):
-        return Verdict(False, "question")
+        body = statement_before_questions(body)  # "No network here, so … . Could you …?"
+        if not body:
+            return Verdict(False, "question")
     if is_noise(body):
         return Verdict(False, "negative-pattern")
     if is_narration(SENTENCE.split(body[:240].replace("’", "'"), maxsplit=1)[0]):
         return Verdict(False, "narration")
     used = reports.unquoted(body)
+    if "’" in used:  # the typographic apostrophe many models write: "can’t reach"
+        used = used.replace("’", "'")
     scored = f"{lead} {used}" if lead else used
     cues = multilingual.signals(scored, observed=observed) if foreign else {}
+    label = len(lead.split()) <= 6
+    lowered = body.lower()
+    has_reason = _says_why(body, lowered) or bool(foreign and multilingual.REASON.search(body))
     scores = []  # layer 4
     for ktype, signals in TYPES:
         strong = weak = 0
@@ -177,8 +206,12 @@ def classify(
             match = pattern.search(used) or (pattern.search(lead) if lead else None)
             if match:
                 first = min(first, match.start())
-                if weight >= 1.0 and (observed or pattern is not RULE):
-                    strong += 1
+                lent = not label and match.string is lead  # a sentence's cue, not a label's
+                if not lent and (
+                    (weight >= 1.0 and (observed or pattern is not RULE))
+                    or (has_reason and (pattern is RULE or pattern is RULE_WORDS))
+                ):
+                    strong += 1  # a rule with its reason is a rule, whoever says it
                 else:
                     weak += 1
         if ktype in cues:
@@ -191,15 +224,15 @@ def classify(
     if total <= 0:
         return Verdict(False, "no-signal")
     confidence = 0.4 + 0.2 * min(strong, 2) + 0.08 * min(weak, 3) + bonus
-    lowered = body.lower()
-    has_reason = bool(mentions(lowered, _REASON_HEADS) and _REASON.search(body)) or bool(
-        foreign and multilingual.REASON.search(body)
-    )
     if has_reason:
         confidence += 0.1
     if _SPECIFIC.search(body):
         confidence += 0.1
-    if confidence >= min_confidence and not has_reason and reports.is_change_report(body, lead):
+    if (
+        confidence >= min_confidence
+        and not has_reason
+        and (report or reports.is_change_report(body, lead))
+    ) or reports.for_the_task(body):
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)

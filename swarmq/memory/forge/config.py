@@ -44,7 +44,7 @@ class ForgeConfig(BaseModel):
     """Mine error → retry → success sequences of tool calls (see ``forge.sequences``)."""
     sequence_confidence: Annotated[float, Field(ge=0.0, le=0.99)] = 0.75
     """Confidence of a mined failure/solution pair (one with the agent's reason gets +0.1)."""
-    unresolved_penalty: Annotated[float, Field(ge=0.0, le=0.99)] = 0.2
+    unresolved_penalty: Annotated[float, Field(ge=0.0, le=0.99)] = 0.15
     """Confidence taken from a failure about the machine that no retry fixed (no proof of a cure)."""
     retry_window: Annotated[int, Field(ge=1, le=50)] = 4
     """Later calls of the same tool within which a different, successful call counts as the retry."""

@@ -38,10 +38,12 @@ from swarmq.memory.forge.llm import Completer, llm_candidates
 from swarmq.memory.forge.multilingual import foreign
 from swarmq.memory.forge.passages import passages
 from swarmq.memory.forge.pending_file import ForgedCandidate
+from swarmq.memory.forge.reports import opens_report
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
 from swarmq.memory.forge.templates import (
     SeenPassages,
     is_known_template,
+    is_pasted_document,
     is_pasted_log,
     strip_front_matter,
 )
@@ -169,9 +171,13 @@ def extract_candidates(
         if message.role == "user" and is_pasted_log(text):
             result.rejected["pasted-log"] += 1
             continue
+        if message.role == "user" and is_pasted_document(text):
+            result.rejected["pasted-document"] += 1
+            continue
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
+        report = message.role == "assistant" and opens_report(text)
         whole = (
             text_words if "\n" not in text and not confirmed else None
         )  # one passage: reuse its words
@@ -186,6 +192,7 @@ def extract_candidates(
                 lead=lead,
                 text_words=whole,
                 observed=message.role != "user",
+                report=report,
             )
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1

@@ -62,8 +62,11 @@ _SIGNALS: list[tuple[KnowledgeType, float, str]] = [
     (
         KnowledgeType.LEARNING,
         STRONG,
-        r"lưu ý\s*[:：]|chú ý\s*[:：]|cảnh báo(?: quan trọng)?|bài học|hóa ra|"
+        r"lưu ý\s*[:：]|chú ý\s*[:：]|cảnh báo(?: quan trọng)?\s*[:：]|bài học|hóa ra|"
         r"không có quyền|chưa (?:được )?cài(?: đặt)?|không được hỗ trợ|không hỗ trợ|luôn luôn|không bao giờ|"
+        r"chưa (?:được )?cấu hình|chưa kết nối|未配置|没有配置|未连接|設定されていません|接続されていません|"
+        r"설정되어 있지 않|연결되어 있지 않|no está (?:configurad|conectad)|não está (?:configurad|conectad)|"
+        r"n'est pas (?:configuré|connecté)|ist nicht (?:konfiguriert|verbunden)|"
         r"注意[:：]|注意事项|需要注意|教训|踩坑|原来是|不支持|未安装|没有安装|没安装|无法访问|没有网络|"
         r"切勿|务必|千万不要|不要(?:在|用|使用|直接)|"
         r"注意点|落とし穴|教訓|インストールされていません|インストールされていない|サポートされていません|"
@@ -77,7 +80,10 @@ _SIGNALS: list[tuple[KnowledgeType, float, str]] = [
 ]
 _MACHINE_FACTS = re.compile(
     r"không có quyền|chưa (?:được )?cài|未安装|没有安装|没安装|无法访问|没有网络|インストールされていな|"
-    r"설치되어 있지 않|no está instalad|não está instalad|n'est pas installé|ist nicht installiert",
+    r"설치되어 있지 않|no está instalad|não está instalad|n'est pas installé|ist nicht installiert|"
+    r"chưa (?:được )?cấu hình|chưa kết nối|未配置|没有配置|未连接|設定されていません|接続されていません|"
+    r"설정되어 있지 않|연결되어 있지 않|no está (?:configurad|conectad)|não está (?:configurad|conectad)|"
+    r"n'est pas (?:configuré|connecté)|ist nicht (?:konfiguriert|verbunden)",
     re.IGNORECASE,
 )
 """Facts about the machine: only what the agent says counts (a user's pasted error does not)."""
@@ -135,6 +141,12 @@ LATIN_ANCHORS = frozenset(
         "stattdessen",
         "entschieden",
         "installiert",
+        "configurado",
+        "configurada",
+        "conectado",
+        "conectada",
+        "konfiguriert",
+        "verbunden",
         "porque",
         "weil",
         "puisque",

@@ -42,7 +42,7 @@ def passages(text: str) -> Iterator[tuple[str, str]]:
         joined = "\n".join(line for line in lines if not _HEADING.match(line)).strip()
         if joined:
             yield "", joined
-        lead = joined if len(joined) <= 80 and joined.endswith((":", "：")) else ""
+        lead = joined if len(joined) <= 80 and _introduces(joined) else ""
 
 
 def _items(lines: list[str], lead: str) -> Iterator[tuple[str, str]]:
@@ -64,8 +64,13 @@ def _items(lines: list[str], lead: str) -> Iterator[tuple[str, str]]:
         elif not in_list:
             text = line.strip()
             yield "", text
-            lead = text if len(text) <= 80 and text.endswith(":") else lead
+            lead = text if len(text) <= 80 and _introduces(text) else lead
         else:
             current.append(line.strip())
     if current:
         yield lead, " ".join(current)
+
+
+def _introduces(text: str) -> bool:
+    """A line ending in a colon, bold or not ("Lessons learned:", "**How it works:**")."""
+    return text.rstrip("*_ ").endswith((":", "："))

@@ -11,8 +11,12 @@ tool's behaviour, an environment fact, a cause, a rule with its reason). So, str
   imperative edit recipe after "Fix:", or "X now does Y") loses confidence unless it says why
   (a reason, or a purpose: "…, so a running task is never redelivered"); "Fixed by …" states a
   cure, not an edit, and is not one;
-* a passage under a lead-in that announces **changes or a plan** ("Changes:", "Plan:", "Next
-  steps:") does too;
+* a passage under a lead-in that announces **changes, a plan or a fix** ("Changes:", "Plan:",
+  "Next steps:", "The fix:", "How it works:") does too, and so does every passage of a message
+  that **opens by reporting the agent's edits** ("Perfect! I've implemented …", in the other
+  languages forge reads too), and a **proposal** ("We should …");
+* **advice for the task at hand** ("If you see nothing, …", a note "in your plan") needs more
+  evidence than one cue: it says what to do now, not what stays true;
 * a request that carries a standing note ("add X, note that Y") is cut to the note;
 * cue words inside quotation marks are **mentioned, not used** (``When I say "I learned that"``)
   and do not count as signals.
@@ -36,12 +40,13 @@ _EDIT_IMPERATIVE = (
 _CHANGE = re.compile(
     rf"^(?:\*\*[^*\n]{{1,80}}\*\*\s*[:–—-]?\s*|`[^`\n]{{1,80}}`\s*[:–—-]\s*)?(?:{_EDIT_PAST})\b|"  # "Added X", "**a.py**: added X"
     rf"\b(?:I|we)(?: also| then| just| now)? (?:{_EDIT_PAST})\b|"  # "I moved X"
+    r"^(?:\*\*[^*\n]{1,80}\*\*\s*[:–—-]?\s*)?(?:I|we) should\b|"  # a proposal: "We should …"
     rf"^\W*(?:fix|solution|change)\W{{0,4}}:\W*(?:{_EDIT_IMPERATIVE})\b|"  # "Fix: move X into Y"
     r"\b(?:now (?:uses|lives|returns|has|does|runs|reads|writes|shows|works|passes|handles|supports|"
     r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b",
     re.IGNORECASE,
 )
-_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now")
+_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should")
 """Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
 _PURPOSE = re.compile(
     r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I
@@ -49,7 +54,8 @@ _PURPOSE = re.compile(
 """A purpose clause: the report says why, which a reason heads list of "because / since" misses."""
 _PLAN_LEAD = re.compile(
     r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
-    r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will)\b",
+    r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will|"
+    r"(?:the )?(?:fix|fixes|solution)|how it works|to apply)\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}\)")
@@ -63,6 +69,43 @@ def is_change_report(body: str, lead: str = "") -> bool:
         return True
     lowered = body[:200].lower()
     return any(head in lowered for head in _CHANGE_HEADS) and _CHANGE.search(body[:200]) is not None
+
+
+_REPORT_OPENING = re.compile(
+    rf"\b(?:I|we)(?:'ve| have)(?: now| just| also| successfully)* (?:{_EDIT_PAST}|made|written|"
+    r"built|set up|expanded|extended|documented|saved|configured|installed|enabled|disabled)\b"
+)
+_FOREIGN_REPORT_OPENING = re.compile(
+    r"^\W*(?:(?:tôi |mình )?đã (?:lưu|tạo|cập nhật|sửa|thêm|xóa|xoá|chuyển|viết|cài)|"  # Vietnamese
+    r"已(?:修改|更新|创建|保存|添加|删除|统一|修复|重写|移除)|我(?:已经|已)(?:修改|更新|创建|保存|添加|删除|修复)|"
+    r"[^。\n]{0,40}(?:を|に)(?:修正|追加|更新|作成|保存|削除)しました)",  # Japanese
+    re.IGNORECASE,
+)
+"""The same opening in the other languages forge reads ("Đã lưu vào …", "已统一…", "…を修正しました")."""
+
+
+def opens_report(message: str) -> bool:
+    """Whether an agent's message opens by reporting its own edits ("Perfect! I've fixed the
+    issue."): what follows describes the code as it now is, so each passage of it needs a
+    reason to count, as a change report does."""
+    head = message[:300].replace("’", "'")
+    if not head.isascii() and _FOREIGN_REPORT_OPENING.match(head):
+        return True
+    return ("'ve" in head or " have " in head) and _REPORT_OPENING.search(head) is not None
+
+
+_FOR_NOW = re.compile(
+    r"^\W*if you\b|\b(?:in|into|to|for) (?:your|the) plan\b|\bnote (?:this|that) in (?:your|the) plan\b",
+    re.IGNORECASE,
+)
+
+
+def for_the_task(body: str) -> bool:
+    """Whether ``body`` is addressed to the task at hand: advice to the reader on what to do
+    now ("If you see nothing, …") or a note for the plan being written ("in your plan, note
+    that …"), not something that stays true for later sessions."""
+    lowered = body.lower()
+    return ("if you" in lowered or " plan" in lowered) and _FOR_NOW.search(body) is not None
 
 
 def unquoted(text: str) -> str:

@@ -122,6 +122,13 @@ _ENVIRONMENT = re.compile(
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
+_SHELL_SYNTAX = re.compile(
+    r"unexpected EOF while looking for matching|syntax error near unexpected token|"
+    r"unterminated quoted string",
+    re.IGNORECASE,
+)
+"""The shell could not parse the command (quoting, a Windows path's trailing backslash): a
+fact about the shell tool, worth keeping even when the agent went round it with another tool."""
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
@@ -237,11 +244,10 @@ class SequenceMiner:
         if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
         if (
-            program(call) in _PROBES
-            or _PROBE_CALL.search(call)
-            or _CODE_ERROR.search(output[:1500])
-        ):
-            return
+            (program(call) in _PROBES or _PROBE_CALL.search(call))
+            and not _SHELL_SYNTAX.search(output[:600])
+        ) or _CODE_ERROR.search(output[:1500]):
+            return  # a probe's failure is its answer, unless the shell could not parse it
         error = error_excerpt(output)
         if not ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
@@ -315,7 +321,9 @@ class SequenceMiner:
         )
 
     def _give_up(self, failure: _Failure) -> None:
-        if _ENVIRONMENT.search(failure.error) and len(self.unresolved) < self.unresolved_limit:
+        if (
+            _ENVIRONMENT.search(failure.error) or _SHELL_SYNTAX.search(failure.error)
+        ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
 
     def finish(self) -> Iterator[Sequence]:

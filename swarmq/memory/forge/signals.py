@@ -30,10 +30,12 @@ class KnowledgeClass(StrEnum):
 _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
     KnowledgeType.DECISION: [
         (
-            r"we decided|decided to|decision:|we chose|chose to|going with|opted for|settled on",
+            r"we decided|decided to|decision:|we chose|chose to|going with|opt(?:ed|ing)? for|settled on",
             1.0,
-            "decided decision chose going opted settled",
+            "decided decision chose going opt opted opting settled",
         ),
+        # the stack named as such: "Tech stack: Next.js frontend, FastAPI backend, …"
+        (r"^\W*tech(?:nology)? stack\s*[:：]", 1.0, "stack"),
         (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)", 1.0, "ll will"),
         (
             r"switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b|standardi[sz]e on",
@@ -58,6 +60,12 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
             r"root cause|failed because|post-?mortem|anti-?pattern|the bug was|caused by",
             1.0,
             "root failed post postmortem anti antipattern bug caused",
+        ),
+        # a diagnosis: what the error came from
+        (
+            r"\bthe (?:error|issue|problem) (?:is|was) (?:that|from|caused by)\b",
+            1.0,
+            "error issue problem",
         ),
         (
             r"\bregression\b|\bcrash(?:ed|es)?\b|\bbroke\b|deadlock|race condition|outage",
@@ -95,13 +103,30 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
         ),
         # a standing instruction or fact the speaker wants kept
         (r"\bnote that\b|\bkeep in mind\b|\bremember that\b", 1.0, "note mind remember"),
+        # a gotcha: an action that does nothing until something else is done
+        (
+            r"\b(?:has|have|had) no effect (?:until|unless|without)\b|"
+            r"(?:doesn't|does not|won't|will not) take effect (?:until|unless)\b|"
+            r"\bonly takes? effect (?:after|when|once)\b",
+            1.0,
+            "effect",
+        ),
+        # a rule given a standing scope: for every later session, not this task
+        (
+            r"\bfrom now on\b|\bfrom here on\b|\b(?:always )?(?:note|remember) this\b(?! in (?:your|the) plan)|"
+            r"\bkeep this in mind\b",
+            1.0,
+            "now here note remember mind",
+        ),
         # a fact about the machine, found by running things
         (
             r"\bnot installed|isn't installed|is not available|\bnot on (?:the )?path\b|command not found|"
-            r"no (?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
+            r"(?:is|are)(?: not|n't) (?:configured|connected)\b|"
+            r"(?:no|don't have|do not have|without) (?:\w+ )?(?:network|internet) access|(?:cannot|can't|unable to) reach|blocks? (?:all )?(?:outbound|network)|"
             r"network access is (?:blocked|restricted|disabled)|sandbox (?:blocks|denies|prevents)",
             1.0,
-            "installed available found network internet reach block blocks sandbox",
+            "installed available found network internet reach block blocks sandbox configured "
+            "connected",
         ),  # not "path": too common
         (
             r"^(?:always|never|make sure|avoid|don't|do not)\b",
@@ -157,6 +182,13 @@ OBSERVED = next(p for ktype, signals in TYPES for p, _, a in signals if "sandbox
 RULE = next(
     p for ktype, signals in TYPES for p, _, a in signals if p.pattern.startswith("^(?:always")
 )
+RULE_WORDS = next(
+    p for ktype, signals in TYPES for p, _, a in signals if p.pattern.startswith(r"\balways\b")
+)
+""""always / never / must / avoid …" inside a sentence: a supporting cue, unless the sentence
+also says why (a rule with its reason is a rule)."""
+
+
 """A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
 at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
 

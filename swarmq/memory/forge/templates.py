@@ -58,15 +58,36 @@ _LOG_LINE = re.compile(
 MIN_LOG_LINES = 3
 
 
+_SHELL_PROMPT = re.compile(r"\s*(?:PS [A-Za-z]:\\[^>\n]*>|[\w.-]+@[\w.-]+:[^$\n]*\$ )")
+"""A terminal prompt (PowerShell's ``PS C:\\dir>``, bash's ``user@host:dir$``) opening a message."""
+
+
 def is_pasted_log(text: str) -> bool:
     """Whether a user's message is mostly pasted machine output (log lines, a stack trace, a
     build or test run): a report of what happened, whose lesson, if any, comes later from
-    whoever reads it. Needs at least three such lines making up half the message's lines."""
+    whoever reads it. Needs at least three such lines making up half the message's lines, or
+    a terminal session pasted from its prompt on."""
     if text.count("\n") < MIN_LOG_LINES - 1:
         return False
+    if _SHELL_PROMPT.match(text):
+        return True
     lines = [line for line in text.splitlines() if line.strip()]
     logged = sum(1 for line in lines if _LOG_LINE.match(line))
     return logged >= MIN_LOG_LINES and logged * 2 >= len(lines)
+
+
+_HEADING_LINE = re.compile(r"^#{1,6} \S", re.MULTILINE)
+MIN_DOCUMENT_HEADINGS = 3
+
+
+def is_pasted_document(text: str) -> bool:
+    """Whether a user's message is a whole document (a spec, a style guide, an AGENTS.md pasted
+    after a slash command): three or more markdown headings. Its rules are a policy file's, said
+    for every project alike, not something this session found out; people type prompts, they
+    paste documents."""
+    return text.count("\n#") + text.startswith("#") >= MIN_DOCUMENT_HEADINGS and (
+        len(_HEADING_LINE.findall(text)) >= MIN_DOCUMENT_HEADINGS
+    )
 
 
 def strip_front_matter(text: str) -> str:

@@ -78,4 +78,4 @@ def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
     no_side = forge_transcript(CLAUDE, layout, locks, ForgeConfig(include_sidechains=False))
     assert no_side.new == 6
     strict = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8))
-    assert strict.new == 1
+    assert strict.new == 3  # the two with a consequence (", so the broker redelivered …") and "since"

@@ -164,9 +164,11 @@ def test_call_summaries_and_error_excerpts() -> None:
     )
 
 
-def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(
+def test_an_unfixed_failure_about_the_machine_is_kept_the_agents_reason_ranks_it_higher(
     tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
 ) -> None:
+    """Round 3: on the 60 labelled sessions an unfixed sandbox, DNS or sudo failure was a
+    labelled lesson 4 times in 5, so at the default threshold it is kept without a reason too."""
     bare = (
         ClaudeSession("s1")
         .user("fetch")
@@ -176,7 +178,12 @@ def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(
             error=True,
         )
     )
-    assert sequences(forge_transcript(bare.write(tmp_path / "a.jsonl"), layout, locks).found) == []
+    alone = [
+        c
+        for c in forge_transcript(bare.write(tmp_path / "a.jsonl"), layout, locks).found
+        if c.extractor == "sequence"
+    ]
+    assert [c.confidence for c in alone] == [0.6] and "no retry worked" in alone[0].content
     explained = (
         ClaudeSession("s2")
         .user("fetch")
@@ -192,7 +199,7 @@ def test_an_unfixed_failure_about_the_machine_needs_the_agents_reason(
         for c in forge_transcript(explained.write(tmp_path / "b.jsonl"), layout, locks).found
         if c.extractor == "sequence"
     ]
-    assert [c.type for c in found] == ["failure"]
+    assert [c.type for c in found] == ["failure"] and found[0].confidence == 0.7
     assert "Could not resolve host" in found[0].content and "no retry worked" in found[0].content
     assert "no network access" in found[0].content
 
