@@ -42,6 +42,7 @@ from swarmq.memory.forge.reports import opens_report
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
 from swarmq.memory.forge.templates import (
     SeenPassages,
+    coded_diagnostics,
     is_known_template,
     is_pasted_document,
     is_pasted_log,
@@ -168,6 +169,9 @@ def extract_candidates(
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
             continue
+        if message.role == "user" and config.min_confidence <= DIAGNOSTIC_CONFIDENCE:
+            for line in coded_diagnostics(text):  # kept even from a pasted log
+                keep(_diagnostic_candidate(line, source, message, session))
         if message.role == "user" and is_pasted_log(text):
             result.rejected["pasted-log"] += 1
             continue
@@ -237,6 +241,26 @@ def extract_candidates(
 
 EMPTY_HASH = content_hash("")
 """What a passage with no body (front matter only) would hash to: never a candidate."""
+
+
+DIAGNOSTIC_CONFIDENCE = 0.7
+"""A coded diagnostic that names its remedy: the tool's own rule, not a reading of it."""
+
+
+def _diagnostic_candidate(line: str, source: str, message: Message, session: str | None) -> ForgedCandidate:
+    return ForgedCandidate(
+        line,
+        "solution",
+        "workflow",
+        DIAGNOSTIC_CONFIDENCE,
+        source,
+        message.index,
+        message.line_no,
+        message.timestamp,
+        message.session_id or session,
+        message.role,
+        content_hash(line),
+    )
 
 
 def _sequence_candidate(
