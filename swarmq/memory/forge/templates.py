@@ -77,11 +77,12 @@ def is_pasted_log(text: str) -> bool:
 
 
 _DIAGNOSTIC = re.compile(
-    r"^[ \t>]*(?P<line>(?:error\[E\d{4}\]|error TS\d{4}|\[[A-Z][\w .-]{1,30}\])\s*:\s*[^\n]{20,400})$",
+    r"^[ \t>]*(?:[\w./\\-]+(?:\(\d+,\d+\)|:\d+(?::\d+)?)\s*:?\s*)?"  # "src/a.ts(3,5): "
+    r"(?P<line>(?:error\[E\d{4}\]|error TS\d{4}|\[[A-Z][\w .-]{1,30}\])\s*:\s*[^\n]{20,400})$",
     re.MULTILINE,
 )
-"""A compiler's or library's diagnostic line: ``error[E0133]: …``, ``error TS2305: …``,
-``[React Flow]: …``."""
+"""A compiler's or library's diagnostic line: ``error[E0133]: …``, ``src/a.ts(3,5): error
+TS2551: …``, ``[React Flow]: …``."""
 _CODED = re.compile(r"\[E\d{4}\]|\bTS\d{4}\b|/errors?[#/]\d{2,4}\b")
 _REMEDY = re.compile(
     r"\brequires?\b|\bplease use\b|\bdid you mean\b|\bmust be\b|\buse \S+(?: \S+){0,4} instead\b",
