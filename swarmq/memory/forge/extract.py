@@ -171,7 +171,12 @@ def extract_candidates(
             continue
         if message.role == "user" and config.min_confidence <= DIAGNOSTIC_CONFIDENCE:
             for line in coded_diagnostics(text):  # kept even from a pasted log
-                keep(_diagnostic_candidate(line, source, message, session))
+                keep(
+                    _message_candidate(
+                        line, "solution", "workflow", DIAGNOSTIC_CONFIDENCE, source, message, session,
+                        content_hash(line),
+                    )
+                )
         if message.role == "user" and is_pasted_log(text):
             result.rejected["pasted-log"] += 1
             continue
@@ -210,18 +215,10 @@ def extract_candidates(
             if digest_hash == EMPTY_HASH:
                 result.rejected["empty"] += 1
                 continue
+            kclass = verdict.knowledge_class.value if verdict.knowledge_class else None
             keep(
-                ForgedCandidate(
-                    verdict.text,
-                    verdict.type.value,
-                    verdict.knowledge_class.value if verdict.knowledge_class else None,
-                    verdict.confidence,
-                    source,
-                    message.index,
-                    message.line_no,
-                    message.timestamp,
-                    message.session_id or session,
-                    message.role,
+                _message_candidate(
+                    verdict.text, verdict.type.value, kclass, verdict.confidence, source, message, session,
                     digest_hash,
                 )
             )
@@ -247,19 +244,19 @@ DIAGNOSTIC_CONFIDENCE = 0.7
 """A coded diagnostic that names its remedy: the tool's own rule, not a reading of it."""
 
 
-def _diagnostic_candidate(line: str, source: str, message: Message, session: str | None) -> ForgedCandidate:
+def _message_candidate(
+    content: str,
+    kind: str,
+    kclass: str | None,
+    confidence: float,
+    source: str,
+    message: Message,
+    session: str | None,
+    digest_hash: str,
+) -> ForgedCandidate:
     return ForgedCandidate(
-        line,
-        "solution",
-        "workflow",
-        DIAGNOSTIC_CONFIDENCE,
-        source,
-        message.index,
-        message.line_no,
-        message.timestamp,
-        message.session_id or session,
-        message.role,
-        content_hash(line),
+        content, kind, kclass, confidence, source, message.index, message.line_no, message.timestamp,
+        message.session_id or session, message.role, digest_hash,
     )
 
 
