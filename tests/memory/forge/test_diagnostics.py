@@ -1,7 +1,8 @@
-"""Round 4: a compiler's or library's diagnostic that carries a documented error code and names
-its own remedy is a rule of the tool, kept even from a log the user pasted; an exception at the
-end of a traceback, a warning, or an error without a code or a remedy is not. Examples are written
-for these tests, not copied from the labelled sessions."""
+"""Round 4 (each change moved at least two repositories): a compiler's or library's diagnostic
+that carries a documented error code and names its own remedy is a rule of the tool, kept even
+from a log the user pasted (an exception at the end of a traceback, a warning, or an error without
+a code or a remedy is not); a bare "Avoid …"/"Don't …" is advice for now, from the agent as from
+the user. Examples are written for these tests, not copied from the labelled sessions."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.forge import ForgeConfig, forge_transcript
+from swarmq.memory.forge import ForgeConfig, classify, forge_transcript
 from swarmq.memory.forge.templates import coded_diagnostics, is_pasted_log
 from swarmq.memory.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession
@@ -89,3 +90,15 @@ def test_a_stricter_threshold_drops_the_diagnostic(
     config = ForgeConfig(min_confidence=0.8)
     found = forge_transcript(session.write(tmp_path / "a.jsonl"), layout, locks, config).found
     assert not any(c.content.startswith("error[E0658]") for c in found)
+
+
+@pytest.mark.parametrize("observed", [True, False])
+def test_a_bare_imperative_is_advice_whoever_gives_it(observed: bool) -> None:
+    """Round 4: "Avoid …"/"Don't …" without a reason is advice for the task at hand, from the
+    agent as from the user; with its reason it is a rule."""
+    assert not classify("Avoid restarting the broker while a deploy is still draining.", observed=observed).accepted
+    assert not classify("Don't edit the generated client by hand.", observed=observed).accepted
+    assert classify(
+        "Don't edit the generated client by hand, because the next codegen run overwrites it.",
+        observed=observed,
+    ).accepted
