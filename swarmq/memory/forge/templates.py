@@ -10,6 +10,9 @@ rollout and to ``history.jsonl``, so each fingerprint also keeps the session it 
 (``s``, when known), and a passage seen before only in the same session is not a template.
 
 YAML front matter is not a passage at all: it is cut before a message is split.
+
+One line of a pasted log is the tool's own knowledge: a diagnostic with a documented error code
+that names its remedy (:func:`coded_diagnostics`), kept even when the rest of the log is not.
 """
 
 from __future__ import annotations
