@@ -208,7 +208,7 @@ def classify(
                 first = min(first, match.start())
                 lent = not label and match.string is lead  # a sentence's cue, not a label's
                 if not lent and (
-                    (weight >= 1.0 and (observed or pattern is not RULE))
+                    (weight >= 1.0 and pattern is not RULE)
                     or (has_reason and (pattern is RULE or pattern is RULE_WORDS))
                 ):
                     strong += 1  # a rule with its reason is a rule, whoever says it

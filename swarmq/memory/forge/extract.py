@@ -42,6 +42,7 @@ from swarmq.memory.forge.reports import opens_report
 from swarmq.memory.forge.sequences import Sequence, SequenceMiner
 from swarmq.memory.forge.templates import (
     SeenPassages,
+    coded_diagnostics,
     is_known_template,
     is_pasted_document,
     is_pasted_log,
@@ -168,6 +169,14 @@ def extract_candidates(
         if message.role != "assistant" and is_known_template(text):
             result.rejected["template"] += 1
             continue
+        if message.role == "user" and config.min_confidence <= DIAGNOSTIC_CONFIDENCE:
+            for line in coded_diagnostics(text):  # kept even from a pasted log
+                keep(
+                    _message_candidate(
+                        line, "solution", "workflow", DIAGNOSTIC_CONFIDENCE, source, message, session,
+                        content_hash(line),
+                    )
+                )
         if message.role == "user" and is_pasted_log(text):
             result.rejected["pasted-log"] += 1
             continue
@@ -206,18 +215,10 @@ def extract_candidates(
             if digest_hash == EMPTY_HASH:
                 result.rejected["empty"] += 1
                 continue
+            kclass = verdict.knowledge_class.value if verdict.knowledge_class else None
             keep(
-                ForgedCandidate(
-                    verdict.text,
-                    verdict.type.value,
-                    verdict.knowledge_class.value if verdict.knowledge_class else None,
-                    verdict.confidence,
-                    source,
-                    message.index,
-                    message.line_no,
-                    message.timestamp,
-                    message.session_id or session,
-                    message.role,
+                _message_candidate(
+                    verdict.text, verdict.type.value, kclass, verdict.confidence, source, message, session,
                     digest_hash,
                 )
             )
@@ -237,6 +238,26 @@ def extract_candidates(
 
 EMPTY_HASH = content_hash("")
 """What a passage with no body (front matter only) would hash to: never a candidate."""
+
+
+DIAGNOSTIC_CONFIDENCE = 0.7
+"""A coded diagnostic that names its remedy: the tool's own rule, not a reading of it."""
+
+
+def _message_candidate(
+    content: str,
+    kind: str,
+    kclass: str | None,
+    confidence: float,
+    source: str,
+    message: Message,
+    session: str | None,
+    digest_hash: str,
+) -> ForgedCandidate:
+    return ForgedCandidate(
+        content, kind, kclass, confidence, source, message.index, message.line_no, message.timestamp,
+        message.session_id or session, message.role, digest_hash,
+    )
 
 
 def _sequence_candidate(

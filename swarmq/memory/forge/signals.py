@@ -189,8 +189,9 @@ RULE_WORDS = next(
 also says why (a rule with its reason is a rule)."""
 
 
-"""A sentence opening with "Always/Never/Don't …": from a user it is an instruction for the task
-at hand and counts as a supporting signal only (a reason or another cue must make it a rule)."""
+"""A sentence opening with "Always/Never/Avoid/Don't …" without a reason is advice for the task
+at hand, whoever gives it (the user's instruction, the agent's "Don't trigger it by hand"): a
+supporting signal only; a reason or another cue must make it a rule (round 4: the agent too)."""
 
 
 ANCHORS = frozenset().union(*(anchors for _, signals in TYPES for _, _, anchors in signals))

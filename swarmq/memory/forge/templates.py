@@ -10,6 +10,9 @@ rollout and to ``history.jsonl``, so each fingerprint also keeps the session it 
 (``s``, when known), and a passage seen before only in the same session is not a template.
 
 YAML front matter is not a passage at all: it is cut before a message is split.
+
+One line of a pasted log is the tool's own knowledge: a diagnostic with a documented error code
+that names its remedy (:func:`coded_diagnostics`), kept even when the rest of the log is not.
 """
 
 from __future__ import annotations
@@ -74,6 +77,35 @@ def is_pasted_log(text: str) -> bool:
     lines = [line for line in text.splitlines() if line.strip()]
     logged = sum(1 for line in lines if _LOG_LINE.match(line))
     return logged >= MIN_LOG_LINES and logged * 2 >= len(lines)
+
+
+_DIAGNOSTIC = re.compile(
+    r"^[ \t>]*(?:[\w./\\-]+(?:\(\d+,\d+\)|:\d+(?::\d+)?)\s*:?\s*)?"  # "src/a.ts(3,5): "
+    r"(?P<line>(?:error\[E\d{4}\]|error TS\d{4}|\[[A-Z][\w .-]{1,30}\])\s*:\s*[^\n]{20,400})$",
+    re.MULTILINE,
+)
+"""A compiler's or library's diagnostic line: ``error[E0133]: …``, ``src/a.ts(3,5): error
+TS2551: …``, ``[React Flow]: …``."""
+_CODED = re.compile(r"\[E\d{4}\]|\bTS\d{4}\b|/errors?[#/]\d{2,4}\b")
+_REMEDY = re.compile(
+    r"\brequires?\b|\bplease use\b|\bdid you mean\b|\bmust be\b|\buse \S+(?: \S+){0,4} instead\b",
+    re.IGNORECASE,
+)
+
+
+def coded_diagnostics(text: str) -> list[str]:
+    """The diagnostic lines of ``text`` that carry a documented error code and name their own
+    remedy ("… is unsafe and requires unsafe block", "Please use onNodesChange … error#015"):
+    a rule of the tool, stated by the tool, kept even from a pasted log. An exception at the
+    end of a traceback (no code) is what one program did, not a rule of the tool."""
+    if "error" not in text and "]:" not in text:
+        return []
+    found: list[str] = []
+    for match in _DIAGNOSTIC.finditer(text):
+        line = match["line"].strip()
+        if _CODED.search(line) and _REMEDY.search(line) and line not in found:
+            found.append(line)
+    return found
 
 
 _HEADING_LINE = re.compile(r"^#{1,6} \S", re.MULTILINE)

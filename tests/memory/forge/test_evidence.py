@@ -107,7 +107,7 @@ def test_a_message_opening_with_the_agents_edits_is_a_change_report(message: str
 
 
 def test_in_a_change_report_each_passage_needs_a_reason() -> None:
-    item = "Never retry a failed job by hand - the worker retries it"
+    item = "Note: a failed job is retried by the worker, never by hand"  # round 4: a bare "Never …" is advice
     assert classify(item).accepted and not classify(item, report=True).accepted
     why = "Never retry a failed job by hand, because the worker already retries it"
     assert classify(why, report=True).accepted
