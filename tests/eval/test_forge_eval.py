@@ -127,3 +127,16 @@ def test_the_committed_set_is_well_formed() -> None:
     assert 0.25 <= len(former) / len(labelled) <= 0.5
     sources = (REPO / "eval" / "forge" / "SOURCES.md").read_text(encoding="utf-8")
     assert all(f"`{s.file.name}`" in sources for s in labelled)
+
+
+def test_the_fresh_held_out_set_is_apart() -> None:
+    """The fresh held-out set (labels-fresh.yaml) is all held-out and shares no session file and
+    no source repository with the development set, so its figures speak for unseen users."""
+    fresh = load_labels(REPO / "eval" / "forge" / "labels-fresh.yaml")
+    development = load_labels(REPO / "eval" / "forge" / "labels.yaml")
+    assert len(fresh) >= 30
+    assert {s.split for s in fresh} == {"held-out"}
+    assert not {s.file.name for s in fresh} & {s.file.name for s in development}
+    assert not {s.repo for s in fresh} & {s.repo for s in development}
+    sources = (REPO / "eval" / "forge" / "SOURCES-fresh.md").read_text(encoding="utf-8")
+    assert all(s.file.name in sources for s in fresh)
