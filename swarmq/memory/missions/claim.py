@@ -2,8 +2,8 @@
 
 The ordinary claim (:meth:`Claims._claim`) decides under the ledger lock before the agent
 starts. A task message that carries the mission record, on its first delivery, starts the agent
-first (:meth:`Claims._speculate`): the claim commits on a thread while the context loads and the
-agent spawns, so nothing the client or the ledger does stands before ``exec``.
+first (:meth:`Claims._speculate`) and claims right after the spawn, so nothing the client or
+the ledger does stands before ``exec``.
 
 The speculative claim accepts only a first start: mission and assignment planning, never
 claimed, meant for this worker. Anything else (cancelled meanwhile, a duplicate, a takeover)
@@ -25,6 +25,8 @@ would kill the agent of a client that merely crashed, and would lose the mission
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +98,28 @@ def first_start(mission: Mission, assignment: Assignment, worker_id: str) -> str
     return None
 
 
+class Later:
+    """Work run by the first caller of :meth:`result` (later callers wait for it and see the
+    same outcome): a claim committed on whichever thread needs it first."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._done = False
+        self._error: BaseException | None = None
+
+    def result(self) -> None:
+        with self._lock:
+            if not self._done:
+                try:
+                    self._work()
+                except BaseException as exc:
+                    self._error = exc
+                self._done = True
+        if self._error is not None:
+            raise self._error
+
+
 class Claims:
     """The claim half of :class:`~swarmq.memory.missions.lifecycle.MissionRunner`."""
 
@@ -106,7 +130,7 @@ class Claims:
     pid: int
     token: str
     ledger: Ledger
-    _commit: Future[None] | None
+    _commit: Future[None] | Later | None
 
     def _apply_claim(self, mission: Mission, assignment: Assignment) -> None:
         """The claim's change to the records: executing, one more attempt, this run's claim."""
@@ -123,9 +147,11 @@ class Claims:
 
     def _speculate(self, mission_id: str, assignment_id: str,
                    record: dict[str, Any]) -> tuple[Mission, Assignment]:
-        """The mission and assignment as the message has them, claimed in memory; the claim
-        itself (:func:`adopt`, :func:`first_start`, commit, heartbeat file) goes on on a thread
-        and :meth:`_claimed` raises :class:`ClaimRefused` when it was refused."""
+        """The mission and assignment as the message has them, claimed in memory. The claim
+        itself (:func:`adopt`, :func:`first_start`, commit, heartbeat file) runs at the first
+        :meth:`_claimed`, right after the spawn (the agent's first heartbeat), so it shares
+        neither the GIL nor the lock's round trips with the work before ``exec``; it raises
+        :class:`ClaimRefused` there when it was refused."""
         mission = Mission.model_validate(record)
         assignment = mission.assignment(assignment_id)
         reason = first_start(mission, assignment, self.worker_id)
@@ -148,7 +174,7 @@ class Claims:
                 current.claim = claim
             write_beat(self.roster.runtime_dir, assignment_id, dict(claim))
 
-        self._commit = in_background(commit)
+        self._commit = Later(commit)
         return mission, assignment
 
     def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:

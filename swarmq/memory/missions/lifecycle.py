@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import LockError, StoreLocks
-from swarmq.memory.missions.claim import SKIPPED, ClaimRefused, Claims, RunOutcome
+from swarmq.memory.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
 from swarmq.memory.missions.context import (
     KnowledgeProvider,
     MissionContext,
@@ -72,7 +72,7 @@ class MissionRunner(Claims):
         self.ledger = Ledger.for_roster(self.roster, self.locks)
         self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
-        self._commit: Future[None] | None = None
+        self._commit: Future[None] | Later | None = None
         self._after_start_error: str | None = None
 
     # -- the run ------------------------------------------------------------------------------
