@@ -1,11 +1,12 @@
 """One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
 
-Before the agent's ``exec`` only what it needs happens: the claim decided under the ledger lock
-(its commit goes on on a thread, lock held, while the rest runs), a lock-free profile check, the
-context (the knowledge block a pure read) and the prompt file. Once the agent runs, before its
-output is read (so they precede its markers): the wait for the claim's commit, its directory
-fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's record
-(runtime.json at the first heartbeat); all are on disk before the run can settle.
+Before the agent's ``exec`` only what it needs happens: a lock-free profile check, the context
+(the knowledge block a pure read) and the prompt file, plus, for any delivery but a first start,
+the claim decided under the ledger lock (its commit goes on on a thread, lock held, while the
+rest runs). A first start claims right after the spawn (:mod:`.claim`). Once the agent runs,
+before its output is read (so they precede its markers): the claim's commit or the wait for it,
+its directory fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's
+record (runtime.json at the first heartbeat); all are on disk before the run can settle.
 
 Safe to run again for the same assignment (a redelivered message): a settled assignment is
 skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
