@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 import unicodedata
 from datetime import date
 from pathlib import Path
@@ -65,11 +66,33 @@ def resolve_inside(root: Path | str, *parts: str) -> Path:
     for part in parts:
         if not part or "\x00" in part or os.path.isabs(part):
             raise UnsafePathError(f"path component {part!r} is not allowed under {root}")
-    root_real = os.path.realpath(root)
+    root_real = _real_root(root)
     candidate = _real_below(root_real, parts)
     if candidate != root_real and not candidate.startswith(root_real.rstrip(os.sep) + os.sep):
         raise UnsafePathError(f"{'/'.join(parts)!r} resolves outside {root_real}")
     return Path(candidate)
+
+
+ROOT_TTL_SECONDS = 1.0
+"""How long a root's real path is reused. Roots come from swarm.yaml (trusted); one that is
+re-pointed while a process runs is followed within this long. The ids below a root are looked
+at on every call."""
+_ROOTS: dict[str, tuple[str, float]] = {}
+
+
+def _real_root(root: Path | str) -> str:
+    """``realpath(root)``, remembered for :data:`ROOT_TTL_SECONDS` (a mission's paths are
+    built a few dozen times before its agent starts, every one under the same root)."""
+    key = os.fspath(root)
+    now = time.monotonic()
+    cached = _ROOTS.get(key)
+    if cached is not None and cached[1] > now:
+        return cached[0]
+    real = os.path.realpath(key)
+    if len(_ROOTS) > 256:
+        _ROOTS.clear()
+    _ROOTS[key] = (real, now + ROOT_TTL_SECONDS)
+    return real
 
 
 def _real_below(root_real: str, parts: tuple[str, ...]) -> str:
