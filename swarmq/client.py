@@ -157,9 +157,11 @@ class MissionClient:
             mission, how = commit_created(doc, mission)
         if how is Committed.TAKEN:  # a concurrent submit with this client key won
             return self._redispatch(mission)
-        if failed is not None and how is Committed.INSERTED:
+        if how is Committed.CLAIMED:  # its worker got the task (and maybe ran it) first
+            return mission
+        if failed is not None:
             raise failed
-        if mission.state not in (MissionState.PLANNING, MissionState.EXECUTING):
+        if mission.state is not MissionState.PLANNING:
             self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
                                 key=f"route-{mission.state.value}", state=mission.state.value)
         return mission

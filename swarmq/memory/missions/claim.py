@@ -152,8 +152,11 @@ class Claims:
         :meth:`_claimed`, right after the spawn (the agent's first heartbeat), so it shares
         neither the GIL nor the lock's round trips with the work before ``exec``; it raises
         :class:`ClaimRefused` there when it was refused."""
-        mission = Mission.model_validate(record)
-        assignment = mission.assignment(assignment_id)
+        try:
+            mission = Mission.model_validate(record)
+            assignment = mission.assignment(assignment_id)
+        except (ValueError, MissionNotFound) as exc:  # not a record to start from
+            raise ClaimRefused(f"the task's mission record is unusable: {exc}") from exc
         reason = first_start(mission, assignment, self.worker_id)
         if mission.id != mission_id or reason is not None:
             raise ClaimRefused(reason or f"the task's record is mission {mission.id!r}, not {mission_id!r}")

@@ -84,3 +84,16 @@ def test_a_record_for_another_worker_falls_back_to_the_ledger(tmp_path: Path) ->
     outcome = MissionRunner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
     assert outcome.state == "skipped"  # never started: not b's, and not in the ledger either
     assert Ledger.for_roster(roster, locks).read().missions == {}
+
+
+def test_an_unusable_record_falls_back_to_the_ledger(tmp_path: Path) -> None:
+    roster = make_roster(tmp_path)
+    locks = LocalLocks(tmp_path / "locks")
+    ensure_profiles(roster, locks)
+    mission = created(roster)
+    assert mission.current is not None
+    with Ledger.for_roster(roster, locks).edit() as doc:
+        commit_created(doc, mission)
+    broken = {"id": mission.id, "title": 3}
+    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, broken)
+    assert outcome.state == "complete" and outcome.attempt == 1
