@@ -140,7 +140,7 @@ class MissionClient:
                mission_id: str | None = None) -> Mission:
         """Route, send the task carrying the whole new record, then commit it; returns once the
         ledger commit is durable (and raises if it fails: the worker may still create the
-        mission from its message, see :mod:`swarmq.memory.missions.adopt`)."""
+        mission from its message, see :mod:`swarmq.memory.missions.claim`)."""
         spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
         spec.validate()
         snapshot = self._snapshot(spec)  # a lock-free read: for the key, the load and the id

@@ -240,7 +240,8 @@ class Claims:
         write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim or {}))
 
     def _claimed(self) -> None:
-        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`)."""
+        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`);
+        a speculative claim is made here, by the first caller (see :meth:`_speculate`)."""
         if self._commit is None:
             return
         self._commit.result()  # a failed commit raises here, as the claim's edit itself did
