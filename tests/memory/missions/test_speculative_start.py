@@ -75,25 +75,19 @@ def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_noth
     assert read_events(layout, mission.id) == []
 
 
-def test_a_record_for_another_worker_falls_back_to_the_ledger(tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["another worker's", "unusable"])
+def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(tmp_path: Path, case: str) -> None:
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
     ensure_profiles(roster, locks)
     mission = created(roster)
     assert mission.current is not None
-    outcome = MissionRunner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
-    assert outcome.state == "skipped"  # never started: not b's, and not in the ledger either
-    assert Ledger.for_roster(roster, locks).read().missions == {}
-
-
-def test_an_unusable_record_falls_back_to_the_ledger(tmp_path: Path) -> None:
-    roster = make_roster(tmp_path)
-    locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    mission = created(roster)
-    assert mission.current is not None
-    with Ledger.for_roster(roster, locks).edit() as doc:
+    if case == "another worker's":  # never started: not b's, and not in the ledger either
+        outcome = MissionRunner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
+        assert outcome.state == "skipped"
+        assert Ledger.for_roster(roster, locks).read().missions == {}
+        return
+    with Ledger.for_roster(roster, locks).edit() as doc:  # committed; the message is garbled
         commit_created(doc, mission)
-    broken = {"id": mission.id, "title": 3}
-    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, broken)
+    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, {"id": mission.id, "title": 3})
     assert outcome.state == "complete" and outcome.attempt == 1
