@@ -9,7 +9,8 @@ The speculative claim accepts only a first start: mission and assignment plannin
 claimed, meant for this worker. Anything else (cancelled meanwhile, a duplicate, a takeover)
 raises :class:`ClaimRefused` before anything is written; the runner then stops the agent
 (before any of its output is read or recorded) and claims the ordinary way, which skips, takes
-over or cancels as it always did.
+over or cancels as it always did. (A knowledge block shown to the stopped agent is recorded
+only if the ordinary claim then runs the agent: it was shown twice, and counts twice.)
 
 **The mission is not in the ledger yet** when the submit's commit, which follows its send, has
 not landed (usually: the worker wins the race to the lock) or never will (the client died after
