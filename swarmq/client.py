@@ -8,7 +8,9 @@ Submits are idempotent by ``client_key``: retrying after a timeout returns the s
 re-sends its queued assignment, which the worker runs at most once). Liveness comes from the
 workers' presence keys in Redis (:mod:`swarmq.coord.presence`, one ``MGET``), confirmed by a
 Celery ping only for a worker without one; the ledger is changed under its Redis store lock, the
-same lock the workers take, in one durable commit before the task is sent.
+same lock the workers take. A new mission's task is sent before its ledger commit and carries
+the whole record, so the worker starts the agent without waiting for that commit; ``submit``
+returns once the commit is durable (see docs/missions.md, "Dispatch").
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ from swarmq.coord.presence import present
 from swarmq.errors import Unavailable
 from swarmq.memory.locking import StoreLocks
 from swarmq.memory.missions.dispatch import (
+    Committed,
     MissionSpec,
     cancel_mission,
+    commit_created,
     create_mission,
     existing_for_key,
     resume_mission,
 )
 from swarmq.memory.missions.history import write_beat
-from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
+from swarmq.memory.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
 from swarmq.memory.missions.routing import Target, route
 from swarmq.memory.missions.states import ACTIVE, MissionState
 from swarmq.memory.paths import check_id
@@ -134,32 +138,33 @@ class MissionClient:
     def submit(self, objective: str, *, title: str | None = None, worker: str | None = None,
                role: str | None = None, specialty: str | None = None, client_key: str | None = None,
                mission_id: str | None = None) -> Mission:
+        """Route, send the task carrying the whole new record, then commit it; returns once the
+        ledger commit is durable (and raises if it fails: the worker may still create the
+        mission from its message, see :mod:`swarmq.memory.missions.claim`)."""
         spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
         spec.validate()
-        if client_key is not None:  # a retry: answered from a read, without the lock
-            existing = existing_for_key(self.read_ledger().read(), client_key)
+        snapshot = self._snapshot(spec)  # a lock-free read: for the key, the load and the id
+        if client_key is not None:  # a retry: answered from the read
+            existing = existing_for_key(snapshot, client_key)
             if existing is not None:
                 return self._redispatch(existing)
         live = self._liveness(spec.target)
-        ledger = self.ledger
-        with ledger.edit(defer_dir_sync=True) as doc:
-            existing = existing_for_key(doc, client_key)
-            if existing is not None:
-                mission, created = existing, False
-            else:
-                decision = route(self.roster.workers, spec.target, live=live, load=doc.load(),
-                                 require_live=self.roster.missions.require_live_worker)
-                mission, created = create_mission(doc, spec, decision), True
-        try:  # the task travels while the ledger's directory is synced: the ack waits for both
-            if not created:
-                return self._redispatch(mission)
-            if mission.state is not MissionState.PLANNING:
-                self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
-                                    key=f"route-{mission.state.value}", state=mission.state.value)
-                return mission
-            return self._dispatch(mission)
-        finally:
-            ledger.sync()
+        decision = route(self.roster.workers, spec.target, live=live, load=snapshot.load(),
+                         require_live=self.roster.missions.require_live_worker)
+        mission = create_mission(snapshot, spec, decision)
+        failed = self._send_new(mission) if mission.state is MissionState.PLANNING else None
+        with self.ledger.edit() as doc:  # after the send: its claim may have created it first
+            mission, how = commit_created(doc, mission)
+        if how is Committed.TAKEN:  # a concurrent submit with this client key won
+            return self._redispatch(mission)
+        if how is Committed.CLAIMED:  # its worker got the task (and maybe ran it) first
+            return mission
+        if failed is not None:
+            raise failed
+        if mission.state is not MissionState.PLANNING:
+            self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
+                                key=f"route-{mission.state.value}", state=mission.state.value)
+        return mission
 
     def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
         """Newest first: the ledger's missions plus retired ones from the index (never the archive).
@@ -260,8 +265,24 @@ class MissionClient:
     def _redispatch(self, mission: Mission) -> Mission:
         current = mission.current
         if mission.state is MissionState.PLANNING and current is not None and current.state is MissionState.PLANNING:
-            self._send(mission, current)
+            self._send(mission, current, resent=True)
         return mission
+
+    def _send_new(self, mission: Mission) -> DispatchError | None:
+        """Send a new mission's task; when the broker fails, the record (not yet committed)
+        says so, failed assignment and blocked mission, and the error is returned to raise."""
+        assignment = mission.current
+        assert assignment is not None
+        try:
+            self._send(mission, assignment)
+        except Exception as exc:
+            reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
+            assignment.move(MissionState.FAILED, reason)
+            mission.move(MissionState.BLOCKED, reason, kind="dispatch")
+            error = DispatchError(reason)
+            error.__cause__ = exc
+            return error
+        return None
 
     def _dispatch(self, mission: Mission) -> Mission:
         assignment = mission.current
@@ -278,17 +299,27 @@ class MissionClient:
             raise DispatchError(reason) from exc
         return mission
 
-    def _send(self, mission: Mission, assignment: Assignment) -> None:
+    def _send(self, mission: Mission, assignment: Assignment, *, resent: bool = False) -> None:
+        """The task carries the mission record as it is now, so its worker starts the agent
+        without reading the ledger; a re-send (``resent``) of a queued assignment carries none:
+        its worker claims from the ledger before it starts anything."""
         worker = self.roster.worker(assignment.worker_id)
         options: dict[str, Any] = {}
         if worker.agent is not None:
             soft = worker.agent.timeout_seconds + self.roster.missions.kill_grace_seconds + 60
             options = {"soft_time_limit": soft, "time_limit": soft + 60}
         queue = worker.direct_queue
-        self.celery.send_task(RUN_TASK, kwargs={"mission_id": mission.id, "assignment_id": assignment.id,
-                                                "worker_id": worker.id},
-                              task_id=assignment.id, queue=queue, routing_key=queue, ignore_result=True,
-                              **options)
+        kwargs: dict[str, Any] = {"mission_id": mission.id, "assignment_id": assignment.id, "worker_id": worker.id}
+        kwargs.update({"resent": True} if resent else {"mission": mission.dump()})
+        self.celery.send_task(RUN_TASK, kwargs=kwargs, task_id=assignment.id, queue=queue, routing_key=queue,
+                              ignore_result=True, **options)
+
+    def _snapshot(self, spec: MissionSpec) -> LedgerDoc:
+        """The ledger read without its lock, when the submit needs it (a client key to look up,
+        a role to balance, a caller-chosen id to check); a named worker's fresh mission needs none."""
+        if spec.client_key is None and spec.mission_id is None and spec.target.worker_id is not None:
+            return LedgerDoc()
+        return self.read_ledger().read()
 
     def _layout(self, worker_id: str) -> ProfileLayout:
         return ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, worker_id)

@@ -46,6 +46,8 @@ class RedisLease:
         self.token = token
         self.fencing_token = fencing_token
         self.lost = threading.Event()
+        self.confirm_pending = False
+        """A commit made under this lease is confirmed by its release (:meth:`confirm_at_release`)."""
 
     def validate(self, recorded_token: int) -> int:
         if self.lost.is_set():
@@ -87,6 +89,12 @@ class RedisLease:
                 "between its fence check and its rename); another holder may overwrite it: "
                 "re-check it under a fresh lock"
             )
+
+    def confirm_at_release(self) -> None:
+        """Confirm the commit just made by the release that follows it: the release script
+        deletes the lock only while it holds this token, which proves the lease held through
+        the commit; :meth:`RedisLocks.hold` raises :class:`CommitUnconfirmed` otherwise."""
+        self.confirm_pending = True
 
     def start_watchdog(self, lease_ms: int) -> None:
         self._owner.watchdog.add(self, lease_ms)
@@ -239,7 +247,14 @@ class RedisLocks:
         try:
             yield lease
         finally:
-            self.release(lease)
+            released = self.release(lease)
+        if lease.confirm_pending and not released:  # only set by the body's last act: a commit
+            lease.lost.set()
+            raise CommitUnconfirmed(
+                f"{resource}: written, but the lock was no longer this holder's at its release "
+                f"(its lease lapsed, or Redis at {self.url} did not answer); another holder may "
+                "overwrite it: re-check it under a fresh lock"
+            )
 
 
 _WATCHDOG = Watchdog()

@@ -125,16 +125,18 @@ def commit_lock(path: Path) -> filelock.FileLock:
 
 
 @contextlib.contextmanager
-def commit_guard(path: Path, lease: Lease | None) -> Iterator[None]:
+def commit_guard(path: Path, lease: Lease | None, *, confirm: bool = True) -> Iterator[None]:
     """Serialise the commit of ``path`` on this host and enforce the lease's fence; after the
-    commit, confirm the lease still holds (:class:`CommitUnconfirmed` when it lapsed)."""
+    commit, confirm the lease still holds (:class:`CommitUnconfirmed` when it lapsed), unless
+    ``confirm`` is False: then the caller confirms (``locking.confirm_by_release``)."""
     if lease is None:
         yield
         return
     with commit_lock(path):
         check_fence(path, lease)
         yield
-        lease.confirm()
+        if confirm:
+            lease.confirm()
 
 
 def write_atomic(
@@ -146,6 +148,7 @@ def write_atomic(
     durable: bool = True,
     guard: AbstractContextManager[None] | None = None,
     sync_dir: Callable[[Path], None] | None = None,
+    confirm: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` atomically (and durably: fsync of file and directory).
 
@@ -153,7 +156,8 @@ def write_atomic(
     mix, but a power loss may bring back the old one. Only for derived mirrors that something
     else makes durable. ``guard`` replaces the per-file fence check around the rename (a store
     may fence all its files at once); ``sync_dir`` replaces the directory fsync (a batch of files
-    can share one).
+    can share one). ``confirm=False`` leaves the lease's confirmation to the caller, who must
+    call ``locking.confirm_by_release`` before it reports the write.
     """
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -170,7 +174,7 @@ def write_atomic(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        with guard if guard is not None else commit_guard(path, lease):
+        with guard if guard is not None else commit_guard(path, lease, confirm=confirm):
             os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

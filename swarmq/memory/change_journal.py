@@ -37,25 +37,27 @@ def journal_path(root: str | os.PathLike[str]) -> str:
 
 def _indexed_root(directory: str) -> str | None:
     """The nearest ancestor of ``directory`` (itself included) that holds the marker, cached."""
-    now = time.monotonic()
+    return _lookup(directory, time.monotonic())[0]
+
+
+def _lookup(directory: str, now: float) -> tuple[str | None, float]:
+    """``(root or None, when a None expires)``. A miss asks its parent's cached answer, so a new
+    directory (each mission's) costs one ``stat``; a None never outlives the parent's."""
     with _roots_lock:
         cached = _roots.get(directory)
     if cached is not None and (cached[0] is not None or cached[1] > now):
-        return cached[0]
-    found: str | None = None
-    current = directory
-    while True:
-        if os.path.isdir(marker_dir(current)):
-            found = current
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
+        return cached
+    found: tuple[str | None, float] = (None, now + _MISS_TTL_SECONDS)
+    parent = os.path.dirname(directory)
+    if os.path.isdir(marker_dir(directory)):
+        found = (directory, found[1])
+    elif parent != directory:
+        above = _lookup(parent, now)
+        found = (above[0], min(found[1], above[1]))
     with _roots_lock:
         if len(_roots) > 4096:
             _roots.clear()
-        _roots[directory] = (found, now + _MISS_TTL_SECONDS)
+        _roots[directory] = found
     return found
 
 

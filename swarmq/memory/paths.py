@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 import unicodedata
 from datetime import date
 from pathlib import Path
@@ -62,14 +63,54 @@ def resolve_inside(root: Path | str, *parts: str) -> Path:
     Symlinks are resolved (also for a path that does not exist yet, through its existing
     ancestors), so a link pointing out of the root is refused like ``..`` is.
     """
-    root_real = Path(os.path.realpath(root))
     for part in parts:
         if not part or "\x00" in part or os.path.isabs(part):
             raise UnsafePathError(f"path component {part!r} is not allowed under {root}")
-    candidate = Path(os.path.realpath(root_real.joinpath(*parts)))
-    if candidate != root_real and root_real not in candidate.parents:
+    root_real = _real_root(root)
+    candidate = _real_below(root_real, parts)
+    if candidate != root_real and not candidate.startswith(root_real.rstrip(os.sep) + os.sep):
         raise UnsafePathError(f"{'/'.join(parts)!r} resolves outside {root_real}")
-    return candidate
+    return Path(candidate)
+
+
+ROOT_TTL_SECONDS = 1.0
+"""How long a root's real path is reused. Roots come from swarm.yaml (trusted); one that is
+re-pointed while a process runs is followed within this long. The ids below a root are looked
+at on every call."""
+_ROOTS: dict[str, tuple[str, float]] = {}
+
+
+def _real_root(root: Path | str) -> str:
+    """``realpath(root)``, remembered for :data:`ROOT_TTL_SECONDS` (a mission's paths are
+    built a few dozen times before its agent starts, every one under the same root)."""
+    key = os.fspath(root)
+    now = time.monotonic()
+    cached = _ROOTS.get(key)
+    if cached is not None and cached[1] > now:
+        return cached[0]
+    real = os.path.realpath(key)
+    if len(_ROOTS) > 256:
+        _ROOTS.clear()
+    _ROOTS[key] = (real, now + ROOT_TTL_SECONDS)
+    return real
+
+
+def _real_below(root_real: str, parts: tuple[str, ...]) -> str:
+    """``realpath(root_real/parts)`` for a root already real: only the parts below it are
+    looked at (one ``lstat`` each; a mission's paths are built many times before its agent
+    starts), the full ``realpath`` once a part is a symlink, ``.``, ``..`` or holds a separator."""
+    path = root_real
+    for part in parts:
+        if part in (os.curdir, os.pardir) or os.sep in part or (os.altsep and os.altsep in part):
+            return os.path.realpath(os.path.join(root_real, *parts))
+        path = os.path.join(path, part)
+        try:
+            link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:  # absent: like realpath, keep it (and what follows) as written
+            link = False
+        if link:
+            return os.path.realpath(os.path.join(root_real, *parts))
+    return path
 
 
 def contain(root: Path | str, path: Path | str) -> Path:

@@ -15,7 +15,8 @@ from swarmq.memory.knowledge.acks import acknowledge
 from swarmq.memory.knowledge.directives import prepare_directives
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.locking import StoreLocks
-from swarmq.memory.missions.lifecycle import MissionRunner, RunOutcome
+from swarmq.memory.missions.claim import RunOutcome
+from swarmq.memory.missions.lifecycle import MissionRunner
 from swarmq.memory.missions.outcome import abandon_assignment
 from swarmq.memory.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
@@ -105,12 +106,29 @@ def running_worker(task: SwarmTask) -> str | None:
     return worker_of_queue(key)
 
 
+def first_delivery(task: SwarmTask) -> bool:
+    """Neither restored by the broker (a lost worker's unacked message) nor started before by
+    this delivery round (the attempt counter, :mod:`swarmq.workers.base`)."""
+    request = task.request
+    if (request.delivery_info or {}).get("redelivered"):
+        return False
+    return int(getattr(request, "swarmq_deliveries", 1) or 1) <= 1
+
+
 @app.task(
     name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True
 )  # the ledger is the result
 def run_mission(
-    self: MissionTask, mission_id: str, assignment_id: str, worker_id: str | None = None
+    self: MissionTask,
+    mission_id: str,
+    assignment_id: str,
+    worker_id: str | None = None,
+    mission: dict[str, Any] | None = None,
+    resent: bool = False,
 ) -> dict[str, Any]:
+    """``mission`` is the record as the client created it: on a first delivery (not
+    ``resent`` by a client-key retry, not redelivered by the broker) the agent starts before
+    the claim is decided, see :mod:`swarmq.memory.missions.claim`."""
     check_id(mission_id, "missionId")
     check_id(assignment_id, "assignmentId")
     here = running_worker(self)
@@ -122,6 +140,8 @@ def run_mission(
                 "mission_id": mission_id,
                 "assignment_id": assignment_id,
                 "worker_id": worker_id,
+                "mission": mission,
+                "resent": resent or not first_delivery(self),
             },
             queue=direct_queue(worker_id),
             routing_key=direct_queue(worker_id),
@@ -166,7 +186,8 @@ def run_mission(
         on_transcript=after_run,
         after_start=knowledge.record,
     )
-    outcome = runner.run(mission_id, assignment_id)
+    first = mission is not None and not resent and first_delivery(self)
+    outcome = runner.run(mission_id, assignment_id, mission if first else None)
     if outcome.state == "failed":
         raise MissionFailed(
             f"mission {mission_id} assignment {assignment_id} failed on {here}: {outcome.reason}"

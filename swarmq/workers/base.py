@@ -157,6 +157,7 @@ class SwarmTask(Task):  # type: ignore[misc]
     ) -> Any:
         request = self.request
         request.swarmq_lease = lease
+        request.swarmq_deliveries = deliveries
         started = time.monotonic()
         log.info("start %s", self.name, extra=self._log_extra(deliveries=deliveries))
         try:

@@ -14,7 +14,15 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
 from swarmq.memory.atomic import read_fence, write_atomic
-from swarmq.memory.locking import FencedOff, LocalLocks, LockTimeout, StoreLocks, file_resource
+from swarmq.memory.locking import (
+    CommitUnconfirmed,
+    FencedOff,
+    LocalLocks,
+    LockTimeout,
+    StoreLocks,
+    confirm_by_release,
+    file_resource,
+)
 
 
 def _increment(locks: StoreLocks, path: Path, times: int) -> None:
@@ -109,6 +117,25 @@ def test_a_holder_stalled_past_its_lease_is_fenced_off(
     assert released is False  # owner-only release: the stale holder cannot free our lock
     assert target.read_text() == "newer write"
     assert not list(tmp_path.glob(".knowledge.jsonl.tmp-*"))  # its temp file was removed
+
+
+def test_a_commit_confirmed_by_its_release_fails_when_the_lock_lapsed_after_the_rename(
+    redis_client: redis.Redis, swarm_name: str, tmp_path: Path
+) -> None:
+    locks = RedisLocks(redis_client, swarm_name, lease_seconds=5)
+    target = tmp_path / "ledger.json"
+    with locks.hold(file_resource(target)) as lease:  # the GET of confirm() folded into the release
+        write_atomic(target, "one", lease=lease, confirm=False)
+        confirm_by_release(lease)
+    assert target.read_text() == "one"
+    lapsed = pytest.raises(CommitUnconfirmed, match="no longer this holder's")
+    with lapsed, locks.hold(file_resource(target)) as lease:
+        write_atomic(target, "two", lease=lease, confirm=False)
+        redis_client.delete(keys.lock(swarm_name, file_resource(target)))  # lapsed after the rename
+        confirm_by_release(lease)
+    with pytest.raises(RuntimeError, match="body"), locks.hold(file_resource(target)):
+        redis_client.delete(keys.lock(swarm_name, file_resource(target)))
+        raise RuntimeError("body")  # the body's own error is never replaced
 
 
 def test_lock_timeout_and_owner_only_release(redis_client: redis.Redis, swarm_name: str) -> None:

@@ -1,12 +1,13 @@
 """Submitting, cancelling and resuming missions: pure changes to the ledger document.
 
 The caller holds the ledger lock (``Ledger.edit``) and does the I/O around it: asking Celery who is
-alive before, sending the task after. Submits are idempotent by the client's key: the same key
+alive before, sending the task (a new mission's before its commit: :func:`commit_created`). Submits are idempotent by the client's key: the same key
 returns the mission it created the first time, whatever the other arguments say.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from swarmq.errors import Conflict, InvalidInput
@@ -99,6 +100,39 @@ def create_mission(doc: LedgerDoc, spec: MissionSpec, route: Route) -> Mission:
     if spec.client_key is not None:
         doc.client_keys[spec.client_key] = mission_id
     return mission
+
+
+class Committed(enum.Enum):
+    """What :func:`commit_created` found under the lock."""
+
+    INSERTED = "inserted"
+    """The record went in as created."""
+    CLAIMED = "claimed"
+    """Its claim had created it from the task message (and may have claimed it): kept."""
+    TAKEN = "taken"
+    """Its client key belongs to another mission (a concurrent submit with the same key)."""
+
+
+def commit_created(doc: LedgerDoc, mission: Mission) -> tuple[Mission, Committed]:
+    """Put a mission made by :func:`create_mission` on a lock-free snapshot, whose task may
+    already be on its way, into the ledger (the caller holds the lock). Returns the ledger's
+    mission and what happened. The claim's record is never overwritten by this later create;
+    a mission whose key another took is not added (its task's claim refuses it)."""
+    stored = doc.missions.get(mission.id)
+    if stored is not None:
+        ours = {a.id for a in mission.assignments}
+        if ours and any(a.id in ours for a in stored.assignments):
+            return stored, Committed.CLAIMED
+        raise MissionConflict(f"mission {mission.id!r} already exists in the ledger")
+    owner = existing_for_key(doc, mission.client_key)
+    if owner is not None:
+        return owner, Committed.TAKEN
+    if doc.exists(mission.id):  # a caller-chosen id, retired meanwhile
+        raise MissionConflict(f"mission {mission.id!r} already exists in the ledger")
+    doc.missions[mission.id] = mission
+    if mission.client_key is not None:
+        doc.client_keys[mission.client_key] = mission.id
+    return mission, Committed.INSERTED
 
 
 def cancel_mission(doc: LedgerDoc, mission_id: str, reason: str) -> Mission:

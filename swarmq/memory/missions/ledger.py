@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from swarmq.errors import NotFound, Unavailable
 from swarmq.memory.atomic import fsync_dir, write_atomic
 from swarmq.memory.clock import iso, parse_iso, utc_now
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.memory.locking import StoreLocks, confirm_by_release, file_resource
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.missions.history import MissionHistory, request_stop
 from swarmq.memory.missions.states import (
@@ -293,7 +293,9 @@ class Ledger:
                 doc.client_keys = {k: v for k, v in doc.client_keys.items() if v not in gone}
             doc.updated_at = iso()
             text = doc.model_dump_json(by_alias=True, exclude_none=True, indent=2)
-            write_atomic(self.path, text, lease=lease, sync_dir=_no_dir_sync if defer_dir_sync else None)
+            write_atomic(self.path, text, lease=lease, sync_dir=_no_dir_sync if defer_dir_sync else None,
+                         confirm=False)
+            confirm_by_release(lease)  # the write is the last act under the lock
 
     def sync(self) -> None:
         """Make an edit made with ``defer_dir_sync`` durable (fsync the ledger's directory)."""

@@ -1,11 +1,12 @@
 """One assignment run on its worker: claim, context, agent, markers, outcome, handoff, archive.
 
-Before the agent's ``exec`` only what it needs happens: the claim decided under the ledger lock
-(its commit goes on on a thread, lock held, while the rest runs), a lock-free profile check, the
-context (the knowledge block a pure read) and the prompt file. Once the agent runs, before its
-output is read (so they precede its markers): the wait for the claim's commit, its directory
-fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's record
-(runtime.json at the first heartbeat); all are on disk before the run can settle.
+Before the agent's ``exec`` only what it needs happens: a lock-free profile check, the context
+(the knowledge block a pure read) and the prompt file, plus, for any delivery but a first start,
+the claim decided under the ledger lock (its commit goes on on a thread, lock held, while the
+rest runs). A first start claims right after the spawn (:mod:`.claim`). Once the agent runs,
+before its output is read (so they precede its markers): the claim's commit or the wait for it,
+its directory fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's
+record (runtime.json at the first heartbeat); all are on disk before the run can settle.
 
 Safe to run again for the same assignment (a redelivered message): a settled assignment is
 skipped, a run still alive elsewhere is left alone, and a run whose worker died is taken over
@@ -27,22 +28,20 @@ from typing import Any, BinaryIO
 from swarmq.memory.atomic import write_atomic
 from swarmq.memory.clock import iso
 from swarmq.memory.locking import LockError, StoreLocks
+from swarmq.memory.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
 from swarmq.memory.missions.context import (
     KnowledgeProvider,
     MissionContext,
-    in_background,
     load_context,
     render_prompt,
 )
 from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
-from swarmq.memory.missions.ledger import Assignment, Ledger, Mission, MissionNotFound
+from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
 from swarmq.memory.missions.outcome import build_handoff, judge, next_action
 from swarmq.memory.missions.recorder import RunRecorder
-from swarmq.memory.missions.recovery import heartbeat_age
-from swarmq.memory.missions.runner import AgentResult, build_argv, kill_group, run_agent
+from swarmq.memory.missions.runner import AgentResult, build_argv, run_agent
 from swarmq.memory.missions.settings import RunnerSettings
-from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
-from swarmq.memory.procs import pid_alive
+from swarmq.memory.missions.states import TERMINAL, MissionState
 from swarmq.memory.profiles.archive import archive_mission
 from swarmq.memory.profiles.bootstrap import ensure_profile, profile_current
 from swarmq.memory.profiles.events import EventType
@@ -53,27 +52,9 @@ from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
 
 S = MissionState
 log = logging.getLogger(__name__)
-SKIPPED = "skipped"
-
 
 @dataclass
-class RunOutcome:
-    mission_id: str
-    assignment_id: str
-    worker_id: str
-    state: str
-    reason: str = ""
-    exit_code: int | None = None
-    attempt: int = 0
-    transcript: str | None = None
-    archive: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass
-class MissionRunner:
+class MissionRunner(Claims):
     """Runs assignments of one worker; the Celery task builds one per call."""
 
     roster: RunnerSettings
@@ -92,107 +73,32 @@ class MissionRunner:
         self.ledger = Ledger.for_roster(self.roster, self.locks)
         self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
-        self._commit: Future[None] | None = None
+        self._commit: Future[None] | Later | None = None
         self._after_start_error: str | None = None
-
-    # -- claim --------------------------------------------------------------------------------
-
-    def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:
-        fresh = heartbeat_age(self.roster.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
-        if claim.get("host") == self.host:
-            return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
-        return fresh
-
-    def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
-        """Decide the claim under the ledger lock; its commit (file fsync, rename, heartbeat file)
-        goes on on a thread, still holding the lock, while the context loads and the agent starts.
-
-        Exclusion comes from the lock, held until the rename makes the claim visible; durability
-        is awaited (:meth:`_claimed`) before anything is recorded, beaten or settled. A commit
-        that fails stops the agent and fails the task like a failed claim did; a crash before it
-        lands also killed the agent (it dies with this process) and the message is redelivered.
-        """
-        decided: Future[tuple[Mission, Assignment, object] | RunOutcome] = Future()
-
-        def commit() -> None:
-            try:
-                self._commit_claim(mission_id, assignment_id, decided)
-            except BaseException as exc:
-                if not decided.done():
-                    decided.set_exception(exc)
-                raise
-
-        self._commit = in_background(commit)
-        claimed = decided.result()
-        if isinstance(claimed, RunOutcome):
-            self._claimed()
-            return claimed
-        mission, assignment, orphan = claimed
-        if pid_alive(orphan):
-            kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
-        return mission, assignment
-
-    def _commit_claim(self, mission_id: str, assignment_id: str,
-                      decided: Future[tuple[Mission, Assignment, object] | RunOutcome]) -> None:
-        orphan: object = None
-        with self.ledger.edit(defer_dir_sync=True) as doc:  # directory synced once the agent runs
-            try:
-                mission = doc.get(mission_id)
-                assignment = mission.assignment(assignment_id)
-            except MissionNotFound as exc:
-                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc)))
-                return
-            skip = self._skip_reason(mission, assignment)
-            if skip is not None:
-                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, skip,
-                                              attempt=assignment.attempts))
-                return
-            previous = assignment.claim or {}
-            if previous.get("host") == self.host:
-                beat = read_beat(self.roster.runtime_dir, assignment_id)
-                orphan = beat.get("agentPid") if beat.get("token") == previous.get("token") else None
-                orphan = orphan or previous.get("agentPid")
-            assignment.attempts += 1
-            if assignment.state is S.PLANNING:
-                assignment.move(S.EXECUTING)
-                assignment.started_at = iso()
-            if mission.state is not S.EXECUTING:
-                mission.move(S.EXECUTING, f"{self.worker_id} started {assignment_id} (attempt "
-                             f"{assignment.attempts})", kind="start")
-            mission.current_assignment_id = assignment_id
-            assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
-                                "attempt": assignment.attempts, "heartbeatAt": iso()}
-            decided.set_result((mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan))
-        write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim))
-
-    def _claimed(self) -> None:
-        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`)."""
-        if self._commit is None:
-            return
-        self._commit.result()  # a failed commit raises here, as the claim's edit itself did
-
-    def _skip_reason(self, mission: Mission, assignment: Assignment) -> str | None:
-        if assignment.worker_id != self.worker_id:
-            return f"assignment {assignment.id} belongs to {assignment.worker_id}, not {self.worker_id}"
-        if assignment.state in ASSIGNMENT_SETTLED:
-            return f"assignment {assignment.id} already {assignment.state.value}; not run again"
-        if mission.state in TERMINAL:
-            if assignment.state is S.PLANNING:
-                assignment.move(S.CANCELLED, f"mission {mission.state.value} before it started")
-            return f"mission {mission.id} is {mission.state.value}"
-        if assignment.claim and self._claim_alive(assignment.id, assignment.claim):
-            claim = assignment.claim
-            return (f"assignment {assignment.id} is running on {claim.get('host')} pid {claim.get('pid')} "
-                    f"(attempt {claim.get('attempt')}); this delivery is a duplicate")
-        return None
 
     # -- the run ------------------------------------------------------------------------------
 
-    def run(self, mission_id: str, assignment_id: str) -> RunOutcome:
-        claimed = self._claim(mission_id, assignment_id)
-        if isinstance(claimed, RunOutcome):
-            return claimed
-        mission, assignment = claimed
+    def run(self, mission_id: str, assignment_id: str, record: dict[str, Any] | None = None) -> RunOutcome:
+        """``record``, the mission as a first delivery of its task carries it, starts the agent
+        before the claim is decided (:mod:`.claim`); a refused start stops the agent before its
+        output is read and falls back to the ordinary claim."""
+        if record is not None:
+            try:
+                return self._run(mission_id, assignment_id, record)
+            except ClaimRefused as refused:
+                log.info("mission %s %s: speculative start refused (%s); claiming from the ledger",
+                         mission_id, assignment_id, refused)
+                self.token, self._commit = uuid.uuid4().hex, None
+        return self._run(mission_id, assignment_id, None)
+
+    def _run(self, mission_id: str, assignment_id: str, record: dict[str, Any] | None) -> RunOutcome:
+        if record is not None:
+            mission, assignment = self._speculate(mission_id, assignment_id, record)
+        else:
+            claimed = self._claim(mission_id, assignment_id)
+            if isinstance(claimed, RunOutcome):
+                return claimed
+            mission, assignment = claimed
         worker = self.roster.worker(self.worker_id)
         if not profile_current(self.layout, worker, self.roster.swarm):
             ensure_profile(self.layout, worker, self.roster.swarm, self.locks)

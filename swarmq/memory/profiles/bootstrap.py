@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
@@ -98,26 +99,61 @@ def ensure_profile(
     return actions
 
 
+_CURRENT: dict[tuple[str, str, int], tuple[list[Path], list[Path], Path, tuple[object, ...]]] = {}
+"""Profiles this process found current: the files and directories checked and the files' stat
+signature (``ino``, ``size``, ``mtime_ns``), keyed by root, worker and the roster's texts."""
+
+
+def _signature(files: list[Path], dirs: list[Path], present: Path | None = None) -> tuple[object, ...] | None:
+    """The files' stat signature, or None when one of them, of ``dirs`` or ``present`` is missing."""
+    out: list[object] = []
+    if present is not None and not os.path.exists(present):
+        return None
+    try:
+        for directory in dirs:
+            if not os.path.isdir(directory):
+                return None
+        for path in files:
+            info = os.stat(path)
+            out.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    except OSError:
+        return None
+    return tuple(out)
+
+
 def profile_current(layout: ProfileLayout, worker: ProfileWorker, swarm: str) -> bool:
     """Whether :func:`ensure_profile` would change nothing, checked without taking locks.
 
     A mission run asks this first: the profile almost always exists, and four store locks
-    before every agent start are dispatch latency for nothing.
+    before every agent start are dispatch latency for nothing. Once a check passed, the next
+    ones in this process only ``stat``: profile files unchanged since and directories present
+    (runtime.json changes at every heartbeat: only its presence counts).
     """
-    dirs = (layout.memory_dir, layout.missions_dir, layout.episodes_dir, layout.handoffs_dir)
+    texts = profile_texts(worker, swarm)
+    key = (str(layout.profiles_dir), layout.worker_id, hash(tuple(sorted(texts.items()))))
+    known = _CURRENT.get(key)
+    if known is not None and _signature(known[0], known[1], known[2]) == known[3]:
+        return True
+    dirs = [layout.memory_dir, layout.missions_dir, layout.episodes_dir, layout.handoffs_dir]
     if not layout.runtime_json.exists() or not all(d.is_dir() for d in dirs):
         return False
+    generated = layout.memory_dir / GENERATED_FILE
+    files = [generated, *(layout.profile_file(name) for name in texts)]
+    before = _signature(files, [])  # taken before the reads: a change meanwhile is seen next time
     try:
-        recorded = json.loads((layout.memory_dir / GENERATED_FILE).read_text("utf-8"))
+        recorded = json.loads(generated.read_text("utf-8"))
     except (FileNotFoundError, ValueError):
         recorded = {}
-    for name, text in profile_texts(worker, swarm).items():
+    for name, text in texts.items():
         try:
             current = layout.profile_file(name).read_text("utf-8")
         except FileNotFoundError:
             return False
         if current != text and isinstance(recorded, dict) and recorded.get(name) == _sha(current):
             return False  # an unedited file the roster changed: ensure_profile refreshes it
+    signature = _signature(files, dirs, layout.runtime_json)
+    if before is not None and signature == before:
+        _CURRENT[key] = (files, dirs, layout.runtime_json, signature)
     return True
 
 

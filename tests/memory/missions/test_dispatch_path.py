@@ -86,6 +86,18 @@ def test_profile_check_is_lock_free_and_says_when_ensure_is_needed(tmp_path: Pat
     assert profile_current(layout, worker, roster.swarm)  # an edited file is kept as it is
     identity.unlink()
     assert not profile_current(layout, worker, roster.swarm)
+    # A check that passed is remembered by stat signature; what it checked is still seen.
+    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    assert profile_current(layout, worker, roster.swarm) and profile_current(layout, worker, roster.swarm)
+    layout.episodes_dir.rmdir()
+    assert not profile_current(layout, worker, roster.swarm)
+    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    assert profile_current(layout, worker, roster.swarm)
+    layout.runtime_json.unlink()
+    assert not profile_current(layout, worker, roster.swarm)
+    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    layout.profile_file("SOUL.md").write_text("# edited again\n")
+    assert profile_current(layout, worker, roster.swarm)  # re-read: an edit is kept
 
 
 def test_a_missing_or_unrunnable_agent_could_not_start(tmp_path: Path) -> None:

@@ -1,0 +1,93 @@
+"""The speculative start (issue 15 item 2, round 3): a first delivery's record starts the agent,
+the claim commits after the spawn, the client's later commit never overwrites it, and a claim
+that cannot commit stops the agent and records nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swarmq.memory.locking import CommitUnconfirmed, LocalLocks, file_resource
+from swarmq.memory.missions.dispatch import (
+    Committed,
+    MissionConflict,
+    MissionSpec,
+    commit_created,
+    create_mission,
+)
+from swarmq.memory.missions.ledger import Ledger, LedgerDoc, Mission
+from swarmq.memory.missions.lifecycle import MissionRunner
+from swarmq.memory.missions.routing import Target, route
+from swarmq.memory.procs import pid_alive
+from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.roster.schema import Roster
+from tests.memory.missions.test_dispatch_overlap import LapsingLedgerLocks
+from tests.memory.missions.test_domain import make_roster
+
+
+def created(roster: Roster, objective: str = "Goal", key: str | None = None,
+            mission_id: str | None = None) -> Mission:
+    """A record as ``submit`` makes it on its lock-free snapshot: not in the ledger."""
+    spec = MissionSpec(objective, client_key=key, target=Target("a"), mission_id=mission_id)
+    mission = create_mission(LedgerDoc(), spec, route(roster.workers, Target("a"), live=None, load={}))
+    assert mission.current is not None
+    return mission
+
+
+def test_the_claim_creates_the_mission_and_the_later_commit_keeps_its_run(tmp_path: Path) -> None:
+    roster = make_roster(tmp_path)
+    locks = LocalLocks(tmp_path / "locks")
+    ensure_profiles(roster, locks)
+    mission = created(roster, key="k1")
+    assert mission.current is not None
+    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
+    assert outcome.state == "complete" and outcome.attempt == 1
+    ledger = Ledger.for_roster(roster, locks)
+    with ledger.edit() as doc:  # the submit's own commit lands only now
+        stored, how = commit_created(doc, mission)
+    assert how is Committed.CLAIMED and stored.state.value == "complete"
+    doc = ledger.read()
+    assert doc.get(mission.id).state.value == "complete" and doc.key_owner("k1") == mission.id
+    with ledger.edit() as doc:  # a concurrent submit with the same key: the first owns it
+        other, how = commit_created(doc, created(roster, key="k1"))
+    assert how is Committed.TAKEN and other.id == mission.id
+    with pytest.raises(MissionConflict), ledger.edit() as doc:  # a caller-chosen id, taken
+        commit_created(doc, created(roster, mission_id=mission.id))
+    types = [e["type"] for e in read_events(ProfileLayout(roster.profiles_dir, roster.shared_dir, "a"), mission.id)]
+    assert types.count("mission-start") == 1 and types.count("complete") == 1
+
+
+def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_nothing(tmp_path: Path) -> None:
+    roster = make_roster(tmp_path, "--pause-first", "5")
+    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    locks = LapsingLedgerLocks(tmp_path / "locks", file_resource(ledger.path))
+    ensure_profiles(roster, locks)
+    mission = created(roster)
+    assert mission.current is not None
+    locks.armed = True
+    with pytest.raises(CommitUnconfirmed):
+        MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
+    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
+    started = layout.mission_dir(mission.id) / "agent-started-1"
+    if started.exists():  # the agent got as far as its first line: it must be gone now
+        assert not pid_alive(int(started.read_text()))
+    assert read_events(layout, mission.id) == []
+
+
+@pytest.mark.parametrize("case", ["another worker's", "unusable"])
+def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(tmp_path: Path, case: str) -> None:
+    roster = make_roster(tmp_path)
+    locks = LocalLocks(tmp_path / "locks")
+    ensure_profiles(roster, locks)
+    mission = created(roster)
+    assert mission.current is not None
+    if case == "another worker's":  # never started: not b's, and not in the ledger either
+        outcome = MissionRunner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
+        assert outcome.state == "skipped"
+        assert Ledger.for_roster(roster, locks).read().missions == {}
+        return
+    with Ledger.for_roster(roster, locks).edit() as doc:  # committed; the message is garbled
+        commit_created(doc, mission)
+    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, {"id": mission.id, "title": 3})
+    assert outcome.state == "complete" and outcome.attempt == 1
