@@ -150,9 +150,12 @@ def negation_contexts(lesson: str, mode: ValidationMode = ValidationMode.OPENCOD
     strict = mode is ValidationMode.STRICT
     text = lesson.replace("'", "").replace("\u2019", "") if strict else lesson
     words = normalize_semantic(text).split(" ")
+    present = set(words)
     found: Contexts = {}
     for phrase in NEGATION_PHRASES:
         term = phrase.replace("'", "") if strict else phrase
+        if not present.issuperset(term.split(" ")):
+            continue  # not said: no context (most phrases, most lessons)
         skip = _negated_positions(words, term) if strict else frozenset()
         context = context_words(words, term, skip=skip)
         if strict:
