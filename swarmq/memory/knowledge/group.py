@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from swarmq.memory.atomic import commit_lock
 from swarmq.memory.knowledge.contradiction import opposes_any
 from swarmq.memory.knowledge.dedup import cached_bigrams
+from swarmq.memory.knowledge.folding import FoldedLease, unconfirmed
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.prepare import Prepared
@@ -267,46 +268,73 @@ class GroupCommit:
     def _lead(self, store: TierFile, group: list[_Request]) -> None:
         """Commit ``group``, then, under the same lock hold and fencing token, every group that
         queued meanwhile, for at most :data:`HOLD_SECONDS`: one lock round trip and one fence
-        record per hold, one write + fsync per group, each group acknowledged as it lands."""
+        record per hold, one write + fsync per group. A group is acknowledged once its write is
+        confirmed: by the next group's validation when that one was already queued
+        (:mod:`.folding`), else by a confirmation of its own."""
+        waiting: list[_Request] = []  # written, acknowledged once their write is confirmed
+        lease: FoldedLease | None = None
         try:
-            with store.locked() as lease, commit_lock(store.files.knowledge):
-                started, position, leader = time.monotonic(), 0, threading.get_ident()
+            with store.locked() as held, commit_lock(store.files.knowledge):
+                leader, current = threading.get_ident(), group
+                ready = partial(self._next_ready, lambda: current, leader)
+                lease = FoldedLease(held, ready, partial(self._answer, waiting))
+                started, position = time.monotonic(), 0
                 while group:
+                    current = group
                     run_group(store, lease, group, position)
                     position += len(group)
-                    self._answer(group)
-                    if time.monotonic() - started >= HOLD_SECONDS:
-                        break  # let other processes (and this one's readers) have the store
+                    waiting += group
                     answered = len(group)
                     others = any(item.owner != leader for item in group)
+                    group = []
+                    if time.monotonic() - started >= HOLD_SECONDS:
+                        break  # let other processes (and this one's readers) have the store
+                    if lease.settled:
+                        self._answer(waiting)  # a group that wrote nothing waits for no one
                     with self._cv:
                         # The callers just answered usually add again within a prepare's time:
                         # wait for as many adds (a group as big as the last one, one fsync for
                         # all), at most LINGER_SECONDS, rather than write them one by one. A
                         # group of the leader's own add alone has nobody to wait for (a lone
-                        # writer would pay the linger on every add).
-                        if others:
+                        # writer would pay the linger on every add), and a group still waiting
+                        # for its confirmation has nobody who could add again yet.
+                        if others and not waiting:
                             self._arrived.wait_for(partial(self._queued, answered), LINGER_SECONDS)
                         group = self._take()
                     if group:
                         store.mirror.refresh()  # a no-op unless the lease was lost meanwhile
+                lease.settle()
+                self._answer(waiting)
         except Exception as exc:  # fails this group only: the groups before it are acknowledged
             for item in group:
                 if item.result is None and item.error is None:
                     item.error = exc
+            lost = unconfirmed(lease, exc) if waiting and lease is not None else None
+            for item in waiting if lost is not None else ():
+                item.result, item.error = None, item.error or lost
         finally:
+            self._answer(waiting)
             self._answer(group)
+
+    def _next_ready(self, current: Callable[[], list[_Request]], leader: int) -> bool:
+        """Whether the next group is queued in full, so the leader takes it without lingering
+        (then its validation can confirm the current group's write)."""
+        group, queued = current(), len(self._queue)
+        return queued > 0 and (queued >= len(group) or all(i.owner == leader for i in group))
 
     def _queued(self, count: int) -> bool:
         return len(self._queue) >= count
 
     def _answer(self, group: list[_Request]) -> None:
-        """Wake the callers of ``group`` (an add left without an answer fails)."""
+        """Wake the callers of ``group`` and empty it (an add left without an answer fails)."""
+        if not group:
+            return
         with self._cv:
             for item in group:
                 if item.result is None and item.error is None:
                     item.error = RuntimeError("the group commit leader failed")
                 item.done = True
+            group.clear()
             self._cv.notify_all()
 
 

@@ -1,0 +1,128 @@
+"""Group commit on real Redis locks, the folded confirmation: a group written while the next one
+is already queued is confirmed by that group's validation, not by a round trip of its own, and
+is acknowledged only once that validation (or, when it fails, a last confirmation) succeeds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from swarmq.coord import keys
+from swarmq.coord.locks import RedisLocks
+from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+from swarmq.memory.knowledge.group import group_for
+from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease
+
+FIRST = "Always pin the pytest client version 7919 before the build step"
+SECOND = "Never run the docker daemon as root on shared ci runners in production"
+
+
+class Recorded:
+    """A Redis lease that logs its calls. Its first validation (the first group's write) lets a
+    second add queue behind the leader first; with ``steal`` set, the lock is taken over right
+    before the second validation, i.e. between the first group's write and the next group's."""
+
+    def __init__(self, lease: Lease, queue_second: Any, steal: Any) -> None:
+        self.lease = lease
+        self.calls: list[str] = []
+        self._queue_second, self._steal = queue_second, steal
+
+    @property
+    def resource(self) -> str:
+        return self.lease.resource
+
+    @property
+    def fencing_token(self) -> int:
+        return self.lease.fencing_token
+
+    def validate(self, recorded: int) -> int:
+        self.calls.append("validate")
+        if len(self.calls) == 1:
+            self._queue_second()
+        elif self._steal is not None:
+            self._steal(self.resource)
+        return self.lease.validate(recorded)
+
+    def confirm(self) -> None:
+        self.calls.append("confirm")
+        self.lease.confirm()
+
+
+def two_groups(
+    tmp_path: Path, redis_client: redis.Redis, swarm_name: str, *, steal: bool
+) -> tuple[dict[str, Any], list[str], KnowledgeStore]:
+    """Add FIRST alone (its writer leads); SECOND queues while FIRST is being written."""
+    inner = RedisLocks(redis_client, swarm_name, lease_seconds=5)
+    answers: dict[str, Any] = {}
+    leases: list[Recorded] = []
+    knowledge: KnowledgeStore
+
+    def add(text: str) -> None:
+        try:
+            answers[text] = knowledge.swarm.add(NewLesson(text), phase=1)
+        except Exception as exc:
+            answers[text] = exc
+
+    second = threading.Thread(target=add, args=(SECOND,))
+
+    def queue_second() -> None:
+        second.start()
+        group = group_for(knowledge.swarm.mirror)
+        deadline = time.monotonic() + 30
+        while not group._queue and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert group._queue, "the second add did not queue behind the leader"
+
+    def take_over(resource: str) -> None:
+        redis_client.set(keys.lock(swarm_name, resource), "another", px=5000)
+
+    class Locks:
+        @contextmanager
+        def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+            with inner.hold(resource, timeout=timeout) as lease:
+                leases.append(Recorded(lease, queue_second, take_over if steal else None))
+                yield leases[-1]
+
+    knowledge = KnowledgeStore(
+        tmp_path / ".swarm",
+        locks=Locks(),
+        config=KnowledgeConfig(hive_enabled=False),
+        data_dir=tmp_path / "data",
+        project_name="proj",
+    )
+    first = threading.Thread(target=add, args=(FIRST,))
+    first.start()
+    first.join(timeout=60)
+    second.join(timeout=60)
+    assert len(leases) == 1, "both groups ran in one lock hold"
+    return answers, leases[0].calls, knowledge
+
+
+def test_the_next_groups_validation_confirms_the_written_group(
+    tmp_path: Path, redis_client: redis.Redis, swarm_name: str
+) -> None:
+    answers, calls, knowledge = two_groups(tmp_path, redis_client, swarm_name, steal=False)
+    assert calls == ["validate", "validate", "confirm"]  # one confirmation for two groups
+    first, second = answers[FIRST], answers[SECOND]
+    assert (first.outcome, second.outcome) == ("added", "added")
+    assert first.order[0] == second.order[0] and first.order[1] < second.order[1]
+    assert [e.lesson for e in knowledge.swarm.read().entries] == [FIRST, SECOND]
+
+
+def test_a_lease_lost_before_the_next_validation_fails_the_written_group(
+    tmp_path: Path, redis_client: redis.Redis, swarm_name: str
+) -> None:
+    """Lost between the first group's write and the second group's validation: the second is
+    refused (nothing written), the first was written but is never acknowledged: its callers
+    get CommitUnconfirmed after one last confirmation, as from a failed confirmation."""
+    answers, calls, knowledge = two_groups(tmp_path, redis_client, swarm_name, steal=True)
+    assert calls == ["validate", "validate", "confirm"]
+    assert isinstance(answers[SECOND], FencedOff)
+    assert isinstance(answers[FIRST], CommitUnconfirmed)
+    assert [e.lesson for e in knowledge.swarm.read().entries] == [FIRST]  # on disk, as today
