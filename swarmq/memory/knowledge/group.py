@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swarmq.memory.atomic import commit_lock
+from swarmq.memory.atomic import commit_locked
 from swarmq.memory.knowledge.contradiction import opposes_any
 from swarmq.memory.knowledge.dedup import cached_bigrams
 from swarmq.memory.knowledge.folding import FoldedLease, unconfirmed
@@ -274,7 +274,7 @@ class GroupCommit:
         waiting: list[_Request] = []  # written, acknowledged once their write is confirmed
         lease: FoldedLease | None = None
         try:
-            with store.locked() as held, commit_lock(store.files.knowledge):
+            with store.locked() as held, commit_locked(store.files.knowledge):
                 leader, current = threading.get_ident(), group
                 ready = partial(self._next_ready, lambda: current, leader)
                 lease = FoldedLease(held, ready, partial(self._answer, waiting))
