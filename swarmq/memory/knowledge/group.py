@@ -214,6 +214,12 @@ class AddBatch:
         self.sidecars = {}
 
 
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @dataclass
 class _Request:
     add: Prepared
@@ -222,6 +228,9 @@ class _Request:
     done: bool = False
     owner: int = field(default_factory=threading.get_ident)
     """The thread that asked: a leader lingers only for other threads, never for itself."""
+    wake: threading.Lock = field(default_factory=_held_lock)
+    """Released once, when the add is answered or its caller is handed the lead: each caller
+    sleeps on its own lock, so answering a group wakes that group's callers and nobody else."""
 
     def answer(self) -> AddResult:
         if self.error is not None:
@@ -234,34 +243,40 @@ class GroupCommit:
     """The queue of adds waiting for one store's lock in this process."""
 
     def __init__(self) -> None:
-        lock = threading.RLock()
-        self._cv = threading.Condition(lock)
-        self._arrived = threading.Condition(lock)  # wakes a lingering leader, not the callers
+        self._mutex = threading.Lock()
+        self._arrived = threading.Condition(self._mutex)  # wakes a lingering leader
         self._queue: list[_Request] = []
         self._leading = False
 
     def submit(self, add: Prepared) -> AddResult:
         """Queue a prepared add; returns once it is durable (or raises)."""
         request = _Request(add)
-        with self._cv:
+        with self._mutex:
             self._queue.append(request)
             self._arrived.notify()
-            while not request.done and self._leading:
-                self._cv.wait()
+            follow, self._leading = self._leading, True
+        if follow:
+            request.wake.acquire()  # answered, or handed the lead by the leader before
             if request.done:
                 return request.answer()
-            self._leading = True
+        with self._mutex:
             group = self._take()
         try:
             self._lead(add.store, group)
         finally:
-            with self._cv:
-                self._leading = False
-                self._cv.notify_all()
+            self._hand_over()
         return request.answer()
 
+    def _hand_over(self) -> None:
+        """Make the first queued caller the leader (``_leading`` stays set), or nobody."""
+        with self._mutex:
+            if self._queue:
+                self._queue[0].wake.release()
+            else:
+                self._leading = False
+
     def _take(self) -> list[_Request]:
-        """The next group (call with ``_cv`` held)."""
+        """The next group (call with ``_mutex`` held)."""
         group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
         return group
 
@@ -291,7 +306,7 @@ class GroupCommit:
                         break  # let other processes (and this one's readers) have the store
                     if lease.settled:
                         self._answer(waiting)  # a group that wrote nothing waits for no one
-                    with self._cv:
+                    with self._mutex:
                         # The callers just answered usually add again within a prepare's time:
                         # wait for as many adds (a group as big as the last one, one fsync for
                         # all), at most LINGER_SECONDS, rather than write them one by one. A
@@ -327,15 +342,14 @@ class GroupCommit:
 
     def _answer(self, group: list[_Request]) -> None:
         """Wake the callers of ``group`` and empty it (an add left without an answer fails)."""
-        if not group:
-            return
-        with self._cv:
-            for item in group:
-                if item.result is None and item.error is None:
-                    item.error = RuntimeError("the group commit leader failed")
-                item.done = True
-            group.clear()
-            self._cv.notify_all()
+        leader = threading.get_ident()
+        for item in group:
+            if item.result is None and item.error is None:
+                item.error = RuntimeError("the group commit leader failed")
+            item.done = True
+            if item.owner != leader:  # the leader's own add (it never sleeps on it)
+                item.wake.release()
+        group.clear()
 
 
 def run_group(store: TierFile, lease: Lease, group: Sequence[_Request], start: int) -> None:
