@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from swarmq.coord import keys
-from swarmq.coord.connection import TRANSIENT, redact, script
+from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
@@ -51,12 +51,12 @@ class RedisLease:
         if self.lost.is_set():
             raise FencedOff(f"{self.resource}: the lock's lease lapsed; refusing to write")
         try:
-            status, token = self._owner._validate(
-                keys=[
-                    keys.lock(self._owner.swarm, self.resource),
-                    keys.fence(self._owner.swarm, self.resource),
-                ],
-                args=[self.token, self.fencing_token, recorded_token, self._owner.fence_ttl_ms],
+            owner = self._owner
+            status, token = run_script(  # once per group commit: no Script bookkeeping
+                owner.client,
+                owner._validate,
+                [keys.lock(owner.swarm, self.resource), keys.fence(owner.swarm, self.resource)],
+                [self.token, self.fencing_token, recorded_token, owner.fence_ttl_ms],
             )
         except TRANSIENT as exc:
             raise FencedOff(
