@@ -33,13 +33,8 @@ class Recorded:
         self.calls: list[str] = []
         self._queue_second, self._steal = queue_second, steal
 
-    @property
-    def resource(self) -> str:
-        return self.lease.resource
-
-    @property
-    def fencing_token(self) -> int:
-        return self.lease.fencing_token
+    def __getattr__(self, name: str) -> Any:  # resource, fencing_token
+        return getattr(self.lease, name)
 
     def validate(self, recorded: int) -> int:
         self.calls.append("validate")
@@ -89,13 +84,8 @@ def two_groups(
                 leases.append(Recorded(lease, queue_second, take_over if steal else None))
                 yield leases[-1]
 
-    knowledge = KnowledgeStore(
-        tmp_path / ".swarm",
-        locks=Locks(),
-        config=KnowledgeConfig(hive_enabled=False),
-        data_dir=tmp_path / "data",
-        project_name="proj",
-    )
+    config = KnowledgeConfig(hive_enabled=False)
+    knowledge = KnowledgeStore(tmp_path / ".swarm", locks=Locks(), config=config, data_dir=tmp_path)
     first = threading.Thread(target=add, args=(FIRST,))
     first.start()
     first.join(timeout=60)

@@ -9,7 +9,8 @@ would get one by one in that order), writes all of them in one append + fsync (o
 when an add reinforced an entry) and only then acknowledges every caller. Requests that arrive
 meanwhile form the next group, which the leader commits under the same lock hold and fencing
 token (for at most :data:`HOLD_SECONDS`): one lock round trip and one fence record per hold,
-one write + fsync and one lease validation + confirmation per group. Across processes the
+one write + fsync and one lease validation per group, and one confirmation unless the next
+group's validation gives it (:mod:`.folding`). Across processes the
 store lock serialises holds and each process follows the others' appends incrementally
 (:mod:`.loaded`).
 

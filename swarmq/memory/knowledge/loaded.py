@@ -129,10 +129,7 @@ class LoadedFile:
         Checks SAMPLE_WINDOWS windows spread over the consumed range, including its start and
         end. swarmq itself never rewrites in place (it replaces the file), so this only has to
         catch opencode-swarm's in-place rewrites, whose length changes shift the windows."""
-        for start, blob in self.samples:
-            if _pread(handle, start, len(blob)) != blob:
-                return False
-        return True
+        return all(_pread(handle, start, len(blob)) == blob for start, blob in self.samples)
 
     def _take_samples(self, read: Callable[[int, int], bytes]) -> None:
         end = self.offset
