@@ -106,8 +106,10 @@ _NEGATED_BY = {"must": ("not",), "use": ("not", "never", "dont"), "recommended":
 Contexts = dict[str, frozenset[str]]
 
 
+@lru_cache(maxsize=4096)
 def normalize_semantic(text: str) -> str:
-    """The validator's ``normalizeText``: NFKC, lower-case, ASCII words, single spaces."""
+    """The validator's ``normalizeText``: NFKC, lower-case, ASCII words, single spaces (cached:
+    an add needs it for its negation contexts and again for the vagueness check)."""
     return normalize_opencode(unicodedata.normalize("NFKC", text))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from swarmq.memory.knowledge.model import Category
 
@@ -40,6 +41,13 @@ _WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
 
 def infer_tags(lesson: str) -> list[str]:
     """Tags in opencode-swarm's order, deduplicated."""
+    return list(_tags(lesson))
+
+
+@lru_cache(maxsize=4096)
+def _tags(lesson: str) -> tuple[str, ...]:
+    """Cached: an add infers its lesson's tags for the entry and again for its contradiction
+    features."""
     tags: list[str] = []
     if _TODO.search(lesson):
         tags.append("todo")
@@ -47,7 +55,7 @@ def infer_tags(lesson: str) -> list[str]:
     for tag, words in _TAG_RULES:
         if not words.isdisjoint(runs) and tag not in tags:
             tags.append(tag)
-    return tags
+    return tuple(tags)
 
 
 _CATEGORY_VALUES = frozenset(c.value for c in Category)
