@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 
 from swarmq.coord import keys
@@ -47,6 +48,10 @@ class Recorded:
     def confirm(self) -> None:
         self.calls.append("confirm")
         self.lease.confirm()
+
+    def start_confirm(self) -> Any:  # the confirmation overlapping the append's fsync
+        self.calls.append("confirm")
+        return self.lease.start_confirm()  # type: ignore[attr-defined]
 
 
 def two_groups(
@@ -116,3 +121,55 @@ def test_a_lease_lost_before_the_next_validation_fails_the_written_group(
     assert isinstance(answers[SECOND], FencedOff)
     assert isinstance(answers[FIRST], CommitUnconfirmed)
     assert [e.lesson for e in knowledge.swarm.read().entries] == [FIRST]  # on disk, as today
+
+
+def test_an_append_is_confirmed_while_its_fsync_runs(
+    tmp_path: Path, redis_client: redis.Redis, swarm_name: str, monkeypatch: Any
+) -> None:
+    """append_lines sends the confirmation once its lines are in the file and reads the answer
+    after the fsync: a lock taken over before that send fails the append (CommitUnconfirmed, the
+    lines on disk as after any failed confirmation); a failed fsync fails it even when the lease
+    held; either way the pooled connection is left clean for the next command."""
+    import os
+
+    from swarmq.memory.atomic import append_lines
+    from swarmq.memory.locking import file_resource
+
+    path = tmp_path / "log.jsonl"
+    locks = RedisLocks(redis_client, swarm_name, lease_seconds=5)
+    resource = file_resource(path)
+    order: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        order.append("fsync")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with locks.hold(resource) as lease:
+        start = lease.start_confirm  # type: ignore[attr-defined]
+
+        def logged() -> Any:
+            if order and order[-1] == "steal":  # taken over between the fence check and now
+                redis_client.set(keys.lock(swarm_name, resource), "another", px=5000)
+            order.append("confirm sent")
+            return start()
+
+        lease.start_confirm = logged  # type: ignore[attr-defined]
+        append_lines(path, ["one"], lease=lease)
+        assert order == ["confirm sent", "fsync"]
+        assert redis_client.ping() is True  # the confirmation's answer was read, not left over
+
+        def failing_fsync(fd: int) -> None:
+            raise OSError("disk gone (test)")
+
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        with pytest.raises(OSError, match="disk gone"):
+            append_lines(path, ["two"], lease=lease)
+        assert redis_client.ping() is True  # not the GET's answer, left unread
+        monkeypatch.setattr(os, "fsync", real_fsync)
+
+        order.append("steal")
+        with pytest.raises(CommitUnconfirmed):
+            append_lines(path, ["three"], lease=lease)
+    assert path.read_text().splitlines() == ["one", "two", "three"]

@@ -55,6 +55,23 @@ class FoldedLease:
         if not self._defer():
             self.settle()
 
+    def start_confirm(self) -> Callable[[], None]:
+        """:meth:`confirm`, its round trip overlapping the append's fsync when the lease can."""
+        self._written += 1
+        if self._defer():
+            return _later
+        start = getattr(self.lease, "start_confirm", None)
+        if start is None:
+            return self.settle
+        finish: Callable[[], None] = start()
+
+        def confirmed() -> None:
+            finish()
+            self._caught_up()
+
+        return confirmed
+
+
     def settle(self) -> None:
         """Confirm the writes not confirmed yet (one round trip; none when all are)."""
         if not self.settled:
@@ -65,6 +82,10 @@ class FoldedLease:
         if not self.settled:
             self._confirmed = self._written
             self._on_confirmed()
+
+
+def _later() -> None:
+    """A deferred confirmation: the next group's validation (or :meth:`FoldedLease.settle`)."""
 
 
 def unconfirmed(lease: FoldedLease, cause: BaseException) -> CommitUnconfirmed | None:
