@@ -71,7 +71,6 @@ class FoldedLease:
 
         return confirmed
 
-
     def settle(self) -> None:
         """Confirm the writes not confirmed yet (one round trip; none when all are)."""
         if not self.settled:
