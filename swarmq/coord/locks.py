@@ -15,13 +15,13 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
 
 from swarmq.coord import keys
-from swarmq.coord.connection import TRANSIENT, redact, script
+from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
@@ -53,12 +53,12 @@ class RedisLease:
         if self.lost.is_set():
             raise FencedOff(f"{self.resource}: the lock's lease lapsed; refusing to write")
         try:
-            status, token = self._owner._validate(
-                keys=[
-                    keys.lock(self._owner.swarm, self.resource),
-                    keys.fence(self._owner.swarm, self.resource),
-                ],
-                args=[self.token, self.fencing_token, recorded_token, self._owner.fence_ttl_ms],
+            owner = self._owner
+            status, token = run_script(  # once per group commit: no Script bookkeeping
+                owner.client,
+                owner._validate,
+                [keys.lock(owner.swarm, self.resource), keys.fence(owner.swarm, self.resource)],
+                [self.token, self.fencing_token, recorded_token, owner.fence_ttl_ms],
             )
         except TRANSIENT as exc:
             raise FencedOff(
@@ -78,10 +78,48 @@ class RedisLease:
         try:
             held = self._owner.client.get(keys.lock(self._owner.swarm, self.resource))
         except TRANSIENT as exc:
-            raise CommitUnconfirmed(
-                f"{self.resource}: written, but Redis at {self._owner.url} did not answer to "
-                f"confirm the lock ({exc}); the write may be overwritten: re-check it"
-            ) from exc
+            raise self._unanswered(exc) from exc
+        self._check_held(held)
+
+    def start_confirm(self) -> Callable[[], None]:
+        """Send the confirmation's GET now on a connection of the pool and read the answer when
+        the returned function is called (an fsync runs in between); a connection that fails to
+        send falls back to :meth:`confirm`, with the client's reconnect and retries."""
+        pool, key = self._owner.client.connection_pool, keys.lock(self._owner.swarm, self.resource)
+        try:
+            conn = pool.get_connection()
+        except TRANSIENT:
+            return self.confirm
+        try:
+            conn.send_command("GET", key)  # type: ignore[no-untyped-call]
+        except BaseException as exc:
+            conn.disconnect()  # type: ignore[no-untyped-call]
+            pool.release(conn)
+            if isinstance(exc, TRANSIENT):
+                return self.confirm
+            raise
+
+        def finish() -> None:
+            try:
+                held = conn.read_response()
+            except BaseException as exc:
+                conn.disconnect()  # type: ignore[no-untyped-call]  # answer unread: never reuse
+                if isinstance(exc, TRANSIENT):
+                    raise self._unanswered(exc) from exc
+                raise
+            finally:
+                pool.release(conn)
+            self._check_held(held)
+
+        return finish
+
+    def _unanswered(self, exc: BaseException) -> CommitUnconfirmed:
+        return CommitUnconfirmed(
+            f"{self.resource}: written, but Redis at {self._owner.url} did not answer to "
+            f"confirm the lock ({exc}); the write may be overwritten: re-check it"
+        )
+
+    def _check_held(self, held: Any) -> None:
         if (held.decode() if isinstance(held, bytes) else held) != self.token:
             self.lost.set()
             raise CommitUnconfirmed(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -124,19 +125,64 @@ def commit_lock(path: Path) -> filelock.FileLock:
     return lock
 
 
+_HELD: dict[str, tuple[int, int]] = {}
+"""Commit locks held across several commits (:func:`commit_locked`): lock file → (process,
+thread) holding it."""
+
+
 @contextlib.contextmanager
-def commit_guard(path: Path, lease: Lease | None, *, confirm: bool = True) -> Iterator[None]:
+def commit_locked(path: Path) -> Iterator[None]:
+    """Hold the commit lock of ``path`` across several commits (a group-commit leader's lock
+    hold): this thread's commits of ``path`` inside skip re-taking it (the re-entrant take costs
+    more than the rest of the guard); each still checks the fence and confirms the lease."""
+    name = str(side_path(path, ".lock"))
+    with commit_lock(path):
+        _HELD[name] = (os.getpid(), threading.get_ident())
+        try:
+            yield
+        finally:
+            del _HELD[name]
+
+
+def _no_confirm() -> None:
+    return None
+
+
+@contextlib.contextmanager
+def commit_guard(
+    path: Path, lease: Lease | None, *, confirm: bool = True
+) -> Iterator[Callable[[], None]]:
     """Serialise the commit of ``path`` on this host and enforce the lease's fence; after the
     commit, confirm the lease still holds (:class:`CommitUnconfirmed` when it lapsed), unless
-    ``confirm`` is False: then the caller confirms (``locking.confirm_by_release``)."""
+    ``confirm`` is False: then the caller confirms (``locking.confirm_by_release``).
+
+    Yields ``confirm_now``: a body whose change is already in the file and whose remaining step
+    only makes it durable (an append's fsync) calls it to start the confirmation then, so its
+    round trip overlaps that step (with a lease that can, see :class:`EarlyConfirm`); the guard
+    still waits for the answer before it returns. The lease then held after the change was
+    visible, which is what the confirmation proves."""
     if lease is None:
-        yield
+        yield _no_confirm
         return
-    with commit_lock(path):
+    held = _HELD.get(str(side_path(path, ".lock"))) == (os.getpid(), threading.get_ident())
+    with contextlib.nullcontext() if held else commit_lock(path):
         check_fence(path, lease)
-        yield
+        started: list[Callable[[], None]] = []
+
+        def confirm_now() -> None:
+            start = getattr(lease, "start_confirm", None) if confirm else None
+            if start is not None and not started:
+                started.append(start())
+
+        try:
+            yield confirm_now
+        except BaseException:
+            if started:  # its answer is read (and dropped): the commit failed anyway
+                with contextlib.suppress(Exception):
+                    started[0]()
+            raise
         if confirm:
-            lease.confirm()
+            (started[0] if started else lease.confirm)()
 
 
 def write_atomic(
@@ -210,7 +256,7 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
         return 0
     payload = ("\n".join(body) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with commit_guard(path, lease):
+    with commit_guard(path, lease) as confirm_now:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             size = os.fstat(fd).st_size
@@ -219,6 +265,7 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
             written = os.write(fd, payload)
             if written != len(payload):  # pragma: no cover - regular files write fully
                 raise OSError(f"{path}: short append ({written} of {len(payload)} bytes)")
+            confirm_now()  # the lines are in the file: confirm while the fsync runs
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +85,16 @@ def confirm_by_release(lease: Lease) -> None:
         defer()
     else:
         lease.confirm()
+
+
+class EarlyConfirm(Protocol):
+    """Optional on a :class:`Lease`: a confirmation whose round trip can overlap the commit's
+    last, durability-only step (the fsync of an append already in the file)."""
+
+    def start_confirm(self) -> Callable[[], None]:
+        """Send the confirmation now; the returned function, called exactly once, waits for its
+        answer and raises as :meth:`Lease.confirm` would."""
+        ...
 
 
 @runtime_checkable

@@ -187,7 +187,7 @@ def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
     """After each hold's first write another holder takes the Redis lock: the leader's next
     group in that hold is refused (real fencing), every acknowledged add is on disk."""
     import threading
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from contextlib import contextmanager
 
     from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
@@ -199,13 +199,26 @@ def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
         @contextmanager
         def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
             with inner.hold(resource, timeout=timeout) as lease:
-                confirm = lease.confirm
+                confirm, start_confirm = lease.confirm, lease.start_confirm  # type: ignore[attr-defined]
+
+                def steal() -> None:
+                    redis_client.set(keys.lock(swarm_name, resource), "another", px=30)
 
                 def taken_over() -> None:
                     confirm()
-                    redis_client.set(keys.lock(swarm_name, resource), "another", px=30)
+                    steal()
+
+                def taken_over_later() -> Callable[[], None]:  # confirmed during the fsync
+                    finish = start_confirm()
+
+                    def then_taken_over() -> None:
+                        finish()
+                        steal()
+
+                    return then_taken_over
 
                 lease.confirm = taken_over  # type: ignore[method-assign]
+                lease.start_confirm = taken_over_later  # type: ignore[attr-defined]
                 yield lease
 
     knowledge = KnowledgeStore(

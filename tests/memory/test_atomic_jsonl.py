@@ -212,3 +212,30 @@ def test_the_fence_record_is_written_once_per_lease_and_again_when_it_changes(
         assert lease.fencing_token == read_fence(target)  # the token the record already had
         assert json.loads(fence.read_text(encoding="utf-8"))["resource"] == "r"
     assert target.read_text(encoding="utf-8") == "a\nb\nc\nd\n"
+
+
+def test_a_commit_lock_held_across_commits_still_excludes_other_threads(tmp_path: Path) -> None:
+    """commit_locked lets its own thread's commits skip re-taking the lock, nobody else's."""
+    import threading
+
+    from swarmq.memory.atomic import commit_locked
+    from swarmq.memory.locking import LocalLease
+
+    path = tmp_path / "store.jsonl"
+    locks = LocalLocks(tmp_path / "locks")
+    landed: list[str] = []
+
+    def other() -> None:  # a writer of the same lock name that does not hold the commit lock
+        append_lines(path, ["other"], lease=LocalLease("mine", 10**6))
+        landed.append("other")
+
+    with locks.hold("mine") as lease, commit_locked(path):
+        append_lines(path, ["mine 1"], lease=lease)  # re-uses the held lock: no deadlock
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(timeout=0.3)
+        assert thread.is_alive(), "another thread committed while the commit lock was held"
+        append_lines(path, ["mine 2"], lease=lease)
+    thread.join(timeout=30)
+    assert landed == ["other"]
+    assert path.read_text().splitlines() == ["mine 1", "mine 2", "other"]

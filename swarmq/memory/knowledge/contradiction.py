@@ -106,8 +106,10 @@ _NEGATED_BY = {"must": ("not",), "use": ("not", "never", "dont"), "recommended":
 Contexts = dict[str, frozenset[str]]
 
 
+@lru_cache(maxsize=4096)
 def normalize_semantic(text: str) -> str:
-    """The validator's ``normalizeText``: NFKC, lower-case, ASCII words, single spaces."""
+    """The validator's ``normalizeText``: NFKC, lower-case, ASCII words, single spaces (cached:
+    an add needs it for its negation contexts and again for the vagueness check)."""
     return normalize_opencode(unicodedata.normalize("NFKC", text))
 
 
@@ -150,9 +152,12 @@ def negation_contexts(lesson: str, mode: ValidationMode = ValidationMode.OPENCOD
     strict = mode is ValidationMode.STRICT
     text = lesson.replace("'", "").replace("\u2019", "") if strict else lesson
     words = normalize_semantic(text).split(" ")
+    present = set(words)
     found: Contexts = {}
     for phrase in NEGATION_PHRASES:
         term = phrase.replace("'", "") if strict else phrase
+        if not present.issuperset(term.split(" ")):
+            continue  # not said: no context (most phrases, most lessons)
         skip = _negated_positions(words, term) if strict else frozenset()
         context = context_words(words, term, skip=skip)
         if strict:

@@ -9,7 +9,8 @@ would get one by one in that order), writes all of them in one append + fsync (o
 when an add reinforced an entry) and only then acknowledges every caller. Requests that arrive
 meanwhile form the next group, which the leader commits under the same lock hold and fencing
 token (for at most :data:`HOLD_SECONDS`): one lock round trip and one fence record per hold,
-one write + fsync and one lease validation + confirmation per group. Across processes the
+one write + fsync and one lease validation per group, and one confirmation unless the next
+group's validation gives it (:mod:`.folding`). Across processes the
 store lock serialises holds and each process follows the others' appends incrementally
 (:mod:`.loaded`).
 
@@ -29,9 +30,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swarmq.memory.atomic import commit_lock
+from swarmq.memory.atomic import commit_locked
 from swarmq.memory.knowledge.contradiction import opposes_any
 from swarmq.memory.knowledge.dedup import cached_bigrams
+from swarmq.memory.knowledge.folding import FoldedLease, unconfirmed
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.prepare import Prepared
@@ -213,6 +215,12 @@ class AddBatch:
         self.sidecars = {}
 
 
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @dataclass
 class _Request:
     add: Prepared
@@ -221,6 +229,9 @@ class _Request:
     done: bool = False
     owner: int = field(default_factory=threading.get_ident)
     """The thread that asked: a leader lingers only for other threads, never for itself."""
+    wake: threading.Lock = field(default_factory=_held_lock)
+    """Released once, when the add is answered or its caller is handed the lead: each caller
+    sleeps on its own lock, so answering a group wakes that group's callers and nobody else."""
 
     def answer(self) -> AddResult:
         if self.error is not None:
@@ -233,81 +244,113 @@ class GroupCommit:
     """The queue of adds waiting for one store's lock in this process."""
 
     def __init__(self) -> None:
-        lock = threading.RLock()
-        self._cv = threading.Condition(lock)
-        self._arrived = threading.Condition(lock)  # wakes a lingering leader, not the callers
+        self._mutex = threading.Lock()
+        self._arrived = threading.Condition(self._mutex)  # wakes a lingering leader
         self._queue: list[_Request] = []
         self._leading = False
 
     def submit(self, add: Prepared) -> AddResult:
         """Queue a prepared add; returns once it is durable (or raises)."""
         request = _Request(add)
-        with self._cv:
+        with self._mutex:
             self._queue.append(request)
             self._arrived.notify()
-            while not request.done and self._leading:
-                self._cv.wait()
+            follow, self._leading = self._leading, True
+        if follow:
+            request.wake.acquire()  # answered, or handed the lead by the leader before
             if request.done:
                 return request.answer()
-            self._leading = True
+        with self._mutex:
             group = self._take()
         try:
             self._lead(add.store, group)
         finally:
-            with self._cv:
-                self._leading = False
-                self._cv.notify_all()
+            self._hand_over()
         return request.answer()
 
+    def _hand_over(self) -> None:
+        """Make the first queued caller the leader (``_leading`` stays set), or nobody."""
+        with self._mutex:
+            if self._queue:
+                self._queue[0].wake.release()
+            else:
+                self._leading = False
+
     def _take(self) -> list[_Request]:
-        """The next group (call with ``_cv`` held)."""
+        """The next group (call with ``_mutex`` held)."""
         group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
         return group
 
     def _lead(self, store: TierFile, group: list[_Request]) -> None:
         """Commit ``group``, then, under the same lock hold and fencing token, every group that
         queued meanwhile, for at most :data:`HOLD_SECONDS`: one lock round trip and one fence
-        record per hold, one write + fsync per group, each group acknowledged as it lands."""
+        record per hold, one write + fsync per group. A group is acknowledged once its write is
+        confirmed: by the next group's validation when that one was already queued
+        (:mod:`.folding`), else by a confirmation of its own."""
+        waiting: list[_Request] = []  # written, acknowledged once their write is confirmed
+        lease: FoldedLease | None = None
         try:
-            with store.locked() as lease, commit_lock(store.files.knowledge):
-                started, position, leader = time.monotonic(), 0, threading.get_ident()
+            with store.locked() as held, commit_locked(store.files.knowledge):
+                leader, current = threading.get_ident(), group
+                ready = partial(self._next_ready, lambda: current, leader)
+                lease = FoldedLease(held, ready, partial(self._answer, waiting))
+                started, position = time.monotonic(), 0
                 while group:
+                    current = group
                     run_group(store, lease, group, position)
                     position += len(group)
-                    self._answer(group)
-                    if time.monotonic() - started >= HOLD_SECONDS:
-                        break  # let other processes (and this one's readers) have the store
+                    waiting += group
                     answered = len(group)
                     others = any(item.owner != leader for item in group)
-                    with self._cv:
+                    group = []
+                    if time.monotonic() - started >= HOLD_SECONDS:
+                        break  # let other processes (and this one's readers) have the store
+                    if lease.settled:
+                        self._answer(waiting)  # a group that wrote nothing waits for no one
+                    with self._mutex:
                         # The callers just answered usually add again within a prepare's time:
                         # wait for as many adds (a group as big as the last one, one fsync for
                         # all), at most LINGER_SECONDS, rather than write them one by one. A
                         # group of the leader's own add alone has nobody to wait for (a lone
-                        # writer would pay the linger on every add).
-                        if others:
+                        # writer would pay the linger on every add), and a group still waiting
+                        # for its confirmation has nobody who could add again yet.
+                        if others and not waiting:
                             self._arrived.wait_for(partial(self._queued, answered), LINGER_SECONDS)
                         group = self._take()
                     if group:
                         store.mirror.refresh()  # a no-op unless the lease was lost meanwhile
+                lease.settle()
+                self._answer(waiting)
         except Exception as exc:  # fails this group only: the groups before it are acknowledged
             for item in group:
                 if item.result is None and item.error is None:
                     item.error = exc
+            lost = unconfirmed(lease, exc) if waiting and lease is not None else None
+            for item in waiting if lost is not None else ():
+                item.result, item.error = None, item.error or lost
         finally:
+            self._answer(waiting)
             self._answer(group)
+
+    def _next_ready(self, current: Callable[[], list[_Request]], leader: int) -> bool:
+        """Whether the next group is queued in full, so the leader takes it without lingering
+        (then its validation can confirm the current group's write)."""
+        group, queued = current(), len(self._queue)
+        return queued > 0 and (queued >= len(group) or all(i.owner == leader for i in group))
 
     def _queued(self, count: int) -> bool:
         return len(self._queue) >= count
 
     def _answer(self, group: list[_Request]) -> None:
-        """Wake the callers of ``group`` (an add left without an answer fails)."""
-        with self._cv:
-            for item in group:
-                if item.result is None and item.error is None:
-                    item.error = RuntimeError("the group commit leader failed")
-                item.done = True
-            self._cv.notify_all()
+        """Wake the callers of ``group`` and empty it (an add left without an answer fails)."""
+        leader = threading.get_ident()
+        for item in group:
+            if item.result is None and item.error is None:
+                item.error = RuntimeError("the group commit leader failed")
+            item.done = True
+            if item.owner != leader:  # the leader's own add (it never sleeps on it)
+                item.wake.release()
+        group.clear()
 
 
 def run_group(store: TierFile, lease: Lease, group: Sequence[_Request], start: int) -> None:

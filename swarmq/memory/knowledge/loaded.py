@@ -31,8 +31,9 @@ SAMPLE_WINDOWS = 16
 
 
 def _pread(handle: BinaryIO, start: int, size: int) -> bytes:
-    handle.seek(start)
-    return handle.read(size)
+    """``size`` bytes at ``start`` in one syscall (a buffered seek + read costs two and reads a
+    whole buffer); the handle's own position and buffer are left alone."""
+    return os.pread(handle.fileno(), size, start)
 
 
 class SlotListener(Protocol):
@@ -128,11 +129,7 @@ class LoadedFile:
         Checks SAMPLE_WINDOWS windows spread over the consumed range, including its start and
         end. swarmq itself never rewrites in place (it replaces the file), so this only has to
         catch opencode-swarm's in-place rewrites, whose length changes shift the windows."""
-        for start, blob in self.samples:
-            handle.seek(start)
-            if handle.read(len(blob)) != blob:
-                return False
-        return True
+        return all(_pread(handle, start, len(blob)) == blob for start, blob in self.samples)
 
     def _take_samples(self, read: Callable[[int, int], bytes]) -> None:
         end = self.offset

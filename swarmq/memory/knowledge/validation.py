@@ -126,7 +126,9 @@ OK = ValidationResult(True)
 
 def js_length(text: str) -> int:
     """``String#length``: UTF-16 code units (an emoji counts 2)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # a lone surrogate counts 1
 
 
 def _safety_text(text: str) -> str:
