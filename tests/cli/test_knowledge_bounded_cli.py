@@ -34,3 +34,30 @@ def test_a_five_megabyte_entry_is_clipped_in_tables_and_whole_in_json(
     assert elapsed < 10  # was 39 s and 28 MB of output
     whole = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--json"])
     assert len(json.loads(whole.stdout)["entries"][0]["lesson"]) == len(entry["lesson"])
+
+
+def test_the_table_shows_the_last_fifty_and_says_how_many_match(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> None:
+    """A table longer than a screen is not read and costs ~1 ms a row to render: the default
+    shows the last 50, says on stderr how many match, and ``--limit 0`` shows them all."""
+    roster = write_roster(tmp_path, swarm_name, redis_url)
+    runner = CliRunner()
+    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add",
+                                "Run the python test suite before pushing to main", "--json"])
+    assert added.exit_code == 0, added.output
+    path = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
+    first = json.loads(path.read_text())
+    lines = [json.dumps({**first, "id": f"{first['id']}-{i:03d}", "lesson": f"lesson number {i:03d}"})
+             for i in range(60)]
+    path.write_text("\n".join(lines) + "\n")
+
+    table = runner.invoke(app, ["-c", str(roster), "knowledge", "list"])
+    assert table.exit_code == 0, table.output
+    assert "lesson number 059" in table.stdout and "lesson number 010" in table.stdout
+    assert "lesson number 009" not in table.stdout
+    assert "the last 50 of 60 matching entries" in table.stderr
+    listed = json.loads(runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--json"]).stdout)
+    assert (len(listed["entries"]), listed["matched"]) == (50, 60)
+    every = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--limit", "0"])
+    assert "lesson number 000" in every.stdout and "matching entries" not in every.stderr

@@ -59,6 +59,8 @@ class Listing:
     corrupt: list[CorruptLine] = field(default_factory=list)
     scanned: int = 0
     """Entries in the file (shown or not)."""
+    matched: int = 0
+    """Entries the filter accepts (``entries`` is the last ``last`` of them)."""
     parsed: int = 0
     """Lines parsed by this call (all of them without a valid index)."""
 
@@ -171,6 +173,7 @@ def _answer(
     rows: list[list[Any] | Entry] = [row for row in index.entries if keep.keeps(*row[3:6])]
     if isinstance(tail, Entry) and keep.keeps(tail.status, tail.category, tail.is_active):
         rows.append(tail)
+    listing.matched = len(rows)
     for row in rows if last is None else rows[-last:]:
         listing.entries.append(row if isinstance(row, Entry) else _reparse(handle, row, Entry))
     listing.corrupt = [_reparse(handle, row, CorruptLine) for row in index.corrupt]
