@@ -37,8 +37,7 @@ def entry_json(entry: Entry) -> dict[str, Any]:
     return {**entry.to_dict(), "_normalized_outcomes": entry.outcomes}
 
 
-TABLE_CELL_CHARS = 400
-"""Longest text a table cell shows; ``--json`` (and ``show --json``) carry the whole value."""
+TABLE_CELL_CHARS = 400  # longest text a table cell shows; --json carries the whole value
 
 
 def cell(text: str, limit: int = TABLE_CELL_CHARS) -> str:
@@ -73,9 +72,7 @@ def emit_dict(data: dict[str, Any], as_json: bool, title: str) -> None:
     console.print(table)
 
 
-LIST_LIMIT = 50
-"""A table of more rows than a screen holds is not read, and rich renders ~1 ms a row: 200 rows
-were half of `knowledge list`'s time on a 10k store; ``--limit 0`` shows all."""
+LIST_LIMIT = 50  # more rows than a screen are not read; rich renders ~1 ms a row
 
 
 @app.command("list")
@@ -103,8 +100,7 @@ def list_entries(
         return
     console.print(entry_table(f"{tier} knowledge: {path}", entries))
     if listing.matched > len(entries):
-        typer.echo(f"the last {len(entries):,} of {listing.matched:,} matching entries; "
-                   "--limit N for more (0: all)", err=True)
+        typer.echo(f"the last {len(entries):,} of {listing.matched:,} matches; --limit N", err=True)
     for corrupt in listing.corrupt:
         typer.echo(f"corrupt line: {corrupt.describe(path)}", err=True)
 

@@ -56,8 +56,8 @@ def test_the_table_shows_the_last_fifty_and_says_how_many_match(
     assert table.exit_code == 0, table.output
     assert "lesson number 059" in table.stdout and "lesson number 010" in table.stdout
     assert "lesson number 009" not in table.stdout
-    assert "the last 50 of 60 matching entries" in table.stderr
+    assert "the last 50 of 60 matches" in table.stderr
     listed = json.loads(runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--json"]).stdout)
     assert (len(listed["entries"]), listed["matched"]) == (50, 60)
     every = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--limit", "0"])
-    assert "lesson number 000" in every.stdout and "matching entries" not in every.stderr
+    assert "lesson number 000" in every.stdout and "matches" not in every.stderr
