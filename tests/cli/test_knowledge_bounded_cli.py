@@ -13,15 +13,20 @@ from swarmq.cli import app
 from tests.support import write_roster
 
 
+def one_entry_store(tmp_path: Path, swarm_name: str, redis_url: str) -> tuple[Path, Path]:
+    """A roster and its swarm knowledge file holding one entry added through the CLI."""
+    roster = write_roster(tmp_path, swarm_name, redis_url)
+    added = CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add",
+                                     "Run the python test suite before pushing to main", "--json"])
+    assert added.exit_code == 0, added.output
+    return roster, tmp_path / "project" / ".swarm" / "knowledge.jsonl"
+
+
 def test_a_five_megabyte_entry_is_clipped_in_tables_and_whole_in_json(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
-    roster = write_roster(tmp_path, swarm_name, redis_url)
+    roster, path = one_entry_store(tmp_path, swarm_name, redis_url)
     runner = CliRunner()
-    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add",
-                                "Run the python test suite before pushing to main", "--json"])
-    assert added.exit_code == 0, added.output
-    path = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     entry = json.loads(path.read_text())
     entry["lesson"] = "Run the python test suite " + "x" * 5_000_000
     path.write_text(json.dumps(entry) + "\n")
@@ -41,12 +46,8 @@ def test_the_table_shows_the_last_fifty_and_says_how_many_match(
 ) -> None:
     """A table longer than a screen is not read and costs ~1 ms a row to render: the default
     shows the last 50, says on stderr how many match, and ``--limit 0`` shows them all."""
-    roster = write_roster(tmp_path, swarm_name, redis_url)
+    roster, path = one_entry_store(tmp_path, swarm_name, redis_url)
     runner = CliRunner()
-    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add",
-                                "Run the python test suite before pushing to main", "--json"])
-    assert added.exit_code == 0, added.output
-    path = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     first = json.loads(path.read_text())
     lines = [json.dumps({**first, "id": f"{first['id']}-{i:03d}", "lesson": f"lesson number {i:03d}"})
              for i in range(60)]
