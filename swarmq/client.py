@@ -63,6 +63,16 @@ class DispatchError(Unavailable, RuntimeError):
     """The mission is in the ledger but its task could not be sent (broker unreachable)."""
 
 
+def _unqueued(mission: Mission, assignment_id: str, exc: Exception) -> str:
+    """The broker refused the assignment's task: it failed and the mission is blocked, saying
+    why (the returned reason)."""
+    assignment = mission.assignment(assignment_id)
+    reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
+    assignment.move(MissionState.FAILED, reason)
+    mission.move(MissionState.BLOCKED, reason, kind="dispatch")
+    return reason
+
+
 class MissionClient:
     def __init__(self, roster: Roster, *, celery: Celery | None = None, locks: StoreLocks | None = None) -> None:
         self.roster = roster
@@ -276,10 +286,7 @@ class MissionClient:
         try:
             self._send(mission, assignment)
         except Exception as exc:
-            reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
-            assignment.move(MissionState.FAILED, reason)
-            mission.move(MissionState.BLOCKED, reason, kind="dispatch")
-            error = DispatchError(reason)
+            error = DispatchError(_unqueued(mission, assignment.id, exc))
             error.__cause__ = exc
             return error
         return None
@@ -290,12 +297,9 @@ class MissionClient:
         try:
             self._send(mission, assignment)
         except Exception as exc:  # broker down: record why, keep the mission
-            reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
             with self.ledger.edit() as doc:
-                stored = doc.get(mission.id)
-                stored.assignment(assignment.id).move(MissionState.FAILED, reason)
-                stored.move(MissionState.BLOCKED, reason, kind="dispatch")
-                mission = stored
+                mission = doc.get(mission.id)
+                reason = _unqueued(mission, assignment.id, exc)
             raise DispatchError(reason) from exc
         return mission
 

@@ -82,10 +82,7 @@ def adopt(doc: LedgerDoc, mission_id: str, record: dict[str, Any]) -> Mission:
     owner = doc.key_owner(key) if key is not None else None
     if owner is not None:
         raise ClaimRefused(f"client key {key!r} belongs to mission {owner}; {mission_id} is not created")
-    doc.missions[mission_id] = mission
-    if key is not None:
-        doc.client_keys[key] = mission_id
-    return mission
+    return doc.add(mission)
 
 
 def first_start(mission: Mission, assignment: Assignment, worker_id: str) -> str | None:

@@ -96,10 +96,7 @@ def create_mission(doc: LedgerDoc, spec: MissionSpec, route: Route) -> Mission:
         if route.worker_id is not None:
             mission.target.setdefault("workerId", route.worker_id)
         mission.move(route.state, route.reason, kind="route")
-    doc.missions[mission_id] = mission
-    if spec.client_key is not None:
-        doc.client_keys[spec.client_key] = mission_id
-    return mission
+    return doc.add(mission)
 
 
 class Committed(enum.Enum):
@@ -129,10 +126,7 @@ def commit_created(doc: LedgerDoc, mission: Mission) -> tuple[Mission, Committed
         return owner, Committed.TAKEN
     if doc.exists(mission.id):  # a caller-chosen id, retired meanwhile
         raise MissionConflict(f"mission {mission.id!r} already exists in the ledger")
-    doc.missions[mission.id] = mission
-    if mission.client_key is not None:
-        doc.client_keys[mission.client_key] = mission.id
-    return mission, Committed.INSERTED
+    return doc.add(mission), Committed.INSERTED
 
 
 def cancel_mission(doc: LedgerDoc, mission_id: str, reason: str) -> Mission:

@@ -189,6 +189,13 @@ class LedgerDoc(_Record):
         return mission_id in self.missions or (
             self._history is not None and self._history.archived(mission_id) is not None)
 
+    def add(self, mission: Mission) -> Mission:
+        """Put a new mission in the ledger, with its client key (the caller checked both free)."""
+        self.missions[mission.id] = mission
+        if mission.client_key is not None:
+            self.client_keys[mission.client_key] = mission.id
+        return mission
+
     def key_owner(self, client_key: str) -> str | None:
         """The mission created for ``client_key``, active or retired."""
         owner = self.client_keys.get(client_key)

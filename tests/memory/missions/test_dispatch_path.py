@@ -18,25 +18,31 @@ import pytest
 from swarmq.memory.locking import LocalLocks, file_resource
 from swarmq.memory.missions.dispatch import MissionSpec, create_mission
 from swarmq.memory.missions.history import read_beat
-from swarmq.memory.missions.ledger import Ledger
+from swarmq.memory.missions.ledger import Ledger, Mission
 from swarmq.memory.missions.lifecycle import MissionRunner
 from swarmq.memory.missions.routing import Target, route
 from swarmq.memory.missions.runner import run_agent
 from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.memory.profiles.bootstrap import profile_current
+from swarmq.roster.schema import Roster
 from tests.memory.missions.test_domain import make_roster
 from tests.support import REPO
 
 
-def test_start_events_precede_the_agents_markers(tmp_path: Path) -> None:
+def planned_mission(tmp_path: Path) -> tuple[Roster, LocalLocks, Mission]:
+    """A roster with its profiles and one mission planned for worker ``a``."""
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
     ensure_profiles(roster, locks)
-    ledger = Ledger.for_roster(roster, locks)
-    with ledger.edit() as doc:
+    with Ledger.for_roster(roster, locks).edit() as doc:
         mission = create_mission(
             doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
         )
+    return roster, locks, mission
+
+
+def test_start_events_precede_the_agents_markers(tmp_path: Path) -> None:
+    roster, locks, mission = planned_mission(tmp_path)
     assert mission.current is not None
     outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id)
     assert outcome.state == "complete"
@@ -48,14 +54,7 @@ def test_start_events_precede_the_agents_markers(tmp_path: Path) -> None:
 
 
 def test_heartbeat_does_not_wait_for_a_held_runtime_lock(tmp_path: Path) -> None:
-    roster = make_roster(tmp_path)
-    locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    ledger = Ledger.for_roster(roster, locks)
-    with ledger.edit() as doc:
-        mission = create_mission(
-            doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
-        )
+    roster, locks, mission = planned_mission(tmp_path)
     assert mission.current is not None
     runner = MissionRunner(roster, "a", locks)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
