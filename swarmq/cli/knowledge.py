@@ -82,7 +82,7 @@ def list_entries(
     status: Annotated[str | None, typer.Option(help="Only this status.")] = None,
     category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include archived entries.")] = False,
-    limit: Annotated[int, typer.Option(help="Show the last this many (0: all).")] = LIST_LIMIT,
+    limit: Annotated[int, typer.Option(min=0, help="Show the last this many (0: all).")] = LIST_LIMIT,
     as_json: bool = JsonOption,
 ) -> None:
     """Entries of a tier, in file order; corrupt lines are reported on stderr."""

@@ -62,3 +62,5 @@ def test_the_table_shows_the_last_fifty_and_says_how_many_match(
     assert (len(listed["entries"]), listed["matched"]) == (50, 60)
     every = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--limit", "0"])
     assert "lesson number 000" in every.stdout and "matches" not in every.stderr
+    negative = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--limit", "-5"])
+    assert negative.exit_code == 2 and "--limit" in negative.output
