@@ -10,7 +10,9 @@ those posting lists are read and each hit is verified with the exact Jaccard.
 
 from __future__ import annotations
 
+import bisect
 import math
+import struct
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
@@ -26,7 +28,11 @@ class BigramIndex:
 
     def __init__(self) -> None:
         self._sets: dict[int, frozenset[str]] = {}
-        self._postings: dict[str, list[int]] = {}
+        self._postings: dict[str, bytearray] = {}
+        """Each posting list packed as int64 slots (:data:`_SLOT`): a list (or an array) is an
+        object the cyclic garbage collector scans, and a 10k-entry store has over 100k posting
+        lists, most of a worker's tracked objects and so most of every full collection; a
+        bytearray is not tracked."""
         self._empty: list[int] = []
         """Slots whose lesson has no bigram (0-1 words, or e.g. Chinese-only text)."""
 
@@ -44,10 +50,11 @@ class BigramIndex:
             self._empty.append(slot)
         for gram in grams:
             posting = self._postings.get(gram)
+            packed = _SLOT.pack(slot)
             if posting is None:
-                self._postings[gram] = [slot]
+                self._postings[gram] = bytearray(packed)
             else:
-                posting.append(slot)
+                posting += packed
 
     def replace(self, slot: int, lesson: str) -> None:
         """Re-index a slot whose lesson changed, keeping its file position."""
@@ -58,9 +65,11 @@ class BigramIndex:
         self.remove(slot)
         self._sets[slot] = new
         if not new:
-            _insort(self._empty, slot)
+            bisect.insort(self._empty, slot)
         for gram in new:
-            _insort(self._postings.setdefault(gram, []), slot)
+            slots = _slots(self._postings.get(gram, b""))
+            bisect.insort(slots, slot)
+            self._postings[gram] = _packed(slots)
 
     def remove(self, slot: int) -> None:
         grams = self._sets.pop(slot, None)
@@ -69,9 +78,10 @@ class BigramIndex:
         if not grams:
             self._empty.remove(slot)
         for gram in grams:
-            posting = self._postings[gram]
-            posting.remove(slot)
-            if not posting:
+            slots = [s for s in _slots(self._postings[gram]) if s != slot]
+            if slots:
+                self._postings[gram] = _packed(slots)
+            else:
                 del self._postings[gram]
 
     def find(
@@ -93,7 +103,7 @@ class BigramIndex:
         probe = probe[: size - needed + 1]
         hits: set[int] = set()
         for gram in probe:
-            hits.update(self._postings.get(gram, ()))
+            hits.update(_slots(self._postings.get(gram, b"")))
         best: int | None = None
         for slot in sorted(hits):
             if best is not None and slot > best:
@@ -118,7 +128,13 @@ def find_near_duplicate_scan(lesson: str, lessons: Iterable[str], threshold: flo
     return None
 
 
-def _insort(values: list[int], slot: int) -> None:
-    import bisect
+_SLOT = struct.Struct("=q")
+"""A slot in a posting list: native int64, as ``memoryview.cast("q")`` reads it back."""
 
-    bisect.insort(values, slot)
+
+def _slots(posting: bytes | bytearray) -> list[int]:
+    return memoryview(posting).cast("q").tolist()
+
+
+def _packed(slots: Iterable[int]) -> bytearray:
+    return bytearray(b"".join(_SLOT.pack(slot) for slot in slots))

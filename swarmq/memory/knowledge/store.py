@@ -18,8 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from swarmq.memory.knowledge.batch import AddBatch, AddOutcome, AddResult
 from swarmq.memory.knowledge.errors import EntryNotFound
-from swarmq.memory.knowledge.group import AddBatch, AddOutcome, AddResult, group_for
+from swarmq.memory.knowledge.group import group_for
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.prepare import prepare
 from swarmq.memory.knowledge.quarantine import quarantine, restore
@@ -51,7 +52,7 @@ class TierStore(TierFile):
         """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
         adds of this process to this store are group-committed (:mod:`.group`): one lock hold
         and one fsync for all of them; this returns once the add is durable."""
-        return group_for(self.mirror).submit(prepare(self, new, phase))
+        return group_for(self.mirror).submit(self, new, phase)
 
     def add_many(
         self, lessons: Iterable[NewLesson], *, phase: int | None = None

@@ -51,14 +51,14 @@ def workload() -> list[tuple[NewLesson, int]]:
 def queued_behind_lock(
     knowledge: KnowledgeStore, locks: LocalLocks, writers: int
 ) -> Iterator[None]:
-    """Hold the store lock until ``writers - 1`` adds wait in the queue behind a leader."""
+    """Hold the store lock until ``writers`` adds wait for the committer (which waits for it)."""
     group = group_for(knowledge.swarm.mirror)
     with locks.hold(knowledge.swarm.files.resource):
         yield
         deadline = time.monotonic() + 30
-        while len(group._queue) < writers - 1 and time.monotonic() < deadline:
+        while group.pending < writers and time.monotonic() < deadline:
             time.sleep(0.005)
-        assert len(group._queue) == writers - 1, "the adds did not queue behind the leader"
+        assert group.pending == writers, "the adds did not queue behind the committer"
 
 
 def test_concurrent_adds_are_grouped_and_decide_as_one_by_one(
@@ -189,7 +189,7 @@ def test_an_add_that_cannot_be_written_fails_alone_in_its_group(
             outcomes[n] = "error"
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
-    with queued_behind_lock(knowledge, locks, 3):  # the bad one fails before it queues
+    with queued_behind_lock(knowledge, locks, 4):  # the bad one queues too (prepared in the group)
         for thread in threads:
             thread.start()
     for thread in threads:
