@@ -99,11 +99,13 @@ class BigramIndex:
         size = len(candidate)
         # Conservative by one so float rounding of t·|A| can never hide a true match.
         needed = max(1, math.ceil(threshold * size) - 1)
-        probe = sorted(candidate, key=lambda g: len(self._postings.get(g, ())))
-        probe = probe[: size - needed + 1]
+        # Any |A| - needed + 1 of the candidate's bigrams will do; the rarest read the least.
+        # (Posting lists as (length, list) pairs: a key function costs a call per bigram.)
+        postings = self._postings
+        probe = sorted([(len(p), p) for p in (postings.get(g, b"") for g in candidate)])
         hits: set[int] = set()
-        for gram in probe:
-            hits.update(_slots(self._postings.get(gram, b"")))
+        for _, posting in probe[: size - needed + 1]:
+            hits.update(_slots(posting))
         best: int | None = None
         for slot in sorted(hits):
             if best is not None and slot > best:
