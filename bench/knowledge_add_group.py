@@ -30,6 +30,7 @@ from swarmq.memory.knowledge.validation import (
 )
 from swarmq.memory.locking import LocalLocks, StoreLocks
 from swarmq.memory.similarity.text import jaccard, word_bigrams
+from swarmq.memory.workspace_id import ensure_root_id
 
 
 def fsync_floor(directory: Path, line: str, count: int = 100) -> float:
@@ -154,6 +155,9 @@ def run_writers(
     from bench.knowledge_add import build_store
 
     build_store(root / ".swarm" / "knowledge.jsonl", stored)
+    # A worker's workspace carries its id file (``ensure_identity`` at start); without one every
+    # lock hold walks to / looking for it (about 1 ms a hold), which no worker pays.
+    ensure_root_id(root, "cluster" if redis_url else "single-host")
     writers = procs * threads
     items = [(i, lesson, phases[i]) for i, lesson in enumerate(lessons)]
     context = multiprocessing.get_context("fork")
