@@ -24,7 +24,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -94,6 +93,8 @@ class GroupCommit:
         self._queue: list[_Request] = []
         self._committing = False
         self._pending = 0
+        from concurrent.futures import ThreadPoolExecutor  # only writers pay for the import
+
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="swarmq-group-commit")
 
     @property
