@@ -64,14 +64,17 @@ def kill_after(root: Path, run: int, acks: int) -> list[tuple[str, str, int]]:
     try:
         while len(seen) < acks and time.monotonic() < deadline:
             line = proc.stdout.readline()
-            if not line:
+            if not line.endswith("\n"):  # the end of the output (a cut line: see below)
                 break
             outcome, entry_id, key = line.split()
             seen.append((outcome, entry_id, int(key)))
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        rest, _ = proc.communicate(timeout=30)
-    for line in rest.splitlines():  # acknowledged before the kill, still in the pipe
+        proc.wait(timeout=30)
+    # Acknowledged before the kill, still in the pipe: read through the same buffered file
+    # (communicate() with a timeout reads the raw pipe and would skip what readline buffered).
+    # The last piece is empty, or a line the kill cut short: its add counts as unacknowledged.
+    for line in proc.stdout.read().split("\n")[:-1]:
         outcome, entry_id, key = line.split()
         seen.append((outcome, entry_id, int(key)))
     assert len(seen) >= acks, f"only {len(seen)} adds acknowledged within 60 s"
