@@ -48,9 +48,9 @@ class BigramIndex:
         self._sets[slot] = grams
         if not grams:
             self._empty.append(slot)
+        packed = _SLOT.pack(slot)
         for gram in grams:
             posting = self._postings.get(gram)
-            packed = _SLOT.pack(slot)
             if posting is None:
                 self._postings[gram] = bytearray(packed)
             else:

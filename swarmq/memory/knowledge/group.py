@@ -33,9 +33,7 @@ from swarmq.memory.knowledge.batch import AddBatch, AddResult
 from swarmq.memory.knowledge.folding import FoldedLease, unconfirmed
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.prepare import prepare
-from swarmq.memory.knowledge.reinforcement import (
-    NewLesson,
-)
+from swarmq.memory.knowledge.reinforcement import NewLesson
 from swarmq.memory.locking import Lease
 
 if TYPE_CHECKING:

@@ -1,10 +1,10 @@
 """The part of a knowledge add that does not depend on the store (what the adds before it cannot
-change), done by the group-commit leader (:mod:`.group`) right before it decides the add.
+change), done by the group-commit committer (:mod:`.group`) right before it decides the add.
 
 It used to be done by each caller before it queued, to overlap the leader's writes. Measured with
 8 writer threads, that overlap cost more than it saved: the callers' prepares contended with each
 other and with the leader for the GIL, each took 1.5-2x its single-thread CPU, and the leader's
-every system call waited for a prepare to yield. Done by the leader, a prepare costs its own CPU
+every system call waited for a prepare to yield. Done by the committer, a prepare costs its CPU
 and the callers only queue and sleep (8 writers: about 20 % less CPU per add)."""
 
 from __future__ import annotations
