@@ -31,7 +31,7 @@ from swarmq.memory.flywheel.closeloop import close_loop
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.model import ZERO_TIME, assign_tier, rfc3339, tier_config
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 TYPES = ["decision", "solution", "learning", "failure", "reference"]
 

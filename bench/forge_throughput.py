@@ -219,7 +219,7 @@ def child(mode: str, file: str) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     from swarmq.memory.flywheel.store import AgentsLayout
     from swarmq.memory.forge.extract import forge_transcript
-    from swarmq.memory.locking import LocalLocks
+    from swarmq.storage.locking import LocalLocks
 
     path = Path(file)
     size = path.stat().st_size

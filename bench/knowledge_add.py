@@ -28,8 +28,8 @@ from typing import Any
 from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.lesson_corpus import LessonGenerator
-from swarmq.memory.atomic import append_lines, write_atomic
-from swarmq.memory.jsonl import read_jsonl
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.jsonl import read_jsonl
 from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson, Tier
 from swarmq.memory.knowledge.dedup import find_near_duplicate_scan
 from swarmq.memory.knowledge.model import Entry
@@ -41,7 +41,7 @@ from swarmq.memory.knowledge.validation import (
     has_contradiction,
     validate_directive_fields,
 )
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_max_entries=10**9)
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_lines
+from swarmq.storage.atomic import append_lines
 from swarmq.memory.knowledge import KnowledgeStore, NewLesson, Tier
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
@@ -28,9 +28,9 @@ from swarmq.memory.knowledge.validation import (
     check_structure,
     validate_directive_fields,
 )
-from swarmq.memory.locking import LocalLocks, StoreLocks
+from swarmq.storage.locking import LocalLocks, StoreLocks
 from swarmq.memory.similarity.text import jaccard, word_bigrams
-from swarmq.memory.workspace_id import ensure_root_id
+from swarmq.storage.workspace_id import ensure_root_id
 
 
 def fsync_floor(directory: Path, line: str, count: int = 100) -> float:

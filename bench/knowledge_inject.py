@@ -36,7 +36,7 @@ from swarmq.memory.knowledge.query import Ranked
 from swarmq.memory.knowledge.ranking import static_breakdown
 from swarmq.memory.knowledge.reinforcement import new_entry
 from swarmq.memory.knowledge.serialize import iso_now
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.similarity.text import word_tokens
 
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)

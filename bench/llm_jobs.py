@@ -35,7 +35,7 @@ from swarmq.memory.curator.fallback import deterministic_directives
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.files import TierFiles
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.llm_server import running_llm_server
 
 MESSAGES = [{"role": "user", "content": "Summarise: run the migration check before merging."}]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarmq.memory.atomic import write_atomic
+from swarmq.storage.atomic import write_atomic
 from swarmq.memory.search import MemorySearch, Scope
 
 WORDS = [
@@ -124,7 +124,7 @@ CHILD = """
 import statistics, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from swarmq.memory.atomic import write_atomic
+from swarmq.storage.atomic import write_atomic
 from swarmq.memory.search import MemorySearch, Scope
 root = Path(sys.argv[1]); queries = sys.argv[2:]
 started = time.perf_counter()

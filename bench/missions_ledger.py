@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table  # noqa: E402
 from swarmq.client import MissionClient  # noqa: E402
 from swarmq.coord.cluster import Cluster  # noqa: E402
-from swarmq.memory.clock import iso  # noqa: E402
+from swarmq.storage.clock import iso  # noqa: E402
 from swarmq.memory.missions.dispatch import MissionSpec, cancel_mission, create_mission  # noqa: E402
 from swarmq.memory.missions.history import index_entry, write_beat  # noqa: E402
 from swarmq.memory.missions.ledger import Ledger, new_id  # noqa: E402

@@ -30,7 +30,7 @@ from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
 from swarmq.coord.connection import lua_source
 from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
-from swarmq.memory.quota_file import StartJournal
+from swarmq.coord.quota_file import StartJournal
 
 BIG = QuotaConfig(max_calls_per_day=1_000_000)
 

@@ -26,7 +26,7 @@ import redis
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.presence import present
 from swarmq.errors import Unavailable
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.missions.dispatch import (
     Committed,
     MissionSpec,
@@ -40,7 +40,7 @@ from swarmq.memory.missions.history import write_beat
 from swarmq.memory.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
 from swarmq.memory.missions.routing import Target, route
 from swarmq.memory.missions.states import ACTIVE, MissionState
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 from swarmq.memory.profiles.events import (
     EventType,
     MissionEvent,

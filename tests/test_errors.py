@@ -17,11 +17,11 @@ from swarmq.memory.knowledge.errors import (
     KnowledgeError,
     RevisionConflict,
 )
-from swarmq.memory.locking import CommitUnconfirmed, LockError
+from swarmq.storage.locking import CommitUnconfirmed, LockError
 from swarmq.memory.missions.dispatch import MissionConflict
 from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
 from swarmq.memory.missions.states import TransitionError
-from swarmq.memory.paths import UnsafePathError
+from swarmq.storage.paths import UnsafePathError
 from swarmq.memory.profiles.access import MemoryRequestError
 from swarmq.memory.search import SearchError
 from swarmq.roster.loader import RosterError

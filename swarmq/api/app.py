@@ -27,7 +27,7 @@ from swarmq.api.models import (
 from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
 from swarmq.memory.missions.states import MissionState
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 from swarmq.memory.profiles.access import (
     MemoryKind,
     MemoryWrite,

@@ -15,7 +15,7 @@ from rich.table import Table
 from swarmq.cli.state import EXIT_REFUSED as EXIT_REFUSED  # exit statuses, kept importable here
 from swarmq.cli.state import EXIT_UNCONFIRMED as EXIT_UNCONFIRMED
 from swarmq.cli.state import CliState
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
 from swarmq.roster.schema import Roster
 
@@ -129,8 +129,8 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     locks); a mode mismatch exits before anything runs."""
     from swarmq.coord.lockmode import UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
-    from swarmq.memory.locking import LockError
-    from swarmq.memory.workspace_id import WorkspaceIdError
+    from swarmq.storage.locking import LockError
+    from swarmq.storage.workspace_id import WorkspaceIdError
 
     try:
         if cluster is not None:

@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, load
-from swarmq.memory.jsonl import read_jsonl
+from swarmq.storage.jsonl import read_jsonl
 from swarmq.workers.base import DEAD_LETTER_FILE
 
 app = typer.Typer(

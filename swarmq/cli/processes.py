@@ -34,7 +34,7 @@ def _prepare_profiles(roster: Roster) -> None:
     ensure = getattr(profiles, "ensure_profiles", None)
     if ensure is not None:
         from swarmq.cli.common import err_console, store_locks
-        from swarmq.memory.locking import LockError
+        from swarmq.storage.locking import LockError
 
         try:  # the workspace's own lock discipline, never same-host locks by default
             ensure(roster, store_locks(roster))

@@ -42,7 +42,7 @@ def _exit_on_lock_failure(exc: Exception) -> None:
     without locks never loads them)."""
     from rich.console import Console
 
-    from swarmq.memory.locking import CommitUnconfirmed, LockError
+    from swarmq.storage.locking import CommitUnconfirmed, LockError
 
     if isinstance(exc, CommitUnconfirmed):
         Console(stderr=True).print(

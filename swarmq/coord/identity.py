@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.coord.settings import IdentitySettings
-from swarmq.memory.locking import LockError
-from swarmq.memory.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
+from swarmq.storage.locking import LockError
+from swarmq.storage.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
 
 
 class LockModeMismatch(LockError):

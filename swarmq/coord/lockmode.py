@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from swarmq.coord.identity import LockModeMismatch, ensure_identity
 from swarmq.coord.settings import ClusterSettings
-from swarmq.memory.locking import Lease, LocalLocks, LockError, StoreLocks
+from swarmq.storage.locking import Lease, LocalLocks, LockError, StoreLocks
 
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster

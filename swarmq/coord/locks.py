@@ -1,9 +1,9 @@
 """Store locks in Redis: a unique owner token, a bounded lease a watchdog renews while held,
 owner-only release, and a fencing token (monotonic per resource) checked before every commit.
 
-This implements :class:`swarmq.memory.locking.StoreLocks`, so domain code takes it without
+This implements :class:`swarmq.storage.locking.StoreLocks`, so domain code takes it without
 knowing Redis exists. The commit step itself (fence check + replace) runs under a same-host
-file lock in :mod:`swarmq.memory.atomic`.
+file lock in :mod:`swarmq.storage.atomic`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
-from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
+from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
 

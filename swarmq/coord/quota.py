@@ -9,7 +9,7 @@ Three operations, one Lua script and one round trip each:
 * ``release`` gives back a reservation that never started; it is idempotent.
 
 Every start is appended to a start journal on disk *before* Redis counts it (one small write,
-see :class:`~swarmq.memory.quota_file.StartJournal`), usage is mirrored to opencode-swarm's
+see :class:`~swarmq.coord.quota_file.StartJournal`), usage is mirrored to opencode-swarm's
 quota files behind the gate, and a Redis that lost its keys is re-seeded from the larger of the
 two, so neither a Redis restart nor a wipe right after a start ever grants extra calls. When Redis cannot be
 reached the gate fails closed: it raises :class:`QuotaUnavailable` and grants nothing.
@@ -41,8 +41,8 @@ from swarmq.coord.quota_types import (
     ScriptCall,
 )
 from swarmq.coord.windows import Window, WindowCache, zone_for
-from swarmq.memory.atomic import SIDE_DIR
-from swarmq.memory.quota_file import (
+from swarmq.storage.atomic import SIDE_DIR
+from swarmq.coord.quota_file import (
     JOURNAL_DIR,
     MirrorWriter,
     StartJournal,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.memory.flywheel.metrics import compute_metrics
 from swarmq.memory.forge.extract import ledger_path
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
 from swarmq.wiring.flywheel import layout_for
@@ -151,7 +151,7 @@ class DemoSwarm:
 
     def _acknowledged(self) -> list[str]:
         from swarmq.memory.knowledge.project import KnowledgeStore
-        from swarmq.memory.locking import LocalLocks
+        from swarmq.storage.locking import LocalLocks
 
         store = KnowledgeStore.for_roster(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
         acked = []

@@ -29,7 +29,7 @@ from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.memory.forge.llm import Completer
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("tune", "held-out", "all")
 

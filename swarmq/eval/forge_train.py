@@ -29,7 +29,7 @@ from swarmq.eval.metrics import Counts
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import forge_transcript
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 GRID = tuple(round(0.05 * i, 2) for i in range(4, 20))
 """Probability thresholds 0.20 ... 0.95."""

@@ -28,7 +28,7 @@ from swarmq.memory.knowledge.inject import inject
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext
 from swarmq.memory.knowledge.serialize import dumps_js
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("held", "tune", "all")
 TOP_K = 3

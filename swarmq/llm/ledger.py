@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.quota_file import now_iso
+from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.coord.quota_file import now_iso
 
 LEDGER_FILE = "llm-ledger.jsonl"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from swarmq.errors import SwarmqError
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""

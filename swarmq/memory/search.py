@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from swarmq.errors import InvalidInput
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 from swarmq.memory.search_index import SearchIndex
 from swarmq.memory.search_text import TOKEN, Hit, normalize
 

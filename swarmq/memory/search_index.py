@@ -4,7 +4,7 @@ The index lives in ``<profiles>/.swarmq/search/index.sqlite`` and covers the pro
 roots. It is derived data: deleting it costs one rebuild. A query never re-reads or re-stats the
 corpus; it brings the index up to date from two cheap sources:
 
-- the change journals swarmq's own writers append to (:mod:`swarmq.memory.change_journal`): one
+- the change journals swarmq's own writers append to (:mod:`swarmq.storage.change_journal`): one
   ``stat`` per root, and the few files named since the last query are re-read;
 - a reconcile by size and mtime of every file, at most every ``reconcile_seconds`` (and on
   :meth:`SearchIndex.refresh`), for hand edits and other tools.
@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.memory.change_journal import journal_path, marker_dir
+from swarmq.storage.change_journal import journal_path, marker_dir
 from swarmq.memory.search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
 
 SUFFIXES: tuple[str, ...] = (".md", ".jsonl")

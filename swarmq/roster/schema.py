@@ -22,7 +22,7 @@ from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig
-from swarmq.memory.paths import ID_PATTERN
+from swarmq.storage.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.names import JOB_FAMILIES, direct_queue
 from swarmq.roster.api_config import ApiConfig

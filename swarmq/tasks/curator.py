@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.memory.paths import UnsafePathError
+from swarmq.storage.paths import UnsafePathError
 from swarmq.names import CURATOR_ENRICH
 from swarmq.wiring.llm import run_enrichment
 from swarmq.workers.app import app

@@ -12,7 +12,7 @@ from typing import Any
 
 from swarmq.memory.forge.agentops_queue import close_loop_with_queue
 from swarmq.memory.forge.extract import forge_transcript
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT
 from swarmq.wiring.flywheel import (
     forge_completer,

@@ -14,11 +14,11 @@ from typing import Any, BinaryIO
 from swarmq.memory.knowledge.acks import acknowledge
 from swarmq.memory.knowledge.directives import prepare_directives
 from swarmq.memory.knowledge.project import KnowledgeStore
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.missions.claim import RunOutcome
 from swarmq.memory.missions.lifecycle import MissionRunner
 from swarmq.memory.missions.outcome import abandon_assignment
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster
 from swarmq.workers.app import app

@@ -12,8 +12,8 @@ from pathlib import Path
 from swarmq.coord.cluster import Cluster
 from swarmq.memory.flywheel.bridge import LessonSink
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import StoreLocks
-from swarmq.memory.paths import UnsafePathError, resolve_inside
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.paths import UnsafePathError, resolve_inside
 from swarmq.roster.schema import Roster
 from swarmq.wiring.llm import CompleterChoice, completer_for
 

@@ -22,7 +22,7 @@ from swarmq.memory.completion import NO_PROVIDER
 from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.project import KnowledgeStore
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.memory.skills.improver import SkillImprover
 from swarmq.memory.skills.layout import SkillLayout

@@ -37,9 +37,9 @@ from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.quota import flush_mirrors
-from swarmq.memory.atomic import append_jsonl
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import Lease
+from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import Lease
 from swarmq.names import DEAD_LETTER_QUEUE
 from swarmq.roster.schema import Roster
 from swarmq.workers.prelude import open_prelude

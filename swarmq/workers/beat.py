@@ -26,7 +26,7 @@ from celery.beat import PersistentScheduler, ScheduleEntry
 from swarmq.coord import keys
 from swarmq.coord.cluster import current
 from swarmq.coord.connection import TRANSIENT
-from swarmq.memory.clock import iso, parse_iso
+from swarmq.storage.clock import iso, parse_iso
 from swarmq.workers.hosts import beat_stop_key
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 from celery import current_task
 from celery.signals import after_setup_logger, after_setup_task_logger
 
-from swarmq.memory.clock import iso
+from swarmq.storage.clock import iso
 
 FORMAT_ENV = "SWARMQ_LOG_FORMAT"
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}

@@ -77,7 +77,7 @@ def _files(roster: Roster, session: str) -> tuple[Path, Path]:
 
 def write_host_record(roster: Roster, processes: list[dict[str, object]]) -> Path:
     """What ``up``/``down`` left running on this host, for every host's ``status`` to show."""
-    from swarmq.memory.clock import iso
+    from swarmq.storage.clock import iso
 
     path = host_dir(roster) / HOST_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarmq.memory.jsonl import read_jsonl
+from swarmq.storage.jsonl import read_jsonl
 from tests.coord.redis_server import RedisServer
 from tests.coord.test_lock_identity import _env, stalled_commit_once, writer
 from tests.support import REPO, write_roster

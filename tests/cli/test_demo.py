@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from swarmq.demo import example_agent
-from swarmq.memory.procs import pid_alive
+from swarmq.storage.procs import pid_alive
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow

@@ -22,8 +22,8 @@ from pathlib import Path
 import redis
 
 from swarmq.coord.locks import RedisLocks
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease, LockError, file_resource
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease, LockError, file_resource
 
 
 class StopAfterCheck:

@@ -18,7 +18,7 @@ from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
 from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
 from swarmq.memory.knowledge.group import group_for
-from swarmq.memory.locking import CommitUnconfirmed, FencedOff, Lease
+from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease
 
 FIRST = "Always pin the pytest client version 7919 before the build step"
 SECOND = "Never run the docker daemon as root on shared ci runners in production"
@@ -132,8 +132,8 @@ def test_an_append_is_confirmed_while_its_fsync_runs(
     held; either way the pooled connection is left clean for the next command."""
     import os
 
-    from swarmq.memory.atomic import append_lines
-    from swarmq.memory.locking import file_resource
+    from swarmq.storage.atomic import append_lines
+    from swarmq.storage.locking import file_resource
 
     path = tmp_path / "log.jsonl"
     locks = RedisLocks(redis_client, swarm_name, lease_seconds=5)

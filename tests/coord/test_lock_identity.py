@@ -16,9 +16,9 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.memory.atomic import read_fence_record, write_atomic
-from swarmq.memory.locking import FencedOff, file_resource
-from swarmq.memory.workspace_id import (
+from swarmq.storage.atomic import read_fence_record, write_atomic
+from swarmq.storage.locking import FencedOff, file_resource
+from swarmq.storage.workspace_id import (
     ID_FILE,
     WorkspaceIdError,
     ensure_root_id,

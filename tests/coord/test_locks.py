@@ -13,8 +13,8 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.memory.atomic import read_fence, write_atomic
-from swarmq.memory.locking import (
+from swarmq.storage.atomic import read_fence, write_atomic
+from swarmq.storage.locking import (
     CommitUnconfirmed,
     FencedOff,
     LocalLocks,
@@ -191,7 +191,7 @@ def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
     from contextlib import contextmanager
 
     from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
-    from swarmq.memory.locking import Lease
+    from swarmq.storage.locking import Lease
 
     inner = RedisLocks(redis_client, swarm_name, lease_seconds=5)
 

@@ -222,7 +222,7 @@ def test_redis_flushed_mid_day_reseeds_from_the_file(
 
 
 def test_mirror_never_moves_backwards(tmp_path: Path) -> None:
-    from swarmq.memory.quota_file import read_quota_file, record_usage
+    from swarmq.coord.quota_file import read_quota_file, record_usage
 
     path = tmp_path / "knowledge-enrichment-quota.json"
     record_usage(path, window_key="2026-11-29", window="utc", calls_used=7, max_calls=30)
@@ -294,7 +294,7 @@ def test_an_overdue_lease_keeps_its_slot_until_someone_needs_it(
 
 
 def test_start_journal_counts_distinct_started_tokens_across_processes(tmp_path: Path) -> None:
-    from swarmq.memory.quota_file import StartJournal
+    from swarmq.coord.quota_file import StartJournal
 
     journal = StartJournal(tmp_path)
     for token in ("a" * 24, "b" * 24, "c" * 24):

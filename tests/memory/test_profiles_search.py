@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.locking import LocalLocks
-from swarmq.memory.paths import UnsafePathError, check_date
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.locking import LocalLocks
+from swarmq.storage.paths import UnsafePathError, check_date
 from swarmq.memory.profiles import (
     EventType,
     MissionEvent,

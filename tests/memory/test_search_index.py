@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from swarmq.memory import search_index
-from swarmq.memory.atomic import append_lines, write_atomic
-from swarmq.memory.change_journal import journal_path
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.change_journal import journal_path
 from swarmq.memory.search import MemorySearch, Scope
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_writes_from_another_process_show_in_the_next_query(tmp_path: Path) -> N
     assert not search.search("quokka", scope=Scope.ALL).hits
     _run(
         f"""
-        from swarmq.memory.atomic import append_lines, write_atomic
+        from swarmq.storage.atomic import append_lines, write_atomic
         write_atomic({str(mem / "handoff.md")!r}, "next: feed the quokka\\n")
         append_lines({str(mem / "episodes" / "e.jsonl")!r}, ['{{"note": "quokka seen"}}'])
         write_atomic({str(shared / "swarm" / "s.md")!r}, "shared quokka rule\\n")

@@ -21,7 +21,7 @@ import redis
 import yaml
 
 from swarmq.coord import keys
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.missions.ledger import Ledger, Retention
 from tests.multihost.simhosts import Cluster, SimHost, namespaces_unavailable, simulated_cluster
 from tests.support import REPO

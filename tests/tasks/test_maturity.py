@@ -19,7 +19,7 @@ from celery import Celery
 
 from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
 from swarmq.memory.knowledge.sidecars import values
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.support import WorkerProcess, write_roster
 
 WORKERS = [

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
+from swarmq.storage.atomic import append_jsonl
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask, worker_id
 

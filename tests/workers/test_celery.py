@@ -14,7 +14,7 @@ import redis
 from celery import Celery
 
 from swarmq.coord import keys
-from swarmq.memory.jsonl import read_jsonl
+from swarmq.storage.jsonl import read_jsonl
 from swarmq.roster.loader import load_roster
 from swarmq.workers.app import create_app
 from swarmq.workers.config import route_task, visibility_timeout

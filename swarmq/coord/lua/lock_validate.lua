@@ -5,7 +5,7 @@
 -- Returns {status, fencing token}: 1 valid; 2 valid after the counter was moved past the
 -- recorded token (Redis lost or expired the counter, yet the caller owns the lock); 0 not the
 -- owner. The caller has already refused a record written under another lock name (see
--- swarmq.memory.atomic.check_fence): moving past a token issued for another name would let two
+-- swarmq.storage.atomic.check_fence): moving past a token issued for another name would let two
 -- holders that do not exclude each other both write.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 0} end
 local mine, recorded = tonumber(ARGV[2]), tonumber(ARGV[3])

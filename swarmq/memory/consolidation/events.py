@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import Lease
+from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import Lease
 
 SCHEMA_VERSION = 1
 RUN_STARTED = "run_started"

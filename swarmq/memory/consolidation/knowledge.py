@@ -44,7 +44,7 @@ from swarmq.memory.knowledge.model import Entry, Tier
 from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 from swarmq.memory.similarity.sets import Measure
 from swarmq.memory.similarity.text import normalize_opencode
 

@@ -47,7 +47,7 @@ from swarmq.memory.flywheel.artifacts import (
 from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.store import AgentsLayout, remove_file, write_file
 from swarmq.memory.knowledge.serialize import iso_now
-from swarmq.memory.locking import Lease, StoreLocks
+from swarmq.storage.locking import Lease, StoreLocks
 
 EVENTS_FILE = "consolidation.jsonl"
 """In ``.agents/ao/``: the journal of learnings consolidation."""

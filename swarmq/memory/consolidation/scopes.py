@@ -18,7 +18,7 @@ from swarmq.memory.consolidation.knowledge import ProgressFn, ScopeReport, conso
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 
 
 class ConsolidationSettings(KnowledgeSettings, Protocol):

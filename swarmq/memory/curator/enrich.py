@@ -37,7 +37,7 @@ from swarmq.memory.knowledge.errors import InvalidEntry
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.names import CURATOR_ENRICH
 
 LLM = "llm"

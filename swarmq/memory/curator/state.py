@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import write_json_atomic
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.quota_file import now_iso
+from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.coord.quota_file import now_iso
 
 STATE_VERSION = 1
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
+from swarmq.storage.atomic import append_jsonl
 from swarmq.memory.flywheel.model import ZERO_TIME, parse_time, rfc3339
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import StoreLocks
 
 
 class CitationType:

@@ -42,7 +42,7 @@ from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.promotion import Promotion, promote, promotion_gate
 from swarmq.memory.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
-from swarmq.memory.locking import Lease, StoreLocks
+from swarmq.storage.locking import Lease, StoreLocks
 
 
 @dataclass

@@ -29,7 +29,7 @@ from swarmq.memory.flywheel.pool import Pool
 from swarmq.memory.flywheel.promoted import PromotedIndex, markdown_files
 from swarmq.memory.flywheel.scoring import infer_type, score_block
 from swarmq.memory.flywheel.store import AgentsLayout, rename_file
-from swarmq.memory.locking import Lease, StoreLocks
+from swarmq.storage.locking import Lease, StoreLocks
 
 
 @dataclass

@@ -26,7 +26,7 @@ from swarmq.memory.flywheel.model import LAMBDA, Maturity, PoolStatus
 from swarmq.memory.flywheel.pending import parse_learning_blocks
 from swarmq.memory.flywheel.pool import Pool
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 _STOP = (

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import write_json_atomic
+from swarmq.storage.atomic import write_json_atomic
 from swarmq.memory.flywheel.artifacts import Learning, learning_files, read_learning
 from swarmq.memory.flywheel.citations import CitationType, iter_citations
 from swarmq.memory.flywheel.learning_fields import learning_date
@@ -35,8 +35,8 @@ from swarmq.memory.flywheel.signals import (
     velocity_trend,
 )
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import StoreLocks
 
 _TYPE_CONFIDENCE = {CitationType.HELPFUL: 0.9, CitationType.USED: 0.9, CitationType.APPLIED: 0.9,
                     CitationType.REFERENCE: 0.7, CitationType.RETRIEVED: 0.5}

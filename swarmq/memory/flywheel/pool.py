@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
+from swarmq.storage.atomic import append_jsonl
 from swarmq.memory.flywheel.model import (
     CANDIDATE_ID,
     MAX_REASON_LENGTH,
@@ -30,7 +30,7 @@ from swarmq.memory.flywheel.model import (
     tier_rank,
 )
 from swarmq.memory.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 CHAIN_FILE = "chain.jsonl"
 PROMOTED_INDEX_FILE = "promoted-index.jsonl"

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from swarmq.memory.atomic import append_jsonl
+from swarmq.storage.atomic import append_jsonl
 from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.pool import PROMOTED_INDEX_FILE
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import Lease
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import Lease
 
 
 def markdown_files(directory: Path) -> list[Path]:

@@ -22,7 +22,7 @@ from swarmq.memory.flywheel.model import KnowledgeType, PoolStatus, QualityTier
 from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 
 @dataclass(frozen=True, slots=True)

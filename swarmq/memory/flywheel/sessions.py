@@ -24,7 +24,7 @@ from typing import Any
 from swarmq.memory.flywheel.content import parse_front_matter, split_front_matter
 from swarmq.memory.flywheel.model import parse_time
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.jsonl import CorruptLine, JsonlLine, iter_jsonl
+from swarmq.storage.jsonl import CorruptLine, JsonlLine, iter_jsonl
 
 
 def pending_queue_path(layout: AgentsLayout) -> Path:

@@ -1,7 +1,7 @@
 """The ``.agents/`` layout and crash-safe writes for stores made of many small files.
 
 Pool entries and learnings are one file each. Fencing each of them through
-:func:`swarmq.memory.atomic.write_atomic` would leave a lock and a fence file beside every one;
+:func:`swarmq.storage.atomic.write_atomic` would leave a lock and a fence file beside every one;
 instead a whole store shares one fence record (``<store>/.swarmq/<store>.fence``): every replace,
 move or removal in the store checks the writer's lease against it right before it lands.
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import filelock
 
-from swarmq.memory.atomic import SIDE_DIR, check_fence, fsync_dir, side_path, write_atomic
-from swarmq.memory.locking import Lease, file_resource
+from swarmq.storage.atomic import SIDE_DIR, check_fence, fsync_dir, side_path, write_atomic
+from swarmq.storage.locking import Lease, file_resource
 
 
 @dataclass(frozen=True)

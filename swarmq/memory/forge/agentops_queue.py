@@ -25,7 +25,7 @@ from swarmq.memory.forge.classifier import classify
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import EMPTY_HASH, ForgeResult, already_forged, write_candidates
 from swarmq.memory.forge.pending_file import ForgedCandidate
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 
 LEADS = {"decision": "Decision:", "learning": "Lessons learned:"}
 FORMAT = "agentops-queue"

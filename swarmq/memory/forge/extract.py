@@ -48,7 +48,7 @@ from swarmq.memory.forge.templates import (
     is_pasted_log,
     strip_front_matter,
 )
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.transcripts import (
     MINABLE_KINDS,
     Message,

@@ -10,14 +10,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
+from swarmq.storage.atomic import append_jsonl
 from swarmq.memory.flywheel.model import rfc3339
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.store import AgentsLayout, write_file
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.memory.forge.templates import SeenPassages
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import StoreLocks
 
 
 @dataclass

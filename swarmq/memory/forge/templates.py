@@ -21,9 +21,9 @@ import hashlib
 import re
 from pathlib import Path
 
-from swarmq.memory.atomic import append_jsonl
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import Lease
+from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import Lease
 
 MIN_TEMPLATE_CHARS = 40
 """Shorter passages ("Done.", "Looks good") recur by chance, not by pasting."""

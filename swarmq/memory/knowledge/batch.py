@@ -15,7 +15,7 @@ from swarmq.memory.knowledge.reinforcement import phase_confirmation, reinforce_
 from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import REASON_CONTRADICTION, ValidationResult
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 from swarmq.memory.similarity.text import jaccard
 
 if TYPE_CHECKING:

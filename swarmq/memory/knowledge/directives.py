@@ -18,7 +18,7 @@ from typing import Protocol, TypedDict, Unpack
 from swarmq.memory.knowledge.inject import Injection, prepare, record_injection
 from swarmq.memory.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext
-from swarmq.memory.locking import LocalLocks, StoreLocks
+from swarmq.storage.locking import LocalLocks, StoreLocks
 
 
 class DirectiveSettings(KnowledgeSettings, Protocol):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmq.memory.knowledge.model import Tier
-from swarmq.memory.locking import file_resource
+from swarmq.storage.locking import file_resource
 
 
 @dataclass(frozen=True, slots=True)

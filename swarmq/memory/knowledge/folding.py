@@ -7,7 +7,7 @@ holds its owner's token from the acquire on, and once lost that token never come
 leader defers the confirmation and acknowledges a written group only once a later validation
 (or, when nothing follows, the confirmation) succeeds. When it fails, the leader confirms
 once more and, if that fails too, the written group's callers get
-:class:`~swarmq.memory.locking.CommitUnconfirmed`, as from a failed confirmation today; what was
+:class:`~swarmq.storage.locking.CommitUnconfirmed`, as from a failed confirmation today; what was
 written stays on disk, as it does then.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swarmq.memory.locking import CommitUnconfirmed, Lease
+from swarmq.storage.locking import CommitUnconfirmed, Lease
 
 
 class FoldedLease:

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from swarmq.memory.atomic import commit_locked
+from swarmq.storage.atomic import commit_locked
 from swarmq.memory.knowledge.batch import AddBatch, AddResult
 from swarmq.memory.knowledge.folding import FoldedLease, unconfirmed
 from swarmq.memory.knowledge.loaded import LoadedFile
 from swarmq.memory.knowledge.prepare import prepare
 from swarmq.memory.knowledge.reinforcement import NewLesson
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.tierfile import TierFile

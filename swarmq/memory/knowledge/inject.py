@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarmq.memory.atomic import append_lines
+from swarmq.storage.atomic import append_lines
 from swarmq.memory.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.query import QueryContext, Ranked, search

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from swarmq.memory.atomic import write_json_atomic
+from swarmq.storage.atomic import write_json_atomic
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.files import SWEEP_STATE_FILE
 from swarmq.memory.knowledge.model import Entry, Status

@@ -6,7 +6,7 @@ both parse through this one function.
 
 from __future__ import annotations
 
-from swarmq.memory.jsonl import BOM, CorruptLine
+from swarmq.storage.jsonl import BOM, CorruptLine
 from swarmq.memory.knowledge.model import Entry, EntryShapeError
 from swarmq.memory.knowledge.serialize import loads_js
 

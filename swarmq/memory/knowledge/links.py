@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_lines, write_json_atomic
+from swarmq.storage.atomic import append_lines, write_json_atomic
 from swarmq.memory.knowledge.files import LINK_FILE, TierFiles
 from swarmq.memory.knowledge.model import Entry, v1_outcomes
 from swarmq.memory.knowledge.project import KnowledgeStore, read_link
 from swarmq.memory.knowledge.serialize import dumps_js
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.jsonl import CorruptLine
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.jsonl import CorruptLine
 from swarmq.memory.knowledge.lineparse import parse_line
 from swarmq.memory.knowledge.model import Entry
 

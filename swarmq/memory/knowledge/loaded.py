@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from swarmq.memory.jsonl import CorruptLine
+from swarmq.storage.jsonl import CorruptLine
 from swarmq.memory.knowledge.lineparse import parse_line
 from swarmq.memory.knowledge.model import Entry
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from swarmq.memory.atomic import write_json_atomic
+from swarmq.storage.atomic import write_json_atomic
 from swarmq.memory.knowledge.files import MIGRATION_SENTINEL
 from swarmq.memory.knowledge.project import KnowledgeStore
 from swarmq.memory.knowledge.reinforcement import NewLesson

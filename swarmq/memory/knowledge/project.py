@@ -13,8 +13,8 @@ from swarmq.memory.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.memory.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.memory.knowledge.reinforcement import NewLesson
 from swarmq.memory.knowledge.store import AddResult, TierStore
-from swarmq.memory.locking import StoreLocks
-from swarmq.memory.paths import UnsafePathError, check_id
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.paths import UnsafePathError, check_id
 
 
 class KnowledgeSettings(Protocol):

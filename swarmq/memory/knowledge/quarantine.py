@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.memory.atomic import append_lines, write_atomic
-from swarmq.memory.jsonl import quarantine_corrupt
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.jsonl import quarantine_corrupt
 from swarmq.memory.knowledge.errors import EntryNotFound, RestoreRefused
 from swarmq.memory.knowledge.model import (
     ACTIVE_STATUSES,

@@ -24,10 +24,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from swarmq.memory.atomic import append_lines
+from swarmq.storage.atomic import append_lines
 from swarmq.memory.knowledge.errors import ReceiptChainBroken
 from swarmq.memory.knowledge.serialize import dumps_js, iso_now, loads_js, parse_iso
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.locking import StoreLocks, file_resource
 
 GENESIS = "GENESIS"
 Outcome = Literal["applied", "n_a", "ignored", "contradicted", "violated"]

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from swarmq.memory.clock import iso
+from swarmq.storage.clock import iso
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

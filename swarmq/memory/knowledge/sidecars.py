@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_lines
-from swarmq.memory.jsonl import JsonlLine, read_jsonl, rewrite_jsonl
+from swarmq.storage.atomic import append_lines
+from swarmq.storage.jsonl import JsonlLine, read_jsonl, rewrite_jsonl
 from swarmq.memory.knowledge.serialize import dumps_js
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 
 def rejected_record(entry_id: str, lesson: str, reason: str, layer: int, at: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from swarmq.memory.knowledge.reinforcement import (
 )
 from swarmq.memory.knowledge.tierfile import TierFile
 from swarmq.memory.knowledge.transaction import Transaction, id_of
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 __all__ = ["AddOutcome", "AddResult", "ReinforceResult", "TierStore"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from swarmq.memory.atomic import append_lines, write_atomic
-from swarmq.memory.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.memory.knowledge.config import KnowledgeConfig
 from swarmq.memory.knowledge.contradiction import ContradictionIndex
 from swarmq.memory.knowledge.dedup import BigramIndex
@@ -29,7 +29,7 @@ from swarmq.memory.knowledge.loaded import loaded
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.serialize import dumps_js, iso_now
 from swarmq.memory.knowledge.sidecars import append_capped, evicted_record
-from swarmq.memory.locking import Lease, StoreLocks
+from swarmq.storage.locking import Lease, StoreLocks
 
 
 @dataclass(frozen=True, slots=True)

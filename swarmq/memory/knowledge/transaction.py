@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from swarmq.memory.knowledge.errors import EntryNotFound, InvalidEntry, RevisionConflict
 from swarmq.memory.knowledge.model import Entry, Status
 from swarmq.memory.knowledge.validation import validate_directive_fields
-from swarmq.memory.locking import Lease
+from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.tierfile import TierFile

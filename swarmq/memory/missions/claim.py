@@ -32,7 +32,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from swarmq.memory.clock import iso
+from swarmq.storage.clock import iso
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.missions.context import in_background
 from swarmq.memory.missions.history import read_beat, write_beat
@@ -41,7 +41,7 @@ from swarmq.memory.missions.recovery import heartbeat_age
 from swarmq.memory.missions.runner import kill_group
 from swarmq.memory.missions.settings import RunnerSettings
 from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
-from swarmq.memory.procs import pid_alive
+from swarmq.storage.procs import pid_alive
 
 S = MissionState
 SKIPPED = "skipped"

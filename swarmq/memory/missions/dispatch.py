@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 from swarmq.errors import Conflict, InvalidInput
-from swarmq.memory.clock import iso
+from swarmq.storage.clock import iso
 from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
 from swarmq.memory.missions.routing import Route, Target
 from swarmq.memory.missions.states import (
@@ -21,7 +21,7 @@ from swarmq.memory.missions.states import (
     MissionState,
     TransitionError,
 )
-from swarmq.memory.paths import check_id
+from swarmq.storage.paths import check_id
 
 MAX_OBJECTIVE_CHARS = 100_000
 MAX_TITLE_CHARS = 200

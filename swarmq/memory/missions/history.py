@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.errors import Unavailable
-from swarmq.memory.atomic import append_lines, write_atomic, write_json_atomic
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.paths import check_id, resolve_inside
+from swarmq.storage.atomic import append_lines, write_atomic, write_json_atomic
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.storage.paths import check_id, resolve_inside
 
 INDEX_FILE = "missions-index.jsonl"
 KEYS_DIR = "mission-keys"

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from swarmq.errors import NotFound, Unavailable
-from swarmq.memory.atomic import fsync_dir, write_atomic
-from swarmq.memory.clock import iso, parse_iso, utc_now
-from swarmq.memory.locking import StoreLocks, confirm_by_release, file_resource
+from swarmq.storage.atomic import fsync_dir, write_atomic
+from swarmq.storage.clock import iso, parse_iso, utc_now
+from swarmq.storage.locking import StoreLocks, confirm_by_release, file_resource
 from swarmq.memory.missions.config import MissionsConfig
 from swarmq.memory.missions.history import MissionHistory, request_stop
 from swarmq.memory.missions.states import (
@@ -35,7 +35,7 @@ from swarmq.memory.missions.states import (
     MissionState,
     check_transition,
 )
-from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
+from swarmq.storage.paths import UnsafePathError, check_id, resolve_inside
 
 
 class LedgerSettings(Protocol):

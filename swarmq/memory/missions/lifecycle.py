@@ -25,9 +25,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import LockError, StoreLocks
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import LockError, StoreLocks
 from swarmq.memory.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
 from swarmq.memory.missions.context import (
     KnowledgeProvider,

@@ -3,8 +3,8 @@ and how an assignment that will never run is settled."""
 
 from __future__ import annotations
 
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.missions.history import clear_beat
 from swarmq.memory.missions.ledger import Ledger, Mission
 from swarmq.memory.missions.recorder import RunRecorder

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from swarmq.memory.locking import StoreLocks
+from swarmq.storage.locking import StoreLocks
 from swarmq.memory.missions.markers import Marker, MarkerKind, MarkerStream
 from swarmq.memory.missions.states import MissionState
 from swarmq.memory.profiles.episodes import append_episode

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.clock import parse_iso, utc_now
+from swarmq.storage.clock import parse_iso, utc_now
 from swarmq.memory.missions.history import read_beat
 from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission
 from swarmq.memory.missions.states import MissionState

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from swarmq.memory.clock import iso
+from swarmq.storage.clock import iso
 
 PLACEHOLDERS = ("{prompt}", "{prompt_file}", "{worker_id}", "{mission_id}", "{assignment_id}")
 

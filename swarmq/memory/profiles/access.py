@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.errors import InvalidInput, NotFound
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.paths import (
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.storage.paths import (
     UnsafePathError,
     check_date,
     check_id,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import write_atomic, write_json_atomic
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.atomic import write_atomic, write_json_atomic
+from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.profiles.layout import MISSION_FILES, ProfileLayout
 
 

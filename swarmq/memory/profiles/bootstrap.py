@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from swarmq.memory.atomic import write_atomic, write_json_atomic
-from swarmq.memory.locking import Lease, LocalLocks, StoreLocks, file_resource
+from swarmq.storage.atomic import write_atomic, write_json_atomic
+from swarmq.storage.locking import Lease, LocalLocks, StoreLocks, file_resource
 from swarmq.memory.profiles.layout import PROFILE_FILES, ProfileLayout
 from swarmq.memory.profiles.runtime import ensure_runtime
 from swarmq.memory.profiles.templates import render

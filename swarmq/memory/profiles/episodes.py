@@ -6,8 +6,8 @@ event (a redelivered mission) never writes the same entry twice.
 
 from __future__ import annotations
 
-from swarmq.memory.atomic import append_lines
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.atomic import append_lines
+from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.profiles.events import MissionEvent
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.memory.profiles.templates import render

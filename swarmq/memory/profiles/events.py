@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl
-from swarmq.memory.clock import iso
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.clock import iso
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.profiles.layout import ProfileLayout
 
 

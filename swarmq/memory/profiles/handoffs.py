@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from swarmq.memory.atomic import write_atomic
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.memory.profiles.markdown import Document
 from swarmq.memory.profiles.templates import render

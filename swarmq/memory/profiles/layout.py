@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmq.errors import InvalidInput
-from swarmq.memory.paths import check_date, check_id, resolve_inside
+from swarmq.storage.paths import check_date, check_id, resolve_inside
 
 PROFILE_FILES: tuple[str, ...] = ("MEMORY.md", "IDENTITY.md", "SOUL.md")
 """The curated files created from templates, in the order a worker loads them."""

@@ -11,10 +11,10 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import write_json_atomic
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.paths import check_id, resolve_inside
+from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.storage.paths import check_id, resolve_inside
 from swarmq.memory.profiles.layout import RUNTIME_FILE, ProfileLayout
 
 IDLE = "idle"

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from swarmq.memory.atomic import write_atomic
+from swarmq.storage.atomic import write_atomic
 from swarmq.memory.knowledge.errors import EntryNotFound
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.quota_file import now_iso
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.coord.quota_file import now_iso
 from swarmq.memory.skills.evals import Evaluation, evaluate, load_eval_set
 from swarmq.memory.skills.grouping import (
     DEFAULT_SIMILARITY,

@@ -28,8 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import write_atomic, write_json_atomic
-from swarmq.memory.clock import iso
+from swarmq.storage.atomic import write_atomic, write_json_atomic
+from swarmq.storage.clock import iso
 from swarmq.memory.completion import (
     NO_PROVIDER,
     Completer,
@@ -41,7 +41,7 @@ from swarmq.memory.completion import (
     QuotaRefused,
     fit_lines,
 )
-from swarmq.memory.locking import StoreLocks, file_resource
+from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.replies import placeholder, repetition, unknown_ids
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.config import SkillImproverConfig

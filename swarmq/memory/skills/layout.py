@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmq.memory.paths import UnsafePathError, resolve_inside
+from swarmq.storage.paths import UnsafePathError, resolve_inside
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 GENERATED_PREFIX = ".opencode/skills/generated/"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.jsonl import JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
-from swarmq.memory.locking import StoreLocks, file_resource
-from swarmq.memory.quota_file import now_iso
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
+from swarmq.storage.locking import StoreLocks, file_resource
+from swarmq.coord.quota_file import now_iso
 from swarmq.memory.skills.evals import Evaluation
 
 MAX_REJECTED_EDITS = 200

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 
 def entry(entry_id: str, lesson: str, *, created: str = "2026-01-01T00:00:00.000Z",

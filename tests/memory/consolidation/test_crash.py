@@ -15,7 +15,7 @@ from swarmq.memory.consolidation.knowledge import CRASH_ENV, consolidate_tier, e
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.consolidation.learnings import events_path as learnings_events
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.consolidation.support import entry, learning_md, open_store, write_store
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,7 +35,7 @@ from pathlib import Path
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 root = Path(sys.argv[1])
 consolidate_learnings(AgentsLayout(root / ".agents"), LocalLocks(root / "locks"),
                       ConsolidationConfig(), scope="learnings")

@@ -8,7 +8,7 @@ from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.flywheel.artifacts import read_learning
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.consolidation.support import learning_md
 
 BODY = "Retry the flaky playwright login test once with a fresh browser context before failing the build"

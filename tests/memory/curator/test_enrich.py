@@ -17,7 +17,7 @@ from swarmq.llm.ledger import LLMLedger
 from swarmq.memory.curator.enrich import Enricher, EnrichmentReport
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, hang, ok, wait
 from tests.memory.skills.factory import entry, lines, swarm_store, write_store

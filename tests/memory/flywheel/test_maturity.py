@@ -14,7 +14,7 @@ from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.flywheel.maturity import check_transition, decay_text, decayed_confidence
 from swarmq.memory.flywheel.model import MATURITY_TRANSITIONS, Maturity
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 P, C, E, A = "provisional", "candidate", "established", "anti-pattern"
 

@@ -27,7 +27,7 @@ from swarmq.memory.flywheel.signals import (
     velocity_trend,
 )
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 NOW = datetime(2026, 4, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from swarmq.memory.flywheel.pool import Pool, PoolError
 from swarmq.memory.flywheel.promoted import PromotedIndex
 from swarmq.memory.flywheel.promotion import promote
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 PENDING = """---
 date: 2026-03-01

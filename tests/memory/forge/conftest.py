@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from swarmq.memory.flywheel.sessions import Problems, all_sessions, queued_snipp
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge.agentops_queue import close_loop_with_queue, forge_queue
 from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 TRANSCRIPT = "/home/dev/.claude/projects/-home-dev-svc/5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f.jsonl"
 

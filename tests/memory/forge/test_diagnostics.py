@@ -13,7 +13,7 @@ import pytest
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, classify, forge_transcript
 from swarmq.memory.forge.templates import coded_diagnostics, is_pasted_log
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession
 
 _RUST_LOG = (

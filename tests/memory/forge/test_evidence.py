@@ -16,7 +16,7 @@ from swarmq.memory.forge.calls import error_excerpt
 from swarmq.memory.forge.chatter import is_noise
 from swarmq.memory.forge.reports import for_the_task, opens_report
 from swarmq.memory.forge.templates import is_pasted_document, is_pasted_log
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession
 
 

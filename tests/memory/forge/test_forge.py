@@ -9,7 +9,7 @@ from swarmq.memory.flywheel.pending import file_date, parse_learning_blocks
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, forge_transcript
 from swarmq.memory.forge.extract import forged_hashes
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"

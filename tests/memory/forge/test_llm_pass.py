@@ -17,7 +17,7 @@ from swarmq.llm.metered import MeteredCompleter
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, ForgeLLMConfig, forge_transcript
 from swarmq.memory.forge.llm import looping
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, ok, running_llm_server
 from tests.memory.forge.sessions import ClaudeSession

@@ -11,7 +11,7 @@ from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import classify, forge_transcript
 from swarmq.memory.forge.extract import passages_path
 from swarmq.memory.forge.reports import is_change_report, standing_note
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession
 
 RULE = (

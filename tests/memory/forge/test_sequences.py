@@ -9,7 +9,7 @@ import pytest
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, forge_transcript
 from swarmq.memory.forge.sequences import error_excerpt, summarise_call
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession, codex_old_rollout
 
 

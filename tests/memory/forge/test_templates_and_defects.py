@@ -12,7 +12,7 @@ from swarmq.memory.forge import classify, forge_transcript
 from swarmq.memory.forge.extract import EMPTY_HASH, forged_hashes, passages_path
 from swarmq.memory.forge.pending_file import title_of
 from swarmq.memory.forge.templates import strip_front_matter
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.forge.sessions import ClaudeSession
 
 LESSON = "We decided to keep Redis as the broker because RabbitMQ lost acks during the `deploy.sh` restarts."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 
 class Clock:

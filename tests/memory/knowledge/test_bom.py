@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from swarmq.memory.jsonl import BOM, read_jsonl, rewrite_jsonl
+from swarmq.storage.jsonl import BOM, read_jsonl, rewrite_jsonl
 from swarmq.memory.knowledge import KnowledgeStore, NewLesson
 
 

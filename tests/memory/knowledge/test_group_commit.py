@@ -12,7 +12,7 @@ from pathlib import Path
 from swarmq.memory.knowledge import KnowledgeStore, NewLesson
 from swarmq.memory.knowledge.group import group_for
 from swarmq.memory.knowledge.loaded import forget
-from swarmq.memory.locking import FencedOff, Lease, LocalLocks
+from swarmq.storage.locking import FencedOff, Lease, LocalLocks
 
 TOPICS = ["pytest", "docker", "postgres", "redis", "celery", "ruff", "mypy", "vite", "nginx"]
 VERBS = ["pin", "cache", "retry", "lock", "flush", "validate", "profile", "restart"]

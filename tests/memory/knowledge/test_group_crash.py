@@ -17,7 +17,7 @@ WRITER = textwrap.dedent(
     import sys, threading
     from pathlib import Path
     from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
-    from swarmq.memory.locking import LocalLocks
+    from swarmq.storage.locking import LocalLocks
 
     root, run = Path(sys.argv[1]), int(sys.argv[2])
     knowledge = KnowledgeStore(root / ".swarm", locks=LocalLocks(root / "locks"),

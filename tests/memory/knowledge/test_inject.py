@@ -125,7 +125,7 @@ def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
 
 def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from swarmq.memory.knowledge.directives import directives_block
-    from swarmq.memory.locking import LocalLocks
+    from swarmq.storage.locking import LocalLocks
     from swarmq.roster.loader import load_roster
     from tests.support import write_roster
 
@@ -145,7 +145,7 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
     """A mission shows the block before its agent starts and records it after: the build is a
     pure read, and the later record is what inject() would have written."""
     from swarmq.memory.knowledge.directives import prepare_directives
-    from swarmq.memory.locking import LocalLocks
+    from swarmq.storage.locking import LocalLocks
     from swarmq.roster.loader import load_roster
     from tests.support import write_roster
 

@@ -13,7 +13,7 @@ from swarmq.memory.knowledge.files import SWEEP_STATE_FILE
 from swarmq.memory.knowledge.hive import check_hive_promotions, promote_from_swarm, promote_lesson
 from swarmq.memory.knowledge.maintenance import audit, sweep
 from swarmq.memory.knowledge.sidecars import values
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from tests.memory.knowledge.conftest import Clock
 
 LESSON = "Run the python test suite before pushing to the main branch"

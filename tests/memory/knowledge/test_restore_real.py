@@ -10,7 +10,7 @@ import pytest
 
 from swarmq.memory.knowledge import KnowledgeStore
 from swarmq.memory.knowledge.loaded import LoadedFile
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 STORES = sorted((Path(__file__).resolve().parents[3] / "eval" / "knowledge" / "stores").glob("*.jsonl"))
 

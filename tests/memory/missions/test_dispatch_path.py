@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmq.memory.locking import LocalLocks, file_resource
+from swarmq.storage.locking import LocalLocks, file_resource
 from swarmq.memory.missions.dispatch import MissionSpec, create_mission
 from swarmq.memory.missions.history import read_beat
 from swarmq.memory.missions.ledger import Ledger, Mission

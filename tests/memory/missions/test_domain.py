@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.missions.context import MissionContext, render_prompt
 from swarmq.memory.missions.dispatch import (
     MissionSpec,

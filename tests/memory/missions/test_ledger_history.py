@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from swarmq.client import MissionClient
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.missions.dispatch import (
     MissionSpec,
     cancel_mission,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.locking import CommitUnconfirmed, LocalLocks, file_resource
+from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
 from swarmq.memory.missions.dispatch import (
     Committed,
     MissionConflict,
@@ -19,7 +19,7 @@ from swarmq.memory.missions.dispatch import (
 from swarmq.memory.missions.ledger import Ledger, LedgerDoc, Mission
 from swarmq.memory.missions.lifecycle import MissionRunner
 from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.procs import pid_alive
+from swarmq.storage.procs import pid_alive
 from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.roster.schema import Roster
 from tests.memory.missions.test_dispatch_overlap import LapsingLedgerLocks

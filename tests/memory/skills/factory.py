@@ -8,7 +8,7 @@ from typing import Any
 
 from swarmq.memory.knowledge.files import TierFiles
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 
 AT = "2026-05-01T10:00:00.000Z"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.layout import SkillLayout, UnsafeSkillPath
 from swarmq.memory.skills.rejected import RejectedEdits

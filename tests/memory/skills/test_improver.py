@@ -12,7 +12,7 @@ import redis
 
 from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
-from swarmq.memory.locking import LocalLocks
+from swarmq.storage.locking import LocalLocks
 from swarmq.memory.skills.compiler import SkillCompiler
 from swarmq.memory.skills.config import SkillImproverConfig
 from swarmq.memory.skills.improver import SECTIONS, SkillImprover

@@ -5,12 +5,12 @@ reader sees the old file or the new one, never a mix. JSONL lines are appended w
 ``write`` + fsync, so a crash can at worst leave one torn last line, which readers quarantine
 (never a half-merged pair of lines).
 
-When a :class:`~swarmq.memory.locking.Lease` is given, the commit step runs under a short
+When a :class:`~swarmq.storage.locking.Lease` is given, the commit step runs under a short
 same-host file lock and checks the fencing token recorded beside the file
 (``<dir>/.swarmq/<name>.fence``): a holder whose lease lapsed is refused with
-:class:`~swarmq.memory.locking.FencedOff` and its temp file is removed. After the rename the
+:class:`~swarmq.storage.locking.FencedOff` and its temp file is removed. After the rename the
 lease is confirmed once more: a holder that stalled between check and rename past its lease
-gets :class:`~swarmq.memory.locking.CommitUnconfirmed`, never a silent success.
+gets :class:`~swarmq.storage.locking.CommitUnconfirmed`, never a silent success.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import filelock
 
-from swarmq.memory.change_journal import note_written
-from swarmq.memory.locking import FencedOff, Lease
+from swarmq.storage.change_journal import note_written
+from swarmq.storage.locking import FencedOff, Lease
 
 SIDE_DIR = ".swarmq"
 """Hidden directory beside canonical files for their commit locks and fence records."""

@@ -2,7 +2,7 @@
 
 A *store lock* serialises read-modify-write cycles on one canonical file or store. Holding it
 yields a :class:`Lease` whose fencing token is checked right before every replace or append
-(see :mod:`swarmq.memory.atomic`): a holder whose lease lapsed while it was stalled is refused
+(see :mod:`swarmq.storage.atomic`): a holder whose lease lapsed while it was stalled is refused
 instead of overwriting a newer write. Workers pass the Redis-backed implementation from
 ``swarmq.coord.locks``; tests and single-host tools use :class:`LocalLocks`.
 """
@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 import filelock
 
 from swarmq.errors import Conflict, Unavailable
-from swarmq.memory.workspace_id import lock_name
+from swarmq.storage.workspace_id import lock_name
 
 
 class LockError(Unavailable, RuntimeError):
@@ -108,7 +108,7 @@ class StoreLocks(Protocol):
 
 def file_resource(path: Path | str) -> str:
     """The lock name of a canonical file or store directory: every writer of it, on every host,
-    derives the same one (from the workspace id, see :mod:`swarmq.memory.workspace_id`)."""
+    derives the same one (from the workspace id, see :mod:`swarmq.storage.workspace_id`)."""
     return lock_name(path)
 
 

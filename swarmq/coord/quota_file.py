@@ -20,8 +20,8 @@ from typing import Any
 
 import filelock
 
-from swarmq.memory.atomic import side_path, write_atomic
-from swarmq.memory.clock import iso
+from swarmq.storage.atomic import side_path, write_atomic
+from swarmq.storage.clock import iso
 from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 
 QUOTA_FILES = {

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.atomic import append_jsonl, write_atomic
-from swarmq.memory.clock import iso
-from swarmq.memory.locking import Lease
+from swarmq.storage.atomic import append_jsonl, write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import Lease
 
 BOM = b"\xef\xbb\xbf"
 

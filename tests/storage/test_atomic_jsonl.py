@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.atomic import append_jsonl, append_lines, read_fence, write_atomic
-from swarmq.memory.jsonl import (
+from swarmq.storage.atomic import append_jsonl, append_lines, read_fence, write_atomic
+from swarmq.storage.jsonl import (
     CorruptLine,
     JsonlLine,
     corrupt_path,
@@ -18,8 +18,8 @@ from swarmq.memory.jsonl import (
     read_jsonl,
     rewrite_jsonl,
 )
-from swarmq.memory.locking import FencedOff, LocalLocks
-from swarmq.memory.paths import UnsafePathError, check_id, resolve_inside
+from swarmq.storage.locking import FencedOff, LocalLocks
+from swarmq.storage.paths import UnsafePathError, check_id, resolve_inside
 
 
 def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> None:
@@ -218,8 +218,8 @@ def test_a_commit_lock_held_across_commits_still_excludes_other_threads(tmp_path
     """commit_locked lets its own thread's commits skip re-taking the lock, nobody else's."""
     import threading
 
-    from swarmq.memory.atomic import commit_locked
-    from swarmq.memory.locking import LocalLease
+    from swarmq.storage.atomic import commit_locked
+    from swarmq.storage.locking import LocalLease
 
     path = tmp_path / "store.jsonl"
     locks = LocalLocks(tmp_path / "locks")
