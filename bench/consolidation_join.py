@@ -9,7 +9,7 @@ peak RSS is the whole join's (interpreter and lessons included); the time is the
 (scipy sparse products over the reference's string token sets): every pair at 5k and 20k, and
 every pair of ``--sample`` random lessons at 100k (a row-exact check, since the full pairwise
 answer at 100k is what takes hours). The baseline is the naive pairwise scan
-(:func:`swarmq.memory.similarity.brute.pairwise_join`: each lesson tokenised once, then Python
+(:func:`swarmq.similarity.brute.pairwise_join`: each lesson tokenised once, then Python
 set Jaccard for every pair), measured at ``--naive-size`` in this run and extrapolated by the
 pair count. The reference implementations are slower still: they re-normalise the stored
 lesson for every comparison; that per-pair cost is measured on a sample and reported too.
@@ -32,10 +32,10 @@ from rich.table import Table
 
 from bench.common import save
 from bench.lesson_corpus import generate
-from swarmq.memory.similarity.brute import pairwise_join, token_set
-from swarmq.memory.similarity.join import JoinStats, similarity_join
-from swarmq.memory.similarity.sets import Measure, encode
-from swarmq.memory.similarity.text import bigram_jaccard, jaccard, word_tokens
+from swarmq.similarity.brute import pairwise_join, token_set
+from swarmq.similarity.join import JoinStats, similarity_join
+from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.text import bigram_jaccard, jaccard, word_tokens
 
 PairSet = set[tuple[int, int]]
 console = Console(width=180)

@@ -29,7 +29,7 @@ from swarmq.memory.knowledge.validation import (
     validate_directive_fields,
 )
 from swarmq.storage.locking import LocalLocks, StoreLocks
-from swarmq.memory.similarity.text import jaccard, word_bigrams
+from swarmq.similarity.text import jaccard, word_bigrams
 from swarmq.storage.workspace_id import ensure_root_id
 
 

@@ -37,7 +37,7 @@ from swarmq.memory.knowledge.ranking import static_breakdown
 from swarmq.memory.knowledge.reinforcement import new_entry
 from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.similarity.text import word_tokens
+from swarmq.similarity.text import word_tokens
 
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
 TOOLS = ["bash", "task", "save_plan", "edit", "write", "read", "grep", "update_task_status"]

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from swarmq.memory.knowledge.config import ValidationMode
-from swarmq.memory.similarity.measure import Measure
+from swarmq.similarity.measure import Measure
 
 
 class EmptyLessons(StrEnum):

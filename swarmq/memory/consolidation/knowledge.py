@@ -45,8 +45,8 @@ from swarmq.memory.knowledge.serialize import iso_now
 from swarmq.memory.knowledge.store import TierStore
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.storage.locking import Lease
-from swarmq.memory.similarity.sets import Measure
-from swarmq.memory.similarity.text import normalize_opencode
+from swarmq.similarity.sets import Measure
+from swarmq.similarity.text import normalize_opencode
 
 CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
 """Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""

@@ -23,7 +23,7 @@ from swarmq.memory.knowledge.model import DIRECTIVE_LIST_FIELDS, Entry, Status
 from swarmq.memory.knowledge.quarantine import PRE_ARCHIVE_KEY
 from swarmq.memory.knowledge.reinforcement import compute_confidence
 from swarmq.memory.knowledge.validation import check_safety, check_structure, is_vague
-from swarmq.memory.similarity.text import word_tokens
+from swarmq.similarity.text import word_tokens
 
 SUPERSEDED_BY = "superseded_by"
 SUPERSEDES = "supersedes"

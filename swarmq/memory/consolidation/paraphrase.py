@@ -1,7 +1,7 @@
 """Paraphrased duplicates: same rule, different words.
 
 Candidates come from the exact similarity join over each lesson's normalised *terms*
-(:mod:`swarmq.memory.similarity.normalize`) at ``paraphrase_candidate_threshold``; each candidate
+(:mod:`swarmq.similarity.normalize`) at ``paraphrase_candidate_threshold``; each candidate
 is scored by the IDF-weighted cosine of its two term sets (IDF over the entries being
 consolidated, so a word every lesson uses counts for little), computed for all candidates at
 once in numpy. Templated entries and pairs the planner may not touch (different projects, kept
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from swarmq.memory.similarity.join import similarity_join, weighted_overlaps
-from swarmq.memory.similarity.normalize import term_text
-from swarmq.memory.similarity.sets import Measure, TokenSets, encode
+from swarmq.similarity.join import similarity_join, weighted_overlaps
+from swarmq.similarity.normalize import term_text
+from swarmq.similarity.sets import Measure, TokenSets, encode
 
 if TYPE_CHECKING:
     from swarmq.memory.consolidation.config import ConsolidationConfig

@@ -49,9 +49,9 @@ from swarmq.memory.consolidation.items import (
     stronger,
 )
 from swarmq.memory.consolidation.paraphrase import Paraphrases
-from swarmq.memory.similarity.join import join_texts, similarity_join
-from swarmq.memory.similarity.sets import Measure, encode
-from swarmq.memory.similarity.text import bigram_jaccard
+from swarmq.similarity.join import join_texts, similarity_join
+from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.text import bigram_jaccard
 
 _SPACES = re.compile(r"\s+")
 

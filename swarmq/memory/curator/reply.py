@@ -23,7 +23,7 @@ from swarmq.memory.completion import Message
 from swarmq.memory.knowledge.model import Entry
 from swarmq.memory.knowledge.validation import INVISIBLE, validate_directive_fields
 from swarmq.memory.replies import placeholder, repetition
-from swarmq.memory.similarity.normalize import terms
+from swarmq.similarity.normalize import terms
 from swarmq.memory.skills.layout import GENERATED_PREFIX
 
 DIRECTIVE_FIELDS: tuple[str, ...] = (

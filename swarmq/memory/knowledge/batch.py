@@ -16,7 +16,7 @@ from swarmq.memory.knowledge.sidecars import rejected_record
 from swarmq.memory.knowledge.transaction import Transaction
 from swarmq.memory.knowledge.validation import REASON_CONTRADICTION, ValidationResult
 from swarmq.storage.locking import Lease
-from swarmq.memory.similarity.text import jaccard
+from swarmq.similarity.text import jaccard
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.tierfile import TierFile

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from swarmq.memory.knowledge.config import ValidationMode
 from swarmq.memory.knowledge.tags import infer_tags
-from swarmq.memory.similarity.text import normalize_opencode
+from swarmq.similarity.text import normalize_opencode
 
 NEGATION_PAIRS: tuple[tuple[str, str], ...] = (
     ("always", "never"),

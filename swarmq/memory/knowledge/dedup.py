@@ -16,7 +16,7 @@ import struct
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from swarmq.memory.similarity.text import jaccard, word_bigrams
+from swarmq.similarity.text import jaccard, word_bigrams
 
 cached_bigrams = lru_cache(maxsize=4096)(word_bigrams)
 """``word_bigrams`` remembered for recent lessons: an add tokenises its lesson to look for a

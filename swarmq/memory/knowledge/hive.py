@@ -121,7 +121,7 @@ def check_hive_promotions(knowledge: KnowledgeStore, *, now: datetime | None = N
 
 
 def _similar(store: TierStore, a: str, b: str) -> bool:
-    from swarmq.memory.similarity.text import bigram_jaccard
+    from swarmq.similarity.text import bigram_jaccard
 
     return bigram_jaccard(a, b) >= store.config.dedup_threshold
 

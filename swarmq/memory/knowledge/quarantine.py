@@ -33,7 +33,7 @@ from swarmq.memory.knowledge.model import (
 from swarmq.memory.knowledge.serialize import dumps_js
 from swarmq.memory.knowledge.sidecars import rejected_record, remove_lines, values
 from swarmq.memory.knowledge.validation import ValidationResult, validate_lesson
-from swarmq.memory.similarity.text import normalize_opencode
+from swarmq.similarity.text import normalize_opencode
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.tierfile import TierFile

@@ -27,7 +27,7 @@ from swarmq.memory.knowledge.indexes import mirror_index
 from swarmq.memory.knowledge.model import Entry, RetrievalMode
 from swarmq.memory.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.similarity.normalize import terms
+from swarmq.similarity.normalize import terms
 
 if TYPE_CHECKING:
     from swarmq.memory.knowledge.project import KnowledgeStore

@@ -3,7 +3,7 @@
 Two ways, as in opencode-swarm: a caller that names source ids gets exactly one cluster of
 those entries (their choice, the readiness gate is not re-applied); discovery groups mature
 entries greedily by similarity: an entry joins the best cluster whose tag-set Jaccard or
-lesson word-bigram Jaccard (:mod:`swarmq.memory.similarity.text`) reaches the threshold.
+lesson word-bigram Jaccard (:mod:`swarmq.similarity.text`) reaches the threshold.
 Clusters of one survive only when singleton-eligible.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from swarmq.memory.similarity.text import jaccard, word_bigrams
+from swarmq.similarity.text import jaccard, word_bigrams
 from swarmq.memory.skills.layout import SLUG_PATTERN, slugify
 from swarmq.memory.skills.readiness import singleton_eligible
 

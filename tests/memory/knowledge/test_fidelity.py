@@ -175,6 +175,6 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
         index = knowledge.swarm.dedup
         for slot, entry in knowledge.swarm.mirror.items():
             assert index.bigrams(slot) == __import__(
-                "swarmq.memory.similarity.text", fromlist=["word_bigrams"]).word_bigrams(entry.lesson)
+                "swarmq.similarity.text", fromlist=["word_bigrams"]).word_bigrams(entry.lesson)
         if torn:
             path.write_bytes(("\n".join(lines) + "\n").encode())

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from swarmq.memory.knowledge import KnowledgeStore, QueryContext, inject, search
 from swarmq.memory.knowledge.sidecars import values
-from swarmq.memory.similarity.normalize import terms
+from swarmq.similarity.normalize import terms
 from tests.memory.knowledge.test_inject import CRITICAL
 
 LESSONS = (

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarmq.memory.similarity.brute import pairwise_join, token_set
-from swarmq.memory.similarity.join import JoinResult, join_texts
-from swarmq.memory.similarity.sets import Measure, encode
+from swarmq.similarity.brute import pairwise_join, token_set
+from swarmq.similarity.join import JoinResult, join_texts
+from swarmq.similarity.sets import Measure, encode
 
 MEASURES = list(Measure)
 THRESHOLDS = [0.05, 0.3, 1 / 3, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.85, 0.9, 1.0]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmq.memory.similarity.sets import Measure
-from swarmq.memory.similarity.text import jaccard, word_bigrams, word_tokens
+from swarmq.similarity.sets import Measure
+from swarmq.similarity.text import jaccard, word_bigrams, word_tokens
 
 
 def token_set(text: str, measure: Measure | str) -> frozenset[str]:

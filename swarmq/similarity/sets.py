@@ -1,7 +1,7 @@
 """Lessons as integer token sets, the input of the similarity join.
 
 Each lesson becomes the *set* of its tokens under one :class:`Measure` (exactly the sets of
-:mod:`swarmq.memory.similarity.text`), encoded as integer token ids that are ranked by ascending
+:mod:`swarmq.similarity.text`), encoded as integer token ids that are ranked by ascending
 document frequency: the rarest token gets rank 0. A set is stored sorted by rank, so its first
 tokens are its most selective ones, which is what prefix filtering needs. All sets live in two
 flat numpy arrays (``tokens`` and ``offsets``, CSR style), so the join never touches a Python
@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 # Measure lived here; it moved so the roster's settings can name one without numpy.
-from swarmq.memory.similarity.measure import Measure as Measure
+from swarmq.similarity.measure import Measure as Measure
 
 IntArray = npt.NDArray[np.int64]
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from swarmq.memory.consolidation.paraphrase import idf_weights
-from swarmq.memory.similarity.join import weighted_overlaps
-from swarmq.memory.similarity.normalize import STOP_WORDS, term_text, terms
-from swarmq.memory.similarity.sets import Measure, encode
+from swarmq.similarity.join import weighted_overlaps
+from swarmq.similarity.normalize import STOP_WORDS, term_text, terms
+from swarmq.similarity.sets import Measure, encode
 
 
 @pytest.mark.parametrize(("text", "expected"), [
