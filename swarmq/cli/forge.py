@@ -25,7 +25,7 @@ from swarmq.memory.flywheel.lookup import lookup as run_lookup
 from swarmq.memory.flywheel.sessions import session_transcripts
 from swarmq.memory.forge.extract import ForgeResult, forge_transcript
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.transcripts import TranscriptFormatError
+from swarmq.transcripts import TranscriptFormatError
 from swarmq.roster.schema import Roster
 from swarmq.wiring.flywheel import forge_completer, layout_for
 from swarmq.wiring.llm import CompleterChoice

@@ -27,7 +27,7 @@ from swarmq.memory.forge.classifier import classify
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import minable
 from swarmq.memory.forge.passages import passages
-from swarmq.memory.transcripts import MINABLE_KINDS, Message, open_transcript
+from swarmq.transcripts import MINABLE_KINDS, Message, open_transcript
 
 STAGES = ("kept", "below-threshold", "passage", "message", "tool/other", "nowhere")
 

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from swarmq.memory.transcripts.values import compact
+from swarmq.transcripts.values import compact
 
 MAX_EVIDENCE = 220
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")

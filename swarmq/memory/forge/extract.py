@@ -49,7 +49,7 @@ from swarmq.memory.forge.templates import (
     strip_front_matter,
 )
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.transcripts import (
+from swarmq.transcripts import (
     MINABLE_KINDS,
     Message,
     MessageKind,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Unpack
 
-from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.memory.transcripts.model import (
+from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
+from swarmq.transcripts.model import (
     Message,
     MessageKind,
     ReadOptions,
@@ -23,7 +23,7 @@ from swarmq.memory.transcripts.model import (
     ToolSink,
     TranscriptFormat,
 )
-from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
+from swarmq.transcripts.values import clip, compact, reports_failure, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 BOOKKEEPING_TYPES = frozenset(

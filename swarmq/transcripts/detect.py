@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.transcripts.model import TranscriptFormat
+from swarmq.transcripts.model import TranscriptFormat
 
 SNIFF_LINES = 32
 SNIFF_BYTES = 1024 * 1024

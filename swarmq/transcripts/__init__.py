@@ -1,7 +1,7 @@
 """Streaming readers for agent transcripts: Claude Code, Codex (rollouts and history), Markdown."""
 
-from swarmq.memory.transcripts.detect import TranscriptFormatError, detect_format
-from swarmq.memory.transcripts.model import (
+from swarmq.transcripts.detect import TranscriptFormatError, detect_format
+from swarmq.transcripts.model import (
     MINABLE_KINDS,
     Message,
     MessageKind,
@@ -9,7 +9,7 @@ from swarmq.memory.transcripts.model import (
     ToolSink,
     TranscriptFormat,
 )
-from swarmq.memory.transcripts.reader import Transcript, open_transcript
+from swarmq.transcripts.reader import Transcript, open_transcript
 
 __all__ = [
     "MINABLE_KINDS",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.transcripts import (
+from swarmq.transcripts import (
     MessageKind,
     TranscriptFormat,
     TranscriptFormatError,

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_lines
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadReport
+from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_lines
+from swarmq.transcripts.model import Message, MessageKind, ReadReport
 
 MAX_PARAGRAPH_CHARS = 32_000
 

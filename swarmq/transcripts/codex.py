@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Unpack
 
-from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.memory.transcripts.model import Message, MessageKind, ReadOptions, ReadReport, ToolSink
-from swarmq.memory.transcripts.values import clip, compact, reports_failure, text_of
+from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
+from swarmq.transcripts.model import Message, MessageKind, ReadOptions, ReadReport, ToolSink
+from swarmq.transcripts.values import clip, compact, reports_failure, text_of
 
 ENVELOPE_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}

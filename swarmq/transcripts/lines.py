@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.transcripts.model import ReadReport
+from swarmq.transcripts.model import ReadReport
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 """Larger lines are skipped (and reported): no real transcript record comes close."""

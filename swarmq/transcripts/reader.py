@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from swarmq.memory.transcripts.claude import read_claude
-from swarmq.memory.transcripts.codex import read_codex_history, read_codex_rollout
-from swarmq.memory.transcripts.detect import detect_format
-from swarmq.memory.transcripts.lines import DEFAULT_MAX_LINE_BYTES
-from swarmq.memory.transcripts.markdown import read_markdown
-from swarmq.memory.transcripts.model import (
+from swarmq.transcripts.claude import read_claude
+from swarmq.transcripts.codex import read_codex_history, read_codex_rollout
+from swarmq.transcripts.detect import detect_format
+from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES
+from swarmq.transcripts.markdown import read_markdown
+from swarmq.transcripts.model import (
     Message,
     MessageKind,
     ReadReport,
