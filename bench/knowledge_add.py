@@ -30,12 +30,12 @@ from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.lesson_corpus import LessonGenerator
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.jsonl import read_jsonl
-from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson, Tier
-from swarmq.memory.knowledge.dedup import find_near_duplicate_scan
-from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
-from swarmq.memory.knowledge.serialize import iso_now
-from swarmq.memory.knowledge.validation import (
+from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson, Tier
+from swarmq.knowledge.dedup import find_near_duplicate_scan
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
+from swarmq.knowledge.serialize import iso_now
+from swarmq.knowledge.validation import (
     check_safety,
     check_structure,
     has_contradiction,

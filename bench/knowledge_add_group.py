@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_lines
-from swarmq.memory.knowledge import KnowledgeStore, NewLesson, Tier
-from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
-from swarmq.memory.knowledge.serialize import iso_now
-from swarmq.memory.knowledge.validation import (
+from swarmq.knowledge import KnowledgeStore, NewLesson, Tier
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
+from swarmq.knowledge.serialize import iso_now
+from swarmq.knowledge.validation import (
     check_safety,
     check_structure,
     validate_directive_fields,

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.common import console, save, table
 from bench.lesson_corpus import AGENTS, LessonGenerator
-from swarmq.memory.knowledge import (
+from swarmq.knowledge import (
     KnowledgeConfig,
     KnowledgeStore,
     NewLesson,
@@ -32,10 +32,10 @@ from swarmq.memory.knowledge import (
     render_directives,
     search,
 )
-from swarmq.memory.knowledge.query import Ranked
-from swarmq.memory.knowledge.ranking import static_breakdown
-from swarmq.memory.knowledge.reinforcement import new_entry
-from swarmq.memory.knowledge.serialize import iso_now
+from swarmq.knowledge.query import Ranked
+from swarmq.knowledge.ranking import static_breakdown
+from swarmq.knowledge.reinforcement import new_entry
+from swarmq.knowledge.serialize import iso_now
 from swarmq.storage.locking import LocalLocks
 from swarmq.similarity.text import word_tokens
 

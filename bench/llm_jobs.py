@@ -33,8 +33,8 @@ from swarmq.llm.openai_compat import OpenAICompatible
 from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.fallback import deterministic_directives
 from swarmq.memory.curator.state import EnrichmentState
-from swarmq.memory.knowledge.files import TierFiles
-from swarmq.memory.knowledge.store import TierStore
+from swarmq.knowledge.files import TierFiles
+from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks
 from tests.llm_server import running_llm_server
 
@@ -154,7 +154,7 @@ def write_prose_store(workspace: Path, n: int) -> None:
 
 
 def store_at(workspace: Path, n: int) -> TierStore:
-    from swarmq.memory.knowledge.config import KnowledgeConfig
+    from swarmq.knowledge.config import KnowledgeConfig
 
     write_prose_store(workspace, n)
     config = KnowledgeConfig(swarm_max_entries=None)

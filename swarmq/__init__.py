@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "MissionClient": "swarmq.client",
-    "KnowledgeStore": "swarmq.memory.knowledge.project",
+    "KnowledgeStore": "swarmq.knowledge.project",
     "Roster": "swarmq.roster.schema",
     "RosterError": "swarmq.roster.loader",
     "load_roster": "swarmq.roster.loader",
@@ -38,7 +38,7 @@ __all__ = [
 if TYPE_CHECKING:
     from swarmq.client import MissionClient
     from swarmq.errors import SwarmqError
-    from swarmq.memory.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.project import KnowledgeStore
     from swarmq.roster.loader import RosterError, load_roster
     from swarmq.roster.schema import Roster
 

@@ -11,7 +11,7 @@ from swarmq.coord.quota_types import QuotaError
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
 from swarmq.llm.errors import AttemptError, LLMConfigError
 from swarmq.memory.completion import CompletionError
-from swarmq.memory.knowledge.errors import (
+from swarmq.knowledge.errors import (
     EntryNotFound,
     InvalidEntry,
     KnowledgeError,

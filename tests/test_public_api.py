@@ -13,7 +13,7 @@ import swarmq
 def test_public_names_resolve_to_their_homes() -> None:
     from swarmq.client import MissionClient
     from swarmq.errors import SwarmqError
-    from swarmq.memory.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.project import KnowledgeStore
     from swarmq.roster.loader import RosterError, load_roster
     from swarmq.roster.schema import Roster
 

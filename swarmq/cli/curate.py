@@ -9,7 +9,7 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.cli.jobs import cluster_or_none, submit
-from swarmq.memory.knowledge.errors import KnowledgeError
+from swarmq.knowledge.errors import KnowledgeError
 from swarmq.names import CURATOR_ENRICH
 from swarmq.wiring.llm import run_enrichment
 

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.memory.knowledge import (
+from swarmq.knowledge import (
     Entry,
     EntryNotFound,
     InvalidEntry,
@@ -21,7 +21,7 @@ from swarmq.memory.knowledge import (
 )
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
-    from swarmq.memory.knowledge import QueryContext
+    from swarmq.knowledge import QueryContext
 
 app = typer.Typer(help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True)
 
@@ -86,7 +86,7 @@ def list_entries(
     as_json: bool = JsonOption,
 ) -> None:
     """Entries of a tier, in file order; corrupt lines are reported on stderr."""
-    from swarmq.memory.knowledge.listing import Filter, list_tier  # no full parse, no index
+    from swarmq.knowledge.listing import Filter, list_tier  # no full parse, no index
 
     roster = load(ctx)
     path = KnowledgeStore.for_roster(roster, store_locks(roster)).tier(tier).files.knowledge
@@ -147,7 +147,7 @@ def reinforce(ctx: typer.Context, entry_id: str,
     project (an encounter, once per project)."""
     store = knowledge(ctx)
     if tier == "hive":
-        from swarmq.memory.knowledge.hive import confirm_hive_entry
+        from swarmq.knowledge.hive import confirm_hive_entry
 
         try:
             entry, changed = confirm_hive_entry(store, entry_id)
@@ -190,7 +190,7 @@ def restore(
 ) -> None:
     """Restore a quarantined entry in place, or revive an archived one; says what the current
     validation rules think of the lesson."""
-    from swarmq.memory.knowledge.quarantine import restore_verdict
+    from swarmq.knowledge.quarantine import restore_verdict
 
     store = knowledge(ctx).tier(tier)
     try:
@@ -211,7 +211,7 @@ def promote(
     as_json: bool = JsonOption,
 ) -> None:
     """Write a lesson (or a swarm entry) to the hive as promoted."""
-    from swarmq.memory.knowledge.hive import promote_from_swarm, promote_lesson
+    from swarmq.knowledge.hive import promote_from_swarm, promote_lesson
 
     store = knowledge(ctx)
     try:
@@ -231,7 +231,7 @@ def sweep_cmd(ctx: typer.Context,
               phase: Annotated[str | None, typer.Option(help="Phase key (default: plan.json or the day).")] = None,
               as_json: bool = JsonOption) -> None:
     """Age, expire, promote and cap, once per phase; then hive promotion."""
-    from swarmq.memory.knowledge.maintenance import sweep
+    from swarmq.knowledge.maintenance import sweep
 
     key: str | int | None = int(phase) if phase is not None and phase.isdigit() else phase
     emit_dict(sweep(knowledge(ctx), key).as_dict(), as_json, "sweep")
@@ -239,7 +239,7 @@ def sweep_cmd(ctx: typer.Context,
 
 def _context(text: str, tool: str | None, agent: str | None, phase: int | None,
              scope: list[str] | None, delegation: bool) -> QueryContext:
-    from swarmq.memory.knowledge import QueryContext, RetrievalMode
+    from swarmq.knowledge import QueryContext, RetrievalMode
 
     return QueryContext(text=text, tool=tool, agent=agent, phase=phase, scopes=scope or None,
                         mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START)
@@ -256,7 +256,7 @@ def search_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Ranked swarm + hive entries with their score breakdown (no side effects)."""
-    from swarmq.memory.knowledge import search
+    from swarmq.knowledge import search
 
     results = search(knowledge(ctx), _context(text, tool, agent, None, scope, False), limit=limit)
     if as_json:
@@ -286,7 +286,7 @@ def inject_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Render the <swarm_knowledge_directives> block (and record what it shows)."""
-    from swarmq.memory.knowledge import inject
+    from swarmq.knowledge import inject
 
     try:
         injection = inject(knowledge(ctx), _context(text, tool, agent, phase, None, delegation),
@@ -311,7 +311,7 @@ def ack(
     as_json: bool = JsonOption,
 ) -> None:
     """Commit acknowledgement markers and update counters."""
-    from swarmq.memory.knowledge.acks import acknowledge
+    from swarmq.knowledge.acks import acknowledge
 
     if text is None:
         if file is None:
@@ -337,7 +337,7 @@ def link_cmd(ctx: typer.Context,
              name: Annotated[str | None, typer.Argument(help="Link name, or 'status'.")] = None,
              as_json: bool = JsonOption) -> None:
     """Link this worktree to a shared store (default name: the project hash), or show status."""
-    from swarmq.memory.knowledge.links import link, status
+    from swarmq.knowledge.links import link, status
 
     store = knowledge(ctx)
     if name == "status":
@@ -351,7 +351,7 @@ def unlink_cmd(ctx: typer.Context,
                no_copy: Annotated[bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")] = False,
                as_json: bool = JsonOption) -> None:
     """Unlink; by default merge shared lessons back (copied / merged / conflicted / skipped)."""
-    from swarmq.memory.knowledge.links import unlink
+    from swarmq.knowledge.links import unlink
 
     emit_dict(unlink(knowledge(ctx), copy_back=not no_copy), as_json, "unlink")
 
@@ -359,7 +359,7 @@ def unlink_cmd(ctx: typer.Context,
 @app.command("migrate")
 def migrate_cmd(ctx: typer.Context, force: bool = False, as_json: bool = JsonOption) -> None:
     """Import the legacy .swarm/context.md once (sentinel .swarm/.knowledge-migrated)."""
-    from swarmq.memory.knowledge.migration import migrate
+    from swarmq.knowledge.migration import migrate
 
     emit_dict(migrate(knowledge(ctx), force=force), as_json, "migrate")
 
@@ -367,7 +367,7 @@ def migrate_cmd(ctx: typer.Context, force: bool = False, as_json: bool = JsonOpt
 @app.command("audit")
 def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries."""
-    from swarmq.memory.knowledge.maintenance import audit
+    from swarmq.knowledge.maintenance import audit
 
     report = audit(knowledge(ctx))
     if as_json:
@@ -386,7 +386,7 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
 @app.command("verify-receipts")
 def verify_receipts(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """Verify the receipt hash chain; exit 1 with the first bad seq when it is broken."""
-    from swarmq.memory.knowledge.inject import ledger
+    from swarmq.knowledge.inject import ledger
 
     store = knowledge(ctx)
     try:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.cli.jobs import cluster_or_none, short, submit
-from swarmq.memory.knowledge.errors import KnowledgeError
+from swarmq.knowledge.errors import KnowledgeError
 from swarmq.memory.skills.compiler import SkillWrite
 from swarmq.memory.skills.layout import UnsafeSkillPath
 from swarmq.names import SKILLS_IMPROVE

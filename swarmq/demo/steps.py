@@ -150,7 +150,7 @@ class DemoSwarm:
         return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
 
     def _acknowledged(self) -> list[str]:
-        from swarmq.memory.knowledge.project import KnowledgeStore
+        from swarmq.knowledge.project import KnowledgeStore
         from swarmq.storage.locking import LocalLocks
 
         store = KnowledgeStore.for_roster(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))

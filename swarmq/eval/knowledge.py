@@ -23,11 +23,11 @@ from swarmq.eval.metrics import Counts, HitRate
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.knowledge import consolidate_tier
 from swarmq.memory.consolidation.plan import ActionKind
-from swarmq.memory.knowledge.config import KnowledgeConfig
-from swarmq.memory.knowledge.inject import inject
-from swarmq.memory.knowledge.project import KnowledgeStore
-from swarmq.memory.knowledge.query import QueryContext
-from swarmq.memory.knowledge.serialize import dumps_js
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.inject import inject
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.serialize import dumps_js
 from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("held", "tune", "all")

@@ -20,7 +20,7 @@ from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.memory.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig
 from swarmq.storage.paths import ID_PATTERN
 from swarmq.memory.skills.config import SkillImproverConfig

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from swarmq.memory.knowledge.acks import acknowledge
-from swarmq.memory.knowledge.directives import prepare_directives
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.knowledge.acks import acknowledge
+from swarmq.knowledge.directives import prepare_directives
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
 from swarmq.memory.missions.claim import RunOutcome
 from swarmq.memory.missions.lifecycle import MissionRunner

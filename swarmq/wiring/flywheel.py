@@ -38,7 +38,7 @@ def knowledge_sink(roster: Roster, locks: StoreLocks) -> LessonSink | None:
     project does not grow one behind its back."""
     if not roster.flywheel.knowledge_bridge or not roster.swarm_dir.is_dir():
         return None
-    from swarmq.memory.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.project import KnowledgeStore
 
     return KnowledgeStore.for_roster(roster, locks)
 

@@ -21,7 +21,7 @@ from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.memory.completion import NO_PROVIDER
 from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.state import EnrichmentState
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
 from swarmq.memory.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.memory.skills.improver import SkillImprover

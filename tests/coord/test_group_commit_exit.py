@@ -13,14 +13,14 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
 
 SCRIPT = textwrap.dedent(
     """
     import sys, threading, redis
     from pathlib import Path
     from swarmq.coord.locks import RedisLocks
-    from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+    from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
 
     url, swarm, root, late = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4] == "late"
     locks = RedisLocks(redis.Redis.from_url(url), swarm, lease_seconds=30)

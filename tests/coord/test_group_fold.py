@@ -16,8 +16,8 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
-from swarmq.memory.knowledge.group import group_for
+from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+from swarmq.knowledge.group import group_for
 from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease
 
 FIRST = "Always pin the pytest client version 7919 before the build step"

@@ -14,7 +14,7 @@ import pytest
 from tests.support import REPO
 
 LAZY = ["swarmq.llm", "swarmq.memory.consolidation", "swarmq.memory.flywheel",
-        "swarmq.memory.forge", "swarmq.memory.knowledge"]  # fmt: skip
+        "swarmq.memory.forge", "swarmq.knowledge"]  # fmt: skip
 
 
 @pytest.mark.parametrize("package", LAZY)
@@ -35,7 +35,7 @@ def fresh(code: str) -> object:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize(("package", "name"), [("swarmq.memory.knowledge", "inject"),
+@pytest.mark.parametrize(("package", "name"), [("swarmq.knowledge", "inject"),
                                                ("swarmq.memory.flywheel", "lookup")])  # fmt: skip
 def test_submodule_imported_first_does_not_shadow_the_export(package: str, name: str) -> None:
     code = (f"import json, types, {package}.{name}\nfrom {package} import {name}\n"

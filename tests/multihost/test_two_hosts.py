@@ -180,8 +180,8 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
 STORM = r'''
 import json, sys, time, uuid
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.knowledge.project import KnowledgeStore
-from swarmq.memory.knowledge.reinforcement import NewLesson
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.roster.loader import find_config, load_roster
 
 roster = load_roster(find_config("swarm.yaml"))

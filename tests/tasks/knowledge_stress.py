@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from swarmq.memory.knowledge import KnowledgeStore, NewLesson
+from swarmq.knowledge import KnowledgeStore, NewLesson
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 

@@ -17,7 +17,7 @@ from celery import Celery
 
 from swarmq.coord.cluster import Cluster
 from swarmq.llm.ledger import LLMLedger
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.memory.skills.improver import SECTIONS
 from swarmq.roster.loader import load_roster
 from tests.llm_server import FakeLLMServer, running_llm_server, wait

@@ -17,7 +17,7 @@ from celery import Celery
 from swarmq.coord.cluster import Cluster
 from swarmq.memory.flywheel import Pool, lookup
 from swarmq.memory.flywheel.store import AgentsLayout
-from swarmq.memory.knowledge.project import KnowledgeStore
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.loader import load_roster
 from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.support import WorkerProcess, write_roster

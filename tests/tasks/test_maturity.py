@@ -17,8 +17,8 @@ import pytest
 import redis
 from celery import Celery
 
-from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
-from swarmq.memory.knowledge.sidecars import values
+from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge.sidecars import values
 from swarmq.storage.locking import LocalLocks
 from tests.support import WorkerProcess, write_roster
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.knowledge.config import ValidationMode
 from swarmq.similarity.measure import Measure
 
 

@@ -37,13 +37,13 @@ from swarmq.memory.consolidation.merge import (
 )
 from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
 from swarmq.memory.consolidation.templates import template_key
-from swarmq.memory.knowledge.config import ValidationMode
-from swarmq.memory.knowledge.contradiction import Contexts, negation_contexts, opposed
-from swarmq.memory.knowledge.files import TierFiles
-from swarmq.memory.knowledge.model import Entry, Tier
-from swarmq.memory.knowledge.serialize import iso_now
-from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.knowledge.transaction import Transaction
+from swarmq.knowledge.config import ValidationMode
+from swarmq.knowledge.contradiction import Contexts, negation_contexts, opposed
+from swarmq.knowledge.files import TierFiles
+from swarmq.knowledge.model import Entry, Tier
+from swarmq.knowledge.serialize import iso_now
+from swarmq.knowledge.store import TierStore
+from swarmq.knowledge.transaction import Transaction
 from swarmq.storage.locking import Lease
 from swarmq.similarity.sets import Measure
 from swarmq.similarity.text import normalize_opencode
@@ -297,8 +297,8 @@ def restore_superseded(
     night does not undo the restore). The survivor keeps what it absorbed; the change is
     journalled like any other."""
     from swarmq.memory.consolidation.merge import SUPERSEDED_BY
-    from swarmq.memory.knowledge.errors import EntryNotFound
-    from swarmq.memory.knowledge.quarantine import PRE_ARCHIVE_KEY
+    from swarmq.knowledge.errors import EntryNotFound
+    from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
 
     at = iso_now((clock or (lambda: datetime.now(UTC)))())
     run_id = f"{at[:10]}-restore-{uuid.uuid4().hex[:8]}"

@@ -46,7 +46,7 @@ from swarmq.memory.flywheel.artifacts import (
 )
 from swarmq.memory.flywheel.content import content_hash
 from swarmq.memory.flywheel.store import AgentsLayout, remove_file, write_file
-from swarmq.memory.knowledge.serialize import iso_now
+from swarmq.knowledge.serialize import iso_now
 from swarmq.storage.locking import Lease, StoreLocks
 
 EVENTS_FILE = "consolidation.jsonl"

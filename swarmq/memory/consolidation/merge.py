@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from swarmq.memory.knowledge.config import KnowledgeConfig
-from swarmq.memory.knowledge.model import DIRECTIVE_LIST_FIELDS, Entry, Status
-from swarmq.memory.knowledge.quarantine import PRE_ARCHIVE_KEY
-from swarmq.memory.knowledge.reinforcement import compute_confidence
-from swarmq.memory.knowledge.validation import check_safety, check_structure, is_vague
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.model import DIRECTIVE_LIST_FIELDS, Entry, Status
+from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
+from swarmq.knowledge.reinforcement import compute_confidence
+from swarmq.knowledge.validation import check_safety, check_structure, is_vague
 from swarmq.similarity.text import word_tokens
 
 SUPERSEDED_BY = "superseded_by"

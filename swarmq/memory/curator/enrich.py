@@ -33,10 +33,10 @@ from swarmq.memory.completion import (
 from swarmq.memory.curator.fallback import deterministic_directives
 from swarmq.memory.curator.reply import ReplyRejected, build_messages, parse_reply
 from swarmq.memory.curator.state import EnrichmentState, Handled, content_hash
-from swarmq.memory.knowledge.errors import InvalidEntry
-from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.store import TierStore
-from swarmq.memory.knowledge.transaction import Transaction
+from swarmq.knowledge.errors import InvalidEntry
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.store import TierStore
+from swarmq.knowledge.transaction import Transaction
 from swarmq.storage.locking import StoreLocks
 from swarmq.names import CURATOR_ENRICH
 

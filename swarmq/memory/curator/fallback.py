@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from swarmq.memory.knowledge.tags import infer_tags
-from swarmq.memory.knowledge.validation import validate_directive_fields
+from swarmq.knowledge.tags import infer_tags
+from swarmq.knowledge.validation import validate_directive_fields
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _PROHIBITION = re.compile(r"\b(never|do not|don't|must not|should not|avoid|no longer)\b", re.IGNORECASE)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmq.memory.completion import Message
-from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.validation import INVISIBLE, validate_directive_fields
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.validation import INVISIBLE, validate_directive_fields
 from swarmq.memory.replies import placeholder, repetition
 from swarmq.similarity.normalize import terms
 from swarmq.memory.skills.layout import GENERATED_PREFIX

@@ -1,6 +1,6 @@
 """Promoted learnings become swarm-tier knowledge entries, so injection sees them.
 
-The knowledge store (``swarmq.memory.knowledge``) is reached through :class:`LessonSink`, the
+The knowledge store (``swarmq.knowledge``) is reached through :class:`LessonSink`, the
 one call it offers other jobs (``KnowledgeStore.add_lesson``); the flywheel never touches
 ``.swarm/`` files itself. A lesson there is at most 280 characters, so the learning's body is
 condensed at a sentence (else word) boundary; the artifact path goes in ``source_refs``. The

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarmq.memory.flywheel.promotion import GateRules
-from swarmq.memory.knowledge.config import ValidationMode
+from swarmq.knowledge.config import ValidationMode
 
 
 class FlywheelConfig(BaseModel):

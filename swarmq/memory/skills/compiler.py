@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from swarmq.storage.atomic import write_atomic
-from swarmq.memory.knowledge.errors import EntryNotFound
-from swarmq.memory.knowledge.model import Entry
-from swarmq.memory.knowledge.store import TierStore
+from swarmq.knowledge.errors import EntryNotFound
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.coord.quota_file import now_iso
 from swarmq.memory.skills.evals import Evaluation, evaluate, load_eval_set

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarmq.memory.knowledge.model import Entry
+from swarmq.knowledge.model import Entry
 from swarmq.memory.skills.compiler import SkillCompiler
 
 REPEAT_THRESHOLD = 2

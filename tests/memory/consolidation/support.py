@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 

@@ -16,7 +16,7 @@ from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
 from swarmq.memory.curator.enrich import Enricher, EnrichmentReport
 from swarmq.memory.curator.state import EnrichmentState
-from swarmq.memory.knowledge.store import TierStore
+from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, hang, ok, wait
@@ -235,7 +235,7 @@ def test_batches_are_split_to_fit_the_declared_context() -> None:
     from swarmq.memory.completion import prompt_chars
     from swarmq.memory.curator.enrich import sized_batches
     from swarmq.memory.curator.reply import build_messages
-    from swarmq.memory.knowledge.model import Entry
+    from swarmq.knowledge.model import Entry
 
     lessons = [Entry(entry(f"e{n}", f"Lesson number {n} about running the migration check " * 3)) for n in range(8)]
     whole = prompt_chars(build_messages(lessons))

@@ -13,7 +13,7 @@ from swarmq.memory.flywheel.bridge import condense
 from swarmq.memory.flywheel.citations import citation_event, citation_stats, record_citations
 from swarmq.memory.flywheel.store import AgentsLayout
 from swarmq.memory.forge import forge_transcript
-from swarmq.memory.knowledge import KnowledgeStore
+from swarmq.knowledge import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"

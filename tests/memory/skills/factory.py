@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.knowledge.files import TierFiles
-from swarmq.memory.knowledge.store import TierStore
+from swarmq.knowledge.files import TierFiles
+from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks
 
 AT = "2026-05-01T10:00:00.000Z"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from swarmq.memory.knowledge.model import Entry
+from swarmq.knowledge.model import Entry
 from swarmq.memory.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
 from swarmq.memory.skills.readiness import outcome_signal, readiness_gate, singleton_eligible
 from swarmq.memory.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status

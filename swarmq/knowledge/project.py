@@ -1,0 +1,144 @@
+"""``KnowledgeStore``: one project's knowledge — its swarm tier (or the link store it is linked
+to), the hive tier in the platform data dir, and the project-local receipt journal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
+from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
+from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.knowledge.store import AddResult, TierStore
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.paths import UnsafePathError, check_id
+
+
+class KnowledgeSettings(Protocol):
+    """What a project's knowledge store needs of the swarm's settings (the roster has them):
+    its ``knowledge:`` section and paths. Domain code asks for these, not for the roster."""
+
+    @property
+    def knowledge(self) -> KnowledgeConfig: ...
+    @property
+    def swarm_dir(self) -> Path: ...
+    @property
+    def hive_dir(self) -> Path: ...
+    @property
+    def workspace_dir(self) -> Path: ...
+
+
+def read_link(swarm_dir: Path) -> dict[str, Any] | None:
+    """``.swarm/link.json`` when this worktree is linked, else ``None``."""
+    try:
+        data = json.loads((swarm_dir / LINK_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UnsafePathError(f"{swarm_dir / LINK_FILE}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UnsafePathError(f"{swarm_dir / LINK_FILE}: expected a JSON object")
+    check_id(data.get("linkId"), f"linkId in {swarm_dir / LINK_FILE}")
+    return data
+
+
+class KnowledgeStore:
+    """The knowledge of one project: ``swarm`` and ``hive`` :class:`TierStore` objects."""
+
+    def __init__(
+        self,
+        swarm_dir: Path | str,
+        *,
+        locks: StoreLocks,
+        config: KnowledgeConfig | None = None,
+        data_dir: Path | str | None = None,
+        project_name: str | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.swarm_dir = Path(swarm_dir)
+        self.config = config or KnowledgeConfig()
+        self.locks = locks
+        self.data_dir = Path(data_dir) if data_dir is not None else platform_data_dir()
+        self.project_name = (
+            project_name or self.config.project_name or self.swarm_dir.resolve().parent.name
+        )
+        self.clock = clock
+        self.link = read_link(self.swarm_dir)
+        files = (
+            TierFiles.link(self.data_dir, self.link["linkId"]) if self.link
+            else TierFiles.swarm(self.swarm_dir)
+        )
+        self.swarm = TierStore(files, locks=locks, config=self.config,
+                               project_name=self.project_name, clock=clock)
+        self.hive = TierStore(TierFiles.hive(self.data_dir), locks=locks, config=self.config,
+                              project_name=self.project_name, clock=clock)
+        self.receipts_path = self.swarm_dir / RECEIPTS_FILE
+        """Always project-local: a link never redirects receipt authority."""
+
+    @classmethod
+    def for_roster(cls, roster: KnowledgeSettings, locks: StoreLocks, **overrides: Any) -> KnowledgeStore:
+        config = roster.knowledge
+        return cls(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
+                   project_name=config.project_name or roster.workspace_dir.name, **overrides)
+
+    @property
+    def tiers(self) -> list[TierStore]:
+        return [self.swarm, self.hive] if self.config.hive_enabled else [self.swarm]
+
+    def tier(self, name: str) -> TierStore:
+        if name == "swarm":
+            return self.swarm
+        if name == "hive":
+            return self.hive
+        raise ValueError(f"unknown tier {name!r}: use 'swarm' or 'hive'")
+
+    def current_phase(self) -> int | None:
+        """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
+        try:
+            plan = json.loads((self.swarm_dir / "plan.json").read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None
+        phase = plan.get("current_phase") if isinstance(plan, dict) else None
+        return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
+
+    # -- the calls other jobs make ---------------------------------------------------------------
+
+    def add_lesson(
+        self,
+        lesson: str,
+        *,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+        phase: int | None = None,
+        confidence: float | None = None,
+        auto_generated: bool = True,
+        directives: Mapping[str, Any] | None = None,
+        source_refs: Iterable[str] = (),
+        source_knowledge_ids: Iterable[str] = (),
+        extra: Mapping[str, Any] | None = None,
+        validation_mode: ValidationMode | str | None = None,
+    ) -> AddResult:
+        """Add a lesson to the swarm tier with the curator's rules: validate, reinforce an
+        active near-duplicate, else append (promoted AgentOps learnings come this way).
+        ``validation_mode`` overrides ``knowledge.validation_mode`` for this add (the flywheel
+        bridge validates machine-promoted, already-reviewed lessons in its own mode)."""
+        store = self.swarm
+        if validation_mode is not None and ValidationMode(validation_mode) != self.config.validation_mode:
+            config = self.config.model_copy(update={"validation_mode": ValidationMode(validation_mode)})
+            store = TierStore(self.swarm.files, locks=self.locks, config=config,
+                              project_name=self.project_name, clock=self.clock)
+        fields = dict(directives or {})
+        refs, ids = list(source_refs), list(source_knowledge_ids)
+        if refs:
+            fields["source_refs"] = refs
+        if ids:
+            fields["source_knowledge_ids"] = ids
+        return store.add(
+            NewLesson(lesson, category=category, tags=list(tags) if tags is not None else None,
+                      confidence=confidence, auto_generated=auto_generated, directives=fields,
+                      extra=dict(extra or {})),
+            phase=phase,
+        )

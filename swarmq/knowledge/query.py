@@ -1,0 +1,273 @@
+"""Action-aware retrieval over the swarm and hive tiers, answering in milliseconds at 10k+.
+
+Each tier's mirror carries a :class:`QueryIndex`: term postings (lesson, triggers, tags, as
+normalised terms: identifiers split, stems, stop words out), tool and agent postings, trigger
+phrases keyed by their first word, and the entries sorted by their static score. A query scores
+only entries that match something in the context, so it never walks the whole store.
+
+Relevance is the share of the query's IDF-weighted terms an entry matches (terms no entry has
+count in full: a query about something the store never mentions has little to match). An entry
+is injected only when its relevance reaches ``inject_min_relevance`` (or a trigger phrase, or a
+confident tool/agent directive, matches); when nothing does, nothing is injected. With the floor
+at 0 the best static entries fill the budget, as before. Critical directives whose trigger, tool
+or agent matches are forced to the top. Hive entries that near-duplicate an active swarm entry
+are dropped (opencode-swarm's merge).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from swarmq.knowledge.indexes import mirror_index
+from swarmq.knowledge.model import Entry, RetrievalMode
+from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
+from swarmq.knowledge.store import TierStore
+from swarmq.similarity.normalize import terms
+
+if TYPE_CHECKING:
+    from swarmq.knowledge.project import KnowledgeStore
+
+MAX_QUERY_TOKENS = 64
+COMMON_FRACTION = 0.02
+"""Tokens found in more than this share of entries (and more than MIN_COMMON) carry little
+signal and are not looked up."""
+MIN_COMMON = 50
+MAX_SCORED_TOKENS = 12
+"""Only the most selective query tokens are scored (query-term pruning, as BM25 engines do)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryContext:
+    """What the agent is about to do; every field is optional."""
+
+    text: str = ""
+    """Task description, last user message, plan step: free text."""
+    phase: int | None = None
+    tool: str | None = None
+    action: str | None = None
+    agent: str | None = None
+    task_id: str | None = None
+    file_paths: Sequence[str] = ()
+    scopes: Sequence[str] | None = None
+    """Scopes to include (default: ``knowledge.scope_filter``)."""
+    mode: RetrievalMode = RetrievalMode.PHASE_START
+
+    def haystack(self) -> str:
+        parts = [self.text, self.tool or "", self.action or "", self.agent or "", *self.file_paths]
+        return " ".join(p for p in parts if p).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One result with how its score was composed."""
+
+    entry: Entry
+    tier: str
+    score: float
+    breakdown: dict[str, float] = field(default_factory=dict)
+    forced: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.entry.id, "tier": self.tier, "score": round(self.score, 6),
+                "forced": self.forced, "score_breakdown": self.breakdown,
+                "lesson": self.entry.lesson}
+
+
+class QueryIndex:
+    """Postings and static order of one mirror, kept current through slot events."""
+
+    def __init__(self) -> None:
+        self.tokens: dict[str, set[int]] = {}
+        self.tools: dict[str, set[int]] = {}
+        self.agents: dict[str, set[int]] = {}
+        self.triggers: dict[str, list[tuple[int, str]]] = {}
+        self.static: dict[int, float] = {}
+        self._order: list[tuple[float, int]] | None = None
+        self.entries: dict[int, Entry] = {}
+        self.scope_of: dict[int, str] = {}
+        self.breakdown: dict[int, dict[str, float]] = {}
+        """Static score components per slot (computed once per entry version)."""
+        self.confidence: dict[int, float] = {}
+        self.priority: dict[int, str] = {}
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    @property
+    def order(self) -> list[tuple[float, int]]:
+        """``(-static score, slot)`` ascending: the best entries first (built lazily, then
+        maintained incrementally)."""
+        if self._order is None:
+            self._order = sorted((-score, slot) for slot, score in self.static.items())
+        return self._order
+
+    def on_add(self, slot: int, entry: Entry) -> None:
+        self.entries[slot] = entry
+        self.scope_of[slot] = entry.scope
+        self.confidence[slot] = entry.confidence
+        self.priority[slot] = entry.priority
+        for token in _entry_tokens(entry):
+            self.tokens.setdefault(token, set()).add(slot)
+        for tool in entry.strings("applies_to_tools"):
+            self.tools.setdefault(tool, set()).add(slot)
+        for agent in entry.strings("applies_to_agents"):
+            self.agents.setdefault(agent, set()).add(slot)
+        for trigger in entry.strings("triggers"):
+            phrase = trigger.lower().strip()
+            words = phrase.split()
+            if words:
+                self.triggers.setdefault(words[0], []).append((slot, phrase))
+        parts = self.breakdown[slot] = static_breakdown(entry)
+        score = sum(parts.values()) if entry.is_active else -math.inf
+        self.static[slot] = score
+        if self._order is not None:
+            bisect.insort(self._order, (-score, slot))
+
+    def on_remove(self, slot: int, entry: Entry) -> None:
+        self.entries.pop(slot, None)
+        self.scope_of.pop(slot, None)
+        self.breakdown.pop(slot, None)
+        self.confidence.pop(slot, None)
+        self.priority.pop(slot, None)
+        for token in _entry_tokens(entry):
+            _discard(self.tokens, token, slot)
+        for tool in entry.strings("applies_to_tools"):
+            _discard(self.tools, tool, slot)
+        for agent in entry.strings("applies_to_agents"):
+            _discard(self.agents, agent, slot)
+        for trigger in entry.strings("triggers"):
+            words = trigger.lower().split()
+            if words and words[0] in self.triggers:
+                kept = [t for t in self.triggers[words[0]] if t[0] != slot]
+                if kept:
+                    self.triggers[words[0]] = kept
+                else:
+                    del self.triggers[words[0]]
+        score = self.static.pop(slot, None)
+        if score is not None and self._order is not None:
+            position = bisect.bisect_left(self._order, (-score, slot))
+            if position < len(self._order) and self._order[position] == (-score, slot):
+                del self._order[position]
+
+    def on_replace(self, slot: int, old: Entry, new: Entry) -> None:
+        self.on_remove(slot, old)
+        self.on_add(slot, new)
+
+
+def _entry_tokens(entry: Entry) -> set[str]:
+    text = " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
+    return set(terms(text))
+
+
+def _discard(postings: dict[str, set[int]], key: str, slot: int) -> None:
+    bucket = postings.get(key)
+    if bucket is not None:
+        bucket.discard(slot)
+        if not bucket:
+            del postings[key]
+
+
+def query_index(store: TierStore) -> QueryIndex:
+    """The mirror's query index (call with ``mirror.mutex`` held, mirror refreshed)."""
+    index: QueryIndex = mirror_index(store.mirror, "query", QueryIndex)
+    return index
+
+
+def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ranked]:
+    """The ``limit`` best active, in-scope entries of one tier (forced ones first)."""
+    config = store.config
+    scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
+    with store.mirror.mutex:
+        store.mirror.refresh()
+        index = query_index(store)
+        total = max(1, len(index.entries))
+        haystack = context.haystack()
+        tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
+        cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
+        frequency = {token: len(index.tokens.get(token, ())) for token in tokens}
+        selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
+        unseen = sum(1 for df in frequency.values() if df == 0)
+        weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
+        # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
+        # is a small share of what the task is about.
+        norm = (sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)) or 1.0
+        text: dict[int, float] = {}
+        for token, weight in weights.items():
+            share = weight / norm
+            for slot in index.tokens[token]:
+                text[slot] = text.get(slot, 0.0) + share
+        extras: dict[int, dict[str, float]] = {}
+        for word in set(haystack.split()):
+            for slot, phrase in index.triggers.get(word, ()):
+                if phrase in haystack:
+                    extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+        for key, name, postings in (("tool", context.tool, index.tools),
+                                    ("agent", context.agent, index.agents)):
+            for slot in postings.get((name or "").lower(), ()):
+                strong = index.confidence[slot] >= config.directive_min_confidence
+                label = key if strong else f"weak_{key}"
+                extras.setdefault(slot, {})[label] = WEIGHTS[label]
+        floor = config.inject_min_relevance
+        relevant = {slot for slot, share in text.items() if share >= floor} | {
+            slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
+        static, scope_of = index.static, index.scope_of
+        totals = {slot: static[slot] + WEIGHTS["text"] * value for slot, value in text.items()}
+        for slot, bonus in extras.items():
+            totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
+        hits = {slot: value for slot, value in totals.items()
+                if value != -math.inf and scope_of[slot] in scopes}
+        forced = [s for s in extras if s in hits and index.priority[s] == "critical"]
+        eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
+        best = heapq.nlargest(limit, eligible, key=eligible.__getitem__)
+        chosen = dict.fromkeys([*forced, *best])
+        taken = 0
+        for negative, slot in index.order if floor <= 0 else ():
+            if taken >= limit or negative == math.inf:
+                break
+            if slot in chosen or slot in text or slot in extras:
+                continue
+            if scope_of[slot] in scopes:
+                chosen[slot] = None
+                taken += 1
+        dynamic = {slot: {**({"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
+                             if slot in text else {}), **extras.get(slot, {})}
+                   for slot in chosen}
+        results = [_ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
+                   for slot in chosen]
+    results.sort(key=lambda r: (not r.forced, -r.score))
+    return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float],
+            static: dict[str, float]) -> Ranked:
+    relevance = dynamic.pop("relevance", 0.0)
+    breakdown = {**static, **dynamic}
+    matched = any(k in dynamic for k in ("trigger", "tool", "agent", "weak_tool", "weak_agent"))
+    forced = entry.priority == "critical" and matched
+    score = sum(breakdown.values())
+    breakdown["relevance"] = relevance
+    breakdown["final"] = score
+    return Ranked(entry, str(store.tier), score, breakdown, forced)
+
+
+def search(knowledge: KnowledgeStore, context: QueryContext, limit: int | None = None) -> list[Ranked]:
+    """Swarm + hive merged: hive entries that near-duplicate an active swarm entry are
+    dropped, then everything is ranked (forced critical directives first)."""
+    config = knowledge.config
+    if limit is None:
+        limit = (config.delegate_max_inject_count if context.mode == RetrievalMode.DELEGATION
+                 else config.max_inject_count)
+    pool = limit * 2 + 4
+    results = search_tier(knowledge.swarm, context, pool)
+    if config.hive_enabled:
+        for ranked in search_tier(knowledge.hive, context, pool):
+            if knowledge.swarm.find_duplicate(ranked.entry.lesson) is None:
+                results.append(ranked)
+    results = [r for r in results if r.entry.confidence >= config.inject_min_confidence]
+    results.sort(key=lambda r: (not r.forced, -r.score))
+    return results[: max(limit, sum(1 for r in results if r.forced))]

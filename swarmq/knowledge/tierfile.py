@@ -1,0 +1,216 @@
+"""One tier's files (swarm, hive or link store): the in-memory mirror, consistent reads, the
+store lock, and every lease-bound write of the store file and its sidecars.
+
+The one public writer that :mod:`~swarmq.knowledge.store`,
+:mod:`~swarmq.knowledge.transaction` and :mod:`~swarmq.knowledge.quarantine` all
+use, so none of them reaches into another's private methods. Every write takes the lease of the
+store lock, so a writer whose lease lapsed is fenced off. Appends are one ``write`` + fsync;
+rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
+recording removed entries in the evicted sidecar.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.contradiction import ContradictionIndex
+from swarmq.knowledge.dedup import BigramIndex
+from swarmq.knowledge.files import TierFiles
+from swarmq.knowledge.indexes import ContradictionListener, DedupListener, mirror_index
+from swarmq.knowledge.loaded import loaded
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.serialize import dumps_js, iso_now
+from swarmq.knowledge.sidecars import append_capped, evicted_record
+from swarmq.storage.locking import Lease, StoreLocks
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A consistent view of a store: good entries in file order and the corrupt lines."""
+
+    entries: tuple[Entry, ...]
+    corrupt: tuple[CorruptLine, ...]
+
+    def get(self, entry_id: str) -> Entry | None:
+        return next((e for e in self.entries if e.id == entry_id), None)
+
+    def active(self) -> builtins.list[Entry]:
+        return [e for e in self.entries if e.is_active]
+
+
+class TierFile:
+    """The entries of one store file and its sidecars, read and written under its lock."""
+
+    def __init__(
+        self,
+        files: TierFiles,
+        *,
+        locks: StoreLocks,
+        config: KnowledgeConfig | None = None,
+        project_name: str = "",
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.files = files
+        self.tier = files.tier
+        self.locks = locks
+        self.config = config or KnowledgeConfig()
+        self.project_name = project_name
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.mirror = loaded(files.knowledge)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def now(self) -> str:
+        return iso_now(self.clock())
+
+    def read(self) -> Snapshot:
+        """Every good entry and every corrupt line, as on disk now (no lock needed: files are
+        replaced atomically and appended whole lines at a time)."""
+        with self.mirror.mutex:
+            self.mirror.refresh()
+            return Snapshot(tuple(self.mirror.slots.values()), tuple(self.mirror.all_corrupt()))
+
+    def get(self, entry_id: str) -> Entry | None:
+        with self.mirror.mutex:
+            self.mirror.refresh()
+            return self.mirror.get(entry_id)
+
+    def list(
+        self, *, status: str | None = None, category: str | None = None, active_only: bool = False
+    ) -> builtins.list[Entry]:
+        return [
+            e
+            for e in self.read().entries
+            if (status is None or e.status == status)
+            and (category is None or e.category == category)
+            and (not active_only or e.is_active)
+        ]
+
+    @property
+    def dedup(self) -> BigramIndex:
+        """Near-duplicate index (call with ``mirror.mutex`` held and the mirror refreshed)."""
+        listener: DedupListener = mirror_index(self.mirror, "dedup", DedupListener)
+        return listener.index
+
+    def contradictions(self) -> ContradictionIndex:
+        mode = self.config.validation_mode
+        listener: ContradictionListener = mirror_index(
+            self.mirror,
+            f"contradiction:{mode}",
+            lambda: ContradictionListener(ContradictionIndex(mode)),
+        )
+        return listener.index
+
+    def find_duplicate(
+        self, lesson: str, *, active_only: bool = True, threshold: float | None = None
+    ) -> Entry | None:
+        """The first entry (file order) whose lesson is a near-duplicate of ``lesson``."""
+        with self.mirror.mutex:
+            self.mirror.refresh()
+            return self._find_duplicate(lesson, active_only, threshold)
+
+    def _find_duplicate(
+        self, lesson: str, active_only: bool, threshold: float | None
+    ) -> Entry | None:
+        slots = self.mirror.slots
+        slot = self.dedup.find(
+            lesson,
+            self.config.dedup_threshold if threshold is None else threshold,
+            (lambda s: slots[s].is_active) if active_only else (lambda s: True),
+        )
+        return None if slot is None else slots[slot]
+
+    # -- locking and committing -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[Lease]:
+        """Hold the store lock with the mirror refreshed under it."""
+        with self.locks.hold(self.files.resource) as lease, self.mirror.mutex:
+            self.mirror.refresh()
+            yield lease
+
+    def append_entries(self, entries: builtins.list[Entry], lease: Lease) -> None:
+        written = append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)
+        if not self.mirror.adopt_append(entries, written):
+            self.mirror.refresh()
+
+    def rewrite_file(
+        self,
+        lease: Lease,
+        *,
+        replaced: Mapping[int, Entry] | None = None,
+        removed: Mapping[int, str | None] | None = None,
+        appended: Iterable[Entry] = (),
+    ) -> None:
+        """Write the mirror with the changes; ``removed`` maps slot → eviction reason (``None``
+        when the caller has already stored the entry elsewhere, e.g. quarantine)."""
+        replaced = dict(replaced or {})
+        removed = dict(removed or {})
+        appended = list(appended)
+        at = self.now()
+        evicted = [
+            dumps_js(
+                evicted_record(
+                    self.files.knowledge,
+                    JsonlLine(0, self.mirror.slots[slot].line(), self.mirror.slots[slot].data),
+                    reason,
+                    at,
+                )
+            )
+            for slot, reason in removed.items()
+            if reason is not None
+        ]
+        if evicted:
+            append_lines(self.files.evicted, evicted, lease=lease)
+        slots = self.mirror.slots
+        if replaced or removed:
+            parts = [
+                replaced.get(slot, entry).raw_bytes()
+                for slot, entry in slots.items()
+                if slot not in removed
+            ]
+        else:
+            parts = [entry.raw_bytes() for entry in slots.values()]
+        parts.extend(e.raw_bytes() for e in appended)
+        quarantine_corrupt(
+            self.files.knowledge,
+            self.mirror.all_corrupt(),
+            lease=lease,
+            corrupt_to=self.files.corrupt,
+        )
+        body = b"\n".join(parts) + b"\n" if parts else b""
+        if starts_with_bom(self.files.knowledge):
+            body = BOM + body  # kept as the file had it
+        write_atomic(self.files.knowledge, body, lease=lease)
+        self.mirror.adopt_rewrite(replaced, set(removed), appended, body)
+
+    def trim(self, lease: Lease) -> int:
+        """FIFO cap: keep the newest entries, recording the evicted ones."""
+        cap = self.config.hive_max_entries if self.tier == "hive" else self.config.swarm_max_entries
+        size = len(self.mirror)
+        if cap is None or size <= cap * (1.0 + self.config.fifo_trim_slack):
+            return 0
+        oldest = list(self.mirror.slots)[: size - cap]
+        self.rewrite_file(lease, removed=dict.fromkeys(oldest, "fifo_cap"))
+        return len(oldest)
+
+    def append_sidecar(
+        self, path: Any, records: builtins.list[Any], cap: int | None, lease: Lease | None
+    ) -> None:
+        append_capped(
+            path,
+            records,
+            cap=cap,
+            at=self.now(),
+            evicted_to=self.files.evicted,
+            corrupt_to=self.files.corrupt,
+            lease=lease,
+        )
