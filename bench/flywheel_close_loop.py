@@ -27,10 +27,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from swarmq.memory.flywheel.closeloop import close_loop
-from swarmq.memory.flywheel.config import FlywheelConfig
-from swarmq.memory.flywheel.model import ZERO_TIME, assign_tier, rfc3339, tier_config
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.closeloop import close_loop
+from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.model import ZERO_TIME, assign_tier, rfc3339, tier_config
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 
 TYPES = ["decision", "solution", "learning", "failure", "reference"]

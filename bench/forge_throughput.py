@@ -217,7 +217,7 @@ def peak_kb() -> int:
 
 def child(mode: str, file: str) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
-    from swarmq.memory.flywheel.store import AgentsLayout
+    from swarmq.flywheel.store import AgentsLayout
     from swarmq.memory.forge.extract import forge_transcript
     from swarmq.storage.locking import LocalLocks
 

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.memory.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
-from swarmq.memory.flywheel.model import parse_time
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
+from swarmq.flywheel.model import parse_time
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.agentops_queue import close_loop_with_queue
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 

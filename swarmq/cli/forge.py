@@ -20,9 +20,9 @@ from rich.progress import (
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
-from swarmq.memory.flywheel.citations import CitationType
-from swarmq.memory.flywheel.lookup import lookup as run_lookup
-from swarmq.memory.flywheel.sessions import session_transcripts
+from swarmq.flywheel.citations import CitationType
+from swarmq.flywheel.lookup import lookup as run_lookup
+from swarmq.flywheel.sessions import session_transcripts
 from swarmq.memory.forge.extract import ForgeResult, forge_transcript
 from swarmq.storage.locking import StoreLocks
 from swarmq.transcripts import TranscriptFormatError

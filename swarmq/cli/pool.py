@@ -10,13 +10,13 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.memory.flywheel.bridge import publish
-from swarmq.memory.flywheel.citations import citation_stats, pool_key
-from swarmq.memory.flywheel.closeloop import promote_candidate, reject_candidate
-from swarmq.memory.flywheel.content import canonical_content_body
-from swarmq.memory.flywheel.model import PoolStatus, QualityTier
-from swarmq.memory.flywheel.pool import Pool, PoolError
-from swarmq.memory.flywheel.promotion import promotion_gate
+from swarmq.flywheel.bridge import publish
+from swarmq.flywheel.citations import citation_stats, pool_key
+from swarmq.flywheel.closeloop import promote_candidate, reject_candidate
+from swarmq.flywheel.content import canonical_content_body
+from swarmq.flywheel.model import PoolStatus, QualityTier
+from swarmq.flywheel.pool import Pool, PoolError
+from swarmq.flywheel.promotion import promotion_gate
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The scored candidate pool (.agents/pool, AgentOps format).", no_args_is_help=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
-from swarmq.memory.flywheel.metrics import compute_metrics
+from swarmq.flywheel.metrics import compute_metrics
 from swarmq.memory.forge.extract import ledger_path
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.memory.missions.ledger import Mission

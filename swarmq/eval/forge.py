@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from swarmq.eval.metrics import Counts
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.memory.forge.llm import Completer

@@ -26,7 +26,7 @@ import numpy as np
 from swarmq.eval.forge import LabelledSession, load_labels, score
 from swarmq.eval.forge_requests import FEATURES, user_passages
 from swarmq.eval.metrics import Counts
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks

@@ -18,7 +18,7 @@ from swarmq.coord.quota_config import QuotaConfig, default_quotas
 from swarmq.llm.config import LLMConfig
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
-from swarmq.memory.flywheel.config import FlywheelConfig
+from swarmq.flywheel.config import FlywheelConfig
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.flywheel.bridge import LessonSink
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.bridge import LessonSink
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, resolve_inside
 from swarmq.roster.schema import Roster

@@ -9,7 +9,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from swarmq.cli import app
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

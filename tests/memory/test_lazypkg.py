@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import REPO
 
-LAZY = ["swarmq.llm", "swarmq.memory.consolidation", "swarmq.memory.flywheel",
+LAZY = ["swarmq.llm", "swarmq.memory.consolidation", "swarmq.flywheel",
         "swarmq.memory.forge", "swarmq.knowledge"]  # fmt: skip
 
 
@@ -36,7 +36,7 @@ def fresh(code: str) -> object:
 
 
 @pytest.mark.parametrize(("package", "name"), [("swarmq.knowledge", "inject"),
-                                               ("swarmq.memory.flywheel", "lookup")])  # fmt: skip
+                                               ("swarmq.flywheel", "lookup")])  # fmt: skip
 def test_submodule_imported_first_does_not_shadow_the_export(package: str, name: str) -> None:
     code = (f"import json, types, {package}.{name}\nfrom {package} import {name}\n"
             f"import {package} as p\nprint(json.dumps([isinstance({name}, types.FunctionType), "

@@ -15,8 +15,8 @@ import redis
 from celery import Celery
 
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.flywheel import Pool, lookup
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel import Pool, lookup
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.loader import load_roster
 from tests.llm_server import FakeLLMServer, running_llm_server

@@ -1,7 +1,7 @@
 """Consolidating an AgentOps learnings store (``.agents/learnings/`` and ``.agents/patterns/``).
 
 Learnings are one Markdown (or JSONL) file each, in the flywheel's formats
-(:mod:`swarmq.memory.flywheel.artifacts`). Exact duplicates are found by AgentOps' content
+(:mod:`swarmq.flywheel.artifacts`). Exact duplicates are found by AgentOps' content
 hash, near duplicates by the similarity join on the canonical body. A merged or superseded
 learning gets ``superseded_by``, ``is_current: false`` and the reason in its front matter and
 moves to ``.agents/archive/learnings/`` (where the flywheel's own evictions go, and from where
@@ -38,14 +38,14 @@ from swarmq.memory.consolidation.knowledge import (
 )
 from swarmq.memory.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
 from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan
-from swarmq.memory.flywheel.artifacts import (
+from swarmq.flywheel.artifacts import (
     Learning,
     learning_files,
     learning_from_text,
     updated_text,
 )
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.store import AgentsLayout, remove_file, write_file
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.store import AgentsLayout, remove_file, write_file
 from swarmq.knowledge.serialize import iso_now
 from swarmq.storage.locking import Lease, StoreLocks
 

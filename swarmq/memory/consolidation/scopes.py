@@ -16,7 +16,7 @@ from typing import Protocol
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
 from swarmq.memory.consolidation.learnings import consolidate_learnings
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.storage.locking import StoreLocks
 

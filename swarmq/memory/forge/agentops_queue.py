@@ -15,12 +15,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from swarmq.memory.flywheel.bridge import LessonSink
-from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
-from swarmq.memory.flywheel.config import FlywheelConfig
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.sessions import Problems, pending_queue_path, queued_snippets
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.bridge import LessonSink
+from swarmq.flywheel.closeloop import CloseLoopResult, close_loop
+from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.sessions import Problems, pending_queue_path, queued_snippets
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.classifier import classify
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.extract import EMPTY_HASH, ForgeResult, already_forged, write_candidates

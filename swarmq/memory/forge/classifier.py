@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.model import KnowledgeType
 from swarmq.memory.forge import multilingual, reports
 from swarmq.memory.forge.chatter import (
     NEGATIVE,

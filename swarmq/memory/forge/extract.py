@@ -20,8 +20,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.ledger import (

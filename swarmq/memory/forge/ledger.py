@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_jsonl
-from swarmq.memory.flywheel.model import rfc3339
-from swarmq.memory.flywheel.promoted import PromotedIndex
-from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.flywheel.model import rfc3339
+from swarmq.flywheel.promoted import PromotedIndex
+from swarmq.flywheel.store import AgentsLayout, write_file
 from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.memory.forge.templates import SeenPassages
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl

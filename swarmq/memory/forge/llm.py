@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.model import KnowledgeType
 from swarmq.memory.forge.classifier import MAX_CHARS, MIN_CHARS, KnowledgeClass, is_chatter
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.memory.forge.pending_file import ForgedCandidate

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.model import KnowledgeType
 
 STRONG, WEAK = 1.0, 0.5
 

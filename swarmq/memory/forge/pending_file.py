@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from swarmq.memory.flywheel.model import rfc3339
+from swarmq.flywheel.model import rfc3339
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from enum import StrEnum
 
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.model import KnowledgeType
 
 
 class KnowledgeClass(StrEnum):

@@ -14,7 +14,7 @@ from swarmq.memory.consolidation.events import EventLog
 from swarmq.memory.consolidation.knowledge import CRASH_ENV, consolidate_tier, events_path
 from swarmq.memory.consolidation.learnings import consolidate_learnings
 from swarmq.memory.consolidation.learnings import events_path as learnings_events
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 from tests.memory.consolidation.support import entry, learning_md, open_store, write_store
 
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.learnings import consolidate_learnings
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 root = Path(sys.argv[1])
 consolidate_learnings(AgentsLayout(root / ".agents"), LocalLocks(root / "locks"),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.consolidation.learnings import consolidate_learnings
-from swarmq.memory.flywheel.artifacts import read_learning
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.artifacts import read_learning
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 from tests.memory.consolidation.support import learning_md
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 
 

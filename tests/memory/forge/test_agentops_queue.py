@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.config import FlywheelConfig
-from swarmq.memory.flywheel.pending import parse_learning_blocks
-from swarmq.memory.flywheel.sessions import Problems, all_sessions, queued_snippets, tidy_snippet
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.pending import parse_learning_blocks
+from swarmq.flywheel.sessions import Problems, all_sessions, queued_snippets, tidy_snippet
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge.agentops_queue import close_loop_with_queue, forge_queue
 from swarmq.memory.forge.config import ForgeConfig
 from swarmq.storage.locking import LocalLocks
@@ -90,7 +90,7 @@ def test_the_queue_is_forged_once(layout: AgentsLayout, tmp_path: Path) -> None:
 
 
 def test_the_session_files_name_the_transcripts_to_forge(layout: AgentsLayout, tmp_path: Path) -> None:
-    from swarmq.memory.flywheel.sessions import session_transcripts
+    from swarmq.flywheel.sessions import session_transcripts
 
     assert session_transcripts(layout) == []  # named, but not on this machine
     real = tmp_path / "t.jsonl"

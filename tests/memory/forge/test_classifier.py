@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.model import KnowledgeType
 from swarmq.memory.forge.classifier import KnowledgeClass, classify, has_signal
 from swarmq.memory.forge.passages import passages
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, classify, forge_transcript
 from swarmq.memory.forge.templates import coded_diagnostics, is_pasted_log
 from swarmq.storage.locking import LocalLocks

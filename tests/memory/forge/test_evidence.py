@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import classify, forge_transcript
 from swarmq.memory.forge.calls import error_excerpt
 from swarmq.memory.forge.chatter import is_noise

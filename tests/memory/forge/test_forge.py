@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from swarmq.memory.flywheel.pending import file_date, parse_learning_blocks
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.pending import file_date, parse_learning_blocks
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, forge_transcript
 from swarmq.memory.forge.extract import forged_hashes
 from swarmq.storage.locking import LocalLocks

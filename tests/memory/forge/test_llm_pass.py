@@ -14,7 +14,7 @@ import redis
 from swarmq.coord.quota import QuotaGate
 from swarmq.eval.forge import evaluate
 from swarmq.llm.metered import MeteredCompleter
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, ForgeLLMConfig, forge_transcript
 from swarmq.memory.forge.llm import looping
 from swarmq.storage.locking import LocalLocks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from swarmq.memory.flywheel.model import KnowledgeType
+from swarmq.flywheel.model import KnowledgeType
 from swarmq.memory.forge.classifier import classify
 from swarmq.memory.forge.templates import is_pasted_log
 

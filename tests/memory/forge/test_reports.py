@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import classify, forge_transcript
 from swarmq.memory.forge.extract import passages_path
 from swarmq.memory.forge.reports import is_change_report, standing_note

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import ForgeConfig, forge_transcript
 from swarmq.memory.forge.sequences import error_excerpt, summarise_call
 from swarmq.storage.locking import LocalLocks

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import classify, forge_transcript
 from swarmq.memory.forge.extract import EMPTY_HASH, forged_hashes, passages_path
 from swarmq.memory.forge.pending_file import title_of

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from swarmq.memory.flywheel.artifacts import Learning
-from swarmq.memory.flywheel.content import canonical_content_body
-from swarmq.memory.flywheel.model import parse_time
+from swarmq.flywheel.artifacts import Learning
+from swarmq.flywheel.content import canonical_content_body
+from swarmq.flywheel.model import parse_time
 
 DATE_KEYS = ("date", "created", "created_at", "promoted_at")
 _BODY_DATE = re.compile(r"^\s*\**Date\**:?\**:?\s*(\d{4}-\d{2}-\d{2})\b", re.MULTILINE | re.IGNORECASE)

@@ -21,9 +21,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.flywheel.content import parse_front_matter, split_front_matter
-from swarmq.memory.flywheel.model import parse_time
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.content import parse_front_matter, split_front_matter
+from swarmq.flywheel.model import parse_time
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.jsonl import CorruptLine, JsonlLine, iter_jsonl
 
 

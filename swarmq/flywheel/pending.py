@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from swarmq.memory.flywheel.content import parse_front_matter, split_front_matter
-from swarmq.memory.flywheel.model import parse_time
+from swarmq.flywheel.content import parse_front_matter, split_front_matter
+from swarmq.flywheel.model import parse_time
 
 _HEADER = re.compile(r"^# Learning:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _FRONT = re.compile(r"^---\s*\n(.*?)\n---\s*\n", re.DOTALL)

@@ -23,25 +23,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.flywheel.artifacts import learning_files, learning_from_text, read_learning
-from swarmq.memory.flywheel.bridge import LessonSink, publish
-from swarmq.memory.flywheel.citations import CitationStats, citation_stats, pool_key
-from swarmq.memory.flywheel.config import FlywheelConfig
-from swarmq.memory.flywheel.feedback import apply_feedback
-from swarmq.memory.flywheel.ingest import ingest_pending
-from swarmq.memory.flywheel.maturity import (
+from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
+from swarmq.flywheel.bridge import LessonSink, publish
+from swarmq.flywheel.citations import CitationStats, citation_stats, pool_key
+from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.feedback import apply_feedback
+from swarmq.flywheel.ingest import ingest_pending
+from swarmq.flywheel.maturity import (
     decay_text,
     is_evictable,
     is_expired,
     transition_for,
     transition_text,
 )
-from swarmq.memory.flywheel.metrics import compute_metrics, write_baseline
-from swarmq.memory.flywheel.model import Maturity, PoolStatus, QualityTier
-from swarmq.memory.flywheel.pool import Pool, PoolError
-from swarmq.memory.flywheel.promoted import PromotedIndex
-from swarmq.memory.flywheel.promotion import Promotion, promote, promotion_gate
-from swarmq.memory.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
+from swarmq.flywheel.metrics import compute_metrics, write_baseline
+from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier
+from swarmq.flywheel.pool import Pool, PoolError
+from swarmq.flywheel.promoted import PromotedIndex
+from swarmq.flywheel.promotion import Promotion, promote, promotion_gate
+from swarmq.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
 from swarmq.storage.locking import Lease, StoreLocks
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.model import (
+from swarmq.flywheel.model import (
     BASE_SCORES,
     RUBRIC_WEIGHTS,
     PoolStatus,
@@ -18,16 +18,16 @@ from swarmq.memory.flywheel.model import (
     tier_config,
     update_utility,
 )
-from swarmq.memory.flywheel.pending import (
+from swarmq.flywheel.pending import (
     candidate_id,
     file_date,
     parse_learning_blocks,
     session_hint,
     slugify,
 )
-from swarmq.memory.flywheel.pool import PoolEntry
-from swarmq.memory.flywheel.promotion import GateRules, promotion_gate
-from swarmq.memory.flywheel.scoring import infer_type, rubric, score_block
+from swarmq.flywheel.pool import PoolEntry
+from swarmq.flywheel.promotion import GateRules, promotion_gate
+from swarmq.flywheel.scoring import infer_type, rubric, score_block
 
 CLAI_BLOCK = """# Learning: Use atomic renames for pools
 

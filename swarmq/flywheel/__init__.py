@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from swarmq.memory.lazypkg import lazy_package
 
 if TYPE_CHECKING:
-    from swarmq.memory.flywheel.closeloop import CloseLoopResult, close_loop
-    from swarmq.memory.flywheel.config import FlywheelConfig
-    from swarmq.memory.flywheel.lookup import LookupHit, lookup, search
-    from swarmq.memory.flywheel.metrics import compute_metrics, read_baselines
-    from swarmq.memory.flywheel.model import KnowledgeType, Maturity, PoolStatus, QualityTier
-    from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
-    from swarmq.memory.flywheel.store import AgentsLayout
+    from swarmq.flywheel.closeloop import CloseLoopResult, close_loop
+    from swarmq.flywheel.config import FlywheelConfig
+    from swarmq.flywheel.lookup import LookupHit, lookup, search
+    from swarmq.flywheel.metrics import compute_metrics, read_baselines
+    from swarmq.flywheel.model import KnowledgeType, Maturity, PoolStatus, QualityTier
+    from swarmq.flywheel.pool import Pool, PoolEntry, PoolError
+    from swarmq.flywheel.store import AgentsLayout
 
 __all__ = [
     "AgentsLayout",

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.citations import citation_event
-from swarmq.memory.flywheel.metrics import (
+from swarmq.flywheel.citations import citation_event
+from swarmq.flywheel.metrics import (
     compute_metrics,
     escape_status,
     is_evidence,
     read_baselines,
     write_baseline,
 )
-from swarmq.memory.flywheel.signals import (
+from swarmq.flywheel.signals import (
     GoldenSignals,
     citation_pipeline,
     gini,
@@ -26,7 +26,7 @@ from swarmq.memory.flywheel.signals import (
     top10_bottom_ratio,
     velocity_trend,
 )
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 
 NOW = datetime(2026, 4, 1, tzinfo=UTC)

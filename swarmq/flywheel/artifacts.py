@@ -18,14 +18,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.flywheel.content import (
+from swarmq.flywheel.content import (
     WHAT_WE_LEARNED,
     canonical_content_body,
     read_front_matter,
     split_front_matter,
     update_front_matter,
 )
-from swarmq.memory.flywheel.model import INITIAL_UTILITY, Maturity, parse_time
+from swarmq.flywheel.model import INITIAL_UTILITY, Maturity, parse_time
 
 HEADINGS = {
     "learning": "# Learning: ",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel import FlywheelConfig, Pool, close_loop, lookup, search
-from swarmq.memory.flywheel.bridge import condense
-from swarmq.memory.flywheel.citations import citation_event, citation_stats, record_citations
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel import FlywheelConfig, Pool, close_loop, lookup, search
+from swarmq.flywheel.bridge import condense
+from swarmq.flywheel.citations import citation_event, citation_stats, record_citations
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.memory.forge import forge_transcript
 from swarmq.knowledge import KnowledgeStore
 from swarmq.storage.locking import LocalLocks

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from swarmq.memory.flywheel.model import (
+from swarmq.flywheel.model import (
     RUBRIC_WEIGHTS,
     KnowledgeType,
     QualityTier,

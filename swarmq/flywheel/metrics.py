@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import write_json_atomic
-from swarmq.memory.flywheel.artifacts import Learning, learning_files, read_learning
-from swarmq.memory.flywheel.citations import CitationType, iter_citations
-from swarmq.memory.flywheel.learning_fields import learning_date
-from swarmq.memory.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
-from swarmq.memory.flywheel.signals import (
+from swarmq.flywheel.artifacts import Learning, learning_files, read_learning
+from swarmq.flywheel.citations import CitationType, iter_citations
+from swarmq.flywheel.learning_fields import learning_date
+from swarmq.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
+from swarmq.flywheel.signals import (
     GoldenSignals,
     citation_pipeline,
     overall_verdict,
@@ -34,7 +34,7 @@ from swarmq.memory.flywheel.signals import (
     reuse_concentration,
     velocity_trend,
 )
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 

@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from swarmq.memory.flywheel.artifacts import Learning, updated_text
-from swarmq.memory.flywheel.learning_fields import declared_confidence, written_date
-from swarmq.memory.flywheel.model import (
+from swarmq.flywheel.artifacts import Learning, updated_text
+from swarmq.flywheel.learning_fields import declared_confidence, written_date
+from swarmq.flywheel.model import (
     CONFIDENCE_DECAY_RATE,
     ESTABLISHED_DEMOTION_THRESHOLD,
     ESTABLISHED_MIN_REWARDS,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.memory.flywheel.promotion import GateRules
+from swarmq.flywheel.promotion import GateRules
 from swarmq.knowledge.config import ValidationMode
 
 

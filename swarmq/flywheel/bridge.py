@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from swarmq.memory.flywheel.content import canonical_content_body
+from swarmq.flywheel.content import canonical_content_body
 
 MAX_LESSON_CHARS = 280
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_jsonl
-from swarmq.memory.flywheel.model import (
+from swarmq.flywheel.model import (
     CANDIDATE_ID,
     MAX_REASON_LENGTH,
     POOL_DIRS,
@@ -29,7 +29,7 @@ from swarmq.memory.flywheel.model import (
     rfc3339,
     tier_rank,
 )
-from swarmq.memory.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
+from swarmq.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
 from swarmq.storage.locking import Lease
 
 CHAIN_FILE = "chain.jsonl"

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.flywheel.citations import citation_event, record_citations
-from swarmq.memory.flywheel.content import canonical_content_body, content_hash
-from swarmq.memory.flywheel.feedback import apply_feedback
-from swarmq.memory.flywheel.ingest import ingest_pending
-from swarmq.memory.flywheel.model import PoolStatus
-from swarmq.memory.flywheel.pool import Pool, PoolError
-from swarmq.memory.flywheel.promoted import PromotedIndex
-from swarmq.memory.flywheel.promotion import promote
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.citations import citation_event, record_citations
+from swarmq.flywheel.content import canonical_content_body, content_hash
+from swarmq.flywheel.feedback import apply_feedback
+from swarmq.flywheel.ingest import ingest_pending
+from swarmq.flywheel.model import PoolStatus
+from swarmq.flywheel.pool import Pool, PoolError
+from swarmq.flywheel.promoted import PromotedIndex
+from swarmq.flywheel.promotion import promote
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 
 PENDING = """---

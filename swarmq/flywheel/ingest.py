@@ -15,9 +15,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.model import ZERO_TIME, PoolStatus, parse_time, rfc3339, tier_config
-from swarmq.memory.flywheel.pending import (
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.model import ZERO_TIME, PoolStatus, parse_time, rfc3339, tier_config
+from swarmq.flywheel.pending import (
     LearningBlock,
     candidate_id,
     file_date,
@@ -25,10 +25,10 @@ from swarmq.memory.flywheel.pending import (
     parse_learning_blocks,
     session_hint,
 )
-from swarmq.memory.flywheel.pool import Pool
-from swarmq.memory.flywheel.promoted import PromotedIndex, markdown_files
-from swarmq.memory.flywheel.scoring import infer_type, score_block
-from swarmq.memory.flywheel.store import AgentsLayout, rename_file
+from swarmq.flywheel.pool import Pool
+from swarmq.flywheel.promoted import PromotedIndex, markdown_files
+from swarmq.flywheel.scoring import infer_type, score_block
+from swarmq.flywheel.store import AgentsLayout, rename_file
 from swarmq.storage.locking import Lease, StoreLocks
 
 

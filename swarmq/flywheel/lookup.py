@@ -14,18 +14,18 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from swarmq.memory.flywheel.artifacts import Learning, learning_files, read_learning, title_line
-from swarmq.memory.flywheel.citations import (
+from swarmq.flywheel.artifacts import Learning, learning_files, read_learning, title_line
+from swarmq.flywheel.citations import (
     CitationType,
     citation_event,
     display_path,
     record_citations,
 )
-from swarmq.memory.flywheel.content import canonical_content_body
-from swarmq.memory.flywheel.model import LAMBDA, Maturity, PoolStatus
-from swarmq.memory.flywheel.pending import parse_learning_blocks
-from swarmq.memory.flywheel.pool import Pool
-from swarmq.memory.flywheel.store import AgentsLayout
+from swarmq.flywheel.content import canonical_content_body
+from swarmq.flywheel.model import LAMBDA, Maturity, PoolStatus
+from swarmq.flywheel.pending import parse_learning_blocks
+from swarmq.flywheel.pool import Pool
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import StoreLocks
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")

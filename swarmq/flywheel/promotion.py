@@ -16,12 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.flywheel.artifacts import render_artifact
-from swarmq.memory.flywheel.content import content_hash
-from swarmq.memory.flywheel.model import KnowledgeType, PoolStatus, QualityTier
-from swarmq.memory.flywheel.pool import Pool, PoolEntry, PoolError
-from swarmq.memory.flywheel.promoted import PromotedIndex
-from swarmq.memory.flywheel.store import AgentsLayout, write_file
+from swarmq.flywheel.artifacts import render_artifact
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.model import KnowledgeType, PoolStatus, QualityTier
+from swarmq.flywheel.pool import Pool, PoolEntry, PoolError
+from swarmq.flywheel.promoted import PromotedIndex
+from swarmq.flywheel.store import AgentsLayout, write_file
 from swarmq.storage.locking import Lease
 
 
