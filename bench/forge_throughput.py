@@ -218,7 +218,7 @@ def peak_kb() -> int:
 def child(mode: str, file: str) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     from swarmq.flywheel.store import AgentsLayout
-    from swarmq.memory.forge.extract import forge_transcript
+    from swarmq.forge.extract import forge_transcript
     from swarmq.storage.locking import LocalLocks
 
     path = Path(file)

@@ -12,7 +12,7 @@ from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_
 from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.flywheel.model import parse_time
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.agentops_queue import close_loop_with_queue
+from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)

@@ -23,7 +23,7 @@ from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail,
 from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
-from swarmq.memory.forge.extract import ForgeResult, forge_transcript
+from swarmq.forge.extract import ForgeResult, forge_transcript
 from swarmq.storage.locking import StoreLocks
 from swarmq.transcripts import TranscriptFormatError
 from swarmq.roster.schema import Roster

@@ -26,9 +26,9 @@ import yaml
 
 from swarmq.eval.metrics import Counts
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.extract import forge_transcript
-from swarmq.memory.forge.llm import Completer
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript
+from swarmq.forge.llm import Completer
 from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("tune", "held-out", "all")

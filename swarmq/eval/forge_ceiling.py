@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from swarmq.eval.forge import Lesson, evaluate, load_labels
-from swarmq.memory.forge.classifier import classify
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.extract import minable
-from swarmq.memory.forge.passages import passages
+from swarmq.forge.classifier import classify
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import minable
+from swarmq.forge.passages import passages
 from swarmq.transcripts import MINABLE_KINDS, Message, open_transcript
 
 STAGES = ("kept", "below-threshold", "passage", "message", "tool/other", "nowhere")

@@ -18,7 +18,7 @@ from typing import Any
 
 from swarmq.eval.forge import ForgeEvaluation, LabelsError, evaluate
 from swarmq.eval.metrics import Counts
-from swarmq.memory.forge.config import ForgeConfig
+from swarmq.forge.config import ForgeConfig
 
 THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 """The ``min_confidence`` values a sweep tries (the classifier's confidences move in 0.05 steps)."""

@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.memory.forge.classifier import classify
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.extract import UNMINED_KINDS, minable
-from swarmq.memory.forge.passages import passages
-from swarmq.memory.forge.templates import (
+from swarmq.forge.classifier import classify
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import UNMINED_KINDS, minable
+from swarmq.forge.passages import passages
+from swarmq.forge.templates import (
     is_known_template,
     is_pasted_document,
     is_pasted_log,

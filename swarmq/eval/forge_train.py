@@ -27,8 +27,8 @@ from swarmq.eval.forge import LabelledSession, load_labels, score
 from swarmq.eval.forge_requests import FEATURES, user_passages
 from swarmq.eval.metrics import Counts
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.extract import forge_transcript
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
 
 GRID = tuple(round(0.05 * i, 2) for i in range(4, 20))

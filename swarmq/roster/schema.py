@@ -19,7 +19,7 @@ from swarmq.llm.config import LLMConfig
 from swarmq.memory.consolidation.config import ConsolidationConfig
 from swarmq.memory.curator.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
-from swarmq.memory.forge.config import ForgeConfig
+from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig
 from swarmq.storage.paths import ID_PATTERN

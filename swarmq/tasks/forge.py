@@ -1,6 +1,6 @@
 """Forge and flywheel jobs: ``forge.extract`` per transcript, ``forge.close_loop`` on a schedule.
 
-Thin: arguments are checked, the domain (``swarmq.memory.forge`` / ``.flywheel``) does the work
+Thin: arguments are checked, the domain (``swarmq.forge`` / ``.flywheel``) does the work
 under its own store locks (the cluster's Redis locks here). Both are safe to redeliver: a
 transcript already forged under its key is not read again and every candidate is written once
 (content hash); the close loop is idempotent step by step.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.memory.forge.agentops_queue import close_loop_with_queue
-from swarmq.memory.forge.extract import forge_transcript
+from swarmq.forge.agentops_queue import close_loop_with_queue
+from swarmq.forge.extract import forge_transcript
 from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT
 from swarmq.wiring.flywheel import (

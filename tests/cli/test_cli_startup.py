@@ -110,7 +110,7 @@ def test_file_level_command_imports_no_cluster_client(tmp_path: Path) -> None:
 
 def test_roster_schema_imports_no_domain_pipeline() -> None:
     modules = loaded_after("import swarmq.roster.loader")
-    pipelines = ("swarmq.knowledge.store", "swarmq.memory.forge.extract",
+    pipelines = ("swarmq.knowledge.store", "swarmq.forge.extract",
                  "swarmq.flywheel.closeloop", "swarmq.llm.factory",
                  "swarmq.memory.consolidation.plan")  # fmt: skip
     assert heavy(modules, pipelines) == []

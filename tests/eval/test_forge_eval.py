@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from swarmq.cli import app
 from swarmq.eval.forge import LabelsError, Lesson, evaluate, load_labels, score
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 REPO = Path(__file__).resolve().parents[2]
 

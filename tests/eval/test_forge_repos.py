@@ -14,7 +14,7 @@ from swarmq.eval.forge import LabelsError, evaluate, load_labels
 from swarmq.eval.forge_repos import compare, sweep
 from swarmq.eval.metrics import Counts
 from tests.eval.test_forge_eval import write_labels
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 LABELS = """
 sessions:

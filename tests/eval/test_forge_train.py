@@ -11,7 +11,7 @@ from swarmq.eval.forge_requests import FEATURES, features, user_passages
 from swarmq.eval.forge_train import SessionRows, collect, fit, loro, pipeline
 from swarmq.eval.metrics import Counts
 from tests.eval.test_forge_eval import write_labels
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 LABELS = """
 sessions:

@@ -12,7 +12,7 @@ from swarmq.flywheel import FlywheelConfig, Pool, close_loop, lookup, search
 from swarmq.flywheel.bridge import condense
 from swarmq.flywheel.citations import citation_event, citation_stats, record_citations
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import forge_transcript
+from swarmq.forge import forge_transcript
 from swarmq.knowledge import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 

@@ -14,7 +14,7 @@ import pytest
 from tests.support import REPO
 
 LAZY = ["swarmq.llm", "swarmq.memory.consolidation", "swarmq.flywheel",
-        "swarmq.memory.forge", "swarmq.knowledge"]  # fmt: skip
+        "swarmq.forge", "swarmq.knowledge"]  # fmt: skip
 
 
 @pytest.mark.parametrize("package", LAZY)

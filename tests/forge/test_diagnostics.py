@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import ForgeConfig, classify, forge_transcript
-from swarmq.memory.forge.templates import coded_diagnostics, is_pasted_log
+from swarmq.forge import ForgeConfig, classify, forge_transcript
+from swarmq.forge.templates import coded_diagnostics, is_pasted_log
 from swarmq.storage.locking import LocalLocks
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 _RUST_LOG = (
     "   Compiling demo v0.1.0 (/home/me/demo)\n"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import classify, forge_transcript
-from swarmq.memory.forge.extract import passages_path
-from swarmq.memory.forge.reports import is_change_report, standing_note
+from swarmq.forge import classify, forge_transcript
+from swarmq.forge.extract import passages_path
+from swarmq.forge.reports import is_change_report, standing_note
 from swarmq.storage.locking import LocalLocks
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 RULE = (
     "Note that the staging database is read-only after 18:00, so migrations must run before then."

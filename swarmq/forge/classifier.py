@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.memory.forge import multilingual, reports
-from swarmq.memory.forge.chatter import (
+from swarmq.forge import multilingual, reports
+from swarmq.forge.chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
@@ -34,7 +34,7 @@ from swarmq.memory.forge.chatter import (
     width,
     without_lead_in,
 )
-from swarmq.memory.forge.signals import (
+from swarmq.forge.signals import (
     ANCHORS,
     OBSERVED,
     PRIORITY,

@@ -23,9 +23,9 @@ from typing import Any, Protocol
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.memory.forge.classifier import MAX_CHARS, MIN_CHARS, KnowledgeClass, is_chatter
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.pending_file import ForgedCandidate
+from swarmq.forge.classifier import MAX_CHARS, MIN_CHARS, KnowledgeClass, is_chatter
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.pending_file import ForgedCandidate
 from swarmq.names import FORGE_EXTRACT
 
 PURPOSE = FORGE_EXTRACT

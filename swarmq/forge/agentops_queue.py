@@ -21,10 +21,10 @@ from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.sessions import Problems, pending_queue_path, queued_snippets
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.classifier import classify
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.extract import EMPTY_HASH, ForgeResult, already_forged, write_candidates
-from swarmq.memory.forge.pending_file import ForgedCandidate
+from swarmq.forge.classifier import classify
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import EMPTY_HASH, ForgeResult, already_forged, write_candidates
+from swarmq.forge.pending_file import ForgedCandidate
 from swarmq.storage.locking import StoreLocks
 
 LEADS = {"decision": "Decision:", "learning": "Lessons learned:"}

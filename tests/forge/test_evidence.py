@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import classify, forge_transcript
-from swarmq.memory.forge.calls import error_excerpt
-from swarmq.memory.forge.chatter import is_noise
-from swarmq.memory.forge.reports import for_the_task, opens_report
-from swarmq.memory.forge.templates import is_pasted_document, is_pasted_log
+from swarmq.forge import classify, forge_transcript
+from swarmq.forge.calls import error_excerpt
+from swarmq.forge.chatter import is_noise
+from swarmq.forge.reports import for_the_task, opens_report
+from swarmq.forge.templates import is_pasted_document, is_pasted_log
 from swarmq.storage.locking import LocalLocks
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 
 @pytest.mark.parametrize(

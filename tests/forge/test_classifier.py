@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.memory.forge.classifier import KnowledgeClass, classify, has_signal
-from swarmq.memory.forge.passages import passages
+from swarmq.forge.classifier import KnowledgeClass, classify, has_signal
+from swarmq.forge.passages import passages
 
 LABELLED = Path(__file__).resolve().parents[2] / "fixtures" / "forge" / "labelled-passages.jsonl"
 

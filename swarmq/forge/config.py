@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.memory.forge.classifier import DEFAULT_MIN_CONFIDENCE
+from swarmq.forge.classifier import DEFAULT_MIN_CONFIDENCE
 
 
 class ForgeLLMConfig(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.memory.forge.classifier import classify
-from swarmq.memory.forge.templates import is_pasted_log
+from swarmq.forge.classifier import classify
+from swarmq.forge.templates import is_pasted_log
 
 
 @pytest.mark.parametrize(

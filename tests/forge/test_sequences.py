@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import ForgeConfig, forge_transcript
-from swarmq.memory.forge.sequences import error_excerpt, summarise_call
+from swarmq.forge import ForgeConfig, forge_transcript
+from swarmq.forge.sequences import error_excerpt, summarise_call
 from swarmq.storage.locking import LocalLocks
-from tests.memory.forge.sessions import ClaudeSession, codex_old_rollout
+from tests.forge.sessions import ClaudeSession, codex_old_rollout
 
 
 def sequences(result_found: list[object]) -> list[str]:

@@ -8,12 +8,12 @@ import pytest
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge import classify, forge_transcript
-from swarmq.memory.forge.extract import EMPTY_HASH, forged_hashes, passages_path
-from swarmq.memory.forge.pending_file import title_of
-from swarmq.memory.forge.templates import strip_front_matter
+from swarmq.forge import classify, forge_transcript
+from swarmq.forge.extract import EMPTY_HASH, forged_hashes, passages_path
+from swarmq.forge.pending_file import title_of
+from swarmq.forge.templates import strip_front_matter
 from swarmq.storage.locking import LocalLocks
-from tests.memory.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession
 
 LESSON = "We decided to keep Redis as the broker because RabbitMQ lost acks during the `deploy.sh` restarts."
 PASTED = ("Always run `make lint` before committing, because the CI pipeline rejects any commit that "

@@ -5,10 +5,10 @@ from typing import TYPE_CHECKING
 from swarmq.memory.lazypkg import lazy_package
 
 if TYPE_CHECKING:
-    from swarmq.memory.forge.classifier import KnowledgeClass, Verdict, classify
-    from swarmq.memory.forge.config import ForgeConfig, ForgeLLMConfig
-    from swarmq.memory.forge.extract import ForgeResult, forge_transcript
-    from swarmq.memory.forge.pending_file import ForgedCandidate
+    from swarmq.forge.classifier import KnowledgeClass, Verdict, classify
+    from swarmq.forge.config import ForgeConfig, ForgeLLMConfig
+    from swarmq.forge.extract import ForgeResult, forge_transcript
+    from swarmq.forge.pending_file import ForgedCandidate
 
 __all__ = [
     "ForgeConfig",

@@ -11,8 +11,8 @@ from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.pending import parse_learning_blocks
 from swarmq.flywheel.sessions import Problems, all_sessions, queued_snippets, tidy_snippet
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.agentops_queue import close_loop_with_queue, forge_queue
-from swarmq.memory.forge.config import ForgeConfig
+from swarmq.forge.agentops_queue import close_loop_with_queue, forge_queue
+from swarmq.forge.config import ForgeConfig
 from swarmq.storage.locking import LocalLocks
 
 TRANSCRIPT = "/home/dev/.claude/projects/-home-dev-svc/5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f.jsonl"

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.memory.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
-from swarmq.memory.forge.config import ForgeConfig
-from swarmq.memory.forge.ledger import (
+from swarmq.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.ledger import (
     ForgeResult,
     already_forged,
     file_fingerprint,
@@ -34,13 +34,13 @@ from swarmq.memory.forge.ledger import (
     passages_path,
     write_candidates,
 )
-from swarmq.memory.forge.llm import Completer, llm_candidates
-from swarmq.memory.forge.multilingual import foreign
-from swarmq.memory.forge.passages import passages
-from swarmq.memory.forge.pending_file import ForgedCandidate
-from swarmq.memory.forge.reports import opens_report
-from swarmq.memory.forge.sequences import Sequence, SequenceMiner
-from swarmq.memory.forge.templates import (
+from swarmq.forge.llm import Completer, llm_candidates
+from swarmq.forge.multilingual import foreign
+from swarmq.forge.passages import passages
+from swarmq.forge.pending_file import ForgedCandidate
+from swarmq.forge.reports import opens_report
+from swarmq.forge.sequences import Sequence, SequenceMiner
+from swarmq.forge.templates import (
     SeenPassages,
     coded_diagnostics,
     is_known_template,

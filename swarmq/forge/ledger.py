@@ -14,8 +14,8 @@ from swarmq.storage.atomic import append_jsonl
 from swarmq.flywheel.model import rfc3339
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.store import AgentsLayout, write_file
-from swarmq.memory.forge.pending_file import ForgedCandidate, pending_name, render_pending
-from swarmq.memory.forge.templates import SeenPassages
+from swarmq.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.forge.templates import SeenPassages
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 
