@@ -15,9 +15,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
-from swarmq.memory.consolidation.knowledge import ScopeReport
-from swarmq.memory.consolidation.plan import Reason
-from swarmq.memory.consolidation.scopes import (
+from swarmq.consolidation.knowledge import ScopeReport
+from swarmq.consolidation.plan import Reason
+from swarmq.consolidation.scopes import (
     SCOPES,
     UnknownScope,
     check_scope,

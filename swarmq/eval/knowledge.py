@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.eval.metrics import Counts, HitRate
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.knowledge import consolidate_tier
-from swarmq.memory.consolidation.plan import ActionKind
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.knowledge import consolidate_tier
+from swarmq.consolidation.plan import ActionKind
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.project import KnowledgeStore

@@ -10,7 +10,7 @@ import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
-from tests.memory.consolidation.support import entry, write_store
+from tests.consolidation.support import entry, write_store
 from tests.support import write_roster
 
 LESSONS = [

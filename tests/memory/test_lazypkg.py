@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import REPO
 
-LAZY = ["swarmq.llm", "swarmq.memory.consolidation", "swarmq.flywheel",
+LAZY = ["swarmq.llm", "swarmq.consolidation", "swarmq.flywheel",
         "swarmq.forge", "swarmq.knowledge"]  # fmt: skip
 
 
@@ -46,7 +46,7 @@ def test_submodule_imported_first_does_not_shadow_the_export(package: str, name:
 
 def test_a_config_module_imports_only_its_own() -> None:
     code = (
-        "import json, sys, swarmq.memory.consolidation.config, swarmq.llm.config\n"
+        "import json, sys, swarmq.consolidation.config, swarmq.llm.config\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('numpy', 'httpx')))))"
     )
     assert fresh(code) == []

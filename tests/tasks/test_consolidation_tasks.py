@@ -15,7 +15,7 @@ from celery import Celery
 from bench.lesson_corpus import generate
 from swarmq.coord import keys
 from swarmq.tasks.consolidation import task_id_for, window_of
-from tests.memory.consolidation.support import entry, learning_md, write_store
+from tests.consolidation.support import entry, learning_md, write_store
 from tests.support import WorkerProcess, write_roster
 
 

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
-from swarmq.memory.consolidation.learnings import consolidate_learnings
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
+from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.storage.locking import StoreLocks

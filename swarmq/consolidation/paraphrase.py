@@ -21,8 +21,8 @@ from swarmq.similarity.normalize import term_text
 from swarmq.similarity.sets import Measure, TokenSets, encode
 
 if TYPE_CHECKING:
-    from swarmq.memory.consolidation.config import ConsolidationConfig
-    from swarmq.memory.consolidation.items import Item
+    from swarmq.consolidation.config import ConsolidationConfig
+    from swarmq.consolidation.items import Item
 
 Candidate = tuple[float, str, str, dict[str, float | str]]
 
@@ -74,7 +74,7 @@ class Paraphrases:
     def candidates(self, items: Sequence[Item], seen: set[tuple[str, str]]) -> list[Candidate]:
         """``(cosine, id, id, score breakdown)`` of every comparable pair of ``items`` at or
         above ``paraphrase_threshold`` that the word-bigram pass did not already judge."""
-        from swarmq.memory.consolidation.items import comparable
+        from swarmq.consolidation.items import comparable
 
         if self.config.paraphrase_threshold >= 1.0:
             return []

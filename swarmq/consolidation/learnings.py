@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Unpack
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.events import (
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.events import (
     ENTRY_CHANGED,
     RUN_ABORTED,
     RUN_COMMITTED,
     RUN_STARTED,
     EventLog,
 )
-from swarmq.memory.consolidation.knowledge import (
+from swarmq.consolidation.knowledge import (
     RunOptions,
     RunStart,
     ScopeReport,
@@ -36,8 +36,8 @@ from swarmq.memory.consolidation.knowledge import (
     crash_point,
     drive_run,
 )
-from swarmq.memory.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
-from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan
+from swarmq.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
+from swarmq.consolidation.plan import Action, ActionKind, Item, Plan
 from swarmq.flywheel.artifacts import (
     Learning,
     learning_files,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.events import EventLog
-from swarmq.memory.consolidation.knowledge import consolidate_tier, events_path
-from swarmq.memory.consolidation.templates import template_key
-from tests.memory.consolidation.support import entries_by_id, entry, write_store
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.events import EventLog
+from swarmq.consolidation.knowledge import consolidate_tier, events_path
+from swarmq.consolidation.templates import template_key
+from tests.consolidation.support import entries_by_id, entry, write_store
 
 TAIL = (" co-change with NPMI=1.000 but have no import relationship. This hidden coupling suggests a "
         "shared architectural concern — changes to one likely require changes to the other.")

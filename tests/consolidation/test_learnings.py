@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.learnings import consolidate_learnings
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.flywheel.artifacts import read_learning
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
-from tests.memory.consolidation.support import learning_md
+from tests.consolidation.support import learning_md
 
 BODY = "Retry the flaky playwright login test once with a fresh browser context before failing the build"
 

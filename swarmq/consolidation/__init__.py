@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from swarmq.memory.lazypkg import lazy_package
 
 if TYPE_CHECKING:
-    from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
-    from swarmq.memory.consolidation.plan import Action, ActionKind, Plan, Reason
+    from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
+    from swarmq.consolidation.plan import Action, ActionKind, Plan, Reason
 
 __all__ = ["Action", "ActionKind", "ConsolidationConfig", "EmptyLessons", "Plan", "Reason"]
 

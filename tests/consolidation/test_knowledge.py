@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
-from swarmq.memory.consolidation.events import EventLog
-from swarmq.memory.consolidation.knowledge import consolidate_tier, events_path
-from tests.memory.consolidation.support import entries_by_id, entry, open_store, write_store
+from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
+from swarmq.consolidation.events import EventLog
+from swarmq.consolidation.knowledge import consolidate_tier, events_path
+from tests.consolidation.support import entries_by_id, entry, open_store, write_store
 
 BASE = "Run the database migrations in a transaction before deploying the api service to production"
 NEAR = "Run the database migrations in a transaction before deploying the api service to production now"
@@ -168,7 +168,7 @@ def test_thresholds_are_configurable_and_ordered() -> None:
 
 
 def test_restore_keeps_entries_apart(tmp_path: Path) -> None:
-    from swarmq.memory.consolidation.knowledge import restore_superseded
+    from swarmq.consolidation.knowledge import restore_superseded
 
     store = write_store(tmp_path, [entry("a", BASE, confidence=0.9), entry("b", NEAR)])
     consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")

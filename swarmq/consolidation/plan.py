@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from swarmq.memory.consolidation.config import ConsolidationConfig, EmptyLessons
-from swarmq.memory.consolidation.items import (
+from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
+from swarmq.consolidation.items import (
     Action,
     ActionKind,
     Contradicts,
@@ -48,7 +48,7 @@ from swarmq.memory.consolidation.items import (
     newer,
     stronger,
 )
-from swarmq.memory.consolidation.paraphrase import Paraphrases
+from swarmq.consolidation.paraphrase import Paraphrases
 from swarmq.similarity.join import join_texts, similarity_join
 from swarmq.similarity.sets import Measure, encode
 from swarmq.similarity.text import bigram_jaccard

@@ -9,31 +9,31 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.events import EventLog
-from swarmq.memory.consolidation.knowledge import CRASH_ENV, consolidate_tier, events_path
-from swarmq.memory.consolidation.learnings import consolidate_learnings
-from swarmq.memory.consolidation.learnings import events_path as learnings_events
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.events import EventLog
+from swarmq.consolidation.knowledge import CRASH_ENV, consolidate_tier, events_path
+from swarmq.consolidation.learnings import consolidate_learnings
+from swarmq.consolidation.learnings import events_path as learnings_events
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
-from tests.memory.consolidation.support import entry, learning_md, open_store, write_store
+from tests.consolidation.support import entry, learning_md, open_store, write_store
 
 ROOT = Path(__file__).resolve().parents[3]
 
 KNOWLEDGE_SCRIPT = """
 import sys
 from pathlib import Path
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.knowledge import consolidate_tier
-from tests.memory.consolidation.support import open_store
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.knowledge import consolidate_tier
+from tests.consolidation.support import open_store
 consolidate_tier(open_store(Path(sys.argv[1])).swarm, ConsolidationConfig(), scope="swarm")
 """
 
 LEARNINGS_SCRIPT = """
 import sys
 from pathlib import Path
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.learnings import consolidate_learnings
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 root = Path(sys.argv[1])

@@ -19,15 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, Required, TypedDict, Unpack
 
-from swarmq.memory.consolidation.config import ConsolidationConfig
-from swarmq.memory.consolidation.events import (
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.events import (
     ENTRY_CHANGED,
     RUN_ABORTED,
     RUN_COMMITTED,
     RUN_STARTED,
     EventLog,
 )
-from swarmq.memory.consolidation.merge import (
+from swarmq.consolidation.merge import (
     KEEP_APART,
     RUN_KEY,
     link_entries,
@@ -35,8 +35,8 @@ from swarmq.memory.consolidation.merge import (
     strength,
     supersede_entries,
 )
-from swarmq.memory.consolidation.plan import Action, ActionKind, Item, Plan, Planner
-from swarmq.memory.consolidation.templates import template_key
+from swarmq.consolidation.plan import Action, ActionKind, Item, Plan, Planner
+from swarmq.consolidation.templates import template_key
 from swarmq.knowledge.config import ValidationMode
 from swarmq.knowledge.contradiction import Contexts, negation_contexts, opposed
 from swarmq.knowledge.files import TierFiles
@@ -296,7 +296,7 @@ def restore_superseded(
     ``superseded_by`` pointer, and the two entries are kept apart by later runs (so the next
     night does not undo the restore). The survivor keeps what it absorbed; the change is
     journalled like any other."""
-    from swarmq.memory.consolidation.merge import SUPERSEDED_BY
+    from swarmq.consolidation.merge import SUPERSEDED_BY
     from swarmq.knowledge.errors import EntryNotFound
     from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
 
