@@ -23,7 +23,7 @@ from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.memory.missions.config import AgentConfig, MissionsConfig
 from swarmq.storage.paths import ID_PATTERN
-from swarmq.memory.skills.config import SkillImproverConfig
+from swarmq.skills.config import SkillImproverConfig
 from swarmq.names import JOB_FAMILIES, direct_queue
 from swarmq.roster.api_config import ApiConfig
 

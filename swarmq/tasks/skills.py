@@ -1,6 +1,6 @@
 """``skills.improve`` (the quota-bounded skill improver) and ``skills.generate`` (the compiler).
 
-Thin wrappers over ``swarmq.memory.skills``. ``skills.improve`` passes its task id as the run id,
+Thin wrappers over ``swarmq.skills``. ``skills.improve`` passes its task id as the run id,
 so a redelivered message returns the proposal the first delivery wrote instead of paying twice.
 Nothing here activates a skill: ``skills.generate`` writes drafts unless asked for ``active``.
 """

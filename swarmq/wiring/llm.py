@@ -23,9 +23,9 @@ from swarmq.memory.curator.enrich import Enricher
 from swarmq.memory.curator.state import EnrichmentState
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.skills.compiler import CompilerSettings, SkillCompiler
-from swarmq.memory.skills.improver import SkillImprover
-from swarmq.memory.skills.layout import SkillLayout
+from swarmq.skills.compiler import CompilerSettings, SkillCompiler
+from swarmq.skills.improver import SkillImprover
+from swarmq.skills.layout import SkillLayout
 from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 from swarmq.roster.schema import Roster
 

@@ -13,10 +13,10 @@ import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
-from swarmq.memory.skills.improver import SECTIONS
+from swarmq.skills.improver import SECTIONS
 from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.memory.curator.conftest import enrichment_reply
-from tests.memory.skills.factory import entry, lines, write_store
+from tests.skills.factory import entry, lines, write_store
 from tests.support import write_roster
 
 runner = CliRunner()

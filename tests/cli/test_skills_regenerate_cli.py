@@ -12,7 +12,7 @@ import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
-from tests.memory.skills.factory import entry, write_store
+from tests.skills.factory import entry, write_store
 from tests.support import write_roster
 
 

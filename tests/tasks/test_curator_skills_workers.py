@@ -18,11 +18,11 @@ from celery import Celery
 from swarmq.coord.cluster import Cluster
 from swarmq.llm.ledger import LLMLedger
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.memory.skills.improver import SECTIONS
+from swarmq.skills.improver import SECTIONS
 from swarmq.roster.loader import load_roster
 from tests.llm_server import FakeLLMServer, running_llm_server, wait
 from tests.memory.curator.conftest import enrichment_reply
-from tests.memory.skills.factory import entry, lines, write_store
+from tests.skills.factory import entry, lines, write_store
 from tests.support import WorkerProcess, write_roster
 
 PROPOSAL = "\n\n".join(f"## {title}\n\n- noted" for title in SECTIONS)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.memory.skills.readiness import (
+from swarmq.skills.readiness import (
     DEFAULT_MIN_SKILL_CONFIDENCE,
     DEFAULT_MIN_SKILL_CONFIRMATIONS,
 )

@@ -24,7 +24,7 @@ from swarmq.knowledge.model import Entry
 from swarmq.knowledge.validation import INVISIBLE, validate_directive_fields
 from swarmq.memory.replies import placeholder, repetition
 from swarmq.similarity.normalize import terms
-from swarmq.memory.skills.layout import GENERATED_PREFIX
+from swarmq.skills.layout import GENERATED_PREFIX
 
 DIRECTIVE_FIELDS: tuple[str, ...] = (
     "triggers", "required_actions", "forbidden_actions", "verification_checks",

@@ -20,7 +20,7 @@ from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, hang, ok, wait
-from tests.memory.skills.factory import entry, lines, swarm_store, write_store
+from tests.skills.factory import entry, lines, swarm_store, write_store
 
 PROSE = [
     entry("p1", "Always run the database migration check before merging a schema change."),

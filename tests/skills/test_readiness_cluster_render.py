@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from swarmq.knowledge.model import Entry
-from swarmq.memory.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
-from swarmq.memory.skills.readiness import outcome_signal, readiness_gate, singleton_eligible
-from swarmq.memory.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status
-from tests.memory.skills.factory import entry
+from swarmq.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
+from swarmq.skills.readiness import outcome_signal, readiness_gate, singleton_eligible
+from swarmq.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status
+from tests.skills.factory import entry
 
 
 def make(entry_id: str = "e1", lesson: str = "Always run the migration check before merging.", **kw: Any) -> Entry:

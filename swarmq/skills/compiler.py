@@ -29,21 +29,21 @@ from swarmq.knowledge.model import Entry
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.coord.quota_file import now_iso
-from swarmq.memory.skills.evals import Evaluation, evaluate, load_eval_set
-from swarmq.memory.skills.grouping import (
+from swarmq.skills.evals import Evaluation, evaluate, load_eval_set
+from swarmq.skills.grouping import (
     DEFAULT_SIMILARITY,
     SkillCluster,
     cluster_by_ids,
     discover_clusters,
 )
-from swarmq.memory.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
-from swarmq.memory.skills.readiness import (
+from swarmq.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
+from swarmq.skills.readiness import (
     DEFAULT_MIN_SKILL_CONFIDENCE,
     DEFAULT_MIN_SKILL_CONFIRMATIONS,
     readiness_gate,
 )
-from swarmq.memory.skills.rejected import RejectedEdits
-from swarmq.memory.skills.render import has_marker, parse_skill, render_skill, with_status
+from swarmq.skills.rejected import RejectedEdits
+from swarmq.skills.render import has_marker, parse_skill, render_skill, with_status
 
 Mode = Literal["draft", "active"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
 from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.coord.quota_file import now_iso
-from swarmq.memory.skills.evals import Evaluation
+from swarmq.skills.evals import Evaluation
 
 MAX_REJECTED_EDITS = 200
 PREVIEW_CHARS = 800

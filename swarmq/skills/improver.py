@@ -43,9 +43,9 @@ from swarmq.memory.completion import (
 )
 from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.memory.replies import placeholder, repetition, unknown_ids
-from swarmq.memory.skills.compiler import SkillCompiler
-from swarmq.memory.skills.config import SkillImproverConfig
-from swarmq.memory.skills.inventory import Inventory, gather_inventory, inventory_text
+from swarmq.skills.compiler import SkillCompiler
+from swarmq.skills.config import SkillImproverConfig
+from swarmq.skills.inventory import Inventory, gather_inventory, inventory_text
 from swarmq.names import SKILLS_IMPROVE
 
 SECTIONS: tuple[str, ...] = (

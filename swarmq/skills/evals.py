@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.memory.skills.layout import SkillLayout, UnsafeSkillPath
+from swarmq.skills.layout import SkillLayout, UnsafeSkillPath
 
 MAX_EVAL_FILES = 50
 MAX_EVAL_FILE_BYTES = 64 * 1024

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.skills.compiler import SkillCompiler
-from swarmq.memory.skills.layout import SkillLayout, UnsafeSkillPath
-from swarmq.memory.skills.rejected import RejectedEdits
-from tests.memory.skills.factory import entry, lines, swarm_store, write_store
+from swarmq.skills.compiler import SkillCompiler
+from swarmq.skills.layout import SkillLayout, UnsafeSkillPath
+from swarmq.skills.rejected import RejectedEdits
+from tests.skills.factory import entry, lines, swarm_store, write_store
 
 LESSONS = [
     entry("k1", "Run the biome lint config check before committing changes.", confidence=0.8, phases=2,
@@ -157,7 +157,7 @@ def test_all_sources_archived_retires_the_skill(compiler: SkillCompiler) -> None
 
 
 def test_rejected_edits_buffer_is_bounded(tmp_path: Path) -> None:
-    from swarmq.memory.skills.evals import Evaluation
+    from swarmq.skills.evals import Evaluation
 
     buffer = RejectedEdits(tmp_path / "rejected-edits.jsonl", cap=3)
     locks = LocalLocks(tmp_path / "locks")

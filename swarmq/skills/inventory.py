@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmq.knowledge.model import Entry
-from swarmq.memory.skills.compiler import SkillCompiler
+from swarmq.skills.compiler import SkillCompiler
 
 REPEAT_THRESHOLD = 2
 """An active directive ignored or violated at least this often is reported."""

@@ -13,14 +13,14 @@ import redis
 from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.skills.compiler import SkillCompiler
-from swarmq.memory.skills.config import SkillImproverConfig
-from swarmq.memory.skills.improver import SECTIONS, SkillImprover
-from swarmq.memory.skills.inventory import Inventory
-from swarmq.memory.skills.layout import SkillLayout
+from swarmq.skills.compiler import SkillCompiler
+from swarmq.skills.config import SkillImproverConfig
+from swarmq.skills.improver import SECTIONS, SkillImprover
+from swarmq.skills.inventory import Inventory
+from swarmq.skills.layout import SkillLayout
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, ok, running_llm_server, status
-from tests.memory.skills.factory import entry, swarm_store, write_store
+from tests.skills.factory import entry, swarm_store, write_store
 
 GOOD_BODY = "\n\n".join(f"## {title}\n\n- point about k1" for title in SECTIONS)
 
