@@ -30,9 +30,9 @@ from swarmq.coord.ratelimit import RequestRateLimiter
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible
-from swarmq.memory.curator.enrich import Enricher
-from swarmq.memory.curator.fallback import deterministic_directives
-from swarmq.memory.curator.state import EnrichmentState
+from swarmq.curation.enrich import Enricher
+from swarmq.curation.fallback import deterministic_directives
+from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks

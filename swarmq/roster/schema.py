@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from swarmq.coord.quota_config import QuotaConfig, default_quotas
 from swarmq.llm.config import LLMConfig
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.memory.curator.config import CuratorConfig
+from swarmq.curation.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig

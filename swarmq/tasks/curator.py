@@ -1,7 +1,7 @@
 """``curator.enrich``: turn plain-prose knowledge into actionable directives (LLM, quota).
 
 Thin: validates its arguments, builds the enricher from the roster and runs it; the quota,
-compare-and-swap merge and fallback policy live in ``swarmq.memory.curator``. Safe to redeliver:
+compare-and-swap merge and fallback policy live in ``swarmq.curation``. Safe to redeliver:
 entries already enriched are no longer plain prose, and unchanged lessons are skipped.
 """
 

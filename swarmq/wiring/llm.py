@@ -19,8 +19,8 @@ from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.memory.completion import NO_PROVIDER
-from swarmq.memory.curator.enrich import Enricher
-from swarmq.memory.curator.state import EnrichmentState
+from swarmq.curation.enrich import Enricher
+from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
 from swarmq.skills.compiler import CompilerSettings, SkillCompiler

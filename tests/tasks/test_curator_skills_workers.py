@@ -21,7 +21,7 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.skills.improver import SECTIONS
 from swarmq.roster.loader import load_roster
 from tests.llm_server import FakeLLMServer, running_llm_server, wait
-from tests.memory.curator.conftest import enrichment_reply
+from tests.curation.conftest import enrichment_reply
 from tests.skills.factory import entry, lines, write_store
 from tests.support import WorkerProcess, write_roster
 

@@ -14,8 +14,8 @@ import redis
 
 from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
-from swarmq.memory.curator.enrich import Enricher, EnrichmentReport
-from swarmq.memory.curator.state import EnrichmentState
+from swarmq.curation.enrich import Enricher, EnrichmentReport
+from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
@@ -233,8 +233,8 @@ def test_no_client_refuses_before_touching_the_quota(world: World) -> None:
 
 def test_batches_are_split_to_fit_the_declared_context() -> None:
     from swarmq.memory.completion import prompt_chars
-    from swarmq.memory.curator.enrich import sized_batches
-    from swarmq.memory.curator.reply import build_messages
+    from swarmq.curation.enrich import sized_batches
+    from swarmq.curation.reply import build_messages
     from swarmq.knowledge.model import Entry
 
     lessons = [Entry(entry(f"e{n}", f"Lesson number {n} about running the migration check " * 3)) for n in range(8)]

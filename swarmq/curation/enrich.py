@@ -30,9 +30,9 @@ from swarmq.memory.completion import (
     QuotaRefused,
     prompt_chars,
 )
-from swarmq.memory.curator.fallback import deterministic_directives
-from swarmq.memory.curator.reply import ReplyRejected, build_messages, parse_reply
-from swarmq.memory.curator.state import EnrichmentState, Handled, content_hash
+from swarmq.curation.fallback import deterministic_directives
+from swarmq.curation.reply import ReplyRejected, build_messages, parse_reply
+from swarmq.curation.state import EnrichmentState, Handled, content_hash
 from swarmq.knowledge.errors import InvalidEntry
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.store import TierStore
