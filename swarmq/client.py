@@ -27,7 +27,7 @@ from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.presence import present
 from swarmq.errors import Unavailable
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.missions.dispatch import (
+from swarmq.missions.dispatch import (
     Committed,
     MissionSpec,
     cancel_mission,
@@ -36,10 +36,10 @@ from swarmq.memory.missions.dispatch import (
     existing_for_key,
     resume_mission,
 )
-from swarmq.memory.missions.history import write_beat
-from swarmq.memory.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
-from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import ACTIVE, MissionState
+from swarmq.missions.history import write_beat
+from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
+from swarmq.missions.routing import Target, route
+from swarmq.missions.states import ACTIVE, MissionState
 from swarmq.storage.paths import check_id
 from swarmq.memory.profiles.events import (
     EventType,
@@ -150,7 +150,7 @@ class MissionClient:
                mission_id: str | None = None) -> Mission:
         """Route, send the task carrying the whole new record, then commit it; returns once the
         ledger commit is durable (and raises if it fails: the worker may still create the
-        mission from its message, see :mod:`swarmq.memory.missions.claim`)."""
+        mission from its message, see :mod:`swarmq.missions.claim`)."""
         spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
         spec.validate()
         snapshot = self._snapshot(spec)  # a lock-free read: for the key, the load and the id

@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swarmq.memory.missions.recovery import StaleRun, stale_runs
-from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.recovery import StaleRun, stale_runs
+from swarmq.missions.routing import Target, route
+from swarmq.missions.states import MissionState
 from swarmq.workers.beat import SingleBeatScheduler
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from swarmq.knowledge.errors import (
     RevisionConflict,
 )
 from swarmq.storage.locking import CommitUnconfirmed, LockError
-from swarmq.memory.missions.dispatch import MissionConflict
-from swarmq.memory.missions.ledger import LedgerCorrupt, MissionNotFound
-from swarmq.memory.missions.states import TransitionError
+from swarmq.missions.dispatch import MissionConflict
+from swarmq.missions.ledger import LedgerCorrupt, MissionNotFound
+from swarmq.missions.states import TransitionError
 from swarmq.storage.paths import UnsafePathError
 from swarmq.memory.profiles.access import MemoryRequestError
 from swarmq.memory.search import SearchError

@@ -26,7 +26,7 @@ from swarmq.api.models import (
 )
 from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.states import MissionState
 from swarmq.storage.paths import check_id
 from swarmq.memory.profiles.access import (
     MemoryKind,

@@ -10,8 +10,8 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
 from swarmq.client import MissionClient
 from swarmq.errors import SwarmqError
-from swarmq.memory.missions.ledger import Mission
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.ledger import Mission
+from swarmq.missions.states import MissionState
 
 app = typer.Typer(help="Orchestrator missions dispatched to roster workers.", no_args_is_help=True)
 

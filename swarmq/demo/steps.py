@@ -10,7 +10,7 @@ from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.flywheel.metrics import compute_metrics
 from swarmq.forge.extract import ledger_path
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
-from swarmq.memory.missions.ledger import Mission
+from swarmq.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
 from swarmq.wiring.flywheel import layout_for
 

@@ -21,7 +21,7 @@ from swarmq.curation.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
-from swarmq.memory.missions.config import AgentConfig, MissionsConfig
+from swarmq.missions.config import AgentConfig, MissionsConfig
 from swarmq.storage.paths import ID_PATTERN
 from swarmq.skills.config import SkillImproverConfig
 from swarmq.names import JOB_FAMILIES, direct_queue

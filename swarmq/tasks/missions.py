@@ -1,7 +1,7 @@
 """``missions.run``: one mission assignment on its worker's direct queue ``worker.<id>``.
 
 Thin: finds which worker it runs on, builds a :class:`MissionRunner` and returns its outcome.
-Redelivery safety, the agent run and all memory writes live in ``swarmq.memory.missions``.
+Redelivery safety, the agent run and all memory writes live in ``swarmq.missions``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.directives import prepare_directives
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.missions.claim import RunOutcome
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.outcome import abandon_assignment
+from swarmq.missions.claim import RunOutcome
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.outcome import abandon_assignment
 from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster
@@ -128,7 +128,7 @@ def run_mission(
 ) -> dict[str, Any]:
     """``mission`` is the record as the client created it: on a first delivery (not
     ``resent`` by a client-key retry, not redelivered by the broker) the agent starts before
-    the claim is decided, see :mod:`swarmq.memory.missions.claim`."""
+    the claim is decided, see :mod:`swarmq.missions.claim`."""
     check_id(mission_id, "missionId")
     check_id(assignment_id, "assignmentId")
     here = running_worker(self)

@@ -22,7 +22,7 @@ import yaml
 
 from swarmq.coord import keys
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.missions.ledger import Ledger, Retention
+from swarmq.missions.ledger import Ledger, Retention
 from tests.multihost.simhosts import Cluster, SimHost, namespaces_unavailable, simulated_cluster
 from tests.support import REPO
 

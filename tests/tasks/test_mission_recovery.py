@@ -18,7 +18,7 @@ import redis
 from swarmq.client import LIVENESS_TTL_SECONDS, MissionClient
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.states import MissionState
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.reaper import reap
 from swarmq.roster.loader import load_roster

@@ -16,9 +16,9 @@ import redis
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.missions.dispatch import MissionSpec, create_mission
-from swarmq.memory.missions.ledger import LedgerDoc, Mission
-from swarmq.memory.missions.routing import Target, route
+from swarmq.missions.dispatch import MissionSpec, create_mission
+from swarmq.missions.ledger import LedgerDoc, Mission
+from swarmq.missions.routing import Target, route
 from swarmq.memory.profiles import read_events
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster

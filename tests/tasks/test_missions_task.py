@@ -17,7 +17,7 @@ import redis
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.states import MissionState
 from swarmq.memory.profiles import read_events
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster

@@ -1,4 +1,4 @@
 """Orchestrator missions: the ledger, routing, checkpoint markers, context loading and agent runs.
 
-Kept import-light: the roster schema imports :mod:`swarmq.memory.missions.config` from here.
+Kept import-light: the roster schema imports :mod:`swarmq.missions.config` from here.
 """

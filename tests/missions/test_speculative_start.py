@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
-from swarmq.memory.missions.dispatch import (
+from swarmq.missions.dispatch import (
     Committed,
     MissionConflict,
     MissionSpec,
     commit_created,
     create_mission,
 )
-from swarmq.memory.missions.ledger import Ledger, LedgerDoc, Mission
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.routing import Target, route
+from swarmq.missions.ledger import Ledger, LedgerDoc, Mission
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.routing import Target, route
 from swarmq.storage.procs import pid_alive
 from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.roster.schema import Roster
-from tests.memory.missions.test_dispatch_overlap import LapsingLedgerLocks
-from tests.memory.missions.test_domain import make_roster
+from tests.missions.test_dispatch_overlap import LapsingLedgerLocks
+from tests.missions.test_domain import make_roster
 
 
 def created(roster: Roster, objective: str = "Goal", key: str | None = None,

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from swarmq.storage.locking import CommitUnconfirmed, Lease, LocalLocks, file_resource
-from swarmq.memory.missions.dispatch import MissionSpec, create_mission
-from swarmq.memory.missions.history import read_beat
-from swarmq.memory.missions.ledger import Ledger, Mission
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.routing import Target, route
+from swarmq.missions.dispatch import MissionSpec, create_mission
+from swarmq.missions.history import read_beat
+from swarmq.missions.ledger import Ledger, Mission
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.routing import Target, route
 from swarmq.storage.procs import pid_alive
 from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.roster.schema import Roster
-from tests.memory.missions.test_domain import make_roster
+from tests.missions.test_domain import make_roster
 
 
 def submit(roster: Roster, locks: LocalLocks) -> Mission:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.clock import parse_iso, utc_now
-from swarmq.memory.missions.history import read_beat
-from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.history import read_beat
+from swarmq.missions.ledger import Assignment, LedgerDoc, Mission
+from swarmq.missions.states import MissionState
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.states import MissionState
 
 
 class MarkerKind(StrEnum):

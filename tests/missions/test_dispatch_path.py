@@ -16,16 +16,16 @@ import psutil
 import pytest
 
 from swarmq.storage.locking import LocalLocks, file_resource
-from swarmq.memory.missions.dispatch import MissionSpec, create_mission
-from swarmq.memory.missions.history import read_beat
-from swarmq.memory.missions.ledger import Ledger, Mission
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.runner import run_agent
+from swarmq.missions.dispatch import MissionSpec, create_mission
+from swarmq.missions.history import read_beat
+from swarmq.missions.ledger import Ledger, Mission
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.routing import Target, route
+from swarmq.missions.runner import run_agent
 from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.memory.profiles.bootstrap import profile_current
 from swarmq.roster.schema import Roster
-from tests.memory.missions.test_domain import make_roster
+from tests.missions.test_domain import make_roster
 from tests.support import REPO
 
 
@@ -121,7 +121,7 @@ def test_a_missing_or_unrunnable_agent_could_not_start(tmp_path: Path) -> None:
 def test_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     starter = (
         "import os, sys, time\n"
-        "from swarmq.memory.missions.runner import spawn\n"
+        "from swarmq.missions.runner import spawn\n"
         "proc = spawn(['sleep', '120'], env=dict(os.environ), cwd=None)\n"
         "print(proc.pid, flush=True)\n"
         "time.sleep(120)\n"

@@ -25,9 +25,9 @@ from swarmq.errors import NotFound, Unavailable
 from swarmq.storage.atomic import fsync_dir, write_atomic
 from swarmq.storage.clock import iso, parse_iso, utc_now
 from swarmq.storage.locking import StoreLocks, confirm_by_release, file_resource
-from swarmq.memory.missions.config import MissionsConfig
-from swarmq.memory.missions.history import MissionHistory, request_stop
-from swarmq.memory.missions.states import (
+from swarmq.missions.config import MissionsConfig
+from swarmq.missions.history import MissionHistory, request_stop
+from swarmq.missions.states import (
     ACTIVE,
     ASSIGNMENT_TRANSITIONS,
     MISSION_TRANSITIONS,

@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from swarmq.memory.missions.ledger import Assignment, Mission
+from swarmq.missions.ledger import Assignment, Mission
 from swarmq.memory.profiles.handoffs import latest_handoff
 from swarmq.memory.profiles.layout import ProfileLayout
 from swarmq.memory.profiles.runtime import read_runtime

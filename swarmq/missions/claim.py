@@ -16,7 +16,7 @@ only if the ordinary claim then runs the agent: it was shown twice, and counts t
 not landed (usually: the worker wins the race to the lock) or never will (the client died after
 sending). The claim then creates the mission from the message: it is the complete record as the
 client created it, so a client crash after the send loses nothing, and the client's later
-commit finds it and keeps it (:func:`~swarmq.memory.missions.dispatch.commit_created`), claim
+commit finds it and keeps it (:func:`~swarmq.missions.dispatch.commit_created`), claim
 included. Creation is idempotent by mission id under the lock and never runs a mission twice: a
 retired id is not re-created, and a client key already owned by another mission (two
 concurrent submits with one key: whichever record reaches the ledger first owns it) refuses
@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmq.storage.clock import iso
-from swarmq.memory.missions.config import MissionsConfig
-from swarmq.memory.missions.context import in_background
-from swarmq.memory.missions.history import read_beat, write_beat
-from swarmq.memory.missions.ledger import Assignment, Ledger, LedgerDoc, Mission, MissionNotFound
-from swarmq.memory.missions.recovery import heartbeat_age
-from swarmq.memory.missions.runner import kill_group
-from swarmq.memory.missions.settings import RunnerSettings
-from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.missions.config import MissionsConfig
+from swarmq.missions.context import in_background
+from swarmq.missions.history import read_beat, write_beat
+from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission, MissionNotFound
+from swarmq.missions.recovery import heartbeat_age
+from swarmq.missions.runner import kill_group
+from swarmq.missions.settings import RunnerSettings
+from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.storage.procs import pid_alive
 
 S = MissionState
@@ -119,7 +119,7 @@ class Later:
 
 
 class Claims:
-    """The claim half of :class:`~swarmq.memory.missions.lifecycle.MissionRunner`."""
+    """The claim half of :class:`~swarmq.missions.lifecycle.MissionRunner`."""
 
     roster: RunnerSettings
     config: MissionsConfig

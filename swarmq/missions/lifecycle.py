@@ -28,20 +28,20 @@ from typing import Any, BinaryIO
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import LockError, StoreLocks
-from swarmq.memory.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
-from swarmq.memory.missions.context import (
+from swarmq.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
+from swarmq.missions.context import (
     KnowledgeProvider,
     MissionContext,
     load_context,
     render_prompt,
 )
-from swarmq.memory.missions.history import clear_beat, read_beat, stop_reason, write_beat
-from swarmq.memory.missions.ledger import Assignment, Ledger, Mission
-from swarmq.memory.missions.outcome import build_handoff, judge, next_action
-from swarmq.memory.missions.recorder import RunRecorder
-from swarmq.memory.missions.runner import AgentResult, build_argv, run_agent
-from swarmq.memory.missions.settings import RunnerSettings
-from swarmq.memory.missions.states import TERMINAL, MissionState
+from swarmq.missions.history import clear_beat, read_beat, stop_reason, write_beat
+from swarmq.missions.ledger import Assignment, Ledger, Mission
+from swarmq.missions.outcome import build_handoff, judge, next_action
+from swarmq.missions.recorder import RunRecorder
+from swarmq.missions.runner import AgentResult, build_argv, run_agent
+from swarmq.missions.settings import RunnerSettings
+from swarmq.missions.states import TERMINAL, MissionState
 from swarmq.memory.profiles.archive import archive_mission
 from swarmq.memory.profiles.bootstrap import ensure_profile, profile_current
 from swarmq.memory.profiles.events import EventType

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from swarmq.errors import Conflict, InvalidInput
 from swarmq.storage.clock import iso
-from swarmq.memory.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
-from swarmq.memory.missions.routing import Route, Target
-from swarmq.memory.missions.states import (
+from swarmq.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
+from swarmq.missions.routing import Route, Target
+from swarmq.missions.states import (
     ACTIVE,
     RESUMABLE,
     TERMINAL,

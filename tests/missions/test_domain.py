@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.missions.context import MissionContext, render_prompt
-from swarmq.memory.missions.dispatch import (
+from swarmq.missions.context import MissionContext, render_prompt
+from swarmq.missions.dispatch import (
     MissionSpec,
     cancel_mission,
     create_mission,
     resume_mission,
 )
-from swarmq.memory.missions.ledger import Ledger, LedgerCorrupt
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.markers import MarkerKind, MarkerStream
-from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import (
+from swarmq.missions.ledger import Ledger, LedgerCorrupt
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.markers import MarkerKind, MarkerStream
+from swarmq.missions.routing import Target, route
+from swarmq.missions.states import (
     MISSION_TRANSITIONS,
     TERMINAL,
     MissionState,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.states import MissionState
 
 
 class RoutableWorker(Protocol):

@@ -10,17 +10,17 @@ from pathlib import Path
 
 from swarmq.client import MissionClient
 from swarmq.storage.locking import LocalLocks
-from swarmq.memory.missions.dispatch import (
+from swarmq.missions.dispatch import (
     MissionSpec,
     cancel_mission,
     create_mission,
     existing_for_key,
 )
-from swarmq.memory.missions.history import beat_path, read_beat
-from swarmq.memory.missions.ledger import Ledger
-from swarmq.memory.missions.lifecycle import MissionRunner
-from swarmq.memory.missions.routing import Target, route
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.history import beat_path, read_beat
+from swarmq.missions.ledger import Ledger
+from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.routing import Target, route
+from swarmq.missions.states import MissionState
 from swarmq.memory.profiles import ensure_profiles
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
@@ -131,7 +131,7 @@ def test_cancel_stops_a_running_agent_through_its_stop_file(tmp_path: Path) -> N
 
 
 def test_index_reads_backwards_across_block_boundaries(tmp_path: Path) -> None:
-    from swarmq.memory.missions.history import _backwards
+    from swarmq.missions.history import _backwards
 
     path = tmp_path / "index.jsonl"
     lines = [json.dumps({"id": f"m{n}", "pad": "x" * (n % 13)}) for n in range(200)]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.missions.markers import Marker, MarkerKind, MarkerStream
-from swarmq.memory.missions.states import MissionState
+from swarmq.missions.markers import Marker, MarkerKind, MarkerStream
+from swarmq.missions.states import MissionState
 from swarmq.memory.profiles.episodes import append_episode
 from swarmq.memory.profiles.events import EventType, MissionEvent, append_events, event_id
 from swarmq.memory.profiles.layout import ProfileLayout

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks
-from swarmq.memory.missions.history import clear_beat
-from swarmq.memory.missions.ledger import Ledger, Mission
-from swarmq.memory.missions.recorder import RunRecorder
-from swarmq.memory.missions.runner import AgentResult
-from swarmq.memory.missions.settings import RunnerSettings
-from swarmq.memory.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.missions.history import clear_beat
+from swarmq.missions.ledger import Ledger, Mission
+from swarmq.missions.recorder import RunRecorder
+from swarmq.missions.runner import AgentResult
+from swarmq.missions.settings import RunnerSettings
+from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.memory.profiles.events import EventType
 from swarmq.memory.profiles.handoffs import Handoff
 from swarmq.memory.profiles.layout import ProfileLayout

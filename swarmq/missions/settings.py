@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from swarmq.memory.missions.config import AgentConfig, MissionsConfig
+from swarmq.missions.config import AgentConfig, MissionsConfig
 from swarmq.memory.profiles.bootstrap import ProfileSettings, ProfileWorker
 
 
