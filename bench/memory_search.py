@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from swarmq.storage.atomic import write_atomic
-from swarmq.memory.search import MemorySearch, Scope
+from swarmq.profiles.search import MemorySearch, Scope
 
 WORDS = [
     "parser",
@@ -125,7 +125,7 @@ import statistics, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from swarmq.storage.atomic import write_atomic
-from swarmq.memory.search import MemorySearch, Scope
+from swarmq.profiles.search import MemorySearch, Scope
 root = Path(sys.argv[1]); queries = sys.argv[2:]
 started = time.perf_counter()
 search = MemorySearch(root / "profiles", root / "shared")

@@ -33,7 +33,7 @@ from bench.common import start_worker  # noqa: E402
 from swarmq.client import MissionClient  # noqa: E402
 from swarmq.coord import keys  # noqa: E402
 from swarmq.coord.cluster import Cluster  # noqa: E402
-from swarmq.memory.profiles.layout import ProfileLayout  # noqa: E402
+from swarmq.profiles.layout import ProfileLayout  # noqa: E402
 from swarmq.roster.loader import load_roster  # noqa: E402
 from swarmq.workers.app import create_app  # noqa: E402
 

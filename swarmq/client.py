@@ -41,14 +41,14 @@ from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import ACTIVE, MissionState
 from swarmq.storage.paths import check_id
-from swarmq.memory.profiles.events import (
+from swarmq.profiles.events import (
     EventType,
     MissionEvent,
     append_events,
     event_id,
     read_events,
 )
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.names import MISSIONS_RUN
 from swarmq.roster.schema import Roster
 

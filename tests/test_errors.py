@@ -22,8 +22,8 @@ from swarmq.missions.dispatch import MissionConflict
 from swarmq.missions.ledger import LedgerCorrupt, MissionNotFound
 from swarmq.missions.states import TransitionError
 from swarmq.storage.paths import UnsafePathError
-from swarmq.memory.profiles.access import MemoryRequestError
-from swarmq.memory.search import SearchError
+from swarmq.profiles.access import MemoryRequestError
+from swarmq.profiles.search import SearchError
 from swarmq.roster.loader import RosterError
 
 

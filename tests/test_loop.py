@@ -19,7 +19,7 @@ import redis
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.knowledge import KnowledgeStore
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.names import JOB_FAMILIES
 from swarmq.roster.loader import load_roster
 from tests.support import WorkerProcess, write_roster

@@ -28,13 +28,13 @@ from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
 from swarmq.missions.states import MissionState
 from swarmq.storage.paths import check_id
-from swarmq.memory.profiles.access import (
+from swarmq.profiles.access import (
     MemoryKind,
     MemoryWrite,
     read_memory,
     write_memory,
 )
-from swarmq.memory.search import MAX_LIMIT, Scope, memory_search
+from swarmq.profiles.search import MAX_LIMIT, Scope, memory_search
 from swarmq.roster.schema import Roster
 
 _bearer = HTTPBearer(auto_error=False)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.memory.profiles.access import MemoryKind
+from swarmq.profiles.access import MemoryKind
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 """Shape only; ids are checked by ``check_id`` so a hostile one gets a clear 400."""

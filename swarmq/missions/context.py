@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from swarmq.missions.ledger import Assignment, Mission
-from swarmq.memory.profiles.handoffs import latest_handoff
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.runtime import read_runtime
-from swarmq.memory.profiles.templates import render
-from swarmq.memory.search import MemorySearch, Scope, SearchError
+from swarmq.profiles.handoffs import latest_handoff
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.runtime import read_runtime
+from swarmq.profiles.templates import render
+from swarmq.profiles.search import MemorySearch, Scope, SearchError
 
 KnowledgeProvider = Callable[[str, int], str]
 """``(query, budget_chars) -> Markdown block`` of knowledge directives ('' when none apply)."""

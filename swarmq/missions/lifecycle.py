@@ -42,13 +42,13 @@ from swarmq.missions.recorder import RunRecorder
 from swarmq.missions.runner import AgentResult, build_argv, run_agent
 from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import TERMINAL, MissionState
-from swarmq.memory.profiles.archive import archive_mission
-from swarmq.memory.profiles.bootstrap import ensure_profile, profile_current
-from swarmq.memory.profiles.events import EventType
-from swarmq.memory.profiles.handoffs import write_handoff
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.runtime import update_runtime
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
+from swarmq.profiles.archive import archive_mission
+from swarmq.profiles.bootstrap import ensure_profile, profile_current
+from swarmq.profiles.events import EventType
+from swarmq.profiles.handoffs import write_handoff
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.runtime import update_runtime
+from swarmq.profiles.summary import SummaryUpdate, update_summary
 
 S = MissionState
 log = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ from swarmq.missions.recorder import RunRecorder
 from swarmq.missions.runner import AgentResult
 from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
-from swarmq.memory.profiles.events import EventType
-from swarmq.memory.profiles.handoffs import Handoff
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
+from swarmq.profiles.events import EventType
+from swarmq.profiles.handoffs import Handoff
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.summary import SummaryUpdate, update_summary
 
 S = MissionState
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from swarmq.storage.locking import StoreLocks
 from swarmq.missions.markers import Marker, MarkerKind, MarkerStream
 from swarmq.missions.states import MissionState
-from swarmq.memory.profiles.episodes import append_episode
-from swarmq.memory.profiles.events import EventType, MissionEvent, append_events, event_id
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
+from swarmq.profiles.episodes import append_episode
+from swarmq.profiles.events import EventType, MissionEvent, append_events, event_id
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.summary import SummaryUpdate, update_summary
 
 
 @dataclass

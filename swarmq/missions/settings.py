@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from swarmq.missions.config import AgentConfig, MissionsConfig
-from swarmq.memory.profiles.bootstrap import ProfileSettings, ProfileWorker
+from swarmq.profiles.bootstrap import ProfileSettings, ProfileWorker
 
 
 class MissionWorker(ProfileWorker, Protocol):

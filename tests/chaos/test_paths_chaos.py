@@ -9,7 +9,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from swarmq.api.app import create_app
-from swarmq.memory.profiles.layout import SharedLayout
+from swarmq.profiles.layout import SharedLayout
 from swarmq.roster.loader import load_roster
 from tests.support import write_roster
 

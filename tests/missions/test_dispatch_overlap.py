@@ -18,7 +18,7 @@ from swarmq.missions.ledger import Ledger, Mission
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.storage.procs import pid_alive
-from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.roster.schema import Roster
 from tests.missions.test_domain import make_roster
 

@@ -22,8 +22,8 @@ from swarmq.missions.ledger import Ledger, Mission
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.missions.runner import run_agent
-from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
-from swarmq.memory.profiles.bootstrap import profile_current
+from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.profiles.bootstrap import profile_current
 from swarmq.roster.schema import Roster
 from tests.missions.test_domain import make_roster
 from tests.support import REPO

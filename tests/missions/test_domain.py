@@ -26,7 +26,7 @@ from swarmq.missions.states import (
     MissionState,
     TransitionError,
 )
-from swarmq.memory.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from tests.support import REPO, write_roster

@@ -21,7 +21,7 @@ from swarmq.missions.ledger import Ledger
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import MissionState
-from swarmq.memory.profiles import ensure_profiles
+from swarmq.profiles import ensure_profiles
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from tests.support import REPO, write_roster

@@ -19,7 +19,7 @@ from swarmq.client import LIVENESS_TTL_SECONDS, MissionClient
 from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster
 from swarmq.missions.states import MissionState
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.reaper import reap
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, worker_env, write_roster

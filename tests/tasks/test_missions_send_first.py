@@ -19,8 +19,8 @@ from swarmq.coord.cluster import Cluster
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.ledger import LedgerDoc, Mission
 from swarmq.missions.routing import Target, route
-from swarmq.memory.profiles import read_events
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles import read_events
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, write_roster
 

@@ -18,8 +18,8 @@ import redis
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.missions.states import MissionState
-from swarmq.memory.profiles import read_events
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles import read_events
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, write_roster
 

@@ -16,7 +16,7 @@ from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.profiles.layout import ProfileLayout
+from swarmq.profiles.layout import ProfileLayout
 
 
 class EventType(StrEnum):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from swarmq.storage.atomic import append_lines
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.profiles.events import MissionEvent
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.templates import render
+from swarmq.profiles.events import MissionEvent
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.templates import render
 
 
 def marker(event_id: str) -> str:

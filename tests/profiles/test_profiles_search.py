@@ -11,15 +11,15 @@ import pytest
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.locking import LocalLocks
 from swarmq.storage.paths import UnsafePathError, check_date
-from swarmq.memory.profiles import (
+from swarmq.profiles import (
     EventType,
     MissionEvent,
     ProfileLayout,
     append_episode,
     append_events,
 )
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
-from swarmq.memory.search import MemorySearch, Scope, SearchError
+from swarmq.profiles.summary import SummaryUpdate, update_summary
+from swarmq.profiles.search import MemorySearch, Scope, SearchError
 
 
 @pytest.fixture

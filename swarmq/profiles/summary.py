@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.markdown import Document
-from swarmq.memory.profiles.templates import render
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.markdown import Document
+from swarmq.profiles.templates import render
 
 
 @dataclass

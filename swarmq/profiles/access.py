@@ -25,11 +25,11 @@ from swarmq.storage.paths import (
     read_text_inside,
     resolve_inside,
 )
-from swarmq.memory.profiles.episodes import append_episode
-from swarmq.memory.profiles.events import RESERVED_KEYS, EventType, MissionEvent, append_events
-from swarmq.memory.profiles.handoffs import write_handoff
-from swarmq.memory.profiles.layout import MISSION_FILES, PROFILE_FILES, ProfileLayout, SharedLayout
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary, write_summary
+from swarmq.profiles.episodes import append_episode
+from swarmq.profiles.events import RESERVED_KEYS, EventType, MissionEvent, append_events
+from swarmq.profiles.handoffs import write_handoff
+from swarmq.profiles.layout import MISSION_FILES, PROFILE_FILES, ProfileLayout, SharedLayout
+from swarmq.profiles.summary import SummaryUpdate, update_summary, write_summary
 
 MAX_CONTENT_CHARS = 1_000_000
 MAX_EVENT_CHARS = 65_536
@@ -235,7 +235,7 @@ def _event(layout: ProfileLayout, request: MemoryWrite, *, default: EventType, s
 
 
 def _api_event_id(at: str, text: str) -> str:
-    from swarmq.memory.profiles.events import event_id
+    from swarmq.profiles.events import event_id
 
     return event_id("api", at, text)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.profiles.layout import ProfileLayout
-from swarmq.memory.profiles.markdown import Document
-from swarmq.memory.profiles.templates import render
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.markdown import Document
+from swarmq.profiles.templates import render
 
 SECTIONS: dict[str, str] = {
     "current state": "current_state",

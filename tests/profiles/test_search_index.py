@@ -13,7 +13,7 @@ import pytest
 from swarmq.memory import search_index
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.change_journal import journal_path
-from swarmq.memory.search import MemorySearch, Scope
+from swarmq.profiles.search import MemorySearch, Scope
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def test_a_new_process_answers_from_the_stored_index(tmp_path: Path) -> None:
     out = _run(
         f"""
         from pathlib import Path
-        from swarmq.memory.search import MemorySearch, Scope
+        from swarmq.profiles.search import MemorySearch, Scope
         s = MemorySearch(Path({str(profiles)!r}), Path({str(shared)!r}))
         print("reread", s.index.sync())
         for h in s.search("flaky parser", scope=Scope.ALL, refresh=False).hits:

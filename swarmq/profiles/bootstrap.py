@@ -16,9 +16,9 @@ from typing import Literal, Protocol
 
 from swarmq.storage.atomic import write_atomic, write_json_atomic
 from swarmq.storage.locking import Lease, LocalLocks, StoreLocks, file_resource
-from swarmq.memory.profiles.layout import PROFILE_FILES, ProfileLayout
-from swarmq.memory.profiles.runtime import ensure_runtime
-from swarmq.memory.profiles.templates import render
+from swarmq.profiles.layout import PROFILE_FILES, ProfileLayout
+from swarmq.profiles.runtime import ensure_runtime
+from swarmq.profiles.templates import render
 
 
 class ProfileWorker(Protocol):

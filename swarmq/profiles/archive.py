@@ -7,7 +7,7 @@ from typing import Any
 
 from swarmq.storage.atomic import write_atomic, write_json_atomic
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.profiles.layout import MISSION_FILES, ProfileLayout
+from swarmq.profiles.layout import MISSION_FILES, ProfileLayout
 
 
 def archive_mission(

@@ -4,14 +4,14 @@ The lead's process code calls :func:`ensure_profiles` from ``swarmq up`` and :fu
 from ``swarmq status``.
 """
 
-from swarmq.memory.profiles.archive import archive_mission
-from swarmq.memory.profiles.bootstrap import ensure_profile, ensure_profiles
-from swarmq.memory.profiles.episodes import append_episode
-from swarmq.memory.profiles.events import EventType, MissionEvent, append_events, read_events
-from swarmq.memory.profiles.handoffs import Handoff, latest_handoff, write_handoff
-from swarmq.memory.profiles.layout import ProfileLayout, SharedLayout
-from swarmq.memory.profiles.runtime import read_runtime, update_runtime
-from swarmq.memory.profiles.summary import SummaryUpdate, update_summary
+from swarmq.profiles.archive import archive_mission
+from swarmq.profiles.bootstrap import ensure_profile, ensure_profiles
+from swarmq.profiles.episodes import append_episode
+from swarmq.profiles.events import EventType, MissionEvent, append_events, read_events
+from swarmq.profiles.handoffs import Handoff, latest_handoff, write_handoff
+from swarmq.profiles.layout import ProfileLayout, SharedLayout
+from swarmq.profiles.runtime import read_runtime, update_runtime
+from swarmq.profiles.summary import SummaryUpdate, update_summary
 
 __all__ = [
     "EventType",

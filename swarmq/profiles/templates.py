@@ -1,4 +1,4 @@
-"""The Swarm2 Markdown templates shipped in ``swarmq/memory/templates/``."""
+"""The Swarm2 Markdown templates shipped in ``swarmq/profiles/templates/``."""
 
 from __future__ import annotations
 
