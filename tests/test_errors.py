@@ -10,7 +10,7 @@ from swarmq.coord.connection import RedisUnavailable
 from swarmq.coord.quota_types import QuotaError
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
 from swarmq.llm.errors import AttemptError, LLMConfigError
-from swarmq.memory.completion import CompletionError
+from swarmq.completion.port import CompletionError
 from swarmq.knowledge.errors import (
     EntryNotFound,
     InvalidEntry,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from swarmq.memory.completion import (
+from swarmq.completion.port import (
     NO_PROVIDER,
     Completer,
     CompletionFailed,

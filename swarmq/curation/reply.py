@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from swarmq.memory.completion import Message
+from swarmq.completion.port import Message
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.validation import INVISIBLE, validate_directive_fields
-from swarmq.memory.replies import placeholder, repetition
+from swarmq.completion.replies import placeholder, repetition
 from swarmq.similarity.normalize import terms
 from swarmq.skills.layout import GENERATED_PREFIX
 

@@ -8,7 +8,7 @@ repetition (the same lesson twice, a phrase looping), every item's evidence foun
 model was shown, no question or chatter. One failed check rejects the reply: it is reported back
 to the completer as rejected, nothing of it is kept, and no second call is made (a model that
 answered badly once is not paid to answer again). Items below the confidence threshold are
-dropped without rejecting the rest. The completer is :class:`swarmq.memory.completion.Completer`
+dropped without rejecting the rest. The completer is :class:`swarmq.completion.port.Completer`
 (quota, rate limit, retries, ledger); a refused quota or a failed call leaves forge with its
 deterministic results.
 """
@@ -48,7 +48,7 @@ MAX_EVIDENCE = 400
 
 
 class Completer(Protocol):
-    """The part of :class:`swarmq.memory.completion.Completer` forge uses."""
+    """The part of :class:`swarmq.completion.port.Completer` forge uses."""
 
     def complete(self, messages: Sequence[Any], *, held: object | None = None, purpose: str = "") -> Any: ...
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from swarmq.llm.errors import AttemptError
 from swarmq.llm.ledger import REPLY_REJECTED, LedgerRecord, LLMLedger
 from swarmq.llm.provider import ChatRequest, Provider
-from swarmq.memory.completion import (
+from swarmq.completion.port import (
     CHARS_PER_TOKEN,
     Completion,
     CompletionFailed,
@@ -84,7 +84,7 @@ def _window_of(slot: object) -> str | None:
 
 
 class MeteredCompleter:
-    """Implements :class:`swarmq.memory.completion.Completer` for one quota."""
+    """Implements :class:`swarmq.completion.port.Completer` for one quota."""
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from swarmq.memory.completion import Message
+from swarmq.completion.port import Message
 
 OnSend = Callable[[], None]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from swarmq.storage.atomic import write_atomic, write_json_atomic
 from swarmq.storage.clock import iso
-from swarmq.memory.completion import (
+from swarmq.completion.port import (
     NO_PROVIDER,
     Completer,
     CompletionFailed,
@@ -42,7 +42,7 @@ from swarmq.memory.completion import (
     fit_lines,
 )
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.memory.replies import placeholder, repetition, unknown_ids
+from swarmq.completion.replies import placeholder, repetition, unknown_ids
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.config import SkillImproverConfig
 from swarmq.skills.inventory import Inventory, gather_inventory, inventory_text

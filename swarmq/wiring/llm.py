@@ -18,7 +18,7 @@ from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
-from swarmq.memory.completion import NO_PROVIDER
+from swarmq.completion.port import NO_PROVIDER
 from swarmq.curation.enrich import Enricher
 from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.project import KnowledgeStore

@@ -16,7 +16,7 @@ from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible, parse_retry_after
-from swarmq.memory.completion import CompletionFailed, ProviderUnreachable
+from swarmq.completion.port import CompletionFailed, ProviderUnreachable
 from tests.llm.helpers import MESSAGES, gate
 
 ECHO_UPPER = [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read().upper())"]

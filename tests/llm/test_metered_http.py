@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from swarmq.llm.ledger import LLMLedger, summarise_usage
-from swarmq.memory.completion import CompletionFailed, ProviderUnreachable, QuotaRefused
+from swarmq.completion.port import CompletionFailed, ProviderUnreachable, QuotaRefused
 from tests.llm.helpers import MESSAGES, completer, gate
 from tests.llm_server import FakeLLMServer, drop, hang, malformed, ok, status
 
