@@ -28,19 +28,20 @@ from typing import Any
 from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.lesson_corpus import LessonGenerator
-from swarmq.storage.atomic import append_lines, write_atomic
-from swarmq.storage.jsonl import read_jsonl
-from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson, Tier
+from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.dedup import find_near_duplicate_scan
-from swarmq.knowledge.model import Entry
-from swarmq.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
-from swarmq.knowledge.serialize import iso_now
+from swarmq.knowledge.model import Entry, Tier
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson, new_entry, phase_confirmation, reinforce_entry
 from swarmq.knowledge.validation import (
     check_safety,
     check_structure,
     has_contradiction,
     validate_directive_fields,
 )
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.jsonl import read_jsonl
 from swarmq.storage.locking import LocalLocks
 
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_max_entries=10**9)
@@ -48,7 +49,7 @@ CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_ma
 
 def build_store(path: Path, lessons: list[str]) -> None:
     """Write ``lessons`` as curator-shaped entries (no validation: a store as found on disk)."""
-    at = iso_now()
+    at = iso()
     lines = [
         new_entry(
             NewLesson(text or "(empty)"),
@@ -83,7 +84,7 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
         tier=Tier.SWARM,
         project_name="bench",
         phase=phase,
-        at=iso_now(),
+        at=iso(),
         config=CONFIG,
     )
     for verdict in (
@@ -105,7 +106,7 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
         twin = active[hit]
         changed, outcome = reinforce_entry(
             twin,
-            phase_confirmation(phase, iso_now(), "bench"),
+            phase_confirmation(phase, iso(), "bench"),
             max_confirmed_by=CONFIG.max_confirmed_by,
         )
         if outcome == "reinforced":
@@ -240,7 +241,7 @@ def concurrent(root: Path, args: argparse.Namespace) -> dict[str, Any]:
         tier=Tier.SWARM,
         project_name="bench",
         phase=1,
-        at=iso_now(),
+        at=iso(),
         config=CONFIG,
     ).line()
     out: dict[str, Any] = {}

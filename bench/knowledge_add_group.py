@@ -18,18 +18,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import append_lines
-from swarmq.knowledge import KnowledgeStore, NewLesson, Tier
-from swarmq.knowledge.model import Entry
-from swarmq.knowledge.reinforcement import new_entry, phase_confirmation, reinforce_entry
-from swarmq.knowledge.serialize import iso_now
+from swarmq.knowledge.model import Entry, Tier
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson, new_entry, phase_confirmation, reinforce_entry
 from swarmq.knowledge.validation import (
     check_safety,
     check_structure,
     validate_directive_fields,
 )
-from swarmq.storage.locking import LocalLocks, StoreLocks
 from swarmq.similarity.text import jaccard, word_bigrams
+from swarmq.storage.atomic import append_lines
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import LocalLocks, StoreLocks
 from swarmq.storage.workspace_id import ensure_root_id
 
 
@@ -49,7 +49,7 @@ class ScanReference:
     """The add decisions recomputed by full scans (no index, no batching), in a given order."""
 
     def __init__(self, lessons: list[str], config: Any) -> None:
-        at = iso_now()
+        at = iso()
         self.config = config
         self.entries = [self._entry(text or "(empty)", 1, at) for text in lessons]
         self.grams = [word_bigrams(e.lesson) for e in self.entries]
@@ -65,7 +65,7 @@ class ScanReference:
         )
 
     def add(self, lesson: str, phase: int) -> str:
-        at = iso_now()
+        at = iso()
         entry = self._entry(lesson, phase, at)
         for verdict in (
             check_structure(

@@ -21,23 +21,17 @@ from typing import Any
 
 from bench.common import console, save, table
 from bench.lesson_corpus import AGENTS, LessonGenerator
-from swarmq.knowledge import (
-    KnowledgeConfig,
-    KnowledgeStore,
-    NewLesson,
-    QueryContext,
-    Tier,
-    budget_for,
-    inject,
-    render_directives,
-    search,
-)
-from swarmq.knowledge.query import Ranked
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.inject import inject
+from swarmq.knowledge.model import Tier
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, Ranked, search
 from swarmq.knowledge.ranking import static_breakdown
-from swarmq.knowledge.reinforcement import new_entry
-from swarmq.knowledge.serialize import iso_now
-from swarmq.storage.locking import LocalLocks
+from swarmq.knowledge.reinforcement import NewLesson, new_entry
+from swarmq.knowledge.render import budget_for, render_directives
 from swarmq.similarity.text import word_tokens
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import LocalLocks
 
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
 TOOLS = ["bash", "task", "save_plan", "edit", "write", "read", "grep", "update_task_status"]
@@ -60,7 +54,7 @@ def directives(rng: random.Random, lesson: str) -> dict[str, Any]:
 
 def write_tier(path: Path, lessons: list[str], tier: Tier, seed: int) -> None:
     rng = random.Random(seed)
-    at = iso_now()
+    at = iso()
     lines = []
     for text in lessons:
         new = NewLesson(

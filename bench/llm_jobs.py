@@ -27,14 +27,14 @@ from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
 from swarmq.coord.quota import QuotaError, QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.ratelimit import RequestRateLimiter
-from swarmq.llm.ledger import LLMLedger
-from swarmq.llm.metered import MeteredCompleter, RetryPolicy
-from swarmq.llm.openai_compat import OpenAICompatible
 from swarmq.curation.enrich import Enricher
 from swarmq.curation.fallback import deterministic_directives
 from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.store import TierStore
+from swarmq.llm.ledger import LLMLedger
+from swarmq.llm.metered import MeteredCompleter, RetryPolicy
+from swarmq.llm.openai_compat import OpenAICompatible
 from swarmq.storage.locking import LocalLocks
 from tests.llm_server import running_llm_server
 

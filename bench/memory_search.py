@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarmq.storage.atomic import write_atomic
 from swarmq.profiles.search import MemorySearch, Scope
+from swarmq.storage.atomic import write_atomic
 
 WORDS = [
     "parser",

@@ -29,13 +29,13 @@ sys.path.insert(0, str(REPO))
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table  # noqa: E402
 from swarmq.client import MissionClient  # noqa: E402
 from swarmq.coord.cluster import Cluster  # noqa: E402
-from swarmq.storage.clock import iso  # noqa: E402
 from swarmq.missions.dispatch import MissionSpec, cancel_mission, create_mission  # noqa: E402
 from swarmq.missions.history import index_entry, write_beat  # noqa: E402
 from swarmq.missions.ledger import Ledger, new_id  # noqa: E402
 from swarmq.missions.routing import Target, route  # noqa: E402
 from swarmq.roster.loader import load_roster  # noqa: E402
 from swarmq.roster.schema import Roster  # noqa: E402
+from swarmq.storage.clock import iso  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -26,7 +26,6 @@ import redis
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.presence import present
 from swarmq.errors import Unavailable
-from swarmq.storage.locking import StoreLocks
 from swarmq.missions.dispatch import (
     Committed,
     MissionSpec,
@@ -40,7 +39,7 @@ from swarmq.missions.history import write_beat
 from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import ACTIVE, MissionState
-from swarmq.storage.paths import check_id
+from swarmq.names import MISSIONS_RUN
 from swarmq.profiles.events import (
     EventType,
     MissionEvent,
@@ -49,8 +48,9 @@ from swarmq.profiles.events import (
     read_events,
 )
 from swarmq.profiles.layout import ProfileLayout
-from swarmq.names import MISSIONS_RUN
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.paths import check_id
 
 if TYPE_CHECKING:
     from celery import Celery

@@ -6,25 +6,25 @@ import pytest
 
 from swarmq.api.app import FAMILY_STATUS
 from swarmq.client import DispatchError
+from swarmq.completion.port import CompletionError
 from swarmq.coord.connection import RedisUnavailable
 from swarmq.coord.quota_types import QuotaError
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
-from swarmq.llm.errors import AttemptError, LLMConfigError
-from swarmq.completion.port import CompletionError
 from swarmq.knowledge.errors import (
     EntryNotFound,
     InvalidEntry,
     KnowledgeError,
     RevisionConflict,
 )
-from swarmq.storage.locking import CommitUnconfirmed, LockError
+from swarmq.llm.errors import AttemptError, LLMConfigError
 from swarmq.missions.dispatch import MissionConflict
 from swarmq.missions.ledger import LedgerCorrupt, MissionNotFound
 from swarmq.missions.states import TransitionError
-from swarmq.storage.paths import UnsafePathError
 from swarmq.profiles.access import MemoryRequestError
 from swarmq.profiles.search import SearchError
 from swarmq.roster.loader import RosterError
+from swarmq.storage.locking import CommitUnconfirmed, LockError
+from swarmq.storage.paths import UnsafePathError
 
 
 @pytest.mark.parametrize("root", [KnowledgeError, LockError, QuotaError, RosterError, AttemptError,

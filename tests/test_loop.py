@@ -18,9 +18,9 @@ import redis
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.knowledge import KnowledgeStore
-from swarmq.profiles.layout import ProfileLayout
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.names import JOB_FAMILIES
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import WorkerProcess, write_roster
 

@@ -27,7 +27,6 @@ from swarmq.api.models import (
 from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
 from swarmq.missions.states import MissionState
-from swarmq.storage.paths import check_id
 from swarmq.profiles.access import (
     MemoryKind,
     MemoryWrite,
@@ -36,6 +35,7 @@ from swarmq.profiles.access import (
 )
 from swarmq.profiles.search import MAX_LIMIT, Scope, memory_search
 from swarmq.roster.schema import Roster
+from swarmq.storage.paths import check_id
 
 _bearer = HTTPBearer(auto_error=False)
 

@@ -15,9 +15,9 @@ from rich.table import Table
 from swarmq.cli.state import EXIT_REFUSED as EXIT_REFUSED  # exit statuses, kept importable here
 from swarmq.cli.state import EXIT_UNCONFIRMED as EXIT_UNCONFIRMED
 from swarmq.cli.state import CliState
-from swarmq.storage.locking import StoreLocks
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
 
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster

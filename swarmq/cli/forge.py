@@ -24,9 +24,9 @@ from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
 from swarmq.forge.extract import ForgeResult, forge_transcript
-from swarmq.storage.locking import StoreLocks
-from swarmq.transcripts import TranscriptFormatError
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
+from swarmq.transcripts.detect import TranscriptFormatError
 from swarmq.wiring.flywheel import forge_completer, layout_for
 from swarmq.wiring.llm import CompleterChoice
 

@@ -10,18 +10,13 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.knowledge import (
-    Entry,
-    EntryNotFound,
-    InvalidEntry,
-    KnowledgeStore,
-    NewLesson,
-    ReceiptChainBroken,
-    RestoreRefused,
-)
+from swarmq.knowledge.errors import EntryNotFound, InvalidEntry, ReceiptChainBroken, RestoreRefused
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
-    from swarmq.knowledge import QueryContext
+    from swarmq.knowledge.query import QueryContext
 
 app = typer.Typer(help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True)
 
@@ -239,7 +234,8 @@ def sweep_cmd(ctx: typer.Context,
 
 def _context(text: str, tool: str | None, agent: str | None, phase: int | None,
              scope: list[str] | None, delegation: bool) -> QueryContext:
-    from swarmq.knowledge import QueryContext, RetrievalMode
+    from swarmq.knowledge.model import RetrievalMode
+    from swarmq.knowledge.query import QueryContext
 
     return QueryContext(text=text, tool=tool, agent=agent, phase=phase, scopes=scope or None,
                         mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START)
@@ -256,7 +252,7 @@ def search_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Ranked swarm + hive entries with their score breakdown (no side effects)."""
-    from swarmq.knowledge import search
+    from swarmq.knowledge.query import search
 
     results = search(knowledge(ctx), _context(text, tool, agent, None, scope, False), limit=limit)
     if as_json:
@@ -286,7 +282,7 @@ def inject_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Render the <swarm_knowledge_directives> block (and record what it shows)."""
-    from swarmq.knowledge import inject
+    from swarmq.knowledge.inject import inject
 
     try:
         injection = inject(knowledge(ctx), _context(text, tool, agent, phase, None, delegation),

@@ -10,8 +10,8 @@ import typer
 from rich.markup import escape
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
-from swarmq.storage.paths import UnsafePathError, check_id
 from swarmq.profiles.search import Scope, SearchError, memory_search
+from swarmq.storage.paths import UnsafePathError, check_id
 
 app = typer.Typer(help="Worker and shared swarm memory (Swarm2 layout).", no_args_is_help=True)
 

@@ -27,19 +27,14 @@ def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Su
 
 def _prepare_profiles(roster: Roster) -> None:
     """Create missing profile memory (IDENTITY/SOUL/MEMORY) without touching human edits."""
-    try:
-        from swarmq.memory import profiles
-    except ImportError:  # pragma: no cover
-        return
-    ensure = getattr(profiles, "ensure_profiles", None)
-    if ensure is not None:
-        from swarmq.cli.common import err_console, store_locks
-        from swarmq.storage.locking import LockError
+    from swarmq.cli.common import err_console, store_locks
+    from swarmq.profiles.bootstrap import ensure_profiles
+    from swarmq.storage.locking import LockError
 
-        try:  # the workspace's own lock discipline, never same-host locks by default
-            ensure(roster, store_locks(roster))
-        except LockError as exc:
-            err_console.print(f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False)
+    try:  # the workspace's own lock discipline, never same-host locks by default
+        ensure_profiles(roster, store_locks(roster))
+    except LockError as exc:
+        err_console.print(f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False)
 
 
 def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:

@@ -11,9 +11,9 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.cli.jobs import cluster_or_none, short, submit
 from swarmq.knowledge.errors import KnowledgeError
+from swarmq.names import SKILLS_IMPROVE
 from swarmq.skills.compiler import SkillWrite
 from swarmq.skills.layout import UnsafeSkillPath
-from swarmq.names import SKILLS_IMPROVE
 from swarmq.wiring.llm import compiler_for, run_improver
 
 app = typer.Typer(help="Generated skills: compile mature knowledge into SKILL.md files.", no_args_is_help=True)

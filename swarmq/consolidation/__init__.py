@@ -6,21 +6,3 @@ AgentOps learnings store. Every run is journalled in an events file (:mod:`.even
 crash leaves each store as it was before or as it is after the run, and is idempotent: a second
 run over the result finds nothing to do.
 """
-
-from typing import TYPE_CHECKING
-
-from swarmq.memory.lazypkg import lazy_package
-
-if TYPE_CHECKING:
-    from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
-    from swarmq.consolidation.plan import Action, ActionKind, Plan, Reason
-
-__all__ = ["Action", "ActionKind", "ConsolidationConfig", "EmptyLessons", "Plan", "Reason"]
-
-lazy_package(
-    __name__,
-    {
-        "config": ("ConsolidationConfig", "EmptyLessons"),
-        "plan": ("Action", "ActionKind", "Plan", "Reason"),
-    },
-)

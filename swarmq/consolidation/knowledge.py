@@ -41,12 +41,12 @@ from swarmq.knowledge.config import ValidationMode
 from swarmq.knowledge.contradiction import Contexts, negation_contexts, opposed
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import Entry, Tier
-from swarmq.knowledge.serialize import iso_now
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction
-from swarmq.storage.locking import Lease
 from swarmq.similarity.sets import Measure
 from swarmq.similarity.text import normalize_opencode
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import Lease
 
 CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
 """Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""
@@ -190,7 +190,7 @@ def open_run(config: ConsolidationConfig, measure: Measure, *, scope: str,
              progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> RunStart:
     """Start a run (knowledge tier or learnings): timestamp, run id, planner, round reporter."""
     started = time.monotonic()
-    at = iso_now((clock or (lambda: datetime.now(UTC)))())
+    at = iso((clock or (lambda: datetime.now(UTC)))())
     run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
     planner = Planner(config, measure, contradiction_test(config.contradiction_mode))
 
@@ -208,7 +208,7 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
     for run in log.open_runs():
         done = run.run_id in marks
         log.append([{"type": RUN_COMMITTED if done else RUN_ABORTED, "run_id": run.run_id,
-                     "at": iso_now(), "recovered": True}], lease)
+                     "at": iso(), "recovered": True}], lease)
         closed.append(run.run_id)
     return closed
 
@@ -283,7 +283,7 @@ def consolidate_tier(store: TierStore, config: ConsolidationConfig,
                 crash_point("journaled")
                 txn.commit(lease)
                 crash_point("committed")
-                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
+                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
         return report
 
     return drive_run(config, config.measure, options, plan_only=plan_only, commit=commit)
@@ -300,7 +300,7 @@ def restore_superseded(
     from swarmq.knowledge.errors import EntryNotFound
     from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
 
-    at = iso_now((clock or (lambda: datetime.now(UTC)))())
+    at = iso((clock or (lambda: datetime.now(UTC)))())
     run_id = f"{at[:10]}-restore-{uuid.uuid4().hex[:8]}"
     log = EventLog(events_path(store.files))
     with store.transaction() as txn:
@@ -330,7 +330,7 @@ def restore_superseded(
             records.append({"type": ENTRY_CHANGED, "run_id": run_id, "id": survivor_id,
                             "before": survivor.line(), "after": kept.line()})
         log.append(records, txn.lease)
-    log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], None)
+    log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], None)
     return revived
 
 

@@ -46,7 +46,7 @@ from swarmq.flywheel.artifacts import (
 )
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout, remove_file, write_file
-from swarmq.knowledge.serialize import iso_now
+from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease, StoreLocks
 
 EVENTS_FILE = "consolidation.jsonl"
@@ -203,7 +203,7 @@ def recover(log: EventLog, lease: Lease) -> list[str]:
     for run in log.open_runs():
         conflicts = [c["id"] for c in run.changes if not _apply_change(c, lease)]
         log.append([{"type": RUN_ABORTED if conflicts and len(conflicts) == len(run.changes)
-                     else RUN_COMMITTED, "run_id": run.run_id, "at": iso_now(), "recovered": True,
+                     else RUN_COMMITTED, "run_id": run.run_id, "at": iso(), "recovered": True,
                      "conflicts": conflicts}], lease)
         closed.append(run.run_id)
     return closed
@@ -250,7 +250,7 @@ def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: Conso
                     _apply_change(change, lease)
                     if number == 0:
                         crash_point("partial")
-                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso_now()}], lease)
+                log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
         return report
 
     return drive_run(config, config.learnings_measure, options, plan_only=plan_only,

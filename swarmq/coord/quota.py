@@ -30,6 +30,13 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_file import (
+    JOURNAL_DIR,
+    MirrorWriter,
+    StartJournal,
+    quota_file_name,
+    used_in_window,
+)
 from swarmq.coord.quota_slot import QuotaSlot
 from swarmq.coord.quota_types import (
     LeaseLost,
@@ -42,13 +49,6 @@ from swarmq.coord.quota_types import (
 )
 from swarmq.coord.windows import Window, WindowCache, zone_for
 from swarmq.storage.atomic import SIDE_DIR
-from swarmq.coord.quota_file import (
-    JOURNAL_DIR,
-    MirrorWriter,
-    StartJournal,
-    quota_file_name,
-    used_in_window,
-)
 
 __all__ = [
     "GRACE_MS",

@@ -20,9 +20,9 @@ from typing import Any
 
 import filelock
 
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 from swarmq.storage.atomic import side_path, write_atomic
 from swarmq.storage.clock import iso
-from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
 
 QUOTA_FILES = {
     ENRICHMENT_QUOTA: "knowledge-enrichment-quota.json",
@@ -84,11 +84,6 @@ def used_in_window(path: Path, window_key: str, window: str) -> int:
     return max(0, state.calls_used)
 
 
-def now_iso() -> str:
-    """``YYYY-MM-DDTHH:MM:SS.mmmZ``, JavaScript's ``toISOString`` form."""
-    return iso()
-
-
 def record_usage(
     path: Path, *, window_key: str, window: str, calls_used: int, max_calls: int
 ) -> QuotaFileState:
@@ -103,7 +98,7 @@ def record_usage(
         current = read_quota_file(path)
         if current is not None and current.date == window_key and current.window == window:
             calls_used = max(calls_used, current.calls_used)
-        state = QuotaFileState(window_key, calls_used, max_calls, window, now_iso())
+        state = QuotaFileState(window_key, calls_used, max_calls, window, iso())
         # Not fsynced: the mirror guards against Redis losing its keys (a restart, a flush), and
         # a Redis restart leaves this host's page cache intact. Redis's own AOF covers power loss.
         write_atomic(path, json.dumps(state.as_json(), indent=2), durable=False)

@@ -37,8 +37,8 @@ from swarmq.knowledge.errors import InvalidEntry
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction
-from swarmq.storage.locking import StoreLocks
 from swarmq.names import CURATOR_ENRICH
+from swarmq.storage.locking import StoreLocks
 
 LLM = "llm"
 FALLBACK = "deterministic_fallback"

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmq.completion.port import Message
+from swarmq.completion.replies import placeholder, repetition
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.validation import INVISIBLE, validate_directive_fields
-from swarmq.completion.replies import placeholder, repetition
 from swarmq.similarity.normalize import terms
 from swarmq.skills.layout import GENERATED_PREFIX
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.coord.quota_file import now_iso
 
 STATE_VERSION = 1
 
@@ -72,7 +72,7 @@ class EnrichmentState:
         live = set(live_ids)
         with locks.hold(file_resource(self.path)) as lease:
             current = self.read()
-            at = now_iso()
+            at = iso()
             for item in handled:
                 current[item.entry_id] = {"content_hash": item.content_hash, "source": item.source,
                                           "outcome": item.outcome, "at": at}

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.flywheel.metrics import compute_metrics
 from swarmq.forge.extract import ledger_path
-from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
+from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.wiring.flywheel import layout_for
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import minable
 from swarmq.forge.passages import passages
-from swarmq.transcripts import MINABLE_KINDS, Message, open_transcript
+from swarmq.transcripts.model import MINABLE_KINDS, Message
+from swarmq.transcripts.reader import open_transcript
 
 STAGES = ("kept", "below-threshold", "passage", "message", "tool/other", "nowhere")
 

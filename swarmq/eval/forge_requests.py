@@ -28,7 +28,7 @@ from swarmq.forge.templates import (
     is_pasted_log,
     strip_front_matter,
 )
-from swarmq.transcripts import open_transcript
+from swarmq.transcripts.reader import open_transcript
 
 _CODE = re.compile(
     r"`[^`]+`|\b[\w-]+/[\w./-]+|\b\w+\.(?:py|go|ts|js|rs|md|ya?ml|json|toml|sh|sql|lock|onnx)\b"

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.eval.metrics import Counts, HitRate
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import consolidate_tier
 from swarmq.consolidation.plan import ActionKind
+from swarmq.eval.metrics import Counts, HitRate
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.project import KnowledgeStore

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from swarmq.storage.atomic import append_jsonl
 from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 

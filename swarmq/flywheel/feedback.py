@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import append_jsonl, write_json_atomic
 from swarmq.flywheel.artifacts import read_learning, updated_text
 from swarmq.flywheel.citations import CitationType, artifact_key
 from swarmq.flywheel.model import ALPHA, INITIAL_UTILITY, parse_time, rfc3339, update_utility
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout, DirSync, write_file
+from swarmq.storage.atomic import append_jsonl, write_json_atomic
 from swarmq.storage.locking import StoreLocks
 
 HEAD_BYTES = 256

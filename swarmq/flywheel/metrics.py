@@ -21,7 +21,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import write_json_atomic
 from swarmq.flywheel.artifacts import Learning, learning_files, read_learning
 from swarmq.flywheel.citations import CitationType, iter_citations
 from swarmq.flywheel.learning_fields import learning_date
@@ -35,6 +34,7 @@ from swarmq.flywheel.signals import (
     velocity_trend,
 )
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.storage.atomic import write_json_atomic
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 

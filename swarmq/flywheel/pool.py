@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import append_jsonl
 from swarmq.flywheel.model import (
     CANDIDATE_ID,
     MAX_REASON_LENGTH,
@@ -30,6 +29,7 @@ from swarmq.flywheel.model import (
     tier_rank,
 )
 from swarmq.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
+from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.locking import Lease
 
 CHAIN_FILE = "chain.jsonl"

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from swarmq.storage.atomic import append_jsonl
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import rfc3339
 from swarmq.flywheel.pool import PROMOTED_INDEX_FILE
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import Lease
 

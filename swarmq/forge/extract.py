@@ -49,13 +49,8 @@ from swarmq.forge.templates import (
     strip_front_matter,
 )
 from swarmq.storage.locking import StoreLocks
-from swarmq.transcripts import (
-    MINABLE_KINDS,
-    Message,
-    MessageKind,
-    Transcript,
-    open_transcript,
-)
+from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind
+from swarmq.transcripts.reader import Transcript, open_transcript
 
 Progress = Callable[[int], None]
 """Called with the bytes read so far."""

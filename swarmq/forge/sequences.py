@@ -31,7 +31,7 @@ from swarmq.forge.calls import (
     summarise_call,
     writes_same_file,
 )
-from swarmq.transcripts import Message, MessageKind
+from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
 """How many later calls of the same tool may succeed the failure and still count as its retry."""

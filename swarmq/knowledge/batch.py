@@ -15,8 +15,8 @@ from swarmq.knowledge.reinforcement import phase_confirmation, reinforce_entry
 from swarmq.knowledge.sidecars import rejected_record
 from swarmq.knowledge.transaction import Transaction
 from swarmq.knowledge.validation import REASON_CONTRADICTION, ValidationResult
-from swarmq.storage.locking import Lease
 from swarmq.similarity.text import jaccard
+from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
     from swarmq.knowledge.tierfile import TierFile

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from swarmq.storage.atomic import commit_locked
 from swarmq.knowledge.batch import AddBatch, AddResult
 from swarmq.knowledge.folding import FoldedLease, unconfirmed
 from swarmq.knowledge.loaded import LoadedFile
 from swarmq.knowledge.prepare import prepare
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.storage.atomic import commit_locked
 from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:

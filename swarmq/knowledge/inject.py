@@ -18,7 +18,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarmq.storage.atomic import append_lines
 from swarmq.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked, search
@@ -26,6 +25,7 @@ from swarmq.knowledge.receipts import ReceiptLedger
 from swarmq.knowledge.render import Budget, budget_for, render_directives
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.store import TierStore
+from swarmq.storage.atomic import append_lines
 
 QUERY_EVENT_CHARS = 800
 

@@ -19,15 +19,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from swarmq.storage.atomic import write_json_atomic
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.files import SWEEP_STATE_FILE
 from swarmq.knowledge.model import Entry, Status
 from swarmq.knowledge.quarantine import archive_updates
 from swarmq.knowledge.ranking import utility_score
-from swarmq.knowledge.serialize import parse_iso
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction
+from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.clock import try_parse_iso
 
 DAY_MS = 86_400_000
 
@@ -67,7 +67,7 @@ def ttl_exempt(entry: Entry, config: KnowledgeConfig) -> bool:
 
 def age_ms(entry: Entry, now: datetime) -> float:
     """Milliseconds since ``created_at`` (an unparseable date counts as age 0)."""
-    created = parse_iso(entry.get("created_at"))
+    created = try_parse_iso(entry.get("created_at"))
     return 0.0 if created is None else (now - created).total_seconds() * 1000.0
 
 

@@ -6,9 +6,9 @@ both parse through this one function.
 
 from __future__ import annotations
 
-from swarmq.storage.jsonl import BOM, CorruptLine
 from swarmq.knowledge.model import Entry, EntryShapeError
 from swarmq.knowledge.serialize import loads_js
+from swarmq.storage.jsonl import BOM, CorruptLine
 
 
 def parse_line(line_no: int, data: bytes) -> Entry | CorruptLine | None:

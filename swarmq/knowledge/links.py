@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import append_lines, write_json_atomic
 from swarmq.knowledge.files import LINK_FILE, TierFiles
 from swarmq.knowledge.model import Entry, v1_outcomes
 from swarmq.knowledge.project import KnowledgeStore, read_link
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.store import TierStore
+from swarmq.storage.atomic import append_lines, write_json_atomic
 from swarmq.storage.paths import check_id
 
 

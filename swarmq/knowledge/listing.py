@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from swarmq.storage.atomic import write_atomic
-from swarmq.storage.jsonl import CorruptLine
 from swarmq.knowledge.lineparse import parse_line
 from swarmq.knowledge.model import Entry
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.jsonl import CorruptLine
 
 INDEX_VERSION = 1
 CHUNK = 1 << 20

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from swarmq.storage.jsonl import CorruptLine
 from swarmq.knowledge.lineparse import parse_line
 from swarmq.knowledge.model import Entry
+from swarmq.storage.jsonl import CorruptLine
 
 FINGERPRINT_BYTES = 64
 SAMPLE_WINDOWS = 16

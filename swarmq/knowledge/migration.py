@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from swarmq.storage.atomic import write_json_atomic
 from swarmq.knowledge.files import MIGRATION_SENTINEL
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.tags import infer_category, infer_tags
+from swarmq.storage.atomic import write_json_atomic
 
 SECTIONS = {
     "lessons-learned": "process",

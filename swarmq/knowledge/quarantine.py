@@ -21,8 +21,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.storage.atomic import append_lines, write_atomic
-from swarmq.storage.jsonl import quarantine_corrupt
 from swarmq.knowledge.errors import EntryNotFound, RestoreRefused
 from swarmq.knowledge.model import (
     ACTIVE_STATUSES,
@@ -34,6 +32,8 @@ from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.sidecars import rejected_record, remove_lines, values
 from swarmq.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.similarity.text import normalize_opencode
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.jsonl import quarantine_corrupt
 
 if TYPE_CHECKING:
     from swarmq.knowledge.tierfile import TierFile

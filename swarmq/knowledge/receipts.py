@@ -24,9 +24,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from swarmq.storage.atomic import append_lines
 from swarmq.knowledge.errors import ReceiptChainBroken
-from swarmq.knowledge.serialize import dumps_js, iso_now, loads_js, parse_iso
+from swarmq.knowledge.serialize import dumps_js, loads_js
+from swarmq.storage.atomic import append_lines
+from swarmq.storage.clock import iso, try_parse_iso
 from swarmq.storage.locking import StoreLocks, file_resource
 
 GENESIS = "GENESIS"
@@ -151,7 +152,7 @@ class ReceiptLedger:
         record: dict[str, Any] = {
             "schema_version": 2, "cutover_version": 1, "seq": state.seq + 1,
             "prev_hash": state.last_hash, "event_id": str(uuid.uuid4()),
-            "timestamp": iso_now(self.clock()), "kind": kind, "payload": payload,
+            "timestamp": iso(self.clock()), "kind": kind, "payload": payload,
         }
         record["hash"] = receipt_hash(record)
         append_lines(self.path, [dumps_js(record)], lease=lease)
@@ -161,7 +162,7 @@ class ReceiptLedger:
     def commit_retrieval(self, trace: dict[str, Any]) -> dict[str, Any]:
         """Record a trace's membership (``trace_id``, ``entry_ids`` …) before it is shown."""
         with self.locks.hold(self.resource) as lease, self._mutex:
-            body = {**trace, "committed_at": iso_now(self.clock())}
+            body = {**trace, "committed_at": iso(self.clock())}
             return self._append("retrieval_committed", {"trace": body}, lease)
 
     def commit_terminal(self, trace_id: str, entry_id: str, outcome: str, *,
@@ -182,7 +183,7 @@ class ReceiptLedger:
                 return TerminalResult("duplicate", f"already {previous}", trace)
             if previous is not None:
                 return TerminalResult("rejected", f"conflicting terminal: already {previous}", trace)
-            committed = parse_iso(trace.get("committed_at"))
+            committed = try_parse_iso(trace.get("committed_at"))
             if committed is not None and self.clock() - committed > self.grace:
                 return TerminalResult("rejected", f"late: trace committed at {trace.get('committed_at')}", trace)
             if outcome in ("ignored", "n_a") and not reason:

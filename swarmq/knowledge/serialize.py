@@ -13,10 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
-
-from swarmq.storage.clock import iso
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -142,19 +139,3 @@ def loads_js(text: str) -> Any:
     if text.startswith("\ufeff"):  # json.loads's own check, with its message
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     return _DECODER.decode(text)
-
-
-def iso_now(moment: datetime | None = None) -> str:
-    """``new Date().toISOString()``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
-    return iso(moment)
-
-
-def parse_iso(value: object) -> datetime | None:
-    """An ISO timestamp as an aware datetime, or ``None`` when it does not parse."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from swarmq.knowledge.serialize import dumps_js
 from swarmq.storage.atomic import append_lines
 from swarmq.storage.jsonl import JsonlLine, read_jsonl, rewrite_jsonl
-from swarmq.knowledge.serialize import dumps_js
 from swarmq.storage.locking import Lease
 
 

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from swarmq.storage.atomic import append_lines, write_atomic
-from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.contradiction import ContradictionIndex
 from swarmq.knowledge.dedup import BigramIndex
@@ -27,8 +25,11 @@ from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.indexes import ContradictionListener, DedupListener, mirror_index
 from swarmq.knowledge.loaded import loaded
 from swarmq.knowledge.model import Entry
-from swarmq.knowledge.serialize import dumps_js, iso_now
+from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.sidecars import append_capped, evicted_record
+from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.storage.locking import Lease, StoreLocks
 
 
@@ -69,7 +70,7 @@ class TierFile:
     # -- reading ------------------------------------------------------------------------------
 
     def now(self) -> str:
-        return iso_now(self.clock())
+        return iso(self.clock())
 
     def read(self) -> Snapshot:
         """Every good entry and every corrupt line, as on disk now (no lock needed: files are

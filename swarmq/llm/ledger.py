@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
-from swarmq.coord.quota_file import now_iso
 
 LEDGER_FILE = "llm-ledger.jsonl"
 
@@ -47,7 +47,7 @@ class LedgerRecord:
     status_code: int | None = None
     error: str | None = None
     event: str = ATTEMPT
-    at: str = field(default_factory=now_iso)
+    at: str = field(default_factory=iso)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -27,9 +27,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from swarmq.llm.errors import AttemptError
-from swarmq.llm.ledger import REPLY_REJECTED, LedgerRecord, LLMLedger
-from swarmq.llm.provider import ChatRequest, Provider
 from swarmq.completion.port import (
     CHARS_PER_TOKEN,
     Completion,
@@ -40,6 +37,9 @@ from swarmq.completion.port import (
     QuotaRefused,
     prompt_chars,
 )
+from swarmq.llm.errors import AttemptError
+from swarmq.llm.ledger import REPLY_REJECTED, LedgerRecord, LLMLedger
+from swarmq.llm.provider import ChatRequest, Provider
 
 
 class Slot(Protocol):

@@ -32,7 +32,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from swarmq.storage.clock import iso
 from swarmq.missions.config import MissionsConfig
 from swarmq.missions.context import in_background
 from swarmq.missions.history import read_beat, write_beat
@@ -41,6 +40,7 @@ from swarmq.missions.recovery import heartbeat_age
 from swarmq.missions.runner import kill_group
 from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
+from swarmq.storage.clock import iso
 from swarmq.storage.procs import pid_alive
 
 S = MissionState

@@ -19,8 +19,8 @@ from swarmq.missions.ledger import Assignment, Mission
 from swarmq.profiles.handoffs import latest_handoff
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.runtime import read_runtime
-from swarmq.profiles.templates import render
 from swarmq.profiles.search import MemorySearch, Scope, SearchError
+from swarmq.profiles.templates import render
 
 KnowledgeProvider = Callable[[str, int], str]
 """``(query, budget_chars) -> Markdown block`` of knowledge directives ('' when none apply)."""

@@ -11,7 +11,6 @@ import enum
 from dataclasses import dataclass, field
 
 from swarmq.errors import Conflict, InvalidInput
-from swarmq.storage.clock import iso
 from swarmq.missions.ledger import Assignment, LedgerDoc, Mission, check_client_key, new_id
 from swarmq.missions.routing import Route, Target
 from swarmq.missions.states import (
@@ -21,6 +20,7 @@ from swarmq.missions.states import (
     MissionState,
     TransitionError,
 )
+from swarmq.storage.clock import iso
 from swarmq.storage.paths import check_id
 
 MAX_OBJECTIVE_CHARS = 100_000

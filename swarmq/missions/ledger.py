@@ -22,9 +22,6 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from swarmq.errors import NotFound, Unavailable
-from swarmq.storage.atomic import fsync_dir, write_atomic
-from swarmq.storage.clock import iso, parse_iso, utc_now
-from swarmq.storage.locking import StoreLocks, confirm_by_release, file_resource
 from swarmq.missions.config import MissionsConfig
 from swarmq.missions.history import MissionHistory, request_stop
 from swarmq.missions.states import (
@@ -35,6 +32,9 @@ from swarmq.missions.states import (
     MissionState,
     check_transition,
 )
+from swarmq.storage.atomic import fsync_dir, write_atomic
+from swarmq.storage.clock import iso, parse_iso, utc_now
+from swarmq.storage.locking import StoreLocks, confirm_by_release, file_resource
 from swarmq.storage.paths import UnsafePathError, check_id, resolve_inside
 
 

@@ -25,9 +25,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from swarmq.storage.atomic import write_atomic
-from swarmq.storage.clock import iso
-from swarmq.storage.locking import LockError, StoreLocks
 from swarmq.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
 from swarmq.missions.context import (
     KnowledgeProvider,
@@ -49,6 +46,9 @@ from swarmq.profiles.handoffs import write_handoff
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.runtime import update_runtime
 from swarmq.profiles.summary import SummaryUpdate, update_summary
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import LockError, StoreLocks
 
 S = MissionState
 log = logging.getLogger(__name__)

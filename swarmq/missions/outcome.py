@@ -3,8 +3,6 @@ and how an assignment that will never run is settled."""
 
 from __future__ import annotations
 
-from swarmq.storage.clock import iso
-from swarmq.storage.locking import StoreLocks
 from swarmq.missions.history import clear_beat
 from swarmq.missions.ledger import Ledger, Mission
 from swarmq.missions.recorder import RunRecorder
@@ -15,6 +13,8 @@ from swarmq.profiles.events import EventType
 from swarmq.profiles.handoffs import Handoff
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.summary import SummaryUpdate, update_summary
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks
 
 S = MissionState
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from swarmq.storage.locking import StoreLocks
 from swarmq.missions.markers import Marker, MarkerKind, MarkerStream
 from swarmq.missions.states import MissionState
 from swarmq.profiles.episodes import append_episode
 from swarmq.profiles.events import EventType, MissionEvent, append_events, event_id
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.summary import SummaryUpdate, update_summary
+from swarmq.storage.locking import StoreLocks
 
 
 @dataclass

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.clock import parse_iso, utc_now
 from swarmq.missions.history import read_beat
 from swarmq.missions.ledger import Assignment, LedgerDoc, Mission
 from swarmq.missions.states import MissionState
+from swarmq.storage.clock import parse_iso, utc_now
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.errors import InvalidInput, NotFound
+from swarmq.profiles.episodes import append_episode
+from swarmq.profiles.events import RESERVED_KEYS, EventType, MissionEvent, append_events
+from swarmq.profiles.handoffs import write_handoff
+from swarmq.profiles.layout import MISSION_FILES, PROFILE_FILES, ProfileLayout, SharedLayout
+from swarmq.profiles.summary import SummaryUpdate, update_summary, write_summary
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
@@ -25,11 +30,6 @@ from swarmq.storage.paths import (
     read_text_inside,
     resolve_inside,
 )
-from swarmq.profiles.episodes import append_episode
-from swarmq.profiles.events import RESERVED_KEYS, EventType, MissionEvent, append_events
-from swarmq.profiles.handoffs import write_handoff
-from swarmq.profiles.layout import MISSION_FILES, PROFILE_FILES, ProfileLayout, SharedLayout
-from swarmq.profiles.summary import SummaryUpdate, update_summary, write_summary
 
 MAX_CONTENT_CHARS = 1_000_000
 MAX_EVENT_CHARS = 65_536

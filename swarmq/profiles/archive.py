@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from swarmq.profiles.layout import MISSION_FILES, ProfileLayout
 from swarmq.storage.atomic import write_atomic, write_json_atomic
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.profiles.layout import MISSION_FILES, ProfileLayout
 
 
 def archive_mission(

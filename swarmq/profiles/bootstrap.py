@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from swarmq.storage.atomic import write_atomic, write_json_atomic
-from swarmq.storage.locking import Lease, LocalLocks, StoreLocks, file_resource
 from swarmq.profiles.layout import PROFILE_FILES, ProfileLayout
 from swarmq.profiles.runtime import ensure_runtime
 from swarmq.profiles.templates import render
+from swarmq.storage.atomic import write_atomic, write_json_atomic
+from swarmq.storage.locking import Lease, LocalLocks, StoreLocks, file_resource
 
 
 class ProfileWorker(Protocol):

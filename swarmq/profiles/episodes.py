@@ -6,11 +6,11 @@ event (a redelivered mission) never writes the same entry twice.
 
 from __future__ import annotations
 
-from swarmq.storage.atomic import append_lines
-from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.profiles.events import MissionEvent
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.templates import render
+from swarmq.storage.atomic import append_lines
+from swarmq.storage.locking import StoreLocks, file_resource
 
 
 def marker(event_id: str) -> str:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.profiles.layout import ProfileLayout
 
 
 class EventType(StrEnum):

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from swarmq.storage.atomic import write_atomic
-from swarmq.storage.clock import iso
-from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.markdown import Document
 from swarmq.profiles.templates import render
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
 
 SECTIONS: dict[str, str] = {
     "current state": "current_state",

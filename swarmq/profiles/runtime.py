@@ -11,11 +11,11 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from swarmq.profiles.layout import RUNTIME_FILE, ProfileLayout
 from swarmq.storage.atomic import write_json_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.storage.paths import check_id, resolve_inside
-from swarmq.profiles.layout import RUNTIME_FILE, ProfileLayout
 
 IDLE = "idle"
 

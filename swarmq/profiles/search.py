@@ -16,9 +16,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from swarmq.errors import InvalidInput
-from swarmq.storage.paths import check_id
 from swarmq.profiles.search_index import SearchIndex
 from swarmq.profiles.search_text import TOKEN, Hit, normalize
+from swarmq.storage.paths import check_id
 
 __all__ = [
     "MAX_LIMIT",

@@ -25,8 +25,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.storage.change_journal import journal_path, marker_dir
 from swarmq.profiles.search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
+from swarmq.storage.change_journal import journal_path, marker_dir
 
 SUFFIXES: tuple[str, ...] = (".md", ".jsonl")
 MAX_FILE_BYTES = 4 * 1024 * 1024

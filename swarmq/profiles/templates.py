@@ -9,7 +9,7 @@ from string import Template
 
 @functools.cache
 def template(name: str) -> Template:
-    text = resources.files("swarmq.memory").joinpath("templates", name).read_text("utf-8")
+    text = resources.files("swarmq.profiles").joinpath("templates", name).read_text("utf-8")
     return Template(text)
 
 

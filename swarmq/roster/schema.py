@@ -14,18 +14,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swarmq.coord.quota_config import QuotaConfig, default_quotas
-from swarmq.llm.config import LLMConfig
 from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.coord.quota_config import QuotaConfig, default_quotas
 from swarmq.curation.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.llm.config import LLMConfig
 from swarmq.missions.config import AgentConfig, MissionsConfig
-from swarmq.storage.paths import ID_PATTERN
-from swarmq.skills.config import SkillImproverConfig
 from swarmq.names import JOB_FAMILIES, direct_queue
 from swarmq.roster.api_config import ApiConfig
+from swarmq.skills.config import SkillImproverConfig
+from swarmq.storage.paths import ID_PATTERN
 
 
 class StrictModel(BaseModel):

@@ -23,12 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from swarmq.storage.atomic import write_atomic
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.store import TierStore
-from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.coord.quota_file import now_iso
 from swarmq.skills.evals import Evaluation, evaluate, load_eval_set
 from swarmq.skills.grouping import (
     DEFAULT_SIMILARITY,
@@ -44,6 +41,9 @@ from swarmq.skills.readiness import (
 )
 from swarmq.skills.rejected import RejectedEdits
 from swarmq.skills.render import has_marker, parse_skill, render_skill, with_status
+from swarmq.storage.atomic import write_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
 
 Mode = Literal["draft", "active"]
 
@@ -104,7 +104,7 @@ class SkillCompiler:
         stores: Sequence[TierStore],
         settings: CompilerSettings | None = None,
         *,
-        clock: Callable[[], str] = now_iso,
+        clock: Callable[[], str] = iso,
     ) -> None:
         self.layout = layout
         self.locks = locks

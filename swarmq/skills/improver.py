@@ -28,8 +28,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swarmq.storage.atomic import write_atomic, write_json_atomic
-from swarmq.storage.clock import iso
 from swarmq.completion.port import (
     NO_PROVIDER,
     Completer,
@@ -41,12 +39,14 @@ from swarmq.completion.port import (
     QuotaRefused,
     fit_lines,
 )
-from swarmq.storage.locking import StoreLocks, file_resource
 from swarmq.completion.replies import placeholder, repetition, unknown_ids
+from swarmq.names import SKILLS_IMPROVE
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.config import SkillImproverConfig
 from swarmq.skills.inventory import Inventory, gather_inventory, inventory_text
-from swarmq.names import SKILLS_IMPROVE
+from swarmq.storage.atomic import write_atomic, write_json_atomic
+from swarmq.storage.clock import iso
+from swarmq.storage.locking import StoreLocks, file_resource
 
 SECTIONS: tuple[str, ...] = (
     "Inventory snapshot",
@@ -245,7 +245,7 @@ class SkillImprover(LLMJob):
                 if now < due:
                     return f"not_due: next scheduled run after {due.isoformat()}"
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.state_path, {"last_scheduled_run_at": _iso(now)}, lease=lease)
+            write_json_atomic(self.state_path, {"last_scheduled_run_at": iso(now)}, lease=lease)
         return None
 
     def _refusal(self, trigger: str, approved: bool) -> str | None:
@@ -324,11 +324,11 @@ class SkillImprover(LLMJob):
     def _write(self, body: str, source: str, targets: list[str], model: str | None,
                missing: list[str], inv: Inventory) -> ImproveReport:
         now = self.now()
-        document = proposal_document(body, source=source, generated_at=_iso(now), targets=targets,
+        document = proposal_document(body, source=source, generated_at=iso(now), targets=targets,
                                      model=model, missing=missing, run_id=self.run_id)
         directory = self.layout.improver_proposals_dir
         directory.mkdir(parents=True, exist_ok=True)
-        stamp = _iso(now).replace(":", "-").replace(".", "-")
+        stamp = iso(now).replace(":", "-").replace(".", "-")
         with self.locks.hold(file_resource(directory)) as lease:
             path, n = directory / f"{stamp}.md", 2
             while path.exists():
@@ -346,5 +346,3 @@ def _safe_run_id(value: str | None) -> str | None:
     return value if value and re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value) else None
 
 
-def _iso(moment: datetime) -> str:
-    return iso(moment)

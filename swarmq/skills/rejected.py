@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swarmq.skills.evals import Evaluation
+from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
 from swarmq.storage.locking import StoreLocks, file_resource
-from swarmq.coord.quota_file import now_iso
-from swarmq.skills.evals import Evaluation
 
 MAX_REJECTED_EDITS = 200
 PREVIEW_CHARS = 800
@@ -49,7 +49,7 @@ class RejectedEdits:
         incumbent: str | None = None,
     ) -> dict[str, Any]:
         entry = {
-            "timestamp": now_iso(),
+            "timestamp": iso(),
             "slug": slug,
             "operation": operation,
             "reason": evaluation.reason,

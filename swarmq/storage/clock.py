@@ -19,3 +19,14 @@ def parse_iso(value: str) -> datetime:
     """Inverse of :func:`iso`; also accepts ``+00:00`` offsets. Naive values are taken as UTC."""
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def try_parse_iso(value: object) -> datetime | None:
+    """:func:`parse_iso` for values read from a store, where a missing or garbled timestamp is
+    data to tolerate, not an error: ``None`` instead of raising."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        return None

@@ -1,4 +1,4 @@
-"""The lock protocol that domain code takes, so `swarmq.memory` never imports Redis or Celery.
+"""The lock protocol that domain code takes, so the domain packages never import Redis or Celery.
 
 A *store lock* serialises read-modify-write cycles on one canonical file or store. Holding it
 yields a :class:`Lease` whose fencing token is checked right before every replace or append

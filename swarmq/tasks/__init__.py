@@ -1,4 +1,4 @@
-"""Celery tasks, one module per job family; each task is thin and calls into `swarmq.memory`."""
+"""Celery tasks, one module per job family; each task is thin and calls into the domain packages."""
 
 from swarmq.names import TASK_MODULES
 

@@ -14,8 +14,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from swarmq.coord import keys
 from swarmq.consolidation.scopes import check_scope, run_scope, scopes_for
+from swarmq.coord import keys
 from swarmq.names import CONSOLIDATION_NIGHTLY, CONSOLIDATION_SCOPE
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.storage.paths import UnsafePathError
 from swarmq.names import CURATOR_ENRICH
+from swarmq.storage.paths import UnsafePathError
 from swarmq.wiring.llm import run_enrichment
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask

@@ -12,8 +12,8 @@ from typing import Any
 
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
-from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT
+from swarmq.storage.paths import check_id
 from swarmq.wiring.flywheel import (
     forge_completer,
     knowledge_sink,

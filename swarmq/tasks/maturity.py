@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.knowledge import KnowledgeStore, NewLesson
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.maintenance import sweep
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
@@ -53,7 +54,7 @@ def knowledge_reinforce(self: SwarmTask, entry_id: str, phase: int) -> dict[str,
 @app.task(name="maturity.knowledge_quarantine", bind=True)
 def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
                          reported_by: str = "auto") -> dict[str, Any]:
-    from swarmq.knowledge import EntryNotFound
+    from swarmq.knowledge.errors import EntryNotFound
 
     try:
         entry = knowledge_for(self).swarm.quarantine(entry_id, reason, reported_by)
@@ -64,7 +65,7 @@ def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
 
 @app.task(name="maturity.knowledge_restore", bind=True)
 def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) -> dict[str, Any]:
-    from swarmq.knowledge import EntryNotFound, RestoreRefused
+    from swarmq.knowledge.errors import EntryNotFound, RestoreRefused
 
     try:
         entry = knowledge_for(self).swarm.restore(entry_id, revalidate=revalidate)

@@ -14,13 +14,13 @@ from typing import Any, BinaryIO
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.directives import prepare_directives
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.storage.locking import StoreLocks
 from swarmq.missions.claim import RunOutcome
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.outcome import abandon_assignment
-from swarmq.storage.paths import check_id
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.paths import check_id
 from swarmq.workers.app import app
 from swarmq.workers.base import DeadLettered, SwarmTask
 

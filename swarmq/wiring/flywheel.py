@@ -12,9 +12,9 @@ from pathlib import Path
 from swarmq.coord.cluster import Cluster
 from swarmq.flywheel.bridge import LessonSink
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, resolve_inside
-from swarmq.roster.schema import Roster
 from swarmq.wiring.llm import CompleterChoice, completer_for
 
 

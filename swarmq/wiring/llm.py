@@ -11,23 +11,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from swarmq.completion.port import NO_PROVIDER
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.quota import QuotaError
 from swarmq.coord.ratelimit import RequestRateLimiter
+from swarmq.curation.enrich import Enricher
+from swarmq.curation.state import EnrichmentState
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
-from swarmq.completion.port import NO_PROVIDER
-from swarmq.curation.enrich import Enricher
-from swarmq.curation.state import EnrichmentState
-from swarmq.knowledge.project import KnowledgeStore
-from swarmq.storage.locking import StoreLocks
+from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
+from swarmq.roster.schema import Roster
 from swarmq.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.skills.improver import SkillImprover
 from swarmq.skills.layout import SkillLayout
-from swarmq.names import ENRICHMENT_QUOTA, IMPROVER_QUOTA
-from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
 
 
 @dataclass

@@ -37,11 +37,11 @@ from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.quota import flush_mirrors
+from swarmq.names import DEAD_LETTER_QUEUE
+from swarmq.roster.schema import Roster
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease
-from swarmq.names import DEAD_LETTER_QUEUE
-from swarmq.roster.schema import Roster
 from swarmq.workers.prelude import open_prelude
 
 log = get_task_logger("swarmq.task")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
-from swarmq.storage.procs import pid_alive
 from swarmq.roster.schema import Roster
+from swarmq.storage.procs import pid_alive
 from swarmq.workers import digest, embedded_redis, logpipe
 from swarmq.workers.hosts import beat_stop_key
 from swarmq.workers.processes import (

@@ -56,15 +56,10 @@ class SwarmStatus:
 
 
 def _runtime_state(roster: Roster, worker_id: str) -> dict[str, Any] | None:
+    from swarmq.profiles.runtime import read_runtime
+
     try:
-        from swarmq.memory import profiles
-    except ImportError:  # pragma: no cover - profiles module not installed
-        return None
-    reader = getattr(profiles, "read_runtime", None)
-    if reader is None:
-        return None
-    try:
-        state = reader(roster.profiles_dir, worker_id)
+        state = read_runtime(roster.profiles_dir, worker_id)
     except (OSError, ValueError):
         return None
     return dict(state) if state else None

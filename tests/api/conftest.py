@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from swarmq.api.app import create_app
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.profiles import ensure_profiles
+from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, write_roster
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from swarmq.cli import app
 from swarmq.skills.improver import SECTIONS
-from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.curation.conftest import enrichment_reply
+from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.skills.factory import entry, lines, write_store
 from tests.support import write_roster
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 

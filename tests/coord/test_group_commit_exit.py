@@ -13,7 +13,8 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.project import KnowledgeStore
 
 SCRIPT = textwrap.dedent(
     """

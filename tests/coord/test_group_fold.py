@@ -16,8 +16,10 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.group import group_for
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease
 
 FIRST = "Always pin the pytest client version 7919 before the build step"

@@ -190,7 +190,9 @@ def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
     from collections.abc import Callable, Iterator
     from contextlib import contextmanager
 
-    from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+    from swarmq.knowledge.config import KnowledgeConfig
+    from swarmq.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.reinforcement import NewLesson
     from swarmq.storage.locking import Lease
 
     inner = RedisLocks(redis_client, swarm_name, lease_seconds=5)

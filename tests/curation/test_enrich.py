@@ -13,10 +13,10 @@ import pytest
 import redis
 
 from swarmq.coord.quota import QuotaGate
-from swarmq.llm.ledger import LLMLedger
 from swarmq.curation.enrich import Enricher, EnrichmentReport
 from swarmq.curation.state import EnrichmentState
 from swarmq.knowledge.store import TierStore
+from swarmq.llm.ledger import LLMLedger
 from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, hang, ok, wait

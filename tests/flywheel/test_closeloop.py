@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.flywheel import FlywheelConfig, Pool, close_loop, lookup, search
 from swarmq.flywheel.bridge import condense
 from swarmq.flywheel.citations import citation_event, citation_stats, record_citations
+from swarmq.flywheel.closeloop import close_loop
+from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.lookup import lookup, search
+from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge import forge_transcript
-from swarmq.knowledge import KnowledgeStore
+from swarmq.forge.extract import forge_transcript
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge import ForgeConfig, classify, forge_transcript
+from swarmq.forge.classifier import classify
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript
 from swarmq.forge.templates import coded_diagnostics, is_pasted_log
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from swarmq.flywheel.pending import file_date, parse_learning_blocks
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge import ForgeConfig, forge_transcript
-from swarmq.forge.extract import forged_hashes
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript, forged_hashes
 from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"

@@ -13,14 +13,15 @@ import redis
 
 from swarmq.coord.quota import QuotaGate
 from swarmq.eval.forge import evaluate
-from swarmq.llm.metered import MeteredCompleter
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge import ForgeConfig, ForgeLLMConfig, forge_transcript
+from swarmq.forge.config import ForgeConfig, ForgeLLMConfig
+from swarmq.forge.extract import forge_transcript
 from swarmq.forge.llm import looping
+from swarmq.llm.metered import MeteredCompleter
 from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, ok, running_llm_server
-from tests.forge.sessions import ClaudeSession
 
 CONFIG = ForgeConfig(llm=ForgeLLMConfig(enabled=True))
 EVIDENCE = "bash: python: command not found"

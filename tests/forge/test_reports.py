@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge import classify, forge_transcript
-from swarmq.forge.extract import passages_path
+from swarmq.forge.classifier import classify
+from swarmq.forge.extract import forge_transcript, passages_path
 from swarmq.forge.reports import is_change_report, standing_note
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge import KnowledgeConfig, KnowledgeStore
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.jsonl import BOM, read_jsonl, rewrite_jsonl
-from swarmq.knowledge import KnowledgeStore, NewLesson
 
 
 def test_jsonl_strips_the_bom_on_read_and_keeps_it_on_rewrite(tmp_path: Path) -> None:

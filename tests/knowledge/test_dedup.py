@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmq.knowledge import KnowledgeStore
 from swarmq.knowledge.dedup import BigramIndex, find_near_duplicate_scan
+from swarmq.knowledge.project import KnowledgeStore
 
 WORDS = ["alpha", "beta", "gamma", "delta", "x", "y", "中文", "ünï", "--", "a_b"]
 

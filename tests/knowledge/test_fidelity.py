@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge import Entry, KnowledgeStore
-from swarmq.knowledge.model import SWARM_KEY_ORDER
+from swarmq.knowledge.model import SWARM_KEY_ORDER, Entry
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.serialize import dumps_js, js_number
 from tests.knowledge import realistic
 

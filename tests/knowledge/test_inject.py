@@ -6,17 +6,13 @@ import json
 
 import pytest
 
-from swarmq.knowledge import (
-    KnowledgeStore,
-    NewLesson,
-    QueryContext,
-    budget_for,
-    inject,
-    search,
-)
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.config import KnowledgeConfig
-from swarmq.knowledge.inject import ledger
+from swarmq.knowledge.inject import inject, ledger
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, search
+from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.knowledge.render import budget_for
 from swarmq.knowledge.sidecars import values
 
 CRITICAL = NewLesson(
@@ -125,8 +121,8 @@ def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
 
 def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from swarmq.knowledge.directives import directives_block
-    from swarmq.storage.locking import LocalLocks
     from swarmq.roster.loader import load_roster
+    from swarmq.storage.locking import LocalLocks
     from tests.support import write_roster
 
     roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})
@@ -145,8 +141,8 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
     """A mission shows the block before its agent starts and records it after: the build is a
     pure read, and the later record is what inject() would have written."""
     from swarmq.knowledge.directives import prepare_directives
-    from swarmq.storage.locking import LocalLocks
     from swarmq.roster.loader import load_roster
+    from swarmq.storage.locking import LocalLocks
     from tests.support import write_roster
 
     roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from swarmq.knowledge import KnowledgeStore
 from swarmq.knowledge.links import default_link_id, link, status, unlink
 from swarmq.knowledge.migration import migrate
+from swarmq.knowledge.project import KnowledgeStore
 
 
 def test_link_redirects_the_swarm_tier_and_unlink_copies_back(

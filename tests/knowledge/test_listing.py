@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge import KnowledgeStore
 from swarmq.knowledge.listing import Filter, Listing, index_path, list_tier
+from swarmq.knowledge.project import KnowledgeStore
 from tests.knowledge import realistic
 
 BOM = b"\xef\xbb\xbf"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swarmq.knowledge import KnowledgeStore, QueryContext, inject, search
+from swarmq.knowledge.inject import inject
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, search
 from swarmq.knowledge.sidecars import values
 from swarmq.similarity.normalize import terms
 from tests.knowledge.test_inject import CRITICAL

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge import KnowledgeStore
 from swarmq.knowledge.loaded import LoadedFile
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
 STORES = sorted((Path(__file__).resolve().parents[3] / "eval" / "knowledge" / "stores").glob("*.jsonl"))

@@ -7,15 +7,11 @@ from collections.abc import Callable
 
 import pytest
 
-from swarmq.knowledge import (
-    EntryNotFound,
-    KnowledgeStore,
-    NewLesson,
-    RestoreRefused,
-    RevisionConflict,
-)
+from swarmq.knowledge.errors import EntryNotFound, RestoreRefused, RevisionConflict
 from swarmq.knowledge.model import Entry
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.quarantine import restore_verdict
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.sidecars import values
 from tests.knowledge.conftest import Clock
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from swarmq.completion.port import CompletionFailed, ProviderUnreachable
 from swarmq.coord.quota import QuotaError
 from swarmq.llm.command import CommandProvider
 from swarmq.llm.config import LLMConfig
@@ -16,7 +17,6 @@ from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible, parse_retry_after
-from swarmq.completion.port import CompletionFailed, ProviderUnreachable
 from tests.llm.helpers import MESSAGES, gate
 
 ECHO_UPPER = [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read().upper())"]

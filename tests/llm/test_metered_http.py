@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarmq.llm.ledger import LLMLedger, summarise_usage
 from swarmq.completion.port import CompletionFailed, ProviderUnreachable, QuotaRefused
+from swarmq.llm.ledger import LLMLedger, summarise_usage
 from tests.llm.helpers import MESSAGES, completer, gate
 from tests.llm_server import FakeLLMServer, drop, hang, malformed, ok, status
 

@@ -15,16 +15,17 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmq.storage.locking import LocalLocks, file_resource
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.history import read_beat
 from swarmq.missions.ledger import Ledger, Mission
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.missions.runner import run_agent
-from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
-from swarmq.profiles.bootstrap import profile_current
+from swarmq.profiles.bootstrap import ensure_profiles, profile_current
+from swarmq.profiles.events import read_events
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import LocalLocks, file_resource
 from tests.missions.test_domain import make_roster
 from tests.support import REPO
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.storage.locking import LocalLocks
 from swarmq.missions.context import MissionContext, render_prompt
 from swarmq.missions.dispatch import (
     MissionSpec,
@@ -26,9 +25,12 @@ from swarmq.missions.states import (
     MissionState,
     TransitionError,
 )
-from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.profiles.bootstrap import ensure_profiles
+from swarmq.profiles.events import read_events
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import LocalLocks
 from tests.support import REPO, write_roster
 
 S = MissionState

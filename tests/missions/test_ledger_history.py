@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from swarmq.client import MissionClient
-from swarmq.storage.locking import LocalLocks
 from swarmq.missions.dispatch import (
     MissionSpec,
     cancel_mission,
@@ -21,9 +20,10 @@ from swarmq.missions.ledger import Ledger
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import MissionState
-from swarmq.profiles import ensure_profiles
+from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import LocalLocks
 from tests.support import REPO, write_roster
 
 S = MissionState

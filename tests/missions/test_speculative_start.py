@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
 from swarmq.missions.dispatch import (
     Committed,
     MissionConflict,
@@ -19,9 +18,12 @@ from swarmq.missions.dispatch import (
 from swarmq.missions.ledger import Ledger, LedgerDoc, Mission
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
-from swarmq.storage.procs import pid_alive
-from swarmq.profiles import ProfileLayout, ensure_profiles, read_events
+from swarmq.profiles.bootstrap import ensure_profiles
+from swarmq.profiles.events import read_events
+from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
+from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
+from swarmq.storage.procs import pid_alive
 from tests.missions.test_dispatch_overlap import LapsingLedgerLocks
 from tests.missions.test_domain import make_roster
 

@@ -21,8 +21,8 @@ import redis
 import yaml
 
 from swarmq.coord import keys
-from swarmq.storage.locking import LocalLocks
 from swarmq.missions.ledger import Ledger, Retention
+from swarmq.storage.locking import LocalLocks
 from tests.multihost.simhosts import Cluster, SimHost, namespaces_unavailable, simulated_cluster
 from tests.support import REPO
 

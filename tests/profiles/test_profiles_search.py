@@ -8,18 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.profiles.episodes import append_episode
+from swarmq.profiles.events import EventType, MissionEvent, append_events
+from swarmq.profiles.layout import ProfileLayout
+from swarmq.profiles.search import MemorySearch, Scope, SearchError
+from swarmq.profiles.summary import SummaryUpdate, update_summary
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.locking import LocalLocks
 from swarmq.storage.paths import UnsafePathError, check_date
-from swarmq.profiles import (
-    EventType,
-    MissionEvent,
-    ProfileLayout,
-    append_episode,
-    append_events,
-)
-from swarmq.profiles.summary import SummaryUpdate, update_summary
-from swarmq.profiles.search import MemorySearch, Scope, SearchError
 
 
 @pytest.fixture

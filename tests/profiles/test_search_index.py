@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.memory import search_index
+from swarmq.profiles import search_index
+from swarmq.profiles.search import MemorySearch, Scope
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.change_journal import journal_path
-from swarmq.profiles.search import MemorySearch, Scope
 
 REPO = Path(__file__).resolve().parents[2]
 

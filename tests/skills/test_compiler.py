@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.storage.locking import LocalLocks
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.layout import SkillLayout, UnsafeSkillPath
 from swarmq.skills.rejected import RejectedEdits
+from swarmq.storage.locking import LocalLocks
 from tests.skills.factory import entry, lines, swarm_store, write_store
 
 LESSONS = [

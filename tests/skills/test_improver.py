@@ -12,12 +12,12 @@ import redis
 
 from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
-from swarmq.storage.locking import LocalLocks
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.config import SkillImproverConfig
 from swarmq.skills.improver import SECTIONS, SkillImprover
 from swarmq.skills.inventory import Inventory
 from swarmq.skills.layout import SkillLayout
+from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate
 from tests.llm_server import FakeLLMServer, ok, running_llm_server, status
 from tests.skills.factory import entry, swarm_store, write_store

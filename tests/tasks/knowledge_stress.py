@@ -7,7 +7,8 @@ import random
 from collections import Counter
 from typing import Any
 
-from swarmq.knowledge import KnowledgeStore, NewLesson
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 

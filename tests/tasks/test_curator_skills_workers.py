@@ -16,12 +16,12 @@ import redis
 from celery import Celery
 
 from swarmq.coord.cluster import Cluster
-from swarmq.llm.ledger import LLMLedger
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.skills.improver import SECTIONS
+from swarmq.llm.ledger import LLMLedger
 from swarmq.roster.loader import load_roster
-from tests.llm_server import FakeLLMServer, running_llm_server, wait
+from swarmq.skills.improver import SECTIONS
 from tests.curation.conftest import enrichment_reply
+from tests.llm_server import FakeLLMServer, running_llm_server, wait
 from tests.skills.factory import entry, lines, write_store
 from tests.support import WorkerProcess, write_roster
 

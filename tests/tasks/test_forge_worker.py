@@ -15,7 +15,8 @@ import redis
 from celery import Celery
 
 from swarmq.coord.cluster import Cluster
-from swarmq.flywheel import Pool, lookup
+from swarmq.flywheel.lookup import lookup
+from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.loader import load_roster

@@ -19,7 +19,7 @@ from swarmq.coord.cluster import Cluster
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.ledger import LedgerDoc, Mission
 from swarmq.missions.routing import Target, route
-from swarmq.profiles import read_events
+from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, write_roster

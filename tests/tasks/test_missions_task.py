@@ -18,7 +18,7 @@ import redis
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.missions.states import MissionState
-from swarmq.profiles import read_events
+from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, write_roster

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.transcripts import (
-    MessageKind,
-    TranscriptFormat,
-    TranscriptFormatError,
-    detect_format,
-    open_transcript,
-)
+from swarmq.transcripts.detect import TranscriptFormatError, detect_format
+from swarmq.transcripts.model import MessageKind, TranscriptFormat
+from swarmq.transcripts.reader import open_transcript
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"

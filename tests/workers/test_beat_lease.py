@@ -8,8 +8,8 @@ from pathlib import Path
 import redis
 
 from swarmq.coord import keys
-from swarmq.storage.clock import iso, parse_iso
 from swarmq.roster.loader import load_roster
+from swarmq.storage.clock import iso, parse_iso
 from swarmq.workers.app import create_app
 from swarmq.workers.beat import SingleBeatScheduler, last_runs_key
 from tests.support import write_roster

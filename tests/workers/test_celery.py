@@ -14,8 +14,8 @@ import redis
 from celery import Celery
 
 from swarmq.coord import keys
-from swarmq.storage.jsonl import read_jsonl
 from swarmq.roster.loader import load_roster
+from swarmq.storage.jsonl import read_jsonl
 from swarmq.workers.app import create_app
 from swarmq.workers.config import route_task, visibility_timeout
 from tests.support import WorkerProcess, client_app, worker_env, write_roster
