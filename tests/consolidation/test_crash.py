@@ -18,7 +18,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 from tests.consolidation.support import entry, learning_md, open_store, write_store
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 KNOWLEDGE_SCRIPT = """
 import sys

@@ -19,7 +19,7 @@ from swarmq.forge.extract import forge_transcript
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from swarmq.flywheel.model import KnowledgeType
 from swarmq.forge.classifier import KnowledgeClass, classify, has_signal
 from swarmq.forge.passages import passages
 
-LABELLED = Path(__file__).resolve().parents[2] / "fixtures" / "forge" / "labelled-passages.jsonl"
+LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "forge" / "labelled-passages.jsonl"
 
 
 def rows() -> list[dict[str, str | None]]:

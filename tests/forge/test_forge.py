@@ -11,7 +11,7 @@ from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript, forged_hashes
 from swarmq.storage.locking import LocalLocks
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
 
 

@@ -12,7 +12,7 @@ from swarmq.knowledge.loaded import LoadedFile
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
-STORES = sorted((Path(__file__).resolve().parents[3] / "eval" / "knowledge" / "stores").glob("*.jsonl"))
+STORES = sorted((Path(__file__).resolve().parents[2] / "eval" / "knowledge" / "stores").glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("source", STORES, ids=lambda p: p.stem)

@@ -18,7 +18,7 @@ import pytest
 from swarmq.knowledge.contradiction import ContradictionIndex
 from swarmq.knowledge.validation import ValidationResult, validate_lesson
 
-EVAL = Path(__file__).resolve().parents[3] / "eval" / "knowledge"
+EVAL = Path(__file__).resolve().parents[2] / "eval" / "knowledge"
 
 
 def _oracle() -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from swarmq.transcripts.detect import TranscriptFormatError, detect_format
 from swarmq.transcripts.model import MessageKind, TranscriptFormat
 from swarmq.transcripts.reader import open_transcript
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
 CODEX = FIXTURES / "codex" / "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl"
 LEGACY = FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl"
