@@ -51,6 +51,7 @@ from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
+from swarmq.wiring.ledger import mission_ledger
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -106,11 +107,11 @@ class MissionClient:
 
     @property
     def ledger(self) -> Ledger:
-        return Ledger.for_roster(self.roster, self.locks)
+        return mission_ledger(self.roster, self.locks)
 
     def read_ledger(self) -> Ledger:
         """For read-only calls: no Redis needed to read the ledger file."""
-        return Ledger.for_roster(self.roster, self._locks or _NoLocks())
+        return mission_ledger(self.roster, self._locks or _NoLocks())
 
     def live_workers(self, candidates: list[str], *, ping_only: bool = False) -> set[str]:
         """Which of ``candidates`` are running: a presence key, else a Celery ping answer

@@ -18,10 +18,10 @@ import redis
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.names import JOB_FAMILIES
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
+from swarmq.wiring.knowledge import knowledge_store
 from tests.support import WorkerProcess, write_roster
 
 AGENT = """
@@ -72,7 +72,7 @@ def test_lesson_injected_acknowledged_and_transcript_forged(
 ) -> None:
     roster = load_roster(roster_file, env={})
     cluster = Cluster.connect(roster)
-    knowledge = KnowledgeStore.for_roster(roster, cluster.locks)
+    knowledge = knowledge_store(roster, cluster.locks)
     added = knowledge.add_lesson(
         LESSON,
         category="architecture",

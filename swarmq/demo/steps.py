@@ -150,10 +150,10 @@ class DemoSwarm:
         return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
 
     def _acknowledged(self) -> list[str]:
-        from swarmq.knowledge.project import KnowledgeStore
         from swarmq.storage.locking import LocalLocks
+        from swarmq.wiring.knowledge import knowledge_store
 
-        store = KnowledgeStore.for_roster(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        store = knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
         acked = []
         for entry_id in self.report.injected:
             entry = store.swarm.get(entry_id)
