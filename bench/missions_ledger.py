@@ -112,7 +112,7 @@ def main() -> None:
             "workers": [{"id": "b1", "role": "builder", "queues": ["missions"], "agent": {"command": ["true"]}}],
         }))
         roster = load_roster(config, env={})
-        cluster = Cluster.connect(roster)
+        cluster = Cluster.connect(roster.cluster_config())
         ledger = mission_ledger(roster, cluster.locks)
         first, first_ids = timed_submits(ledger, roster, args.submits, "first")
         beats_first = timed_beats(roster, [ledger.read().get(m).current_assignment_id or "" for m in first_ids])

@@ -102,7 +102,7 @@ class MissionClient:
         if self._locks is None:
             from swarmq.coord.cluster import Cluster
 
-            self._locks = Cluster.connect(self.roster, timeout=2.0).locks
+            self._locks = Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks
         return self._locks
 
     @property
@@ -142,7 +142,7 @@ class MissionClient:
             return client
         from swarmq.coord.cluster import current
 
-        return current(self.roster).client
+        return current(self.roster.cluster_config()).client
 
     # -- orchestrator verbs -------------------------------------------------------------------
 

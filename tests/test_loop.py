@@ -71,7 +71,7 @@ def test_lesson_injected_acknowledged_and_transcript_forged(
     roster_file: Path, celery_client: Any
 ) -> None:
     roster = load_roster(roster_file, env={})
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     knowledge = knowledge_store(roster, cluster.locks)
     added = knowledge.add_lesson(
         LESSON,

@@ -55,7 +55,7 @@ class DemoSwarm:
             self.report.attach = f"tmux -L {self.supervisor.tmux.socket} attach -t swarm-ada"
         self.celery = create_app(self.roster)
         self.client = MissionClient(self.roster, celery=self.celery,
-                                    locks=Cluster.connect(self.roster, timeout=2.0).locks)
+                                    locks=Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks)
         ids = [w.id for w in self.roster.workers]
         wait_for(lambda: self.client is not None and self.client.live_workers(ids) == set(ids),
                  self.timeout, "both workers to answer ping", self.logs)

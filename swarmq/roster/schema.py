@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.coord.quota_config import QuotaConfig, default_quotas
+from swarmq.coord.settings import ClusterConfig
 from swarmq.curation.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.forge.config import ForgeConfig
@@ -295,6 +296,16 @@ class Roster(StrictModel):
     @property
     def effective_broker_url(self) -> str:
         return self.broker_url or self.redis_url
+
+    def cluster_config(self) -> ClusterConfig:
+        """What the coordination layer needs of this roster: its Redis, key namespace, quotas
+        and lock discipline with the roots it is recorded in."""
+        return ClusterConfig(
+            redis_url=self.redis_url, swarm=self.swarm, quotas=self.quotas,
+            quota_dir=self.swarm_dir, locks=self.locks, workspace_dir=self.workspace_dir,
+            roots=(self.profiles_dir, self.shared_dir, self.hive_dir, self.runtime_dir),
+            runtime_dir=self.runtime_dir,
+        )
 
     def worker(self, worker_id: str) -> WorkerConfig:
         for worker in self.workers:

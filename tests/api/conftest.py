@@ -30,7 +30,7 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 @pytest.fixture
 def api(roster_file: Path, celery_client: Any) -> Iterator[TestClient]:
     roster = load_roster(roster_file, env={})
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     ensure_roster_profiles(roster, cluster.locks)
     client = MissionClient(roster, celery=celery_client, locks=cluster.locks)
     with TestClient(create_app(roster, client=client)) as http:

@@ -185,7 +185,7 @@ from swarmq.roster.loader import find_config, load_roster
 from swarmq.wiring.knowledge import knowledge_store
 
 roster = load_roster(find_config("swarm.yaml"))
-store = knowledge_store(roster, Cluster.connect(roster).locks).swarm
+store = knowledge_store(roster, Cluster.connect(roster.cluster_config()).locks).swarm
 verb, args = sys.argv[1], sys.argv[2:]
 if verb == "seed":
     words = lambda: " ".join(uuid.uuid4().hex[:8] for _ in range(6))

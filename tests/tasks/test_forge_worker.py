@@ -80,7 +80,7 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
     assert first["ingest"]["added"] == 10 and first["promoted"] == []
     assert first["held"] == {"citations": 10 - first["rejected_discard"]}
 
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     try:
         hits = lookup(layout, cluster.locks, "visibility timeout redelivered", session_id="later-session", limit=1)
         assert hits[0].kind == "candidate"
