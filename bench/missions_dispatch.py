@@ -77,7 +77,7 @@ def main() -> None:
         )
         roster = load_roster(config, env={})
         app = create_app(roster)
-        cluster = Cluster.connect(roster)
+        cluster = Cluster.connect(roster.cluster_config())
         worker = start_worker(config, "b1", app)
         try:
             client = MissionClient(roster, celery=app, locks=cluster.locks)

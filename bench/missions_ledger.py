@@ -36,6 +36,7 @@ from swarmq.missions.routing import Target, route  # noqa: E402
 from swarmq.roster.loader import load_roster  # noqa: E402
 from swarmq.roster.schema import Roster  # noqa: E402
 from swarmq.storage.clock import iso  # noqa: E402
+from swarmq.wiring.ledger import mission_ledger  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -111,8 +112,8 @@ def main() -> None:
             "workers": [{"id": "b1", "role": "builder", "queues": ["missions"], "agent": {"command": ["true"]}}],
         }))
         roster = load_roster(config, env={})
-        cluster = Cluster.connect(roster)
-        ledger = Ledger.for_roster(roster, cluster.locks)
+        cluster = Cluster.connect(roster.cluster_config())
+        ledger = mission_ledger(roster, cluster.locks)
         first, first_ids = timed_submits(ledger, roster, args.submits, "first")
         beats_first = timed_beats(roster, [ledger.read().get(m).current_assignment_id or "" for m in first_ids])
         with ledger.edit() as doc:  # finish them, as their runs would

@@ -86,7 +86,7 @@ def main() -> None:
         }))
         roster = load_roster(config, env={})
         app = create_app(roster)
-        cluster = Cluster.connect(roster)
+        cluster = Cluster.connect(roster.cluster_config())
         client = redis.Redis.from_url(url)
         worker = start_worker(config, "bench", app, extra_tasks=["bench.tasks"])
         sent = 0

@@ -51,6 +51,7 @@ from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
+from swarmq.wiring.ledger import mission_ledger
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -101,16 +102,16 @@ class MissionClient:
         if self._locks is None:
             from swarmq.coord.cluster import Cluster
 
-            self._locks = Cluster.connect(self.roster, timeout=2.0).locks
+            self._locks = Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks
         return self._locks
 
     @property
     def ledger(self) -> Ledger:
-        return Ledger.for_roster(self.roster, self.locks)
+        return mission_ledger(self.roster, self.locks)
 
     def read_ledger(self) -> Ledger:
         """For read-only calls: no Redis needed to read the ledger file."""
-        return Ledger.for_roster(self.roster, self._locks or _NoLocks())
+        return mission_ledger(self.roster, self._locks or _NoLocks())
 
     def live_workers(self, candidates: list[str], *, ping_only: bool = False) -> set[str]:
         """Which of ``candidates`` are running: a presence key, else a Celery ping answer
@@ -141,7 +142,7 @@ class MissionClient:
             return client
         from swarmq.coord.cluster import current
 
-        return current(self.roster).client
+        return current(self.roster.cluster_config()).client
 
     # -- orchestrator verbs -------------------------------------------------------------------
 

@@ -112,7 +112,7 @@ def reap_swarm(roster: Roster, celery: Celery) -> list[Reaped]:
     from swarmq.client import MissionClient
     from swarmq.coord.cluster import current
 
-    return reap(MissionClient(roster, celery=celery, locks=current(roster).locks))
+    return reap(MissionClient(roster, celery=celery, locks=current(roster.cluster_config()).locks))
 
 
 class ReapingBeatScheduler(SingleBeatScheduler):

@@ -18,10 +18,10 @@ import redis
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.names import JOB_FAMILIES
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
+from swarmq.wiring.knowledge import knowledge_store
 from tests.support import WorkerProcess, write_roster
 
 AGENT = """
@@ -71,8 +71,8 @@ def test_lesson_injected_acknowledged_and_transcript_forged(
     roster_file: Path, celery_client: Any
 ) -> None:
     roster = load_roster(roster_file, env={})
-    cluster = Cluster.connect(roster)
-    knowledge = KnowledgeStore.for_roster(roster, cluster.locks)
+    cluster = Cluster.connect(roster.cluster_config())
+    knowledge = knowledge_store(roster, cluster.locks)
     added = knowledge.add_lesson(
         LESSON,
         category="architecture",

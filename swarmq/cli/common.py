@@ -134,8 +134,8 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
 
     try:
         if cluster is not None:
-            return select(roster, cluster)
-        locks = select(roster, lazy=True)
+            return select(roster.cluster_config(), cluster)
+        locks = select(roster.cluster_config(), lazy=True)
     except (LockError, WorkspaceIdError) as exc:
         fail(str(exc))
     if isinstance(locks, UnreachableLocks):

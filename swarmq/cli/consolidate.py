@@ -17,15 +17,10 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
 from swarmq.consolidation.knowledge import ScopeReport
 from swarmq.consolidation.plan import Reason
-from swarmq.consolidation.scopes import (
-    SCOPES,
-    UnknownScope,
-    check_scope,
-    run_scope,
-    scopes_for,
-)
+from swarmq.consolidation.scopes import SCOPES, UnknownScope, check_scope
 from swarmq.names import CONSOLIDATION_SCOPE
 from swarmq.roster.schema import Roster
+from swarmq.wiring.consolidation import roster_scopes, run_roster_scope
 
 COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "changed", "seconds")
 
@@ -48,7 +43,7 @@ def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) ->
                 if stage == "round":
                     progress.update(overall, detail=f"round {meta['round']}: {meta['actions']} action(s)")
 
-            reports.append(run_scope(roster, locks, scope, dry_run=dry_run, progress=report))
+            reports.append(run_roster_scope(roster, locks, scope, dry_run=dry_run, progress=report))
             progress.advance(overall)
     return reports
 
@@ -123,7 +118,7 @@ def consolidate(
     """Merge duplicates, supersede outdated or contradicted entries, link complements."""
     roster = load(ctx)
     try:
-        scopes = [check_scope(s) for s in scope] if scope else scopes_for(roster)
+        scopes = [check_scope(s) for s in scope] if scope else roster_scopes(roster)
     except UnknownScope as exc:
         fail(str(exc))
     if not scopes:

@@ -40,7 +40,7 @@ def _completer(roster: Roster) -> CompleterChoice:
     from swarmq.coord.connection import RedisUnavailable
 
     try:
-        cluster = Cluster.connect(roster, timeout=1.0)
+        cluster = Cluster.connect(roster.cluster_config(), timeout=1.0)
     except RedisUnavailable as exc:
         return CompleterChoice(None, f"{exc}: the quota gate fails closed")
     return forge_completer(roster, cluster, task_id=None)

@@ -16,7 +16,7 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
     """The cluster, or ``None`` with a notice: jobs that need no model still run offline,
     and jobs that do are refused by the quota gate failing closed."""
     try:
-        return Cluster.connect(roster, timeout=1.0)
+        return Cluster.connect(roster.cluster_config(), timeout=1.0)
     except RedisUnavailable as exc:
         if not quiet:
             err_console.print(f"[yellow]notice:[/] {exc}; no LLM calls", highlight=False)

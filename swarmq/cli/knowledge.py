@@ -14,6 +14,7 @@ from swarmq.knowledge.errors import EntryNotFound, InvalidEntry, ReceiptChainBro
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
     from swarmq.knowledge.query import QueryContext
@@ -25,7 +26,7 @@ TierOption = typer.Option("swarm", "--tier", help="swarm or hive.")
 
 def knowledge(ctx: typer.Context) -> KnowledgeStore:
     roster = load(ctx)
-    return KnowledgeStore.for_roster(roster, store_locks(roster))
+    return knowledge_store(roster, store_locks(roster))
 
 
 def entry_json(entry: Entry) -> dict[str, Any]:
@@ -84,7 +85,7 @@ def list_entries(
     from swarmq.knowledge.listing import Filter, list_tier  # no full parse, no index
 
     roster = load(ctx)
-    path = KnowledgeStore.for_roster(roster, store_locks(roster)).tier(tier).files.knowledge
+    path = knowledge_store(roster, store_locks(roster)).tier(tier).files.knowledge
     listing = list_tier(path, Filter(status, category, include_inactive=all_), limit,
                         index_dir=roster.runtime_dir / "listing")
     entries = listing.entries

@@ -28,11 +28,11 @@ def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Su
 def _prepare_profiles(roster: Roster) -> None:
     """Create missing profile memory (IDENTITY/SOUL/MEMORY) without touching human edits."""
     from swarmq.cli.common import err_console, store_locks
-    from swarmq.profiles.bootstrap import ensure_profiles
     from swarmq.storage.locking import LockError
+    from swarmq.wiring.profiles import ensure_roster_profiles
 
     try:  # the workspace's own lock discipline, never same-host locks by default
-        ensure_profiles(roster, store_locks(roster))
+        ensure_roster_profiles(roster, store_locks(roster))
     except LockError as exc:
         err_console.print(f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False)
 

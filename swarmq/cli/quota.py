@@ -20,7 +20,7 @@ def quota_status(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """Name, window, used, held, max and when each quota resets."""
     roster = load(ctx)
     try:
-        cluster = Cluster.connect(roster, timeout=2.0)
+        cluster = Cluster.connect(roster.cluster_config(), timeout=2.0)
         rows = cluster.gate.statuses()
     except (RedisUnavailable, QuotaUnavailable) as exc:
         fail(str(exc))

@@ -162,10 +162,10 @@ def compose(ctx: typer.Context) -> None:
 def init(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """Create profile memory (MEMORY/IDENTITY/SOUL, runtime.json) for every worker; keeps human edits."""
     from swarmq.cli.common import load, store_locks
-    from swarmq.profiles.bootstrap import ensure_profiles
+    from swarmq.wiring.profiles import ensure_roster_profiles
 
     roster = load(ctx)
-    actions = ensure_profiles(roster, store_locks(roster))
+    actions = ensure_roster_profiles(roster, store_locks(roster))
     if as_json:
         emit_json({"profiles": str(roster.profiles_dir), "workers": actions})
         return

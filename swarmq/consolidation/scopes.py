@@ -11,24 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
 from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.knowledge.project import KnowledgeSettings, KnowledgeStore
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
-
-
-class ConsolidationSettings(KnowledgeSettings, Protocol):
-    """What consolidation needs of the swarm's settings: the knowledge store's, plus its own
-    section and the AgentOps store (for the learnings scope)."""
-
-    @property
-    def consolidation(self) -> ConsolidationConfig: ...
-    @property
-    def agents_dir(self) -> Path: ...
 
 SCOPES: tuple[str, ...] = ("swarm", "hive", "learnings")
 
@@ -37,13 +26,13 @@ class UnknownScope(ValueError):
     pass
 
 
-def scopes_for(roster: ConsolidationSettings) -> list[str]:
-    """The scopes this roster's nightly consolidation covers, in run order."""
-    config = roster.consolidation
+def scopes_for(config: ConsolidationConfig, *, hive_enabled: bool) -> list[str]:
+    """The scopes a nightly consolidation under ``config`` covers, in run order (the hive only
+    when ``knowledge.hive_enabled`` too)."""
     if not config.enabled:
         return []
     out = ["swarm"]
-    if config.hive and roster.knowledge.hive_enabled:
+    if config.hive and hive_enabled:
         out.append("hive")
     if config.learnings:
         out.append("learnings")
@@ -57,21 +46,25 @@ def check_scope(scope: str) -> str:
 
 
 def run_scope(
-    roster: ConsolidationSettings,
-    locks: StoreLocks,
     scope: str,
     *,
+    config: ConsolidationConfig,
+    locks: StoreLocks,
+    agents_dir: Path,
+    knowledge: KnowledgeStore | None,
     dry_run: bool = False,
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> ScopeReport:
-    """Consolidate one scope of the roster's swarm (``dry_run``: plan only)."""
-    config = roster.consolidation
+    """Consolidate one scope (``dry_run``: plan only): the project's ``knowledge`` tier for
+    ``swarm`` and ``hive`` (required for those), the AgentOps store at ``agents_dir`` for
+    ``learnings``."""
     check_scope(scope)
     if scope == "learnings":
-        return consolidate_learnings(AgentsLayout(roster.agents_dir), locks, config, scope=scope,
+        return consolidate_learnings(AgentsLayout(agents_dir), locks, config, scope=scope,
                                      dry_run=dry_run, progress=progress, clock=clock)
-    knowledge = KnowledgeStore.for_roster(roster, locks)
+    if knowledge is None:
+        raise ValueError(f"consolidation scope {scope!r} needs the project's knowledge store")
     tier = knowledge.swarm if scope == "swarm" else knowledge.hive
     return consolidate_tier(tier, config, scope=scope, dry_run=dry_run, progress=progress,
                             clock=clock)

@@ -16,35 +16,35 @@ import redis
 from swarmq.coord.connection import connect, redact
 from swarmq.coord.locks import RedisLocks
 from swarmq.coord.quota import QuotaGate
-from swarmq.coord.settings import ClusterSettings
+from swarmq.coord.settings import ClusterConfig
 
 
 @dataclass
 class Cluster:
-    roster: ClusterSettings
+    config: ClusterConfig
     client: redis.Redis
     pid: int = field(default_factory=os.getpid)
     _gate: QuotaGate | None = None
     _locks: RedisLocks | None = None
 
     @classmethod
-    def connect(cls, roster: ClusterSettings, *, check: bool = True, timeout: float = 5.0) -> Cluster:
+    def connect(cls, config: ClusterConfig, *, check: bool = True, timeout: float = 5.0) -> Cluster:
         """Raises :class:`~swarmq.coord.connection.RedisUnavailable` naming the URL tried."""
-        return cls(roster, connect(roster.redis_url, timeout=timeout, check=check))
+        return cls(config, connect(config.redis_url, timeout=timeout, check=check))
 
     @property
     def url(self) -> str:
-        return redact(self.roster.redis_url)
+        return redact(self.config.redis_url)
 
     @property
     def gate(self) -> QuotaGate:
         if self._gate is None:
             self._gate = QuotaGate(
                 self.client,
-                self.roster.swarm,
-                self.roster.quotas,
-                mirror_dir=self.roster.swarm_dir,
-                url=self.roster.redis_url,
+                self.config.swarm,
+                self.config.quotas,
+                mirror_dir=self.config.quota_dir,
+                url=self.config.redis_url,
             )
         return self._gate
 
@@ -53,13 +53,14 @@ class Cluster:
         if self._locks is None:
             from swarmq.coord.identity import LockModeMismatch, ensure_identity
 
-            if self.roster.locks != "cluster":
+            if self.config.locks != "cluster":
                 raise LockModeMismatch(
-                    f"the roster says locks: {self.roster.locks}; cluster workers and jobs hold "
+                    f"the roster says locks: {self.config.locks}; cluster workers and jobs hold "
                     "Redis locks, which single-host file locks do not exclude: refusing to write"
                 )
-            ensure_identity(self.roster)
-            self._locks = RedisLocks(self.client, self.roster.swarm, url=self.roster.redis_url)
+            ensure_identity(self.config.locks, workspace_dir=self.config.workspace_dir,
+                            roots=self.config.roots)
+            self._locks = RedisLocks(self.client, self.config.swarm, url=self.config.redis_url)
         return self._locks
 
     def close(self) -> None:
@@ -70,10 +71,10 @@ _current: Cluster | None = None
 _guard = threading.Lock()
 
 
-def current(roster: ClusterSettings) -> Cluster:
-    """The process-wide cluster for ``roster`` (rebuilt after a fork or a roster change)."""
+def current(config: ClusterConfig) -> Cluster:
+    """The process-wide cluster for ``config`` (rebuilt after a fork or a settings change)."""
     global _current
     with _guard:
-        if _current is None or _current.pid != os.getpid() or _current.roster is not roster:
-            _current = Cluster.connect(roster, check=False)
+        if _current is None or _current.pid != os.getpid() or _current.config != config:
+            _current = Cluster.connect(config, check=False)
         return _current

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from swarmq.coord.identity import LockModeMismatch, ensure_identity
-from swarmq.coord.settings import ClusterSettings
+from swarmq.coord.settings import ClusterConfig
 from swarmq.storage.locking import Lease, LocalLocks, LockError, StoreLocks
 
 if TYPE_CHECKING:
@@ -34,28 +34,28 @@ class UnreachableLocks:
 
 
 def store_locks(
-    roster: ClusterSettings,
+    config: ClusterConfig,
     cluster: Cluster | None = None,
     *,
     timeout: float = 2.0,
     lazy: bool = False,
 ) -> StoreLocks:
-    """The store locks this process must use for ``roster``.
+    """The store locks this process must use under ``config`` (the roster's).
 
     Raises :class:`LockModeMismatch`, or :class:`~swarmq.coord.connection.RedisUnavailable`
     (naming the URL) when the cluster's Redis does not answer; with ``lazy`` the latter becomes
     :class:`UnreachableLocks`, which refuses at the first write instead. Never same-host locks
     for a cluster workspace.
     """
-    ensure_identity(roster)
-    if roster.locks == "single-host":
-        return LocalLocks(roster.runtime_dir / "locks")  # no Redis client imported for these
+    ensure_identity(config.locks, workspace_dir=config.workspace_dir, roots=config.roots)
+    if config.locks == "single-host":
+        return LocalLocks(config.runtime_dir / "locks")  # no Redis client imported for these
     if cluster is None:
         from swarmq.coord.cluster import Cluster
         from swarmq.coord.connection import RedisUnavailable
 
         try:
-            cluster = Cluster.connect(roster, timeout=timeout)
+            cluster = Cluster.connect(config, timeout=timeout)
         except RedisUnavailable as exc:
             if not lazy:
                 raise

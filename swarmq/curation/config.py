@@ -10,10 +10,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.skills.readiness import (
-    DEFAULT_MIN_SKILL_CONFIDENCE,
-    DEFAULT_MIN_SKILL_CONFIRMATIONS,
-)
+from swarmq.skills.config import DEFAULT_MIN_SKILL_CONFIDENCE, DEFAULT_MIN_SKILL_CONFIRMATIONS
 
 
 class CuratorConfig(BaseModel):

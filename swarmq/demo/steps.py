@@ -55,7 +55,7 @@ class DemoSwarm:
             self.report.attach = f"tmux -L {self.supervisor.tmux.socket} attach -t swarm-ada"
         self.celery = create_app(self.roster)
         self.client = MissionClient(self.roster, celery=self.celery,
-                                    locks=Cluster.connect(self.roster, timeout=2.0).locks)
+                                    locks=Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks)
         ids = [w.id for w in self.roster.workers]
         wait_for(lambda: self.client is not None and self.client.live_workers(ids) == set(ids),
                  self.timeout, "both workers to answer ping", self.logs)
@@ -150,10 +150,10 @@ class DemoSwarm:
         return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
 
     def _acknowledged(self) -> list[str]:
-        from swarmq.knowledge.project import KnowledgeStore
         from swarmq.storage.locking import LocalLocks
+        from swarmq.wiring.knowledge import knowledge_store
 
-        store = KnowledgeStore.for_roster(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        store = knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
         acked = []
         for entry_id in self.report.injected:
             entry = store.swarm.get(entry_id)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.flywheel.promotion import GateRules
 from swarmq.knowledge.config import ValidationMode
+
+
+@dataclass(frozen=True, slots=True)
+class GateRules:
+    """The promotion gates of :func:`swarmq.flywheel.promotion.promotion_gate` (AgentOps')."""
+
+    promotion_age_hours: float = 24.0
+    min_citations: int = 1
+    bronze_min_citations: int = 3
 
 
 class FlywheelConfig(BaseModel):

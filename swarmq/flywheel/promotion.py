@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.flywheel.artifacts import render_artifact
+from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import KnowledgeType, PoolStatus, QualityTier
 from swarmq.flywheel.pool import Pool, PoolEntry, PoolError
@@ -26,19 +27,16 @@ from swarmq.storage.locking import Lease
 
 
 @dataclass(frozen=True, slots=True)
-class GateRules:
-    promotion_age_hours: float = 24.0
-    min_citations: int = 1
-    bronze_min_citations: int = 3
-
-
-@dataclass(frozen=True, slots=True)
 class GateDecision:
     passed: bool
     reason: str
 
 
-def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateRules = GateRules()) -> GateDecision:
+AGENTOPS_RULES = GateRules()
+"""AgentOps' gates (``flywheel:`` defaults)."""
+
+
+def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateRules = AGENTOPS_RULES) -> GateDecision:
     """Whether ``entry`` may graduate now, and why (not)."""
     if entry.status is PoolStatus.REJECTED:
         return GateDecision(False, "rejected")

@@ -34,6 +34,7 @@ from swarmq.forge.chatter import (
     width,
     without_lead_in,
 )
+from swarmq.forge.config import DEFAULT_MIN_CONFIDENCE
 from swarmq.forge.signals import (
     ANCHORS,
     OBSERVED,
@@ -51,7 +52,6 @@ from swarmq.forge.signals import (
 )
 
 __all__ = [
-    "DEFAULT_MIN_CONFIDENCE",
     "MAX_CHARS",
     "MIN_CHARS",
     "KnowledgeClass",
@@ -65,9 +65,6 @@ __all__ = [
     "tokens_of",
     "words",
 ]
-
-DEFAULT_MIN_CONFIDENCE = 0.6
-
 
 MIN_CHARS = 30
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmq.forge.classifier import DEFAULT_MIN_CONFIDENCE
+DEFAULT_MIN_CONFIDENCE = 0.6
+"""openknowledge's threshold: passages classified below it are not candidates."""
 
 
 class ForgeLLMConfig(BaseModel):

@@ -4,7 +4,7 @@ The public API (see ``docs/knowledge.md``)::
 
     from swarmq.knowledge import KnowledgeStore, NewLesson, QueryContext
 
-    knowledge = KnowledgeStore.for_roster(roster, locks)       # or KnowledgeStore(swarm_dir, ...)
+    knowledge = KnowledgeStore(swarm_dir, locks=locks, config=...)  # wiring.knowledge_store(roster, locks)
     knowledge.add_lesson("Run ruff before committing python files", phase=3)
     knowledge.swarm.get(entry_id); knowledge.swarm.update(entry_id, {...}, expected_revision=r)
     with knowledge.swarm.transaction() as txn: ...

@@ -1,9 +1,9 @@
 """The one-call entry point for prompt builders (the mission context loader).
 
-``directives_block(roster, query, budget_chars, locks=...)`` returns the rendered
+``directives_block(knowledge, query, budget_chars)`` returns the rendered
 ``<swarm_knowledge_directives>`` block for ``query`` within ``budget_chars`` (``""`` when nothing
-fits). With ``locks`` (a worker passes ``self.cluster.locks``) the shown entries are committed
-and counted like any injection; without, it is a read-only preview.
+fits), its shown entries committed and counted like any injection under the store's locks;
+``preview=True`` makes it a read-only preview that records nothing.
 ``prepare_directives`` builds the same block without recording and returns the record to run
 later (a mission shows the block to its agent first and records it once the agent runs).
 """
@@ -12,20 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol, TypedDict, Unpack
 
 from swarmq.knowledge.inject import Injection, prepare, record_injection
-from swarmq.knowledge.project import KnowledgeSettings, KnowledgeStore
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
-from swarmq.storage.locking import LocalLocks, StoreLocks
-
-
-class DirectiveSettings(KnowledgeSettings, Protocol):
-    """The knowledge settings plus the runtime directory (same-host locks when none are given)."""
-
-    @property
-    def runtime_dir(self) -> Path: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,40 +26,43 @@ class PreparedDirectives:
     record: Callable[[], Injection]
 
 
-class DirectiveOptions(TypedDict, total=False):
-    """Who asks and how the answer is recorded: the store locks (none: the block is not
-    recorded), the plan phase, the agent and the session the block is shown to."""
-
-    locks: StoreLocks | None
-    phase: int | None
-    agent: str | None
-    session_id: str | None
-
-
 def prepare_directives(
-    roster: DirectiveSettings, query: str, budget_chars: int, **options: Unpack[DirectiveOptions]
+    knowledge: KnowledgeStore,
+    query: str,
+    budget_chars: int,
+    *,
+    preview: bool = False,
+    phase: int | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
 ) -> PreparedDirectives:
-    """The block for ``query`` from a pure read; its ``record`` writes nothing without ``locks``."""
-    locks, session_id = options.get("locks"), options.get("session_id")
-    config = roster.knowledge.model_copy(update={"inject_char_budget": max(0, budget_chars)})
-    knowledge = KnowledgeStore(roster.swarm_dir, locks=locks or LocalLocks(roster.runtime_dir / "locks"),
-                               config=config, data_dir=roster.hive_dir,
-                               project_name=config.project_name or roster.workspace_dir.name)
-    context = QueryContext(text=query, phase=options.get("phase"), agent=options.get("agent"))
-    injection = prepare(knowledge, context, headroom=1.0)
+    """The block for ``query`` from a pure read, for ``agent`` at plan ``phase``; its ``record``
+    commits it for ``session_id``, or writes nothing when this is a ``preview``."""
+    budgeted = knowledge.config.model_copy(update={"inject_char_budget": max(0, budget_chars)})
+    store = knowledge.with_config(budgeted)
+    context = QueryContext(text=query, phase=phase, agent=agent)
+    injection = prepare(store, context, headroom=1.0)
 
     def record() -> Injection:
-        if locks is None:
+        if preview:
             return injection
-        return record_injection(knowledge, injection, context, session_id=session_id)
+        return record_injection(store, injection, context, session_id=session_id)
 
     return PreparedDirectives(injection.block or "", record)
 
 
 def directives_block(
-    roster: DirectiveSettings, query: str, budget_chars: int, **options: Unpack[DirectiveOptions]
+    knowledge: KnowledgeStore,
+    query: str,
+    budget_chars: int,
+    *,
+    preview: bool = False,
+    phase: int | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
 ) -> str:
-    """The block for ``query``, recorded now (with ``locks``)."""
-    prepared = prepare_directives(roster, query, budget_chars, **options)
+    """The block for ``query``, recorded now (unless this is a ``preview``)."""
+    prepared = prepare_directives(knowledge, query, budget_chars, preview=preview, phase=phase,
+                                  agent=agent, session_id=session_id)
     prepared.record()
     return prepared.block

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
@@ -15,20 +15,6 @@ from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.store import AddResult, TierStore
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
-
-
-class KnowledgeSettings(Protocol):
-    """What a project's knowledge store needs of the swarm's settings (the roster has them):
-    its ``knowledge:`` section and paths. Domain code asks for these, not for the roster."""
-
-    @property
-    def knowledge(self) -> KnowledgeConfig: ...
-    @property
-    def swarm_dir(self) -> Path: ...
-    @property
-    def hive_dir(self) -> Path: ...
-    @property
-    def workspace_dir(self) -> Path: ...
 
 
 def read_link(swarm_dir: Path) -> dict[str, Any] | None:
@@ -78,11 +64,12 @@ class KnowledgeStore:
         self.receipts_path = self.swarm_dir / RECEIPTS_FILE
         """Always project-local: a link never redirects receipt authority."""
 
-    @classmethod
-    def for_roster(cls, roster: KnowledgeSettings, locks: StoreLocks, **overrides: Any) -> KnowledgeStore:
-        config = roster.knowledge
-        return cls(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
-                   project_name=config.project_name or roster.workspace_dir.name, **overrides)
+    def with_config(self, config: KnowledgeConfig) -> KnowledgeStore:
+        """The same project's knowledge read and written under other settings (a prompt
+        builder's own ``inject_char_budget``, say)."""
+        return KnowledgeStore(self.swarm_dir, locks=self.locks, config=config,
+                              data_dir=self.data_dir, project_name=self.project_name,
+                              clock=self.clock)
 
     @property
     def tiers(self) -> list[TierStore]:

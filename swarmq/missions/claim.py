@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from swarmq.missions.config import MissionsConfig
@@ -38,7 +39,6 @@ from swarmq.missions.history import read_beat, write_beat
 from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission, MissionNotFound
 from swarmq.missions.recovery import heartbeat_age
 from swarmq.missions.runner import kill_group
-from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.storage.clock import iso
 from swarmq.storage.procs import pid_alive
@@ -121,7 +121,7 @@ class Later:
 class Claims:
     """The claim half of :class:`~swarmq.missions.lifecycle.MissionRunner`."""
 
-    roster: RunnerSettings
+    runtime_dir: Path
     config: MissionsConfig
     worker_id: str
     host: str
@@ -173,13 +173,13 @@ class Claims:
                     raise ClaimRefused(refused)
                 self._apply_claim(stored, current)
                 current.claim = claim
-            write_beat(self.roster.runtime_dir, assignment_id, dict(claim))
+            write_beat(self.runtime_dir, assignment_id, dict(claim))
 
         self._commit = Later(commit)
         return mission, assignment
 
     def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:
-        fresh = heartbeat_age(self.roster.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
+        fresh = heartbeat_age(self.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
         if claim.get("host") == self.host:
             return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
@@ -230,12 +230,12 @@ class Claims:
                 return
             previous = assignment.claim or {}
             if previous.get("host") == self.host:
-                beat = read_beat(self.roster.runtime_dir, assignment_id)
+                beat = read_beat(self.runtime_dir, assignment_id)
                 orphan = beat.get("agentPid") if beat.get("token") == previous.get("token") else None
                 orphan = orphan or previous.get("agentPid")
             self._apply_claim(mission, assignment)
             decided.set_result((mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan))
-        write_beat(self.roster.runtime_dir, assignment_id, dict(assignment.claim or {}))
+        write_beat(self.runtime_dir, assignment_id, dict(assignment.claim or {}))
 
     def _claimed(self) -> None:
         """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`);

@@ -1,11 +1,16 @@
-"""The ``missions:`` section of swarm.yaml: dispatch, agent runs and recall budgets."""
+"""The ``missions:`` section of swarm.yaml (dispatch, agent runs and recall budgets) and the
+``workers:`` entries that run them."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from swarmq.names import direct_queue
+from swarmq.profiles.config import WorkerProfile
 
 
 class AgentConfig(BaseModel):
@@ -59,3 +64,28 @@ class MissionsConfig(BaseModel):
     """...and for at most this long after they finished."""
     extract_transcripts: bool = True
     """Enqueue ``forge.extract`` with the transcript when that task is registered."""
+
+
+class PoolKind(StrEnum):
+    PREFORK = "prefork"
+    SOLO = "solo"
+    THREADS = "threads"
+
+
+class WorkerConfig(WorkerProfile):
+    """One roster entry: a Celery worker process with a Swarm2 identity, the queues it consumes
+    and the agent it runs for missions."""
+
+    queues: list[str] = Field(default_factory=list)
+    """Job-family queues this worker consumes besides its own ``worker.<id>`` queue."""
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 1
+    pool: PoolKind = PoolKind.PREFORK
+    agent: AgentConfig | None = None
+
+    @property
+    def direct_queue(self) -> str:
+        return direct_queue(self.id)
+
+    def all_queues(self) -> list[str]:
+        """Every queue the worker consumes, its direct queue first."""
+        return [self.direct_queue, *(q for q in self.queues if q != self.direct_queue)]

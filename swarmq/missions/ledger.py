@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -36,17 +36,6 @@ from swarmq.storage.atomic import fsync_dir, write_atomic
 from swarmq.storage.clock import iso, parse_iso, utc_now
 from swarmq.storage.locking import StoreLocks, confirm_by_release, file_resource
 from swarmq.storage.paths import UnsafePathError, check_id, resolve_inside
-
-
-class LedgerSettings(Protocol):
-    """What the swarm's ledger needs of the roster: its ``missions:`` section and roots."""
-
-    @property
-    def missions(self) -> MissionsConfig: ...
-    @property
-    def runtime_dir(self) -> Path: ...
-    @property
-    def shared_dir(self) -> Path: ...
 
 LEDGER_FILE = "swarm-missions.json"
 LEDGER_VERSION = 1
@@ -236,7 +225,7 @@ class Ledger:
     def __init__(self, runtime_dir: Path, locks: StoreLocks, *, archive_root: Path,
                  retention: Retention | None = None) -> None:
         """``archive_root`` is where retired missions go: every handle on one ledger must name the
-        same one (:meth:`for_roster` does), or a retired mission is looked for in the wrong place."""
+        same one (:meth:`for_swarm` does), or a retired mission is looked for in the wrong place."""
         self.runtime_dir = runtime_dir
         self.path = resolve_inside(runtime_dir, LEDGER_FILE)
         self.locks = locks
@@ -244,10 +233,11 @@ class Ledger:
         self.history = MissionHistory(runtime_dir, archive_root, locks)
 
     @classmethod
-    def for_roster(cls, roster: LedgerSettings, locks: StoreLocks) -> Ledger:
-        """The swarm's ledger, retiring to ``<shared>/swarm/missions`` (Swarm2's archive)."""
-        config = roster.missions
-        return cls(roster.runtime_dir, locks, archive_root=roster.shared_dir / "swarm" / "missions",
+    def for_swarm(cls, config: MissionsConfig, *, runtime_dir: Path, shared_dir: Path,
+                  locks: StoreLocks) -> Ledger:
+        """A swarm's ledger in ``runtime_dir``, kept as its ``missions:`` section says and
+        retiring to ``<shared_dir>/swarm/missions`` (Swarm2's archive)."""
+        return cls(runtime_dir, locks, archive_root=shared_dir / "swarm" / "missions",
                    retention=Retention(config.ledger_keep_finished, config.ledger_keep_finished_seconds))
 
     def read(self) -> LedgerDoc:

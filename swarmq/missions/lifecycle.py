@@ -23,9 +23,11 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from swarmq.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
+from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.missions.context import (
     KnowledgeProvider,
     MissionContext,
@@ -37,7 +39,6 @@ from swarmq.missions.ledger import Assignment, Ledger, Mission
 from swarmq.missions.outcome import build_handoff, judge, next_action
 from swarmq.missions.recorder import RunRecorder
 from swarmq.missions.runner import AgentResult, build_argv, run_agent
-from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import TERMINAL, MissionState
 from swarmq.profiles.archive import archive_mission
 from swarmq.profiles.bootstrap import ensure_profile, profile_current
@@ -57,9 +58,16 @@ log = logging.getLogger(__name__)
 class MissionRunner(Claims):
     """Runs assignments of one worker; the Celery task builds one per call."""
 
-    roster: RunnerSettings
-    worker_id: str
+    worker: WorkerConfig
+    """The worker's roster entry: its profile and the agent it runs."""
+    config: MissionsConfig
+    ledger: Ledger
     locks: StoreLocks
+    swarm: str
+    workspace_dir: Path
+    runtime_dir: Path
+    profiles_dir: Path
+    shared_dir: Path
     knowledge: KnowledgeProvider | None = None
     echo: BinaryIO | None = None
     on_transcript: Callable[[RunOutcome], None] | None = None
@@ -69,9 +77,8 @@ class MissionRunner(Claims):
     pid: int = field(default_factory=os.getpid)
 
     def __post_init__(self) -> None:
-        self.config = self.roster.missions
-        self.ledger = Ledger.for_roster(self.roster, self.locks)
-        self.layout = ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, self.worker_id)
+        self.worker_id = self.worker.id
+        self.layout = ProfileLayout(self.profiles_dir, self.shared_dir, self.worker_id)
         self.token = uuid.uuid4().hex
         self._commit: Future[None] | Later | None = None
         self._after_start_error: str | None = None
@@ -99,9 +106,9 @@ class MissionRunner(Claims):
             if isinstance(claimed, RunOutcome):
                 return claimed
             mission, assignment = claimed
-        worker = self.roster.worker(self.worker_id)
-        if not profile_current(self.layout, worker, self.roster.swarm):
-            ensure_profile(self.layout, worker, self.roster.swarm, self.locks)
+        worker = self.worker
+        if not profile_current(self.layout, worker, self.swarm):
+            ensure_profile(self.layout, worker, self.swarm, self.locks)
         recorder = RunRecorder(self.layout, self.locks, mission_id, assignment_id)
         outcome = RunOutcome(mission_id, assignment_id, self.worker_id, S.EXECUTING.value,
                              attempt=assignment.attempts)
@@ -168,7 +175,7 @@ class MissionRunner(Claims):
 
     def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
                    outcome: RunOutcome) -> AgentResult:
-        agent = self.roster.worker(self.worker_id).agent
+        agent = self.worker.agent
         assert agent is not None
         ctx = self._load_context(mission)  # while the claim commits
         prompt = render_prompt(self.layout, mission, assignment, ctx, resume=assignment.attempts > 1
@@ -184,7 +191,7 @@ class MissionRunner(Claims):
                "SWARMQ_ASSIGNMENT_ID": assignment.id, "SWARMQ_MISSION_DIR": str(self.layout.mission_dir(mission.id)),
                "SWARMQ_ATTEMPT": str(assignment.attempts)}
         return run_agent(
-            build_argv(agent.command, values), env=env, cwd=agent.cwd or self.roster.workspace_dir,
+            build_argv(agent.command, values), env=env, cwd=agent.cwd or self.workspace_dir,
             timeout=agent.timeout_seconds, transcript=transcript, on_line=rec.feed,
             on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
             before_output=lambda: self._record_start(rec, mission, assignment),
@@ -210,7 +217,7 @@ class MissionRunner(Claims):
         next rewrites the file with its token) and the cancel check (a stop file) are per-run files.
         """
         self._claimed()
-        runtime = self.roster.runtime_dir
+        runtime = self.runtime_dir
         beat = read_beat(runtime, assignment_id)
         if beat.get("token") not in (None, self.token):
             return f"claim on {assignment_id} was taken over by {beat.get('host')} pid {beat.get('pid')}"
@@ -287,5 +294,5 @@ class MissionRunner(Claims):
                 mission.move(state, reason, kind="settle")
             elif mission.state is S.CANCELLED:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
-        clear_beat(self.roster.runtime_dir, assignment_id)
+        clear_beat(self.runtime_dir, assignment_id)
         return True

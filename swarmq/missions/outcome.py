@@ -3,18 +3,18 @@ and how an assignment that will never run is settled."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from swarmq.missions.history import clear_beat
 from swarmq.missions.ledger import Ledger, Mission
 from swarmq.missions.recorder import RunRecorder
 from swarmq.missions.runner import AgentResult
-from swarmq.missions.settings import RunnerSettings
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.profiles.events import EventType
 from swarmq.profiles.handoffs import Handoff
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.profiles.summary import SummaryUpdate, update_summary
 from swarmq.storage.clock import iso
-from swarmq.storage.locking import StoreLocks
 
 S = MissionState
 
@@ -77,10 +77,17 @@ def next_action(state: MissionState, reason: str) -> str:
 
 
 def abandon_assignment(
-    roster: RunnerSettings, locks: StoreLocks, mission_id: str, assignment_id: str, reason: str
+    ledger: Ledger,
+    mission_id: str,
+    assignment_id: str,
+    reason: str,
+    *,
+    profiles_dir: Path,
+    shared_dir: Path,
 ) -> bool:
-    """Settle an assignment that will never run again (dead-lettered): failed, with an event."""
-    ledger = Ledger.for_roster(roster, locks)
+    """Settle an assignment that will never run again (dead-lettered): failed, with an event in
+    its worker's profile memory under ``profiles_dir``."""
+    locks = ledger.locks
     with ledger.edit() as doc:
         mission = doc.get(mission_id)
         assignment = mission.assignment(assignment_id)
@@ -92,8 +99,8 @@ def abandon_assignment(
         if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
             mission.move(S.FAILED, reason, kind="settle")
         worker_id = assignment.worker_id
-    clear_beat(roster.runtime_dir, assignment_id)
-    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker_id)
+    clear_beat(ledger.runtime_dir, assignment_id)
+    layout = ProfileLayout(profiles_dir, shared_dir, worker_id)
     rec = RunRecorder(layout, locks, mission_id, assignment_id)
     rec.record(rec.event(EventType.BLOCKED, reason, key="abandoned", state="failed", reason=reason))
     update_summary(

@@ -9,23 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
+from swarmq.missions.config import WorkerConfig
 from swarmq.missions.states import MissionState
-
-
-class RoutableWorker(Protocol):
-    """What routing reads of a worker's entry in the roster."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def role(self) -> str: ...
-    @property
-    def specialty(self) -> str | None: ...
-    @property
-    def agent(self) -> object | None:
-        """The coding agent it runs; ``None``: it takes no missions."""
 
 
 @dataclass(frozen=True)
@@ -56,14 +42,14 @@ class Route:
     reason: str
 
 
-def _matches(worker: RoutableWorker, target: Target) -> bool:
+def _matches(worker: WorkerConfig, target: Target) -> bool:
     if target.role and worker.role.casefold() != target.role.casefold():
         return False
     return not (target.specialty and (worker.specialty or "").casefold() != target.specialty.casefold())
 
 
 def route(
-    workers: Sequence[RoutableWorker],
+    workers: Sequence[WorkerConfig],
     target: Target,
     *,
     live: set[str] | None,

@@ -12,43 +12,14 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
+from swarmq.profiles.config import WorkerProfile
 from swarmq.profiles.layout import PROFILE_FILES, ProfileLayout
 from swarmq.profiles.runtime import ensure_runtime
 from swarmq.profiles.templates import render
 from swarmq.storage.atomic import write_atomic, write_json_atomic
-from swarmq.storage.locking import Lease, LocalLocks, StoreLocks, file_resource
-
-
-class ProfileWorker(Protocol):
-    """What a worker's profile files say of its roster entry."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def display_name(self) -> str: ...
-    @property
-    def role(self) -> str: ...
-    @property
-    def specialty(self) -> str | None: ...
-    @property
-    def model(self) -> str | None: ...
-
-
-class ProfileSettings(Protocol):
-    """What creating the swarm's profiles needs of the roster: its workers and roots."""
-
-    @property
-    def swarm(self) -> str: ...
-    @property
-    def workers(self) -> Sequence[ProfileWorker]: ...
-    @property
-    def profiles_dir(self) -> Path: ...
-    @property
-    def shared_dir(self) -> Path: ...
-    @property
-    def runtime_dir(self) -> Path: ...
+from swarmq.storage.locking import Lease, StoreLocks, file_resource
 
 FileAction = Literal["created", "updated", "kept"]
 GENERATED_FILE = ".generated.json"
@@ -58,7 +29,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def profile_texts(worker: ProfileWorker, swarm: str) -> dict[str, str]:
+def profile_texts(worker: WorkerProfile, swarm: str) -> dict[str, str]:
     """What MEMORY.md, IDENTITY.md and SOUL.md look like for a roster entry."""
     role_line = worker.role + (f" — {worker.specialty}" if worker.specialty else "")
     specialty_clause = f", specialised in {worker.specialty}" if worker.specialty else ""
@@ -76,7 +47,7 @@ def profile_texts(worker: ProfileWorker, swarm: str) -> dict[str, str]:
 
 
 def ensure_profile(
-    layout: ProfileLayout, worker: ProfileWorker, swarm: str, locks: StoreLocks
+    layout: ProfileLayout, worker: WorkerProfile, swarm: str, locks: StoreLocks
 ) -> dict[str, FileAction]:
     """Create (or refresh unedited) profile files and the memory directories; idempotent."""
     memory = layout.memory_dir
@@ -121,7 +92,7 @@ def _signature(files: list[Path], dirs: list[Path], present: Path | None = None)
     return tuple(out)
 
 
-def profile_current(layout: ProfileLayout, worker: ProfileWorker, swarm: str) -> bool:
+def profile_current(layout: ProfileLayout, worker: WorkerProfile, swarm: str) -> bool:
     """Whether :func:`ensure_profile` would change nothing, checked without taking locks.
 
     A mission run asks this first: the profile almost always exists, and four store locks
@@ -174,11 +145,17 @@ def _ensure_file(path: Path, text: str, recorded: dict[str, str], lease: Lease) 
     return "kept"
 
 
-def ensure_profiles(roster: ProfileSettings, locks: StoreLocks | None = None) -> dict[str, dict[str, FileAction]]:
-    """Profile memory for every roster worker (``swarmq roster init`` and ``swarmq up``)."""
-    locks = locks or LocalLocks(roster.runtime_dir / "locks")
+def ensure_profiles(
+    workers: Sequence[WorkerProfile],
+    *,
+    swarm: str,
+    profiles_dir: Path,
+    shared_dir: Path,
+    locks: StoreLocks,
+) -> dict[str, dict[str, FileAction]]:
+    """Profile memory for every worker of swarm ``swarm`` (``swarmq roster init``, ``swarmq up``)."""
     out: dict[str, dict[str, FileAction]] = {}
-    for worker in roster.workers:
-        layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, worker.id)
-        out[worker.id] = ensure_profile(layout, worker, roster.swarm, locks)
+    for worker in workers:
+        layout = ProfileLayout(profiles_dir, shared_dir, worker.id)
+        out[worker.id] = ensure_profile(layout, worker, swarm, locks)
     return out

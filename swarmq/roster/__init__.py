@@ -1,19 +1,4 @@
-"""The swarm.yaml roster: schema, loader and cross-entry checks (nothing of Celery here)."""
+"""The swarm.yaml roster: schema, loader and cross-entry checks (nothing of Celery here).
 
-from swarmq.coord.quota_config import QuotaConfig, QuotaWindow
-from swarmq.names import JOB_FAMILIES
-from swarmq.roster.loader import RosterError, RosterProblem, RosterReport, load_report, load_roster
-from swarmq.roster.schema import Roster, WorkerConfig
-
-__all__ = [
-    "JOB_FAMILIES",
-    "QuotaConfig",
-    "QuotaWindow",
-    "Roster",
-    "RosterError",
-    "RosterProblem",
-    "RosterReport",
-    "WorkerConfig",
-    "load_report",
-    "load_roster",
-]
+It composes each package's section model (``knowledge.config``, ``missions.config``, ...) and
+imports only config modules, so loading a roster imports no domain code."""

@@ -11,8 +11,9 @@ import os
 import shutil
 from pathlib import Path
 
+from swarmq.missions.config import WorkerConfig
 from swarmq.roster.loader import RosterProblem
-from swarmq.roster.schema import Roster, WorkerConfig
+from swarmq.roster.schema import Roster
 
 HELP = (
     "install it, or set agent.command to the agent CLI you use (README, 'The agent contract': "

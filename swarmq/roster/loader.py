@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from swarmq.errors import SwarmqError
+from swarmq.profiles.config import WorkerProfile
 from swarmq.roster.schema import Roster, Severity, StrictModel
 from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES, Loc, Marks, YamlLimit, parse_yaml
 
@@ -233,7 +234,8 @@ def _model_fields_at(loc: Loc) -> list[str]:
 
 
 def _model_in(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, StrictModel):
+    """The roster's own model (or the worker entry) in ``annotation``: the ones hints cover."""
+    if isinstance(annotation, type) and issubclass(annotation, (StrictModel, WorkerProfile)):
         return annotation
     for arg in getattr(annotation, "__args__", ()) or ():
         found = _model_in(arg)

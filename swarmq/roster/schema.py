@@ -8,24 +8,24 @@ ignored setting. Cross-field rules (duplicate ids, unconsumed queues) live in
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.coord.quota_config import QuotaConfig, default_quotas
+from swarmq.coord.settings import ClusterConfig
 from swarmq.curation.config import CuratorConfig
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.forge.config import ForgeConfig
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.llm.config import LLMConfig
-from swarmq.missions.config import AgentConfig, MissionsConfig
-from swarmq.names import JOB_FAMILIES, direct_queue
+from swarmq.missions.config import MissionsConfig, WorkerConfig
+from swarmq.names import JOB_FAMILIES
+from swarmq.profiles.config import SafeName
 from swarmq.roster.api_config import ApiConfig
 from swarmq.skills.config import SkillImproverConfig
-from swarmq.storage.paths import ID_PATTERN
 
 
 class StrictModel(BaseModel):
@@ -45,53 +45,6 @@ class PathsConfig(StrictModel):
     """Shared swarm memory root (Swarm2: ``~/.openclaw/workspace/memory``)."""
     hive: Path | None = None
     """opencode-swarm hive data dir (``$XDG_DATA_HOME/opencode-swarm``)."""
-
-
-class PoolKind(StrEnum):
-    PREFORK = "prefork"
-    SOLO = "solo"
-    THREADS = "threads"
-
-
-def _safe_name(value: str) -> str:
-    if ID_PATTERN.fullmatch(value) is None:
-        raise ValueError(
-            "must be 1-64 ASCII letters, digits, '_' or '-' (it names directories, tmux "
-            "sessions and queues, so path tricks like '..' or '/' are refused)"
-        )
-    return value
-
-
-SafeName = Annotated[str, AfterValidator(_safe_name)]
-WorkerId = SafeName
-
-
-class WorkerConfig(StrictModel):
-    """One roster entry: a Celery worker process with a Swarm2 identity."""
-
-    id: WorkerId
-    name: str | None = None
-    """Display name (defaults to the id)."""
-    role: Annotated[str, Field(min_length=1, max_length=64)]
-    specialty: str | None = None
-    model: str | None = None
-    queues: list[str] = Field(default_factory=list)
-    """Job-family queues this worker consumes besides its own ``worker.<id>`` queue."""
-    concurrency: Annotated[int, Field(ge=1, le=64)] = 1
-    pool: PoolKind = PoolKind.PREFORK
-    agent: AgentConfig | None = None
-
-    @property
-    def display_name(self) -> str:
-        return self.name or self.id
-
-    @property
-    def direct_queue(self) -> str:
-        return direct_queue(self.id)
-
-    def all_queues(self) -> list[str]:
-        """Every queue the worker consumes, its direct queue first."""
-        return [self.direct_queue, *(q for q in self.queues if q != self.direct_queue)]
 
 
 _CRON_FIELD = re.compile(
@@ -343,6 +296,16 @@ class Roster(StrictModel):
     @property
     def effective_broker_url(self) -> str:
         return self.broker_url or self.redis_url
+
+    def cluster_config(self) -> ClusterConfig:
+        """What the coordination layer needs of this roster: its Redis, key namespace, quotas
+        and lock discipline with the roots it is recorded in."""
+        return ClusterConfig(
+            redis_url=self.redis_url, swarm=self.swarm, quotas=self.quotas,
+            quota_dir=self.swarm_dir, locks=self.locks, workspace_dir=self.workspace_dir,
+            roots=(self.profiles_dir, self.shared_dir, self.hive_dir, self.runtime_dir),
+            runtime_dir=self.runtime_dir,
+        )
 
     def worker(self, worker_id: str) -> WorkerConfig:
         for worker in self.workers:

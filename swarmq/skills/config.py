@@ -10,6 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+DEFAULT_MIN_SKILL_CONFIDENCE = 0.70
+DEFAULT_MIN_SKILL_CONFIRMATIONS = 2
+"""The skill compiler's readiness gate: a cluster's confidence and confirmations."""
+
 Target = Literal["skills", "spec", "architect_prompt", "knowledge"]
 
 

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from swarmq.skills.config import DEFAULT_MIN_SKILL_CONFIDENCE, DEFAULT_MIN_SKILL_CONFIRMATIONS
+
 OUTCOME_SIGNAL_SMOOTHING = 4
 STRONG_OUTCOME_COUNT = 3
 HIGH_PRIORITY_MIN_CONFIDENCE = 0.60
-DEFAULT_MIN_SKILL_CONFIDENCE = 0.70
-DEFAULT_MIN_SKILL_CONFIRMATIONS = 2
 
 
 class ReadinessEntry(Protocol):

@@ -14,9 +14,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from swarmq.consolidation.scopes import check_scope, run_scope, scopes_for
+from swarmq.consolidation.scopes import check_scope
 from swarmq.coord import keys
 from swarmq.names import CONSOLIDATION_NIGHTLY, CONSOLIDATION_SCOPE
+from swarmq.wiring.consolidation import roster_scopes, run_roster_scope
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
@@ -56,7 +57,7 @@ def consolidate_scope(self: SwarmTask, scope: str, window: str | None = None,
         if self.request.id and not self.request.called_directly:
             self.update_state(state="PROGRESS", meta={"stage": stage, "window": window, **meta})
 
-    report = run_scope(roster, cluster.locks, scope, dry_run=dry_run, progress=progress)
+    report = run_roster_scope(roster, cluster.locks, scope, dry_run=dry_run, progress=progress)
     summary = {**report.summary(), "window": window, "outcome": "planned" if dry_run else "done"}
     if not dry_run:
         cluster.client.set(marker, json.dumps(summary), ex=DONE_TTL_SECONDS)
@@ -70,7 +71,7 @@ def nightly(self: SwarmTask, window: str | None = None) -> dict[str, Any]:
     window = window or window_of()
     sent: list[str] = []
     skipped: list[str] = []
-    for scope in scopes_for(roster):
+    for scope in roster_scopes(roster):
         if cluster.client.exists(keys.done_marker(roster.swarm, job_name(scope), window)):
             skipped.append(scope)
             continue

@@ -14,12 +14,13 @@ from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.maintenance import sweep
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.wiring.knowledge import knowledge_store
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
 
 def knowledge_for(task: SwarmTask) -> KnowledgeStore:
-    return KnowledgeStore.for_roster(task.roster, task.cluster.locks)
+    return knowledge_store(task.roster, task.cluster.locks)
 
 
 @app.task(name="maturity.sweep", bind=True)

@@ -13,14 +13,13 @@ from typing import Any, BinaryIO
 
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.directives import prepare_directives
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.missions.claim import RunOutcome
-from swarmq.missions.lifecycle import MissionRunner
-from swarmq.missions.outcome import abandon_assignment
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
+from swarmq.wiring.knowledge import knowledge_store
+from swarmq.wiring.ledger import abandon, mission_runner
 from swarmq.workers.app import app
 from swarmq.workers.base import DeadLettered, SwarmTask
 
@@ -39,7 +38,7 @@ class DeferredKnowledge:
 
     def __call__(self, query: str, budget: int) -> str:
         prepared = prepare_directives(
-            self.roster, query, budget, locks=self.locks, agent=self.agent
+            knowledge_store(self.roster, self.locks), query, budget, agent=self.agent
         )
         self._pending.append(prepared.record)
         return prepared.block
@@ -87,7 +86,7 @@ class MissionTask(SwarmTask):
             mission_id = kwargs.get("mission_id") or (args[0] if args else None)
             assignment_id = kwargs.get("assignment_id") or (args[1] if len(args) > 1 else None)
             if mission_id and assignment_id:
-                abandon_assignment(
+                abandon(
                     self.roster,
                     self.cluster.locks,
                     mission_id,
@@ -159,7 +158,7 @@ def run_mission(
             markers = marker_lines(Path(outcome.transcript))
             if markers:  # the agent acknowledged directives it was shown: close the loop
                 acknowledge(
-                    KnowledgeStore.for_roster(roster, locks),
+                    knowledge_store(roster, locks),
                     markers,
                     source="mission_agent",
                     agent=agent,
@@ -177,7 +176,7 @@ def run_mission(
             )
 
     knowledge = DeferredKnowledge(roster, locks, agent=agent)
-    runner = MissionRunner(
+    runner = mission_runner(
         roster,
         here,
         locks,

@@ -15,6 +15,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, resolve_inside
+from swarmq.wiring.knowledge import knowledge_store
 from swarmq.wiring.llm import CompleterChoice, completer_for
 
 
@@ -38,9 +39,7 @@ def knowledge_sink(roster: Roster, locks: StoreLocks) -> LessonSink | None:
     project does not grow one behind its back."""
     if not roster.flywheel.knowledge_bridge or not roster.swarm_dir.is_dir():
         return None
-    from swarmq.knowledge.project import KnowledgeStore
-
-    return KnowledgeStore.for_roster(roster, locks)
+    return knowledge_store(roster, locks)
 
 
 def transcript_path(roster: Roster, path: str) -> Path:

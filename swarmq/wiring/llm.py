@@ -17,7 +17,6 @@ from swarmq.coord.quota import QuotaError
 from swarmq.coord.ratelimit import RequestRateLimiter
 from swarmq.curation.enrich import Enricher
 from swarmq.curation.state import EnrichmentState
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider
 from swarmq.llm.ledger import LLMLedger
@@ -28,6 +27,7 @@ from swarmq.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.skills.improver import SkillImprover
 from swarmq.skills.layout import SkillLayout
 from swarmq.storage.locking import StoreLocks
+from swarmq.wiring.knowledge import knowledge_store
 
 
 @dataclass
@@ -71,14 +71,10 @@ def allow_fallback(roster: Roster, override: bool | None) -> bool:
     return roster.llm.allow_deterministic_fallback if override is None else override
 
 
-def knowledge_for(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
-    return KnowledgeStore.for_roster(roster, locks)
-
-
 def compiler_for(roster: Roster, locks: StoreLocks) -> SkillCompiler:
     cfg = roster.curator
     settings = CompilerSettings(cfg.min_skill_confidence, cfg.min_skill_confirmations, cfg.skill_similarity_threshold)
-    return SkillCompiler(SkillLayout(roster.workspace_dir), locks, knowledge_for(roster, locks).tiers, settings)
+    return SkillCompiler(SkillLayout(roster.workspace_dir), locks, knowledge_store(roster, locks).tiers, settings)
 
 
 def enricher_for(
@@ -92,7 +88,7 @@ def enricher_for(
 ) -> Enricher:
     cfg = roster.curator
     choice = completer_for(roster, cluster, ENRICHMENT_QUOTA, task_id=task_id)
-    knowledge = knowledge_for(roster, locks)
+    knowledge = knowledge_store(roster, locks)
     state = EnrichmentState(roster.swarm_dir / "curator" / "enrichment-state.json")
     return Enricher(knowledge.swarm, locks, state, completer=choice.completer,
                     allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),

@@ -102,7 +102,7 @@ class SwarmTask(Task):  # type: ignore[misc]
 
     @property
     def cluster(self) -> Cluster:
-        return current(self.roster)
+        return current(self.roster.cluster_config())
 
     @property
     def lease(self) -> Lease | None:

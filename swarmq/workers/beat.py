@@ -86,7 +86,7 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         return keys.beat_lock(self._roster().swarm)
 
     def _client(self) -> Any:
-        return current(self._roster()).client
+        return current(self._roster().cluster_config()).client
 
     @property
     def poll_seconds(self) -> float:

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from swarmq.roster.schema import Roster, WorkerConfig
+from swarmq.missions.config import WorkerConfig
+from swarmq.roster.schema import Roster
 from swarmq.workers.processes import celery_beat_args, celery_flower_args, celery_worker_args
 
 HEADER = """\

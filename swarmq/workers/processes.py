@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from swarmq.roster.schema import Roster, WorkerConfig
+from swarmq.missions.config import WorkerConfig
+from swarmq.roster.schema import Roster
 
 APP = "swarmq.workers.app"
 

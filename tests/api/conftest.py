@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from swarmq.api.app import create_app
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
-from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.roster.loader import load_roster
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.support import REPO, write_roster
 
 AGENT = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"], "timeout_seconds": 30}
@@ -30,8 +30,8 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 @pytest.fixture
 def api(roster_file: Path, celery_client: Any) -> Iterator[TestClient]:
     roster = load_roster(roster_file, env={})
-    cluster = Cluster.connect(roster)
-    ensure_profiles(roster, cluster.locks)
+    cluster = Cluster.connect(roster.cluster_config())
+    ensure_roster_profiles(roster, cluster.locks)
     client = MissionClient(roster, celery=celery_client, locks=cluster.locks)
     with TestClient(create_app(roster, client=client)) as http:
         yield http

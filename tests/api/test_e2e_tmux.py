@@ -37,7 +37,7 @@ def test_mission_through_api_on_tmux_worker(
          "queues": ["missions"], "agent": agent}])
     roster = load_roster(config, env={})
     celery = client_app(config)
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     try:
         up = as_json(swarmq(config, "up", "--json"))
         assert up["answered"] == {"w1": True}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.model import (
     BASE_SCORES,
     RUBRIC_WEIGHTS,
@@ -26,7 +27,7 @@ from swarmq.flywheel.pending import (
     slugify,
 )
 from swarmq.flywheel.pool import PoolEntry
-from swarmq.flywheel.promotion import GateRules, promotion_gate
+from swarmq.flywheel.promotion import promotion_gate
 from swarmq.flywheel.scoring import infer_type, rubric, score_block
 
 CLAI_BLOCK = """# Learning: Use atomic renames for pools

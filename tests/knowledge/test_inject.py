@@ -14,6 +14,7 @@ from swarmq.knowledge.query import QueryContext, search
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.render import budget_for
 from swarmq.knowledge.sidecars import values
+from swarmq.wiring.knowledge import knowledge_store
 
 CRITICAL = NewLesson(
     "Call declare_scope before delegating source edits to the coder agent",
@@ -126,15 +127,15 @@ def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore
     from tests.support import write_roster
 
     roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})
-    knowledge = KnowledgeStore.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    knowledge = knowledge_store(roster, LocalLocks(tmp_path / "locks"))
     seed(knowledge)
-    preview = directives_block(roster, "bravo tables", 700)
+    preview = directives_block(knowledge, "bravo tables", 700, preview=True)
     assert preview.startswith("<swarm_knowledge_directives>") and len(preview) <= 700
     assert not knowledge.receipts_path.exists()  # no locks given: a read-only preview
-    recorded = directives_block(roster, "bravo tables", 700, locks=LocalLocks(tmp_path / "locks"), phase=2)
+    recorded = directives_block(knowledge, "bravo tables", 700, phase=2)
     assert recorded.startswith("<swarm_knowledge_directives>")
     assert ledger(knowledge).verify().seq == 1
-    assert directives_block(roster, "bravo tables", 10) == ""
+    assert directives_block(knowledge, "bravo tables", 10) == ""
 
 
 def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -147,11 +148,11 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
 
     roster = load_roster(write_roster(tmp_path, "kb", "redis://127.0.0.1:6379/15"), env={})
     locks = LocalLocks(tmp_path / "locks")
-    knowledge = KnowledgeStore.for_roster(roster, locks)
+    knowledge = knowledge_store(roster, locks)
     seed(knowledge)
     events = knowledge.swarm.files.events
     events_before = events.read_bytes() if events.exists() else None
-    prepared = prepare_directives(roster, "bravo tables", 700, locks=locks, phase=2, agent="coder")
+    prepared = prepare_directives(knowledge, "bravo tables", 700, phase=2, agent="coder")
     assert prepared.block.startswith("<swarm_knowledge_directives>")
     assert not knowledge.receipts_path.exists()
     assert (events.read_bytes() if events.exists() else None) == events_before
@@ -164,7 +165,7 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
         entry = knowledge.swarm.get(ranked.entry.id)
         assert entry is not None and entry.counter("shown_count") == 1
     assert values(knowledge.swarm.files.events)[-1]["type"] == "retrieved"
-    nothing = prepare_directives(roster, "zzzz qqqq", 700, locks=locks)
+    nothing = prepare_directives(knowledge, "zzzz qqqq", 700)
     assert nothing.block == ""
     nothing.record()
     assert values(knowledge.swarm.files.events)[-1]["type"] == "no_relevant"

@@ -13,21 +13,21 @@ import pytest
 
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.history import read_beat
-from swarmq.missions.ledger import Ledger, Mission
-from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.ledger import Mission
 from swarmq.missions.routing import Target, route
-from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import CommitUnconfirmed, Lease, LocalLocks, file_resource
 from swarmq.storage.procs import pid_alive
+from swarmq.wiring.ledger import mission_ledger, mission_runner
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.missions.test_domain import make_roster
 
 
 def submit(roster: Roster, locks: LocalLocks) -> Mission:
-    ensure_profiles(roster, locks)
-    with Ledger.for_roster(roster, locks).edit() as doc:
+    ensure_roster_profiles(roster, locks)
+    with mission_ledger(roster, locks).edit() as doc:
         mission = create_mission(
             doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
         )
@@ -45,11 +45,11 @@ def test_knowledge_is_shown_before_the_spawn_and_recorded_after_it(tmp_path: Pat
 
     def record() -> None:  # what the agent's process and the ledger look like at that moment
         state = (
-            Ledger.for_roster(roster, locks).read().get(mission.id).assignment(assignment_id).state
+            mission_ledger(roster, locks).read().get(mission.id).assignment(assignment_id).state
         )
         seen.append((read_beat(roster.runtime_dir, assignment_id).get("agentPid"), state.value))
 
-    runner = MissionRunner(
+    runner = mission_runner(
         roster, "a", locks, knowledge=lambda query, budget: "KB-DIRECTIVE-7", after_start=record
     )
     assert runner.run(mission.id, assignment_id).state == "complete"
@@ -75,7 +75,7 @@ def test_a_knowledge_record_that_keeps_failing_is_retried_then_noted(tmp_path: P
         calls.append(1)
         raise OSError("disk full")
 
-    runner = MissionRunner(
+    runner = mission_runner(
         roster, "a", locks, knowledge=lambda query, budget: "KB", after_start=record
     )
     assert runner.run(mission.id, mission.current.id).state == "complete"  # knowledge is optional
@@ -126,13 +126,13 @@ class LapsingLedgerLocks(LocalLocks):
 
 def test_a_claim_whose_commit_fails_stops_the_agent_and_records_nothing(tmp_path: Path) -> None:
     roster = make_roster(tmp_path, "--pause-first", "5")
-    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     locks = LapsingLedgerLocks(tmp_path / "locks", file_resource(ledger.path))
     mission = submit(roster, locks)
     assert mission.current is not None
     locks.armed = True
     with pytest.raises(CommitUnconfirmed):
-        MissionRunner(roster, "a", locks).run(mission.id, mission.current.id)
+        mission_runner(roster, "a", locks).run(mission.id, mission.current.id)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     started = layout.mission_dir(mission.id) / "agent-started-1"
     if started.exists():  # the agent got as far as its first line: it must be gone now

@@ -17,15 +17,16 @@ import pytest
 
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.history import read_beat
-from swarmq.missions.ledger import Ledger, Mission
-from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.ledger import Mission
 from swarmq.missions.routing import Target, route
 from swarmq.missions.runner import run_agent
-from swarmq.profiles.bootstrap import ensure_profiles, profile_current
+from swarmq.profiles.bootstrap import profile_current
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import LocalLocks, file_resource
+from swarmq.wiring.ledger import mission_ledger, mission_runner
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.missions.test_domain import make_roster
 from tests.support import REPO
 
@@ -34,8 +35,8 @@ def planned_mission(tmp_path: Path) -> tuple[Roster, LocalLocks, Mission]:
     """A roster with its profiles and one mission planned for worker ``a``."""
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    with Ledger.for_roster(roster, locks).edit() as doc:
+    ensure_roster_profiles(roster, locks)
+    with mission_ledger(roster, locks).edit() as doc:
         mission = create_mission(
             doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
         )
@@ -45,7 +46,7 @@ def planned_mission(tmp_path: Path) -> tuple[Roster, LocalLocks, Mission]:
 def test_start_events_precede_the_agents_markers(tmp_path: Path) -> None:
     roster, locks, mission = planned_mission(tmp_path)
     assert mission.current is not None
-    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id)
+    outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id)
     assert outcome.state == "complete"
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     types = [e["type"] for e in read_events(layout, mission.id)]
@@ -57,7 +58,7 @@ def test_start_events_precede_the_agents_markers(tmp_path: Path) -> None:
 def test_heartbeat_does_not_wait_for_a_held_runtime_lock(tmp_path: Path) -> None:
     roster, locks, mission = planned_mission(tmp_path)
     assert mission.current is not None
-    runner = MissionRunner(roster, "a", locks)
+    runner = mission_runner(roster, "a", locks)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     result: list[str | None] = []
     with LocalLocks(tmp_path / "locks").hold(file_resource(layout.runtime_json)):  # a dead holder
@@ -79,7 +80,7 @@ def test_profile_check_is_lock_free_and_says_when_ensure_is_needed(tmp_path: Pat
     worker = roster.worker("a")
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     assert not profile_current(layout, worker, roster.swarm)
-    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))
     assert profile_current(layout, worker, roster.swarm)
     identity = layout.profile_file("IDENTITY.md")
     identity.write_text("# edited by a person\n")
@@ -87,15 +88,15 @@ def test_profile_check_is_lock_free_and_says_when_ensure_is_needed(tmp_path: Pat
     identity.unlink()
     assert not profile_current(layout, worker, roster.swarm)
     # A check that passed is remembered by stat signature; what it checked is still seen.
-    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))
     assert profile_current(layout, worker, roster.swarm) and profile_current(layout, worker, roster.swarm)
     layout.episodes_dir.rmdir()
     assert not profile_current(layout, worker, roster.swarm)
-    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))
     assert profile_current(layout, worker, roster.swarm)
     layout.runtime_json.unlink()
     assert not profile_current(layout, worker, roster.swarm)
-    ensure_profiles(roster, LocalLocks(tmp_path / "locks"))
+    ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))
     layout.profile_file("SOUL.md").write_text("# edited again\n")
     assert profile_current(layout, worker, roster.swarm)  # re-read: an edit is kept
 

@@ -15,8 +15,7 @@ from swarmq.missions.dispatch import (
     create_mission,
     resume_mission,
 )
-from swarmq.missions.ledger import Ledger, LedgerCorrupt
-from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.ledger import LedgerCorrupt
 from swarmq.missions.markers import MarkerKind, MarkerStream
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import (
@@ -25,12 +24,13 @@ from swarmq.missions.states import (
     MissionState,
     TransitionError,
 )
-from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import LocalLocks
+from swarmq.wiring.ledger import mission_ledger, mission_runner
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.support import REPO, write_roster
 
 S = MissionState
@@ -65,7 +65,7 @@ def test_routing_rules(tmp_path: Path) -> None:
 
 def test_ledger_idempotency_cancel_resume_and_corruption(tmp_path: Path) -> None:
     roster = make_roster(tmp_path)
-    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
         decision = route(roster.workers, Target("a"), live={"a"}, load=doc.load())
         mission = create_mission(doc, MissionSpec("Do it", target=Target("a"), client_key="k"), decision)
@@ -102,7 +102,7 @@ def test_marker_stream() -> None:
 def test_prompt_respects_budget(tmp_path: Path) -> None:
     roster = make_roster(tmp_path)
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
-    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
         mission = create_mission(doc, MissionSpec("Objective text"), route(roster.workers, Target("a"), live=None, load={}))
     ctx = MissionContext(memory="m" * 50_000, episodes="e" * 50_000, summary="SUMMARY")
@@ -121,12 +121,12 @@ def test_prompt_respects_budget(tmp_path: Path) -> None:
 def test_runs_settle_with_reason(tmp_path: Path, flags: tuple[str, ...], state: str, reason: str) -> None:
     roster = make_roster(tmp_path, *flags, timeout=1 if "--hang" in flags else 20)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    ledger = Ledger.for_roster(roster, locks)
+    ensure_roster_profiles(roster, locks)
+    ledger = mission_ledger(roster, locks)
     with ledger.edit() as doc:
         mission = create_mission(doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={}))
     assert mission.current is not None
-    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id)
+    outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id)
     assert outcome.state == state and reason in outcome.reason
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     events = read_events(layout, mission.id)
@@ -135,5 +135,5 @@ def test_runs_settle_with_reason(tmp_path: Path, flags: tuple[str, ...], state: 
     assert ledger.read().get(mission.id).state.value == state
     runtime = json.loads(layout.runtime_json.read_text())
     assert runtime["lastOutcome"] == state
-    again = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id)
+    again = mission_runner(roster, "a", locks).run(mission.id, mission.current.id)
     assert again.state == "skipped" and len(read_events(layout, mission.id)) == len(events)

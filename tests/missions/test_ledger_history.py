@@ -17,13 +17,13 @@ from swarmq.missions.dispatch import (
 )
 from swarmq.missions.history import beat_path, read_beat
 from swarmq.missions.ledger import Ledger
-from swarmq.missions.lifecycle import MissionRunner
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import MissionState
-from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import LocalLocks
+from swarmq.wiring.ledger import mission_ledger, mission_runner
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.support import REPO, write_roster
 
 S = MissionState
@@ -47,7 +47,7 @@ def submit(ledger: Ledger, roster: Roster, objective: str, key: str | None = Non
 def test_finished_missions_retire_and_stay_findable(tmp_path: Path) -> None:
     roster = make_roster(tmp_path, keep=1)
     locks = LocalLocks(tmp_path / "locks")
-    ledger = Ledger.for_roster(roster, locks)
+    ledger = mission_ledger(roster, locks)
     ids = [submit(ledger, roster, f"goal {n}", key=f"k{n}") for n in range(3)]
     for mission_id in ids:
         with ledger.edit() as doc:
@@ -77,8 +77,8 @@ def test_finished_missions_retire_and_stay_findable(tmp_path: Path) -> None:
 def test_heartbeats_do_not_rewrite_the_ledger(tmp_path: Path) -> None:
     roster = make_roster(tmp_path, "--pause-first", "1.5", keep=5)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    ledger = Ledger.for_roster(roster, locks)
+    ensure_roster_profiles(roster, locks)
+    ledger = mission_ledger(roster, locks)
     mission_id = submit(ledger, roster, "beat a while")
     assignment_id = ledger.read().get(mission_id).current_assignment_id
     assert assignment_id is not None
@@ -98,7 +98,7 @@ def test_heartbeats_do_not_rewrite_the_ledger(tmp_path: Path) -> None:
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        outcome = MissionRunner(roster, "a", locks).run(mission_id, assignment_id)
+        outcome = mission_runner(roster, "a", locks).run(mission_id, assignment_id)
     finally:
         done.set()
         watcher.join()
@@ -111,14 +111,14 @@ def test_heartbeats_do_not_rewrite_the_ledger(tmp_path: Path) -> None:
 def test_cancel_stops_a_running_agent_through_its_stop_file(tmp_path: Path) -> None:
     roster = make_roster(tmp_path, "--hang", keep=5)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
-    ledger = Ledger.for_roster(roster, locks)
+    ensure_roster_profiles(roster, locks)
+    ledger = mission_ledger(roster, locks)
     mission_id = submit(ledger, roster, "hang until cancelled")
     assignment_id = ledger.read().get(mission_id).current_assignment_id
     assert assignment_id is not None
     result: list[str] = []
     runner = threading.Thread(target=lambda: result.append(
-        MissionRunner(roster, "a", locks).run(mission_id, assignment_id).state))
+        mission_runner(roster, "a", locks).run(mission_id, assignment_id).state))
     runner.start()
     deadline = time.monotonic() + 20
     while not read_beat(roster.runtime_dir, assignment_id).get("agentPid") and time.monotonic() < deadline:

@@ -15,15 +15,15 @@ from swarmq.missions.dispatch import (
     commit_created,
     create_mission,
 )
-from swarmq.missions.ledger import Ledger, LedgerDoc, Mission
-from swarmq.missions.lifecycle import MissionRunner
+from swarmq.missions.ledger import LedgerDoc, Mission
 from swarmq.missions.routing import Target, route
-from swarmq.profiles.bootstrap import ensure_profiles
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
 from swarmq.storage.procs import pid_alive
+from swarmq.wiring.ledger import mission_ledger, mission_runner
+from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.missions.test_dispatch_overlap import LapsingLedgerLocks
 from tests.missions.test_domain import make_roster
 
@@ -40,12 +40,12 @@ def created(roster: Roster, objective: str = "Goal", key: str | None = None,
 def test_the_claim_creates_the_mission_and_the_later_commit_keeps_its_run(tmp_path: Path) -> None:
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
+    ensure_roster_profiles(roster, locks)
     mission = created(roster, key="k1")
     assert mission.current is not None
-    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
+    outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
     assert outcome.state == "complete" and outcome.attempt == 1
-    ledger = Ledger.for_roster(roster, locks)
+    ledger = mission_ledger(roster, locks)
     with ledger.edit() as doc:  # the submit's own commit lands only now
         stored, how = commit_created(doc, mission)
     assert how is Committed.CLAIMED and stored.state.value == "complete"
@@ -62,14 +62,14 @@ def test_the_claim_creates_the_mission_and_the_later_commit_keeps_its_run(tmp_pa
 
 def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_nothing(tmp_path: Path) -> None:
     roster = make_roster(tmp_path, "--pause-first", "5")
-    ledger = Ledger.for_roster(roster, LocalLocks(tmp_path / "locks"))
+    ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     locks = LapsingLedgerLocks(tmp_path / "locks", file_resource(ledger.path))
-    ensure_profiles(roster, locks)
+    ensure_roster_profiles(roster, locks)
     mission = created(roster)
     assert mission.current is not None
     locks.armed = True
     with pytest.raises(CommitUnconfirmed):
-        MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
+        mission_runner(roster, "a", locks).run(mission.id, mission.current.id, mission.dump())
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     started = layout.mission_dir(mission.id) / "agent-started-1"
     if started.exists():  # the agent got as far as its first line: it must be gone now
@@ -81,15 +81,15 @@ def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_noth
 def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(tmp_path: Path, case: str) -> None:
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
-    ensure_profiles(roster, locks)
+    ensure_roster_profiles(roster, locks)
     mission = created(roster)
     assert mission.current is not None
     if case == "another worker's":  # never started: not b's, and not in the ledger either
-        outcome = MissionRunner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
+        outcome = mission_runner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
         assert outcome.state == "skipped"
-        assert Ledger.for_roster(roster, locks).read().missions == {}
+        assert mission_ledger(roster, locks).read().missions == {}
         return
-    with Ledger.for_roster(roster, locks).edit() as doc:  # committed; the message is garbled
+    with mission_ledger(roster, locks).edit() as doc:  # committed; the message is garbled
         commit_created(doc, mission)
-    outcome = MissionRunner(roster, "a", locks).run(mission.id, mission.current.id, {"id": mission.id, "title": 3})
+    outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id, {"id": mission.id, "title": 3})
     assert outcome.state == "complete" and outcome.attempt == 1

@@ -180,12 +180,12 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
 STORM = r'''
 import json, sys, time, uuid
 from swarmq.coord.cluster import Cluster
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.roster.loader import find_config, load_roster
+from swarmq.wiring.knowledge import knowledge_store
 
 roster = load_roster(find_config("swarm.yaml"))
-store = KnowledgeStore.for_roster(roster, Cluster.connect(roster).locks).swarm
+store = knowledge_store(roster, Cluster.connect(roster.cluster_config()).locks).swarm
 verb, args = sys.argv[1], sys.argv[2:]
 if verb == "seed":
     words = lambda: " ".join(uuid.uuid4().hex[:8] for _ in range(6))

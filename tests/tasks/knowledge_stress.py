@@ -7,8 +7,8 @@ import random
 from collections import Counter
 from typing import Any
 
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.wiring.knowledge import knowledge_store
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
@@ -20,7 +20,7 @@ def lesson(rng: random.Random, worker: int, index: int) -> str:
 
 @app.task(name="maturity.test_stress", bind=True)
 def stress(self: SwarmTask, worker: int, ops: int, seed: int) -> dict[str, Any]:
-    knowledge = KnowledgeStore.for_roster(self.roster, self.cluster.locks)
+    knowledge = knowledge_store(self.roster, self.cluster.locks)
     store = knowledge.swarm
     rng = random.Random(seed)
     mine: list[str] = []

@@ -16,10 +16,10 @@ import redis
 from celery import Celery
 
 from swarmq.coord.cluster import Cluster
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.llm.ledger import LLMLedger
 from swarmq.roster.loader import load_roster
 from swarmq.skills.improver import SECTIONS
+from swarmq.wiring.knowledge import knowledge_store
 from tests.curation.conftest import enrichment_reply
 from tests.llm_server import FakeLLMServer, running_llm_server, wait
 from tests.skills.factory import entry, lines, write_store
@@ -97,7 +97,7 @@ def test_three_workers_compete_for_ten_skill_improver_slots(
     assert len(refused) == 6 and all(r["reason"].startswith("quota_exhausted") for r in refused)
     assert done[-1]["quota"]["max"] == 10
     roster = load_roster(roster_file, env={})
-    status = Cluster.connect(roster).gate.status("skill_improver")
+    status = Cluster.connect(roster.cluster_config()).gate.status("skill_improver")
     assert (status.used, status.held) == (10, 0)
     proposals = sorted((roster.workspace_dir / ".swarm" / "skill-improver" / "proposals").glob("*.md"))
     assert len(proposals) == 10 and len({r["proposal"] for r in ran}) == 10
@@ -127,7 +127,7 @@ def test_enrich_in_a_worker_keeps_a_write_made_during_the_slow_call(
     task = celery_client.send_task("curator.enrich")
     assert llm_server.arrived.wait(30)
     roster = load_roster(roster_file, env={})
-    knowledge = KnowledgeStore.for_roster(roster, Cluster.connect(roster).locks)  # Redis locks, like the worker
+    knowledge = knowledge_store(roster, Cluster.connect(roster.cluster_config()).locks)  # Redis locks, like the worker
     knowledge.swarm.update("p1", {"tags": ["database", "migration"]})
     release.set()
     report = task.get(timeout=30)

@@ -18,8 +18,8 @@ from swarmq.coord.cluster import Cluster
 from swarmq.flywheel.lookup import lookup
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.loader import load_roster
+from swarmq.wiring.knowledge import knowledge_store
 from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.support import WorkerProcess, write_roster
 
@@ -80,7 +80,7 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
     assert first["ingest"]["added"] == 10 and first["promoted"] == []
     assert first["held"] == {"citations": 10 - first["rejected_discard"]}
 
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     try:
         hits = lookup(layout, cluster.locks, "visibility timeout redelivered", session_id="later-session", limit=1)
         assert hits[0].kind == "candidate"
@@ -89,7 +89,7 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
         artifact = Path(promoted["promoted"][0]["artifact_path"])
         assert artifact.exists() and Pool(layout).get(hits[0].id) is None
         assert promoted["knowledge"][0]["outcome"] in ("added", "reinforced")
-        entries = KnowledgeStore.for_roster(roster, cluster.locks).swarm.list()
+        entries = knowledge_store(roster, cluster.locks).swarm.list()
         assert any(str(artifact) in (e.to_dict().get("source_refs") or []) for e in entries)
 
         for session in ("s1", "s2", "s3"):

@@ -38,7 +38,7 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 @pytest.fixture
 def client(roster_file: Path, celery_client: Any) -> MissionClient:
     roster = load_roster(roster_file, env={})
-    return MissionClient(roster, celery=celery_client, locks=Cluster.connect(roster).locks)
+    return MissionClient(roster, celery=celery_client, locks=Cluster.connect(roster.cluster_config()).locks)
 
 
 def record(client: MissionClient, objective: str, key: str | None = None) -> Mission:

@@ -46,7 +46,7 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 @pytest.fixture
 def client(roster_file: Path, celery_client: Any) -> MissionClient:
     roster = load_roster(roster_file, env={})
-    cluster = Cluster.connect(roster)
+    cluster = Cluster.connect(roster.cluster_config())
     return MissionClient(roster, celery=celery_client, locks=cluster.locks)
 
 

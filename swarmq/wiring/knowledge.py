@@ -1,0 +1,16 @@
+"""Builds a project's knowledge store from a roster: its ``knowledge:`` section, the project's
+``.swarm/`` directory and the hive root, under the store locks the caller holds."""
+
+from __future__ import annotations
+
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
+
+
+def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
+    """The roster's project knowledge (named by ``knowledge.project_name``, else by the
+    workspace directory)."""
+    config = roster.knowledge
+    return KnowledgeStore(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
+                          project_name=config.project_name or roster.workspace_dir.name)
