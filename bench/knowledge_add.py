@@ -124,10 +124,7 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
 
 def warm(knowledge: KnowledgeStore) -> None:
     """Load the mirror and build the near-duplicate and contradiction indexes."""
-    with knowledge.swarm.tier_file.mirror.mutex:
-        knowledge.swarm.tier_file.mirror.refresh()
-        knowledge.swarm.tier_file.dedup  # noqa: B018
-        knowledge.swarm.tier_file.contradictions()
+    knowledge.swarm.warm()
 
 
 def run(root: Path, entries: int, ops: int) -> dict[str, Any]:

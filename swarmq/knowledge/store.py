@@ -109,6 +109,11 @@ class TierStore:
         :meth:`transaction` it sees the store as committed, not the pending changes."""
         return self.tier_file.find_duplicate(lesson, active_only=active_only, threshold=threshold)
 
+    def warm(self) -> None:
+        """Load the store and build its near-duplicate and contradiction indexes now, so the
+        first add does not pay for them."""
+        self.tier_file.warm()
+
     # -- adding and reinforcing -------------------------------------------------------------------
 
     def add(self, new: NewLesson, *, phase: int | None = None) -> AddResult:

@@ -111,6 +111,13 @@ class TierFile:
         )
         return listener.index
 
+    def warm(self) -> None:
+        """Refresh the mirror and build the near-duplicate and contradiction indexes."""
+        with self.mirror.mutex:
+            self.mirror.refresh()
+            _ = self.dedup
+            self.contradictions()
+
     def find_duplicate(
         self, lesson: str, *, active_only: bool = True, threshold: float | None = None
     ) -> Entry | None:
