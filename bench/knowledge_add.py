@@ -124,10 +124,7 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
 
 def warm(knowledge: KnowledgeStore) -> None:
     """Load the mirror and build the near-duplicate and contradiction indexes."""
-    with knowledge.swarm.mirror.mutex:
-        knowledge.swarm.mirror.refresh()
-        knowledge.swarm.dedup  # noqa: B018
-        knowledge.swarm.contradictions()
+    knowledge.swarm.warm()
 
 
 def run(root: Path, entries: int, ops: int) -> dict[str, Any]:

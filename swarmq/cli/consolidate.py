@@ -15,8 +15,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.consolidation.items import Reason
 from swarmq.consolidation.knowledge import ScopeReport
-from swarmq.consolidation.plan import Reason
 from swarmq.consolidation.scopes import SCOPES, UnknownScope, check_scope
 from swarmq.names import CONSOLIDATION_SCOPE
 from swarmq.roster.schema import Roster

@@ -186,14 +186,12 @@ def restore(
 ) -> None:
     """Restore a quarantined entry in place, or revive an archived one; says what the current
     validation rules think of the lesson."""
-    from swarmq.knowledge.quarantine import restore_verdict
-
     store = knowledge(ctx).tier(tier)
     try:
         entry = store.restore(entry_id, revalidate=revalidate)
     except (EntryNotFound, RestoreRefused) as exc:
         fail(str(exc))
-    verdict = restore_verdict(store, entry)
+    verdict = store.restore_verdict(entry)
     emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status,
                "validation": verdict.severity or "ok", "reason": verdict.reason}, as_json, "restore")
 

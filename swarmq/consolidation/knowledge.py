@@ -13,11 +13,12 @@ import functools
 import os
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple, Required, TypedDict, Unpack
+from typing import Any
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.events import (
@@ -27,22 +28,23 @@ from swarmq.consolidation.events import (
     RUN_STARTED,
     EventLog,
 )
+from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.consolidation.merge import (
     KEEP_APART,
     RUN_KEY,
+    SUPERSEDED_BY,
     link_entries,
     merge_entries,
     strength,
     supersede_entries,
 )
-from swarmq.consolidation.plan import Action, ActionKind, Item, Plan, Planner
+from swarmq.consolidation.plan import Planner
 from swarmq.consolidation.templates import template_key
-from swarmq.knowledge.config import ValidationMode
-from swarmq.knowledge.contradiction import Contexts, negation_contexts, opposed
+from swarmq.knowledge.contradiction import pair_contradicts
+from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
-from swarmq.knowledge.model import Entry, Tier
+from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry, Tier
 from swarmq.knowledge.store import TierStore
-from swarmq.knowledge.transaction import Transaction
 from swarmq.similarity.sets import Measure
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
@@ -62,25 +64,6 @@ def crash_point(step: str) -> None:
 def events_path(files: TierFiles) -> Path:
     """``knowledge-consolidation.jsonl`` / ``shared-learnings-consolidation.jsonl``."""
     return files.root / f"{files.knowledge.stem}-consolidation.jsonl"
-
-
-@functools.lru_cache(maxsize=262_144)
-def _contexts(text: str, mode: ValidationMode) -> Contexts:
-    return negation_contexts(text, mode)
-
-
-def contradiction_test(mode: ValidationMode) -> Callable[[str, str], bool]:
-    """The validator's test for one pair: opposing negation phrases with a shared neighbour,
-    counting only phrases that just one of the texts says ("always X" against "always X, never
-    Y" is a refinement, not a contradiction)."""
-
-    def contradict(left: str, right: str) -> bool:
-        a, b = _contexts(left, mode), _contexts(right, mode)
-        only_a = {k: v for k, v in a.items() if k not in b}
-        only_b = {k: v for k, v in b.items() if k not in a}
-        return opposed(only_a, only_b)
-
-    return contradict
 
 
 @dataclass
@@ -176,29 +159,43 @@ def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
             "scores": action.scores}
 
 
-class RunStart(NamedTuple):
-    """What every consolidation run opens with: its clock, id, planner and progress hook."""
+class ConsolidationRun(ABC):
+    """One run over one scope (a knowledge tier or learnings): its clock, id, planner and
+    progress reports. A dry run only plans; otherwise :meth:`commit` plans and writes under the
+    scope's lock."""
 
-    started: float
-    at: str
-    run_id: str
-    planner: Planner
-    on_round: Callable[[int, int], None]
+    def __init__(self, config: ConsolidationConfig, measure: Measure, *, scope: str,
+                 progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> None:
+        self.config, self.scope, self.progress = config, scope, progress
+        self.started = time.monotonic()
+        self.at = iso((clock or (lambda: datetime.now(UTC)))())
+        self.run_id = f"{self.at[:10]}-{uuid.uuid4().hex[:12]}"
+        self.planner = Planner(config, measure,
+                               functools.partial(pair_contradicts, mode=config.contradiction_mode))
 
+    def on_round(self, round_no: int, actions: int) -> None:
+        if self.progress is not None:
+            self.progress("round", {"scope": self.scope, "round": round_no, "actions": actions})
 
-def open_run(config: ConsolidationConfig, measure: Measure, *, scope: str,
-             progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> RunStart:
-    """Start a run (knowledge tier or learnings): timestamp, run id, planner, round reporter."""
-    started = time.monotonic()
-    at = iso((clock or (lambda: datetime.now(UTC)))())
-    run_id = f"{at[:10]}-{uuid.uuid4().hex[:12]}"
-    planner = Planner(config, measure, contradiction_test(config.contradiction_mode))
+    def execute(self, *, dry_run: bool) -> ScopeReport:
+        """Plan only (``dry_run``) or commit; time the run and report it done."""
+        if dry_run:
+            plan, total, changed = self.plan_only()
+            return ScopeReport(self.scope, plan, None, True, total, changed,
+                               seconds=time.monotonic() - self.started)
+        report = self.commit()
+        report.seconds = time.monotonic() - self.started
+        if self.progress is not None:
+            self.progress("done", report.summary())
+        return report
 
-    def on_round(round_no: int, actions: int) -> None:
-        if progress is not None:
-            progress("round", {"scope": scope, "round": round_no, "actions": actions})
+    @abstractmethod
+    def plan_only(self) -> tuple[Plan, int, int]:
+        """A dry run: the plan, how many entries were read, how many the plan would change."""
 
-    return RunStart(started, at, run_id, planner, on_round)
+    @abstractmethod
+    def commit(self) -> ScopeReport:
+        """Recover, plan, journal and write the plan, all under the scope's lock."""
 
 
 def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
@@ -213,59 +210,31 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
     return closed
 
 
-class RunOptions(TypedDict, total=False):
-    """How a run is asked for; the same keywords for a knowledge tier and for learnings."""
+class TierRun(ConsolidationRun):
+    """A run over one knowledge store."""
 
-    scope: Required[str]
-    dry_run: bool
-    progress: ProgressFn | None
-    clock: Callable[[], datetime] | None
+    def __init__(self, store: TierStore, config: ConsolidationConfig, *, scope: str,
+                 progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> None:
+        super().__init__(config, config.measure, scope=scope, progress=progress, clock=clock)
+        self.store = store
 
-
-PlanOnly = Callable[[RunStart], tuple[Plan, int, int]]
-"""A dry run: the plan, how many entries were read, how many the plan would change."""
-
-
-def drive_run(config: ConsolidationConfig, measure: Measure, options: RunOptions, *,
-              plan_only: PlanOnly, commit: Callable[[RunStart], ScopeReport]) -> ScopeReport:
-    """Open a run, then either only plan it or commit it; time it and report it done."""
-    scope, progress = options["scope"], options.get("progress")
-    run = open_run(config, measure, scope=scope, progress=progress, clock=options.get("clock"))
-    if options.get("dry_run", False):
-        plan, total, changed = plan_only(run)
-        return ScopeReport(scope, plan, None, True, total, changed,
-                           seconds=time.monotonic() - run.started)
-    report = commit(run)
-    report.seconds = time.monotonic() - run.started
-    if progress is not None:
-        progress("done", report.summary())
-    return report
-
-
-def consolidate_tier(store: TierStore, config: ConsolidationConfig,
-                     **options: Unpack[RunOptions]) -> ScopeReport:
-    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
-    scope = options["scope"]
-
-    def plan_only(run: RunStart) -> tuple[Plan, int, int]:
-        snapshot = store.read()
-        population = KnowledgePopulation(list(snapshot.entries), at=run.at, run_id=run.run_id,
-                                         store=store, config=config)
-        plan = run.planner.run(population, on_round=run.on_round)
+    def plan_only(self) -> tuple[Plan, int, int]:
+        snapshot = self.store.read()
+        population = KnowledgePopulation(list(snapshot.entries), at=self.at, run_id=self.run_id,
+                                         store=self.store, config=self.config)
+        plan = self.planner.run(population, on_round=self.on_round)
         return plan, len(snapshot.entries), len(population.changed)
 
-    def commit(run: RunStart) -> ScopeReport:
-        at, run_id = run.at, run.run_id
+    def commit(self) -> ScopeReport:
+        store, config, scope, at, run_id = self.store, self.config, self.scope, self.at, self.run_id
         log = EventLog(events_path(store.files))
-        with store.locks.hold(store.files.resource, timeout=config.lock_timeout_seconds) as lease, \
-                store.mirror.mutex:
-            store.mirror.refresh()
-            txn = Transaction(store, lease)
+        with store.locked(timeout=config.lock_timeout_seconds) as txn:
+            lease = txn.lease
             entries = txn.entries
             recovered = recover(log, entries, lease)
             population = KnowledgePopulation(entries, at=at, run_id=run_id, store=store,
                                              config=config)
-            plan = run.planner.run(population, on_round=run.on_round)
+            plan = self.planner.run(population, on_round=self.on_round)
             report = ScopeReport(scope, plan, run_id if plan.changes else None, False,
                                  len(entries), len(population.changed), recovered)
             if plan.changes:
@@ -281,12 +250,18 @@ def consolidate_tier(store: TierStore, config: ConsolidationConfig,
                       for entry_id, entry in after.items()),
                 ], lease)
                 crash_point("journaled")
-                txn.commit(lease)
+                txn.commit()
                 crash_point("committed")
                 log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
         return report
 
-    return drive_run(config, config.measure, options, plan_only=plan_only, commit=commit)
+
+def consolidate_tier(store: TierStore, config: ConsolidationConfig, *, scope: str,
+                     dry_run: bool = False, progress: ProgressFn | None = None,
+                     clock: Callable[[], datetime] | None = None) -> ScopeReport:
+    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
+    run = TierRun(store, config, scope=scope, progress=progress, clock=clock)
+    return run.execute(dry_run=dry_run)
 
 
 def restore_superseded(
@@ -296,10 +271,6 @@ def restore_superseded(
     ``superseded_by`` pointer, and the two entries are kept apart by later runs (so the next
     night does not undo the restore). The survivor keeps what it absorbed; the change is
     journalled like any other."""
-    from swarmq.consolidation.merge import SUPERSEDED_BY
-    from swarmq.knowledge.errors import EntryNotFound
-    from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
-
     at = iso((clock or (lambda: datetime.now(UTC)))())
     run_id = f"{at[:10]}-restore-{uuid.uuid4().hex[:8]}"
     log = EventLog(events_path(store.files))

@@ -16,9 +16,11 @@ which leaves the store exactly as the run meant it to be.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.events import (
@@ -28,16 +30,15 @@ from swarmq.consolidation.events import (
     RUN_STARTED,
     EventLog,
 )
+from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.consolidation.knowledge import (
-    RunOptions,
-    RunStart,
+    ConsolidationRun,
+    ProgressFn,
     ScopeReport,
     action_record,
     crash_point,
-    drive_run,
 )
 from swarmq.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
-from swarmq.consolidation.plan import Action, ActionKind, Item, Plan
 from swarmq.flywheel.artifacts import (
     Learning,
     learning_files,
@@ -209,25 +210,31 @@ def recover(log: EventLog, lease: Lease) -> list[str]:
     return closed
 
 
-def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig,
-                          **options: Unpack[RunOptions]) -> ScopeReport:
-    """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
-    scope = options["scope"]
+class LearningsRun(ConsolidationRun):
+    """A run over the learnings of one scope."""
 
-    def plan_only(run: RunStart) -> tuple[Plan, int, int]:
-        docs = load_docs(layout)
-        population = LearningsPopulation(layout, docs, at=run.at, run_id=run.run_id, config=config)
-        plan = run.planner.run(population, on_round=run.on_round)
+    def __init__(self, layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig, *,
+                 scope: str, progress: ProgressFn | None,
+                 clock: Callable[[], datetime] | None) -> None:
+        super().__init__(config, config.learnings_measure, scope=scope, progress=progress,
+                         clock=clock)
+        self.layout, self.locks = layout, locks
+
+    def plan_only(self) -> tuple[Plan, int, int]:
+        docs = load_docs(self.layout)
+        population = LearningsPopulation(self.layout, docs, at=self.at, run_id=self.run_id,
+                                         config=self.config)
+        plan = self.planner.run(population, on_round=self.on_round)
         return plan, len(docs), len(population.changed)
 
-    def commit(run: RunStart) -> ScopeReport:
-        at, run_id = run.at, run.run_id
+    def commit(self) -> ScopeReport:
+        layout, config, scope, at, run_id = self.layout, self.config, self.scope, self.at, self.run_id
         log = EventLog(events_path(layout))
-        with locks.hold(layout.learnings_lock, timeout=config.lock_timeout_seconds) as lease:
+        with self.locks.hold(layout.learnings_lock, timeout=config.lock_timeout_seconds) as lease:
             recovered = recover(log, lease)
             docs = load_docs(layout)
             population = LearningsPopulation(layout, docs, at=at, run_id=run_id, config=config)
-            plan = run.planner.run(population, on_round=run.on_round)
+            plan = self.planner.run(population, on_round=self.on_round)
             report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(docs),
                                  len(population.changed), recovered)
             if plan.changes:
@@ -253,5 +260,10 @@ def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: Conso
                 log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
         return report
 
-    return drive_run(config, config.learnings_measure, options, plan_only=plan_only,
-                     commit=commit)
+
+def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig, *,
+                          scope: str, dry_run: bool = False, progress: ProgressFn | None = None,
+                          clock: Callable[[], datetime] | None = None) -> ScopeReport:
+    """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
+    run = LearningsRun(layout, locks, config, scope=scope, progress=progress, clock=clock)
+    return run.execute(dry_run=dry_run)

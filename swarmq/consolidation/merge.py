@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from swarmq.knowledge.config import KnowledgeConfig
-from swarmq.knowledge.model import DIRECTIVE_LIST_FIELDS, Entry, Status
-from swarmq.knowledge.quarantine import PRE_ARCHIVE_KEY
+from swarmq.knowledge.model import DIRECTIVE_LIST_FIELDS, PRE_ARCHIVE_KEY, Entry, Status
 from swarmq.knowledge.reinforcement import compute_confidence
 from swarmq.knowledge.validation import check_safety, check_structure, is_vague
 from swarmq.similarity.text import word_tokens

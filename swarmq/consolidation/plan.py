@@ -26,9 +26,6 @@ justified by the pair's similarity at the time it is applied.
 
 from __future__ import annotations
 
-__all__ = ["Action", "ActionKind", "Contradicts", "Item", "Plan", "Planner", "Population", "Reason",
-           "comparable", "newer", "stronger"]
-
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.items import ActionKind
 from swarmq.consolidation.knowledge import consolidate_tier
-from swarmq.consolidation.plan import ActionKind
 from swarmq.eval.metrics import Counts, HitRate
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.inject import inject

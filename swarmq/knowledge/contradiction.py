@@ -178,6 +178,21 @@ def opposed(left: Contexts, right: Contexts) -> bool:
     return False
 
 
+@lru_cache(maxsize=262_144)
+def _pair_contexts(text: str, mode: ValidationMode) -> Contexts:
+    return negation_contexts(text, mode)
+
+
+def pair_contradicts(left: str, right: str, mode: ValidationMode) -> bool:
+    """Whether two texts contradict, counting only negation phrases that just one of them says
+    ("always X" against "always X, never Y" is a refinement, not a contradiction): the test
+    consolidation applies to each pair it compares."""
+    a, b = _pair_contexts(left, mode), _pair_contexts(right, mode)
+    only_a = {k: v for k, v in a.items() if k not in b}
+    only_b = {k: v for k, v in b.items() if k not in a}
+    return opposed(only_a, only_b)
+
+
 class ContradictionIndex:
     """Counts of ``(tag, phrase, neighbour)`` over the existing lessons, so the contradiction test
     costs O(tags × phrases × neighbours) instead of a scan of every lesson. A hit on

@@ -97,7 +97,7 @@ def check_hive_promotions(knowledge: KnowledgeStore, *, now: datetime | None = N
     candidates = [e for e in swarm.read().entries if hive_route(e, moment, config.auto_promote_days)]
     with hive.transaction() as txn:
         for entry in candidates:
-            if hive._find_duplicate(entry.lesson, False, None) is not None or any(
+            if hive.find_duplicate(entry.lesson, active_only=False) is not None or any(
                 _similar(hive, entry.lesson, new.lesson) for new in txn.appended
             ):
                 continue
@@ -108,7 +108,7 @@ def check_hive_promotions(knowledge: KnowledgeStore, *, now: datetime | None = N
                                encounter_score=config.initial_encounter_score)
             verdict = _validate_for_hive(hive, fresh)
             if not verdict.valid:
-                hive.append_sidecar(hive.files.rejected, [rejected_record(
+                hive.tier_file.append_sidecar(hive.files.rejected, [rejected_record(
                     fresh.id, fresh.lesson, verdict.reason or "", verdict.layer or 2, summary.timestamp)],
                     config.rejected_max_entries, txn.lease)
                 summary.rejected += 1
@@ -193,9 +193,9 @@ def promote_lesson(knowledge: KnowledgeStore, lesson: str, category: str = "proc
         verdict = _validate_for_hive(hive, fresh)
         if not verdict.valid:
             raise InvalidEntry(fresh.id, [verdict.reason or "invalid lesson"])
-        twin = hive.dedup.find(lesson, 0.6)
+        twin = hive.find_duplicate(lesson, active_only=False, threshold=0.6)
         if twin is not None:
-            raise InvalidEntry(fresh.id, [f"near-duplicate of hive entry {hive.mirror.slots[twin].id}"])
+            raise InvalidEntry(fresh.id, [f"near-duplicate of hive entry {twin.id}"])
         return txn.append(fresh)
 
 

@@ -56,7 +56,7 @@ def log_event(store: TierStore, event_type: str, **fields: Any) -> dict[str, Any
     """Append one ``knowledge-events.jsonl`` record (diagnostics; not authoritative)."""
     record = {"schema_version": 1, "type": event_type, **fields,
               "event_id": str(uuid.uuid4()), "timestamp": store.now()}
-    with store.locked() as lease:
+    with store.tier_file.locked() as lease:
         append_lines(store.files.events, [dumps_js(record)], lease=lease)
     return record
 

@@ -58,6 +58,9 @@ ALLOWED_TRANSITIONS: Mapping[Status, frozenset[Status]] = MappingProxyType(
 )
 """The transitions swarmq performs (restore returns to the prior status)."""
 
+PRE_ARCHIVE_KEY = "pre_archive_status"
+"""The entry field recorded when an entry is archived, so restore can return it to that status."""
+
 
 class Tier(StrEnum):
     SWARM = "swarm"

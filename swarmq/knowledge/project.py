@@ -9,10 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from swarmq.knowledge.batch import AddResult
 from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.knowledge.reinforcement import NewLesson
-from swarmq.knowledge.store import AddResult, TierStore
+from swarmq.knowledge.store import TierStore
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
 

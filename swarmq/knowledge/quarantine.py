@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from swarmq.knowledge.errors import EntryNotFound, RestoreRefused
 from swarmq.knowledge.model import (
     ACTIVE_STATUSES,
+    PRE_ARCHIVE_KEY,
     Entry,
     ReportedBy,
     Status,
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
     from swarmq.knowledge.tierfile import TierFile
 
 QUARANTINE_KEYS = ("original_status", "quarantine_reason", "quarantined_at", "reported_by")
-PRE_ARCHIVE_KEY = "pre_archive_status"
-"""Recorded when an entry is archived, so restore can return it to that status."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

@@ -174,7 +174,7 @@ def _discard(postings: dict[str, set[int]], key: str, slot: int) -> None:
 
 def query_index(store: TierStore) -> QueryIndex:
     """The mirror's query index (call with ``mirror.mutex`` held, mirror refreshed)."""
-    index: QueryIndex = mirror_index(store.mirror, "query", QueryIndex)
+    index: QueryIndex = mirror_index(store.tier_file.mirror, "query", QueryIndex)
     return index
 
 
@@ -182,8 +182,9 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
     """The ``limit`` best active, in-scope entries of one tier (forced ones first)."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
-    with store.mirror.mutex:
-        store.mirror.refresh()
+    mirror = store.tier_file.mirror
+    with mirror.mutex:
+        mirror.refresh()
         index = query_index(store)
         total = max(1, len(index.entries))
         haystack = context.haystack()

@@ -1,7 +1,9 @@
 """One knowledge store (swarm, hive or link tier): add, reinforce, update with
-compare-and-swap, transactional rewrites. Reading and every file write live in
-:mod:`swarmq.knowledge.tierfile`; quarantine and restore in
-:mod:`swarmq.knowledge.quarantine`.
+compare-and-swap, transactional rewrites, near-duplicate lookups. The store's files (the
+mirror, the lock, every lease-bound write) are its collaborator
+:class:`~swarmq.knowledge.tierfile.TierFile`; quarantine and restore live in
+:mod:`swarmq.knowledge.quarantine`. Code outside :mod:`swarmq.knowledge` uses this class only:
+never the tier file, its mirror or a hand-built transaction.
 
 Every change holds the store lock (``TierFiles.resource``) around read-modify-write and passes
 its lease to the atomic writers, so a writer whose lease lapsed is fenced off. Concurrent adds
@@ -14,27 +16,29 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
-from swarmq.knowledge.batch import AddBatch, AddOutcome, AddResult
+from swarmq.knowledge.batch import AddBatch, AddResult
+from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.errors import EntryNotFound
+from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.group import group_for
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.prepare import prepare
-from swarmq.knowledge.quarantine import quarantine, restore
+from swarmq.knowledge.quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge.reinforcement import (
     NewLesson,
     ReinforceOutcome,
     phase_confirmation,
     reinforce_entry,
 )
-from swarmq.knowledge.tierfile import TierFile
+from swarmq.knowledge.tierfile import Snapshot, TierFile
 from swarmq.knowledge.transaction import Transaction, id_of
-from swarmq.storage.locking import Lease
-
-__all__ = ["AddOutcome", "AddResult", "ReinforceResult", "TierStore"]
+from swarmq.knowledge.validation import ValidationResult
+from swarmq.storage.locking import Lease, StoreLocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +47,72 @@ class ReinforceResult:
     entry: Entry | None
 
 
-class TierStore(TierFile):
-    """The operations on one store: add, reinforce, update, transactions, quarantine."""
+class TierStore:
+    """The operations on one store: read, add, reinforce, update, transactions, quarantine."""
+
+    def __init__(
+        self,
+        files: TierFiles,
+        *,
+        locks: StoreLocks,
+        config: KnowledgeConfig | None = None,
+        project_name: str = "",
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.tier_file = TierFile(
+            files, locks=locks, config=config, project_name=project_name, clock=clock
+        )
+        """The store's files, mirror and lock (for :mod:`swarmq.knowledge`'s own modules)."""
+
+    @property
+    def files(self) -> TierFiles:
+        return self.tier_file.files
+
+    @property
+    def tier(self) -> str:
+        return self.tier_file.tier
+
+    @property
+    def config(self) -> KnowledgeConfig:
+        return self.tier_file.config
+
+    @property
+    def project_name(self) -> str:
+        return self.tier_file.project_name
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.tier_file.clock
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def now(self) -> str:
+        return self.tier_file.now()
+
+    def read(self) -> Snapshot:
+        """Every good entry and every corrupt line, as on disk now."""
+        return self.tier_file.read()
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self.tier_file.get(entry_id)
+
+    def list(
+        self, *, status: str | None = None, category: str | None = None, active_only: bool = False
+    ) -> builtins.list[Entry]:
+        return self.tier_file.list(status=status, category=category, active_only=active_only)
+
+    def find_duplicate(
+        self, lesson: str, *, active_only: bool = True, threshold: float | None = None
+    ) -> Entry | None:
+        """The first entry (file order) whose lesson is a near-duplicate of ``lesson`` (the
+        store's ``dedup_threshold`` unless ``threshold`` is given). Inside :meth:`locked` or
+        :meth:`transaction` it sees the store as committed, not the pending changes."""
+        return self.tier_file.find_duplicate(lesson, active_only=active_only, threshold=threshold)
+
+    def warm(self) -> None:
+        """Load the store and build its near-duplicate and contradiction indexes now, so the
+        first add does not pay for them."""
+        self.tier_file.warm()
 
     # -- adding and reinforcing -------------------------------------------------------------------
 
@@ -52,15 +120,15 @@ class TierStore(TierFile):
         """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
         adds of this process to this store are group-committed (:mod:`.group`): one lock hold
         and one fsync for all of them; this returns once the add is durable."""
-        return group_for(self.mirror).submit(self, new, phase)
+        return group_for(self.tier_file.mirror).submit(self.tier_file, new, phase)
 
     def add_many(
         self, lessons: Iterable[NewLesson], *, phase: int | None = None
     ) -> builtins.list[AddResult]:
         """Several adds under one lock and one write (each sees the ones before it)."""
-        prepared = [prepare(self, new, phase) for new in lessons]
-        with self.locked() as lease:
-            batch = AddBatch(self, lease)
+        prepared = [prepare(self.tier_file, new, phase) for new in lessons]
+        with self.tier_file.locked() as lease:
+            batch = AddBatch(self.tier_file, lease)
             results = [batch.add(add) for add in prepared]
             batch.commit()
             return results
@@ -69,22 +137,23 @@ class TierStore(TierFile):
         self, entry_id: str, phase: int, *, project_name: str | None = None
     ) -> ReinforceResult:
         """Confirm an entry in ``phase`` (idempotent within a phase)."""
-        with self.locked() as lease:
+        with self.tier_file.locked() as lease:
             return self._reinforce_locked(entry_id, phase, lease, self.now(), project_name)
 
     def _reinforce_locked(
         self, entry_id: str, phase: int, lease: Lease, at: str, project_name: str | None = None
     ) -> ReinforceResult:
-        slot = self.mirror.by_id.get(entry_id)
+        mirror = self.tier_file.mirror
+        slot = mirror.by_id.get(entry_id)
         if slot is None:
             return ReinforceResult("not_found", None)
-        entry = self.mirror.slots[slot]
+        entry = mirror.slots[slot]
         confirmation = phase_confirmation(phase, at, project_name or self.project_name)
         changed, outcome = reinforce_entry(
             entry, confirmation, max_confirmed_by=self.config.max_confirmed_by
         )
         if outcome == "reinforced":
-            self.rewrite_file(lease, replaced={slot: changed})
+            self.tier_file.rewrite_file(lease, replaced={slot: changed})
         return ReinforceResult(outcome, changed)
 
     # -- updating ---------------------------------------------------------------------------------
@@ -108,13 +177,22 @@ class TierStore(TierFile):
             return txn.put(data, expected_revision=expected_revision)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, *, timeout: float | None = None) -> Iterator[Transaction]:
         """Hold the lock and collect changes; commit them in one write when the block ends
         (nothing is written if it raises)."""
-        with self.locked() as lease:
-            txn = Transaction(self, lease)
+        with self.locked(timeout=timeout) as txn:
             yield txn
-            txn.commit(lease)
+            txn.commit()
+
+    @contextlib.contextmanager
+    def locked(self, *, timeout: float | None = None) -> Iterator[Transaction]:
+        """Hold the store lock (waiting at most ``timeout`` seconds, else
+        :class:`~swarmq.storage.locking.LockError`) with the store read fresh under it, and
+        collect changes that are written only when the caller calls
+        :meth:`Transaction.commit` (for callers that journal between deciding and writing);
+        ``txn.lease`` fences the caller's own writes made under the same hold."""
+        with self.tier_file.locked(timeout=timeout) as lease:
+            yield Transaction(self.tier_file, lease)
 
     def rewrite(
         self,
@@ -138,9 +216,14 @@ class TierStore(TierFile):
 
     def quarantine(self, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
         """Move an entry to the quarantine sidecar (hidden from queries, kept whole)."""
-        return quarantine(self, entry_id, reason, reported_by)
+        return quarantine(self.tier_file, entry_id, reason, reported_by)
 
     def restore(self, entry_id: str, *, revalidate: bool = False) -> Entry:
         """Restore a quarantined entry where it was (re-validated only when asked) or revive an
         archived one."""
-        return restore(self, entry_id, revalidate=revalidate)
+        return restore(self.tier_file, entry_id, revalidate=revalidate)
+
+    def restore_verdict(self, entry: Entry) -> ValidationResult:
+        """What the store's current validation rules say about ``entry``'s lesson (advice,
+        unless :meth:`restore` is asked to re-validate)."""
+        return restore_verdict(self.tier_file, entry)

@@ -1,9 +1,10 @@
 """One tier's files (swarm, hive or link store): the in-memory mirror, consistent reads, the
 store lock, and every lease-bound write of the store file and its sidecars.
 
-The one public writer that :mod:`~swarmq.knowledge.store`,
-:mod:`~swarmq.knowledge.transaction` and :mod:`~swarmq.knowledge.quarantine` all
-use, so none of them reaches into another's private methods. Every write takes the lease of the
+The collaborator of :class:`~swarmq.knowledge.store.TierStore` and the one writer that
+:mod:`~swarmq.knowledge.store`, :mod:`~swarmq.knowledge.transaction`,
+:mod:`~swarmq.knowledge.quarantine` and the group commit all use, so none of them reaches into
+another's private methods. Only :mod:`swarmq.knowledge` uses it; others go through the store. Every write takes the lease of the
 store lock, so a writer whose lease lapsed is fenced off. Appends are one ``write`` + fsync;
 rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
 recording removed entries in the evicted sidecar.
@@ -110,6 +111,13 @@ class TierFile:
         )
         return listener.index
 
+    def warm(self) -> None:
+        """Refresh the mirror and build the near-duplicate and contradiction indexes."""
+        with self.mirror.mutex:
+            self.mirror.refresh()
+            _ = self.dedup
+            self.contradictions()
+
     def find_duplicate(
         self, lesson: str, *, active_only: bool = True, threshold: float | None = None
     ) -> Entry | None:
@@ -132,9 +140,10 @@ class TierFile:
     # -- locking and committing -----------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[Lease]:
-        """Hold the store lock with the mirror refreshed under it."""
-        with self.locks.hold(self.files.resource) as lease, self.mirror.mutex:
+    def locked(self, *, timeout: float | None = None) -> Iterator[Lease]:
+        """Hold the store lock (waiting at most ``timeout`` seconds) with the mirror refreshed
+        under it."""
+        with self.locks.hold(self.files.resource, timeout=timeout) as lease, self.mirror.mutex:
             self.mirror.refresh()
             yield lease
 

@@ -19,12 +19,13 @@ def id_of(item: Mapping[str, Any] | Entry) -> str:
 
 
 class Transaction:
-    """Changes to one store, committed together by :meth:`TierStore.transaction`."""
+    """Changes to one store, committed together by :meth:`TierStore.transaction` (or by
+    :meth:`commit` inside :meth:`TierStore.locked`)."""
 
-    def __init__(self, store: TierFile, lease: Lease | None = None) -> None:
+    def __init__(self, store: TierFile, lease: Lease) -> None:
         self.store = store
         self.lease = lease
-        """The store lock's lease (for sidecar writes made inside the transaction)."""
+        """The store lock's lease (it fences the commit and writes made inside the transaction)."""
         self._mirror = store.mirror
         self.replaced: dict[int, Entry] = {}
         self.removed: dict[int, str | None] = {}
@@ -94,7 +95,9 @@ class Transaction:
         self.removed[slot] = reason
         return self.replaced.pop(slot, self._mirror.slots[slot])
 
-    def commit(self, lease: Lease) -> None:
+    def commit(self) -> None:
+        """Write the collected changes in one append or one rewrite, then the FIFO trim."""
+        lease = self.lease
         if not self.replaced and not self.removed:
             if self.appended:
                 self.store.append_entries(self.appended, lease)

@@ -1,9 +1,10 @@
 """Claiming an assignment run: under the ledger lock, before or (speculatively) after ``exec``.
 
-The ordinary claim (:meth:`Claims._claim`) decides under the ledger lock before the agent
-starts. A task message that carries the mission record, on its first delivery, starts the agent
-first (:meth:`Claims._speculate`) and claims right after the spawn, so nothing the client or
-the ledger does stands before ``exec``.
+:class:`Claimant` is the claim side of a :class:`~swarmq.missions.lifecycle.MissionRunner`
+(its collaborator). The ordinary claim (:meth:`Claimant.claim`) decides under the ledger lock
+before the agent starts. A task message that carries the mission record, on its first delivery,
+starts the agent first (:meth:`Claimant.speculate`) and claims right after the spawn, so
+nothing the client or the ledger does stands before ``exec``.
 
 The speculative claim accepts only a first start: mission and assignment planning, never
 claimed, meant for this worker. Anything else (cancelled meanwhile, a duplicate, a takeover)
@@ -27,9 +28,10 @@ would kill the agent of a client that merely crashed, and would lose the mission
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -118,17 +120,23 @@ class Later:
             raise self._error
 
 
-class Claims:
-    """The claim half of :class:`~swarmq.missions.lifecycle.MissionRunner`."""
+@dataclass
+class Claimant:
+    """One run's claim on its assignment, made for one worker process: decided, committed and
+    awaited here; the token says whose claim a heartbeat or settle is."""
 
+    worker_id: str
+    ledger: Ledger
     runtime_dir: Path
     config: MissionsConfig
-    worker_id: str
     host: str
     pid: int
-    token: str
-    ledger: Ledger
-    _commit: Future[None] | Later | None
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    _commit: Future[None] | Later | None = field(default=None, init=False, repr=False)
+
+    def renew(self) -> None:
+        """Forget a refused speculative claim: a fresh token, nothing to commit."""
+        self.token, self._commit = uuid.uuid4().hex, None
 
     def _apply_claim(self, mission: Mission, assignment: Assignment) -> None:
         """The claim's change to the records: executing, one more attempt, this run's claim."""
@@ -143,11 +151,11 @@ class Claims:
         assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
                             "attempt": assignment.attempts, "heartbeatAt": iso()}
 
-    def _speculate(self, mission_id: str, assignment_id: str,
-                   record: dict[str, Any]) -> tuple[Mission, Assignment]:
+    def speculate(self, mission_id: str, assignment_id: str,
+                  record: dict[str, Any]) -> tuple[Mission, Assignment]:
         """The mission and assignment as the message has them, claimed in memory. The claim
         itself (:func:`adopt`, :func:`first_start`, commit, heartbeat file) runs at the first
-        :meth:`_claimed`, right after the spawn (the agent's first heartbeat), so it shares
+        :meth:`claimed`, right after the spawn (the agent's first heartbeat), so it shares
         neither the GIL nor the lock's round trips with the work before ``exec``; it raises
         :class:`ClaimRefused` there when it was refused."""
         try:
@@ -184,12 +192,12 @@ class Claims:
             return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
 
-    def _claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
+    def claim(self, mission_id: str, assignment_id: str) -> tuple[Mission, Assignment] | RunOutcome:
         """Decide the claim under the ledger lock; its commit (file fsync, rename, heartbeat file)
         goes on on a thread, still holding the lock, while the context loads and the agent starts.
 
         Exclusion comes from the lock, held until the rename makes the claim visible; durability
-        is awaited (:meth:`_claimed`) before anything is recorded, beaten or settled. A commit
+        is awaited (:meth:`claimed`) before anything is recorded, beaten or settled. A commit
         that fails stops the agent and fails the task like a failed claim did; a crash before it
         lands also killed the agent (it dies with this process) and the message is redelivered.
         """
@@ -206,7 +214,7 @@ class Claims:
         self._commit = in_background(commit)
         claimed = decided.result()
         if isinstance(claimed, RunOutcome):
-            self._claimed()
+            self.claimed()
             return claimed
         mission, assignment, orphan = claimed
         if pid_alive(orphan):
@@ -237,9 +245,9 @@ class Claims:
             decided.set_result((mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan))
         write_beat(self.runtime_dir, assignment_id, dict(assignment.claim or {}))
 
-    def _claimed(self) -> None:
-        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`_claim`);
-        a speculative claim is made here, by the first caller (see :meth:`_speculate`)."""
+    def claimed(self) -> None:
+        """Wait until the claim is in the ledger file and the heartbeat file (see :meth:`claim`);
+        a speculative claim is made here, by the first caller (see :meth:`speculate`)."""
         if self._commit is None:
             return
         self._commit.result()  # a failed commit raises here, as the claim's edit itself did

@@ -3,7 +3,8 @@
 Before the agent's ``exec`` only what it needs happens: a lock-free profile check, the context
 (the knowledge block a pure read) and the prompt file, plus, for any delivery but a first start,
 the claim decided under the ledger lock (its commit goes on on a thread, lock held, while the
-rest runs). A first start claims right after the spawn (:mod:`.claim`). Once the agent runs,
+rest runs). A first start claims right after the spawn. Claiming is the runner's collaborator
+:class:`~swarmq.missions.claim.Claimant`. Once the agent runs,
 before its output is read (so they precede its markers): the claim's commit or the wait for it,
 its directory fsync, the start's events, episodes and SUMMARY.md, then the knowledge block's
 record (runtime.json at the first heartbeat); all are on disk before the run can settle.
@@ -19,14 +20,12 @@ import contextlib
 import logging
 import os
 import socket
-import uuid
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from swarmq.missions.claim import SKIPPED, ClaimRefused, Claims, Later, RunOutcome
+from swarmq.missions.claim import SKIPPED, Claimant, ClaimRefused, RunOutcome
 from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.missions.context import (
     KnowledgeProvider,
@@ -55,7 +54,7 @@ S = MissionState
 log = logging.getLogger(__name__)
 
 @dataclass
-class MissionRunner(Claims):
+class MissionRunner:
     """Runs assignments of one worker; the Celery task builds one per call."""
 
     worker: WorkerConfig
@@ -79,9 +78,14 @@ class MissionRunner(Claims):
     def __post_init__(self) -> None:
         self.worker_id = self.worker.id
         self.layout = ProfileLayout(self.profiles_dir, self.shared_dir, self.worker_id)
-        self.token = uuid.uuid4().hex
-        self._commit: Future[None] | Later | None = None
+        self.claims = Claimant(self.worker_id, self.ledger, self.runtime_dir, self.config,
+                               self.host, self.pid)
         self._after_start_error: str | None = None
+
+    @property
+    def token(self) -> str:
+        """This run's claim token (in the ledger's claim and the heartbeat file)."""
+        return self.claims.token
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -95,14 +99,14 @@ class MissionRunner(Claims):
             except ClaimRefused as refused:
                 log.info("mission %s %s: speculative start refused (%s); claiming from the ledger",
                          mission_id, assignment_id, refused)
-                self.token, self._commit = uuid.uuid4().hex, None
+                self.claims.renew()
         return self._run(mission_id, assignment_id, None)
 
     def _run(self, mission_id: str, assignment_id: str, record: dict[str, Any] | None) -> RunOutcome:
         if record is not None:
-            mission, assignment = self._speculate(mission_id, assignment_id, record)
+            mission, assignment = self.claims.speculate(mission_id, assignment_id, record)
         else:
-            claimed = self._claim(mission_id, assignment_id)
+            claimed = self.claims.claim(mission_id, assignment_id)
             if isinstance(claimed, RunOutcome):
                 return claimed
             mission, assignment = claimed
@@ -125,7 +129,7 @@ class MissionRunner(Claims):
                     return outcome
                 state, reason = judge(result, recorder, worker.agent.timeout_seconds)
         except Exception as exc:  # e.g. the task's soft time limit: settle, never strand it
-            self._claimed()  # ...unless the claim never landed: then the task fails as before
+            self.claims.claimed()  # ...unless the claim never landed: then the task fails as before
             state, reason, result = S.FAILED, f"run interrupted: {type(exc).__name__}: {exc}", None
         return self._finish(mission, assignment, recorder, outcome, state, reason, result)
 
@@ -137,7 +141,7 @@ class MissionRunner(Claims):
         """
         if rec.started:
             return
-        self._claimed()
+        self.claims.claimed()
         attempt = assignment.attempts
         events = []
         if attempt == 1 and mission.assignments and mission.assignments[0].id == assignment.id:
@@ -202,7 +206,7 @@ class MissionRunner(Claims):
         )
 
     def _load_context(self, mission: Mission) -> MissionContext:
-        """Loaded while the claim commits (:meth:`_claim`); the knowledge block is a pure read,
+        """Loaded while the claim commits (:meth:`Claimant.claim`); the knowledge block is a pure read,
         recorded by ``after_start`` once the agent runs."""
         ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
                            knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
@@ -216,7 +220,7 @@ class MissionRunner(Claims):
         O(1) in the ledger's size: the heartbeat, the takeover check (whoever claims the run
         next rewrites the file with its token) and the cancel check (a stop file) are per-run files.
         """
-        self._claimed()
+        self.claims.claimed()
         runtime = self.runtime_dir
         beat = read_beat(runtime, assignment_id)
         if beat.get("token") not in (None, self.token):

@@ -1,68 +1,22 @@
 """``missions.run``: one mission assignment on its worker's direct queue ``worker.<id>``.
 
-Thin: finds which worker it runs on, builds a :class:`MissionRunner` and returns its outcome.
-Redelivery safety, the agent run and all memory writes live in ``swarmq.missions``.
+Thin: finds which worker it runs on, has :func:`swarmq.wiring.missions.runner_with_knowledge` build
+its runner and returns the outcome. Redelivery safety, the agent run and all memory writes live
+in ``swarmq.missions``; the knowledge around a run in ``swarmq.wiring.missions``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any, BinaryIO
 
-from swarmq.knowledge.acks import acknowledge
-from swarmq.knowledge.directives import prepare_directives
 from swarmq.missions.claim import RunOutcome
 from swarmq.names import FORGE_EXTRACT, MISSIONS_RUN, direct_queue, worker_of_queue
-from swarmq.roster.schema import Roster
-from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
-from swarmq.wiring.knowledge import knowledge_store
-from swarmq.wiring.ledger import abandon, mission_runner
+from swarmq.wiring.ledger import abandon
+from swarmq.wiring.missions import runner_with_knowledge
 from swarmq.workers.app import app
 from swarmq.workers.base import DeadLettered, SwarmTask
-
-RUN_TASK = MISSIONS_RUN
-FORGE_TASK = FORGE_EXTRACT
-
-
-class DeferredKnowledge:
-    """The knowledge directives block for the prompt, built from a pure read; :meth:`record`
-    (the runner's ``after_start``, once the agent runs) records what was shown like any
-    injection, so the ledger's fsync and not the knowledge record stands before ``exec``."""
-
-    def __init__(self, roster: Roster, locks: StoreLocks, agent: str | None = None) -> None:
-        self.roster, self.locks, self.agent = roster, locks, agent
-        self._pending: list[Callable[[], object]] = []
-
-    def __call__(self, query: str, budget: int) -> str:
-        prepared = prepare_directives(
-            knowledge_store(self.roster, self.locks), query, budget, agent=self.agent
-        )
-        self._pending.append(prepared.record)
-        return prepared.block
-
-    def record(self) -> None:
-        """Record every block handed out so far (each once; a failed one stays pending)."""
-        while self._pending:
-            self._pending[0]()
-            self._pending.pop(0)
-
-
-def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
-    """The transcript lines carrying acknowledgement markers (at most ``limit`` characters)."""
-    out: list[str] = []
-    size = 0
-    try:
-        with transcript.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if "KNOWLEDGE_" in line and size < limit:
-                    out.append(line)
-                    size += len(line)
-    except FileNotFoundError:
-        return ""
-    return "".join(out)
 
 
 class MissionFailed(Exception):
@@ -115,7 +69,7 @@ def first_delivery(task: SwarmTask) -> bool:
 
 
 @app.task(
-    name=RUN_TASK, bind=True, base=MissionTask, ignore_result=True
+    name=MISSIONS_RUN, bind=True, base=MissionTask, ignore_result=True
 )  # the ledger is the result
 def run_mission(
     self: MissionTask,
@@ -134,7 +88,7 @@ def run_mission(
     if worker_id is not None and here != check_id(worker_id, "workerId"):
         # Delivered to the wrong worker (e.g. sent to the family queue): forward, never run it here.
         self.app.send_task(
-            RUN_TASK,
+            MISSIONS_RUN,
             kwargs={
                 "mission_id": mission_id,
                 "assignment_id": assignment_id,
@@ -150,41 +104,21 @@ def run_mission(
     if here is None:
         raise RuntimeError("cannot tell which worker this is: set SWARMQ_WORKER_ID")
     roster = self.roster
-    locks = self.cluster.locks
-    agent = roster.worker(here).role.lower()
 
-    def after_run(outcome: RunOutcome) -> None:
-        if outcome.transcript:
-            markers = marker_lines(Path(outcome.transcript))
-            if markers:  # the agent acknowledged directives it was shown: close the loop
-                acknowledge(
-                    knowledge_store(roster, locks),
-                    markers,
-                    source="mission_agent",
-                    agent=agent,
-                )
+    def extract(outcome: RunOutcome) -> None:
         if (
             roster.missions.extract_transcripts
             and outcome.transcript
-            and FORGE_TASK in self.app.tasks
+            and FORGE_EXTRACT in self.app.tasks
         ):
             # One transcript per assignment: its id keys forge's idempotency.
             self.app.send_task(
-                FORGE_TASK,
+                FORGE_EXTRACT,
                 kwargs={"path": outcome.transcript, "key": outcome.assignment_id},
                 ignore_result=True,
             )
 
-    knowledge = DeferredKnowledge(roster, locks, agent=agent)
-    runner = mission_runner(
-        roster,
-        here,
-        locks,
-        knowledge=knowledge,
-        echo=_stdout(),
-        on_transcript=after_run,
-        after_start=knowledge.record,
-    )
+    runner = runner_with_knowledge(roster, here, self.cluster.locks, echo=_stdout(), after_run=extract)
     first = mission is not None and not resent and first_delivery(self)
     outcome = runner.run(mission_id, assignment_id, mission if first else None)
     if outcome.state == "failed":

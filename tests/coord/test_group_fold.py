@@ -75,7 +75,7 @@ def two_groups(
 
     def queue_second() -> None:
         second.start()
-        group = group_for(knowledge.swarm.mirror)
+        group = group_for(knowledge.swarm.tier_file.mirror)
         deadline = time.monotonic() + 30
         while not group._queue and time.monotonic() < deadline:
             time.sleep(0.001)

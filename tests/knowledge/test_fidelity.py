@@ -144,7 +144,7 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
     lines = [json.dumps({"id": f"e{i}", "lesson": f"lesson number {i} about git"}) for i in range(30)]
     realistic.write_store(path, lines)
     knowledge.swarm.read()
-    knowledge.swarm.dedup  # noqa: B018 - build the index so its updates are exercised too
+    knowledge.swarm.tier_file.dedup  # noqa: B018 - build the index so its updates are exercised too
     counter = 100
     for _ in range(150):
         edit = rng.choice(["change", "remove", "append", "corrupt", "swap", "torn"])
@@ -172,8 +172,8 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
         assert [e.raw for e in mirrored.entries] == [e.raw for e in fresh.entries()]
         assert [(c.line_no, c.raw) for c in mirrored.corrupt] == [
             (c.line_no, c.raw) for c in fresh.all_corrupt()]
-        index = knowledge.swarm.dedup
-        for slot, entry in knowledge.swarm.mirror.items():
+        index = knowledge.swarm.tier_file.dedup
+        for slot, entry in knowledge.swarm.tier_file.mirror.items():
             assert index.bigrams(slot) == __import__(
                 "swarmq.similarity.text", fromlist=["word_bigrams"]).word_bigrams(entry.lesson)
         if torn:

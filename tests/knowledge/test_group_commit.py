@@ -53,7 +53,7 @@ def queued_behind_lock(
     knowledge: KnowledgeStore, locks: LocalLocks, writers: int
 ) -> Iterator[None]:
     """Hold the store lock until ``writers`` adds wait for the committer (which waits for it)."""
-    group = group_for(knowledge.swarm.mirror)
+    group = group_for(knowledge.swarm.tier_file.mirror)
     with locks.hold(knowledge.swarm.files.resource):
         yield
         deadline = time.monotonic() + 30

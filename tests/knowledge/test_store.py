@@ -10,7 +10,6 @@ import pytest
 from swarmq.knowledge.errors import EntryNotFound, RestoreRefused, RevisionConflict
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.quarantine import restore_verdict
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.sidecars import values
 from tests.knowledge.conftest import Clock
@@ -151,7 +150,7 @@ def test_restore_revalidates_only_when_asked(knowledge: KnowledgeStore) -> None:
         "scope": "global", "confidence": 0.6, "status": "quarantined",
         "original_status": "established"}) + "\n")
     held = Entry(json.loads(knowledge.swarm.files.quarantined.read_text()))
-    assert restore_verdict(knowledge.swarm, held).reason == "dangerous command pattern detected"
+    assert knowledge.swarm.restore_verdict(held).reason == "dangerous command pattern detected"
     with pytest.raises(RestoreRefused, match="dangerous command"):
         knowledge.swarm.restore("q1", revalidate=True)
     restored = knowledge.swarm.restore("q1")  # quarantined by opencode-swarm: no place, appended
