@@ -29,16 +29,12 @@ from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.lesson_corpus import LessonGenerator
 from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.contradiction import has_contradiction
 from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.model import Entry, Tier
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson, new_entry, phase_confirmation, reinforce_entry
-from swarmq.knowledge.validation import (
-    check_safety,
-    check_structure,
-    has_contradiction,
-    validate_directive_fields,
-)
+from swarmq.knowledge.validation import check_safety, check_structure, validate_directive_fields
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import read_jsonl

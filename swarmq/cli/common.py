@@ -12,8 +12,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmq.cli.state import EXIT_REFUSED as EXIT_REFUSED  # exit statuses, kept importable here
-from swarmq.cli.state import EXIT_UNCONFIRMED as EXIT_UNCONFIRMED
 from swarmq.cli.state import CliState
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
 from swarmq.roster.schema import Roster

@@ -20,7 +20,8 @@ def demo(
 ) -> None:
     """Two workers, an embedded Redis and a scripted EXAMPLE agent: four missions, lessons forged,
     promoted, injected and acknowledged; then everything it started is stopped (unless --keep)."""
-    from swarmq.demo.run import DemoError, run_demo
+    from swarmq.demo.report import DemoError
+    from swarmq.demo.run import run_demo
 
     def say(line: str) -> None:
         err_console.print(f"[dim]demo:[/] {line}", highlight=False, soft_wrap=True)

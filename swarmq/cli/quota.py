@@ -10,7 +10,7 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.connection import RedisUnavailable
-from swarmq.coord.quota import QuotaUnavailable
+from swarmq.coord.quota_types import QuotaUnavailable
 
 app = typer.Typer(help="Daily LLM-call quotas shared by every worker.", no_args_is_help=True)
 

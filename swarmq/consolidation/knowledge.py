@@ -43,7 +43,7 @@ from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import Entry, Tier
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction
-from swarmq.similarity.sets import Measure
+from swarmq.similarity.measure import Measure
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease

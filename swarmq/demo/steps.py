@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.flywheel.metrics import compute_metrics
-from swarmq.forge.extract import ledger_path
+from swarmq.forge.ledger import ledger_path
 from swarmq.missions.ledger import Mission
 from swarmq.roster.loader import load_roster
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl

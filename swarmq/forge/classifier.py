@@ -25,8 +25,6 @@ from swarmq.forge.chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
-    confirmed_decision,
-    is_chatter,
     is_narration,
     is_noise,
     is_question,
@@ -42,29 +40,12 @@ from swarmq.forge.signals import (
     RULE_WORDS,
     TYPES,
     KnowledgeClass,
-    has_signal,
-    has_signal_words,
     knowledge_class,
     mentions,
-    tokens_of,
     words,
 )
 
-__all__ = [
-    "DEFAULT_MIN_CONFIDENCE",
-    "MAX_CHARS",
-    "MIN_CHARS",
-    "KnowledgeClass",
-    "Verdict",
-    "classify",
-    "clean",
-    "confirmed_decision",
-    "has_signal",
-    "has_signal_words",
-    "is_chatter",
-    "tokens_of",
-    "words",
-]
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "MAX_CHARS", "MIN_CHARS", "Verdict", "classify"]
 
 DEFAULT_MIN_CONFIDENCE = 0.6
 

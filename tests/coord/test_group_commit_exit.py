@@ -21,7 +21,9 @@ SCRIPT = textwrap.dedent(
     import sys, threading, redis
     from pathlib import Path
     from swarmq.coord.locks import RedisLocks
-    from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+    from swarmq.knowledge.config import KnowledgeConfig
+    from swarmq.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.reinforcement import NewLesson
 
     url, swarm, root, late = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4] == "late"
     locks = RedisLocks(redis.Redis.from_url(url), swarm, lease_seconds=30)

@@ -16,7 +16,9 @@ WRITER = textwrap.dedent(
     """
     import sys, threading
     from pathlib import Path
-    from swarmq.knowledge import KnowledgeConfig, KnowledgeStore, NewLesson
+    from swarmq.knowledge.config import KnowledgeConfig
+    from swarmq.knowledge.project import KnowledgeStore
+    from swarmq.knowledge.reinforcement import NewLesson
     from swarmq.storage.locking import LocalLocks
 
     root, run = Path(sys.argv[1]), int(sys.argv[2])

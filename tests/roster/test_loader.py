@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from swarmq.coord.quota_config import QuotaWindow
-from swarmq.roster import RosterError, load_report, load_roster
+from swarmq.roster.loader import RosterError, load_report, load_roster
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import pytest
 import redis
 import yaml
 
-from swarmq.roster import load_roster
+from swarmq.roster.loader import load_roster
 from swarmq.workers.processes import host_dir
 from tests.coord.redis_server import free_port
 from tests.support import REPO, write_roster
