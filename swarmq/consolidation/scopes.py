@@ -16,6 +16,7 @@ from typing import Protocol
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
 from swarmq.consolidation.learnings import consolidate_learnings
+from swarmq.errors import InvalidInput
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeSettings, KnowledgeStore
 from swarmq.storage.locking import StoreLocks
@@ -33,8 +34,8 @@ class ConsolidationSettings(KnowledgeSettings, Protocol):
 SCOPES: tuple[str, ...] = ("swarm", "hive", "learnings")
 
 
-class UnknownScope(ValueError):
-    pass
+class UnknownScope(InvalidInput):
+    """A scope name that is neither ``swarm``, ``hive``, ``learnings`` nor a known project."""
 
 
 def scopes_for(roster: ConsolidationSettings) -> list[str]:

@@ -15,6 +15,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeGuard
 
+from swarmq.errors import InvalidInput
 from swarmq.knowledge.serialize import dumps_js
 
 
@@ -129,7 +130,7 @@ V2_OUTCOME_DEFAULTS: tuple[tuple[str, str | None], ...] = (
 _PRIORITIES = frozenset(p.value for p in DirectivePriority)
 
 
-class EntryShapeError(ValueError):
+class EntryShapeError(InvalidInput):
     """A JSON line that cannot be a knowledge entry (kept as a corrupt line, never dropped)."""
 
 

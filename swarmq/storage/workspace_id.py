@@ -26,6 +26,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmq.errors import Unavailable
+
 ID_FILE = ".swarmq-workspace"
 """Name of the id file at the root of a workspace (or other canonical root)."""
 
@@ -34,7 +36,7 @@ LOCK_MODES = ("cluster", "single-host")
 _HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-class WorkspaceIdError(ValueError):
+class WorkspaceIdError(Unavailable, ValueError):
     """An id file exists but cannot be used; the message names the file."""
 
 
