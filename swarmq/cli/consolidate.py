@@ -19,7 +19,6 @@ from swarmq.consolidation.knowledge import ScopeReport
 from swarmq.consolidation.plan import Reason
 from swarmq.consolidation.scopes import (
     SCOPES,
-    UnknownScope,
     check_scope,
     run_scope,
     scopes_for,
@@ -122,10 +121,7 @@ def consolidate(
 ) -> None:
     """Merge duplicates, supersede outdated or contradicted entries, link complements."""
     roster = load(ctx)
-    try:
-        scopes = [check_scope(s) for s in scope] if scope else scopes_for(roster)
-    except UnknownScope as exc:
-        fail(str(exc))
+    scopes = [check_scope(s) for s in scope] if scope else scopes_for(roster)
     if not scopes:
         fail("consolidation is disabled (consolidation.enabled: false) and no --scope was given")
     if enqueue:
