@@ -114,7 +114,6 @@ DIRECTIVE_KEY_ORDER: tuple[str, ...] = (
 )
 """Order of optional keys after the base keys when swarmq creates an entry."""
 
-V1_OUTCOME_KEYS = ("applied_count", "succeeded_after_count", "failed_after_count")
 V2_OUTCOME_DEFAULTS: tuple[tuple[str, str | None], ...] = (
     ("shown_count", "applied_count"),
     ("acknowledged_count", None),

@@ -100,18 +100,6 @@ def ensure_root_id(root: Path, locks: str) -> RootId:
     return created
 
 
-def set_lock_mode(root: Path, locks: str) -> RootId:
-    """Record a new lock mode at ``root``, keeping its id (an operator's explicit switch)."""
-    current = ensure_root_id(root, locks)
-    if current.locks == locks:
-        return current
-    path = Path(root) / ID_FILE
-    tmp = path.with_name(f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    tmp.write_text(json.dumps({"id": current.id, "locks": locks}) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return RootId(current.root, current.id, locks)
-
-
 _FOUND: dict[str, tuple[str, str]] = {}
 """Directory (real path) → (root real path, root id), for roots already found. Ids never
 change, so a found root stays valid; misses are not cached (the id may appear later)."""
