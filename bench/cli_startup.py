@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO, console, save, table
-from bench.knowledge_add import build_store
+from bench.knowledge_store import build_store
 from bench.lesson_corpus import LessonGenerator
 
 BARE_TYPER = '''import typer

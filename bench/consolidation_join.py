@@ -34,7 +34,8 @@ from bench.common import save
 from bench.lesson_corpus import generate
 from swarmq.similarity.brute import pairwise_join, token_set
 from swarmq.similarity.join import JoinStats, similarity_join
-from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.measure import Measure
+from swarmq.similarity.sets import encode
 from swarmq.similarity.text import bigram_jaccard, jaccard, word_tokens
 
 PairSet = set[tuple[int, int]]

@@ -27,42 +27,18 @@ from typing import Any
 
 from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
+from bench.knowledge_store import CONFIG, build_store, warm
 from bench.lesson_corpus import LessonGenerator
-from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.contradiction import has_contradiction
 from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.model import Entry, Tier
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson, new_entry, phase_confirmation, reinforce_entry
-from swarmq.knowledge.validation import (
-    check_safety,
-    check_structure,
-    has_contradiction,
-    validate_directive_fields,
-)
+from swarmq.knowledge.validation import check_safety, check_structure, validate_directive_fields
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import read_jsonl
 from swarmq.storage.locking import LocalLocks
-
-CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_enabled=False, rejected_max_entries=10**9)
-
-
-def build_store(path: Path, lessons: list[str]) -> None:
-    """Write ``lessons`` as curator-shaped entries (no validation: a store as found on disk)."""
-    at = iso()
-    lines = [
-        new_entry(
-            NewLesson(text or "(empty)"),
-            tier=Tier.SWARM,
-            project_name="bench",
-            phase=1,
-            at=at,
-            config=CONFIG,
-        ).line()
-        for text in lessons
-    ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def workload(generator: LessonGenerator, stored: list[str], ops: int) -> list[str]:
@@ -120,11 +96,6 @@ def baseline_add(path: Path, rejected: Path, lesson: str, phase: int) -> str:
     has_contradiction(lesson, [e.lesson for e in entries], CONFIG.validation_mode)
     append_lines(path, [entry.line()])
     return "added"
-
-
-def warm(knowledge: KnowledgeStore) -> None:
-    """Load the mirror and build the near-duplicate and contradiction indexes."""
-    knowledge.swarm.warm()
 
 
 def run(root: Path, entries: int, ops: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.knowledge_store import build_store, warm
 from swarmq.knowledge.model import Entry, Tier
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson, new_entry, phase_confirmation, reinforce_entry
@@ -105,8 +106,6 @@ def _writer_process(
     swarm: str = "",
 ) -> None:
     """One worker process: warm the store, wait for the start, run one thread per job list."""
-    from bench.knowledge_add import warm
-
     locks: StoreLocks = LocalLocks(root / "locks")
     if redis_url:  # what workers use (they refuse single-host locks)
         import redis
@@ -152,8 +151,6 @@ def run_writers(
 ) -> dict[str, Any]:
     """Add ``lessons`` with ``procs`` × ``threads`` writers into a store of ``stored``; check
     every decision against :class:`ScanReference` in commit order."""
-    from bench.knowledge_add import build_store
-
     build_store(root / ".swarm" / "knowledge.jsonl", stored)
     # A worker's workspace carries its id file (``ensure_identity`` at start); without one every
     # lock hold walks to / looking for it (about 1 ms a hold), which no worker pays.

@@ -24,8 +24,9 @@ from pathlib import Path
 import redis
 
 from bench.common import BENCH_REDIS_URL, save, scratch_swarm, table
-from swarmq.coord.quota import QuotaError, QuotaGate
+from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_types import QuotaError
 from swarmq.coord.ratelimit import RequestRateLimiter
 from swarmq.curation.enrich import Enricher
 from swarmq.curation.fallback import deterministic_directives

@@ -56,7 +56,6 @@ from swarmq.wiring.ledger import mission_ledger
 if TYPE_CHECKING:
     from celery import Celery
 
-RUN_TASK = MISSIONS_RUN
 LIVENESS_TTL_SECONDS = 3.0
 
 
@@ -316,7 +315,7 @@ class MissionClient:
         queue = worker.direct_queue
         kwargs: dict[str, Any] = {"mission_id": mission.id, "assignment_id": assignment.id, "worker_id": worker.id}
         kwargs.update({"resent": True} if resent else {"mission": mission.dump()})
-        self.celery.send_task(RUN_TASK, kwargs=kwargs, task_id=assignment.id, queue=queue, routing_key=queue,
+        self.celery.send_task(MISSIONS_RUN, kwargs=kwargs, task_id=assignment.id, queue=queue, routing_key=queue,
                               ignore_result=True, **options)
 
     def _snapshot(self, spec: MissionSpec) -> LedgerDoc:

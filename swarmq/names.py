@@ -1,7 +1,7 @@
 """Every name two layers must agree on, defined once: task names, quota names, queue names.
 
-The lowest module of the package (it imports nothing of swarmq), so `memory/` may use it
-without importing Celery, and a name changed here changes everywhere, the way arq keeps its
+The lowest module of the package (it imports nothing of swarmq), so the domain packages may use
+it without importing Celery, and a name changed here changes everywhere, the way arq keeps its
 key prefixes in one constants module.
 """
 
@@ -24,11 +24,18 @@ DEAD_LETTER_QUEUE = "dead_letter"
 OPS_PING = "ops.ping"
 MISSIONS_RUN = "missions.run"
 FORGE_EXTRACT = "forge.extract"
+FORGE_CLOSE_LOOP = "forge.close_loop"
 CURATOR_ENRICH = "curator.enrich"
 SKILLS_IMPROVE = "skills.improve"
 SKILLS_GENERATE = "skills.generate"
 CONSOLIDATION_SCOPE = "consolidation.scope"
 CONSOLIDATION_NIGHTLY = "consolidation.nightly"
+MATURITY_SWEEP = "maturity.sweep"
+MATURITY_KNOWLEDGE_ADD = "maturity.knowledge_add"
+MATURITY_KNOWLEDGE_REINFORCE = "maturity.knowledge_reinforce"
+MATURITY_KNOWLEDGE_QUARANTINE = "maturity.knowledge_quarantine"
+MATURITY_KNOWLEDGE_RESTORE = "maturity.knowledge_restore"
+MATURITY_KNOWLEDGE_ACK = "maturity.knowledge_ack"
 
 TASK_MODULES: list[str] = [
     "swarmq.tasks.ops",

@@ -54,3 +54,43 @@ def test_families_keep_the_builtin_bases_callers_catch() -> None:
     assert issubclass(EntryNotFound, KeyError) and issubclass(TransitionError, ValueError)
     assert issubclass(LockError, RuntimeError) and not issubclass(Unavailable, ValueError)
     assert not issubclass(Conflict, Unavailable)
+
+
+INTERNAL: dict[str, str] = {
+    "swarmq.curation.reply.ReplyRejected": "a model reply refused; enrich records it, never raises it",
+    "swarmq.forge.llm.InvalidReply": "a model reply refused; llm_candidates records it",
+    "swarmq.missions.claim.ClaimRefused": "a speculative start the runner declines and logs",
+    "swarmq.roster.yamlsafe.YamlLimit": "a YAML error the loader turns into a RosterError",
+    "swarmq.skills.improver.InventoryFailed": "reported in the ImproveReport, never raised out",
+    "swarmq.tasks.missions.MissionFailed": "ends a Celery task as FAILURE inside the worker",
+    "swarmq.workers.base.DeadLettered": "ends a Celery task whose message went to dead letters",
+}
+"""Exception classes that never leave swarmq to a caller: each is caught where it is raised or
+ends a Celery task inside the worker. A private class (``_Name``) is internal by its name."""
+
+
+def _exception_classes() -> dict[str, type[BaseException]]:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import swarmq
+
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(swarmq.__path__, "swarmq."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (inspect.isclass(value) and issubclass(value, BaseException)
+                    and value.__module__ == info.name and not name.startswith("_")):
+                found[f"{info.name}.{name}"] = value
+    return found
+
+
+def test_every_exception_a_caller_can_meet_is_a_swarmq_error() -> None:
+    classes = _exception_classes()
+    outside = sorted(name for name, cls in classes.items()
+                     if not issubclass(cls, SwarmqError) and name not in INTERNAL)
+    assert outside == [], "put each under a family of swarmq.errors, or in INTERNAL with a reason"
+    assert set(INTERNAL) <= set(classes), "an INTERNAL entry names a class that is gone"

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from swarmq.cli.lazy import LazyGroup
-from swarmq.cli.state import CliState, run_guarded
+from swarmq.cli.state import CliState
 
 app = typer.Typer(
     name="swarmq",
@@ -40,4 +40,4 @@ def _root(
 
 
 def main() -> None:
-    run_guarded(app)
+    app()

@@ -12,8 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmq.cli.state import EXIT_REFUSED as EXIT_REFUSED  # exit statuses, kept importable here
-from swarmq.cli.state import EXIT_UNCONFIRMED as EXIT_UNCONFIRMED
+from swarmq.cli.errors import EXIT_ERROR, report
 from swarmq.cli.state import CliState
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
 from swarmq.roster.schema import Roster
@@ -51,8 +50,9 @@ def state(ctx: typer.Context) -> CliState:
     return root.obj
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """Exit with ``code`` after one line on stderr; the message is plain text, never markup."""
+    report("error:", message)
     raise typer.Exit(code)
 
 
@@ -130,13 +130,12 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     from swarmq.coord.lockmode import UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.storage.locking import LockError
-    from swarmq.storage.workspace_id import WorkspaceIdError
 
     try:
         if cluster is not None:
             return select(roster.cluster_config(), cluster)
         locks = select(roster.cluster_config(), lazy=True)
-    except (LockError, WorkspaceIdError) as exc:
+    except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
     if isinstance(locks, UnreachableLocks):
         err_console.print(

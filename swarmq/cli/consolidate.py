@@ -17,7 +17,7 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
 from swarmq.consolidation.items import Reason
 from swarmq.consolidation.knowledge import ScopeReport
-from swarmq.consolidation.scopes import SCOPES, UnknownScope, check_scope
+from swarmq.consolidation.scopes import SCOPES, check_scope
 from swarmq.names import CONSOLIDATION_SCOPE
 from swarmq.roster.schema import Roster
 from swarmq.wiring.consolidation import roster_scopes, run_roster_scope
@@ -117,10 +117,7 @@ def consolidate(
 ) -> None:
     """Merge duplicates, supersede outdated or contradicted entries, link complements."""
     roster = load(ctx)
-    try:
-        scopes = [check_scope(s) for s in scope] if scope else roster_scopes(roster)
-    except UnknownScope as exc:
-        fail(str(exc))
+    scopes = [check_scope(s) for s in scope] if scope else roster_scopes(roster)
     if not scopes:
         fail("consolidation is disabled (consolidation.enabled: false) and no --scope was given")
     if enqueue:

@@ -9,7 +9,6 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.cli.jobs import cluster_or_none, submit
-from swarmq.knowledge.errors import KnowledgeError
 from swarmq.names import CURATOR_ENRICH
 from swarmq.wiring.llm import run_enrichment
 
@@ -36,12 +35,9 @@ def curate(
     else:
         cluster = cluster_or_none(roster)
         with console.status("enriching…") as status:
-            try:
-                report = run_enrichment(roster, store_locks(roster, cluster), cluster, task_id="cli",
-                                        entry_ids=ids or None, max_batches=max_batches,
-                                        progress=status.update)
-            except KnowledgeError as exc:
-                fail(str(exc))
+            report = run_enrichment(roster, store_locks(roster, cluster), cluster, task_id="cli",
+                                    entry_ids=ids or None, max_batches=max_batches,
+                                    progress=status.update)
     if as_json:
         emit_json(report)
     else:

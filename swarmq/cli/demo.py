@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail
+from swarmq.cli.common import JsonOption, console, emit_json, err_console
 
 
 def demo(
@@ -20,15 +20,12 @@ def demo(
 ) -> None:
     """Two workers, an embedded Redis and a scripted EXAMPLE agent: four missions, lessons forged,
     promoted, injected and acknowledged; then everything it started is stopped (unless --keep)."""
-    from swarmq.demo.run import DemoError, run_demo
+    from swarmq.demo.run import run_demo
 
     def say(line: str) -> None:
         err_console.print(f"[dim]demo:[/] {line}", highlight=False, soft_wrap=True)
 
-    try:
-        report = run_demo(directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout)
-    except DemoError as exc:
-        fail(str(exc))
+    report = run_demo(directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout)
     if as_json:
         emit_json(report.as_dict())
         return

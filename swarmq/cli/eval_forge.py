@@ -118,12 +118,9 @@ def forge(
     """Run forge over labelled real sessions in a scratch workspace; precision, recall, F1."""
     if split not in SPLITS:
         fail(f"unknown split {split!r}; one of {', '.join(SPLITS)}")
-    try:
-        result = evaluate(labels, split=split)
-        swept = sweep(labels, split=split) if sweep_thresholds else None
-        changes = compare(_load(baseline), result) if baseline is not None else None
-    except LabelsError as exc:
-        fail(str(exc))
+    result = evaluate(labels, split=split)
+    swept = sweep(labels, split=split) if sweep_thresholds else None
+    changes = compare(_load(baseline), result) if baseline is not None else None
     if as_json:
         emit_json(
             result.as_dict(verbose=verbose)

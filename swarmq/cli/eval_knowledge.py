@@ -16,7 +16,6 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, fail
 from swarmq.eval.knowledge import (
     SPLITS,
-    LabelError,
     Labels,
     evaluate_consolidation,
     evaluate_injection,
@@ -31,10 +30,7 @@ VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show every
 def _labels(path: Path, split: str) -> Labels:
     if split not in SPLITS:
         fail(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
-    try:
-        return load_labels(path)
-    except LabelError as exc:
-        fail(str(exc))
+    return load_labels(path)
 
 
 def consolidate(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOption = False,

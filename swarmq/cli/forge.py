@@ -23,7 +23,8 @@ from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail,
 from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
-from swarmq.forge.extract import ForgeResult, forge_transcript
+from swarmq.forge.extract import forge_transcript
+from swarmq.forge.ledger import ForgeResult
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.transcripts.detect import TranscriptFormatError

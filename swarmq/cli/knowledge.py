@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
-from swarmq.knowledge.errors import EntryNotFound, InvalidEntry, ReceiptChainBroken, RestoreRefused
+from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
@@ -145,10 +145,7 @@ def reinforce(ctx: typer.Context, entry_id: str,
     if tier == "hive":
         from swarmq.knowledge.hive import confirm_hive_entry
 
-        try:
-            entry, changed = confirm_hive_entry(store, entry_id)
-        except EntryNotFound as exc:
-            fail(str(exc))
+        entry, changed = confirm_hive_entry(store, entry_id)
         emit_dict({"outcome": "confirmed" if changed else "already_confirmed_project", "id": entry_id,
                    "encounter_score": entry.encounter_score, "status": entry.status}, as_json, "reinforce")
         return
@@ -169,7 +166,7 @@ def quarantine(ctx: typer.Context, entry_id: str,
     """Hide an entry from queries (kept whole in the quarantine sidecar)."""
     try:
         entry = knowledge(ctx).tier(tier).quarantine(entry_id, reason, reported_by)
-    except (EntryNotFound, ValueError) as exc:
+    except ValueError as exc:  # an unknown --reported-by
         fail(str(exc))
     emit_dict({"outcome": "quarantined", "id": entry.id, "reason": entry.get("quarantine_reason")},
               as_json, "quarantine")
@@ -187,10 +184,7 @@ def restore(
     """Restore a quarantined entry in place, or revive an archived one; says what the current
     validation rules think of the lesson."""
     store = knowledge(ctx).tier(tier)
-    try:
-        entry = store.restore(entry_id, revalidate=revalidate)
-    except (EntryNotFound, RestoreRefused) as exc:
-        fail(str(exc))
+    entry = store.restore(entry_id, revalidate=revalidate)
     verdict = store.restore_verdict(entry)
     emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status,
                "validation": verdict.severity or "ok", "reason": verdict.reason}, as_json, "restore")
@@ -208,15 +202,12 @@ def promote(
     from swarmq.knowledge.hive import promote_from_swarm, promote_lesson
 
     store = knowledge(ctx)
-    try:
-        if from_swarm:
-            entry = promote_from_swarm(store, from_swarm)
-        elif lesson:
-            entry = promote_lesson(store, lesson, category)
-        else:
-            fail("give a lesson or --from-swarm <id>")
-    except (EntryNotFound, InvalidEntry) as exc:
-        fail(str(exc))
+    if from_swarm:
+        entry = promote_from_swarm(store, from_swarm)
+    elif lesson:
+        entry = promote_lesson(store, lesson, category)
+    else:
+        fail("give a lesson or --from-swarm <id>")
     emit_dict({"outcome": "promoted", "id": entry.id, "lesson": entry.lesson}, as_json, "promote")
 
 
@@ -312,10 +303,7 @@ def ack(
         if file is None:
             fail("give the text or --file")
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    try:
-        results = acknowledge(knowledge(ctx), text, source=source, agent=agent)
-    except ReceiptChainBroken as exc:
-        fail(str(exc))
+    results = acknowledge(knowledge(ctx), text, source=source, agent=agent)
     if as_json:
         emit_json([r.as_dict() for r in results])
         return

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from swarmq.cli.errors import exit_for
+from swarmq.errors import SwarmqError
+
 if TYPE_CHECKING:  # typer vendors click since 0.29; only the annotations need its types
     from typer._click import Command, Context, HelpFormatter
 
@@ -123,7 +126,9 @@ class LazyCommands(MutableMapping[str, "Command"]):
 class LazyGroup(TyperGroup):
     """A typer group whose top-level commands come from ``COMMANDS``, imported when they run.
 
-    Its help lists each command from the table without importing it."""
+    Its help lists each command from the table without importing it. It is also where every
+    error swarmq raises on purpose ends: :func:`swarmq.cli.errors.exit_for` turns it into one
+    line and its family's exit status."""
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -142,6 +147,12 @@ class LazyGroup(TyperGroup):
         if self._describing and spec is not None and cmd_name not in commands.loaded:
             return TyperCommand(cmd_name, help=spec.help)  # a help line, not the command
         return commands.get(cmd_name)
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SwarmqError as exc:
+            exit_for(exc)
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         self._describing = True

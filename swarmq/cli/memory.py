@@ -10,8 +10,8 @@ import typer
 from rich.markup import escape
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
-from swarmq.profiles.search import Scope, SearchError, memory_search
-from swarmq.storage.paths import UnsafePathError, check_id
+from swarmq.profiles.search import Scope, memory_search
+from swarmq.storage.paths import check_id
 
 app = typer.Typer(help="Worker and shared swarm memory (Swarm2 layout).", no_args_is_help=True)
 
@@ -37,20 +37,17 @@ def search(
         try:
             check_id(worker, "worker id")
             roster.worker(worker)
-        except (UnsafePathError, KeyError) as exc:
+        except KeyError as exc:  # a worker the roster does not name
             fail(str(exc))
     if scope is Scope.WORKER and worker is None:
         fail("--scope worker needs --worker")
-    try:
-        searcher = memory_search(roster.profiles_dir, roster.shared_dir)
-        if reindex:
-            searcher.index.refresh()
-        result = searcher.search(
-            query, scope=scope, worker_id=worker, limit=limit,
-            budget_chars=budget or roster.missions.search_budget_chars,
-        )  # fmt: skip
-    except SearchError as exc:
-        fail(str(exc))
+    searcher = memory_search(roster.profiles_dir, roster.shared_dir)
+    if reindex:
+        searcher.index.refresh()
+    result = searcher.search(
+        query, scope=scope, worker_id=worker, limit=limit,
+        budget_chars=budget or roster.missions.search_budget_chars,
+    )  # fmt: skip
     if as_json:
         emit_json({"query": query, "scope": scope.value, "workerId": worker, "truncated": result.truncated,
                    "results": [hit.as_dict() for hit in result.hits]})  # fmt: skip

@@ -9,7 +9,6 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load
 from swarmq.client import MissionClient
-from swarmq.errors import SwarmqError
 from swarmq.missions.ledger import Mission
 from swarmq.missions.states import MissionState
 
@@ -24,10 +23,11 @@ def _client(ctx: typer.Context) -> MissionClient:
 
 
 def _run(action: Any) -> Any:
-    """Domain errors become one red line and exit status 1 (never a traceback)."""
+    """Builtin lookup and value errors become one red line and exit status 1, as swarmq's own
+    errors do in :func:`swarmq.cli.errors.exit_for` (a KeyError shows its message unquoted)."""
     try:
         return action()
-    except (SwarmqError, ValueError, LookupError) as exc:
+    except (ValueError, LookupError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
 
 

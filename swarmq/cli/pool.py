@@ -9,13 +9,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, console, emit_json, load, store_locks
 from swarmq.flywheel.bridge import publish
 from swarmq.flywheel.citations import citation_stats, pool_key
 from swarmq.flywheel.closeloop import promote_candidate, reject_candidate
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import PoolStatus, QualityTier
-from swarmq.flywheel.pool import Pool, PoolError
+from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.promotion import promotion_gate
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
@@ -65,10 +65,7 @@ def list_(
 def show(ctx: typer.Context, candidate_id: str, as_json: bool = JsonOption) -> None:
     """One candidate in full: score, rubric, source span, review."""
     roster = load(ctx)
-    try:
-        entry = Pool(layout_for(roster)).require(candidate_id)
-    except PoolError as exc:
-        fail(str(exc))
+    entry = Pool(layout_for(roster)).require(candidate_id)
     if as_json:
         emit_json({"status": entry.status.value, "path": str(entry.path), **entry.data})
         return
@@ -98,11 +95,8 @@ def promote(
     roster = load(ctx)
     locks = store_locks(roster)
     layout = layout_for(roster)
-    try:
-        entry = Pool(layout).require(candidate_id)
-        done = promote_candidate(layout, locks, candidate_id, roster.flywheel, force=force)
-    except PoolError as exc:
-        fail(str(exc))
+    entry = Pool(layout).require(candidate_id)
+    done = promote_candidate(layout, locks, candidate_id, roster.flywheel, force=force)
     out: dict[str, Any] = done.as_dict()
     sink = knowledge_sink(roster, locks)
     if sink is not None and not done.deduplicated:
@@ -127,11 +121,8 @@ def reject(
 ) -> None:
     """Move a candidate to pool/rejected (kept for audit)."""
     roster = load(ctx)
-    try:
-        path = reject_candidate(layout_for(roster), store_locks(roster), candidate_id, reason,
-                                reviewer=reviewer or getpass.getuser())
-    except PoolError as exc:
-        fail(str(exc))
+    path = reject_candidate(layout_for(roster), store_locks(roster), candidate_id, reason,
+                            reviewer=reviewer or getpass.getuser())
     if as_json:
         emit_json({"candidate_id": candidate_id, "status": "rejected", "path": path})
     else:

@@ -12,7 +12,7 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
 from swarmq.cli.quota import quota_table
 from swarmq.roster.schema import Roster
-from swarmq.workers.launcher import Action, LaunchError, Supervisor
+from swarmq.workers.launcher import Action, Supervisor
 from swarmq.workers.processes import celery_hostname, flower_url
 
 
@@ -103,10 +103,7 @@ def up(
     for problem in agents:
         err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
     supervisor = _supervisor(ctx, roster, no_tmux)
-    try:
-        result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
-    except LaunchError as exc:
-        fail(str(exc))
+    result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
     _prepare_profiles(roster)
     answered = _wait_for_workers(roster, wait) if wait > 0 else {}
     if as_json:

@@ -10,10 +10,8 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
 from swarmq.cli.jobs import cluster_or_none, short, submit
-from swarmq.knowledge.errors import KnowledgeError
 from swarmq.names import SKILLS_IMPROVE
 from swarmq.skills.compiler import SkillWrite
-from swarmq.skills.layout import UnsafeSkillPath
 from swarmq.wiring.llm import compiler_for, run_improver
 
 app = typer.Typer(help="Generated skills: compile mature knowledge into SKILL.md files.", no_args_is_help=True)
@@ -33,7 +31,7 @@ def _compiler(ctx: typer.Context) -> Any:
 def _guard(action: Any) -> Any:
     try:
         return action()
-    except (UnsafeSkillPath, KnowledgeError, OSError) as exc:
+    except OSError as exc:  # swarmq's own errors go to swarmq.cli.errors
         fail(str(exc))
 
 

@@ -45,7 +45,7 @@ from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry, Tier
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.sets import Measure
+from swarmq.similarity.measure import Measure
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease

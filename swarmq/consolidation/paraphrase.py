@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from swarmq.similarity.join import similarity_join, weighted_overlaps
+from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import term_text
-from swarmq.similarity.sets import Measure, TokenSets, encode
+from swarmq.similarity.sets import TokenSets, encode
 
 if TYPE_CHECKING:
     from swarmq.consolidation.config import ConsolidationConfig

@@ -47,7 +47,8 @@ from swarmq.consolidation.items import (
 )
 from swarmq.consolidation.paraphrase import Paraphrases
 from swarmq.similarity.join import join_texts, similarity_join
-from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.measure import Measure
+from swarmq.similarity.sets import encode
 from swarmq.similarity.text import bigram_jaccard
 
 _SPACES = re.compile(r"\s+")

@@ -15,6 +15,7 @@ from pathlib import Path
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
 from swarmq.consolidation.learnings import consolidate_learnings
+from swarmq.errors import InvalidInput
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import StoreLocks
@@ -22,8 +23,8 @@ from swarmq.storage.locking import StoreLocks
 SCOPES: tuple[str, ...] = ("swarm", "hive", "learnings")
 
 
-class UnknownScope(ValueError):
-    pass
+class UnknownScope(InvalidInput):
+    """A scope name that is neither ``swarm``, ``hive``, ``learnings`` nor a known project."""
 
 
 def scopes_for(config: ConsolidationConfig, *, hive_enabled: bool) -> list[str]:

@@ -105,5 +105,3 @@ TRANSIENT: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.Timeo
 """Errors that mean "Redis is not there", as opposed to a bug or a script error."""
 
 
-def as_int(value: Any) -> int:
-    return int(value.decode() if isinstance(value, bytes) else value)

@@ -36,10 +36,6 @@ def quota_held(swarm: str, name: str, window: str) -> str:
     return f"{quota_prefix(swarm, name)}{window}:held"
 
 
-def quota_pattern(swarm: str) -> str:
-    return f"{prefix(swarm)}quota:*"
-
-
 def lock(swarm: str, resource: str) -> str:
     """Owner token of a store lock, with a PX lease."""
     return f"{prefix(swarm)}lock:{{{_tag(resource)}}}"

@@ -9,12 +9,12 @@ unreachable Redis is an error naming the URL, never a silent fallback.
 
 from __future__ import annotations
 
-__all__ = ["LockModeMismatch", "UnreachableLocks", "ensure_identity", "store_locks"]
+__all__ = ["UnreachableLocks", "store_locks"]
 
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from swarmq.coord.identity import LockModeMismatch, ensure_identity
+from swarmq.coord.identity import ensure_identity
 from swarmq.coord.settings import ClusterConfig
 from swarmq.storage.locking import Lease, LocalLocks, LockError, StoreLocks
 

@@ -15,14 +15,10 @@ from collections.abc import Iterable
 import redis
 
 from swarmq.coord import keys
+from swarmq.coord.connection import lua_source
 
 REFRESH_SECONDS = 2.0
 TTL_SECONDS = 6.0
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 def announce(client: redis.Redis, swarm: str, worker_id: str, node: str) -> None:
@@ -32,7 +28,7 @@ def announce(client: redis.Redis, swarm: str, worker_id: str, node: str) -> None
 
 def withdraw(client: redis.Redis, swarm: str, worker_id: str, node: str) -> None:
     """Drop the key if it is still this node's (another node with the same id keeps its own)."""
-    client.eval(_RELEASE, 1, keys.presence(swarm, worker_id), node)
+    client.eval(lua_source("lock_release"), 1, keys.presence(swarm, worker_id), node)
 
 
 def present(client: redis.Redis, swarm: str, worker_ids: Iterable[str]) -> set[str]:

@@ -50,19 +50,7 @@ from swarmq.coord.quota_types import (
 from swarmq.coord.windows import Window, WindowCache, zone_for
 from swarmq.storage.atomic import SIDE_DIR
 
-__all__ = [
-    "GRACE_MS",
-    "LeaseLost",
-    "QuotaError",
-    "QuotaExhausted",
-    "QuotaGate",
-    "QuotaSlot",
-    "QuotaStatus",
-    "QuotaUnavailable",
-    "Reservation",
-    "ScriptCall",
-    "flush_mirrors",
-]
+__all__ = ["GRACE_MS", "QuotaGate", "flush_mirrors"]
 
 GRACE_MS = 2 * 86_400_000
 """Window keys outlive their day by two days, enough for late starts and for inspection."""

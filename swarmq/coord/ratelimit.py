@@ -16,13 +16,14 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.connection import TRANSIENT, redact, script
+from swarmq.errors import Unavailable
 
 
-class RateLimitTimeout(TimeoutError):
+class RateLimitTimeout(Unavailable, TimeoutError):
     """Waiting for a token would exceed the caller's patience."""
 
 
-class RateLimitUnavailable(ConnectionError):
+class RateLimitUnavailable(Unavailable, ConnectionError):
     """Redis cannot be reached: fail closed, no request goes out."""
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swarmq.errors import Unavailable
+
 Say = Callable[[str], None]
 
 MISSIONS = (
@@ -23,7 +25,7 @@ MISSIONS = (
 )
 
 
-class DemoError(RuntimeError):
+class DemoError(Unavailable, RuntimeError):
     """A step did not happen in time; the message says which and where to look."""
 
 

@@ -20,7 +20,7 @@ a lesson does not wait the usual 24 hours before it can be promoted.
 
 from __future__ import annotations
 
-__all__ = ["MISSIONS", "DemoError", "DemoReport", "Say", "run_demo", "wait_for"]
+__all__ = ["run_demo"]
 
 import contextlib
 import os
@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from swarmq.demo import example_agent
-from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
+from swarmq.demo.report import DemoError, DemoReport, Say
 from swarmq.demo.steps import DemoSwarm
 
 

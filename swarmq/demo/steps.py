@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from swarmq.demo.report import MISSIONS, DemoError, DemoReport, Say, wait_for
 from swarmq.flywheel.metrics import compute_metrics
-from swarmq.forge.extract import ledger_path
+from swarmq.forge.ledger import ledger_path
 from swarmq.missions.ledger import Mission
+from swarmq.names import FORGE_CLOSE_LOOP
 from swarmq.roster.loader import load_roster
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.wiring.flywheel import layout_for
@@ -130,7 +131,7 @@ class DemoSwarm:
 
     def _close_loop(self, why: str) -> dict[str, Any]:
         assert self.celery is not None
-        result: dict[str, Any] = self.celery.send_task("forge.close_loop").get(timeout=self.timeout)
+        result: dict[str, Any] = self.celery.send_task(FORGE_CLOSE_LOOP).get(timeout=self.timeout)
         ingest = result["ingest"]
         self.report.pooled += int(ingest["added"])
         self.report.promoted += [p["artifact_path"] for p in result["promoted"]]

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import Counts
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
@@ -34,7 +35,7 @@ from swarmq.storage.locking import LocalLocks
 SPLITS = ("tune", "held-out", "all")
 
 
-class LabelsError(ValueError):
+class LabelsError(InvalidInput):
     """The labels file is not what :func:`load_labels` expects; the message says where."""
 
 

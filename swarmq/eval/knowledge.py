@@ -22,6 +22,7 @@ from typing import Any
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import ActionKind
 from swarmq.consolidation.knowledge import consolidate_tier
+from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import Counts, HitRate
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.inject import inject
@@ -34,7 +35,7 @@ SPLITS = ("held", "tune", "all")
 TOP_K = 3
 
 
-class LabelError(ValueError):
+class LabelError(InvalidInput):
     """A labels file that cannot be used, naming the file and the item."""
 
 

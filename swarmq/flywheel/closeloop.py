@@ -38,7 +38,7 @@ from swarmq.flywheel.maturity import (
 )
 from swarmq.flywheel.metrics import compute_metrics, write_baseline
 from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier
-from swarmq.flywheel.pool import Pool, PoolError
+from swarmq.flywheel.pool import CandidateConflict, Pool, PoolError
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.promotion import Promotion, promote, promotion_gate
 from swarmq.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
@@ -250,11 +250,11 @@ def promote_candidate(
     with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
         entry = pool.require(candidate_id)
         if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
-            raise PoolError(f"{candidate_id}: a {entry.status.value} candidate cannot be promoted")
+            raise CandidateConflict(f"{candidate_id}: a {entry.status.value} candidate cannot be promoted")
         if not force:
             gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, config.gate_rules())
             if not gate.passed:
-                raise PoolError(f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override")
+                raise CandidateConflict(f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override")
         staged = pool.stage(entry, min_tier=QualityTier.DISCARD if force else QualityTier.BRONZE, lease=pool_lease)
         return promote(pool, staged, PromotedIndex(layout), pool_lease=pool_lease,
                        learnings_lease=learnings_lease, now=now)
@@ -267,5 +267,5 @@ def reject_candidate(layout: AgentsLayout, locks: StoreLocks, candidate_id: str,
     with locks.hold(layout.pool_lock) as lease:
         entry = pool.require(candidate_id)
         if entry.status is PoolStatus.REJECTED:
-            raise PoolError(f"{candidate_id}: already rejected")
+            raise CandidateConflict(f"{candidate_id}: already rejected")
         return str(pool.reject(entry, reason, reviewer=reviewer, lease=lease).path)

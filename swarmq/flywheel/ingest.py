@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.flywheel.content import content_hash
-from swarmq.flywheel.model import ZERO_TIME, PoolStatus, parse_time, rfc3339, tier_config
+from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339, tier_config
 from swarmq.flywheel.pending import (
     LearningBlock,
     candidate_id,
@@ -194,4 +194,4 @@ def _file_processed(layout: AgentsLayout, path: Path, text: str, lease: Lease | 
     rename_file(path, target, lease=lease, store=layout.knowledge)
 
 
-__all__ = ["IngestResult", "PoolStatus", "build_candidate", "ingest_pending", "pending_files"]
+__all__ = ["IngestResult", "build_candidate", "ingest_pending", "pending_files"]

@@ -115,9 +115,6 @@ STATUS_PRECEDENCE = (PoolStatus.REJECTED, PoolStatus.ARCHIVED, PoolStatus.STAGED
 
 CANDIDATE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 MAX_REASON_LENGTH = 1000
-MAX_SUPERSESSION_DEPTH = 3
-
-
 class Maturity(StrEnum):
     """CASS maturity of a promoted learning."""
 
@@ -152,9 +149,6 @@ ALPHA = 0.1
 INITIAL_UTILITY = 0.5
 LAMBDA = 0.5
 """Utility versus relevance balance when ranking lookups."""
-DEFAULT_DELTA = 0.17
-
-
 def update_utility(utility: float, reward: float, alpha: float = ALPHA) -> float:
     return (1.0 - alpha) * utility + alpha * reward
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError
 from swarmq.flywheel.model import (
     CANDIDATE_ID,
     MAX_REASON_LENGTH,
@@ -36,13 +37,26 @@ CHAIN_FILE = "chain.jsonl"
 PROMOTED_INDEX_FILE = "promoted-index.jsonl"
 
 
-class PoolError(ValueError):
-    """A pool operation that is not allowed (unknown id, wrong status, tier too low)."""
+class PoolError(SwarmqError, ValueError):
+    """A pool operation that is not allowed: the root of the three below."""
+
+
+class InvalidCandidate(PoolError, InvalidInput):
+    """A candidate id, reason or note that breaks its rules (400)."""
+
+
+class CandidateNotFound(PoolError, NotFound):
+    """No candidate with that id in the pool (404)."""
+
+
+class CandidateConflict(PoolError, Conflict):
+    """The candidate's status forbids the step (already reviewed, rejected, held by the gate,
+    tier too low) (409)."""
 
 
 def check_candidate_id(candidate_id: str) -> str:
     if not isinstance(candidate_id, str) or CANDIDATE_ID.fullmatch(candidate_id) is None:
-        raise PoolError(
+        raise InvalidCandidate(
             f"candidate id {candidate_id!r} is not allowed: use 1-128 ASCII letters, digits, '_' or '-'"
         )
     return candidate_id
@@ -178,7 +192,7 @@ class Pool:
     def require(self, candidate_id: str) -> PoolEntry:
         entry = self.get(candidate_id)
         if entry is None:
-            raise PoolError(f"no candidate {candidate_id!r} in {self.root}")
+            raise CandidateNotFound(f"no candidate {candidate_id!r} in {self.root}")
         return entry
 
     def exists(self, candidate_id: str) -> bool:
@@ -247,9 +261,9 @@ class Pool:
 
     def stage(self, entry: PoolEntry, *, min_tier: QualityTier = QualityTier.BRONZE, lease: Lease | None) -> PoolEntry:
         if entry.status is PoolStatus.REJECTED:
-            raise PoolError(f"{entry.id}: a rejected candidate cannot be staged")
+            raise CandidateConflict(f"{entry.id}: a rejected candidate cannot be staged")
         if tier_rank(entry.tier) < tier_rank(min_tier):
-            raise PoolError(f"{entry.id}: tier {entry.tier} is below the minimum {min_tier.value}")
+            raise CandidateConflict(f"{entry.id}: tier {entry.tier} is below the minimum {min_tier.value}")
         if entry.status is PoolStatus.STAGED:
             return entry
         previous = entry.status
@@ -259,7 +273,7 @@ class Pool:
 
     def reject(self, entry: PoolEntry, reason: str, *, reviewer: str = "", lease: Lease | None) -> PoolEntry:
         if len(reason) > MAX_REASON_LENGTH:
-            raise PoolError(f"rejection reason is {len(reason)} characters; at most {MAX_REASON_LENGTH}")
+            raise InvalidCandidate(f"rejection reason is {len(reason)} characters; at most {MAX_REASON_LENGTH}")
         previous = entry.status
         entry.data["human_review"] = {"reviewed": True, "approved": False, "reviewer": reviewer or None,
                                       "notes": reason, "reviewed_at": rfc3339()}
@@ -272,9 +286,9 @@ class Pool:
     def approve(self, entry: PoolEntry, note: str = "", *, reviewer: str = "", lease: Lease | None) -> PoolEntry:
         review = entry.human_review
         if review and review.get("reviewed"):
-            raise PoolError(f"{entry.id}: already reviewed by {review.get('reviewer') or 'someone'}")
+            raise CandidateConflict(f"{entry.id}: already reviewed by {review.get('reviewer') or 'someone'}")
         if len(note) > MAX_REASON_LENGTH:
-            raise PoolError(f"approval note is {len(note)} characters; at most {MAX_REASON_LENGTH}")
+            raise InvalidCandidate(f"approval note is {len(note)} characters; at most {MAX_REASON_LENGTH}")
         entry.data["human_review"] = {k: v for k, v in {
             "reviewed": True, "approved": True, "reviewer": reviewer or None, "notes": note or None,
             "reviewed_at": rfc3339()}.items() if v is not None}

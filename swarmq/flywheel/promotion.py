@@ -20,7 +20,7 @@ from swarmq.flywheel.artifacts import render_artifact
 from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import KnowledgeType, PoolStatus, QualityTier
-from swarmq.flywheel.pool import Pool, PoolEntry, PoolError
+from swarmq.flywheel.pool import CandidateConflict, Pool, PoolEntry
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.store import AgentsLayout, write_file
 from swarmq.storage.locking import Lease
@@ -102,7 +102,7 @@ def promote(
                    to_status=PoolStatus.STAGED.value)
         entry = PoolEntry(entry.data, PoolStatus.STAGED, entry.path)
     if entry.status is not PoolStatus.STAGED:
-        raise PoolError(f"{entry.id}: only staged candidates are promoted (status {entry.status.value})")
+        raise CandidateConflict(f"{entry.id}: only staged candidates are promoted (status {entry.status.value})")
     digest = content_hash(entry.content)
     known = promoted.lookup(digest)
     if known is not None:

@@ -23,7 +23,8 @@ from swarmq.flywheel.sessions import Problems, pending_queue_path, queued_snippe
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
-from swarmq.forge.extract import EMPTY_HASH, ForgeResult, already_forged, write_candidates
+from swarmq.forge.extract import EMPTY_HASH
+from swarmq.forge.ledger import ForgeResult, already_forged, write_candidates
 from swarmq.forge.pending_file import ForgedCandidate
 from swarmq.storage.locking import StoreLocks
 

@@ -25,8 +25,6 @@ from swarmq.forge.chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
-    confirmed_decision,
-    is_chatter,
     is_narration,
     is_noise,
     is_question,
@@ -43,28 +41,12 @@ from swarmq.forge.signals import (
     RULE_WORDS,
     TYPES,
     KnowledgeClass,
-    has_signal,
-    has_signal_words,
     knowledge_class,
     mentions,
-    tokens_of,
     words,
 )
 
-__all__ = [
-    "MAX_CHARS",
-    "MIN_CHARS",
-    "KnowledgeClass",
-    "Verdict",
-    "classify",
-    "clean",
-    "confirmed_decision",
-    "has_signal",
-    "has_signal_words",
-    "is_chatter",
-    "tokens_of",
-    "words",
-]
+__all__ = ["MAX_CHARS", "MIN_CHARS", "Verdict", "classify"]
 
 MIN_CHARS = 30
 

@@ -22,15 +22,13 @@ from pathlib import Path
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge.classifier import classify, confirmed_decision, has_signal_words, tokens_of
+from swarmq.forge.chatter import confirmed_decision
+from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.ledger import (
     ForgeResult,
     already_forged,
     file_fingerprint,
-    forged_hashes,
-    index_path,
-    ledger_path,
     passages_path,
     write_candidates,
 )
@@ -40,6 +38,7 @@ from swarmq.forge.passages import passages
 from swarmq.forge.pending_file import ForgedCandidate
 from swarmq.forge.reports import opens_report
 from swarmq.forge.sequences import Sequence, SequenceMiner
+from swarmq.forge.signals import has_signal_words, tokens_of
 from swarmq.forge.templates import (
     SeenPassages,
     coded_diagnostics,
@@ -60,19 +59,7 @@ SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
 UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
 
-__all__ = [
-    "EMPTY_HASH",
-    "ForgeResult",
-    "already_forged",
-    "extract_candidates",
-    "forge_transcript",
-    "forged_hashes",
-    "index_path",
-    "ledger_path",
-    "minable",
-    "passages_path",
-    "write_candidates",
-]
+__all__ = ["EMPTY_HASH", "extract_candidates", "forge_transcript", "minable"]
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:

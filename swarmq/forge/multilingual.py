@@ -108,7 +108,6 @@ HEDGE = re.compile(
     re.IGNORECASE,
 )
 """Hedging: what the speaker is not sure of is not yet a finding."""
-SENTENCE_END = "。！？"
 LATIN_ANCHORS = frozenset(
     {
         "decidimos",

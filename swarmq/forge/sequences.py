@@ -346,4 +346,4 @@ class SequenceMiner:
         self.unresolved = []
 
 
-__all__ = ["Sequence", "SequenceMiner", "error_excerpt", "summarise_call"]
+__all__ = ["Sequence", "SequenceMiner"]

@@ -15,6 +15,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeGuard
 
+from swarmq.errors import InvalidInput
 from swarmq.knowledge.serialize import dumps_js
 
 
@@ -116,7 +117,6 @@ DIRECTIVE_KEY_ORDER: tuple[str, ...] = (
 )
 """Order of optional keys after the base keys when swarmq creates an entry."""
 
-V1_OUTCOME_KEYS = ("applied_count", "succeeded_after_count", "failed_after_count")
 V2_OUTCOME_DEFAULTS: tuple[tuple[str, str | None], ...] = (
     ("shown_count", "applied_count"),
     ("acknowledged_count", None),
@@ -132,7 +132,7 @@ V2_OUTCOME_DEFAULTS: tuple[tuple[str, str | None], ...] = (
 _PRIORITIES = frozenset(p.value for p in DirectivePriority)
 
 
-class EntryShapeError(ValueError):
+class EntryShapeError(InvalidInput):
     """A JSON line that cannot be a knowledge entry (kept as a corrupt line, never dropped)."""
 
 

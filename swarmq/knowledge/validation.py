@@ -22,14 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from swarmq.knowledge.config import ValidationMode
-from swarmq.knowledge.contradiction import NEGATION_PAIRS as NEGATION_PAIRS
-from swarmq.knowledge.contradiction import NEGATION_PHRASES as NEGATION_PHRASES
 from swarmq.knowledge.contradiction import (
     ContradictionIndex,
     has_contradiction,
     normalize_semantic,
 )
-from swarmq.knowledge.contradiction import negation_contexts as negation_contexts
 from swarmq.knowledge.model import Category, DirectivePriority
 from swarmq.knowledge.tags import JS_SPACE
 

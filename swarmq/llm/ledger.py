@@ -8,7 +8,6 @@ on one host never interleave; the summary skips a torn line instead of failing.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -142,5 +141,3 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def dumps_rows(rows: list[UsageRow]) -> str:
-    return json.dumps([r.as_dict() for r in rows], indent=2)

@@ -27,8 +27,6 @@ from typing import BinaryIO
 
 from swarmq.storage.clock import iso
 
-PLACEHOLDERS = ("{prompt}", "{prompt_file}", "{worker_id}", "{mission_id}", "{assignment_id}")
-
 
 @dataclass
 class AgentResult:

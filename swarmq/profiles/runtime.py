@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,3 @@ def ensure_runtime(layout: ProfileLayout, locks: StoreLocks) -> None:
         update_runtime(layout, locks, state=IDLE, currentMissionId=None, currentAssignmentId=None)
 
 
-def runtime_claim() -> dict[str, Any]:
-    """Who is writing: host and pid, for runtime.json and the ledger's assignment claims."""
-    return {"host": socket.gethostname(), "pid": os.getpid()}

@@ -23,13 +23,11 @@ from swarmq.storage.paths import check_id
 __all__ = [
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
-    "Hit",
     "MemorySearch",
     "Scope",
     "SearchError",
     "SearchResult",
     "memory_search",
-    "normalize",
     "tokenize",
 ]
 

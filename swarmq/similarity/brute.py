@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmq.similarity.sets import Measure
+from swarmq.similarity.measure import Measure
 from swarmq.similarity.text import jaccard, word_bigrams, word_tokens
 
 

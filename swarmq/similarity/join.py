@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from swarmq.similarity.sets import IntArray, Measure, TokenSets, encode
+from swarmq.similarity.measure import Measure
+from swarmq.similarity.sets import IntArray, TokenSets, encode
 
 FloatArray = npt.NDArray[np.float64]
 WordArray = npt.NDArray[np.uint64]

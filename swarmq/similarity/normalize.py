@@ -11,10 +11,7 @@ English stop words dropped, each word reduced to its Snowball stem (``validates`
 from __future__ import annotations
 
 import functools
-import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
 
 import snowballstemmer
 
@@ -57,24 +54,6 @@ def term_text(text: str) -> str:
 
 
 Vector = dict[str, float]
-
-
-def idf_table(documents: Iterable[Iterable[str]]) -> tuple[dict[str, float], int]:
-    """Smoothed inverse document frequency of every term, and the number of documents."""
-    df: Counter[str] = Counter()
-    n = 0
-    for doc in documents:
-        df.update(set(doc))
-        n += 1
-    return {t: math.log((1 + n) / (1 + c)) + 1.0 for t, c in df.items()}, n
-
-
-def tfidf(doc: Sequence[str], idf: Mapping[str, float], default: float) -> Vector:
-    """Sublinear-tf × idf, L2-normalised."""
-    counts = Counter(doc)
-    vector = {t: (1.0 + math.log(c)) * idf.get(t, default) for t, c in counts.items()}
-    norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
-    return {t: v / norm for t, v in vector.items()}
 
 
 def cosine(a: Vector, b: Vector) -> float:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-# Measure lived here; it moved so the roster's settings can name one without numpy.
-from swarmq.similarity.measure import Measure as Measure
+from swarmq.similarity.measure import Measure
 
 IntArray = npt.NDArray[np.int64]
 

@@ -164,6 +164,3 @@ def starts_with_bom(path: Path) -> bool:
         return False
 
 
-def dumps_compact(value: object) -> str:
-    """Compact JSON with literal non-ASCII, as JavaScript's ``JSON.stringify`` writes it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

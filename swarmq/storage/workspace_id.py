@@ -26,6 +26,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmq.errors import Unavailable
+
 ID_FILE = ".swarmq-workspace"
 """Name of the id file at the root of a workspace (or other canonical root)."""
 
@@ -34,7 +36,7 @@ LOCK_MODES = ("cluster", "single-host")
 _HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-class WorkspaceIdError(ValueError):
+class WorkspaceIdError(Unavailable, ValueError):
     """An id file exists but cannot be used; the message names the file."""
 
 
@@ -96,18 +98,6 @@ def ensure_root_id(root: Path, locks: str) -> RootId:
     created = read_root_id(root)
     assert created is not None
     return created
-
-
-def set_lock_mode(root: Path, locks: str) -> RootId:
-    """Record a new lock mode at ``root``, keeping its id (an operator's explicit switch)."""
-    current = ensure_root_id(root, locks)
-    if current.locks == locks:
-        return current
-    path = Path(root) / ID_FILE
-    tmp = path.with_name(f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    tmp.write_text(json.dumps({"id": current.id, "locks": locks}) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return RootId(current.root, current.id, locks)
 
 
 _FOUND: dict[str, tuple[str, str]] = {}

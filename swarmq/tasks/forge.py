@@ -12,7 +12,7 @@ from typing import Any
 
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
-from swarmq.names import FORGE_EXTRACT
+from swarmq.names import FORGE_CLOSE_LOOP, FORGE_EXTRACT
 from swarmq.storage.paths import check_id
 from swarmq.wiring.flywheel import (
     forge_completer,
@@ -23,12 +23,10 @@ from swarmq.wiring.flywheel import (
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
 
-EXTRACT_TASK = FORGE_EXTRACT
-CLOSE_LOOP_TASK = "forge.close_loop"
 FORMATS = ("claude-code", "codex-rollout", "codex-history", "markdown")
 
 
-@app.task(name=EXTRACT_TASK, bind=True)
+@app.task(name=FORGE_EXTRACT, bind=True)
 def extract(self: SwarmTask, path: str, key: str | None = None, fmt: str | None = None,
             force: bool = False) -> dict[str, Any]:
     """Forge one transcript; ``key`` (a mission id) defaults to the transcript's path."""
@@ -55,7 +53,7 @@ def extract(self: SwarmTask, path: str, key: str | None = None, fmt: str | None 
     return out
 
 
-@app.task(name=CLOSE_LOOP_TASK, bind=True)
+@app.task(name=FORGE_CLOSE_LOOP, bind=True)
 def close_loop(self: SwarmTask) -> dict[str, Any]:
     """Forge AgentOps' session-close queue, then ingest, feedback, promote, mature and measure once."""
     roster = self.roster

@@ -14,6 +14,14 @@ from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.maintenance import sweep
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.names import (
+    MATURITY_KNOWLEDGE_ACK,
+    MATURITY_KNOWLEDGE_ADD,
+    MATURITY_KNOWLEDGE_QUARANTINE,
+    MATURITY_KNOWLEDGE_REINFORCE,
+    MATURITY_KNOWLEDGE_RESTORE,
+    MATURITY_SWEEP,
+)
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
@@ -23,14 +31,14 @@ def knowledge_for(task: SwarmTask) -> KnowledgeStore:
     return knowledge_store(task.roster, task.cluster.locks)
 
 
-@app.task(name="maturity.sweep", bind=True)
+@app.task(name=MATURITY_SWEEP, bind=True)
 def sweep_task(self: SwarmTask, phase: int | str | None = None) -> dict[str, Any]:
     """TTL ageing, stale todos, promotion, caps and hive promotion, once per phase key
     (``plan.json``'s current phase, else the UTC day)."""
     return sweep(knowledge_for(self), phase).as_dict()
 
 
-@app.task(name="maturity.knowledge_add", bind=True)
+@app.task(name=MATURITY_KNOWLEDGE_ADD, bind=True)
 def knowledge_add(self: SwarmTask, lesson: str, category: str | None = None,
                   tags: list[str] | None = None, phase: int | None = None,
                   confidence: float | None = None, auto_generated: bool = True,
@@ -45,14 +53,14 @@ def knowledge_add(self: SwarmTask, lesson: str, category: str | None = None,
             "reason": result.reason, "layer": result.validation.layer}
 
 
-@app.task(name="maturity.knowledge_reinforce", bind=True)
+@app.task(name=MATURITY_KNOWLEDGE_REINFORCE, bind=True)
 def knowledge_reinforce(self: SwarmTask, entry_id: str, phase: int) -> dict[str, Any]:
     result = knowledge_for(self).swarm.reinforce(entry_id, phase)
     return {"outcome": result.outcome, "id": entry_id,
             "confirmations": len(result.entry.confirmed_by) if result.entry else 0}
 
 
-@app.task(name="maturity.knowledge_quarantine", bind=True)
+@app.task(name=MATURITY_KNOWLEDGE_QUARANTINE, bind=True)
 def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
                          reported_by: str = "auto") -> dict[str, Any]:
     from swarmq.knowledge.errors import EntryNotFound
@@ -64,7 +72,7 @@ def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
     return {"outcome": "quarantined", "id": entry.id}
 
 
-@app.task(name="maturity.knowledge_restore", bind=True)
+@app.task(name=MATURITY_KNOWLEDGE_RESTORE, bind=True)
 def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) -> dict[str, Any]:
     from swarmq.knowledge.errors import EntryNotFound, RestoreRefused
 
@@ -77,7 +85,7 @@ def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) 
     return {"outcome": "restored", "id": entry.id, "status": entry.status}
 
 
-@app.task(name="maturity.knowledge_ack", bind=True)
+@app.task(name=MATURITY_KNOWLEDGE_ACK, bind=True)
 def knowledge_ack(self: SwarmTask, text: str, agent: str | None = None,
                   source: str = "architect_marker") -> dict[str, Any]:
     """Commit the acknowledgement markers found in an agent's output."""

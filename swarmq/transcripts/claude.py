@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.transcripts.model import (
     Message,
     MessageKind,
-    ReadOptions,
     ReadReport,
     ToolSink,
     TranscriptFormat,
@@ -55,12 +54,16 @@ _META_PREFIXES = (
 )
 
 
-def read_claude(path: Path, report: ReadReport, **options: Unpack[ReadOptions]) -> Iterator[Message]:
+def read_claude(
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
+    tools: ToolSink | None = None,
+) -> Iterator[Message]:
     """Yield the messages of a Claude Code session file in file order; kinds in ``skip`` are
     numbered and counted but not built; skipped tool calls and results go to ``tools`` if given."""
-    max_line_bytes = options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
-    skip = options.get("skip", frozenset())
-    tools = options.get("tools")
     index = 0
     counts: dict[str, int] = {}
     tool_call = tools.call if tools is not None else None

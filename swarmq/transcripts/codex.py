@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
-from swarmq.transcripts.model import Message, MessageKind, ReadOptions, ReadReport, ToolSink
+from swarmq.transcripts.model import Message, MessageKind, ReadReport, ToolSink
 from swarmq.transcripts.values import clip, compact, reports_failure, text_of
 
 ENVELOPE_TYPES = frozenset(
@@ -104,12 +104,16 @@ class _Emitter:
 
 
 def read_codex_rollout(
-    path: Path, report: ReadReport, **options: Unpack[ReadOptions]
+    path: Path,
+    report: ReadReport,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    skip: frozenset[MessageKind] = frozenset(),
+    tools: ToolSink | None = None,
 ) -> Iterator[Message]:
     """Yield the messages of a Codex rollout file, either generation (``skip`` and ``tools`` as
     for Claude)."""
-    out = _Emitter(report, options.get("skip", frozenset()), options.get("tools"))
-    max_line_bytes = options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
+    out = _Emitter(report, skip, tools)
     for line_no, record in iter_json_records(path, report, max_line_bytes=max_line_bytes):
         rtype = record.get("type")
         if "payload" in record and isinstance(rtype, str):

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from swarmq.errors import InvalidInput
 from swarmq.transcripts.model import TranscriptFormat
 
 SNIFF_LINES = 32
@@ -22,7 +23,7 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-histo
 _CODEX_ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 
 
-class TranscriptFormatError(ValueError):
+class TranscriptFormatError(InvalidInput):
     """The file is JSON Lines but no reader recognises its records."""
 
 

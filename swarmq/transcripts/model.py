@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
 
 
 class TranscriptFormat(StrEnum):
@@ -77,16 +77,6 @@ class ToolSink(Protocol):
 
     def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
         """The next tool result: its (clipped) text, whether it reports failure, and its place."""
-
-
-class ReadOptions(TypedDict, total=False):
-    """How a reader reads, the same keywords for every format: the longest line kept
-    (``max_line_bytes``), the kinds numbered but not built (``skip``), and where skipped tool
-    traffic goes (``tools``; formats without tool traffic ignore it)."""
-
-    max_line_bytes: int
-    skip: frozenset[MessageKind]
-    tools: ToolSink | None
 
 
 MAX_PROBLEM_SAMPLES = 20

@@ -63,7 +63,10 @@ class Transcript:
 
 
 def open_transcript(
-    path: Path | str, fmt: TranscriptFormat | str | None = None, **options: int
+    path: Path | str,
+    fmt: TranscriptFormat | str | None = None,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Transcript:
     """Open ``path``, detecting its format unless ``fmt`` names it."""
-    return Transcript(path, fmt, **options)
+    return Transcript(path, fmt, max_line_bytes=max_line_bytes)

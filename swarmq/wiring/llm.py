@@ -13,7 +13,7 @@ from typing import Any
 
 from swarmq.completion.port import NO_PROVIDER
 from swarmq.coord.cluster import Cluster
-from swarmq.coord.quota import QuotaError
+from swarmq.coord.quota_types import QuotaError
 from swarmq.coord.ratelimit import RequestRateLimiter
 from swarmq.curation.enrich import Enricher
 from swarmq.curation.state import EnrichmentState

@@ -25,7 +25,7 @@ from celery.beat import PersistentScheduler, ScheduleEntry
 
 from swarmq.coord import keys
 from swarmq.coord.cluster import current
-from swarmq.coord.connection import TRANSIENT
+from swarmq.coord.connection import TRANSIENT, lua_source
 from swarmq.storage.clock import iso, parse_iso
 from swarmq.workers.hosts import beat_stop_key
 
@@ -34,18 +34,6 @@ log = logging.getLogger(__name__)
 LEASE_ENV = "SWARMQ_BEAT_LEASE_SECONDS"
 DEFAULT_LEASE_SECONDS = 60
 
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
 
 
 def lease_seconds() -> float:
@@ -63,10 +51,6 @@ def lease_seconds() -> float:
 def last_runs_key(swarm: str) -> str:
     """Hash entry name → ISO time of its last run, shared by every beat of the swarm."""
     return f"{keys.beat_lock(swarm)}:last-run"
-
-
-class BeatAlreadyRunning(SystemExit):
-    """Kept for callers that catch it; a second beat now waits as a standby instead."""
 
 
 class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
@@ -118,7 +102,8 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
 
     def _renew(self) -> None:
         client = self._client()
-        if not client.eval(_RENEW, 1, self._lease_key(), self._holder, int(self._lease)):
+        renew = lua_source("lock_renew")  # the lease is a lock: compare-and-renew, in ms
+        if not client.eval(renew, 1, self._lease_key(), self._holder, int(self._lease) * 1000):
             self._held = False
             self._announced = False
             log.warning("beat: lost the lease (expired or taken over); standing by")
@@ -181,5 +166,5 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         finally:
             if self._held:
                 with contextlib.suppress(*TRANSIENT):
-                    self._client().eval(_RELEASE, 1, self._lease_key(), self._holder)
+                    self._client().eval(lua_source("lock_release"), 1, self._lease_key(), self._holder)
                 self._held = False

@@ -18,12 +18,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from swarmq.coord.connection import answers, redact
+from swarmq.errors import Unavailable
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
-class EmbeddedRedisError(RuntimeError):
-    pass
+class EmbeddedRedisError(Unavailable, RuntimeError):
+    """The embedded Redis could not be found, started or reached."""
 
 
 @dataclass(frozen=True)

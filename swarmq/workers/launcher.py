@@ -19,6 +19,7 @@ from pathlib import Path
 
 from swarmq.coord import keys
 from swarmq.coord.connection import RedisUnavailable, answers, connect, redact
+from swarmq.errors import Unavailable
 from swarmq.roster.schema import Roster
 from swarmq.storage.procs import pid_alive
 from swarmq.workers import digest, embedded_redis, logpipe
@@ -40,8 +41,8 @@ from swarmq.workers.tmux import TmuxHost, tmux_available
 Notify = Callable[[str], None]
 
 
-class LaunchError(RuntimeError):
-    pass
+class LaunchError(Unavailable, RuntimeError):
+    """A process ``up`` needs (Redis, a worker session) could not be started."""
 
 
 @dataclass

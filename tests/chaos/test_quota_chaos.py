@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarmq.coord.quota import LeaseLost, QuotaExhausted, QuotaGate, QuotaUnavailable
+from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_types import LeaseLost, QuotaExhausted, QuotaUnavailable
 from tests.coord.redis_server import RedisServer
 
 MAX = 30

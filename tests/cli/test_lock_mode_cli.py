@@ -12,7 +12,7 @@ import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
-from swarmq.cli.common import EXIT_REFUSED
+from swarmq.cli.errors import EXIT_REFUSED
 from swarmq.storage.workspace_id import ID_FILE
 from tests.coord.redis_server import free_port
 from tests.support import REPO, write_roster

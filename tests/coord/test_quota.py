@@ -14,8 +14,9 @@ import pytest
 import redis
 
 from swarmq.coord import keys
-from swarmq.coord.quota import LeaseLost, QuotaExhausted, QuotaGate, QuotaUnavailable
+from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_types import LeaseLost, QuotaExhausted, QuotaUnavailable
 from swarmq.coord.windows import day_start, window_for
 from tests.coord.redis_server import RedisServer
 

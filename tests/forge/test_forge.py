@@ -8,7 +8,8 @@ from pathlib import Path
 from swarmq.flywheel.pending import file_date, parse_learning_blocks
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
-from swarmq.forge.extract import forge_transcript, forged_hashes
+from swarmq.forge.extract import forge_transcript
+from swarmq.forge.ledger import forged_hashes
 from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

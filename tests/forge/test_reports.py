@@ -9,7 +9,8 @@ import pytest
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.classifier import classify
-from swarmq.forge.extract import forge_transcript, passages_path
+from swarmq.forge.extract import forge_transcript
+from swarmq.forge.ledger import passages_path
 from swarmq.forge.reports import is_change_report, standing_note
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge.calls import error_excerpt, summarise_call
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript
-from swarmq.forge.sequences import error_excerpt, summarise_call
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession, codex_old_rollout
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 import pytest
 
 from swarmq.knowledge.config import ValidationMode
+from swarmq.knowledge.contradiction import ContradictionIndex, has_contradiction, negation_contexts
 from swarmq.knowledge.tags import infer_category, infer_tags
 from swarmq.knowledge.validation import (
-    ContradictionIndex,
     check_actionability,
-    has_contradiction,
     js_length,
-    negation_contexts,
     validate_directive_fields,
     validate_lesson,
 )

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import redis
 
-from swarmq.coord.quota import QuotaError, QuotaGate
+from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
+from swarmq.coord.quota_types import QuotaError
 from swarmq.llm.ledger import LLMLedger
 from swarmq.llm.metered import MeteredCompleter, RequestLimiter, RetryPolicy
 from swarmq.llm.openai_compat import OpenAICompatible

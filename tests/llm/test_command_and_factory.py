@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from swarmq.completion.port import CompletionFailed, ProviderUnreachable
-from swarmq.coord.quota import QuotaError
+from swarmq.coord.quota_types import QuotaError
 from swarmq.llm.command import CommandProvider
 from swarmq.llm.config import LLMConfig
 from swarmq.llm.errors import LLMConfigError

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from swarmq.similarity.brute import pairwise_join, token_set
 from swarmq.similarity.join import JoinResult, join_texts
-from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.measure import Measure
+from swarmq.similarity.sets import encode
 
 MEASURES = list(Measure)
 THRESHOLDS = [0.05, 0.3, 1 / 3, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.85, 0.9, 1.0]

@@ -11,8 +11,9 @@ import pytest
 
 from swarmq.consolidation.paraphrase import idf_weights
 from swarmq.similarity.join import weighted_overlaps
+from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import STOP_WORDS, term_text, terms
-from swarmq.similarity.sets import Measure, encode
+from swarmq.similarity.sets import encode
 
 
 @pytest.mark.parametrize(("text", "expected"), [
