@@ -57,10 +57,10 @@ def test_families_keep_the_builtin_bases_callers_catch() -> None:
 
 
 INTERNAL: dict[str, str] = {
-    "swarmq.curation.reply.ReplyRejected": "a model reply refused; enrich records it, never raises it",
+    "swarmq.curation._reply.ReplyRejected": "a model reply refused; enrich records it, never raises it",
     "swarmq.forge.llm.InvalidReply": "a model reply refused; llm_candidates records it",
     "swarmq.missions.claim.ClaimRefused": "a speculative start the runner declines and logs",
-    "swarmq.roster.yamlsafe.YamlLimit": "a YAML error the loader turns into a RosterError",
+    "swarmq.roster._yamlsafe.YamlLimit": "a YAML error the loader turns into a RosterError",
     "swarmq.skills.improver.InventoryFailed": "reported in the ImproveReport, never raised out",
     "swarmq.tasks.missions.MissionFailed": "ends a Celery task as FAILURE inside the worker",
     "swarmq.workers.base.DeadLettered": "ends a Celery task whose message went to dead letters",

@@ -20,16 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.events import (
+from swarmq.consolidation._events import (
     ENTRY_CHANGED,
     RUN_ABORTED,
     RUN_COMMITTED,
     RUN_STARTED,
     EventLog,
 )
-from swarmq.consolidation.items import Action, ActionKind, Item, Plan
-from swarmq.consolidation.merge import (
+from swarmq.consolidation._merge import (
     KEEP_APART,
     RUN_KEY,
     SUPERSEDED_BY,
@@ -38,8 +36,10 @@ from swarmq.consolidation.merge import (
     strength,
     supersede_entries,
 )
-from swarmq.consolidation.plan import Planner
-from swarmq.consolidation.templates import template_key
+from swarmq.consolidation._plan import Planner
+from swarmq.consolidation._templates import template_key
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.knowledge.contradiction import pair_contradicts
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from swarmq.consolidation._learnings import consolidate_learnings
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import ProgressFn, ScopeReport, consolidate_tier
-from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.errors import InvalidInput
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore

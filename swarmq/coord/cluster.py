@@ -51,7 +51,7 @@ class Cluster:
     @property
     def locks(self) -> RedisLocks:
         if self._locks is None:
-            from swarmq.coord.identity import LockModeMismatch, ensure_identity
+            from swarmq.coord._identity import LockModeMismatch, ensure_identity
 
             if self.config.locks != "cluster":
                 raise LockModeMismatch(

@@ -14,7 +14,7 @@ __all__ = ["UnreachableLocks", "store_locks"]
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from swarmq.coord.identity import ensure_identity
+from swarmq.coord._identity import ensure_identity
 from swarmq.coord.settings import ClusterConfig
 from swarmq.storage.locking import Lease, LocalLocks, LockError, StoreLocks
 

@@ -28,6 +28,8 @@ from typing import Any
 import redis
 
 from swarmq.coord import keys
+from swarmq.coord._quota_slot import QuotaSlot
+from swarmq.coord._windows import Window, WindowCache, zone_for
 from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.quota_file import (
@@ -37,7 +39,6 @@ from swarmq.coord.quota_file import (
     quota_file_name,
     used_in_window,
 )
-from swarmq.coord.quota_slot import QuotaSlot
 from swarmq.coord.quota_types import (
     LeaseLost,
     QuotaError,
@@ -47,7 +48,6 @@ from swarmq.coord.quota_types import (
     Reservation,
     ScriptCall,
 )
-from swarmq.coord.windows import Window, WindowCache, zone_for
 from swarmq.storage.atomic import SIDE_DIR
 
 __all__ = ["GRACE_MS", "QuotaGate", "flush_mirrors"]

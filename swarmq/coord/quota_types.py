@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from swarmq.coord.windows import Window
+from swarmq.coord._windows import Window
 from swarmq.errors import SwarmqError
 
 

@@ -30,8 +30,8 @@ from swarmq.completion.port import (
     QuotaRefused,
     prompt_chars,
 )
+from swarmq.curation._reply import ReplyRejected, build_messages, parse_reply
 from swarmq.curation.fallback import deterministic_directives
-from swarmq.curation.reply import ReplyRejected, build_messages, parse_reply
 from swarmq.curation.state import EnrichmentState, Handled, content_hash
 from swarmq.knowledge.errors import InvalidEntry
 from swarmq.knowledge.model import Entry

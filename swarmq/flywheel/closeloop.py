@@ -23,19 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
-from swarmq.flywheel.bridge import LessonSink, publish
-from swarmq.flywheel.citations import CitationStats, citation_stats, pool_key
-from swarmq.flywheel.config import FlywheelConfig
-from swarmq.flywheel.feedback import apply_feedback
-from swarmq.flywheel.ingest import ingest_pending
-from swarmq.flywheel.maturity import (
+from swarmq.flywheel._feedback import apply_feedback
+from swarmq.flywheel._ingest import ingest_pending
+from swarmq.flywheel._maturity import (
     decay_text,
     is_evictable,
     is_expired,
     transition_for,
     transition_text,
 )
+from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
+from swarmq.flywheel.bridge import LessonSink, publish
+from swarmq.flywheel.citations import CitationStats, citation_stats, pool_key
+from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.metrics import compute_metrics, write_baseline
 from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier
 from swarmq.flywheel.pool import CandidateConflict, Pool, PoolError

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from swarmq.flywheel._pending import parse_learning_blocks
 from swarmq.flywheel.artifacts import Learning, learning_files, read_learning, title_line
 from swarmq.flywheel.citations import (
     CitationType,
@@ -23,7 +24,6 @@ from swarmq.flywheel.citations import (
 )
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import LAMBDA, Maturity, PoolStatus
-from swarmq.flywheel.pending import parse_learning_blocks
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import StoreLocks

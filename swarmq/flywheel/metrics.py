@@ -21,11 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from swarmq.flywheel.artifacts import Learning, learning_files, read_learning
-from swarmq.flywheel.citations import CitationType, iter_citations
-from swarmq.flywheel.learning_fields import learning_date
-from swarmq.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
-from swarmq.flywheel.signals import (
+from swarmq.flywheel._learning_fields import learning_date
+from swarmq.flywheel._signals import (
     GoldenSignals,
     citation_pipeline,
     overall_verdict,
@@ -33,6 +30,9 @@ from swarmq.flywheel.signals import (
     reuse_concentration,
     velocity_trend,
 )
+from swarmq.flywheel.artifacts import Learning, learning_files, read_learning
+from swarmq.flywheel.citations import CitationType, iter_citations
+from swarmq.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.atomic import write_json_atomic
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl

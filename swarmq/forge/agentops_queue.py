@@ -21,11 +21,11 @@ from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.sessions import Problems, pending_queue_path, queued_snippets
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import EMPTY_HASH
 from swarmq.forge.ledger import ForgeResult, already_forged, write_candidates
-from swarmq.forge.pending_file import ForgedCandidate
 from swarmq.storage.locking import StoreLocks
 
 LEADS = {"decision": "Decision:", "learning": "Lessons learned:"}

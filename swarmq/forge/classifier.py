@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass
 
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.forge import multilingual, reports
-from swarmq.forge.chatter import (
+from swarmq.forge import _multilingual as multilingual
+from swarmq.forge import _reports as reports
+from swarmq.forge._chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
@@ -32,8 +33,7 @@ from swarmq.forge.chatter import (
     width,
     without_lead_in,
 )
-from swarmq.forge.config import DEFAULT_MIN_CONFIDENCE
-from swarmq.forge.signals import (
+from swarmq.forge._signals import (
     ANCHORS,
     OBSERVED,
     PRIORITY,
@@ -45,6 +45,7 @@ from swarmq.forge.signals import (
     mentions,
     words,
 )
+from swarmq.forge.config import DEFAULT_MIN_CONFIDENCE
 
 __all__ = ["MAX_CHARS", "MIN_CHARS", "Verdict", "classify"]
 

@@ -22,7 +22,12 @@ from pathlib import Path
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge.chatter import confirmed_decision
+from swarmq.forge._chatter import confirmed_decision
+from swarmq.forge._multilingual import foreign
+from swarmq.forge._pending_file import ForgedCandidate
+from swarmq.forge._reports import opens_report
+from swarmq.forge._sequences import Sequence, SequenceMiner
+from swarmq.forge._signals import has_signal_words, tokens_of
 from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.ledger import (
@@ -33,12 +38,7 @@ from swarmq.forge.ledger import (
     write_candidates,
 )
 from swarmq.forge.llm import Completer, llm_candidates
-from swarmq.forge.multilingual import foreign
 from swarmq.forge.passages import passages
-from swarmq.forge.pending_file import ForgedCandidate
-from swarmq.forge.reports import opens_report
-from swarmq.forge.sequences import Sequence, SequenceMiner
-from swarmq.forge.signals import has_signal_words, tokens_of
 from swarmq.forge.templates import (
     SeenPassages,
     coded_diagnostics,

@@ -13,7 +13,7 @@ from typing import Any
 from swarmq.flywheel.model import rfc3339
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.store import AgentsLayout, write_file
-from swarmq.forge.pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.forge._pending_file import ForgedCandidate, pending_name, render_pending
 from swarmq.forge.templates import SeenPassages
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl

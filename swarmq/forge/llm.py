@@ -23,11 +23,11 @@ from typing import Any, Protocol
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import KnowledgeType
-from swarmq.forge.chatter import is_chatter
+from swarmq.forge._chatter import is_chatter
+from swarmq.forge._pending_file import ForgedCandidate
+from swarmq.forge._signals import KnowledgeClass
 from swarmq.forge.classifier import MAX_CHARS, MIN_CHARS
 from swarmq.forge.config import ForgeConfig
-from swarmq.forge.pending_file import ForgedCandidate
-from swarmq.forge.signals import KnowledgeClass
 from swarmq.names import FORGE_EXTRACT
 
 PURPOSE = FORGE_EXTRACT

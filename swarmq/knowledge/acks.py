@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from swarmq.knowledge._quarantine import clean_reason
 from swarmq.knowledge.hive import encounter_updates
 from swarmq.knowledge.inject import ledger
 from swarmq.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.quarantine import clean_reason
 from swarmq.knowledge.reinforcement import phase_confirmation, reinforce_entry
 
 MARKER = re.compile(

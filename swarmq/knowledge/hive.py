@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from swarmq.knowledge._lifecycle import DAY_MS, age_ms
+from swarmq.knowledge._sidecars import rejected_record
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.errors import InvalidEntry
-from swarmq.knowledge.lifecycle import DAY_MS, age_ms
 from swarmq.knowledge.model import HIVE_KEY_ORDER, Entry, Status, Tier, v1_outcomes
-from swarmq.knowledge.sidecars import rejected_record
 from swarmq.knowledge.validation import (
     ValidationResult,
     check_safety,

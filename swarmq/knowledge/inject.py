@@ -18,10 +18,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarmq.knowledge._receipts import ReceiptLedger
 from swarmq.knowledge.model import Entry, Tier, normalize_outcomes
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked, search
-from swarmq.knowledge.receipts import ReceiptLedger
 from swarmq.knowledge.render import Budget, budget_for, render_directives
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.store import TierStore

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from swarmq.knowledge.lineparse import parse_line
+from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge.model import Entry
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.jsonl import CorruptLine

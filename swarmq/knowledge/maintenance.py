@@ -7,8 +7,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from swarmq.knowledge._lifecycle import SweepResult, is_evergreen, sweep_store
 from swarmq.knowledge.hive import check_hive_promotions
-from swarmq.knowledge.lifecycle import SweepResult, is_evergreen, sweep_store
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.ranking import utility_score

@@ -1,13 +1,13 @@
 """One knowledge store (swarm, hive or link tier): add, reinforce, update with
 compare-and-swap, transactional rewrites, near-duplicate lookups. The store's files (the
 mirror, the lock, every lease-bound write) are its collaborator
-:class:`~swarmq.knowledge.tierfile.TierFile`; quarantine and restore live in
-:mod:`swarmq.knowledge.quarantine`. Code outside :mod:`swarmq.knowledge` uses this class only:
+:class:`~swarmq.knowledge._tierfile.TierFile`; quarantine and restore live in
+:mod:`swarmq.knowledge._quarantine`. Code outside :mod:`swarmq.knowledge` uses this class only:
 never the tier file, its mirror or a hand-built transaction.
 
 Every change holds the store lock (``TierFiles.resource``) around read-modify-write and passes
 its lease to the atomic writers, so a writer whose lease lapsed is fenced off. Concurrent adds
-are group-committed (:mod:`swarmq.knowledge.group`). Appends are one ``write`` + fsync;
+are group-committed (:mod:`swarmq.knowledge._group`). Appends are one ``write`` + fsync;
 rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
 recording removed entries in the evicted sidecar.
 """
@@ -21,21 +21,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from swarmq.knowledge.batch import AddBatch, AddResult
+from swarmq.knowledge._batch import AddBatch, AddResult
+from swarmq.knowledge._group import group_for
+from swarmq.knowledge._prepare import prepare
+from swarmq.knowledge._quarantine import quarantine, restore, restore_verdict
+from swarmq.knowledge._tierfile import Snapshot, TierFile
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
-from swarmq.knowledge.group import group_for
 from swarmq.knowledge.model import Entry
-from swarmq.knowledge.prepare import prepare
-from swarmq.knowledge.quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge.reinforcement import (
     NewLesson,
     ReinforceOutcome,
     phase_confirmation,
     reinforce_entry,
 )
-from swarmq.knowledge.tierfile import Snapshot, TierFile
 from swarmq.knowledge.transaction import Transaction, id_of
 from swarmq.knowledge.validation import ValidationResult
 from swarmq.storage.locking import Lease, StoreLocks

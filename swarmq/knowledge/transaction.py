@@ -11,7 +11,7 @@ from swarmq.knowledge.validation import validate_directive_fields
 from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
-    from swarmq.knowledge.tierfile import TierFile
+    from swarmq.knowledge._tierfile import TierFile
 
 
 def id_of(item: Mapping[str, Any] | Entry) -> str:

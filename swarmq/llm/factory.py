@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from swarmq.llm.command import CommandProvider
+from swarmq.llm._command import CommandProvider
 from swarmq.llm.config import LLMConfig, LLMProvider
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.openai_compat import OpenAICompatible

@@ -43,7 +43,7 @@ from swarmq.llm.provider import ChatRequest, Provider
 
 
 class Slot(Protocol):
-    """A held quota slot (``swarmq.coord.quota_slot.QuotaSlot`` satisfies this)."""
+    """A held quota slot (``swarmq.coord._quota_slot.QuotaSlot`` satisfies this)."""
 
     started: bool
 

@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swarmq.missions._runner import kill_group
 from swarmq.missions.config import MissionsConfig
 from swarmq.missions.context import in_background
 from swarmq.missions.history import read_beat, write_beat
 from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission, MissionNotFound
 from swarmq.missions.recovery import heartbeat_age
-from swarmq.missions.runner import kill_group
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.storage.clock import iso
 from swarmq.storage.procs import pid_alive

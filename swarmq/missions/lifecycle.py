@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from swarmq.missions._recorder import RunRecorder
+from swarmq.missions._runner import AgentResult, build_argv, run_agent
 from swarmq.missions.claim import SKIPPED, Claimant, ClaimRefused, RunOutcome
 from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.missions.context import (
@@ -36,8 +38,6 @@ from swarmq.missions.context import (
 from swarmq.missions.history import clear_beat, read_beat, stop_reason, write_beat
 from swarmq.missions.ledger import Assignment, Ledger, Mission
 from swarmq.missions.outcome import build_handoff, judge, next_action
-from swarmq.missions.recorder import RunRecorder
-from swarmq.missions.runner import AgentResult, build_argv, run_agent
 from swarmq.missions.states import TERMINAL, MissionState
 from swarmq.profiles.archive import archive_mission
 from swarmq.profiles.bootstrap import ensure_profile, profile_current

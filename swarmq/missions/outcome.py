@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swarmq.missions._recorder import RunRecorder
+from swarmq.missions._runner import AgentResult
 from swarmq.missions.history import clear_beat
 from swarmq.missions.ledger import Ledger, Mission
-from swarmq.missions.recorder import RunRecorder
-from swarmq.missions.runner import AgentResult
 from swarmq.missions.states import ASSIGNMENT_SETTLED, TERMINAL, MissionState
 from swarmq.profiles.events import EventType
 from swarmq.profiles.handoffs import Handoff

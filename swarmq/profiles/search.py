@@ -1,6 +1,6 @@
 """Memory search over worker and shared memory: exact phrase > token overlap > recency.
 
-The index is persistent (:mod:`swarmq.profiles.search_index`, SQLite FTS5 under
+The index is persistent (:mod:`swarmq.profiles._search_index`, SQLite FTS5 under
 ``<profiles>/.swarmq/search/``) and kept current by the change journals swarmq's writers append
 to, so a query in a new process neither re-reads nor re-stats the corpus. Snippets carry the path
 and 1-based line numbers; output is cut to a character budget by whole results, stopping at the
@@ -16,8 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from swarmq.errors import InvalidInput
-from swarmq.profiles.search_index import SearchIndex
-from swarmq.profiles.search_text import TOKEN, Hit, normalize
+from swarmq.profiles._search_index import SearchIndex
+from swarmq.profiles._search_text import TOKEN, Hit, normalize
 from swarmq.storage.paths import check_id
 
 __all__ = [

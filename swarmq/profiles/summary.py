@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from swarmq.profiles._markdown import Document
 from swarmq.profiles.layout import ProfileLayout
-from swarmq.profiles.markdown import Document
 from swarmq.profiles.templates import render
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso

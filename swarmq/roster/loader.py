@@ -3,7 +3,7 @@
 YAML syntax errors name ``file:line:column``; schema errors name the dotted path (with the
 worker's id where there is one), the offending value and what was expected, at the line where
 the value sits. Duplicate mapping keys, which PyYAML would silently collapse, are errors too;
-size, depth and alias limits are enforced by :mod:`swarmq.roster.yamlsafe`.
+size, depth and alias limits are enforced by :mod:`swarmq.roster._yamlsafe`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from swarmq.errors import SwarmqError
 from swarmq.profiles.config import WorkerProfile
+from swarmq.roster._yamlsafe import MAX_ROSTER_BYTES, Loc, Marks, YamlLimit, parse_yaml
 from swarmq.roster.schema import Roster, Severity, StrictModel
-from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES, Loc, Marks, YamlLimit, parse_yaml
 
 CONFIG_ENV = "SWARMQ_CONFIG"
 DEFAULT_CONFIG = "swarm.yaml"

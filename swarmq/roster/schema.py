@@ -24,7 +24,7 @@ from swarmq.llm.config import LLMConfig
 from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.names import JOB_FAMILIES
 from swarmq.profiles.config import SafeName
-from swarmq.roster.api_config import ApiConfig
+from swarmq.roster._api_config import ApiConfig
 from swarmq.skills.config import SkillImproverConfig
 
 

@@ -26,18 +26,18 @@ from typing import Any, Literal
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.store import TierStore
-from swarmq.skills.config import DEFAULT_MIN_SKILL_CONFIDENCE, DEFAULT_MIN_SKILL_CONFIRMATIONS
-from swarmq.skills.evals import Evaluation, evaluate, load_eval_set
-from swarmq.skills.grouping import (
+from swarmq.skills._evals import Evaluation, evaluate, load_eval_set
+from swarmq.skills._grouping import (
     DEFAULT_SIMILARITY,
     SkillCluster,
     cluster_by_ids,
     discover_clusters,
 )
+from swarmq.skills._readiness import readiness_gate
+from swarmq.skills._rejected import RejectedEdits
+from swarmq.skills._render import has_marker, parse_skill, render_skill, with_status
+from swarmq.skills.config import DEFAULT_MIN_SKILL_CONFIDENCE, DEFAULT_MIN_SKILL_CONFIRMATIONS
 from swarmq.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
-from swarmq.skills.readiness import readiness_gate
-from swarmq.skills.rejected import RejectedEdits
-from swarmq.skills.render import has_marker, parse_skill, render_skill, with_status
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource

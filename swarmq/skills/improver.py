@@ -41,9 +41,9 @@ from swarmq.completion.port import (
 )
 from swarmq.completion.replies import placeholder, repetition, unknown_ids
 from swarmq.names import SKILLS_IMPROVE
+from swarmq.skills._inventory import Inventory, gather_inventory, inventory_text
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.config import SkillImproverConfig
-from swarmq.skills.inventory import Inventory, gather_inventory, inventory_text
 from swarmq.storage.atomic import write_atomic, write_json_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource

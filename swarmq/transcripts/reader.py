@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from swarmq.transcripts.claude import read_claude
-from swarmq.transcripts.codex import read_codex_history, read_codex_rollout
+from swarmq.transcripts._claude import read_claude
+from swarmq.transcripts._codex import read_codex_history, read_codex_rollout
+from swarmq.transcripts._lines import DEFAULT_MAX_LINE_BYTES
+from swarmq.transcripts._markdown import read_markdown
 from swarmq.transcripts.detect import detect_format
-from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES
-from swarmq.transcripts.markdown import read_markdown
 from swarmq.transcripts.model import (
     Message,
     MessageKind,

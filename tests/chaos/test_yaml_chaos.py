@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.roster._yamlsafe import MAX_ROSTER_BYTES
 from swarmq.roster.loader import load_report
-from swarmq.roster.yamlsafe import MAX_ROSTER_BYTES
 from tests.support import REPO
 
 LAUGHS = "\n".join(

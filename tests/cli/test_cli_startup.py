@@ -122,5 +122,5 @@ def test_roster_schema_imports_no_domain_pipeline() -> None:
     modules = loaded_after("import swarmq.roster.loader")
     pipelines = ("swarmq.knowledge.store", "swarmq.forge.extract",
                  "swarmq.flywheel.closeloop", "swarmq.llm.factory",
-                 "swarmq.consolidation.plan")  # fmt: skip
+                 "swarmq.consolidation._plan")  # fmt: skip
     assert heavy(modules, pipelines) == []

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.consolidation._events import EventLog
+from swarmq.consolidation._learnings import consolidate_learnings
+from swarmq.consolidation._learnings import events_path as learnings_events
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.events import EventLog
 from swarmq.consolidation.knowledge import CRASH_ENV, consolidate_tier, events_path
-from swarmq.consolidation.learnings import consolidate_learnings
-from swarmq.consolidation.learnings import events_path as learnings_events
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 from tests.consolidation.support import entry, learning_md, open_store, write_store
@@ -33,7 +33,7 @@ LEARNINGS_SCRIPT = """
 import sys
 from pathlib import Path
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.learnings import consolidate_learnings
+from swarmq.consolidation._learnings import consolidate_learnings
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
 root = Path(sys.argv[1])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.consolidation._events import EventLog
 from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
-from swarmq.consolidation.events import EventLog
 from swarmq.consolidation.knowledge import consolidate_tier, events_path
 from tests.consolidation.support import entries_by_id, entry, open_store, write_store
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swarmq.consolidation._learnings import consolidate_learnings
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.learnings import consolidate_learnings
 from swarmq.flywheel.artifacts import read_learning
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks

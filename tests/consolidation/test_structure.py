@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from swarmq.consolidation._events import EventLog
+from swarmq.consolidation._templates import template_key
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.events import EventLog
 from swarmq.consolidation.knowledge import consolidate_tier, events_path
-from swarmq.consolidation.templates import template_key
 from tests.consolidation.support import entries_by_id, entry, write_store
 
 TAIL = (" co-change with NPMI=1.000 but have no import relationship. This hidden coupling suggests a "

@@ -16,8 +16,8 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
+from swarmq.knowledge._group import group_for
 from swarmq.knowledge.config import KnowledgeConfig
-from swarmq.knowledge.group import group_for
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease

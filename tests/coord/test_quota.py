@@ -14,10 +14,10 @@ import pytest
 import redis
 
 from swarmq.coord import keys
+from swarmq.coord._windows import day_start, window_for
 from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.quota_types import LeaseLost, QuotaExhausted, QuotaUnavailable
-from swarmq.coord.windows import day_start, window_for
 from tests.coord.redis_server import RedisServer
 
 

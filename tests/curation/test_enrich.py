@@ -233,8 +233,8 @@ def test_no_client_refuses_before_touching_the_quota(world: World) -> None:
 
 def test_batches_are_split_to_fit_the_declared_context() -> None:
     from swarmq.completion.port import prompt_chars
+    from swarmq.curation._reply import build_messages
     from swarmq.curation.enrich import sized_batches
-    from swarmq.curation.reply import build_messages
     from swarmq.knowledge.model import Entry
 
     lessons = [Entry(entry(f"e{n}", f"Lesson number {n} about running the migration check " * 3)) for n in range(8)]

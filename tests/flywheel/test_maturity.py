@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.flywheel._maturity import check_transition, decay_text, decayed_confidence
 from swarmq.flywheel.artifacts import read_learning, updated_text
 from swarmq.flywheel.closeloop import mature
 from swarmq.flywheel.config import FlywheelConfig
-from swarmq.flywheel.maturity import check_transition, decay_text, decayed_confidence
 from swarmq.flywheel.model import MATURITY_TRANSITIONS, Maturity
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks
@@ -130,7 +130,7 @@ def test_mature_moves_files_through_the_lifecycle(tmp_path: Path) -> None:
 
 
 def test_a_confidence_written_in_the_body_is_read_and_never_decayed(tmp_path: Path) -> None:
-    from swarmq.flywheel.learning_fields import declared_confidence
+    from swarmq.flywheel._learning_fields import declared_confidence
 
     path = tmp_path / "2026-01-05-redis.md"
     text = ("---\nid: redis\ndate: 2026-01-05\nutility: 0.1\n---\n\n# Redis broker\n\n**Confidence**: medium\n\n"
@@ -152,7 +152,7 @@ def test_a_confidence_written_in_the_body_is_read_and_never_decayed(tmp_path: Pa
 def test_a_learnings_age_is_the_date_it_states_not_the_files_mtime(tmp_path: Path) -> None:
     import os
 
-    from swarmq.flywheel.learning_fields import learning_date
+    from swarmq.flywheel._learning_fields import learning_date
 
     named = tmp_path / "2025-11-02-fixture-isolation.md"
     named.write_text("# Fixture isolation\n\nGive each test its own tmp dir.\n", encoding="utf-8")

@@ -8,15 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.flywheel.citations import citation_event
-from swarmq.flywheel.metrics import (
-    compute_metrics,
-    escape_status,
-    is_evidence,
-    read_baselines,
-    write_baseline,
-)
-from swarmq.flywheel.signals import (
+from swarmq.flywheel._signals import (
     GoldenSignals,
     citation_pipeline,
     gini,
@@ -25,6 +17,14 @@ from swarmq.flywheel.signals import (
     slope,
     top10_bottom_ratio,
     velocity_trend,
+)
+from swarmq.flywheel.citations import citation_event
+from swarmq.flywheel.metrics import (
+    compute_metrics,
+    escape_status,
+    is_evidence,
+    read_baselines,
+    write_baseline,
 )
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import LocalLocks

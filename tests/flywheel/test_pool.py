@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.flywheel._feedback import apply_feedback
+from swarmq.flywheel._ingest import ingest_pending
 from swarmq.flywheel.citations import citation_event, record_citations
 from swarmq.flywheel.content import canonical_content_body, content_hash
-from swarmq.flywheel.feedback import apply_feedback
-from swarmq.flywheel.ingest import ingest_pending
 from swarmq.flywheel.model import PoolStatus
 from swarmq.flywheel.pool import Pool, PoolError
 from swarmq.flywheel.promoted import PromotedIndex

@@ -7,6 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.flywheel._pending import (
+    candidate_id,
+    file_date,
+    parse_learning_blocks,
+    session_hint,
+    slugify,
+)
+from swarmq.flywheel._scoring import infer_type, rubric, score_block
 from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.model import (
     BASE_SCORES,
@@ -19,16 +27,8 @@ from swarmq.flywheel.model import (
     tier_config,
     update_utility,
 )
-from swarmq.flywheel.pending import (
-    candidate_id,
-    file_date,
-    parse_learning_blocks,
-    session_hint,
-    slugify,
-)
 from swarmq.flywheel.pool import PoolEntry
 from swarmq.flywheel.promotion import promotion_gate
-from swarmq.flywheel.scoring import infer_type, rubric, score_block
 
 CLAI_BLOCK = """# Learning: Use atomic renames for pools
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.flywheel._pending import parse_learning_blocks
 from swarmq.flywheel.config import FlywheelConfig
-from swarmq.flywheel.pending import parse_learning_blocks
 from swarmq.flywheel.sessions import Problems, all_sessions, queued_snippets, tidy_snippet
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.agentops_queue import close_loop_with_queue, forge_queue

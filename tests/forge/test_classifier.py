@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.model import KnowledgeType
+from swarmq.forge._signals import KnowledgeClass, has_signal
 from swarmq.forge.classifier import classify
 from swarmq.forge.passages import passages
-from swarmq.forge.signals import KnowledgeClass, has_signal
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "forge" / "labelled-passages.jsonl"
 

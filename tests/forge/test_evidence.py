@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge.calls import error_excerpt
-from swarmq.forge.chatter import is_noise
+from swarmq.forge._calls import error_excerpt
+from swarmq.forge._chatter import is_noise
+from swarmq.forge._reports import for_the_task, opens_report
 from swarmq.forge.classifier import classify
 from swarmq.forge.extract import forge_transcript
-from swarmq.forge.reports import for_the_task, opens_report
 from swarmq.forge.templates import is_pasted_document, is_pasted_log
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from swarmq.flywheel.pending import file_date, parse_learning_blocks
+from swarmq.flywheel._pending import file_date, parse_learning_blocks
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript

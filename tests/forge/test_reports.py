@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._reports import is_change_report, standing_note
 from swarmq.forge.classifier import classify
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.ledger import passages_path
-from swarmq.forge.reports import is_change_report, standing_note
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge.calls import error_excerpt, summarise_call
+from swarmq.forge._calls import error_excerpt, summarise_call
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks

@@ -8,10 +8,10 @@ import pytest
 
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._pending_file import title_of
 from swarmq.forge.classifier import classify
 from swarmq.forge.extract import EMPTY_HASH, forge_transcript
 from swarmq.forge.ledger import forged_hashes, passages_path
-from swarmq.forge.pending_file import title_of
 from swarmq.forge.templates import strip_front_matter
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession

@@ -137,7 +137,7 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
     """Whatever another process writes, the incrementally updated mirror equals a fresh parse."""
     import random
 
-    from swarmq.knowledge.loaded import LoadedFile
+    from swarmq.knowledge._loaded import LoadedFile
 
     rng = random.Random(7)
     path = knowledge.swarm.files.knowledge

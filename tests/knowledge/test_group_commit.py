@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from swarmq.knowledge.group import group_for
-from swarmq.knowledge.loaded import forget
+from swarmq.knowledge._group import group_for
+from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.locking import FencedOff, Lease, LocalLocks

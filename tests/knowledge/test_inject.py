@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from swarmq.knowledge._sidecars import values
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.inject import inject, ledger
@@ -13,7 +14,6 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, search
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.render import budget_for
-from swarmq.knowledge.sidecars import values
 from swarmq.wiring.knowledge import knowledge_store
 
 CRITICAL = NewLesson(

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.knowledge._sidecars import values
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.files import SWEEP_STATE_FILE
 from swarmq.knowledge.hive import check_hive_promotions, promote_from_swarm, promote_lesson
 from swarmq.knowledge.maintenance import audit, sweep
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
-from swarmq.knowledge.sidecars import values
 from swarmq.storage.locking import LocalLocks
 from tests.knowledge.conftest import Clock
 

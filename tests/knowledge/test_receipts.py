@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from swarmq.knowledge._receipts import GENESIS, receipt_hash
 from swarmq.knowledge.acks import acknowledge, parse_markers
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.inject import inject, ledger
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
-from swarmq.knowledge.receipts import GENESIS, receipt_hash
 from tests.knowledge.conftest import Clock
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from swarmq.knowledge._sidecars import values
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, search
-from swarmq.knowledge.sidecars import values
 from swarmq.similarity.normalize import terms
 from tests.knowledge.test_inject import CRITICAL
 

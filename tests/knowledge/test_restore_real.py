@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge.loaded import LoadedFile
+from swarmq.knowledge._loaded import LoadedFile
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 

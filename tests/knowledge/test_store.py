@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import pytest
 
+from swarmq.knowledge._sidecars import values
 from swarmq.knowledge.errors import EntryNotFound, RestoreRefused, RevisionConflict
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
-from swarmq.knowledge.sidecars import values
 from tests.knowledge.conftest import Clock
 
 LESSON = "Run the python test suite before pushing to the main branch"

@@ -10,7 +10,7 @@ import redis
 
 from swarmq.completion.port import CompletionFailed, ProviderUnreachable
 from swarmq.coord.quota_types import QuotaError
-from swarmq.llm.command import CommandProvider
+from swarmq.llm._command import CommandProvider
 from swarmq.llm.config import LLMConfig
 from swarmq.llm.errors import LLMConfigError
 from swarmq.llm.factory import build_provider

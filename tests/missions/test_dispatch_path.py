@@ -15,11 +15,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from swarmq.missions._runner import run_agent
 from swarmq.missions.dispatch import MissionSpec, create_mission
 from swarmq.missions.history import read_beat
 from swarmq.missions.ledger import Mission
 from swarmq.missions.routing import Target, route
-from swarmq.missions.runner import run_agent
 from swarmq.profiles.bootstrap import profile_current
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
@@ -123,7 +123,7 @@ def test_a_missing_or_unrunnable_agent_could_not_start(tmp_path: Path) -> None:
 def test_agent_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     starter = (
         "import os, sys, time\n"
-        "from swarmq.missions.runner import spawn\n"
+        "from swarmq.missions._runner import spawn\n"
         "proc = spawn(['sleep', '120'], env=dict(os.environ), cwd=None)\n"
         "print(proc.pid, flush=True)\n"
         "time.sleep(120)\n"

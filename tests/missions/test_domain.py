@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.missions._markers import MarkerKind, MarkerStream
 from swarmq.missions.context import MissionContext, render_prompt
 from swarmq.missions.dispatch import (
     MissionSpec,
@@ -16,7 +17,6 @@ from swarmq.missions.dispatch import (
     resume_mission,
 )
 from swarmq.missions.ledger import LedgerCorrupt
-from swarmq.missions.markers import MarkerKind, MarkerStream
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import (
     MISSION_TRANSITIONS,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.skills._rejected import RejectedEdits
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.layout import SkillLayout, UnsafeSkillPath
-from swarmq.skills.rejected import RejectedEdits
 from swarmq.storage.locking import LocalLocks
 from tests.skills.factory import entry, lines, swarm_store, write_store
 
@@ -157,7 +157,7 @@ def test_all_sources_archived_retires_the_skill(compiler: SkillCompiler) -> None
 
 
 def test_rejected_edits_buffer_is_bounded(tmp_path: Path) -> None:
-    from swarmq.skills.evals import Evaluation
+    from swarmq.skills._evals import Evaluation
 
     buffer = RejectedEdits(tmp_path / "rejected-edits.jsonl", cap=3)
     locks = LocalLocks(tmp_path / "locks")

@@ -12,10 +12,10 @@ import redis
 
 from swarmq.coord.quota import QuotaGate
 from swarmq.llm.ledger import LLMLedger
+from swarmq.skills._inventory import Inventory
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.config import SkillImproverConfig
 from swarmq.skills.improver import SECTIONS, SkillImprover
-from swarmq.skills.inventory import Inventory
 from swarmq.skills.layout import SkillLayout
 from swarmq.storage.locking import LocalLocks
 from tests.llm.helpers import completer, gate

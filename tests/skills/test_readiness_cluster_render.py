@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from swarmq.knowledge.model import Entry
-from swarmq.skills.grouping import SkillCluster, cluster_by_ids, discover_clusters
-from swarmq.skills.readiness import outcome_signal, readiness_gate, singleton_eligible
-from swarmq.skills.render import MARKER, has_marker, parse_skill, render_skill, with_status
+from swarmq.skills._grouping import SkillCluster, cluster_by_ids, discover_clusters
+from swarmq.skills._readiness import outcome_signal, readiness_gate, singleton_eligible
+from swarmq.skills._render import MARKER, has_marker, parse_skill, render_skill, with_status
 from tests.skills.factory import entry
 
 

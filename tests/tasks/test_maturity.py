@@ -17,9 +17,9 @@ import pytest
 import redis
 from celery import Celery
 
+from swarmq.knowledge._sidecars import values
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.sidecars import values
 from swarmq.storage.locking import LocalLocks
 from tests.support import WorkerProcess, write_roster
 

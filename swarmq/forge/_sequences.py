@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarmq.forge.calls import (
+from swarmq.forge._calls import (
     ERROR_LINE,
     as_text,
     clip,

@@ -28,16 +28,16 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from swarmq.knowledge.batch import AddBatch, AddResult
-from swarmq.knowledge.folding import FoldedLease, unconfirmed
-from swarmq.knowledge.loaded import LoadedFile
-from swarmq.knowledge.prepare import prepare
+from swarmq.knowledge._batch import AddBatch, AddResult
+from swarmq.knowledge._folding import FoldedLease, unconfirmed
+from swarmq.knowledge._loaded import LoadedFile
+from swarmq.knowledge._prepare import prepare
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.atomic import commit_locked
 from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
-    from swarmq.knowledge.tierfile import TierFile
+    from swarmq.knowledge._tierfile import TierFile
 
 MAX_GROUP = 256
 """Most adds decided and written as one group (bounds how long one group keeps others waiting)."""

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from swarmq.flywheel._learning_fields import declared_confidence, written_date
 from swarmq.flywheel.artifacts import Learning, updated_text
-from swarmq.flywheel.learning_fields import declared_confidence, written_date
 from swarmq.flywheel.model import (
     CONFIDENCE_DECAY_RATE,
     ESTABLISHED_DEMOTION_THRESHOLD,

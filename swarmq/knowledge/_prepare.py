@@ -28,7 +28,7 @@ from swarmq.knowledge.validation import (
 )
 
 if TYPE_CHECKING:
-    from swarmq.knowledge.tierfile import TierFile
+    from swarmq.knowledge._tierfile import TierFile
 
 
 @dataclass(frozen=True, slots=True)

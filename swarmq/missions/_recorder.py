@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from swarmq.missions.markers import Marker, MarkerKind, MarkerStream
+from swarmq.missions._markers import Marker, MarkerKind, MarkerStream
 from swarmq.missions.states import MissionState
 from swarmq.profiles.episodes import append_episode
 from swarmq.profiles.events import EventType, MissionEvent, append_events, event_id

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
+from swarmq.transcripts._lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.transcripts.model import Message, MessageKind, ReadReport, ToolSink
 from swarmq.transcripts.values import clip, compact, reports_failure, text_of
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmq.skills.evals import Evaluation
+from swarmq.skills._evals import Evaluation
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
 from swarmq.storage.locking import StoreLocks, file_resource

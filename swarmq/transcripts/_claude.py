@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
+from swarmq.transcripts._lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.transcripts.model import (
     Message,
     MessageKind,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.profiles.search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
+from swarmq.profiles._search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
 from swarmq.storage.change_journal import journal_path, marker_dir
 
 SUFFIXES: tuple[str, ...] = (".md", ".jsonl")

@@ -3,7 +3,7 @@ store lock, and every lease-bound write of the store file and its sidecars.
 
 The collaborator of :class:`~swarmq.knowledge.store.TierStore` and the one writer that
 :mod:`~swarmq.knowledge.store`, :mod:`~swarmq.knowledge.transaction`,
-:mod:`~swarmq.knowledge.quarantine` and the group commit all use, so none of them reaches into
+:mod:`~swarmq.knowledge._quarantine` and the group commit all use, so none of them reaches into
 another's private methods. Only :mod:`swarmq.knowledge` uses it; others go through the store. Every write takes the lease of the
 store lock, so a writer whose lease lapsed is fenced off. Appends are one ``write`` + fsync;
 rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from swarmq.knowledge._indexes import ContradictionListener, DedupListener, mirror_index
+from swarmq.knowledge._loaded import loaded
+from swarmq.knowledge._sidecars import append_capped, evicted_record
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.contradiction import ContradictionIndex
 from swarmq.knowledge.dedup import BigramIndex
 from swarmq.knowledge.files import TierFiles
-from swarmq.knowledge.indexes import ContradictionListener, DedupListener, mirror_index
-from swarmq.knowledge.loaded import loaded
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.serialize import dumps_js
-from swarmq.knowledge.sidecars import append_capped, evicted_record
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from swarmq.knowledge._loaded import LoadedFile
 from swarmq.knowledge.contradiction import ContradictionIndex
 from swarmq.knowledge.dedup import BigramIndex
-from swarmq.knowledge.loaded import LoadedFile
 from swarmq.knowledge.model import Entry
 
 

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmq.knowledge._sidecars import rejected_record, remove_lines, values
 from swarmq.knowledge.errors import EntryNotFound, RestoreRefused
 from swarmq.knowledge.model import (
     ACTIVE_STATUSES,
@@ -30,14 +31,13 @@ from swarmq.knowledge.model import (
     Status,
 )
 from swarmq.knowledge.serialize import dumps_js
-from swarmq.knowledge.sidecars import rejected_record, remove_lines, values
 from swarmq.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.jsonl import quarantine_corrupt
 
 if TYPE_CHECKING:
-    from swarmq.knowledge.tierfile import TierFile
+    from swarmq.knowledge._tierfile import TierFile
 
 QUARANTINE_KEYS = ("original_status", "quarantine_reason", "quarantined_at", "reported_by")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

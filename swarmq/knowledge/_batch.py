@@ -7,19 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from swarmq.knowledge._prepare import Prepared
+from swarmq.knowledge._sidecars import rejected_record
 from swarmq.knowledge.contradiction import opposes_any
 from swarmq.knowledge.dedup import cached_bigrams
 from swarmq.knowledge.model import Entry
-from swarmq.knowledge.prepare import Prepared
 from swarmq.knowledge.reinforcement import phase_confirmation, reinforce_entry
-from swarmq.knowledge.sidecars import rejected_record
 from swarmq.knowledge.transaction import Transaction
 from swarmq.knowledge.validation import REASON_CONTRADICTION, ValidationResult
 from swarmq.similarity.text import jaccard
 from swarmq.storage.locking import Lease
 
 if TYPE_CHECKING:
-    from swarmq.knowledge.tierfile import TierFile
+    from swarmq.knowledge._tierfile import TierFile
 
 AddOutcome = Literal[
     "added", "reinforced", "already_confirmed_phase", "duplicate", "rejected", "unactionable"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from swarmq.knowledge.lineparse import parse_line
+from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge.model import Entry
 from swarmq.storage.jsonl import CorruptLine
 

@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from swarmq.knowledge._quarantine import archive_updates
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.files import SWEEP_STATE_FILE
 from swarmq.knowledge.model import Entry, Status
-from swarmq.knowledge.quarantine import archive_updates
 from swarmq.knowledge.ranking import utility_score
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction

@@ -22,14 +22,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.events import (
+from swarmq.consolidation._events import (
     ENTRY_CHANGED,
     RUN_ABORTED,
     RUN_COMMITTED,
     RUN_STARTED,
     EventLog,
 )
+from swarmq.consolidation._merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
+from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.consolidation.knowledge import (
     ConsolidationRun,
@@ -38,7 +39,6 @@ from swarmq.consolidation.knowledge import (
     action_record,
     crash_point,
 )
-from swarmq.consolidation.merge import COMPLEMENTS, RUN_KEY, SUPERSEDED_BY, SUPERSEDES
 from swarmq.flywheel.artifacts import (
     Learning,
     learning_files,

@@ -15,9 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.flywheel.content import content_hash
-from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339, tier_config
-from swarmq.flywheel.pending import (
+from swarmq.flywheel._pending import (
     LearningBlock,
     candidate_id,
     file_date,
@@ -25,9 +23,11 @@ from swarmq.flywheel.pending import (
     parse_learning_blocks,
     session_hint,
 )
+from swarmq.flywheel._scoring import infer_type, score_block
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339, tier_config
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.promoted import PromotedIndex, markdown_files
-from swarmq.flywheel.scoring import infer_type, score_block
 from swarmq.flywheel.store import AgentsLayout, rename_file
 from swarmq.storage.locking import Lease, StoreLocks
 

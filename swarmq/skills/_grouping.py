@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from swarmq.similarity.text import jaccard, word_bigrams
+from swarmq.skills._readiness import singleton_eligible
 from swarmq.skills.layout import SLUG_PATTERN, slugify
-from swarmq.skills.readiness import singleton_eligible
 
 DEFAULT_SIMILARITY = 0.5
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmq.transcripts.lines import DEFAULT_MAX_LINE_BYTES, iter_lines
+from swarmq.transcripts._lines import DEFAULT_MAX_LINE_BYTES, iter_lines
 from swarmq.transcripts.model import Message, MessageKind, ReadReport
 
 MAX_PARAGRAPH_CHARS = 32_000

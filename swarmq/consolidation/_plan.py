@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from swarmq.consolidation._paraphrase import Paraphrases
 from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
 from swarmq.consolidation.items import (
     Action,
@@ -45,7 +46,6 @@ from swarmq.consolidation.items import (
     newer,
     stronger,
 )
-from swarmq.consolidation.paraphrase import Paraphrases
 from swarmq.similarity.join import join_texts, similarity_join
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import encode
