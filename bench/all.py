@@ -34,29 +34,68 @@ class Bench:
 
 
 BENCHES: tuple[Bench, ...] = (
-    Bench("quota_throughput", ("-m", "bench.quota_throughput", "--cycles", "3000", "--rounds", "3",
-                               "--procs", "4"), 600, "issue 2/16: quota gate vs raw EVALSHA"),
-    Bench("task_overhead", ("-m", "bench.task_overhead"), 600, "issue 2: gated task vs bare Celery"),
-    Bench("knowledge_add", ("-m", "bench.knowledge_add", "--redis-locks"), 1200,
-          "issues 3/15: add-with-dedup vs full scan; 8 writers vs the fsync floor"),
-    Bench("knowledge_inject", ("-m", "bench.knowledge_inject"), 900,
-          "issue 3: injection query vs full-scan ranker"),
-    Bench("missions_dispatch", ("bench/missions_dispatch.py", "--missions", "30"), 600,
-          "issues 4/15: submit → agent started vs a bare Celery round trip"),
-    Bench("memory_search", ("bench/memory_search.py",), 900, "issues 4/15: memory search vs ripgrep"),
-    Bench("cli_startup", ("-m", "bench.cli_startup", "--runs", "15"), 900,
-          "issue 15: swarmq --help and knowledge list vs a bare typer app"),
-    Bench("forge_throughput", ("bench/forge_throughput.py", "--mb", "200", "--runs", "2"), 1800,
-          "issues 5/10: forge vs a bare JSONL parse"),
+    Bench(
+        "quota_throughput",
+        ("-m", "bench.quota_throughput", "--cycles", "3000", "--rounds", "3", "--procs", "4"),
+        600,
+        "issue 2/16: quota gate vs raw EVALSHA",
+    ),
+    Bench(
+        "task_overhead", ("-m", "bench.task_overhead"), 600, "issue 2: gated task vs bare Celery"
+    ),
+    Bench(
+        "knowledge_add",
+        ("-m", "bench.knowledge_add", "--redis-locks"),
+        1200,
+        "issues 3/15: add-with-dedup vs full scan; 8 writers vs the fsync floor",
+    ),
+    Bench(
+        "knowledge_inject",
+        ("-m", "bench.knowledge_inject"),
+        900,
+        "issue 3: injection query vs full-scan ranker",
+    ),
+    Bench(
+        "missions_dispatch",
+        ("bench/missions_dispatch.py", "--missions", "30"),
+        600,
+        "issues 4/15: submit → agent started vs a bare Celery round trip",
+    ),
+    Bench(
+        "memory_search", ("bench/memory_search.py",), 900, "issues 4/15: memory search vs ripgrep"
+    ),
+    Bench(
+        "cli_startup",
+        ("-m", "bench.cli_startup", "--runs", "15"),
+        900,
+        "issue 15: swarmq --help and knowledge list vs a bare typer app",
+    ),
+    Bench(
+        "forge_throughput",
+        ("bench/forge_throughput.py", "--mb", "200", "--runs", "2"),
+        1800,
+        "issues 5/10: forge vs a bare JSONL parse",
+    ),
     Bench("flywheel_close_loop", ("bench/flywheel_close_loop.py",), 900, "issue 5: close loop"),
     Bench("llm_jobs", ("-m", "bench.llm_jobs"), 900, "issue 6: metered LLM calls"),
-    Bench("consolidation_join", ("-m", "bench.consolidation_join", "--sizes", "5000", "20000",
-                                 "100000", "--repeat", "1"), 1800,
-          "issue 7: similarity join vs naive scan (one repeat, not three)"),
-    Bench("missions_ledger", ("bench/missions_ledger.py", "--history", "100000"), 900,
-          "issue 14: ledger against missions ever submitted"),
-    Bench("demo_time", ("-m", "bench.demo_time", "--runs", "1"), 600,
-          "issue 12: swarmq demo end to end (one run, not three)"),
+    Bench(
+        "consolidation_join",
+        ("-m", "bench.consolidation_join", "--sizes", "5000", "20000", "100000", "--repeat", "1"),
+        1800,
+        "issue 7: similarity join vs naive scan (one repeat, not three)",
+    ),
+    Bench(
+        "missions_ledger",
+        ("bench/missions_ledger.py", "--history", "100000"),
+        900,
+        "issue 14: ledger against missions ever submitted",
+    ),
+    Bench(
+        "demo_time",
+        ("-m", "bench.demo_time", "--runs", "1"),
+        600,
+        "issue 12: swarmq demo end to end (one run, not three)",
+    ),
 )
 
 
@@ -71,9 +110,16 @@ def run(bench: Bench) -> tuple[str, float, str, str, str]:
     before = load()
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, *bench.argv], cwd=REPO, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=bench.timeout, check=False)
+        done = subprocess.run(
+            [sys.executable, *bench.argv],
+            cwd=REPO,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=bench.timeout,
+            check=False,
+        )
         status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
         output = done.stdout
     except subprocess.TimeoutExpired as exc:
@@ -85,7 +131,9 @@ def run(bench: Bench) -> tuple[str, float, str, str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="*", default=None, help="run only these benchmarks")
     parser.add_argument("--skip", nargs="*", default=[], help="leave these out")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "all.md")
@@ -94,19 +142,34 @@ def main() -> None:
     for name in [*(args.only or []), *args.skip]:
         if name not in names:
             parser.error(f"unknown benchmark {name!r}; known: {', '.join(sorted(names))}")
-    chosen = [b for b in BENCHES if (args.only is None or b.name in args.only) and b.name not in args.skip]
+    chosen = [
+        b for b in BENCHES if (args.only is None or b.name in args.only) and b.name not in args.skip
+    ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"# All benchmarks, one run ({stamp}, {os.cpu_count()} CPUs)", "",
-             "| benchmark | what | status | seconds | load before (1/5/15 min) | load after |",
-             "| --- | --- | --- | ---: | --- | --- |"]
+    lines = [
+        f"# All benchmarks, one run ({stamp}, {os.cpu_count()} CPUs)",
+        "",
+        "| benchmark | what | status | seconds | load before (1/5/15 min) | load after |",
+        "| --- | --- | --- | ---: | --- | --- |",
+    ]
     sections: list[str] = []
     for number, bench in enumerate(chosen, 1):
         print(f"[{number}/{len(chosen)}] {bench.name} (load {load()}) ...", flush=True)
         status, seconds, before, after, tail = run(bench)
         print(f"    {status} in {seconds:.0f} s", flush=True)
-        lines.append(f"| {bench.name} | {bench.note} | {status} | {seconds:.0f} | {before} | {after} |")
-        sections += [f"## {bench.name}", "", f"`python {' '.join(bench.argv)}`: {status}, "
-                     f"{seconds:.0f} s, load {before} → {after}", "", "```", tail, "```", ""]
+        lines.append(
+            f"| {bench.name} | {bench.note} | {status} | {seconds:.0f} | {before} | {after} |"
+        )
+        sections += [
+            f"## {bench.name}",
+            "",
+            f"`python {' '.join(bench.argv)}`: {status}, {seconds:.0f} s, load {before} → {after}",
+            "",
+            "```",
+            tail,
+            "```",
+            "",
+        ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join([*lines, "", *sections]), encoding="utf-8")
     print(f"written: {args.out}")

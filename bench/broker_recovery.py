@@ -42,7 +42,9 @@ def lines(path: Path) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     worker_id = f"rb{uuid.uuid4().hex[:8]}"
@@ -50,24 +52,57 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "swarm.yaml"
-        config.write_text(yaml.safe_dump({
-            "swarm": worker_id, "workspace": str(root), "redis_url": BENCH_REDIS_URL, "broker_url": AMQP,
-            "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
-            "workers": [{"id": worker_id, "role": "bench", "queues": ["missions"]}],
-        }))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "swarm": worker_id,
+                    "workspace": str(root),
+                    "redis_url": BENCH_REDIS_URL,
+                    "broker_url": AMQP,
+                    "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
+                    "workers": [{"id": worker_id, "role": "bench", "queues": ["missions"]}],
+                }
+            )
+        )
         roster = load_roster(config, env={})
         app = create_app(roster)
         queue = roster.worker(worker_id).direct_queue
-        env = {**os.environ, "SWARMQ_CONFIG": str(config), "SWARMQ_WORKER_ID": worker_id,
-               "SWARMQ_EXTRA_TASKS": "bench.tasks", "PYTHONPATH": str(REPO)}
+        env = {
+            **os.environ,
+            "SWARMQ_CONFIG": str(config),
+            "SWARMQ_WORKER_ID": worker_id,
+            "SWARMQ_EXTRA_TASKS": "bench.tasks",
+            "PYTHONPATH": str(REPO),
+        }
         env.pop("REDIS_URL", None)
         nodes: dict[str, subprocess.Popen[bytes]] = {}
 
         def start(node: str) -> None:
-            argv = [*CELERY, "-A", "swarmq.workers.app", "worker", "-n", f"{worker_id}@{node}", "-Q", queue,
-                    "-c", "1", "-P", "prefork", "-l", "WARNING", "--without-mingle", "--without-gossip"]
-            nodes[node] = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                           start_new_session=True)
+            argv = [
+                *CELERY,
+                "-A",
+                "swarmq.workers.app",
+                "worker",
+                "-n",
+                f"{worker_id}@{node}",
+                "-Q",
+                queue,
+                "-c",
+                "1",
+                "-P",
+                "prefork",
+                "-l",
+                "WARNING",
+                "--without-mingle",
+                "--without-gossip",
+            ]
+            nodes[node] = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             deadline = time.monotonic() + 90
             while not app.control.ping(destination=[f"{worker_id}@{node}"], timeout=0.5):
                 if time.monotonic() > deadline:
@@ -78,8 +113,13 @@ def main() -> None:
             start("node-b")
             for n in range(args.rounds):
                 marks = root / f"round-{n}.txt"
-                app.send_task("ops.bench_sleep", args=[str(marks), 120], queue=queue, routing_key=queue,
-                              ignore_result=True)
+                app.send_task(
+                    "ops.bench_sleep",
+                    args=[str(marks), 120],
+                    queue=queue,
+                    routing_key=queue,
+                    ignore_result=True,
+                )
                 deadline = time.monotonic() + 60
                 while not lines(marks) and time.monotonic() < deadline:
                     time.sleep(0.02)
@@ -91,7 +131,10 @@ def main() -> None:
                     time.sleep(0.02)
                 again = lines(marks)[1].split()
                 times.append(float(again[1]) - killed)
-                print(f"round {n}: killed {victim}; restarted on {again[0]} after {times[-1]:.2f}s", flush=True)
+                print(
+                    f"round {n}: killed {victim}; restarted on {again[0]} after {times[-1]:.2f}s",
+                    flush=True,
+                )
                 for proc in nodes.values():  # drop the task: kill both, purge, start both
                     if proc.poll() is None:
                         os.killpg(proc.pid, signal.SIGKILL)
@@ -114,8 +157,11 @@ def main() -> None:
                         channel.queue_delete(name)
                     except Exception as exc:
                         print(f"could not delete queue {name}: {exc}")
-    table("RabbitMQ: dead worker's task restarted elsewhere (ms)", ["median", "max"],
-          [[statistics.median(times) * 1000, max(times) * 1000]])
+    table(
+        "RabbitMQ: dead worker's task restarted elsewhere (ms)",
+        ["median", "max"],
+        [[statistics.median(times) * 1000, max(times) * 1000]],
+    )
     save("broker_recovery", {"rounds": times})
 
 

@@ -28,15 +28,25 @@ def once(directory: Path) -> dict[str, float | bool]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SWARMQ_CONFIG")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "swarmq.cli", "demo", "--dir", str(directory), "--json"],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "swarmq.cli", "demo", "--dir", str(directory), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
     wall = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"demo failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout)
     closed = all(report[k] for k in ("forged", "promoted", "injected", "acknowledged"))
-    return {"wall": wall, "demo": float(report["seconds"]), "loop_closed": closed,
-            "stopped": bool(report["stopped"])}
+    return {
+        "wall": wall,
+        "demo": float(report["seconds"]),
+        "loop_closed": closed,
+        "stopped": bool(report["stopped"]),
+    }
 
 
 def main() -> None:
@@ -50,11 +60,26 @@ def main() -> None:
             runs.append(once(Path(scratch) / f"run{n}"))
     walls = [float(r["wall"]) for r in runs]
     median = statistics.median(walls)
-    table("swarmq demo (wall seconds, whole command)", ["runs", "min", "median", "max", "bar", "ratio to bar",
-                                                      "loop closed", "load avg"],
-          [[len(runs), f"{min(walls):.1f}", f"{median:.1f}", f"{max(walls):.1f}", f"{BAR_SECONDS:.0f}",
-            f"{median / BAR_SECONDS:.2f}×", all(r["loop_closed"] for r in runs), f"{load:.1f}"]])
-    save("demo_time", {"runs": runs, "median_wall": median, "bar": BAR_SECONDS, "load_avg_before": load})
+    table(
+        "swarmq demo (wall seconds, whole command)",
+        ["runs", "min", "median", "max", "bar", "ratio to bar", "loop closed", "load avg"],
+        [
+            [
+                len(runs),
+                f"{min(walls):.1f}",
+                f"{median:.1f}",
+                f"{max(walls):.1f}",
+                f"{BAR_SECONDS:.0f}",
+                f"{median / BAR_SECONDS:.2f}×",
+                all(r["loop_closed"] for r in runs),
+                f"{load:.1f}",
+            ]
+        ],
+    )
+    save(
+        "demo_time",
+        {"runs": runs, "median_wall": median, "bar": BAR_SECONDS, "load_avg_before": load},
+    )
 
 
 if __name__ == "__main__":

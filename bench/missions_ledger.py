@@ -44,13 +44,17 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def timed_submits(ledger: Ledger, roster: Roster, count: int, tag: str) -> tuple[list[float], list[str]]:
+def timed_submits(
+    ledger: Ledger, roster: Roster, count: int, tag: str
+) -> tuple[list[float], list[str]]:
     times, ids = [], []
     for n in range(count):
         started = time.perf_counter()
         with ledger.edit() as doc:
             decision = route(roster.workers, Target("b1"), live=None, load=doc.load())
-            spec = MissionSpec(f"{tag} mission {n}: do the thing", target=Target("b1"), client_key=f"{tag}-{n}")
+            spec = MissionSpec(
+                f"{tag} mission {n}: do the thing", target=Target("b1"), client_key=f"{tag}-{n}"
+            )
             ids.append(create_mission(doc, spec, decision).id)
         times.append((time.perf_counter() - started) * 1000)
     return times, ids
@@ -60,7 +64,11 @@ def timed_beats(roster: Roster, ids: list[str]) -> list[float]:
     times = []
     for n, assignment_id in enumerate(ids):
         started = time.perf_counter()
-        write_beat(roster.runtime_dir, assignment_id, {"token": "t", "host": "h", "pid": n, "heartbeatAt": iso()})
+        write_beat(
+            roster.runtime_dir,
+            assignment_id,
+            {"token": "t", "host": "h", "pid": n, "heartbeatAt": iso()},
+        )
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -70,16 +78,34 @@ def synthesize_history(ledger: Ledger, roster: Roster, count: int) -> None:
     lines = []
     archive_root, keys_dir = ledger.history.archive_root, ledger.history.key_path("x").parent
     keys_dir.mkdir(parents=True, exist_ok=True)
-    log = [{"at": iso(), "type": "submit", "summary": "submitted for worker b1", "state": "planning"},
-           {"at": iso(), "type": "settle", "summary": "agent finished (exit 0)", "state": "complete"}]
+    log = [
+        {"at": iso(), "type": "submit", "summary": "submitted for worker b1", "state": "planning"},
+        {"at": iso(), "type": "settle", "summary": "agent finished (exit 0)", "state": "complete"},
+    ]
     for n in range(count):
         mission_id = new_id("mission")
         record: dict[str, Any] = {
-            "id": mission_id, "title": f"old mission {n}", "objective": f"old objective {n} " * 8,
-            "state": "complete", "createdAt": iso(), "updatedAt": iso(), "clientKey": f"old-{n}",
-            "target": {"workerId": "b1"}, "currentAssignmentId": f"assign-{n:012x}",
-            "assignments": [{"id": f"assign-{n:012x}", "workerId": "b1", "state": "complete", "attempts": 1,
-                             "queue": "worker.b1", "createdAt": iso()}], "log": log}
+            "id": mission_id,
+            "title": f"old mission {n}",
+            "objective": f"old objective {n} " * 8,
+            "state": "complete",
+            "createdAt": iso(),
+            "updatedAt": iso(),
+            "clientKey": f"old-{n}",
+            "target": {"workerId": "b1"},
+            "currentAssignmentId": f"assign-{n:012x}",
+            "assignments": [
+                {
+                    "id": f"assign-{n:012x}",
+                    "workerId": "b1",
+                    "state": "complete",
+                    "attempts": 1,
+                    "queue": "worker.b1",
+                    "createdAt": iso(),
+                }
+            ],
+            "log": log,
+        }
         path = archive_root / mission_id / "mission.json"  # what MissionHistory.archive_file names
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps({**record, "retired": True}))
@@ -106,16 +132,31 @@ def main() -> None:
     with scratch_swarm() as swarm, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "swarm.yaml"
-        config.write_text(yaml.safe_dump({
-            "swarm": swarm, "workspace": str(root), "redis_url": BENCH_REDIS_URL,
-            "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
-            "workers": [{"id": "b1", "role": "builder", "queues": ["missions"], "agent": {"command": ["true"]}}],
-        }))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "swarm": swarm,
+                    "workspace": str(root),
+                    "redis_url": BENCH_REDIS_URL,
+                    "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
+                    "workers": [
+                        {
+                            "id": "b1",
+                            "role": "builder",
+                            "queues": ["missions"],
+                            "agent": {"command": ["true"]},
+                        }
+                    ],
+                }
+            )
+        )
         roster = load_roster(config, env={})
         cluster = Cluster.connect(roster.cluster_config())
         ledger = mission_ledger(roster, cluster.locks)
         first, first_ids = timed_submits(ledger, roster, args.submits, "first")
-        beats_first = timed_beats(roster, [ledger.read().get(m).current_assignment_id or "" for m in first_ids])
+        beats_first = timed_beats(
+            roster, [ledger.read().get(m).current_assignment_id or "" for m in first_ids]
+        )
         with ledger.edit() as doc:  # finish them, as their runs would
             for mission_id in first_ids:
                 cancel_mission(doc, mission_id, "done")
@@ -123,7 +164,9 @@ def main() -> None:
         synthesize_history(ledger, roster, args.history)
         result["synthesis_seconds"] = time.perf_counter() - started
         late, late_ids = timed_submits(ledger, roster, args.submits, "late")
-        beats_late = timed_beats(roster, [ledger.read().get(m).current_assignment_id or "" for m in late_ids])
+        beats_late = timed_beats(
+            roster, [ledger.read().get(m).current_assignment_id or "" for m in late_ids]
+        )
         started = time.perf_counter()
         with ledger.edit() as doc:
             for mission_id in late_ids:
@@ -139,8 +182,12 @@ def main() -> None:
         assert old.id == listed[-1].id
         result["ledger_bytes"] = ledger.path.stat().st_size
         cluster.close()
-    for name, values in (("submit, first 100", first), (f"submit, {args.history:,} ever submitted", late),
-                         ("heartbeat, first 100", beats_first), (f"heartbeat, {args.history:,}", beats_late)):
+    for name, values in (
+        ("submit, first 100", first),
+        (f"submit, {args.history:,} ever submitted", late),
+        ("heartbeat, first 100", beats_first),
+        (f"heartbeat, {args.history:,}", beats_late),
+    ):
         result[name] = {"p50_ms": statistics.median(values), "p95_ms": pct(values, 0.95)}
         rows.append([name, statistics.median(values), pct(values, 0.95)])
     result["submit_ratio"] = statistics.median(late) / statistics.median(first)

@@ -42,9 +42,23 @@ SWARM = "soak"
 
 def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([str(server_binary()), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(directory)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            str(server_binary()),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(directory),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}/0"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -62,28 +76,48 @@ def sample(client: redis.Redis, prefix: str) -> dict[str, Any]:
         key = raw.decode(errors="replace").removeprefix(prefix)
         kinds[key.split(":", 1)[0].split("-task-meta-")[0][:40]] += 1
     info = client.info("memory")
-    return {"used_memory": int(info["used_memory"]), "keys": int(client.dbsize()), "by_kind": dict(kinds)}
+    return {
+        "used_memory": int(info["used_memory"]),
+        "keys": int(client.dbsize()),
+        "by_kind": dict(kinds),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1000)
-    parser.add_argument("--mode", choices=("ignore", "forget", "keep"), default="ignore",
-                        help="keep: results stored and left (a caller that never reads them)")
+    parser.add_argument(
+        "--mode",
+        choices=("ignore", "forget", "keep"),
+        default="ignore",
+        help="keep: results stored and left (a caller that never reads them)",
+    )
     parser.add_argument("--checkpoints", default="10000,50000,100000")
     args = parser.parse_args()
-    checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if int(c) <= args.tasks} | {args.tasks})
+    checkpoints = sorted(
+        {int(c) for c in args.checkpoints.split(",") if int(c) <= args.tasks} | {args.tasks}
+    )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         server, url = start_redis(root)
         config = root / "swarm.yaml"
-        config.write_text(yaml.safe_dump({
-            "swarm": SWARM, "workspace": str(root / "project"), "redis_url": url,
-            "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
-            "quotas": {"bench": {"max_calls_per_day": 1_000_000}},
-            "workers": [{"id": "bench", "role": "bench", "queues": ["missions"], "concurrency": 2}],
-        }))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "swarm": SWARM,
+                    "workspace": str(root / "project"),
+                    "redis_url": url,
+                    "paths": {k: str(root / k) for k in ("profiles", "runtime", "shared", "hive")},
+                    "quotas": {"bench": {"max_calls_per_day": 1_000_000}},
+                    "workers": [
+                        {"id": "bench", "role": "bench", "queues": ["missions"], "concurrency": 2}
+                    ],
+                }
+            )
+        )
         roster = load_roster(config, env={})
         app = create_app(roster)
         cluster = Cluster.connect(roster.cluster_config())
@@ -97,8 +131,15 @@ def main() -> None:
         def run(count: int) -> None:
             nonlocal sent
             target = used() + count
-            results = [app.send_task("ops.bench_gated", args=[(sent + i) % 16], queue="worker.bench",
-                                     ignore_result=args.mode == "ignore") for i in range(count)]
+            results = [
+                app.send_task(
+                    "ops.bench_gated",
+                    args=[(sent + i) % 16],
+                    queue="worker.bench",
+                    ignore_result=args.mode == "ignore",
+                )
+                for i in range(count)
+            ]
             sent += count
             if args.mode == "forget":
                 for result in results:
@@ -117,12 +158,27 @@ def main() -> None:
             for checkpoint in checkpoints:
                 while sent < checkpoint:
                     run(min(args.batch, checkpoint - sent))
-                point = {"tasks": sent, "seconds": time.perf_counter() - started, **sample(client, keys.prefix(SWARM))}
-                point["bytes_per_1000_tasks"] = (point["used_memory"] - baseline["used_memory"]) / (sent / 1000)
+                point = {
+                    "tasks": sent,
+                    "seconds": time.perf_counter() - started,
+                    **sample(client, keys.prefix(SWARM)),
+                }
+                point["bytes_per_1000_tasks"] = (point["used_memory"] - baseline["used_memory"]) / (
+                    sent / 1000
+                )
                 points.append(point)
-                rows.append([f"{sent:,}", point["used_memory"] / 1e6, point["keys"],
-                             point["bytes_per_1000_tasks"], ", ".join(f"{k}={v}" for k, v in sorted(point["by_kind"].items()))])
-                print(f"{sent:,} tasks: {point['used_memory']:,} B, {point['keys']} keys", flush=True)
+                rows.append(
+                    [
+                        f"{sent:,}",
+                        point["used_memory"] / 1e6,
+                        point["keys"],
+                        point["bytes_per_1000_tasks"],
+                        ", ".join(f"{k}={v}" for k, v in sorted(point["by_kind"].items())),
+                    ]
+                )
+                print(
+                    f"{sent:,} tasks: {point['used_memory']:,} B, {point['keys']} keys", flush=True
+                )
         finally:
             worker.terminate()
             worker.wait(timeout=60)
@@ -130,11 +186,18 @@ def main() -> None:
             app.close()
             server.terminate()
             server.wait(timeout=10)
-    table(f"Redis memory over a soak (mode {args.mode}; baseline {baseline['used_memory'] / 1e6:.2f} MB, "
-          f"{baseline['keys']} keys)", ["tasks", "used_memory MB", "keys", "bytes/1000 tasks", "keys by kind"], rows)
+    table(
+        f"Redis memory over a soak (mode {args.mode}; baseline {baseline['used_memory'] / 1e6:.2f} MB, "
+        f"{baseline['keys']} keys)",
+        ["tasks", "used_memory MB", "keys", "bytes/1000 tasks", "keys by kind"],
+        rows,
+    )
     ratio = points[-1]["used_memory"] / points[0]["used_memory"]
     print(f"memory after {points[-1]['tasks']:,} / after {points[0]['tasks']:,}: {ratio:.2f}x")
-    save(f"redis_soak_{args.mode}", {"baseline": baseline, "points": points, "ratio": ratio, "mode": args.mode})
+    save(
+        f"redis_soak_{args.mode}",
+        {"baseline": baseline, "points": points, "ratio": ratio, "mode": args.mode},
+    )
 
 
 if __name__ == "__main__":

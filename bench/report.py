@@ -21,11 +21,14 @@ def quota_table() -> str:
         )
     floor = data.get("c_client_floor")
     if floor:
-        rows += ["", "| same scripts from a C client (`redis-benchmark -c 1`) | per second | ratio |",
-                 "| --- | ---: | ---: |",
-                 f"| raw `EVALSHA` (`return 1`) | {floor['raw_evalsha_per_s']:,.0f} | 1.00× |",
-                 f"| `quota_reserve` | {floor['reserve_per_s']:,.0f} | {floor['reserve_ratio']:.2f}× |",
-                 f"| `quota_release` | {floor['release_per_s']:,.0f} | {floor['release_ratio']:.2f}× |"]
+        rows += [
+            "",
+            "| same scripts from a C client (`redis-benchmark -c 1`) | per second | ratio |",
+            "| --- | ---: | ---: |",
+            f"| raw `EVALSHA` (`return 1`) | {floor['raw_evalsha_per_s']:,.0f} | 1.00× |",
+            f"| `quota_reserve` | {floor['reserve_per_s']:,.0f} | {floor['reserve_ratio']:.2f}× |",
+            f"| `quota_release` | {floor['release_per_s']:,.0f} | {floor['release_ratio']:.2f}× |",
+        ]
     return "\n".join(rows)
 
 

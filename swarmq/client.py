@@ -67,14 +67,18 @@ def _unqueued(mission: Mission, assignment_id: str, exc: Exception) -> str:
     """The broker refused the assignment's task: it failed and the mission is blocked, saying
     why (the returned reason)."""
     assignment = mission.assignment(assignment_id)
-    reason = f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
+    reason = (
+        f"could not queue {assignment.id} for {assignment.worker_id}: {type(exc).__name__}: {exc}"
+    )
     assignment.move(MissionState.FAILED, reason)
     mission.move(MissionState.BLOCKED, reason, kind="dispatch")
     return reason
 
 
 class MissionClient:
-    def __init__(self, roster: Roster, *, celery: Celery | None = None, locks: StoreLocks | None = None) -> None:
+    def __init__(
+        self, roster: Roster, *, celery: Celery | None = None, locks: StoreLocks | None = None
+    ) -> None:
         self.roster = roster
         self._celery = celery
         self._locks = locks
@@ -120,7 +124,12 @@ class MissionClient:
         if not wanted:
             return set()
         cached = self._live
-        if not ping_only and cached and cached[1] >= wanted and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS:
+        if (
+            not ping_only
+            and cached
+            and cached[1] >= wanted
+            and time.monotonic() - cached[0] < LIVENESS_TTL_SECONDS
+        ):
             return cached[2] & wanted
         live: set[str] = set()
         if not ping_only:
@@ -129,8 +138,15 @@ class MissionClient:
         missing = wanted - live
         if missing:
             pattern = "^(" + "|".join(re.escape(c) for c in sorted(missing)) + ")@"
-            replies = self.celery.control.ping(timeout=self.roster.missions.ping_timeout_seconds,
-                                               limit=len(missing), pattern=pattern, matcher="pcre") or []
+            replies = (
+                self.celery.control.ping(
+                    timeout=self.roster.missions.ping_timeout_seconds,
+                    limit=len(missing),
+                    pattern=pattern,
+                    matcher="pcre",
+                )
+                or []
+            )
             live |= {node.split("@", 1)[0] for reply in replies for node in reply} & missing
         self._live = (time.monotonic(), wanted, live)
         return live
@@ -145,13 +161,23 @@ class MissionClient:
 
     # -- orchestrator verbs -------------------------------------------------------------------
 
-    def submit(self, objective: str, *, title: str | None = None, worker: str | None = None,
-               role: str | None = None, specialty: str | None = None, client_key: str | None = None,
-               mission_id: str | None = None) -> Mission:
+    def submit(
+        self,
+        objective: str,
+        *,
+        title: str | None = None,
+        worker: str | None = None,
+        role: str | None = None,
+        specialty: str | None = None,
+        client_key: str | None = None,
+        mission_id: str | None = None,
+    ) -> Mission:
         """Route, send the task carrying the whole new record, then commit it; returns once the
         ledger commit is durable (and raises if it fails: the worker may still create the
         mission from its message, see :mod:`swarmq.missions.claim`)."""
-        spec = MissionSpec(objective, title, Target(worker, role, specialty), client_key, mission_id)
+        spec = MissionSpec(
+            objective, title, Target(worker, role, specialty), client_key, mission_id
+        )
         spec.validate()
         snapshot = self._snapshot(spec)  # a lock-free read: for the key, the load and the id
         if client_key is not None:  # a retry: answered from the read
@@ -159,8 +185,13 @@ class MissionClient:
             if existing is not None:
                 return self._redispatch(existing)
         live = self._liveness(spec.target)
-        decision = route(self.roster.workers, spec.target, live=live, load=snapshot.load(),
-                         require_live=self.roster.missions.require_live_worker)
+        decision = route(
+            self.roster.workers,
+            spec.target,
+            live=live,
+            load=snapshot.load(),
+            require_live=self.roster.missions.require_live_worker,
+        )
         mission = create_mission(snapshot, spec, decision)
         failed = self._send_new(mission) if mission.state is MissionState.PLANNING else None
         with self.ledger.edit() as doc:  # after the send: its claim may have created it first
@@ -172,11 +203,18 @@ class MissionClient:
         if failed is not None:
             raise failed
         if mission.state is not MissionState.PLANNING:
-            self._profile_event(mission, EventType.BLOCKED, mission.reason or mission.state.value,
-                                key=f"route-{mission.state.value}", state=mission.state.value)
+            self._profile_event(
+                mission,
+                EventType.BLOCKED,
+                mission.reason or mission.state.value,
+                key=f"route-{mission.state.value}",
+                state=mission.state.value,
+            )
         return mission
 
-    def list(self, *, state: str | None = None, worker: str | None = None, limit: int | None = None) -> list[Mission]:
+    def list(
+        self, *, state: str | None = None, worker: str | None = None, limit: int | None = None
+    ) -> list[Mission]:
         """Newest first: the ledger's missions plus retired ones from the index (never the archive).
 
         With ``limit`` the index is read from its end and only the ``limit`` most recently
@@ -195,7 +233,8 @@ class MissionClient:
                 return True
             target = record.get("target") or {}
             return target.get("workerId") == worker or any(
-                a.get("workerId") == worker for a in record.get("assignments") or [])
+                a.get("workerId") == worker for a in record.get("assignments") or []
+            )
 
         found = {m.id: m for m in current.values() if keep(m.dump())}
         retired = 0
@@ -218,18 +257,29 @@ class MissionClient:
         known = {w.id for w in self.roster.workers}
         named = [a.worker_id for a in mission.assignments] + [mission.target.get("workerId", "")]
         workers = [w for w in dict.fromkeys(named) if w in known]
-        data["events"] = [event for w in workers for event in read_events(self._layout(w), mission.id)]
+        data["events"] = [
+            event for w in workers for event in read_events(self._layout(w), mission.id)
+        ]
         data["memory"] = {w: str(self._layout(w).mission_dir(mission.id)) for w in workers}
         return data
 
     def cancel(self, mission_id: str, reason: str = "cancelled by the orchestrator") -> Mission:
         with self.ledger.edit() as doc:
             mission = cancel_mission(doc, mission_id, reason)
-        self._profile_event(mission, EventType.NOTE, f"cancelled: {reason}", key="cancel", state="cancelled")
+        self._profile_event(
+            mission, EventType.NOTE, f"cancelled: {reason}", key="cancel", state="cancelled"
+        )
         return mission
 
-    def resume(self, mission_id: str, *, worker: str | None = None, note: str | None = None,
-               force: str | None = None, reroute: bool = False) -> Mission:
+    def resume(
+        self,
+        mission_id: str,
+        *,
+        worker: str | None = None,
+        note: str | None = None,
+        force: str | None = None,
+        reroute: bool = False,
+    ) -> Mission:
         """A new assignment from the last handoff; ``force`` (why) abandons a still-active one.
 
         ``reroute`` routes by the mission's original target (role/specialty) instead of pinning
@@ -239,24 +289,41 @@ class MissionClient:
         if worker:
             target = Target(worker)
         elif reroute:
-            target = Target(current.target.get("workerId"), current.target.get("role"),
-                            current.target.get("specialty"))
+            target = Target(
+                current.target.get("workerId"),
+                current.target.get("role"),
+                current.target.get("specialty"),
+            )
         else:
-            target = Target(current.worker_id, None if current.worker_id else current.target.get("role"),
-                            None if current.worker_id else current.target.get("specialty"))
+            target = Target(
+                current.worker_id,
+                None if current.worker_id else current.target.get("role"),
+                None if current.worker_id else current.target.get("specialty"),
+            )
         live = self._liveness(target, ping_only=force is not None)  # its host may have died
         abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
         ledger = self.ledger
         with ledger.edit(defer_dir_sync=True) as doc:
-            decision = route(self.roster.workers, target, live=live, load=doc.load(),
-                             require_live=self.roster.missions.require_live_worker)
+            decision = route(
+                self.roster.workers,
+                target,
+                live=live,
+                load=doc.load(),
+                require_live=self.roster.missions.require_live_worker,
+            )
             mission = resume_mission(doc, mission_id, decision, note, force=force)
         try:  # as in submit: the task is sent while the directory syncs
             if mission.state is not MissionState.PLANNING:
                 return mission
-            for assignment_id in abandoned:  # a run still going somewhere stops at its next heartbeat
+            for (
+                assignment_id
+            ) in abandoned:  # a run still going somewhere stops at its next heartbeat
                 if mission.assignment(assignment_id).state is MissionState.FAILED:
-                    write_beat(self.roster.runtime_dir, assignment_id, {"token": "abandoned", "host": "resume --force"})
+                    write_beat(
+                        self.roster.runtime_dir,
+                        assignment_id,
+                        {"token": "abandoned", "host": "resume --force"},
+                    )
             return self._dispatch(mission)
         finally:
             ledger.sync()
@@ -264,17 +331,31 @@ class MissionClient:
     # -- internals ----------------------------------------------------------------------------
 
     def _liveness(self, target: Target, *, ping_only: bool = False) -> set[str] | None:
-        candidates = [w.id for w in self.roster.workers if w.agent is not None and (
-            w.id == target.worker_id if target.worker_id else
-            (not target.role or w.role.casefold() == target.role.casefold())
-            and (not target.specialty or (w.specialty or "").casefold() == target.specialty.casefold()))]
+        candidates = [
+            w.id
+            for w in self.roster.workers
+            if w.agent is not None
+            and (
+                w.id == target.worker_id
+                if target.worker_id
+                else (not target.role or w.role.casefold() == target.role.casefold())
+                and (
+                    not target.specialty
+                    or (w.specialty or "").casefold() == target.specialty.casefold()
+                )
+            )
+        ]
         if not candidates:
             return None
         return self.live_workers(candidates, ping_only=ping_only)
 
     def _redispatch(self, mission: Mission) -> Mission:
         current = mission.current
-        if mission.state is MissionState.PLANNING and current is not None and current.state is MissionState.PLANNING:
+        if (
+            mission.state is MissionState.PLANNING
+            and current is not None
+            and current.state is MissionState.PLANNING
+        ):
             self._send(mission, current, resent=True)
         return mission
 
@@ -313,29 +394,53 @@ class MissionClient:
             soft = worker.agent.timeout_seconds + self.roster.missions.kill_grace_seconds + 60
             options = {"soft_time_limit": soft, "time_limit": soft + 60}
         queue = worker.direct_queue
-        kwargs: dict[str, Any] = {"mission_id": mission.id, "assignment_id": assignment.id, "worker_id": worker.id}
+        kwargs: dict[str, Any] = {
+            "mission_id": mission.id,
+            "assignment_id": assignment.id,
+            "worker_id": worker.id,
+        }
         kwargs.update({"resent": True} if resent else {"mission": mission.dump()})
-        self.celery.send_task(MISSIONS_RUN, kwargs=kwargs, task_id=assignment.id, queue=queue, routing_key=queue,
-                              ignore_result=True, **options)
+        self.celery.send_task(
+            MISSIONS_RUN,
+            kwargs=kwargs,
+            task_id=assignment.id,
+            queue=queue,
+            routing_key=queue,
+            ignore_result=True,
+            **options,
+        )
 
     def _snapshot(self, spec: MissionSpec) -> LedgerDoc:
         """The ledger read without its lock, when the submit needs it (a client key to look up,
         a role to balance, a caller-chosen id to check); a named worker's fresh mission needs none."""
-        if spec.client_key is None and spec.mission_id is None and spec.target.worker_id is not None:
+        if (
+            spec.client_key is None
+            and spec.mission_id is None
+            and spec.target.worker_id is not None
+        ):
             return LedgerDoc()
         return self.read_ledger().read()
 
     def _layout(self, worker_id: str) -> ProfileLayout:
         return ProfileLayout(self.roster.profiles_dir, self.roster.shared_dir, worker_id)
 
-    def _profile_event(self, mission: Mission, kind: EventType, summary: str, *, key: str, **extra: object) -> None:
+    def _profile_event(
+        self, mission: Mission, kind: EventType, summary: str, *, key: str, **extra: object
+    ) -> None:
         """Mirror an orchestrator-side change into the worker's mission events (when it has one)."""
         worker_id = mission.worker_id
         if worker_id is None or all(w.id != worker_id for w in self.roster.workers):
             return
         assignment = mission.current.id if mission.current else None
-        event = MissionEvent(kind, worker_id, mission.id, summary, assignment,
-                             id=event_id(mission.id, assignment, kind.value, key, len(mission.log)), extra=dict(extra))
+        event = MissionEvent(
+            kind,
+            worker_id,
+            mission.id,
+            summary,
+            assignment,
+            id=event_id(mission.id, assignment, kind.value, key, len(mission.log)),
+            extra=dict(extra),
+        )
         append_events(self._layout(worker_id), self.locks, mission.id, [event])
 
 

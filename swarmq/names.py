@@ -64,4 +64,6 @@ def direct_queue(worker_id: str) -> str:
 
 def worker_of_queue(queue: str) -> str | None:
     """Inverse of :func:`direct_queue`: the worker id of a direct queue, else None."""
-    return queue.removeprefix(WORKER_QUEUE_PREFIX) if queue.startswith(WORKER_QUEUE_PREFIX) else None
+    return (
+        queue.removeprefix(WORKER_QUEUE_PREFIX) if queue.startswith(WORKER_QUEUE_PREFIX) else None
+    )

@@ -47,8 +47,10 @@ class Reaped:
     detail: str = ""
 
     def describe(self) -> str:
-        return (f"{self.mission_id} {self.assignment_id} on {self.node} (heartbeat {self.age_seconds:.0f}s old): "
-                f"{self.action}{': ' + self.detail if self.detail else ''}")
+        return (
+            f"{self.mission_id} {self.assignment_id} on {self.node} (heartbeat {self.age_seconds:.0f}s old): "
+            f"{self.action}{': ' + self.detail if self.detail else ''}"
+        )
 
 
 def _target(run: StaleRun) -> Target:
@@ -79,10 +81,13 @@ def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reap
     for run in stale:
         base = (run.mission.id, run.assignment.id, run.node, run.age_seconds)
         if run.node in nodes:
-            running = _still_running(client.celery, run.node, run.assignment.id,
-                                     config.ping_timeout_seconds)
+            running = _still_running(
+                client.celery, run.node, run.assignment.id, config.ping_timeout_seconds
+            )
             if running is None:  # answered the ping, not the inspection: ask again next pass
-                out.append(Reaped(*base, "alive", "its node answers but did not list its tasks in time"))
+                out.append(
+                    Reaped(*base, "alive", "its node answers but did not list its tasks in time")
+                )
                 continue
             if running:
                 out.append(Reaped(*base, "alive", "its node still runs it; heartbeat late"))
@@ -94,16 +99,23 @@ def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reap
             out.append(Reaped(*base, "waiting", decision.reason))
             continue
         gone = "does not answer" if run.node not in nodes else "answers but no longer runs it"
-        why = (f"reaped: {run.node} {gone} and its heartbeat is {run.age_seconds:.0f}s old "
-               f"(> {grace:g}s); resuming elsewhere")
+        why = (
+            f"reaped: {run.node} {gone} and its heartbeat is {run.age_seconds:.0f}s old "
+            f"(> {grace:g}s); resuming elsewhere"
+        )
         try:
             mission = client.resume(run.mission.id, force=why, reroute=True)
         except Exception as exc:  # raced with a settle/cancel, or the broker is down: next pass
             out.append(Reaped(*base, "waiting", f"{type(exc).__name__}: {exc}"))
             continue
         current = mission.current
-        out.append(Reaped(*base, "resumed" if mission.state is MissionState.PLANNING else "waiting",
-                          f"now {current.id} on {current.worker_id}" if current else mission.reason or ""))
+        out.append(
+            Reaped(
+                *base,
+                "resumed" if mission.state is MissionState.PLANNING else "waiting",
+                f"now {current.id} on {current.worker_id}" if current else mission.reason or "",
+            )
+        )
     return out
 
 

@@ -41,7 +41,9 @@ def ok(content: str | None = None, tokens: tuple[int, int] = (11, 7)) -> Behavio
     return Behaviour("ok", content=content, tokens=tokens)
 
 
-def status(code: int, retry_after: str | None = None, body: bytes = b'{"error":{"message":"nope"}}') -> Behaviour:
+def status(
+    code: int, retry_after: str | None = None, body: bytes = b'{"error":{"message":"nope"}}'
+) -> Behaviour:
     return Behaviour("status", status=code, retry_after=retry_after, body=body)
 
 
@@ -119,7 +121,9 @@ class FakeLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
+            disable_nagle_algorithm = (
+                True  # headers and body are two writes: no 40 ms delayed-ACK stall
+            )
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -130,8 +134,9 @@ class FakeLLMServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         httpd = self._httpd
-        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.02),
-                                        name="fake-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: httpd.serve_forever(poll_interval=0.02), name="fake-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -155,7 +160,9 @@ class FakeLLMServer:
         except ValueError:
             body = None
         with self._lock:
-            self.requests.append(RecordedRequest(handler.path, dict(handler.headers.items()), body, time.time()))
+            self.requests.append(
+                RecordedRequest(handler.path, dict(handler.headers.items()), body, time.time())
+            )
         self.arrived.set()
         if handler.path.rstrip("/") != "/v1/chat/completions":
             self._send(handler, 404, b'{"error":"not found"}')
@@ -170,7 +177,9 @@ class FakeLLMServer:
             handler.connection.close()
             return
         if behaviour.kind == "status":
-            headers = {"Retry-After": behaviour.retry_after} if behaviour.retry_after is not None else {}
+            headers = (
+                {"Retry-After": behaviour.retry_after} if behaviour.retry_after is not None else {}
+            )
             self._send(handler, behaviour.status, behaviour.body or b"{}", headers)
             return
         if behaviour.kind == "raw":
@@ -182,16 +191,29 @@ class FakeLLMServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": (body or {}).get("model") or self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": behaviour.tokens[0], "completion_tokens": behaviour.tokens[1],
-                      "total_tokens": sum(behaviour.tokens)},
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": behaviour.tokens[0],
+                "completion_tokens": behaviour.tokens[1],
+                "total_tokens": sum(behaviour.tokens),
+            },
         }
         self._send(handler, 200, json.dumps(reply).encode())
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, code: int, payload: bytes,
-              headers: dict[str, str] | None = None, content_type: str = "application/json") -> None:
+    def _send(
+        handler: BaseHTTPRequestHandler,
+        code: int,
+        payload: bytes,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         try:
             handler.send_response(code)
             handler.send_header("Content-Type", content_type)

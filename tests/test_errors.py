@@ -27,8 +27,20 @@ from swarmq.storage.locking import CommitUnconfirmed, LockError
 from swarmq.storage.paths import UnsafePathError
 
 
-@pytest.mark.parametrize("root", [KnowledgeError, LockError, QuotaError, RosterError, AttemptError,
-                                  LLMConfigError, CompletionError, DispatchError, RedisUnavailable])
+@pytest.mark.parametrize(
+    "root",
+    [
+        KnowledgeError,
+        LockError,
+        QuotaError,
+        RosterError,
+        AttemptError,
+        LLMConfigError,
+        CompletionError,
+        DispatchError,
+        RedisUnavailable,
+    ],
+)
 def test_every_area_root_is_a_swarmq_error(root: type[Exception]) -> None:
     assert issubclass(root, SwarmqError)
 
@@ -38,12 +50,25 @@ def _status(exc: type[Exception]) -> int:
     return next(FAMILY_STATUS[c] for c in exc.__mro__ if c in FAMILY_STATUS)  # type: ignore[index]
 
 
-@pytest.mark.parametrize(("exc", "status"), [
-    (UnsafePathError, 400), (MemoryRequestError, 400), (SearchError, 400), (InvalidEntry, 400),
-    (TransitionError, 409), (MissionConflict, 409), (CommitUnconfirmed, 409), (RevisionConflict, 409),
-    (MissionNotFound, 404), (EntryNotFound, 404),
-    (LedgerCorrupt, 503), (DispatchError, 503), (LockError, 503), (RedisUnavailable, 503),
-])
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (UnsafePathError, 400),
+        (MemoryRequestError, 400),
+        (SearchError, 400),
+        (InvalidEntry, 400),
+        (TransitionError, 409),
+        (MissionConflict, 409),
+        (CommitUnconfirmed, 409),
+        (RevisionConflict, 409),
+        (MissionNotFound, 404),
+        (EntryNotFound, 404),
+        (LedgerCorrupt, 503),
+        (DispatchError, 503),
+        (LockError, 503),
+        (RedisUnavailable, 503),
+    ],
+)
 def test_api_status_per_family(exc: type[Exception], status: int) -> None:
     assert _status(exc) == status
 
@@ -82,15 +107,22 @@ def _exception_classes() -> dict[str, type[BaseException]]:
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
-            if (inspect.isclass(value) and issubclass(value, BaseException)
-                    and value.__module__ == info.name and not name.startswith("_")):
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == info.name
+                and not name.startswith("_")
+            ):
                 found[f"{info.name}.{name}"] = value
     return found
 
 
 def test_every_exception_a_caller_can_meet_is_a_swarmq_error() -> None:
     classes = _exception_classes()
-    outside = sorted(name for name, cls in classes.items()
-                     if not issubclass(cls, SwarmqError) and name not in INTERNAL)
+    outside = sorted(
+        name
+        for name, cls in classes.items()
+        if not issubclass(cls, SwarmqError) and name not in INTERNAL
+    )
     assert outside == [], "put each under a family of swarmq.errors, or in INTERNAL with a reason"
     assert set(INTERNAL) <= set(classes), "an INTERNAL entry names a class that is gone"

@@ -39,7 +39,11 @@ def _bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("swarmq"):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("swarmq")
+        ):
             imported.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.If | ast.Try):
             nodes.extend(node.body + node.orelse)
@@ -51,7 +55,9 @@ def _bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
 def _reexports() -> dict[str, set[str]]:
     """Module → the names other files import from it that it only imports itself."""
     modules = {_module_name(p): p for p in (REPO / "swarmq").rglob("*.py")}
-    only_imported = {name: _bindings(ast.parse(p.read_text("utf-8")))[1] for name, p in modules.items()}
+    only_imported = {
+        name: _bindings(ast.parse(p.read_text("utf-8")))[1] for name, p in modules.items()
+    }
     found: dict[str, set[str]] = {}
     for top in SCANNED:
         for path in (REPO / top).rglob("*.py"):
@@ -73,4 +79,6 @@ def test_the_check_sees_a_reexport() -> None:
 def test_no_module_reexports_another_modules_names() -> None:
     found = _reexports()
     assert {m: sorted(n) for m, n in found.items() if m not in KNOWN} == {}
-    assert set(found) >= KNOWN, f"no longer re-exporting, drop from KNOWN: {sorted(KNOWN - set(found))}"
+    assert set(found) >= KNOWN, (
+        f"no longer re-exporting, drop from KNOWN: {sorted(KNOWN - set(found))}"
+    )

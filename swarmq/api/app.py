@@ -47,15 +47,21 @@ def _error(status: int, message: str) -> JSONResponse:
 _FROM_ENV = "<from the roster's token_env>"
 
 
-def create_app(roster: Roster, *, client: MissionClient | None = None, token: str | None = _FROM_ENV) -> FastAPI:
+def create_app(
+    roster: Roster, *, client: MissionClient | None = None, token: str | None = _FROM_ENV
+) -> FastAPI:
     """The API for one roster; ``client`` lets tests inject a Celery app and locks.
 
     ``token`` is the bearer token every ``/api/`` request but health must carry (default: the
     roster's ``api.token_env`` variable; ``None``: no authentication, which ``swarmq api``
     allows only on loopback and only when asked). It is checked before any body is read.
     """
-    app = FastAPI(title="swarmq", version="1", summary="Swarm2 worker memory and orchestrator missions",
-                  description="Bearer-token auth, checked before the request body is read.")
+    app = FastAPI(
+        title="swarmq",
+        version="1",
+        summary="Swarm2 worker memory and orchestrator missions",
+        description="Bearer-token auth, checked before the request body is read.",
+    )
     missions = client or MissionClient(roster)
     known = {w.id for w in roster.workers}
     if token == _FROM_ENV:
@@ -65,7 +71,9 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
         if token is None:
             return
         if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
-            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(
+                401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
+            )
 
     auth = [Depends(authorize)]
 
@@ -81,9 +89,17 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
         errors = exc.errors()
         first = errors[0] if errors else {}
         where = ".".join(str(part) for part in first.get("loc", ()))
-        detail = jsonable_encoder(errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")})
-        return JSONResponse({"ok": False, "error": f"{where}: {first.get('msg', 'invalid request')}",
-                             "detail": detail}, status_code=422)
+        detail = jsonable_encoder(
+            errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")}
+        )
+        return JSONResponse(
+            {
+                "ok": False,
+                "error": f"{where}: {first.get('msg', 'invalid request')}",
+                "detail": detail,
+            },
+            status_code=422,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -104,18 +120,39 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
         date: Annotated[str | None, Query(max_length=64)] = None,
     ) -> dict[str, Any]:
         """Read one kind of memory: profile, mission, episodic, handoff or shared."""
-        listing = read_memory(roster.profiles_dir, roster.shared_dir, kind, worker_id=worker_id,
-                              mission_id=mission_id, day=date, known_workers=known)
-        return {"ok": True, "workerId": listing.worker_id, "kind": listing.kind.value, "path": listing.path,
-                "files": [f.as_dict() for f in listing.files]}
+        listing = read_memory(
+            roster.profiles_dir,
+            roster.shared_dir,
+            kind,
+            worker_id=worker_id,
+            mission_id=mission_id,
+            day=date,
+            known_workers=known,
+        )
+        return {
+            "ok": True,
+            "workerId": listing.worker_id,
+            "kind": listing.kind.value,
+            "path": listing.path,
+            "files": [f.as_dict() for f in listing.files],
+        }
 
     @app.post("/api/swarm-memory", dependencies=auth)
     def post_memory(body: MemoryWriteBody) -> dict[str, Any]:
         """Append a mission event, write Markdown atomically, or write a handoff (mirrored)."""
-        request = MemoryWrite(body.kind, body.worker_id, body.mission_id, body.event_type, body.content,
-                              body.event, body.file, body.mirror)
-        result = write_memory(roster.profiles_dir, roster.shared_dir, missions.locks, request,
-                              known_workers=known)
+        request = MemoryWrite(
+            body.kind,
+            body.worker_id,
+            body.mission_id,
+            body.event_type,
+            body.content,
+            body.event,
+            body.file,
+            body.mirror,
+        )
+        result = write_memory(
+            roster.profiles_dir, roster.shared_dir, missions.locks, request, known_workers=known
+        )
         return {"ok": True, "workerId": body.worker_id, "kind": body.kind.value, **result}
 
     @app.get("/api/swarm-memory/search", dependencies=auth)
@@ -130,21 +167,39 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
         if worker_id is not None and check_id(worker_id, "workerId") not in known:
             raise NotFound(f"unknown worker {worker_id!r}: not in the roster")
         result = memory_search(roster.profiles_dir, roster.shared_dir).search(
-            query, scope=scope, worker_id=worker_id, limit=limit,
-            budget_chars=budget or roster.missions.search_budget_chars)
-        return {"ok": True, "query": query, "scope": scope.value, "workerId": worker_id,
-                "results": [h.as_dict() for h in result.hits], "truncated": result.truncated,
-                "chars": result.chars}
+            query,
+            scope=scope,
+            worker_id=worker_id,
+            limit=limit,
+            budget_chars=budget or roster.missions.search_budget_chars,
+        )
+        return {
+            "ok": True,
+            "query": query,
+            "scope": scope.value,
+            "workerId": worker_id,
+            "results": [h.as_dict() for h in result.hits],
+            "truncated": result.truncated,
+            "chars": result.chars,
+        }
 
     @app.post("/api/missions", status_code=201, dependencies=auth)
     def submit_mission(
         body: MissionSubmitBody,
-        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=256)] = None,
+        idempotency_key: Annotated[
+            str | None, Header(alias="Idempotency-Key", max_length=256)
+        ] = None,
     ) -> dict[str, Any]:
         """Submit a mission to a named worker, or by role/specialty to the least-loaded live one."""
-        mission = missions.submit(body.objective, title=body.title, worker=body.worker_id, role=body.role,
-                                  specialty=body.specialty, client_key=body.client_key or idempotency_key,
-                                  mission_id=body.mission_id)
+        mission = missions.submit(
+            body.objective,
+            title=body.title,
+            worker=body.worker_id,
+            role=body.role,
+            specialty=body.specialty,
+            client_key=body.client_key or idempotency_key,
+            mission_id=body.mission_id,
+        )
         return {"ok": True, "mission": mission.dump()}
 
     @app.get("/api/missions", dependencies=auth)
@@ -177,7 +232,10 @@ def create_app(roster: Roster, *, client: MissionClient | None = None, token: st
 
 
 FAMILY_STATUS: dict[type[SwarmqError], int] = {
-    InvalidInput: 400, NotFound: 404, Conflict: 409, Unavailable: 503,
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    Unavailable: 503,
 }
 """The status code of each error family; any other ``SwarmqError`` is a 500."""
 
@@ -186,13 +244,24 @@ def _handler(status: int) -> Any:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         return _error(status, text)
+
     return handle
 
 
-def serve(roster: Roster, *, host: str | None = None, port: int | None = None,
-          token: str | None = _FROM_ENV) -> None:
+def serve(
+    roster: Roster,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    token: str | None = _FROM_ENV,
+) -> None:
     """Run the API with uvicorn (``swarmq api``)."""
     import uvicorn
 
-    uvicorn.run(create_app(roster, token=token), host=host or roster.api.host,
-                port=port or roster.api.port, log_level="info", proxy_headers=False)
+    uvicorn.run(
+        create_app(roster, token=token),
+        host=host or roster.api.host,
+        port=port or roster.api.port,
+        log_level="info",
+        proxy_headers=False,
+    )

@@ -26,7 +26,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-PUBLIC_PATHS = frozenset({"/api/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+PUBLIC_PATHS = frozenset(
+    {"/api/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+)
 """Answered without credentials (no data behind them)."""
 
 TOKEN_FILE = "api-token"
@@ -40,11 +42,22 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-async def _answer(send: Send, status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+async def _answer(
+    send: Send, status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
     body = json.dumps({"ok": False, "error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close"), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -68,7 +81,9 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if not self._authorized(scope):
-            await _answer(send, 401, "missing or wrong bearer token", ((b"www-authenticate", b"Bearer"),))
+            await _answer(
+                send, 401, "missing or wrong bearer token", ((b"www-authenticate", b"Bearer"),)
+            )
             return
         length = _header(scope, b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
@@ -101,7 +116,9 @@ def load_or_create_token(runtime_dir: Path) -> tuple[str, bool]:
         text = ""
     if text:
         if path.stat().st_mode & 0o077:
-            raise PermissionError(f"{path}: the API token file must be readable by its owner only (chmod 600)")
+            raise PermissionError(
+                f"{path}: the API token file must be readable by its owner only (chmod 600)"
+            )
         return text, False
     path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)

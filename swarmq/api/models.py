@@ -37,7 +37,9 @@ class MissionSubmitBody(_Body):
     worker_id: Id | None = Field(default=None, alias="workerId")
     role: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     specialty: Annotated[str, Field(min_length=1, max_length=64)] | None = None
-    client_key: Annotated[str, Field(min_length=1, max_length=256)] | None = Field(default=None, alias="clientKey")
+    client_key: Annotated[str, Field(min_length=1, max_length=256)] | None = Field(
+        default=None, alias="clientKey"
+    )
     """Idempotency key (the ``Idempotency-Key`` header works too)."""
     mission_id: Id | None = Field(default=None, alias="missionId")
 

@@ -14,10 +14,14 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def api(
     ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="Bind address (default api.host: 127.0.0.1).")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Bind address (default api.host: 127.0.0.1).")
+    ] = None,
     port: Annotated[int | None, typer.Option(help="Port (default api.port).")] = None,
-    no_auth: Annotated[bool, typer.Option(
-        "--no-auth", help="Serve without a bearer token (loopback addresses only).")] = False,
+    no_auth: Annotated[
+        bool,
+        typer.Option("--no-auth", help="Serve without a bearer token (loopback addresses only)."),
+    ] = False,
 ) -> None:
     """Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); loopback unless told otherwise.
 
@@ -34,10 +38,14 @@ def api(
     token: str | None = os.environ.get(token_env) if token_env else None
     if no_auth:
         if bind not in LOOPBACK:
-            fail(f"--no-auth serves loopback addresses only, not {bind}; use a token to expose the API")
+            fail(
+                f"--no-auth serves loopback addresses only, not {bind}; use a token to expose the API"
+            )
         if token:
             fail(f"--no-auth given but ${token_env} is set; unset one of them")
-        err_console.print("[yellow]warning:[/] serving without authentication (loopback only)", highlight=False)
+        err_console.print(
+            "[yellow]warning:[/] serving without authentication (loopback only)", highlight=False
+        )
     elif not token:
         try:
             token, created = load_or_create_token(roster.runtime_dir)
@@ -45,8 +53,11 @@ def api(
             fail(str(exc))
         where = roster.runtime_dir / "api-token"
         if created:
-            console.print(f"API bearer token (shown once; stored owner-only in {where}): {token}",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"API bearer token (shown once; stored owner-only in {where}): {token}",
+                highlight=False,
+                soft_wrap=True,
+            )
         else:
             err_console.print(f"using the API bearer token stored in {where}", highlight=False)
     serve(roster, host=bind, port=port, token=token)

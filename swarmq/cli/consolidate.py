@@ -26,9 +26,16 @@ COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "
 
 
 def _progress(quiet: bool) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                    TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
-                    console=err_console, disable=quiet, transient=True)
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=quiet,
+        transient=True,
+    )
 
 
 def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) -> list[ScopeReport]:
@@ -41,22 +48,31 @@ def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) ->
 
             def report(stage: str, meta: dict[str, Any], scope: str = scope) -> None:
                 if stage == "round":
-                    progress.update(overall, detail=f"round {meta['round']}: {meta['actions']} action(s)")
+                    progress.update(
+                        overall, detail=f"round {meta['round']}: {meta['actions']} action(s)"
+                    )
 
             reports.append(run_roster_scope(roster, locks, scope, dry_run=dry_run, progress=report))
             progress.advance(overall)
     return reports
 
 
-def _run_enqueued(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) -> list[dict[str, Any]]:
+def _run_enqueued(
+    roster: Roster, scopes: list[str], dry_run: bool, quiet: bool
+) -> list[dict[str, Any]]:
     from swarmq.tasks.consolidation import window_of
     from swarmq.workers.app import create_app
 
     celery = create_app(roster)
     window = window_of()
-    results = {scope: celery.send_task(CONSOLIDATION_SCOPE,
-                                       kwargs={"scope": scope, "window": window, "dry_run": dry_run},
-                                       queue="consolidation") for scope in scopes}
+    results = {
+        scope: celery.send_task(
+            CONSOLIDATION_SCOPE,
+            kwargs={"scope": scope, "window": window, "dry_run": dry_run},
+            queue="consolidation",
+        )
+        for scope in scopes
+    }
     out: list[dict[str, Any]] = []
     with _progress(quiet) as progress:
         overall = progress.add_task("waiting for workers", total=len(scopes), detail="")
@@ -69,8 +85,11 @@ def _run_enqueued(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool)
                     progress.advance(overall)
                 elif result.state == "PROGRESS" and isinstance(result.info, dict):
                     info = result.info
-                    progress.update(overall, description=scope,
-                                    detail=f"round {info.get('round', '?')}: {info.get('actions', 0)} action(s)")
+                    progress.update(
+                        overall,
+                        description=scope,
+                        detail=f"round {info.get('round', '?')}: {info.get('actions', 0)} action(s)",
+                    )
             time.sleep(0.2)
     return out
 
@@ -85,33 +104,60 @@ def _table(rows: list[dict[str, Any]], dry_run: bool) -> Table:
         if row.get("outcome") == "already_done":
             table.add_row(row["scope"], *["" for _ in COLUMNS[1:-1]], "done today")
             continue
-        table.add_row(row["scope"], str(row.get("entries", "")), str(row.get("active", "")),
-                      *(str(counts.get(r.value, 0)) for r in Reason),
-                      str(row.get("rounds", "")), str(row.get("changed", "")),
-                      f"{row.get('seconds', 0):.2f}")
+        table.add_row(
+            row["scope"],
+            str(row.get("entries", "")),
+            str(row.get("active", "")),
+            *(str(counts.get(r.value, 0)) for r in Reason),
+            str(row.get("rounds", "")),
+            str(row.get("changed", "")),
+            f"{row.get('seconds', 0):.2f}",
+        )
     return table
 
 
 def _actions_table(report: ScopeReport, limit: int) -> Table:
-    table = Table(title=f"{report.scope}: first {min(limit, len(report.plan.actions))} of "
-                        f"{len(report.plan.actions)} action(s)")
+    table = Table(
+        title=f"{report.scope}: first {min(limit, len(report.plan.actions))} of "
+        f"{len(report.plan.actions)} action(s)"
+    )
     for column in ("action", "reason", "similarity", "keep", "other"):
         table.add_column(column)
     for action in report.plan.actions[:limit]:
-        table.add_row(action.kind.value, action.reason.value, f"{action.similarity:.3f}",
-                      action.keep, action.other)
+        table.add_row(
+            action.kind.value,
+            action.reason.value,
+            f"{action.similarity:.3f}",
+            action.keep,
+            action.other,
+        )
     return table
 
 
 def consolidate(
     ctx: typer.Context,
-    scope: Annotated[list[str] | None, typer.Option(
-        "--scope", "-s", help=f"Scope(s) to consolidate: {', '.join(SCOPES)} (default: all enabled).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only: show what would change.")] = False,
-    enqueue: Annotated[bool, typer.Option(
-        "--submit", "--enqueue",
-        help="Send the scopes to the workers instead of running them here (--submit, as elsewhere).")] = False,
-    show: Annotated[int, typer.Option(help="With --dry-run: list this many planned actions per scope.")] = 0,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            "-s",
+            help=f"Scope(s) to consolidate: {', '.join(SCOPES)} (default: all enabled).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Plan only: show what would change.")
+    ] = False,
+    enqueue: Annotated[
+        bool,
+        typer.Option(
+            "--submit",
+            "--enqueue",
+            help="Send the scopes to the workers instead of running them here (--submit, as elsewhere).",
+        ),
+    ] = False,
+    show: Annotated[
+        int, typer.Option(help="With --dry-run: list this many planned actions per scope.")
+    ] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
@@ -129,9 +175,17 @@ def consolidate(
     if as_json:
         if dry_run and reports:
             for row, report in zip(rows, reports, strict=True):
-                row["actions"] = [{"action": a.kind.value, "reason": a.reason.value,
-                                   "similarity": a.similarity, "keep": a.keep, "other": a.other,
-                                   "round": a.round} for a in report.plan.actions]
+                row["actions"] = [
+                    {
+                        "action": a.kind.value,
+                        "reason": a.reason.value,
+                        "similarity": a.similarity,
+                        "keep": a.keep,
+                        "other": a.other,
+                        "round": a.round,
+                    }
+                    for a in report.plan.actions
+                ]
         emit_json(rows)
         return
     console.print(_table(rows, dry_run))

@@ -15,10 +15,18 @@ from swarmq.wiring.llm import run_enrichment
 
 def curate(
     ctx: typer.Context,
-    ids: Annotated[list[str] | None, typer.Option("--id", help="Only these entries (repeatable).")] = None,
-    max_batches: Annotated[int | None, typer.Option("--max-batches", min=1, help="Calls this run may make.")] = None,
-    submit_it: Annotated[bool, typer.Option("--submit", help="Run it on a worker (curator queue).")] = False,
-    wait: Annotated[float, typer.Option("--wait", help="With --submit: seconds to wait (0 = don't).")] = 600,
+    ids: Annotated[
+        list[str] | None, typer.Option("--id", help="Only these entries (repeatable).")
+    ] = None,
+    max_batches: Annotated[
+        int | None, typer.Option("--max-batches", min=1, help="Calls this run may make.")
+    ] = None,
+    submit_it: Annotated[
+        bool, typer.Option("--submit", help="Run it on a worker (curator queue).")
+    ] = False,
+    wait: Annotated[
+        float, typer.Option("--wait", help="With --submit: seconds to wait (0 = don't).")
+    ] = 600,
     as_json: bool = JsonOption,
 ) -> None:
     """Enrich plain-prose knowledge into actionable directives (enrichment quota)."""
@@ -35,9 +43,15 @@ def curate(
     else:
         cluster = cluster_or_none(roster)
         with console.status("enriching…") as status:
-            report = run_enrichment(roster, store_locks(roster, cluster), cluster, task_id="cli",
-                                    entry_ids=ids or None, max_batches=max_batches,
-                                    progress=status.update)
+            report = run_enrichment(
+                roster,
+                store_locks(roster, cluster),
+                cluster,
+                task_id="cli",
+                entry_ids=ids or None,
+                max_batches=max_batches,
+                progress=status.update,
+            )
     if as_json:
         emit_json(report)
     else:
@@ -73,4 +87,6 @@ def _print(report: dict[str, Any]) -> None:
         table.add_row(what, str(value))
     console.print(table)
     if "deterministic_fallback" in report["sources"]:
-        console.print("[yellow]note:[/] deterministic_fallback entries were enriched by rules, not by a model")
+        console.print(
+            "[yellow]note:[/] deterministic_fallback entries were enriched by rules, not by a model"
+        )

@@ -12,9 +12,18 @@ from swarmq.cli.common import JsonOption, console, emit_json, err_console
 
 
 def demo(
-    directory: Annotated[Path | None, typer.Option("--dir", help="Empty directory for the workspace (default: a new temporary one).")] = None,
-    keep: Annotated[bool, typer.Option("--keep", help="Leave Redis, the workers and the beat running.")] = False,
-    no_tmux: Annotated[bool, typer.Option("--no-tmux", help="Plain background processes even if tmux exists.")] = False,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir", help="Empty directory for the workspace (default: a new temporary one)."
+        ),
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave Redis, the workers and the beat running.")
+    ] = False,
+    no_tmux: Annotated[
+        bool, typer.Option("--no-tmux", help="Plain background processes even if tmux exists.")
+    ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds any one step may take.")] = 120.0,
     as_json: bool = JsonOption,
 ) -> None:
@@ -25,7 +34,9 @@ def demo(
     def say(line: str) -> None:
         err_console.print(f"[dim]demo:[/] {line}", highlight=False, soft_wrap=True)
 
-    report = run_demo(directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout)
+    report = run_demo(
+        directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout
+    )
     if as_json:
         emit_json(report.as_dict())
         return
@@ -34,22 +45,41 @@ def demo(
     table.add_column("what happened", overflow="fold")
     for m in report.missions:
         table.add_row(f"mission ({m['worker']})", f"{m['id']} {m['title']}: {m['state']}")
-    table.add_row("forged", f"{len(report.forged)} lesson(s) from the transcripts:\n" + "\n".join(
-        f"- {title}" for title in report.forged))
+    table.add_row(
+        "forged",
+        f"{len(report.forged)} lesson(s) from the transcripts:\n"
+        + "\n".join(f"- {title}" for title in report.forged),
+    )
     table.add_row("pooled", f"{report.pooled} candidate(s) scored into the pool")
-    table.add_row("promoted", f"{len(report.promoted)} learning(s): " + ", ".join(Path(p).name for p in report.promoted))
-    table.add_row("published", f"{len(report.published)} knowledge entries: {', '.join(report.published)}")
-    table.add_row("injected", f"{len(report.injected)} into the last mission's prompt: {', '.join(report.injected)}")
-    table.add_row("acknowledged", f"{len(report.acknowledged)} (KNOWLEDGE_APPLIED): {', '.join(report.acknowledged)}")
+    table.add_row(
+        "promoted",
+        f"{len(report.promoted)} learning(s): " + ", ".join(Path(p).name for p in report.promoted),
+    )
+    table.add_row(
+        "published", f"{len(report.published)} knowledge entries: {', '.join(report.published)}"
+    )
+    table.add_row(
+        "injected",
+        f"{len(report.injected)} into the last mission's prompt: {', '.join(report.injected)}",
+    )
+    table.add_row(
+        "acknowledged",
+        f"{len(report.acknowledged)} (KNOWLEDGE_APPLIED): {', '.join(report.acknowledged)}",
+    )
     before, after = report.flywheel_before, report.flywheel_after
-    table.add_row("flywheel", f"artifacts {before.get('total_artifacts')} → {after.get('total_artifacts')}, "
-                  f"citations {before.get('citations_this_period')} → {after.get('citations_this_period')}, "
-                  f"σ {before.get('sigma', 0):.2f} → {after.get('sigma', 0):.2f}, status {after.get('status')}")
+    table.add_row(
+        "flywheel",
+        f"artifacts {before.get('total_artifacts')} → {after.get('total_artifacts')}, "
+        f"citations {before.get('citations_this_period')} → {after.get('citations_this_period')}, "
+        f"σ {before.get('sigma', 0):.2f} → {after.get('sigma', 0):.2f}, status {after.get('status')}",
+    )
     for name, path in report.files.items():
         table.add_row(name, path)
     console.print(table)
     if report.stopped:
-        console.print(f"everything the demo started is stopped; the files stay in {report.workspace}")
+        console.print(
+            f"everything the demo started is stopped; the files stay in {report.workspace}"
+        )
     else:
         console.print(f"still running (--keep): swarmq --config {report.config} status")
         if report.attach:

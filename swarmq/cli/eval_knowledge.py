@@ -22,9 +22,13 @@ from swarmq.eval.knowledge import (
     load_labels,
 )
 
-LabelsOption = Annotated[Path, typer.Option("--labels", help="Labels JSON (eval/knowledge/labels.json).")]
+LabelsOption = Annotated[
+    Path, typer.Option("--labels", help="Labels JSON (eval/knowledge/labels.json).")
+]
 SplitOption = Annotated[str, typer.Option("--split", help="held (never tuned on), tune, or all.")]
-VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show every miss / every query.")]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show every miss / every query.")
+]
 
 
 def _labels(path: Path, split: str) -> Labels:
@@ -33,8 +37,12 @@ def _labels(path: Path, split: str) -> Labels:
     return load_labels(path)
 
 
-def consolidate(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOption = False,
-                as_json: bool = JsonOption) -> None:
+def consolidate(
+    labels: LabelsOption,
+    split: SplitOption = "held",
+    verbose: VerboseOption = False,
+    as_json: bool = JsonOption,
+) -> None:
     """Duplicate pairs merged and must-stay-apart pairs kept apart, by kind."""
     figures = evaluate_consolidation(_labels(labels, split), split)
     data: dict[str, Any] = figures.as_dict()
@@ -47,20 +55,35 @@ def consolidate(labels: LabelsOption, split: SplitOption = "held", verbose: Verb
     for column in ("label", "kind", "ok", "total", "rate"):
         table.add_column(column)
     for kind, counts in sorted(figures.duplicates.items()):
-        table.add_row("duplicate merged", kind, str(counts.tp), str(counts.tp + counts.fn), f"{counts.recall:.3f}")
+        table.add_row(
+            "duplicate merged",
+            kind,
+            str(counts.tp),
+            str(counts.tp + counts.fn),
+            f"{counts.recall:.3f}",
+        )
     for kind, rate in sorted(figures.apart.items()):
         table.add_row("apart kept apart", kind, str(rate.hits), str(rate.total), f"{rate.rate:.3f}")
     console.print(table)
-    console.print(f"duplicate recall {figures.recall:.3f}; apart pairs merged or superseded: "
-                  f"{figures.violations}; actions {figures.actions}")
+    console.print(
+        f"duplicate recall {figures.recall:.3f}; apart pairs merged or superseded: "
+        f"{figures.violations}; actions {figures.actions}"
+    )
     for miss in figures.misses if verbose else ():
         action = f" {miss['action']}" if miss.get("action") else ""
-        console.print(f"[yellow]{miss['label']} {miss['kind']}[/]: "
-                      + escape(f"{miss['a'][:100]!r} / {miss['b'][:100]!r}{action}"), highlight=False)
+        console.print(
+            f"[yellow]{miss['label']} {miss['kind']}[/]: "
+            + escape(f"{miss['a'][:100]!r} / {miss['b'][:100]!r}{action}"),
+            highlight=False,
+        )
 
 
-def inject(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOption = False,
-           as_json: bool = JsonOption) -> None:
+def inject(
+    labels: LabelsOption,
+    split: SplitOption = "held",
+    verbose: VerboseOption = False,
+    as_json: bool = JsonOption,
+) -> None:
     """A relevant entry in the top 3, and nothing injected when nothing is relevant."""
     figures = evaluate_injection(_labels(labels, split), split)
     if as_json:
@@ -69,15 +92,28 @@ def inject(labels: LabelsOption, split: SplitOption = "held", verbose: VerboseOp
     table = Table(title=f"injection ({split})")
     for column in ("figure", "hits", "total", "rate"):
         table.add_column(column)
-    table.add_row("relevant entry in top 3", str(figures.top3.hits), str(figures.top3.total), f"{figures.top3.rate:.3f}")
-    table.add_row("nothing injected when none relevant", str(figures.abstain.hits),
-                  str(figures.abstain.total), f"{figures.abstain.rate:.3f}")
+    table.add_row(
+        "relevant entry in top 3",
+        str(figures.top3.hits),
+        str(figures.top3.total),
+        f"{figures.top3.rate:.3f}",
+    )
+    table.add_row(
+        "nothing injected when none relevant",
+        str(figures.abstain.hits),
+        str(figures.abstain.total),
+        f"{figures.abstain.rate:.3f}",
+    )
     console.print(table)
     for detail in figures.details if verbose else ():
         mark = "[green]ok[/]" if detail["ok"] else "[red]miss[/]"
-        console.print(f"{mark} " + escape(f"{detail['query']!r} ({detail['relevant']} relevant)"),
-                      highlight=False)
+        console.print(
+            f"{mark} " + escape(f"{detail['query']!r} ({detail['relevant']} relevant)"),
+            highlight=False,
+        )
         for shown in detail["shown"]:
             star = "*" if shown["relevant"] else " "
-            console.print(escape(f"   {star} {shown['score']:.3f} {shown['id']} {shown['lesson']}"),
-                          highlight=False)
+            console.print(
+                escape(f"   {star} {shown['score']:.3f} {shown['id']} {shown['lesson']}"),
+                highlight=False,
+            )

@@ -15,10 +15,17 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
-app = typer.Typer(help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True)
+app = typer.Typer(
+    help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True
+)
 
-STATUS_STYLE = {"COMPOUNDING": "green", "NEAR ESCAPE": "yellow", "ACCUMULATING": "yellow", "DECAYING": "red",
-                "NO DATA": "dim"}
+STATUS_STYLE = {
+    "COMPOUNDING": "green",
+    "NEAR ESCAPE": "yellow",
+    "ACCUMULATING": "yellow",
+    "DECAYING": "red",
+    "NO DATA": "dim",
+}
 CLOSE = "`swarmq flywheel close-loop` (or the scheduled forge.close_loop job)"
 
 
@@ -28,8 +35,9 @@ def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     forge.close_loop runs)."""
     roster = load(ctx)
     locks = store_locks(roster)
-    result = close_loop_with_queue(layout_for(roster), locks, roster.forge, roster.flywheel,
-                                   sink=knowledge_sink(roster, locks))
+    result = close_loop_with_queue(
+        layout_for(roster), locks, roster.forge, roster.flywheel, sink=knowledge_sink(roster, locks)
+    )
     data = result.as_dict()
     if as_json:
         emit_json(data)
@@ -39,22 +47,40 @@ def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     table.add_column("outcome", overflow="fold")
     queue = data["queue"]
     if queue.get("status") not in (None, "absent", "unchanged"):
-        table.add_row("ao queue", f"{queue['new']} new of {queue['candidates']} kept from {queue['snippets']} "
-                      f"snippet(s) in .agents/ao/pending.jsonl")
+        table.add_row(
+            "ao queue",
+            f"{queue['new']} new of {queue['candidates']} kept from {queue['snippets']} "
+            f"snippet(s) in .agents/ao/pending.jsonl",
+        )
     ingest = data["ingest"]
-    table.add_row("ingest", f"{ingest['added']} added from {ingest['files_scanned']} file(s), "
-                  f"{ingest['skipped_existing']} existing, {ingest['skipped_malformed']} malformed")
-    table.add_row("feedback", f"{data['feedback']['rewards']} reward(s) on {data['feedback']['artifacts_updated']} artifact(s)")
-    table.add_row("promote", f"{len(data['promoted'])} promoted, {data['rejected_discard']} discard rejected, "
-                  f"held: {data['held'] or 'none'}")
+    table.add_row(
+        "ingest",
+        f"{ingest['added']} added from {ingest['files_scanned']} file(s), "
+        f"{ingest['skipped_existing']} existing, {ingest['skipped_malformed']} malformed",
+    )
+    table.add_row(
+        "feedback",
+        f"{data['feedback']['rewards']} reward(s) on {data['feedback']['artifacts_updated']} artifact(s)",
+    )
+    table.add_row(
+        "promote",
+        f"{len(data['promoted'])} promoted, {data['rejected_discard']} discard rejected, "
+        f"held: {data['held'] or 'none'}",
+    )
     for promotion in data["promoted"]:
         table.add_row("", f"{promotion['candidate_id']} → {promotion['artifact_path']}")
     maturity = data["maturity"]
-    table.add_row("mature", f"{len(maturity['transitions'])} transition(s), {maturity['decayed']} decayed, "
-                  f"{len(maturity['expired'])} expired, {len(maturity['evicted'])} evicted")
+    table.add_row(
+        "mature",
+        f"{len(maturity['transitions'])} transition(s), {maturity['decayed']} decayed, "
+        f"{len(maturity['expired'])} expired, {len(maturity['evicted'])} evicted",
+    )
     metrics = data["metrics"]
-    table.add_row("measure", f"σ={metrics['sigma']:.3f} ρ={metrics['rho']:.3f} δ={metrics['delta']:.1f}d "
-                  f"→ {metrics['status']} ({metrics['health']})")
+    table.add_row(
+        "measure",
+        f"σ={metrics['sigma']:.3f} ρ={metrics['rho']:.3f} δ={metrics['delta']:.1f}d "
+        f"→ {metrics['status']} ({metrics['health']})",
+    )
     table.add_row("took", f"{data['seconds']:.2f} s")
     console.print(table)
     for problem in data["problems"]:
@@ -69,24 +95,59 @@ def status_table(m: dict[str, Any]) -> Table:
     table.add_column("value", justify="right")
     table.add_column("meaning", overflow="fold")
     rows = [
-        ("σ retrieval coverage", f"{m['sigma']:.3f}", "distinct learnings/patterns cited in the window ÷ all"),
+        (
+            "σ retrieval coverage",
+            f"{m['sigma']:.3f}",
+            "distinct learnings/patterns cited in the window ÷ all",
+        ),
         ("ρ decision influence", f"{m['rho']:.3f}", "share of those with evidence-backed use"),
         ("δ knowledge age", f"{m['delta']:.1f} d", "average age of learnings"),
-        ("σ·ρ vs δ/100", f"{m['sigma_rho']:.3f} vs {m['escape_threshold']:.3f}",
-         f"velocity {m['velocity']:+.3f}: [{style}]{m['status']}[/]"),
-        ("velocity trend", f"{gs['velocity_trend_7d']:+.4f}/{gs['velocity_trend_30d']:+.4f}", f"7d/30d slope: {gs['trend_verdict']}"),
-        ("citation pipeline", f"{gs['high_utility_citation_pct']:.0f} %",
-         f"high-utility feedback, median Δu {gs['median_utility_delta']:+.3f}, applied "
-         f"{gs['applied_to_retrieved_ratio'] * 100:.0f} %: {gs['pipeline_verdict']}"),
-        ("research closure", f"{gs['orphaned_research_pct']:.0f} %",
-         f"{gs['orphaned_research_count']} orphaned research file(s): {gs['closure_verdict']}"),
-        ("reuse concentration", f"Gini {gs['citation_gini']:.2f}",
-         f"{gs['active_pool_pct']:.0f} % of learnings cited: {gs['concentration_verdict']}"),
-        ("artifacts", str(m["total_artifacts"]), ", ".join(f"{k} {v}" for k, v in m["tier_counts"].items())),
-        ("citations", str(m["citations_this_period"]), f"{m['unique_cited_artifacts']} distinct, "
-         f"{m['stale_artifacts']} stale artifact(s)"),
-        ("utility", f"{m['mean_utility']:.2f}", f"{m['high_utility_count']} high, {m['low_utility_count']} low"),
-        ("health", f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]", "overall verdict of the golden signals"),
+        (
+            "σ·ρ vs δ/100",
+            f"{m['sigma_rho']:.3f} vs {m['escape_threshold']:.3f}",
+            f"velocity {m['velocity']:+.3f}: [{style}]{m['status']}[/]",
+        ),
+        (
+            "velocity trend",
+            f"{gs['velocity_trend_7d']:+.4f}/{gs['velocity_trend_30d']:+.4f}",
+            f"7d/30d slope: {gs['trend_verdict']}",
+        ),
+        (
+            "citation pipeline",
+            f"{gs['high_utility_citation_pct']:.0f} %",
+            f"high-utility feedback, median Δu {gs['median_utility_delta']:+.3f}, applied "
+            f"{gs['applied_to_retrieved_ratio'] * 100:.0f} %: {gs['pipeline_verdict']}",
+        ),
+        (
+            "research closure",
+            f"{gs['orphaned_research_pct']:.0f} %",
+            f"{gs['orphaned_research_count']} orphaned research file(s): {gs['closure_verdict']}",
+        ),
+        (
+            "reuse concentration",
+            f"Gini {gs['citation_gini']:.2f}",
+            f"{gs['active_pool_pct']:.0f} % of learnings cited: {gs['concentration_verdict']}",
+        ),
+        (
+            "artifacts",
+            str(m["total_artifacts"]),
+            ", ".join(f"{k} {v}" for k, v in m["tier_counts"].items()),
+        ),
+        (
+            "citations",
+            str(m["citations_this_period"]),
+            f"{m['unique_cited_artifacts']} distinct, {m['stale_artifacts']} stale artifact(s)",
+        ),
+        (
+            "utility",
+            f"{m['mean_utility']:.2f}",
+            f"{m['high_utility_count']} high, {m['low_utility_count']} low",
+        ),
+        (
+            "health",
+            f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]",
+            "overall verdict of the golden signals",
+        ),
     ]
     for row in rows:
         table.add_row(*row)
@@ -98,19 +159,25 @@ def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
     out = []
     pending = sorted(layout.pending.glob("*.md")) if layout.pending.is_dir() else []
     if not read_baselines(layout):
-        out.append(f"No close loop has run yet: forge only writes pending files; {CLOSE} ingests, "
-                   "promotes and measures them.")
+        out.append(
+            f"No close loop has run yet: forge only writes pending files; {CLOSE} ingests, "
+            "promotes and measures them."
+        )
     if pending:
         out.append(f"{len(pending)} forged file(s) wait in {layout.pending}: run {CLOSE}.")
     waiting = int(m["tier_counts"].get("pool_pending", 0))
     if m["total_artifacts"] == 0 and waiting:
-        out.append(f"{waiting} candidate(s) wait in the pool for the promotion gates (age, citations, "
-                   "tier): `swarmq pool list` shows what each waits on; `swarmq lookup` cites them.")
+        out.append(
+            f"{waiting} candidate(s) wait in the pool for the promotion gates (age, citations, "
+            "tier): `swarmq pool list` shows what each waits on; `swarmq lookup` cites them."
+        )
     if m["status"] == NO_DATA and not pending and not waiting:
         out.append("Nothing to measure yet: forge transcripts first (`swarmq forge PATH`).")
     elif m["total_artifacts"] and not m["citations_this_period"]:
-        out.append(f"No citation in the last {m.get('window_days', '?')} day(s): σ and ρ stay 0 until a "
-                   "lookup or an injection cites a learning.")
+        out.append(
+            f"No citation in the last {m.get('window_days', '?')} day(s): σ and ρ stay 0 until a "
+            "lookup or an injection cites a learning."
+        )
     return out
 
 
@@ -122,7 +189,9 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    history = [b for b in read_baselines(layout) if b.get("timestamp") != current.get("timestamp")] + [current]
+    history = [
+        b for b in read_baselines(layout) if b.get("timestamp") != current.get("timestamp")
+    ] + [current]
     times = [parse_time(b.get("timestamp")) for b in history]
     points = [(t, b) for t, b in zip(times, history, strict=True) if t is not None]
     if current.get("status") == NO_DATA:
@@ -130,11 +199,19 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     xs = [float(mdates.date2num(t)) for t, _ in points]
     if points:
-        for key, label, style in (("sigma_rho", "σ·ρ (evidence-backed reuse)", "-o"),
-                                  ("velocity", "velocity σ·ρ − δ/100", "-s")):
-            ax.plot(xs, [float(b.get(key) or 0.0) for _, b in points], style, label=label, markersize=4)
-        ax.plot(xs, [float(b.get("delta") or 0.0) / 100 for _, b in points], "--",
-                label="escape threshold δ/100")
+        for key, label, style in (
+            ("sigma_rho", "σ·ρ (evidence-backed reuse)", "-o"),
+            ("velocity", "velocity σ·ρ − δ/100", "-s"),
+        ):
+            ax.plot(
+                xs, [float(b.get(key) or 0.0) for _, b in points], style, label=label, markersize=4
+            )
+        ax.plot(
+            xs,
+            [float(b.get("delta") or 0.0) / 100 for _, b in points],
+            "--",
+            label="escape threshold δ/100",
+        )
         ax.axhline(0.0, color="grey", linewidth=0.6)
         locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
@@ -143,13 +220,23 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
             ax.set_xlim(xs[0] - 1 / 24, xs[0] + 1 / 24)
         ax.legend(loc="best")
     else:
-        ax.text(0.5, 0.5, "no data yet\nforge transcripts, then run swarmq flywheel close-loop",
-                ha="center", va="center", transform=ax.transAxes, fontsize=12, color="grey")
+        ax.text(
+            0.5,
+            0.5,
+            "no data yet\nforge transcripts, then run swarmq flywheel close-loop",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=12,
+            color="grey",
+        )
         ax.set_xticks([])
         ax.set_yticks([])
     ax.set_xlabel("snapshot time (UTC)")
     ax.set_ylabel("σ·ρ, δ/100 and velocity")
-    ax.set_title(f"knowledge flywheel: {current['status']} ({current['health']}), {len(points)} snapshot(s)")
+    ax.set_title(
+        f"knowledge flywheel: {current['status']} ({current['health']}), {len(points)} snapshot(s)"
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
@@ -160,14 +247,20 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
 @app.command()
 def status(
     ctx: typer.Context,
-    days: Annotated[int | None, typer.Option(min=1, max=365, help="Window (default flywheel.metrics_days).")] = None,
-    plot_file: Annotated[Path | None, typer.Option("--plot", help="Also draw the trend into this PNG.")] = None,
+    days: Annotated[
+        int | None, typer.Option(min=1, max=365, help="Window (default flywheel.metrics_days).")
+    ] = None,
+    plot_file: Annotated[
+        Path | None, typer.Option("--plot", help="Also draw the trend into this PNG.")
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """σ, ρ, δ, escape velocity and the golden signals (reads only; close-loop keeps baselines)."""
     roster = load(ctx)
     layout = layout_for(roster)
-    metrics = compute_metrics(layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days)
+    metrics = compute_metrics(
+        layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days
+    )
     metrics["window_days"] = days or roster.flywheel.metrics_days
     said = notes(layout, metrics)
     drawn = None
@@ -176,12 +269,20 @@ def status(
             fail(f"{plot_file}: --plot writes a PNG; give a file name ending in .png")
         drawn = plot(layout, metrics, plot_file)
     if as_json:
-        emit_json({**metrics, "notes": said,
-                   **({"plot": {"path": str(plot_file), "points": drawn}} if plot_file else {})})
+        emit_json(
+            {
+                **metrics,
+                "notes": said,
+                **({"plot": {"path": str(plot_file), "points": drawn}} if plot_file else {}),
+            }
+        )
         return
     console.print(status_table(metrics))
     for note in said:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     if plot_file is not None:
-        console.print(f"trend of {drawn} point(s) drawn to {plot_file}" + (" (no data yet)" if not drawn else ""),
-                      style="dim")
+        console.print(
+            f"trend of {drawn} point(s) drawn to {plot_file}"
+            + (" (no data yet)" if not drawn else ""),
+            style="dim",
+        )

@@ -47,15 +47,27 @@ def _completer(roster: Roster) -> CompleterChoice:
     return forge_completer(roster, cluster, task_id=None)
 
 
-def _forge_all(roster: Roster, locks: StoreLocks, paths: list[Path], fmt: str | None, key: str | None,
-               force: bool, quiet: bool) -> tuple[list[ForgeResult], list[dict[str, str]]]:
+def _forge_all(
+    roster: Roster,
+    locks: StoreLocks,
+    paths: list[Path],
+    fmt: str | None,
+    key: str | None,
+    force: bool,
+    quiet: bool,
+) -> tuple[list[ForgeResult], list[dict[str, str]]]:
     layout = layout_for(roster)
     choice = _completer(roster)
     results: list[ForgeResult] = []
     failures: list[dict[str, str]] = []
     total = sum(p.stat().st_size for p in paths)
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-               TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
     try:
         with Progress(*columns, console=err_console, disable=quiet, transient=True) as progress:
             task = progress.add_task("forging", total=total)
@@ -68,9 +80,19 @@ def _forge_all(roster: Roster, locks: StoreLocks, paths: list[Path], fmt: str | 
                     progress.update(task, completed=base + read)
 
                 try:
-                    results.append(forge_transcript(path, layout, locks, roster.forge, fmt=fmt,
-                                                    key=key if len(paths) == 1 else None,
-                                                    completer=choice.completer, progress=advance, force=force))
+                    results.append(
+                        forge_transcript(
+                            path,
+                            layout,
+                            locks,
+                            roster.forge,
+                            fmt=fmt,
+                            key=key if len(paths) == 1 else None,
+                            completer=choice.completer,
+                            progress=advance,
+                            force=force,
+                        )
+                    )
                 except (TranscriptFormatError, OSError, ValueError) as exc:
                     failures.append({"transcript": str(path), "error": str(exc)})
                 done = base + path.stat().st_size
@@ -99,14 +121,32 @@ def expand(paths: list[Path]) -> list[Path]:
 
 def forge(
     ctx: typer.Context,
-    paths: Annotated[list[Path] | None, typer.Argument(help="Transcript files or directories of them "
-                                                       "(Claude Code, Codex, Markdown).")] = None,
-    sessions: Annotated[bool, typer.Option("--sessions", help="Also forge every transcript the AgentOps "
-                                           "session files (.agents/ao) name.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="claude-code, codex-rollout, codex-history "
-                                            "or markdown (default: detected).")] = None,
-    key: Annotated[str | None, typer.Option(help="Idempotency key (e.g. a mission id) for one file.")] = None,
-    force: Annotated[bool, typer.Option(help="Read the files even if the ledger says they are unchanged.")] = False,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Transcript files or directories of them (Claude Code, Codex, Markdown)."
+        ),
+    ] = None,
+    sessions: Annotated[
+        bool,
+        typer.Option(
+            "--sessions",
+            help="Also forge every transcript the AgentOps session files (.agents/ao) name.",
+        ),
+    ] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="claude-code, codex-rollout, codex-history or markdown (default: detected).",
+        ),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option(help="Idempotency key (e.g. a mission id) for one file.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Read the files even if the ledger says they are unchanged.")
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Mine transcripts for decisions, solutions, learnings, failures and references."""
@@ -135,19 +175,35 @@ def forge(
             table.add_column(column, justify="right")
         for r in results:
             report: dict[str, Any] = r.report
-            table.add_row(Path(r.transcript).name, r.format or "-", r.status, str(r.messages), str(r.candidates),
-                          str(r.new), str(r.duplicates), str(report.get("malformed", 0)),
-                          str(sum(report.get("unknown_types", {}).values())))
+            table.add_row(
+                Path(r.transcript).name,
+                r.format or "-",
+                r.status,
+                str(r.messages),
+                str(r.candidates),
+                str(r.new),
+                str(r.duplicates),
+                str(report.get("malformed", 0)),
+                str(sum(report.get("unknown_types", {}).values())),
+            )
         console.print(table)
         for r in results:
             if r.pending_file:
-                console.print(f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False)
+                console.print(
+                    f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False
+                )
         if any(r.pending_file for r in results):
-            console.print("pending until a close loop ingests them: swarmq flywheel close-loop", style="dim")
+            console.print(
+                "pending until a close loop ingests them: swarmq flywheel close-loop", style="dim"
+            )
             if r.report.get("truncated_last_line"):
-                console.print(f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]")
+                console.print(
+                    f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]"
+                )
         for failure in failures:
-            err_console.print(f"[red]{failure['transcript']}: {failure['error']}[/]", highlight=False)
+            err_console.print(
+                f"[red]{failure['transcript']}: {failure['error']}[/]", highlight=False
+            )
     if failures:
         raise typer.Exit(1)
 
@@ -164,12 +220,27 @@ def _session(explicit: str | None) -> str:
 def lookup(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What you are about to work on.")],
-    limit: Annotated[int | None, typer.Option(min=1, max=200, help="Most results (default flywheel.lookup_limit).")] = None,
-    session: Annotated[str | None, typer.Option(help="Session id recorded on the citations.")] = None,
-    cite_as: Annotated[str, typer.Option("--cite-as", help="Citation type: retrieved (exposure), helpful, "
-                                         "harmful, used-in-final-artifact, applied, reference.")] = "retrieved",
-    no_cite: Annotated[bool, typer.Option("--no-cite", help="Search only; record no citation.")] = False,
-    no_pool: Annotated[bool, typer.Option("--no-pool", help="Learnings and patterns only.")] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, max=200, help="Most results (default flywheel.lookup_limit)."),
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option(help="Session id recorded on the citations.")
+    ] = None,
+    cite_as: Annotated[
+        str,
+        typer.Option(
+            "--cite-as",
+            help="Citation type: retrieved (exposure), helpful, "
+            "harmful, used-in-final-artifact, applied, reference.",
+        ),
+    ] = "retrieved",
+    no_cite: Annotated[
+        bool, typer.Option("--no-cite", help="Search only; record no citation.")
+    ] = False,
+    no_pool: Annotated[
+        bool, typer.Option("--no-pool", help="Learnings and patterns only.")
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Find learnings, patterns and pool candidates for QUERY, and cite what was found."""
@@ -177,12 +248,25 @@ def lookup(
     if cite_as not in CitationType.ALL:
         fail(f"unknown citation type {cite_as!r}; one of {', '.join(sorted(CitationType.ALL))}")
     session_id = _session(session)
-    hits = run_lookup(layout_for(roster), store_locks(roster), query, session_id=session_id,
-                      limit=limit or roster.flywheel.lookup_limit, cite=not no_cite, citation_type=cite_as,
-                      include_pool=not no_pool)
+    hits = run_lookup(
+        layout_for(roster),
+        store_locks(roster),
+        query,
+        session_id=session_id,
+        limit=limit or roster.flywheel.lookup_limit,
+        cite=not no_cite,
+        citation_type=cite_as,
+        include_pool=not no_pool,
+    )
     if as_json:
-        emit_json({"query": query, "session_id": session_id, "cited": 0 if no_cite else len(hits),
-                   "results": [h.as_dict() for h in hits]})
+        emit_json(
+            {
+                "query": query,
+                "session_id": session_id,
+                "cited": 0 if no_cite else len(hits),
+                "results": [h.as_dict() for h in hits],
+            }
+        )
         return
     if not hits:
         console.print(f"nothing in the flywheel matches {query!r}")
@@ -191,7 +275,11 @@ def lookup(
     for column in ("score", "kind", "type", "maturity", "utility", "title", "path"):
         table.add_column(column, overflow="fold" if column in ("title", "path") else "ellipsis")
     for h in hits:
-        table.add_row(f"{h.score:.2f}", h.kind, h.type, h.maturity, f"{h.utility:.2f}", h.title, h.cite_as)
+        table.add_row(
+            f"{h.score:.2f}", h.kind, h.type, h.maturity, f"{h.utility:.2f}", h.title, h.cite_as
+        )
     console.print(table)
     if not no_cite:
-        console.print(f"cited {len(hits)} artifact(s) as {cite_as} for session {session_id}", style="dim")
+        console.print(
+            f"cited {len(hits)} artifact(s) as {cite_as} for session {session_id}", style="dim"
+        )

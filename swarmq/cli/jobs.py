@@ -23,7 +23,9 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
         return None
 
 
-def submit(roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float) -> dict[str, Any] | str:
+def submit(
+    roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float
+) -> dict[str, Any] | str:
     """Send ``task`` to its family queue; its result after at most ``wait`` seconds (0: the id)."""
     from swarmq.workers.app import create_app
 
@@ -36,7 +38,9 @@ def submit(roster: Roster, task: str, kwargs: dict[str, Any], *, wait: float) ->
             value = result.get(timeout=wait)
             result.forget()
         except TimeoutError:
-            fail(f"{task} [{result.id}] did not finish within {wait:g}s (is a worker consuming its queue?)")
+            fail(
+                f"{task} [{result.id}] did not finish within {wait:g}s (is a worker consuming its queue?)"
+            )
         except Exception as exc:  # the task raised: show its error, not a traceback
             fail(f"{task} [{result.id}] failed: {exc}")
         if not isinstance(value, dict):

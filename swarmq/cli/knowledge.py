@@ -19,7 +19,9 @@ from swarmq.wiring.knowledge import knowledge_store
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
     from swarmq.knowledge.query import QueryContext
 
-app = typer.Typer(help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True)
+app = typer.Typer(
+    help="Swarm, hive and link knowledge (opencode-swarm format).", no_args_is_help=True
+)
 
 TierOption = typer.Option("swarm", "--tier", help="swarm or hive.")
 
@@ -47,11 +49,21 @@ def cell(text: str, limit: int = TABLE_CELL_CHARS) -> str:
 def entry_table(title: str, entries: list[Entry]) -> Table:
     table = Table(title=title)
     for column in ("id", "status", "category", "conf", "phases", "shown", "lesson"):
-        table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis",
-                         justify="right" if column in ("conf", "phases", "shown") else "left")
+        table.add_column(
+            column,
+            overflow="fold" if column == "lesson" else "ellipsis",
+            justify="right" if column in ("conf", "phases", "shown") else "left",
+        )
     for e in entries:
-        table.add_row(e.id, e.status, e.category, f"{e.confidence:.2f}",
-                      str(len(e.phase_numbers())), str(e.counter("shown_count")), cell(e.lesson))
+        table.add_row(
+            e.id,
+            e.status,
+            e.category,
+            f"{e.confidence:.2f}",
+            str(len(e.phase_numbers())),
+            str(e.counter("shown_count")),
+            cell(e.lesson),
+        )
     return table
 
 
@@ -78,7 +90,9 @@ def list_entries(
     status: Annotated[str | None, typer.Option(help="Only this status.")] = None,
     category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include archived entries.")] = False,
-    limit: Annotated[int, typer.Option(min=0, help="Show the last this many (0: all).")] = LIST_LIMIT,
+    limit: Annotated[
+        int, typer.Option(min=0, help="Show the last this many (0: all).")
+    ] = LIST_LIMIT,
     as_json: bool = JsonOption,
 ) -> None:
     """Entries of a tier, in file order; corrupt lines are reported on stderr."""
@@ -86,13 +100,22 @@ def list_entries(
 
     roster = load(ctx)
     path = knowledge_store(roster, store_locks(roster)).tier(tier).files.knowledge
-    listing = list_tier(path, Filter(status, category, include_inactive=all_), limit,
-                        index_dir=roster.runtime_dir / "listing")
+    listing = list_tier(
+        path,
+        Filter(status, category, include_inactive=all_),
+        limit,
+        index_dir=roster.runtime_dir / "listing",
+    )
     entries = listing.entries
     if as_json:
-        emit_json({"file": str(path), "entries": [entry_json(e) for e in entries],
-                   "matched": listing.matched,
-                   "corrupt": [{"line": c.line_no, "error": c.error} for c in listing.corrupt]})
+        emit_json(
+            {
+                "file": str(path),
+                "entries": [entry_json(e) for e in entries],
+                "matched": listing.matched,
+                "corrupt": [{"line": c.line_no, "error": c.error} for c in listing.corrupt],
+            }
+        )
         return
     console.print(entry_table(f"{tier} knowledge: {path}", entries))
     if listing.matched > len(entries):
@@ -102,7 +125,9 @@ def list_entries(
 
 
 @app.command("show")
-def show(ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption) -> None:
+def show(
+    ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption
+) -> None:
     """One entry with its v2-normalised counters."""
     entry = knowledge(ctx).tier(tier).get(entry_id)
     if entry is None:
@@ -115,30 +140,50 @@ def add(
     ctx: typer.Context,
     lesson: str,
     category: Annotated[str | None, typer.Option(help="Default: inferred from the text.")] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable); default: inferred.")] = None,
-    phase: Annotated[int | None, typer.Option(help="Phase confirming it (enables reinforcement).")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option(help="Tag (repeatable); default: inferred.")
+    ] = None,
+    phase: Annotated[
+        int | None, typer.Option(help="Phase confirming it (enables reinforcement).")
+    ] = None,
     confidence: Annotated[float | None, typer.Option(help="Default: computed.")] = None,
-    human: Annotated[bool, typer.Option("--human", help="Written by a person (auto_generated=false).")] = False,
+    human: Annotated[
+        bool, typer.Option("--human", help="Written by a person (auto_generated=false).")
+    ] = False,
     tier: str = TierOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Validate and add a lesson (reinforcing an active near-duplicate)."""
-    result = knowledge(ctx).tier(tier).add(
-        NewLesson(lesson, category=category, tags=tag, confidence=confidence, auto_generated=not human),
-        phase=phase)
-    data = {"outcome": result.outcome, "id": result.entry.id if result.entry else None,
-            "reason": result.reason, "layer": result.validation.layer,
-            "severity": result.validation.severity}
+    result = (
+        knowledge(ctx)
+        .tier(tier)
+        .add(
+            NewLesson(
+                lesson, category=category, tags=tag, confidence=confidence, auto_generated=not human
+            ),
+            phase=phase,
+        )
+    )
+    data = {
+        "outcome": result.outcome,
+        "id": result.entry.id if result.entry else None,
+        "reason": result.reason,
+        "layer": result.validation.layer,
+        "severity": result.validation.severity,
+    }
     emit_dict(data, as_json, "add")
     if result.outcome in ("rejected", "unactionable"):
         raise typer.Exit(1)
 
 
 @app.command("reinforce")
-def reinforce(ctx: typer.Context, entry_id: str,
-              phase: Annotated[int | None, typer.Option(help="The confirming phase (swarm tier).")] = None,
-              tier: str = TierOption,
-              as_json: bool = JsonOption) -> None:
+def reinforce(
+    ctx: typer.Context,
+    entry_id: str,
+    phase: Annotated[int | None, typer.Option(help="The confirming phase (swarm tier).")] = None,
+    tier: str = TierOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Confirm an entry: a swarm entry in a phase (idempotent per phase), a hive entry by this
     project (an encounter, once per project)."""
     store = knowledge(ctx)
@@ -146,30 +191,52 @@ def reinforce(ctx: typer.Context, entry_id: str,
         from swarmq.knowledge.hive import confirm_hive_entry
 
         entry, changed = confirm_hive_entry(store, entry_id)
-        emit_dict({"outcome": "confirmed" if changed else "already_confirmed_project", "id": entry_id,
-                   "encounter_score": entry.encounter_score, "status": entry.status}, as_json, "reinforce")
+        emit_dict(
+            {
+                "outcome": "confirmed" if changed else "already_confirmed_project",
+                "id": entry_id,
+                "encounter_score": entry.encounter_score,
+                "status": entry.status,
+            },
+            as_json,
+            "reinforce",
+        )
         return
     if phase is None:
         fail("--phase is required for a swarm entry")
     result = store.swarm.reinforce(entry_id, phase)
-    emit_dict({"outcome": result.outcome, "id": entry_id,
-               "confidence": result.entry.confidence if result.entry else None}, as_json, "reinforce")
+    emit_dict(
+        {
+            "outcome": result.outcome,
+            "id": entry_id,
+            "confidence": result.entry.confidence if result.entry else None,
+        },
+        as_json,
+        "reinforce",
+    )
     if result.outcome == "not_found":
         raise typer.Exit(1)
 
 
 @app.command("quarantine")
-def quarantine(ctx: typer.Context, entry_id: str,
-               reason: Annotated[str, typer.Argument(help="Why (max 500 chars).")] = "quarantined by operator",
-               reported_by: Annotated[str, typer.Option(help="architect, user or auto.")] = "user",
-               tier: str = TierOption, as_json: bool = JsonOption) -> None:
+def quarantine(
+    ctx: typer.Context,
+    entry_id: str,
+    reason: Annotated[str, typer.Argument(help="Why (max 500 chars).")] = "quarantined by operator",
+    reported_by: Annotated[str, typer.Option(help="architect, user or auto.")] = "user",
+    tier: str = TierOption,
+    as_json: bool = JsonOption,
+) -> None:
     """Hide an entry from queries (kept whole in the quarantine sidecar)."""
     try:
         entry = knowledge(ctx).tier(tier).quarantine(entry_id, reason, reported_by)
     except ValueError as exc:  # an unknown --reported-by
         fail(str(exc))
-    emit_dict({"outcome": "quarantined", "id": entry.id, "reason": entry.get("quarantine_reason")},
-              as_json, "quarantine")
+    emit_dict(
+        {"outcome": "quarantined", "id": entry.id, "reason": entry.get("quarantine_reason")},
+        as_json,
+        "quarantine",
+    )
 
 
 @app.command("restore")
@@ -177,8 +244,12 @@ def restore(
     ctx: typer.Context,
     entry_id: str,
     tier: str = TierOption,
-    revalidate: Annotated[bool, typer.Option(
-        "--revalidate", help="Keep the entry quarantined if the current rules refuse it.")] = False,
+    revalidate: Annotated[
+        bool,
+        typer.Option(
+            "--revalidate", help="Keep the entry quarantined if the current rules refuse it."
+        ),
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Restore a quarantined entry in place, or revive an archived one; says what the current
@@ -186,8 +257,17 @@ def restore(
     store = knowledge(ctx).tier(tier)
     entry = store.restore(entry_id, revalidate=revalidate)
     verdict = store.restore_verdict(entry)
-    emit_dict({"outcome": "restored", "id": entry.id, "status": entry.status,
-               "validation": verdict.severity or "ok", "reason": verdict.reason}, as_json, "restore")
+    emit_dict(
+        {
+            "outcome": "restored",
+            "id": entry.id,
+            "status": entry.status,
+            "validation": verdict.severity or "ok",
+            "reason": verdict.reason,
+        },
+        as_json,
+        "restore",
+    )
 
 
 @app.command("promote")
@@ -212,9 +292,13 @@ def promote(
 
 
 @app.command("sweep")
-def sweep_cmd(ctx: typer.Context,
-              phase: Annotated[str | None, typer.Option(help="Phase key (default: plan.json or the day).")] = None,
-              as_json: bool = JsonOption) -> None:
+def sweep_cmd(
+    ctx: typer.Context,
+    phase: Annotated[
+        str | None, typer.Option(help="Phase key (default: plan.json or the day).")
+    ] = None,
+    as_json: bool = JsonOption,
+) -> None:
     """Age, expire, promote and cap, once per phase; then hive promotion."""
     from swarmq.knowledge.maintenance import sweep
 
@@ -222,13 +306,25 @@ def sweep_cmd(ctx: typer.Context,
     emit_dict(sweep(knowledge(ctx), key).as_dict(), as_json, "sweep")
 
 
-def _context(text: str, tool: str | None, agent: str | None, phase: int | None,
-             scope: list[str] | None, delegation: bool) -> QueryContext:
+def _context(
+    text: str,
+    tool: str | None,
+    agent: str | None,
+    phase: int | None,
+    scope: list[str] | None,
+    delegation: bool,
+) -> QueryContext:
     from swarmq.knowledge.model import RetrievalMode
     from swarmq.knowledge.query import QueryContext
 
-    return QueryContext(text=text, tool=tool, agent=agent, phase=phase, scopes=scope or None,
-                        mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START)
+    return QueryContext(
+        text=text,
+        tool=tool,
+        agent=agent,
+        phase=phase,
+        scopes=scope or None,
+        mode=RetrievalMode.DELEGATION if delegation else RetrievalMode.PHASE_START,
+    )
 
 
 @app.command("search")
@@ -252,9 +348,19 @@ def search_cmd(
     for column in ("#", "tier", "id", "score", "forced", "top components", "lesson"):
         table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis")
     for rank, r in enumerate(results, 1):
-        parts = sorted(((k, v) for k, v in r.breakdown.items() if k != "final" and v), key=lambda kv: -abs(kv[1]))
-        table.add_row(str(rank), r.tier, r.entry.id[:8], f"{r.score:.3f}", "yes" if r.forced else "",
-                      ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]), cell(r.entry.lesson))
+        parts = sorted(
+            ((k, v) for k, v in r.breakdown.items() if k != "final" and v),
+            key=lambda kv: -abs(kv[1]),
+        )
+        table.add_row(
+            str(rank),
+            r.tier,
+            r.entry.id[:8],
+            f"{r.score:.3f}",
+            "yes" if r.forced else "",
+            ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]),
+            cell(r.entry.lesson),
+        )
     console.print(table)
 
 
@@ -262,7 +368,9 @@ def search_cmd(
 def inject_cmd(
     ctx: typer.Context,
     text: str,
-    headroom: Annotated[float, typer.Option(help="Free fraction of the context window (0-1).")] = 1.0,
+    headroom: Annotated[
+        float, typer.Option(help="Free fraction of the context window (0-1).")
+    ] = 1.0,
     phase: int | None = None,
     tool: str | None = None,
     agent: str | None = None,
@@ -275,23 +383,34 @@ def inject_cmd(
     from swarmq.knowledge.inject import inject
 
     try:
-        injection = inject(knowledge(ctx), _context(text, tool, agent, phase, None, delegation),
-                           headroom=headroom, session_id=session, record=not preview)
+        injection = inject(
+            knowledge(ctx),
+            _context(text, tool, agent, phase, None, delegation),
+            headroom=headroom,
+            session_id=session,
+            record=not preview,
+        )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was injected (run `swarmq knowledge verify-receipts`)")
     if as_json:
         emit_json(injection.as_dict())
         return
-    console.print(f"[dim]regime {injection.budget.regime}: {injection.budget.max_entries} entries, "
-                  f"{injection.budget.max_chars} chars, trace {injection.trace_id}[/]")
+    console.print(
+        f"[dim]regime {injection.budget.regime}: {injection.budget.max_entries} entries, "
+        f"{injection.budget.max_chars} chars, trace {injection.trace_id}[/]"
+    )
     sys.stdout.write((injection.block or "") + "\n")
 
 
 @app.command("ack")
 def ack(
     ctx: typer.Context,
-    text: Annotated[str | None, typer.Argument(help="Agent output with KNOWLEDGE_* markers.")] = None,
-    file: Annotated[Path | None, typer.Option(help="Read the output from a file ('-' = stdin).")] = None,
+    text: Annotated[
+        str | None, typer.Argument(help="Agent output with KNOWLEDGE_* markers.")
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option(help="Read the output from a file ('-' = stdin).")
+    ] = None,
     agent: str | None = None,
     source: str = "architect_marker",
     as_json: bool = JsonOption,
@@ -311,14 +430,18 @@ def ack(
     for column in ("outcome", "trace", "entry", "status", "detail"):
         table.add_column(column)
     for r in results:
-        table.add_row(r.marker.outcome, r.marker.trace_id[:8], r.marker.entry_id[:8], r.status, r.detail or "")
+        table.add_row(
+            r.marker.outcome, r.marker.trace_id[:8], r.marker.entry_id[:8], r.status, r.detail or ""
+        )
     console.print(table)
 
 
 @app.command("link")
-def link_cmd(ctx: typer.Context,
-             name: Annotated[str | None, typer.Argument(help="Link name, or 'status'.")] = None,
-             as_json: bool = JsonOption) -> None:
+def link_cmd(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Link name, or 'status'.")] = None,
+    as_json: bool = JsonOption,
+) -> None:
     """Link this worktree to a shared store (default name: the project hash), or show status."""
     from swarmq.knowledge.links import link, status
 
@@ -330,9 +453,13 @@ def link_cmd(ctx: typer.Context,
 
 
 @app.command("unlink")
-def unlink_cmd(ctx: typer.Context,
-               no_copy: Annotated[bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")] = False,
-               as_json: bool = JsonOption) -> None:
+def unlink_cmd(
+    ctx: typer.Context,
+    no_copy: Annotated[
+        bool, typer.Option("--no-copy", help="Skip copying shared lessons back.")
+    ] = False,
+    as_json: bool = JsonOption,
+) -> None:
     """Unlink; by default merge shared lessons back (copied / merged / conflicted / skipped)."""
     from swarmq.knowledge.links import unlink
 
@@ -357,12 +484,28 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         emit_json(report)
         return
     table = Table(title=f"knowledge audit: {report['project']}")
-    for column in ("tier", "entries", "by status", "corrupt", "dup ids", "unhealthy", "evergreen", "low utility"):
+    for column in (
+        "tier",
+        "entries",
+        "by status",
+        "corrupt",
+        "dup ids",
+        "unhealthy",
+        "evergreen",
+        "low utility",
+    ):
         table.add_column(column)
     for t in report["tiers"]:
-        table.add_row(t["tier"], str(t["entries"]), ", ".join(f"{k}={v}" for k, v in t["by_status"].items()),
-                      str(len(t["corrupt"])), str(len(t["duplicate_ids"])), str(len(t["unhealthy"])),
-                      str(len(t["evergreen"])), str(len(t["low_utility"])))
+        table.add_row(
+            t["tier"],
+            str(t["entries"]),
+            ", ".join(f"{k}={v}" for k, v in t["by_status"].items()),
+            str(len(t["corrupt"])),
+            str(len(t["duplicate_ids"])),
+            str(len(t["unhealthy"])),
+            str(len(t["evergreen"])),
+            str(len(t["low_utility"])),
+        )
     console.print(table)
 
 
@@ -376,8 +519,19 @@ def verify_receipts(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         state = ledger(store).verify()
     except ReceiptChainBroken as exc:
         if as_json:
-            emit_json({"ok": False, "file": exc.path, "first_bad_seq": exc.seq, "reason": exc.reason})
+            emit_json(
+                {"ok": False, "file": exc.path, "first_bad_seq": exc.seq, "reason": exc.reason}
+            )
             raise typer.Exit(1) from exc
         fail(str(exc))
-    emit_dict({"ok": True, "file": str(store.receipts_path), "records": state.seq,
-               "traces": len(state.traces), "terminals": len(state.terminals)}, as_json, "receipts")
+    emit_dict(
+        {
+            "ok": True,
+            "file": str(store.receipts_path),
+            "records": state.seq,
+            "traces": len(state.traces),
+            "terminals": len(state.terminals),
+        },
+        as_json,
+        "receipts",
+    )

@@ -16,7 +16,9 @@ app = typer.Typer(help="Language-model providers and their usage ledger.", no_ar
 @app.command("usage")
 def usage(
     ctx: typer.Context,
-    day: Annotated[str | None, typer.Option("--day", help="Only this quota day (YYYY-MM-DD).")] = None,
+    day: Annotated[
+        str | None, typer.Option("--day", help="Only this quota day (YYYY-MM-DD).")
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Attempts, quota slots spent, outcomes, tokens and latency from <runtime>/llm-ledger.jsonl."""
@@ -30,15 +32,42 @@ def usage(
         console.print(f"no LLM calls recorded in {ledger.path}")
         return
     table = Table(title=f"LLM usage ({ledger.path})")
-    for column in ("day", "quota", "model", "calls", "spent", "ok", "failed", "refused", "tok in", "tok out", "ms"):
-        table.add_column(column, justify="left" if column in ("day", "quota", "model") else "right",
-                         no_wrap=column in ("day", "quota", "model"))
+    for column in (
+        "day",
+        "quota",
+        "model",
+        "calls",
+        "spent",
+        "ok",
+        "failed",
+        "refused",
+        "tok in",
+        "tok out",
+        "ms",
+    ):
+        table.add_column(
+            column,
+            justify="left" if column in ("day", "quota", "model") else "right",
+            no_wrap=column in ("day", "quota", "model"),
+        )
     for r in rows:
-        table.add_row(r.day, r.quota, f"{r.provider}/{r.model}", str(r.attempts), str(r.counted), str(r.ok),
-                      str(r.failed), str(r.rejected_replies), str(r.tokens_in), str(r.tokens_out),
-                      str(r.mean_latency_ms or "-"))
+        table.add_row(
+            r.day,
+            r.quota,
+            f"{r.provider}/{r.model}",
+            str(r.attempts),
+            str(r.counted),
+            str(r.ok),
+            str(r.failed),
+            str(r.rejected_replies),
+            str(r.tokens_in),
+            str(r.tokens_out),
+            str(r.mean_latency_ms or "-"),
+        )
     console.print(table)
-    console.print("calls = attempts, spent = quota slots used, refused = replies refused after arrival")
+    console.print(
+        "calls = attempts, spent = quota slots used, refused = replies refused after arrival"
+    )
     for r in rows:
         outcomes = ", ".join(f"{k}={v}" for k, v in r.outcomes.items())
         console.print(f"  {r.day} {r.quota} {r.model}: {outcomes}", highlight=False)

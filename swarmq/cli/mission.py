@@ -14,8 +14,15 @@ from swarmq.missions.states import MissionState
 
 app = typer.Typer(help="Orchestrator missions dispatched to roster workers.", no_args_is_help=True)
 
-STYLE = {"complete": "green", "failed": "red", "blocked": "yellow", "cancelled": "dim",
-         "executing": "cyan", "planning": "blue", "review": "magenta"}
+STYLE = {
+    "complete": "green",
+    "failed": "red",
+    "blocked": "yellow",
+    "cancelled": "dim",
+    "executing": "cyan",
+    "planning": "blue",
+    "review": "magenta",
+}
 
 
 def _client(ctx: typer.Context) -> MissionClient:
@@ -37,8 +44,10 @@ def _print(mission: Mission, as_json: bool) -> None:
         return
     style = STYLE.get(mission.state.value, "white")
     worker = mission.worker_id or "-"
-    console.print(f"{mission.id}  [{style}]{mission.state.value}[/]  worker {worker}  {mission.title}",
-                  highlight=False)
+    console.print(
+        f"{mission.id}  [{style}]{mission.state.value}[/]  worker {worker}  {mission.title}",
+        highlight=False,
+    )
     if mission.reason:
         console.print(f"  reason: {mission.reason}", highlight=False)
 
@@ -52,17 +61,29 @@ def _exit_for(mission: Mission) -> None:
 def submit(
     ctx: typer.Context,
     objective: Annotated[str, typer.Argument(help="What the worker must achieve.")],
-    title: Annotated[str | None, typer.Option(help="Short title (default: first line of the objective).")] = None,
-    worker: Annotated[str | None, typer.Option("--worker", "-w", help="A named roster worker.")] = None,
-    role: Annotated[str | None, typer.Option(help="Route to the least-loaded live worker with this role.")] = None,
+    title: Annotated[
+        str | None, typer.Option(help="Short title (default: first line of the objective).")
+    ] = None,
+    worker: Annotated[
+        str | None, typer.Option("--worker", "-w", help="A named roster worker.")
+    ] = None,
+    role: Annotated[
+        str | None, typer.Option(help="Route to the least-loaded live worker with this role.")
+    ] = None,
     specialty: Annotated[str | None, typer.Option(help="...and this specialty.")] = None,
-    key: Annotated[str | None, typer.Option("--key", "-k", help="Idempotency key: resubmits return the same mission.")] = None,
+    key: Annotated[
+        str | None,
+        typer.Option("--key", "-k", help="Idempotency key: resubmits return the same mission."),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Submit a mission; exit status 1 when it could not be queued (state and reason printed)."""
     client = _client(ctx)
-    mission = _run(lambda: client.submit(objective, title=title, worker=worker, role=role,
-                                         specialty=specialty, client_key=key))
+    mission = _run(
+        lambda: client.submit(
+            objective, title=title, worker=worker, role=role, specialty=specialty, client_key=key
+        )
+    )
     _print(mission, as_json)
     _exit_for(mission)
 
@@ -70,7 +91,9 @@ def submit(
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    state: Annotated[str | None, typer.Option(help="planning|executing|blocked|review|complete|failed|cancelled")] = None,
+    state: Annotated[
+        str | None, typer.Option(help="planning|executing|blocked|review|complete|failed|cancelled")
+    ] = None,
     worker: Annotated[str | None, typer.Option("--worker", "-w")] = None,
     limit: Annotated[int, typer.Option(min=1)] = 50,
     as_json: bool = JsonOption,
@@ -86,8 +109,14 @@ def list_(
         table.add_column(column)
     for m in missions:
         style = STYLE.get(m.state.value, "white")
-        table.add_row(m.id, f"[{style}]{m.state.value}[/]", m.worker_id or "-", str(len(m.assignments)),
-                      m.updated_at, m.title)
+        table.add_row(
+            m.id,
+            f"[{style}]{m.state.value}[/]",
+            m.worker_id or "-",
+            str(len(m.assignments)),
+            m.updated_at,
+            m.title,
+        )
     console.print(table)
 
 
@@ -103,15 +132,27 @@ def show(ctx: typer.Context, mission_id: str, as_json: bool = JsonOption) -> Non
     _print(mission, False)
     console.print(f"  objective: {mission.objective.strip()[:500]}", highlight=False)
     for a in mission.assignments:
-        console.print(f"  assignment {a.id} on {a.worker_id}: {a.state.value} (attempts {a.attempts})"
-                      + (f" — {a.reason}" if a.reason else ""), highlight=False)
+        console.print(
+            f"  assignment {a.id} on {a.worker_id}: {a.state.value} (attempts {a.attempts})"
+            + (f" — {a.reason}" if a.reason else ""),
+            highlight=False,
+        )
     table = Table(title="events")
     for column in ("at", "type", "worker", "summary"):
         table.add_column(column)
     rows = [(entry.at, f"ledger:{entry.type}", "-", entry.summary) for entry in mission.log]
-    rows += [(str(event.get("at")), str(event.get("type")), str(event.get("workerId")),
-              str(event.get("summary"))) for event in data.get("events", [])]
-    for row in sorted(rows, key=lambda r: r[0]):  # one timeline: ledger and worker events interleaved
+    rows += [
+        (
+            str(event.get("at")),
+            str(event.get("type")),
+            str(event.get("workerId")),
+            str(event.get("summary")),
+        )
+        for event in data.get("events", [])
+    ]
+    for row in sorted(
+        rows, key=lambda r: r[0]
+    ):  # one timeline: ledger and worker events interleaved
         table.add_row(*row)
     console.print(table)
 
@@ -120,7 +161,9 @@ def show(ctx: typer.Context, mission_id: str, as_json: bool = JsonOption) -> Non
 def cancel(
     ctx: typer.Context,
     mission_id: str,
-    reason: Annotated[str, typer.Option(help="Recorded in the ledger and the worker's events.")] = "cancelled by the orchestrator",
+    reason: Annotated[
+        str, typer.Option(help="Recorded in the ledger and the worker's events.")
+    ] = "cancelled by the orchestrator",
     as_json: bool = JsonOption,
 ) -> None:
     """Cancel; a running agent is stopped at its next heartbeat."""
@@ -132,11 +175,20 @@ def cancel(
 def resume(
     ctx: typer.Context,
     mission_id: str,
-    worker: Annotated[str | None, typer.Option("--worker", "-w", help="Resume on another worker.")] = None,
-    note: Annotated[str | None, typer.Option(help="Why, or what changed (recorded in the ledger).")] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Also when an assignment is still planning/executing (its host is gone): "
-        "that assignment is settled failed and its run, if any is left, stops.")] = False,
+    worker: Annotated[
+        str | None, typer.Option("--worker", "-w", help="Resume on another worker.")
+    ] = None,
+    note: Annotated[
+        str | None, typer.Option(help="Why, or what changed (recorded in the ledger).")
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also when an assignment is still planning/executing (its host is gone): "
+            "that assignment is settled failed and its run, if any is left, stops.",
+        ),
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Dispatch a new assignment of a blocked, review or failed mission, from its latest handoff."""
@@ -150,8 +202,12 @@ def resume(
 @app.command()
 def reap(
     ctx: typer.Context,
-    older_than: Annotated[float | None, typer.Option(
-        min=1, help="Heartbeat age in seconds (default: missions.reap_after_seconds).")] = None,
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            min=1, help="Heartbeat age in seconds (default: missions.reap_after_seconds)."
+        ),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Resume elsewhere the executing missions whose host died (what the active beat does)."""

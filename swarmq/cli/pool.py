@@ -19,7 +19,9 @@ from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.promotion import promotion_gate
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
-app = typer.Typer(help="The scored candidate pool (.agents/pool, AgentOps format).", no_args_is_help=True)
+app = typer.Typer(
+    help="The scored candidate pool (.agents/pool, AgentOps format).", no_args_is_help=True
+)
 
 
 @app.command("list")
@@ -42,7 +44,9 @@ def list_(
             continue
         cited = stats.useful(pool_key(entry.id))
         gate = promotion_gate(entry, cited, now, roster.flywheel.gate_rules())
-        rows.append({**entry.summary(now), "citations": cited, "gate": gate.reason, "eligible": gate.passed})
+        rows.append(
+            {**entry.summary(now), "citations": cited, "gate": gate.reason, "eligible": gate.passed}
+        )
     rows.sort(key=lambda r: str(r["added_at"] or ""), reverse=True)
     total = len(rows)
     rows = rows[:limit]
@@ -51,11 +55,21 @@ def list_(
         return
     table = Table(title=f"pool ({total} candidate(s))")
     for column in ("id", "status", "tier", "type", "score", "age h", "cites", "gate", "title"):
-        table.add_column(column, overflow="fold" if column in ("title", "gate", "id") else "ellipsis")
+        table.add_column(
+            column, overflow="fold" if column in ("title", "gate", "id") else "ellipsis"
+        )
     for r in rows:
-        table.add_row(str(r["id"]), str(r["status"]), str(r["tier"]), str(r["type"]), f"{r['raw_score']:.2f}",
-                      f"{r['age_hours']:.0f}", str(r["citations"]),
-                      ("[green]" if r["eligible"] else "") + str(r["gate"]), str(r["title"]))
+        table.add_row(
+            str(r["id"]),
+            str(r["status"]),
+            str(r["tier"]),
+            str(r["type"]),
+            f"{r['raw_score']:.2f}",
+            f"{r['age_hours']:.0f}",
+            str(r["citations"]),
+            ("[green]" if r["eligible"] else "") + str(r["gate"]),
+            str(r["title"]),
+        )
     console.print(table)
     for problem in pool.problems:
         console.print(f"[yellow]{problem}[/]", highlight=False)
@@ -74,11 +88,19 @@ def show(ctx: typer.Context, candidate_id: str, as_json: bool = JsonOption) -> N
     table.add_column("key", style="bold")
     table.add_column("value", overflow="fold")
     scoring = entry.data.get("scoring_result") or {}
-    for key, value in (("status", entry.status.value), ("type", entry.type), ("tier", entry.tier),
-                       ("raw score", f"{entry.raw_score:.4f}"), ("rubric", scoring.get("rubric")),
-                       ("added", entry.data.get("added_at")), ("source", cand.get("source")),
-                       ("metadata", cand.get("metadata")), ("review", entry.human_review),
-                       ("utility", cand.get("utility")), ("path", entry.path)):
+    for key, value in (
+        ("status", entry.status.value),
+        ("type", entry.type),
+        ("tier", entry.tier),
+        ("raw score", f"{entry.raw_score:.4f}"),
+        ("rubric", scoring.get("rubric")),
+        ("added", entry.data.get("added_at")),
+        ("source", cand.get("source")),
+        ("metadata", cand.get("metadata")),
+        ("review", entry.human_review),
+        ("utility", cand.get("utility")),
+        ("path", entry.path),
+    ):
         table.add_row(key, str(value))
     console.print(table)
     console.print(canonical_content_body(entry.content))
@@ -100,8 +122,12 @@ def promote(
     out: dict[str, Any] = done.as_dict()
     sink = knowledge_sink(roster, locks)
     if sink is not None and not done.deduplicated:
-        out["knowledge"] = publish(sink, done.artifact_path, entry.candidate,
-                                   validation_mode=roster.flywheel.knowledge_bridge_validation.value).as_dict()
+        out["knowledge"] = publish(
+            sink,
+            done.artifact_path,
+            entry.candidate,
+            validation_mode=roster.flywheel.knowledge_bridge_validation.value,
+        ).as_dict()
     if as_json:
         emit_json(out)
         return
@@ -115,14 +141,23 @@ def promote(
 def reject(
     ctx: typer.Context,
     candidate_id: str,
-    reason: Annotated[str, typer.Option(help="Why (kept with the candidate, at most 1000 characters).")],
-    reviewer: Annotated[str | None, typer.Option(help="Who rejects it (default: your user name).")] = None,
+    reason: Annotated[
+        str, typer.Option(help="Why (kept with the candidate, at most 1000 characters).")
+    ],
+    reviewer: Annotated[
+        str | None, typer.Option(help="Who rejects it (default: your user name).")
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """Move a candidate to pool/rejected (kept for audit)."""
     roster = load(ctx)
-    path = reject_candidate(layout_for(roster), store_locks(roster), candidate_id, reason,
-                            reviewer=reviewer or getpass.getuser())
+    path = reject_candidate(
+        layout_for(roster),
+        store_locks(roster),
+        candidate_id,
+        reason,
+        reviewer=reviewer or getpass.getuser(),
+    )
     if as_json:
         emit_json({"candidate_id": candidate_id, "status": "rejected", "path": path})
     else:

@@ -34,7 +34,9 @@ def _prepare_profiles(roster: Roster) -> None:
     try:  # the workspace's own lock discipline, never same-host locks by default
         ensure_roster_profiles(roster, store_locks(roster))
     except LockError as exc:
-        err_console.print(f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False)
+        err_console.print(
+            f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False
+        )
 
 
 def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
@@ -184,7 +186,9 @@ def down(
     ),
     keep_redis: bool = typer.Option(False, "--keep-redis", help="Leave an embedded Redis running."),
     all_hosts: bool = typer.Option(
-        False, "--all", help="Also every other host: Celery warm shutdown of its workers, its beat told to exit."
+        False,
+        "--all",
+        help="Also every other host: Celery warm shutdown of its workers, its beat told to exit.",
     ),
     no_tmux: bool = typer.Option(False, "--no-tmux", hidden=True),
     as_json: bool = JsonOption,
@@ -192,7 +196,9 @@ def down(
     """Stop this host's workers gracefully (SIGTERM, wait, then remove the session), beat, Flower, embedded Redis."""
     roster = load(ctx)
     elsewhere = _down_elsewhere(roster) if all_hosts else []
-    actions = _supervisor(ctx, roster, no_tmux).down(timeout=timeout, keep_redis=keep_redis) + elsewhere
+    actions = (
+        _supervisor(ctx, roster, no_tmux).down(timeout=timeout, keep_redis=keep_redis) + elsewhere
+    )
     if as_json:
         emit_json({"actions": [a.__dict__ for a in actions]})
         return
@@ -224,7 +230,8 @@ def _down_elsewhere(roster: Roster) -> list[Action]:
         app.close()
         client.close()
     return [Action(node, "worker", "asked to stop", "Celery warm shutdown") for node in nodes] + [
-        Action("beat", "beat", "asked to stop", "every host's beat exits at its next tick")]
+        Action("beat", "beat", "asked to stop", "every host's beat exits at its next tick")
+    ]
 
 
 def status(
@@ -270,8 +277,12 @@ def status(
             hosts.add_column(column)
         for h in report.hosts:
             recorded = ", ".join(f"{p.get('name')} ({p.get('pid')})" for p in h.recorded)
-            hosts.add_row(h.host + (" (this host)" if h.this_host else ""), ", ".join(h.nodes) or "-",
-                          h.error or recorded or "-", h.updated_at or "-")
+            hosts.add_row(
+                h.host + (" (this host)" if h.this_host else ""),
+                ", ".join(h.nodes) or "-",
+                h.error or recorded or "-",
+                h.updated_at or "-",
+            )
         console.print(hosts)
     if report.queue_lengths:
         queues = Table(title="queued messages")

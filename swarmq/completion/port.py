@@ -39,7 +39,9 @@ class CompletionError(SwarmqError, RuntimeError):
 
     outcome = "error"
 
-    def __init__(self, message: str, *, outcome: str | None = None, reached_network: bool = False) -> None:
+    def __init__(
+        self, message: str, *, outcome: str | None = None, reached_network: bool = False
+    ) -> None:
         super().__init__(message)
         if outcome is not None:
             self.outcome = outcome
@@ -87,7 +89,9 @@ def fit_lines(text: str, max_chars: int) -> str:
             break
         kept.append(line)
         used += len(line) + 1
-    return "\n".join([*kept, f"[... {len(lines) - len(kept)} more line(s) left out to fit the model's context]"])
+    return "\n".join(
+        [*kept, f"[... {len(lines) - len(kept)} more line(s) left out to fit the model's context]"]
+    )
 
 
 class CompletionFailed(CompletionError):
@@ -144,8 +148,14 @@ class LLMJob:
     locks, the metered completer or ``None``, whether a deterministic fallback may stand in for
     the model, and why there is no completer (reported when there is none)."""
 
-    def __init__(self, locks: StoreLocks, *, completer: Completer | None, allow_fallback: bool,
-                 no_client_reason: str = NO_PROVIDER) -> None:
+    def __init__(
+        self,
+        locks: StoreLocks,
+        *,
+        completer: Completer | None,
+        allow_fallback: bool,
+        no_client_reason: str = NO_PROVIDER,
+    ) -> None:
         self.locks = locks
         self.completer = completer
         self.allow_fallback = allow_fallback

@@ -18,7 +18,9 @@ _PLACEHOLDER = re.compile(
     r"<[^>]{1,40}>|\{[^}]{1,40}\}|string|text|example|xxx+)\Z",
     re.IGNORECASE,
 )
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
+_UUID = re.compile(
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE
+)
 
 
 def repetition(text: str) -> str | None:

@@ -69,7 +69,10 @@ class EventLog:
     def records(self, run_id: str | None = None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for item in iter_jsonl(self.path):
-            if (isinstance(item, JsonlLine) and isinstance(item.value, dict)
-                    and (run_id is None or item.value.get("run_id") == run_id)):
+            if (
+                isinstance(item, JsonlLine)
+                and isinstance(item.value, dict)
+                and (run_id is None or item.value.get("run_id") == run_id)
+            ):
                 out.append(item.value)
         return out

@@ -92,8 +92,15 @@ class Doc:
 
 
 class LearningsPopulation:
-    def __init__(self, layout: AgentsLayout, docs: list[Doc], *, at: str, run_id: str,
-                 config: ConsolidationConfig) -> None:
+    def __init__(
+        self,
+        layout: AgentsLayout,
+        docs: list[Doc],
+        *,
+        at: str,
+        run_id: str,
+        config: ConsolidationConfig,
+    ) -> None:
         self.layout, self.at, self.run_id, self.config = layout, at, run_id, config
         self.docs: dict[str, Doc] = {}
         for doc in docs:
@@ -108,13 +115,23 @@ class LearningsPopulation:
                 continue
             learning = doc.learning
             body = learning.body
-            out.append(Item(
-                id=doc.id, text=body, created=str(learning.fields.get("date") or doc.path.name),
-                order=self.order[doc.id],
-                strength=(_MATURITY_RANK.get(learning.maturity, 0.0), learning.utility,
-                          float(learning.count("reward_count")), learning.confidence),
-                fingerprint=content_hash(learning.text) if doc.path.suffix == ".md" else content_hash(body),
-            ))
+            out.append(
+                Item(
+                    id=doc.id,
+                    text=body,
+                    created=str(learning.fields.get("date") or doc.path.name),
+                    order=self.order[doc.id],
+                    strength=(
+                        _MATURITY_RANK.get(learning.maturity, 0.0),
+                        learning.utility,
+                        float(learning.count("reward_count")),
+                        learning.confidence,
+                    ),
+                    fingerprint=content_hash(learning.text)
+                    if doc.path.suffix == ".md"
+                    else content_hash(body),
+                )
+            )
         return out
 
     def _update(self, doc: Doc, updates: dict[str, Any], *, archive: bool = False) -> None:
@@ -124,7 +141,9 @@ class LearningsPopulation:
         if archive and doc.target.parent != self.layout.archive:
             target = self.layout.archive / doc.path.name
             if target.exists() and target != doc.path:
-                target = self.layout.archive / f"{doc.path.stem}-{self.run_id[-8:]}{doc.path.suffix}"
+                target = (
+                    self.layout.archive / f"{doc.path.stem}-{self.run_id[-8:]}{doc.path.suffix}"
+                )
         updated = Doc(doc.path, learning, target)
         self.docs[doc.id] = updated
         self.changed[doc.id] = updated
@@ -147,18 +166,28 @@ class LearningsPopulation:
         if action.kind is ActionKind.MERGE:
             rewards = survivor.count("reward_count") + gone.count("reward_count")
             weight_a, weight_b = survivor.count("reward_count") + 1, gone.count("reward_count") + 1
-            updates.update({
-                "reward_count": rewards,
-                "helpful_count": survivor.count("helpful_count") + gone.count("helpful_count"),
-                "harmful_count": survivor.count("harmful_count") + gone.count("harmful_count"),
-                "utility": (survivor.utility * weight_a + gone.utility * weight_b) / (weight_a + weight_b),
-                "confidence": max(survivor.confidence, gone.confidence),
-            })
+            updates.update(
+                {
+                    "reward_count": rewards,
+                    "helpful_count": survivor.count("helpful_count") + gone.count("helpful_count"),
+                    "harmful_count": survivor.count("harmful_count") + gone.count("harmful_count"),
+                    "utility": (survivor.utility * weight_a + gone.utility * weight_b)
+                    / (weight_a + weight_b),
+                    "confidence": max(survivor.confidence, gone.confidence),
+                }
+            )
         self._update(keep, updates)
-        self._update(other, {
-            SUPERSEDED_BY: keep.id, "superseded_at": self.at, "supersede_reason": action.reason.value,
-            "is_current": False, RUN_KEY: self.run_id,
-        }, archive=True)
+        self._update(
+            other,
+            {
+                SUPERSEDED_BY: keep.id,
+                "superseded_at": self.at,
+                "supersede_reason": action.reason.value,
+                "is_current": False,
+                RUN_KEY: self.run_id,
+            },
+            archive=True,
+        )
         return True
 
 
@@ -203,9 +232,20 @@ def recover(log: EventLog, lease: Lease) -> list[str]:
     closed: list[str] = []
     for run in log.open_runs():
         conflicts = [c["id"] for c in run.changes if not _apply_change(c, lease)]
-        log.append([{"type": RUN_ABORTED if conflicts and len(conflicts) == len(run.changes)
-                     else RUN_COMMITTED, "run_id": run.run_id, "at": iso(), "recovered": True,
-                     "conflicts": conflicts}], lease)
+        log.append(
+            [
+                {
+                    "type": RUN_ABORTED
+                    if conflicts and len(conflicts) == len(run.changes)
+                    else RUN_COMMITTED,
+                    "run_id": run.run_id,
+                    "at": iso(),
+                    "recovered": True,
+                    "conflicts": conflicts,
+                }
+            ],
+            lease,
+        )
         closed.append(run.run_id)
     return closed
 
@@ -213,45 +253,82 @@ def recover(log: EventLog, lease: Lease) -> list[str]:
 class LearningsRun(ConsolidationRun):
     """A run over the learnings of one scope."""
 
-    def __init__(self, layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig, *,
-                 scope: str, progress: ProgressFn | None,
-                 clock: Callable[[], datetime] | None) -> None:
-        super().__init__(config, config.learnings_measure, scope=scope, progress=progress,
-                         clock=clock)
+    def __init__(
+        self,
+        layout: AgentsLayout,
+        locks: StoreLocks,
+        config: ConsolidationConfig,
+        *,
+        scope: str,
+        progress: ProgressFn | None,
+        clock: Callable[[], datetime] | None,
+    ) -> None:
+        super().__init__(
+            config, config.learnings_measure, scope=scope, progress=progress, clock=clock
+        )
         self.layout, self.locks = layout, locks
 
     def plan_only(self) -> tuple[Plan, int, int]:
         docs = load_docs(self.layout)
-        population = LearningsPopulation(self.layout, docs, at=self.at, run_id=self.run_id,
-                                         config=self.config)
+        population = LearningsPopulation(
+            self.layout, docs, at=self.at, run_id=self.run_id, config=self.config
+        )
         plan = self.planner.run(population, on_round=self.on_round)
         return plan, len(docs), len(population.changed)
 
     def commit(self) -> ScopeReport:
-        layout, config, scope, at, run_id = self.layout, self.config, self.scope, self.at, self.run_id
+        layout, config, scope, at, run_id = (
+            self.layout,
+            self.config,
+            self.scope,
+            self.at,
+            self.run_id,
+        )
         log = EventLog(events_path(layout))
         with self.locks.hold(layout.learnings_lock, timeout=config.lock_timeout_seconds) as lease:
             recovered = recover(log, lease)
             docs = load_docs(layout)
             population = LearningsPopulation(layout, docs, at=at, run_id=run_id, config=config)
             plan = self.planner.run(population, on_round=self.on_round)
-            report = ScopeReport(scope, plan, run_id if plan.changes else None, False, len(docs),
-                                 len(population.changed), recovered)
+            report = ScopeReport(
+                scope,
+                plan,
+                run_id if plan.changes else None,
+                False,
+                len(docs),
+                len(population.changed),
+                recovered,
+            )
             if plan.changes:
                 originals = {doc.id: doc for doc in docs}
                 changes = [
-                    {"type": ENTRY_CHANGED, "run_id": run_id, "id": doc_id, "path": str(doc.path),
-                     "target": str(doc.target), "before": originals[doc_id].learning.text,
-                     "after": doc.learning.text}
+                    {
+                        "type": ENTRY_CHANGED,
+                        "run_id": run_id,
+                        "id": doc_id,
+                        "path": str(doc.path),
+                        "target": str(doc.target),
+                        "before": originals[doc_id].learning.text,
+                        "after": doc.learning.text,
+                    }
                     for doc_id, doc in population.changed.items()
                 ]
-                log.append([
-                    {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
-                     "store": str(layout.learnings), "counts": plan.counts(),
-                     "rounds": plan.rounds},
-                    *(action_record(a, run_id, at) for a in plan.actions),
-                    *changes,
-                ], lease)
+                log.append(
+                    [
+                        {
+                            "type": RUN_STARTED,
+                            "run_id": run_id,
+                            "at": at,
+                            "scope": scope,
+                            "store": str(layout.learnings),
+                            "counts": plan.counts(),
+                            "rounds": plan.rounds,
+                        },
+                        *(action_record(a, run_id, at) for a in plan.actions),
+                        *changes,
+                    ],
+                    lease,
+                )
                 crash_point("journaled")
                 for number, change in enumerate(changes):
                     _apply_change(change, lease)
@@ -261,9 +338,16 @@ class LearningsRun(ConsolidationRun):
         return report
 
 
-def consolidate_learnings(layout: AgentsLayout, locks: StoreLocks, config: ConsolidationConfig, *,
-                          scope: str, dry_run: bool = False, progress: ProgressFn | None = None,
-                          clock: Callable[[], datetime] | None = None) -> ScopeReport:
+def consolidate_learnings(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: ConsolidationConfig,
+    *,
+    scope: str,
+    dry_run: bool = False,
+    progress: ProgressFn | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> ScopeReport:
     """Consolidate the learnings of one scope; with ``dry_run`` only plan (nothing is written)."""
     run = LearningsRun(layout, locks, config, scope=scope, progress=progress, clock=clock)
     return run.execute(dry_run=dry_run)

@@ -58,7 +58,9 @@ def strength(entry: Entry) -> tuple[float, ...]:
 def lesson_quality(entry: Entry, lesson: str, config: KnowledgeConfig) -> tuple[int, int, int]:
     """Valid by the gate's layers 1-2, then not vague, then more distinct words."""
     valid = (
-        check_structure(lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")).valid
+        check_structure(
+            lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
+        ).valid
         and check_safety(lesson, config.validation_mode).valid
     )
     return (int(valid), int(not is_vague(lesson)), len(word_tokens(lesson)))
@@ -68,7 +70,10 @@ def _union(first: Any, second: Any, cap: int | None = None) -> list[Any] | None:
     if not isinstance(first, list) and not isinstance(second, list):
         return None
     out: list[Any] = []
-    for value in [*(first if isinstance(first, list) else []), *(second if isinstance(second, list) else [])]:
+    for value in [
+        *(first if isinstance(first, list) else []),
+        *(second if isinstance(second, list) else []),
+    ]:
         if value not in out:
             out.append(value)
     return out[:cap] if cap is not None else out
@@ -127,15 +132,17 @@ def archived_updates(entry: Entry, by: str, reason: str, at: str, run_id: str) -
     return updates
 
 
-def merge_entries(survivor: Entry, other: Entry, *, at: str, run_id: str, reason: str,
-                  config: KnowledgeConfig) -> tuple[Entry, Entry]:
+def merge_entries(
+    survivor: Entry, other: Entry, *, at: str, run_id: str, reason: str, config: KnowledgeConfig
+) -> tuple[Entry, Entry]:
     """The survivor after absorbing ``other``, and ``other`` archived with a pointer."""
     updates: dict[str, Any] = {}
     if survivor.confirmed_by or other.confirmed_by:
         updates["confirmed_by"] = _confirmations(survivor, other, config)
     if "retrieval_outcomes" in survivor.data or "retrieval_outcomes" in other.data:
         updates["retrieval_outcomes"] = sum_outcomes(
-            survivor.get("retrieval_outcomes"), other.get("retrieval_outcomes"), config)
+            survivor.get("retrieval_outcomes"), other.get("retrieval_outcomes"), config
+        )
     tags = _union(survivor.get("tags"), other.get("tags"))
     if tags is not None:
         updates["tags"] = tags
@@ -144,7 +151,8 @@ def merge_entries(survivor: Entry, other: Entry, *, at: str, run_id: str, reason
         if merged is not None:
             updates[key] = merged
     if other.get("directive_priority") in _PRIORITY_RANK and (
-        _PRIORITY_RANK[other.get("directive_priority")] > _PRIORITY_RANK.get(survivor.get("directive_priority"), -1)
+        _PRIORITY_RANK[other.get("directive_priority")]
+        > _PRIORITY_RANK.get(survivor.get("directive_priority"), -1)
     ):
         updates["directive_priority"] = other.get("directive_priority")
     confidence = max(survivor.confidence, other.confidence)
@@ -155,8 +163,10 @@ def merge_entries(survivor: Entry, other: Entry, *, at: str, run_id: str, reason
     if confidence != survivor.confidence:
         updates["confidence"] = confidence
     if _number(survivor.get("encounter_score")) and _number(other.get("encounter_score")):
-        updates["encounter_score"] = min(config.max_encounter_score,
-                                         survivor.get("encounter_score") + other.get("encounter_score"))
+        updates["encounter_score"] = min(
+            config.max_encounter_score,
+            survivor.get("encounter_score") + other.get("encounter_score"),
+        )
     created = [c for c in (survivor.created_at, other.created_at) if c]
     if created and min(created) != survivor.created_at:
         updates["created_at"] = min(created)
@@ -164,22 +174,31 @@ def merge_entries(survivor: Entry, other: Entry, *, at: str, run_id: str, reason
         updates["phases_alive"] = min(survivor.get("phases_alive"), other.get("phases_alive"))
     if other.get("hive_eligible") is True and survivor.get("hive_eligible") is not True:
         updates["hive_eligible"] = True
-    if lesson_quality(other, other.lesson, config) > lesson_quality(survivor, survivor.lesson, config):
+    if lesson_quality(other, other.lesson, config) > lesson_quality(
+        survivor, survivor.lesson, config
+    ):
         updates["lesson"] = other.lesson
-    updates.update({
-        "updated_at": at,
-        SUPERSEDES: [*_list(survivor.get(SUPERSEDES)), other.id],
-        RUN_KEY: run_id,
-    })
+    updates.update(
+        {
+            "updated_at": at,
+            SUPERSEDES: [*_list(survivor.get(SUPERSEDES)), other.id],
+            RUN_KEY: run_id,
+        }
+    )
     kept = survivor.changed(updates, bump_revision=False)
-    gone = other.changed(archived_updates(other, survivor.id, reason, at, run_id), bump_revision=False)
+    gone = other.changed(
+        archived_updates(other, survivor.id, reason, at, run_id), bump_revision=False
+    )
     return kept, gone
 
 
-def supersede_entries(newer: Entry, older: Entry, *, at: str, run_id: str,
-                      reason: str) -> tuple[Entry, Entry]:
-    kept = newer.changed({SUPERSEDES: [*_list(newer.get(SUPERSEDES)), older.id], RUN_KEY: run_id},
-                         bump_revision=False)
+def supersede_entries(
+    newer: Entry, older: Entry, *, at: str, run_id: str, reason: str
+) -> tuple[Entry, Entry]:
+    kept = newer.changed(
+        {SUPERSEDES: [*_list(newer.get(SUPERSEDES)), older.id], RUN_KEY: run_id},
+        bump_revision=False,
+    )
     gone = older.changed(archived_updates(older, newer.id, reason, at, run_id), bump_revision=False)
     return kept, gone
 

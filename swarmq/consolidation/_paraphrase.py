@@ -69,8 +69,15 @@ class Paraphrases:
             return []
         cosines = weighted_overlaps(sets, result.left, result.right, idf_weights(sets))
         strong = np.flatnonzero(cosines >= self.config.paraphrase_threshold)
-        return [(texts[int(result.left[k])], texts[int(result.right[k])], float(cosines[k]),
-                 float(result.similarity[k])) for k in strong.tolist()]
+        return [
+            (
+                texts[int(result.left[k])],
+                texts[int(result.right[k])],
+                float(cosines[k]),
+                float(result.similarity[k]),
+            )
+            for k in strong.tolist()
+        ]
 
     def candidates(self, items: Sequence[Item], seen: set[tuple[str, str]]) -> list[Candidate]:
         """``(cosine, id, id, score breakdown)`` of every comparable pair of ``items`` at or
@@ -92,6 +99,12 @@ class Paraphrases:
                     key = (min(a.id, b.id), max(a.id, b.id))
                     if a.id == b.id or key in seen or not comparable(a, b):
                         continue
-                    found.append((score, key[0], key[1], {
-                        "idf_cosine": round(score, 4), "term_jaccard": round(overlap, 4)}))
+                    found.append(
+                        (
+                            score,
+                            key[0],
+                            key[1],
+                            {"idf_cosine": round(score, 4), "term_jaccard": round(overlap, 4)},
+                        )
+                    )
         return found

@@ -59,14 +59,17 @@ def _text_key(text: str) -> str:
 
 
 class Planner:
-    def __init__(self, config: ConsolidationConfig, measure: Measure,
-                 contradicts: Contradicts | None = None) -> None:
+    def __init__(
+        self, config: ConsolidationConfig, measure: Measure, contradicts: Contradicts | None = None
+    ) -> None:
         self.config = config
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
         self.paraphrases = Paraphrases(config)
 
-    def run(self, population: Population, *, on_round: Callable[[int, int], None] | None = None) -> Plan:
+    def run(
+        self, population: Population, *, on_round: Callable[[int, int], None] | None = None
+    ) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
         plan = Plan()
         for round_no in range(1, self.config.max_rounds + 1):
@@ -98,17 +101,29 @@ class Planner:
                     scores: dict[str, float | str] = {"exact": 1.0}
                     if item.template is not None:
                         scores["template"] = item.template
-                    actions.append(Action(ActionKind.MERGE, survivor.id, item.id, 1.0, Reason.EXACT,
-                                          round_no, scores))
+                    actions.append(
+                        Action(
+                            ActionKind.MERGE,
+                            survivor.id,
+                            item.id,
+                            1.0,
+                            Reason.EXACT,
+                            round_no,
+                            scores,
+                        )
+                    )
                     used.update((item.id, survivor.id))
-        low = self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
+        low = (
+            self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
+        )
         result = similarity_join(sets, low) if len(items) else None
         if result is None:
             return actions
         candidates: list[tuple[float, str, str, Reason, dict[str, float | str]]] = []
         seen: set[tuple[str, str]] = set()
-        for i, j, similarity in zip(result.left.tolist(), result.right.tolist(),
-                                    result.similarity.tolist(), strict=True):
+        for i, j, similarity in zip(
+            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
+        ):
             a, b = items[i], items[j]
             if not comparable(a, b):
                 continue
@@ -116,9 +131,13 @@ class Planner:
             x, y = min(a.id, b.id), max(a.id, b.id)
             seen.add((x, y))
             if reason is not None:
-                candidates.append((similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)}))
-        candidates.extend((score, x, y, Reason.PARAPHRASE, why)
-                          for score, x, y, why in self.paraphrases.candidates(items, seen))
+                candidates.append(
+                    (similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)})
+                )
+        candidates.extend(
+            (score, x, y, Reason.PARAPHRASE, why)
+            for score, x, y, why in self.paraphrases.candidates(items, seen)
+        )
         by_id = {item.id: item for item in items}
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
         for similarity, x, y, reason, scores in candidates:
@@ -157,7 +176,9 @@ class Planner:
             item = items[index]
             if item.fingerprint is not None:
                 continue
-            key = "" if self.config.empty_lessons is EmptyLessons.REFERENCE else _text_key(item.text)
+            key = (
+                "" if self.config.empty_lessons is EmptyLessons.REFERENCE else _text_key(item.text)
+            )
             groups[("empty", key)].append(item)
         return [group for _, group in sorted(groups.items()) if len(group) > 1]
 
@@ -169,8 +190,9 @@ class Planner:
             return []
         result = join_texts([i.text for i in items], self.config.complement_threshold, self.measure)
         partners: dict[int, list[tuple[float, str, int]]] = defaultdict(list)
-        for i, j, similarity in zip(result.left.tolist(), result.right.tolist(),
-                                    result.similarity.tolist(), strict=True):
+        for i, j, similarity in zip(
+            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
+        ):
             if similarity >= self.config.conflict_threshold:
                 continue  # left over only when the round bound was hit
             if not comparable(items[i], items[j]):
@@ -186,6 +208,15 @@ class Planner:
                 if i < j and i in best.get(j, ()):
                     a, b = items[i], items[j]
                     similarity = next(-s for s, _, k in partners[i] if k == j)
-                    links.append(Action(ActionKind.LINK, a.id, b.id, similarity, Reason.COMPLEMENT, 0,
-                                        {"bigram_jaccard": round(similarity, 4)}))
+                    links.append(
+                        Action(
+                            ActionKind.LINK,
+                            a.id,
+                            b.id,
+                            similarity,
+                            Reason.COMPLEMENT,
+                            0,
+                            {"bigram_jaccard": round(similarity, 4)},
+                        )
+                    )
         return links

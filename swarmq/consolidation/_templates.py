@@ -22,10 +22,20 @@ class Template:
 
 
 TEMPLATES: tuple[Template, ...] = (
-    Template("co-change", re.compile(
-        r"^Files (\S+) and (\S+) co-change with NPMI=[0-9.]+ but have no import relationship\."), True),
-    Template("hive-promotion-summary", re.compile(
-        r"^Hive promotion: (\d+) new, (\d+) encounters, (\d+) advancements, (\d+) total entries$"), False),
+    Template(
+        "co-change",
+        re.compile(
+            r"^Files (\S+) and (\S+) co-change with NPMI=[0-9.]+ but have no import relationship\."
+        ),
+        True,
+    ),
+    Template(
+        "hive-promotion-summary",
+        re.compile(
+            r"^Hive promotion: (\d+) new, (\d+) encounters, (\d+) advancements, (\d+) total entries$"
+        ),
+        False,
+    ),
 )
 
 

@@ -101,6 +101,7 @@ class Population(Protocol):
 Contradicts = Callable[[str, str], bool]
 """Whether two texts oppose each other (asked only for pairs the join found)."""
 
+
 def comparable(a: Item, b: Item) -> bool:
     """Whether two entries may be merged, superseded or linked at all (structure and scope)."""
     if a.project and b.project and a.project != b.project:

@@ -81,10 +81,16 @@ class ScopeReport:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "scope": self.scope, "run_id": self.run_id, "dry_run": self.dry_run,
-            "entries": self.entries, "active": self.plan.compared, "changed": self.changed,
-            "rounds": self.plan.rounds, "converged": self.plan.converged,
-            "counts": self.plan.counts(), "recovered": self.recovered,
+            "scope": self.scope,
+            "run_id": self.run_id,
+            "dry_run": self.dry_run,
+            "entries": self.entries,
+            "active": self.plan.compared,
+            "changed": self.changed,
+            "rounds": self.plan.rounds,
+            "converged": self.plan.converged,
+            "counts": self.plan.counts(),
+            "recovered": self.recovered,
             "seconds": round(self.seconds, 3),
         }
 
@@ -92,8 +98,15 @@ class ScopeReport:
 class KnowledgePopulation:
     """The entries of a tier being consolidated, changed in memory only."""
 
-    def __init__(self, entries: list[Entry], *, at: str, run_id: str, store: TierStore,
-                 config: ConsolidationConfig) -> None:
+    def __init__(
+        self,
+        entries: list[Entry],
+        *,
+        at: str,
+        run_id: str,
+        store: TierStore,
+        config: ConsolidationConfig,
+    ) -> None:
         self.current: dict[str, Entry] = {}
         for entry in entries:
             self.current.setdefault(entry.id, entry)  # a duplicated id: the first one counts
@@ -116,13 +129,25 @@ class KnowledgePopulation:
         project = project if isinstance(project, str) and project else None
         # Same fields of a templated note, or same normalised text (two words at least), in one
         # project: one group, merged in a single round.
-        key = f"template:{template}" if template else f"text:{normalized}" if " " in normalized else None
+        key = (
+            f"template:{template}"
+            if template
+            else f"text:{normalized}"
+            if " " in normalized
+            else None
+        )
         return Item(
-            id=entry.id, text=entry.lesson, created=entry.created_at, order=self.order[entry.id],
+            id=entry.id,
+            text=entry.lesson,
+            created=entry.created_at,
+            order=self.order[entry.id],
             strength=strength(entry),
             fingerprint=None if key is None else f"{project or ''}\x00{key}",
-            apart=frozenset(a for a in apart if isinstance(a, str)) if isinstance(apart, list) else frozenset(),
-            template=template, project=project,
+            apart=frozenset(a for a in apart if isinstance(a, str))
+            if isinstance(apart, list)
+            else frozenset(),
+            template=template,
+            project=project,
         )
 
     def items(self) -> list[Item]:
@@ -136,11 +161,18 @@ class KnowledgePopulation:
     def apply(self, action: Action) -> bool:
         keep, other = self.current[action.keep], self.current[action.other]
         if action.kind is ActionKind.MERGE:
-            kept, gone = merge_entries(keep, other, at=self.at, run_id=self.run_id,
-                                       reason=action.reason.value, config=self.store.config)
+            kept, gone = merge_entries(
+                keep,
+                other,
+                at=self.at,
+                run_id=self.run_id,
+                reason=action.reason.value,
+                config=self.store.config,
+            )
         elif action.kind is ActionKind.SUPERSEDE:
-            kept, gone = supersede_entries(keep, other, at=self.at, run_id=self.run_id,
-                                           reason=action.reason.value)
+            kept, gone = supersede_entries(
+                keep, other, at=self.at, run_id=self.run_id, reason=action.reason.value
+            )
         else:
             left, right = link_entries(keep, other, run_id=self.run_id)
             for entry in (left, right):
@@ -154,9 +186,17 @@ class KnowledgePopulation:
 
 def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
     kind = {"merge": "merged", "supersede": "superseded", "link": "linked"}[action.kind.value]
-    return {"type": kind, "run_id": run_id, "at": at, "keep": action.keep, "other": action.other,
-            "similarity": action.similarity, "reason": action.reason.value, "round": action.round,
-            "scores": action.scores}
+    return {
+        "type": kind,
+        "run_id": run_id,
+        "at": at,
+        "keep": action.keep,
+        "other": action.other,
+        "similarity": action.similarity,
+        "reason": action.reason.value,
+        "round": action.round,
+        "scores": action.scores,
+    }
 
 
 class ConsolidationRun(ABC):
@@ -164,14 +204,22 @@ class ConsolidationRun(ABC):
     progress reports. A dry run only plans; otherwise :meth:`commit` plans and writes under the
     scope's lock."""
 
-    def __init__(self, config: ConsolidationConfig, measure: Measure, *, scope: str,
-                 progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> None:
+    def __init__(
+        self,
+        config: ConsolidationConfig,
+        measure: Measure,
+        *,
+        scope: str,
+        progress: ProgressFn | None,
+        clock: Callable[[], datetime] | None,
+    ) -> None:
         self.config, self.scope, self.progress = config, scope, progress
         self.started = time.monotonic()
         self.at = iso((clock or (lambda: datetime.now(UTC)))())
         self.run_id = f"{self.at[:10]}-{uuid.uuid4().hex[:12]}"
-        self.planner = Planner(config, measure,
-                               functools.partial(pair_contradicts, mode=config.contradiction_mode))
+        self.planner = Planner(
+            config, measure, functools.partial(pair_contradicts, mode=config.contradiction_mode)
+        )
 
     def on_round(self, round_no: int, actions: int) -> None:
         if self.progress is not None:
@@ -181,8 +229,15 @@ class ConsolidationRun(ABC):
         """Plan only (``dry_run``) or commit; time the run and report it done."""
         if dry_run:
             plan, total, changed = self.plan_only()
-            return ScopeReport(self.scope, plan, None, True, total, changed,
-                               seconds=time.monotonic() - self.started)
+            return ScopeReport(
+                self.scope,
+                plan,
+                None,
+                True,
+                total,
+                changed,
+                seconds=time.monotonic() - self.started,
+            )
         report = self.commit()
         report.seconds = time.monotonic() - self.started
         if self.progress is not None:
@@ -204,8 +259,17 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
     closed: list[str] = []
     for run in log.open_runs():
         done = run.run_id in marks
-        log.append([{"type": RUN_COMMITTED if done else RUN_ABORTED, "run_id": run.run_id,
-                     "at": iso(), "recovered": True}], lease)
+        log.append(
+            [
+                {
+                    "type": RUN_COMMITTED if done else RUN_ABORTED,
+                    "run_id": run.run_id,
+                    "at": iso(),
+                    "recovered": True,
+                }
+            ],
+            lease,
+        )
         closed.append(run.run_id)
     return closed
 
@@ -213,15 +277,27 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
 class TierRun(ConsolidationRun):
     """A run over one knowledge store."""
 
-    def __init__(self, store: TierStore, config: ConsolidationConfig, *, scope: str,
-                 progress: ProgressFn | None, clock: Callable[[], datetime] | None) -> None:
+    def __init__(
+        self,
+        store: TierStore,
+        config: ConsolidationConfig,
+        *,
+        scope: str,
+        progress: ProgressFn | None,
+        clock: Callable[[], datetime] | None,
+    ) -> None:
         super().__init__(config, config.measure, scope=scope, progress=progress, clock=clock)
         self.store = store
 
     def plan_only(self) -> tuple[Plan, int, int]:
         snapshot = self.store.read()
-        population = KnowledgePopulation(list(snapshot.entries), at=self.at, run_id=self.run_id,
-                                         store=self.store, config=self.config)
+        population = KnowledgePopulation(
+            list(snapshot.entries),
+            at=self.at,
+            run_id=self.run_id,
+            store=self.store,
+            config=self.config,
+        )
         plan = self.planner.run(population, on_round=self.on_round)
         return plan, len(snapshot.entries), len(population.changed)
 
@@ -232,23 +308,47 @@ class TierRun(ConsolidationRun):
             lease = txn.lease
             entries = txn.entries
             recovered = recover(log, entries, lease)
-            population = KnowledgePopulation(entries, at=at, run_id=run_id, store=store,
-                                             config=config)
+            population = KnowledgePopulation(
+                entries, at=at, run_id=run_id, store=store, config=config
+            )
             plan = self.planner.run(population, on_round=self.on_round)
-            report = ScopeReport(scope, plan, run_id if plan.changes else None, False,
-                                 len(entries), len(population.changed), recovered)
+            report = ScopeReport(
+                scope,
+                plan,
+                run_id if plan.changes else None,
+                False,
+                len(entries),
+                len(population.changed),
+                recovered,
+            )
             if plan.changes:
                 before = {e.id: e for e in entries}
                 after = {entry_id: txn.put(entry) for entry_id, entry in population.changed.items()}
-                log.append([
-                    {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": scope,
-                     "store": str(store.files.knowledge), "counts": plan.counts(),
-                     "rounds": plan.rounds},
-                    *(action_record(a, run_id, at) for a in plan.actions),
-                    *({"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id,
-                       "before": before[entry_id].line(), "after": entry.line()}
-                      for entry_id, entry in after.items()),
-                ], lease)
+                log.append(
+                    [
+                        {
+                            "type": RUN_STARTED,
+                            "run_id": run_id,
+                            "at": at,
+                            "scope": scope,
+                            "store": str(store.files.knowledge),
+                            "counts": plan.counts(),
+                            "rounds": plan.rounds,
+                        },
+                        *(action_record(a, run_id, at) for a in plan.actions),
+                        *(
+                            {
+                                "type": ENTRY_CHANGED,
+                                "run_id": run_id,
+                                "id": entry_id,
+                                "before": before[entry_id].line(),
+                                "after": entry.line(),
+                            }
+                            for entry_id, entry in after.items()
+                        ),
+                    ],
+                    lease,
+                )
                 crash_point("journaled")
                 txn.commit()
                 crash_point("committed")
@@ -256,9 +356,15 @@ class TierRun(ConsolidationRun):
         return report
 
 
-def consolidate_tier(store: TierStore, config: ConsolidationConfig, *, scope: str,
-                     dry_run: bool = False, progress: ProgressFn | None = None,
-                     clock: Callable[[], datetime] | None = None) -> ScopeReport:
+def consolidate_tier(
+    store: TierStore,
+    config: ConsolidationConfig,
+    *,
+    scope: str,
+    dry_run: bool = False,
+    progress: ProgressFn | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> ScopeReport:
     """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
     run = TierRun(store, config, scope=scope, progress=progress, clock=clock)
     return run.execute(dry_run=dry_run)
@@ -282,24 +388,53 @@ def restore_superseded(
         prior = current.get(PRE_ARCHIVE_KEY)
         status = prior if isinstance(prior, str) and prior != "archived" else "candidate"
         apart = [*_strings(current.get(KEEP_APART)), survivor_id]
-        revived = txn.put(current.changed(
-            {"status": status, "updated_at": at, KEEP_APART: apart, RUN_KEY: run_id},
-            remove=(SUPERSEDED_BY, "superseded_at", "supersede_reason", PRE_ARCHIVE_KEY),
-            bump_revision=False))
+        revived = txn.put(
+            current.changed(
+                {"status": status, "updated_at": at, KEEP_APART: apart, RUN_KEY: run_id},
+                remove=(SUPERSEDED_BY, "superseded_at", "supersede_reason", PRE_ARCHIVE_KEY),
+                bump_revision=False,
+            )
+        )
         records: list[dict[str, Any]] = [
-            {"type": RUN_STARTED, "run_id": run_id, "at": at, "scope": "restore",
-             "store": str(store.files.knowledge)},
-            {"type": "restored", "run_id": run_id, "at": at, "id": entry_id, "was_superseded_by": survivor_id},
-            {"type": ENTRY_CHANGED, "run_id": run_id, "id": entry_id, "before": current.line(),
-             "after": revived.line()},
+            {
+                "type": RUN_STARTED,
+                "run_id": run_id,
+                "at": at,
+                "scope": "restore",
+                "store": str(store.files.knowledge),
+            },
+            {
+                "type": "restored",
+                "run_id": run_id,
+                "at": at,
+                "id": entry_id,
+                "was_superseded_by": survivor_id,
+            },
+            {
+                "type": ENTRY_CHANGED,
+                "run_id": run_id,
+                "id": entry_id,
+                "before": current.line(),
+                "after": revived.line(),
+            },
         ]
         survivor = txn.get(survivor_id)
         if survivor is not None:
-            kept = txn.put(survivor.changed(
-                {KEEP_APART: [*_strings(survivor.get(KEEP_APART)), entry_id], RUN_KEY: run_id},
-                bump_revision=False))
-            records.append({"type": ENTRY_CHANGED, "run_id": run_id, "id": survivor_id,
-                            "before": survivor.line(), "after": kept.line()})
+            kept = txn.put(
+                survivor.changed(
+                    {KEEP_APART: [*_strings(survivor.get(KEEP_APART)), entry_id], RUN_KEY: run_id},
+                    bump_revision=False,
+                )
+            )
+            records.append(
+                {
+                    "type": ENTRY_CHANGED,
+                    "run_id": run_id,
+                    "id": survivor_id,
+                    "before": survivor.line(),
+                    "after": kept.line(),
+                }
+            )
         log.append(records, txn.lease)
     log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], None)
     return revived

@@ -62,10 +62,18 @@ def run_scope(
     ``learnings``."""
     check_scope(scope)
     if scope == "learnings":
-        return consolidate_learnings(AgentsLayout(agents_dir), locks, config, scope=scope,
-                                     dry_run=dry_run, progress=progress, clock=clock)
+        return consolidate_learnings(
+            AgentsLayout(agents_dir),
+            locks,
+            config,
+            scope=scope,
+            dry_run=dry_run,
+            progress=progress,
+            clock=clock,
+        )
     if knowledge is None:
         raise ValueError(f"consolidation scope {scope!r} needs the project's knowledge store")
     tier = knowledge.swarm if scope == "swarm" else knowledge.hive
-    return consolidate_tier(tier, config, scope=scope, dry_run=dry_run, progress=progress,
-                            clock=clock)
+    return consolidate_tier(
+        tier, config, scope=scope, dry_run=dry_run, progress=progress, clock=clock
+    )

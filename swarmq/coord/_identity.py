@@ -37,14 +37,16 @@ def ensure_identity(locks: LockMode, *, workspace_dir: Path, roots: Iterable[Pat
         try:
             found = ensure_root_id(root, locks)
         except OSError as exc:
-            raise WorkspaceIdError(f"{root / ID_FILE}: cannot create the workspace id file "
-                                   f"({exc.strerror or exc}); nothing was written") from exc
+            raise WorkspaceIdError(
+                f"{root / ID_FILE}: cannot create the workspace id file "
+                f"({exc.strerror or exc}); nothing was written"
+            ) from exc
         if found.locks != locks:
             raise LockModeMismatch(
                 f"{root / ID_FILE} records locks: {found.locks}, but the roster says "
                 f"locks: {locks}; single-host file locks and cluster locks do not exclude "
                 "each other, so nothing was written. To switch, stop every writer of the workspace, "
-                "then make the two agree (set \"locks\" in that file, or the roster's `locks:`)."
+                'then make the two agree (set "locks" in that file, or the roster\'s `locks:`).'
             )
         marked.append(found)
     return marked

@@ -58,8 +58,9 @@ class Cluster:
                     f"the roster says locks: {self.config.locks}; cluster workers and jobs hold "
                     "Redis locks, which single-host file locks do not exclude: refusing to write"
                 )
-            ensure_identity(self.config.locks, workspace_dir=self.config.workspace_dir,
-                            roots=self.config.roots)
+            ensure_identity(
+                self.config.locks, workspace_dir=self.config.workspace_dir, roots=self.config.roots
+            )
             self._locks = RedisLocks(self.client, self.config.swarm, url=self.config.redis_url)
         return self._locks
 

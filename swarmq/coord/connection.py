@@ -103,5 +103,3 @@ def run_script(
 
 TRANSIENT: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError, OSError)
 """Errors that mean "Redis is not there", as opposed to a bug or a script error."""
-
-

@@ -87,7 +87,9 @@ class QuotaGate:
         self.url = redact(url)
         zones = zones or {}
         self.mirror = mirror_writer or _shared_writer
-        self.journal = None if mirror_dir is None else StartJournal(mirror_dir / SIDE_DIR / JOURNAL_DIR)
+        self.journal = (
+            None if mirror_dir is None else StartJournal(mirror_dir / SIDE_DIR / JOURNAL_DIR)
+        )
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self._system_clock = clock is None
         self._skew_ms = 0

@@ -43,8 +43,14 @@ from swarmq.storage.locking import StoreLocks
 LLM = "llm"
 FALLBACK = "deterministic_fallback"
 DIRECTIVE_MARKERS = (
-    "triggers", "required_actions", "forbidden_actions", "verification_checks",
-    "applies_to_agents", "applies_to_tools", "verification_predicate", "directive_priority",
+    "triggers",
+    "required_actions",
+    "forbidden_actions",
+    "verification_checks",
+    "applies_to_agents",
+    "applies_to_tools",
+    "verification_predicate",
+    "directive_priority",
 )
 PROVENANCE = ("enrichment_source", "enriched_at", "updated_at")
 MERGE_CHUNK = 500
@@ -82,7 +88,7 @@ class EnrichmentReport:
 def sized_batches(pending: list[Entry], size: int, max_chars: int | None) -> list[list[Entry]]:
     """Batches of at most ``size`` lessons whose prompt fits ``max_chars`` (a batch that does
     not fit is split; a single lesson that cannot fit is left to the completer to refuse)."""
-    batches = [pending[i:i + size] for i in range(0, len(pending), size)]
+    batches = [pending[i : i + size] for i in range(0, len(pending), size)]
     if max_chars is None:
         return batches
     out: list[list[Entry]] = []
@@ -110,8 +116,12 @@ class Enricher(LLMJob):
         max_batches: int = 3,
         progress: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
-                         no_client_reason=no_client_reason)
+        super().__init__(
+            locks,
+            completer=completer,
+            allow_fallback=allow_fallback,
+            no_client_reason=no_client_reason,
+        )
         self.store = store
         self.state = state
         self.batch_size = batch_size
@@ -122,12 +132,19 @@ class Enricher(LLMJob):
 
     def pending(self, entry_ids: Sequence[str] | None, report: EnrichmentReport) -> list[Entry]:
         wanted = set(entry_ids) if entry_ids else None
-        candidates = [e for e in self.store.read().entries
-                      if is_plain_prose(e) and (wanted is None or e.id in wanted)]
+        candidates = [
+            e
+            for e in self.store.read().entries
+            if is_plain_prose(e) and (wanted is None or e.id in wanted)
+        ]
         report.candidates = len(candidates)
         handled = self.state.read()
         have_model = self.completer is not None
-        out = [e for e in candidates if not self.state.unchanged(handled, e.id, e.lesson, have_model=have_model)]
+        out = [
+            e
+            for e in candidates
+            if not self.state.unchanged(handled, e.id, e.lesson, have_model=have_model)
+        ]
         report.skipped_unchanged = len(candidates) - len(out)
         return out
 
@@ -140,7 +157,9 @@ class Enricher(LLMJob):
             return report
         if self.completer is None:
             if not self.allow_fallback:
-                report.refused = f"no_llm_client: {self.no_client_reason}; allow_deterministic_fallback is false"
+                report.refused = (
+                    f"no_llm_client: {self.no_client_reason}; allow_deterministic_fallback is false"
+                )
                 return report
             self._fallback(pending, report)
             return report
@@ -148,8 +167,12 @@ class Enricher(LLMJob):
         for index, batch in enumerate(batches[: self.max_batches]):
             self.progress(f"batch {index + 1}: {len(batch)} entries")
             if not self._llm_batch(batch, report):
-                if report.stopped and report.stopped.startswith("provider_unreachable") and self.allow_fallback:
-                    rest = [e for b in batches[index: self.max_batches] for e in b]
+                if (
+                    report.stopped
+                    and report.stopped.startswith("provider_unreachable")
+                    and self.allow_fallback
+                ):
+                    rest = [e for b in batches[index : self.max_batches] for e in b]
                     self._fallback(rest, report)
                 break
         return report
@@ -183,14 +206,23 @@ class Enricher(LLMJob):
         self._apply(batch, proposed, LLM, report)
         return True
 
-    def _apply(self, entries: list[Entry], proposed: dict[str, dict[str, Any]], source: str,
-               report: EnrichmentReport) -> None:
-        merged = self._merge_all([(e, proposed[e.id]) for e in entries if e.id in proposed], source, report)
+    def _apply(
+        self,
+        entries: list[Entry],
+        proposed: dict[str, dict[str, Any]],
+        source: str,
+        report: EnrichmentReport,
+    ) -> None:
+        merged = self._merge_all(
+            [(e, proposed[e.id]) for e in entries if e.id in proposed], source, report
+        )
         handled = []
         for entry in entries:
             if entry.id not in proposed:
                 report.not_actionable.append(entry.id)
-                handled.append(Handled(entry.id, content_hash(entry.lesson), source, "not_actionable"))
+                handled.append(
+                    Handled(entry.id, content_hash(entry.lesson), source, "not_actionable")
+                )
             elif entry.id in merged:
                 handled.append(Handled(entry.id, content_hash(entry.lesson), source, "enriched"))
         self._record(handled)
@@ -215,30 +247,46 @@ class Enricher(LLMJob):
 
     # -- compare-and-swap merge -----------------------------------------------------------------------
 
-    def _merge_all(self, proposals: list[tuple[Entry, dict[str, Any]]], source: str,
-                   report: EnrichmentReport) -> set[str]:
+    def _merge_all(
+        self, proposals: list[tuple[Entry, dict[str, Any]]], source: str, report: EnrichmentReport
+    ) -> set[str]:
         """Apply each proposal to its entry as read in the snapshot, in one store transaction
         (one rewrite), never over a concurrent write; returns the ids merged."""
         merged: set[str] = set()
         for start in range(0, len(proposals), MERGE_CHUNK):
             with self.store.transaction() as txn:
                 at = self.store.now()
-                for snapshot, fields in proposals[start:start + MERGE_CHUNK]:
+                for snapshot, fields in proposals[start : start + MERGE_CHUNK]:
                     if self._merge_one(txn, snapshot, fields, source, at, report):
                         merged.add(snapshot.id)
         return merged
 
     @staticmethod
-    def _merge_one(txn: Transaction, snapshot: Entry, fields: dict[str, Any], source: str, at: str,
-                   report: EnrichmentReport) -> bool:
+    def _merge_one(
+        txn: Transaction,
+        snapshot: Entry,
+        fields: dict[str, Any],
+        source: str,
+        at: str,
+        report: EnrichmentReport,
+    ) -> bool:
         current = txn.get(snapshot.id)
         if current is None or not current.is_active or current.lesson != snapshot.lesson:
             report.stale.append(snapshot.id)  # gone, retired or rewritten while the model thought
             return False
-        updates: dict[str, Any] = {**fields, "enrichment_source": source, "enriched_at": at, "updated_at": at}
+        updates: dict[str, Any] = {
+            **fields,
+            "enrichment_source": source,
+            "enriched_at": at,
+            "updated_at": at,
+        }
         conflicted = current.revision != snapshot.revision
         if conflicted:  # the compare of the CAS failed: keep every field the other writer changed
-            updates = {k: v for k, v in updates.items() if k in PROVENANCE or current.get(k) == snapshot.get(k)}
+            updates = {
+                k: v
+                for k, v in updates.items()
+                if k in PROVENANCE or current.get(k) == snapshot.get(k)
+            }
         try:
             txn.put({**current.data, **updates}, expected_revision=current.revision)
         except InvalidEntry as exc:

@@ -15,7 +15,9 @@ from swarmq.knowledge.tags import infer_tags
 from swarmq.knowledge.validation import validate_directive_fields
 
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
-_PROHIBITION = re.compile(r"\b(never|do not|don't|must not|should not|avoid|no longer)\b", re.IGNORECASE)
+_PROHIBITION = re.compile(
+    r"\b(never|do not|don't|must not|should not|avoid|no longer)\b", re.IGNORECASE
+)
 _IMPERATIVE = re.compile(
     r"^(?:always\s+|you\s+must\s+|must\s+)?(use|prefer|run|check|ensure|call|write|add|remove|update|set|"
     r"enable|verify|keep|pin|validate|test|document|review|lock|wrap|rebase|restart)\b",

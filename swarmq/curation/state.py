@@ -51,20 +51,32 @@ class EnrichmentState:
             self._set_aside()
             return {}
         entries = data.get("entries") if isinstance(data, dict) else None
-        return {k: v for k, v in entries.items() if isinstance(v, dict)} if isinstance(entries, dict) else {}
+        return (
+            {k: v for k, v in entries.items() if isinstance(v, dict)}
+            if isinstance(entries, dict)
+            else {}
+        )
 
     def _set_aside(self) -> None:
         aside = self.path.with_name(f"{self.path.name}.unreadable-{os.getpid()}")
         os.replace(self.path, aside)
 
-    def unchanged(self, state: Mapping[str, Mapping[str, Any]], entry_id: str, lesson: str,
-                  *, have_model: bool) -> bool:
+    def unchanged(
+        self,
+        state: Mapping[str, Mapping[str, Any]],
+        entry_id: str,
+        lesson: str,
+        *,
+        have_model: bool,
+    ) -> bool:
         record = state.get(entry_id)
         if not record or record.get("content_hash") != content_hash(lesson):
             return False
         return record.get("source") == "llm" or not have_model
 
-    def record(self, locks: StoreLocks, handled: Iterable[Handled], live_ids: Iterable[str]) -> None:
+    def record(
+        self, locks: StoreLocks, handled: Iterable[Handled], live_ids: Iterable[str]
+    ) -> None:
         """Merge ``handled`` in and drop records of entries that no longer exist."""
         handled = list(handled)
         if not handled:
@@ -74,8 +86,12 @@ class EnrichmentState:
             current = self.read()
             at = iso()
             for item in handled:
-                current[item.entry_id] = {"content_hash": item.content_hash, "source": item.source,
-                                          "outcome": item.outcome, "at": at}
+                current[item.entry_id] = {
+                    "content_hash": item.content_hash,
+                    "source": item.source,
+                    "outcome": item.outcome,
+                    "at": at,
+                }
             kept = {k: v for k, v in current.items() if k in live}
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.path, {"version": STATE_VERSION, "entries": kept}, lease=lease)

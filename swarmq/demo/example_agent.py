@@ -39,8 +39,10 @@ class Scenario:
 SCENARIOS = (
     Scenario(
         keywords=("duplicate", "crash"),
-        steps=("reproduced the duplicate invoice by killing the worker mid-export",
-               "keyed each export by invoice id so a second delivery finds the first result"),
+        steps=(
+            "reproduced the duplicate invoice by killing the worker mid-export",
+            "keyed each export by invoice id so a second delivery finds the first result",
+        ),
         lessons=(
             "I learned that the invoice export task must be idempotent, because Celery redelivers "
             "the message when a worker dies mid-task and the export then runs a second time.",
@@ -52,7 +54,10 @@ SCENARIOS = (
     ),
     Scenario(
         keywords=("flaky", "total"),
-        steps=("found the invoice total test comparing floats", "moved the money arithmetic to cents"),
+        steps=(
+            "found the invoice total test comparing floats",
+            "moved the money arithmetic to cents",
+        ),
         lessons=(
             "Root cause: the invoice total test compared floats, so 0.1 + 0.2 drifted; fixed by "
             "computing invoice money in integer cents and rounding with `Decimal` only for display.",
@@ -62,7 +67,10 @@ SCENARIOS = (
     ),
     Scenario(
         keywords=("resume", "partial", "half"),
-        steps=("stopped the worker in the middle of an export", "export to a temporary name, then rename"),
+        steps=(
+            "stopped the worker in the middle of an export",
+            "export to a temporary name, then rename",
+        ),
         lessons=(
             "Lesson learned: write each invoice export file to a temporary name and rename it when "
             "complete, because a crash mid-write left half a file that the next export trusted.",
@@ -122,7 +130,18 @@ def acknowledge(prompt: str) -> list[tuple[str, str]]:
 def lookup(query: str, session: str) -> list[str]:
     """``swarmq lookup``: what the flywheel already holds on the topic (cited as retrieved);
     the titles found."""
-    argv = [sys.executable, "-m", "swarmq.cli", "lookup", query, "--limit", "5", "--session", session, "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "swarmq.cli",
+        "lookup",
+        query,
+        "--limit",
+        "5",
+        "--session",
+        session,
+        "--json",
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         results = json.loads(done.stdout).get("results", []) if done.returncode == 0 else []
@@ -161,7 +180,10 @@ def main(argv: list[str]) -> int:
     for path in scenario.files:
         say(f"- {path}")
     say("## Next exact action")
-    say("Nothing: done." + (f" Applied {len(applied)} directive(s) from the swarm." if applied else ""))
+    say(
+        "Nothing: done."
+        + (f" Applied {len(applied)} directive(s) from the swarm." if applied else "")
+    )
     say("END HANDOFF")
     code = int(os.environ.get("EXAMPLE_AGENT_EXIT", "0") or 0)
     if code:

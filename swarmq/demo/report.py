@@ -14,14 +14,26 @@ from swarmq.errors import Unavailable
 Say = Callable[[str], None]
 
 MISSIONS = (
-    ("ada", "Fix duplicate invoices after a worker crash",
-     "Customers got duplicate invoices when a worker crashed mid-export. Make the export safe."),
-    ("grace", "Fix the flaky invoice total test",
-     "The invoice total test fails one run in twenty. Find the root cause and fix it."),
-    ("ada", "Resume the invoice export without partial files",
-     "After a worker crash the invoice export must resume and never trust a half-written file."),
-    ("grace", "Add a retry to the invoice export",
-     "Retry the invoice export when the worker crashes, without duplicate invoices."),
+    (
+        "ada",
+        "Fix duplicate invoices after a worker crash",
+        "Customers got duplicate invoices when a worker crashed mid-export. Make the export safe.",
+    ),
+    (
+        "grace",
+        "Fix the flaky invoice total test",
+        "The invoice total test fails one run in twenty. Find the root cause and fix it.",
+    ),
+    (
+        "ada",
+        "Resume the invoice export without partial files",
+        "After a worker crash the invoice export must resume and never trust a half-written file.",
+    ),
+    (
+        "grace",
+        "Add a retry to the invoice export",
+        "Retry the invoice export when the worker crashes, without duplicate invoices.",
+    ),
 )
 
 

@@ -47,21 +47,36 @@ def free_port() -> int:
 def write_config(workspace: Path, swarm: str, port: int) -> Path:
     agent = [sys.executable, str(Path(example_agent.__file__).resolve()), "{prompt_file}"]
     queues = ["missions", "forge", "maturity"]
-    worker = {"role": "builder", "queues": queues, "pool": "solo",
-              "agent": {"command": agent, "timeout_seconds": 120}}
+    worker = {
+        "role": "builder",
+        "queues": queues,
+        "pool": "solo",
+        "agent": {"command": agent, "timeout_seconds": 120},
+    }
     data = {
         "swarm": swarm,
         "workspace": str(workspace),
-        "paths": {name: str(workspace / sub) for name, sub in
-                  (("profiles", "profiles"), ("runtime", ".runtime"), ("shared", "shared"), ("hive", "hive"))},
+        "paths": {
+            name: str(workspace / sub)
+            for name, sub in (
+                ("profiles", "profiles"),
+                ("runtime", ".runtime"),
+                ("shared", "shared"),
+                ("hive", "hive"),
+            )
+        },
         "redis_url": f"redis://127.0.0.1:{port}/0",
         "flywheel": {"promotion_age_hours": 0},
-        "workers": [{"id": "ada", "name": "Ada (example agent)", **worker},
-                    {"id": "grace", "name": "Grace (example agent)", **worker}],
+        "workers": [
+            {"id": "ada", "name": "Ada (example agent)", **worker},
+            {"id": "grace", "name": "Grace (example agent)", **worker},
+        ],
     }
     path = workspace / "swarm.yaml"
-    header = ("# Written by `swarmq demo`: a scratch swarm with the bundled EXAMPLE agent.\n"
-              "# promotion_age_hours: 0 lets a lesson be promoted at once (default 24 h).\n")
+    header = (
+        "# Written by `swarmq demo`: a scratch swarm with the bundled EXAMPLE agent.\n"
+        "# promotion_age_hours: 0 lets a lesson be promoted at once (default 24 h).\n"
+    )
     path.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
 
@@ -71,13 +86,21 @@ def scratch(directory: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="swarmq-demo-")).resolve()
     directory = directory.expanduser().resolve()
     if directory.exists() and any(directory.iterdir()):
-        raise DemoError(f"{directory}: not empty; give an empty or new directory for the demo workspace")
+        raise DemoError(
+            f"{directory}: not empty; give an empty or new directory for the demo workspace"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
-def run_demo(directory: Path | None = None, *, keep: bool = False, say: Say = print,
-             use_tmux: bool | None = None, timeout: float = 120.0) -> DemoReport:
+def run_demo(
+    directory: Path | None = None,
+    *,
+    keep: bool = False,
+    say: Say = print,
+    use_tmux: bool | None = None,
+    timeout: float = 120.0,
+) -> DemoReport:
     """Run the whole demo; returns what happened. Stops what it started unless ``keep``."""
     started = time.monotonic()
     workspace = scratch(directory)

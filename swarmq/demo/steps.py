@@ -22,13 +22,22 @@ if TYPE_CHECKING:
     from swarmq.workers.launcher import Supervisor
 
 SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
-FLYWHEEL_KEYS = ("sigma", "rho", "delta", "velocity", "status", "total_artifacts", "citations_this_period",
-                 "unique_cited_artifacts")
+FLYWHEEL_KEYS = (
+    "sigma",
+    "rho",
+    "delta",
+    "velocity",
+    "status",
+    "total_artifacts",
+    "citations_this_period",
+    "unique_cited_artifacts",
+)
 
 
 class DemoSwarm:
-    def __init__(self, config: Path, report: DemoReport, *, say: Say, use_tmux: bool | None,
-                 timeout: float) -> None:
+    def __init__(
+        self, config: Path, report: DemoReport, *, say: Say, use_tmux: bool | None, timeout: float
+    ) -> None:
         self.config = config
         self.report = report
         self.say = say
@@ -49,17 +58,28 @@ class DemoSwarm:
         from swarmq.workers.launcher import Supervisor
 
         self.say(f"workspace {self.report.workspace}")
-        self.supervisor = Supervisor(self.roster, self.config, use_tmux=self.use_tmux, notify=self.say)
+        self.supervisor = Supervisor(
+            self.roster, self.config, use_tmux=self.use_tmux, notify=self.say
+        )
         result = self.supervisor.up()
-        self.say(f"redis: {result.redis}; " + ", ".join(f"{a.name} {a.outcome}" for a in result.actions))
+        self.say(
+            f"redis: {result.redis}; " + ", ".join(f"{a.name} {a.outcome}" for a in result.actions)
+        )
         if self.supervisor.tmux is not None:
             self.report.attach = f"tmux -L {self.supervisor.tmux.socket} attach -t swarm-ada"
         self.celery = create_app(self.roster)
-        self.client = MissionClient(self.roster, celery=self.celery,
-                                    locks=Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks)
+        self.client = MissionClient(
+            self.roster,
+            celery=self.celery,
+            locks=Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks,
+        )
         ids = [w.id for w in self.roster.workers]
-        wait_for(lambda: self.client is not None and self.client.live_workers(ids) == set(ids),
-                 self.timeout, "both workers to answer ping", self.logs)
+        wait_for(
+            lambda: self.client is not None and self.client.live_workers(ids) == set(ids),
+            self.timeout,
+            "both workers to answer ping",
+            self.logs,
+        )
         self.say("workers ada and grace answer ping")
 
     def stop(self) -> None:
@@ -82,24 +102,37 @@ class DemoSwarm:
         self._forged(third)
         closed = self._close_loop("promote what mission 3 looked up")
         if not self.report.published:
-            raise DemoError(f"nothing was promoted into the knowledge store (held: {closed['held']}); "
-                            f"see {layout.root / 'pool'}")
+            raise DemoError(
+                f"nothing was promoted into the knowledge store (held: {closed['held']}); "
+                f"see {layout.root / 'pool'}"
+            )
         last = self._missions(MISSIONS[3:])
         self.report.injected = self._injected(last[0])
-        self.report.acknowledged = wait_for(self._acknowledged, 20, "the acknowledgements to land",
-                                            str(self.roster.swarm_dir))
+        self.report.acknowledged = wait_for(
+            self._acknowledged, 20, "the acknowledgements to land", str(self.roster.swarm_dir)
+        )
         self._close_loop("measure")
         self.report.flywheel_after = self._flywheel()
-        self.report.forged = [line[len("# Learning: "):] for p in sorted(
-            (layout.root / "knowledge").rglob("*.md")) for line in p.read_text("utf-8").splitlines()
-            if line.startswith("# Learning: ")]
+        self.report.forged = [
+            line[len("# Learning: ") :]
+            for p in sorted((layout.root / "knowledge").rglob("*.md"))
+            for line in p.read_text("utf-8").splitlines()
+            if line.startswith("# Learning: ")
+        ]
         self.report.files = self._files()
 
     def _missions(self, specs: tuple[tuple[str, str, str], ...]) -> list[Mission]:
         assert self.client is not None
         client = self.client
-        submitted = [client.submit(objective, title=title, worker=worker, client_key=f"demo-{MISSIONS.index((worker, title, objective)) + 1}")
-                     for worker, title, objective in specs]
+        submitted = [
+            client.submit(
+                objective,
+                title=title,
+                worker=worker,
+                client_key=f"demo-{MISSIONS.index((worker, title, objective)) + 1}",
+            )
+            for worker, title, objective in specs
+        ]
         for mission in submitted:
             self.say(f"mission {mission.id} → {mission.worker_id}: {mission.title}")
 
@@ -109,12 +142,21 @@ class DemoSwarm:
 
         done: list[Mission] = wait_for(settled, self.timeout, "the missions to finish", self.logs)
         for mission in done:
-            self.report.missions.append({"id": mission.id, "title": mission.title, "worker": mission.worker_id,
-                                         "state": mission.state.value, "reason": mission.reason})
+            self.report.missions.append(
+                {
+                    "id": mission.id,
+                    "title": mission.title,
+                    "worker": mission.worker_id,
+                    "state": mission.state.value,
+                    "reason": mission.reason,
+                }
+            )
             self.say(f"mission {mission.id}: {mission.state.value} ({mission.reason})")
             if mission.state.value != "complete":
-                raise DemoError(f"mission {mission.id} ended {mission.state.value}: {mission.reason}; "
-                                f"see `swarmq --config {self.config} mission show {mission.id}`")
+                raise DemoError(
+                    f"mission {mission.id} ended {mission.state.value}: {mission.reason}; "
+                    f"see `swarmq --config {self.config} mission show {mission.id}`"
+                )
         return done
 
     def _forged(self, missions: list[Mission]) -> None:
@@ -123,8 +165,11 @@ class DemoSwarm:
         ledger = ledger_path(layout_for(self.roster))
 
         def seen() -> bool:
-            return keys <= {str(item.value.get("key")) for item in iter_jsonl(ledger)
-                            if isinstance(item, JsonlLine) and isinstance(item.value, dict)}
+            return keys <= {
+                str(item.value.get("key"))
+                for item in iter_jsonl(ledger)
+                if isinstance(item, JsonlLine) and isinstance(item.value, dict)
+            }
 
         wait_for(seen, self.timeout, "forge to read the transcripts", self.logs)
         self.say(f"forge read {len(keys)} transcript(s)")
@@ -136,8 +181,10 @@ class DemoSwarm:
         self.report.pooled += int(ingest["added"])
         self.report.promoted += [p["artifact_path"] for p in result["promoted"]]
         self.report.published += [k["entry_id"] for k in result["knowledge"] if k.get("entry_id")]
-        self.say(f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
-                 f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}")
+        self.say(
+            f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
+            f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}"
+        )
         return result
 
     def _injected(self, mission: Mission) -> list[str]:
@@ -146,7 +193,9 @@ class DemoSwarm:
         if not prompts:
             raise DemoError(f"no prompt file for {assignment} under {self.roster.profiles_dir}")
         text = prompts[0].read_text("utf-8")
-        block = re.search(r"<swarm_knowledge_directives>(.*?)</swarm_knowledge_directives>", text, re.S)
+        block = re.search(
+            r"<swarm_knowledge_directives>(.*?)</swarm_knowledge_directives>", text, re.S
+        )
         self.report.files["injected prompt"] = str(prompts[0])
         return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
 
@@ -169,13 +218,17 @@ class DemoSwarm:
     def _files(self) -> dict[str, str]:
         roster = self.roster
         files = dict(self.report.files)
-        files.update({
-            "roster": str(self.config),
-            "transcripts": str(roster.profiles_dir / "<worker>" / "memory" / "missions" / "<mission>"),
-            "forged lessons": str(roster.agents_dir / "knowledge"),
-            "pool": str(roster.agents_dir / "pool"),
-            "learnings": str(roster.agents_dir / "learnings"),
-            "knowledge store": str(roster.swarm_dir),
-            "worker logs": self.logs,
-        })
+        files.update(
+            {
+                "roster": str(self.config),
+                "transcripts": str(
+                    roster.profiles_dir / "<worker>" / "memory" / "missions" / "<mission>"
+                ),
+                "forged lessons": str(roster.agents_dir / "knowledge"),
+                "pool": str(roster.agents_dir / "pool"),
+                "learnings": str(roster.agents_dir / "learnings"),
+                "knowledge store": str(roster.swarm_dir),
+                "worker logs": self.logs,
+            }
+        )
         return files

@@ -60,14 +60,21 @@ def load_labels(path: Path) -> Labels:
     stores = path.parent / str(data.get("stores", "stores"))
     if not stores.is_dir():
         raise LabelError(f"{path}: no stores directory {stores}")
-    labels = Labels(path, stores, list(data.get("duplicates", [])), list(data.get("apart", [])),
-                    list(data.get("queries", [])))
+    labels = Labels(
+        path,
+        stores,
+        list(data.get("duplicates", [])),
+        list(data.get("apart", [])),
+        list(data.get("queries", [])),
+    )
     known = {entry["id"] for entry, _ in _entries(stores)}
     for group, items in (("duplicates", labels.duplicates), ("apart", labels.apart)):
         for n, item in enumerate(items):
             for key in ("a", "b"):
                 if item.get(key) not in known:
-                    raise LabelError(f"{path}: {group}[{n}].{key} = {item.get(key)!r} is in no store")
+                    raise LabelError(
+                        f"{path}: {group}[{n}].{key} = {item.get(key)!r} is in no store"
+                    )
     for n, query in enumerate(labels.queries):
         missing = [i for i in query.get("relevant", []) if i not in known]
         if missing or not isinstance(query.get("text"), str):
@@ -95,8 +102,13 @@ def merged_store(labels: Labels, config: KnowledgeConfig | None = None) -> Itera
             lines.append(dumps_js(entry))
         (swarm / "knowledge.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
         cfg = (config or KnowledgeConfig()).model_copy(update={"swarm_max_entries": None})
-        yield KnowledgeStore(swarm, locks=LocalLocks(root / "locks"), config=cfg,
-                             data_dir=root / "data", project_name="eval")
+        yield KnowledgeStore(
+            swarm,
+            locks=LocalLocks(root / "locks"),
+            config=cfg,
+            data_dir=root / "data",
+            project_name="eval",
+        )
 
 
 class _Groups:
@@ -134,20 +146,26 @@ class ConsolidationFigures:
         return total.total - total.hits
 
     def as_dict(self) -> dict[str, Any]:
-        return {"split": self.split, "duplicate_recall": round(self.recall, 4),
-                "apart_violations": self.violations, "actions": self.actions,
-                "duplicates": {k: v.as_dict() for k, v in sorted(self.duplicates.items())},
-                "apart": {k: v.as_dict() for k, v in sorted(self.apart.items())},
-                "misses": self.misses}
+        return {
+            "split": self.split,
+            "duplicate_recall": round(self.recall, 4),
+            "apart_violations": self.violations,
+            "actions": self.actions,
+            "duplicates": {k: v.as_dict() for k, v in sorted(self.duplicates.items())},
+            "apart": {k: v.as_dict() for k, v in sorted(self.apart.items())},
+            "misses": self.misses,
+        }
 
 
-def evaluate_consolidation(labels: Labels, split: str = "held",
-                           config: ConsolidationConfig | None = None) -> ConsolidationFigures:
+def evaluate_consolidation(
+    labels: Labels, split: str = "held", config: ConsolidationConfig | None = None
+) -> ConsolidationFigures:
     """Plan a consolidation of the merged store (nothing written) and score it on the labels."""
     figures = ConsolidationFigures(split)
     with merged_store(labels) as knowledge:
-        report = consolidate_tier(knowledge.swarm, config or ConsolidationConfig(), scope="eval",
-                                  dry_run=True)
+        report = consolidate_tier(
+            knowledge.swarm, config or ConsolidationConfig(), scope="eval", dry_run=True
+        )
         lessons = {e.id: e.lesson for e in knowledge.swarm.read().entries}
     joined = _Groups()
     explain: dict[tuple[str, str], dict[str, Any]] = {}
@@ -156,23 +174,39 @@ def evaluate_consolidation(labels: Labels, split: str = "held",
         if action.kind is not ActionKind.LINK:
             joined.join(action.keep, action.other)
             explain[_key(action.keep, action.other)] = {
-                "kind": action.kind.value, "reason": action.reason.value,
-                "similarity": round(action.similarity, 4)}
+                "kind": action.kind.value,
+                "reason": action.reason.value,
+                "similarity": round(action.similarity, 4),
+            }
     for item in labels.select(labels.duplicates, split):
         merged = joined.find(item["a"]) == joined.find(item["b"])
         figures.duplicates[item["kind"]] = figures.duplicates.get(item["kind"], Counts()) + (
-            Counts(tp=1) if merged else Counts(fn=1))
+            Counts(tp=1) if merged else Counts(fn=1)
+        )
         if not merged:
-            figures.misses.append({"label": "duplicate", "kind": item["kind"], "a": lessons[item["a"]],
-                                   "b": lessons[item["b"]]})
+            figures.misses.append(
+                {
+                    "label": "duplicate",
+                    "kind": item["kind"],
+                    "a": lessons[item["a"]],
+                    "b": lessons[item["b"]],
+                }
+            )
     for item in labels.select(labels.apart, split):
         together = joined.find(item["a"]) == joined.find(item["b"])
         figures.apart[item["kind"]] = figures.apart.get(item["kind"], HitRate()) + HitRate(
-            0 if together else 1, 1)
+            0 if together else 1, 1
+        )
         if together:
-            figures.misses.append({"label": "apart", "kind": item["kind"], "a": lessons[item["a"]],
-                                   "b": lessons[item["b"]],
-                                   "action": explain.get(_key(item["a"], item["b"]))})
+            figures.misses.append(
+                {
+                    "label": "apart",
+                    "kind": item["kind"],
+                    "a": lessons[item["a"]],
+                    "b": lessons[item["b"]],
+                    "action": explain.get(_key(item["a"], item["b"])),
+                }
+            )
     return figures
 
 
@@ -192,16 +226,20 @@ class InjectionFigures:
 
     def as_dict(self, verbose: bool = False) -> dict[str, Any]:
         ordered = sorted(self.latency_ms)
-        out: dict[str, Any] = {"split": self.split, "top3": self.top3.as_dict(),
-                               "abstain": self.abstain.as_dict(),
-                               "p50_ms": round(ordered[len(ordered) // 2], 3) if ordered else None}
+        out: dict[str, Any] = {
+            "split": self.split,
+            "top3": self.top3.as_dict(),
+            "abstain": self.abstain.as_dict(),
+            "p50_ms": round(ordered[len(ordered) // 2], 3) if ordered else None,
+        }
         if verbose:
             out["details"] = self.details
         return out
 
 
-def evaluate_injection(labels: Labels, split: str = "held",
-                       config: KnowledgeConfig | None = None) -> InjectionFigures:
+def evaluate_injection(
+    labels: Labels, split: str = "held", config: KnowledgeConfig | None = None
+) -> InjectionFigures:
     """Inject (read-only) for every labelled query over the merged store."""
     figures = InjectionFigures(split)
     with merged_store(labels, config) as knowledge:
@@ -218,9 +256,20 @@ def evaluate_injection(labels: Labels, split: str = "held",
             else:
                 hit = not ids
                 figures.abstain += HitRate(int(hit), 1)
-            figures.details.append({
-                "query": query["text"], "ok": hit, "relevant": len(relevant),
-                "shown": [{"id": r.entry.id[:8], "score": round(r.score, 3),
-                           "relevant": r.entry.id in relevant, "lesson": lessons[r.entry.id][:90]}
-                          for r in shown]})
+            figures.details.append(
+                {
+                    "query": query["text"],
+                    "ok": hit,
+                    "relevant": len(relevant),
+                    "shown": [
+                        {
+                            "id": r.entry.id[:8],
+                            "score": round(r.score, 3),
+                            "relevant": r.entry.id in relevant,
+                            "lesson": lessons[r.entry.id][:90],
+                        }
+                        for r in shown
+                    ],
+                }
+            )
     return figures

@@ -40,14 +40,22 @@ class FeedbackResult:
     corrupt_lines: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"citations_read": self.citations_read, "rewards": self.rewards,
-                "artifacts_updated": self.artifacts_updated,
-                "unknown_artifacts": self.unknown_artifacts[:20], "corrupt_lines": self.corrupt_lines}
+        return {
+            "citations_read": self.citations_read,
+            "rewards": self.rewards,
+            "artifacts_updated": self.artifacts_updated,
+            "unknown_artifacts": self.unknown_artifacts[:20],
+            "corrupt_lines": self.corrupt_lines,
+        }
 
 
 def reward_of(citation: dict[str, Any]) -> float | None:
     explicit = citation.get("feedback_reward")
-    if isinstance(explicit, int | float) and not isinstance(explicit, bool) and citation.get("feedback_given"):
+    if (
+        isinstance(explicit, int | float)
+        and not isinstance(explicit, bool)
+        and citation.get("feedback_given")
+    ):
         return max(0.0, min(1.0, float(explicit)))
     kind = str(citation.get("citation_type") or "").strip().lower()
     if kind in CitationType.REWARD:
@@ -57,13 +65,21 @@ def reward_of(citation: dict[str, Any]) -> float | None:
     return None
 
 
-def apply_rewards(fields: dict[str, Any], rewards: list[float], now: datetime) -> tuple[dict[str, Any], float, float]:
+def apply_rewards(
+    fields: dict[str, Any], rewards: list[float], now: datetime
+) -> tuple[dict[str, Any], float, float]:
     """Updated fields after ``rewards`` in order; also the utility before and after."""
     utility = fields.get("utility")
-    before = float(utility) if isinstance(utility, int | float) and not isinstance(utility, bool) else INITIAL_UTILITY
+    before = (
+        float(utility)
+        if isinstance(utility, int | float) and not isinstance(utility, bool)
+        else INITIAL_UTILITY
+    )
     after = before
-    counts = {k: int(fields.get(k) or 0) if isinstance(fields.get(k), int | float) else 0
-              for k in ("reward_count", "helpful_count", "harmful_count")}
+    counts = {
+        k: int(fields.get(k) or 0) if isinstance(fields.get(k), int | float) else 0
+        for k in ("reward_count", "helpful_count", "harmful_count")
+    }
     for reward in rewards:
         after = update_utility(after, reward)
         counts["reward_count"] += 1
@@ -71,8 +87,12 @@ def apply_rewards(fields: dict[str, Any], rewards: list[float], now: datetime) -
             counts["helpful_count"] += 1
         elif reward < 0.5:
             counts["harmful_count"] += 1
-    updates: dict[str, Any] = {"utility": round(after, 6), **counts, "last_reward": rewards[-1],
-                               "last_reward_at": rfc3339(now)}
+    updates: dict[str, Any] = {
+        "utility": round(after, 6),
+        **counts,
+        "last_reward": rewards[-1],
+        "last_reward_at": rfc3339(now),
+    }
     return updates, before, after
 
 
@@ -94,14 +114,19 @@ def _read_new_lines(path: Path, cursor: dict[str, Any]) -> tuple[list[bytes], in
     return data[:end].split(b"\n")[:-1] if end else [], offset + end, head
 
 
-def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | None = None) -> FeedbackResult:
+def apply_feedback(
+    layout: AgentsLayout, locks: StoreLocks, *, now: datetime | None = None
+) -> FeedbackResult:
     """Apply every not-yet-applied feedback citation (pool → learnings → feedback locks)."""
     now = now or datetime.now(UTC)
     result = FeedbackResult()
     root = layout.root.parent
     pool = Pool(layout)
-    with (locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease,
-          locks.hold(layout.feedback_lock) as feedback_lease):
+    with (
+        locks.hold(layout.pool_lock) as pool_lease,
+        locks.hold(layout.learnings_lock) as learnings_lease,
+        locks.hold(layout.feedback_lock) as feedback_lease,
+    ):
         try:
             cursor = json.loads(layout.feedback_cursor.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
@@ -123,7 +148,12 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
                 continue
             result.citations_read += 1
             cited = parse_time(citation.get("cited_at"))
-            if guard is not None and cursor.get("head") != head and cited is not None and cited <= guard:
+            if (
+                guard is not None
+                and cursor.get("head") != head
+                and cited is not None
+                and cited <= guard
+            ):
                 continue
             if cited is not None and (latest is None or cited > latest):
                 latest = cited
@@ -134,8 +164,11 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
         pool.start_batch()
         for key, items in grouped.items():
             rewards = [r for r, _ in items]
-            before_after = _apply_to_pool(pool, key, rewards, now, pool_lease) if key.startswith("pool:") \
+            before_after = (
+                _apply_to_pool(pool, key, rewards, now, pool_lease)
+                if key.startswith("pool:")
                 else _apply_to_learning(layout, Path(key), rewards, now, learnings_lease, pool.sync)
+            )
             if before_after is None:
                 result.unknown_artifacts.append(items[0][1]["artifact_path"])
                 continue
@@ -143,35 +176,59 @@ def apply_feedback(layout: AgentsLayout, locks: StoreLocks, *, now: datetime | N
             utility = before_after[0]
             for reward, citation in items:
                 after = update_utility(utility, reward)
-                records.append({"recorded_at": rfc3339(now), "session_id": citation.get("session_id", ""),
-                                "artifact_path": citation["artifact_path"],
-                                "citation_type": citation.get("citation_type", ""), "reward": reward,
-                                "utility_before": round(utility, 6), "utility_after": round(after, 6),
-                                "alpha": ALPHA})
+                records.append(
+                    {
+                        "recorded_at": rfc3339(now),
+                        "session_id": citation.get("session_id", ""),
+                        "artifact_path": citation["artifact_path"],
+                        "citation_type": citation.get("citation_type", ""),
+                        "reward": reward,
+                        "utility_before": round(utility, 6),
+                        "utility_after": round(after, 6),
+                        "alpha": ALPHA,
+                    }
+                )
                 utility = after
                 result.rewards += 1
         pool.flush(pool_lease)  # the updated files are durable before the log says so
         if records:
             append_jsonl(layout.feedback, records, lease=feedback_lease)
-        write_json_atomic(layout.feedback_cursor, {
-            "offset": offset, "head": head, "last_cited_at": rfc3339(latest) if latest else None,
-            "updated_at": rfc3339(now)}, lease=feedback_lease)
+        write_json_atomic(
+            layout.feedback_cursor,
+            {
+                "offset": offset,
+                "head": head,
+                "last_cited_at": rfc3339(latest) if latest else None,
+                "updated_at": rfc3339(now),
+            },
+            lease=feedback_lease,
+        )
     return result
 
 
-def _apply_to_learning(layout: AgentsLayout, path: Path, rewards: list[float], now: datetime,
-                       lease: Any, sync: DirSync | None) -> tuple[float, float] | None:
+def _apply_to_learning(
+    layout: AgentsLayout,
+    path: Path,
+    rewards: list[float],
+    now: datetime,
+    lease: Any,
+    sync: DirSync | None,
+) -> tuple[float, float] | None:
     if path.parent not in (layout.learnings, layout.patterns) or not path.is_file():
         return None
     learning = read_learning(path)
     if learning is None:
         return None
     updates, before, after = apply_rewards(learning.fields, rewards, now)
-    write_file(path, updated_text(learning, updates), lease=lease, store=path.parent, mode=0o644, sync=sync)
+    write_file(
+        path, updated_text(learning, updates), lease=lease, store=path.parent, mode=0o644, sync=sync
+    )
     return before, after
 
 
-def _apply_to_pool(pool: Pool, key: str, rewards: list[float], now: datetime, lease: Any) -> tuple[float, float] | None:
+def _apply_to_pool(
+    pool: Pool, key: str, rewards: list[float], now: datetime, lease: Any
+) -> tuple[float, float] | None:
     entry = pool.get(key.removeprefix("pool:"))
     if entry is None:
         return None

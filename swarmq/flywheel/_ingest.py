@@ -46,9 +46,12 @@ class IngestResult:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "files_scanned": self.files_scanned, "candidates_found": self.candidates_found,
-            "added": self.added, "skipped_existing": self.skipped_existing,
-            "skipped_malformed": self.skipped_malformed, "skipped_promoted": self.skipped_promoted,
+            "files_scanned": self.files_scanned,
+            "candidates_found": self.candidates_found,
+            "added": self.added,
+            "skipped_existing": self.skipped_existing,
+            "skipped_malformed": self.skipped_malformed,
+            "skipped_promoted": self.skipped_promoted,
             "errors": self.errors,
         }
         if self.added_ids:
@@ -63,8 +66,9 @@ def pending_files(layout: AgentsLayout) -> list[Path]:
     return markdown_files(layout.pending) + markdown_files(layout.knowledge)
 
 
-def build_candidate(block: LearningBlock, path: Path, when: datetime, hint: str
-                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+def build_candidate(
+    block: LearningBlock, path: Path, when: datetime, hint: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pool candidate and scoring result for one block (AgentOps field order)."""
     body = block.body.strip()
     ktype = infer_type(block.category, body)
@@ -75,8 +79,11 @@ def build_candidate(block: LearningBlock, path: Path, when: datetime, hint: str
         message_index = int(fields.get("message", "0"))
     except ValueError:
         message_index = 0
-    metadata: dict[str, Any] = {"pending_category": block.category,
-                                "pending_confidence": block.confidence, "pending_title": block.title}
+    metadata: dict[str, Any] = {
+        "pending_category": block.category,
+        "pending_confidence": block.confidence,
+        "pending_title": block.title,
+    }
     if fields.get("class"):
         metadata["knowledge_class"] = fields["class"]
     if fields.get("line", "").isdigit():
@@ -105,9 +112,13 @@ def build_candidate(block: LearningBlock, path: Path, when: datetime, hint: str
     if confidence:
         candidate["confidence"] = confidence
     candidate["last_decay_at"] = rfc3339(when)
-    scoring = {"raw_score": score.raw, "tier_assignment": score.tier.value,
-               "rubric": score.rubric.as_dict(), "gate_required": score.gate_required,
-               "scored_at": rfc3339()}
+    scoring = {
+        "raw_score": score.raw,
+        "tier_assignment": score.tier.value,
+        "rubric": score.rubric.as_dict(),
+        "gate_required": score.gate_required,
+        "scored_at": rfc3339(),
+    }
     return candidate, scoring
 
 
@@ -141,8 +152,15 @@ def ingest_pending(
     return result
 
 
-def _ingest_file(pool: Pool, promoted: PromotedIndex, path: Path, text: str, result: IngestResult,
-                 lease: Lease | None, dry_run: bool) -> bool:
+def _ingest_file(
+    pool: Pool,
+    promoted: PromotedIndex,
+    path: Path,
+    text: str,
+    result: IngestResult,
+    lease: Lease | None,
+    dry_run: bool,
+) -> bool:
     """Add the file's blocks; ``True`` when an add failed (the file then stays pending)."""
     when = file_date(text, path)
     hint = session_hint(text, path)

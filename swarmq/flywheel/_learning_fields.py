@@ -18,7 +18,9 @@ from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import parse_time
 
 DATE_KEYS = ("date", "created", "created_at", "promoted_at")
-_BODY_DATE = re.compile(r"^\s*\**Date\**:?\**:?\s*(\d{4}-\d{2}-\d{2})\b", re.MULTILINE | re.IGNORECASE)
+_BODY_DATE = re.compile(
+    r"^\s*\**Date\**:?\**:?\s*(\d{4}-\d{2}-\d{2})\b", re.MULTILINE | re.IGNORECASE
+)
 _NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _BODY_CONFIDENCE = re.compile(
     r"^\s*(?:[-*]\s+)?\**Confidence\**:?\**:?\s*\**\s*(high|medium|low|0?\.\d+|1(?:\.0+)?|0)\b",
@@ -57,7 +59,9 @@ def declared_confidence(learning: Learning) -> tuple[float, str | None]:
     is set when it was declared as high/medium/low (then it must not be decayed)."""
     declared = learning.fields.get("confidence")
     if declared is None and learning.path.suffix == ".md":
-        hit = _BODY_CONFIDENCE.search(canonical_content_body(learning.text) + "\n" + learning.text[:4096])
+        hit = _BODY_CONFIDENCE.search(
+            canonical_content_body(learning.text) + "\n" + learning.text[:4096]
+        )
         declared = hit.group(1) if hit else None
     if isinstance(declared, str):
         word = declared.strip().lower()

@@ -29,11 +29,20 @@ def _field(name: str) -> re.Pattern[str]:
     return re.compile(rf"^\*\*{name}:?\*\*:?[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 
-_FIELDS = {key: _field(label) for key, label in {
-    "id": "ID", "category": "Category", "confidence": "Confidence", "session": "Session",
-    "transcript": "Transcript", "message": "Message", "timestamp": "Timestamp", "class": "Class",
-    "line": "Line",
-}.items()}
+_FIELDS = {
+    key: _field(label)
+    for key, label in {
+        "id": "ID",
+        "category": "Category",
+        "confidence": "Confidence",
+        "session": "Session",
+        "transcript": "Transcript",
+        "message": "Message",
+        "timestamp": "Timestamp",
+        "class": "Class",
+        "line": "Line",
+    }.items()
+}
 
 
 @dataclass
@@ -56,14 +65,22 @@ def parse_learning_blocks(markdown: str) -> list[LearningBlock]:
     blocks = []
     for number, match in enumerate(starts):
         end = starts[number + 1].start() if number + 1 < len(starts) else len(markdown)
-        body = markdown[match.start():end].strip()
+        body = markdown[match.start() : end].strip()
         found = {}
         for key, pattern in _FIELDS.items():
             hit = pattern.search(body)
             if hit:
                 found[key] = hit.group(1).strip()
-        blocks.append(LearningBlock(match.group(1).strip(), body, found.get("id", ""),
-                                    found.get("category", ""), found.get("confidence", ""), found))
+        blocks.append(
+            LearningBlock(
+                match.group(1).strip(),
+                body,
+                found.get("id", ""),
+                found.get("category", ""),
+                found.get("confidence", ""),
+                found,
+            )
+        )
     return blocks
 
 
@@ -77,8 +94,13 @@ def parse_legacy_learning(markdown: str) -> LearningBlock | None:
     title = first_heading_text(body)
     if not body or not category or not title:
         return None
-    return LearningBlock(title, body, str(front.get("id") or "").strip() or "legacy", category,
-                         str(front.get("confidence") or "").strip() or "medium")
+    return LearningBlock(
+        title,
+        body,
+        str(front.get("id") or "").strip() or "legacy",
+        category,
+        str(front.get("confidence") or "").strip() or "medium",
+    )
 
 
 def first_heading_text(body: str) -> str:
@@ -143,5 +165,8 @@ def candidate_id(path: Path, hint: str, block: LearningBlock) -> str:
 
 
 def is_malformed(block: LearningBlock) -> bool:
-    return (not block.title.strip() or not block.body.strip()
-            or "no significant learnings" in block.body.lower())
+    return (
+        not block.title.strip()
+        or not block.body.strip()
+        or "no significant learnings" in block.body.lower()
+    )

@@ -32,8 +32,16 @@ DECISION_CATEGORIES = frozenset({"decision", "pattern", "architectural-decision"
 FAILURE_CATEGORIES = frozenset({"failure", "anti-pattern", "antipattern", "postmortem"})
 SOLUTION_CATEGORIES = frozenset({"solution", "fix", "workaround"})
 REFERENCE_CATEGORIES = frozenset({"reference", "doc", "documentation"})
-DECISION_SIGNALS = ("always ", "never ", "prefer ", "convention", "pattern:", "decision:",
-                    "we decided", "architectural")
+DECISION_SIGNALS = (
+    "always ",
+    "never ",
+    "prefer ",
+    "convention",
+    "pattern:",
+    "decision:",
+    "we decided",
+    "architectural",
+)
 FAILURE_SIGNALS = ("failed", "broke", "regression", "root cause", "post-mortem", "anti-pattern")
 
 
@@ -121,8 +129,13 @@ def context(body: str) -> float:
 
 
 def rubric(body: str, declared_confidence: str) -> Rubric:
-    return Rubric(specificity(body), actionability(body), novelty(body), context(body),
-                  confidence_to_score(declared_confidence))
+    return Rubric(
+        specificity(body),
+        actionability(body),
+        novelty(body),
+        context(body),
+        confidence_to_score(declared_confidence),
+    )
 
 
 def infer_type(category: str, body: str) -> KnowledgeType:

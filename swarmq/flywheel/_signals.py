@@ -92,8 +92,9 @@ def velocity_trend(points: Sequence[tuple[float, float]]) -> tuple[float, float,
     return trend7, trend30, verdict
 
 
-def citation_pipeline(rewards: Sequence[tuple[float, float]], applied: int, retrieved: int
-                      ) -> tuple[float, float, float, str]:
+def citation_pipeline(
+    rewards: Sequence[tuple[float, float]], applied: int, retrieved: int
+) -> tuple[float, float, float, str]:
     """``rewards`` are (reward, utility change) of the window's feedback."""
     total = applied + retrieved
     ratio = applied / total if total else 0.0
@@ -110,8 +111,9 @@ def citation_pipeline(rewards: Sequence[tuple[float, float]], applied: int, retr
 _RESEARCH_REF = re.compile(r"\.agents/research/([A-Za-z0-9._/-]+\.md)")
 
 
-def research_closure(research: Sequence[tuple[str, float]], referring_texts: Sequence[str]
-                     ) -> tuple[int, float, float, str]:
+def research_closure(
+    research: Sequence[tuple[str, float]], referring_texts: Sequence[str]
+) -> tuple[int, float, float, str]:
     """``research`` are (file name, age in days); a file is closed when some text names it."""
     if not research:
         return 0, 0.0, 0.0, "starved"
@@ -120,7 +122,11 @@ def research_closure(research: Sequence[tuple[str, float]], referring_texts: Seq
         for match in _RESEARCH_REF.findall(text):
             base = Path(match).name
             refs.update({base, base.removesuffix(".md")})
-    orphans = [(name, age) for name, age in research if name not in refs and name.removesuffix(".md") not in refs]
+    orphans = [
+        (name, age)
+        for name, age in research
+        if name not in refs and name.removesuffix(".md") not in refs
+    ]
     pct = 100.0 * len(orphans) / len(research)
     avg = sum(a for _, a in orphans) / len(orphans) if orphans else 0.0
     verdict = "mining" if pct <= 10 else "hoarding" if pct < 50 else "unmined"
@@ -134,7 +140,13 @@ def reuse_concentration(counts: Sequence[float]) -> tuple[float, float, float, s
     active = 100.0 * sum(1 for c in counts if c > 0) / len(counts)
     g = gini(counts) if len(counts) > 1 else 0.0
     ratio = top10_bottom_ratio(sorted(counts)) if len(counts) >= 10 else 0.0
-    verdict = "distributed" if g < 0.4 and active > 30 else "dormant" if g > 0.7 or active < 10 else "concentrated"
+    verdict = (
+        "distributed"
+        if g < 0.4 and active > 30
+        else "dormant"
+        if g > 0.7 or active < 10
+        else "concentrated"
+    )
     return g, active, ratio, verdict
 
 

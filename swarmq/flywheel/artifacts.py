@@ -51,7 +51,7 @@ def title_line(content: str) -> str:
     line = line.strip().lstrip("#").strip()
     for label in ("Learning:", "Decision:", "Solution:", "Failure:", "Reference:"):
         if line.startswith(label):
-            line = line[len(label):].strip()
+            line = line[len(label) :].strip()
     return truncate_at_word(line, 77) + "..." if len(line) > 80 else line
 
 
@@ -86,12 +86,17 @@ def unwrap_pending(content: str) -> Unwrapped:
             sections[-1][1].append(line)
         else:
             preamble.append(line)
-    kept = [line for line in preamble
-            if not (line.lstrip().startswith("# ") or _PENDING_FIELD.match(line.strip()))]
+    kept = [
+        line
+        for line in preamble
+        if not (line.lstrip().startswith("# ") or _PENDING_FIELD.match(line.strip()))
+    ]
     named = [(name, "\n".join(lines).strip()) for name, lines in sections]
     learned = [text for name, text in named if name == WHAT_WE_LEARNED[3:] and text]
     source = "\n\n".join(text for name, text in named if name == "Source" and text)
-    others = [(name, text) for name, text in named if name not in (WHAT_WE_LEARNED[3:], "Source") and text]
+    others = [
+        (name, text) for name, text in named if name not in (WHAT_WE_LEARNED[3:], "Source") and text
+    ]
     rest = "\n".join(kept).strip()
     if not learned:  # not a pending block: the text stands as it is (and hashes alike)
         return Unwrapped(canonical_content_body(content), [], "")
@@ -139,8 +144,12 @@ def render_artifact(candidate: dict[str, Any], promoted_on: datetime) -> str:
         lines += ["## Context", "", context, ""]
     lines += ["## Source", ""]
     if session:
-        lines += [f"- **Session**: {session}", f"- **Transcript**: {source.get('transcript_path', '')}",
-                  f"- **Message**: {_int(source.get('message_index'))}", ""]
+        lines += [
+            f"- **Session**: {session}",
+            f"- **Transcript**: {source.get('transcript_path', '')}",
+            f"- **Message**: {_int(source.get('message_index'))}",
+            "",
+        ]
     else:
         lines += ["- **Source**: unknown", ""]
     if unwrapped.source_notes:
@@ -165,7 +174,11 @@ class Learning:
     def maturity(self) -> str:
         value = self.fields.get("maturity")
         # Hand-written files say "Provisional"; values no rule knows ("accepted") stay as they are.
-        return value.strip().lower() if isinstance(value, str) and value.strip() else Maturity.PROVISIONAL.value
+        return (
+            value.strip().lower()
+            if isinstance(value, str) and value.strip()
+            else Maturity.PROVISIONAL.value
+        )
 
     @property
     def utility(self) -> float:
@@ -222,7 +235,11 @@ def updated_text(learning: Learning, updates: dict[str, Any]) -> str:
     if learning.path.suffix == ".jsonl" and learning.text.lstrip().startswith("{"):
         _, sep, rest = learning.text.partition("\n")
         merged = {**learning.fields, **updates}
-        return json.dumps(dict(sorted(merged.items())), ensure_ascii=False, separators=(",", ":")) + sep + rest
+        return (
+            json.dumps(dict(sorted(merged.items())), ensure_ascii=False, separators=(",", ":"))
+            + sep
+            + rest
+        )
     return update_front_matter(learning.text, updates)
 
 
@@ -233,8 +250,11 @@ def learning_files(*directories: Path) -> list[Path]:
             names = sorted(os.listdir(directory))
         except FileNotFoundError:
             continue
-        out += [directory / n for n in names
-                if n.endswith((".md", ".jsonl")) and not n.startswith(".") and (directory / n).is_file()]
+        out += [
+            directory / n
+            for n in names
+            if n.endswith((".md", ".jsonl")) and not n.startswith(".") and (directory / n).is_file()
+        ]
     return out
 
 

@@ -26,10 +26,19 @@ from swarmq.flywheel.content import canonical_content_body
 
 MAX_LESSON_CHARS = 280
 
-CATEGORY_BY_CLASS = {"architecture": "architecture", "workflow": "process", "timeline": "process",
-                     "decision": "architecture"}
-CATEGORY_BY_TYPE = {"failure": "debugging", "solution": "debugging", "decision": "architecture",
-                    "reference": "other", "learning": "process"}
+CATEGORY_BY_CLASS = {
+    "architecture": "architecture",
+    "workflow": "process",
+    "timeline": "process",
+    "decision": "architecture",
+}
+CATEGORY_BY_TYPE = {
+    "failure": "debugging",
+    "solution": "debugging",
+    "decision": "architecture",
+    "reference": "other",
+    "learning": "process",
+}
 
 
 class LessonSink(Protocol):
@@ -64,8 +73,12 @@ class BridgeOutcome:
     entry_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"artifact_path": self.artifact_path, "outcome": self.outcome, "reason": self.reason,
-                "entry_id": self.entry_id}
+        return {
+            "artifact_path": self.artifact_path,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "entry_id": self.entry_id,
+        }
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -101,8 +114,13 @@ def unique_tags(tags: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
 
 
-def publish(sink: LessonSink, artifact_path: str, candidate: dict[str, Any], *,
-            validation_mode: str = DEFAULT_VALIDATION) -> BridgeOutcome:
+def publish(
+    sink: LessonSink,
+    artifact_path: str,
+    candidate: dict[str, Any],
+    *,
+    validation_mode: str = DEFAULT_VALIDATION,
+) -> BridgeOutcome:
     """Add one promoted learning to the swarm tier, confirmed in the current phase;
     exceptions become a ``failed`` outcome."""
     metadata = candidate.get("metadata") if isinstance(candidate.get("metadata"), dict) else {}
@@ -128,5 +146,9 @@ def publish(sink: LessonSink, artifact_path: str, candidate: dict[str, Any], *,
     except Exception as exc:  # the store's errors must not undo a promotion that already landed
         return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")
     entry = getattr(result, "entry", None)
-    return BridgeOutcome(artifact_path, str(getattr(result, "outcome", "added")),
-                         getattr(result, "reason", None), getattr(entry, "id", None))
+    return BridgeOutcome(
+        artifact_path,
+        str(getattr(result, "outcome", "added")),
+        getattr(result, "reason", None),
+        getattr(entry, "id", None),
+    )

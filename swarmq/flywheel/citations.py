@@ -44,7 +44,9 @@ class CitationType:
     """Evidence-backed use (match confidence ≥ 0.7) for ρ."""
 
 
-_POOL_PATH = re.compile(r"(?:^|/)\.agents/pool/(?:pending|staged|validated|rejected)/([A-Za-z0-9_-]+)\.json$")
+_POOL_PATH = re.compile(
+    r"(?:^|/)\.agents/pool/(?:pending|staged|validated|rejected)/([A-Za-z0-9_-]+)\.json$"
+)
 
 
 def pool_key(candidate_id: str) -> str:
@@ -82,8 +84,12 @@ def citation_event(
     feedback_reward: float | None = None,
     when: datetime | None = None,
 ) -> dict[str, Any]:
-    event: dict[str, Any] = {"artifact_path": artifact_path, "session_id": session_id,
-                             "cited_at": rfc3339(when), "citation_type": citation_type}
+    event: dict[str, Any] = {
+        "artifact_path": artifact_path,
+        "session_id": session_id,
+        "cited_at": rfc3339(when),
+        "citation_type": citation_type,
+    }
     if cited_by_agent_id:
         event["cited_by_agent_id"] = cited_by_agent_id
     if query:
@@ -96,7 +102,9 @@ def citation_event(
     return event
 
 
-def record_citations(layout: AgentsLayout, locks: StoreLocks, events: Iterable[dict[str, Any]]) -> int:
+def record_citations(
+    layout: AgentsLayout, locks: StoreLocks, events: Iterable[dict[str, Any]]
+) -> int:
     """Append citation lines in one write under the citations lock; returns how many."""
     records = list(events)
     if not records:
@@ -135,9 +143,13 @@ def iter_citations(layout: AgentsLayout, *, corrupt: list[int] | None = None) ->
         if key is None:
             key = keys[path] = artifact_key(root, path)
         yield Citation(
-            key, path, str(value.get("session_id") or ""),
-            str(value.get("citation_type") or "").strip().lower(), parse_time(value.get("cited_at")),
-            float(confidence) if isinstance(confidence, int | float) else 0.0, value,
+            key,
+            path,
+            str(value.get("session_id") or ""),
+            str(value.get("citation_type") or "").strip().lower(),
+            parse_time(value.get("cited_at")),
+            float(confidence) if isinstance(confidence, int | float) else 0.0,
+            value,
         )
 
 
@@ -166,6 +178,8 @@ def citation_stats(layout: AgentsLayout, *, since: datetime | None = None) -> Ci
         stats.counts[citation.key] += 1
         if citation.citation_type in (CitationType.HARMFUL, CitationType.REFUTED):
             stats.negative[citation.key] += 1
-        if when is not None and (citation.key not in stats.last_cited or when > stats.last_cited[citation.key]):
+        if when is not None and (
+            citation.key not in stats.last_cited or when > stats.last_cited[citation.key]
+        ):
             stats.last_cited[citation.key] = when
     return stats

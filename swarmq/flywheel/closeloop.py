@@ -54,8 +54,13 @@ class MaturityResult:
     evicted: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"scanned": self.scanned, "decayed": self.decayed, "transitions": self.transitions,
-                "expired": self.expired, "evicted": self.evicted}
+        return {
+            "scanned": self.scanned,
+            "decayed": self.decayed,
+            "transitions": self.transitions,
+            "expired": self.expired,
+            "evicted": self.evicted,
+        }
 
 
 @dataclass
@@ -76,14 +81,30 @@ class CloseLoopResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "queue": self.queue, "ingest": self.ingest, "feedback": self.feedback,
+            "queue": self.queue,
+            "ingest": self.ingest,
+            "feedback": self.feedback,
             "rejected_discard": self.rejected_discard,
-            "promoted": [p.as_dict() for p in self.promoted], "held": dict(self.held),
-            "knowledge": self.knowledge, "maturity": self.maturity.as_dict(),
-            "metrics": {k: self.metrics.get(k) for k in (
-                "sigma", "rho", "delta", "sigma_rho", "velocity", "above_escape_velocity", "status",
-                "health")},
-            "baseline": self.baseline, "problems": self.problems, "seconds": round(self.seconds, 3),
+            "promoted": [p.as_dict() for p in self.promoted],
+            "held": dict(self.held),
+            "knowledge": self.knowledge,
+            "maturity": self.maturity.as_dict(),
+            "metrics": {
+                k: self.metrics.get(k)
+                for k in (
+                    "sigma",
+                    "rho",
+                    "delta",
+                    "sigma_rho",
+                    "velocity",
+                    "above_escape_velocity",
+                    "status",
+                    "health",
+                )
+            },
+            "baseline": self.baseline,
+            "problems": self.problems,
+            "seconds": round(self.seconds, 3),
         }
 
 
@@ -98,13 +119,23 @@ def _held_reason(reason: str) -> str:
     return "other"
 
 
-def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, result: CloseLoopResult,
-                     *, now: datetime, stats: CitationStats | None = None) -> None:
+def promote_eligible(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: FlywheelConfig,
+    result: CloseLoopResult,
+    *,
+    now: datetime,
+    stats: CitationStats | None = None,
+) -> None:
     stats = stats or citation_stats(layout)
     pool = Pool(layout)
     promoted = PromotedIndex(layout)
     rules = config.gate_rules()
-    with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
+    with (
+        locks.hold(layout.pool_lock) as pool_lease,
+        locks.hold(layout.learnings_lock) as learnings_lease,
+    ):
         pool.start_batch()
         promoted.buffer = []
         changed = 0
@@ -120,8 +151,12 @@ def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelCo
                 if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
                     continue
                 if entry.tier == QualityTier.DISCARD and config.reject_discard:
-                    pool.reject(entry, "tier discard: score below 0.50", reviewer="swarmq close-loop",
-                                lease=pool_lease)
+                    pool.reject(
+                        entry,
+                        "tier discard: score below 0.50",
+                        reviewer="swarmq close-loop",
+                        lease=pool_lease,
+                    )
                     result.rejected_discard += 1
                     changed += 1
                 else:
@@ -130,8 +165,17 @@ def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelCo
                         result.held[_held_reason(gate.reason)] += 1
                         continue
                     try:
-                        result.promoted.append(promote(pool, entry, promoted, pool_lease=pool_lease,
-                                                       learnings_lease=learnings_lease, now=now, stage=True))
+                        result.promoted.append(
+                            promote(
+                                pool,
+                                entry,
+                                promoted,
+                                pool_lease=pool_lease,
+                                learnings_lease=learnings_lease,
+                                now=now,
+                                stage=True,
+                            )
+                        )
                         changed += 1
                     except PoolError as exc:
                         result.problems.append(str(exc))
@@ -141,11 +185,19 @@ def promote_eligible(layout: AgentsLayout, locks: StoreLocks, config: FlywheelCo
             flush()
         result.problems += pool.problems
         if promoted.corrupt_lines:
-            result.problems.append(f"{promoted.path}: {promoted.corrupt_lines} unreadable line(s) skipped")
+            result.problems.append(
+                f"{promoted.path}: {promoted.corrupt_lines} unreadable line(s) skipped"
+            )
 
 
-def mature(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, *, now: datetime,
-           stats: CitationStats | None = None) -> MaturityResult:
+def mature(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: FlywheelConfig,
+    *,
+    now: datetime,
+    stats: CitationStats | None = None,
+) -> MaturityResult:
     """Expire, decay, transition and evict every learning and pattern (learnings lock)."""
     out = MaturityResult()
     last_cited = (stats or citation_stats(layout)).last_cited if config.evict else {}
@@ -158,8 +210,15 @@ def mature(layout: AgentsLayout, locks: StoreLocks, config: FlywheelConfig, *, n
     return out
 
 
-def _mature_files(layout: AgentsLayout, config: FlywheelConfig, now: datetime, lease: Lease | None,
-                  sync: DirSync, last_cited: dict[str, datetime], out: MaturityResult) -> None:
+def _mature_files(
+    layout: AgentsLayout,
+    config: FlywheelConfig,
+    now: datetime,
+    lease: Lease | None,
+    sync: DirSync,
+    last_cited: dict[str, datetime],
+    out: MaturityResult,
+) -> None:
     for path in learning_files(layout.learnings, layout.patterns):
         learning = read_learning(path)
         if learning is None:
@@ -181,13 +240,22 @@ def _mature_files(layout: AgentsLayout, config: FlywheelConfig, now: datetime, l
         if transition.transitioned:
             text = transition_text(learning, transition, now)
             learning = learning_from_text(path, text) or learning
-            out.transitions.append({"path": str(path), "from": transition.old, "to": transition.new,
-                                    "reason": transition.reason})
+            out.transitions.append(
+                {
+                    "path": str(path),
+                    "from": transition.old,
+                    "to": transition.new,
+                    "reason": transition.reason,
+                }
+            )
         if text != original:
             write_file(path, text, lease=lease, store=path.parent, mode=0o644, sync=sync)
         key = os.path.normpath(str(path))
-        if (config.evict and not was_established
-                and is_evictable(learning, last_cited.get(key), now, stale_days=config.stale_days)):
+        if (
+            config.evict
+            and not was_established
+            and is_evictable(learning, last_cited.get(key), now, stale_days=config.stale_days)
+        ):
             out.evicted.append(str(_archive(layout, path, lease)))
 
 
@@ -222,11 +290,18 @@ def close_loop(
     if sink is not None and config.knowledge_bridge:
         for promotion in result.promoted:
             if not promotion.deduplicated:
-                result.knowledge.append(publish(
-                    sink, promotion.artifact_path, promotion.candidate,
-                    validation_mode=config.knowledge_bridge_validation.value).as_dict())
+                result.knowledge.append(
+                    publish(
+                        sink,
+                        promotion.artifact_path,
+                        promotion.candidate,
+                        validation_mode=config.knowledge_bridge_validation.value,
+                    ).as_dict()
+                )
     result.maturity = mature(layout, locks, config, now=now, stats=stats)
-    result.metrics = compute_metrics(layout, now=now, days=config.metrics_days, stale_days=config.stale_days)
+    result.metrics = compute_metrics(
+        layout, now=now, days=config.metrics_days, stale_days=config.stale_days
+    )
     if baseline:
         result.baseline = str(write_baseline(layout, locks, result.metrics))
     result.seconds = time.monotonic() - started
@@ -247,21 +322,37 @@ def promote_candidate(
     now = now or datetime.now(UTC)
     stats = citation_stats(layout)
     pool = Pool(layout)
-    with locks.hold(layout.pool_lock) as pool_lease, locks.hold(layout.learnings_lock) as learnings_lease:
+    with (
+        locks.hold(layout.pool_lock) as pool_lease,
+        locks.hold(layout.learnings_lock) as learnings_lease,
+    ):
         entry = pool.require(candidate_id)
         if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
-            raise CandidateConflict(f"{candidate_id}: a {entry.status.value} candidate cannot be promoted")
+            raise CandidateConflict(
+                f"{candidate_id}: a {entry.status.value} candidate cannot be promoted"
+            )
         if not force:
             gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, config.gate_rules())
             if not gate.passed:
-                raise CandidateConflict(f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override")
-        staged = pool.stage(entry, min_tier=QualityTier.DISCARD if force else QualityTier.BRONZE, lease=pool_lease)
-        return promote(pool, staged, PromotedIndex(layout), pool_lease=pool_lease,
-                       learnings_lease=learnings_lease, now=now)
+                raise CandidateConflict(
+                    f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override"
+                )
+        staged = pool.stage(
+            entry, min_tier=QualityTier.DISCARD if force else QualityTier.BRONZE, lease=pool_lease
+        )
+        return promote(
+            pool,
+            staged,
+            PromotedIndex(layout),
+            pool_lease=pool_lease,
+            learnings_lease=learnings_lease,
+            now=now,
+        )
 
 
-def reject_candidate(layout: AgentsLayout, locks: StoreLocks, candidate_id: str, reason: str,
-                     *, reviewer: str = "") -> str:
+def reject_candidate(
+    layout: AgentsLayout, locks: StoreLocks, candidate_id: str, reason: str, *, reviewer: str = ""
+) -> str:
     """Reject one candidate (kept in ``pool/rejected`` for audit); returns its new path."""
     pool = Pool(layout)
     with locks.hold(layout.pool_lock) as lease:

@@ -62,8 +62,10 @@ def content_hash(markdown: str) -> str:
 _FLAT_KEY = re.compile(r"^([A-Za-z0-9_.-]+):(?:[ \t]+(.*?))?[ \t]*$")
 _INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
 _FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9]*)?\.[0-9]+(?:[eE][-+][0-9]+)?$")
-_BOOLS = {**dict.fromkeys(("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"), True),
-          **dict.fromkeys(("false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"), False)}
+_BOOLS = {
+    **dict.fromkeys(("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"), True),
+    **dict.fromkeys(("false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"), False),
+}
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _YAML_SIGILS = ("[", "{", "&", "*", "!", "|", ">", "%", "@", "`")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

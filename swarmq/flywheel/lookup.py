@@ -64,8 +64,14 @@ def _score(relevance: float, utility: float) -> float:
     return relevance * (1.0 + LAMBDA * (utility - 0.5))
 
 
-def search(layout: AgentsLayout, query: str, *, limit: int = 10, min_relevance: float = 0.34,
-           include_pool: bool = True) -> list[LookupHit]:
+def search(
+    layout: AgentsLayout,
+    query: str,
+    *,
+    limit: int = 10,
+    min_relevance: float = 0.34,
+    include_pool: bool = True,
+) -> list[LookupHit]:
     """Rank artifacts for ``query`` (nothing is written)."""
     wanted = words(query)
     if not wanted:
@@ -81,10 +87,21 @@ def search(layout: AgentsLayout, query: str, *, limit: int = 10, min_relevance: 
             relevance = len(wanted & words(searchable)) / len(wanted)
             if relevance < min_relevance:
                 continue
-            hits.append(LookupHit(kind, entry_id, title, str(learning.fields.get("type") or kind),
-                                  learning.maturity, learning.utility, round(relevance, 4),
-                                  round(_score(relevance, learning.utility), 4), str(path),
-                                  display_path(root, path), _snippet(body)))
+            hits.append(
+                LookupHit(
+                    kind,
+                    entry_id,
+                    title,
+                    str(learning.fields.get("type") or kind),
+                    learning.maturity,
+                    learning.utility,
+                    round(relevance, 4),
+                    round(_score(relevance, learning.utility), 4),
+                    str(path),
+                    display_path(root, path),
+                    _snippet(body),
+                )
+            )
     if include_pool:
         pool = Pool(layout)
         for status in (PoolStatus.PENDING, PoolStatus.STAGED):
@@ -95,10 +112,21 @@ def search(layout: AgentsLayout, query: str, *, limit: int = 10, min_relevance: 
                     continue
                 utility = entry.candidate.get("utility")
                 value = float(utility) if isinstance(utility, int | float) else 0.5
-                hits.append(LookupHit("candidate", entry.id, title_line(entry.content), entry.type,
-                                      str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
-                                      value, round(relevance, 4), round(_score(relevance, value), 4),
-                                      str(entry.path), display_path(root, entry.path), _snippet(body)))
+                hits.append(
+                    LookupHit(
+                        "candidate",
+                        entry.id,
+                        title_line(entry.content),
+                        entry.type,
+                        str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
+                        value,
+                        round(relevance, 4),
+                        round(_score(relevance, value), 4),
+                        str(entry.path),
+                        display_path(root, entry.path),
+                        _snippet(body),
+                    )
+                )
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     return hits[:limit]
 
@@ -118,15 +146,28 @@ def lookup(
 ) -> list[LookupHit]:
     """Search, then record one citation per hit (unless ``cite`` is false)."""
     if citation_type not in CitationType.ALL:
-        raise ValueError(f"unknown citation type {citation_type!r}; one of {sorted(CitationType.ALL)}")
+        raise ValueError(
+            f"unknown citation type {citation_type!r}; one of {sorted(CitationType.ALL)}"
+        )
     hits = search(layout, query, limit=limit, include_pool=include_pool)
     if cite and hits:
-        record_citations(layout, locks, (
-            # No match_confidence: a retrieval is exposure, not evidence of use (it would count
-            # toward rho).
-            citation_event(hit.cite_as, session_id, citation_type, query=query,
-                           cited_by_agent_id=agent_id, when=when)
-            for hit in hits))
+        record_citations(
+            layout,
+            locks,
+            (
+                # No match_confidence: a retrieval is exposure, not evidence of use (it would count
+                # toward rho).
+                citation_event(
+                    hit.cite_as,
+                    session_id,
+                    citation_type,
+                    query=query,
+                    cited_by_agent_id=agent_id,
+                    when=when,
+                )
+                for hit in hits
+            ),
+        )
     return hits
 
 
@@ -143,7 +184,9 @@ def _entries(learning: Learning) -> list[tuple[str, str, str, str]]:
             out = []
             for number, block in enumerate(blocks):
                 body = canonical_content_body(block.body)
-                entry_id = block.id or (learning.id if len(blocks) == 1 else f"{learning.id}#{number + 1}")
+                entry_id = block.id or (
+                    learning.id if len(blocks) == 1 else f"{learning.id}#{number + 1}"
+                )
                 headings = " ".join(_HEADING.findall(block.body))
                 out.append((entry_id, block.title, body, f"{block.title}\n{headings}\n{body}"))
             return out
@@ -156,4 +199,3 @@ def _entries(learning: Learning) -> list[tuple[str, str, str, str]]:
 def _snippet(body: str, limit: int = 240) -> str:
     text = " ".join(body.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-

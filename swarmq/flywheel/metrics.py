@@ -38,8 +38,13 @@ from swarmq.storage.atomic import write_json_atomic
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 
-_TYPE_CONFIDENCE = {CitationType.HELPFUL: 0.9, CitationType.USED: 0.9, CitationType.APPLIED: 0.9,
-                    CitationType.REFERENCE: 0.7, CitationType.RETRIEVED: 0.5}
+_TYPE_CONFIDENCE = {
+    CitationType.HELPFUL: 0.9,
+    CitationType.USED: 0.9,
+    CitationType.APPLIED: 0.9,
+    CitationType.REFERENCE: 0.7,
+    CitationType.RETRIEVED: 0.5,
+}
 APPLIED_TYPES = frozenset({CitationType.APPLIED, "apply", CitationType.USED, CitationType.HELPFUL})
 RETRIEVED_TYPES = frozenset({CitationType.RETRIEVED, "retrieve", "pulled", "pull"})
 
@@ -86,13 +91,16 @@ def _age_days(path: Path, learning: Learning | None, now: datetime) -> float:
 
 def _count(directory: Path) -> int:
     try:
-        return sum(1 for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
+        return sum(
+            1 for n in os.listdir(directory) if n.endswith(".json") and not n.startswith(".")
+        )
     except FileNotFoundError:
         return 0
 
 
-def compute_metrics(layout: AgentsLayout, *, now: datetime | None = None, days: int = 7,
-                    stale_days: int = 90) -> dict[str, Any]:
+def compute_metrics(
+    layout: AgentsLayout, *, now: datetime | None = None, days: int = 7, stale_days: int = 90
+) -> dict[str, Any]:
     """Every figure of ``flywheel status`` for the window ``(now − days, now)``."""
     now = now or datetime.now(UTC)
     start = now - timedelta(days=days)
@@ -144,41 +152,71 @@ def compute_metrics(layout: AgentsLayout, *, now: datetime | None = None, days: 
     velocity = sigma_rho - threshold
     above = sigma_rho > threshold
     new_artifacts = sum(1 for when in created.values() if when is not None and when > start)
-    learnings_created = sum(1 for p in learnings if (c := created.get(os.path.normpath(str(p)))) and c > start)
+    learnings_created = sum(
+        1 for p in learnings if (c := created.get(os.path.normpath(str(p)))) and c > start
+    )
     stale_cut = now - timedelta(days=stale_days)
-    stale = sum(1 for key, made in created.items()
-                if (last_cited.get(key) or made or now) <= stale_cut)
+    stale = sum(
+        1 for key, made in created.items() if (last_cited.get(key) or made or now) <= stale_cut
+    )
     mean = sum(utilities) / len(utilities) if utilities else 0.0
     std = math.sqrt(sum((u - mean) ** 2 for u in utilities) / len(utilities)) if utilities else 0.0
 
     signals = GoldenSignals()
     signals.velocity_trend_7d, signals.velocity_trend_30d, signals.trend_verdict = velocity_trend(
-        [(age, v) for age, v in baseline_points(layout, now)])
-    (signals.high_utility_citation_pct, signals.median_utility_delta,
-     signals.applied_to_retrieved_ratio, signals.pipeline_verdict) = citation_pipeline(
-        _feedback_in(layout, start), applied, retrieved)
-    (signals.orphaned_research_count, signals.orphaned_research_pct, signals.avg_orphan_age_days,
-     signals.closure_verdict) = research_closure(*_research(layout, learnings, now))
+        [(age, v) for age, v in baseline_points(layout, now)]
+    )
+    (
+        signals.high_utility_citation_pct,
+        signals.median_utility_delta,
+        signals.applied_to_retrieved_ratio,
+        signals.pipeline_verdict,
+    ) = citation_pipeline(_feedback_in(layout, start), applied, retrieved)
+    (
+        signals.orphaned_research_count,
+        signals.orphaned_research_pct,
+        signals.avg_orphan_age_days,
+        signals.closure_verdict,
+    ) = research_closure(*_research(layout, learnings, now))
     md_learnings = [p for p in learnings if p.suffix == ".md"]
-    (signals.citation_gini, signals.active_pool_pct, signals.top10_bottom_ratio,
-     signals.concentration_verdict) = reuse_concentration([float(by_name[p.name]) for p in md_learnings])
+    (
+        signals.citation_gini,
+        signals.active_pool_pct,
+        signals.top10_bottom_ratio,
+        signals.concentration_verdict,
+    ) = reuse_concentration([float(by_name[p.name]) for p in md_learnings])
     signals.overall_verdict = overall_verdict(signals)
     # Nothing promoted yet: no velocity to judge (0 − 0 is not "near escape").
     status = escape_status(above, velocity) if retrievable else NO_DATA
     health = signals.overall_verdict.upper()
     return {
-        "timestamp": rfc3339(now), "period_start": rfc3339(start), "period_end": rfc3339(now),
-        "delta": delta, "sigma": sigma, "rho": rho, "sigma_rho": sigma_rho,
-        "escape_threshold": threshold, "velocity": velocity, "above_escape_velocity": above,
-        "status": status, "health": health,
+        "timestamp": rfc3339(now),
+        "period_start": rfc3339(start),
+        "period_end": rfc3339(now),
+        "delta": delta,
+        "sigma": sigma,
+        "rho": rho,
+        "sigma_rho": sigma_rho,
+        "escape_threshold": threshold,
+        "velocity": velocity,
+        "above_escape_velocity": above,
+        "status": status,
+        "health": health,
         "total_artifacts": len(retrievable),
-        "tier_counts": {"learning": len(learnings), "pattern": len(patterns),
-                        **{f"pool_{s.value}": _count(layout.pool / POOL_DIRS[s]) for s in PoolStatus}},
-        "citations_this_period": in_period, "unique_cited_artifacts": len(period_counts),
-        "new_artifacts": new_artifacts, "stale_artifacts": stale,
-        "learnings_created": learnings_created, "learnings_found": found,
+        "tier_counts": {
+            "learning": len(learnings),
+            "pattern": len(patterns),
+            **{f"pool_{s.value}": _count(layout.pool / POOL_DIRS[s]) for s in PoolStatus},
+        },
+        "citations_this_period": in_period,
+        "unique_cited_artifacts": len(period_counts),
+        "new_artifacts": new_artifacts,
+        "stale_artifacts": stale,
+        "learnings_created": learnings_created,
+        "learnings_found": found,
         "loop_closure_ratio": found / learnings_created if learnings_created else 0.0,
-        "mean_utility": mean, "utility_std_dev": std,
+        "mean_utility": mean,
+        "utility_std_dev": std,
         "high_utility_count": sum(1 for u in utilities if u > 0.7),
         "low_utility_count": sum(1 for u in utilities if u < 0.3),
         "corrupt_citation_lines": len(corrupt),
@@ -197,22 +235,33 @@ def _feedback_in(layout: AgentsLayout, start: datetime) -> list[tuple[float, flo
         if when is None or when < start:
             continue
         try:
-            out.append((float(value.get("reward", 0.0)),
-                        float(value.get("utility_after", 0.0)) - float(value.get("utility_before", 0.0))))
+            out.append(
+                (
+                    float(value.get("reward", 0.0)),
+                    float(value.get("utility_after", 0.0))
+                    - float(value.get("utility_before", 0.0)),
+                )
+            )
         except (TypeError, ValueError):
             continue
     return out
 
 
-def _research(layout: AgentsLayout, learnings: list[Path], now: datetime) -> tuple[list[tuple[str, float]], list[str]]:
+def _research(
+    layout: AgentsLayout, learnings: list[Path], now: datetime
+) -> tuple[list[tuple[str, float]], list[str]]:
     research = []
     for path in learning_files(layout.research):
         if path.suffix == ".md":
-            research.append((path.name, max(0.0, (now.timestamp() - path.stat().st_mtime) / 86400.0)))
+            research.append(
+                (path.name, max(0.0, (now.timestamp() - path.stat().st_mtime) / 86400.0))
+            )
     if not research:
         return [], []
     texts = []
-    for path in [p for p in learnings if p.suffix == ".md"] + learning_files(layout.root / "findings"):
+    for path in [p for p in learnings if p.suffix == ".md"] + learning_files(
+        layout.root / "findings"
+    ):
         try:
             texts.append(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:

@@ -65,7 +65,12 @@ TIERS: tuple[TierConfig, ...] = (
 )
 """Checked in this order; the first interval containing the score wins, else discard."""
 
-TIER_RANK = {QualityTier.DISCARD: 0, QualityTier.BRONZE: 1, QualityTier.SILVER: 2, QualityTier.GOLD: 3}
+TIER_RANK = {
+    QualityTier.DISCARD: 0,
+    QualityTier.BRONZE: 1,
+    QualityTier.SILVER: 2,
+    QualityTier.GOLD: 3,
+}
 
 
 def tier_rank(tier: str) -> int:
@@ -110,11 +115,18 @@ POOL_DIRS: dict[PoolStatus, str] = {
     PoolStatus.ARCHIVED: "validated",  # AgentOps' legacy name, listed as archived
     PoolStatus.REJECTED: "rejected",
 }
-STATUS_PRECEDENCE = (PoolStatus.REJECTED, PoolStatus.ARCHIVED, PoolStatus.STAGED, PoolStatus.PENDING)
+STATUS_PRECEDENCE = (
+    PoolStatus.REJECTED,
+    PoolStatus.ARCHIVED,
+    PoolStatus.STAGED,
+    PoolStatus.PENDING,
+)
 """If a crash left one id in two directories, the more advanced status is the truth."""
 
 CANDIDATE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 MAX_REASON_LENGTH = 1000
+
+
 class Maturity(StrEnum):
     """CASS maturity of a promoted learning."""
 
@@ -126,7 +138,9 @@ class Maturity(StrEnum):
 
 MATURITY_TRANSITIONS: dict[Maturity, frozenset[Maturity]] = {
     Maturity.PROVISIONAL: frozenset({Maturity.CANDIDATE, Maturity.ANTI_PATTERN}),
-    Maturity.CANDIDATE: frozenset({Maturity.ESTABLISHED, Maturity.PROVISIONAL, Maturity.ANTI_PATTERN}),
+    Maturity.CANDIDATE: frozenset(
+        {Maturity.ESTABLISHED, Maturity.PROVISIONAL, Maturity.ANTI_PATTERN}
+    ),
     Maturity.ESTABLISHED: frozenset({Maturity.CANDIDATE, Maturity.ANTI_PATTERN}),
     Maturity.ANTI_PATTERN: frozenset({Maturity.PROVISIONAL}),
 }
@@ -149,6 +163,8 @@ ALPHA = 0.1
 INITIAL_UTILITY = 0.5
 LAMBDA = 0.5
 """Utility versus relevance balance when ranking lookups."""
+
+
 def update_utility(utility: float, reward: float, alpha: float = ALPHA) -> float:
     return (1.0 - alpha) * utility + alpha * reward
 

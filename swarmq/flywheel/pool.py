@@ -86,7 +86,9 @@ class PoolEntry:
     @property
     def tier(self) -> str:
         scoring = self.data.get("scoring_result")
-        tier = self.candidate.get("tier") or (scoring.get("tier_assignment") if isinstance(scoring, dict) else None)
+        tier = self.candidate.get("tier") or (
+            scoring.get("tier_assignment") if isinstance(scoring, dict) else None
+        )
         return str(tier or QualityTier.DISCARD)
 
     @property
@@ -118,9 +120,14 @@ class PoolEntry:
     def summary(self, now: datetime | None = None) -> dict[str, Any]:
         now = now or datetime.now(UTC)
         return {
-            "id": self.id, "status": self.status.value, "type": self.type, "tier": self.tier,
-            "raw_score": round(self.raw_score, 4), "age_hours": round(self.age_hours(now), 2),
-            "added_at": self.data.get("added_at"), "path": str(self.path),
+            "id": self.id,
+            "status": self.status.value,
+            "type": self.type,
+            "tier": self.tier,
+            "raw_score": round(self.raw_score, 4),
+            "age_hours": round(self.age_hours(now), 2),
+            "added_at": self.data.get("added_at"),
+            "path": str(self.path),
             "title": first_line(self.content),
         }
 
@@ -129,7 +136,7 @@ def first_line(content: str, limit: int = 80) -> str:
     for line in content.split("\n"):
         text = line.strip().lstrip("#").strip()
         if text.lower().startswith("learning:"):
-            text = text[len("learning:"):].strip()
+            text = text[len("learning:") :].strip()
         if text:
             return text if len(text) <= limit else text[: limit - 3] + "..."
     return ""
@@ -205,7 +212,11 @@ class Pool:
         for current in STATUS_PRECEDENCE:
             directory = self.dir(current)
             try:
-                names = sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
+                names = sorted(
+                    n
+                    for n in os.listdir(directory)
+                    if n.endswith(".json") and not n.startswith(".")
+                )
             except FileNotFoundError:
                 continue
             for name in names:
@@ -222,7 +233,11 @@ class Pool:
     # -- writing -------------------------------------------------------------------------------
 
     def chain(self, lease: Lease | None, operation: str, candidate_id: str, **fields: Any) -> None:
-        event: dict[str, Any] = {"timestamp": rfc3339(), "operation": operation, "candidate_id": candidate_id}
+        event: dict[str, Any] = {
+            "timestamp": rfc3339(),
+            "operation": operation,
+            "candidate_id": candidate_id,
+        }
         event.update({k: v for k, v in fields.items() if v not in (None, "")})
         if self.events is not None:
             self.events.append(event)
@@ -246,7 +261,9 @@ class Pool:
         data: dict[str, Any] = {"candidate": candidate, "scoring_result": scoring}
         if scoring.get("gate_required"):
             data["human_review"] = {"reviewed": False, "approved": False}
-        data.update({"status": PoolStatus.PENDING.value, "added_at": rfc3339(added_at), "updated_at": now})
+        data.update(
+            {"status": PoolStatus.PENDING.value, "added_at": rfc3339(added_at), "updated_at": now}
+        )
         entry = PoolEntry(data, PoolStatus.PENDING, self.dir(PoolStatus.PENDING) / f"{ident}.json")
         self.write(entry, lease=lease)
         self.chain(lease, "add", ident, to_status=PoolStatus.PENDING.value)
@@ -259,39 +276,77 @@ class Pool:
         move_file(entry.path, target, entry.dumps(), lease=lease, store=self.root, sync=self.sync)
         return PoolEntry(entry.data, status, target)
 
-    def stage(self, entry: PoolEntry, *, min_tier: QualityTier = QualityTier.BRONZE, lease: Lease | None) -> PoolEntry:
+    def stage(
+        self, entry: PoolEntry, *, min_tier: QualityTier = QualityTier.BRONZE, lease: Lease | None
+    ) -> PoolEntry:
         if entry.status is PoolStatus.REJECTED:
             raise CandidateConflict(f"{entry.id}: a rejected candidate cannot be staged")
         if tier_rank(entry.tier) < tier_rank(min_tier):
-            raise CandidateConflict(f"{entry.id}: tier {entry.tier} is below the minimum {min_tier.value}")
+            raise CandidateConflict(
+                f"{entry.id}: tier {entry.tier} is below the minimum {min_tier.value}"
+            )
         if entry.status is PoolStatus.STAGED:
             return entry
         previous = entry.status
         staged = self._move(entry, PoolStatus.STAGED, lease=lease)
-        self.chain(lease, "stage", entry.id, from_status=previous.value, to_status=PoolStatus.STAGED.value)
+        self.chain(
+            lease, "stage", entry.id, from_status=previous.value, to_status=PoolStatus.STAGED.value
+        )
         return staged
 
-    def reject(self, entry: PoolEntry, reason: str, *, reviewer: str = "", lease: Lease | None) -> PoolEntry:
+    def reject(
+        self, entry: PoolEntry, reason: str, *, reviewer: str = "", lease: Lease | None
+    ) -> PoolEntry:
         if len(reason) > MAX_REASON_LENGTH:
-            raise InvalidCandidate(f"rejection reason is {len(reason)} characters; at most {MAX_REASON_LENGTH}")
+            raise InvalidCandidate(
+                f"rejection reason is {len(reason)} characters; at most {MAX_REASON_LENGTH}"
+            )
         previous = entry.status
-        entry.data["human_review"] = {"reviewed": True, "approved": False, "reviewer": reviewer or None,
-                                      "notes": reason, "reviewed_at": rfc3339()}
-        entry.data["human_review"] = {k: v for k, v in entry.data["human_review"].items() if v is not None}
+        entry.data["human_review"] = {
+            "reviewed": True,
+            "approved": False,
+            "reviewer": reviewer or None,
+            "notes": reason,
+            "reviewed_at": rfc3339(),
+        }
+        entry.data["human_review"] = {
+            k: v for k, v in entry.data["human_review"].items() if v is not None
+        }
         rejected = self._move(entry, PoolStatus.REJECTED, lease=lease)
-        self.chain(lease, "reject", entry.id, from_status=previous.value,
-                   to_status=PoolStatus.REJECTED.value, reason=reason, reviewer=reviewer)
+        self.chain(
+            lease,
+            "reject",
+            entry.id,
+            from_status=previous.value,
+            to_status=PoolStatus.REJECTED.value,
+            reason=reason,
+            reviewer=reviewer,
+        )
         return rejected
 
-    def approve(self, entry: PoolEntry, note: str = "", *, reviewer: str = "", lease: Lease | None) -> PoolEntry:
+    def approve(
+        self, entry: PoolEntry, note: str = "", *, reviewer: str = "", lease: Lease | None
+    ) -> PoolEntry:
         review = entry.human_review
         if review and review.get("reviewed"):
-            raise CandidateConflict(f"{entry.id}: already reviewed by {review.get('reviewer') or 'someone'}")
+            raise CandidateConflict(
+                f"{entry.id}: already reviewed by {review.get('reviewer') or 'someone'}"
+            )
         if len(note) > MAX_REASON_LENGTH:
-            raise InvalidCandidate(f"approval note is {len(note)} characters; at most {MAX_REASON_LENGTH}")
-        entry.data["human_review"] = {k: v for k, v in {
-            "reviewed": True, "approved": True, "reviewer": reviewer or None, "notes": note or None,
-            "reviewed_at": rfc3339()}.items() if v is not None}
+            raise InvalidCandidate(
+                f"approval note is {len(note)} characters; at most {MAX_REASON_LENGTH}"
+            )
+        entry.data["human_review"] = {
+            k: v
+            for k, v in {
+                "reviewed": True,
+                "approved": True,
+                "reviewer": reviewer or None,
+                "notes": note or None,
+                "reviewed_at": rfc3339(),
+            }.items()
+            if v is not None
+        }
         entry.data["updated_at"] = rfc3339()
         self.write(entry, lease=lease)
         self.chain(lease, "approve", entry.id, reason=note, reviewer=reviewer)

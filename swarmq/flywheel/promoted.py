@@ -24,7 +24,11 @@ from swarmq.storage.locking import Lease
 
 def markdown_files(directory: Path) -> list[Path]:
     try:
-        return sorted(directory / n for n in os.listdir(directory) if n.endswith(".md") and not n.startswith("."))
+        return sorted(
+            directory / n
+            for n in os.listdir(directory)
+            if n.endswith(".md") and not n.startswith(".")
+        )
     except FileNotFoundError:
         return []
 
@@ -86,16 +90,28 @@ class PromotedIndex:
         if self._archived is None:
             root = self.layout.root
             defrag = sorted(root.glob("defrag/*/files/.agents/learnings")) + sorted(
-                root.glob("defrag/*/files/.agents/patterns"))
+                root.glob("defrag/*/files/.agents/patterns")
+            )
             self._archived = self._scan([root / "archive" / "dedup", self.layout.archive, *defrag])
         if digest in self._archived:
             return self._archived[digest], "dedup: content hash already archived"
         return None
 
-    def record(self, digest: str, artifact: Path, candidate_id: str, *, lease: Lease | None,
-               when: datetime | None = None) -> None:
-        line = {"content_hash": digest, "artifact_path": str(artifact), "candidate_id": candidate_id,
-                "promoted_at": rfc3339(when)}
+    def record(
+        self,
+        digest: str,
+        artifact: Path,
+        candidate_id: str,
+        *,
+        lease: Lease | None,
+        when: datetime | None = None,
+    ) -> None:
+        line = {
+            "content_hash": digest,
+            "artifact_path": str(artifact),
+            "candidate_id": candidate_id,
+            "promoted_at": rfc3339(when),
+        }
         if self.buffer is not None:
             self.buffer.append(line)
         else:

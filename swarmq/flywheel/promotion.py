@@ -36,7 +36,9 @@ AGENTOPS_RULES = GateRules()
 """AgentOps' gates (``flywheel:`` defaults)."""
 
 
-def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateRules = AGENTOPS_RULES) -> GateDecision:
+def promotion_gate(
+    entry: PoolEntry, citations: int, now: datetime, rules: GateRules = AGENTOPS_RULES
+) -> GateDecision:
     """Whether ``entry`` may graduate now, and why (not)."""
     if entry.status is PoolStatus.REJECTED:
         return GateDecision(False, "rejected")
@@ -49,7 +51,9 @@ def promotion_gate(entry: PoolEntry, citations: int, now: datetime, rules: GateR
     if citations < rules.min_citations:
         return GateDecision(False, f"cited {citations} times; needs {rules.min_citations}")
     if tier == QualityTier.BRONZE and citations < rules.bronze_min_citations:
-        return GateDecision(False, f"bronze cited {citations} times; needs {rules.bronze_min_citations}")
+        return GateDecision(
+            False, f"bronze cited {citations} times; needs {rules.bronze_min_citations}"
+        )
     if tier == QualityTier.BRONZE:
         return GateDecision(True, f"bronze with {citations} citations")
     return GateDecision(True, f"{tier} auto-promotes")
@@ -65,8 +69,12 @@ class Promotion:
     """The pool candidate as it graduated (for the knowledge-store bridge)."""
 
     def as_dict(self) -> dict[str, object]:
-        return {"candidate_id": self.candidate_id, "artifact_path": self.artifact_path,
-                "deduplicated": self.deduplicated, "reason": self.reason}
+        return {
+            "candidate_id": self.candidate_id,
+            "artifact_path": self.artifact_path,
+            "deduplicated": self.deduplicated,
+            "reason": self.reason,
+        }
 
 
 def destination(layout: AgentsLayout, knowledge_type: str) -> Path:
@@ -98,25 +106,51 @@ def promote(
     if entry.status is PoolStatus.PENDING and stage:
         # Staged and promoted in one step: the chain records both moves, but the pool file is
         # not rewritten into staged/ only to be removed a moment later.
-        pool.chain(pool_lease, "stage", entry.id, from_status=PoolStatus.PENDING.value,
-                   to_status=PoolStatus.STAGED.value)
+        pool.chain(
+            pool_lease,
+            "stage",
+            entry.id,
+            from_status=PoolStatus.PENDING.value,
+            to_status=PoolStatus.STAGED.value,
+        )
         entry = PoolEntry(entry.data, PoolStatus.STAGED, entry.path)
     if entry.status is not PoolStatus.STAGED:
-        raise CandidateConflict(f"{entry.id}: only staged candidates are promoted (status {entry.status.value})")
+        raise CandidateConflict(
+            f"{entry.id}: only staged candidates are promoted (status {entry.status.value})"
+        )
     digest = content_hash(entry.content)
     known = promoted.lookup(digest)
     if known is not None:
         existing, reason = known
         pool.discard_file(entry, lease=pool_lease)
-        pool.chain(pool_lease, "promote", entry.id, from_status=entry.status.value,
-                   to_status=PoolStatus.ARCHIVED.value, artifact_path=existing, reason=reason)
+        pool.chain(
+            pool_lease,
+            "promote",
+            entry.id,
+            from_status=entry.status.value,
+            to_status=PoolStatus.ARCHIVED.value,
+            artifact_path=existing,
+            reason=reason,
+        )
         return Promotion(entry.id, existing, True, reason, entry.candidate)
     directory = destination(pool.layout, entry.type)
     path = artifact_path(directory, entry.id, now)
-    write_file(path, render_artifact(entry.candidate, now), lease=learnings_lease, store=directory,
-               mode=0o644, sync=pool.sync)
+    write_file(
+        path,
+        render_artifact(entry.candidate, now),
+        lease=learnings_lease,
+        store=directory,
+        mode=0o644,
+        sync=pool.sync,
+    )
     promoted.record(digest, path, entry.id, lease=pool_lease, when=now)
     pool.discard_file(entry, lease=pool_lease)
-    pool.chain(pool_lease, "promote", entry.id, from_status=entry.status.value,
-               to_status=PoolStatus.ARCHIVED.value, artifact_path=str(path))
+    pool.chain(
+        pool_lease,
+        "promote",
+        entry.id,
+        from_status=entry.status.value,
+        to_status=PoolStatus.ARCHIVED.value,
+        artifact_path=str(path),
+    )
     return Promotion(entry.id, str(path), False, "promoted", entry.candidate)

@@ -68,8 +68,21 @@ class Problems:
         self.items.append(f"{path}:{line_no}: {error}")
 
 
-_KNOWN = frozenset({"session_id", "date", "queued_at", "summary", "session_path", "transcript_path", "decisions",
-                    "knowledge", "files_changed", "issues", "tags"})
+_KNOWN = frozenset(
+    {
+        "session_id",
+        "date",
+        "queued_at",
+        "summary",
+        "session_path",
+        "transcript_path",
+        "decisions",
+        "knowledge",
+        "files_changed",
+        "issues",
+        "tags",
+    }
+)
 
 
 def _strings(value: Any) -> list[str]:
@@ -85,11 +98,20 @@ def _record(value: dict[str, Any], source: Path, line_no: int) -> SessionRecord 
     if not isinstance(session, str) or not session.strip():
         return "no session_id"
     return SessionRecord(
-        session, source, line_no, parse_time(value.get("date") or value.get("queued_at")),
-        str(value.get("summary") or ""), str(value.get("session_path") or ""),
-        str(value.get("transcript_path") or ""), _strings(value.get("decisions")), _strings(value.get("knowledge")),
-        _strings(value.get("files_changed")), _strings(value.get("issues")), _strings(value.get("tags")),
-        {k: v for k, v in value.items() if k not in _KNOWN})
+        session,
+        source,
+        line_no,
+        parse_time(value.get("date") or value.get("queued_at")),
+        str(value.get("summary") or ""),
+        str(value.get("session_path") or ""),
+        str(value.get("transcript_path") or ""),
+        _strings(value.get("decisions")),
+        _strings(value.get("knowledge")),
+        _strings(value.get("files_changed")),
+        _strings(value.get("issues")),
+        _strings(value.get("tags")),
+        {k: v for k, v in value.items() if k not in _KNOWN},
+    )
 
 
 def read_jsonl_sessions(path: Path, problems: Problems | None = None) -> Iterator[SessionRecord]:
@@ -158,7 +180,9 @@ def tidy_snippet(snippet: str) -> str:
     return text.strip()
 
 
-def queued_snippets(layout: AgentsLayout, problems: Problems | None = None) -> Iterator[tuple[SessionRecord, str, str]]:
+def queued_snippets(
+    layout: AgentsLayout, problems: Problems | None = None
+) -> Iterator[tuple[SessionRecord, str, str]]:
     """``(session, kind, text)`` for each decision and knowledge snippet of the queue."""
     for record in read_jsonl_sessions(pending_queue_path(layout), problems):
         for kind, snippets in (("decision", record.decisions), ("learning", record.knowledge)):

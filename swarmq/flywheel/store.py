@@ -170,7 +170,13 @@ def _synced(directory: Path, sync: DirSync | None) -> None:
 
 
 def write_file(
-    path: Path, text: str, *, lease: Lease | None, store: Path, mode: int = 0o600, sync: DirSync | None = None
+    path: Path,
+    text: str,
+    *,
+    lease: Lease | None,
+    store: Path,
+    mode: int = 0o600,
+    sync: DirSync | None = None,
 ) -> None:
     """Replace ``path`` atomically under the store's fence; its directory fsync is deferred to
     ``sync`` when given."""
@@ -178,7 +184,9 @@ def write_file(
                  sync_dir=None if sync is None else sync.add)  # fmt: skip
 
 
-def remove_file(path: Path, *, lease: Lease | None, store: Path, sync: DirSync | None = None) -> bool:
+def remove_file(
+    path: Path, *, lease: Lease | None, store: Path, sync: DirSync | None = None
+) -> bool:
     """Remove ``path`` if it exists (fenced); ``True`` when something was removed."""
     with guard(store, lease):
         try:
@@ -189,8 +197,15 @@ def remove_file(path: Path, *, lease: Lease | None, store: Path, sync: DirSync |
     return True
 
 
-def move_file(src: Path, dst: Path, text: str, *, lease: Lease | None, store: Path,
-              sync: DirSync | None = None) -> None:
+def move_file(
+    src: Path,
+    dst: Path,
+    text: str,
+    *,
+    lease: Lease | None,
+    store: Path,
+    sync: DirSync | None = None,
+) -> None:
     """Write ``text`` at ``dst``, then remove ``src``: a crash in between leaves two copies
     (readers prefer the more advanced one), never none."""
     write_file(dst, text, lease=lease, store=store, sync=sync)

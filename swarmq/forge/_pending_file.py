@@ -45,15 +45,27 @@ class ForgedCandidate:
         return title_of(self.content)
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.learning_id, "type": self.type, "class": self.knowledge_class,
-                "confidence": self.confidence, "title": self.title, "message_index": self.message_index,
-                "line": self.line_no, "timestamp": self.timestamp, "session_id": self.session_id,
-                "role": self.role, "content_hash": self.content_hash, "extractor": self.extractor}
+        return {
+            "id": self.learning_id,
+            "type": self.type,
+            "class": self.knowledge_class,
+            "confidence": self.confidence,
+            "title": self.title,
+            "message_index": self.message_index,
+            "line": self.line_no,
+            "timestamp": self.timestamp,
+            "session_id": self.session_id,
+            "role": self.role,
+            "content_hash": self.content_hash,
+            "extractor": self.extractor,
+        }
 
 
 _MARKER = re.compile(r"^(?:[-*+•>#]+|\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _SENTENCE = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s(?=\S)|(?<=[。！？])", re.IGNORECASE)
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|no|fig)\.|\b[A-Z]\.)$", re.IGNORECASE
+)
 TITLE_CHARS = 80
 
 
@@ -90,29 +102,62 @@ def confidence_word(confidence: float) -> str:
 def pending_name(candidates: list[ForgedCandidate], now: datetime) -> str:
     """``<date>-forge-<hash of the candidates>.md``: short, because AgentOps builds pool ids
     from the file name (twice, when the file has no ``ag-`` session token)."""
-    digest = hashlib.sha256("".join(sorted(c.content_hash for c in candidates)).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(
+        "".join(sorted(c.content_hash for c in candidates)).encode()
+    ).hexdigest()[:10]
     return f"{now.astimezone(UTC).strftime('%Y-%m-%d')}-forge-{digest}.md"
 
 
-def render_pending(transcript: Path, fmt: str, session_id: str | None, candidates: list[ForgedCandidate],
-                   now: datetime) -> str:
-    head = ["---", f"date: {now.astimezone(UTC).strftime('%Y-%m-%d')}", f"forged_at: {rfc3339(now)}",
-            "source: swarmq-forge", f"transcript: {transcript}", f"format: {fmt}",
-            f"session_id: {session_id or 'unknown'}", "---", ""]
+def render_pending(
+    transcript: Path,
+    fmt: str,
+    session_id: str | None,
+    candidates: list[ForgedCandidate],
+    now: datetime,
+) -> str:
+    head = [
+        "---",
+        f"date: {now.astimezone(UTC).strftime('%Y-%m-%d')}",
+        f"forged_at: {rfc3339(now)}",
+        "source: swarmq-forge",
+        f"transcript: {transcript}",
+        f"format: {fmt}",
+        f"session_id: {session_id or 'unknown'}",
+        "---",
+        "",
+    ]
     blocks = []
     for cand in candidates:
-        lines = [f"# Learning: {cand.title}", "", f"**ID**: {cand.learning_id}", f"**Category**: {cand.type}",
-                 f"**Confidence**: {confidence_word(cand.confidence)}"]
+        lines = [
+            f"# Learning: {cand.title}",
+            "",
+            f"**ID**: {cand.learning_id}",
+            f"**Category**: {cand.type}",
+            f"**Confidence**: {confidence_word(cand.confidence)}",
+        ]
         if cand.knowledge_class:
             lines.append(f"**Class**: {cand.knowledge_class}")
-        lines += [f"**Session**: {cand.session_id or session_id or 'unknown'}", f"**Transcript**: {transcript}",
-                  f"**Message**: {cand.message_index}", f"**Line**: {cand.line_no}"]
+        lines += [
+            f"**Session**: {cand.session_id or session_id or 'unknown'}",
+            f"**Transcript**: {transcript}",
+            f"**Message**: {cand.message_index}",
+            f"**Line**: {cand.line_no}",
+        ]
         if cand.timestamp:
             lines.append(f"**Timestamp**: {cand.timestamp}")
         if cand.extractor != "rules":
             lines.append(f"**Extractor**: {cand.extractor}")
-        lines += ["", "## What We Learned", "", cand.content.strip(), "", "## Source", "",
-                  f"Forged by swarmq from the {cand.role} message {cand.message_index} (line "
-                  f"{cand.line_no}) of {transcript.name}, classifier confidence {cand.confidence:.2f}.", ""]
+        lines += [
+            "",
+            "## What We Learned",
+            "",
+            cand.content.strip(),
+            "",
+            "## Source",
+            "",
+            f"Forged by swarmq from the {cand.role} message {cand.message_index} (line "
+            f"{cand.line_no}) of {transcript.name}, classifier confidence {cand.confidence:.2f}.",
+            "",
+        ]
         blocks.append("\n".join(lines))
     return "\n".join(head) + "\n".join(blocks)

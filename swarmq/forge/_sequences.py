@@ -169,11 +169,13 @@ class Sequence:
         return text
 
 
-def fixed(failure: _Failure, tool: str, call: str, index: int, line_no: int,
-          timestamp: str | None) -> Sequence:
+def fixed(
+    failure: _Failure, tool: str, call: str, index: int, line_no: int, timestamp: str | None
+) -> Sequence:
     """The sequence that closes ``failure``: ``call`` (of ``tool``) is the retry that worked."""
-    return Sequence(tool, failure.call, failure.error, call, failure.reason, index, line_no,
-                    timestamp)
+    return Sequence(
+        tool, failure.call, failure.error, call, failure.reason, index, line_no, timestamp
+    )
 
 
 @dataclass
@@ -321,9 +323,9 @@ class SequenceMiner:
         )
 
     def _give_up(self, failure: _Failure) -> None:
-        if (
-            _ENVIRONMENT.search(failure.error) or _SHELL_SYNTAX.search(failure.error)
-        ) and len(self.unresolved) < self.unresolved_limit:
+        if (_ENVIRONMENT.search(failure.error) or _SHELL_SYNTAX.search(failure.error)) and len(
+            self.unresolved
+        ) < self.unresolved_limit:
             self.unresolved.append(failure)
 
     def finish(self) -> Iterator[Sequence]:

@@ -32,8 +32,14 @@ LEADS = {"decision": "Decision:", "learning": "Lessons learned:"}
 FORMAT = "agentops-queue"
 
 
-def forge_queue(layout: AgentsLayout, locks: StoreLocks, config: ForgeConfig | None = None, *,
-                force: bool = False, now: datetime | None = None) -> ForgeResult:
+def forge_queue(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    config: ForgeConfig | None = None,
+    *,
+    force: bool = False,
+    now: datetime | None = None,
+) -> ForgeResult:
     """Forge the queue's snippets into a pending file (nothing happens when the queue is absent
     or unchanged since the last run)."""
     config = config or ForgeConfig()
@@ -61,27 +67,59 @@ def forge_queue(layout: AgentsLayout, locks: StoreLocks, config: ForgeConfig | N
             result.duplicates += digest in seen
             continue
         seen.add(digest)
-        found.append(ForgedCandidate(
-            verdict.text, verdict.type.value, verdict.knowledge_class.value if verdict.knowledge_class else None,
-            verdict.confidence, record.transcript_path or str(path), 0, record.line_no,
-            record.date.isoformat() if record.date else None, record.session_id, "agentops", digest,
-            extractor="ao-queue"))
+        found.append(
+            ForgedCandidate(
+                verdict.text,
+                verdict.type.value,
+                verdict.knowledge_class.value if verdict.knowledge_class else None,
+                verdict.confidence,
+                record.transcript_path or str(path),
+                0,
+                record.line_no,
+                record.date.isoformat() if record.date else None,
+                record.session_id,
+                "agentops",
+                digest,
+                extractor="ao-queue",
+            )
+        )
     result.report = {"problems": problems.items}
     result.candidates = len(found)
     result.found = found
-    write_candidates(layout, locks, found, result, source=Path(path), fmt=FORMAT, session=None,
-                     now=now or datetime.now(UTC), ledger={"key": str(path), "transcript": str(path), **fingerprint})
+    write_candidates(
+        layout,
+        locks,
+        found,
+        result,
+        source=Path(path),
+        fmt=FORMAT,
+        session=None,
+        now=now or datetime.now(UTC),
+        ledger={"key": str(path), "transcript": str(path), **fingerprint},
+    )
     return result
 
 
-def close_loop_with_queue(layout: AgentsLayout, locks: StoreLocks, forge_config: ForgeConfig,
-                          flywheel_config: FlywheelConfig, *, sink: LessonSink | None = None,
-                          now: datetime | None = None) -> CloseLoopResult:
+def close_loop_with_queue(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    forge_config: ForgeConfig,
+    flywheel_config: FlywheelConfig,
+    *,
+    sink: LessonSink | None = None,
+    now: datetime | None = None,
+) -> CloseLoopResult:
     """One close-loop pass that first forges ``.agents/ao/pending.jsonl`` (when present and
     changed), so AgentOps' queued decisions and lessons reach the pool without a separate step."""
     queued = forge_queue(layout, locks, forge_config, now=now)
     result = close_loop(layout, locks, flywheel_config, sink=sink, now=now)
-    result.queue = {"status": queued.status, "snippets": queued.passages, "candidates": queued.candidates,
-                    "new": queued.new, "pending_file": queued.pending_file, "rejected": dict(queued.rejected)}
+    result.queue = {
+        "status": queued.status,
+        "snippets": queued.passages,
+        "candidates": queued.candidates,
+        "new": queued.new,
+        "pending_file": queued.pending_file,
+        "rejected": dict(queued.rejected),
+    }
     result.problems[:0] = [f"ao queue: {p}" for p in queued.report.get("problems", [])]
     return result

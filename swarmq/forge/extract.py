@@ -155,7 +155,13 @@ def extract_candidates(
             for line in coded_diagnostics(text):  # kept even from a pasted log
                 keep(
                     _message_candidate(
-                        line, "solution", "workflow", DIAGNOSTIC_CONFIDENCE, source, message, session,
+                        line,
+                        "solution",
+                        "workflow",
+                        DIAGNOSTIC_CONFIDENCE,
+                        source,
+                        message,
+                        session,
                         content_hash(line),
                     )
                 )
@@ -200,7 +206,13 @@ def extract_candidates(
             kclass = verdict.knowledge_class.value if verdict.knowledge_class else None
             keep(
                 _message_candidate(
-                    verdict.text, verdict.type.value, kclass, verdict.confidence, source, message, session,
+                    verdict.text,
+                    verdict.type.value,
+                    kclass,
+                    verdict.confidence,
+                    source,
+                    message,
+                    session,
                     digest_hash,
                 )
             )
@@ -237,8 +249,17 @@ def _message_candidate(
     digest_hash: str,
 ) -> ForgedCandidate:
     return ForgedCandidate(
-        content, kind, kclass, confidence, source, message.index, message.line_no, message.timestamp,
-        message.session_id or session, message.role, digest_hash,
+        content,
+        kind,
+        kclass,
+        confidence,
+        source,
+        message.index,
+        message.line_no,
+        message.timestamp,
+        message.session_id or session,
+        message.role,
+        digest_hash,
     )
 
 

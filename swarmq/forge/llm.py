@@ -34,10 +34,10 @@ PURPOSE = FORGE_EXTRACT
 
 SYSTEM_PROMPT = (
     "You extract durable project knowledge from a coding-agent transcript. Return ONLY a JSON "
-    "array. Each item: {\"type\": one of decision|solution|learning|failure|reference, "
-    "\"content\": one self-contained statement of 1-3 sentences naming the concrete files, "
-    "commands or components involved and why, \"confidence\": 0..1, \"class\": one of "
-    "architecture|decision|timeline|workflow or null, \"evidence\": a verbatim quote (10-200 "
+    'array. Each item: {"type": one of decision|solution|learning|failure|reference, '
+    '"content": one self-contained statement of 1-3 sentences naming the concrete files, '
+    'commands or components involved and why, "confidence": 0..1, "class": one of '
+    'architecture|decision|timeline|workflow or null, "evidence": a verbatim quote (10-200 '
     "characters) of the transcript that shows it}. Prefer what was learned by running things: a "
     "command that failed and what worked instead. Skip questions, plans, progress reports, "
     "pasted templates and anything only true for this session. Return [] when there is nothing "
@@ -52,7 +52,9 @@ MAX_EVIDENCE = 400
 class Completer(Protocol):
     """The part of :class:`swarmq.completion.port.Completer` forge uses."""
 
-    def complete(self, messages: Sequence[Any], *, held: object | None = None, purpose: str = "") -> Any: ...
+    def complete(
+        self, messages: Sequence[Any], *, held: object | None = None, purpose: str = ""
+    ) -> Any: ...
 
     def reject(self, completion: Any, reason: str) -> None: ...
 
@@ -87,7 +89,7 @@ def _normal(text: str) -> str:
 def looping(text: str, n: int = 3, times: int = 3) -> bool:
     """Degenerate repetition: some ``n``-word phrase occurs ``times`` times or more."""
     tokens = _TOKEN.findall(text.lower())
-    grams = Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    grams = Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     return bool(grams) and max(grams.values()) >= times
 
 
@@ -107,17 +109,32 @@ def validate_reply(items: list[dict[str, Any]], shown: str) -> list[dict[str, An
             raise InvalidReply(f"{where}: type {ktype!r} is not one of {', '.join(KnowledgeType)}")
         content, evidence = item.get("content"), item.get("evidence")
         if not isinstance(content, str) or not MIN_CHARS <= len(content.strip()) <= MAX_CHARS:
-            raise InvalidReply(f"{where}: content must be text of {MIN_CHARS}-{MAX_CHARS} characters")
+            raise InvalidReply(
+                f"{where}: content must be text of {MIN_CHARS}-{MAX_CHARS} characters"
+            )
         confidence = item.get("confidence")
-        if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        if (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int | float)
+            or not 0 <= confidence <= 1
+        ):
             raise InvalidReply(f"{where}: confidence must be a number in [0, 1]")
         kclass = item.get("class")
         if kclass is not None and kclass not in KnowledgeClass._value2member_map_:
-            raise InvalidReply(f"{where}: class {kclass!r} is not one of {', '.join(KnowledgeClass)} or null")
-        if not isinstance(evidence, str) or not MIN_EVIDENCE <= len(evidence.strip()) <= MAX_EVIDENCE:
-            raise InvalidReply(f"{where}: evidence must be a quote of {MIN_EVIDENCE}-{MAX_EVIDENCE} characters")
+            raise InvalidReply(
+                f"{where}: class {kclass!r} is not one of {', '.join(KnowledgeClass)} or null"
+            )
+        if (
+            not isinstance(evidence, str)
+            or not MIN_EVIDENCE <= len(evidence.strip()) <= MAX_EVIDENCE
+        ):
+            raise InvalidReply(
+                f"{where}: evidence must be a quote of {MIN_EVIDENCE}-{MAX_EVIDENCE} characters"
+            )
         if _normal(evidence) not in haystack:
-            raise InvalidReply(f"{where}: evidence {evidence[:60]!r} does not occur in the transcript")
+            raise InvalidReply(
+                f"{where}: evidence {evidence[:60]!r} does not occur in the transcript"
+            )
         if looping(content):
             raise InvalidReply(f"{where}: content repeats itself")
         key, quote = _normal(content), _normal(evidence)
@@ -154,22 +171,46 @@ def llm_candidates(
         if items is None:
             raise InvalidReply("reply is not a JSON array of objects")
         if len(items) > config.llm.max_candidates:
-            raise InvalidReply(f"{len(items)} items, more than the {config.llm.max_candidates} asked for")
+            raise InvalidReply(
+                f"{len(items)} items, more than the {config.llm.max_candidates} asked for"
+            )
         validate_reply(items, digest)
     except InvalidReply as exc:
         completer.reject(completion, str(exc))
         return [], {"status": "rejected", "reason": str(exc), "call_id": call_id}
-    out = [_candidate(item, source=source, session_id=session_id, index=last_index) for item in items
-           if float(item["confidence"]) >= config.min_confidence]
-    return out, {"status": "ok", "returned": len(items), "accepted": len(out), "dropped": len(items) - len(out),
-                 "call_id": call_id}
+    out = [
+        _candidate(item, source=source, session_id=session_id, index=last_index)
+        for item in items
+        if float(item["confidence"]) >= config.min_confidence
+    ]
+    return out, {
+        "status": "ok",
+        "returned": len(items),
+        "accepted": len(out),
+        "dropped": len(items) - len(out),
+        "call_id": call_id,
+    }
 
 
-def _candidate(item: dict[str, Any], *, source: str, session_id: str | None, index: int) -> ForgedCandidate:
+def _candidate(
+    item: dict[str, Any], *, source: str, session_id: str | None, index: int
+) -> ForgedCandidate:
     content = " ".join(str(item["content"]).split())
     evidence = " ".join(str(item["evidence"]).split()).replace('"', "'")
     text = f'{content} (evidence: "{evidence}")'
     value = round(max(0.0, min(0.99, float(item["confidence"]))), 4)
     kclass = item.get("class")
-    return ForgedCandidate(text, str(item["type"]), kclass if isinstance(kclass, str) else None, value, source,
-                           index, 0, None, session_id, "assistant", content_hash(text), extractor="llm")
+    return ForgedCandidate(
+        text,
+        str(item["type"]),
+        kclass if isinstance(kclass, str) else None,
+        value,
+        source,
+        index,
+        0,
+        None,
+        session_id,
+        "assistant",
+        content_hash(text),
+        extractor="llm",
+    )

@@ -57,12 +57,17 @@ def is_evergreen(entry: Entry, config: KnowledgeConfig) -> bool:
     ``evergreen_utility`` (utility is known only after ``min_retrievals_for_utility`` showings
     or from an explicit ``utility_score``)."""
     utility = utility_score(entry, config.min_retrievals_for_utility)
-    return (utility is not None and entry.confidence >= config.evergreen_confidence
-            and utility >= config.evergreen_utility)
+    return (
+        utility is not None
+        and entry.confidence >= config.evergreen_confidence
+        and utility >= config.evergreen_utility
+    )
 
 
 def ttl_exempt(entry: Entry, config: KnowledgeConfig) -> bool:
-    return entry.status == Status.PROMOTED or (config.evergreen_ttl_exempt and is_evergreen(entry, config))
+    return entry.status == Status.PROMOTED or (
+        config.evergreen_ttl_exempt and is_evergreen(entry, config)
+    )
 
 
 def age_ms(entry: Entry, now: datetime) -> float:
@@ -71,7 +76,9 @@ def age_ms(entry: Entry, now: datetime) -> float:
     return 0.0 if created is None else (now - created).total_seconds() * 1000.0
 
 
-def promotion_updates(entry: Entry, now: datetime, at: str, auto_promote_days: float) -> dict[str, Any] | None:
+def promotion_updates(
+    entry: Entry, now: datetime, at: str, auto_promote_days: float
+) -> dict[str, Any] | None:
     """``runAutoPromotion`` for one entry: the changes to make, or ``None``."""
     phases = len(entry.phase_numbers())
     if entry.status == Status.CANDIDATE and phases >= 3:
@@ -83,7 +90,9 @@ def promotion_updates(entry: Entry, now: datetime, at: str, auto_promote_days: f
     return None
 
 
-def run_auto_promotion(txn: Transaction, now: datetime, at: str, auto_promote_days: float) -> tuple[int, int]:
+def run_auto_promotion(
+    txn: Transaction, now: datetime, at: str, auto_promote_days: float
+) -> tuple[int, int]:
     established = promoted = 0
     for entry in txn.entries:
         updates = promotion_updates(entry, now, at, auto_promote_days)
@@ -96,7 +105,9 @@ def run_auto_promotion(txn: Transaction, now: datetime, at: str, auto_promote_da
     return established, promoted
 
 
-def _age_and_archive(txn: Transaction, result: SweepResult, at: str, config: KnowledgeConfig) -> None:
+def _age_and_archive(
+    txn: Transaction, result: SweepResult, at: str, config: KnowledgeConfig
+) -> None:
     """``sweepAgedEntries``: +1 phase for every entry not archived or TTL-exempt; archive past TTL."""
     default_max = config.default_max_phases
     for entry in txn.entries:
@@ -117,8 +128,11 @@ def _age_and_archive(txn: Transaction, result: SweepResult, at: str, config: Kno
 def _remove_stale_todos(txn: Transaction, result: SweepResult, config: KnowledgeConfig) -> None:
     """``sweepStaleTodos``: todo entries past their TTL leave the store (kept in evicted)."""
     for entry in txn.entries:
-        if (entry.category == "todo" and not ttl_exempt(entry, config)
-                and entry.phases_alive > config.todo_max_phases):
+        if (
+            entry.category == "todo"
+            and not ttl_exempt(entry, config)
+            and entry.phases_alive > config.todo_max_phases
+        ):
             txn.remove(entry.id, reason="todo_expired")
             result.todos_removed += 1
 
@@ -139,8 +153,14 @@ def _read_state(store: TierStore, state_file: str = SWEEP_STATE_FILE) -> dict[st
     return value if isinstance(value, dict) else {}
 
 
-def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = None,
-                promote: bool = True, state_file: str = SWEEP_STATE_FILE) -> SweepResult:
+def sweep_store(
+    store: TierStore,
+    phase: str | int,
+    *,
+    now: datetime | None = None,
+    promote: bool = True,
+    state_file: str = SWEEP_STATE_FILE,
+) -> SweepResult:
     """Age, expire, promote (unless ``promote`` is false, as for the hive) and cap one store,
     once per phase key; ``state_file`` holds the last key (one per sweeper of a shared store)."""
     key = str(phase)
@@ -162,7 +182,9 @@ def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = No
             _age_and_archive(txn, result, at, config)
             _remove_stale_todos(txn, result, config)
         if promote:
-            result.established, result.promoted = run_auto_promotion(txn, moment, at, config.auto_promote_days)
+            result.established, result.promoted = run_auto_promotion(
+                txn, moment, at, config.auto_promote_days
+            )
         cap = config.hive_max_entries if store.tier == "hive" else config.swarm_max_entries
         entries = txn.entries
         if cap is not None and len(entries) > cap:
@@ -170,6 +192,7 @@ def sweep_store(store: TierStore, phase: str | int, *, now: datetime | None = No
                 txn.remove(entry.id, reason="fifo_cap")
                 result.evicted += 1
         write_json_atomic(state_path, {"pending": key, "fingerprint": _fingerprint(txn), "at": at})
-    write_json_atomic(state_path, {"last_phase": key, "swept_at": store.now(),
-                                   "result": result.as_dict()})
+    write_json_atomic(
+        state_path, {"last_phase": key, "swept_at": store.now(), "result": result.as_dict()}
+    )
     return result

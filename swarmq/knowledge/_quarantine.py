@@ -67,37 +67,55 @@ def quarantine(store: TierFile, entry_id: str, reason: str, reported_by: str = "
         entry = store.mirror.slots[slot]
         at = store.now()
         why = clean_reason(reason)
-        record = entry.changed().changed({
-            "status": Status.QUARANTINED.value,
-            "original_status": entry.status,
-            "quarantine_reason": why,
-            "quarantined_at": at,
-            "reported_by": reported,
-        }, bump_revision=False)
+        record = entry.changed().changed(
+            {
+                "status": Status.QUARANTINED.value,
+                "original_status": entry.status,
+                "quarantine_reason": why,
+                "quarantined_at": at,
+                "reported_by": reported,
+            },
+            bump_revision=False,
+        )
         order = list(store.mirror.slots)
         at_index = order.index(slot)
         neighbours = [store.mirror.slots[s].id for s in order]
-        place = {"id": entry.id, "index": at_index,
-                 "after": neighbours[at_index - 1] if at_index else None,
-                 "before": neighbours[at_index + 1] if at_index + 1 < len(neighbours) else None,
-                 "line": entry.line()}
-        store.append_sidecar(places_path(store), [dumps_js(place)],
-                              store.config.quarantined_max_entries, lease)
-        store.append_sidecar(store.files.quarantined, [record.line()],
-                              store.config.quarantined_max_entries, lease)
-        store.append_sidecar(store.files.rejected, [rejected_record(entry.id, entry.lesson, why, 3, at)],
-                              store.config.rejected_max_entries, lease)
+        place = {
+            "id": entry.id,
+            "index": at_index,
+            "after": neighbours[at_index - 1] if at_index else None,
+            "before": neighbours[at_index + 1] if at_index + 1 < len(neighbours) else None,
+            "line": entry.line(),
+        }
+        store.append_sidecar(
+            places_path(store), [dumps_js(place)], store.config.quarantined_max_entries, lease
+        )
+        store.append_sidecar(
+            store.files.quarantined, [record.line()], store.config.quarantined_max_entries, lease
+        )
+        store.append_sidecar(
+            store.files.rejected,
+            [rejected_record(entry.id, entry.lesson, why, 3, at)],
+            store.config.rejected_max_entries,
+            lease,
+        )
         store.rewrite_file(lease, removed={slot: None})
         return record
 
 
 def _quarantined_record(store: TierFile, entry_id: str) -> Entry | None:
-    found = [v for v in values(store.files.quarantined) if isinstance(v, dict) and v.get("id") == entry_id]
+    found = [
+        v
+        for v in values(store.files.quarantined)
+        if isinstance(v, dict) and v.get("id") == entry_id
+    ]
     return Entry(found[-1]) if found else None
 
 
 def _place(store: TierFile, entry_id: str) -> dict[str, Any] | None:
-    found = [v for v in values(places_path(store)) if isinstance(v, dict) and v.get("id") == entry_id]
+    found = [
+        v for v in values(places_path(store)) if isinstance(v, dict) and v.get("id") == entry_id
+    ]
     return found[-1] if found else None
 
 
@@ -105,8 +123,11 @@ def restore_verdict(store: TierFile, entry: Entry) -> ValidationResult:
     """What the store's current validation mode says about an entry's lesson (advice only,
     unless restore is asked to re-validate)."""
     return validate_lesson(
-        entry.lesson, category=entry.get("category"), scope=entry.get("scope"),
-        confidence=entry.get("confidence"), existing=store.contradictions(),
+        entry.lesson,
+        category=entry.get("category"),
+        scope=entry.get("scope"),
+        confidence=entry.get("confidence"),
+        existing=store.contradictions(),
         mode=store.config.validation_mode,
     )
 
@@ -120,9 +141,13 @@ def restore(store: TierFile, entry_id: str, *, revalidate: bool = False) -> Entr
         current = None if slot is None else store.mirror.slots[slot]
         if current is not None and current.status == Status.ARCHIVED:
             prior = current.get(PRE_ARCHIVE_KEY)
-            status = prior if prior in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
-            revived = current.changed({"status": status, "phases_alive": 0, "updated_at": store.now()},
-                                      remove=(PRE_ARCHIVE_KEY,))
+            status = (
+                prior if prior in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
+            )
+            revived = current.changed(
+                {"status": status, "phases_alive": 0, "updated_at": store.now()},
+                remove=(PRE_ARCHIVE_KEY,),
+            )
             store.rewrite_file(lease, replaced={slot: revived})  # type: ignore[dict-item]
             return revived
         held = _quarantined_record(store, entry_id)
@@ -137,7 +162,9 @@ def restore(store: TierFile, entry_id: str, *, revalidate: bool = False) -> Entr
             if not verdict.valid:
                 raise RestoreRefused(entry_id, verdict.reason or "invalid lesson")
         original = held.get("original_status")
-        status = original if original in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
+        status = (
+            original if original in {s.value for s in ACTIVE_STATUSES} else Status.CANDIDATE.value
+        )
         restored = held.changed({"status": status}, remove=QUARANTINE_KEYS)
         place = _place(store, entry_id)
         if place is None:
@@ -171,8 +198,12 @@ def _put_back(store: TierFile, restored: Entry, place: dict[str, Any], lease: An
         index = max(0, min(len(entries), place["index"]))
     entries.insert(index, restored)
     body = b"\n".join(e.raw_bytes() for e in entries) + b"\n"
-    quarantine_corrupt(store.files.knowledge, store.mirror.all_corrupt(), lease=lease,
-                       corrupt_to=store.files.corrupt)
+    quarantine_corrupt(
+        store.files.knowledge,
+        store.mirror.all_corrupt(),
+        lease=lease,
+        corrupt_to=store.files.corrupt,
+    )
     write_atomic(store.files.knowledge, body, lease=lease)
     store.mirror.refresh()
     return restored
@@ -213,10 +244,15 @@ def retract(
         quarantine(store, entry_id, f"retracted: {text}", reported_by)
     hive_ids = (
         [e.id for e in hive.read().entries if normalize_opencode(e.lesson) == normalized]
-        if hive is not None else []
+        if hive is not None
+        else []
     )
     with store.locked() as lease:
-        seen = {v.get("normalized_lesson") for v in values(store.files.retractions) if isinstance(v, dict)}
+        seen = {
+            v.get("normalized_lesson")
+            for v in values(store.files.retractions)
+            if isinstance(v, dict)
+        }
         if normalized in seen:
             return None
         record = {

@@ -59,7 +59,8 @@ class LedgerState:
             self.traces[str(trace.get("trace_id"))] = trace
         elif record.get("kind") == "terminal_committed" and "outcome" in payload:
             self.terminals[(str(payload.get("trace_id")), str(payload.get("entry_id")))] = str(
-                payload["outcome"])
+                payload["outcome"]
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,9 @@ def verify_lines(path: Path, data: bytes, state: LedgerState) -> None:
         if record.get("seq") != expected:
             raise ReceiptChainBroken(str(path), expected, f"seq is {record.get('seq')!r}")
         if record.get("prev_hash") != state.last_hash:
-            raise ReceiptChainBroken(str(path), expected, "prev_hash does not match the previous hash")
+            raise ReceiptChainBroken(
+                str(path), expected, "prev_hash does not match the previous hash"
+            )
         if record.get("hash") != receipt_hash(record):
             raise ReceiptChainBroken(str(path), expected, "hash does not match the record")
         state.seq = expected
@@ -100,8 +103,14 @@ def verify_lines(path: Path, data: bytes, state: LedgerState) -> None:
 class ReceiptLedger:
     """Append-only, hash-chained, lock-protected; verified incrementally as it is read."""
 
-    def __init__(self, path: Path, *, locks: StoreLocks, clock: Callable[[], datetime] | None = None,
-                 grace_days: int = 7) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        locks: StoreLocks,
+        clock: Callable[[], datetime] | None = None,
+        grace_days: int = 7,
+    ) -> None:
         self.path = Path(path)
         self.locks = locks
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -128,9 +137,14 @@ class ReceiptLedger:
                 handle.seek(self._state.offset)
                 data = handle.read()
             if data:
-                scratch = LedgerState(self._state.seq, self._state.last_hash, self._state.offset,
-                                      self._state.ino, dict(self._state.traces),
-                                      dict(self._state.terminals))
+                scratch = LedgerState(
+                    self._state.seq,
+                    self._state.last_hash,
+                    self._state.offset,
+                    self._state.ino,
+                    dict(self._state.traces),
+                    dict(self._state.terminals),
+                )
                 verify_lines(self.path, data, scratch)
                 self._state = scratch
             return self._state
@@ -150,9 +164,14 @@ class ReceiptLedger:
     def _append(self, kind: str, payload: dict[str, Any], lease: Any) -> dict[str, Any]:
         state = self.state()
         record: dict[str, Any] = {
-            "schema_version": 2, "cutover_version": 1, "seq": state.seq + 1,
-            "prev_hash": state.last_hash, "event_id": str(uuid.uuid4()),
-            "timestamp": iso(self.clock()), "kind": kind, "payload": payload,
+            "schema_version": 2,
+            "cutover_version": 1,
+            "seq": state.seq + 1,
+            "prev_hash": state.last_hash,
+            "event_id": str(uuid.uuid4()),
+            "timestamp": iso(self.clock()),
+            "kind": kind,
+            "payload": payload,
         }
         record["hash"] = receipt_hash(record)
         append_lines(self.path, [dumps_js(record)], lease=lease)
@@ -165,9 +184,16 @@ class ReceiptLedger:
             body = {**trace, "committed_at": iso(self.clock())}
             return self._append("retrieval_committed", {"trace": body}, lease)
 
-    def commit_terminal(self, trace_id: str, entry_id: str, outcome: str, *,
-                        reason: str | None = None, source: str = "unknown",
-                        agent: str | None = None) -> TerminalResult:
+    def commit_terminal(
+        self,
+        trace_id: str,
+        entry_id: str,
+        outcome: str,
+        *,
+        reason: str | None = None,
+        source: str = "unknown",
+        agent: str | None = None,
+    ) -> TerminalResult:
         """Validate and commit one terminal outcome for a ``(trace, entry)`` pair."""
         if outcome not in OUTCOMES:
             return TerminalResult("rejected", f"unknown outcome {outcome!r}")
@@ -177,18 +203,30 @@ class ReceiptLedger:
             if trace is None:
                 return TerminalResult("rejected", f"unknown trace {trace_id}")
             if entry_id not in trace.get("entry_ids", []):
-                return TerminalResult("rejected", f"entry {entry_id} was not shown in trace {trace_id}", trace)
+                return TerminalResult(
+                    "rejected", f"entry {entry_id} was not shown in trace {trace_id}", trace
+                )
             previous = state.terminals.get((trace_id, entry_id))
             if previous == outcome:
                 return TerminalResult("duplicate", f"already {previous}", trace)
             if previous is not None:
-                return TerminalResult("rejected", f"conflicting terminal: already {previous}", trace)
+                return TerminalResult(
+                    "rejected", f"conflicting terminal: already {previous}", trace
+                )
             committed = try_parse_iso(trace.get("committed_at"))
             if committed is not None and self.clock() - committed > self.grace:
-                return TerminalResult("rejected", f"late: trace committed at {trace.get('committed_at')}", trace)
+                return TerminalResult(
+                    "rejected", f"late: trace committed at {trace.get('committed_at')}", trace
+                )
             if outcome in ("ignored", "n_a") and not reason:
                 return TerminalResult("rejected", f"{outcome} needs reason=...", trace)
-            payload = {"trace_id": trace_id, "entry_id": entry_id, "outcome": outcome,
-                       "reason": reason, "source": source, "agent": agent}
+            payload = {
+                "trace_id": trace_id,
+                "entry_id": entry_id,
+                "outcome": outcome,
+                "reason": reason,
+                "source": source,
+                "agent": agent,
+            }
             self._append("terminal_committed", payload, lease)
             return TerminalResult("committed", None, trace)

@@ -17,16 +17,26 @@ from swarmq.storage.locking import Lease
 
 def rejected_record(entry_id: str, lesson: str, reason: str, layer: int, at: str) -> dict[str, Any]:
     """``knowledge-rejected.jsonl`` line, key order exactly opencode-swarm's."""
-    return {"id": entry_id, "lesson": lesson, "rejection_reason": reason, "rejected_at": at,
-            "rejection_layer": layer}
+    return {
+        "id": entry_id,
+        "lesson": lesson,
+        "rejection_reason": reason,
+        "rejected_at": at,
+        "rejection_layer": layer,
+    }
 
 
 def evicted_record(source: Path, line: JsonlLine, reason: str, at: str) -> dict[str, Any]:
     """A line pushed out of ``source``; ``line`` keeps its exact bytes as a JSON string."""
     value = line.value
     entry_id = value.get("id") if isinstance(value, Mapping) else None
-    return {"source": source.name, "reason": reason, "evicted_at": at, "id": entry_id,
-            "line": line.raw}
+    return {
+        "source": source.name,
+        "reason": reason,
+        "evicted_at": at,
+        "id": entry_id,
+        "line": line.raw,
+    }
 
 
 def append_capped(
@@ -54,7 +64,7 @@ def append_capped(
         return 0
     keep_old = max(0, cap - len(lines))
     drop = current.lines[: len(current.lines) - keep_old] if keep_old < len(current.lines) else []
-    kept = current.lines[len(drop):]
+    kept = current.lines[len(drop) :]
     if drop:
         append_lines(
             evicted_to,
@@ -66,12 +76,27 @@ def append_capped(
         overflow = lines[: len(lines) - cap]
         append_lines(
             evicted_to,
-            [dumps_js({"source": path.name, "reason": "fifo_cap", "evicted_at": at, "id": None,
-                       "line": raw}) for raw in overflow],
+            [
+                dumps_js(
+                    {
+                        "source": path.name,
+                        "reason": "fifo_cap",
+                        "evicted_at": at,
+                        "id": None,
+                        "line": raw,
+                    }
+                )
+                for raw in overflow
+            ],
             lease=lease,
         )
-    rewrite_jsonl(path, [*(line.raw for line in kept), *new_lines], lease=lease,
-                  corrupt=current.corrupt, corrupt_to=corrupt_to)
+    rewrite_jsonl(
+        path,
+        [*(line.raw for line in kept), *new_lines],
+        lease=lease,
+        corrupt=current.corrupt,
+        corrupt_to=corrupt_to,
+    )
     return len(drop)
 
 

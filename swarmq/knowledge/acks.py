@@ -52,35 +52,58 @@ class AckResult:
     detail: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"outcome": self.marker.outcome, "trace_id": self.marker.trace_id,
-                "entry_id": self.marker.entry_id, "reason": self.marker.reason,
-                "status": self.status, "detail": self.detail}
+        return {
+            "outcome": self.marker.outcome,
+            "trace_id": self.marker.trace_id,
+            "entry_id": self.marker.entry_id,
+            "reason": self.marker.reason,
+            "status": self.status,
+            "detail": self.detail,
+        }
 
 
 def parse_markers(text: str) -> list[Marker]:
     out = []
     for match in MARKER.finditer(text):
         reason = (match.group(4) or "").strip() or None
-        out.append(Marker(match.group(1).lower(), match.group(2), match.group(3),
-                          clean_reason(reason) if reason else None))
+        out.append(
+            Marker(
+                match.group(1).lower(),
+                match.group(2),
+                match.group(3),
+                clean_reason(reason) if reason else None,
+            )
+        )
     return out
 
 
-def acknowledge(knowledge: KnowledgeStore, text: str, *, source: str = "architect_marker",
-                agent: str | None = None) -> list[AckResult]:
+def acknowledge(
+    knowledge: KnowledgeStore,
+    text: str,
+    *,
+    source: str = "architect_marker",
+    agent: str | None = None,
+) -> list[AckResult]:
     """Commit every marker found in ``text`` and update the counters of committed ones."""
     journal = ledger(knowledge)
     results = []
     for marker in parse_markers(text):
-        verdict = journal.commit_terminal(marker.trace_id, marker.entry_id, marker.outcome,
-                                          reason=marker.reason, source=source, agent=agent)
+        verdict = journal.commit_terminal(
+            marker.trace_id,
+            marker.entry_id,
+            marker.outcome,
+            reason=marker.reason,
+            source=source,
+            agent=agent,
+        )
         if verdict.status == "committed":
             trace = verdict.trace or {}
             tiers = trace.get("tiers", {})
             store = knowledge.tier(str(tiers.get(marker.entry_id, "swarm")))
             phase = trace.get("phase")
-            if not _apply(store, marker, phase if isinstance(phase, int) else None,
-                          knowledge.project_name):
+            if not _apply(
+                store, marker, phase if isinstance(phase, int) else None, knowledge.project_name
+            ):
                 results.append(AckResult(marker, "committed", "entry no longer in the store"))
                 continue
         results.append(AckResult(marker, verdict.status, verdict.reason))
@@ -112,15 +135,20 @@ def _apply(store: Any, marker: Marker, phase: int | None, project: str) -> Entry
         return changed
 
 
-def _confirmation(store: Any, entry: Entry, phase: int | None, project: str, at: str) -> dict[str, Any]:
+def _confirmation(
+    store: Any, entry: Entry, phase: int | None, project: str, at: str
+) -> dict[str, Any]:
     """The fields an applied acknowledgement changes as a confirmation (none when the entry
     is inactive or this phase / project already confirmed it)."""
     if store.tier == Tier.HIVE:
         return encounter_updates(entry, project, at, store.config) or {}
     if phase is None:
         return {}
-    confirmed, outcome = reinforce_entry(entry, phase_confirmation(phase, at, project),
-                                         max_confirmed_by=store.config.max_confirmed_by)
+    confirmed, outcome = reinforce_entry(
+        entry,
+        phase_confirmation(phase, at, project),
+        max_confirmed_by=store.config.max_confirmed_by,
+    )
     if outcome != "reinforced":
         return {}
     keys = ("confirmed_by", "updated_at", "phases_alive", "confidence")

@@ -62,7 +62,14 @@ def directives_block(
     session_id: str | None = None,
 ) -> str:
     """The block for ``query``, recorded now (unless this is a ``preview``)."""
-    prepared = prepare_directives(knowledge, query, budget_chars, preview=preview, phase=phase,
-                                  agent=agent, session_id=session_id)
+    prepared = prepare_directives(
+        knowledge,
+        query,
+        budget_chars,
+        preview=preview,
+        phase=phase,
+        agent=agent,
+        session_id=session_id,
+    )
     prepared.record()
     return prepared.block

@@ -46,13 +46,15 @@ class TierFiles:
 
     @classmethod
     def link(cls, data_dir: Path, link_id: str) -> TierFiles:
-        return cls._family(Tier.SWARM, Path(data_dir) / "links" / link_id, "knowledge",
-                           events="knowledge-events")
+        return cls._family(
+            Tier.SWARM, Path(data_dir) / "links" / link_id, "knowledge", events="knowledge-events"
+        )
 
     @classmethod
     def hive(cls, data_dir: Path) -> TierFiles:
-        return cls._family(Tier.HIVE, Path(data_dir), "shared-learnings",
-                           events="shared-knowledge-events")
+        return cls._family(
+            Tier.HIVE, Path(data_dir), "shared-learnings", events="shared-knowledge-events"
+        )
 
     @classmethod
     def _family(cls, tier: Tier, root: Path, stem: str, *, events: str) -> TierFiles:

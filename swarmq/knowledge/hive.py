@@ -62,14 +62,34 @@ def hive_route(entry: Entry, now: datetime, auto_promote_days: float) -> str | N
     return None
 
 
-def hive_entry(lesson: str, category: str, tags: list[str], scope: str, *, source_project: str,
-               at: str, confidence: float, status: str, schema_version: int,
-               encounter_score: float) -> Entry:
+def hive_entry(
+    lesson: str,
+    category: str,
+    tags: list[str],
+    scope: str,
+    *,
+    source_project: str,
+    at: str,
+    confidence: float,
+    status: str,
+    schema_version: int,
+    encounter_score: float,
+) -> Entry:
     data = {
-        "id": str(uuid.uuid4()), "tier": Tier.HIVE.value, "lesson": lesson, "category": category,
-        "tags": list(tags), "scope": scope, "confidence": confidence, "status": status,
-        "confirmed_by": [], "retrieval_outcomes": v1_outcomes(), "schema_version": schema_version,
-        "created_at": at, "updated_at": at, "source_project": source_project,
+        "id": str(uuid.uuid4()),
+        "tier": Tier.HIVE.value,
+        "lesson": lesson,
+        "category": category,
+        "tags": list(tags),
+        "scope": scope,
+        "confidence": confidence,
+        "status": status,
+        "confirmed_by": [],
+        "retrieval_outcomes": v1_outcomes(),
+        "schema_version": schema_version,
+        "created_at": at,
+        "updated_at": at,
+        "source_project": source_project,
         "encounter_score": encounter_score,
     }
     return Entry({k: data[k] for k in HIVE_KEY_ORDER})
@@ -78,7 +98,9 @@ def hive_entry(lesson: str, category: str, tags: list[str], scope: str, *, sourc
 def _validate_for_hive(hive: TierStore, entry: Entry) -> ValidationResult:
     mode = hive.config.validation_mode
     for result in (
-        check_structure(entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")),
+        check_structure(
+            entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
+        ),
         check_safety(entry.lesson, mode),
     ):
         if not result.valid:
@@ -94,23 +116,43 @@ def check_hive_promotions(knowledge: KnowledgeStore, *, now: datetime | None = N
     summary = HiveSummary(swarm.now())
     if not config.hive_enabled:
         return summary
-    candidates = [e for e in swarm.read().entries if hive_route(e, moment, config.auto_promote_days)]
+    candidates = [
+        e for e in swarm.read().entries if hive_route(e, moment, config.auto_promote_days)
+    ]
     with hive.transaction() as txn:
         for entry in candidates:
             if hive.find_duplicate(entry.lesson, active_only=False) is not None or any(
                 _similar(hive, entry.lesson, new.lesson) for new in txn.appended
             ):
                 continue
-            fresh = hive_entry(entry.lesson, entry.category, entry.tags, entry.scope,
-                               source_project=entry.project_name or knowledge.project_name,
-                               at=summary.timestamp, confidence=0.5, status=Status.CANDIDATE.value,
-                               schema_version=config.schema_version,
-                               encounter_score=config.initial_encounter_score)
+            fresh = hive_entry(
+                entry.lesson,
+                entry.category,
+                entry.tags,
+                entry.scope,
+                source_project=entry.project_name or knowledge.project_name,
+                at=summary.timestamp,
+                confidence=0.5,
+                status=Status.CANDIDATE.value,
+                schema_version=config.schema_version,
+                encounter_score=config.initial_encounter_score,
+            )
             verdict = _validate_for_hive(hive, fresh)
             if not verdict.valid:
-                hive.tier_file.append_sidecar(hive.files.rejected, [rejected_record(
-                    fresh.id, fresh.lesson, verdict.reason or "", verdict.layer or 2, summary.timestamp)],
-                    config.rejected_max_entries, txn.lease)
+                hive.tier_file.append_sidecar(
+                    hive.files.rejected,
+                    [
+                        rejected_record(
+                            fresh.id,
+                            fresh.lesson,
+                            verdict.reason or "",
+                            verdict.layer or 2,
+                            summary.timestamp,
+                        )
+                    ],
+                    config.rejected_max_entries,
+                    txn.lease,
+                )
                 summary.rejected += 1
                 continue
             txn.append(fresh)
@@ -126,7 +168,9 @@ def _similar(store: TierStore, a: str, b: str) -> bool:
     return bigram_jaccard(a, b) >= store.config.dedup_threshold
 
 
-def encounter_updates(entry: Entry, project: str, at: str, config: KnowledgeConfig) -> dict[str, Any] | None:
+def encounter_updates(
+    entry: Entry, project: str, at: str, config: KnowledgeConfig
+) -> dict[str, Any] | None:
     """One project's confirmation of an active hive entry, opencode-swarm's arithmetic: a new
     ``{project_name, confirmed_at}`` record, ``encounter_score`` + ``encounter_increment`` ×
     (``same_project_weight`` for the source project, else ``cross_project_weight``) clamped to
@@ -134,10 +178,16 @@ def encounter_updates(entry: Entry, project: str, at: str, config: KnowledgeConf
     is inactive or this project already confirmed it (a project counts once)."""
     if not entry.is_active or project in entry.confirming_projects():
         return None
-    weight = config.same_project_weight if project == entry.source_project else config.cross_project_weight
+    weight = (
+        config.same_project_weight
+        if project == entry.source_project
+        else config.cross_project_weight
+    )
     old = entry.encounter_score if entry.encounter_score is not None else 1.0
-    score = min(max(old + config.encounter_increment * weight, config.min_encounter_score),
-                config.max_encounter_score)
+    score = min(
+        max(old + config.encounter_increment * weight, config.min_encounter_score),
+        config.max_encounter_score,
+    )
     records = [*entry.confirmed_by, {"project_name": project, "confirmed_at": at}]
     updates: dict[str, Any] = {"confirmed_by": records, "encounter_score": score, "updated_at": at}
     projects = {r["project_name"] for r in records if isinstance(r.get("project_name"), str)}
@@ -154,8 +204,12 @@ def _count_encounters(knowledge: KnowledgeStore, txn: Any, summary: HiveSummary)
         twin = swarm.find_duplicate(hive_item.lesson, active_only=True)
         if twin is None:
             continue
-        updates = encounter_updates(hive_item, twin.project_name or knowledge.project_name,
-                                    summary.timestamp, knowledge.config)
+        updates = encounter_updates(
+            hive_item,
+            twin.project_name or knowledge.project_name,
+            summary.timestamp,
+            knowledge.config,
+        )
         if updates is None:
             continue
         summary.encounters_incremented += 1
@@ -163,8 +217,9 @@ def _count_encounters(knowledge: KnowledgeStore, txn: Any, summary: HiveSummary)
         txn.put({**hive_item.data, **updates})
 
 
-def confirm_hive_entry(knowledge: KnowledgeStore, entry_id: str,
-                       project: str | None = None) -> tuple[Entry, bool]:
+def confirm_hive_entry(
+    knowledge: KnowledgeStore, entry_id: str, project: str | None = None
+) -> tuple[Entry, bool]:
     """An explicit confirmation of a hive entry by this project (an encounter, counted once
     per project); returns the entry and whether it changed."""
     with knowledge.hive.transaction() as txn:
@@ -173,22 +228,37 @@ def confirm_hive_entry(knowledge: KnowledgeStore, entry_id: str,
             from swarmq.knowledge.errors import EntryNotFound
 
             raise EntryNotFound(f"no hive entry {entry_id}")
-        updates = encounter_updates(entry, project or knowledge.project_name, knowledge.hive.now(),
-                                    knowledge.config)
+        updates = encounter_updates(
+            entry, project or knowledge.project_name, knowledge.hive.now(), knowledge.config
+        )
         if updates is None:
             return entry, False
         return txn.put({**entry.data, **updates}), True
 
 
-def promote_lesson(knowledge: KnowledgeStore, lesson: str, category: str = "process", *,
-                   source_project: str | None = None, tags: list[str] | None = None,
-                   scope: str = "global") -> Entry:
+def promote_lesson(
+    knowledge: KnowledgeStore,
+    lesson: str,
+    category: str = "process",
+    *,
+    source_project: str | None = None,
+    tags: list[str] | None = None,
+    scope: str = "global",
+) -> Entry:
     """``promoteToHive``: a human-vetted lesson straight into the hive as ``promoted``."""
     hive = knowledge.hive
-    fresh = hive_entry(lesson, category, tags if tags is not None else [], scope,
-                       source_project=source_project or knowledge.project_name, at=hive.now(),
-                       confidence=1.0, status=Status.PROMOTED.value, schema_version=1,
-                       encounter_score=1.0)
+    fresh = hive_entry(
+        lesson,
+        category,
+        tags if tags is not None else [],
+        scope,
+        source_project=source_project or knowledge.project_name,
+        at=hive.now(),
+        confidence=1.0,
+        status=Status.PROMOTED.value,
+        schema_version=1,
+        encounter_score=1.0,
+    )
     with hive.transaction() as txn:
         verdict = _validate_for_hive(hive, fresh)
         if not verdict.valid:
@@ -206,6 +276,11 @@ def promote_from_swarm(knowledge: KnowledgeStore, entry_id: str) -> Entry:
         from swarmq.knowledge.errors import EntryNotFound
 
         raise EntryNotFound(f"no swarm entry {entry_id}")
-    return promote_lesson(knowledge, entry.lesson, entry.category,
-                          source_project=entry.project_name or knowledge.project_name,
-                          tags=entry.tags, scope=entry.scope)
+    return promote_lesson(
+        knowledge,
+        entry.lesson,
+        entry.category,
+        source_project=entry.project_name or knowledge.project_name,
+        tags=entry.tags,
+        scope=entry.scope,
+    )

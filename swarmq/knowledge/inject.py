@@ -42,20 +42,34 @@ class Injection:
     """Nothing was searched (no headroom, or knowledge disabled)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"trace_id": self.trace_id, "regime": self.budget.regime,
-                "max_entries": self.budget.max_entries, "max_chars": self.budget.max_chars,
-                "block": self.block, "shown": [r.as_dict() for r in self.shown]}
+        return {
+            "trace_id": self.trace_id,
+            "regime": self.budget.regime,
+            "max_entries": self.budget.max_entries,
+            "max_chars": self.budget.max_chars,
+            "block": self.block,
+            "shown": [r.as_dict() for r in self.shown],
+        }
 
 
 def ledger(knowledge: KnowledgeStore) -> ReceiptLedger:
-    return ReceiptLedger(knowledge.receipts_path, locks=knowledge.locks, clock=knowledge.clock,
-                         grace_days=knowledge.config.receipt_close_grace_days)
+    return ReceiptLedger(
+        knowledge.receipts_path,
+        locks=knowledge.locks,
+        clock=knowledge.clock,
+        grace_days=knowledge.config.receipt_close_grace_days,
+    )
 
 
 def log_event(store: TierStore, event_type: str, **fields: Any) -> dict[str, Any]:
     """Append one ``knowledge-events.jsonl`` record (diagnostics; not authoritative)."""
-    record = {"schema_version": 1, "type": event_type, **fields,
-              "event_id": str(uuid.uuid4()), "timestamp": store.now()}
+    record = {
+        "schema_version": 1,
+        "type": event_type,
+        **fields,
+        "event_id": str(uuid.uuid4()),
+        "timestamp": store.now(),
+    }
     with store.tier_file.locked() as lease:
         append_lines(store.files.events, [dumps_js(record)], lease=lease)
     return record
@@ -77,7 +91,9 @@ def inject(
     return record_injection(knowledge, injection, context, session_id=session_id)
 
 
-def prepare(knowledge: KnowledgeStore, context: QueryContext, *, headroom: float = 1.0) -> Injection:
+def prepare(
+    knowledge: KnowledgeStore, context: QueryContext, *, headroom: float = 1.0
+) -> Injection:
     """The block alone: a pure read of the warm in-memory index, no lock, no write.
 
     A caller that shows the block before recording it (a mission's prompt, recorded once the
@@ -88,8 +104,12 @@ def prepare(knowledge: KnowledgeStore, context: QueryContext, *, headroom: float
     if budget.regime == "skipped" or not knowledge.config.enabled:
         return Injection(trace_id, budget, None, skipped=True)
     candidates = search(knowledge, context, limit=budget.max_entries)
-    block, shown = render_directives(candidates, trace_id=trace_id, budget=budget,
-                                     max_display=knowledge.config.max_lesson_display_chars)
+    block, shown = render_directives(
+        candidates,
+        trace_id=trace_id,
+        budget=budget,
+        max_display=knowledge.config.max_lesson_display_chars,
+    )
     return Injection(trace_id, budget, block, shown, candidates)
 
 
@@ -105,27 +125,53 @@ def record_injection(
     store = knowledge.swarm
     trace_id, budget, shown = injection.trace_id, injection.budget, injection.shown
     if injection.skipped:
-        log_event(store, "injection_skip", reason="low_headroom", agent=context.agent,
-                  session_id=session_id, phase=context.phase)
+        log_event(
+            store,
+            "injection_skip",
+            reason="low_headroom",
+            agent=context.agent,
+            session_id=session_id,
+            phase=context.phase,
+        )
         return injection
     if not shown:
-        log_event(store, "no_relevant", trace_id=trace_id, session_id=session_id,
-                  phase=context.phase, agent=context.agent, reason="empty auto-injection retrieval")
+        log_event(
+            store,
+            "no_relevant",
+            trace_id=trace_id,
+            session_id=session_id,
+            phase=context.phase,
+            agent=context.agent,
+            reason="empty auto-injection retrieval",
+        )
         return Injection(trace_id, budget, None, [], injection.candidates)
-    ledger(knowledge).commit_retrieval({
-        "trace_id": trace_id, "session_id": session_id, "phase": context.phase,
-        "agent": context.agent, "entry_ids": [r.entry.id for r in shown],
-        "tiers": {r.entry.id: r.tier for r in shown},
-    })
+    ledger(knowledge).commit_retrieval(
+        {
+            "trace_id": trace_id,
+            "session_id": session_id,
+            "phase": context.phase,
+            "agent": context.agent,
+            "entry_ids": [r.entry.id for r in shown],
+            "tiers": {r.entry.id: r.tier for r in shown},
+        }
+    )
     for tier in (Tier.SWARM, Tier.HIVE):
         ids = [r.entry.id for r in shown if r.tier == tier]
         if ids:
             record_shown(knowledge.tier(tier.value), ids)
-    log_event(store, "retrieved", trace_id=trace_id, session_id=session_id, phase=context.phase,
-              agent=context.agent, query=context.haystack()[:QUERY_EVENT_CHARS],
-              retrieval_mode=context.mode.value, result_ids=[r.entry.id for r in shown],
-              ranks={r.entry.id: i + 1 for i, r in enumerate(shown)},
-              scores={r.entry.id: round(r.score, 6) for r in shown})
+    log_event(
+        store,
+        "retrieved",
+        trace_id=trace_id,
+        session_id=session_id,
+        phase=context.phase,
+        agent=context.agent,
+        query=context.haystack()[:QUERY_EVENT_CHARS],
+        retrieval_mode=context.mode.value,
+        result_ids=[r.entry.id for r in shown],
+        ranks={r.entry.id: i + 1 for i, r in enumerate(shown)},
+        scores={r.entry.id: round(r.score, 6) for r in shown},
+    )
     return injection
 
 

@@ -40,8 +40,13 @@ class LinkStatus:
     """A regular local knowledge.jsonl beside link.json: ignored, the shared store wins."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"linked": self.linked, "link_id": self.link_id, "store": str(self.store),
-                "entries": self.entries, "orphaned_local_file": self.orphaned_local_file}
+        return {
+            "linked": self.linked,
+            "link_id": self.link_id,
+            "store": str(self.store),
+            "entries": self.entries,
+            "orphaned_local_file": self.orphaned_local_file,
+        }
 
 
 def git_common_dir(start: Path) -> Path | None:
@@ -94,10 +99,15 @@ class MergeReport:
     skipped: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"copied": len(self.copied), "merged": len(self.merged),
-                "conflicted": len(self.conflicted), "skipped": len(self.skipped),
-                "copied_ids": self.copied, "merged_ids": self.merged,
-                "conflicts": self.conflicted}
+        return {
+            "copied": len(self.copied),
+            "merged": len(self.merged),
+            "conflicted": len(self.conflicted),
+            "skipped": len(self.skipped),
+            "copied_ids": self.copied,
+            "merged_ids": self.merged,
+            "conflicts": self.conflicted,
+        }
 
 
 def _content(entry: Entry) -> dict[str, Any]:
@@ -124,26 +134,48 @@ def _merge(source: TierStore, target: TierStore, *, reset_outcomes: bool) -> Mer
             elif _content(entry) == _content(current):
                 report.skipped.append(entry.id)
             else:
-                report.conflicted.append({"id": entry.id, "kept_revision": current.revision,
-                                          "other_revision": entry.revision})
-                conflicts.append(dumps_js({"id": entry.id, "at": target.now(),
-                                           "from": str(source.files.knowledge),
-                                           "kept_revision": current.revision,
-                                           "entry": entry.to_dict()}))
+                report.conflicted.append(
+                    {
+                        "id": entry.id,
+                        "kept_revision": current.revision,
+                        "other_revision": entry.revision,
+                    }
+                )
+                conflicts.append(
+                    dumps_js(
+                        {
+                            "id": entry.id,
+                            "at": target.now(),
+                            "from": str(source.files.knowledge),
+                            "kept_revision": current.revision,
+                            "entry": entry.to_dict(),
+                        }
+                    )
+                )
         if conflicts:
             append_lines(target.files.root / CONFLICTS_FILE, conflicts, lease=txn.lease)
     return report
 
 
-def link(knowledge: KnowledgeStore, name: str | None = None, *, source: str = "manual") -> dict[str, Any]:
+def link(
+    knowledge: KnowledgeStore, name: str | None = None, *, source: str = "manual"
+) -> dict[str, Any]:
     """Link this worktree to ``<dataDir>/links/<name>/`` (default: the project hash)."""
     link_id = check_id(name, "link name") if name else default_link_id(knowledge.swarm_dir.parent)
-    shared = TierStore(TierFiles.link(knowledge.data_dir, link_id), locks=knowledge.locks,
-                       config=knowledge.config, project_name=knowledge.project_name,
-                       clock=knowledge.clock)
-    local = TierStore(TierFiles.swarm(knowledge.swarm_dir), locks=knowledge.locks,
-                      config=knowledge.config, project_name=knowledge.project_name,
-                      clock=knowledge.clock)
+    shared = TierStore(
+        TierFiles.link(knowledge.data_dir, link_id),
+        locks=knowledge.locks,
+        config=knowledge.config,
+        project_name=knowledge.project_name,
+        clock=knowledge.clock,
+    )
+    local = TierStore(
+        TierFiles.swarm(knowledge.swarm_dir),
+        locks=knowledge.locks,
+        config=knowledge.config,
+        project_name=knowledge.project_name,
+        clock=knowledge.clock,
+    )
     report = _merge(local, shared, reset_outcomes=True)
     record = {"version": 1, "linkId": link_id, "createdAt": shared.now(), "source": source}
     write_json_atomic(knowledge.swarm_dir / LINK_FILE, record)
@@ -156,10 +188,18 @@ def unlink(knowledge: KnowledgeStore, *, copy_back: bool = True) -> dict[str, An
     link_record = read_link(knowledge.swarm_dir)
     if link_record is None:
         return {"unlinked": False, **MergeReport().as_dict()}
-    local = TierStore(TierFiles.swarm(knowledge.swarm_dir), locks=knowledge.locks,
-                      config=knowledge.config, project_name=knowledge.project_name,
-                      clock=knowledge.clock)
+    local = TierStore(
+        TierFiles.swarm(knowledge.swarm_dir),
+        locks=knowledge.locks,
+        config=knowledge.config,
+        project_name=knowledge.project_name,
+        clock=knowledge.clock,
+    )
     report = _merge(knowledge.swarm, local, reset_outcomes=False) if copy_back else MergeReport()
     (knowledge.swarm_dir / LINK_FILE).unlink()
-    return {"unlinked": True, "link_id": link_record["linkId"], **report.as_dict(),
-            "conflicts_file": str(knowledge.swarm_dir / CONFLICTS_FILE) if report.conflicted else None}
+    return {
+        "unlinked": True,
+        "link_id": link_record["linkId"],
+        **report.as_dict(),
+        "conflicts_file": str(knowledge.swarm_dir / CONFLICTS_FILE) if report.conflicted else None,
+    }

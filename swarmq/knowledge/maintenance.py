@@ -20,8 +20,9 @@ def current_phase(knowledge: KnowledgeStore) -> int | None:
     return knowledge.current_phase()
 
 
-def sweep(knowledge: KnowledgeStore, phase: str | int | None = None, *,
-          now: datetime | None = None) -> SweepResult:
+def sweep(
+    knowledge: KnowledgeStore, phase: str | int | None = None, *, now: datetime | None = None
+) -> SweepResult:
     """Sweep the swarm tier once per phase key, then sweep the hive (age, archive, expire
     todos and cap, as opencode-swarm's phase completion does; no auto-promotion there) and run
     hive promotion. The hive is shared, so each project keeps its own hive sweep state: a
@@ -33,8 +34,9 @@ def sweep(knowledge: KnowledgeStore, phase: str | int | None = None, *,
     if result.skipped or not knowledge.config.hive_enabled:
         return result
     project = hashlib.sha256(knowledge.project_name.encode("utf-8")).hexdigest()[:16]
-    hive_sweep = sweep_store(knowledge.hive, key, now=now, promote=False,
-                             state_file=f"shared-sweep-state-{project}.json")
+    hive_sweep = sweep_store(
+        knowledge.hive, key, now=now, promote=False, state_file=f"shared-sweep-state-{project}.json"
+    )
     result.hive_sweep = hive_sweep.as_dict()
     summary = check_hive_promotions(knowledge, now=now)
     result.hive = summary.as_dict()
@@ -45,8 +47,12 @@ def health_problems(entry: Entry) -> list[str]:
     """``auditEntryHealth``: the reasons an entry is unhealthy."""
     problems = []
     explicit = entry.get("utility_score")
-    if (entry.counter("shown_count") >= 5 and isinstance(explicit, int | float)
-            and not isinstance(explicit, bool) and explicit <= 0):
+    if (
+        entry.counter("shown_count") >= 5
+        and isinstance(explicit, int | float)
+        and not isinstance(explicit, bool)
+        and explicit <= 0
+    ):
         problems.append("Low-utility entry")
     if entry.confidence < 0.1:
         problems.append("Near-zero confidence")
@@ -67,8 +73,11 @@ def audit_tier(store: TierStore) -> dict[str, Any]:
         utility = utility_score(entry, config.min_retrievals_for_utility)
         if is_evergreen(entry, config):
             evergreen.append(entry.id)
-        if (utility is not None and utility <= config.low_utility_threshold
-                and entry.counter("shown_count") >= 5):
+        if (
+            utility is not None
+            and utility <= config.low_utility_threshold
+            and entry.counter("shown_count") >= 5
+        ):
             low_utility.append(entry.id)
     ids = Counter(e.id for e in snapshot.entries)
     return {
@@ -86,5 +95,7 @@ def audit_tier(store: TierStore) -> dict[str, Any]:
 
 
 def audit(knowledge: KnowledgeStore) -> dict[str, Any]:
-    return {"project": knowledge.project_name,
-            "tiers": [audit_tier(store) for store in knowledge.tiers]}
+    return {
+        "project": knowledge.project_name,
+        "tiers": [audit_tier(store) for store in knowledge.tiers],
+    }

@@ -85,8 +85,12 @@ def migrate(knowledge: KnowledgeStore, *, force: bool = False) -> dict[str, Any]
         return {"skipped": True, "reason": f"{source} does not exist"}
     bullets = legacy_bullets(source.read_text(encoding="utf-8", errors="replace"))
     lessons = [
-        NewLesson(text, category=infer_category_from_text(text, section), auto_generated=False,
-                  extra={"source_refs": [f".swarm/context.md#{section}"]})
+        NewLesson(
+            text,
+            category=infer_category_from_text(text, section),
+            auto_generated=False,
+            extra={"source_refs": [f".swarm/context.md#{section}"]},
+        )
         for section, text in bullets
     ]
     results = knowledge.swarm.add_many(lessons)
@@ -94,7 +98,11 @@ def migrate(knowledge: KnowledgeStore, *, force: bool = False) -> dict[str, Any]
     for result in results:
         key = {"added": "imported", "rejected": "rejected"}.get(result.outcome, "duplicates")
         counts[key] += 1
-    summary = {"migrated_at": knowledge.swarm.now(), "source": str(source),
-               "bullets": len(bullets), **counts}
+    summary = {
+        "migrated_at": knowledge.swarm.now(),
+        "source": str(source),
+        "bullets": len(bullets),
+        **counts,
+    }
     write_json_atomic(sentinel, summary)
     return {"skipped": False, **summary}

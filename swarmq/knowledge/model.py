@@ -91,29 +91,71 @@ class RetrievalMode(StrEnum):
 
 
 SWARM_KEY_ORDER: tuple[str, ...] = (
-    "id", "tier", "lesson", "category", "tags", "scope", "confidence", "status", "confirmed_by",
-    "retrieval_outcomes", "schema_version", "created_at", "updated_at", "project_name",
+    "id",
+    "tier",
+    "lesson",
+    "category",
+    "tags",
+    "scope",
+    "confidence",
+    "status",
+    "confirmed_by",
+    "retrieval_outcomes",
+    "schema_version",
+    "created_at",
+    "updated_at",
+    "project_name",
     "auto_generated",
 )
 """Key order of entries the opencode-swarm curator writes."""
 
 HIVE_KEY_ORDER: tuple[str, ...] = (
-    "id", "tier", "lesson", "category", "tags", "scope", "confidence", "status", "confirmed_by",
-    "retrieval_outcomes", "schema_version", "created_at", "updated_at", "source_project",
+    "id",
+    "tier",
+    "lesson",
+    "category",
+    "tags",
+    "scope",
+    "confidence",
+    "status",
+    "confirmed_by",
+    "retrieval_outcomes",
+    "schema_version",
+    "created_at",
+    "updated_at",
+    "source_project",
     "encounter_score",
 )
 
 DIRECTIVE_LIST_FIELDS: tuple[str, ...] = (
-    "triggers", "required_actions", "forbidden_actions", "verification_checks",
-    "applies_to_agents", "applies_to_tools", "source_refs", "source_knowledge_ids",
+    "triggers",
+    "required_actions",
+    "forbidden_actions",
+    "verification_checks",
+    "applies_to_agents",
+    "applies_to_tools",
+    "source_refs",
+    "source_knowledge_ids",
 )
 """v2 list fields; normalisation drops any of them that is present but not a list."""
 
 DIRECTIVE_KEY_ORDER: tuple[str, ...] = (
-    "hive_eligible", "phases_alive", "max_phases", "triggers", "required_actions",
-    "forbidden_actions", "verification_checks", "applies_to_agents", "applies_to_tools",
-    "verification_predicate", "source_refs", "source_knowledge_ids", "generated_skill_slug",
-    "generated_skill_path", "directive_priority", "enforcement_mode",
+    "hive_eligible",
+    "phases_alive",
+    "max_phases",
+    "triggers",
+    "required_actions",
+    "forbidden_actions",
+    "verification_checks",
+    "applies_to_agents",
+    "applies_to_tools",
+    "verification_predicate",
+    "source_refs",
+    "source_knowledge_ids",
+    "generated_skill_slug",
+    "generated_skill_path",
+    "directive_priority",
+    "enforcement_mode",
 )
 """Order of optional keys after the base keys when swarmq creates an entry."""
 
@@ -186,8 +228,10 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """A deep-enough copy for callers that want to edit and hand back."""
-        return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
-                for k, v in self._data.items()}
+        return {
+            k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+            for k, v in self._data.items()
+        }
 
     def line(self) -> str:
         """The line to write: the original bytes when unchanged, else ``JSON.stringify`` form."""
@@ -295,7 +339,9 @@ class Entry:
         return out
 
     def confirming_projects(self) -> set[str]:
-        return {r["project_name"] for r in self.confirmed_by if isinstance(r.get("project_name"), str)}
+        return {
+            r["project_name"] for r in self.confirmed_by if isinstance(r.get("project_name"), str)
+        }
 
     @property
     def outcomes(self) -> dict[str, Any]:

@@ -55,22 +55,34 @@ class KnowledgeStore:
         self.clock = clock
         self.link = read_link(self.swarm_dir)
         files = (
-            TierFiles.link(self.data_dir, self.link["linkId"]) if self.link
+            TierFiles.link(self.data_dir, self.link["linkId"])
+            if self.link
             else TierFiles.swarm(self.swarm_dir)
         )
-        self.swarm = TierStore(files, locks=locks, config=self.config,
-                               project_name=self.project_name, clock=clock)
-        self.hive = TierStore(TierFiles.hive(self.data_dir), locks=locks, config=self.config,
-                              project_name=self.project_name, clock=clock)
+        self.swarm = TierStore(
+            files, locks=locks, config=self.config, project_name=self.project_name, clock=clock
+        )
+        self.hive = TierStore(
+            TierFiles.hive(self.data_dir),
+            locks=locks,
+            config=self.config,
+            project_name=self.project_name,
+            clock=clock,
+        )
         self.receipts_path = self.swarm_dir / RECEIPTS_FILE
         """Always project-local: a link never redirects receipt authority."""
 
     def with_config(self, config: KnowledgeConfig) -> KnowledgeStore:
         """The same project's knowledge read and written under other settings (a prompt
         builder's own ``inject_char_budget``, say)."""
-        return KnowledgeStore(self.swarm_dir, locks=self.locks, config=config,
-                              data_dir=self.data_dir, project_name=self.project_name,
-                              clock=self.clock)
+        return KnowledgeStore(
+            self.swarm_dir,
+            locks=self.locks,
+            config=config,
+            data_dir=self.data_dir,
+            project_name=self.project_name,
+            clock=self.clock,
+        )
 
     @property
     def tiers(self) -> list[TierStore]:
@@ -114,10 +126,20 @@ class KnowledgeStore:
         ``validation_mode`` overrides ``knowledge.validation_mode`` for this add (the flywheel
         bridge validates machine-promoted, already-reviewed lessons in its own mode)."""
         store = self.swarm
-        if validation_mode is not None and ValidationMode(validation_mode) != self.config.validation_mode:
-            config = self.config.model_copy(update={"validation_mode": ValidationMode(validation_mode)})
-            store = TierStore(self.swarm.files, locks=self.locks, config=config,
-                              project_name=self.project_name, clock=self.clock)
+        if (
+            validation_mode is not None
+            and ValidationMode(validation_mode) != self.config.validation_mode
+        ):
+            config = self.config.model_copy(
+                update={"validation_mode": ValidationMode(validation_mode)}
+            )
+            store = TierStore(
+                self.swarm.files,
+                locks=self.locks,
+                config=config,
+                project_name=self.project_name,
+                clock=self.clock,
+            )
         fields = dict(directives or {})
         refs, ids = list(source_refs), list(source_knowledge_ids)
         if refs:
@@ -125,8 +147,14 @@ class KnowledgeStore:
         if ids:
             fields["source_knowledge_ids"] = ids
         return store.add(
-            NewLesson(lesson, category=category, tags=list(tags) if tags is not None else None,
-                      confidence=confidence, auto_generated=auto_generated, directives=fields,
-                      extra=dict(extra or {})),
+            NewLesson(
+                lesson,
+                category=category,
+                tags=list(tags) if tags is not None else None,
+                confidence=confidence,
+                auto_generated=auto_generated,
+                directives=fields,
+                extra=dict(extra or {}),
+            ),
             phase=phase,
         )

@@ -73,9 +73,14 @@ class Ranked:
     forced: bool = False
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.entry.id, "tier": self.tier, "score": round(self.score, 6),
-                "forced": self.forced, "score_breakdown": self.breakdown,
-                "lesson": self.entry.lesson}
+        return {
+            "id": self.entry.id,
+            "tier": self.tier,
+            "score": round(self.score, 6),
+            "forced": self.forced,
+            "score_breakdown": self.breakdown,
+            "lesson": self.entry.lesson,
+        }
 
 
 class QueryIndex:
@@ -196,7 +201,9 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
         weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
         # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
         # is a small share of what the task is about.
-        norm = (sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)) or 1.0
+        norm = (
+            sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)
+        ) or 1.0
         text: dict[int, float] = {}
         for token, weight in weights.items():
             share = weight / norm
@@ -207,21 +214,27 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
             for slot, phrase in index.triggers.get(word, ()):
                 if phrase in haystack:
                     extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
-        for key, name, postings in (("tool", context.tool, index.tools),
-                                    ("agent", context.agent, index.agents)):
+        for key, name, postings in (
+            ("tool", context.tool, index.tools),
+            ("agent", context.agent, index.agents),
+        ):
             for slot in postings.get((name or "").lower(), ()):
                 strong = index.confidence[slot] >= config.directive_min_confidence
                 label = key if strong else f"weak_{key}"
                 extras.setdefault(slot, {})[label] = WEIGHTS[label]
         floor = config.inject_min_relevance
         relevant = {slot for slot, share in text.items() if share >= floor} | {
-            slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
+            slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}
+        }
         static, scope_of = index.static, index.scope_of
         totals = {slot: static[slot] + WEIGHTS["text"] * value for slot, value in text.items()}
         for slot, bonus in extras.items():
             totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
-        hits = {slot: value for slot, value in totals.items()
-                if value != -math.inf and scope_of[slot] in scopes}
+        hits = {
+            slot: value
+            for slot, value in totals.items()
+            if value != -math.inf and scope_of[slot] in scopes
+        }
         forced = [s for s in extras if s in hits and index.priority[s] == "critical"]
         eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
         best = heapq.nlargest(limit, eligible, key=eligible.__getitem__)
@@ -235,17 +248,28 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
             if scope_of[slot] in scopes:
                 chosen[slot] = None
                 taken += 1
-        dynamic = {slot: {**({"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
-                             if slot in text else {}), **extras.get(slot, {})}
-                   for slot in chosen}
-        results = [_ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
-                   for slot in chosen]
+        dynamic = {
+            slot: {
+                **(
+                    {"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
+                    if slot in text
+                    else {}
+                ),
+                **extras.get(slot, {}),
+            }
+            for slot in chosen
+        }
+        results = [
+            _ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
+            for slot in chosen
+        ]
     results.sort(key=lambda r: (not r.forced, -r.score))
     return results[: max(limit, sum(1 for r in results if r.forced))]
 
 
-def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float],
-            static: dict[str, float]) -> Ranked:
+def _ranked(
+    store: TierStore, entry: Entry, dynamic: dict[str, float], static: dict[str, float]
+) -> Ranked:
     relevance = dynamic.pop("relevance", 0.0)
     breakdown = {**static, **dynamic}
     matched = any(k in dynamic for k in ("trigger", "tool", "agent", "weak_tool", "weak_agent"))
@@ -256,13 +280,18 @@ def _ranked(store: TierStore, entry: Entry, dynamic: dict[str, float],
     return Ranked(entry, str(store.tier), score, breakdown, forced)
 
 
-def search(knowledge: KnowledgeStore, context: QueryContext, limit: int | None = None) -> list[Ranked]:
+def search(
+    knowledge: KnowledgeStore, context: QueryContext, limit: int | None = None
+) -> list[Ranked]:
     """Swarm + hive merged: hive entries that near-duplicate an active swarm entry are
     dropped, then everything is ranked (forced critical directives first)."""
     config = knowledge.config
     if limit is None:
-        limit = (config.delegate_max_inject_count if context.mode == RetrievalMode.DELEGATION
-                 else config.max_inject_count)
+        limit = (
+            config.delegate_max_inject_count
+            if context.mode == RetrievalMode.DELEGATION
+            else config.max_inject_count
+        )
     pool = limit * 2 + 4
     results = search_tier(knowledge.swarm, context, pool)
     if config.hive_enabled:

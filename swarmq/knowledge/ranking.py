@@ -30,8 +30,15 @@ def outcome_signal(entry: Entry) -> float:
     """In [-1, 1]: positive when explicit applications and successes outweigh the negatives."""
     o = entry.outcomes
     good = _n(o.get("applied_explicit_count")) + _n(o.get("succeeded_after_shown_count"))
-    bad = sum(_n(o.get(k)) for k in ("ignored_count", "violated_count", "contradicted_count",
-                                      "failed_after_shown_count"))
+    bad = sum(
+        _n(o.get(k))
+        for k in (
+            "ignored_count",
+            "violated_count",
+            "contradicted_count",
+            "failed_after_shown_count",
+        )
+    )
     total = good + bad
     return 0.0 if total == 0 else (good - bad) / total
 

@@ -129,7 +129,7 @@ def reinforce_entry(
         return entry, "already_confirmed_phase"
     records = [*_raw_confirmations(entry), dict(confirmation)]
     if len(records) > max_confirmed_by:
-        records = records[len(records) - max_confirmed_by:]
+        records = records[len(records) - max_confirmed_by :]
     provisional = Entry({**entry.data, "confirmed_by": records})
     updates: dict[str, Any] = {
         "confirmed_by": records,

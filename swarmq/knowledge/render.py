@@ -22,8 +22,7 @@ from swarmq.knowledge.query import Ranked
 Regime = Literal["full", "half", "quarter", "skipped"]
 OPEN_TAG = "<swarm_knowledge_directives>"
 CLOSE_TAG = "</swarm_knowledge_directives>"
-ACK_HINT = ("ack: KNOWLEDGE_APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED:<trace_id>:<id> "
-            "[reason=...]")
+ACK_HINT = "ack: KNOWLEDGE_APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED:<trace_id>:<id> [reason=...]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +32,15 @@ class Budget:
     max_chars: int
 
 
-def budget_for(headroom: float, config: KnowledgeConfig,
-               mode: RetrievalMode = RetrievalMode.PHASE_START) -> Budget:
+def budget_for(
+    headroom: float, config: KnowledgeConfig, mode: RetrievalMode = RetrievalMode.PHASE_START
+) -> Budget:
     """The budget for a context whose free fraction is ``headroom`` (0.0-1.0)."""
-    count = (config.delegate_max_inject_count if mode == RetrievalMode.DELEGATION
-             else config.max_inject_count)
+    count = (
+        config.delegate_max_inject_count
+        if mode == RetrievalMode.DELEGATION
+        else config.max_inject_count
+    )
     chars = config.inject_char_budget
     if headroom > 0.6:
         return Budget("full", count, chars)
@@ -79,8 +82,11 @@ def directive_record(ranked: Ranked, max_display: int) -> list[str]:
         f"  priority: {entry.priority}",
         f"  lesson: {clip(sanitize(entry.lesson), max_display)}",
     ]
-    for label, key in (("trigger", "triggers"), ("required", "required_actions"),
-                       ("forbidden", "forbidden_actions")):
+    for label, key in (
+        ("trigger", "triggers"),
+        ("required", "required_actions"),
+        ("forbidden", "forbidden_actions"),
+    ):
         values = entry.strings(key)
         if values:
             lines.append(f"  {label}: {clip(sanitize(values[0]), max_display)}")

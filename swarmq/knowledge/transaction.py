@@ -34,7 +34,9 @@ class Transaction:
     @property
     def entries(self) -> list[Entry]:
         """The store as it will be written, in file order."""
-        out = [self.replaced.get(s, e) for s, e in self._mirror.slots.items() if s not in self.removed]
+        out = [
+            self.replaced.get(s, e) for s, e in self._mirror.slots.items() if s not in self.removed
+        ]
         return [*out, *self.appended]
 
     def get(self, entry_id: str) -> Entry | None:
@@ -43,7 +45,9 @@ class Transaction:
             return self.replaced.get(slot, self._mirror.slots[slot])
         return next((e for e in self.appended if e.id == entry_id), None)
 
-    def put(self, item: Mapping[str, Any] | Entry, *, expected_revision: int | None = None) -> Entry:
+    def put(
+        self, item: Mapping[str, Any] | Entry, *, expected_revision: int | None = None
+    ) -> Entry:
         """Replace an entry (by id, keeping its position) with a full object; unchanged
         objects keep their original bytes. Raises :class:`RevisionConflict` on a CAS miss."""
         data = dict(item.data if isinstance(item, Entry) else item)
@@ -62,8 +66,9 @@ class Transaction:
         self.replaced[slot] = entry
         return entry
 
-    def _put_appended(self, entry_id: str, data: dict[str, Any],
-                      expected_revision: int | None) -> Entry:
+    def _put_appended(
+        self, entry_id: str, data: dict[str, Any], expected_revision: int | None
+    ) -> Entry:
         for index, current in enumerate(self.appended):
             if current.id == entry_id:
                 if expected_revision is not None and expected_revision != current.revision:
@@ -103,8 +108,9 @@ class Transaction:
                 self.store.append_entries(self.appended, lease)
                 self.store.trim(lease)
             return
-        self.store.rewrite_file(lease, replaced=self.replaced, removed=self.removed,
-                                appended=self.appended)
+        self.store.rewrite_file(
+            lease, replaced=self.replaced, removed=self.removed, appended=self.appended
+        )
         self.store.trim(lease)
 
 

@@ -48,26 +48,48 @@ _JS_SPACES = re.compile(f"{JS_SPACE}+")
 _DANGEROUS_ERRORS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.ASCII | flags)
     for p, flags in (
-        (r"\brm\s+-rf\b", 0), (r"\bsudo\s+rm\b", 0), (r"\bmkfs\b", 0), (r"\bdd\s+if=", 0),
-        (r":\(\)\s*\{", 0), (r"\bchmod\s+-R\s+777\b", re.IGNORECASE), (r"\bdeltree\b", 0),
+        (r"\brm\s+-rf\b", 0),
+        (r"\bsudo\s+rm\b", 0),
+        (r"\bmkfs\b", 0),
+        (r"\bdd\s+if=", 0),
+        (r":\(\)\s*\{", 0),
+        (r"\bchmod\s+-R\s+777\b", re.IGNORECASE),
+        (r"\bdeltree\b", 0),
         (r"\brmdir\s+/s\b", 0),
     )
 )
 """opencode-swarm's ``DANGEROUS_COMMAND_ERROR_PATTERNS``: refused."""
 _DANGEROUS_WARNINGS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.ASCII)
-    for p in (r"\bformat\b", r"\bkill\s+-9\b", r"\bpkill\b", r"\bkillall\b", r"`[^`]*`", r"\$\([^)]*\)")
+    for p in (
+        r"\bformat\b",
+        r"\bkill\s+-9\b",
+        r"\bpkill\b",
+        r"\bkillall\b",
+        r"`[^`]*`",
+        r"\$\([^)]*\)",
+    )
 )
 """``DANGEROUS_COMMAND_WARNING_PATTERNS``: stored, flagged for review (since 7.x)."""
 _DANGEROUS_STRICT: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.ASCII | re.IGNORECASE)
     for p in (
         r"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r|--recursive\s+--force)\b",
-        r"\bsudo\s+rm\b", r"\bformat\s+(?:[a-z]:|/dev/)", r"\bmkfs(?:\.[a-z0-9]+)?\b",
-        r"\bdd\s+if=", r":\(\)\s*\{", r"\bchmod\s+(?:-R\s+)?0?777\b", r"\bdeltree\b",
-        r"\brmdir\s+/s\b", r"\bkill\s+-9\b", r"\bpkill\b", r"\bkillall\b",
+        r"\bsudo\s+rm\b",
+        r"\bformat\s+(?:[a-z]:|/dev/)",
+        r"\bmkfs(?:\.[a-z0-9]+)?\b",
+        r"\bdd\s+if=",
+        r":\(\)\s*\{",
+        r"\bchmod\s+(?:-R\s+)?0?777\b",
+        r"\bdeltree\b",
+        r"\brmdir\s+/s\b",
+        r"\bkill\s+-9\b",
+        r"\bpkill\b",
+        r"\bkillall\b",
         r"\b(?:curl|wget)\b[^|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
-        r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z])", r"\bshred\b", r"\bwipefs\b",
+        r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z])",
+        r"\bshred\b",
+        r"\bwipefs\b",
         r"\$\([^)]*\b(?:rm|curl|wget|sudo|dd|mkfs|chmod|kill)\b[^)]*\)",
     )
 )
@@ -77,9 +99,15 @@ _WARNINGS_STRICT: tuple[re.Pattern[str], ...] = tuple(
 _SECURITY: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"disable\s+.{0,50}firewall", r"turn\s+off\s+.{0,50}security", r"skip\s+.{0,50}auth",
-        r"bypass\s+.{0,50}auth", r"ignore\s+.{0,50}certificate", r"disable\s+.{0,50}tls",
-        r"disable\s+.{0,50}ssl", r"no\s+.{0,50}validation", r"disable\s+.{0,50}2fa",
+        r"disable\s+.{0,50}firewall",
+        r"turn\s+off\s+.{0,50}security",
+        r"skip\s+.{0,50}auth",
+        r"bypass\s+.{0,50}auth",
+        r"ignore\s+.{0,50}certificate",
+        r"disable\s+.{0,50}tls",
+        r"disable\s+.{0,50}ssl",
+        r"no\s+.{0,50}validation",
+        r"disable\s+.{0,50}2fa",
         r"remove\s+.{0,50}password",
     )
 )
@@ -95,10 +123,48 @@ _INJECTION: tuple[re.Pattern[str], ...] = (
     re.compile(r"\.prototype\["),
 )
 TECH_WORDS = frozenset(
-    ["git", "docker", "typescript", "bun", "vitest", "node", "python", "react", "sql", "api", "hook", "test", "schema", "config", "file", "function", "class", "module", "import", "export"]
+    [
+        "git",
+        "docker",
+        "typescript",
+        "bun",
+        "vitest",
+        "node",
+        "python",
+        "react",
+        "sql",
+        "api",
+        "hook",
+        "test",
+        "schema",
+        "config",
+        "file",
+        "function",
+        "class",
+        "module",
+        "import",
+        "export",
+    ]
 )
 ACTION_WORDS = frozenset(
-    ["use", "avoid", "prefer", "run", "check", "always", "never", "ensure", "call", "write", "add", "remove", "update", "set", "enable", "disable"]
+    [
+        "use",
+        "avoid",
+        "prefer",
+        "run",
+        "check",
+        "always",
+        "never",
+        "ensure",
+        "call",
+        "write",
+        "add",
+        "remove",
+        "update",
+        "set",
+        "enable",
+        "disable",
+    ]
 )
 _SCOPE = re.compile(r"^stack:[a-zA-Z0-9_-]{1,64}\Z")
 _CATEGORIES = frozenset(c.value for c in Category)
@@ -132,7 +198,9 @@ def _safety_text(text: str) -> str:
     return _JS_SPACES.sub(" ", _INVISIBLE.sub(" ", unicodedata.normalize("NFKC", text))).lower()
 
 
-def check_structure(lesson: object, category: object, scope: object, confidence: object) -> ValidationResult:
+def check_structure(
+    lesson: object, category: object, scope: object, confidence: object
+) -> ValidationResult:
     """Layer 1."""
     if not isinstance(lesson, str) or not lesson or js_length(lesson) < 15:
         return ValidationResult(False, 1, REASON_TOO_SHORT, "error")
@@ -223,7 +291,10 @@ def check_semantics(
 ACTIONABLE_STRING_MAX = 200
 ACTIONABLE_LIST_MAX = 20
 SKILL_PATH_PREFIXES = (
-    ".opencode/skills/generated/", ".swarm/skills/proposals/", ".swarm/skills/candidates/")
+    ".opencode/skills/generated/",
+    ".swarm/skills/proposals/",
+    ".swarm/skills/candidates/",
+)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
@@ -282,7 +353,8 @@ def validate_directive_fields(fields: Mapping[str, Any]) -> list[str]:
     }:
         errors.append("directive_priority must be low|medium|high|critical")
     if "generated_skill_slug" in fields and not (
-        isinstance(fields["generated_skill_slug"], str) and _SLUG.match(fields["generated_skill_slug"])
+        isinstance(fields["generated_skill_slug"], str)
+        and _SLUG.match(fields["generated_skill_slug"])
     ):
         errors.append("generated_skill_slug must be a kebab-case slug")
     if "generated_skill_path" in fields and not valid_skill_path(fields["generated_skill_path"]):
@@ -303,10 +375,13 @@ def check_actionability(entry: Mapping[str, Any]) -> ActionabilityReason | None:
         return isinstance(value, list) and len(value) > 0
 
     predicate = (
-        non_empty("forbidden_actions") or non_empty("required_actions")
+        non_empty("forbidden_actions")
+        or non_empty("required_actions")
         or non_empty("verification_checks")
-        or (isinstance(entry.get("verification_predicate"), str)
-            and bool(entry["verification_predicate"].strip()))
+        or (
+            isinstance(entry.get("verification_predicate"), str)
+            and bool(entry["verification_predicate"].strip())
+        )
     )
     scope = non_empty("applies_to_tools") or non_empty("applies_to_agents")
     if predicate and scope:

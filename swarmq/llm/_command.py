@@ -56,8 +56,12 @@ class CommandProvider:
         on_send()
         try:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.env, start_new_session=True,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise ProviderMissing(f"llm.command {argv[0]!r} cannot be run: {exc}") from exc
@@ -67,7 +71,9 @@ class CommandProvider:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-            raise RequestTimeout(f"llm.command {argv[0]!r} ran past {self.timeout_seconds}s; killed") from exc
+            raise RequestTimeout(
+                f"llm.command {argv[0]!r} ran past {self.timeout_seconds}s; killed"
+            ) from exc
         if proc.returncode != 0:
             tail = err.decode("utf-8", "replace").strip()[-300:]
             raise CommandFailed(f"llm.command {argv[0]!r} exited {proc.returncode}: {tail!r}")

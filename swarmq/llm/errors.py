@@ -21,7 +21,9 @@ class AttemptError(SwarmqError):
     outcome = "error"
     retryable = False
 
-    def __init__(self, message: str, *, status_code: int | None = None, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after

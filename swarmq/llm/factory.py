@@ -24,7 +24,9 @@ def build_provider(config: LLMConfig, env: Mapping[str, str] | None = None) -> P
         return None
     if config.provider is LLMProvider.COMMAND:
         assert config.command is not None
-        return CommandProvider(config.command, model=config.model, timeout_seconds=config.timeout_seconds)
+        return CommandProvider(
+            config.command, model=config.model, timeout_seconds=config.timeout_seconds
+        )
     assert config.base_url is not None and config.model is not None
     key = None
     if config.api_key_env:
@@ -35,7 +37,8 @@ def build_provider(config: LLMConfig, env: Mapping[str, str] | None = None) -> P
                 "environment (set it, or use api_key_env: null for a server that needs no key)"
             )
     try:
-        return OpenAICompatible(config.base_url, config.model, api_key=key,
-                                timeout_seconds=config.timeout_seconds)
+        return OpenAICompatible(
+            config.base_url, config.model, api_key=key, timeout_seconds=config.timeout_seconds
+        )
     except ValueError as exc:
         raise LLMConfigError(str(exc)) from exc

@@ -106,7 +106,9 @@ def summarise_usage(records: Iterable[dict[str, Any]], *, day: str | None = None
     for record in records:
         at = record.get("at")
         window = record.get("window")
-        key_day = window if isinstance(window, str) else (at[:10] if isinstance(at, str) else "unknown")
+        key_day = (
+            window if isinstance(window, str) else (at[:10] if isinstance(at, str) else "unknown")
+        )
         if day is not None and key_day != day:
             continue
         quota, model = str(record.get("quota", "?")), str(record.get("model", "?"))
@@ -139,5 +141,3 @@ def summarise_usage(records: Iterable[dict[str, Any]], *, day: str | None = None
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-

@@ -145,7 +145,9 @@ class MeteredCompleter:
         except self.quota_errors as exc:
             # The gate refuses when the window is spent, and fails closed when it cannot decide.
             undecided = "unavailable" in type(exc).__name__.lower()
-            raise QuotaRefused(str(exc), outcome="quota_unavailable" if undecided else None) from exc
+            raise QuotaRefused(
+                str(exc), outcome="quota_unavailable" if undecided else None
+            ) from exc
         return slot
 
     @contextlib.contextmanager
@@ -154,17 +156,30 @@ class MeteredCompleter:
             try:
                 slot = self._reserve(stack)
             except QuotaRefused as exc:
-                self._record(call_id=uuid.uuid4().hex, attempt=1, window=None, model=self._provider.model,
-                             purpose=purpose or None, outcome=exc.outcome, counted=False, error=str(exc))
+                self._record(
+                    call_id=uuid.uuid4().hex,
+                    attempt=1,
+                    window=None,
+                    model=self._provider.model,
+                    purpose=purpose or None,
+                    outcome=exc.outcome,
+                    counted=False,
+                    error=str(exc),
+                )
                 raise
             yield slot
 
     # -- the call ----------------------------------------------------------------------------
 
     def _record(self, **fields: Any) -> None:
-        self.ledger.append(LedgerRecord(
-            quota=self._quota, provider=self._provider.name, task_id=self.task_id, **fields,
-        ))
+        self.ledger.append(
+            LedgerRecord(
+                quota=self._quota,
+                provider=self._provider.name,
+                task_id=self.task_id,
+                **fields,
+            )
+        )
 
     def _delay(self, error: AttemptError, attempt: int) -> float | None:
         if error.retry_after is not None:
@@ -177,14 +192,26 @@ class MeteredCompleter:
     ) -> Completion:
         request = ChatRequest.of(messages, **self.request_options)
         call_id = uuid.uuid4().hex
-        base = {"call_id": call_id, "input_hash": request.input_hash(), "purpose": purpose or None,
-                "model": self._provider.model}
+        base = {
+            "call_id": call_id,
+            "input_hash": request.input_hash(),
+            "purpose": purpose or None,
+            "model": self._provider.model,
+        }
         limit, size = self.max_prompt_chars, prompt_chars(messages)
         if limit is not None and size > limit:  # refused before any slot is reserved or spent
-            why = (f"prompt of about {size // CHARS_PER_TOKEN} tokens does not fit the declared context "
-                   f"({self.context_tokens} tokens, {self.reply_tokens} kept for the reply)")
-            self._record(attempt=0, window=None, outcome=PromptTooLarge.outcome, counted=False,
-                         error=why, **base)
+            why = (
+                f"prompt of about {size // CHARS_PER_TOKEN} tokens does not fit the declared context "
+                f"({self.context_tokens} tokens, {self.reply_tokens} kept for the reply)"
+            )
+            self._record(
+                attempt=0,
+                window=None,
+                outcome=PromptTooLarge.outcome,
+                counted=False,
+                error=why,
+                **base,
+            )
             raise PromptTooLarge(why)
         last: AttemptError | None = None
         sent_any = False
@@ -195,12 +222,21 @@ class MeteredCompleter:
                     try:
                         slot = self._reserve(stack)
                     except QuotaRefused as exc:
-                        self._record(attempt=attempt, window=None, outcome=exc.outcome, counted=False,
-                                     error=str(exc), **base)
+                        self._record(
+                            attempt=attempt,
+                            window=None,
+                            outcome=exc.outcome,
+                            counted=False,
+                            error=str(exc),
+                            **base,
+                        )
                         if last is None:
                             raise
-                        raise CompletionFailed(f"{last}; no slot left for a retry: {exc}",
-                                               outcome=last.outcome, reached_network=sent_any) from exc
+                        raise CompletionFailed(
+                            f"{last}; no slot left for a retry: {exc}",
+                            outcome=last.outcome,
+                            reached_network=sent_any,
+                        ) from exc
                 window = _window_of(slot)
                 if self.limiter is not None:
                     self._wait_for_rate(attempt, window, base, last, sent_any)
@@ -218,22 +254,45 @@ class MeteredCompleter:
                 self.sleep(delay)
         assert last is not None
         if not sent_any:
-            raise ProviderUnreachable(f"{self._provider.name} unreachable: {last}", outcome=last.outcome)
+            raise ProviderUnreachable(
+                f"{self._provider.name} unreachable: {last}", outcome=last.outcome
+            )
         raise CompletionFailed(str(last), outcome=last.outcome, reached_network=True)
 
-    def _wait_for_rate(self, attempt: int, window: str | None, base: dict[str, Any],
-                       last: AttemptError | None, sent_any: bool) -> None:
+    def _wait_for_rate(
+        self,
+        attempt: int,
+        window: str | None,
+        base: dict[str, Any],
+        last: AttemptError | None,
+        sent_any: bool,
+    ) -> None:
         assert self.limiter is not None
         try:
             self.limiter.acquire(self.rate_wait_seconds)
         except (TimeoutError, ConnectionError) as exc:
-            outcome = "rate_limit_wait" if isinstance(exc, TimeoutError) else "rate_limiter_unavailable"
-            self._record(attempt=attempt, window=window, outcome=outcome, counted=False, error=str(exc), **base)
-            raise CompletionFailed(f"request rate limit: {exc}", outcome=outcome,
-                                   reached_network=sent_any) from exc
+            outcome = (
+                "rate_limit_wait" if isinstance(exc, TimeoutError) else "rate_limiter_unavailable"
+            )
+            self._record(
+                attempt=attempt,
+                window=window,
+                outcome=outcome,
+                counted=False,
+                error=str(exc),
+                **base,
+            )
+            raise CompletionFailed(
+                f"request rate limit: {exc}", outcome=outcome, reached_network=sent_any
+            ) from exc
 
     def _attempt(
-        self, request: ChatRequest, slot: Slot, attempt: int, window: str | None, base: dict[str, Any]
+        self,
+        request: ChatRequest,
+        slot: Slot,
+        attempt: int,
+        window: str | None,
+        base: dict[str, Any],
     ) -> Completion | tuple[AttemptError, bool]:
         started = False
 
@@ -246,24 +305,59 @@ class MeteredCompleter:
         try:
             reply = self._provider.send(request, on_send=on_send)
         except self.quota_errors as exc:
-            self._record(attempt=attempt, window=window, outcome="quota_refused_at_send", counted=False,
-                         error=str(exc), **base)
+            self._record(
+                attempt=attempt,
+                window=window,
+                outcome="quota_refused_at_send",
+                counted=False,
+                error=str(exc),
+                **base,
+            )
             raise QuotaRefused(f"slot revoked before sending: {exc}") from exc
         except AttemptError as exc:
             latency = round((time.perf_counter() - began) * 1000, 1)
-            self._record(attempt=attempt, window=window, outcome=exc.outcome, counted=started,
-                         latency_ms=latency, status_code=exc.status_code, error=str(exc)[:500], **base)
+            self._record(
+                attempt=attempt,
+                window=window,
+                outcome=exc.outcome,
+                counted=started,
+                latency_ms=latency,
+                status_code=exc.status_code,
+                error=str(exc)[:500],
+                **base,
+            )
             return exc, started
         latency = round((time.perf_counter() - began) * 1000, 1)
-        self._record(attempt=attempt, window=window, outcome="ok", counted=started, latency_ms=latency,
-                     tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,
-                     **{**base, "model": reply.model})
-        return Completion(reply.text, base["call_id"], self._provider.name, reply.model,
-                          reply.tokens_in, reply.tokens_out)
+        self._record(
+            attempt=attempt,
+            window=window,
+            outcome="ok",
+            counted=started,
+            latency_ms=latency,
+            tokens_in=reply.tokens_in,
+            tokens_out=reply.tokens_out,
+            **{**base, "model": reply.model},
+        )
+        return Completion(
+            reply.text,
+            base["call_id"],
+            self._provider.name,
+            reply.model,
+            reply.tokens_in,
+            reply.tokens_out,
+        )
 
     def reject(self, completion: Completion, reason: str) -> None:
-        self._record(call_id=completion.call_id, attempt=0, window=None, model=completion.model,
-                     outcome=REPLY_REJECTED, counted=False, error=reason[:500], event=REPLY_REJECTED)
+        self._record(
+            call_id=completion.call_id,
+            attempt=0,
+            window=None,
+            model=completion.model,
+            outcome=REPLY_REJECTED,
+            counted=False,
+            error=reason[:500],
+            event=REPLY_REJECTED,
+        )
 
     def close(self) -> None:
         self._provider.close()

@@ -103,7 +103,9 @@ class OpenAICompatible:
                 on_send()
 
         http_request = self._client.build_request(
-            "POST", f"{self.base_url}/chat/completions", json=self.body(request),
+            "POST",
+            f"{self.base_url}/chat/completions",
+            json=self.body(request),
             extensions={"trace": trace},
         )
         try:
@@ -111,7 +113,9 @@ class OpenAICompatible:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise ConnectFailed(f"cannot reach {self.base_url}: {exc}") from exc
         except httpx.TimeoutException as exc:
-            raise RequestTimeout(f"{self.base_url} did not answer in time ({type(exc).__name__})") from exc
+            raise RequestTimeout(
+                f"{self.base_url} did not answer in time ({type(exc).__name__})"
+            ) from exc
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise ServerError(f"{self.base_url} dropped the connection: {exc}") from exc
         return self._reply(response)
@@ -120,26 +124,36 @@ class OpenAICompatible:
         status = response.status_code
         if status == 429:
             raise RateLimited(
-                f"rate limited by {self.base_url} (HTTP 429)", status_code=status,
+                f"rate limited by {self.base_url} (HTTP 429)",
+                status_code=status,
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         if status >= 500:
             raise ServerError(
-                f"{self.base_url} answered HTTP {status}: {response.text[:200]!r}", status_code=status,
+                f"{self.base_url} answered HTTP {status}: {response.text[:200]!r}",
+                status_code=status,
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         if status >= 400:
-            raise ClientError(f"{self.base_url} refused the request (HTTP {status}): {response.text[:200]!r}",
-                              status_code=status)
+            raise ClientError(
+                f"{self.base_url} refused the request (HTTP {status}): {response.text[:200]!r}",
+                status_code=status,
+            )
         if status != 200:
-            raise MalformedReply(f"unexpected HTTP {status} from {self.base_url}", status_code=status)
+            raise MalformedReply(
+                f"unexpected HTTP {status} from {self.base_url}", status_code=status
+            )
         if len(response.content) > MAX_REPLY_BYTES:
-            raise MalformedReply(f"reply of {len(response.content)} bytes exceeds {MAX_REPLY_BYTES}",
-                                 status_code=status)
+            raise MalformedReply(
+                f"reply of {len(response.content)} bytes exceeds {MAX_REPLY_BYTES}",
+                status_code=status,
+            )
         try:
             data = json.loads(response.content)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise MalformedReply(f"reply is not JSON: {response.text[:120]!r}", status_code=status) from exc
+            raise MalformedReply(
+                f"reply is not JSON: {response.text[:120]!r}", status_code=status
+            ) from exc
         return _parse_completion(data, self._model, status)
 
     def close(self) -> None:
@@ -154,8 +168,10 @@ def _parse_completion(data: Any, default_model: str, status: int) -> ProviderRep
     except (KeyError, IndexError, TypeError) as exc:
         raise MalformedReply("reply has no choices[0].message.content", status_code=status) from exc
     if not isinstance(content, str):
-        raise MalformedReply(f"choices[0].message.content is {type(content).__name__}, not a string",
-                             status_code=status)
+        raise MalformedReply(
+            f"choices[0].message.content is {type(content).__name__}, not a string",
+            status_code=status,
+        )
     usage = data.get("usage") if isinstance(data, dict) else None
     tokens_in = tokens_out = None
     if isinstance(usage, dict):

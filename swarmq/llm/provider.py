@@ -34,7 +34,9 @@ class ChatRequest:
 
     def input_hash(self) -> str:
         """sha256 of the canonical messages: equal prompts hash equal across processes."""
-        canonical = json.dumps(self.messages, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        canonical = json.dumps(
+            self.messages, ensure_ascii=False, separators=(",", ":"), sort_keys=True
+        )
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def as_prompt_text(self) -> str:
@@ -42,7 +44,9 @@ class ChatRequest:
         parts = []
         for message in self.messages:
             role = message["role"]
-            parts.append(message["content"] if role == "user" else f"[{role}]\n{message['content']}")
+            parts.append(
+                message["content"] if role == "user" else f"[{role}]\n{message['content']}"
+            )
         return "\n\n".join(parts)
 
 

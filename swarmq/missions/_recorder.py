@@ -38,21 +38,36 @@ class RunRecorder:
     """The run's start (events, SUMMARY, runtime.json) is recorded."""
     _seen: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def event(self, kind: EventType, summary: str, *, key: str | None = None, **extra: object) -> MissionEvent:
+    def event(
+        self, kind: EventType, summary: str, *, key: str | None = None, **extra: object
+    ) -> MissionEvent:
         """An event whose id is stable across replays of the same run."""
         if key is None:
             count = self._seen.get((kind.value, summary), 0) + 1
             self._seen[(kind.value, summary)] = count
             key = f"{summary}#{count}"
-        return MissionEvent(kind, self.layout.worker_id, self.mission_id, summary, self.assignment_id,
-                            id=event_id(self.mission_id, self.assignment_id, kind.value, key),
-                            extra=dict(extra))
+        return MissionEvent(
+            kind,
+            self.layout.worker_id,
+            self.mission_id,
+            summary,
+            self.assignment_id,
+            id=event_id(self.mission_id, self.assignment_id, kind.value, key),
+            extra=dict(extra),
+        )
 
-    def record(self, event: MissionEvent, *, episode: bool = True, result: str = "", next_action: str = "") -> bool:
+    def record(
+        self, event: MissionEvent, *, episode: bool = True, result: str = "", next_action: str = ""
+    ) -> bool:
         fresh = append_events(self.layout, self.locks, self.mission_id, [event])
         if episode:
-            append_episode(self.layout, self.locks, event, result=result,
-                           next_action=next_action or self.next_action)
+            append_episode(
+                self.layout,
+                self.locks,
+                event,
+                result=result,
+                next_action=next_action or self.next_action,
+            )
         return bool(fresh)
 
     def record_all(self, events: list[MissionEvent]) -> None:
@@ -79,7 +94,9 @@ class RunRecorder:
         elif kind is MarkerKind.STATE:
             self.state_hint = marker.state
             word = text.split(maxsplit=1)[0].upper() if text else ""
-            self.record(self.event(EventType.CHECKPOINT, f"state {text}", state=word), episode=False)
+            self.record(
+                self.event(EventType.CHECKPOINT, f"state {text}", state=word), episode=False
+            )
         elif kind is MarkerKind.BLOCKED:
             self.blocked.append(text)
             self.record(self.event(EventType.BLOCKED, text, state="blocked"))
@@ -100,7 +117,9 @@ class RunRecorder:
         elif kind is MarkerKind.RESULT:
             self.result = text
         elif kind is MarkerKind.HANDOFF_REQUESTED:
-            self.record(self.event(EventType.HANDOFF_REQUESTED, text or "agent requested a handoff"))
+            self.record(
+                self.event(EventType.HANDOFF_REQUESTED, text or "agent requested a handoff")
+            )
         elif kind is MarkerKind.HANDOFF:
             self.handoff_block = text
 

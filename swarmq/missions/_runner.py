@@ -68,7 +68,9 @@ def _setpriv() -> str | None:
     if not _SETPRIV:
         path = shutil.which("setpriv") if os.uname().sysname == "Linux" else None
         if path is not None:
-            probe = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, check=False)
+            probe = subprocess.run(
+                [path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, check=False
+            )
             path = path if probe.returncode == 0 else None
         _SETPRIV.append(path)
     return _SETPRIV[0]
@@ -95,12 +97,26 @@ def spawn(argv: list[str], *, env: Mapping[str, str], cwd: Path | None) -> subpr
     setpriv = _setpriv()
     if setpriv is not None:
         argv = [setpriv, "--pdeathsig", "KILL", "--", _executable(argv[0], env, cwd), *argv[1:]]
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env=dict(env), cwd=str(cwd) if cwd else None,
-                                close_fds=True, start_new_session=True)
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(env), cwd=str(cwd) if cwd else None, close_fds=True,
-                            preexec_fn=_die_with_parent)
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(env),
+            cwd=str(cwd) if cwd else None,
+            close_fds=True,
+            start_new_session=True,
+        )
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(env),
+        cwd=str(cwd) if cwd else None,
+        close_fds=True,
+        preexec_fn=_die_with_parent,
+    )
 
 
 def kill_group(pid: int, grace: float) -> None:
@@ -215,8 +231,17 @@ def run_agent(
             kill_group(proc.pid, 0)
             reader.join(timeout=5)
         ended = iso()
-        log.write(f"=== {ended} agent exit: {code}{' (timed out)' if timed_out else ''} ===\n".encode())
+        log.write(
+            f"=== {ended} agent exit: {code}{' (timed out)' if timed_out else ''} ===\n".encode()
+        )
     if reader_error:
         raise reader_error[0]
-    return AgentResult(code, started, ended, pid=proc.pid, timed_out=timed_out, stopped=stopped,
-                       tail="\n".join(tail[-10:]))
+    return AgentResult(
+        code,
+        started,
+        ended,
+        pid=proc.pid,
+        timed_out=timed_out,
+        stopped=stopped,
+        tail="\n".join(tail[-10:]),
+    )

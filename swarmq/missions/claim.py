@@ -83,7 +83,9 @@ def adopt(doc: LedgerDoc, mission_id: str, record: dict[str, Any]) -> Mission:
     key = mission.client_key
     owner = doc.key_owner(key) if key is not None else None
     if owner is not None:
-        raise ClaimRefused(f"client key {key!r} belongs to mission {owner}; {mission_id} is not created")
+        raise ClaimRefused(
+            f"client key {key!r} belongs to mission {owner}; {mission_id} is not created"
+        )
     return doc.add(mission)
 
 
@@ -91,10 +93,17 @@ def first_start(mission: Mission, assignment: Assignment, worker_id: str) -> str
     """Why this is not the first start of ``assignment`` on ``worker_id`` (None when it is)."""
     if assignment.worker_id != worker_id:
         return f"assignment {assignment.id} belongs to {assignment.worker_id}, not {worker_id}"
-    if (mission.state is not S.PLANNING or assignment.state is not S.PLANNING or assignment.claim
-            or assignment.attempts or mission.current_assignment_id != assignment.id):
-        return (f"assignment {assignment.id} is {assignment.state.value} (attempt {assignment.attempts}), "
-                f"mission {mission.state.value}: not a first start")
+    if (
+        mission.state is not S.PLANNING
+        or assignment.state is not S.PLANNING
+        or assignment.claim
+        or assignment.attempts
+        or mission.current_assignment_id != assignment.id
+    ):
+        return (
+            f"assignment {assignment.id} is {assignment.state.value} (attempt {assignment.attempts}), "
+            f"mission {mission.state.value}: not a first start"
+        )
     return None
 
 
@@ -145,14 +154,23 @@ class Claimant:
             assignment.move(S.EXECUTING)
             assignment.started_at = iso()
         if mission.state is not S.EXECUTING:
-            mission.move(S.EXECUTING, f"{self.worker_id} started {assignment.id} (attempt "
-                         f"{assignment.attempts})", kind="start")
+            mission.move(
+                S.EXECUTING,
+                f"{self.worker_id} started {assignment.id} (attempt {assignment.attempts})",
+                kind="start",
+            )
         mission.current_assignment_id = assignment.id
-        assignment.claim = {"host": self.host, "pid": self.pid, "token": self.token,
-                            "attempt": assignment.attempts, "heartbeatAt": iso()}
+        assignment.claim = {
+            "host": self.host,
+            "pid": self.pid,
+            "token": self.token,
+            "attempt": assignment.attempts,
+            "heartbeatAt": iso(),
+        }
 
-    def speculate(self, mission_id: str, assignment_id: str,
-                  record: dict[str, Any]) -> tuple[Mission, Assignment]:
+    def speculate(
+        self, mission_id: str, assignment_id: str, record: dict[str, Any]
+    ) -> tuple[Mission, Assignment]:
         """The mission and assignment as the message has them, claimed in memory. The claim
         itself (:func:`adopt`, :func:`first_start`, commit, heartbeat file) runs at the first
         :meth:`claimed`, right after the spawn (the agent's first heartbeat), so it shares
@@ -165,12 +183,16 @@ class Claimant:
             raise ClaimRefused(f"the task's mission record is unusable: {exc}") from exc
         reason = first_start(mission, assignment, self.worker_id)
         if mission.id != mission_id or reason is not None:
-            raise ClaimRefused(reason or f"the task's record is mission {mission.id!r}, not {mission_id!r}")
+            raise ClaimRefused(
+                reason or f"the task's record is mission {mission.id!r}, not {mission_id!r}"
+            )
         self._apply_claim(mission, assignment)
         claim = dict(assignment.claim or {})
 
         def commit() -> None:
-            with self.ledger.edit(defer_dir_sync=True) as doc:  # directory synced once the agent runs
+            with self.ledger.edit(
+                defer_dir_sync=True
+            ) as doc:  # directory synced once the agent runs
                 stored = adopt(doc, mission_id, record)
                 try:
                     current = stored.assignment(assignment_id)
@@ -187,7 +209,9 @@ class Claimant:
         return mission, assignment
 
     def _claim_alive(self, assignment_id: str, claim: dict[str, Any]) -> bool:
-        fresh = heartbeat_age(self.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
+        fresh = (
+            heartbeat_age(self.runtime_dir, assignment_id, claim) < self.config.stale_after_seconds
+        )
         if claim.get("host") == self.host:
             return claim.get("pid") != self.pid and pid_alive(claim.get("pid")) and fresh
         return fresh
@@ -221,28 +245,46 @@ class Claimant:
             kill_group(int(orphan), self.config.kill_grace_seconds)  # type: ignore[call-overload]
         return mission, assignment
 
-    def _commit_claim(self, mission_id: str, assignment_id: str,
-                      decided: Future[tuple[Mission, Assignment, object] | RunOutcome]) -> None:
+    def _commit_claim(
+        self,
+        mission_id: str,
+        assignment_id: str,
+        decided: Future[tuple[Mission, Assignment, object] | RunOutcome],
+    ) -> None:
         orphan: object = None
         with self.ledger.edit(defer_dir_sync=True) as doc:  # directory synced once the agent runs
             try:
                 mission = doc.get(mission_id)
                 assignment = mission.assignment(assignment_id)
             except MissionNotFound as exc:
-                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc)))
+                decided.set_result(
+                    RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, str(exc))
+                )
                 return
             skip = self._skip_reason(mission, assignment)
             if skip is not None:
-                decided.set_result(RunOutcome(mission_id, assignment_id, self.worker_id, SKIPPED, skip,
-                                              attempt=assignment.attempts))
+                decided.set_result(
+                    RunOutcome(
+                        mission_id,
+                        assignment_id,
+                        self.worker_id,
+                        SKIPPED,
+                        skip,
+                        attempt=assignment.attempts,
+                    )
+                )
                 return
             previous = assignment.claim or {}
             if previous.get("host") == self.host:
                 beat = read_beat(self.runtime_dir, assignment_id)
-                orphan = beat.get("agentPid") if beat.get("token") == previous.get("token") else None
+                orphan = (
+                    beat.get("agentPid") if beat.get("token") == previous.get("token") else None
+                )
                 orphan = orphan or previous.get("agentPid")
             self._apply_claim(mission, assignment)
-            decided.set_result((mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan))
+            decided.set_result(
+                (mission.model_copy(deep=True), assignment.model_copy(deep=True), orphan)
+            )
         write_beat(self.runtime_dir, assignment_id, dict(assignment.claim or {}))
 
     def claimed(self) -> None:
@@ -263,7 +305,8 @@ class Claimant:
             return f"mission {mission.id} is {mission.state.value}"
         if assignment.claim and self._claim_alive(assignment.id, assignment.claim):
             claim = assignment.claim
-            return (f"assignment {assignment.id} is running on {claim.get('host')} pid {claim.get('pid')} "
-                    f"(attempt {claim.get('attempt')}); this delivery is a duplicate")
+            return (
+                f"assignment {assignment.id} is running on {claim.get('host')} pid {claim.get('pid')} "
+                f"(attempt {claim.get('attempt')}); this delivery is a duplicate"
+            )
         return None
-

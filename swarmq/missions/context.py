@@ -98,7 +98,9 @@ def load_context(
         ctx.episodes = _recall_episodes(layout, mission, recall_budget_chars, search)
     if knowledge is not None and knowledge_budget_chars > 0:
         try:
-            ctx.knowledge = knowledge(f"{mission.title}\n{mission.objective}", knowledge_budget_chars)
+            ctx.knowledge = knowledge(
+                f"{mission.title}\n{mission.objective}", knowledge_budget_chars
+            )
         except Exception as exc:  # knowledge is optional context, never fatal
             ctx.knowledge = f"(knowledge directives unavailable: {type(exc).__name__}: {exc})"
         ctx.knowledge = ctx.knowledge[:knowledge_budget_chars]
@@ -116,8 +118,9 @@ def _recall_episodes(
     seen: set[tuple[str, int]] = set()
     for query in (mission.id, mission.objective[:300]):
         try:
-            result = search.search(query, scope=Scope.WORKER, worker_id=layout.worker_id,
-                                   limit=20, budget_chars=budget)
+            result = search.search(
+                query, scope=Scope.WORKER, worker_id=layout.worker_id, limit=20, budget_chars=budget
+            )
         except SearchError:
             continue
         for hit in result.hits:
@@ -156,7 +159,11 @@ def render_prompt(
         "## Reporting",
         REPORTING_RULES,
     ]
-    runtime = {k: ctx.runtime.get(k) for k in ("currentMissionId", "state", "lastMissionId") if k in ctx.runtime}
+    runtime = {
+        k: ctx.runtime.get(k)
+        for k in ("currentMissionId", "state", "lastMissionId")
+        if k in ctx.runtime
+    }
     # Most important first; the tail is what gets shortened when the budget is tight.
     sections = [
         ("Latest handoff", ctx.handoff),

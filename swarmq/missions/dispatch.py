@@ -53,7 +53,9 @@ class MissionSpec:
         if self.target.worker_id is not None:
             check_id(self.target.worker_id, "workerId")
         for name, value in (("role", self.target.role), ("specialty", self.target.specialty)):
-            if value is not None and (not value.strip() or len(value) > 64 or not value.isprintable()):
+            if value is not None and (
+                not value.strip() or len(value) > 64 or not value.isprintable()
+            ):
                 raise InvalidInput(f"{name} must be 1-64 printable characters")
 
 
@@ -74,7 +76,9 @@ def _title(spec: MissionSpec) -> str:
 def _assign(mission: Mission, worker_id: str, *, resume: bool) -> Assignment:
     from swarmq.names import direct_queue
 
-    assignment = Assignment(id=new_id("assign"), workerId=worker_id, queue=direct_queue(worker_id), resume=resume)
+    assignment = Assignment(
+        id=new_id("assign"), workerId=worker_id, queue=direct_queue(worker_id), resume=resume
+    )
     mission.assignments.append(assignment)
     mission.current_assignment_id = assignment.id
     return assignment
@@ -86,8 +90,13 @@ def create_mission(doc: LedgerDoc, spec: MissionSpec, route: Route) -> Mission:
     mission_id = spec.mission_id or new_id("mission")
     if doc.exists(mission_id):
         raise MissionConflict(f"mission {mission_id!r} already exists in the ledger")
-    mission = Mission(id=mission_id, title=_title(spec), objective=spec.objective,
-                      target=spec.target.as_dict(), clientKey=spec.client_key)
+    mission = Mission(
+        id=mission_id,
+        title=_title(spec),
+        objective=spec.objective,
+        target=spec.target.as_dict(),
+        clientKey=spec.client_key,
+    )
     mission.note(f"submitted for {spec.target.describe()}", kind="submit")
     if route.worker_id is not None and route.state is MissionState.PLANNING:
         assignment = _assign(mission, route.worker_id, resume=False)
@@ -135,7 +144,9 @@ def cancel_mission(doc: LedgerDoc, mission_id: str, reason: str) -> Mission:
     if mission.state is MissionState.CANCELLED:
         return mission
     if mission.state in TERMINAL:
-        raise TransitionError(f"mission {mission_id} is already {mission.state.value}; nothing to cancel")
+        raise TransitionError(
+            f"mission {mission_id} is already {mission.state.value}; nothing to cancel"
+        )
     for assignment in mission.assignments:
         if assignment.state is MissionState.PLANNING:
             assignment.move(MissionState.CANCELLED, reason)
@@ -143,8 +154,14 @@ def cancel_mission(doc: LedgerDoc, mission_id: str, reason: str) -> Mission:
     return mission
 
 
-def resume_mission(doc: LedgerDoc, mission_id: str, route: Route, note: str | None = None, *,
-                   force: str | None = None) -> Mission:
+def resume_mission(
+    doc: LedgerDoc,
+    mission_id: str,
+    route: Route,
+    note: str | None = None,
+    *,
+    force: str | None = None,
+) -> Mission:
     """Dispatch a new assignment that continues from the last handoff.
 
     ``force`` (the reason) first settles a still-active assignment as failed: for a run whose
@@ -164,8 +181,11 @@ def resume_mission(doc: LedgerDoc, mission_id: str, route: Route, note: str | No
         )
     if route.worker_id is None or route.state is not MissionState.PLANNING:
         mission.note(f"resume refused: {route.reason}", kind="resume")
-        if not running and route.state is not mission.state and route.state in (
-                MissionState.BLOCKED, MissionState.FAILED):
+        if (
+            not running
+            and route.state is not mission.state
+            and route.state in (MissionState.BLOCKED, MissionState.FAILED)
+        ):
             mission.move(route.state, route.reason, kind="route")
         return mission
     if running:
@@ -181,6 +201,9 @@ def resume_mission(doc: LedgerDoc, mission_id: str, route: Route, note: str | No
             f"mission {mission_id} is {mission.state.value}; only blocked, review or failed missions resume"
         )
     assignment = _assign(mission, route.worker_id, resume=True)
-    mission.move(MissionState.PLANNING, f"resumed on {route.worker_id} as {assignment.id}"
-                 + (f": {note}" if note else ""), kind="resume")
+    mission.move(
+        MissionState.PLANNING,
+        f"resumed on {route.worker_id} as {assignment.id}" + (f": {note}" if note else ""),
+        kind="resume",
+    )
     return mission

@@ -62,7 +62,9 @@ class MissionHistory:
         except FileNotFoundError:
             return None
         except ValueError as exc:
-            raise Unavailable(f"{self.key_path(client_key)}: unreadable client-key record ({exc})") from exc
+            raise Unavailable(
+                f"{self.key_path(client_key)}: unreadable client-key record ({exc})"
+            ) from exc
         if data.get("clientKey") != client_key:  # a hash collision: treat as unknown
             return None
         owner = data.get("missionId")
@@ -149,8 +151,11 @@ def index_entry(record: dict[str, Any], archived: Path) -> dict[str, Any]:
     entry = {k: v for k, v in record.items() if k not in ("log", "objective")}
     objective = str(record.get("objective", ""))
     entry["objective"] = objective[:INDEX_OBJECTIVE_CHARS]
-    entry["assignments"] = [{k: v for k, v in a.items() if k != "claim"}
-                            for a in record.get("assignments", []) if isinstance(a, dict)]
+    entry["assignments"] = [
+        {k: v for k, v in a.items() if k != "claim"}
+        for a in record.get("assignments", [])
+        if isinstance(a, dict)
+    ]
     entry["archived"] = str(archived)
     return entry
 

@@ -56,7 +56,9 @@ def new_id(prefix: str) -> str:
 
 def check_client_key(value: str) -> str:
     if CLIENT_KEY.fullmatch(value) is None:
-        raise UnsafePathError(f"client key {value[:80]!r} is not allowed: use 1-128 of A-Z a-z 0-9 _ . : @ -")
+        raise UnsafePathError(
+            f"client key {value[:80]!r} is not allowed: use 1-128 of A-Z a-z 0-9 _ . : @ -"
+        )
     return value
 
 
@@ -121,7 +123,9 @@ class Mission(_Record):
     def move(self, target: MissionState, reason: str | None = None, *, kind: str = "state") -> None:
         check_transition(f"mission {self.id}", MISSION_TRANSITIONS, self.state, target)
         if target != self.state or reason:
-            self.log.append(LogEntry(type=kind, summary=reason or f"now {target.value}", state=target))
+            self.log.append(
+                LogEntry(type=kind, summary=reason or f"now {target.value}", state=target)
+            )
         self.state = target
         self.reason = reason
         self.updated_at = iso()
@@ -176,7 +180,8 @@ class LedgerDoc(_Record):
 
     def exists(self, mission_id: str) -> bool:
         return mission_id in self.missions or (
-            self._history is not None and self._history.archived(mission_id) is not None)
+            self._history is not None and self._history.archived(mission_id) is not None
+        )
 
     def add(self, mission: Mission) -> Mission:
         """Put a new mission in the ledger, with its client key (the caller checked both free)."""
@@ -194,12 +199,14 @@ class LedgerDoc(_Record):
 
     def due_for_retirement(self, retention: Retention) -> list[Mission]:
         """Finished missions past the retention age, plus the oldest beyond ``retention.keep``."""
-        finished = sorted((m for m in self.missions.values() if m.state in TERMINAL), key=lambda m: m.updated_at)
+        finished = sorted(
+            (m for m in self.missions.values() if m.state in TERMINAL), key=lambda m: m.updated_at
+        )
         cutoff = utc_now() - timedelta(seconds=retention.seconds)
         due = [m for m in finished if _before(m.updated_at, cutoff)]
-        rest = finished[len(due):]
+        rest = finished[len(due) :]
         if len(rest) > retention.keep:
-            due += rest[:len(rest) - retention.keep]
+            due += rest[: len(rest) - retention.keep]
         return due
 
     def load(self) -> dict[str, int]:
@@ -222,8 +229,14 @@ def _before(stamp: str, cutoff: datetime) -> bool:
 class Ledger:
     """The ledger file of one swarm, the lock that guards it and where finished missions retire."""
 
-    def __init__(self, runtime_dir: Path, locks: StoreLocks, *, archive_root: Path,
-                 retention: Retention | None = None) -> None:
+    def __init__(
+        self,
+        runtime_dir: Path,
+        locks: StoreLocks,
+        *,
+        archive_root: Path,
+        retention: Retention | None = None,
+    ) -> None:
         """``archive_root`` is where retired missions go: every handle on one ledger must name the
         same one (:meth:`for_swarm` does), or a retired mission is looked for in the wrong place."""
         self.runtime_dir = runtime_dir
@@ -233,12 +246,17 @@ class Ledger:
         self.history = MissionHistory(runtime_dir, archive_root, locks)
 
     @classmethod
-    def for_swarm(cls, config: MissionsConfig, *, runtime_dir: Path, shared_dir: Path,
-                  locks: StoreLocks) -> Ledger:
+    def for_swarm(
+        cls, config: MissionsConfig, *, runtime_dir: Path, shared_dir: Path, locks: StoreLocks
+    ) -> Ledger:
         """A swarm's ledger in ``runtime_dir``, kept as its ``missions:`` section says and
         retiring to ``<shared_dir>/swarm/missions`` (Swarm2's archive)."""
-        return cls(runtime_dir, locks, archive_root=shared_dir / "swarm" / "missions",
-                   retention=Retention(config.ledger_keep_finished, config.ledger_keep_finished_seconds))
+        return cls(
+            runtime_dir,
+            locks,
+            archive_root=shared_dir / "swarm" / "missions",
+            retention=Retention(config.ledger_keep_finished, config.ledger_keep_finished_seconds),
+        )
 
     def read(self) -> LedgerDoc:
         """A consistent snapshot (the file is only ever replaced whole)."""
@@ -258,7 +276,9 @@ class Ledger:
         return doc
 
     @contextlib.contextmanager
-    def edit(self, timeout: float | None = 60.0, *, defer_dir_sync: bool = False) -> Iterator[LedgerDoc]:
+    def edit(
+        self, timeout: float | None = 60.0, *, defer_dir_sync: bool = False
+    ) -> Iterator[LedgerDoc]:
         """Hold the ledger lock, yield the document, write it back if the block succeeds.
 
         After the block: new client keys are recorded, newly cancelled missions get a stop
@@ -279,8 +299,13 @@ class Ledger:
                 if keys.get(key) != owner:
                     self.history.remember_key(key, owner, durable=False)
             for mission_id, mission in doc.missions.items():
-                if mission.state is MissionState.CANCELLED and states.get(mission_id) is not MissionState.CANCELLED:
-                    request_stop(self.runtime_dir, mission_id, mission.reason or "mission cancelled")
+                if (
+                    mission.state is MissionState.CANCELLED
+                    and states.get(mission_id) is not MissionState.CANCELLED
+                ):
+                    request_stop(
+                        self.runtime_dir, mission_id, mission.reason or "mission cancelled"
+                    )
             due = doc.due_for_retirement(self.retention)
             if due:
                 self.history.retire([m.dump() for m in due])
@@ -290,8 +315,13 @@ class Ledger:
                 doc.client_keys = {k: v for k, v in doc.client_keys.items() if v not in gone}
             doc.updated_at = iso()
             text = doc.model_dump_json(by_alias=True, exclude_none=True, indent=2)
-            write_atomic(self.path, text, lease=lease, sync_dir=_no_dir_sync if defer_dir_sync else None,
-                         confirm=False)
+            write_atomic(
+                self.path,
+                text,
+                lease=lease,
+                sync_dir=_no_dir_sync if defer_dir_sync else None,
+                confirm=False,
+            )
             confirm_by_release(lease)  # the write is the last act under the lock
 
     def sync(self) -> None:

@@ -53,6 +53,7 @@ from swarmq.storage.locking import LockError, StoreLocks
 S = MissionState
 log = logging.getLogger(__name__)
 
+
 @dataclass
 class MissionRunner:
     """Runs assignments of one worker; the Celery task builds one per call."""
@@ -78,8 +79,9 @@ class MissionRunner:
     def __post_init__(self) -> None:
         self.worker_id = self.worker.id
         self.layout = ProfileLayout(self.profiles_dir, self.shared_dir, self.worker_id)
-        self.claims = Claimant(self.worker_id, self.ledger, self.runtime_dir, self.config,
-                               self.host, self.pid)
+        self.claims = Claimant(
+            self.worker_id, self.ledger, self.runtime_dir, self.config, self.host, self.pid
+        )
         self._after_start_error: str | None = None
 
     @property
@@ -89,7 +91,9 @@ class MissionRunner:
 
     # -- the run ------------------------------------------------------------------------------
 
-    def run(self, mission_id: str, assignment_id: str, record: dict[str, Any] | None = None) -> RunOutcome:
+    def run(
+        self, mission_id: str, assignment_id: str, record: dict[str, Any] | None = None
+    ) -> RunOutcome:
         """``record``, the mission as a first delivery of its task carries it, starts the agent
         before the claim is decided (:mod:`.claim`); a refused start stops the agent before its
         output is read and falls back to the ordinary claim."""
@@ -97,12 +101,18 @@ class MissionRunner:
             try:
                 return self._run(mission_id, assignment_id, record)
             except ClaimRefused as refused:
-                log.info("mission %s %s: speculative start refused (%s); claiming from the ledger",
-                         mission_id, assignment_id, refused)
+                log.info(
+                    "mission %s %s: speculative start refused (%s); claiming from the ledger",
+                    mission_id,
+                    assignment_id,
+                    refused,
+                )
                 self.claims.renew()
         return self._run(mission_id, assignment_id, None)
 
-    def _run(self, mission_id: str, assignment_id: str, record: dict[str, Any] | None) -> RunOutcome:
+    def _run(
+        self, mission_id: str, assignment_id: str, record: dict[str, Any] | None
+    ) -> RunOutcome:
         if record is not None:
             mission, assignment = self.claims.speculate(mission_id, assignment_id, record)
         else:
@@ -114,12 +124,22 @@ class MissionRunner:
         if not profile_current(self.layout, worker, self.swarm):
             ensure_profile(self.layout, worker, self.swarm, self.locks)
         recorder = RunRecorder(self.layout, self.locks, mission_id, assignment_id)
-        outcome = RunOutcome(mission_id, assignment_id, self.worker_id, S.EXECUTING.value,
-                             attempt=assignment.attempts)
+        outcome = RunOutcome(
+            mission_id,
+            assignment_id,
+            self.worker_id,
+            S.EXECUTING.value,
+            attempt=assignment.attempts,
+        )
         try:
             if worker.agent is None:
-                state, reason = S.FAILED, (f"worker {self.worker_id!r} has no agent command: add "
-                                           "agent.command to its entry in swarm.yaml")
+                state, reason = (
+                    S.FAILED,
+                    (
+                        f"worker {self.worker_id!r} has no agent command: add "
+                        "agent.command to its entry in swarm.yaml"
+                    ),
+                )
                 result = None
             else:
                 result = self._run_agent(mission, assignment, recorder, outcome)
@@ -145,22 +165,49 @@ class MissionRunner:
         attempt = assignment.attempts
         events = []
         if attempt == 1 and mission.assignments and mission.assignments[0].id == assignment.id:
-            events.append(rec.event(EventType.MISSION_START, f"Mission started: {mission.title}",
-                                    key="mission-start", title=mission.title))
+            events.append(
+                rec.event(
+                    EventType.MISSION_START,
+                    f"Mission started: {mission.title}",
+                    key="mission-start",
+                    title=mission.title,
+                )
+            )
         if attempt == 1:
-            events.append(rec.event(EventType.DISPATCH, f"Dispatched to {self.worker_id}: {mission.title}",
-                                    key="dispatch"))
+            events.append(
+                rec.event(
+                    EventType.DISPATCH,
+                    f"Dispatched to {self.worker_id}: {mission.title}",
+                    key="dispatch",
+                )
+            )
             if assignment.resume:
-                events.append(rec.event(EventType.RESUME, "resumed by the orchestrator from the latest "
-                                        "handoff", key="resume"))
+                events.append(
+                    rec.event(
+                        EventType.RESUME,
+                        "resumed by the orchestrator from the latest handoff",
+                        key="resume",
+                    )
+                )
         else:
-            events.append(rec.event(EventType.RESUME, f"redelivered (attempt {attempt}) after the previous "
-                                    "run stopped; continuing from the last checkpoint", key=f"redelivery-{attempt}"))
+            events.append(
+                rec.event(
+                    EventType.RESUME,
+                    f"redelivered (attempt {attempt}) after the previous "
+                    "run stopped; continuing from the last checkpoint",
+                    key=f"redelivery-{attempt}",
+                )
+            )
         self.ledger.sync()
         rec.record_all(events)
-        update_summary(self.layout, self.locks, mission.id,
-                       SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
-                       title=mission.title, objective=mission.objective)
+        update_summary(
+            self.layout,
+            self.locks,
+            mission.id,
+            SummaryUpdate(status=S.EXECUTING.value, assignment_id=assignment.id),
+            title=mission.title,
+            objective=mission.objective,
+        )
         rec.started = True  # runtime.json says executing from the first heartbeat on
         self._after_start()
 
@@ -175,46 +222,79 @@ class MissionRunner:
             self._after_start_error = None
         except Exception as exc:
             self._after_start_error = f"{type(exc).__name__}: {exc}"
-            log.warning("mission run: could not record what it showed the agent: %s", self._after_start_error)
+            log.warning(
+                "mission run: could not record what it showed the agent: %s",
+                self._after_start_error,
+            )
 
-    def _run_agent(self, mission: Mission, assignment: Assignment, rec: RunRecorder,
-                   outcome: RunOutcome) -> AgentResult:
+    def _run_agent(
+        self, mission: Mission, assignment: Assignment, rec: RunRecorder, outcome: RunOutcome
+    ) -> AgentResult:
         agent = self.worker.agent
         assert agent is not None
         ctx = self._load_context(mission)  # while the claim commits
-        prompt = render_prompt(self.layout, mission, assignment, ctx, resume=assignment.attempts > 1
-                               or assignment.resume, budget_chars=self.config.context_budget_chars)
+        prompt = render_prompt(
+            self.layout,
+            mission,
+            assignment,
+            ctx,
+            resume=assignment.attempts > 1 or assignment.resume,
+            budget_chars=self.config.context_budget_chars,
+        )
         prompt_file = self.layout.mission_dir(mission.id) / f"prompt-{assignment.id}.txt"
         write_atomic(prompt_file, prompt, durable=False)  # derived: a rerun writes it again
         transcript = self.layout.transcript(mission.id, assignment.id)
         outcome.transcript = str(transcript)
-        values = {"prompt": prompt, "prompt_file": str(prompt_file), "worker_id": self.worker_id,
-                  "mission_id": mission.id, "assignment_id": assignment.id}
-        env = {**os.environ, **agent.env, "HERMES_HOME": str(self.layout.root),
-               "SWARMQ_WORKER_ID": self.worker_id, "SWARMQ_MISSION_ID": mission.id,
-               "SWARMQ_ASSIGNMENT_ID": assignment.id, "SWARMQ_MISSION_DIR": str(self.layout.mission_dir(mission.id)),
-               "SWARMQ_ATTEMPT": str(assignment.attempts)}
+        values = {
+            "prompt": prompt,
+            "prompt_file": str(prompt_file),
+            "worker_id": self.worker_id,
+            "mission_id": mission.id,
+            "assignment_id": assignment.id,
+        }
+        env = {
+            **os.environ,
+            **agent.env,
+            "HERMES_HOME": str(self.layout.root),
+            "SWARMQ_WORKER_ID": self.worker_id,
+            "SWARMQ_MISSION_ID": mission.id,
+            "SWARMQ_ASSIGNMENT_ID": assignment.id,
+            "SWARMQ_MISSION_DIR": str(self.layout.mission_dir(mission.id)),
+            "SWARMQ_ATTEMPT": str(assignment.attempts),
+        }
         return run_agent(
-            build_argv(agent.command, values), env=env, cwd=agent.cwd or self.workspace_dir,
-            timeout=agent.timeout_seconds, transcript=transcript, on_line=rec.feed,
+            build_argv(agent.command, values),
+            env=env,
+            cwd=agent.cwd or self.workspace_dir,
+            timeout=agent.timeout_seconds,
+            transcript=transcript,
+            on_line=rec.feed,
             on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
             before_output=lambda: self._record_start(rec, mission, assignment),
             heartbeat=lambda: self._beat(mission.id, assignment.id),
             heartbeat_seconds=self.config.heartbeat_seconds,
             echo=self.echo if self.config.echo_output else None,
-            echo_prefix=f"[{self.worker_id} {mission.id}] ", kill_grace=self.config.kill_grace_seconds,
+            echo_prefix=f"[{self.worker_id} {mission.id}] ",
+            kill_grace=self.config.kill_grace_seconds,
         )
 
     def _load_context(self, mission: Mission) -> MissionContext:
         """Loaded while the claim commits (:meth:`Claimant.claim`); the knowledge block is a pure read,
         recorded by ``after_start`` once the agent runs."""
-        ctx = load_context(self.layout, mission, recall_budget_chars=self.config.recall_budget_chars,
-                           knowledge_budget_chars=self.config.knowledge_budget_chars, knowledge=self.knowledge)
+        ctx = load_context(
+            self.layout,
+            mission,
+            recall_budget_chars=self.config.recall_budget_chars,
+            knowledge_budget_chars=self.config.knowledge_budget_chars,
+            knowledge=self.knowledge,
+        )
         # What runtime.json says once the start is recorded (after exec): this run.
         ctx.runtime.update(state=S.EXECUTING.value, currentMissionId=mission.id)
         return ctx
 
-    def _beat(self, mission_id: str, assignment_id: str, agent_pid: int | None = None) -> str | None:
+    def _beat(
+        self, mission_id: str, assignment_id: str, agent_pid: int | None = None
+    ) -> str | None:
         """Stamp the heartbeat file; say why to stop when the mission was cancelled or taken over.
 
         O(1) in the ledger's size: the heartbeat, the takeover check (whoever claims the run
@@ -236,45 +316,92 @@ class MissionRunner:
         # keep for a lease period; waiting would stall the beat and get the run reaped. Each
         # beat writes the whole running state, so a skipped one is repaired by the next.
         with contextlib.suppress(LockError):
-            update_runtime(self.layout, self.locks, lock_timeout=0, state=S.EXECUTING.value,
-                           currentMissionId=mission_id, currentAssignmentId=assignment_id,
-                           heartbeatAt=iso(), host=self.host, pid=self.pid)
+            update_runtime(
+                self.layout,
+                self.locks,
+                lock_timeout=0,
+                state=S.EXECUTING.value,
+                currentMissionId=mission_id,
+                currentAssignmentId=assignment_id,
+                heartbeatAt=iso(),
+                host=self.host,
+                pid=self.pid,
+            )
         return None
 
     # -- settle -------------------------------------------------------------------------------
 
-    def _finish(self, mission: Mission, assignment: Assignment, rec: RunRecorder, outcome: RunOutcome,
-                state: MissionState, reason: str, result: AgentResult | None) -> RunOutcome:
+    def _finish(
+        self,
+        mission: Mission,
+        assignment: Assignment,
+        rec: RunRecorder,
+        outcome: RunOutcome,
+        state: MissionState,
+        reason: str,
+        result: AgentResult | None,
+    ) -> RunOutcome:
         self._record_start(rec, mission, assignment)  # the agent never started, or recording failed
         if self._after_start_error is not None:
             self._after_start()
             if self._after_start_error is not None:
-                rec.record(rec.event(EventType.NOTE, "knowledge directives shown but not recorded: "
-                                     f"{self._after_start_error}", key="knowledge-record"), episode=False)
+                rec.record(
+                    rec.event(
+                        EventType.NOTE,
+                        f"knowledge directives shown but not recorded: {self._after_start_error}",
+                        key="knowledge-record",
+                    ),
+                    episode=False,
+                )
         outcome.state, outcome.reason = state.value, reason
         outcome.exit_code = result.exit_code if result else None
         key = f"final-{state.value}"
         if state is S.COMPLETE:
-            rec.record(rec.event(EventType.COMPLETE, reason, key=key, state="complete"), result=reason)
+            rec.record(
+                rec.event(EventType.COMPLETE, reason, key=key, state="complete"), result=reason
+            )
         elif state is S.REVIEW:
-            rec.record(rec.event(EventType.NOTE, f"ready for review: {reason}", key=key, state="review"))
+            rec.record(
+                rec.event(EventType.NOTE, f"ready for review: {reason}", key=key, state="review")
+            )
         elif state is S.CANCELLED:
             rec.record(rec.event(EventType.NOTE, reason, key=key, state="cancelled"))
         elif not (state is S.BLOCKED and rec.blocked):
-            rec.record(rec.event(EventType.BLOCKED, reason, key=key, state=state.value, reason=reason))
+            rec.record(
+                rec.event(EventType.BLOCKED, reason, key=key, state=state.value, reason=reason)
+            )
         text = build_handoff(self.worker_id, mission, rec, state, reason).render()
         write_handoff(self.layout, self.locks, mission.id, text)
-        rec.record(rec.event(EventType.HANDOFF_WRITTEN, f"handoff written ({state.value})", key="final-handoff"),
-                   episode=False)
-        update_summary(self.layout, self.locks, mission.id, SummaryUpdate(
-            status=state.value, assignment_id=assignment.id, next_action=rec.next_action or next_action(state, reason)))
+        rec.record(
+            rec.event(
+                EventType.HANDOFF_WRITTEN, f"handoff written ({state.value})", key="final-handoff"
+            ),
+            episode=False,
+        )
+        update_summary(
+            self.layout,
+            self.locks,
+            mission.id,
+            SummaryUpdate(
+                status=state.value,
+                assignment_id=assignment.id,
+                next_action=rec.next_action or next_action(state, reason),
+            ),
+        )
         if not self._settle(mission.id, assignment.id, state, reason, outcome):
             outcome.state, outcome.reason = SKIPPED, "claim was taken over before the run settled"
             return outcome
         done = state in (S.COMPLETE, S.CANCELLED)
-        update_runtime(self.layout, self.locks, state="idle", heartbeatAt=iso(), lastMissionId=mission.id,
-                       lastOutcome=state.value, currentMissionId=None if done else mission.id,
-                       currentAssignmentId=None)
+        update_runtime(
+            self.layout,
+            self.locks,
+            state="idle",
+            heartbeatAt=iso(),
+            lastMissionId=mission.id,
+            lastOutcome=state.value,
+            currentMissionId=None if done else mission.id,
+            currentAssignmentId=None,
+        )
         if state is S.COMPLETE and self.config.archive_completed:
             record = self.ledger.read().get(mission.id).dump()
             outcome.archive = str(archive_mission(self.layout, self.locks, mission.id, record))
@@ -282,8 +409,14 @@ class MissionRunner:
             self.on_transcript(outcome)
         return outcome
 
-    def _settle(self, mission_id: str, assignment_id: str, state: MissionState, reason: str,
-                outcome: RunOutcome) -> bool:
+    def _settle(
+        self,
+        mission_id: str,
+        assignment_id: str,
+        state: MissionState,
+        reason: str,
+        outcome: RunOutcome,
+    ) -> bool:
         with self.ledger.edit() as doc:
             mission = doc.get(mission_id)
             assignment = mission.assignment(assignment_id)

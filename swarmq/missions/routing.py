@@ -29,7 +29,10 @@ class Target:
     def describe(self) -> str:
         if self.worker_id:
             return f"worker {self.worker_id!r}"
-        parts = [f"role {self.role!r}" if self.role else "", f"specialty {self.specialty!r}" if self.specialty else ""]
+        parts = [
+            f"role {self.role!r}" if self.role else "",
+            f"specialty {self.specialty!r}" if self.specialty else "",
+        ]
         return " and ".join(p for p in parts if p) or "any worker"
 
 
@@ -45,7 +48,9 @@ class Route:
 def _matches(worker: WorkerConfig, target: Target) -> bool:
     if target.role and worker.role.casefold() != target.role.casefold():
         return False
-    return not (target.specialty and (worker.specialty or "").casefold() != target.specialty.casefold())
+    return not (
+        target.specialty and (worker.specialty or "").casefold() != target.specialty.casefold()
+    )
 
 
 def route(
@@ -61,37 +66,60 @@ def route(
         named = next((w for w in workers if w.id == target.worker_id), None)
         if named is None:
             known = ", ".join(w.id for w in workers)
-            return Route(None, MissionState.FAILED,
-                         f"unknown worker {target.worker_id!r}: not in the roster (known: {known})")
+            return Route(
+                None,
+                MissionState.FAILED,
+                f"unknown worker {target.worker_id!r}: not in the roster (known: {known})",
+            )
         if named.agent is None:
-            return Route(named.id, MissionState.FAILED,
-                         f"worker {named.id!r} has no agent command: add agent.command to its "
-                         "entry in swarm.yaml")
+            return Route(
+                named.id,
+                MissionState.FAILED,
+                f"worker {named.id!r} has no agent command: add agent.command to its "
+                "entry in swarm.yaml",
+            )
         if live is not None and named.id not in live:
             if require_live:
-                return Route(named.id, MissionState.BLOCKED,
-                             f"worker {named.id!r} is not running (no presence key, no answer to ping); start it "
-                             "(swarmq up) and resume the mission")
-            return Route(named.id, MissionState.PLANNING,
-                         f"queued for {named.id!r}, which is not answering; it runs when the worker starts")
+                return Route(
+                    named.id,
+                    MissionState.BLOCKED,
+                    f"worker {named.id!r} is not running (no presence key, no answer to ping); start it "
+                    "(swarmq up) and resume the mission",
+                )
+            return Route(
+                named.id,
+                MissionState.PLANNING,
+                f"queued for {named.id!r}, which is not answering; it runs when the worker starts",
+            )
         return Route(named.id, MissionState.PLANNING, f"dispatched to named worker {named.id!r}")
     matching = [w for w in workers if _matches(w, target)]
     if not matching:
-        return Route(None, MissionState.FAILED, f"no worker in the roster matches {target.describe()}")
+        return Route(
+            None, MissionState.FAILED, f"no worker in the roster matches {target.describe()}"
+        )
     runnable = [w for w in matching if w.agent is not None]
     if not runnable:
         ids = ", ".join(w.id for w in matching)
-        return Route(None, MissionState.FAILED,
-                     f"workers matching {target.describe()} ({ids}) have no agent command in swarm.yaml")
+        return Route(
+            None,
+            MissionState.FAILED,
+            f"workers matching {target.describe()} ({ids}) have no agent command in swarm.yaml",
+        )
     alive = runnable if live is None else [w for w in runnable if w.id in live]
     if not alive:
         ids = ", ".join(w.id for w in runnable)
         if require_live:
-            return Route(None, MissionState.BLOCKED,
-                         f"no live worker for {target.describe()} (none of {ids} is present or answers ping); "
-                         "start one and resume the mission")
+            return Route(
+                None,
+                MissionState.BLOCKED,
+                f"no live worker for {target.describe()} (none of {ids} is present or answers ping); "
+                "start one and resume the mission",
+            )
         alive = runnable
     order = {w.id: index for index, w in enumerate(workers)}
     chosen = min(alive, key=lambda w: (load.get(w.id, 0), order[w.id]))
-    return Route(chosen.id, MissionState.PLANNING,
-                 f"routed to {chosen.id!r} ({target.describe()}, load {load.get(chosen.id, 0)})")
+    return Route(
+        chosen.id,
+        MissionState.PLANNING,
+        f"routed to {chosen.id!r} ({target.describe()}, load {load.get(chosen.id, 0)})",
+    )

@@ -64,11 +64,17 @@ class TransitionError(Conflict, ValueError):
     """A state change the tables above do not allow."""
 
 
-def check_transition(kind: str, table: dict[MissionState, frozenset[MissionState]],
-                     current: MissionState, target: MissionState) -> None:
+def check_transition(
+    kind: str,
+    table: dict[MissionState, frozenset[MissionState]],
+    current: MissionState,
+    target: MissionState,
+) -> None:
     if current == target:
         return
     if target not in table[current]:
         allowed = ", ".join(sorted(s.value for s in table[current])) or "nothing (terminal)"
-        raise TransitionError(f"{kind} cannot go from {current.value!r} to {target.value!r}; "
-                              f"allowed from {current.value!r}: {allowed}")
+        raise TransitionError(
+            f"{kind} cannot go from {current.value!r} to {target.value!r}; "
+            f"allowed from {current.value!r}: {allowed}"
+        )

@@ -69,7 +69,9 @@ class Document:
     def add_bullets(self, title: str, items: list[str]) -> int:
         """Append ``- item`` lines not already present; drops the template's ``- ...``."""
         section = self.section(title)
-        content = [line for line in section.lines if line.strip() and line.strip() != PLACEHOLDER_BULLET]
+        content = [
+            line for line in section.lines if line.strip() and line.strip() != PLACEHOLDER_BULLET
+        ]
         existing = {line.strip() for line in content}
         added = 0
         for item in items:

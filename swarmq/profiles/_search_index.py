@@ -269,7 +269,9 @@ class SearchIndex:
         return 1
 
     # -- queries -----------------------------------------------------------------------------
-    def search(self, phrase: str, wanted: list[str], *, prefixes: list[str], limit: int) -> list[Hit]:
+    def search(
+        self, phrase: str, wanted: list[str], *, prefixes: list[str], limit: int
+    ) -> list[Hit]:
         """Ranked line hits under any of ``prefixes``; at most ``PER_FILE`` per file.
 
         Up to ``2 * limit`` come back, so the caller can tell that more matched than it shows.
@@ -313,7 +315,9 @@ class SearchIndex:
                         if per_file.get(file_id, 0) >= PER_FILE:
                             break
                         per_file[file_id] = per_file.get(file_id, 0) + 1
-                        chosen.append(self._hit(path, has_phrase, n / len(wanted), mtime_ns, line_id))
+                        chosen.append(
+                            self._hit(path, has_phrase, n / len(wanted), mtime_ns, line_id)
+                        )
                         if len(chosen) >= 2 * limit:
                             return chosen
             return chosen

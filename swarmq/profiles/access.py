@@ -117,7 +117,9 @@ def read_memory(
     if mission_id is not None:
         _read(files, profiles_dir, layout.handoff(mission_id))
     else:
-        for path in sorted(_md_files(layout.handoffs_dir), key=lambda p: p.stat().st_mtime, reverse=True):
+        for path in sorted(
+            _md_files(layout.handoffs_dir), key=lambda p: p.stat().st_mtime, reverse=True
+        ):
             _read(files, profiles_dir, layout.handoff(path.name[:-3]))
     _read(files, shared_dir, layout.shared_latest)
     return MemoryListing(kind, layout.worker_id, str(layout.handoffs_dir), files)
@@ -125,8 +127,11 @@ def read_memory(
 
 def _md_files(directory: Path) -> list[Path]:
     try:
-        return [p for p in directory.iterdir() if p.is_file() and p.name.endswith(".md")
-                and not p.name.startswith(".")]
+        return [
+            p
+            for p in directory.iterdir()
+            if p.is_file() and p.name.endswith(".md") and not p.name.startswith(".")
+        ]
     except FileNotFoundError:
         return []
 
@@ -180,7 +185,9 @@ def write_memory(
 ) -> dict[str, Any]:
     """Apply one write; returns ``{"path": ..., "written": [...], "event": {...}?}``."""
     if len(request.content) > MAX_CONTENT_CHARS:
-        raise MemoryRequestError(f"content is {len(request.content)} characters; the limit is {MAX_CONTENT_CHARS}")
+        raise MemoryRequestError(
+            f"content is {len(request.content)} characters; the limit is {MAX_CONTENT_CHARS}"
+        )
     if len(json.dumps(request.event, default=str)) > MAX_EVENT_CHARS:
         raise MemoryRequestError(f"event is larger than {MAX_EVENT_CHARS} characters")
     if request.mission_id is not None:
@@ -192,19 +199,32 @@ def write_memory(
         name = request.file or "MEMORY.md"
         if name not in PROFILE_FILES:
             raise MemoryRequestError(f"file must be one of {', '.join(PROFILE_FILES)}")
-        return {"path": str(_replace(layout.profile_file(name), request.content, locks)), "written": [name]}
+        return {
+            "path": str(_replace(layout.profile_file(name), request.content, locks)),
+            "written": [name],
+        }
     if request.kind is MemoryKind.EPISODIC:
         event = _event(layout, request, default=EventType.NOTE)
         append_episode(layout, locks, event)
-        return {"path": str(layout.episode(event.at[:10])), "written": ["episode"], "event": event.to_record()}
+        return {
+            "path": str(layout.episode(event.at[:10])),
+            "written": ["episode"],
+            "event": event.to_record(),
+        }
     mission_id = request.mission_id
     if mission_id is None:
         raise MemoryRequestError(f"kind {request.kind.value!r} needs missionId")
     if request.kind is MemoryKind.HANDOFF:
         paths = write_handoff(layout, locks, mission_id, request.content, mirror=request.mirror)
-        event = _event(layout, request, default=EventType.HANDOFF_WRITTEN, summary="handoff written via API")
+        event = _event(
+            layout, request, default=EventType.HANDOFF_WRITTEN, summary="handoff written via API"
+        )
         append_events(layout, locks, mission_id, [event])
-        return {"path": str(paths[0]), "written": [str(p) for p in paths], "event": event.to_record()}
+        return {
+            "path": str(paths[0]),
+            "written": [str(p) for p in paths],
+            "event": event.to_record(),
+        }
     # mission
     if request.event_type is None:
         write_summary(layout, locks, mission_id, request.content)
@@ -214,24 +234,39 @@ def write_memory(
     if event.type is EventType.CHECKPOINT:
         append_episode(layout, locks, event, result=str(request.event.get("result", "")))
         update_summary(layout, locks, mission_id, SummaryUpdate(checkpoints=[event.summary]))
-    return {"path": str(layout.events(mission_id)), "written": ["events.jsonl"] if appended else [],
-            "event": event.to_record()}
+    return {
+        "path": str(layout.events(mission_id)),
+        "written": ["events.jsonl"] if appended else [],
+        "event": event.to_record(),
+    }
 
 
-def _event(layout: ProfileLayout, request: MemoryWrite, *, default: EventType, summary: str = "") -> MissionEvent:
+def _event(
+    layout: ProfileLayout, request: MemoryWrite, *, default: EventType, summary: str = ""
+) -> MissionEvent:
     try:
         kind = EventType(request.event_type) if request.event_type else default
     except ValueError as exc:
         allowed = ", ".join(t.value for t in EventType)
-        raise MemoryRequestError(f"eventType {request.event_type!r} is not one of: {allowed}") from exc
+        raise MemoryRequestError(
+            f"eventType {request.event_type!r} is not one of: {allowed}"
+        ) from exc
     extra = {k: v for k, v in request.event.items() if k not in RESERVED_KEYS}
     assignment = request.event.get("assignmentId")
     if assignment is not None:
         check_id(assignment, "assignmentId")
     text = request.content or summary or str(request.event.get("summary", "")) or kind.value
     at = iso()
-    return MissionEvent(kind, layout.worker_id, request.mission_id or "none", text, assignment,
-                        id=_api_event_id(at, text), at=at, extra=extra)
+    return MissionEvent(
+        kind,
+        layout.worker_id,
+        request.mission_id or "none",
+        text,
+        assignment,
+        id=_api_event_id(at, text),
+        at=at,
+        extra=extra,
+    )
 
 
 def _api_event_id(at: str, text: str) -> str:
@@ -249,6 +284,8 @@ def _replace(path: Path, content: str, locks: StoreLocks) -> Path:
 def _write_shared(shared: SharedLayout, locks: StoreLocks, request: MemoryWrite) -> dict[str, Any]:
     name = request.file or "NOTES.md"
     if _SHARED_NAME.fullmatch(name) is None:
-        raise UnsafePathError(f"file {name!r} is not allowed: use <1-64 letters, digits, '_' or '-'>.md")
+        raise UnsafePathError(
+            f"file {name!r} is not allowed: use <1-64 letters, digits, '_' or '-'>.md"
+        )
     path = resolve_inside(shared.shared_dir, "swarm", name)
     return {"path": str(_replace(path, request.content, locks)), "written": [f"swarm/{name}"]}

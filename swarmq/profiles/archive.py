@@ -29,6 +29,7 @@ def archive_mission(
             write_atomic(dst, src.read_bytes(), lease=lease)
     dst = target / "mission.json"
     with locks.hold(file_resource(dst)) as lease:
-        write_json_atomic(dst, {**record, "archivedFrom": str(source), "workerId": layout.worker_id},
-                          lease=lease)
+        write_json_atomic(
+            dst, {**record, "archivedFrom": str(source), "workerId": layout.worker_id}, lease=lease
+        )
     return target

@@ -75,7 +75,9 @@ _CURRENT: dict[tuple[str, str, int], tuple[list[Path], list[Path], Path, tuple[o
 signature (``ino``, ``size``, ``mtime_ns``), keyed by root, worker and the roster's texts."""
 
 
-def _signature(files: list[Path], dirs: list[Path], present: Path | None = None) -> tuple[object, ...] | None:
+def _signature(
+    files: list[Path], dirs: list[Path], present: Path | None = None
+) -> tuple[object, ...] | None:
     """The files' stat signature, or None when one of them, of ``dirs`` or ``present`` is missing."""
     out: list[object] = []
     if present is not None and not os.path.exists(present):

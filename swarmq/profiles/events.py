@@ -33,7 +33,9 @@ class EventType(StrEnum):
     NOTE = "note"
 
 
-RESERVED_KEYS = frozenset({"at", "type", "workerId", "missionId", "assignmentId", "summary", "eventId"})
+RESERVED_KEYS = frozenset(
+    {"at", "type", "workerId", "missionId", "assignmentId", "summary", "eventId"}
+)
 """Fields an event's free-form ``extra`` may not override."""
 
 
@@ -60,7 +62,9 @@ class MissionEvent:
     def __post_init__(self) -> None:
         if not self.id:
             object.__setattr__(
-                self, "id", event_id(self.mission_id, self.assignment_id, self.type.value, self.summary)
+                self,
+                "id",
+                event_id(self.mission_id, self.assignment_id, self.type.value, self.summary),
             )
 
     def to_record(self) -> dict[str, Any]:

@@ -40,7 +40,9 @@ class SharedLayout:
         )
 
     def archive_dir(self, mission_id: str) -> Path:
-        return resolve_inside(self.shared_dir, "swarm", "missions", check_id(mission_id, "missionId"))
+        return resolve_inside(
+            self.shared_dir, "swarm", "missions", check_id(mission_id, "missionId")
+        )
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,9 @@ class ProfileLayout:
 
     def profile_file(self, name: str) -> Path:
         if name not in PROFILE_FILES:
-            raise InvalidInput(f"unknown profile file {name!r}; expected one of {', '.join(PROFILE_FILES)}")
+            raise InvalidInput(
+                f"unknown profile file {name!r}; expected one of {', '.join(PROFILE_FILES)}"
+            )
         return self._inside("memory", name)
 
     @property

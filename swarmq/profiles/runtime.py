@@ -61,5 +61,3 @@ def update_runtime(
 def ensure_runtime(layout: ProfileLayout, locks: StoreLocks) -> None:
     if not layout.runtime_json.exists():
         update_runtime(layout, locks, state=IDLE, currentMissionId=None, currentAssignmentId=None)
-
-

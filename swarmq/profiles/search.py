@@ -75,7 +75,9 @@ class MemorySearch:
     def prefixes(self, scope: Scope, worker_id: str | None) -> list[str]:
         worker_prefix = []
         if worker_id is not None:
-            worker_prefix = [str(self.profiles_dir / check_id(worker_id, "workerId") / "memory") + os.sep]
+            worker_prefix = [
+                str(self.profiles_dir / check_id(worker_id, "workerId") / "memory") + os.sep
+            ]
         if scope is Scope.WORKER:
             if not worker_prefix:
                 raise SearchError("scope 'worker' needs workerId")

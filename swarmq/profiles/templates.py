@@ -16,7 +16,10 @@ def template(name: str) -> Template:
 def render(template_name: str, /, **values: object) -> str:
     """Fill ``${placeholders}``; a missing value renders as ``...`` rather than failing."""
     tpl = template(template_name)
-    filled = {key: ("..." if value is None or value == "" else str(value)) for key, value in values.items()}
+    filled = {
+        key: ("..." if value is None or value == "" else str(value))
+        for key, value in values.items()
+    }
     for key in tpl.get_identifiers():
         filled.setdefault(key, "...")
     return tpl.substitute(filled)

@@ -17,7 +17,6 @@ import yaml
 Loc = tuple[str | int, ...]
 
 
-
 class Marks:
     """Line/column of every value (and key) in the document, by location tuple."""
 
@@ -26,7 +25,9 @@ class Marks:
         self.keys: dict[Loc, tuple[int, int]] = {}
         self.duplicates: list[tuple[Loc, int, int, int]] = []
         self.nodes = 0
-        self._seen: dict[int, tuple[int, int]] = {}  # id(collection node) -> (expanded size, height)
+        self._seen: dict[
+            int, tuple[int, int]
+        ] = {}  # id(collection node) -> (expanded size, height)
 
     def walk(self, node: yaml.Node, loc: Loc, depth: int = 1) -> tuple[int, int]:
         """Record marks, and count what the document stands for once aliases are expanded,
@@ -37,11 +38,16 @@ class Marks:
         if known is not None:  # an alias of a node already walked
             self.nodes += known[0]
             if self.nodes > MAX_NODES:
-                raise YamlLimit(None, None, f"aliases expand the document past {MAX_NODES:,} nodes; "
-                                "refusing an alias bomb", node.start_mark)
+                raise YamlLimit(
+                    None,
+                    None,
+                    f"aliases expand the document past {MAX_NODES:,} nodes; refusing an alias bomb",
+                    node.start_mark,
+                )
             if depth - 1 + known[1] > MAX_DEPTH:
-                raise YamlLimit(None, None, f"an alias nests deeper than {MAX_DEPTH} levels",
-                                node.start_mark)
+                raise YamlLimit(
+                    None, None, f"an alias nests deeper than {MAX_DEPTH} levels", node.start_mark
+                )
             return known
         if depth > MAX_DEPTH:
             raise YamlLimit(None, None, f"nesting deeper than {MAX_DEPTH} levels", node.start_mark)
@@ -115,7 +121,9 @@ class _PureLoader(yaml.SafeLoader):
         try:
             if self._depth > MAX_DEPTH:
                 event: Any = self.peek_event()  # type: ignore[no-untyped-call]
-                raise YamlLimit(None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark)
+                raise YamlLimit(
+                    None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1

@@ -35,14 +35,16 @@ def implicit_roster(project: Path, env: Mapping[str, str] | None = None) -> Rost
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", project.name).strip("-")[:48] or "project"
     tag = hashlib.sha256(str(project).encode()).hexdigest()[:8]
     cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    roster = Roster.model_validate({
-        "swarm": f"{name}-{tag}",
-        "workspace": str(project),
-        "paths": {"runtime": str(cache / "swarmq" / f"{name}-{tag}")},
-        # No roster means no cluster: same-host locks, recorded beside the store like any
-        # single-host workspace, so a swarm that later uses it in cluster mode is refused.
-        "locks": "single-host",
-        "workers": [{"id": "local", "role": "local"}],
-    })
+    roster = Roster.model_validate(
+        {
+            "swarm": f"{name}-{tag}",
+            "workspace": str(project),
+            "paths": {"runtime": str(cache / "swarmq" / f"{name}-{tag}")},
+            # No roster means no cluster: same-host locks, recorded beside the store like any
+            # single-host workspace, so a swarm that later uses it in cluster mode is refused.
+            "locks": "single-host",
+            "workers": [{"id": "local", "role": "local"}],
+        }
+    )
     resolve_paths(roster, project, env)
     return roster

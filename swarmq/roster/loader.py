@@ -28,7 +28,6 @@ CONFIG_ENV = "SWARMQ_CONFIG"
 DEFAULT_CONFIG = "swarm.yaml"
 
 
-
 @dataclass(frozen=True)
 class RosterProblem:
     """One thing wrong with a roster, located as precisely as the file allows."""
@@ -292,9 +291,19 @@ def load_report(
     try:
         size = file.stat().st_size
         if size > MAX_ROSTER_BYTES:
-            return RosterReport(file, None, [RosterProblem(
-                "error", "", f"{size:,} bytes is larger than the {MAX_ROSTER_BYTES:,}-byte limit "
-                "of a roster; refusing to parse it", shown)])
+            return RosterReport(
+                file,
+                None,
+                [
+                    RosterProblem(
+                        "error",
+                        "",
+                        f"{size:,} bytes is larger than the {MAX_ROSTER_BYTES:,}-byte limit "
+                        "of a roster; refusing to parse it",
+                        shown,
+                    )
+                ],
+            )
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         return RosterReport(file, None, [RosterProblem("error", "", "file not found", shown)])
@@ -304,9 +313,20 @@ def load_report(
         data, marks = parse_yaml(text, shown)
     except YamlLimit as exc:
         mark = exc.problem_mark
-        return RosterReport(file, None, [RosterProblem(
-            "error", "", f"YAML limit: {exc.problem}", shown,
-            mark.line + 1 if mark else None, mark.column + 1 if mark else None)])
+        return RosterReport(
+            file,
+            None,
+            [
+                RosterProblem(
+                    "error",
+                    "",
+                    f"YAML limit: {exc.problem}",
+                    shown,
+                    mark.line + 1 if mark else None,
+                    mark.column + 1 if mark else None,
+                )
+            ],
+        )
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

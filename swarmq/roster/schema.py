@@ -301,8 +301,12 @@ class Roster(StrictModel):
         """What the coordination layer needs of this roster: its Redis, key namespace, quotas
         and lock discipline with the roots it is recorded in."""
         return ClusterConfig(
-            redis_url=self.redis_url, swarm=self.swarm, quotas=self.quotas,
-            quota_dir=self.swarm_dir, locks=self.locks, workspace_dir=self.workspace_dir,
+            redis_url=self.redis_url,
+            swarm=self.swarm,
+            quotas=self.quotas,
+            quota_dir=self.swarm_dir,
+            locks=self.locks,
+            workspace_dir=self.workspace_dir,
             roots=(self.profiles_dir, self.shared_dir, self.hive_dir, self.runtime_dir),
             runtime_dir=self.runtime_dir,
         )

@@ -262,8 +262,9 @@ def _overlaps(sets: TokenSets, left: IntArray, right: IntArray) -> IntArray:
     return result
 
 
-def weighted_overlaps(sets: TokenSets, left: IntArray, right: IntArray,
-                      weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def weighted_overlaps(
+    sets: TokenSets, left: IntArray, right: IntArray, weights: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """``sum(w[left[k], t] * w[right[k], t])`` over the tokens ``t`` the two sets share, where
     ``weights`` is aligned with ``sets.tokens`` (with L2-normalised IDF weights: the cosine)."""
     vocabulary = max(sets.vocabulary, 1)
@@ -276,7 +277,9 @@ def weighted_overlaps(sets: TokenSets, left: IntArray, right: IntArray,
         a, b = left[lo : lo + step], right[lo : lo + step]
         counts = sizes[a]
         pair = np.repeat(np.arange(len(a), dtype=np.int64), counts)
-        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
         position = sets.offsets[a][pair] + within
         queries = b[pair] * vocabulary + sets.tokens[position]
         found = np.minimum(np.searchsorted(universe, queries), len(universe) - 1)
@@ -295,8 +298,11 @@ def _verified(
     similarity = inter / np.maximum(union, 1)
     keep = similarity >= t
     return JoinResult(
-        left=left[keep], right=right[keep], similarity=similarity[keep].astype(np.float64),
-        empty=empty, threshold=t,
+        left=left[keep],
+        right=right[keep],
+        similarity=similarity[keep].astype(np.float64),
+        empty=empty,
+        threshold=t,
     )
 
 

@@ -52,9 +52,13 @@ class CaseResult:
     incumbent_failures: list[str]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "candidate_score": self.candidate_score,
-                "candidate_failures": self.candidate_failures, "incumbent_score": self.incumbent_score,
-                "incumbent_failures": self.incumbent_failures}
+        return {
+            "id": self.id,
+            "candidate_score": self.candidate_score,
+            "candidate_failures": self.candidate_failures,
+            "incumbent_score": self.incumbent_score,
+            "incumbent_failures": self.incumbent_failures,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +91,15 @@ class Evaluation:
     fingerprint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "passed": self.passed, "reason": self.reason, "files": self.files,
-                "candidate_score": round(self.candidate_score, 4),
-                "incumbent_score": round(self.incumbent_score, 4), "cases": self.cases}
+        return {
+            "status": self.status,
+            "passed": self.passed,
+            "reason": self.reason,
+            "files": self.files,
+            "candidate_score": round(self.candidate_score, 4),
+            "incumbent_score": round(self.incumbent_score, 4),
+            "cases": self.cases,
+        }
 
 
 def _phrase(value: object) -> str | None:
@@ -121,8 +131,12 @@ def _cases(parsed: Any, label: str) -> list[EvalCase]:
     for index, item in enumerate(raw, start=1):
         if not isinstance(item, dict):
             continue
-        case = EvalCase(_phrase(item.get("id")) or f"{label}#{index}", _phrases(item.get("required_phrases")),
-                        _phrases(item.get("forbidden_phrases")), _phrase(item.get("task")))
+        case = EvalCase(
+            _phrase(item.get("id")) or f"{label}#{index}",
+            _phrases(item.get("required_phrases")),
+            _phrases(item.get("forbidden_phrases")),
+            _phrase(item.get("task")),
+        )
         if case.required or case.forbidden:
             out.append(case)
     return out
@@ -144,21 +158,31 @@ def load_eval_set(layout: SkillLayout, slug: str) -> EvalSet:
         path = root / name
         real = Path(os.path.realpath(path))
         if root not in real.parents:
-            return EvalSet("invalid", tuple(files), reason=f"eval fixture {name} resolves outside {root}")
+            return EvalSet(
+                "invalid", tuple(files), reason=f"eval fixture {name} resolves outside {root}"
+            )
         if not real.is_file():
             continue
         if real.stat().st_size > MAX_EVAL_FILE_BYTES:
-            return EvalSet("invalid", tuple(files), reason=f"eval fixture {name} exceeds {MAX_EVAL_FILE_BYTES} bytes")
+            return EvalSet(
+                "invalid",
+                tuple(files),
+                reason=f"eval fixture {name} exceeds {MAX_EVAL_FILE_BYTES} bytes",
+            )
         try:
             parsed = json.loads(real.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
-            return EvalSet("invalid", tuple(files), reason=f"eval fixture {path}: invalid JSON ({exc})")
+            return EvalSet(
+                "invalid", tuple(files), reason=f"eval fixture {path}: invalid JSON ({exc})"
+            )
         files.append(str(path.relative_to(layout.workspace)))
         cases.extend(_cases(parsed, name))
         if len(cases) >= MAX_EVAL_CASES:
             break
     if not cases:
-        return EvalSet("invalid", tuple(files), reason=f"eval fixtures under {root} contain no valid case")
+        return EvalSet(
+            "invalid", tuple(files), reason=f"eval fixtures under {root} contain no valid case"
+        )
     return EvalSet("loaded", tuple(files), tuple(cases[:MAX_EVAL_CASES]))
 
 
@@ -167,19 +191,40 @@ def evaluate(eval_set: EvalSet, candidate: str, incumbent: str | None = None) ->
     if eval_set.status == "missing":
         return Evaluation("unevaluated", True, "no eval fixtures for this skill")
     if eval_set.status == "invalid":
-        return Evaluation("invalid_eval_set", False, eval_set.reason or "invalid eval set", list(eval_set.files))
-    rows = [CaseResult(case.id, *case.score(candidate), *case.score(incumbent or "")) for case in eval_set.cases]
+        return Evaluation(
+            "invalid_eval_set", False, eval_set.reason or "invalid eval set", list(eval_set.files)
+        )
+    rows = [
+        CaseResult(case.id, *case.score(candidate), *case.score(incumbent or ""))
+        for case in eval_set.cases
+    ]
     c_mean = sum(r.candidate_score for r in rows) / len(rows)
     i_mean = sum(r.incumbent_score for r in rows) / len(rows) if incumbent else 0.0
     if incumbent:
-        passed = (all(r.candidate_score >= r.incumbent_score
-                      and len(r.candidate_failures) <= len(r.incumbent_failures) for r in rows)
-                  and any(r.candidate_score > r.incumbent_score
-                          or len(r.candidate_failures) < len(r.incumbent_failures) for r in rows))
-        reason = ("candidate strictly improves the incumbent" if passed
-                  else "candidate does not strictly improve the incumbent on the eval cases")
+        passed = all(
+            r.candidate_score >= r.incumbent_score
+            and len(r.candidate_failures) <= len(r.incumbent_failures)
+            for r in rows
+        ) and any(
+            r.candidate_score > r.incumbent_score
+            or len(r.candidate_failures) < len(r.incumbent_failures)
+            for r in rows
+        )
+        reason = (
+            "candidate strictly improves the incumbent"
+            if passed
+            else "candidate does not strictly improve the incumbent on the eval cases"
+        )
     else:
         passed = all(r.candidate_score >= 1 and not r.candidate_failures for r in rows)
         reason = "candidate satisfies every eval case" if passed else "candidate fails eval cases"
-    return Evaluation("passed" if passed else "rejected", passed, reason, list(eval_set.files), c_mean, i_mean,
-                      [r.as_dict() for r in rows], eval_set.fingerprint)
+    return Evaluation(
+        "passed" if passed else "rejected",
+        passed,
+        reason,
+        list(eval_set.files),
+        c_mean,
+        i_mean,
+        [r.as_dict() for r in rows],
+        eval_set.fingerprint,
+    )

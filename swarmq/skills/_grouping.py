@@ -83,25 +83,47 @@ class SkillCluster:
         return sum(e.confidence for e in self.entries) / max(1, len(self.entries))
 
     @classmethod
-    def of(cls, entries: Sequence[SkillSource], slug: str | None = None, title: str | None = None) -> SkillCluster:
+    def of(
+        cls, entries: Sequence[SkillSource], slug: str | None = None, title: str | None = None
+    ) -> SkillCluster:
         def merged(key: str) -> list[str]:
             return _unique(v for e in entries for v in e.strings(key))
 
         triggers, required = merged("triggers"), merged("required_actions")
         first = entries[0] if entries else None
-        seed = (triggers[:1] or required[:1] or (first.tags[:1] if first else [])
-                or [first.category if first else "lesson"])[0]
+        seed = (
+            triggers[:1]
+            or required[:1]
+            or (first.tags[:1] if first else [])
+            or [first.category if first else "lesson"]
+        )[0]
         candidate = slug or slugify(seed)
         if not SLUG_PATTERN.match(candidate):
             candidate = slugify(f"cluster-{seed[:12]}") or "cluster"
-        name = title or (triggers[:1] or required[:1] or
-                         [f"Lessons: {first.category if first else 'general'} ({len(entries)})"])[0]
-        return cls(candidate, name, list(entries), triggers, required, merged("forbidden_actions"),
-                   merged("applies_to_agents"), merged("applies_to_tools"), merged("verification_checks"))
+        name = (
+            title
+            or (
+                triggers[:1]
+                or required[:1]
+                or [f"Lessons: {first.category if first else 'general'} ({len(entries)})"]
+            )[0]
+        )
+        return cls(
+            candidate,
+            name,
+            list(entries),
+            triggers,
+            required,
+            merged("forbidden_actions"),
+            merged("applies_to_agents"),
+            merged("applies_to_tools"),
+            merged("verification_checks"),
+        )
 
 
-def cluster_by_ids(entries: Iterable[SkillSource], ids: Sequence[str],
-                   slug: str | None = None) -> tuple[SkillCluster | None, list[str]]:
+def cluster_by_ids(
+    entries: Iterable[SkillSource], ids: Sequence[str], slug: str | None = None
+) -> tuple[SkillCluster | None, list[str]]:
     """One cluster of exactly the named entries (archived ones skipped); returns the missing ids."""
     by_id = {e.id: e for e in entries}
     chosen = [by_id[i] for i in _unique(ids) if i in by_id and by_id[i].status != "archived"]
@@ -117,7 +139,9 @@ def _similarity(entry: SkillSource, tags: set[str], bigrams: list[frozenset[str]
     return max(tag_score, text_score)
 
 
-def discover_clusters(entries: Iterable[SkillSource], threshold: float = DEFAULT_SIMILARITY) -> list[SkillCluster]:
+def discover_clusters(
+    entries: Iterable[SkillSource], threshold: float = DEFAULT_SIMILARITY
+) -> list[SkillCluster]:
     """Greedy similarity clustering of (already mature) entries, largest clusters first."""
     groups: list[tuple[list[SkillSource], set[str], list[frozenset[str]]]] = []
     for entry in entries:
@@ -133,8 +157,11 @@ def discover_clusters(entries: Iterable[SkillSource], threshold: float = DEFAULT
             bigrams.append(word_bigrams(entry.lesson))
         else:
             groups.append(([entry], {t.lower() for t in entry.tags}, [word_bigrams(entry.lesson)]))
-    clusters = [SkillCluster.of(members) for members, _, _ in groups
-                if len(members) >= 2 or singleton_eligible(members[0])]
+    clusters = [
+        SkillCluster.of(members)
+        for members, _, _ in groups
+        if len(members) >= 2 or singleton_eligible(members[0])
+    ]
     clusters.sort(key=lambda c: (-len(c.entries), -c.confidence, c.slug))
     _dedupe_slugs(clusters)
     return clusters

@@ -28,11 +28,21 @@ class Inventory:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "knowledge": {"total": self.knowledge_total, "active": self.knowledge_active,
-                          "archived": self.archived, "directives": self.directives},
-            "skills": {"drafts": self.drafts, "active": self.active_skills, "stale": len(self.stale_skills)},
+            "knowledge": {
+                "total": self.knowledge_total,
+                "active": self.knowledge_active,
+                "archived": self.archived,
+                "directives": self.directives,
+            },
+            "skills": {
+                "drafts": self.drafts,
+                "active": self.active_skills,
+                "stale": len(self.stale_skills),
+            },
             "mature_uncompiled": [e.id for e in self.mature_uncompiled],
-            "ignored_or_violated": [{"id": e.id, "ignored": i, "violated": v} for e, i, v in self.ignored_or_violated],
+            "ignored_or_violated": [
+                {"id": e.id, "ignored": i, "violated": v} for e, i, v in self.ignored_or_violated
+            ],
             "stale_skills": [{"slug": s, "reasons": r} for s, r in self.stale_skills],
         }
 
@@ -44,7 +54,9 @@ def gather_inventory(compiler: SkillCompiler) -> Inventory:
         knowledge_total=len(entries),
         knowledge_active=sum(1 for e in entries if e.is_active),
         archived=sum(1 for e in entries if e.status == "archived"),
-        directives=sum(1 for e in entries if e.strings("required_actions") or e.strings("forbidden_actions")),
+        directives=sum(
+            1 for e in entries if e.strings("required_actions") or e.strings("forbidden_actions")
+        ),
         drafts=len(listing["drafts"]),
         active_skills=len(listing["active"]),
         stale_skills=[(s["slug"], s["stale"]) for s in listing["active"] if s["stale"]],
@@ -64,14 +76,28 @@ def gather_inventory(compiler: SkillCompiler) -> Inventory:
 
 def inventory_text(inv: Inventory) -> str:
     """The inventory as the plain text block the model reads (lessons clipped to 140 chars)."""
+
     def clip(text: str) -> str:
         return " ".join(text.split())[:140]
 
-    mature = "\n".join(f"- {e.id} | conf={e.confidence:.2f} | {e.category} | \"{clip(e.lesson)}\""
-                       for e in inv.mature_uncompiled) or "(none)"
-    repeated = "\n".join(f"- {e.id} | ignored={i} violated={v} | \"{clip(e.lesson)}\""
-                         for e, i, v in inv.ignored_or_violated) or "(none)"
-    stale = "\n".join(f"- {slug} | {', '.join(reasons)}" for slug, reasons in inv.stale_skills[:10]) or "(none)"
+    mature = (
+        "\n".join(
+            f'- {e.id} | conf={e.confidence:.2f} | {e.category} | "{clip(e.lesson)}"'
+            for e in inv.mature_uncompiled
+        )
+        or "(none)"
+    )
+    repeated = (
+        "\n".join(
+            f'- {e.id} | ignored={i} violated={v} | "{clip(e.lesson)}"'
+            for e, i, v in inv.ignored_or_violated
+        )
+        or "(none)"
+    )
+    stale = (
+        "\n".join(f"- {slug} | {', '.join(reasons)}" for slug, reasons in inv.stale_skills[:10])
+        or "(none)"
+    )
     return (
         f"INVENTORY\nknowledge_entries: {inv.knowledge_total}\nactive_entries: {inv.knowledge_active}\n"
         f"archived: {inv.archived}\nactionable_directives: {inv.directives}\ndraft_skills: {inv.drafts}\n"

@@ -53,16 +53,25 @@ def outcome_signal(outcomes: Mapping[str, Any] | None) -> float:
     if not outcomes:
         return 0.0
     positives = _n(outcomes, "applied_explicit_count") + _n(outcomes, "succeeded_after_shown_count")
-    negatives = sum(_n(outcomes, k) for k in
-                    ("ignored_count", "violated_count", "contradicted_count", "failed_after_shown_count"))
+    negatives = sum(
+        _n(outcomes, k)
+        for k in (
+            "ignored_count",
+            "violated_count",
+            "contradicted_count",
+            "failed_after_shown_count",
+        )
+    )
     total = positives + negatives
     return 0.0 if total == 0 else (positives - negatives) / (total + OUTCOME_SIGNAL_SMOOTHING)
 
 
 def strong_outcome(outcomes: Mapping[str, Any] | None) -> bool:
     outcomes = outcomes or {}
-    return (_n(outcomes, "applied_explicit_count") >= STRONG_OUTCOME_COUNT
-            or _n(outcomes, "succeeded_after_shown_count") >= STRONG_OUTCOME_COUNT)
+    return (
+        _n(outcomes, "applied_explicit_count") >= STRONG_OUTCOME_COUNT
+        or _n(outcomes, "succeeded_after_shown_count") >= STRONG_OUTCOME_COUNT
+    )
 
 
 def high_priority(entry: ReadinessEntry) -> bool:
@@ -89,7 +98,9 @@ def readiness_gate(
     if strong and signal > 0:
         return ReadinessVerdict(True, "strong outcome record")
     phases = len(entry.phase_numbers())
-    fast_track = high_priority(entry) and phases >= 1 and entry.confidence >= HIGH_PRIORITY_MIN_CONFIDENCE
+    fast_track = (
+        high_priority(entry) and phases >= 1 and entry.confidence >= HIGH_PRIORITY_MIN_CONFIDENCE
+    )
     if fast_track:
         return ReadinessVerdict(True, f"{entry.priority} directive fast track ({phases} phase(s))")
     if entry.confidence < min_confidence and not strong:

@@ -29,7 +29,12 @@ def content_hash(text: str) -> str:
 
 
 def normalized_hash(text: str) -> str:
-    stamped = re.sub(r"^generated_at:\s*\S+\s*$", "generated_at: <generated>", text, flags=re.MULTILINE | re.IGNORECASE)
+    stamped = re.sub(
+        r"^generated_at:\s*\S+\s*$",
+        "generated_at: <generated>",
+        text,
+        flags=re.MULTILINE | re.IGNORECASE,
+    )
     return content_hash(" ".join(stamped.split()).lower())
 
 
@@ -66,7 +71,7 @@ class RejectedEdits:
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
         with locks.hold(file_resource(self.path)) as lease:
             current = read_jsonl(self.path)
-            kept = [item.raw for item in current.lines][-(self.cap - 1):] if self.cap > 1 else []
+            kept = [item.raw for item in current.lines][-(self.cap - 1) :] if self.cap > 1 else []
             rewrite_jsonl(self.path, [*kept, line], lease=lease, corrupt=current.corrupt)
         return entry
 
@@ -83,9 +88,16 @@ class RejectedEdits:
             judged_by = record.get("evalFingerprint")
             if "evalFingerprint" in record and judged_by != fingerprint:
                 continue
-            if record.get("candidateHash") == exact or record.get("candidateNormalizedHash") == normal:
+            if (
+                record.get("candidateHash") == exact
+                or record.get("candidateNormalizedHash") == normal
+            ):
                 return True
         return False
 
     def records(self) -> list[dict[str, Any]]:
-        return [i.value for i in iter_jsonl(self.path) if isinstance(i, JsonlLine) and isinstance(i.value, dict)]
+        return [
+            i.value
+            for i in iter_jsonl(self.path)
+            if isinstance(i, JsonlLine) and isinstance(i.value, dict)
+        ]

@@ -69,8 +69,10 @@ def describe(cluster: SkillCluster) -> str:
         benefit = action[:1].lower() + action[1:]
     else:
         benefit = f"apply {len(cluster.entries)} proven {topic} lesson(s)"
-    text = (f"Use this skill when {_clip_words(trigger, 12)} to {_clip_words(benefit.rstrip('.'), 14)}. "
-            f"NEVER for work outside {topic}.")
+    text = (
+        f"Use this skill when {_clip_words(trigger, 12)} to {_clip_words(benefit.rstrip('.'), 14)}. "
+        f"NEVER for work outside {topic}."
+    )
     return _clip_words(text, DESCRIPTION_MAX_WORDS)
 
 
@@ -89,10 +91,24 @@ def render_skill(cluster: SkillCluster, *, status: str, generated_at: str, versi
         lines.extend(f"  - {_q(t)}" for t in cluster.triggers)
     lines.append("source_knowledge_ids:")
     lines.extend(f"  - {_id(i)}" for i in cluster.source_ids)
-    lines += [f"generated_at: {generated_at}", f"confidence: {cluster.confidence:.2f}",
-              f"status: {status}", f"version: {version}", "skill_origin: generated", "---", "",
-              MARKER, "", f"# {one_line(cluster.title, 120)}", "", "## Trigger", ""]
-    _bullets(lines, cluster.triggers, "No explicit trigger recorded; derived from category and tags.")
+    lines += [
+        f"generated_at: {generated_at}",
+        f"confidence: {cluster.confidence:.2f}",
+        f"status: {status}",
+        f"version: {version}",
+        "skill_origin: generated",
+        "---",
+        "",
+        MARKER,
+        "",
+        f"# {one_line(cluster.title, 120)}",
+        "",
+        "## Trigger",
+        "",
+    ]
+    _bullets(
+        lines, cluster.triggers, "No explicit trigger recorded; derived from category and tags."
+    )
     lines += ["## Required Procedure", ""]
     _bullets(lines, cluster.required_actions, "Apply the lessons listed under Source Knowledge.")
     lines += ["## Forbidden Shortcuts", ""]
@@ -104,10 +120,21 @@ def render_skill(cluster: SkillCluster, *, status: str, generated_at: str, versi
         if cluster.tools:
             lines.append(f"- tools: {', '.join(one_line(t, 64) for t in cluster.tools)}")
         lines.append("")
-    lines += ["## Delegation Template", "", "When delegating a task this skill covers, include:", "",
-              "```", f"SKILLS: file:.opencode/skills/generated/{cluster.slug}/SKILL.md", "```", "",
-              "## Reviewer Checks", ""]
-    _bullets(lines, cluster.verification_checks, "Check each required action above appears in the diff.")
+    lines += [
+        "## Delegation Template",
+        "",
+        "When delegating a task this skill covers, include:",
+        "",
+        "```",
+        f"SKILLS: file:.opencode/skills/generated/{cluster.slug}/SKILL.md",
+        "```",
+        "",
+        "## Reviewer Checks",
+        "",
+    ]
+    _bullets(
+        lines, cluster.verification_checks, "Check each required action above appears in the diff."
+    )
     lines += ["## Source Knowledge", ""]
     lines.extend(f"- {one_line(e.id, 64)}: {one_line(e.lesson)}" for e in cluster.entries)
     lines.append("")
@@ -123,7 +150,11 @@ class SkillDocument:
 
     def _strings(self, key: str) -> list[str]:
         value = self.frontmatter.get(key)
-        return [str(v) for v in value if isinstance(v, str | int | float)] if isinstance(value, list) else []
+        return (
+            [str(v) for v in value if isinstance(v, str | int | float)]
+            if isinstance(value, list)
+            else []
+        )
 
     @property
     def name(self) -> str | None:
@@ -171,9 +202,11 @@ def parse_skill(text: str) -> SkillDocument | None:
         return None
     if not isinstance(data, dict):
         return None
-    return SkillDocument({str(k): v for k, v in data.items()}, text[match.end():])
+    return SkillDocument({str(k): v for k, v in data.items()}, text[match.end() :])
 
 
 def with_status(text: str, status: str) -> str:
     """Flip the frontmatter's ``status:`` line (drafts become ``active`` when applied)."""
-    return re.sub(r"^status:[ \t]*\S+[ \t]*$", f"status: {status}", text, count=1, flags=re.MULTILINE)
+    return re.sub(
+        r"^status:[ \t]*\S+[ \t]*$", f"status: {status}", text, count=1, flags=re.MULTILINE
+    )

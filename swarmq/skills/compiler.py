@@ -66,9 +66,16 @@ class SkillWrite:
     evaluation: Evaluation | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"slug": self.slug, "written": self.written, "path": self.path, "mode": self.mode,
-                "reason": self.reason, "source_ids": self.source_ids, "missing_ids": self.missing_ids,
-                "evaluation": self.evaluation.as_dict() if self.evaluation else None}
+        return {
+            "slug": self.slug,
+            "written": self.written,
+            "path": self.path,
+            "mode": self.mode,
+            "reason": self.reason,
+            "source_ids": self.source_ids,
+            "missing_ids": self.missing_ids,
+            "evaluation": self.evaluation.as_dict() if self.evaluation else None,
+        }
 
 
 def stale_reasons(text: str, by_id: dict[str, Entry]) -> list[str]:
@@ -119,14 +126,20 @@ class SkillCompiler:
     def candidates(self) -> list[Entry]:
         """Active, not yet compiled entries that pass the readiness gate."""
         return [
-            e for e in self.entries()
-            if e.is_active and not e.get("generated_skill_slug")
-            and readiness_gate(e, min_confidence=self.settings.min_confidence,
-                              min_confirmations=self.settings.min_confirmations).passed
+            e
+            for e in self.entries()
+            if e.is_active
+            and not e.get("generated_skill_slug")
+            and readiness_gate(
+                e,
+                min_confidence=self.settings.min_confidence,
+                min_confirmations=self.settings.min_confirmations,
+            ).passed
         ]
 
-    def clusters(self, source_ids: Sequence[str] | None = None,
-                 slug: str | None = None) -> tuple[list[SkillCluster], list[str]]:
+    def clusters(
+        self, source_ids: Sequence[str] | None = None, slug: str | None = None
+    ) -> tuple[list[SkillCluster], list[str]]:
         if source_ids:
             cluster, missing = cluster_by_ids(self.entries(), source_ids, slug and check_slug(slug))
             return ([cluster] if cluster else []), missing
@@ -137,7 +150,10 @@ class SkillCompiler:
 
     def stamp(self, slug: str, ids: Sequence[str]) -> list[str]:
         """Record the compiled skill on its source entries; returns the ids found nowhere."""
-        updates = {"generated_skill_slug": slug, "generated_skill_path": self.layout.active_relative(slug)}
+        updates = {
+            "generated_skill_slug": slug,
+            "generated_skill_path": self.layout.active_relative(slug),
+        }
         missing = []
         for entry_id in ids:
             for store in self.stores:
@@ -154,43 +170,82 @@ class SkillCompiler:
 
     # -- writing one file -----------------------------------------------------------------------------
 
-    def _write(self, path: Path, slug: str, content: str, *, force: bool, evaluate_it: bool,
-               operation: str, incumbent_path: Path | None = None) -> SkillWrite:
+    def _write(
+        self,
+        path: Path,
+        slug: str,
+        content: str,
+        *,
+        force: bool,
+        evaluate_it: bool,
+        operation: str,
+        incumbent_path: Path | None = None,
+    ) -> SkillWrite:
         """Write ``content`` to ``path`` if every rule allows (see the module docstring)."""
         with self.locks.hold(file_resource(path)) as lease:
             existing = path.read_text(encoding="utf-8") if path.exists() else None
             if existing is not None and not has_marker(existing) and not force:
-                return SkillWrite(slug, False, str(path), reason=(
-                    f"{path} exists without the generated marker (written or edited by hand); "
-                    "not overwritten (use force to overwrite)"))
+                return SkillWrite(
+                    slug,
+                    False,
+                    str(path),
+                    reason=(
+                        f"{path} exists without the generated marker (written or edited by hand); "
+                        "not overwritten (use force to overwrite)"
+                    ),
+                )
             evaluation = None
             reason = None
             if evaluate_it:
                 eval_set = load_eval_set(self.layout, slug)
                 if not force and self.rejected.is_rejected(slug, content, eval_set.fingerprint):
-                    return SkillWrite(slug, False, str(path), reason="equivalent content was rejected before "
-                                      "by the same eval fixtures")
+                    return SkillWrite(
+                        slug,
+                        False,
+                        str(path),
+                        reason="equivalent content was rejected before by the same eval fixtures",
+                    )
                 source = incumbent_path or path
                 incumbent = source.read_text(encoding="utf-8") if source.exists() else None
                 evaluation = evaluate(eval_set, content, incumbent)
                 if not evaluation.passed and force:
                     reason = f"forced past the eval gate: {evaluation.reason}"
                 elif not evaluation.passed:
-                    self.rejected.record(self.locks, slug=slug, operation=operation, candidate=content,
-                                         evaluation=evaluation, incumbent=incumbent)
-                    return SkillWrite(slug, False, str(path), reason=f"validation_failed: {evaluation.reason}",
-                                      evaluation=evaluation)
+                    self.rejected.record(
+                        self.locks,
+                        slug=slug,
+                        operation=operation,
+                        candidate=content,
+                        evaluation=evaluation,
+                        incumbent=incumbent,
+                    )
+                    return SkillWrite(
+                        slug,
+                        False,
+                        str(path),
+                        reason=f"validation_failed: {evaluation.reason}",
+                        evaluation=evaluation,
+                    )
             write_atomic(path, content, lease=lease)
             return SkillWrite(slug, True, str(path), reason=reason, evaluation=evaluation)
 
     # -- the verbs --------------------------------------------------------------------------------------
 
-    def generate(self, *, mode: Mode = "draft", source_ids: Sequence[str] | None = None,
-                 slug: str | None = None, force: bool = False, evaluate_it: bool = True) -> list[SkillWrite]:
+    def generate(
+        self,
+        *,
+        mode: Mode = "draft",
+        source_ids: Sequence[str] | None = None,
+        slug: str | None = None,
+        force: bool = False,
+        evaluate_it: bool = True,
+    ) -> list[SkillWrite]:
         """Compile clusters (the named entries, or discovered mature ones) into skills."""
         clusters, missing = self.clusters(source_ids, slug)
         if not clusters:
-            reason = "no named source entry exists" if source_ids else "no mature knowledge to compile"
+            reason = (
+                "no named source entry exists" if source_ids else "no mature knowledge to compile"
+            )
             return [SkillWrite(slug or "-", False, reason=reason, missing_ids=missing)]
         results = []
         for cluster in clusters:
@@ -200,11 +255,20 @@ class SkillCompiler:
                 path, operation = self.layout.active_path(cluster.slug), "skill_generate:active"
             else:
                 path, operation = self.layout.proposal_path(cluster.slug), "skill_generate:draft"
-            result = self._write(path, cluster.slug, content, force=force, evaluate_it=evaluate_it,
-                                 operation=operation, incumbent_path=self.layout.active_path(cluster.slug))
+            result = self._write(
+                path,
+                cluster.slug,
+                content,
+                force=force,
+                evaluate_it=evaluate_it,
+                operation=operation,
+                incumbent_path=self.layout.active_path(cluster.slug),
+            )
             result.mode, result.source_ids, result.missing_ids = status, cluster.source_ids, missing
             if result.written and mode == "active":
-                result.missing_ids = sorted(set(missing) | set(self.stamp(cluster.slug, cluster.source_ids)))
+                result.missing_ids = sorted(
+                    set(missing) | set(self.stamp(cluster.slug, cluster.source_ids))
+                )
             results.append(result)
         return results
 
@@ -220,9 +284,17 @@ class SkillCompiler:
             if doc is None:
                 return SkillWrite(slug, False, reason=f"{draft_path} has no readable frontmatter")
             if doc.name is not None and doc.name != slug:
-                return SkillWrite(slug, False, reason=f"draft names itself {doc.name!r}, not {slug!r}")
-            result = self._write(self.layout.active_path(slug), slug, with_status(draft, "active"), force=force,
-                                 evaluate_it=evaluate_it, operation="skill_apply")
+                return SkillWrite(
+                    slug, False, reason=f"draft names itself {doc.name!r}, not {slug!r}"
+                )
+            result = self._write(
+                self.layout.active_path(slug),
+                slug,
+                with_status(draft, "active"),
+                force=force,
+                evaluate_it=evaluate_it,
+                operation="skill_apply",
+            )
             result.mode, result.source_ids = "active", doc.source_ids
             if result.written:
                 result.missing_ids = self.stamp(slug, doc.source_ids)
@@ -237,19 +309,28 @@ class SkillCompiler:
             return SkillWrite(slug, False, reason=f"no active skill at {path}")
         doc = parse_skill(path.read_text(encoding="utf-8"))
         if doc is None or not doc.source_ids:
-            return SkillWrite(slug, False, str(path), reason="active skill names no source knowledge ids")
+            return SkillWrite(
+                slug, False, str(path), reason="active skill names no source knowledge ids"
+            )
         by_id = {e.id: e for e in self.entries()}
         found = [by_id[i] for i in doc.source_ids if i in by_id]
         live = [e for e in found if e.status != "archived"]
         if found and not live:
             self.retire(slug, "all source knowledge entries archived")
-            return SkillWrite(slug, False, str(path), reason="all source knowledge archived: skill retired")
+            return SkillWrite(
+                slug, False, str(path), reason="all source knowledge archived: skill retired"
+            )
         if not live:
-            return SkillWrite(slug, False, str(path), reason="none of the source knowledge ids exists any more")
+            return SkillWrite(
+                slug, False, str(path), reason="none of the source knowledge ids exists any more"
+            )
         cluster = SkillCluster.of(live, slug=slug, title=None)
-        content = render_skill(cluster, status="active", generated_at=self.clock(), version=doc.version + 1)
-        result = self._write(path, slug, content, force=force, evaluate_it=evaluate_it,
-                             operation="skill_regenerate")
+        content = render_skill(
+            cluster, status="active", generated_at=self.clock(), version=doc.version + 1
+        )
+        result = self._write(
+            path, slug, content, force=force, evaluate_it=evaluate_it, operation="skill_regenerate"
+        )
         result.mode, result.source_ids = "active", cluster.source_ids
         result.missing_ids = [i for i in doc.source_ids if i not in by_id]
         if result.written:
@@ -259,7 +340,9 @@ class SkillCompiler:
     def retire(self, slug: str, reason: str) -> Path:
         marker = self.layout.active_path(slug).with_name(RETIRED_MARKER)
         with self.locks.hold(file_resource(marker)) as lease:
-            write_atomic(marker, json.dumps({"retiredAt": self.clock(), "reason": reason}), lease=lease)
+            write_atomic(
+                marker, json.dumps({"retiredAt": self.clock(), "reason": reason}), lease=lease
+            )
         return marker
 
     # -- reading -------------------------------------------------------------------------------------------
@@ -270,8 +353,14 @@ class SkillCompiler:
         if self.layout.proposals_dir.is_dir():
             for path in sorted(self.layout.proposals_dir.glob("*.md")):
                 doc = parse_skill(path.read_text(encoding="utf-8"))
-                drafts.append({"slug": path.stem, "path": str(path), "status": doc.status if doc else None,
-                               "source_ids": doc.source_ids if doc else []})
+                drafts.append(
+                    {
+                        "slug": path.stem,
+                        "path": str(path),
+                        "status": doc.status if doc else None,
+                        "source_ids": doc.source_ids if doc else [],
+                    }
+                )
         if self.layout.generated_dir.is_dir():
             for directory in sorted(p for p in self.layout.generated_dir.iterdir() if p.is_dir()):
                 skill = directory / "SKILL.md"
@@ -279,13 +368,21 @@ class SkillCompiler:
                     continue
                 text = skill.read_text(encoding="utf-8")
                 doc = parse_skill(text)
-                active.append({"slug": directory.name, "path": str(skill), "generated": has_marker(text),
-                               "version": doc.version if doc else None,
-                               "source_ids": doc.source_ids if doc else [],
-                               "stale": stale_reasons(text, by_id) if has_marker(text) else []})
+                active.append(
+                    {
+                        "slug": directory.name,
+                        "path": str(skill),
+                        "generated": has_marker(text),
+                        "version": doc.version if doc else None,
+                        "source_ids": doc.source_ids if doc else [],
+                        "stale": stale_reasons(text, by_id) if has_marker(text) else [],
+                    }
+                )
         return {"drafts": drafts, "active": active}
 
-    def inspect(self, slug: str, prefer: Literal["auto", "draft", "active"] = "auto") -> dict[str, Any] | None:
+    def inspect(
+        self, slug: str, prefer: Literal["auto", "draft", "active"] = "auto"
+    ) -> dict[str, Any] | None:
         slug = check_slug(slugify(slug) or slug)
         order: list[tuple[str, Path]] = []
         if prefer in ("auto", "active"):
@@ -298,9 +395,20 @@ class SkillCompiler:
                 text = path.read_text(encoding="utf-8")
                 doc = parse_skill(text)
                 ids = doc.source_ids if doc else []
-                return {"slug": slug, "kind": kind, "path": str(path), "content": text,
-                        "generated": has_marker(text), "source_ids": ids,
-                        "sources": [{"id": i, "lesson": by_id[i].lesson if i in by_id else None,
-                                     "status": by_id[i].status if i in by_id else "missing"} for i in ids]}
+                return {
+                    "slug": slug,
+                    "kind": kind,
+                    "path": str(path),
+                    "content": text,
+                    "generated": has_marker(text),
+                    "source_ids": ids,
+                    "sources": [
+                        {
+                            "id": i,
+                            "lesson": by_id[i].lesson if i in by_id else None,
+                            "status": by_id[i].status if i in by_id else "missing",
+                        }
+                        for i in ids
+                    ],
+                }
         return None
-

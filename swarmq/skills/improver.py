@@ -78,8 +78,15 @@ class ImproveReport:
     inventory: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ran": self.ran, "reason": self.reason, "source": self.source, "proposal": self.proposal,
-                "missing_sections": self.missing_sections, "drafts": self.drafts, "inventory": self.inventory}
+        return {
+            "ran": self.ran,
+            "reason": self.reason,
+            "source": self.source,
+            "proposal": self.proposal,
+            "missing_sections": self.missing_sections,
+            "drafts": self.drafts,
+            "inventory": self.inventory,
+        }
 
 
 def system_prompt(targets: list[str], write_mode: str) -> str:
@@ -93,8 +100,9 @@ def system_prompt(targets: list[str], write_mode: str) -> str:
     )
 
 
-def build_messages(inv: Inventory, targets: list[str], write_mode: str,
-                   max_chars: int | None = None) -> list[Message]:
+def build_messages(
+    inv: Inventory, targets: list[str], write_mode: str, max_chars: int | None = None
+) -> list[Message]:
     """The prompt; with ``max_chars`` the inventory is cut to fit, lowest priority first (its
     stale skills, then mature candidates, then repeated directives: the text's reverse order)."""
     system = system_prompt(targets, write_mode)
@@ -140,41 +148,86 @@ def degenerate(body: str, prompt: str) -> str | None:
 
 
 def missing_sections(body: str) -> list[str]:
-    headings = [line.lstrip("#").strip().lower() for line in body.splitlines() if line.lstrip().startswith("#")]
-    return [s for s in SECTIONS if not any(h.lstrip("0123456789. ").startswith(s.lower()) for h in headings)]
+    headings = [
+        line.lstrip("#").strip().lower()
+        for line in body.splitlines()
+        if line.lstrip().startswith("#")
+    ]
+    return [
+        s
+        for s in SECTIONS
+        if not any(h.lstrip("0123456789. ").startswith(s.lower()) for h in headings)
+    ]
 
 
 def deterministic_body(inv: Inventory, targets: list[str], note: str | None = None) -> str:
     lines = ["# Skill improvement proposal (deterministic fallback)", "", FALLBACK_BANNER, ""]
     if note:
         lines += [f"> {note}", ""]
-    lines += ["## Inventory snapshot", "",
-              f"- Knowledge entries: {inv.knowledge_total} ({inv.knowledge_active} active, {inv.archived} archived, "
-              f"{inv.directives} actionable directives)",
-              f"- Generated skills: {inv.drafts} draft(s), {inv.active_skills} active, {len(inv.stale_skills)} stale",
-              f"- Mature knowledge not yet compiled: {len(inv.mature_uncompiled)}", "",
-              "## Repeated ignored or violated directives", ""]
-    lines += [f"- {e.id}: ignored {i}×, violated {v}× — {' '.join(e.lesson.split())[:140]}"
-              for e, i, v in inv.ignored_or_violated] or ["- none"]
+    lines += [
+        "## Inventory snapshot",
+        "",
+        f"- Knowledge entries: {inv.knowledge_total} ({inv.knowledge_active} active, {inv.archived} archived, "
+        f"{inv.directives} actionable directives)",
+        f"- Generated skills: {inv.drafts} draft(s), {inv.active_skills} active, {len(inv.stale_skills)} stale",
+        f"- Mature knowledge not yet compiled: {len(inv.mature_uncompiled)}",
+        "",
+        "## Repeated ignored or violated directives",
+        "",
+    ]
+    lines += [
+        f"- {e.id}: ignored {i}×, violated {v}× — {' '.join(e.lesson.split())[:140]}"
+        for e, i, v in inv.ignored_or_violated
+    ] or ["- none"]
     lines += ["", "## Concrete recommendations", ""]
     recs = []
     if inv.mature_uncompiled:
-        recs.append(f"- Run `swarmq skills generate` to draft skills from {len(inv.mature_uncompiled)} mature entries.")
+        recs.append(
+            f"- Run `swarmq skills generate` to draft skills from {len(inv.mature_uncompiled)} mature entries."
+        )
     if inv.stale_skills:
-        recs.append("- Run `swarmq skills regenerate <slug>` for: " + ", ".join(s for s, _ in inv.stale_skills) + ".")
+        recs.append(
+            "- Run `swarmq skills regenerate <slug>` for: "
+            + ", ".join(s for s, _ in inv.stale_skills)
+            + "."
+        )
     if inv.ignored_or_violated:
-        recs.append("- Review the repeatedly ignored or violated directives above: reword, narrow or retire them.")
+        recs.append(
+            "- Review the repeatedly ignored or violated directives above: reword, narrow or retire them."
+        )
     if "knowledge" in targets:
         recs.append("- Archive low-confidence entries that are shown often and never applied.")
     lines += recs or ["- Nothing stands out in the inventory."]
-    lines += ["", "## Optional cluster suggestions", "", "- none (a deterministic summary cannot judge clusters)",
-              "", "## Risks", "", "- This summary is rule-based; it has not read or understood the lessons.", ""]
+    lines += [
+        "",
+        "## Optional cluster suggestions",
+        "",
+        "- none (a deterministic summary cannot judge clusters)",
+        "",
+        "## Risks",
+        "",
+        "- This summary is rule-based; it has not read or understood the lessons.",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def proposal_document(body: str, *, source: str, generated_at: str, targets: list[str],
-                      model: str | None, missing: list[str], run_id: str | None = None) -> str:
-    lines = ["---", f"source: {source}", f"generated_at: {generated_at}", f"targets: [{', '.join(targets)}]"]
+def proposal_document(
+    body: str,
+    *,
+    source: str,
+    generated_at: str,
+    targets: list[str],
+    model: str | None,
+    missing: list[str],
+    run_id: str | None = None,
+) -> str:
+    lines = [
+        "---",
+        f"source: {source}",
+        f"generated_at: {generated_at}",
+        f"targets: [{', '.join(targets)}]",
+    ]
     if run_id:
         lines.append(f"run_id: {run_id}")
     if model:
@@ -200,8 +253,12 @@ class SkillImprover(LLMJob):
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         inventory: Callable[[SkillCompiler], Inventory] = gather_inventory,
     ) -> None:
-        super().__init__(locks, completer=completer, allow_fallback=allow_fallback,
-                         no_client_reason=no_client_reason)
+        super().__init__(
+            locks,
+            completer=completer,
+            allow_fallback=allow_fallback,
+            no_client_reason=no_client_reason,
+        )
         self.compiler = compiler
         self.layout = compiler.layout
         self.config = config
@@ -239,7 +296,8 @@ class SkillImprover(LLMJob):
             if isinstance(last, str):
                 try:
                     due = datetime.fromisoformat(last.replace("Z", "+00:00")) + timedelta(
-                        hours=self.config.consolidation_interval_hours)
+                        hours=self.config.consolidation_interval_hours
+                    )
                 except ValueError:
                     due = now
                 if now < due:
@@ -262,8 +320,14 @@ class SkillImprover(LLMJob):
 
     # -- the run ------------------------------------------------------------------------------------
 
-    def run(self, *, trigger: str = "manual", approved: bool = False, write_mode: str | None = None,
-            run_id: str | None = None) -> ImproveReport:
+    def run(
+        self,
+        *,
+        trigger: str = "manual",
+        approved: bool = False,
+        write_mode: str | None = None,
+        run_id: str | None = None,
+    ) -> ImproveReport:
         """One review. ``run_id`` (the task id) makes a redelivered run return the proposal the
         first delivery wrote instead of paying for a second one."""
         refusal = self._refusal(trigger, approved)
@@ -272,7 +336,9 @@ class SkillImprover(LLMJob):
         self.run_id = _safe_run_id(run_id)
         done = self._already_written()
         if done is not None:
-            return ImproveReport(True, "already_done: this run's proposal exists", proposal=str(done))
+            return ImproveReport(
+                True, "already_done: this run's proposal exists", proposal=str(done)
+            )
         if trigger == "scheduled":
             not_due = self._claim_schedule()
             if not_due:
@@ -292,18 +358,26 @@ class SkillImprover(LLMJob):
             return ImproveReport(False, f"inventory_failed: {exc}")
         except ProviderUnreachable as exc:
             if self.allow_fallback:
-                return self._fallback(targets, mode, f"The configured provider was unreachable: {exc}")
+                return self._fallback(
+                    targets, mode, f"The configured provider was unreachable: {exc}"
+                )
             return ImproveReport(False, f"provider_unreachable: {exc}")
         except CompletionFailed as exc:
             return ImproveReport(False, f"llm_call_failed: {exc.outcome}: {exc}")
         body = _CONTROL.sub("", completion.text).strip()
-        problem = ("empty reply" if not body else
-                   f"reply of {len(body)} characters exceeds {self.config.max_proposal_chars}"
-                   if len(body) > self.config.max_proposal_chars else None)
+        problem = (
+            "empty reply"
+            if not body
+            else f"reply of {len(body)} characters exceeds {self.config.max_proposal_chars}"
+            if len(body) > self.config.max_proposal_chars
+            else None
+        )
         problem = problem or degenerate(body, messages[-1]["content"])
         if problem:
             self.completer.reject(completion, problem)
-            return ImproveReport(False, f"reply_rejected: {problem}", missing_sections=missing_sections(body))
+            return ImproveReport(
+                False, f"reply_rejected: {problem}", missing_sections=missing_sections(body)
+            )
         report = self._write(body, "llm", targets, completion.model, [], inv)
         return self._drafts(report, mode)
 
@@ -318,14 +392,30 @@ class SkillImprover(LLMJob):
             inv = self._gather()
         except InventoryFailed as exc:
             return ImproveReport(False, f"inventory_failed: {exc}")
-        report = self._write(deterministic_body(inv, targets, note), "deterministic_fallback", targets, None, [], inv)
+        report = self._write(
+            deterministic_body(inv, targets, note), "deterministic_fallback", targets, None, [], inv
+        )
         return self._drafts(report, mode)
 
-    def _write(self, body: str, source: str, targets: list[str], model: str | None,
-               missing: list[str], inv: Inventory) -> ImproveReport:
+    def _write(
+        self,
+        body: str,
+        source: str,
+        targets: list[str],
+        model: str | None,
+        missing: list[str],
+        inv: Inventory,
+    ) -> ImproveReport:
         now = self.now()
-        document = proposal_document(body, source=source, generated_at=iso(now), targets=targets,
-                                     model=model, missing=missing, run_id=self.run_id)
+        document = proposal_document(
+            body,
+            source=source,
+            generated_at=iso(now),
+            targets=targets,
+            model=model,
+            missing=missing,
+            run_id=self.run_id,
+        )
         directory = self.layout.improver_proposals_dir
         directory.mkdir(parents=True, exist_ok=True)
         stamp = iso(now).replace(":", "-").replace(".", "-")
@@ -338,11 +428,11 @@ class SkillImprover(LLMJob):
 
     def _drafts(self, report: ImproveReport, mode: str) -> ImproveReport:
         if mode == "draft_skills":
-            report.drafts = [w.as_dict() for w in self.compiler.generate(mode="draft", evaluate_it=True)]
+            report.drafts = [
+                w.as_dict() for w in self.compiler.generate(mode="draft", evaluate_it=True)
+            ]
         return report
 
 
 def _safe_run_id(value: str | None) -> str | None:
     return value if value and re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", value) else None
-
-

@@ -106,7 +106,9 @@ class SkillLayout:
         text = relative.replace("\\", "/")
         if not text.startswith(GENERATED_PREFIX) or "\x00" in text:
             raise UnsafeSkillPath(f"skill path {relative!r} is not under {GENERATED_PREFIX}")
-        parts = text[len(GENERATED_PREFIX):].split("/")
+        parts = text[len(GENERATED_PREFIX) :].split("/")
         if len(parts) != 2 or parts[1] != SKILL_FILE:
-            raise UnsafeSkillPath(f"skill path {relative!r} must be {GENERATED_PREFIX}<slug>/{SKILL_FILE}")
+            raise UnsafeSkillPath(
+                f"skill path {relative!r} must be {GENERATED_PREFIX}<slug>/{SKILL_FILE}"
+            )
         return self.active_path(parts[0])

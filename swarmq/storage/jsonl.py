@@ -69,7 +69,7 @@ def iter_jsonl(path: Path | str) -> Iterator[JsonlLine | CorruptLine]:
         for line_no, chunk in enumerate(handle, start=1):
             data = chunk[:-1] if chunk.endswith(b"\n") else chunk
             if line_no == 1 and data.startswith(BOM):
-                data = data[len(BOM):]
+                data = data[len(BOM) :]
             if not data.strip():
                 continue
             try:
@@ -162,5 +162,3 @@ def starts_with_bom(path: Path) -> bool:
             return handle.read(len(BOM)) == BOM
     except FileNotFoundError:
         return False
-
-

@@ -61,10 +61,12 @@ def read_root_id(root: Path) -> RootId | None:
     except ValueError as exc:
         raise WorkspaceIdError(f"{path}: not JSON ({exc})") from exc
     if not isinstance(data, dict) or not _HEX_ID.match(str(data.get("id", ""))):
-        raise WorkspaceIdError(f"{path}: expected {{\"id\": <32 hex digits>, \"locks\": ...}}")
+        raise WorkspaceIdError(f'{path}: expected {{"id": <32 hex digits>, "locks": ...}}')
     locks = str(data.get("locks", "cluster"))
     if locks not in LOCK_MODES:
-        raise WorkspaceIdError(f"{path}: locks must be one of {', '.join(LOCK_MODES)}, not {locks!r}")
+        raise WorkspaceIdError(
+            f"{path}: locks must be one of {', '.join(LOCK_MODES)}, not {locks!r}"
+        )
     return RootId(Path(root), str(data["id"]), locks)
 
 

@@ -40,8 +40,9 @@ def task_id_for(swarm: str, scope: str, window: str) -> str:
 
 
 @app.task(name=CONSOLIDATION_SCOPE, bind=True, store_lock="consolidation:{scope}")
-def consolidate_scope(self: SwarmTask, scope: str, window: str | None = None,
-                      dry_run: bool = False) -> dict[str, Any]:
+def consolidate_scope(
+    self: SwarmTask, scope: str, window: str | None = None, dry_run: bool = False
+) -> dict[str, Any]:
     """Consolidate one scope once per window; returns the run's summary."""
     check_scope(scope)
     window = window or window_of()
@@ -50,8 +51,12 @@ def consolidate_scope(self: SwarmTask, scope: str, window: str | None = None,
     if not dry_run:
         done = cluster.client.get(marker)
         if done is not None:
-            return {"scope": scope, "window": window, "outcome": "already_done",
-                    "previous": json.loads(done)}
+            return {
+                "scope": scope,
+                "window": window,
+                "outcome": "already_done",
+                "previous": json.loads(done),
+            }
 
     def progress(stage: str, meta: dict[str, Any]) -> None:
         if self.request.id and not self.request.called_directly:
@@ -75,7 +80,9 @@ def nightly(self: SwarmTask, window: str | None = None) -> dict[str, Any]:
         if cluster.client.exists(keys.done_marker(roster.swarm, job_name(scope), window)):
             skipped.append(scope)
             continue
-        consolidate_scope.apply_async(kwargs={"scope": scope, "window": window},
-                                      task_id=task_id_for(roster.swarm, scope, window))
+        consolidate_scope.apply_async(
+            kwargs={"scope": scope, "window": window},
+            task_id=task_id_for(roster.swarm, scope, window),
+        )
         sent.append(scope)
     return {"window": window, "enqueued": sent, "already_done": skipped}

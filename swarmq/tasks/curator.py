@@ -21,13 +21,17 @@ ENRICH_TASK = CURATOR_ENRICH
 def _ids(value: Any) -> list[str] | None:
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) and 0 < len(v) <= 128 for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and 0 < len(v) <= 128 for v in value
+    ):
         raise UnsafePathError("entry_ids must be a list of entry id strings (1-128 chars each)")
     return value
 
 
 @app.task(name=ENRICH_TASK, bind=True)
-def enrich(self: SwarmTask, entry_ids: list[str] | None = None, max_batches: int | None = None) -> dict[str, Any]:
+def enrich(
+    self: SwarmTask, entry_ids: list[str] | None = None, max_batches: int | None = None
+) -> dict[str, Any]:
     """One enrichment run; returns the report plus the enrichment quota's state."""
     roster = self.roster
     if not roster.curator.enrichment_enabled:
@@ -35,5 +39,11 @@ def enrich(self: SwarmTask, entry_ids: list[str] | None = None, max_batches: int
     if max_batches is not None and (not isinstance(max_batches, int) or max_batches < 1):
         raise ValueError("max_batches must be a positive integer")
     cluster = self.cluster
-    return run_enrichment(roster, cluster.locks, cluster, task_id=self.request.id,
-                          entry_ids=_ids(entry_ids), max_batches=max_batches)
+    return run_enrichment(
+        roster,
+        cluster.locks,
+        cluster,
+        task_id=self.request.id,
+        entry_ids=_ids(entry_ids),
+        max_batches=max_batches,
+    )

@@ -27,8 +27,9 @@ FORMATS = ("claude-code", "codex-rollout", "codex-history", "markdown")
 
 
 @app.task(name=FORGE_EXTRACT, bind=True)
-def extract(self: SwarmTask, path: str, key: str | None = None, fmt: str | None = None,
-            force: bool = False) -> dict[str, Any]:
+def extract(
+    self: SwarmTask, path: str, key: str | None = None, fmt: str | None = None, force: bool = False
+) -> dict[str, Any]:
     """Forge one transcript; ``key`` (a mission id) defaults to the transcript's path."""
     if not isinstance(path, str) or not path:
         raise ValueError("path must be a transcript file path")
@@ -41,8 +42,16 @@ def extract(self: SwarmTask, path: str, key: str | None = None, fmt: str | None 
     source = transcript_path(roster, path)
     choice = forge_completer(roster, cluster, task_id=self.request.id)
     try:
-        result = forge_transcript(source, layout_for(roster), cluster.locks, roster.forge, key=key, fmt=fmt,
-                                  completer=choice.completer, force=bool(force))
+        result = forge_transcript(
+            source,
+            layout_for(roster),
+            cluster.locks,
+            roster.forge,
+            key=key,
+            fmt=fmt,
+            completer=choice.completer,
+            force=bool(force),
+        )
     finally:
         if choice.completer is not None:
             choice.completer.close()
@@ -58,6 +67,7 @@ def close_loop(self: SwarmTask) -> dict[str, Any]:
     """Forge AgentOps' session-close queue, then ingest, feedback, promote, mature and measure once."""
     roster = self.roster
     locks = self.cluster.locks
-    result = close_loop_with_queue(layout_for(roster), locks, roster.forge, roster.flywheel,
-                                   sink=knowledge_sink(roster, locks))
+    result = close_loop_with_queue(
+        layout_for(roster), locks, roster.forge, roster.flywheel, sink=knowledge_sink(roster, locks)
+    )
     return result.as_dict()

@@ -39,30 +39,51 @@ def sweep_task(self: SwarmTask, phase: int | str | None = None) -> dict[str, Any
 
 
 @app.task(name=MATURITY_KNOWLEDGE_ADD, bind=True)
-def knowledge_add(self: SwarmTask, lesson: str, category: str | None = None,
-                  tags: list[str] | None = None, phase: int | None = None,
-                  confidence: float | None = None, auto_generated: bool = True,
-                  directives: dict[str, Any] | None = None, tier: str = "swarm") -> dict[str, Any]:
+def knowledge_add(
+    self: SwarmTask,
+    lesson: str,
+    category: str | None = None,
+    tags: list[str] | None = None,
+    phase: int | None = None,
+    confidence: float | None = None,
+    auto_generated: bool = True,
+    directives: dict[str, Any] | None = None,
+    tier: str = "swarm",
+) -> dict[str, Any]:
     knowledge = knowledge_for(self)
     result = knowledge.tier(tier).add(
-        NewLesson(lesson, category=category, tags=tags, confidence=confidence,
-                  auto_generated=auto_generated, directives=directives or {}),
+        NewLesson(
+            lesson,
+            category=category,
+            tags=tags,
+            confidence=confidence,
+            auto_generated=auto_generated,
+            directives=directives or {},
+        ),
         phase=phase,
     )
-    return {"outcome": result.outcome, "id": result.entry.id if result.entry else None,
-            "reason": result.reason, "layer": result.validation.layer}
+    return {
+        "outcome": result.outcome,
+        "id": result.entry.id if result.entry else None,
+        "reason": result.reason,
+        "layer": result.validation.layer,
+    }
 
 
 @app.task(name=MATURITY_KNOWLEDGE_REINFORCE, bind=True)
 def knowledge_reinforce(self: SwarmTask, entry_id: str, phase: int) -> dict[str, Any]:
     result = knowledge_for(self).swarm.reinforce(entry_id, phase)
-    return {"outcome": result.outcome, "id": entry_id,
-            "confirmations": len(result.entry.confirmed_by) if result.entry else 0}
+    return {
+        "outcome": result.outcome,
+        "id": entry_id,
+        "confirmations": len(result.entry.confirmed_by) if result.entry else 0,
+    }
 
 
 @app.task(name=MATURITY_KNOWLEDGE_QUARANTINE, bind=True)
-def knowledge_quarantine(self: SwarmTask, entry_id: str, reason: str,
-                         reported_by: str = "auto") -> dict[str, Any]:
+def knowledge_quarantine(
+    self: SwarmTask, entry_id: str, reason: str, reported_by: str = "auto"
+) -> dict[str, Any]:
     from swarmq.knowledge.errors import EntryNotFound
 
     try:
@@ -86,8 +107,9 @@ def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) 
 
 
 @app.task(name=MATURITY_KNOWLEDGE_ACK, bind=True)
-def knowledge_ack(self: SwarmTask, text: str, agent: str | None = None,
-                  source: str = "architect_marker") -> dict[str, Any]:
+def knowledge_ack(
+    self: SwarmTask, text: str, agent: str | None = None, source: str = "architect_marker"
+) -> dict[str, Any]:
     """Commit the acknowledgement markers found in an agent's output."""
     results = acknowledge(knowledge_for(self), text, source=source, agent=agent)
     return {"results": [r.as_dict() for r in results]}

@@ -118,7 +118,9 @@ def run_mission(
                 ignore_result=True,
             )
 
-    runner = runner_with_knowledge(roster, here, self.cluster.locks, echo=_stdout(), after_run=extract)
+    runner = runner_with_knowledge(
+        roster, here, self.cluster.locks, echo=_stdout(), after_run=extract
+    )
     first = mission is not None and not resent and first_delivery(self)
     outcome = runner.run(mission_id, assignment_id, mission if first else None)
     if outcome.state == "failed":

@@ -19,28 +19,48 @@ GENERATE_TASK = SKILLS_GENERATE
 
 
 @app.task(name=IMPROVE_TASK, bind=True)
-def improve(self: SwarmTask, trigger: str = "manual", approved: bool = False,
-            write_mode: str | None = None) -> dict[str, Any]:
+def improve(
+    self: SwarmTask, trigger: str = "manual", approved: bool = False, write_mode: str | None = None
+) -> dict[str, Any]:
     if trigger not in ("manual", "scheduled"):
         raise ValueError(f"trigger must be 'manual' or 'scheduled', not {trigger!r}")
     if write_mode not in (None, "proposal", "draft_skills"):
         raise ValueError(f"write_mode must be 'proposal' or 'draft_skills', not {write_mode!r}")
     roster = self.roster
     cluster = self.cluster
-    return run_improver(roster, cluster.locks, cluster, task_id=self.request.id, trigger=trigger,
-                        approved=bool(approved), write_mode=write_mode, run_id=self.request.id)
+    return run_improver(
+        roster,
+        cluster.locks,
+        cluster,
+        task_id=self.request.id,
+        trigger=trigger,
+        approved=bool(approved),
+        write_mode=write_mode,
+        run_id=self.request.id,
+    )
 
 
 @app.task(name=GENERATE_TASK, bind=True)
-def generate(self: SwarmTask, mode: str = "draft", source_ids: list[str] | None = None,
-             slug: str | None = None, evaluate: bool = True) -> dict[str, Any]:
+def generate(
+    self: SwarmTask,
+    mode: str = "draft",
+    source_ids: list[str] | None = None,
+    slug: str | None = None,
+    evaluate: bool = True,
+) -> dict[str, Any]:
     if mode not in ("draft", "active"):
         raise ValueError(f"mode must be 'draft' or 'active', not {mode!r}")
-    if source_ids is not None and not (isinstance(source_ids, list) and all(isinstance(i, str) for i in source_ids)):
+    if source_ids is not None and not (
+        isinstance(source_ids, list) and all(isinstance(i, str) for i in source_ids)
+    ):
         raise ValueError("source_ids must be a list of entry id strings")
     if not self.roster.curator.skill_generation_enabled:
         return {"refused": "disabled: curator.skill_generation_enabled is false", "results": []}
     compiler = compiler_for(self.roster, self.cluster.locks)
-    results = compiler.generate(mode="active" if mode == "active" else "draft", source_ids=source_ids,
-                                slug=slug, evaluate_it=bool(evaluate))
+    results = compiler.generate(
+        mode="active" if mode == "active" else "draft",
+        source_ids=source_ids,
+        slug=slug,
+        evaluate_it=bool(evaluate),
+    )
     return {"results": [r.as_dict() for r in results]}

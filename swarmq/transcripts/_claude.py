@@ -83,7 +83,11 @@ def read_claude(
                 report.session_id = record["sessionId"]
             message: Any = record.get("message")
             content = message.get("content") if message.__class__ is dict else None
-            if content.__class__ is str and kind in _CHAT and record.get("isCompactSummary") is not True:
+            if (
+                content.__class__ is str
+                and kind in _CHAT
+                and record.get("isCompactSummary") is not True
+            ):
                 if content and not content.isspace():  # a typed prompt: built as _messages would
                     made = _prose(record, line_no, message, kind, content)
                     made.index = index
@@ -91,8 +95,13 @@ def read_claude(
                     index += 1
                 continue
             block: dict[str, Any] | None = (
-                content[0] if content.__class__ is list and len(content) == 1 and content[0].__class__ is dict
-                and not record.get("isCompactSummary") else None)
+                content[0]
+                if content.__class__ is list
+                and len(content) == 1
+                and content[0].__class__ is dict
+                and not record.get("isCompactSummary")
+                else None
+            )
             btype = block.get("type") if block is not None else None
             if btype.__class__ is not str:
                 btype = None
@@ -119,8 +128,13 @@ def read_claude(
                     text = block.get("content")
                     text = clip(text if text.__class__ is str else _joined_text(text))
                     stamp = record.get("timestamp")
-                    tool_result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
-                                stamp if stamp.__class__ is str else None)
+                    tool_result(
+                        text,
+                        block.get("is_error") is True or reports_failure(text),
+                        index,
+                        line_no,
+                        stamp if stamp.__class__ is str else None,
+                    )
                 index += 1
                 continue
             for built in _messages(record, kind, line_no, skip, tools, index):
@@ -133,20 +147,37 @@ def read_claude(
         report.messages = index
 
 
-def _notify(tools: ToolSink, record: dict[str, Any], block: dict[str, Any], kind: MessageKind, index: int,
-            line_no: int) -> None:
+def _notify(
+    tools: ToolSink,
+    record: dict[str, Any],
+    block: dict[str, Any],
+    kind: MessageKind,
+    index: int,
+    line_no: int,
+) -> None:
     if kind is MessageKind.TOOL_USE:
         name = block.get("name")
         tools.call(name if name.__class__ is str else None, block.get("input"))
     else:
         text = clip(_joined_text(block.get("content")))
         timestamp = record.get("timestamp")
-        tools.result(text, block.get("is_error") is True or reports_failure(text), index, line_no,
-                     timestamp if timestamp.__class__ is str else None)
+        tools.result(
+            text,
+            block.get("is_error") is True or reports_failure(text),
+            index,
+            line_no,
+            timestamp if timestamp.__class__ is str else None,
+        )
 
 
-def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[str, Any], kind: MessageKind,
-                  index: int, line_no: int) -> Message:
+def _tool_message(
+    record: dict[str, Any],
+    message: dict[str, Any],
+    block: dict[str, Any],
+    kind: MessageKind,
+    index: int,
+    line_no: int,
+) -> Message:
     """A record holding exactly one tool call or result (most of a session's lines)."""
     role = message.get("role")
     if kind is MessageKind.TOOL_USE:
@@ -157,23 +188,32 @@ def _tool_message(record: dict[str, Any], message: dict[str, Any], block: dict[s
         text = clip(_joined_text(block.get("content")))
     timestamp = record.get("timestamp")
     session = record.get("sessionId")
-    built = Message(index, line_no, role if role.__class__ is str and role else str(record.get("type")), kind, text,
-                    timestamp if timestamp.__class__ is str and timestamp else None,
-                    session if session.__class__ is str and session else None,
-                    name if name.__class__ is str and name else None,
-                    record.get("isSidechain") is True, record.get("isMeta") is True)
+    built = Message(
+        index,
+        line_no,
+        role if role.__class__ is str and role else str(record.get("type")),
+        kind,
+        text,
+        timestamp if timestamp.__class__ is str and timestamp else None,
+        session if session.__class__ is str and session else None,
+        name if name.__class__ is str and name else None,
+        record.get("isSidechain") is True,
+        record.get("isMeta") is True,
+    )
     if kind is MessageKind.TOOL_RESULT:
         built.is_error = block.get("is_error") is True or reports_failure(text)
     return built
 
 
-def _prose(record: dict[str, Any], line_no: int, message: dict[str, Any], kind: str,
-           text: str) -> Message:
+def _prose(
+    record: dict[str, Any], line_no: int, message: dict[str, Any], kind: str, text: str
+) -> Message:
     """A one-block prose message, built as :func:`_messages` would (the message's role, else
     the record's type)."""
     role = message.get("role")
-    return _make(record, line_no, role if role.__class__ is str and role else kind,
-                 MessageKind.TEXT, text)
+    return _make(
+        record, line_no, role if role.__class__ is str and role else kind, MessageKind.TEXT, text
+    )
 
 
 def _make(
@@ -214,8 +254,12 @@ _CHAT = frozenset({"user", "assistant"})
 
 
 def _messages(
-    record: dict[str, Any], kind: str, line_no: int, skip: frozenset[MessageKind],
-    tools: ToolSink | None = None, index: int = 0,
+    record: dict[str, Any],
+    kind: str,
+    line_no: int,
+    skip: frozenset[MessageKind],
+    tools: ToolSink | None = None,
+    index: int = 0,
 ) -> list[Message | None]:
     """The messages of one record (usually one), ``None`` standing for a skipped one."""
     if kind == "summary":
@@ -263,10 +307,18 @@ def _messages(
         elif btype == "tool_result" or (btype.__class__ is str and btype.endswith("_tool_result")):
             if MessageKind.TOOL_RESULT in skip:
                 if tools is not None:
-                    _notify(tools, record, block, MessageKind.TOOL_RESULT, index + len(out), line_no)
+                    _notify(
+                        tools, record, block, MessageKind.TOOL_RESULT, index + len(out), line_no
+                    )
                 out.append(None)
                 continue
-            result = _make(record, line_no, role, MessageKind.TOOL_RESULT, clip(_joined_text(block.get("content"))))
+            result = _make(
+                record,
+                line_no,
+                role,
+                MessageKind.TOOL_RESULT,
+                clip(_joined_text(block.get("content"))),
+            )
             result.is_error = block.get("is_error") is True or reports_failure(result.text)
             out.append(result)
         elif btype in _THINKING:

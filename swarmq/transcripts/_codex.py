@@ -72,7 +72,9 @@ _META_PREFIXES = (
 class _Emitter:
     """Numbers messages and drops an ``event_msg`` / ``response_item`` twin of a recent one."""
 
-    def __init__(self, report: ReadReport, skip: frozenset[MessageKind], tools: ToolSink | None = None) -> None:
+    def __init__(
+        self, report: ReadReport, skip: frozenset[MessageKind], tools: ToolSink | None = None
+    ) -> None:
         self.report = report
         self.skip = skip
         self.tools = tools
@@ -221,7 +223,9 @@ def _item(
         if skipped and out.tools is not None:
             out.tools.result(text, failed, out.index - 1, line_no, timestamp)
             return
-        yield out.emit(Message(0, line_no, "tool", MessageKind.TOOL_RESULT, text, timestamp, is_error=failed))
+        yield out.emit(
+            Message(0, line_no, "tool", MessageKind.TOOL_RESULT, text, timestamp, is_error=failed)
+        )
     elif itype == "compaction":
         text = text_of(item.get("summary")) or text_of(item.get("message"))
         if text.strip():

@@ -57,8 +57,11 @@ def iter_lines(
                         overlong += len(tail)
                         continue
                     line_no += 1
-                    report.problem(line_no, f"line of {overlong + len(parts[0]) + 1} bytes exceeds "
-                                            f"{max_line_bytes}; skipped")
+                    report.problem(
+                        line_no,
+                        f"line of {overlong + len(parts[0]) + 1} bytes exceeds "
+                        f"{max_line_bytes}; skipped",
+                    )
                     parts = parts[1:]
                     overlong = 0
                 elif partial and parts:
@@ -72,7 +75,10 @@ def iter_lines(
                     if line[-1:] == b"\r":
                         line = line[:-1]
                     if len(line) > max_line_bytes:
-                        report.problem(line_no, f"line of {len(line) + 1} bytes exceeds {max_line_bytes}; skipped")
+                        report.problem(
+                            line_no,
+                            f"line of {len(line) + 1} bytes exceeds {max_line_bytes}; skipped",
+                        )
                     elif keep_blank or line[:1] == b"{" or line.strip():
                         yield line_no, line
                 report.lines = line_no
@@ -82,7 +88,9 @@ def iter_lines(
                     partial = tail
             if overlong:
                 line_no += 1
-                report.problem(line_no, f"line of {overlong} bytes exceeds {max_line_bytes}; skipped")
+                report.problem(
+                    line_no, f"line of {overlong} bytes exceeds {max_line_bytes}; skipped"
+                )
             elif partial.strip():
                 line_no += 1
                 # Only the last line can lack its newline; mark it so a parse failure is

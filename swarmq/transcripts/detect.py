@@ -18,9 +18,12 @@ from swarmq.transcripts.model import TranscriptFormat
 SNIFF_LINES = 32
 SNIFF_BYTES = 1024 * 1024
 
-_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot",
-                           "queue-operation"})
-_CODEX_ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_CLAUDE_TYPES = frozenset(
+    {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
+)
+_CODEX_ENVELOPE = frozenset(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+)
 
 
 class TranscriptFormatError(InvalidInput):
@@ -34,16 +37,27 @@ def vote(record: dict[str, Any]) -> TranscriptFormat | None:
         return TranscriptFormat.CODEX_ROLLOUT
     if record.get("record_type") == "state":
         return TranscriptFormat.CODEX_ROLLOUT
-    if rtype is None and "id" in record and "timestamp" in record and (
-        "instructions" in record or "git" in record
+    if (
+        rtype is None
+        and "id" in record
+        and "timestamp" in record
+        and ("instructions" in record or "git" in record)
     ):
         return TranscriptFormat.CODEX_ROLLOUT
-    if rtype == "message" and "role" in record and "content" in record and "sessionId" not in record:
+    if (
+        rtype == "message"
+        and "role" in record
+        and "content" in record
+        and "sessionId" not in record
+    ):
         return TranscriptFormat.CODEX_ROLLOUT
     if "session_id" in record and "ts" in record and "text" in record:
         return TranscriptFormat.CODEX_HISTORY
     if rtype in _CLAUDE_TYPES and (
-        "sessionId" in record or "parentUuid" in record or "uuid" in record or "leafUuid" in record
+        "sessionId" in record
+        or "parentUuid" in record
+        or "uuid" in record
+        or "leafUuid" in record
         or "messageId" in record
     ):
         return TranscriptFormat.CLAUDE_CODE

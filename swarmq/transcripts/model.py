@@ -75,7 +75,9 @@ class ToolSink(Protocol):
     def call(self, name: str | None, value: Any) -> None:
         """A tool call: its name and its input as the record holds it (object or string)."""
 
-    def result(self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None) -> None:
+    def result(
+        self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None
+    ) -> None:
         """The next tool result: its (clipped) text, whether it reports failure, and its place."""
 
 

@@ -52,13 +52,17 @@ class Transcript:
     def size(self) -> int:
         return self.path.stat().st_size
 
-    def messages(self, skip: frozenset[MessageKind] = frozenset(), tools: ToolSink | None = None) -> Iterator[Message]:
+    def messages(
+        self, skip: frozenset[MessageKind] = frozenset(), tools: ToolSink | None = None
+    ) -> Iterator[Message]:
         """Stream the messages; call once (the report counts a single pass). Messages of the
         kinds in ``skip`` keep their index but are not built; skipped tool calls and results of
         the formats that have them (Claude Code, Codex rollouts) are handed to ``tools``."""
         reader = READERS[self.format]
         if tools is not None and self.format in TOOL_FORMATS:
-            return reader(self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip, tools=tools)
+            return reader(
+                self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip, tools=tools
+            )
         return reader(self.path, self.report, max_line_bytes=self.max_line_bytes, skip=skip)
 
 

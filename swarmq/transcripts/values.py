@@ -45,7 +45,10 @@ def reports_failure(text: str) -> bool:
     opening (``<tool_use_error>``, ``execution error``, ``error: invalid hunk``)."""
     end = len(text)
     match = (_EXIT.search(text, 0, 400) if text.find("xit", 0, 400) >= 0 else None) or (
-        _EXIT.search(text, max(0, end - 200)) if text.find("exit_code", max(0, end - 200)) >= 0 else None)
+        _EXIT.search(text, max(0, end - 200))
+        if text.find("exit_code", max(0, end - 200)) >= 0
+        else None
+    )
     if match is not None:  # Codex puts its metadata last, the others first
         return match.group(1) != "0"
     return _FAILED.match(text, 0, 400) is not None

@@ -29,5 +29,13 @@ def run_roster_scope(
 ) -> ScopeReport:
     """Consolidate one scope of the roster's swarm (``dry_run``: plan only)."""
     knowledge = None if check_scope(scope) == "learnings" else knowledge_store(roster, locks)
-    return run_scope(scope, config=roster.consolidation, locks=locks, agents_dir=roster.agents_dir,
-                     knowledge=knowledge, dry_run=dry_run, progress=progress, clock=clock)
+    return run_scope(
+        scope,
+        config=roster.consolidation,
+        locks=locks,
+        agents_dir=roster.agents_dir,
+        knowledge=knowledge,
+        dry_run=dry_run,
+        progress=progress,
+        clock=clock,
+    )

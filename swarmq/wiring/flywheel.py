@@ -23,13 +23,17 @@ def layout_for(roster: Roster) -> AgentsLayout:
     return AgentsLayout(roster.agents_dir)
 
 
-def forge_completer(roster: Roster, cluster: Cluster | None, *, task_id: str | None) -> CompleterChoice:
+def forge_completer(
+    roster: Roster, cluster: Cluster | None, *, task_id: str | None
+) -> CompleterChoice:
     """The metered LLM for forge, or why there is none (disabled, no provider, no quota)."""
     cfg = roster.forge.llm
     if not cfg.enabled:
         return CompleterChoice(None, "disabled (forge.llm.enabled is false)")
     if cfg.quota not in roster.quotas:
-        return CompleterChoice(None, f"quota {cfg.quota!r} is not declared under quotas: in swarm.yaml")
+        return CompleterChoice(
+            None, f"quota {cfg.quota!r} is not declared under quotas: in swarm.yaml"
+        )
     return completer_for(roster, cluster, cfg.quota, task_id=task_id)
 
 
@@ -47,15 +51,21 @@ def transcript_path(roster: Roster, path: str) -> Path:
     candidate = Path(os.path.expanduser(path))
     if not candidate.is_absolute():
         candidate = roster.workspace_dir / candidate
-    roots = [Path(os.path.expanduser(os.path.expandvars(str(r)))) for r in roster.forge.transcript_roots]
+    roots = [
+        Path(os.path.expanduser(os.path.expandvars(str(r)))) for r in roster.forge.transcript_roots
+    ]
     if roots:
         for root in roots:
             root = root if root.is_absolute() else roster.workspace_dir / root
             try:
-                return _file(resolve_inside(root, str(candidate.resolve().relative_to(root.resolve()))))
+                return _file(
+                    resolve_inside(root, str(candidate.resolve().relative_to(root.resolve())))
+                )
             except (ValueError, UnsafePathError):
                 continue
-        raise UnsafePathError(f"{path}: not inside forge.transcript_roots ({', '.join(map(str, roots))})")
+        raise UnsafePathError(
+            f"{path}: not inside forge.transcript_roots ({', '.join(map(str, roots))})"
+        )
     return _file(candidate.resolve())
 
 

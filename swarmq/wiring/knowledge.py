@@ -12,5 +12,10 @@ def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
     """The roster's project knowledge (named by ``knowledge.project_name``, else by the
     workspace directory)."""
     config = roster.knowledge
-    return KnowledgeStore(roster.swarm_dir, locks=locks, config=config, data_dir=roster.hive_dir,
-                          project_name=config.project_name or roster.workspace_dir.name)
+    return KnowledgeStore(
+        roster.swarm_dir,
+        locks=locks,
+        config=config,
+        data_dir=roster.hive_dir,
+        project_name=config.project_name or roster.workspace_dir.name,
+    )

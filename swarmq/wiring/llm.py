@@ -54,17 +54,38 @@ def completer_for(
         return CompleterChoice(None, NO_PROVIDER)
     if cluster is None:
         provider.close()
-        return CompleterChoice(None, f"Redis at {roster.redis_url} is unreachable: the quota gate fails closed")
+        return CompleterChoice(
+            None, f"Redis at {roster.redis_url} is unreachable: the quota gate fails closed"
+        )
     limiter = None
     if roster.llm.requests_per_minute:
-        limiter = RequestRateLimiter(cluster.client, roster.swarm, provider.rate_key,
-                                     roster.llm.requests_per_minute, url=roster.redis_url)
-    retries = roster.llm.max_retries if max_attempts is None else min(roster.llm.max_retries, max_attempts - 1)
-    return CompleterChoice(MeteredCompleter(
-        provider, quota=quota, gate=cluster.gate, ledger=LLMLedger.in_runtime(roster.runtime_dir),
-        limiter=limiter, retry=RetryPolicy(max_retries=retries), quota_errors=(QuotaError,), task_id=task_id,
-        context_tokens=roster.llm.context_tokens, reply_tokens=roster.llm.reply_tokens,
-    ), "")
+        limiter = RequestRateLimiter(
+            cluster.client,
+            roster.swarm,
+            provider.rate_key,
+            roster.llm.requests_per_minute,
+            url=roster.redis_url,
+        )
+    retries = (
+        roster.llm.max_retries
+        if max_attempts is None
+        else min(roster.llm.max_retries, max_attempts - 1)
+    )
+    return CompleterChoice(
+        MeteredCompleter(
+            provider,
+            quota=quota,
+            gate=cluster.gate,
+            ledger=LLMLedger.in_runtime(roster.runtime_dir),
+            limiter=limiter,
+            retry=RetryPolicy(max_retries=retries),
+            quota_errors=(QuotaError,),
+            task_id=task_id,
+            context_tokens=roster.llm.context_tokens,
+            reply_tokens=roster.llm.reply_tokens,
+        ),
+        "",
+    )
 
 
 def allow_fallback(roster: Roster, override: bool | None) -> bool:
@@ -73,8 +94,12 @@ def allow_fallback(roster: Roster, override: bool | None) -> bool:
 
 def compiler_for(roster: Roster, locks: StoreLocks) -> SkillCompiler:
     cfg = roster.curator
-    settings = CompilerSettings(cfg.min_skill_confidence, cfg.min_skill_confirmations, cfg.skill_similarity_threshold)
-    return SkillCompiler(SkillLayout(roster.workspace_dir), locks, knowledge_store(roster, locks).tiers, settings)
+    settings = CompilerSettings(
+        cfg.min_skill_confidence, cfg.min_skill_confirmations, cfg.skill_similarity_threshold
+    )
+    return SkillCompiler(
+        SkillLayout(roster.workspace_dir), locks, knowledge_store(roster, locks).tiers, settings
+    )
 
 
 def enricher_for(
@@ -90,20 +115,38 @@ def enricher_for(
     choice = completer_for(roster, cluster, ENRICHMENT_QUOTA, task_id=task_id)
     knowledge = knowledge_store(roster, locks)
     state = EnrichmentState(roster.swarm_dir / "curator" / "enrichment-state.json")
-    return Enricher(knowledge.swarm, locks, state, completer=choice.completer,
-                    allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),
-                    no_client_reason=choice.reason or NO_PROVIDER, batch_size=cfg.enrichment_batch_size,
-                    max_batches=max_batches or cfg.enrichment_max_batches_per_run, progress=progress)
+    return Enricher(
+        knowledge.swarm,
+        locks,
+        state,
+        completer=choice.completer,
+        allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),
+        no_client_reason=choice.reason or NO_PROVIDER,
+        batch_size=cfg.enrichment_batch_size,
+        max_batches=max_batches or cfg.enrichment_max_batches_per_run,
+        progress=progress,
+    )
 
 
-def improver_for(roster: Roster, locks: StoreLocks, cluster: Cluster | None, *, task_id: str | None,
-                 trigger: str = "manual") -> SkillImprover:
+def improver_for(
+    roster: Roster,
+    locks: StoreLocks,
+    cluster: Cluster | None,
+    *,
+    task_id: str | None,
+    trigger: str = "manual",
+) -> SkillImprover:
     cfg = roster.skill_improver
     attempts = cfg.consolidation_max_calls_per_run if trigger == "scheduled" else None
     choice = completer_for(roster, cluster, IMPROVER_QUOTA, task_id=task_id, max_attempts=attempts)
-    return SkillImprover(compiler_for(roster, locks), locks, cfg, completer=choice.completer,
-                         allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),
-                         no_client_reason=choice.reason or NO_PROVIDER)
+    return SkillImprover(
+        compiler_for(roster, locks),
+        locks,
+        cfg,
+        completer=choice.completer,
+        allow_fallback=allow_fallback(roster, cfg.allow_deterministic_fallback),
+        no_client_reason=choice.reason or NO_PROVIDER,
+    )
 
 
 def run_enrichment(
@@ -118,8 +161,9 @@ def run_enrichment(
 ) -> dict[str, Any]:
     """One enrichment run, for a task or the CLI alike: build the enricher, run it, close its
     provider, and report the enrichment quota's state (when there is a cluster to ask)."""
-    enricher = enricher_for(roster, locks, cluster, task_id=task_id, max_batches=max_batches,
-                            progress=progress)
+    enricher = enricher_for(
+        roster, locks, cluster, task_id=task_id, max_batches=max_batches, progress=progress
+    )
     try:
         report = enricher.run(entry_ids).as_dict()
     finally:
@@ -144,8 +188,9 @@ def run_improver(
     """One skill-improver run, for a task or the CLI alike (build, run, close, quota state)."""
     improver = improver_for(roster, locks, cluster, task_id=task_id, trigger=trigger)
     try:
-        report = improver.run(trigger=trigger, approved=approved, write_mode=write_mode,
-                              run_id=run_id).as_dict()
+        report = improver.run(
+            trigger=trigger, approved=approved, write_mode=write_mode, run_id=run_id
+        ).as_dict()
     finally:
         if improver.completer is not None:
             improver.completer.close()

@@ -12,6 +12,10 @@ def ensure_roster_profiles(
 ) -> dict[str, dict[str, FileAction]]:
     """Profile memory for every roster worker, under ``locks`` (same-host file locks in the
     runtime directory when none are given)."""
-    return ensure_profiles(roster.workers, swarm=roster.swarm, profiles_dir=roster.profiles_dir,
-                           shared_dir=roster.shared_dir,
-                           locks=locks or LocalLocks(roster.runtime_dir / "locks"))
+    return ensure_profiles(
+        roster.workers,
+        swarm=roster.swarm,
+        profiles_dir=roster.profiles_dir,
+        shared_dir=roster.shared_dir,
+        locks=locks or LocalLocks(roster.runtime_dir / "locks"),
+    )

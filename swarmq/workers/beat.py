@@ -35,7 +35,6 @@ LEASE_ENV = "SWARMQ_BEAT_LEASE_SECONDS"
 DEFAULT_LEASE_SECONDS = 60
 
 
-
 def lease_seconds() -> float:
     """The lease period (``$SWARMQ_BEAT_LEASE_SECONDS``, default 60; tests use a few seconds)."""
     raw = os.environ.get(LEASE_ENV)
@@ -90,13 +89,18 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         if client.set(self._lease_key(), self._holder, nx=True, ex=int(self._lease)):
             self._held = True
             self._adopt_last_runs()
-            log.warning("beat: holding the lease of swarm %s as %s; running the schedule",
-                        self._roster().swarm, self._holder)
+            log.warning(
+                "beat: holding the lease of swarm %s as %s; running the schedule",
+                self._roster().swarm,
+                self._holder,
+            )
             return True
         if not self._announced:
             holder = client.get(self._lease_key())
             shown = holder.decode() if isinstance(holder, bytes) else holder
-            log.warning("beat: standby; another beat holds the lease (%s); taking over if it stops", shown)
+            log.warning(
+                "beat: standby; another beat holds the lease (%s); taking over if it stops", shown
+            )
             self._announced = True
         return False
 
@@ -119,11 +123,13 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
             if entry is None:
                 continue
             try:
-                when = parse_iso(raw_when.decode() if isinstance(raw_when, bytes) else str(raw_when))
+                when = parse_iso(
+                    raw_when.decode() if isinstance(raw_when, bytes) else str(raw_when)
+                )
             except ValueError:
                 continue
             if entry.last_run_at != when:  # Redis has every beat's runs; a local time may be a
-                entry.last_run_at = when     # default ("now" at creation) or another era's
+                entry.last_run_at = when  # default ("now" at creation) or another era's
                 changed = True
         if changed:
             self._heap = None  # rebuilt from the adopted times on the next tick
@@ -166,5 +172,7 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         finally:
             if self._held:
                 with contextlib.suppress(*TRANSIENT):
-                    self._client().eval(lua_source("lock_release"), 1, self._lease_key(), self._holder)
+                    self._client().eval(
+                        lua_source("lock_release"), 1, self._lease_key(), self._holder
+                    )
                 self._held = False

@@ -38,7 +38,9 @@ def visibility_timeout(roster: Roster) -> float:
     duplicate) and a dead host's missions are resumed by the reaper within minutes.
     """
     tasks = roster.tasks
-    short = [limit.time_limit_seconds for family, limit in tasks.limits.items() if family != "missions"]
+    short = [
+        limit.time_limit_seconds for family, limit in tasks.limits.items() if family != "missions"
+    ]
     return max(short, default=0.0) + tasks.retry_backoff_max_seconds + VISIBILITY_MARGIN_SECONDS
 
 
@@ -140,4 +142,3 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "worker_log_format": f"[%(asctime)s: %(levelname)s/%(processName)s] worker={worker_id} %(message)s",
         "include": task_modules(),
     }
-

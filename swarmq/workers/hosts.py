@@ -46,7 +46,9 @@ def cluster(roster: Roster, pongs: list[str]) -> list[HostStatus]:
     for host, record in host_records(roster).items():
         status = hosts.setdefault(host, HostStatus(host, host == here))
         processes = record.get("processes")
-        status.recorded = [p for p in processes if isinstance(p, dict)] if isinstance(processes, list) else []
+        status.recorded = (
+            [p for p in processes if isinstance(p, dict)] if isinstance(processes, list) else []
+        )
         updated = record.get("updatedAt")
         status.updated_at = str(updated) if updated else None
         status.error = str(record["error"]) if record.get("error") else None

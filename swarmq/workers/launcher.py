@@ -157,7 +157,9 @@ class Supervisor:
                 if holder is not None:  # every host runs a beat; the others stand by
                     standby = f" (standby: the lease is held by {holder})"
             pid = self._start(spec)
-            result.actions.append(Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}"))
+            result.actions.append(
+                Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}")
+            )
         self.record()
         return result
 
@@ -222,7 +224,14 @@ class Supervisor:
         for spec in self.known_specs():
             pid = self.pid(spec)
             if pid is not None:
-                running.append({"name": spec.name, "kind": spec.kind.value, "session": spec.session, "pid": pid})
+                running.append(
+                    {
+                        "name": spec.name,
+                        "kind": spec.kind.value,
+                        "session": spec.session,
+                        "pid": pid,
+                    }
+                )
         return write_host_record(self.roster, running)
 
     def _beat_holder(self) -> str | None:

@@ -83,7 +83,9 @@ def write_host_record(roster: Roster, processes: list[dict[str, object]]) -> Pat
     path = host_dir(roster) / HOST_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"host": host_name(), "updatedAt": iso(), "processes": processes}, indent=2))
+    tmp.write_text(
+        json.dumps({"host": host_name(), "updatedAt": iso(), "processes": processes}, indent=2)
+    )
     os.replace(tmp, path)
     return path
 
@@ -97,7 +99,11 @@ def host_records(roster: Roster) -> dict[str, dict[str, object]]:
             data = json.loads(record.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             data = {"error": f"{record}: {exc}"}
-        host = str(data.get("host") or record.parent.name) if isinstance(data, dict) else record.parent.name
+        host = (
+            str(data.get("host") or record.parent.name)
+            if isinstance(data, dict)
+            else record.parent.name
+        )
         out[host] = data if isinstance(data, dict) else {"error": f"{record}: not an object"}
     return out
 

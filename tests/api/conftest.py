@@ -16,15 +16,24 @@ from swarmq.roster.loader import load_roster
 from swarmq.wiring.profiles import ensure_roster_profiles
 from tests.support import REPO, write_roster
 
-AGENT = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"], "timeout_seconds": 30}
+AGENT = {
+    "command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"],
+    "timeout_seconds": 30,
+}
 
 
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
-    return write_roster(tmp_path, swarm_name, redis_url, workers=[
-        {"id": "w1", "role": "builder", "queues": ["missions"], "agent": AGENT},
-        {"id": "w2", "role": "curator", "queues": ["curator"]},
-    ], missions={"ping_timeout_seconds": 0.2})
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=[
+            {"id": "w1", "role": "builder", "queues": ["missions"], "agent": AGENT},
+            {"id": "w2", "role": "curator", "queues": ["curator"]},
+        ],
+        missions={"ping_timeout_seconds": 0.2},
+    )
 
 
 @pytest.fixture

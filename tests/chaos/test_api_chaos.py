@@ -41,7 +41,12 @@ class Server:
         code = "import sys; from swarmq.cli import main; sys.argv[0] = 'swarmq'; main()"
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code, "-c", str(roster), "api", "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
         deadline = time.monotonic() + 60
@@ -67,8 +72,12 @@ def chunked_upload(port: int, total: int, token: str | None) -> tuple[bytes, int
     """Stream ``total`` bytes chunked until the server answers; (response head, bytes sent)."""
     sock = socket.create_connection(("127.0.0.1", port))
     auth = f"Authorization: Bearer {token}\r\n" if token else ""
-    sock.sendall(("POST /api/swarm-memory HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  f"{auth}Transfer-Encoding: chunked\r\n\r\n").encode())
+    sock.sendall(
+        (
+            "POST /api/swarm-memory HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"{auth}Transfer-Encoding: chunked\r\n\r\n"
+        ).encode()
+    )
     piece = f"{CHUNK:x}\r\n".encode() + b"a" * CHUNK + b"\r\n"
     sent, response = 0, b""
     try:
@@ -98,7 +107,9 @@ def server(tmp_path: Path, swarm_name: str, redis_url: str) -> Iterator[tuple[Se
     running.stop()
 
 
-def test_hostile_bodies_never_reach_memory(server: tuple[Server, Path], redis_client: redis.Redis) -> None:
+def test_hostile_bodies_never_reach_memory(
+    server: tuple[Server, Path], redis_client: redis.Redis
+) -> None:
     srv, runtime = server
     token_file = runtime / TOKEN_FILE
     token = token_file.read_text().strip()
@@ -140,8 +151,18 @@ def test_a_write_while_redis_is_gone_is_refused_with_503_naming_the_url(
     url = f"redis://127.0.0.1:{free_port()}/0"
     roster = load_roster(write_roster(tmp_path, swarm_name, url), env={})
     with TestClient(create_app(roster, token=None)) as http:
-        response = http.post("/api/swarm-memory", json={"workerId": "w1", "kind": "mission", "missionId": "m1",
-                                                        "eventType": "note", "content": "hello"})
+        response = http.post(
+            "/api/swarm-memory",
+            json={
+                "workerId": "w1",
+                "kind": "mission",
+                "missionId": "m1",
+                "eventType": "note",
+                "content": "hello",
+            },
+        )
     assert response.status_code == 503 and url in response.json()["error"], response.text
     profiles = tmp_path / "profiles"
-    assert not [p for p in profiles.rglob("*") if p.is_file()] if profiles.exists() else True  # nothing written
+    assert (
+        not [p for p in profiles.rglob("*") if p.is_file()] if profiles.exists() else True
+    )  # nothing written

@@ -42,7 +42,10 @@ def test_writers_killed_mid_commit_lose_no_reported_write(
     reported: list[str] = []
     killed = 0
     for run in range(5):
-        procs = [writer("many", redis_url, swarm_name, str(path), "400", "2", f"r{run}w{i}") for i in range(2)]
+        procs = [
+            writer("many", redis_url, swarm_name, str(path), "400", "2", f"r{run}w{i}")
+            for i in range(2)
+        ]
         time.sleep(rng.uniform(0.6, 1.2))
         for proc in procs:
             proc.send_signal(signal.SIGKILL)  # wherever it is: reading, writing, renaming
@@ -59,8 +62,14 @@ def test_writers_killed_mid_commit_lose_no_reported_write(
 
 def _cli(roster: Path, *args: str) -> subprocess.Popen[str]:
     code = "import sys; from swarmq.cli import main; sys.argv[0] = 'swarmq'; main()"
-    return subprocess.Popen([sys.executable, "-c", code, "-c", str(roster), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "-c", str(roster), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+    )
 
 
 @pytest.fixture
@@ -93,8 +102,10 @@ def test_cli_writes_while_redis_goes_away_report_nothing_that_is_not_on_disk(
     for lesson, proc in zip(lessons, procs, strict=True):
         out, err = proc.communicate(timeout=120)
         results.append((lesson, proc.returncode, out, err))
-    stored = {line.value.get("lesson") for line in
-              read_jsonl(tmp_path / "project" / ".swarm" / "knowledge.jsonl").lines}
+    stored = {
+        line.value.get("lesson")
+        for line in read_jsonl(tmp_path / "project" / ".swarm" / "knowledge.jsonl").lines
+    }
     for lesson, code, out, err in results:
         if code == 0:
             assert json.loads(out)["outcome"] == "added" and lesson in stored, (lesson, out, err)

@@ -23,14 +23,23 @@ def api(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Red
 
 
 @pytest.mark.skipif(not SECRET.is_file(), reason="needs /etc/passwd as the secret to leak")
-@pytest.mark.parametrize(("link", "params"), [
-    ("shared/swarm/notes.md", {"kind": "shared"}),
-    ("shared/handoffs/swarm/latest.md", {"kind": "shared"}),
-    ("profiles/w1/memory/episodes/2026-01-02.md", {"kind": "episodic", "workerId": "w1"}),
-    ("profiles/w1/memory/episodes/2026-01-02.md", {"kind": "episodic", "workerId": "w1", "date": "2026-01-02"}),
-    ("profiles/w1/memory/handoffs/m1.md", {"kind": "handoff", "workerId": "w1"}),
-    ("profiles/w1/memory/handoffs/m1.md", {"kind": "handoff", "workerId": "w1", "missionId": "m1"}),
-])
+@pytest.mark.parametrize(
+    ("link", "params"),
+    [
+        ("shared/swarm/notes.md", {"kind": "shared"}),
+        ("shared/handoffs/swarm/latest.md", {"kind": "shared"}),
+        ("profiles/w1/memory/episodes/2026-01-02.md", {"kind": "episodic", "workerId": "w1"}),
+        (
+            "profiles/w1/memory/episodes/2026-01-02.md",
+            {"kind": "episodic", "workerId": "w1", "date": "2026-01-02"},
+        ),
+        ("profiles/w1/memory/handoffs/m1.md", {"kind": "handoff", "workerId": "w1"}),
+        (
+            "profiles/w1/memory/handoffs/m1.md",
+            {"kind": "handoff", "workerId": "w1", "missionId": "m1"},
+        ),
+    ],
+)
 def test_a_symlink_out_of_the_root_is_refused_for_every_kind(
     api: TestClient, tmp_path: Path, link: str, params: dict[str, str]
 ) -> None:

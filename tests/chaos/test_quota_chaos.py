@@ -22,7 +22,9 @@ QUOTAS = {"enrichment": QuotaConfig(max_calls_per_day=MAX)}
 
 
 def _gate(url: str, mirror: Path) -> QuotaGate:
-    return QuotaGate(redis.Redis.from_url(url, socket_timeout=5), "chaos", QUOTAS, mirror_dir=mirror)
+    return QuotaGate(
+        redis.Redis.from_url(url, socket_timeout=5), "chaos", QUOTAS, mirror_dir=mirror
+    )
 
 
 def _burster(url: str, mirror: str, go: object, out: object) -> None:
@@ -58,7 +60,9 @@ def server(tmp_path: Path) -> RedisServer:
         yield running
 
 
-def test_flushall_during_a_64_process_burst_never_overspends(server: RedisServer, tmp_path: Path) -> None:
+def test_flushall_during_a_64_process_burst_never_overspends(
+    server: RedisServer, tmp_path: Path
+) -> None:
     ctx = _context()
     client = redis.Redis.from_url(server.url)
     totals = []
@@ -67,7 +71,9 @@ def test_flushall_during_a_64_process_burst_never_overspends(server: RedisServer
         mirror.mkdir()
         client.flushall()
         go, out = ctx.Event(), ctx.Queue()
-        procs = [ctx.Process(target=_burster, args=(server.url, str(mirror), go, out)) for _ in range(64)]
+        procs = [
+            ctx.Process(target=_burster, args=(server.url, str(mirror), go, out)) for _ in range(64)
+        ]
         for p in procs:
             p.start()
         go.set()
@@ -101,7 +107,9 @@ def _start_then_die(url: str, mirror: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)  # before the write-behind mirror had a chance
 
 
-def test_kill_then_wipe_right_after_start_never_overspends(server: RedisServer, tmp_path: Path) -> None:
+def test_kill_then_wipe_right_after_start_never_overspends(
+    server: RedisServer, tmp_path: Path
+) -> None:
     ctx = _context()
     client = redis.Redis.from_url(server.url)
     for run in range(5):

@@ -19,7 +19,10 @@ LAUGHS = "\n".join(
     [
         "swarm: s",
         'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
-        *(f"{x}: &{x} [{', '.join([f'*{p}'] * 9)}]" for p, x in zip("abcdefgh", "bcdefghi", strict=True)),
+        *(
+            f"{x}: &{x} [{', '.join([f'*{p}'] * 9)}]"
+            for p, x in zip("abcdefgh", "bcdefghi", strict=True)
+        ),
         "workers: [{id: w1, role: builder, queues: [missions]}]",
     ]
 )
@@ -38,20 +41,43 @@ print(json.dumps({"seconds": elapsed, "growth_kib": resource.getrusage(resource.
 
 
 def probe(path: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True,
-                          env=env, timeout=60, cwd=REPO)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=REPO,
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     return dict(json.loads(done.stdout))
 
 
-@pytest.mark.parametrize(("name", "text", "expected"), [
-    ("laughs.yaml", LAUGHS, "alias bomb"),
-    ("flow.yaml", "swarm: s\nx: " + "[" * 5000 + "]" * 5000 + "\n", "nesting"),
-    ("block.yaml", "swarm: s\nx:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 5000)), "nesting"),
-    ("mixed.yaml", "swarm: s\nx:\n" + "".join(" " * i + "-\n" for i in range(1, 90)), "nesting deeper than 64"),
-], ids=["laughs", "flow", "block", "mixed"])
-def test_hostile_yaml_is_a_located_error_fast_and_small(tmp_path: Path, name: str, text: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("laughs.yaml", LAUGHS, "alias bomb"),
+        ("flow.yaml", "swarm: s\nx: " + "[" * 5000 + "]" * 5000 + "\n", "nesting"),
+        (
+            "block.yaml",
+            "swarm: s\nx:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 5000)),
+            "nesting",
+        ),
+        (
+            "mixed.yaml",
+            "swarm: s\nx:\n" + "".join(" " * i + "-\n" for i in range(1, 90)),
+            "nesting deeper than 64",
+        ),
+    ],
+    ids=["laughs", "flow", "block", "mixed"],
+)
+def test_hostile_yaml_is_a_located_error_fast_and_small(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
     path = tmp_path / name
     path.write_text(text)
     result = probe(path)
@@ -74,8 +100,10 @@ def test_a_roster_past_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
 
 def test_a_plain_alias_still_works(tmp_path: Path) -> None:
     path = tmp_path / "swarm.yaml"
-    path.write_text("swarm: s\nworkers:\n  - {id: w1, role: builder, queues: &q [missions, curator]}\n"
-                    "  - {id: w2, role: builder, queues: *q}\n")
+    path.write_text(
+        "swarm: s\nworkers:\n  - {id: w1, role: builder, queues: &q [missions, curator]}\n"
+        "  - {id: w2, role: builder, queues: *q}\n"
+    )
     report = load_report(path)
     assert report.roster is not None, report.problems
     assert [w.queues for w in report.roster.workers] == [["missions", "curator"]] * 2

@@ -13,13 +13,21 @@ from swarmq.flywheel.pool import CandidateNotFound
 from swarmq.storage.locking import CommitUnconfirmed, FencedOff, LockError, LockTimeout
 
 
-@pytest.mark.parametrize(("exc", "status", "label"), [
-    (InvalidInput, EXIT_ERROR, "error:"), (NotFound, EXIT_ERROR, "error:"),
-    (Conflict, EXIT_ERROR, "error:"), (Unavailable, EXIT_ERROR, "error:"),
-    (SwarmqError, EXIT_ERROR, "error:"), (CandidateNotFound, EXIT_ERROR, "error:"),
-    (LockError, EXIT_REFUSED, "refused:"), (LockTimeout, EXIT_REFUSED, "refused:"),
-    (FencedOff, EXIT_REFUSED, "refused:"), (CommitUnconfirmed, EXIT_UNCONFIRMED, "not confirmed:"),
-])
+@pytest.mark.parametrize(
+    ("exc", "status", "label"),
+    [
+        (InvalidInput, EXIT_ERROR, "error:"),
+        (NotFound, EXIT_ERROR, "error:"),
+        (Conflict, EXIT_ERROR, "error:"),
+        (Unavailable, EXIT_ERROR, "error:"),
+        (SwarmqError, EXIT_ERROR, "error:"),
+        (CandidateNotFound, EXIT_ERROR, "error:"),
+        (LockError, EXIT_REFUSED, "refused:"),
+        (LockTimeout, EXIT_REFUSED, "refused:"),
+        (FencedOff, EXIT_REFUSED, "refused:"),
+        (CommitUnconfirmed, EXIT_UNCONFIRMED, "not confirmed:"),
+    ],
+)
 def test_exit_status_per_family(exc: type[SwarmqError], status: int, label: str) -> None:
     found = outcome(exc("x"))
     assert (found.status, found.label) == (status, label)
@@ -39,12 +47,15 @@ def _app(error: Exception) -> typer.Typer:
     return app
 
 
-@pytest.mark.parametrize(("error", "status", "line"), [
-    (InvalidInput("bad id '[bold]x[/]' in [red]y"), 1, "error: bad id '[bold]x[/]' in [red]y"),
-    (NotFound("no candidate 'c-1'"), 1, "error: no candidate 'c-1'"),
-    (LockTimeout("lock swarm busy"), 3, "refused: lock swarm busy; nothing was written"),
-    (CommitUnconfirmed("lease lapsed"), 4, "not confirmed: lease lapsed"),
-])
+@pytest.mark.parametrize(
+    ("error", "status", "line"),
+    [
+        (InvalidInput("bad id '[bold]x[/]' in [red]y"), 1, "error: bad id '[bold]x[/]' in [red]y"),
+        (NotFound("no candidate 'c-1'"), 1, "error: no candidate 'c-1'"),
+        (LockTimeout("lock swarm busy"), 3, "refused: lock swarm busy; nothing was written"),
+        (CommitUnconfirmed("lease lapsed"), 4, "not confirmed: lease lapsed"),
+    ],
+)
 def test_a_command_raising_a_swarmq_error_exits_with_one_plain_line(
     error: SwarmqError, status: int, line: str
 ) -> None:

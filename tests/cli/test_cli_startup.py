@@ -59,8 +59,18 @@ def loaded_after(code: str, **kwargs: Path) -> set[str]:
 DOMAIN = tuple(
     f"swarmq.{name}"
     for name in (
-        "storage", "knowledge", "flywheel", "forge", "missions", "profiles", "curation",
-        "skills", "consolidation", "similarity", "transcripts", "completion",
+        "storage",
+        "knowledge",
+        "flywheel",
+        "forge",
+        "missions",
+        "profiles",
+        "curation",
+        "skills",
+        "consolidation",
+        "similarity",
+        "transcripts",
+        "completion",
     )
 )
 """The domain packages and the storage kernel: none of them is loaded to parse a command line."""

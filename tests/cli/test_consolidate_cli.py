@@ -24,9 +24,13 @@ LESSONS = [
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
     path = write_roster(tmp_path, swarm_name, redis_url, knowledge={"swarm_max_entries": None})
-    write_store(tmp_path / "project", [
-        entry(f"e{i}", lesson, created=f"2026-01-0{i + 1}T00:00:00.000Z") for i, lesson in enumerate(LESSONS)
-    ])
+    write_store(
+        tmp_path / "project",
+        [
+            entry(f"e{i}", lesson, created=f"2026-01-0{i + 1}T00:00:00.000Z")
+            for i, lesson in enumerate(LESSONS)
+        ],
+    )
     return path
 
 
@@ -34,13 +38,16 @@ def test_dry_run_then_run(roster_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     store = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     before = store.read_bytes()
-    shown = runner.invoke(app, ["-c", str(roster_file), "consolidate", "--dry-run", "--show", "5", "-q"])
+    shown = runner.invoke(
+        app, ["-c", str(roster_file), "consolidate", "--dry-run", "--show", "5", "-q"]
+    )
     assert shown.exit_code == 0, shown.output
     assert "dry run" in shown.output and "duplicate" in shown.output
     assert store.read_bytes() == before
 
-    planned = runner.invoke(app, ["-c", str(roster_file), "consolidate", "--dry-run", "--json",
-                                  "--scope", "swarm"])
+    planned = runner.invoke(
+        app, ["-c", str(roster_file), "consolidate", "--dry-run", "--json", "--scope", "swarm"]
+    )
     assert planned.exit_code == 0, planned.output
     rows = json.loads(planned.output)
     assert rows[0]["scope"] == "swarm" and rows[0]["dry_run"] is True

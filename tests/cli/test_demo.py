@@ -27,7 +27,11 @@ def run_demo(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # must be ignored: the demo brings its own Redis
     return subprocess.run(
         [sys.executable, "-m", "swarmq.cli", "demo", "--dir", str(directory), "--json", *extra],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
     )
 
 
@@ -46,14 +50,22 @@ def test_demo_closes_the_loop_and_stops_what_it_started(tmp_path: Path) -> None:
     assert report["acknowledged"] == report["injected"]
     prompt = Path(report["files"]["injected prompt"]).read_text("utf-8")
     assert all(entry in prompt for entry in report["injected"])
-    assert report["flywheel_after"]["total_artifacts"] > report["flywheel_before"]["total_artifacts"] == 0
+    assert (
+        report["flywheel_after"]["total_artifacts"]
+        > report["flywheel_before"]["total_artifacts"]
+        == 0
+    )
     assert report["flywheel_after"]["citations_this_period"] > 0
 
     # Everything it started is stopped: workers, beat, embedded Redis, tmux sessions.
     assert report["stopped"] is True
     config = yaml.safe_load(Path(report["config"]).read_text("utf-8"))
     runtime = Path(config["paths"]["runtime"])
-    redis_pid = int((runtime / "redis" / "redis.pid").read_text()) if (runtime / "redis" / "redis.pid").exists() else None
+    redis_pid = (
+        int((runtime / "redis" / "redis.pid").read_text())
+        if (runtime / "redis" / "redis.pid").exists()
+        else None
+    )
     assert redis_pid is None or not pid_alive(redis_pid)
     if report["attach"]:
         server = libtmux.Server(socket_name=f"swarmq-{config['swarm']}")
@@ -71,11 +83,15 @@ def test_demo_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("objective", "expected"),
-    [("Customers got duplicate invoices after a crash", "idempotent"),
-     ("The invoice total test is flaky", "integer cents"),
-     ("Write the release notes", None)],
+    [
+        ("Customers got duplicate invoices after a crash", "idempotent"),
+        ("The invoice total test is flaky", "integer cents"),
+        ("Write the release notes", None),
+    ],
 )
-def test_example_agent_follows_the_contract(tmp_path: Path, objective: str, expected: str | None) -> None:
+def test_example_agent_follows_the_contract(
+    tmp_path: Path, objective: str, expected: str | None
+) -> None:
     prompt = tmp_path / "prompt.txt"
     prompt.write_text(
         f"# Mission m-1 — t\n\n## Objective\n{objective}\n\n## Knowledge directives\n\n"
@@ -84,16 +100,28 @@ def test_example_agent_follows_the_contract(tmp_path: Path, objective: str, expe
         encoding="utf-8",
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "SWARMQ_CONFIG": str(tmp_path / "missing.yaml")}
-    done = subprocess.run([sys.executable, example_agent.__file__, str(prompt)], capture_output=True,
-                          text=True, env=env, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, example_agent.__file__, str(prompt)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert "KNOWLEDGE_APPLIED:tr-1:e-1 reason=followed it in this change" in lines
     assert lines[-1] == "STATE: DONE" and "BEGIN HANDOFF" in lines
     if expected:
         assert expected in done.stdout
-    failed = subprocess.run([sys.executable, example_agent.__file__, str(prompt)], capture_output=True,
-                            text=True, env={**env, "EXAMPLE_AGENT_EXIT": "3"}, timeout=60, check=False)
+    failed = subprocess.run(
+        [sys.executable, example_agent.__file__, str(prompt)],
+        capture_output=True,
+        text=True,
+        env={**env, "EXAMPLE_AGENT_EXIT": "3"},
+        timeout=60,
+        check=False,
+    )
     assert failed.returncode == 3 and "STATE: DONE" not in failed.stdout
 
 
@@ -106,12 +134,20 @@ def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
     env.update(SWARMQ_CONFIG=report["config"], PYTHONPATH=str(REPO))
 
     def swarmq(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "swarmq.cli", *args], capture_output=True,
-                              text=True, env=env, timeout=120, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "swarmq.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
 
     try:
         assert report["stopped"] is False
-        submitted = swarmq("mission", "submit", "Fix the flaky invoice total test", "--worker", "ada", "--json")
+        submitted = swarmq(
+            "mission", "submit", "Fix the flaky invoice total test", "--worker", "ada", "--json"
+        )
         assert submitted.returncode == 0, submitted.stderr
         mission_id = json.loads(submitted.stdout)["id"]
         deadline = time.monotonic() + 60

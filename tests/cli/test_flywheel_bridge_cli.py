@@ -16,30 +16,69 @@ from swarmq.cli import app
 from tests.support import write_roster
 
 LESSONS = [
-    ("decision", "architecture", "Keep the broker on Redis: the quota gate already needs `INCRBY` with a TTL, so "
-     "one `redis-server` serves both."),
-    ("solution", "", "Run `pytest -x -q tests/coord` before pushing: the lease tests catch fencing "
-     "regressions that the unit tests miss."),
-    ("learning", "workflow", "Set `worker_prefetch_multiplier=1` so a long task does not hold a second "
-     "message past the visibility timeout."),
-    ("failure", "", "The worker crashed because `acks_late` was off: a task killed mid-run was never "
-     "redelivered, so set `task_acks_late=True`."),
-    ("learning", "architecture", "Write store files with `os.replace` after `fsync` so a crash never "
-     "leaves a half-written `knowledge.jsonl` behind."),
-    ("decision", "decision", "We chose `uv pip compile` for the lock file because it resolves the "
-     "whole tree in seconds and `pip-tools` did not."),
+    (
+        "decision",
+        "architecture",
+        "Keep the broker on Redis: the quota gate already needs `INCRBY` with a TTL, so "
+        "one `redis-server` serves both.",
+    ),
+    (
+        "solution",
+        "",
+        "Run `pytest -x -q tests/coord` before pushing: the lease tests catch fencing "
+        "regressions that the unit tests miss.",
+    ),
+    (
+        "learning",
+        "workflow",
+        "Set `worker_prefetch_multiplier=1` so a long task does not hold a second "
+        "message past the visibility timeout.",
+    ),
+    (
+        "failure",
+        "",
+        "The worker crashed because `acks_late` was off: a task killed mid-run was never "
+        "redelivered, so set `task_acks_late=True`.",
+    ),
+    (
+        "learning",
+        "architecture",
+        "Write store files with `os.replace` after `fsync` so a crash never "
+        "leaves a half-written `knowledge.jsonl` behind.",
+    ),
+    (
+        "decision",
+        "decision",
+        "We chose `uv pip compile` for the lock file because it resolves the "
+        "whole tree in seconds and `pip-tools` did not.",
+    ),
 ]
 
 
 def pending_file(root: Path) -> Path:
     blocks = []
     for number, (category, kclass, body) in enumerate(LESSONS, 1):
-        lines = [f"# Learning: lesson {number}", "", f"**ID**: L{number}", f"**Category**: {category}",
-                 "**Confidence**: high"]
+        lines = [
+            f"# Learning: lesson {number}",
+            "",
+            f"**ID**: L{number}",
+            f"**Category**: {category}",
+            "**Confidence**: high",
+        ]
         if kclass:
             lines.append(f"**Class**: {kclass}")
-        lines += ["**Session**: ag-s1", "", "## What We Learned", "", body, "", "## Source", "",
-                  "Session: ag-s1", ""]
+        lines += [
+            "**Session**: ag-s1",
+            "",
+            "## What We Learned",
+            "",
+            body,
+            "",
+            "## Source",
+            "",
+            "Session: ag-s1",
+            "",
+        ]
         blocks.append("\n".join(lines))
     path = root / ".agents" / "knowledge" / "pending" / "2026-03-01-session.md"
     path.parent.mkdir(parents=True)
@@ -55,12 +94,17 @@ def run(roster: Path, *args: str, code: int = 0) -> Any:
 
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
-    return write_roster(tmp_path, swarm_name, redis_url, flywheel={
-        "promotion_age_hours": 0, "min_citations": 0, "bronze_min_citations": 0})
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        flywheel={"promotion_age_hours": 0, "min_citations": 0, "bronze_min_citations": 0},
+    )
 
 
 def test_six_technical_learnings_with_inline_code_bridge_with_clean_tags(
-    roster_file: Path, tmp_path: Path,
+    roster_file: Path,
+    tmp_path: Path,
 ) -> None:
     project = tmp_path / "project"
     (project / ".swarm").mkdir()
@@ -88,13 +132,18 @@ def test_six_technical_learnings_with_inline_code_bridge_with_clean_tags(
 
 
 def test_a_dangerous_command_is_still_refused_and_reported(
-    roster_file: Path, tmp_path: Path,
+    roster_file: Path,
+    tmp_path: Path,
 ) -> None:
     project = tmp_path / "project"
     (project / ".swarm").mkdir()
     pending = pending_file(project)
-    pending.write_text(pending.read_text().replace(
-        "Write store files with `os.replace`", "Clean the build with `sudo rm -rf /opt/app` and write store files with `os.replace`"))
+    pending.write_text(
+        pending.read_text().replace(
+            "Write store files with `os.replace`",
+            "Clean the build with `sudo rm -rf /opt/app` and write store files with `os.replace`",
+        )
+    )
     done = run(roster_file, "flywheel", "close-loop", "--json")
     outcomes = sorted(k["outcome"] for k in done["knowledge"])
     assert outcomes == ["added"] * 5 + ["rejected"]

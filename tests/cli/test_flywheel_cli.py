@@ -25,15 +25,19 @@ def run(config: Path, *args: str, code: int = 0) -> Any:
 def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     layout = AgentsLayout(tmp_path / "project" / ".agents")
     (tmp_path / "project" / ".swarm").mkdir()
-    forged = run(roster_file, "forge", str(CLAUDE), str(FIXTURES / "markdown" / "session-notes.md"), "--json")
+    forged = run(
+        roster_file, "forge", str(CLAUDE), str(FIXTURES / "markdown" / "session-notes.md"), "--json"
+    )
     assert [r["new"] for r in forged["results"]] == [7, 3] and forged["failures"] == []
     table = run(roster_file, "forge", str(CLAUDE))
     assert "unchanged" in table
     run(roster_file, "forge", str(tmp_path / "nope.jsonl"), code=1)
     walked = run(roster_file, "forge", str(FIXTURES / "codex"), "--json")
     assert [Path(r["transcript"]).name for r in walked["results"]] == [
-        "history.jsonl", "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl",
-        "rollout-legacy-2025-08-21.jsonl"]
+        "history.jsonl",
+        "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl",
+        "rollout-legacy-2025-08-21.jsonl",
+    ]
     foreign = tmp_path / "foreign.jsonl"
     foreign.write_text('{"level": "info"}\n')
     assert "none of the first 1 records" in run(roster_file, "forge", str(foreign), code=1)
@@ -46,7 +50,9 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     assert 0 < silver["total"] < 14 and all(e["tier"] == "silver" for e in silver["entries"])
     assert "candidate(s))" in run(roster_file, "pool", "list")
 
-    found = run(roster_file, "lookup", "visibility timeout redelivered", "--session", "s9", "--json")
+    found = run(
+        roster_file, "lookup", "visibility timeout redelivered", "--session", "s9", "--json"
+    )
     assert found["cited"] == len(found["results"]) >= 1 and found["session_id"] == "s9"
     target = found["results"][0]["id"]
     shown = run(roster_file, "pool", "show", target, "--json")
@@ -59,7 +65,9 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
     other = next(e["id"] for e in listing["entries"] if e["id"] != target)
     rejected = run(roster_file, "pool", "reject", other, "--reason", "not durable", "--json")
     assert rejected["status"] == "rejected" and Path(rejected["path"]).parent.name == "rejected"
-    assert "already rejected" in run(roster_file, "pool", "reject", other, "--reason", "again", code=1)
+    assert "already rejected" in run(
+        roster_file, "pool", "reject", other, "--reason", "again", code=1
+    )
     assert "no candidate" in run(roster_file, "pool", "show", "missing-id", code=1)
     # an AgentOps-only project (no .swarm/) gets no knowledge store behind its back
     (tmp_path / "project" / ".swarm").rename(tmp_path / "project" / ".swarm-away")
@@ -69,15 +77,22 @@ def test_forge_pool_lookup_flywheel(roster_file: Path, tmp_path: Path) -> None:
 
     plot = tmp_path / "trend.png"
     status = run(roster_file, "flywheel", "status", "--json", "--plot", str(plot))
-    assert status["status"] in ("COMPOUNDING", "NEAR ESCAPE", "DECAYING") and "golden_signals" in status
+    assert (
+        status["status"] in ("COMPOUNDING", "NEAR ESCAPE", "DECAYING")
+        and "golden_signals" in status
+    )
     assert status["plot"]["points"] >= 1 and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = run(roster_file, "flywheel", "status")
     assert "retrieval coverage" in text and "Gini" in text
-    assert "--plot writes a PNG" in run(roster_file, "flywheel", "status", "--plot", str(tmp_path / "x.svg"), code=1)
+    assert "--plot writes a PNG" in run(
+        roster_file, "flywheel", "status", "--plot", str(tmp_path / "x.svg"), code=1
+    )
     assert layout.citations.exists()
 
 
-def test_status_says_what_is_missing_and_the_plot_says_no_data(roster_file: Path, tmp_path: Path) -> None:
+def test_status_says_what_is_missing_and_the_plot_says_no_data(
+    roster_file: Path, tmp_path: Path
+) -> None:
     empty = run(roster_file, "flywheel", "status", "--json", "--plot", str(tmp_path / "empty.png"))
     assert empty["status"] == "NO DATA" and empty["plot"]["points"] == 0
     assert any("No close loop has run yet" in n for n in empty["notes"])
@@ -96,14 +111,20 @@ def test_status_says_what_is_missing_and_the_plot_says_no_data(roster_file: Path
     assert closed["status"] == "NO DATA" and closed["plot"]["points"] == 0
 
 
-def test_forge_sessions_reads_the_transcripts_agentops_recorded(roster_file: Path, tmp_path: Path) -> None:
+def test_forge_sessions_reads_the_transcripts_agentops_recorded(
+    roster_file: Path, tmp_path: Path
+) -> None:
     layout = AgentsLayout(tmp_path / "project" / ".agents")
     run(roster_file, "forge", code=1)  # nothing named, no --sessions
-    assert "no transcripts" in run(roster_file, "forge", "--sessions", code=1)  # no session files yet
+    assert "no transcripts" in run(
+        roster_file, "forge", "--sessions", code=1
+    )  # no session files yet
     (layout.ao / "index").mkdir(parents=True)
     (layout.ao / "index" / "sessions.jsonl").write_text(
-        json.dumps({"session_id": "s1", "transcript_path": str(CLAUDE)}) + "\n"
-        + json.dumps({"session_id": "s2", "transcript_path": str(tmp_path / "gone.jsonl")}) + "\n",
+        json.dumps({"session_id": "s1", "transcript_path": str(CLAUDE)})
+        + "\n"
+        + json.dumps({"session_id": "s2", "transcript_path": str(tmp_path / "gone.jsonl")})
+        + "\n",
         encoding="utf-8",
     )
     forged = run(roster_file, "forge", "--sessions", "--json")

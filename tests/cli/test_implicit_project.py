@@ -15,10 +15,21 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 def swarmq(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SWARMQ_CONFIG", "REDIS_URL")}
-    env.update(PYTHONPATH=str(REPO), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
-               XDG_DATA_HOME=str(home / ".local" / "share"))
-    return subprocess.run([sys.executable, "-m", "swarmq.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    env.update(
+        PYTHONPATH=str(REPO),
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "swarmq.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_file_level_commands_run_without_a_roster(tmp_path: Path) -> None:
@@ -29,8 +40,13 @@ def test_file_level_commands_run_without_a_roster(tmp_path: Path) -> None:
     inside = project / "src" / "billing"
     inside.mkdir(parents=True)
 
-    added = swarmq(inside, home, "knowledge", "add",
-                   "Always key invoice exports by invoice id so a redelivered task finds the first result.")
+    added = swarmq(
+        inside,
+        home,
+        "knowledge",
+        "add",
+        "Always key invoice exports by invoice id so a redelivered task finds the first result.",
+    )
     assert added.returncode == 0, added.stderr
     assert f"using the project at {project}" in added.stderr.replace("\n", "")
     assert "None" not in added.stdout
@@ -38,13 +54,20 @@ def test_file_level_commands_run_without_a_roster(tmp_path: Path) -> None:
     assert listed.returncode == 0 and "key invoice exports by invoice id" in listed.stdout
     assert (project / ".swarm" / "knowledge.jsonl").exists()
 
-    forged = swarmq(inside, home, "forge", str(FIXTURES / "markdown" / "session-notes.md"), "--json")
+    forged = swarmq(
+        inside, home, "forge", str(FIXTURES / "markdown" / "session-notes.md"), "--json"
+    )
     assert forged.returncode == 0, forged.stderr
     assert json.loads(forged.stdout)["results"][0]["new"] >= 1
     assert list((project / ".agents" / "knowledge" / "pending").glob("*.md"))
-    for args in (["flywheel", "close-loop", "--json"], ["pool", "list", "--json"],
-                 ["lookup", "invoice", "--json"], ["flywheel", "status", "--json"],
-                 ["consolidate", "--dry-run", "--json"], ["memory", "search", "invoice", "--json"]):
+    for args in (
+        ["flywheel", "close-loop", "--json"],
+        ["pool", "list", "--json"],
+        ["lookup", "invoice", "--json"],
+        ["flywheel", "status", "--json"],
+        ["consolidate", "--dry-run", "--json"],
+        ["memory", "search", "invoice", "--json"],
+    ):
         done = swarmq(inside, home, *args)
         assert done.returncode == 0, (args, done.stderr)
         json.loads(done.stdout)

@@ -16,8 +16,17 @@ from tests.support import write_roster
 def one_entry_store(tmp_path: Path, swarm_name: str, redis_url: str) -> tuple[Path, Path]:
     """A roster and its swarm knowledge file holding one entry added through the CLI."""
     roster = write_roster(tmp_path, swarm_name, redis_url)
-    added = CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add",
-                                     "Run the python test suite before pushing to main", "--json"])
+    added = CliRunner().invoke(
+        app,
+        [
+            "-c",
+            str(roster),
+            "knowledge",
+            "add",
+            "Run the python test suite before pushing to main",
+            "--json",
+        ],
+    )
     assert added.exit_code == 0, added.output
     return roster, tmp_path / "project" / ".swarm" / "knowledge.jsonl"
 
@@ -49,8 +58,10 @@ def test_the_table_shows_the_last_fifty_and_says_how_many_match(
     roster, path = one_entry_store(tmp_path, swarm_name, redis_url)
     runner = CliRunner()
     first = json.loads(path.read_text())
-    lines = [json.dumps({**first, "id": f"{first['id']}-{i:03d}", "lesson": f"lesson number {i:03d}"})
-             for i in range(60)]
+    lines = [
+        json.dumps({**first, "id": f"{first['id']}-{i:03d}", "lesson": f"lesson number {i:03d}"})
+        for i in range(60)
+    ]
     path.write_text("\n".join(lines) + "\n")
 
     table = runner.invoke(app, ["-c", str(roster), "knowledge", "list"])
@@ -58,7 +69,9 @@ def test_the_table_shows_the_last_fifty_and_says_how_many_match(
     assert "lesson number 059" in table.stdout and "lesson number 010" in table.stdout
     assert "lesson number 009" not in table.stdout
     assert "the last 50 of 60 matches" in table.stderr
-    listed = json.loads(runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--json"]).stdout)
+    listed = json.loads(
+        runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--json"]).stdout
+    )
     assert (len(listed["entries"]), listed["matched"]) == (50, 60)
     every = runner.invoke(app, ["-c", str(roster), "knowledge", "list", "--limit", "0"])
     assert "lesson number 000" in every.stdout and "matches" not in every.stderr

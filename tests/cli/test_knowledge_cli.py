@@ -28,12 +28,21 @@ def run(roster: Path, *args: str, code: int = 0) -> Any:
 
 
 def test_every_verb(roster_file: Path, tmp_path: Path) -> None:
-    added = run(roster_file, "add", "Run the python test suite before pushing to main", "--phase", "1", "--json")
+    added = run(
+        roster_file,
+        "add",
+        "Run the python test suite before pushing to main",
+        "--phase",
+        "1",
+        "--json",
+    )
     assert added["outcome"] == "added"
     entry_id = added["id"]
     rejected = run(roster_file, "add", "too short", "--json", code=1)
     assert rejected["reason"] == "lesson too short (min 15 chars)"
-    assert run(roster_file, "reinforce", entry_id, "--phase", "2", "--json")["outcome"] == "reinforced"
+    assert (
+        run(roster_file, "reinforce", entry_id, "--phase", "2", "--json")["outcome"] == "reinforced"
+    )
     listed = run(roster_file, "list", "--json")
     assert [e["id"] for e in listed["entries"]] == [entry_id]
     assert "pushing to main" in run(roster_file, "list")
@@ -50,19 +59,25 @@ def test_every_verb(roster_file: Path, tmp_path: Path) -> None:
     assert acks[0]["status"] == "committed"
     receipts = run(roster_file, "verify-receipts", "--json")
     assert receipts["ok"] and receipts["records"] == 2
-    assert run(roster_file, "quarantine", entry_id, "bad advice", "--json")["outcome"] == "quarantined"
+    assert (
+        run(roster_file, "quarantine", entry_id, "bad advice", "--json")["outcome"] == "quarantined"
+    )
     assert run(roster_file, "list", "--json")["entries"] == []
     assert run(roster_file, "restore", entry_id, "--json")["status"] == "candidate"
     promoted = run(roster_file, "promote", "--from-swarm", entry_id, "--json")
     assert promoted["outcome"] == "promoted"
     assert len(run(roster_file, "list", "--tier", "hive", "--json")["entries"]) == 1
     swept = run(roster_file, "sweep", "--phase", "9", "--json")
-    assert swept["skipped"] is False and run(roster_file, "sweep", "--phase", "9", "--json")["skipped"]
+    assert (
+        swept["skipped"] is False and run(roster_file, "sweep", "--phase", "9", "--json")["skipped"]
+    )
     audit = run(roster_file, "audit", "--json")
     assert audit["tiers"][0]["entries"] == 1
     assert "knowledge audit" in run(roster_file, "audit")
     swarm = tmp_path / "project" / ".swarm"
-    (swarm / "context.md").write_text("## Decisions\n- Use a layered module architecture for the api\n")
+    (swarm / "context.md").write_text(
+        "## Decisions\n- Use a layered module architecture for the api\n"
+    )
     assert run(roster_file, "migrate", "--json")["imported"] == 1
     assert run(roster_file, "migrate", "--json")["skipped"] is True
     linked = run(roster_file, "link", "team", "--json")

@@ -27,10 +27,22 @@ def run(roster: Path, *args: str, code: int = 0) -> Any:
 
 
 def test_a_reinforce_made_under_a_link_survives_unlink(roster_file: Path, tmp_path: Path) -> None:
-    entry_id = run(roster_file, "add", "Run the python test suite before pushing to main",
-                   "--phase", "1", "--json")["id"]
-    untouched = run(roster_file, "add", "Pin the redis server version in the CI compose file",
-                    "--phase", "1", "--json")["id"]
+    entry_id = run(
+        roster_file,
+        "add",
+        "Run the python test suite before pushing to main",
+        "--phase",
+        "1",
+        "--json",
+    )["id"]
+    untouched = run(
+        roster_file,
+        "add",
+        "Pin the redis server version in the CI compose file",
+        "--phase",
+        "1",
+        "--json",
+    )["id"]
     linked = run(roster_file, "link", "team", "--json")
     assert linked["copied"] == 2
     reinforced = run(roster_file, "reinforce", entry_id, "--phase", "7", "--json")
@@ -46,17 +58,28 @@ def test_a_reinforce_made_under_a_link_survives_unlink(roster_file: Path, tmp_pa
 
 
 def test_a_change_on_both_sides_is_a_reported_conflict_and_both_are_kept(
-    roster_file: Path, tmp_path: Path,
+    roster_file: Path,
+    tmp_path: Path,
 ) -> None:
-    entry_id = run(roster_file, "add", "Run the python test suite before pushing to main",
-                   "--phase", "1", "--json")["id"]
+    entry_id = run(
+        roster_file,
+        "add",
+        "Run the python test suite before pushing to main",
+        "--phase",
+        "1",
+        "--json",
+    )["id"]
     run(roster_file, "link", "team", "--json")
     run(roster_file, "reinforce", entry_id, "--phase", "2", "--json")
     # meanwhile the orphaned local file was changed by something else (two revisions ahead)
     local = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     data = json.loads(local.read_text())
-    local.write_text(json.dumps({**data, "lesson": data["lesson"] + " always",
-                                 "revision": data.get("revision", 0) + 2}) + "\n")
+    local.write_text(
+        json.dumps(
+            {**data, "lesson": data["lesson"] + " always", "revision": data.get("revision", 0) + 2}
+        )
+        + "\n"
+    )
     out = run(roster_file, "unlink", "--json")
     assert out["conflicted"] == 1 and out["merged"] == 0
     assert out["conflicts"][0]["id"] == entry_id
@@ -67,14 +90,30 @@ def test_a_change_on_both_sides_is_a_reported_conflict_and_both_are_kept(
 
 
 def test_an_evergreen_entry_survives_ten_sweeps_past_its_ttl(
-    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
 ) -> None:
-    roster = write_roster(tmp_path, swarm_name, redis_url,
-                          knowledge={"default_max_phases": 2, "hive_enabled": False})
-    evergreen = run(roster, "add", "Run the python test suite before pushing to main",
-                    "--confidence", "0.95", "--json")["id"]
-    plain = run(roster, "add", "Pin the redis server version in the compose file",
-                "--confidence", "0.95", "--json")["id"]
+    roster = write_roster(
+        tmp_path, swarm_name, redis_url, knowledge={"default_max_phases": 2, "hive_enabled": False}
+    )
+    evergreen = run(
+        roster,
+        "add",
+        "Run the python test suite before pushing to main",
+        "--confidence",
+        "0.95",
+        "--json",
+    )["id"]
+    plain = run(
+        roster,
+        "add",
+        "Pin the redis server version in the compose file",
+        "--confidence",
+        "0.95",
+        "--json",
+    )["id"]
     for _ in range(3):  # shown three times and applied each time: utility 1.0
         trace = run(roster, "inject", "python test suite pushing", "--json")
         assert [s["id"] for s in trace["shown"]][:1] == [evergreen]
@@ -98,9 +137,20 @@ def projects(tmp_path: Path, swarm_name: str, redis_url: str, *names: str) -> li
     out = []
     for name in names:
         root = tmp_path / name
-        out.append(write_roster(root, swarm_name, redis_url, knowledge={"project_name": name}, paths={
-            "profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
-            "shared": str(root / "shared"), "hive": str(tmp_path / "hive")}))
+        out.append(
+            write_roster(
+                root,
+                swarm_name,
+                redis_url,
+                knowledge={"project_name": name},
+                paths={
+                    "profiles": str(root / "profiles"),
+                    "runtime": str(root / "runtime"),
+                    "shared": str(root / "shared"),
+                    "hive": str(tmp_path / "hive"),
+                },
+            )
+        )
     return out
 
 
@@ -111,7 +161,10 @@ def hive_entry(roster: Path) -> dict[str, Any]:
 
 
 def test_three_projects_confirm_a_hive_entry_with_the_reference_arithmetic(
-    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
 ) -> None:
     alpha, beta, gamma = projects(tmp_path, swarm_name, redis_url, "alpha", "beta", "gamma")
     run(alpha, "add", LESSON, "--tag", "hive-fast-track", "--tag", "docker", "--json")
@@ -139,12 +192,18 @@ def test_three_projects_confirm_a_hive_entry_with_the_reference_arithmetic(
     assert [c["project_name"] for c in entry["confirmed_by"]] == ["alpha", "beta", "gamma"]
     # a project counts once, however it confirms again
     run(gamma, "sweep", "--phase", "3", "--json")
-    assert run(gamma, "reinforce", entry["id"], "--tier", "hive", "--json")["outcome"] == "already_confirmed_project"
+    assert (
+        run(gamma, "reinforce", entry["id"], "--tier", "hive", "--json")["outcome"]
+        == "already_confirmed_project"
+    )
     assert hive_entry(gamma)["encounter_score"] == pytest.approx(1.20)
 
 
 def test_an_applied_acknowledgement_or_explicit_confirmation_is_an_encounter(
-    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
 ) -> None:
     alpha, beta, gamma = projects(tmp_path, swarm_name, redis_url, "alpha", "beta", "gamma")
     run(alpha, "add", LESSON, "--tag", "hive-fast-track", "--tag", "docker", "--json")

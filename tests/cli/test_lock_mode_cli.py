@@ -31,9 +31,18 @@ def test_unreachable_redis_is_an_error_naming_the_url_and_nothing_is_written(
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     roster = write_roster(tmp_path, swarm_name, url)
     code = "import sys; from swarmq.cli import main; sys.argv[0] = 'swarmq'; main()"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", code, "-c", str(roster), "knowledge", "add", LESSON, "--json"],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, "-c", str(roster), "knowledge", "add", LESSON, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=60,
+    )
     err = done.stderr.replace("\n", "")
     assert done.returncode == EXIT_REFUSED, (done.stdout, done.stderr)
     assert f"Redis at {url} is unreachable" in err and "nothing was written" in err

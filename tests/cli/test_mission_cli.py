@@ -16,13 +16,19 @@ runner = CliRunner()
 
 def run(config: Path, *args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["--config", str(config), *args])
-    return result.exit_code, result.output + (result.stderr if result.stderr_bytes is not None else "")
+    return result.exit_code, result.output + (
+        result.stderr if result.stderr_bytes is not None else ""
+    )
 
 
 def test_roster_init_keeps_human_edits(roster_file: Path, tmp_path: Path) -> None:
     code, out = run(roster_file, "roster", "init", "--json")
     assert code == 0, out
-    assert json.loads(out)["workers"]["w1"] == {"MEMORY.md": "created", "IDENTITY.md": "created", "SOUL.md": "created"}
+    assert json.loads(out)["workers"]["w1"] == {
+        "MEMORY.md": "created",
+        "IDENTITY.md": "created",
+        "SOUL.md": "created",
+    }
     memory = tmp_path / "profiles" / "w1" / "memory"
     (memory / "MEMORY.md").write_text("# Memory — w1\n\nmy own notes\n")
     code, out = run(roster_file, "roster", "init", "--json")
@@ -33,13 +39,24 @@ def test_roster_init_keeps_human_edits(roster_file: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("bad", [b for b in HOSTILE_IDS if "\x00" not in b])
 def test_hostile_ids_fail_cleanly(roster_file: Path, tmp_path: Path, bad: str) -> None:
-    for args in (("mission", "show", bad), ("mission", "submit", "x", "--worker", bad),
-                 ("mission", "list", "--worker", bad), ("mission", "cancel", bad),
-                 ("mission", "resume", bad), ("mission", "submit", "x", "--worker", "w1", "--key", bad + "/..")):
+    for args in (
+        ("mission", "show", bad),
+        ("mission", "submit", "x", "--worker", bad),
+        ("mission", "list", "--worker", bad),
+        ("mission", "cancel", bad),
+        ("mission", "resume", bad),
+        ("mission", "submit", "x", "--worker", "w1", "--key", bad + "/.."),
+    ):
         code, out = run(roster_file, *args)
         assert code == 1, (args, out)
         assert "error:" in out and "Traceback" not in out, out
-    assert {p.name for p in tmp_path.iterdir()} <= {"profiles", "project", "runtime", "shared", "swarm.yaml"}
+    assert {p.name for p in tmp_path.iterdir()} <= {
+        "profiles",
+        "project",
+        "runtime",
+        "shared",
+        "swarm.yaml",
+    }
 
 
 def test_list_and_show_json(roster_file: Path) -> None:

@@ -88,8 +88,14 @@ def test_piped_tables_never_cut_ids_or_paths(tmp_path: Path) -> None:
         f" agent: {{command: [python3, '{agent}', '{{prompt_file}}']}}}}\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "60"}
-    done = subprocess.run([sys.executable, "-m", "swarmq.cli", "roster", "validate", str(roster)],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "swarmq.cli", "roster", "validate", str(roster)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert any(long_id in line and agent in line for line in lines), done.stdout

@@ -37,40 +37,83 @@ def llm_server() -> Iterator[FakeLLMServer]:
 
 def roster(tmp_path: Path, swarm: str, redis_url: str, **extra: Any) -> Path:
     path = write_roster(tmp_path, swarm, redis_url, **extra)
-    write_store(tmp_path / "project", [
-        entry("p1", "Always run the database migration check before merging a schema change."),
-        entry("k1", "Run the biome lint config check before committing changes.", confidence=0.8, phases=2,
-              tags=["lint"], triggers=["biome"], required_actions=["run biome check"], applies_to_agents=["coder"]),
-        entry("k2", "Run the biome lint config check before pushing to CI.", confidence=0.8, phases=2, tags=["lint"],
-              required_actions=["run biome in CI"], applies_to_agents=["coder"]),
-    ])
+    write_store(
+        tmp_path / "project",
+        [
+            entry("p1", "Always run the database migration check before merging a schema change."),
+            entry(
+                "k1",
+                "Run the biome lint config check before committing changes.",
+                confidence=0.8,
+                phases=2,
+                tags=["lint"],
+                triggers=["biome"],
+                required_actions=["run biome check"],
+                applies_to_agents=["coder"],
+            ),
+            entry(
+                "k2",
+                "Run the biome lint config check before pushing to CI.",
+                confidence=0.8,
+                phases=2,
+                tags=["lint"],
+                required_actions=["run biome in CI"],
+                applies_to_agents=["coder"],
+            ),
+        ],
+    )
     return path
 
 
 def run(config: Path, *args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["--config", str(config), *args])
-    return result.exit_code, result.output + (result.stderr if result.stderr_bytes is not None else "")
+    return result.exit_code, result.output + (
+        result.stderr if result.stderr_bytes is not None else ""
+    )
 
 
-def test_curate_with_a_model_then_usage(tmp_path: Path, swarm_name: str, redis_url: str,
-                                         redis_client: redis.Redis, llm_server: FakeLLMServer) -> None:
-    config = roster(tmp_path, swarm_name, redis_url,
-                    llm={"provider": "openai", "base_url": llm_server.base_url, "model": "fake-model",
-                         "api_key_env": None})
+def test_curate_with_a_model_then_usage(
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
+    llm_server: FakeLLMServer,
+) -> None:
+    config = roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        llm={
+            "provider": "openai",
+            "base_url": llm_server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+        },
+    )
     code, out = run(config, "curate", "--json")
     assert code == 0, out
     report = json.loads(out)
-    assert report["enriched"] == ["p1"] and report["sources"] == ["llm"] and report["quota"]["used"] == 1
+    assert (
+        report["enriched"] == ["p1"]
+        and report["sources"] == ["llm"]
+        and report["quota"]["used"] == 1
+    )
     code, out = run(config, "llm", "usage", "--json")
     [row] = json.loads(out)
     assert (row["quota"], row["model"], row["attempts"], row["counted"], row["ok"]) == (
-        "enrichment", "fake-model", 1, 1, 1)
+        "enrichment",
+        "fake-model",
+        1,
+        1,
+        1,
+    )
     code, out = run(config, "llm", "usage")
     assert code == 0 and "enrichment" in out and "fake-model" in out
 
 
-def test_curate_without_a_model(tmp_path: Path, swarm_name: str, redis_url: str,
-                                redis_client: redis.Redis) -> None:
+def test_curate_without_a_model(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> None:
     config = roster(tmp_path, swarm_name, redis_url, llm={"allow_deterministic_fallback": False})
     before = (tmp_path / "project" / ".swarm" / "knowledge.jsonl").read_bytes()
     code, out = run(config, "curate")
@@ -83,13 +126,18 @@ def test_curate_without_a_model(tmp_path: Path, swarm_name: str, redis_url: str,
     assert stored["p1"]["enrichment_source"] == "deterministic_fallback"
 
 
-def test_skills_generate_apply_inspect_list(tmp_path: Path, swarm_name: str, redis_url: str,
-                                            redis_client: redis.Redis) -> None:
+def test_skills_generate_apply_inspect_list(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> None:
     config = roster(tmp_path, swarm_name, redis_url)
     code, out = run(config, "skills", "generate", "--json")
     assert code == 0, out
     [draft] = json.loads(out)
-    assert draft["slug"] == "biome" and draft["mode"] == "draft" and draft["source_ids"] == ["k1", "k2"]
+    assert (
+        draft["slug"] == "biome"
+        and draft["mode"] == "draft"
+        and draft["source_ids"] == ["k1", "k2"]
+    )
     code, out = run(config, "skills", "list", "--json")
     assert [d["slug"] for d in json.loads(out)["drafts"]] == ["biome"]
     code, out = run(config, "skills", "apply", "biome")
@@ -106,12 +154,25 @@ def test_skills_generate_apply_inspect_list(tmp_path: Path, swarm_name: str, red
     assert code == 1 and "no draft or active skill" in out
 
 
-def test_skills_improve_in_process(tmp_path: Path, swarm_name: str, redis_url: str,
-                                   redis_client: redis.Redis, llm_server: FakeLLMServer) -> None:
-    config = roster(tmp_path, swarm_name, redis_url,
-                    llm={"provider": "openai", "base_url": llm_server.base_url, "model": "fake-model",
-                         "api_key_env": None},
-                    skill_improver={"enabled": True})
+def test_skills_improve_in_process(
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
+    llm_server: FakeLLMServer,
+) -> None:
+    config = roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        llm={
+            "provider": "openai",
+            "base_url": llm_server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+        },
+        skill_improver={"enabled": True},
+    )
     code, out = run(config, "skills", "improve", "--json")
     assert code == 0, out
     report = json.loads(out)

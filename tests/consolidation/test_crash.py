@@ -44,20 +44,36 @@ consolidate_learnings(AgentsLayout(root / ".agents"), LocalLocks(root / "locks")
 
 def _killed_run(script: str, root: Path, step: str) -> None:
     env = {**os.environ, CRASH_ENV: step, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script, str(root)], env=env, cwd=ROOT,
-                          capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 86, done.stderr.decode()
 
 
 def _knowledge_fixture(root: Path) -> None:
-    write_store(root, [
-        entry("a", "Pin the node version in the ci workflow before running the integration tests"),
-        entry("b", "Pin the node version in the ci workflow before running the integration tests now",
-              created="2026-01-03T00:00:00.000Z"),
-        entry("c", "Pin the node version in the ci workflow before running the unit tests too",
-              created="2026-01-04T00:00:00.000Z"),
-        entry("d", "Use sqlite in memory databases for fast repository unit tests"),
-    ])
+    write_store(
+        root,
+        [
+            entry(
+                "a", "Pin the node version in the ci workflow before running the integration tests"
+            ),
+            entry(
+                "b",
+                "Pin the node version in the ci workflow before running the integration tests now",
+                created="2026-01-03T00:00:00.000Z",
+            ),
+            entry(
+                "c",
+                "Pin the node version in the ci workflow before running the unit tests too",
+                created="2026-01-04T00:00:00.000Z",
+            ),
+            entry("d", "Use sqlite in memory databases for fast repository unit tests"),
+        ],
+    )
 
 
 def _reference_after(tmp: Path) -> bytes:
@@ -98,7 +114,11 @@ def test_knowledge_crash_is_before_or_after(tmp_path: Path, step: str) -> None:
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     assert len(report.recovered) == 1
     log = EventLog(events_path(store.swarm.files))
-    ends = [r["type"] for r in log.records(report.recovered[0]) if r["type"].startswith("run_") and r.get("recovered")]
+    ends = [
+        r["type"]
+        for r in log.records(report.recovered[0])
+        if r["type"].startswith("run_") and r.get("recovered")
+    ]
     assert ends == (["run_aborted"] if step == "journaled" else ["run_committed"])
     assert _stable(knowledge.read_text()) == after_reference
     assert not log.open_runs()
@@ -110,36 +130,60 @@ def _learnings_fixture(root: Path) -> AgentsLayout:
     layout.learnings.mkdir(parents=True)
     layout.patterns.mkdir(parents=True)
     body = "Retry the flaky playwright login test once with a fresh browser context before failing the build"
-    (layout.learnings / "2026-01-01-l1.md").write_text(learning_md("l1", body, rewards=2, helpful=1))
+    (layout.learnings / "2026-01-01-l1.md").write_text(
+        learning_md("l1", body, rewards=2, helpful=1)
+    )
     (layout.learnings / "2026-01-05-l2.md").write_text(
-        learning_md("l2", body.replace("Retry", "retry") + ".", date="2026-01-05", rewards=1, harmful=1))
-    (layout.learnings / "2026-01-06-l3.md").write_text(learning_md(
-        "l3", "Retry the flaky playwright login test once with a fresh browser context before failing the job",
-        date="2026-01-06"))
-    (layout.patterns / "2026-01-02-p1.md").write_text(learning_md("p1", "Keep the api schema in one module"))
+        learning_md(
+            "l2", body.replace("Retry", "retry") + ".", date="2026-01-05", rewards=1, harmful=1
+        )
+    )
+    (layout.learnings / "2026-01-06-l3.md").write_text(
+        learning_md(
+            "l3",
+            "Retry the flaky playwright login test once with a fresh browser context before failing the job",
+            date="2026-01-06",
+        )
+    )
+    (layout.patterns / "2026-01-02-p1.md").write_text(
+        learning_md("p1", "Keep the api schema in one module")
+    )
     return layout
 
 
 def _tree(layout: AgentsLayout) -> dict[str, str]:
-    return {str(p.relative_to(layout.root)): p.read_text() for p in sorted(layout.root.rglob("*.md"))}
+    return {
+        str(p.relative_to(layout.root)): p.read_text() for p in sorted(layout.root.rglob("*.md"))
+    }
 
 
 def test_learnings_crash_mid_apply_rolls_forward(tmp_path: Path) -> None:
     reference = _learnings_fixture(tmp_path / "reference")
-    consolidate_learnings(reference, LocalLocks(tmp_path / "reference" / "locks"),
-                          ConsolidationConfig(), scope="learnings")
+    consolidate_learnings(
+        reference,
+        LocalLocks(tmp_path / "reference" / "locks"),
+        ConsolidationConfig(),
+        scope="learnings",
+    )
     root = tmp_path / "crash"
     layout = _learnings_fixture(root)
     before = _tree(layout)
     _killed_run(LEARNINGS_SCRIPT, root, "partial")
     assert _tree(layout) != before  # killed between file writes
-    report = consolidate_learnings(layout, LocalLocks(root / "locks"), ConsolidationConfig(),
-                                   scope="learnings")
+    report = consolidate_learnings(
+        layout, LocalLocks(root / "locks"), ConsolidationConfig(), scope="learnings"
+    )
     assert len(report.recovered) == 1 and not report.plan.changes
 
     def normal(tree: dict[str, str]) -> dict[str, list[str]]:
-        return {k: [line for line in v.splitlines() if not line.startswith(
-            ("superseded_at:", "consolidation_run:", "supersedes:"))] for k, v in tree.items()}
+        return {
+            k: [
+                line
+                for line in v.splitlines()
+                if not line.startswith(("superseded_at:", "consolidation_run:", "supersedes:"))
+            ]
+            for k, v in tree.items()
+        }
 
     got, want = normal(_tree(layout)), normal(_tree(reference))
     assert sorted(k.rsplit("-", 1)[0] for k in got) == sorted(k.rsplit("-", 1)[0] for k in want)

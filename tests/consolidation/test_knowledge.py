@@ -14,26 +14,54 @@ from tests.consolidation.support import entries_by_id, entry, open_store, write_
 
 BASE = "Run the database migrations in a transaction before deploying the api service to production"
 NEAR = "Run the database migrations in a transaction before deploying the api service to production now"
-CONFLICT = "Run the database migrations in a transaction before deploying the web service to production"
-COMPLEMENT = "Run the database migrations in a transaction before deploying the web service to staging"
+CONFLICT = (
+    "Run the database migrations in a transaction before deploying the web service to production"
+)
+COMPLEMENT = (
+    "Run the database migrations in a transaction before deploying the web service to staging"
+)
 
 
 def test_duplicate_merge_arithmetic(tmp_path: Path) -> None:
-    store = write_store(tmp_path, [
-        entry("a", BASE, created="2026-01-05T00:00:00.000Z", phases=(1, 2), tags=["database"],
-              outcomes={"applied_count": 2, "succeeded_after_count": 1, "failed_after_count": 0}),
-        entry("b", NEAR, created="2026-01-02T00:00:00.000Z", phases=(2, 3), tags=["deploy", "database"],
-              confidence=0.7, outcomes={"applied_count": 3, "succeeded_after_count": 0,
-                                        "failed_after_count": 1, "shown_count": 4}),
-    ])
+    store = write_store(
+        tmp_path,
+        [
+            entry(
+                "a",
+                BASE,
+                created="2026-01-05T00:00:00.000Z",
+                phases=(1, 2),
+                tags=["database"],
+                outcomes={"applied_count": 2, "succeeded_after_count": 1, "failed_after_count": 0},
+            ),
+            entry(
+                "b",
+                NEAR,
+                created="2026-01-02T00:00:00.000Z",
+                phases=(2, 3),
+                tags=["deploy", "database"],
+                confidence=0.7,
+                outcomes={
+                    "applied_count": 3,
+                    "succeeded_after_count": 0,
+                    "failed_after_count": 1,
+                    "shown_count": 4,
+                },
+            ),
+        ],
+    )
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     assert report.plan.counts()["duplicate"] == 1
     data = entries_by_id(store)
     # Both have two distinct phases; b has the higher confidence, so b is the stronger.
     keep, gone = data["b"], data["a"]
     assert [r["phase_number"] for r in keep["confirmed_by"]] == [1, 2, 3]
-    assert keep["retrieval_outcomes"] == {"applied_count": 5, "succeeded_after_count": 1,
-                                          "failed_after_count": 1, "shown_count": 4}
+    assert keep["retrieval_outcomes"] == {
+        "applied_count": 5,
+        "succeeded_after_count": 1,
+        "failed_after_count": 1,
+        "shown_count": 4,
+    }
     assert keep["tags"] == ["deploy", "database"]
     assert keep["created_at"] == "2026-01-02T00:00:00.000Z"
     assert keep["confidence"] == 0.8  # 0.5 + 3 x 0.1, auto-generated
@@ -48,10 +76,15 @@ def test_duplicate_merge_arithmetic(tmp_path: Path) -> None:
 
 
 def test_conflict_newer_supersedes_older(tmp_path: Path) -> None:
-    store = write_store(tmp_path, [
-        entry("old", BASE, created="2026-01-01T00:00:00.000Z", phases=(1, 2, 3), confidence=0.9),
-        entry("new", CONFLICT, created="2026-02-01T00:00:00.000Z"),
-    ])
+    store = write_store(
+        tmp_path,
+        [
+            entry(
+                "old", BASE, created="2026-01-01T00:00:00.000Z", phases=(1, 2, 3), confidence=0.9
+            ),
+            entry("new", CONFLICT, created="2026-02-01T00:00:00.000Z"),
+        ],
+    )
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     assert report.plan.counts()["conflict"] == 1
     data = entries_by_id(store)
@@ -62,12 +95,21 @@ def test_conflict_newer_supersedes_older(tmp_path: Path) -> None:
 
 
 def test_contradiction_supersedes_even_below_conflict(tmp_path: Path) -> None:
-    store = write_store(tmp_path, [
-        entry("yes", "Always enable strict mode in the typescript config of every package",
-              created="2026-01-01T00:00:00.000Z"),
-        entry("no", "Never enable strict mode in the typescript config of every package",
-              created="2026-03-01T00:00:00.000Z"),
-    ])
+    store = write_store(
+        tmp_path,
+        [
+            entry(
+                "yes",
+                "Always enable strict mode in the typescript config of every package",
+                created="2026-01-01T00:00:00.000Z",
+            ),
+            entry(
+                "no",
+                "Never enable strict mode in the typescript config of every package",
+                created="2026-03-01T00:00:00.000Z",
+            ),
+        ],
+    )
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     assert report.plan.counts()["contradiction"] == 1
     data = entries_by_id(store)
@@ -88,11 +130,18 @@ def test_second_run_changes_nothing_and_dry_run_writes_nothing(tmp_path: Path) -
     from bench.lesson_corpus import generate
 
     lessons = generate(400, seed=5, odd_rate=0.02).lessons
-    store = write_store(tmp_path, [
-        entry(f"e{i:04d}", lesson, created=f"2026-01-{1 + i % 28:02d}T00:00:00.000Z",
-              phases=(1 + i % 4,))
-        for i, lesson in enumerate(lessons)
-    ])
+    store = write_store(
+        tmp_path,
+        [
+            entry(
+                f"e{i:04d}",
+                lesson,
+                created=f"2026-01-{1 + i % 28:02d}T00:00:00.000Z",
+                phases=(1 + i % 4,),
+            )
+            for i, lesson in enumerate(lessons)
+        ],
+    )
     knowledge = store.swarm.files.knowledge
     original = knowledge.read_bytes()
     dry = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm", dry_run=True)
@@ -129,12 +178,15 @@ def test_second_run_changes_nothing_and_dry_run_writes_nothing(tmp_path: Path) -
 
 @pytest.mark.parametrize("policy", list(EmptyLessons))
 def test_empty_token_lessons(tmp_path: Path, policy: EmptyLessons) -> None:
-    store = write_store(tmp_path, [
-        entry("c1", "数据库迁移必须先备份数据库迁移"),
-        entry("c2", "请在提交前运行全部测试请在提交前"),
-        entry("c3", "数据库迁移必须先备份数据库迁移"),
-        entry("w", "Supercalifragilistic"),
-    ])
+    store = write_store(
+        tmp_path,
+        [
+            entry("c1", "数据库迁移必须先备份数据库迁移"),
+            entry("c2", "请在提交前运行全部测试请在提交前"),
+            entry("c3", "数据库迁移必须先备份数据库迁移"),
+            entry("w", "Supercalifragilistic"),
+        ],
+    )
     consolidate_tier(store.swarm, ConsolidationConfig(empty_lessons=policy), scope="swarm")
     archived = {k for k, v in entries_by_id(store).items() if v["status"] == "archived"}
     if policy is EmptyLessons.EXACT:
@@ -145,7 +197,21 @@ def test_empty_token_lessons(tmp_path: Path, policy: EmptyLessons) -> None:
 
 def test_chains_converge_in_one_run(tmp_path: Path) -> None:
     """A~B and B~C are duplicates but A~C is not: rounds continue until nothing is left."""
-    words = ["check", "the", "redis", "lock", "lease", "before", "every", "write", "to", "the", "knowledge", "store", "file"]
+    words = [
+        "check",
+        "the",
+        "redis",
+        "lock",
+        "lease",
+        "before",
+        "every",
+        "write",
+        "to",
+        "the",
+        "knowledge",
+        "store",
+        "file",
+    ]
     a = " ".join(words)
     b = " ".join([*words, "always"])
     c = " ".join([*words, "always", "first"])
@@ -161,7 +227,9 @@ def test_chains_converge_in_one_run(tmp_path: Path) -> None:
 def test_thresholds_are_configurable_and_ordered() -> None:
     from pydantic import ValidationError
 
-    config = ConsolidationConfig(duplicate_threshold=0.9, conflict_threshold=0.8, complement_threshold=0.6)
+    config = ConsolidationConfig(
+        duplicate_threshold=0.9, conflict_threshold=0.8, complement_threshold=0.6
+    )
     assert config.duplicate_threshold == 0.9
     with pytest.raises(ValidationError, match="thresholds must satisfy"):
         ConsolidationConfig(duplicate_threshold=0.6, conflict_threshold=0.7)
@@ -184,8 +252,10 @@ def test_restore_keeps_entries_apart(tmp_path: Path) -> None:
 
 
 def test_identical_copies_merge_in_one_round(tmp_path: Path) -> None:
-    copies = [entry(f"c{i:02d}", BASE if i % 2 else BASE.upper() + "!", phases=(i % 5 + 1,))
-              for i in range(20)]
+    copies = [
+        entry(f"c{i:02d}", BASE if i % 2 else BASE.upper() + "!", phases=(i % 5 + 1,))
+        for i in range(20)
+    ]
     copies.append(entry("strong", BASE, status="established", phases=(1, 2, 3)))
     store = write_store(tmp_path, copies)
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")

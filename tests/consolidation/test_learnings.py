@@ -22,19 +22,27 @@ def _store(root: Path) -> AgentsLayout:
 
 
 def _run(layout: AgentsLayout, root: Path, **kw: object):  # type: ignore[no-untyped-def]
-    return consolidate_learnings(layout, LocalLocks(root / "locks"), ConsolidationConfig(),
-                                 scope="learnings", **kw)
+    return consolidate_learnings(
+        layout, LocalLocks(root / "locks"), ConsolidationConfig(), scope="learnings", **kw
+    )
 
 
 def test_exact_and_near_duplicates_merge(tmp_path: Path) -> None:
     layout = _store(tmp_path)
     (layout.learnings / "2026-01-01-l1.md").write_text(
-        learning_md("l1", BODY, rewards=4, helpful=3, utility=0.7, maturity="candidate"))
+        learning_md("l1", BODY, rewards=4, helpful=3, utility=0.7, maturity="candidate")
+    )
     (layout.learnings / "2026-01-05-l2.md").write_text(
-        learning_md("l2", "  " + BODY.upper() + "  ", date="2026-01-05", rewards=1, harmful=1, utility=0.4))
-    (layout.patterns / "2026-01-06-p9.md").write_text(learning_md(
-        "p9", BODY + " quickly", date="2026-01-06", confidence=0.95))
-    (layout.learnings / "2026-01-07-other.md").write_text(learning_md("other", "Keep one schema module"))
+        learning_md(
+            "l2", "  " + BODY.upper() + "  ", date="2026-01-05", rewards=1, harmful=1, utility=0.4
+        )
+    )
+    (layout.patterns / "2026-01-06-p9.md").write_text(
+        learning_md("p9", BODY + " quickly", date="2026-01-06", confidence=0.95)
+    )
+    (layout.learnings / "2026-01-07-other.md").write_text(
+        learning_md("other", "Keep one schema module")
+    )
 
     dry = _run(layout, tmp_path, dry_run=True)
     assert dry.plan.counts()["exact_duplicate"] == 1 and dry.plan.counts()["duplicate"] == 1
@@ -47,7 +55,10 @@ def test_exact_and_near_duplicates_merge(tmp_path: Path) -> None:
     assert survivor.count("reward_count") == 5
     assert survivor.count("helpful_count") == 3 and survivor.count("harmful_count") == 1
     assert survivor.confidence == 0.95
-    assert survivor.fields["supersedes"] == ["l2", "p9"] or survivor.fields["supersedes"] == ["p9", "l2"]
+    assert survivor.fields["supersedes"] == ["l2", "p9"] or survivor.fields["supersedes"] == [
+        "p9",
+        "l2",
+    ]
     assert BODY in survivor.text  # the body is never rewritten
     archived = sorted(p.name for p in layout.archive.iterdir())
     assert archived == ["2026-01-05-l2.md", "2026-01-06-p9.md"]

@@ -29,12 +29,21 @@ from tests.support import REPO
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
 
 
 def writer(*args: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
-    return subprocess.Popen([*prefix, sys.executable, "-m", "tests.coord.lock_writer", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+    return subprocess.Popen(
+        [*prefix, sys.executable, "-m", "tests.coord.lock_writer", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+    )
 
 
 def outcome(proc: subprocess.Popen[str], timeout: float = 120) -> dict[str, list[str]]:
@@ -53,7 +62,10 @@ def test_the_lock_name_is_the_workspace_id_and_the_relative_path(tmp_path: Path)
     assert lock_name(host_b / ".swarm" / "knowledge.jsonl") == name
     assert file_resource(host_a / ".swarm") == f"ws:{ids.id}:.swarm"
     assert ensure_root_id(host_a, "single-host") == ids  # created once, never replaced
-    assert lock_name(tmp_path / "unmarked" / "f") == f"file:{os.path.realpath(tmp_path / 'unmarked' / 'f')}"
+    assert (
+        lock_name(tmp_path / "unmarked" / "f")
+        == f"file:{os.path.realpath(tmp_path / 'unmarked' / 'f')}"
+    )
 
 
 def test_a_malformed_id_file_is_named(tmp_path: Path) -> None:
@@ -71,7 +83,10 @@ def test_a_writer_holding_another_lock_name_is_refused_not_advanced(
         with locks.hold("ws:aaaa:store.json") as lease:
             write_atomic(path, "by host a", lease=lease)
     assert read_fence_record(path) == (3, "ws:aaaa:store.json")
-    with locks.hold("file:/mnt/b/store.json") as lease, pytest.raises(FencedOff, match="two lock names"):
+    with (
+        locks.hold("file:/mnt/b/store.json") as lease,
+        pytest.raises(FencedOff, match="two lock names"),
+    ):
         write_atomic(path, "by host b", lease=lease)
     assert path.read_text() == "by host a"
 
@@ -93,8 +108,10 @@ def test_fence_counters_expire_and_the_owner_moves_past_the_recorded_token(
     assert read_fence_record(path)[0] == 4
 
 
-@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0,
-                    reason="needs root and unshare(1) to bind-mount the workspace at a second path")
+@pytest.mark.skipif(
+    shutil.which("unshare") is None or os.geteuid() != 0,
+    reason="needs root and unshare(1) to bind-mount the workspace at a second path",
+)
 def test_two_mount_paths_of_one_workspace_lose_nothing(
     redis_url: str, swarm_name: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
@@ -106,8 +123,18 @@ def test_two_mount_paths_of_one_workspace_lose_nothing(
     (workspace / ".swarm").mkdir()
     script = f'mount --bind {workspace} {mount_b} && exec "$@"'
     procs = [writer("many", redis_url, swarm_name, str(workspace / target), "150", "5", "a")]
-    procs.append(writer("many", redis_url, swarm_name, str(mount_b / target), "150", "5", "b",
-                        prefix=("unshare", "-m", "sh", "-c", script, "sh")))
+    procs.append(
+        writer(
+            "many",
+            redis_url,
+            swarm_name,
+            str(mount_b / target),
+            "150",
+            "5",
+            "b",
+            prefix=("unshare", "-m", "sh", "-c", script, "sh"),
+        )
+    )
     results = [outcome(p) for p in procs]
     on_disk = json.loads((workspace / target).read_text())
     assert not os.listdir(mount_b)  # the bind mount stayed inside its namespace
@@ -120,7 +147,9 @@ def _stopped(pid: int) -> bool:
         return stat.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
-def stalled_commit_once(redis_url: str, swarm: str, path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def stalled_commit_once(
+    redis_url: str, swarm: str, path: Path
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """A holder stops between fence check and rename past its lease; another writes meanwhile."""
     holder = writer("stall", redis_url, swarm, str(path), "0.3", "stalled")
     assert holder.stdout is not None

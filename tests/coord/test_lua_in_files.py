@@ -13,7 +13,9 @@ LUA_CALL = re.compile(r"redis\.(p?call)\s*\(")
 
 
 def test_no_python_module_holds_inline_lua() -> None:
-    inline = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if LUA_CALL.search(p.read_text())]
+    inline = [
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if LUA_CALL.search(p.read_text())
+    ]
     assert inline == []
 
 

@@ -58,11 +58,16 @@ sessions:
 
 
 def sessions() -> dict[str, ClaudeSession]:
-    a = (ClaudeSession("a").user("migrate")
-         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
-         .bash("python3 migrate.py", "done")
-         .say("Root cause: the deploy crashed because `python` is not installed on the runner."))
-    b = ClaudeSession("b").say("We decided to store sessions in Postgres because the team knows it well.")
+    a = (
+        ClaudeSession("a")
+        .user("migrate")
+        .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
+        .bash("python3 migrate.py", "done")
+        .say("Root cause: the deploy crashed because `python` is not installed on the runner.")
+    )
+    b = ClaudeSession("b").say(
+        "We decided to store sessions in Postgres because the team knows it well."
+    )
     return {"a.jsonl": a, "b.jsonl": b}
 
 
@@ -81,18 +86,27 @@ def test_evaluate_counts_hits_misses_and_false_positives(tmp_path: Path) -> None
 
 
 def test_a_second_candidate_for_a_found_lesson_is_redundant(tmp_path: Path) -> None:
-    [session] = [s for s in load_labels(write_labels(tmp_path, LABELS, sessions())) if s.file.name == "a.jsonl"]
-    out = score(session, [{"content": "use python3"}, {"content": "python3 again"}, {"content": "noise"}])
+    [session] = [
+        s
+        for s in load_labels(write_labels(tmp_path, LABELS, sessions()))
+        if s.file.name == "a.jsonl"
+    ]
+    out = score(
+        session, [{"content": "use python3"}, {"content": "python3 again"}, {"content": "noise"}]
+    )
     assert (out.counts.tp, out.counts.fp, out.counts.fn, out.redundant) == (1, 1, 1, 1)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("sessions: [{file: a.jsonl, split: later, none: true}]", "split must be"),
-    ("sessions: [{file: a.jsonl, split: tune}]", "either 'lessons' or 'none: true'"),
-    ("sessions: [{file: zzz.jsonl, split: tune, none: true}]", "no such session file"),
-    ("sessions: [{file: a.jsonl, split: tune, lessons: [{lesson: x}]}]", "non-empty 'words'"),
-    ("- just a list", "'sessions' list"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("sessions: [{file: a.jsonl, split: later, none: true}]", "split must be"),
+        ("sessions: [{file: a.jsonl, split: tune}]", "either 'lessons' or 'none: true'"),
+        ("sessions: [{file: zzz.jsonl, split: tune, none: true}]", "no such session file"),
+        ("sessions: [{file: a.jsonl, split: tune, lessons: [{lesson: x}]}]", "non-empty 'words'"),
+        ("- just a list", "'sessions' list"),
+    ],
+)
 def test_bad_labels_say_what_and_where(tmp_path: Path, body: str, message: str) -> None:
     labels = write_labels(tmp_path, body, sessions())
     with pytest.raises(LabelsError, match=message):
@@ -102,13 +116,19 @@ def test_bad_labels_say_what_and_where(tmp_path: Path, body: str, message: str) 
 def test_the_command_prints_figures_and_lists_errors(tmp_path: Path) -> None:
     labels = write_labels(tmp_path, LABELS, sessions())
     runner = CliRunner()
-    result = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--split", "all", "--json", "--verbose"])
+    result = runner.invoke(
+        app, ["eval", "forge", "--labels", str(labels), "--split", "all", "--json", "--verbose"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["overall"]["tp"] == 1 and data["sessions"] == 2 and len(data["details"]) == 2
     shown = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--verbose"])
     assert shown.exit_code == 0 and "overall" in shown.output
-    assert "miss" in shown.output and "The broker is Redis." in shown.output and "false positive" in shown.output
+    assert (
+        "miss" in shown.output
+        and "The broker is Redis." in shown.output
+        and "false positive" in shown.output
+    )
     bad = runner.invoke(app, ["eval", "forge", "--labels", str(labels), "--split", "dev"])
     assert bad.exit_code == 1
 

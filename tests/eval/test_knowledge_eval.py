@@ -35,10 +35,13 @@ def test_injection_bars_on_held_out_queries() -> None:
 
 def test_bad_labels_are_named(tmp_path: Path) -> None:
     (tmp_path / "stores").mkdir()
-    (tmp_path / "stores" / "s.jsonl").write_text(LABELS.parent.joinpath(
-        "stores", "Samir-kumal__go-guide.jsonl").read_text("utf-8"), "utf-8")
+    (tmp_path / "stores" / "s.jsonl").write_text(
+        LABELS.parent.joinpath("stores", "Samir-kumal__go-guide.jsonl").read_text("utf-8"), "utf-8"
+    )
     bad = tmp_path / "labels.json"
-    bad.write_text(json.dumps({"duplicates": [{"a": "nope", "b": "nope", "kind": "x", "split": "held"}]}))
+    bad.write_text(
+        json.dumps({"duplicates": [{"a": "nope", "b": "nope", "kind": "x", "split": "held"}]})
+    )
     try:
         load_labels(bad)
     except LabelError as exc:

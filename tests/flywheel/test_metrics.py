@@ -38,8 +38,10 @@ def day(n: float) -> datetime:
 
 def learning(path: Path, age_days: int, utility: float, extra: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nid: {path.stem}\ndate: {day(age_days):%Y-%m-%d}\nutility: {utility}\n---\n\n"
-                    f"# {path.stem}\n\n## What We Learned\n\n{path.stem} {extra}\n")
+    path.write_text(
+        f"---\nid: {path.stem}\ndate: {day(age_days):%Y-%m-%d}\nutility: {utility}\n---\n\n"
+        f"# {path.stem}\n\n## What We Learned\n\n{path.stem} {extra}\n"
+    )
 
 
 @pytest.fixture
@@ -56,14 +58,23 @@ def history(tmp_path: Path) -> AgentsLayout:
         citation_event(str(layout.learnings / "a.md"), "s2", "retrieved", when=day(2)),
         citation_event(".agents/learnings/b.md", "s3", "helpful", when=day(3)),
         citation_event(".agents/patterns/p.md", "s4", "retrieved", when=day(4)),
-        citation_event(".agents/learnings/c.md", "s0", "applied", when=day(30)),  # outside the 7-day window
+        citation_event(
+            ".agents/learnings/c.md", "s0", "applied", when=day(30)
+        ),  # outside the 7-day window
         citation_event(".agents/pool/pending/cand-1.json", "s5", "retrieved", when=day(1)),
     ]
     layout.citations.parent.mkdir(parents=True, exist_ok=True)
     layout.citations.write_text("".join(json.dumps(c) + "\n" for c in cites) + "{torn\n")
     feedback = [(1.0, 0.5, 0.55), (1.0, 0.55, 0.595), (0.0, 0.5, 0.45), (1.0, 0.5, 0.55)]
-    lines = [{"recorded_at": (day(2) if i < 3 else day(20)).isoformat(), "reward": r, "utility_before": b,
-              "utility_after": a} for i, (r, b, a) in enumerate(feedback)]
+    lines = [
+        {
+            "recorded_at": (day(2) if i < 3 else day(20)).isoformat(),
+            "reward": r,
+            "utility_before": b,
+            "utility_after": a,
+        }
+        for i, (r, b, a) in enumerate(feedback)
+    ]
     layout.feedback.write_text("".join(json.dumps(x) + "\n" for x in lines))
     (layout.research).mkdir(parents=True)
     (layout.research / "r1.md").write_text("mined")
@@ -71,7 +82,8 @@ def history(tmp_path: Path) -> AgentsLayout:
     layout.metrics.mkdir(parents=True)
     for age, velocity in ((5, 0.02), (3, 0.06), (1, 0.10)):
         (layout.metrics / f"baseline-{day(age):%Y-%m-%d}.json").write_text(
-            json.dumps({"timestamp": day(age).isoformat(), "velocity": velocity}))
+            json.dumps({"timestamp": day(age).isoformat(), "velocity": velocity})
+        )
     return layout
 
 
@@ -101,7 +113,11 @@ def test_known_answers(history: AgentsLayout) -> None:
     assert gs["median_utility_delta"] == pytest.approx(0.045)
     assert gs["pipeline_verdict"] == "reinforcing"
     assert gs["applied_to_retrieved_ratio"] == pytest.approx(1 / 5)  # 1 helpful vs 4 retrieved
-    assert (gs["orphaned_research_count"], gs["orphaned_research_pct"], gs["closure_verdict"]) == (1, 50.0, "unmined")
+    assert (gs["orphaned_research_count"], gs["orphaned_research_pct"], gs["closure_verdict"]) == (
+        1,
+        50.0,
+        "unmined",
+    )
     # learning citations by name in the window: a 2, b 1, c 0, d 0 → Gini 7/12, half active
     assert gs["citation_gini"] == pytest.approx(7 / 12) and gs["active_pool_pct"] == 50.0
     assert gs["concentration_verdict"] == "concentrated"
@@ -112,7 +128,12 @@ def test_baselines_round_trip(history: AgentsLayout, tmp_path: Path) -> None:
     m = compute_metrics(history, now=NOW)
     path = write_baseline(history, LocalLocks(tmp_path / "locks"), m)
     assert path.name == "baseline-2026-04-01.json"
-    assert [b["velocity"] for b in read_baselines(history)] == [0.02, 0.06, 0.10, pytest.approx(0.05)]
+    assert [b["velocity"] for b in read_baselines(history)] == [
+        0.02,
+        0.06,
+        0.10,
+        pytest.approx(0.05),
+    ]
 
 
 def test_empty_project() -> None:
@@ -133,8 +154,22 @@ def test_signal_functions() -> None:
     assert citation_pipeline([(0.0, -0.05)] * 3, 0, 1)[3] == "degrading"
     assert reuse_concentration([5.0] + [0.0] * 9)[3] == "dormant"
     assert reuse_concentration([1.0, 1.0, 1.0, 0.0])[3] == "distributed"
-    assert overall_verdict(GoldenSignals(trend_verdict="compounding", pipeline_verdict="reinforcing",
-                                         closure_verdict="mining")) == "compounding"
-    assert escape_status(False, -0.049) == "NEAR ESCAPE" and escape_status(False, -0.05) == "DECAYING"
-    assert is_evidence("retrieved", 0.6) and not is_evidence("retrieved", 0.5) and not is_evidence("harmful", 0.9)
+    assert (
+        overall_verdict(
+            GoldenSignals(
+                trend_verdict="compounding",
+                pipeline_verdict="reinforcing",
+                closure_verdict="mining",
+            )
+        )
+        == "compounding"
+    )
+    assert (
+        escape_status(False, -0.049) == "NEAR ESCAPE" and escape_status(False, -0.05) == "DECAYING"
+    )
+    assert (
+        is_evidence("retrieved", 0.6)
+        and not is_evidence("retrieved", 0.5)
+        and not is_evidence("harmful", 0.9)
+    )
     assert is_evidence("reference", 0.0) and not is_evidence("retrieved", 0.0)

@@ -50,21 +50,42 @@ Session: ag-abc123"""
 
 
 def test_constants_are_the_reference_numbers() -> None:
-    assert dict(BASE_SCORES) == {"decision": 0.8, "solution": 0.9, "learning": 0.7, "failure": 0.75,
-                                 "reference": 0.5}
+    assert dict(BASE_SCORES) == {
+        "decision": 0.8,
+        "solution": 0.9,
+        "learning": 0.7,
+        "failure": 0.75,
+        "reference": 0.5,
+    }
     assert base_score("gossip") == 0.5
-    assert RUBRIC_WEIGHTS == {"specificity": 0.30, "actionability": 0.25, "novelty": 0.20,
-                              "context": 0.15, "confidence": 0.10}
+    assert RUBRIC_WEIGHTS == {
+        "specificity": 0.30,
+        "actionability": 0.25,
+        "novelty": 0.20,
+        "context": 0.15,
+        "confidence": 0.10,
+    }
     assert abs(sum(RUBRIC_WEIGHTS.values()) - 1.0) <= 0.01
-    assert [(t.confidence, t.human_gate, t.gate_sample_rate) for t in map(tier_config, QualityTier)] == [
-        (0.95, False, 0.0), (0.80, False, 0.0), (0.60, True, 0.05), (0.0, False, 0.0)]
+    assert [
+        (t.confidence, t.human_gate, t.gate_sample_rate) for t in map(tier_config, QualityTier)
+    ] == [(0.95, False, 0.0), (0.80, False, 0.0), (0.60, True, 0.05), (0.0, False, 0.0)]
 
 
-@pytest.mark.parametrize(("score", "tier"), [
-    (1.0, QualityTier.GOLD), (0.85, QualityTier.GOLD), (0.8499, QualityTier.SILVER), (0.70, QualityTier.SILVER),
-    (0.6999, QualityTier.BRONZE), (0.50, QualityTier.BRONZE), (0.4999, QualityTier.DISCARD), (0.0, QualityTier.DISCARD),
-    (-0.2, QualityTier.DISCARD), (1.5, QualityTier.DISCARD),
-])
+@pytest.mark.parametrize(
+    ("score", "tier"),
+    [
+        (1.0, QualityTier.GOLD),
+        (0.85, QualityTier.GOLD),
+        (0.8499, QualityTier.SILVER),
+        (0.70, QualityTier.SILVER),
+        (0.6999, QualityTier.BRONZE),
+        (0.50, QualityTier.BRONZE),
+        (0.4999, QualityTier.DISCARD),
+        (0.0, QualityTier.DISCARD),
+        (-0.2, QualityTier.DISCARD),
+        (1.5, QualityTier.DISCARD),
+    ],
+)
 def test_tier_intervals_are_half_open(score: float, tier: QualityTier) -> None:
     assert assign_tier(score) is tier
 
@@ -79,21 +100,34 @@ def test_worked_example_clai_style_block() -> None:
     """
     block = parse_learning_blocks(CLAI_BLOCK)[0]
     assert (block.title, block.id, block.category, block.confidence) == (
-        "Use atomic renames for pools", "L1", "architecture", "high")
+        "Use atomic renames for pools",
+        "L1",
+        "architecture",
+        "high",
+    )
     ktype = infer_type(block.category, block.body)
     assert ktype == "learning"
     parts = rubric(block.body, block.confidence)
     assert len(block.body.encode()) < 250
     assert parts.as_dict() == pytest.approx(
-        {"specificity": 0.8, "actionability": 0.6, "novelty": 0.4, "context": 0.8, "confidence": 0.9})
+        {
+            "specificity": 0.8,
+            "actionability": 0.6,
+            "novelty": 0.4,
+            "context": 0.8,
+            "confidence": 0.9,
+        }
+    )
     score = score_block(ktype, block.body, block.confidence)
     assert score.raw == pytest.approx(0.84)
     assert score.tier is QualityTier.SILVER and not score.gate_required
 
 
 def test_worked_example_decision_medium_and_low() -> None:
-    body = ("# Learning: broker\n\n**Category**: decision\n\nWe keep Redis as the broker.\n\n"
-            "## Source\n\nsession notes")
+    body = (
+        "# Learning: broker\n\n**Category**: decision\n\nWe keep Redis as the broker.\n\n"
+        "## Source\n\nsession notes"
+    )
     # spec 0.4 ; act 0.4 ; nov 0.4 ; ctx 0.7 ; conf(medium) 0.7 → 0.12+0.10+0.08+0.105+0.07 = 0.475
     medium = score_block("decision", body, "medium")
     assert medium.raw == pytest.approx((0.8 + 0.475) / 2 + 0.07)  # 0.7075: silver
@@ -103,11 +137,18 @@ def test_worked_example_decision_medium_and_low() -> None:
     assert score_block("reference", "x", "").tier is QualityTier.DISCARD  # (0.5 + 0.375)/2 = 0.4375
 
 
-@pytest.mark.parametrize(("category", "body", "expected"), [
-    ("Pattern", "", "decision"), ("postmortem", "", "failure"), ("workaround", "", "solution"),
-    ("doc", "", "reference"), ("", "We decided: always use UTC", "decision"),
-    ("", "It failed; root cause was DST", "failure"), ("", "always check", "learning"),
-])
+@pytest.mark.parametrize(
+    ("category", "body", "expected"),
+    [
+        ("Pattern", "", "decision"),
+        ("postmortem", "", "failure"),
+        ("workaround", "", "solution"),
+        ("doc", "", "reference"),
+        ("", "We decided: always use UTC", "decision"),
+        ("", "It failed; root cause was DST", "failure"),
+        ("", "always check", "learning"),
+    ],
+)
 def test_type_inference(category: str, body: str, expected: str) -> None:
     assert infer_type(category, body) == expected
 
@@ -125,12 +166,15 @@ def test_candidate_ids_and_file_dates(tmp_path: Path) -> None:
     assert file_date("---\ndate: 2026-02-03\n---\n", path) == datetime(2026, 2, 3, tzinfo=UTC)
     assert file_date("**Date**: 2026-02-04\n", path) == datetime(2026, 2, 4, tzinfo=UTC)
     assert file_date("nothing", path) == datetime(2026, 1, 28, tzinfo=UTC)
-    assert file_date("---\nforged_at: 2026-02-05T10:11:12.5Z\ndate: 2026-02-05\n---\n", path) == \
-        datetime(2026, 2, 5, 10, 11, 12, 500000, tzinfo=UTC)
+    assert file_date(
+        "---\nforged_at: 2026-02-05T10:11:12.5Z\ndate: 2026-02-05\n---\n", path
+    ) == datetime(2026, 2, 5, 10, 11, 12, 500000, tzinfo=UTC)
 
 
 def test_go_times_parse() -> None:
-    assert parse_time("2026-01-29T16:55:20.012925123+01:00") == datetime(2026, 1, 29, 15, 55, 20, 12925, tzinfo=UTC)
+    assert parse_time("2026-01-29T16:55:20.012925123+01:00") == datetime(
+        2026, 1, 29, 15, 55, 20, 12925, tzinfo=UTC
+    )
     assert parse_time("0001-01-01T00:00:00Z") is None and parse_time("soon") is None
 
 
@@ -140,15 +184,18 @@ def entry(tier: str, hours: float, status: PoolStatus = PoolStatus.PENDING) -> P
     return PoolEntry(data, status, Path("/nowhere/c1.json")), added + timedelta(hours=hours)  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize(("tier", "hours", "citations", "passed", "why"), [
-    ("gold", 25, 1, True, "gold auto-promotes"),
-    ("silver", 25, 1, True, "silver auto-promotes"),
-    ("gold", 24, 5, False, "age 24.0 h is not over 24 h"),
-    ("gold", 48, 0, False, "cited 0 times; needs 1"),
-    ("bronze", 48, 2, False, "bronze cited 2 times; needs 3"),
-    ("bronze", 48, 3, True, "bronze with 3 citations"),
-    ("discard", 480, 10, False, "tier discard never graduates"),
-])
+@pytest.mark.parametrize(
+    ("tier", "hours", "citations", "passed", "why"),
+    [
+        ("gold", 25, 1, True, "gold auto-promotes"),
+        ("silver", 25, 1, True, "silver auto-promotes"),
+        ("gold", 24, 5, False, "age 24.0 h is not over 24 h"),
+        ("gold", 48, 0, False, "cited 0 times; needs 1"),
+        ("bronze", 48, 2, False, "bronze cited 2 times; needs 3"),
+        ("bronze", 48, 3, True, "bronze with 3 citations"),
+        ("discard", 480, 10, False, "tier discard never graduates"),
+    ],
+)
 def test_promotion_gates(tier: str, hours: float, citations: int, passed: bool, why: str) -> None:
     candidate, now = entry(tier, hours)  # type: ignore[misc]
     decision = promotion_gate(candidate, citations, now)

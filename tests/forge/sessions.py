@@ -19,9 +19,17 @@ class ClaudeSession:
 
     def _add(self, kind: str, role: str, content: Any, **extra: Any) -> None:
         n = len(self.records)
-        self.records.append({"type": kind, "sessionId": self.session, "uuid": f"u{n}",
-                             "timestamp": f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
-                             "isSidechain": False, "message": {"role": role, "content": content}, **extra})
+        self.records.append(
+            {
+                "type": kind,
+                "sessionId": self.session,
+                "uuid": f"u{n}",
+                "timestamp": f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
+                "isSidechain": False,
+                "message": {"role": role, "content": content},
+                **extra,
+            }
+        )
 
     def user(self, text: str) -> ClaudeSession:
         self._add("user", "user", text)
@@ -31,13 +39,21 @@ class ClaudeSession:
         self._add("assistant", "assistant", [{"type": "text", "text": text}])
         return self
 
-    def bash(self, command: str, output: str, *, error: bool = False, tool: str = "Bash") -> ClaudeSession:
+    def bash(
+        self, command: str, output: str, *, error: bool = False, tool: str = "Bash"
+    ) -> ClaudeSession:
         self.calls += 1
         call_id = f"toolu_{self.calls:04d}"
-        self._add("assistant", "assistant", [{"type": "tool_use", "id": call_id, "name": tool,
-                                               "input": {"command": command}}])
-        self._add("user", "user", [{"type": "tool_result", "tool_use_id": call_id, "content": output,
-                                    "is_error": error}])
+        self._add(
+            "assistant",
+            "assistant",
+            [{"type": "tool_use", "id": call_id, "name": tool, "input": {"command": command}}],
+        )
+        self._add(
+            "user",
+            "user",
+            [{"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}],
+        )
         return self
 
     def write(self, path: Path) -> Path:
@@ -48,18 +64,44 @@ class ClaudeSession:
 def codex_old_rollout(path: Path, steps: list[tuple[str, Any]]) -> Path:
     """An older, bare-form Codex rollout: ``("user"|"assistant", text)`` or ``("shell", (argv, output,
     exit_code))`` steps."""
-    lines: list[dict[str, Any]] = [{"id": "3cf49b45-003a-44d0-a6b7-498a5a35c810", "timestamp": "2025-08-21T06:29:22Z",
-                                    "instructions": None}, {"record_type": "state"}]
+    lines: list[dict[str, Any]] = [
+        {
+            "id": "3cf49b45-003a-44d0-a6b7-498a5a35c810",
+            "timestamp": "2025-08-21T06:29:22Z",
+            "instructions": None,
+        },
+        {"record_type": "state"},
+    ]
     for i, (kind, value) in enumerate(steps):
         if kind in ("user", "assistant"):
             block = "input_text" if kind == "user" else "output_text"
-            lines.append({"type": "message", "id": None, "role": kind, "content": [{"type": block, "text": value}]})
+            lines.append(
+                {
+                    "type": "message",
+                    "id": None,
+                    "role": kind,
+                    "content": [{"type": block, "text": value}],
+                }
+            )
         else:
             argv, output, code = value
-            lines.append({"type": "function_call", "id": f"fc{i}", "name": "shell",
-                          "arguments": json.dumps({"command": argv, "timeout_ms": 10000}), "call_id": f"call{i}"})
-            lines.append({"type": "function_call_output", "call_id": f"call{i}",
-                          "output": json.dumps({"output": output, "metadata": {"exit_code": code,
-                                                                              "duration_seconds": 0.1}})})
+            lines.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc{i}",
+                    "name": "shell",
+                    "arguments": json.dumps({"command": argv, "timeout_ms": 10000}),
+                    "call_id": f"call{i}",
+                }
+            )
+            lines.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": f"call{i}",
+                    "output": json.dumps(
+                        {"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.1}}
+                    ),
+                }
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path

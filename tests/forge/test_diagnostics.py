@@ -53,7 +53,7 @@ def test_a_coded_diagnostic_naming_its_remedy_is_kept(text: str, expected: str) 
     "text",
     [
         # an exception at the end of a traceback: what one program did, no documented code
-        "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n"
+        'Traceback (most recent call last):\n  File "run.py", line 3, in <module>\n'
         "ValueError: the encoder requires the keyword argument `mask` to be passed",
         # a coded error without a remedy
         "error[E0425]: cannot find value `totl` in this scope\n  --> src/main.rs:9:5",
@@ -76,13 +76,17 @@ def test_a_diagnostic_in_a_pasted_log_becomes_a_candidate(
 ) -> None:
     message = f"the build broke again:\n{_RUST_LOG}"
     assert is_pasted_log(message)  # the rest of the message is still not the user's lesson
-    session = ClaudeSession("s1").user(message).say("Switching the toolchain to nightly for this crate.")
+    session = (
+        ClaudeSession("s1").user(message).say("Switching the toolchain to nightly for this crate.")
+    )
     found = forge_transcript(session.write(tmp_path / "a.jsonl"), layout, locks).found
     diagnostics = [c for c in found if c.content.startswith("error[E0658]")]
     assert len(diagnostics) == 1
     assert diagnostics[0].role == "user" and diagnostics[0].type == "solution"
     assert diagnostics[0].confidence == pytest.approx(0.7)
-    assert forge_transcript(tmp_path / "a.jsonl", layout, locks).found == []  # re-forging adds nothing
+    assert (
+        forge_transcript(tmp_path / "a.jsonl", layout, locks).found == []
+    )  # re-forging adds nothing
 
 
 def test_a_stricter_threshold_drops_the_diagnostic(
@@ -98,7 +102,9 @@ def test_a_stricter_threshold_drops_the_diagnostic(
 def test_a_bare_imperative_is_advice_whoever_gives_it(observed: bool) -> None:
     """Round 4: "Avoid …"/"Don't …" without a reason is advice for the task at hand, from the
     agent as from the user; with its reason it is a rule."""
-    assert not classify("Avoid restarting the broker while a deploy is still draining.", observed=observed).accepted
+    assert not classify(
+        "Avoid restarting the broker while a deploy is still draining.", observed=observed
+    ).accepted
     assert not classify("Don't edit the generated client by hand.", observed=observed).accepted
     assert classify(
         "Don't edit the generated client by hand, because the next codegen run overwrites it.",

@@ -24,12 +24,30 @@ from tests.forge.sessions import ClaudeSession
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("The error is from the `state` widget: it expects a selection field, not an integer.", "failure"),
-        ("Editing the view XML on disk has no effect until the module is upgraded with -u.", "learning"),
-        ("The Slack MCP server is not configured in this session, so its tools are missing.", "learning"),
-        ("We opt for the project's own TVM simulation to compare quantized and float layers.", "decision"),
-        ("Tech stack: a Vite + React frontend, a FastAPI backend, Postgres for provenance.", "decision"),
-        ("A removed password is stored as an empty string, so the default is never seeded again.", "learning"),
+        (
+            "The error is from the `state` widget: it expects a selection field, not an integer.",
+            "failure",
+        ),
+        (
+            "Editing the view XML on disk has no effect until the module is upgraded with -u.",
+            "learning",
+        ),
+        (
+            "The Slack MCP server is not configured in this session, so its tools are missing.",
+            "learning",
+        ),
+        (
+            "We opt for the project's own TVM simulation to compare quantized and float layers.",
+            "decision",
+        ),
+        (
+            "Tech stack: a Vite + React frontend, a FastAPI backend, Postgres for provenance.",
+            "decision",
+        ),
+        (
+            "A removed password is stored as an empty string, so the default is never seeded again.",
+            "learning",
+        ),
     ],
 )
 def test_causes_gotchas_and_facts_about_the_machine_are_lessons(text: str, kind: str) -> None:
@@ -45,11 +63,15 @@ def test_a_consequence_is_a_reason_but_what_someone_does_next_is_not() -> None:
 
 
 def test_a_users_rule_counts_with_a_standing_scope_or_a_reason() -> None:
-    assert classify("from now on, no automatic commits: I review every diff", observed=False).accepted
+    assert classify(
+        "from now on, no automatic commits: I review every diff", observed=False
+    ).accepted
     assert classify(
         "we already run inside a container, so avoid docker-in-docker setups", observed=False
     ).accepted
-    assert not classify("avoid docker-in-docker setups in this task please", observed=False).accepted
+    assert not classify(
+        "avoid docker-in-docker setups in this task please", observed=False
+    ).accepted
 
 
 def test_statements_before_questions_still_count() -> None:
@@ -103,7 +125,9 @@ def test_a_chain_of_arrows_is_a_path_not_a_reason() -> None:
         ("The timeout happens because a manual trigger runs in the HTTP worker.", False),
     ],
 )
-def test_a_message_opening_with_the_agents_edits_is_a_change_report(message: str, report: bool) -> None:
+def test_a_message_opening_with_the_agents_edits_is_a_change_report(
+    message: str, report: bool
+) -> None:
     assert opens_report(message) is report
 
 
@@ -155,5 +179,9 @@ def test_a_shell_that_cannot_parse_a_probe_is_kept(
     found = forge_transcript(session.write(tmp_path / "a.jsonl"), layout, locks).found
     assert [c.extractor for c in found] == ["sequence"]
     assert "unexpected EOF" in found[0].content
-    missing = ClaudeSession("s2").user("look").bash("ls missing/", "ls: missing/: No such file or directory", error=True)
+    missing = (
+        ClaudeSession("s2")
+        .user("look")
+        .bash("ls missing/", "ls: missing/: No such file or directory", error=True)
+    )
     assert forge_transcript(missing.write(tmp_path / "b.jsonl"), layout, locks).found == []

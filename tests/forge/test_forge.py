@@ -23,12 +23,21 @@ def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: Loca
     assert result.report["unknown_types"] == {"x-experimental-telemetry": 1}
     assert result.rejected["no-signal"] >= 5
     pending = Path(str(result.pending_file))
-    assert pending.parent == layout.pending and pending.name[10:17] == "-forge-" and len(pending.name) == 30
+    assert (
+        pending.parent == layout.pending
+        and pending.name[10:17] == "-forge-"
+        and len(pending.name) == 30
+    )
     text = pending.read_text(encoding="utf-8")
     blocks = parse_learning_blocks(text)
     assert len(blocks) == 7
     categories = [b.category for b in blocks]
-    assert categories.count("decision") == 3 and {"failure", "solution", "learning", "reference"} <= set(categories)
+    assert categories.count("decision") == 3 and {
+        "failure",
+        "solution",
+        "learning",
+        "reference",
+    } <= set(categories)
     root = next(b for b in blocks if b.category == "failure")
     assert root.fields["session"] == "7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b"
     assert root.fields["transcript"] == str(CLAUDE.resolve())
@@ -53,14 +62,18 @@ def test_reforging_adds_nothing(layout: AgentsLayout, locks: LocalLocks, tmp_pat
     assert list(layout.pending.iterdir()) == [Path(str(first.pending_file))]
 
 
-def test_one_new_message_forges_only_the_new_candidate(layout: AgentsLayout, locks: LocalLocks, tmp_path: Path) -> None:
+def test_one_new_message_forges_only_the_new_candidate(
+    layout: AgentsLayout, locks: LocalLocks, tmp_path: Path
+) -> None:
     transcript = tmp_path / "live.jsonl"
     shutil.copy(CLAUDE, transcript)
     forge_transcript(transcript, layout, locks)
     with transcript.open("a", encoding="utf-8") as handle:
-        handle.write('{"type":"user","sessionId":"7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b","uuid":"z",'
-                     '"message":{"role":"user","content":"Lesson learned: pin `redis-py` below 6 in '
-                     'pyproject.toml, because 6.0 changed the default protocol."}}\n')
+        handle.write(
+            '{"type":"user","sessionId":"7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b","uuid":"z",'
+            '"message":{"role":"user","content":"Lesson learned: pin `redis-py` below 6 in '
+            'pyproject.toml, because 6.0 changed the default protocol."}}\n'
+        )
     grown = forge_transcript(transcript, layout, locks)
     assert grown.status == "forged" and grown.new == 1 and grown.duplicates == 7
     assert grown.new_candidates[0]["type"] == "learning"
@@ -78,5 +91,9 @@ def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) ->
 def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
     no_side = forge_transcript(CLAUDE, layout, locks, ForgeConfig(include_sidechains=False))
     assert no_side.new == 6
-    strict = forge_transcript(CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8))
-    assert strict.new == 3  # the two with a consequence (", so the broker redelivered …") and "since"
+    strict = forge_transcript(
+        CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8)
+    )
+    assert (
+        strict.new == 3
+    )  # the two with a consequence (", so the broker redelivered …") and "since"

@@ -17,19 +17,26 @@ from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
 
 LESSON = "We decided to keep Redis as the broker because RabbitMQ lost acks during the `deploy.sh` restarts."
-PASTED = ("Always run `make lint` before committing, because the CI pipeline rejects any commit that "
-          "fails ruff or mypy in strict mode.")
+PASTED = (
+    "Always run `make lint` before committing, because the CI pipeline rejects any commit that "
+    "fails ruff or mypy in strict mode."
+)
 
 
 def contents(result: object) -> list[str]:
     return [c.content for c in result.found]  # type: ignore[attr-defined]
 
 
-def test_a_passage_seen_in_another_transcript_is_a_template(tmp_path: Path, layout: AgentsLayout,
-                                                             locks: LocalLocks) -> None:
+def test_a_passage_seen_in_another_transcript_is_a_template(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
     first = ClaudeSession("s1").user(PASTED).say(LESSON).write(tmp_path / "a.jsonl")
-    second = ClaudeSession("s2").user(PASTED).say("Root cause: the cron job read `jobs.yaml` before the lock.") \
+    second = (
+        ClaudeSession("s2")
+        .user(PASTED)
+        .say("Root cause: the cron job read `jobs.yaml` before the lock.")
         .write(tmp_path / "b.jsonl")
+    )
     a = forge_transcript(first, layout, locks)
     b = forge_transcript(second, layout, locks)
     assert PASTED in contents(a)  # first sight: nothing says it is pasted yet
@@ -40,15 +47,23 @@ def test_a_passage_seen_in_another_transcript_is_a_template(tmp_path: Path, layo
     assert passages_path(layout).is_file()
 
 
-def test_known_template_markers_are_skipped(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
-    spec_kit = ("## User Input\n\n```text\nadd login\n```\n\nYou **MUST** consider the user input before "
-                "proceeding (if not empty).\n\n**NOTE:** Always run the script from the repo root because it "
-                "resolves paths relative to `.specify/`.")
-    result = forge_transcript(ClaudeSession().user(spec_kit).write(tmp_path / "s.jsonl"), layout, locks)
+def test_known_template_markers_are_skipped(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    spec_kit = (
+        "## User Input\n\n```text\nadd login\n```\n\nYou **MUST** consider the user input before "
+        "proceeding (if not empty).\n\n**NOTE:** Always run the script from the repo root because it "
+        "resolves paths relative to `.specify/`."
+    )
+    result = forge_transcript(
+        ClaudeSession().user(spec_kit).write(tmp_path / "s.jsonl"), layout, locks
+    )
     assert result.found == [] and result.rejected["template"] == 1
 
 
-def test_front_matter_is_not_a_passage(tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> None:
+def test_front_matter_is_not_a_passage(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
     assert strip_front_matter("---\nname: reviewer\ntools: Read\n---\nBody.") == "Body."
     assert strip_front_matter("--- not front matter") == "--- not front matter"
     only = "---\nname: deploy\ndescription: Never deploy on Fridays, because the on-call rota is empty\n---\n"
@@ -58,22 +73,28 @@ def test_front_matter_is_not_a_passage(tmp_path: Path, layout: AgentsLayout, loc
     assert EMPTY_HASH not in forged_hashes(layout) and content_hash(LESSON) in forged_hashes(layout)
 
 
-def test_a_front_matter_only_passage_never_blocks_later_ones(tmp_path: Path, layout: AgentsLayout,
-                                                            locks: LocalLocks) -> None:
+def test_a_front_matter_only_passage_never_blocks_later_ones(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
     """The defect: it hashed to SHA-256(''), so every later empty-bodied passage looked seen."""
     for n in range(2):
-        session = ClaudeSession(f"s{n}").say("---\ntitle: notes\n---\n").say(f"{LESSON} Seen in run {n}.")
+        session = (
+            ClaudeSession(f"s{n}").say("---\ntitle: notes\n---\n").say(f"{LESSON} Seen in run {n}.")
+        )
         result = forge_transcript(session.write(tmp_path / f"s{n}.jsonl"), layout, locks)
         assert result.new == 1
     assert EMPTY_HASH not in forged_hashes(layout)
 
 
-@pytest.mark.parametrize("text", [
-    "I’m switching to direct file rewrites instead of apply_patch, because the editing tool failed twice.",
-    "Below is a decision-complete plan. We chose Rust for the kernel because of its type system.",
-    "The kernel is close now. The remaining issue is the websocket pump; switching to split loops.",
-    "I've created `docs/test_plan.md` with the decision table and the failure matrix for every worker.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I’m switching to direct file rewrites instead of apply_patch, because the editing tool failed twice.",
+        "Below is a decision-complete plan. We chose Rust for the kernel because of its type system.",
+        "The kernel is close now. The remaining issue is the websocket pump; switching to split loops.",
+        "I've created `docs/test_plan.md` with the decision table and the failure matrix for every worker.",
+    ],
+)
 def test_narration_and_progress_reports_are_not_lessons(text: str) -> None:
     assert not classify(text).accepted
 
@@ -85,28 +106,42 @@ def test_a_list_lead_in_does_not_lower_a_rule() -> None:
     assert listed.confidence >= alone.confidence
 
 
-@pytest.mark.parametrize(("content", "title"), [
-    ("1. Use the fixture loader for every test. It is faster.", "Use the fixture loader for every test."),
-    ("- 2) Keep the broker on Redis.", "Keep the broker on Redis."),
-    ("e.g. the pool scan reads every file. So it is slow.", "e.g. the pool scan reads every file."),
-])
+@pytest.mark.parametrize(
+    ("content", "title"),
+    [
+        (
+            "1. Use the fixture loader for every test. It is faster.",
+            "Use the fixture loader for every test.",
+        ),
+        ("- 2) Keep the broker on Redis.", "Keep the broker on Redis."),
+        (
+            "e.g. the pool scan reads every file. So it is slow.",
+            "e.g. the pool scan reads every file.",
+        ),
+    ],
+)
 def test_titles_skip_list_markers_and_abbreviations(content: str, title: str) -> None:
     assert title_of(content) == title
 
 
 def test_long_titles_are_cut_at_a_word_boundary() -> None:
-    content = ("We decided to keep the message broker behind a feature flag instead of removing it entirely "
-               "because three workers still import it")
+    content = (
+        "We decided to keep the message broker behind a feature flag instead of removing it entirely "
+        "because three workers still import it"
+    )
     title = title_of(content)
     assert len(title) <= 80 and title.endswith("...")
     stem = title[:-3]
     assert content.startswith(stem) and content[len(stem)] == " "  # the cut falls between words
 
 
-@pytest.mark.parametrize("text", [
-    "It seems rg is not installed in this environment, so grep -R is the way to search here.",
-    "The sandbox blocks outbound network access, so `cargo build` cannot fetch crates from crates.io.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It seems rg is not installed in this environment, so grep -R is the way to search here.",
+        "The sandbox blocks outbound network access, so `cargo build` cannot fetch crates from crates.io.",
+    ],
+)
 def test_a_fact_about_the_machine_stated_in_prose_is_a_learning(text: str) -> None:
     verdict = classify(text)
     assert verdict.accepted and verdict.type is not None and verdict.type.value == "learning"
@@ -124,15 +159,25 @@ def test_a_markdown_table_row_is_not_a_lesson() -> None:
 
 
 def test_a_post_mortem_source_line_is_not_a_lesson() -> None:
-    assert not classify("Post-mortem for mission m-42: the billing worker outage on 2026-03-02").accepted
-    assert classify("Root cause: the billing worker read `jobs.yaml` before the lock was taken.").accepted
+    assert not classify(
+        "Post-mortem for mission m-42: the billing worker outage on 2026-03-02"
+    ).accepted
+    assert classify(
+        "Root cause: the billing worker read `jobs.yaml` before the lock was taken."
+    ).accepted
 
 
-def test_a_decision_the_agent_confirms_is_kept_without_the_next_question(tmp_path: Path, layout: AgentsLayout,
-                                                                         locks: LocalLocks) -> None:
-    session = ClaudeSession().user("Persist it as a JSON dump written by the kernel; the client stays ephemeral.") \
-        .say("Got it: JSON dump persisted by the kernel (server side), client stays ephemeral. Question 4: "
-             "should stdin inputs be merged or interleaved? What do you want?") \
+def test_a_decision_the_agent_confirms_is_kept_without_the_next_question(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("Persist it as a JSON dump written by the kernel; the client stays ephemeral.")
+        .say(
+            "Got it: JSON dump persisted by the kernel (server side), client stays ephemeral. Question 4: "
+            "should stdin inputs be merged or interleaved? What do you want?"
+        )
         .say("Got it, thanks.")
+    )
     found = contents(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks))
     assert found == ["JSON dump persisted by the kernel (server side), client stays ephemeral."]

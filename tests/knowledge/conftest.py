@@ -37,7 +37,9 @@ def locks(tmp_path: Path) -> LocalLocks:
 
 
 @pytest.fixture
-def make_knowledge(tmp_path: Path, locks: LocalLocks, clock: Clock) -> Iterator[Callable[..., KnowledgeStore]]:
+def make_knowledge(
+    tmp_path: Path, locks: LocalLocks, clock: Clock
+) -> Iterator[Callable[..., KnowledgeStore]]:
     def make(**config: object) -> KnowledgeStore:
         return KnowledgeStore(
             tmp_path / "project" / ".swarm",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 V1 = (
     '{"id":"0b6c8a52-5b0e-4c1e-9a3e-2f1d7c9e8a01","tier":"swarm","lesson":"Files src/a.ts and '
-    'src/b.ts co-change with NPMI=0.812 but have no import relationship. This hidden coupling '
-    'suggests a shared architectural concern — changes to one likely require changes to the '
+    "src/b.ts co-change with NPMI=0.812 but have no import relationship. This hidden coupling "
+    "suggests a shared architectural concern — changes to one likely require changes to the "
     'other.","category":"architecture","tags":["hidden-coupling","co-change","dark-matter"],'
     '"scope":"global","confidence":0.43999999999999995,"status":"candidate","confirmed_by":[],'
     '"retrieval_outcomes":{"applied_count":2,"succeeded_after_count":1,"failed_after_count":0},'

@@ -17,11 +17,15 @@ WORDS = ["alpha", "beta", "gamma", "delta", "x", "y", "中文", "ünï", "--", "
     st.lists(st.sampled_from(WORDS), max_size=7).map(" ".join),
     st.sampled_from([0.0, 0.2, 0.5, 0.6, 0.75, 1.0]),
 )
-def test_index_matches_the_reference_scan(lessons: list[str], candidate: str, threshold: float) -> None:
+def test_index_matches_the_reference_scan(
+    lessons: list[str], candidate: str, threshold: float
+) -> None:
     index = BigramIndex()
     for slot, lesson in enumerate(lessons):
         index.add(slot, lesson)
-    assert index.find(candidate, threshold) == find_near_duplicate_scan(candidate, lessons, threshold)
+    assert index.find(candidate, threshold) == find_near_duplicate_scan(
+        candidate, lessons, threshold
+    )
 
 
 def test_index_stays_exact_through_replace_and_remove() -> None:
@@ -60,4 +64,7 @@ def test_store_dedup_edge_cases(knowledge: KnowledgeStore) -> None:
 def test_threshold_comes_from_config(make_knowledge) -> None:  # type: ignore[no-untyped-def]
     strict = make_knowledge(dedup_threshold=0.95)
     strict.add_lesson("Use the alpha cache layer when reading alpha tables")
-    assert strict.add_lesson("Use the alpha cache layer when reading alpha tables now").outcome == "added"
+    assert (
+        strict.add_lesson("Use the alpha cache layer when reading alpha tables now").outcome
+        == "added"
+    )

@@ -49,9 +49,18 @@ def test_js_serialisation_of_parsed_real_lines_is_identity(line: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(1.0, "1"), (0.43999999999999995, "0.43999999999999995"), (1e-7, "1e-7"),
-     (1e-6, "0.000001"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (-0.0, "0"),
-     (float("nan"), "null"), (2.5e-10, "2.5e-10"), (0.1 + 0.2, "0.30000000000000004")],
+    [
+        (1.0, "1"),
+        (0.43999999999999995, "0.43999999999999995"),
+        (1e-7, "1e-7"),
+        (1e-6, "0.000001"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (-0.0, "0"),
+        (float("nan"), "null"),
+        (2.5e-10, "2.5e-10"),
+        (0.1 + 0.2, "0.30000000000000004"),
+    ],
 )
 def test_js_number(value: float, text: str) -> None:
     assert js_number(value) == text
@@ -78,21 +87,35 @@ def test_new_entries_use_opencode_key_order(knowledge: KnowledgeStore) -> None:
     value = json.loads(line)
     assert value["confidence"] == 0.6 and value["status"] == "candidate"
     assert value["confirmed_by"] == [
-        {"phase_number": 2, "confirmed_at": "2026-05-01T12:00:00.000Z", "project_name": "proj"}]
-    assert value["retrieval_outcomes"] == {"applied_count": 0, "succeeded_after_count": 0,
-                                           "failed_after_count": 0}
+        {"phase_number": 2, "confirmed_at": "2026-05-01T12:00:00.000Z", "project_name": "proj"}
+    ]
+    assert value["retrieval_outcomes"] == {
+        "applied_count": 0,
+        "succeeded_after_count": 0,
+        "failed_after_count": 0,
+    }
 
 
 def test_corrupt_lines_are_kept_verbatim_with_line_numbers(knowledge: KnowledgeStore) -> None:
     path: Path = knowledge.swarm.files.knowledge
     path.parent.mkdir(parents=True)
     garbage = b"\xff\xfe garbage \x00"
-    lines = [realistic.V1.encode(), b'{"id":"trunc","lesson":"half', garbage, b"[1,2,3]",
-             b'{"id":5,"lesson":"wrong id type"}', b"", realistic.CHINESE.encode(), b"NaN"]
+    lines = [
+        realistic.V1.encode(),
+        b'{"id":"trunc","lesson":"half',
+        garbage,
+        b"[1,2,3]",
+        b'{"id":5,"lesson":"wrong id type"}',
+        b"",
+        realistic.CHINESE.encode(),
+        b"NaN",
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     snapshot = knowledge.swarm.read()
-    assert [e.id for e in snapshot.entries] == [json.loads(realistic.V1)["id"],
-                                               json.loads(realistic.CHINESE)["id"]]
+    assert [e.id for e in snapshot.entries] == [
+        json.loads(realistic.V1)["id"],
+        json.loads(realistic.CHINESE)["id"],
+    ]
     assert [c.line_no for c in snapshot.corrupt] == [2, 3, 4, 5, 8]
     # the next rewrite moves them to knowledge-corrupt.jsonl, verbatim, and keeps the rest
     knowledge.swarm.update(snapshot.entries[0].id, {"confidence": 0.5})
@@ -141,7 +164,9 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
 
     rng = random.Random(7)
     path = knowledge.swarm.files.knowledge
-    lines = [json.dumps({"id": f"e{i}", "lesson": f"lesson number {i} about git"}) for i in range(30)]
+    lines = [
+        json.dumps({"id": f"e{i}", "lesson": f"lesson number {i} about git"}) for i in range(30)
+    ]
     realistic.write_store(path, lines)
     knowledge.swarm.read()
     knowledge.swarm.tier_file.dedup  # noqa: B018 - build the index so its updates are exercised too
@@ -171,10 +196,12 @@ def test_mirror_follows_foreign_rewrites_exactly(knowledge: KnowledgeStore) -> N
         fresh.refresh()
         assert [e.raw for e in mirrored.entries] == [e.raw for e in fresh.entries()]
         assert [(c.line_no, c.raw) for c in mirrored.corrupt] == [
-            (c.line_no, c.raw) for c in fresh.all_corrupt()]
+            (c.line_no, c.raw) for c in fresh.all_corrupt()
+        ]
         index = knowledge.swarm.tier_file.dedup
         for slot, entry in knowledge.swarm.tier_file.mirror.items():
             assert index.bigrams(slot) == __import__(
-                "swarmq.similarity.text", fromlist=["word_bigrams"]).word_bigrams(entry.lesson)
+                "swarmq.similarity.text", fromlist=["word_bigrams"]
+            ).word_bigrams(entry.lesson)
         if torn:
             path.write_bytes(("\n".join(lines) + "\n").encode())

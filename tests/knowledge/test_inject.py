@@ -19,16 +19,26 @@ from swarmq.wiring.knowledge import knowledge_store
 CRITICAL = NewLesson(
     "Call declare_scope before delegating source edits to the coder agent",
     confidence=0.9,
-    directives={"triggers": ["coder delegation"], "required_actions": ["call declare_scope"],
-                "applies_to_agents": ["coder"], "directive_priority": "critical"},
+    directives={
+        "triggers": ["coder delegation"],
+        "required_actions": ["call declare_scope"],
+        "applies_to_agents": ["coder"],
+        "directive_priority": "critical",
+    },
 )
 
 
 @pytest.mark.parametrize(
     ("headroom", "regime", "count", "chars"),
-    [(0.9, "full", 5, 2000), (0.61, "full", 5, 2000), (0.6, "half", 2, 1000),
-     (0.2, "half", 2, 1000), (0.19, "quarter", 1, 500), (0.05, "quarter", 1, 500),
-     (0.049, "skipped", 0, 0)],
+    [
+        (0.9, "full", 5, 2000),
+        (0.61, "full", 5, 2000),
+        (0.6, "half", 2, 1000),
+        (0.2, "half", 2, 1000),
+        (0.19, "quarter", 1, 500),
+        (0.05, "quarter", 1, 500),
+        (0.049, "skipped", 0, 0),
+    ],
 )
 def test_budget_regimes(headroom: float, regime: str, count: int, chars: int) -> None:
     budget = budget_for(headroom, KnowledgeConfig())
@@ -55,14 +65,17 @@ def test_critical_directive_matching_the_agent_is_forced_first(knowledge: Knowle
 
 def test_scope_filter_and_inactive_entries_are_excluded(knowledge: KnowledgeStore) -> None:
     seed(knowledge)
-    stack = knowledge.swarm.add(NewLesson("Use uv to install the python deps in this stack",
-                                          scope="stack:python")).entry
+    stack = knowledge.swarm.add(
+        NewLesson("Use uv to install the python deps in this stack", scope="stack:python")
+    ).entry
     assert stack is not None
     first = search(knowledge, QueryContext(text="alpha"))[0].entry
     knowledge.swarm.quarantine(first.id, "bad")
     ids = {r.entry.id for r in search(knowledge, QueryContext(text="alpha python"), limit=20)}
     assert first.id not in ids and stack.id not in ids
-    ids = {r.entry.id for r in search(knowledge, QueryContext(text="python", scopes=["stack:python"]))}
+    ids = {
+        r.entry.id for r in search(knowledge, QueryContext(text="python", scopes=["stack:python"]))
+    }
     assert ids == {stack.id}
 
 
@@ -80,14 +93,18 @@ def test_block_respects_the_character_budget(make_knowledge) -> None:  # type: i
     injection = inject(knowledge, QueryContext(text="coder delegation", agent="coder"))
     assert injection.block is not None and len(injection.block) <= 600
     lines = injection.block.splitlines()
-    assert lines[0] == "<swarm_knowledge_directives>" and lines[-1] == "</swarm_knowledge_directives>"
+    assert (
+        lines[0] == "<swarm_knowledge_directives>" and lines[-1] == "</swarm_knowledge_directives>"
+    )
     assert lines[1] == f"trace_id: {injection.trace_id}"
     assert 0 < len(injection.shown) < 5
     assert all(len(line) < 60 for line in lines if line.startswith("  lesson: "))
     assert sum(line.startswith("- id: ") for line in lines) == len(injection.shown)
 
 
-def test_shown_entries_are_counted_and_committed_but_not_confirmed(knowledge: KnowledgeStore) -> None:
+def test_shown_entries_are_counted_and_committed_but_not_confirmed(
+    knowledge: KnowledgeStore,
+) -> None:
     seed(knowledge)
     injection = inject(knowledge, QueryContext(text="bravo tables", phase=4), session_id="s1")
     assert injection.shown
@@ -117,7 +134,9 @@ def test_low_headroom_skips_and_logs(knowledge: KnowledgeStore) -> None:
     assert injection.block is None and injection.budget.regime == "skipped"
     assert values(knowledge.swarm.files.events)[-1]["type"] == "injection_skip"
     assert not knowledge.receipts_path.exists()
-    assert json.loads(knowledge.swarm.files.events.read_text().splitlines()[-1])["schema_version"] == 1
+    assert (
+        json.loads(knowledge.swarm.files.events.read_text().splitlines()[-1])["schema_version"] == 1
+    )
 
 
 def test_directives_block_for_prompt_builders(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -160,7 +179,9 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
     assert shown == []
     injection = prepared.record()
     assert injection.trace_id in prepared.block
-    assert ledger(knowledge).verify().traces[injection.trace_id]["entry_ids"] == [r.entry.id for r in injection.shown]
+    assert ledger(knowledge).verify().traces[injection.trace_id]["entry_ids"] == [
+        r.entry.id for r in injection.shown
+    ]
     for ranked in injection.shown:
         entry = knowledge.swarm.get(ranked.entry.id)
         assert entry is not None and entry.counter("shown_count") == 1
@@ -171,17 +192,25 @@ def test_prepared_directives_write_nothing_until_recorded(tmp_path) -> None:  # 
     assert values(knowledge.swarm.files.events)[-1]["type"] == "no_relevant"
 
 
-def test_shown_hive_entries_are_counted_and_applied_ones_confirmed(knowledge: KnowledgeStore) -> None:
-    entry = knowledge.hive.add(NewLesson("Pin every docker base image by digest in production")).entry
+def test_shown_hive_entries_are_counted_and_applied_ones_confirmed(
+    knowledge: KnowledgeStore,
+) -> None:
+    entry = knowledge.hive.add(
+        NewLesson("Pin every docker base image by digest in production")
+    ).entry
     assert entry is not None
     knowledge.hive.update(entry.id, {"source_project": "elsewhere"})
-    traces = [inject(knowledge, QueryContext(text="docker base image digest", phase=3)).trace_id
-              for _ in range(2)]
+    traces = [
+        inject(knowledge, QueryContext(text="docker base image digest", phase=3)).trace_id
+        for _ in range(2)
+    ]
     hive = knowledge.hive.get(entry.id)
     assert hive is not None and hive.counter("shown_count") == 2 and hive.confirmed_by == []
     for trace in traces:
         acknowledge(knowledge, f"KNOWLEDGE_APPLIED:{trace}:{entry.id}")
     hive = knowledge.hive.get(entry.id)
     assert hive is not None
-    assert hive.confirmed_by == [{"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z"}]
+    assert hive.confirmed_by == [
+        {"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z"}
+    ]
     assert hive.encounter_score == pytest.approx(1.05)  # one cross-project encounter

@@ -44,10 +44,14 @@ def test_established_promotes_by_age(knowledge: KnowledgeStore, clock: Clock) ->
     assert knowledge.swarm.get(entry.id).status == "promoted"  # type: ignore[union-attr]
 
 
-def test_ttl_archives_and_sweep_is_idempotent_per_phase(make_knowledge: Callable[..., KnowledgeStore]) -> None:
+def test_ttl_archives_and_sweep_is_idempotent_per_phase(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
     knowledge = make_knowledge(default_max_phases=2, hive_enabled=False)
     entry = knowledge.add_lesson(LESSON).entry
-    keeper = knowledge.swarm.add(NewLesson("Prefer uv over pip for python installs", max_phases=9)).entry
+    keeper = knowledge.swarm.add(
+        NewLesson("Prefer uv over pip for python installs", max_phases=9)
+    ).entry
     assert entry is not None and keeper is not None
     sweep(knowledge, 1)
     assert sweep(knowledge, 1).skipped  # same phase: nothing happens twice
@@ -86,12 +90,15 @@ def test_stale_todos_are_removed_but_recorded(knowledge: KnowledgeStore) -> None
         sweep(knowledge, phase)
     assert knowledge.swarm.get(todo.id) is None
     evicted = values(knowledge.swarm.files.evicted)
-    assert evicted[0]["reason"] == "todo_expired" and json.loads(evicted[0]["line"])["id"] == todo.id
+    assert (
+        evicted[0]["reason"] == "todo_expired" and json.loads(evicted[0]["line"])["id"] == todo.id
+    )
 
 
 def test_hive_promotion_routes_and_encounters(knowledge: KnowledgeStore, clock: Clock) -> None:
-    fast = knowledge.swarm.add(NewLesson("Pin docker base images by digest in production",
-                                         tags=["hive-fast-track"])).entry
+    fast = knowledge.swarm.add(
+        NewLesson("Pin docker base images by digest in production", tags=["hive-fast-track"])
+    ).entry
     plain = knowledge.add_lesson("Prefer uv over pip for python installs in CI").entry
     assert fast is not None and plain is not None
     summary = check_hive_promotions(knowledge)
@@ -101,18 +108,30 @@ def test_hive_promotion_routes_and_encounters(knowledge: KnowledgeStore, clock: 
     assert hive[0].status == "candidate" and hive[0].confidence == 0.5
     assert hive[0].source_project == "proj"
     assert hive[0].encounter_score == pytest.approx(1.1)  # same project: weight 1.0 × 0.1
-    assert hive[0].confirmed_by == [{"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z"}]
+    assert hive[0].confirmed_by == [
+        {"project_name": "proj", "confirmed_at": "2026-05-01T12:00:00.000Z"}
+    ]
     again = check_hive_promotions(knowledge)
     assert again.new_promotions == 0 and again.encounters_incremented == 0
     clock.advance(days=90)
     assert check_hive_promotions(knowledge).new_promotions == 1  # age route
 
 
-def test_hive_candidate_confirmed_by_three_projects_is_established(knowledge: KnowledgeStore) -> None:
+def test_hive_candidate_confirmed_by_three_projects_is_established(
+    knowledge: KnowledgeStore,
+) -> None:
     entry = knowledge.hive.add(NewLesson("Pin docker base images by digest in production")).entry
     assert entry is not None
-    knowledge.hive.update(entry.id, {"source_project": "other", "confirmed_by": [
-        {"project_name": "a", "confirmed_at": "x"}, {"project_name": "b", "confirmed_at": "y"}]})
+    knowledge.hive.update(
+        entry.id,
+        {
+            "source_project": "other",
+            "confirmed_by": [
+                {"project_name": "a", "confirmed_at": "x"},
+                {"project_name": "b", "confirmed_at": "y"},
+            ],
+        },
+    )
     knowledge.add_lesson("Pin docker base images by digest in production!")
     summary = check_hive_promotions(knowledge)
     assert summary.advancements == 1
@@ -130,16 +149,29 @@ def test_manual_promotion(knowledge: KnowledgeStore) -> None:
         promote_lesson(knowledge, LESSON)
     with pytest.raises(Exception, match="dangerous"):
         promote_lesson(knowledge, "Use rm -rf to clean the build output folder")
-    assert promote_lesson(knowledge, "Use `rm` to clean the stale build output folder").status == "promoted"
+    assert (
+        promote_lesson(knowledge, "Use `rm` to clean the stale build output folder").status
+        == "promoted"
+    )
 
 
 def test_audit_flags(knowledge: KnowledgeStore) -> None:
     a = knowledge.add_lesson(LESSON).entry
     b = knowledge.add_lesson("Prefer uv over pip for python installs in CI", phase=1).entry
     assert a is not None and b is not None
-    knowledge.swarm.update(b.id, {"confidence": 0.95, "retrieval_outcomes": {
-        "applied_count": 0, "succeeded_after_count": 0, "failed_after_count": 0, "shown_count": 5,
-        "applied_explicit_count": 5}})
+    knowledge.swarm.update(
+        b.id,
+        {
+            "confidence": 0.95,
+            "retrieval_outcomes": {
+                "applied_count": 0,
+                "succeeded_after_count": 0,
+                "failed_after_count": 0,
+                "shown_count": 5,
+                "applied_explicit_count": 5,
+            },
+        },
+    )
     report = audit(knowledge)["tiers"][0]
     assert report["entries"] == 2
     assert {"id": a.id, "problems": ["Unconfirmed auto-generated"]} in report["unhealthy"]
@@ -147,14 +179,24 @@ def test_audit_flags(knowledge: KnowledgeStore) -> None:
 
 
 def test_the_hive_is_swept_once_per_project_phase(
-    make_knowledge: Callable[..., KnowledgeStore], tmp_path: Path, locks: LocalLocks, clock: Clock,
+    make_knowledge: Callable[..., KnowledgeStore],
+    tmp_path: Path,
+    locks: LocalLocks,
+    clock: Clock,
 ) -> None:
     knowledge = make_knowledge(default_max_phases=2)
-    candidate = knowledge.hive.add(NewLesson("Pin docker base images by digest in production")).entry
+    candidate = knowledge.hive.add(
+        NewLesson("Pin docker base images by digest in production")
+    ).entry
     assert candidate is not None
-    other = KnowledgeStore(tmp_path / "other" / ".swarm", locks=locks,
-                           config=KnowledgeConfig(default_max_phases=2), data_dir=tmp_path / "data",
-                           project_name="other", clock=clock)
+    other = KnowledgeStore(
+        tmp_path / "other" / ".swarm",
+        locks=locks,
+        config=KnowledgeConfig(default_max_phases=2),
+        data_dir=tmp_path / "data",
+        project_name="other",
+        clock=clock,
+    )
     first = sweep(knowledge, 1)
     assert first.hive_sweep["aged"] == 1
     assert sweep(other, 1).hive_sweep["aged"] == 1  # another project's phase ages it too

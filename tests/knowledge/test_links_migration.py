@@ -52,7 +52,8 @@ def test_migration_is_idempotent(knowledge: KnowledgeStore) -> None:
         "# Context\n\n## Lessons Learned\n- Always run vitest with --run in the CI pipeline\n"
         "- Always run vitest with --run in the CI pipeline!\n- short\n\n## Decisions\n"
         "* Use a layered module architecture for the api server\n\n## Other\n- ignored bullet here ok\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     first = migrate(knowledge)
     assert (first["imported"], first["duplicates"], first["rejected"]) == (2, 1, 1)
     categories = sorted(e.category for e in knowledge.swarm.read().entries)

@@ -23,23 +23,32 @@ def shown(knowledge: KnowledgeStore) -> tuple[str, list[str]]:
 
 
 def test_marker_parsing() -> None:
-    text = ("done. KNOWLEDGE_APPLIED:t-1:e-1\nKNOWLEDGE_N_A:t-1:e-2 reason=not this turn\n"
-            "KNOWLEDGE_VIOLATED:t-1:lesson-abc123 reason=ran eval\nKNOWLEDGE_BOGUS:t:e")
+    text = (
+        "done. KNOWLEDGE_APPLIED:t-1:e-1\nKNOWLEDGE_N_A:t-1:e-2 reason=not this turn\n"
+        "KNOWLEDGE_VIOLATED:t-1:lesson-abc123 reason=ran eval\nKNOWLEDGE_BOGUS:t:e"
+    )
     markers = parse_markers(text)
     assert [(m.outcome, m.entry_id, m.reason) for m in markers] == [
-        ("applied", "e-1", None), ("n_a", "e-2", "not this turn"),
-        ("violated", "lesson-abc123", "ran eval")]
+        ("applied", "e-1", None),
+        ("n_a", "e-2", "not this turn"),
+        ("violated", "lesson-abc123", "ran eval"),
+    ]
 
 
 def test_acks_update_counters_once(knowledge: KnowledgeStore) -> None:
     trace, ids = shown(knowledge)
-    text = (f"KNOWLEDGE_APPLIED:{trace}:{ids[0]}\nKNOWLEDGE_N_A:{trace}:{ids[1]} reason=n/a\n"
-            f"KNOWLEDGE_VIOLATED:{trace}:{ids[2]} reason=oops")
+    text = (
+        f"KNOWLEDGE_APPLIED:{trace}:{ids[0]}\nKNOWLEDGE_N_A:{trace}:{ids[1]} reason=n/a\n"
+        f"KNOWLEDGE_VIOLATED:{trace}:{ids[2]} reason=oops"
+    )
     results = acknowledge(knowledge, text, agent="architect")
     assert [r.status for r in results] == ["committed"] * 3
     applied = knowledge.swarm.get(ids[0])
     assert applied is not None
-    assert applied.counter("applied_explicit_count") == 1 and applied.counter("acknowledged_count") == 1
+    assert (
+        applied.counter("applied_explicit_count") == 1
+        and applied.counter("acknowledged_count") == 1
+    )
     assert applied.get("last_applied_at") == "2026-05-01T12:00:00.000Z"
     na = knowledge.swarm.get(ids[1])
     assert na is not None and na.counter("acknowledged_count") == 1
@@ -48,14 +57,19 @@ def test_acks_update_counters_once(knowledge: KnowledgeStore) -> None:
     assert violated is not None and violated.counter("violated_count") == 1
     assert violated.outcomes["violation_timestamps"] == ["2026-05-01T12:00:00.000Z"]
     # duplicates are idempotent, conflicts and unknown pairs are rejected explicitly
-    again = acknowledge(knowledge, text + f"\nKNOWLEDGE_IGNORED:{trace}:{ids[0]} reason=x\n"
-                        f"KNOWLEDGE_APPLIED:nope:{ids[0]}\nKNOWLEDGE_IGNORED:{trace}:{ids[1]}")
+    again = acknowledge(
+        knowledge,
+        text + f"\nKNOWLEDGE_IGNORED:{trace}:{ids[0]} reason=x\n"
+        f"KNOWLEDGE_APPLIED:nope:{ids[0]}\nKNOWLEDGE_IGNORED:{trace}:{ids[1]}",
+    )
     assert [r.status for r in again] == ["duplicate"] * 3 + ["rejected"] * 3
     assert "conflicting" in (again[3].detail or "") and "unknown trace" in (again[4].detail or "")
     assert knowledge.swarm.get(ids[0]).counter("applied_explicit_count") == 1  # type: ignore[union-attr]
 
 
-def test_late_and_reasonless_terminals_are_rejected(knowledge: KnowledgeStore, clock: Clock) -> None:
+def test_late_and_reasonless_terminals_are_rejected(
+    knowledge: KnowledgeStore, clock: Clock
+) -> None:
     trace, ids = shown(knowledge)
     assert acknowledge(knowledge, f"KNOWLEDGE_IGNORED:{trace}:{ids[0]}")[0].status == "rejected"
     clock.advance(days=8)
@@ -71,8 +85,17 @@ def test_chain_format_and_tamper_detection(knowledge: KnowledgeStore) -> None:
     records = [json.loads(line) for line in lines]
     assert [r["seq"] for r in records] == [1, 2]
     assert records[0]["prev_hash"] == GENESIS and records[1]["prev_hash"] == records[0]["hash"]
-    assert list(records[0]) == ["schema_version", "cutover_version", "seq", "prev_hash",
-                                "event_id", "timestamp", "kind", "payload", "hash"]
+    assert list(records[0]) == [
+        "schema_version",
+        "cutover_version",
+        "seq",
+        "prev_hash",
+        "event_id",
+        "timestamp",
+        "kind",
+        "payload",
+        "hash",
+    ]
     assert all(r["hash"] == receipt_hash(r) for r in records)
     assert ledger(knowledge).verify().seq == 2
     # tamper with the payload of seq 2

@@ -29,23 +29,39 @@ def seeded(make: Callable[..., KnowledgeStore], **config: object) -> KnowledgeSt
 
 
 def test_nothing_relevant_injects_nothing_and_logs_no_relevant(
-        make_knowledge: Callable[..., KnowledgeStore]) -> None:
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
     knowledge = seeded(make_knowledge)
-    injection = inject(knowledge, QueryContext(text="Compose a sonnet about autumn leaves", phase=2))
+    injection = inject(
+        knowledge, QueryContext(text="Compose a sonnet about autumn leaves", phase=2)
+    )
     assert injection.block is None and injection.shown == []
     events = [v for v in values(knowledge.swarm.files.events) if v.get("type") == "no_relevant"]
     assert len(events) == 1 and events[0]["trace_id"] == injection.trace_id
     # the old behaviour (fill the budget with the best static entries) is a floor of 0
-    filled = inject(make_knowledge(inject_min_relevance=0.0),  # same store, floor 0
-                    QueryContext(text="Compose a sonnet about autumn leaves"), record=False)
+    filled = inject(
+        make_knowledge(inject_min_relevance=0.0),  # same store, floor 0
+        QueryContext(text="Compose a sonnet about autumn leaves"),
+        record=False,
+    )
     assert len(filled.shown) == 5
 
 
 def test_identifiers_and_stems_match(make_knowledge: Callable[..., KnowledgeStore]) -> None:
     knowledge = seeded(make_knowledge)
     assert terms("mockEnv sql.init.mode validates v0.2.83") == [
-        "mockenv", "mock", "env", "sql", "init", "mode", "valid", "v0.2.83"]
-    found = search(knowledge, QueryContext(text="Mock the env values with stubEnv in a vitest test"))
+        "mockenv",
+        "mock",
+        "env",
+        "sql",
+        "init",
+        "mode",
+        "valid",
+        "v0.2.83",
+    ]
+    found = search(
+        knowledge, QueryContext(text="Mock the env values with stubEnv in a vitest test")
+    )
     assert found and found[0].entry.lesson.startswith("Use vi.stubEnv")
     assert found[0].breakdown["relevance"] >= knowledge.config.inject_min_relevance
     found = search(knowledge, QueryContext(text="regenerating types after migrations"))
@@ -53,17 +69,24 @@ def test_identifiers_and_stems_match(make_knowledge: Callable[..., KnowledgeStor
 
 
 def test_a_matching_critical_directive_is_forced_in_below_the_floor(
-        make_knowledge: Callable[..., KnowledgeStore]) -> None:
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
     knowledge = seeded(make_knowledge)
     knowledge.swarm.add(CRITICAL)
     results = search(knowledge, QueryContext(text="prepare coder delegation", agent="coder"))
     assert results[0].forced and results[0].entry.priority == "critical"
-    assert search(knowledge, QueryContext(text="prepare the release notes", agent="architect")) == []
+    assert (
+        search(knowledge, QueryContext(text="prepare the release notes", agent="architect")) == []
+    )
 
 
-def test_a_store_wide_query_still_ranks_by_relevance(make_knowledge: Callable[..., KnowledgeStore]) -> None:
+def test_a_store_wide_query_still_ranks_by_relevance(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
     knowledge = seeded(make_knowledge)
     knowledge.add_lesson("Persist the theme choice in localStorage under one key")
-    found = search(knowledge, QueryContext(text="Persist the user's theme preference in localStorage"))
+    found = search(
+        knowledge, QueryContext(text="Persist the user's theme preference in localStorage")
+    )
     assert found[0].entry.lesson.startswith("Persist the theme")
     assert all(r.breakdown["relevance"] >= 0.32 for r in found)

@@ -12,7 +12,9 @@ from swarmq.knowledge._loaded import LoadedFile
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
-STORES = sorted((Path(__file__).resolve().parents[2] / "eval" / "knowledge" / "stores").glob("*.jsonl"))
+STORES = sorted(
+    (Path(__file__).resolve().parents[2] / "eval" / "knowledge" / "stores").glob("*.jsonl")
+)
 
 
 @pytest.mark.parametrize("source", STORES, ids=lambda p: p.stem)
@@ -20,8 +22,9 @@ def test_every_real_entry_comes_back_in_place(source: Path, tmp_path: Path) -> N
     swarm = tmp_path / "p" / ".swarm"
     swarm.mkdir(parents=True)
     shutil.copyfile(source, swarm / "knowledge.jsonl")
-    knowledge = KnowledgeStore(swarm, locks=LocalLocks(tmp_path / "locks"), data_dir=tmp_path / "data",
-                               project_name="p")
+    knowledge = KnowledgeStore(
+        swarm, locks=LocalLocks(tmp_path / "locks"), data_dir=tmp_path / "data", project_name="p"
+    )
     before = (swarm / "knowledge.jsonl").read_bytes()
     ids = [e.id for e in knowledge.swarm.read().entries]
     assert ids

@@ -17,7 +17,9 @@ from tests.knowledge.conftest import Clock
 LESSON = "Run the python test suite before pushing to the main branch"
 
 
-def test_add_then_near_duplicate_reinforces_in_a_new_phase(knowledge: KnowledgeStore, clock: Clock) -> None:
+def test_add_then_near_duplicate_reinforces_in_a_new_phase(
+    knowledge: KnowledgeStore, clock: Clock
+) -> None:
     first = knowledge.add_lesson(LESSON, phase=1)
     assert first.outcome == "added" and first.entry is not None
     clock.advance(hours=1)
@@ -52,7 +54,8 @@ def test_rejections_are_recorded_in_opencode_format(knowledge: KnowledgeStore) -
     assert result.outcome == "rejected" and result.validation.layer == 2
     records = values(knowledge.swarm.files.rejected)
     assert [list(r) for r in records] == [
-        ["id", "lesson", "rejection_reason", "rejected_at", "rejection_layer"]] * 2
+        ["id", "lesson", "rejection_reason", "rejected_at", "rejection_layer"]
+    ] * 2
     assert records[1]["rejection_layer"] == 2
 
 
@@ -61,7 +64,10 @@ def test_contradiction_with_shared_tag_is_stored_with_a_warning(knowledge: Knowl
     result = knowledge.add_lesson("Never rebase the git branch after opening a pull request")
     assert result.outcome == "added" and result.validation.layer == 3
     assert result.validation.severity == "warning" and result.entry is not None
-    assert result.validation.reason == "possible contradiction with an existing lesson with shared tags"
+    assert (
+        result.validation.reason
+        == "possible contradiction with an existing lesson with shared tags"
+    )
     agreeing = knowledge.add_lesson("Never push directly to the git main branch without review")
     assert agreeing.outcome == "added" and agreeing.validation.severity is None
     review = knowledge.add_lesson("Run `uv sync` before the python test suite in CI")
@@ -112,7 +118,9 @@ def test_transaction_that_raises_writes_nothing(knowledge: KnowledgeStore) -> No
     assert knowledge.swarm.files.knowledge.read_bytes() == before
 
 
-def test_fifo_cap_evicts_oldest_into_the_evicted_sidecar(make_knowledge: Callable[..., KnowledgeStore]) -> None:
+def test_fifo_cap_evicts_oldest_into_the_evicted_sidecar(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
     knowledge = make_knowledge(swarm_max_entries=3)
     ids = []
     for word in ("alpha", "bravo", "charlie", "delta", "echo"):
@@ -131,8 +139,12 @@ def test_quarantine_and_restore(knowledge: KnowledgeStore) -> None:
     held = values(knowledge.swarm.files.quarantined)
     assert held[0]["status"] == "quarantined" and held[0]["original_status"] == "candidate"
     assert held[0]["quarantine_reason"] == "false positive"
-    assert list(held[0])[-4:] == ["original_status", "quarantine_reason", "quarantined_at",
-                                  "reported_by"]
+    assert list(held[0])[-4:] == [
+        "original_status",
+        "quarantine_reason",
+        "quarantined_at",
+        "reported_by",
+    ]
     assert values(knowledge.swarm.files.rejected)[0]["rejection_layer"] == 3
     assert knowledge.swarm.quarantine(entry.id, "again").id == record.id  # idempotent
     restored = knowledge.swarm.restore(entry.id)
@@ -145,10 +157,21 @@ def test_quarantine_and_restore(knowledge: KnowledgeStore) -> None:
 
 def test_restore_revalidates_only_when_asked(knowledge: KnowledgeStore) -> None:
     knowledge.swarm.files.quarantined.parent.mkdir(parents=True, exist_ok=True)
-    knowledge.swarm.files.quarantined.write_text(json.dumps({
-        "id": "q1", "tier": "swarm", "lesson": "Never rm -rf the generated build output", "category": "tooling",
-        "scope": "global", "confidence": 0.6, "status": "quarantined",
-        "original_status": "established"}) + "\n")
+    knowledge.swarm.files.quarantined.write_text(
+        json.dumps(
+            {
+                "id": "q1",
+                "tier": "swarm",
+                "lesson": "Never rm -rf the generated build output",
+                "category": "tooling",
+                "scope": "global",
+                "confidence": 0.6,
+                "status": "quarantined",
+                "original_status": "established",
+            }
+        )
+        + "\n"
+    )
     held = Entry(json.loads(knowledge.swarm.files.quarantined.read_text()))
     assert knowledge.swarm.restore_verdict(held).reason == "dangerous command pattern detected"
     with pytest.raises(RestoreRefused, match="dangerous command"):
@@ -158,7 +181,9 @@ def test_restore_revalidates_only_when_asked(knowledge: KnowledgeStore) -> None:
     assert knowledge.swarm.files.quarantined.read_text() == ""
 
 
-def test_quarantine_then_restore_puts_the_line_back_byte_for_byte(knowledge: KnowledgeStore) -> None:
+def test_quarantine_then_restore_puts_the_line_back_byte_for_byte(
+    knowledge: KnowledgeStore,
+) -> None:
     for n in range(4):
         knowledge.add_lesson(f"Run the python test suite number {n} before merging branch {n}")
     path = knowledge.swarm.files.knowledge
@@ -190,6 +215,11 @@ def test_actionability_layer_holds_plain_prose(knowledge: KnowledgeStore) -> Non
     assert result.outcome == "unactionable" and result.reason == "missing_predicate_and_scope"
     held = values(knowledge.swarm.files.unactionable)[0]
     assert held["status"] == "quarantined_unactionable"
-    ok = knowledge.swarm.add(NewLesson(LESSON, require_actionable=True, directives={
-        "required_actions": ["run pytest"], "applies_to_tools": ["bash"]}))
+    ok = knowledge.swarm.add(
+        NewLesson(
+            LESSON,
+            require_actionable=True,
+            directives={"required_actions": ["run pytest"], "applies_to_tools": ["bash"]},
+        )
+    )
     assert ok.outcome == "added"

@@ -22,12 +22,17 @@ EVAL = Path(__file__).resolve().parents[2] / "eval" / "knowledge"
 
 
 def _oracle() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (EVAL / "validation_oracle.jsonl").read_text("utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for line in (EVAL / "validation_oracle.jsonl").read_text("utf-8").splitlines()
+    ]
 
 
 def _stores() -> dict[str, list[dict[str, Any]]]:
     return {
-        path.stem: [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        path.stem: [
+            json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()
+        ]
         for path in sorted((EVAL / "stores").glob("*.jsonl"))
     }
 
@@ -44,20 +49,38 @@ def test_every_real_lesson_gets_upstreams_verdict() -> None:
     for name, entries in stores.items():
         index = ContradictionIndex()
         for n, entry in enumerate(entries):
-            meta = {"category": entry["category"], "scope": entry["scope"], "confidence": entry["confidence"]}
+            meta = {
+                "category": entry["category"],
+                "scope": entry["scope"],
+                "confidence": entry["confidence"],
+            }
             want = expected[(name, entry["id"])]
             prior = [e["lesson"] for e in entries[:n]]
-            assert _verdict(validate_lesson(entry["lesson"], existing=prior, **meta)) == want["after_prior"]
-            assert _verdict(validate_lesson(entry["lesson"], existing=index, **meta)) == want["after_prior"]
+            assert (
+                _verdict(validate_lesson(entry["lesson"], existing=prior, **meta))
+                == want["after_prior"]
+            )
+            assert (
+                _verdict(validate_lesson(entry["lesson"], existing=index, **meta))
+                == want["after_prior"]
+            )
             index.add(entry["lesson"])
             others = [lesson for lesson in every if lesson != entry["lesson"]]
-            assert _verdict(validate_lesson(entry["lesson"], existing=others, **meta)) == want["against_all"]
+            assert (
+                _verdict(validate_lesson(entry["lesson"], existing=others, **meta))
+                == want["against_all"]
+            )
 
 
-@pytest.mark.parametrize("case", [o for o in _oracle() if o["kind"] == "built"], ids=lambda o: o["lesson"][:40])
+@pytest.mark.parametrize(
+    "case", [o for o in _oracle() if o["kind"] == "built"], ids=lambda o: o["lesson"][:40]
+)
 def test_built_edge_cases_get_upstreams_verdict(case: dict[str, Any]) -> None:
     meta = {"category": case["category"], "scope": case["scope"], "confidence": case["confidence"]}
-    assert _verdict(validate_lesson(case["lesson"], existing=case["existing"], **meta)) == case["verdict"]
+    assert (
+        _verdict(validate_lesson(case["lesson"], existing=case["existing"], **meta))
+        == case["verdict"]
+    )
     index = ContradictionIndex()
     for lesson in case["existing"]:
         index.add(lesson)

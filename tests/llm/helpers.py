@@ -35,7 +35,13 @@ def completer(
     provider = OpenAICompatible(base_url, "fake-model", api_key="sk-test", timeout_seconds=timeout)
     recorded = sleeps if sleeps is not None else []
     return MeteredCompleter(
-        provider, quota=quota, gate=quota_gate, ledger=LLMLedger(tmp / "runtime" / "llm-ledger.jsonl"),
-        limiter=limiter, retry=RetryPolicy(max_retries=retries, backoff_base=0.01, backoff_max=0.05),
-        quota_errors=(QuotaError,), task_id="task-1", sleep=recorded.append,
+        provider,
+        quota=quota,
+        gate=quota_gate,
+        ledger=LLMLedger(tmp / "runtime" / "llm-ledger.jsonl"),
+        limiter=limiter,
+        retry=RetryPolicy(max_retries=retries, backoff_base=0.01, backoff_max=0.05),
+        quota_errors=(QuotaError,),
+        task_id="task-1",
+        sleep=recorded.append,
     )

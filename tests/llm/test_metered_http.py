@@ -57,7 +57,12 @@ def test_quota_exhausted_at_exactly_its_max(
     assert llm_server.count() == 3
     state = g.status("enrichment")
     assert (state.used, state.held, state.remaining) == (3, 0, 0)
-    assert [line["outcome"] for line in ledger_lines(tmp_path)] == ["ok", "ok", "ok", "quota_exhausted"]
+    assert [line["outcome"] for line in ledger_lines(tmp_path)] == [
+        "ok",
+        "ok",
+        "ok",
+        "quota_exhausted",
+    ]
 
 
 def test_429_retry_after_is_honoured_and_each_attempt_spends_a_slot(
@@ -73,8 +78,13 @@ def test_429_retry_after_is_honoured_and_each_attempt_spends_a_slot(
     assert g.status("enrichment").used == 2
     lines = ledger_lines(tmp_path)
     assert [(line["outcome"], line["counted"], line["status_code"]) for line in lines] == [
-        ("http_429", True, 429), ("ok", True, None)]
-    assert lines[0]["call_id"] == lines[1]["call_id"] and [line["attempt"] for line in lines] == [1, 2]
+        ("http_429", True, 429),
+        ("ok", True, None),
+    ]
+    assert lines[0]["call_id"] == lines[1]["call_id"] and [line["attempt"] for line in lines] == [
+        1,
+        2,
+    ]
 
 
 def test_retry_after_really_waits(
@@ -164,7 +174,9 @@ def test_dropped_connection_is_retried(
 ) -> None:
     g = gate(redis_client, swarm_name, tmp_path, enrichment=10)
     llm_server.script(drop(), ok("second time lucky"))
-    assert completer(llm_server.base_url, g, tmp_path).complete(MESSAGES).text == "second time lucky"
+    assert (
+        completer(llm_server.base_url, g, tmp_path).complete(MESSAGES).text == "second time lucky"
+    )
     assert [line["outcome"] for line in ledger_lines(tmp_path)] == ["http_5xx", "ok"]
 
 
@@ -174,7 +186,9 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_provider_down_spends_no_quota(redis_client: redis.Redis, swarm_name: str, tmp_path: Path) -> None:
+def test_provider_down_spends_no_quota(
+    redis_client: redis.Redis, swarm_name: str, tmp_path: Path
+) -> None:
     g = gate(redis_client, swarm_name, tmp_path, enrichment=3)
     client = completer(f"http://127.0.0.1:{closed_port()}/v1", g, tmp_path, retries=2)
     with pytest.raises(ProviderUnreachable) as info:
@@ -212,6 +226,12 @@ def test_reject_and_usage_summary(
     client.reject(reply, "reply is not JSON")
     [row] = summarise_usage(LLMLedger(tmp_path / "runtime" / "llm-ledger.jsonl").records())
     assert (row.quota, row.model, row.attempts, row.counted, row.ok, row.failed) == (
-        "enrichment", "fake-model", 2, 2, 1, 1)
+        "enrichment",
+        "fake-model",
+        2,
+        2,
+        1,
+        1,
+    )
     assert row.rejected_replies == 1 and row.tokens_in == 100 and row.tokens_out == 20
     assert row.outcomes == {"http_5xx": 1, "ok": 1}

@@ -44,9 +44,7 @@ def test_knowledge_is_shown_before_the_spawn_and_recorded_after_it(tmp_path: Pat
     seen: list[tuple[object, str]] = []
 
     def record() -> None:  # what the agent's process and the ledger look like at that moment
-        state = (
-            mission_ledger(roster, locks).read().get(mission.id).assignment(assignment_id).state
-        )
+        state = mission_ledger(roster, locks).read().get(mission.id).assignment(assignment_id).state
         seen.append((read_beat(roster.runtime_dir, assignment_id).get("agentPid"), state.value))
 
     runner = mission_runner(

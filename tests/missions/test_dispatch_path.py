@@ -89,7 +89,9 @@ def test_profile_check_is_lock_free_and_says_when_ensure_is_needed(tmp_path: Pat
     assert not profile_current(layout, worker, roster.swarm)
     # A check that passed is remembered by stat signature; what it checked is still seen.
     ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))
-    assert profile_current(layout, worker, roster.swarm) and profile_current(layout, worker, roster.swarm)
+    assert profile_current(layout, worker, roster.swarm) and profile_current(
+        layout, worker, roster.swarm
+    )
     layout.episodes_dir.rmdir()
     assert not profile_current(layout, worker, roster.swarm)
     ensure_roster_profiles(roster, LocalLocks(tmp_path / "locks"))

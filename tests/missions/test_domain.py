@@ -37,13 +37,32 @@ S = MissionState
 
 
 def make_roster(tmp_path: Path, *flags: str, timeout: float = 20) -> Roster:
-    agent = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}", *flags],
-             "timeout_seconds": timeout}
-    path = write_roster(tmp_path, "dom", "redis://127.0.0.1:6379/15", workers=[
-        {"id": "a", "role": "builder", "specialty": "backend", "queues": ["missions"], "agent": agent},
-        {"id": "b", "role": "builder", "queues": ["missions"], "agent": agent},
-        {"id": "c", "role": "curator", "queues": ["curator"]},
-    ], missions={"heartbeat_seconds": 0.2, "kill_grace_seconds": 0.5})
+    agent = {
+        "command": [
+            sys.executable,
+            str(REPO / "tests" / "agent_script.py"),
+            "{prompt_file}",
+            *flags,
+        ],
+        "timeout_seconds": timeout,
+    }
+    path = write_roster(
+        tmp_path,
+        "dom",
+        "redis://127.0.0.1:6379/15",
+        workers=[
+            {
+                "id": "a",
+                "role": "builder",
+                "specialty": "backend",
+                "queues": ["missions"],
+                "agent": agent,
+            },
+            {"id": "b", "role": "builder", "queues": ["missions"], "agent": agent},
+            {"id": "c", "role": "curator", "queues": ["curator"]},
+        ],
+        missions={"heartbeat_seconds": 0.2, "kill_grace_seconds": 0.5},
+    )
     return load_roster(path, env={})
 
 
@@ -54,8 +73,16 @@ def test_terminal_states_have_no_exits() -> None:
 
 def test_routing_rules(tmp_path: Path) -> None:
     workers = make_roster(tmp_path).workers
-    assert route(workers, Target(role="builder"), live={"a", "b"}, load={"a": 2, "b": 1}).worker_id == "b"
-    assert route(workers, Target(role="builder", specialty="backend"), live={"a", "b"}, load={"a": 5}).worker_id == "a"
+    assert (
+        route(workers, Target(role="builder"), live={"a", "b"}, load={"a": 2, "b": 1}).worker_id
+        == "b"
+    )
+    assert (
+        route(
+            workers, Target(role="builder", specialty="backend"), live={"a", "b"}, load={"a": 5}
+        ).worker_id
+        == "a"
+    )
     assert route(workers, Target(role="builder"), live={"b"}, load={"b": 9}).worker_id == "b"
     dead = route(workers, Target(role="builder"), live=set(), load={})
     assert dead.state is S.BLOCKED and "no live worker" in dead.reason
@@ -68,7 +95,9 @@ def test_ledger_idempotency_cancel_resume_and_corruption(tmp_path: Path) -> None
     ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
         decision = route(roster.workers, Target("a"), live={"a"}, load=doc.load())
-        mission = create_mission(doc, MissionSpec("Do it", target=Target("a"), client_key="k"), decision)
+        mission = create_mission(
+            doc, MissionSpec("Do it", target=Target("a"), client_key="k"), decision
+        )
     assert ledger.read().client_keys == {"k": mission.id}
     with ledger.edit() as doc:
         assert doc.load() == {"a": 1}
@@ -90,11 +119,26 @@ def test_ledger_idempotency_cancel_resume_and_corruption(tmp_path: Path) -> None
 
 def test_marker_stream() -> None:
     stream = MarkerStream()
-    lines = ["noise", "- **CHECKPOINT:** did a", "FILES: x.py, y.py", "STATE: DONE", "BEGIN HANDOFF",
-             "## Completed", "- a", "END HANDOFF", "checkpoint: lowercase is prose"]
+    lines = [
+        "noise",
+        "- **CHECKPOINT:** did a",
+        "FILES: x.py, y.py",
+        "STATE: DONE",
+        "BEGIN HANDOFF",
+        "## Completed",
+        "- a",
+        "END HANDOFF",
+        "checkpoint: lowercase is prose",
+    ]
     markers = [m for line in lines for m in stream.feed(line)]
     kinds = [m.kind for m in markers]
-    assert kinds == [MarkerKind.CHECKPOINT, MarkerKind.FILE, MarkerKind.FILE, MarkerKind.STATE, MarkerKind.HANDOFF]
+    assert kinds == [
+        MarkerKind.CHECKPOINT,
+        MarkerKind.FILE,
+        MarkerKind.FILE,
+        MarkerKind.STATE,
+        MarkerKind.HANDOFF,
+    ]
     assert markers[0].text == "did a" and markers[3].state is S.COMPLETE
     assert markers[4].text == "## Completed\n- a"
 
@@ -104,27 +148,43 @@ def test_prompt_respects_budget(tmp_path: Path) -> None:
     layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
     ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     with ledger.edit() as doc:
-        mission = create_mission(doc, MissionSpec("Objective text"), route(roster.workers, Target("a"), live=None, load={}))
+        mission = create_mission(
+            doc,
+            MissionSpec("Objective text"),
+            route(roster.workers, Target("a"), live=None, load={}),
+        )
     ctx = MissionContext(memory="m" * 50_000, episodes="e" * 50_000, summary="SUMMARY")
     assert mission.current is not None
     prompt = render_prompt(layout, mission, mission.current, ctx, resume=True, budget_chars=3_000)
-    assert len(prompt) <= 3_000 and "Objective text" in prompt and "SUMMARY" in prompt and "RESUMING" in prompt
+    assert (
+        len(prompt) <= 3_000
+        and "Objective text" in prompt
+        and "SUMMARY" in prompt
+        and "RESUMING" in prompt
+    )
 
 
-@pytest.mark.parametrize(("flags", "state", "reason"), [
-    ((), "complete", "3 tests pass"),
-    (("--review",), "review", "3 tests pass"),
-    (("--exit", "4"), "failed", "exited with status 4"),
-    (("--hang",), "failed", "timed out after 1s"),
-    (("--block",), "blocked", "staging credentials"),
-])
-def test_runs_settle_with_reason(tmp_path: Path, flags: tuple[str, ...], state: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("flags", "state", "reason"),
+    [
+        ((), "complete", "3 tests pass"),
+        (("--review",), "review", "3 tests pass"),
+        (("--exit", "4"), "failed", "exited with status 4"),
+        (("--hang",), "failed", "timed out after 1s"),
+        (("--block",), "blocked", "staging credentials"),
+    ],
+)
+def test_runs_settle_with_reason(
+    tmp_path: Path, flags: tuple[str, ...], state: str, reason: str
+) -> None:
     roster = make_roster(tmp_path, *flags, timeout=1 if "--hang" in flags else 20)
     locks = LocalLocks(tmp_path / "locks")
     ensure_roster_profiles(roster, locks)
     ledger = mission_ledger(roster, locks)
     with ledger.edit() as doc:
-        mission = create_mission(doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={}))
+        mission = create_mission(
+            doc, MissionSpec("Goal"), route(roster.workers, Target("a"), live=None, load={})
+        )
     assert mission.current is not None
     outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id)
     assert outcome.state == state and reason in outcome.reason

@@ -30,18 +30,35 @@ S = MissionState
 
 
 def make_roster(tmp_path: Path, *flags: str, keep: int = 0) -> Roster:
-    agent = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}", *flags],
-             "timeout_seconds": 20}
-    path = write_roster(tmp_path, "hist", "redis://127.0.0.1:6379/15", workers=[
-        {"id": "a", "role": "builder", "queues": ["missions"], "agent": agent}],
-        missions={"heartbeat_seconds": 0.1, "kill_grace_seconds": 0.5, "ledger_keep_finished": keep})
+    agent = {
+        "command": [
+            sys.executable,
+            str(REPO / "tests" / "agent_script.py"),
+            "{prompt_file}",
+            *flags,
+        ],
+        "timeout_seconds": 20,
+    }
+    path = write_roster(
+        tmp_path,
+        "hist",
+        "redis://127.0.0.1:6379/15",
+        workers=[{"id": "a", "role": "builder", "queues": ["missions"], "agent": agent}],
+        missions={
+            "heartbeat_seconds": 0.1,
+            "kill_grace_seconds": 0.5,
+            "ledger_keep_finished": keep,
+        },
+    )
     return load_roster(path, env={})
 
 
 def submit(ledger: Ledger, roster: Roster, objective: str, key: str | None = None) -> str:
     with ledger.edit() as doc:
         decision = route(roster.workers, Target("a"), live=None, load=doc.load())
-        return create_mission(doc, MissionSpec(objective, target=Target("a"), client_key=key), decision).id
+        return create_mission(
+            doc, MissionSpec(objective, target=Target("a"), client_key=key), decision
+        ).id
 
 
 def test_finished_missions_retire_and_stay_findable(tmp_path: Path) -> None:
@@ -117,11 +134,17 @@ def test_cancel_stops_a_running_agent_through_its_stop_file(tmp_path: Path) -> N
     assignment_id = ledger.read().get(mission_id).current_assignment_id
     assert assignment_id is not None
     result: list[str] = []
-    runner = threading.Thread(target=lambda: result.append(
-        mission_runner(roster, "a", locks).run(mission_id, assignment_id).state))
+    runner = threading.Thread(
+        target=lambda: result.append(
+            mission_runner(roster, "a", locks).run(mission_id, assignment_id).state
+        )
+    )
     runner.start()
     deadline = time.monotonic() + 20
-    while not read_beat(roster.runtime_dir, assignment_id).get("agentPid") and time.monotonic() < deadline:
+    while (
+        not read_beat(roster.runtime_dir, assignment_id).get("agentPid")
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     with ledger.edit() as doc:
         cancel_mission(doc, mission_id, "no longer needed")

@@ -28,11 +28,14 @@ from tests.missions.test_dispatch_overlap import LapsingLedgerLocks
 from tests.missions.test_domain import make_roster
 
 
-def created(roster: Roster, objective: str = "Goal", key: str | None = None,
-            mission_id: str | None = None) -> Mission:
+def created(
+    roster: Roster, objective: str = "Goal", key: str | None = None, mission_id: str | None = None
+) -> Mission:
     """A record as ``submit`` makes it on its lock-free snapshot: not in the ledger."""
     spec = MissionSpec(objective, client_key=key, target=Target("a"), mission_id=mission_id)
-    mission = create_mission(LedgerDoc(), spec, route(roster.workers, Target("a"), live=None, load={}))
+    mission = create_mission(
+        LedgerDoc(), spec, route(roster.workers, Target("a"), live=None, load={})
+    )
     assert mission.current is not None
     return mission
 
@@ -56,11 +59,16 @@ def test_the_claim_creates_the_mission_and_the_later_commit_keeps_its_run(tmp_pa
     assert how is Committed.TAKEN and other.id == mission.id
     with pytest.raises(MissionConflict), ledger.edit() as doc:  # a caller-chosen id, taken
         commit_created(doc, created(roster, mission_id=mission.id))
-    types = [e["type"] for e in read_events(ProfileLayout(roster.profiles_dir, roster.shared_dir, "a"), mission.id)]
+    types = [
+        e["type"]
+        for e in read_events(ProfileLayout(roster.profiles_dir, roster.shared_dir, "a"), mission.id)
+    ]
     assert types.count("mission-start") == 1 and types.count("complete") == 1
 
 
-def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_nothing(tmp_path: Path) -> None:
+def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_nothing(
+    tmp_path: Path,
+) -> None:
     roster = make_roster(tmp_path, "--pause-first", "5")
     ledger = mission_ledger(roster, LocalLocks(tmp_path / "locks"))
     locks = LapsingLedgerLocks(tmp_path / "locks", file_resource(ledger.path))
@@ -78,18 +86,24 @@ def test_a_speculative_claim_that_cannot_commit_stops_the_agent_and_records_noth
 
 
 @pytest.mark.parametrize("case", ["another worker's", "unusable"])
-def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(tmp_path: Path, case: str) -> None:
+def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(
+    tmp_path: Path, case: str
+) -> None:
     roster = make_roster(tmp_path)
     locks = LocalLocks(tmp_path / "locks")
     ensure_roster_profiles(roster, locks)
     mission = created(roster)
     assert mission.current is not None
     if case == "another worker's":  # never started: not b's, and not in the ledger either
-        outcome = mission_runner(roster, "b", locks).run(mission.id, mission.current.id, mission.dump())
+        outcome = mission_runner(roster, "b", locks).run(
+            mission.id, mission.current.id, mission.dump()
+        )
         assert outcome.state == "skipped"
         assert mission_ledger(roster, locks).read().missions == {}
         return
     with mission_ledger(roster, locks).edit() as doc:  # committed; the message is garbled
         commit_created(doc, mission)
-    outcome = mission_runner(roster, "a", locks).run(mission.id, mission.current.id, {"id": mission.id, "title": 3})
+    outcome = mission_runner(roster, "a", locks).run(
+        mission.id, mission.current.id, {"id": mission.id, "title": 3}
+    )
     assert outcome.state == "complete" and outcome.attempt == 1

@@ -47,8 +47,12 @@ def namespaces_unavailable() -> str | None:
     for tool in ("ip", "unshare", "nsenter", "mount"):
         if shutil.which(tool) is None:
             return f"needs the {tool!r} command"
-    probe = subprocess.run(["unshare", "--net", "--pid", "--mount", "--uts", "--fork", "--mount-proc", "true"],
-                           capture_output=True, text=True, timeout=20)
+    probe = subprocess.run(
+        ["unshare", "--net", "--pid", "--mount", "--uts", "--fork", "--mount-proc", "true"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     if probe.returncode != 0:
         return f"unshare refused: {probe.stderr.strip() or probe.returncode}"
     return None
@@ -83,12 +87,30 @@ class SimHost:
         raise RuntimeError(f"host {self.name}: its init did not start")
 
     def start(self, shared: Path) -> SimHost:
-        script = (f"hostname {self.name} && mount --bind {shared} {self.view} && "
-                  f"exec {sys.executable} -c \"$SIMHOST_INIT\"")
+        script = (
+            f"hostname {self.name} && mount --bind {shared} {self.view} && "
+            f'exec {sys.executable} -c "$SIMHOST_INIT"'
+        )
         self.init = subprocess.Popen(
-            ["ip", "netns", "exec", self.netns, "unshare", "--pid", "--mount", "--uts", "--fork",
-             "--mount-proc", "sh", "-c", script],
-            env={**os.environ, "SIMHOST_INIT": INIT}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.netns,
+                "unshare",
+                "--pid",
+                "--mount",
+                "--uts",
+                "--fork",
+                "--mount-proc",
+                "sh",
+                "-c",
+                script,
+            ],
+            env={**os.environ, "SIMHOST_INIT": INIT},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         pid = self.init_pid
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # the bind mount is in place
@@ -98,21 +120,52 @@ class SimHost:
             time.sleep(0.1)
         raise RuntimeError(f"host {self.name} (pid {pid}) never saw the workspace at {self.view}")
 
-    def run(self, argv: Sequence[str], *, timeout: float = 120, check: bool = True,
-            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float = 120,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` inside this host (its network, PIDs, mounts and hostname)."""
         # cd inside: nsenter's --wd would resolve the directory in the caller's mounts
-        full = ["nsenter", "-t", str(self.init_pid), "--net", "--pid", "--mount", "--uts", "--",
-                "sh", "-c", f'cd "{self.view}" && exec "$@"', "sh", *argv]
-        done = subprocess.run(full, env={**os.environ, **self.env, **(env or {})}, capture_output=True,
-                              text=True, timeout=timeout)
+        full = [
+            "nsenter",
+            "-t",
+            str(self.init_pid),
+            "--net",
+            "--pid",
+            "--mount",
+            "--uts",
+            "--",
+            "sh",
+            "-c",
+            f'cd "{self.view}" && exec "$@"',
+            "sh",
+            *argv,
+        ]
+        done = subprocess.run(
+            full,
+            env={**os.environ, **self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and done.returncode != 0:
-            raise AssertionError(f"on {self.name}: {' '.join(argv)} → {done.returncode}\n{done.stdout}\n{done.stderr}")
+            raise AssertionError(
+                f"on {self.name}: {' '.join(argv)} → {done.returncode}\n{done.stdout}\n{done.stderr}"
+            )
         return done
 
-    def swarmq(self, *args: str, timeout: float = 180, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.run([sys.executable, "-m", "swarmq.cli", "--config", str(self.view / "swarm.yaml"), *args],
-                        timeout=timeout, check=check)
+    def swarmq(
+        self, *args: str, timeout: float = 180, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        return self.run(
+            [sys.executable, "-m", "swarmq.cli", "--config", str(self.view / "swarm.yaml"), *args],
+            timeout=timeout,
+            check=check,
+        )
 
     def kill(self) -> None:
         """Power off: SIGKILL the host's PID 1, which takes every process of the host with it."""
@@ -152,8 +205,14 @@ def simulated_cluster(root: Path, names: Sequence[str]) -> Iterator[Cluster]:
         sh("ip", "addr", "add", f"{cluster.gateway}/24", "dev", cluster.bridge)
         sh("ip", "link", "set", cluster.bridge, "up")
         for n, name in enumerate(names, start=2):
-            netns, outside, inside = f"swq{name[-1]}{tag}", f"swq{name[-1]}{tag}o", f"swq{name[-1]}{tag}i"
-            host = SimHost(name, netns, f"10.231.{cluster.subnet}.{n}", root / f"{name}-view" / "workspace")
+            netns, outside, inside = (
+                f"swq{name[-1]}{tag}",
+                f"swq{name[-1]}{tag}o",
+                f"swq{name[-1]}{tag}i",
+            )
+            host = SimHost(
+                name, netns, f"10.231.{cluster.subnet}.{n}", root / f"{name}-view" / "workspace"
+            )
             host.view.mkdir(parents=True)
             sh("ip", "netns", "add", netns)
             cluster.hosts.append(host)
@@ -162,13 +221,39 @@ def simulated_cluster(root: Path, names: Sequence[str]) -> Iterator[Cluster]:
             sh("ip", "link", "set", inside, "netns", netns)
             sh("ip", "link", "set", outside, "master", cluster.bridge)
             sh("ip", "link", "set", outside, "up")
-            sh("ip", "netns", "exec", netns, "ip", "addr", "add", f"{host.address}/24", "dev", inside)
+            sh(
+                "ip",
+                "netns",
+                "exec",
+                netns,
+                "ip",
+                "addr",
+                "add",
+                f"{host.address}/24",
+                "dev",
+                inside,
+            )
             sh("ip", "netns", "exec", netns, "ip", "link", "set", inside, "up")
             sh("ip", "netns", "exec", netns, "ip", "link", "set", "lo", "up")
         port = free_port()
         cluster.redis = subprocess.Popen(
-            [str(server_binary()), "--port", str(port), "--bind", "127.0.0.1", cluster.gateway, "--save", "",
-             "--appendonly", "no", "--dir", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                str(server_binary()),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                cluster.gateway,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(root),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         cluster.redis_url = f"redis://{cluster.gateway}:{port}/0"
         deadline = time.monotonic() + 10
         while True:

@@ -27,11 +27,20 @@ from tests.multihost.simhosts import Cluster, SimHost, namespaces_unavailable, s
 from tests.support import REPO
 
 WHY_NOT = namespaces_unavailable()
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(420),
-              pytest.mark.skipif(WHY_NOT is not None, reason=f"simulated hosts: {WHY_NOT}")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(WHY_NOT is not None, reason=f"simulated hosts: {WHY_NOT}"),
+]
 
 LEASE = 4.0
-AGENT = [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}", "--pause-first", "6"]
+AGENT = [
+    sys.executable,
+    str(REPO / "tests" / "agent_script.py"),
+    "{prompt_file}",
+    "--pause-first",
+    "6",
+]
 
 
 def as_json(done: Any) -> Any:
@@ -43,15 +52,41 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, S
     root = tmp_path_factory.mktemp("multihost")
     with simulated_cluster(root, ["hosta", "hostb"]) as cluster:
         (cluster.shared / "project").mkdir()
-        (cluster.shared / "swarm.yaml").write_text(yaml.safe_dump({
-            "swarm": f"mh{cluster.bridge[-5:]}", "workspace": "project", "redis_url": cluster.redis_url,
-            "paths": {"profiles": "profiles", "runtime": "runtime", "shared": "shared", "hive": "hive"},
-            "knowledge": {"swarm_max_entries": 1000},  # the storm's 300 entries all stay active
-            "missions": {"heartbeat_seconds": 0.5, "stale_after_seconds": 3, "reap_after_seconds": 3,
-                         "reap_every_seconds": 1, "kill_grace_seconds": 1, "ping_timeout_seconds": 1},
-            "workers": [{"id": f"r{n}", "role": "runner", "queues": ["missions"],
-                         "agent": {"command": AGENT, "timeout_seconds": 60}} for n in (1, 2)],
-        }))
+        (cluster.shared / "swarm.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "swarm": f"mh{cluster.bridge[-5:]}",
+                    "workspace": "project",
+                    "redis_url": cluster.redis_url,
+                    "paths": {
+                        "profiles": "profiles",
+                        "runtime": "runtime",
+                        "shared": "shared",
+                        "hive": "hive",
+                    },
+                    "knowledge": {
+                        "swarm_max_entries": 1000
+                    },  # the storm's 300 entries all stay active
+                    "missions": {
+                        "heartbeat_seconds": 0.5,
+                        "stale_after_seconds": 3,
+                        "reap_after_seconds": 3,
+                        "reap_every_seconds": 1,
+                        "kill_grace_seconds": 1,
+                        "ping_timeout_seconds": 1,
+                    },
+                    "workers": [
+                        {
+                            "id": f"r{n}",
+                            "role": "runner",
+                            "queues": ["missions"],
+                            "agent": {"command": AGENT, "timeout_seconds": 60},
+                        }
+                        for n in (1, 2)
+                    ],
+                }
+            )
+        )
         a, b = cluster.hosts
         for host in (a, b):
             host.env = {"PYTHONPATH": str(REPO), "SWARMQ_BEAT_LEASE_SECONDS": str(LEASE)}
@@ -64,8 +99,12 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, S
 
 def ledger_of(cluster: Cluster) -> Ledger:
     """A read-only view from the test's own mount path (reads take no lock)."""
-    return Ledger(cluster.shared / "runtime", LocalLocks(cluster.root / "locks"),
-                  archive_root=cluster.shared / "shared" / "swarm" / "missions", retention=Retention())
+    return Ledger(
+        cluster.shared / "runtime",
+        LocalLocks(cluster.root / "locks"),
+        archive_root=cluster.shared / "shared" / "swarm" / "missions",
+        retention=Retention(),
+    )
 
 
 def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost, SimHost]) -> None:
@@ -82,7 +121,10 @@ def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost
 
     down = as_json(b.swarmq("down", "--no-tmux", "--json", "--timeout", "60"))
     assert sorted((x["name"], x["outcome"]) for x in down["actions"]) == [
-        ("beat", "stopped"), ("r1", "stopped"), ("r2", "stopped")]
+        ("beat", "stopped"),
+        ("r1", "stopped"),
+        ("r2", "stopped"),
+    ]
     after = as_json(a.swarmq("status", "--no-tmux", "--json"))
     assert {p["name"]: p["pid"] for p in after["processes"] if p["running"]} == a_pids  # untouched
     assert all(p["celery"] == "pong" for p in after["processes"] if p["kind"] == "worker")
@@ -92,7 +134,10 @@ def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost
 
     again = as_json(b.swarmq("up", "--no-tmux", "--json", "--wait", "120"))
     assert [(x["name"], x["outcome"]) for x in again["actions"]] == [
-        ("r1", "started"), ("r2", "started"), ("beat", "started")]  # not "already running" from A's files
+        ("r1", "started"),
+        ("r2", "started"),
+        ("beat", "started"),
+    ]  # not "already running" from A's files
     assert all(again["answered"].values())
 
     everywhere = as_json(a.swarmq("down", "--all", "--no-tmux", "--json", "--timeout", "60"))
@@ -100,7 +145,11 @@ def test_status_and_down_touch_only_their_own_host(hosts: tuple[Cluster, SimHost
     assert {"r1@hostb", "r2@hostb", "beat"} <= asked
     deadline = time.monotonic() + 90
     while True:  # B's workers (Celery shutdown) and beat (the stop flag) exit on their own
-        left = [p["name"] for p in as_json(b.swarmq("status", "--no-tmux", "--json"))["processes"] if p["running"]]
+        left = [
+            p["name"]
+            for p in as_json(b.swarmq("status", "--no-tmux", "--json"))["processes"]
+            if p["running"]
+        ]
         if not left:
             break
         assert time.monotonic() < deadline, f"still running on hostb after down --all: {left}"
@@ -117,8 +166,12 @@ def test_cross_mount_write_storm_loses_nothing(hosts: tuple[Cluster, SimHost, Si
     assert len(ids) == 300
     with ThreadPoolExecutor(2) as pool:  # both hosts at once, each on its own mount path
         start = f"{time.time() + 10:.3f}"  # both start together, whatever their import times
-        runs = [pool.submit(host.run, [sys.executable, "-c", STORM, "reinforce", start, *half], timeout=240)
-                for host, half in ((a, ids[::2]), (b, ids[1::2]))]
+        runs = [
+            pool.submit(
+                host.run, [sys.executable, "-c", STORM, "reinforce", start, *half], timeout=240
+            )
+            for host, half in ((a, ids[::2]), (b, ids[1::2]))
+        ]
         reported = [json.loads(run.result().stdout) for run in runs]
     final = json.loads(a.run([sys.executable, "-c", STORM, "check", *ids], timeout=120).stdout)
     succeeded = {i for r in reported for i in r["ok"]}
@@ -135,7 +188,11 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
     swarm = yaml.safe_load((cluster.shared / "swarm.yaml").read_text())["swarm"]
     holder = (client.get(keys.beat_lock(swarm)) or b"").decode()
     active, standby = (a, b) if holder.startswith("hosta:") else (b, a)
-    beat_pid = (cluster.shared / "runtime" / "hosts" / active.name / "pids" / "swarmq-beat.pid").read_text().strip()
+    beat_pid = (
+        (cluster.shared / "runtime" / "hosts" / active.name / "pids" / "swarmq-beat.pid")
+        .read_text()
+        .strip()
+    )
     active.run(["kill", "-9", beat_pid])
     killed = time.monotonic()
     while not (client.get(keys.beat_lock(swarm)) or b"").decode().startswith(f"{standby.name}:"):
@@ -145,7 +202,9 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
     assert took <= LEASE + 1.5, f"takeover took {took:.1f}s (lease {LEASE}s)"
     active.swarmq("up", "--no-tmux", "--json", "--wait", "60")  # its beat comes back as a standby
 
-    submitted = as_json(a.swarmq("mission", "submit", "Survive a power cut", "--role", "runner", "--json"))
+    submitted = as_json(
+        a.swarmq("mission", "submit", "Survive a power cut", "--role", "runner", "--json")
+    )
     mission_id = submitted["id"]
     ledger = ledger_of(cluster)
     deadline = time.monotonic() + 60
@@ -165,7 +224,9 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
     assert mission.state.value == "complete", mission.dump()
     recovered = time.monotonic() - died
     first, last = mission.assignments[0], mission.assignments[-1]
-    assert first.state.value == "failed" and f"@{victim.name} does not answer" in (first.reason or "")
+    assert first.state.value == "failed" and f"@{victim.name} does not answer" in (
+        first.reason or ""
+    )
     # Once reaped, the run resumed on the survivor is not reaped again: its heartbeat never
     # waits on a store lock the dead host (same worker ids) may still hold (issue 15; it used
     # to wait on runtime.json's lock and was sometimes reaped a second time).
@@ -177,7 +238,7 @@ def test_dead_beat_replaced_and_dead_host_mission_recovered(
     print(f"beat takeover {took:.1f}s; mission recovered {recovered:.1f}s after the host died")
 
 
-STORM = r'''
+STORM = r"""
 import json, sys, time, uuid
 from swarmq.coord.cluster import Cluster
 from swarmq.knowledge.reinforcement import NewLesson
@@ -207,4 +268,4 @@ elif verb == "reinforce":
 else:
     done = [e.id for e in store.list() if any(r.get("phase_number") == 7 for r in e.confirmed_by)]
     print(json.dumps(sorted(set(done) & set(args))))
-'''
+"""

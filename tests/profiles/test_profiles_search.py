@@ -45,10 +45,17 @@ def test_events_and_episodes_are_idempotent(layout: ProfileLayout, tmp_path: Pat
 
 def test_summary_keeps_human_notes(layout: ProfileLayout, tmp_path: Path) -> None:
     locks = LocalLocks(tmp_path / "locks")
-    update_summary(layout, locks, "m1", SummaryUpdate(status="executing"), title="T", objective="Obj")
+    update_summary(
+        layout, locks, "m1", SummaryUpdate(status="executing"), title="T", objective="Obj"
+    )
     path = layout.summary("m1")
     path.write_text(path.read_text() + "\n## Notes from Eric\n\nkeep this\n")
-    update_summary(layout, locks, "m1", SummaryUpdate(status="complete", checkpoints=["one", "one"], next_action="ship"))
+    update_summary(
+        layout,
+        locks,
+        "m1",
+        SummaryUpdate(status="complete", checkpoints=["one", "one"], next_action="ship"),
+    )
     text = path.read_text()
     assert "- Status: complete" in text and text.count("- one") == 1 and "keep this" in text
     assert "## Next action\n\nship" in text
@@ -68,7 +75,9 @@ def test_search_ranking_budget_and_freshness(tmp_path: Path) -> None:
     assert (hits[0].path.endswith("a.md"), hits[0].line, hits[0].phrase) == (True, 1, True)
     assert hits[1].overlap == 1.0 and not hits[1].phrase and hits[-1].path.endswith("b.md")
     assert "1: the parser bug" in hits[0].snippet
-    assert [h.path.endswith("s.md") for h in search.search("parser bug", scope=Scope.SHARED).hits] == [True]
+    assert [
+        h.path.endswith("s.md") for h in search.search("parser bug", scope=Scope.SHARED).hits
+    ] == [True]
     assert len(search.search("parser bug", scope=Scope.ALL).hits) == 4
     tight = search.search("parser", worker_id="w1", budget_chars=len(hits[0].path) + 60)
     assert tight.truncated and len(tight.hits) <= 1

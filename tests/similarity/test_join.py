@@ -16,10 +16,43 @@ from swarmq.similarity.sets import encode
 MEASURES = list(Measure)
 THRESHOLDS = [0.05, 0.3, 1 / 3, 0.5, 0.6, 2 / 3, 0.7, 0.75, 0.85, 0.9, 1.0]
 
-WORDS = ["use", "the", "cache", "always", "never", "run", "tests", "before", "merge", "api",
-         "Docker", "node", "x", "a", "B", "TODO", "config", "schema", "42", "_"]
-ODD = ["", " ", "TODO", "x", "数据库迁移必须先备份", "请在提交前运行全部测试", "!!!", "naïve café",
-       "K\u212aelvin ǅx İstanbul", "a\nb\tc\u00a0d", "tab\tsep", "Q", "q q q"]
+WORDS = [
+    "use",
+    "the",
+    "cache",
+    "always",
+    "never",
+    "run",
+    "tests",
+    "before",
+    "merge",
+    "api",
+    "Docker",
+    "node",
+    "x",
+    "a",
+    "B",
+    "TODO",
+    "config",
+    "schema",
+    "42",
+    "_",
+]
+ODD = [
+    "",
+    " ",
+    "TODO",
+    "x",
+    "数据库迁移必须先备份",
+    "请在提交前运行全部测试",
+    "!!!",
+    "naïve café",
+    "K\u212aelvin ǅx İstanbul",
+    "a\nb\tc\u00a0d",
+    "tab\tsep",
+    "Q",
+    "q q q",
+]
 
 
 def _check(texts: list[str], threshold: float, measure: Measure) -> JoinResult:
@@ -57,7 +90,9 @@ def test_random_small_vocabulary(measure: Measure, threshold: float) -> None:
     threshold=st.one_of(st.sampled_from(THRESHOLDS), st.floats(0.01, 1.0)),
     measure=st.sampled_from(MEASURES),
 )
-def test_hypothesis_against_brute_force(texts: list[str], threshold: float, measure: Measure) -> None:
+def test_hypothesis_against_brute_force(
+    texts: list[str], threshold: float, measure: Measure
+) -> None:
     _check(texts, threshold, measure)
 
 
@@ -73,7 +108,10 @@ def test_empty_bigram_lessons_form_one_clique(measure: Measure) -> None:
 
 
 def test_large_empty_group_stays_implicit() -> None:
-    texts = ["日志"] * 3000 + ["run the tests before every merge", "run the tests before every merge now"]
+    texts = ["日志"] * 3000 + [
+        "run the tests before every merge",
+        "run the tests before every merge now",
+    ]
     result = join_texts(texts, 0.5)
     assert len(result.empty) == 3000
     assert len(result.left) == 1
@@ -83,8 +121,10 @@ def test_large_empty_group_stays_implicit() -> None:
 @pytest.mark.parametrize("measure", MEASURES)
 def test_identical_and_long_texts(measure: Measure) -> None:
     rng = random.Random(3)
-    long_texts = [" ".join(rng.choice(WORDS + [f"w{i}" for i in range(300)]) for _ in range(400))
-                  for _ in range(6)]
+    long_texts = [
+        " ".join(rng.choice(WORDS + [f"w{i}" for i in range(300)]) for _ in range(400))
+        for _ in range(6)
+    ]
     texts = ["use the cache before merge"] * 40 + long_texts + [long_texts[0] + " extra words"]
     for threshold in (0.5, 0.9, 1.0):
         _check(texts, threshold, measure)

@@ -16,21 +16,35 @@ from swarmq.similarity.normalize import STOP_WORDS, term_text, terms
 from swarmq.similarity.sets import encode
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("getUserByID", ["getuserbyid", "get", "user", "id"]),
-    ("snake_case_name", ["snake", "case", "name"]),
-    ("src/app/page.tsx", ["src", "app", "page", "tsx"]),
-    ("web-llm v0.2.83 has NO WASM backend", ["web", "llm", "v0.2.83", "wasm", "backend"]),
-    ("HTTP 404 on retries", ["http", "404", "retri"]),
-    ("The tests are validating the validation", ["test", "valid", "valid"]),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("getUserByID", ["getuserbyid", "get", "user", "id"]),
+        ("snake_case_name", ["snake", "case", "name"]),
+        ("src/app/page.tsx", ["src", "app", "page", "tsx"]),
+        ("web-llm v0.2.83 has NO WASM backend", ["web", "llm", "v0.2.83", "wasm", "backend"]),
+        ("HTTP 404 on retries", ["http", "404", "retri"]),
+        ("The tests are validating the validation", ["test", "valid", "valid"]),
+    ],
+)
 def test_terms(text: str, expected: list[str]) -> None:
     assert terms(text) == expected
 
 
 def test_weighted_overlaps_is_the_idf_cosine_of_term_sets() -> None:
     rng = random.Random(11)
-    vocabulary = ["alpha", "bravo", "charlie", "delta", "echo", "fox", "golf", "hotel", "india", "kilo"]
+    vocabulary = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "fox",
+        "golf",
+        "hotel",
+        "india",
+        "kilo",
+    ]
     texts = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 7))) for _ in range(60)]
     sets = encode([term_text(t) for t in texts], Measure.TOKENS)
     left, right = np.triu_indices(len(texts), k=1)

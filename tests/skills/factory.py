@@ -13,8 +13,15 @@ from swarmq.storage.locking import LocalLocks
 AT = "2026-05-01T10:00:00.000Z"
 
 
-def entry(entry_id: str, lesson: str, *, phases: int = 0, confidence: float = 0.6,
-          outcomes: dict[str, int] | None = None, **fields: Any) -> dict[str, Any]:
+def entry(
+    entry_id: str,
+    lesson: str,
+    *,
+    phases: int = 0,
+    confidence: float = 0.6,
+    outcomes: dict[str, int] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
     """An entry in opencode-swarm's key order with ``phases`` distinct phase confirmations."""
     data: dict[str, Any] = {
         "id": entry_id,
@@ -25,10 +32,16 @@ def entry(entry_id: str, lesson: str, *, phases: int = 0, confidence: float = 0.
         "scope": "global",
         "confidence": confidence,
         "status": fields.pop("status", "candidate"),
-        "confirmed_by": [{"phase_number": n, "confirmed_at": AT, "project_name": "demo"}
-                         for n in range(1, phases + 1)],
-        "retrieval_outcomes": {"applied_count": 0, "succeeded_after_count": 0, "failed_after_count": 0,
-                               **(outcomes or {})},
+        "confirmed_by": [
+            {"phase_number": n, "confirmed_at": AT, "project_name": "demo"}
+            for n in range(1, phases + 1)
+        ],
+        "retrieval_outcomes": {
+            "applied_count": 0,
+            "succeeded_after_count": 0,
+            "failed_after_count": 0,
+            **(outcomes or {}),
+        },
         "schema_version": 1,
         "created_at": AT,
         "updated_at": fields.pop("updated_at", AT),
@@ -42,8 +55,10 @@ def entry(entry_id: str, lesson: str, *, phases: int = 0, confidence: float = 0.
 def write_store(workspace: Path, entries: list[dict[str, Any]]) -> Path:
     path = workspace / ".swarm" / "knowledge.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in entries),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in entries),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -52,4 +67,6 @@ def swarm_store(workspace: Path, locks: LocalLocks) -> TierStore:
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]

@@ -15,11 +15,31 @@ from swarmq.storage.locking import LocalLocks
 from tests.skills.factory import entry, lines, swarm_store, write_store
 
 LESSONS = [
-    entry("k1", "Run the biome lint config check before committing changes.", confidence=0.8, phases=2,
-          tags=["lint"], triggers=["biome", "lint config"], required_actions=["run biome check"],
-          forbidden_actions=["commit with lint errors"], applies_to_agents=["coder"]),
-    entry("k2", "Run the biome lint config check before pushing to CI.", confidence=0.7, phases=3, tags=["lint"]),
-    entry("k3", "A lesson that is not mature enough to compile yet.", confidence=0.6, phases=1, tags=["misc"]),
+    entry(
+        "k1",
+        "Run the biome lint config check before committing changes.",
+        confidence=0.8,
+        phases=2,
+        tags=["lint"],
+        triggers=["biome", "lint config"],
+        required_actions=["run biome check"],
+        forbidden_actions=["commit with lint errors"],
+        applies_to_agents=["coder"],
+    ),
+    entry(
+        "k2",
+        "Run the biome lint config check before pushing to CI.",
+        confidence=0.7,
+        phases=3,
+        tags=["lint"],
+    ),
+    entry(
+        "k3",
+        "A lesson that is not mature enough to compile yet.",
+        confidence=0.6,
+        phases=1,
+        tags=["misc"],
+    ),
 ]
 
 
@@ -28,8 +48,12 @@ def compiler(tmp_path: Path) -> SkillCompiler:
     workspace = tmp_path / "project"
     write_store(workspace, LESSONS)
     locks = LocalLocks(tmp_path / "locks")
-    return SkillCompiler(SkillLayout(workspace), locks, [swarm_store(workspace, locks)],
-                         clock=lambda: "2026-05-08T12:00:00.000Z")
+    return SkillCompiler(
+        SkillLayout(workspace),
+        locks,
+        [swarm_store(workspace, locks)],
+        clock=lambda: "2026-05-08T12:00:00.000Z",
+    )
 
 
 def knowledge(compiler: SkillCompiler) -> dict[str, dict[str, object]]:
@@ -52,12 +76,16 @@ def test_generate_draft_then_apply_stamps_the_sources(compiler: SkillCompiler) -
     stored = knowledge(compiler)
     for entry_id in ("k1", "k2"):
         assert stored[entry_id]["generated_skill_slug"] == "biome"
-        assert stored[entry_id]["generated_skill_path"] == ".opencode/skills/generated/biome/SKILL.md"
+        assert (
+            stored[entry_id]["generated_skill_path"] == ".opencode/skills/generated/biome/SKILL.md"
+        )
         assert stored[entry_id]["revision"] == 1
     assert "generated_skill_slug" not in stored["k3"]
     [listed] = compiler.listing()["active"]
     assert listed["slug"] == "biome" and listed["generated"] and listed["stale"] == []
-    assert compiler.generate(mode="draft")[0].reason == "no mature knowledge to compile"  # already compiled
+    assert (
+        compiler.generate(mode="draft")[0].reason == "no mature knowledge to compile"
+    )  # already compiled
 
 
 def test_explicit_ids_bypass_discovery(compiler: SkillCompiler) -> None:
@@ -66,7 +94,9 @@ def test_explicit_ids_bypass_discovery(compiler: SkillCompiler) -> None:
     assert knowledge(compiler)["k3"]["generated_skill_slug"] == "one-off"
     inspected = compiler.inspect("one-off")
     assert inspected is not None and inspected["kind"] == "active"
-    assert inspected["sources"] == [{"id": "k3", "lesson": LESSONS[2]["lesson"], "status": "candidate"}]
+    assert inspected["sources"] == [
+        {"id": "k3", "lesson": LESSONS[2]["lesson"], "status": "candidate"}
+    ]
 
 
 def test_hand_written_skill_is_not_overwritten_unless_forced(compiler: SkillCompiler) -> None:
@@ -82,17 +112,25 @@ def test_hand_written_skill_is_not_overwritten_unless_forced(compiler: SkillComp
     assert "My own careful words." not in active.read_text()
 
 
-def test_paths_escaping_the_generated_dir_are_refused(compiler: SkillCompiler, tmp_path: Path) -> None:
+def test_paths_escaping_the_generated_dir_are_refused(
+    compiler: SkillCompiler, tmp_path: Path
+) -> None:
     layout = compiler.layout
     for slug in ("../../etc", "a/b", "..", "", "UPPER", "x" * 65):
         with pytest.raises(UnsafeSkillPath):
             compiler.apply(slug)
-    for relative in (".opencode/skills/generated/../../../x/SKILL.md", "/etc/passwd",
-                     ".opencode/skills/generated/ok/../../SKILL.md", ".swarm/knowledge.jsonl",
-                     ".opencode/skills/generated/ok/other.md"):
+    for relative in (
+        ".opencode/skills/generated/../../../x/SKILL.md",
+        "/etc/passwd",
+        ".opencode/skills/generated/ok/../../SKILL.md",
+        ".swarm/knowledge.jsonl",
+        ".opencode/skills/generated/ok/other.md",
+    ):
         with pytest.raises(UnsafeSkillPath):
             layout.generated_target(relative)
-    assert layout.generated_target(".opencode/skills/generated/ok/SKILL.md") == layout.active_path("ok")
+    assert layout.generated_target(".opencode/skills/generated/ok/SKILL.md") == layout.active_path(
+        "ok"
+    )
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, layout.generated_dir / "linked")
@@ -104,9 +142,19 @@ def test_paths_escaping_the_generated_dir_are_refused(compiler: SkillCompiler, t
 def test_eval_fixtures_gate_and_rejected_edits(compiler: SkillCompiler) -> None:
     evals = compiler.layout.evals_dir / "biome"
     evals.mkdir(parents=True)
-    (evals / "cases.json").write_text(json.dumps({"cases": [
-        {"id": "must-mention-ci", "required_phrases": ["pushing to CI"], "forbidden_phrases": ["--no-verify"]},
-    ]}))
+    (evals / "cases.json").write_text(
+        json.dumps(
+            {
+                "cases": [
+                    {
+                        "id": "must-mention-ci",
+                        "required_phrases": ["pushing to CI"],
+                        "forbidden_phrases": ["--no-verify"],
+                    },
+                ]
+            }
+        )
+    )
     (evals / "strict.json").write_text(json.dumps([{"required_phrases": ["rollback plan"]}]))
     [refused] = compiler.generate(mode="active")
     assert not refused.written and refused.reason == "validation_failed: candidate fails eval cases"
@@ -130,14 +178,22 @@ def test_broken_fixture_fails_closed(compiler: SkillCompiler) -> None:
     (evals / "bad.json").write_text("{not json")
     [result] = compiler.generate(mode="draft")
     assert not result.written and result.evaluation is not None
-    assert result.evaluation.status == "invalid_eval_set" and "invalid JSON" in result.evaluation.reason
+    assert (
+        result.evaluation.status == "invalid_eval_set"
+        and "invalid JSON" in result.evaluation.reason
+    )
 
 
 def test_stale_skill_is_reported_and_regenerated(compiler: SkillCompiler) -> None:
     compiler.generate(mode="active")
     store = compiler.stores[0]
-    store.update("k2", {"lesson": "Run the biome lint config check before every push to CI.",
-                        "updated_at": "2026-05-09T00:00:00.000Z"})
+    store.update(
+        "k2",
+        {
+            "lesson": "Run the biome lint config check before every push to CI.",
+            "updated_at": "2026-05-09T00:00:00.000Z",
+        },
+    )
     [listed] = compiler.listing()["active"]
     assert listed["stale"] == ["updated_after_generation:k2"]
     result = compiler.regenerate("biome", evaluate_it=False)
@@ -162,7 +218,16 @@ def test_rejected_edits_buffer_is_bounded(tmp_path: Path) -> None:
     buffer = RejectedEdits(tmp_path / "rejected-edits.jsonl", cap=3)
     locks = LocalLocks(tmp_path / "locks")
     for n in range(5):
-        buffer.record(locks, slug="s", operation="op", candidate=f"content {n}",
-                      evaluation=Evaluation("rejected", False, "nope"))
-    assert [r["candidatePreview"] for r in buffer.records()] == ["content 2", "content 3", "content 4"]
+        buffer.record(
+            locks,
+            slug="s",
+            operation="op",
+            candidate=f"content {n}",
+            evaluation=Evaluation("rejected", False, "nope"),
+        )
+    assert [r["candidatePreview"] for r in buffer.records()] == [
+        "content 2",
+        "content 3",
+        "content 4",
+    ]
     assert buffer.is_rejected("s", "CONTENT   4") and not buffer.is_rejected("s", "content 0")

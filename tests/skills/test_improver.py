@@ -35,24 +35,64 @@ class Setup:
     def __init__(self, tmp_path: Path, client: redis.Redis, swarm: str, maximum: int = 10) -> None:
         self.tmp = tmp_path
         workspace = tmp_path / "project"
-        write_store(workspace, [
-            entry("k1", "Run the biome lint config check before committing.", confidence=0.8, phases=2,
-                  tags=["lint"], outcomes={"ignored_count": 2, "violated_count": 1}),
-            entry("k2", "Run the biome lint config check before pushing.", confidence=0.8, phases=2, tags=["lint"]),
-            entry("k3", "Run biome in CI for every pull request.", confidence=0.7, phases=2, tags=["lint"]),
-        ])
+        write_store(
+            workspace,
+            [
+                entry(
+                    "k1",
+                    "Run the biome lint config check before committing.",
+                    confidence=0.8,
+                    phases=2,
+                    tags=["lint"],
+                    outcomes={"ignored_count": 2, "violated_count": 1},
+                ),
+                entry(
+                    "k2",
+                    "Run the biome lint config check before pushing.",
+                    confidence=0.8,
+                    phases=2,
+                    tags=["lint"],
+                ),
+                entry(
+                    "k3",
+                    "Run biome in CI for every pull request.",
+                    confidence=0.7,
+                    phases=2,
+                    tags=["lint"],
+                ),
+            ],
+        )
         self.locks = LocalLocks(tmp_path / "locks")
-        self.compiler = SkillCompiler(SkillLayout(workspace), self.locks, [swarm_store(workspace, self.locks)])
+        self.compiler = SkillCompiler(
+            SkillLayout(workspace), self.locks, [swarm_store(workspace, self.locks)]
+        )
         self.gate: QuotaGate = gate(client, swarm, tmp_path, skill_improver=maximum)
         self.clock = datetime(2026, 5, 8, 15, 42, 11, tzinfo=UTC)
 
-    def improver(self, base_url: str | None, *, fallback: bool = False, retries: int = 0,
-                 inventory: Any = None, **config: Any) -> SkillImprover:
-        client = None if base_url is None else completer(base_url, self.gate, self.tmp, quota="skill_improver",
-                                                          retries=retries)
+    def improver(
+        self,
+        base_url: str | None,
+        *,
+        fallback: bool = False,
+        retries: int = 0,
+        inventory: Any = None,
+        **config: Any,
+    ) -> SkillImprover:
+        client = (
+            None
+            if base_url is None
+            else completer(base_url, self.gate, self.tmp, quota="skill_improver", retries=retries)
+        )
         extra = {"inventory": inventory} if inventory else {}
-        return SkillImprover(self.compiler, self.locks, SkillImproverConfig(enabled=True, **config),
-                             completer=client, allow_fallback=fallback, now=lambda: self.clock, **extra)
+        return SkillImprover(
+            self.compiler,
+            self.locks,
+            SkillImproverConfig(enabled=True, **config),
+            completer=client,
+            allow_fallback=fallback,
+            now=lambda: self.clock,
+            **extra,
+        )
 
     def used(self) -> tuple[int, int]:
         state = self.gate.status("skill_improver")
@@ -68,7 +108,9 @@ def setup(tmp_path: Path, redis_client: redis.Redis, swarm_name: str) -> Setup:
     return Setup(tmp_path, redis_client, swarm_name)
 
 
-def test_llm_proposal_is_tagged_and_spends_one_slot(setup: Setup, llm_server: FakeLLMServer) -> None:
+def test_llm_proposal_is_tagged_and_spends_one_slot(
+    setup: Setup, llm_server: FakeLLMServer
+) -> None:
     report = setup.improver(llm_server.base_url).run(approved=True)
     assert report.ran and report.source == "llm" and report.missing_sections == []
     [path] = setup.proposals()
@@ -77,9 +119,14 @@ def test_llm_proposal_is_tagged_and_spends_one_slot(setup: Setup, llm_server: Fa
     assert text.startswith("---\nsource: llm\ngenerated_at: 2026-05-08T15:42:11.000Z\n")
     assert "model: fake-model" in text and all(f"## {title}" in text for title in SECTIONS)
     prompt = llm_server.requests[0].prompt
-    assert "k1 | ignored=2 violated=1" in prompt and "Repeated ignored or violated directives" in prompt
+    assert (
+        "k1 | ignored=2 violated=1" in prompt
+        and "Repeated ignored or violated directives" in prompt
+    )
     assert setup.used() == (1, 0)
-    setup.improver(llm_server.base_url).run(approved=True)  # same millisecond: a second file, not a clobber
+    setup.improver(llm_server.base_url).run(
+        approved=True
+    )  # same millisecond: a second file, not a clobber
     assert len(setup.proposals()) == 2
 
 
@@ -94,7 +141,8 @@ DEGENERATE = {
 
 @pytest.mark.parametrize("name", list(DEGENERATE))
 def test_degenerate_replies_are_rejected_recorded_and_never_written(
-        name: str, setup: Setup, llm_server: FakeLLMServer) -> None:
+    name: str, setup: Setup, llm_server: FakeLLMServer
+) -> None:
     llm_server.script(ok(DEGENERATE[name]))
     report = setup.improver(llm_server.base_url).run(approved=True)
     assert not report.ran and (report.reason or "").startswith("reply_rejected: ")
@@ -106,10 +154,19 @@ def test_degenerate_replies_are_rejected_recorded_and_never_written(
 
 
 def test_a_prompt_over_the_context_is_trimmed_or_refused_before_a_slot_is_spent(
-        setup: Setup, llm_server: FakeLLMServer) -> None:
-    many = Inventory(knowledge_total=500, knowledge_active=500, archived=0, directives=0, drafts=0,
-                     active_skills=0, stale_skills=[(f"skill-{n}", ["old"]) for n in range(10)],
-                     mature_uncompiled=[], ignored_or_violated=[])
+    setup: Setup, llm_server: FakeLLMServer
+) -> None:
+    many = Inventory(
+        knowledge_total=500,
+        knowledge_active=500,
+        archived=0,
+        directives=0,
+        drafts=0,
+        active_skills=0,
+        stale_skills=[(f"skill-{n}", ["old"]) for n in range(10)],
+        mature_uncompiled=[],
+        ignored_or_violated=[],
+    )
     improver = setup.improver(llm_server.base_url, inventory=lambda compiler: many)
     assert improver.completer is not None
     improver.completer.context_tokens, improver.completer.reply_tokens = 2048 + 260, 2048  # type: ignore[attr-defined]
@@ -157,8 +214,9 @@ def test_a_failed_call_keeps_its_slot_spent(setup: Setup, llm_server: FakeLLMSer
     assert setup.used() == (2, 0) and setup.proposals() == []
 
 
-def test_exhausted_quota_refuses_before_any_work(tmp_path: Path, redis_client: redis.Redis, swarm_name: str,
-                                                 llm_server: FakeLLMServer) -> None:
+def test_exhausted_quota_refuses_before_any_work(
+    tmp_path: Path, redis_client: redis.Redis, swarm_name: str, llm_server: FakeLLMServer
+) -> None:
     setup = Setup(tmp_path, redis_client, swarm_name, maximum=1)
     calls: list[int] = []
 
@@ -181,11 +239,19 @@ def test_empty_reply_is_rejected_in_the_ledger(setup: Setup, llm_server: FakeLLM
 
 
 def test_gates_enabled_approval_and_schedule(setup: Setup, llm_server: FakeLLMServer) -> None:
-    off = SkillImprover(setup.compiler, setup.locks, SkillImproverConfig(), completer=None, allow_fallback=True)
+    off = SkillImprover(
+        setup.compiler, setup.locks, SkillImproverConfig(), completer=None, allow_fallback=True
+    )
     assert (off.run(approved=True).reason or "").startswith("disabled")
-    assert (setup.improver(None, fallback=True).run().reason or "").startswith("awaiting_user_approval")
-    assert (setup.improver(None, fallback=True).run(trigger="scheduled").reason or "").startswith("not_scheduled")
-    scheduled = setup.improver(llm_server.base_url, trigger="scheduled", consolidation_interval_hours=6)
+    assert (setup.improver(None, fallback=True).run().reason or "").startswith(
+        "awaiting_user_approval"
+    )
+    assert (setup.improver(None, fallback=True).run(trigger="scheduled").reason or "").startswith(
+        "not_scheduled"
+    )
+    scheduled = setup.improver(
+        llm_server.base_url, trigger="scheduled", consolidation_interval_hours=6
+    )
     assert scheduled.run(trigger="scheduled").ran
     assert (scheduled.run(trigger="scheduled").reason or "").startswith("not_due")
     setup.clock += timedelta(hours=6)
@@ -193,8 +259,12 @@ def test_gates_enabled_approval_and_schedule(setup: Setup, llm_server: FakeLLMSe
     assert llm_server.count() == 2
 
 
-def test_draft_skills_mode_drafts_but_never_activates(setup: Setup, llm_server: FakeLLMServer) -> None:
+def test_draft_skills_mode_drafts_but_never_activates(
+    setup: Setup, llm_server: FakeLLMServer
+) -> None:
     report = setup.improver(llm_server.base_url, write_mode="draft_skills").run(approved=True)
     assert [d["slug"] for d in report.drafts] == ["lint"] and report.drafts[0]["written"]
     assert setup.compiler.layout.proposal_path("lint").exists()
-    assert not setup.compiler.layout.generated_dir.exists() or not any(setup.compiler.layout.generated_dir.iterdir())
+    assert not setup.compiler.layout.generated_dir.exists() or not any(
+        setup.compiler.layout.generated_dir.iterdir()
+    )

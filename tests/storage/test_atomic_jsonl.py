@@ -180,12 +180,19 @@ def test_resolve_inside_follows_symlinks(tmp_path: Path) -> None:
             resolve_inside(root, *parts)
 
 
-def test_resolve_inside_is_realpath_for_links_kept_inside_and_paths_not_made_yet(tmp_path: Path) -> None:
+def test_resolve_inside_is_realpath_for_links_kept_inside_and_paths_not_made_yet(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "root"
     (root / "w1" / "real").mkdir(parents=True)
     os.symlink(root / "w1" / "real", root / "w1" / "alias")
-    for parts in (("w1", "alias", "x"), ("w1", "missing", "deeper", "f.md"), ("w1", "real"),
-                  ("w1", "real", "..", "real"), ("w1/real",)):
+    for parts in (
+        ("w1", "alias", "x"),
+        ("w1", "missing", "deeper", "f.md"),
+        ("w1", "real"),
+        ("w1", "real", "..", "real"),
+        ("w1/real",),
+    ):
         assert resolve_inside(root, *parts) == Path(os.path.realpath(root.joinpath(*parts))), parts
 
 

@@ -54,5 +54,9 @@ def stress(self: SwarmTask, worker: int, ops: int, seed: int) -> dict[str, Any]:
             counts["restore"] += 1
         else:
             counts["noop"] += 1
-    return {"active": mine, "quarantined": held, "reinforced": dict(reinforced),
-            "counts": dict(counts)}
+    return {
+        "active": mine,
+        "quarantined": held,
+        "reinforced": dict(reinforced),
+        "counts": dict(counts),
+    }

@@ -21,16 +21,23 @@ from tests.support import WorkerProcess, write_roster
 
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
-    return write_roster(tmp_path, swarm_name, redis_url,
-                        knowledge={"swarm_max_entries": None, "hive_max_entries": None})
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        knowledge={"swarm_max_entries": None, "hive_max_entries": None},
+    )
 
 
 def _fixture(project: Path) -> None:
     lessons = generate(4000, seed=21).lessons
-    write_store(project, [
-        entry(f"e{i:05d}", lesson, created=f"2026-01-{1 + i % 28:02d}T00:00:00.000Z")
-        for i, lesson in enumerate(lessons)
-    ])
+    write_store(
+        project,
+        [
+            entry(f"e{i:05d}", lesson, created=f"2026-01-{1 + i % 28:02d}T00:00:00.000Z")
+            for i, lesson in enumerate(lessons)
+        ],
+    )
     learnings = project / ".agents" / "learnings"
     learnings.mkdir(parents=True)
     body = "Retry the flaky playwright login test once with a fresh browser context first"
@@ -39,8 +46,11 @@ def _fixture(project: Path) -> None:
 
 
 def test_nightly_scopes_through_a_worker(
-    start_worker: Callable[..., WorkerProcess], celery_client: Celery, tmp_path: Path,
-    redis_client: redis.Redis, swarm_name: str,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    tmp_path: Path,
+    redis_client: redis.Redis,
+    swarm_name: str,
 ) -> None:
     project = tmp_path / "project"
     _fixture(project)
@@ -48,9 +58,14 @@ def test_nightly_scopes_through_a_worker(
     start_worker("w1", concurrency=2)
     window = window_of()
 
-    sent = celery_client.send_task("consolidation.nightly", kwargs={"window": window},
-                                   queue="consolidation").get(timeout=60)
-    assert sent == {"window": window, "enqueued": ["swarm", "hive", "learnings"], "already_done": []}
+    sent = celery_client.send_task(
+        "consolidation.nightly", kwargs={"window": window}, queue="consolidation"
+    ).get(timeout=60)
+    assert sent == {
+        "window": window,
+        "enqueued": ["swarm", "hive", "learnings"],
+        "already_done": [],
+    }
     swarm_result = celery_client.AsyncResult(task_id_for(swarm_name, "swarm", window))
     states: set[str] = set()
     deadline = time.monotonic() + 120
@@ -60,7 +75,9 @@ def test_nightly_scopes_through_a_worker(
     summary: dict[str, Any] = swarm_result.get(timeout=5)
     assert "PROGRESS" in states
     assert summary["outcome"] == "done" and summary["changed"] > 0 and summary["converged"]
-    learnings = celery_client.AsyncResult(task_id_for(swarm_name, "learnings", window)).get(timeout=60)
+    learnings = celery_client.AsyncResult(task_id_for(swarm_name, "learnings", window)).get(
+        timeout=60
+    )
     assert learnings["counts"]["duplicate"] + learnings["counts"]["exact_duplicate"] == 1
     hive = celery_client.AsyncResult(task_id_for(swarm_name, "hive", window)).get(timeout=60)
     assert hive["entries"] == 0 and hive["run_id"] is None
@@ -69,15 +86,20 @@ def test_nightly_scopes_through_a_worker(
         assert redis_client.exists(keys.done_marker(swarm_name, f"consolidation.{scope}", window))
 
     after = knowledge.read_bytes()
-    again = celery_client.send_task("consolidation.nightly", kwargs={"window": window},
-                                    queue="consolidation").get(timeout=60)
+    again = celery_client.send_task(
+        "consolidation.nightly", kwargs={"window": window}, queue="consolidation"
+    ).get(timeout=60)
     assert again["enqueued"] == [] and again["already_done"] == ["swarm", "hive", "learnings"]
-    repeat = celery_client.send_task("consolidation.scope", kwargs={"scope": "swarm", "window": window},
-                                     queue="consolidation").get(timeout=60)
+    repeat = celery_client.send_task(
+        "consolidation.scope", kwargs={"scope": "swarm", "window": window}, queue="consolidation"
+    ).get(timeout=60)
     assert repeat["outcome"] == "already_done"
     # A new window runs again and, the store being consolidated, changes nothing.
-    fresh = celery_client.send_task("consolidation.scope", kwargs={"scope": "swarm", "window": "2099-01-01"},
-                                    queue="consolidation").get(timeout=120)
+    fresh = celery_client.send_task(
+        "consolidation.scope",
+        kwargs={"scope": "swarm", "window": "2099-01-01"},
+        queue="consolidation",
+    ).get(timeout=120)
     assert fresh["outcome"] == "done" and fresh["changed"] == 0
     assert knowledge.read_bytes() == after
     redis_client.delete(keys.done_marker(swarm_name, "consolidation.swarm", "2099-01-01"))

@@ -43,19 +43,38 @@ def llm_server() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
-                llm_server: FakeLLMServer) -> Path:
-    workers = [{"id": f"w{n}", "role": "curator", "queues": ["curator", "skills"]} for n in (1, 2, 3)]
+def roster_file(
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
+    llm_server: FakeLLMServer,
+) -> Path:
+    workers = [
+        {"id": f"w{n}", "role": "curator", "queues": ["curator", "skills"]} for n in (1, 2, 3)
+    ]
     path = write_roster(
-        tmp_path, swarm_name, redis_url, workers=workers,
-        llm={"provider": "openai", "base_url": llm_server.base_url, "model": "fake-model",
-             "api_key_env": None, "timeout_seconds": 10, "max_retries": 0},
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=workers,
+        llm={
+            "provider": "openai",
+            "base_url": llm_server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+            "timeout_seconds": 10,
+            "max_retries": 0,
+        },
         skill_improver={"enabled": True},
     )
-    write_store(tmp_path / "project", [
-        entry("p1", "Always run the database migration check before merging a schema change."),
-        entry("p2", "Never commit generated lockfiles without running the install step first."),
-    ])
+    write_store(
+        tmp_path / "project",
+        [
+            entry("p1", "Always run the database migration check before merging a schema change."),
+            entry("p2", "Never commit generated lockfiles without running the install step first."),
+        ],
+    )
     return path
 
 
@@ -84,11 +103,15 @@ def results(tasks: list[Any], timeout: float = 60) -> list[dict[str, Any]]:
 
 
 def test_three_workers_compete_for_ten_skill_improver_slots(
-    start_worker: Callable[..., WorkerProcess], celery_client: Celery, roster_file: Path,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    roster_file: Path,
     llm_server: FakeLLMServer,
 ) -> None:
     workers = start_in_parallel(start_worker, "w1", "w2", "w3")
-    tasks = [celery_client.send_task("skills.improve", kwargs={"approved": True}) for _ in range(16)]
+    tasks = [
+        celery_client.send_task("skills.improve", kwargs={"approved": True}) for _ in range(16)
+    ]
     done = results(tasks)
     ran = [r for r in done if r["ran"]]
     refused = [r for r in done if not r["ran"]]
@@ -99,14 +122,18 @@ def test_three_workers_compete_for_ten_skill_improver_slots(
     roster = load_roster(roster_file, env={})
     status = Cluster.connect(roster.cluster_config()).gate.status("skill_improver")
     assert (status.used, status.held) == (10, 0)
-    proposals = sorted((roster.workspace_dir / ".swarm" / "skill-improver" / "proposals").glob("*.md"))
+    proposals = sorted(
+        (roster.workspace_dir / ".swarm" / "skill-improver" / "proposals").glob("*.md")
+    )
     assert len(proposals) == 10 and len({r["proposal"] for r in ran}) == 10
     ledger = list(LLMLedger.in_runtime(roster.runtime_dir).records())
     assert sorted(r["outcome"] for r in ledger) == ["ok"] * 10 + ["quota_exhausted"] * 6
     assert {r["task_id"] for r in ledger} == {t.id for t in tasks}
     mirror_path = roster.swarm_dir / "skill-improver-quota.json"
     deadline = time.monotonic() + 10  # the workers write the mirror behind the count
-    while time.monotonic() < deadline and not (mirror_path.exists() and '"calls_used": 10' in mirror_path.read_text()):
+    while time.monotonic() < deadline and not (
+        mirror_path.exists() and '"calls_used": 10' in mirror_path.read_text()
+    ):
         time.sleep(0.1)
     mirror = json.loads(mirror_path.read_text())
     assert mirror["calls_used"] == 10 and mirror["max_calls"] == 10
@@ -118,7 +145,9 @@ def test_three_workers_compete_for_ten_skill_improver_slots(
 
 
 def test_enrich_in_a_worker_keeps_a_write_made_during_the_slow_call(
-    start_worker: Callable[..., WorkerProcess], celery_client: Celery, roster_file: Path,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    roster_file: Path,
     llm_server: FakeLLMServer,
 ) -> None:
     start_worker("w1")
@@ -127,14 +156,18 @@ def test_enrich_in_a_worker_keeps_a_write_made_during_the_slow_call(
     task = celery_client.send_task("curator.enrich")
     assert llm_server.arrived.wait(30)
     roster = load_roster(roster_file, env={})
-    knowledge = knowledge_store(roster, Cluster.connect(roster.cluster_config()).locks)  # Redis locks, like the worker
+    knowledge = knowledge_store(
+        roster, Cluster.connect(roster.cluster_config()).locks
+    )  # Redis locks, like the worker
     knowledge.swarm.update("p1", {"tags": ["database", "migration"]})
     release.set()
     report = task.get(timeout=30)
     assert sorted(report["enriched"]) == ["p1", "p2"] and report["merged_after_conflict"] == ["p1"]
     assert report["sources"] == ["llm"] and report["quota"]["used"] == 1
     stored = {e["id"]: e for e in lines(roster.swarm_dir / "knowledge.jsonl")}
-    assert stored["p1"]["tags"] == ["database", "migration"] and stored["p1"]["triggers"] == ["about p1"]
+    assert stored["p1"]["tags"] == ["database", "migration"] and stored["p1"]["triggers"] == [
+        "about p1"
+    ]
     assert stored["p1"]["enrichment_source"] == "llm"
     again = celery_client.send_task("curator.enrich").get(timeout=30)
     assert again["candidates"] == 0 and again["calls"] == 0 and llm_server.count() == 1

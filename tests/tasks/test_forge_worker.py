@@ -24,10 +24,18 @@ from tests.llm_server import FakeLLMServer, running_llm_server
 from tests.support import WorkerProcess, write_roster
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
-LLM_REPLY = json.dumps([{"type": "decision", "content": "Run exactly one celery beat per swarm, guarded by a "
-                         "Redis lock, because two beats enqueue every periodic job twice.",
-                         "confidence": 0.9, "class": "architecture",
-                         "evidence": "run celery beat as a single instance guarded by a Redis lock"}])
+LLM_REPLY = json.dumps(
+    [
+        {
+            "type": "decision",
+            "content": "Run exactly one celery beat per swarm, guarded by a "
+            "Redis lock, because two beats enqueue every periodic job twice.",
+            "confidence": 0.9,
+            "class": "architecture",
+            "evidence": "run celery beat as a single instance guarded by a Redis lock",
+        }
+    ]
+)
 
 
 @pytest.fixture
@@ -37,13 +45,26 @@ def llm_server() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
-                llm_server: FakeLLMServer) -> Path:
+def roster_file(
+    tmp_path: Path,
+    swarm_name: str,
+    redis_url: str,
+    redis_client: redis.Redis,
+    llm_server: FakeLLMServer,
+) -> Path:
     return write_roster(
-        tmp_path, swarm_name, redis_url,
+        tmp_path,
+        swarm_name,
+        redis_url,
         workers=[{"id": "w1", "role": "librarian", "queues": ["forge"]}],
-        llm={"provider": "openai", "base_url": llm_server.base_url, "model": "fake-model",
-             "api_key_env": None, "timeout_seconds": 10, "max_retries": 0},
+        llm={
+            "provider": "openai",
+            "base_url": llm_server.base_url,
+            "model": "fake-model",
+            "api_key_env": None,
+            "timeout_seconds": 10,
+            "max_retries": 0,
+        },
         quotas={"forge": {"max_calls_per_day": 1}},
         forge={"llm": {"enabled": True}},
         flywheel={"promotion_age_hours": 0},
@@ -55,26 +76,42 @@ def call(app: Celery, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
     return result
 
 
-def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[..., WorkerProcess],
-                                     celery_client: Celery, llm_server: FakeLLMServer, tmp_path: Path) -> None:
+def test_whole_loop_through_a_worker(
+    roster_file: Path,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    llm_server: FakeLLMServer,
+    tmp_path: Path,
+) -> None:
     roster = load_roster(roster_file, env={})
     layout = AgentsLayout(roster.agents_dir)
-    roster.swarm_dir.mkdir(parents=True)  # the project has a knowledge store: promotions go there too
+    roster.swarm_dir.mkdir(
+        parents=True
+    )  # the project has a knowledge store: promotions go there too
     transcript = tmp_path / "transcripts" / "session.jsonl"
     transcript.parent.mkdir()
     shutil.copy(FIXTURES / "claude-code" / "session-v2.0.jsonl", transcript)
     start_worker("w1")
 
     forged = call(celery_client, "forge.extract", str(transcript), key="mission-7")
-    assert forged["status"] == "forged" and forged["new"] == 8  # 7 by the classifier + 1 from the LLM
+    assert (
+        forged["status"] == "forged" and forged["new"] == 8
+    )  # 7 by the classifier + 1 from the LLM
     assert forged["llm"]["status"] == "ok" and llm_server.count() == 1
-    assert call(celery_client, "forge.extract", str(transcript), key="mission-7")["status"] == "unchanged"
+    assert (
+        call(celery_client, "forge.extract", str(transcript), key="mission-7")["status"]
+        == "unchanged"
+    )
 
     # the quota is spent: a second transcript is forged deterministically, no request is sent
     other = tmp_path / "transcripts" / "codex.jsonl"
     shutil.copy(next((FIXTURES / "codex").glob("rollout-2026-*.jsonl")), other)
     second = call(celery_client, "forge.extract", str(other))
-    assert second["new"] == 2 and second["llm"]["status"] == "quota_exhausted" and llm_server.count() == 1
+    assert (
+        second["new"] == 2
+        and second["llm"]["status"] == "quota_exhausted"
+        and llm_server.count() == 1
+    )
 
     first = call(celery_client, "forge.close_loop")
     assert first["ingest"]["added"] == 10 and first["promoted"] == []
@@ -82,7 +119,13 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
 
     cluster = Cluster.connect(roster.cluster_config())
     try:
-        hits = lookup(layout, cluster.locks, "visibility timeout redelivered", session_id="later-session", limit=1)
+        hits = lookup(
+            layout,
+            cluster.locks,
+            "visibility timeout redelivered",
+            session_id="later-session",
+            limit=1,
+        )
         assert hits[0].kind == "candidate"
         promoted = call(celery_client, "forge.close_loop")
         assert [p["candidate_id"] for p in promoted["promoted"]] == [hits[0].id]
@@ -93,12 +136,21 @@ def test_whole_loop_through_a_worker(roster_file: Path, start_worker: Callable[.
         assert any(str(artifact) in (e.to_dict().get("source_refs") or []) for e in entries)
 
         for session in ("s1", "s2", "s3"):
-            lookup(layout, cluster.locks, "visibility timeout redelivered", session_id=session, limit=1,
-                   include_pool=False, citation_type="helpful")
+            lookup(
+                layout,
+                cluster.locks,
+                "visibility timeout redelivered",
+                session_id=session,
+                limit=1,
+                include_pool=False,
+                citation_type="helpful",
+            )
         matured = call(celery_client, "forge.close_loop")
     finally:
         cluster.close()
     assert matured["feedback"]["rewards"] == 3
-    assert [(t["from"], t["to"]) for t in matured["maturity"]["transitions"]] == [("provisional", "candidate")]
+    assert [(t["from"], t["to"]) for t in matured["maturity"]["transitions"]] == [
+        ("provisional", "candidate")
+    ]
     assert "maturity: candidate" in artifact.read_text()
     assert matured["metrics"]["sigma"] > 0 and matured["metrics"]["rho"] > 0

@@ -27,8 +27,13 @@ WORKERS = [
     {"id": "w1", "role": "keeper", "queues": ["maturity"], "concurrency": 4},
     {"id": "w2", "role": "keeper", "queues": ["maturity"], "concurrency": 4},
 ]
-KNOWLEDGE = {"swarm_max_entries": None, "hive_enabled": False, "max_confirmed_by": 100_000,
-             "quarantined_max_entries": 100_000, "rejected_max_entries": 100_000}
+KNOWLEDGE = {
+    "swarm_max_entries": None,
+    "hive_enabled": False,
+    "max_confirmed_by": 100_000,
+    "quarantined_max_entries": 100_000,
+    "rejected_max_entries": 100_000,
+}
 
 
 @pytest.fixture
@@ -42,10 +47,13 @@ def fast_root() -> Iterator[Path]:
 
 
 @pytest.fixture
-def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis,
-                fast_root: Path) -> Path:
+def roster_file(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis, fast_root: Path
+) -> Path:
     path = write_roster(tmp_path, swarm_name, redis_url, workers=WORKERS, knowledge=KNOWLEDGE)
-    data = path.read_text(encoding="utf-8").replace(str(tmp_path / "project"), str(fast_root / "project"))
+    data = path.read_text(encoding="utf-8").replace(
+        str(tmp_path / "project"), str(fast_root / "project")
+    )
     data = data.replace(str(tmp_path / "hive"), str(fast_root / "hive"))
     path.write_text(data, encoding="utf-8")
     (fast_root / "project").mkdir()
@@ -53,8 +61,12 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 
 
 def local_knowledge(root: Path) -> KnowledgeStore:
-    return KnowledgeStore(root / "project" / ".swarm", locks=LocalLocks(root / "locks"),
-                          config=KnowledgeConfig(**KNOWLEDGE), data_dir=root / "hive")  # type: ignore[arg-type]
+    return KnowledgeStore(
+        root / "project" / ".swarm",
+        locks=LocalLocks(root / "locks"),
+        config=KnowledgeConfig(**KNOWLEDGE),
+        data_dir=root / "hive",
+    )  # type: ignore[arg-type]
 
 
 class LineWatcher(threading.Thread):
@@ -86,11 +98,16 @@ class LineWatcher(threading.Thread):
 
 
 def test_eight_processes_by_500_mixed_ops_lose_nothing(
-    start_worker: Callable[..., WorkerProcess], celery_client: Celery, fast_root: Path,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    fast_root: Path,
 ) -> None:
     for worker in ("w1", "w2"):
-        start_worker(worker, concurrency=4,
-                     extra_tasks=["swarmq.tasks.maturity", "tests.tasks.knowledge_stress"])
+        start_worker(
+            worker,
+            concurrency=4,
+            extra_tasks=["swarmq.tasks.maturity", "tests.tasks.knowledge_stress"],
+        )
     knowledge = local_knowledge(fast_root)
     watcher = LineWatcher([knowledge.swarm.files.knowledge, knowledge.swarm.files.quarantined])
     watcher.start()
@@ -127,13 +144,16 @@ def test_eight_processes_by_500_mixed_ops_lose_nothing(
 
 
 def test_sweep_and_store_tasks_through_a_worker(
-    start_worker: Callable[..., WorkerProcess], celery_client: Celery, fast_root: Path,
+    start_worker: Callable[..., WorkerProcess],
+    celery_client: Celery,
+    fast_root: Path,
 ) -> None:
     start_worker("w1", concurrency=2, extra_tasks=["swarmq.tasks.maturity"])
 
     def call(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         result: dict[str, Any] = celery_client.send_task(
-            f"maturity.{name}", args=args, kwargs=kwargs, queue="maturity").get(timeout=30)
+            f"maturity.{name}", args=args, kwargs=kwargs, queue="maturity"
+        ).get(timeout=30)
         return result
 
     added = call("knowledge_add", "Run the python test suite before pushing to main", phase=1)

@@ -24,22 +24,43 @@ from swarmq.reaper import reap
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, worker_env, write_roster
 
-AGENT = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}", "--pause-first", "3"],
-         "timeout_seconds": 60}
+AGENT = {
+    "command": [
+        sys.executable,
+        str(REPO / "tests" / "agent_script.py"),
+        "{prompt_file}",
+        "--pause-first",
+        "3",
+    ],
+    "timeout_seconds": 60,
+}
 
 
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
-    workers = [{"id": f"r{n}", "role": "runner", "queues": ["missions"], "agent": AGENT} for n in (1, 2)]
-    return write_roster(tmp_path, swarm_name, redis_url, workers=workers,
-                        missions={"heartbeat_seconds": 0.3, "stale_after_seconds": 2, "kill_grace_seconds": 1,
-                                  "reap_after_seconds": 2})
+    workers = [
+        {"id": f"r{n}", "role": "runner", "queues": ["missions"], "agent": AGENT} for n in (1, 2)
+    ]
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=workers,
+        missions={
+            "heartbeat_seconds": 0.3,
+            "stale_after_seconds": 2,
+            "kill_grace_seconds": 1,
+            "reap_after_seconds": 2,
+        },
+    )
 
 
 @pytest.fixture
 def client(roster_file: Path, celery_client: Any) -> MissionClient:
     roster = load_roster(roster_file, env={})
-    return MissionClient(roster, celery=celery_client, locks=Cluster.connect(roster.cluster_config()).locks)
+    return MissionClient(
+        roster, celery=celery_client, locks=Cluster.connect(roster.cluster_config()).locks
+    )
 
 
 def kill_tree(proc: subprocess.Popen[bytes] | None) -> None:
@@ -58,7 +79,9 @@ def test_dead_host_mission_is_resumed_elsewhere(
     mission = client.submit("Survive a dead host", role="runner")
     first = mission.current
     assert first is not None and first.worker_id == "r1"
-    started = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "r1").mission_dir(mission.id)
+    started = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "r1").mission_dir(
+        mission.id
+    )
     deadline = time.monotonic() + 30
     while not (started / "agent-started-1").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -106,10 +129,22 @@ def test_standby_beat_takes_over_within_a_lease(
     env = {**worker_env(roster_file, "r1", {}), "SWARMQ_BEAT_LEASE_SECONDS": "3"}
 
     def beat(name: str) -> subprocess.Popen[bytes]:
-        argv = [sys.executable, "-m", "celery", "-A", "swarmq.workers.app", "beat", "-s",
-                str(tmp_path / f"sched-{name}"), "-l", "INFO"]
+        argv = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "swarmq.workers.app",
+            "beat",
+            "-s",
+            str(tmp_path / f"sched-{name}"),
+            "-l",
+            "INFO",
+        ]
         log = (tmp_path / f"beat-{name}.log").open("ab")
-        return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
     key = keys.beat_lock(swarm_name)
     first = beat("a")
@@ -135,7 +170,9 @@ def test_standby_beat_takes_over_within_a_lease(
                 break
             time.sleep(0.1)
         took = time.monotonic() - killed
-        assert f":{second.pid}:" in (redis_client.get(key) or b"").decode(), (tmp_path / "beat-b.log").read_text()
+        assert f":{second.pid}:" in (redis_client.get(key) or b"").decode(), (
+            tmp_path / "beat-b.log"
+        ).read_text()
         assert took <= 3 + 1.5, took  # one lease plus one standby poll
     finally:
         for proc in (first, second):

@@ -24,27 +24,38 @@ from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import REPO, WorkerProcess, write_roster
 
-AGENT = {"command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"],
-         "timeout_seconds": 30}
+AGENT = {
+    "command": [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"],
+    "timeout_seconds": 30,
+}
 
 
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
     workers = [{"id": "w1", "role": "builder", "queues": ["missions"], "agent": AGENT}]
-    return write_roster(tmp_path, swarm_name, redis_url, workers=workers,
-                        missions={"heartbeat_seconds": 0.5, "kill_grace_seconds": 1})
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=workers,
+        missions={"heartbeat_seconds": 0.5, "kill_grace_seconds": 1},
+    )
 
 
 @pytest.fixture
 def client(roster_file: Path, celery_client: Any) -> MissionClient:
     roster = load_roster(roster_file, env={})
-    return MissionClient(roster, celery=celery_client, locks=Cluster.connect(roster.cluster_config()).locks)
+    return MissionClient(
+        roster, celery=celery_client, locks=Cluster.connect(roster.cluster_config()).locks
+    )
 
 
 def record(client: MissionClient, objective: str, key: str | None = None) -> Mission:
     """The record ``submit`` would send, made on a scratch document and never committed."""
     decision = route(client.roster.workers, Target("w1"), live={"w1"}, load={})
-    return create_mission(LedgerDoc(), MissionSpec(objective, client_key=key, target=Target("w1")), decision)
+    return create_mission(
+        LedgerDoc(), MissionSpec(objective, client_key=key, target=Target("w1")), decision
+    )
 
 
 def drained(client: MissionClient) -> None:
@@ -120,4 +131,6 @@ def test_a_mission_cancelled_before_its_claim_is_not_run(
     assert stored.current is not None and stored.current.state.value == "cancelled"
     assert stored.current.attempts == 0 and stored.current.claim is None
     layout = ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "w1")
-    assert not [e for e in read_events(layout, mission.id) if e["type"] in ("mission-start", "complete")]
+    assert not [
+        e for e in read_events(layout, mission.id) if e["type"] in ("mission-start", "complete")
+    ]

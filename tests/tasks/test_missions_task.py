@@ -33,14 +33,30 @@ def agent(*flags: str, timeout: float = 30) -> dict[str, Any]:
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
     workers = [
-        {"id": "w1", "role": "builder", "specialty": "backend", "queues": ["missions"], "agent": agent("--pause-first", "6")},
+        {
+            "id": "w1",
+            "role": "builder",
+            "specialty": "backend",
+            "queues": ["missions"],
+            "agent": agent("--pause-first", "6"),
+        },
         {"id": "w2", "role": "builder", "queues": ["missions"], "agent": agent("--exit", "3")},
-        {"id": "w3", "role": "builder", "queues": ["missions"], "agent": agent("--hang", timeout=2)},
+        {
+            "id": "w3",
+            "role": "builder",
+            "queues": ["missions"],
+            "agent": agent("--hang", timeout=2),
+        },
         {"id": "w4", "role": "curator", "queues": ["curator"]},
         {"id": "w5", "role": "reviewer", "queues": ["missions"], "agent": agent("--block")},
     ]
-    return write_roster(tmp_path, swarm_name, redis_url, workers=workers,
-                        missions={"heartbeat_seconds": 0.5, "stale_after_seconds": 3, "kill_grace_seconds": 1})
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        workers=workers,
+        missions={"heartbeat_seconds": 0.5, "stale_after_seconds": 3, "kill_grace_seconds": 1},
+    )
 
 
 @pytest.fixture
@@ -50,14 +66,18 @@ def client(roster_file: Path, celery_client: Any) -> MissionClient:
     return MissionClient(roster, celery=celery_client, locks=cluster.locks)
 
 
-def wait_state(client: MissionClient, mission_id: str, states: set[str], timeout: float = 40) -> Any:
+def wait_state(
+    client: MissionClient, mission_id: str, states: set[str], timeout: float = 40
+) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         mission = client.get(mission_id)
         if mission.state.value in states:
             return mission
         time.sleep(0.2)
-    raise AssertionError(f"mission stayed {client.get(mission_id).state.value}: {client.show(mission_id)}")
+    raise AssertionError(
+        f"mission stayed {client.get(mission_id).state.value}: {client.show(mission_id)}"
+    )
 
 
 def no_duplicate_events(events: list[dict[str, Any]]) -> None:
@@ -82,7 +102,11 @@ def test_kill_mid_mission_redelivers_without_duplicates(
     # Kill the pool process running the task (OOM-killer style); its agent dies with it.
     assert worker.proc is not None
     children = psutil.Process(worker.proc.pid).children()
-    runner = next(c for c in children if any(p.pid == int(started.read_text()) for p in c.children(recursive=True)))
+    runner = next(
+        c
+        for c in children
+        if any(p.pid == int(started.read_text()) for p in c.children(recursive=True))
+    )
     os.kill(runner.pid, signal.SIGKILL)
     done = wait_state(client, mission.id, {"complete"}, timeout=60)
     assert done.current is not None and done.current.attempts == 2
@@ -91,7 +115,9 @@ def test_kill_mid_mission_redelivers_without_duplicates(
     types = [e["type"] for e in events]
     assert types.count("mission-start") == 1 and types.count("dispatch") == 1
     assert types.count("resume") == 1 and types.count("complete") == 1
-    assert [e["summary"] for e in events if e["type"] == "checkpoint"].count("read the mission objective") == 1
+    assert [e["summary"] for e in events if e["type"] == "checkpoint"].count(
+        "read the mission objective"
+    ) == 1
     # idempotent submit: same key, same mission, not rerun
     again = client.submit("Implement the parser", worker="w1", client_key="k-kill")
     assert again.id == mission.id
@@ -113,7 +139,9 @@ def test_bad_agents_and_workers_get_clear_states(
     unknown = client.submit("nobody", worker="ghost")
     no_agent = client.submit("curate", worker="w4")
     dead = client.submit("sleeping worker", worker="w1")
-    assert unknown.state is MissionState.FAILED and "unknown worker 'ghost'" in (unknown.reason or "")
+    assert unknown.state is MissionState.FAILED and "unknown worker 'ghost'" in (
+        unknown.reason or ""
+    )
     assert no_agent.state is MissionState.FAILED and "no agent command" in (no_agent.reason or "")
     assert dead.state is MissionState.BLOCKED and "not running" in (dead.reason or "")
     f = wait_state(client, failing.id, {"failed"})
@@ -131,10 +159,19 @@ def test_bad_agents_and_workers_get_clear_states(
         events = read_events(layout, mission.id)
         assert any(e["type"] == "blocked" for e in events)
         assert layout.handoff(mission.id).exists() and layout.shared_latest.exists()
-    dead_events = read_events(ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "w1"), dead.id)
+    dead_events = read_events(
+        ProfileLayout(client.roster.profiles_dir, client.roster.shared_dir, "w1"), dead.id
+    )
     assert dead_events and dead_events[0]["type"] == "blocked"
     ledger = client.list()
-    assert {m.id for m in ledger} >= {failing.id, hanging.id, blocked.id, unknown.id, no_agent.id, dead.id}
+    assert {m.id for m in ledger} >= {
+        failing.id,
+        hanging.id,
+        blocked.id,
+        unknown.id,
+        no_agent.id,
+        dead.id,
+    }
 
 
 def test_running_worker_is_live_by_its_presence_key_until_it_stops(

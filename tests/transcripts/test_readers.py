@@ -14,7 +14,9 @@ from swarmq.transcripts.reader import open_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
-CODEX = FIXTURES / "codex" / "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl"
+CODEX = (
+    FIXTURES / "codex" / "rollout-2026-03-04T08-00-00-019c9e21-4b7a-7d10-8c3e-5f1a2b3c4d5e.jsonl"
+)
 LEGACY = FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl"
 
 
@@ -72,7 +74,10 @@ def test_codex_rollout_current_form() -> None:
     assert texts[1][1].startswith("We chose to write the artifact first")
     assert sum(1 for m in messages if m.is_meta) == 2  # developer + environment_context
     assert [m.kind for m in messages].count(MessageKind.COMPACTION) == 1
-    assert [m.tool_name for m in messages if m.kind is MessageKind.TOOL_USE] == ["exec_command", "apply_patch"]
+    assert [m.tool_name for m in messages if m.kind is MessageKind.TOOL_USE] == [
+        "exec_command",
+        "apply_patch",
+    ]
     assert dict(report.unknown_types) == {"response_item:x_new_item_kind": 1, "x_future_record": 1}
     assert report.record_types["turn_context"] == 1 and report.record_types["event_msg"] == 7
     assert all(m.session_id == report.session_id for m in messages)
@@ -111,11 +116,27 @@ def test_markdown_speakers_paragraphs_and_fences() -> None:
 
 def test_unknown_records_and_malformed_lines_are_counted_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    good = {"type": "user", "sessionId": "s1", "uuid": "u1", "message": {"role": "user", "content": "hello there"}}
-    path.write_text("\n".join([
-        json.dumps(good), "{not json", "[1, 2]", json.dumps({"type": "brand-new", "sessionId": "s1", "uuid": "u2"}),
-        json.dumps({"no_type": True}), "", json.dumps({**good, "uuid": "u3"}),
-    ]) + "\r\n", encoding="utf-8")
+    good = {
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": "u1",
+        "message": {"role": "user", "content": "hello there"},
+    }
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{not json",
+                "[1, 2]",
+                json.dumps({"type": "brand-new", "sessionId": "s1", "uuid": "u2"}),
+                json.dumps({"no_type": True}),
+                "",
+                json.dumps({**good, "uuid": "u3"}),
+            ]
+        )
+        + "\r\n",
+        encoding="utf-8",
+    )
     transcript, messages = read(path)
     assert len(messages) == 2
     report = transcript.report
@@ -126,12 +147,24 @@ def test_unknown_records_and_malformed_lines_are_counted_not_fatal(tmp_path: Pat
 
 def test_overlong_line_is_skipped_and_reported(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
-    line = {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user", "content": "x" * 5000}}
-    small = {"type": "user", "sessionId": "s", "uuid": "v", "message": {"role": "user", "content": "fine"}}
+    line = {
+        "type": "user",
+        "sessionId": "s",
+        "uuid": "u",
+        "message": {"role": "user", "content": "x" * 5000},
+    }
+    small = {
+        "type": "user",
+        "sessionId": "s",
+        "uuid": "v",
+        "message": {"role": "user", "content": "fine"},
+    }
     path.write_text(json.dumps(small) + "\n" + json.dumps(line) + "\n" + json.dumps(small) + "\n")
     transcript, messages = read(path, max_line_bytes=1024)
     assert [m.text for m in messages] == ["fine", "fine"]
-    assert transcript.report.malformed == 1 and "exceeds 1024" in transcript.report.problems[0].error
+    assert (
+        transcript.report.malformed == 1 and "exceeds 1024" in transcript.report.problems[0].error
+    )
 
 
 def test_detection() -> None:
@@ -141,8 +174,17 @@ def test_detection() -> None:
 
 def test_detection_edge_cases(tmp_path: Path) -> None:
     torn_first = tmp_path / "a.jsonl"
-    torn_first.write_text('{"type":"session_me\n' + json.dumps(
-        {"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": []}}) + "\n")
+    torn_first.write_text(
+        '{"type":"session_me\n'
+        + json.dumps(
+            {
+                "timestamp": "t",
+                "type": "response_item",
+                "payload": {"type": "message", "role": "user", "content": []},
+            }
+        )
+        + "\n"
+    )
     assert detect_format(torn_first) is TranscriptFormat.CODEX_ROLLOUT
     empty = tmp_path / "empty.txt"
     empty.write_text("")
@@ -159,8 +201,16 @@ def test_streaming_memory_is_flat(tmp_path: Path) -> None:
     """A 12 MB transcript is read with a peak far below its size: one read block and the
     record at hand, nothing that accumulates."""
     path = tmp_path / "large.jsonl"
-    record = {"type": "assistant", "sessionId": "s", "uuid": "u", "timestamp": "2026-01-01T00:00:00Z",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "We decided to use Redis. " * 40}]}}
+    record = {
+        "type": "assistant",
+        "sessionId": "s",
+        "uuid": "u",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "We decided to use Redis. " * 40}],
+        },
+    }
     line = (json.dumps(record) + "\n").encode()
     with path.open("wb") as handle:
         for _ in range(12 * 1024 * 1024 // len(line)):
@@ -182,5 +232,6 @@ def test_skipping_kinds_keeps_every_index(path: Path) -> None:
     transcript = open_transcript(path)
     kept = list(transcript.messages(skip=skip))
     assert [(m.index, m.line_no, m.text) for m in kept] == [
-        (m.index, m.line_no, m.text) for m in full if m.kind not in skip]
+        (m.index, m.line_no, m.text) for m in full if m.kind not in skip
+    ]
     assert transcript.report.messages == len(full)

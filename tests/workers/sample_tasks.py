@@ -37,7 +37,10 @@ def gated_append(self: SwarmTask, path: str, value: int) -> int:
 @app.task(name="ops.adhoc_append", bind=True)
 def adhoc_append(self: SwarmTask, path: str, value: int) -> int:
     """The same through the ad hoc helpers a task uses when the lock depends on its work."""
-    with self.hold_store_lock(f"file:{path}") as lease, self.cluster.gate.slot("enrichment") as slot:
+    with (
+        self.hold_store_lock(f"file:{path}") as lease,
+        self.cluster.gate.slot("enrichment") as slot,
+    ):
         used = slot.start()
         append_jsonl(Path(path), [{"value": value, "worker": worker_id()}], lease=lease)
     return used

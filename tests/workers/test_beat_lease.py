@@ -18,8 +18,12 @@ from tests.support import write_roster
 def test_a_new_holder_adopts_last_runs_and_records_its_own(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
-    config = write_roster(tmp_path, swarm_name, redis_url,
-                          schedule={"nightly": {"task": "maturity.sweep", "cron": "0 3 * * *"}})
+    config = write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        schedule={"nightly": {"task": "maturity.sweep", "cron": "0 3 * * *"}},
+    )
     app = create_app(load_roster(config, env={}))
     ran_elsewhere = datetime.now(UTC) - timedelta(minutes=5)
     redis_client.hset(last_runs_key(swarm_name), "nightly", iso(ran_elsewhere))
@@ -30,9 +34,14 @@ def test_a_new_holder_adopts_last_runs_and_records_its_own(
         assert standby.tick() == standby.poll_seconds
         redis_client.delete(keys.beat_lock(swarm_name))  # the holder died and its lease expired
         standby.tick()
-        assert standby._held and redis_client.get(keys.beat_lock(swarm_name)).decode() == standby._holder
+        assert (
+            standby._held
+            and redis_client.get(keys.beat_lock(swarm_name)).decode() == standby._holder
+        )
         entry = standby.schedule["nightly"]
-        assert abs((entry.last_run_at - ran_elsewhere).total_seconds()) < 1  # adopted, not re-run now
+        assert (
+            abs((entry.last_run_at - ran_elsewhere).total_seconds()) < 1
+        )  # adopted, not re-run now
         standby.apply_entry(entry)
         recorded = parse_iso(redis_client.hget(last_runs_key(swarm_name), "nightly").decode())
         assert recorded > ran_elsewhere

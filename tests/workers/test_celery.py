@@ -95,8 +95,10 @@ def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Pat
         # Bounded Redis: a finished run leaves no attempt counter; a result nobody asked for
         # (ignore_result at send) is never stored; a read result can be forgotten.
         redis_client = redis.Redis.from_url(app.conf.broker_url)
-        assert all(redis_client.get(keys.attempts(app.swarmq_roster().swarm, r.id)) is None
-                   for r in [*direct, *family])
+        assert all(
+            redis_client.get(keys.attempts(app.swarmq_roster().swarm, r.id)) is None
+            for r in [*direct, *family]
+        )
         quiet = app.send_task("maturity.echo", args=[99], ignore_result=True)
         read = app.send_task("maturity.echo", args=[98])
         assert read.get(timeout=20)["value"] == 98
@@ -201,10 +203,17 @@ def test_exactly_one_beat(
         holder = redis_client.get(keys.beat_lock(swarm_name))
         log = tmp_path / "beat2.log"
         with log.open("ab") as out:
-            second = subprocess.Popen([*argv[:-4], "-s", str(tmp_path / "sched2"), "-l", "INFO"],
-                                      env=env, stdout=out, stderr=subprocess.STDOUT)
+            second = subprocess.Popen(
+                [*argv[:-4], "-s", str(tmp_path / "sched2"), "-l", "INFO"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + 60
-        while "standby; another beat holds the lease" not in log.read_text() and time.monotonic() < deadline:
+        while (
+            "standby; another beat holds the lease" not in log.read_text()
+            and time.monotonic() < deadline
+        ):
             assert second.poll() is None, log.read_text()  # a standby waits, it does not exit
             time.sleep(0.2)
         assert "standby; another beat holds the lease" in log.read_text()

@@ -31,16 +31,24 @@ def changed_after(config: Path, edit: Any) -> dict[str, list[str] | None]:
 
 
 def test_each_process_restarts_only_for_what_it_reads(tmp_path: Path) -> None:
-    workers = [{"id": "a", "role": "r", "queues": ["missions"], "agent": {"command": ["x"]}},
-               {"id": "b", "role": "r", "queues": ["forge"]}]
+    workers = [
+        {"id": "a", "role": "r", "queues": ["missions"], "agent": {"command": ["x"]}},
+        {"id": "b", "role": "r", "queues": ["forge"]},
+    ]
     config = write_roster(tmp_path, "dig", "redis://127.0.0.1:6379/15", workers=workers)
 
-    agent = changed_after(config, lambda d: d["workers"][0]["agent"].update(command=["y", "{prompt}"]))
+    agent = changed_after(
+        config, lambda d: d["workers"][0]["agent"].update(command=["y", "{prompt}"])
+    )
     assert agent == {"a": ["worker.agent"], "b": [], "beat": [], "flower": []}
 
     flower = changed_after(config, lambda d: d.update(flower={"port": 5999}))
     assert flower["a"] == flower["b"] == flower["beat"] == []
-    assert flower["flower"] is not None and "command" in flower["flower"] and "roster.flower" in flower["flower"]
+    assert (
+        flower["flower"] is not None
+        and "command" in flower["flower"]
+        and "roster.flower" in flower["flower"]
+    )
 
     shared = changed_after(config, lambda d: d.update(missions={"heartbeat_seconds": 3}))
     assert all(shared[name] == ["roster.missions"] for name in ("a", "b", "beat", "flower"))

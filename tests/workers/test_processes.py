@@ -142,8 +142,7 @@ def test_up_twice_status_down_with_tmux(
         assert not list((here / "pids").glob("*.pid"))
         assert json.loads((here / "host.json").read_text())["processes"] == []
         assert (
-            "warm shutdown"
-            in (here / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
+            "warm shutdown" in (here / "logs" / "swarm-w1.log").read_text(errors="replace").lower()
         )
     finally:
         swarmq(config, "down", "--timeout", "20")

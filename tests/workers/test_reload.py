@@ -40,8 +40,13 @@ def test_changed_entries_restart_alone_on_up_and_reload(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
     workers = [
-        {"id": "a", "role": "builder", "queues": ["missions"], "pool": "solo",
-         "agent": {"command": [*AGENT, "--exit", "3"]}},
+        {
+            "id": "a",
+            "role": "builder",
+            "queues": ["missions"],
+            "pool": "solo",
+            "agent": {"command": [*AGENT, "--exit", "3"]},
+        },
         {"id": "b", "role": "builder", "queues": ["forge", "missions"], "pool": "solo"},
     ]
     config = write_roster(tmp_path, swarm_name, redis_url, workers=workers)
@@ -60,7 +65,11 @@ def test_changed_entries_restart_alone_on_up_and_reload(
 
         edit(config, lambda d: d["workers"][0]["agent"].update(command=[*AGENT]))
         changed = as_json(swarmq(config, "up", "--no-tmux", "--json"))
-        assert outcomes(changed) == {"a": "restarted", "b": "already running", "beat": "already running"}
+        assert outcomes(changed) == {
+            "a": "restarted",
+            "b": "already running",
+            "beat": "already running",
+        }
         assert len(changed["warnings"]) == 1
         detail = next(a["detail"] for a in changed["actions"] if a["name"] == "a")
         assert "worker.agent" in detail and "answered" in changed and changed["answered"]["a"]
@@ -69,7 +78,9 @@ def test_changed_entries_restart_alone_on_up_and_reload(
         reloaded = as_json(swarmq(config, "reload", "--no-tmux", "--json"))
         assert outcomes(reloaded) == {"a": "unchanged", "b": "restarted", "beat": "unchanged"}
         assert reloaded["answered"] == {"b": True}
-        assert "worker.concurrency" in next(a["detail"] for a in reloaded["actions"] if a["name"] == "b")
+        assert "worker.concurrency" in next(
+            a["detail"] for a in reloaded["actions"] if a["name"] == "b"
+        )
         table = swarmq(config, "reload", "--no-tmux")
         assert table.returncode == 0 and "unchanged" in table.stdout
     finally:
@@ -82,8 +93,11 @@ def flower_task(port: int, task_id: str, timeout: float = 60) -> dict[str, Any]:
     last: Any = None
     while time.monotonic() < deadline:
         try:
-            reply = httpx.get(f"http://127.0.0.1:{port}/api/task/info/{task_id}", timeout=3,
-                              auth=("admin", "s3cret"))
+            reply = httpx.get(
+                f"http://127.0.0.1:{port}/api/task/info/{task_id}",
+                timeout=3,
+                auth=("admin", "s3cret"),
+            )
             last = reply.status_code
             if reply.status_code == 200 and reply.json().get("state") in ("FAILURE", "SUCCESS"):
                 return dict(reply.json())
@@ -97,14 +111,23 @@ def test_failed_mission_is_a_failure_in_flower_and_flower_keeps_it(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
     port = free_port()
-    workers = [{"id": "a", "role": "builder", "queues": ["missions"], "pool": "solo",
-                "agent": {"command": [*AGENT, "--exit", "3"]}}]
+    workers = [
+        {
+            "id": "a",
+            "role": "builder",
+            "queues": ["missions"],
+            "pool": "solo",
+            "agent": {"command": [*AGENT, "--exit", "3"]},
+        }
+    ]
     config = write_roster(tmp_path, swarm_name, redis_url, workers=workers, flower={"port": port})
     try:
         up = swarmq(config, "up", "--no-tmux", "--flower", env=AUTH)
         assert up.returncode == 0, up.stderr
         assert f"Flower: http://127.0.0.1:{port}/" in up.stdout
-        submitted = as_json(swarmq(config, "mission", "submit", "exit non-zero", "--worker", "a", "--json"))
+        submitted = as_json(
+            swarmq(config, "mission", "submit", "exit non-zero", "--worker", "a", "--json")
+        )
         task_id = submitted["assignments"][-1]["id"]
         info = flower_task(port, task_id)
         assert info["state"] == "FAILURE" and "exited with status 3" in info["exception"]
