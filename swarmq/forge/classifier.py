@@ -133,7 +133,7 @@ def classify(
     ``lead`` is the sentence introducing the list the passage belongs to, ``text_words`` the
     passage's :func:`words` when the caller already has them. ``observed`` is false for what a
     user typed: a pasted "command not found" is a report, not a fact the agent found out.
-    ``report``: the message opens by reporting the agent's own edits (see :mod:`.reports`)."""
+    ``report``: the message opens by reporting the agent's own edits (see :mod:`._reports`)."""
     scored_words = (
         words(f"{lead} {text}") if lead else (text_words if text_words is not None else words(text))
     )

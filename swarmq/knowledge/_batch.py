@@ -1,5 +1,5 @@
 """One batch of knowledge adds decided in order against a store as the adds before them leave
-it, and written together: the unit a group commit (:mod:`.group`) or ``add_many`` commits."""
+it, and written together: the unit a group commit (:mod:`._group`) or ``add_many`` commits."""
 
 from __future__ import annotations
 

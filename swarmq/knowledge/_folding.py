@@ -1,7 +1,7 @@
 """A store lease whose post-write confirmation may ride on the next group's validation.
 
 After a write, :meth:`Lease.confirm` costs a Redis round trip to prove the lock was still held
-when the write landed. When the group-commit leader (:mod:`.group`) already has the next group
+when the write landed. When the group-commit leader (:mod:`._group`) already has the next group
 queued, that group's own pre-write :meth:`Lease.validate` proves the same a moment later: a lock
 holds its owner's token from the acquire on, and once lost that token never comes back. So the
 leader defers the confirmation and acknowledges a written group only once a later validation

@@ -10,8 +10,8 @@ when an add reinforced an entry) and only then acknowledges every caller. Reques
 meanwhile form the next group, which the committer commits under the same lock hold and fencing
 token (for at most :data:`HOLD_SECONDS`): one lock round trip and one fence record per hold,
 one write + fsync and one lease validation per group, and one confirmation unless the next
-group's validation gives it (:mod:`.folding`). Across processes the store lock serialises holds
-and each process follows the others' appends incrementally (:mod:`.loaded`).
+group's validation gives it (:mod:`._folding`). Across processes the store lock serialises holds
+and each process follows the others' appends incrementally (:mod:`._loaded`).
 
 A crash before the write loses only unacknowledged adds; a failed write fails every add of its
 group (none was acknowledged) and ends the hold, so no lost write ever turns into a success.
@@ -148,7 +148,7 @@ class GroupCommit:
         queued meanwhile, for at most :data:`HOLD_SECONDS`: one lock round trip and one fence
         record per hold, one write + fsync per group. A group is acknowledged once its write is
         confirmed: by the next group's validation when that one was already queued
-        (:mod:`.folding`), else by a confirmation of its own."""
+        (:mod:`._folding`), else by a confirmation of its own."""
         waiting: list[_Request] = []  # written, acknowledged once their write is confirmed
         lease: FoldedLease | None = None
         try:

@@ -1,6 +1,6 @@
 """One line of a knowledge file, read the way opencode-swarm reads it: entry, corrupt, or blank.
 
-The mirror (:mod:`.loaded`) and the listing index (:mod:`.listing`) must agree on every line, so
+The mirror (:mod:`._loaded`) and the listing index (:mod:`.listing`) must agree on every line, so
 both parse through this one function.
 """
 

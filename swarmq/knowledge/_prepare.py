@@ -1,5 +1,5 @@
 """The part of a knowledge add that does not depend on the store (what the adds before it cannot
-change), done by the group-commit committer (:mod:`.group`) right before it decides the add.
+change), done by the group-commit committer (:mod:`._group`) right before it decides the add.
 
 It used to be done by each caller before it queued, to overlap the leader's writes. Measured with
 8 writer threads, that overlap cost more than it saved: the callers' prepares contended with each

@@ -118,7 +118,7 @@ class TierStore:
 
     def add(self, new: NewLesson, *, phase: int | None = None) -> AddResult:
         """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
-        adds of this process to this store are group-committed (:mod:`.group`): one lock hold
+        adds of this process to this store are group-committed (:mod:`._group`): one lock hold
         and one fsync for all of them; this returns once the add is durable."""
         return group_for(self.tier_file.mirror).submit(self.tier_file, new, phase)
 
