@@ -82,12 +82,9 @@ class LineWatcher(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             for path in self.paths:
-                try:
-                    data = path.read_bytes()
-                except FileNotFoundError:
+                data = self.settled(path)
+                if data is None:
                     continue
-                if data and not data.endswith(b"\n"):
-                    self.problems.append(f"{path.name}: unterminated last line")
                 for number, line in enumerate(data.splitlines(), 1):
                     try:
                         json.loads(line)
@@ -95,6 +92,26 @@ class LineWatcher(threading.Thread):
                         self.problems.append(f"{path.name}:{number}: {exc}")
                 self.reads += 1
             time.sleep(0.002)
+
+    def settled(self, path: Path) -> bytes | None:
+        """The file's bytes once its tail is a whole line.
+
+        Linux makes no read atomic against a concurrent ``write``: an append that crosses a page
+        boundary can be seen half copied for a few microseconds. That is not a torn write, so a
+        tail without its newline is read again until the append completes; one that stays
+        unterminated for a second is a problem."""
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return None
+            if not data or data.endswith(b"\n"):
+                return data
+            if time.monotonic() > deadline:
+                self.problems.append(f"{path.name}: unterminated last line")
+                return data
+            time.sleep(0.001)
 
 
 def test_eight_processes_by_500_mixed_ops_lose_nothing(
