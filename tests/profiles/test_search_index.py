@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.profiles import search_index
+from swarmq.profiles import _search_index as search_index
 from swarmq.profiles.search import MemorySearch, Scope
 from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.change_journal import journal_path
