@@ -123,6 +123,14 @@ _ERROR_LINE = re.compile(
     r"unable|killed|fatal|exception|unexpected|bad |not allowed|no \w+ found",
     re.IGNORECASE,
 )
+_POSSIBLE = re.compile(
+    _ERROR_LINE.pattern + r"|not\b|n't\b|no matches|bad pattern|sudo|value too great|exit|"
+    r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
+    r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
+    re.IGNORECASE,
+)
+"""A word every failure this module recognises contains (each pattern below has one)."""
+
 _NOISE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code|"
     r"exit code:? -?\d+$|now using node v|warning: |npm warn|\s*at )|"
@@ -182,8 +190,8 @@ def failure_signatures(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def _signatures(text: str) -> tuple[str, ...]:
-    if not text or not text.strip():
-        return ()
+    if not _POSSIBLE.search(text):
+        return ()  # most lessons state no failure: one scan, not a parse line by line
     call, error = _split(text)
     lines = _lines(error)
     if not lines or any(NOT_A_FAILURE.search(line) for line in lines[:3]):
