@@ -58,6 +58,10 @@ PYTHON_LESSON = (
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
         ("Use the bravo cache layer when reading bravo tables", None),
         (PYTHON_LESSON, "python: command not found"),
+        ("There is no `python` binary here; call python3.", "python: command not found"),
+        ("The shell here is zsh: quote paths with [id] or (public)", "zsh: no matches found"),
+        ("sudo needs a real terminal, which the agent shell lacks", "sudo: a terminal is required"),
+        ("A change is live only after `pm2 restart api`", None),
         (
             "`python` is not on PATH here (command not found); use python3.",
             "python: command not found",
