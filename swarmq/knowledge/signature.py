@@ -90,9 +90,6 @@ _SUDO_PROSE = re.compile(
     r"can't authenticate)",
     re.IGNORECASE,
 )
-_SPAWN = re.compile(r"\bspawn (\S+) (EACCES|ENOENT|EPERM|E2BIG)\b")
-"""Node could not start a program (Claude Code's bundled ripgrep not executable, an MCP server
-not installed): the program is named by the error, whatever the call was (a Grep pattern)."""
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -139,7 +136,7 @@ _ERROR_LINE = re.compile(
 )
 _POSSIBLE = re.compile(
     _ERROR_LINE.pattern
-    + r"|not\b|n't\b|\bno `|no matches|\bspawn |bad pattern|sudo|zsh|value too great|exit|"
+    + r"|not\b|n't\b|\bno `|no matches|bad pattern|sudo|zsh|value too great|exit|"
     r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
     r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
     re.IGNORECASE,
@@ -354,10 +351,6 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
-    match = _SPAWN.search(line)
-    if match:
-        name = re.split(r"[/\\]", match.group(1).strip("'\""))[-1]
-        return f"{name}: spawn {match.group(2)}"
     match = _SHELL_SYNTAX.search(line)
     if match:
         return f"bash: {match.group(1).lower()}"

@@ -63,10 +63,6 @@ PYTHON_LESSON = (
         ("sudo needs a real terminal, which the agent shell lacks", "sudo: a terminal is required"),
         ("A change is live only after `pm2 restart api`", None),
         (
-            "$ **/*.go\nspawn /opt/x/claude-code/vendor/ripgrep/arm64-darwin/rg EACCES",
-            "rg: spawn EACCES",
-        ),
-        (
             "`python` is not on PATH here (command not found); use python3.",
             "python: command not found",
         ),
