@@ -90,6 +90,9 @@ _SUDO_PROSE = re.compile(
     r"can't authenticate)",
     re.IGNORECASE,
 )
+_NO_TTY = re.compile(r"\b(?:input device is )?not a tty\b|\bno tty present\b", re.IGNORECASE)
+"""A command that wants a terminal (``docker exec -it``, ``ssh -t``) run by an agent, which has
+none."""
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -351,6 +354,8 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    if _NO_TTY.search(line):
+        return f"{program or 'tool'}: not a tty"
     match = _SHELL_SYNTAX.search(line)
     if match:
         return f"bash: {match.group(1).lower()}"

@@ -63,6 +63,11 @@ PYTHON_LESSON = (
         ("sudo needs a real terminal, which the agent shell lacks", "sudo: a terminal is required"),
         ("A change is live only after `pm2 restart api`", None),
         (
+            "$ docker exec -it odoo_docker-web-1 odoo -u x\nthe input device is not a TTY.  If you "
+            "are using mintty, try prefixing the command with 'winpty'",
+            "docker: not a tty",
+        ),
+        (
             "`python` is not on PATH here (command not found); use python3.",
             "python: command not found",
         ),
