@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.directives import prepare_directives
 from swarmq.missions.claim import RunOutcome
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
+from swarmq.wiring.flywheel import acknowledge_with_feedback
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.wiring.ledger import mission_runner
 
@@ -64,17 +64,13 @@ def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
 def acknowledge_transcript(
     roster: Roster, locks: StoreLocks, outcome: RunOutcome, *, agent: str | None
 ) -> None:
-    """Close the loop on the directives the agent acknowledged in its transcript, if any."""
+    """Close the loop on the directives the agent acknowledged in its transcript, if any (and
+    feed those of flywheel lessons back to the lessons)."""
     if not outcome.transcript:
         return
     markers = marker_lines(Path(outcome.transcript))
     if markers:
-        acknowledge(
-            knowledge_store(roster, locks),
-            markers,
-            source="mission_agent",
-            agent=agent,
-        )
+        acknowledge_with_feedback(roster, locks, markers, source="mission_agent", agent=agent)
 
 
 def runner_with_knowledge(
