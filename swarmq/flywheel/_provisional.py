@@ -1,9 +1,9 @@
 """The close loop's provisional step: show high-confidence candidates before they graduate,
 and retire the ones nothing confirmed.
 
-Eligible (``flywheel:`` settings): a live candidate of tier ``provisional_min_tier`` (gold) or
-better, or one carrying a failure signature at ``provisional_failure_min_tier`` (silver) or
-better, never refuted. It is published once (the outcome is kept in the candidate's
+Eligible: a live, never refuted candidate of tier ``provisional_min_tier`` (silver) or better
+that is high-confidence: gold, or extracted with high confidence, or carrying a failure
+signature. It is published once (the outcome is kept in the candidate's
 ``metadata``: ``provisional_outcome``, and ``provisional_entry_id`` / ``provisional_at`` when an
 entry was added). A provisional entry is retired when its candidate was refuted and never
 confirmed, or when no confirmation came within ``provisional_days`` of the sessions' clock.
@@ -25,7 +25,7 @@ from swarmq.flywheel.bridge import (
 from swarmq.flywheel.citations import CitationStats, display_path, pool_key
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.confirm import Signer, candidate_signature
-from swarmq.flywheel.model import PoolStatus, parse_time, rfc3339, tier_rank
+from swarmq.flywheel.model import PoolStatus, QualityTier, parse_time, rfc3339, tier_rank
 from swarmq.flywheel.pool import Pool, PoolEntry
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.locking import StoreLocks
@@ -44,13 +44,12 @@ class _Change:
 
 def eligible(entry: PoolEntry, config: FlywheelConfig, signer: Signer) -> bool:
     rank = tier_rank(entry.tier)
-    if rank == 0:
+    if rank == 0 or rank < tier_rank(config.provisional_min_tier):
         return False
-    if rank >= tier_rank(config.provisional_min_tier):
+    if rank >= tier_rank(QualityTier.GOLD):
         return True
-    return rank >= tier_rank(config.provisional_failure_min_tier) and bool(
-        candidate_signature(entry, signer)
-    )
+    declared = str(_metadata(entry).get("pending_confidence") or "").strip().lower()
+    return declared == "high" or bool(candidate_signature(entry, signer))
 
 
 def _metadata(entry: PoolEntry) -> dict[str, Any]:

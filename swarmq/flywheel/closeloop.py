@@ -32,7 +32,6 @@ from typing import Any
 
 from swarmq.flywheel._feedback import apply_feedback
 from swarmq.flywheel._ingest import ingest_pending
-from swarmq.flywheel._provisional import provisional_pass
 from swarmq.flywheel._maturity import (
     decay_text,
     is_evictable,
@@ -40,6 +39,7 @@ from swarmq.flywheel._maturity import (
     transition_for,
     transition_text,
 )
+from swarmq.flywheel._provisional import provisional_pass
 from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
 from swarmq.flywheel.bridge import PROVISIONAL_ENTRY, LessonSink, confirm_provisional
 from swarmq.flywheel.citations import CitationStats, citation_stats

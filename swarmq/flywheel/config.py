@@ -37,11 +37,10 @@ class FlywheelConfig(BaseModel):
     provisional: bool = True
     """Publish high-confidence candidates to the knowledge store at once, marked provisional,
     so the next session can use (and so confirm) them before they graduate."""
-    provisional_min_tier: QualityTier = QualityTier.GOLD
-    """Any candidate of this tier or better is published provisionally."""
-    provisional_failure_min_tier: QualityTier = QualityTier.SILVER
-    """A candidate carrying a failure signature (a failing call and its fix) of this tier or
-    better is published provisionally: it is recalled only when that failure happens again."""
+    provisional_min_tier: QualityTier = QualityTier.SILVER
+    """The tier a candidate needs to be shown provisionally, and then only a high-confidence
+    one: gold, or extracted with high confidence (a stated lesson, a root cause), or carrying a
+    failure signature (a failing call and its fix, recalled when that failure happens)."""
     provisional_days: Annotated[float, Field(gt=0)] = 14.0
     """A provisional lesson nobody confirmed within this many days (on the sessions' clock) is
     retired from the knowledge store; its candidate stays in the pool and can still graduate."""

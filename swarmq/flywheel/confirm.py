@@ -42,6 +42,7 @@ from swarmq.flywheel.pool import Pool, PoolEntry
 from swarmq.flywheel.promotion import source_session
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.acks import AckResult
+from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.signature import failure_signature
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
@@ -54,6 +55,8 @@ RECURRENCE = "failure-recurrence"
 """``match_provenance`` of a confirmation by a recurring failure."""
 ACKNOWLEDGED = "knowledge-ack"
 """``match_provenance`` of a citation made by an acknowledgement marker."""
+INJECTED = "knowledge-injection"
+"""``match_provenance`` of the exposure citation of a flywheel lesson shown in a block."""
 SIGNATURE_KEY = "failure_signature"
 """The candidate ``metadata`` key holding its failure signature (``""``: it has none)."""
 ACK_CITATION = {"applied": CitationType.APPLIED, "contradicted": CitationType.REFUTED}
@@ -116,7 +119,9 @@ def failure_observations(layout: AgentsLayout) -> Iterable[FailureObservation]:
         signature, session = value.get("signature"), value.get("session_id")
         observed = parse_time(value.get("observed_at"))
         if isinstance(signature, str) and signature and isinstance(session, str) and session:
-            yield FailureObservation(signature, session, observed or datetime.min.replace(tzinfo=UTC))
+            yield FailureObservation(
+                signature, session, observed or datetime.min.replace(tzinfo=UTC)
+            )
 
 
 def confirm_recurrences(
@@ -131,8 +136,9 @@ def confirm_recurrences(
     seen: dict[str, dict[str, datetime]] = {}
     for observation in failure_observations(layout):
         sessions = seen.setdefault(observation.signature, {})
-        if observation.session_id not in sessions or observation.observed_at < (
-            sessions[observation.session_id]
+        if (
+            observation.session_id not in sessions
+            or observation.observed_at < (sessions[observation.session_id])
         ):
             sessions[observation.session_id] = observation.observed_at
     live: list[tuple[PoolEntry, str, str]] = []
@@ -209,13 +215,51 @@ def acknowledgement_citations(
                     ref,
                     session,
                     kind,
-                    query=result.entry.id,
+                    query=result.entry.id,  # the knowledge entry that was acknowledged
                     cited_by_agent_id=result.agent,
                     match_provenance=ACKNOWLEDGED,
                     when=when,
                 )
             )
     return events
+
+
+def exposure_citations(
+    layout: AgentsLayout,
+    injection: Injection,
+    *,
+    session_id: str | None = None,
+    when: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """One ``retrieved`` citation (exposure: σ moves, nothing is confirmed) per flywheel
+    artifact behind an entry the injection showed."""
+    session = session_id or f"trace-{injection.trace_id}"
+    return [
+        citation_event(
+            ref,
+            session,
+            CitationType.RETRIEVED,
+            query=ranked.entry.id,
+            match_provenance=INJECTED,
+            when=when,
+        )
+        for ranked in injection.shown
+        for ref in flywheel_refs(layout, ranked.entry.strings("source_refs"))
+    ]
+
+
+def record_exposure(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    injection: Injection,
+    *,
+    session_id: str | None = None,
+    when: datetime | None = None,
+) -> int:
+    """Cite the flywheel lessons a recorded injection showed, as exposure; returns how many."""
+    return record_citations(
+        layout, locks, exposure_citations(layout, injection, session_id=session_id, when=when)
+    )
 
 
 def record_acknowledgements(
@@ -236,8 +280,10 @@ __all__ = [
     "acknowledgement_citations",
     "candidate_signature",
     "confirm_recurrences",
+    "exposure_citations",
     "failure_observations",
     "flywheel_refs",
     "record_acknowledgements",
+    "record_exposure",
     "record_failure",
 ]

@@ -113,6 +113,11 @@ def knowledge_ack(
     """Commit the acknowledgement markers found in an agent's output (those of flywheel
     lessons are fed back to the lessons as citations)."""
     results = acknowledge_with_feedback(
-        self.roster, self.cluster.locks, text, knowledge=knowledge_for(self), source=source, agent=agent
+        self.roster,
+        self.cluster.locks,
+        text,
+        knowledge=knowledge_for(self),
+        source=source,
+        agent=agent,
     )
     return {"results": [r.as_dict() for r in results]}
