@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from swarmq.flywheel.citations import citation_event, record_citations
-from swarmq.flywheel.closeloop import close_loop
+from swarmq.flywheel.closeloop import close_loop, reject_candidate
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.confirm import (
     INJECTED,
@@ -323,6 +323,23 @@ def test_provisional_lessons_are_retired_when_refuted_or_never_confirmed(
     assert len(back.promoted) == 1
     assert [k["outcome"] for k in back.knowledge] == ["added"]  # a fresh, confirmed entry
     assert nothing_provisional(store)
+
+
+def test_rejecting_a_candidate_retires_its_provisional_lesson(
+    layout: AgentsLayout, locks: LocalLocks, store: KnowledgeStore
+) -> None:
+    pending(layout, "p1", "s-1", T0, PYTHON)
+    first = close_loop(layout, locks, now=T0 + timedelta(hours=1), sink=store)
+    [published] = first.knowledge
+    [candidate] = candidates(layout)
+    reject_candidate(layout, locks, candidate, "a person says it is wrong", reviewer="ana")
+    after = close_loop(layout, locks, now=T0 + timedelta(hours=2), sink=store)
+    assert [(k["outcome"], k["reason"]) for k in after.knowledge] == [
+        ("retired", "its candidate was rejected")
+    ]
+    entry = store.swarm.get(published["entry_id"])
+    assert entry is not None and entry.status == "archived"
+    assert not close_loop(layout, locks, now=T0 + timedelta(hours=3), sink=store).knowledge
 
 
 def nothing_provisional(store: KnowledgeStore) -> bool:
