@@ -441,9 +441,16 @@ def recall_cmd(
     from swarmq.knowledge.recall import recall_error
 
     text = sys.stdin.read() if error == "-" else error
+    roster = load(ctx)
     try:
         injection = recall_error(
-            knowledge(ctx), text, limit=limit, agent=agent, session_id=session, record=not preview
+            knowledge_store(roster, store_locks(roster)),
+            text,
+            limit=limit,
+            agent=agent,
+            session_id=session,
+            record=not preview,
+            index_dir=roster.runtime_dir / "recall",
         )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was recalled (run `swarmq knowledge verify-receipts`)")
