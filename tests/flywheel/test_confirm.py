@@ -216,6 +216,24 @@ def test_a_failure_recurring_in_another_session_confirms_the_lesson(
     assert not again.recurrences and not again.promoted
 
 
+EDIT = (
+    "`Edit src/app.py` failed (String to replace not found in file.); re-reading the file and "
+    "editing the current text worked instead, because the file had changed since it was read."
+)
+
+
+def test_the_editing_harness_recurring_confirms_nothing(
+    layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """Every session trips over an Edit whose old string moved: that recurring is no proof."""
+    pending(layout, "e1", "s-1", T0, EDIT, confidence="medium")
+    record_failure(layout, locks, "String to replace not found in file.", session_id="s-2", when=T0)
+    pending(layout, "e2", "s-3", T0 + timedelta(hours=2), EDIT.replace("src/app.py", "b.py"))
+    done = close_loop(layout, locks, QUIET, now=T0 + timedelta(hours=3))
+    assert lines(layout.failures)[0]["signature"] == "Edit: string to replace not found"
+    assert not done.recurrences and not done.promoted and len(candidates(layout)) == 2
+
+
 def test_two_sessions_forging_one_failure_confirm_each_other(
     layout: AgentsLayout, locks: LocalLocks
 ) -> None:
