@@ -360,6 +360,34 @@ def test_rejecting_a_candidate_retires_its_provisional_lesson(
     assert not close_loop(layout, locks, now=T0 + timedelta(hours=3), sink=store).knowledge
 
 
+def test_a_crash_after_publishing_a_provisional_lesson_is_repaired(
+    layout: AgentsLayout, locks: LocalLocks, store: KnowledgeStore
+) -> None:
+    """The entry was written but its pool file never recorded it: the next pass adopts it (no
+    second entry), and graduating settles it."""
+    pending(layout, "p1", "s-1", T0, PYTHON)
+    [published] = close_loop(layout, locks, now=T0 + timedelta(hours=1), sink=store).knowledge
+    [entry] = candidates(layout).values()
+    for key in ("provisional_outcome", "provisional_entry_id", "provisional_at"):
+        del entry.candidate["metadata"][key]
+    entry.path.write_text(entry.dumps(), encoding="utf-8")
+    again = close_loop(layout, locks, now=T0 + timedelta(hours=2), sink=store)
+    assert [(k["outcome"], k["entry_id"]) for k in again.knowledge] == [
+        ("provisional", published["entry_id"])
+    ]
+    assert len(store.swarm.read().entries) == 1
+    # lost again, then confirmed by a recurrence: the promotion still settles that entry
+    entry = candidates(layout)[entry.id]
+    del entry.candidate["metadata"]["provisional_entry_id"]
+    entry.path.write_text(entry.dumps(), encoding="utf-8")
+    record_failure(layout, locks, "bash: python: command not found", session_id="s-2", when=T0)
+    done = close_loop(layout, locks, now=T0 + timedelta(hours=3), sink=store)
+    assert [k["outcome"] for k in done.knowledge] == ["confirmed"]
+    [settled] = store.swarm.read().entries
+    assert settled.id == published["entry_id"] and "provisional" not in settled.tags
+    assert settled.get("source_refs") == [done.promoted[0].artifact_path]
+
+
 def nothing_provisional(store: KnowledgeStore) -> bool:
     return not [e for e in store.swarm.read().entries if e.is_active and "provisional" in e.tags]
 
