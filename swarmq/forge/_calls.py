@@ -134,10 +134,11 @@ _PATHLIKE = re.compile(r"[/\\.]")
 
 
 def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
-    """What a shell command works on: its words after the program that are not options, as
-    (all of them, the path-like ones), each path reduced to its last component and lower-cased,
-    so ``cat "E:\\a\\b.json"`` and ``cat E:/a/b.json`` work on the same ``b.json``."""
-    call = _CD_PREFIX.sub("", call)
+    """What a shell command works on: its words after the program that are not options (and the
+    values of ``--option=value``), as (all of them, the path-like ones), each path reduced to its
+    last component and lower-cased, so ``cat "E:\\a\\b.json"`` and ``cat E:/a/b.json`` work on
+    the same ``b.json``."""
+    call = CD_PREFIX.sub("", call)
     try:
         words = shlex.split(call, posix=True)
     except ValueError:  # an unbalanced quote: the words as typed
@@ -148,6 +149,8 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
     out: set[str] = set()
     paths: set[str] = set()
     for word in words[1:]:
+        if word.startswith("--") and "=" in word:
+            word = word.split("=", 1)[1]  # an option's value names what it works on
         if not word or word[0] == "-" or word in ("|", "&&", ";", ">", "2>&1"):
             continue
         if "://" in word:  # a URL: its host and path are the target, not just its last part
@@ -178,12 +181,12 @@ def reason_of(text: str) -> str:
     return clip(sentence, 240)
 
 
-_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
 
 
 def program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
-    call = _CD_PREFIX.sub("", call)
+    call = CD_PREFIX.sub("", call)
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]

@@ -32,7 +32,9 @@ CHANGE_PENALTY = 0.2
 _EDIT_PAST = (
     r"added|moved|updated|removed|deleted|replaced|renamed|changed|created|implemented|refactored|"
     r"introduced|extracted|rewrote|rewritten|wired|converted|merged|bumped|adjusted|tweaked|"
-    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined"
+    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined|"
+    r"installed|ran|configured|enabled|disabled|confirmed|verified|saved|applied|switched|pushed|"
+    r"committed|stashed|reverted|rebased|deployed|restarted|generated|migrated"
 )
 _EDIT_IMPERATIVE = (
     r"move|add|remove|delete|replace|rename|put|keep|drop|split|merge|wrap|edit|update|change|patch"
@@ -43,10 +45,13 @@ _CHANGE = re.compile(
     r"^(?:\*\*[^*\n]{1,80}\*\*\s*[:–—-]?\s*)?(?:I|we) should\b|"  # a proposal: "We should …"
     rf"^\W*(?:fix|solution|change)\W{{0,4}}:\W*(?:{_EDIT_IMPERATIVE})\b|"  # "Fix: move X into Y"
     r"\b(?:now (?:uses|lives|returns|has|does|runs|reads|writes|shows|works|passes|handles|supports|"
-    r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b",
+    r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b|"
+    r"\b(?:should|will) now (?:work|pass|succeed|load|run|build|show)\b|"  # "The test should now work"
+    r"\b(?:is|are|has been|have been) (?:now )?(?:applied|in place|done|resolved)\b|"  # "The fix is applied"
+    r"^\W*option [0-9a-z]\b\s*[:.)–—-]",  # "Option 3: switch to …": one of several proposals
     re.IGNORECASE,
 )
-_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should")
+_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should", "in place", "done", "option")
 """Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
 _PURPOSE = re.compile(
     r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I

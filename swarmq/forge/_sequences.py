@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmq.forge._calls import (
+    CD_PREFIX,
     ERROR_LINE,
     as_text,
     clip,
@@ -84,7 +85,8 @@ _PROBES = frozenset(
     }
 )
 _PROBE_CALL = re.compile(
-    r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b"
+    r"^(?:git (?:status|rev-parse|log|diff|remote|show|ls-files)|mdfind|locate)\b|"
+    r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes))*\s*(?:$|[|;&])|\s--version\b"
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
 _LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
@@ -103,7 +105,7 @@ _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
     r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
-    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED",
+    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED|\b[Tt]ests? failed\b",
 )
 """A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
 _PROTOCOL = re.compile(
@@ -143,6 +145,15 @@ _MISSING_FILE = re.compile(
 """An error saying a named file or directory is not there."""
 _REFUSED = re.compile(r"permission denied|not permitted|access (?:is )?denied|read-only", re.I)
 """The file is there but may not be touched: a fact about the machine, not a missing file."""
+_TEST_RUN = re.compile(
+    r"^(?:pytest|py\.test|python3? -m pytest|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
+    r"npx (?:jest|vitest|mocha|playwright test)|jest|vitest|mocha|(?:bundle exec )?rspec|phpunit|"
+    r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
+)
+"""A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
+_RUNNER_MISSING = re.compile(r"no module named|cannot find module|not installed", re.IGNORECASE)
+"""A test run that could not start: the runner or a dependency is missing (an environment fact)."""
+_CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
@@ -260,11 +271,19 @@ class SequenceMiner:
     def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
         if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
+        bare = CD_PREFIX.sub("", call)
         if (
-            (program(call) in _PROBES or _PROBE_CALL.search(call))
+            (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
         ) or _CODE_ERROR.search(output[:1500]):
             return  # a probe's failure is its answer, unless the shell could not parse it
+        if (
+            _TEST_RUN.match(bare)
+            and not _ENVIRONMENT.search(output[:1500])
+            and not _MISSING_PROGRAM.search(output[:1500])
+            and not _RUNNER_MISSING.search(output[:1500])
+        ):
+            return  # the tests failed: the code was wrong, and its fix is in the code
         runs = program(call)
         if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
             return  # a search that matched nothing answered the question it asked
@@ -345,6 +364,9 @@ class SequenceMiner:
             return False
         lowered = error.lower()
         every, _ = operands(call)
+        cd = _CD_TARGET.match(call)
+        if cd:  # the directory changed into is named too: ``cd x && make`` fails when x is missing
+            every |= operands(f"cd {cd.group(1)}")[0]
         return any(
             len(word) > 2 and re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
             for word in every
