@@ -17,7 +17,9 @@ from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession, codex_old_rollout
 
-CHATTER = "/opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted"
+CHATTER = (
+    "/opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted"
+)
 
 
 def sequences(found: list[object]) -> list[str]:
@@ -34,7 +36,9 @@ def test_a_search_that_matched_nothing_is_no_failure_even_under_start_up_chatter
         .bash("grep -rn 'class Spec' src", "Exit code 1\n", error=True)
         .bash("find . -name '*.spec.yaml'", f"{CHATTER}\n./.hidden/specs/a.spec.yaml")
     )
-    assert sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
 
 
 def test_a_search_that_errs_is_still_a_failure_and_its_fix_a_lesson(
@@ -48,7 +52,10 @@ def test_a_search_that_errs_is_still_a_failure_and_its_fix_a_lesson(
                 "shell",
                 (["bash", "-lc", "rg -n 'parse(' src"], "rg: regex parse error: unclosed group", 2),
             ),
-            ("assistant", "The pattern is read as a regex, so the bracket must be taken literally."),
+            (
+                "assistant",
+                "The pattern is read as a regex, so the bracket must be taken literally.",
+            ),
             ("shell", (["bash", "-lc", "rg -n -F 'parse(' src"], "src/a.py:3: parse(x)", 0)),
         ],
     )
@@ -74,7 +81,9 @@ def test_a_probe_of_a_missing_file_followed_by_another_file_is_not_a_lesson(
         .bash("ls pkg/analyzers", "__init__.py\ndocstrings.py")
         .bash("sed -n '1,200p' pkg/analyzers/docstrings.py", '"""Docstrings."""')
     )
-    assert sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
 
 
 def test_a_call_on_other_files_is_the_next_step_not_the_fix(
@@ -101,17 +110,19 @@ def test_a_fix_that_changes_how_the_same_file_is_named_is_still_the_fix(
 ) -> None:
     session = (
         ClaudeSession()
-        .user("show the settings")
+        .user("build it")
         .bash(
-            'cat "E:\\work\\.config\\settings.json"',
+            'node "E:\\work\\tools\\build.js"',
             "Exit code 2\n/usr/bin/bash: eval: line 1: unexpected EOF while looking for matching `\"'",
             error=True,
         )
-        .bash('cat "E:/work/.config/settings.json"', "{}")
+        .bash('node "E:/work/tools/build.js"', "built")
     )
-    [content] = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    [content] = sequences(
+        forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found
+    )
     assert "unexpected EOF while looking for matching" in content
-    assert content.endswith('`cat "E:/work/.config/settings.json"` worked instead.')
+    assert content.endswith('`node "E:/work/tools/build.js"` worked instead.')
 
 
 def test_a_missing_program_is_not_a_missing_file() -> None:
@@ -147,4 +158,56 @@ def test_start_up_chatter_alone_is_no_error_excerpt() -> None:
     assert error_excerpt(f"Exit code: 1\nWall time: 0 seconds\nOutput:\n{CHATTER}\n") == ""
     assert error_excerpt(f"{CHATTER}\nzsh:1: command not found: pytest") == (
         "zsh:1: command not found: pytest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        # the tests failed: the code was wrong, not the machine
+        ("yarn test --filter=loading-state", "Exit code 1\nTestem finished. Tests failed."),
+        ("cd /srv/app && go test ./...", "Exit code 1\n--- FAIL: TestOrder (0.00s)\nFAIL"),
+        # a lookup whose failing is its answer, behind a cd
+        ("cd /srv/app && git show 1a2b3c4 --stat", "Exit code 128\nfatal: bad object 1a2b3c4"),
+        ("cd /srv/app && git branch -l", "Exit code 1\nerror: unknown switch"),
+        # the directory changed into is not there: the agent was elsewhere
+        (
+            "cd services/api && make build",
+            "Exit code 1\n(eval):cd:1: no such file or directory: services/api",
+        ),
+    ],
+)
+def test_failures_that_teach_nothing_about_the_machine(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks, command: str, output: str
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("go")
+        .bash(command, output, error=True)
+        .bash(command.split(" && ")[-1] + " --verbose", "ok")
+    )
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
+
+
+def test_a_test_run_that_cannot_start_is_an_environment_fact(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash("npm test", "Exit code 1\nError: Cannot find module 'vitest'", error=True)
+        .say("Done with the edit.")
+    )
+    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert sequences(result.found) == []  # not a code failure, and not about the machine: no
+    # lesson of its own, but not dropped as a test failure either: it waits for its fix
+    session.bash("npm install -D vitest && npm test", "3 passed")
+    [content] = sequences(
+        forge_transcript(session.write(tmp_path / "t.jsonl"), layout, locks).found
+    )
+    assert content == (
+        "`npm test` failed (Error: Cannot find module 'vitest'); "
+        "`npm install -D vitest && npm test` worked instead."
     )
