@@ -277,19 +277,19 @@ class SequenceMiner:
             and not _SHELL_SYNTAX.search(output[:600])
         ) or _CODE_ERROR.search(output[:1500]):
             return  # a probe's failure is its answer, unless the shell could not parse it
-        if (
-            _TEST_RUN.match(bare)
-            and not _ENVIRONMENT.search(output[:1500])
-            and not _MISSING_PROGRAM.search(output[:1500])
-            and not _RUNNER_MISSING.search(output[:1500])
-        ):
-            return  # the tests failed: the code was wrong, and its fix is in the code
         runs = program(call)
         if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
             return  # a search that matched nothing answered the question it asked
         error = error_excerpt(output)
         if not error or not ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+        if (
+            _TEST_RUN.match(bare)
+            and not _ENVIRONMENT.search(error)
+            and not _MISSING_PROGRAM.search(output[:1500])
+            and not _RUNNER_MISSING.search(output[:1500])
+        ):
+            return  # the tests failed: the code was wrong, and its fix is in the code
         if self._missing_operand(call, error):
             return  # the file asked for is not there: the answer of a probe, whatever program
         if _ARGUMENTS.search(error):
