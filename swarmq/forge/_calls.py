@@ -131,6 +131,9 @@ def exit_status(text: str) -> int | None:
 
 
 _PATHLIKE = re.compile(r"[/\\.]")
+_VERSION = re.compile(r"(?:==|@|:)[\w.+-]*\d[\w.+-]*$")
+"""A version or tag pinned to a name (``pkg==1.2``, ``pkg@2``, ``image:1-24-trixie``): which
+release is how the thing is asked for, not another thing."""
 
 
 def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -143,9 +146,12 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
         words = shlex.split(call, posix=True)
     except ValueError:  # an unbalanced quote: the words as typed
         words = call.split()
-    words = [w for w in words if not _ENV_ASSIGNMENT.match(w)]
+    while words and _ENV_ASSIGNMENT.match(words[0]):
+        words = words[1:]  # ``FOO=1 cmd``: the assignments before the program, not ``pkg==1.2``
     if words[:1] in (["env"], ["/usr/bin/env"]):
         words = words[1:]
+        while words and _ENV_ASSIGNMENT.match(words[0]):
+            words = words[1:]
     out: set[str] = set()
     paths: set[str] = set()
     for word in words[1:]:
@@ -157,6 +163,7 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
             tail = word.split("://", 1)[1].rstrip("/").lower()
         else:
             tail = re.split(r"[/\\]", word.rstrip("/\\"))[-1].lower() or word.lower()
+        tail = _VERSION.sub("", tail) or tail  # ``image:1-24`` and ``image:24`` are one image
         out.add(tail)
         if _PATHLIKE.search(word) and len(tail) > 2:
             paths.add(tail)

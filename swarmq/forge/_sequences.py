@@ -151,8 +151,13 @@ _TEST_RUN = re.compile(
     r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
 )
 """A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
-_RUNNER_MISSING = re.compile(r"no module named|cannot find module|not installed", re.IGNORECASE)
-"""A test run that could not start: the runner or a dependency is missing (an environment fact)."""
+_RUNNER_MISSING = re.compile(
+    r"no module named|cannot find module|not installed|couldn't find a script|missing script|"
+    r"unknown (?:command|script)|usage error",
+    re.IGNORECASE,
+)
+"""A test run that could not start: the runner, a dependency or the script named is missing (a
+fact about the machine or the project, not a test failure)."""
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")

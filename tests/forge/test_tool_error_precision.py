@@ -211,3 +211,43 @@ def test_a_test_run_that_cannot_start_is_an_environment_fact(
         "`npm test` failed (Error: Cannot find module 'vitest'); "
         "`npm install -D vitest && npm test` worked instead."
     )
+
+
+def test_another_version_of_the_same_thing_is_a_fix_not_another_target(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("pull the dev image")
+        .bash(
+            "docker pull registry.example/devimage:1-24-slim",
+            'Exit code 1\nError response from daemon: failed to resolve reference "registry.example/'
+            'devimage:1-24-slim": not found',
+            error=True,
+        )
+        .bash("docker pull registry.example/devimage:24", "24: Pulling from devimage")
+    )
+    [content] = sequences(
+        forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found
+    )
+    assert content.endswith("`docker pull registry.example/devimage:24` worked instead.")
+    assert operands("pip install foo==1.2") == (frozenset({"install", "foo"}), frozenset({"foo"}))
+
+
+def test_a_test_script_that_does_not_exist_is_not_a_test_failure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the web tests")
+        .bash(
+            "npm test -- --grep sync", 'Exit code 1\nnpm error Missing script: "test"', error=True
+        )
+        .bash("npx mocha --grep sync", "12 passing")
+    )
+    [content] = sequences(
+        forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found
+    )
+    assert (
+        'Missing script: "test"' in content and "`npx mocha --grep sync` worked instead" in content
+    )
