@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from swarmq.missions._recorder import RunRecorder
 from swarmq.missions._runner import AgentResult, build_argv, run_agent
 from swarmq.missions.agentcli import (
+    SessionFound,
     SessionMissing,
     SessionPlan,
     locate,
@@ -322,8 +323,11 @@ class MissionRunner:
         found, forge gets the stdout log and the mission says why."""
         if plan.source is TranscriptSource.STDOUT:
             return
-        found = locate(plan, output)
-        if not isinstance(found, SessionMissing):
+        try:
+            found: SessionFound | SessionMissing = locate(plan, output)
+        except Exception as exc:  # a lookup that breaks must not fail the mission: say so
+            found = SessionMissing(f"looking for it failed: {type(exc).__name__}: {exc}")
+        if isinstance(found, SessionFound):
             target = self.layout.mission_dir(mission_id) / f"session-{assignment_id}.ndjson"
             try:
                 write_atomic(target, found.path.read_bytes())
