@@ -7,8 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+import redis
 import yaml
+from typer.testing import CliRunner
 
+from swarmq.cli import app
 from swarmq.roster.loader import load_roster
 from swarmq.skills.compiler import SkillCompiler
 from swarmq.skills.layout import SkillLayout
@@ -122,3 +125,15 @@ def test_roster_setting_reaches_the_compiler(tmp_path: Path) -> None:
         load_roster(
             write_roster(tmp_path / "e", "s", "redis://x/9", skills={"agent_dir": {}}), env={}
         )
+
+
+def test_cli_says_where_a_skill_was_published(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> None:
+    config = write_roster(tmp_path, swarm_name, redis_url)
+    write_store(tmp_path / "project", LESSONS)
+    result = CliRunner().invoke(app, ["--config", str(config), "skills", "generate", "--active"])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "published for claude-code" in flat and "published for codex" in flat
+    assert (tmp_path / "project" / ".claude" / "skills").is_dir()
