@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from dataclasses import replace as _replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from swarmq.missions.config import TranscriptSource
 
@@ -327,36 +328,69 @@ def _printed_id(output: Path, source: TranscriptSource) -> str | None:
     return None
 
 
-def output_text(source: TranscriptSource, line: str) -> list[str] | None:
-    """The text lines a JSON output line carries for the marker reader, or ``None`` when the
-    line is not one of the CLI's JSON events (plain text is read as it is).
+class OutputReader:
+    """The text the marker reader sees in an agent's output, line by line, in order.
 
-    Claude Code's ``json`` / ``stream-json`` final ``result`` (the same text ``text`` output
-    prints; earlier assistant messages are not repeated, so no marker counts twice); Codex
-    ``exec --json``'s ``agent_message`` items. Other events carry no text: ``[]``.
+    Plain lines are read as they are. The CLIs' JSON events are read for the text they carry,
+    each text once: Claude Code's ``stream-json`` assistant messages as they stream (so
+    checkpoints arrive live), its final ``result`` only when nothing streamed (``json``, which
+    prints that one object; the result repeats the last streamed message); Codex ``exec
+    --json``'s ``agent_message`` items. Other events carry no text.
     """
-    stripped = line.strip()
-    if source not in (T.CLAUDE_CODE, T.CODEX) or not stripped.startswith(("{", "[")):
-        return None
-    try:
-        record = json.loads(stripped)
-    except ValueError:
-        return None
-    if isinstance(record, list):  # ``--output-format json --verbose``: every message, one array
-        results = [r for r in record if isinstance(r, dict) and r.get("type") == "result"]
-        record = results[-1] if results else None
-    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-        return None
-    if source is T.CLAUDE_CODE and record["type"] == "result":
-        text = record.get("result")
-        return text.splitlines() if isinstance(text, str) else []
-    if source is T.CODEX and record["type"] == "item.completed":
-        item = record.get("item")
-        if isinstance(item, dict) and item.get("type") == "agent_message":
-            text = item.get("text")
-            return text.splitlines() if isinstance(text, str) else []
-    if source is T.CLAUDE_CODE and "session_id" in record:
-        return []
-    if source is T.CODEX and ("." in record["type"] or record["type"] == "error"):
-        return []
-    return None
+
+    def __init__(self, source: TranscriptSource) -> None:
+        self.source = source
+        self.streamed = False
+
+    def texts(self, line: str) -> list[str]:
+        decoded = self.decode(line)
+        return [line] if decoded is None else decoded
+
+    def decode(self, line: str) -> list[str] | None:
+        """The text lines of a JSON event, or ``None`` when the line is not one."""
+        stripped = line.strip()
+        if self.source not in (T.CLAUDE_CODE, T.CODEX) or not stripped.startswith(("{", "[")):
+            return None
+        try:
+            record = json.loads(stripped)
+        except ValueError:
+            return None
+        if isinstance(record, list):  # ``--output-format json --verbose``: one array
+            results = [r for r in record if isinstance(r, dict) and r.get("type") == "result"]
+            record = results[-1] if results else None
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            return None
+        kind = record["type"]
+        if self.source is T.CLAUDE_CODE:
+            return self._claude(kind, record)
+        if kind == "item.completed":
+            item = record.get("item")
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                text = item.get("text")
+                return text.splitlines() if isinstance(text, str) else []
+        return [] if "." in kind or kind == "error" else None
+
+    def _claude(self, kind: str, record: dict[str, Any]) -> list[str] | None:
+        if kind == "result":
+            text = record.get("result")
+            if self.streamed or not isinstance(text, str):
+                return []
+            return text.splitlines()
+        if kind == "assistant" and "session_id" in record:
+            message = record.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = [content] if isinstance(content, str) else content or []
+            lines = [
+                text
+                for block in blocks
+                for text in (
+                    block.splitlines()
+                    if isinstance(block, str)
+                    else str(block.get("text", "")).splitlines()
+                    if isinstance(block, dict) and block.get("type") == "text"
+                    else []
+                )
+            ]
+            self.streamed = self.streamed or bool(lines)
+            return lines
+        return [] if "session_id" in record else None

@@ -29,11 +29,11 @@ from typing import Any, BinaryIO
 from swarmq.missions._recorder import RunRecorder
 from swarmq.missions._runner import AgentResult, build_argv, run_agent
 from swarmq.missions.agentcli import (
+    OutputReader,
     SessionFound,
     SessionMissing,
     SessionPlan,
     locate,
-    output_text,
     prepare,
     resolve,
 )
@@ -68,9 +68,10 @@ def _marker_reader(source: TranscriptSource, rec: RunRecorder) -> Callable[[str]
     """Feeds the recorder the text of each output line: a JSON event of the agent CLI
     (``--output-format json|stream-json``, ``exec --json``) is read for the text it carries."""
 
+    reader = OutputReader(source)
+
     def on_line(line: str) -> None:
-        texts = output_text(source, line)
-        for text in [line] if texts is None else texts:
+        for text in reader.texts(line):
             rec.feed(text)
 
     return on_line

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.directives import prepare_directives
-from swarmq.missions.agentcli import output_text
+from swarmq.missions.agentcli import OutputReader
 from swarmq.missions.claim import RunOutcome
 from swarmq.missions.config import TranscriptSource
 from swarmq.missions.lifecycle import MissionRunner
@@ -49,26 +49,19 @@ class DeferredKnowledge:
             self._pending.pop(0)
 
 
-def _texts(line: str) -> list[str]:
-    """A stdout line as text: the JSON events of Claude Code (``--output-format json`` /
-    ``stream-json``) and Codex (``exec --json``) are read for the text they carry."""
-    for source in (TranscriptSource.CLAUDE_CODE, TranscriptSource.CODEX):
-        texts = output_text(source, line)
-        if texts is not None:
-            return [t + "\n" for t in texts]
-    return [line]
-
-
 def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
     """The transcript lines carrying acknowledgement markers (at most ``limit`` characters)."""
     out: list[str] = []
     size = 0
+    # The JSON events of Claude Code (``--output-format json|stream-json``) and Codex
+    # (``exec --json``) are read for the text they carry, each text once.
+    readers = [OutputReader(TranscriptSource.CLAUDE_CODE), OutputReader(TranscriptSource.CODEX)]
     try:
         with transcript.open(encoding="utf-8", errors="replace") as handle:
             for raw in handle:
-                if "KNOWLEDGE_" not in raw:
-                    continue
-                for line in _texts(raw):
+                decoded = next((t for r in readers if (t := r.decode(raw)) is not None), [raw])
+                for text in decoded:
+                    line = text if text.endswith("\n") else text + "\n"
                     if "KNOWLEDGE_" in line and size < limit:
                         out.append(line)
                         size += len(line)

@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 
 from swarmq.missions.agentcli import (
+    OutputReader,
     SessionFound,
     SessionMissing,
     claude_project_key,
     detect,
     locate,
-    output_text,
     prepare,
 )
 from swarmq.missions.config import AgentConfig, TranscriptSource
+from swarmq.wiring.missions import marker_lines
 
 T = TranscriptSource
 REPO = Path(__file__).resolve().parents[2]
@@ -132,8 +133,11 @@ def test_claude_session_found_for_every_output_format(tmp_path: Path, fmt: str) 
     assert first["sessionId"] == plan.session_id
     # The marker reader sees the final answer in every format, once.
     lines = log.read_text().splitlines()
-    decoded = [t for line in lines for t in (output_text(T.CLAUDE_CODE, line) or [line])]
+    reader = OutputReader(T.CLAUDE_CODE)
+    decoded = [t for line in lines for t in reader.texts(line)]
     assert decoded.count("STATE: DONE") == 1
+    assert reader.streamed is (fmt == "stream-json")  # stream-json: each message as it streams
+    assert not any(t.lstrip().startswith('{"type"') for t in decoded)
 
 
 def test_claude_config_dir_and_a_session_id_chosen_by_the_command(tmp_path: Path) -> None:
@@ -177,9 +181,8 @@ def test_codex_rollout_found_by_the_printed_session_id(tmp_path: Path, json_outp
     meta = json.loads(found.path.read_text().splitlines()[0])
     assert meta["payload"]["id"] == found.session_id
     if json_output:
-        texts = [
-            t for line in log.read_text().splitlines() for t in output_text(T.CODEX, line) or []
-        ]
+        reader = OutputReader(T.CODEX)
+        texts = [t for line in log.read_text().splitlines() for t in reader.decode(line) or []]
         assert texts  # the agent messages, for the marker reader
 
 
@@ -208,3 +211,13 @@ def test_codex_refuses_outside_git_without_the_flag(tmp_path: Path) -> None:
     log = tmp_path / "out.log"
     assert run(["codex", "exec", "go"], env, tmp_path, log) == 1
     assert "--skip-git-repo-check" in log.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "stream-json"])
+def test_acknowledgements_are_read_once_from_every_output_format(tmp_path: Path, fmt: str) -> None:
+    ack = "KNOWLEDGE_APPLIED:trace-1:entry-1 reason=followed it"
+    env = env_for(tmp_path / "home", CLAUDE_SESSION, STANDIN_APPEND=ack)
+    argv = ["claude", "-p", "go", "--output-format", fmt, "--verbose"]
+    log = tmp_path / "out.log"
+    assert run(argv, env, tmp_path, log) == 0
+    assert marker_lines(log) == ack + "\n"
