@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,12 @@ import yaml
 
 from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
+from swarmq.missions.agentcli import claude_project_key
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
 from tests.support import WorkerProcess, write_roster
-from tests.test_loop import wait_for
+from tests.test_loop import wait_for as _wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 AGENTS = REPO / "tests" / "agents"
@@ -46,6 +48,11 @@ README_CLAUDE = readme_agent("claude")
 README_CODEX = [*readme_agent("codex")[:-1], "--json", "{prompt}"]
 FIX = "verify-sync.ps1"
 CODEX_FIX = "cannot lock ref"
+
+
+def wait_for(predicate: Callable[[], Any], what: str) -> Any:
+    """Missions and forge through real workers on a shared 2-core machine: generous time."""
+    return _wait_for(predicate, timeout=240, what=what)
 
 
 def agent(command: list[str], home: Path, replay: str, **extra: Any) -> dict[str, Any]:
@@ -153,7 +160,14 @@ def test_mission_forges_the_agents_own_session(roster_file: Path, celery_client:
         mission_dir = layout.mission_dir(mission_id)
         assert (mission_dir / f"transcript-{new}.log").read_text().count("PowerShell") >= 1
         copied = mission_dir / f"session-{new}.ndjson"
-        original = next((roster_file.parent / "home" / ".claude" / "projects").glob("*/*.jsonl"))
+        session_id = next(
+            json.loads(line)["sessionId"]
+            for line in copied.read_text().splitlines()
+            if "sessionId" in json.loads(line)
+        )
+        projects = roster_file.parent / "home" / ".claude" / "projects"
+        [original] = projects.glob(f"*/{session_id}.jsonl")  # w2's session is there too
+        assert original.parent.name == claude_project_key(str(roster.workspace_dir))
         assert copied.read_bytes() == original.read_bytes()
         assert client.get(mission_id).assignments[-1].session == str(copied)
         notes = [e for e in read_events(layout, mission_id) if "agent session" in e["summary"]]
