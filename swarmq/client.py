@@ -105,6 +105,11 @@ class MissionClient:
         if self._locks is None:
             from swarmq.coord.cluster import Cluster
 
+            # The ledger's roots exist before the lock discipline is checked, so they are marked
+            # now: a root first marked by a worker while this client writes under its unmarked
+            # name would get two lock names, and the second writer would be fenced off.
+            for root in (self.roster.runtime_dir, self.roster.shared_dir):
+                root.mkdir(parents=True, exist_ok=True)
             self._locks = Cluster.connect(self.roster.cluster_config(), timeout=2.0).locks
         return self._locks
 
