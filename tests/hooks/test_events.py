@@ -1,0 +1,89 @@
+"""What the hook makes of the agents' payloads, and the spool it leaves work in."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from swarmq.hooks.events import failed, parse, reply
+from swarmq.storage.spool import STALE_CLAIM_SECONDS, Spool
+
+
+def test_claude_code_failure_carries_the_call_and_its_error() -> None:
+    call = parse(
+        "claude-code",
+        json.dumps(
+            {
+                "session_id": "s1",
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": "python manage.py test"},
+                "error": "Exit code 127\nzsh: command not found: python",
+                "is_interrupt": False,
+            }
+        ),
+    )
+    assert call.action == "failure"
+    assert (
+        call.failure_text()
+        == "Bash: python manage.py test\nExit code 127\nzsh: command not found: python"
+    )
+    interrupted = parse(
+        "claude-code",
+        json.dumps({"hook_event_name": "PostToolUseFailure", "error": "x", "is_interrupt": True}),
+    )
+    assert interrupted.failure_text() is None
+
+
+def test_codex_post_tool_use_is_a_failure_only_when_its_result_failed() -> None:
+    def codex(response: object) -> str | None:
+        payload = {
+            "session_id": "s",
+            "turn_id": "t1",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "sudo apt install jq"},
+            "tool_response": response,
+        }
+        return parse("codex", json.dumps(payload)).failure_text()
+
+    assert codex("Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok") is None
+    assert codex({"exit_code": 0, "output": "fine"}) is None
+    text = codex("Process exited with code 1\nOutput:\nsudo: a terminal is required")
+    assert text is not None and text.startswith("Bash: sudo apt install jq")
+    assert codex({"exit_code": 2, "stderr": "no"}) is not None
+    assert failed(json.dumps({"exitCode": 1}))
+    assert not failed(None)
+
+
+def test_reply_is_the_agents_additional_context_or_nothing() -> None:
+    assert reply("SessionStart", None) == ""
+    out = json.loads(reply("UserPromptSubmit", "<swarm_knowledge_directives>…"))
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "<swarm_knowledge_directives>…",
+        }
+    }
+    assert parse("codex", "not json").action is None
+    assert parse("claude-code", json.dumps({"hook_event_name": "Notification"})).action is None
+
+
+def test_spool_claims_once_releases_and_takes_back_stale_claims(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    first = spool.put({"n": 1})
+    spool.put({"n": 2})
+    (tmp_path / "spool" / "torn.json").write_text("{", encoding="utf-8")
+    claimed = list(spool.claim())
+    assert [c.record["n"] for c in claimed] == [1, 2]
+    assert (tmp_path / "spool" / "torn.json.bad").exists()  # kept, never dropped
+    assert list(Spool(tmp_path / "spool").claim()) == []  # nobody claims twice
+    claimed[0].release()
+    claimed[1].done()
+    assert spool.pending() == [first]
+    again = next(iter(spool.claim()))
+    old = time.time() - STALE_CLAIM_SECONDS - 1
+    os.utime(again.path, (old, old))  # its drainer died
+    assert spool.pending() == [first]
