@@ -87,7 +87,8 @@ class HookCall:
         return value if isinstance(value, str) else ""
 
     def failure_text(self) -> str | None:
-        """The failing call and its error as one text, or None when the call did not fail."""
+        """The failing call and its error as recall reads them (``$ <call>`` on the first line,
+        the error after it), or None when the call did not fail."""
         tool = self.payload.get("tool_name")
         call = _call_text(self.payload.get("tool_input"))
         if self.agent == "claude-code":
@@ -101,8 +102,9 @@ class HookCall:
             error = _text(response)
         if not error and not call:
             return None
-        head = f"{tool}: {call}" if isinstance(tool, str) and tool else call
-        return f"{head}\n{error}".strip()[:MAX_TEXT]
+        if not call and isinstance(tool, str):
+            call = tool
+        return f"$ {call}\n{error}".strip()[:MAX_TEXT]
 
 
 def parse(agent: Agent, raw: bytes | str, event: str | None = None) -> HookCall:

@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.hooks._wire import log, socket_path
+from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.inject import Injection, inject, prepare
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.recall import recall_error
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
@@ -114,16 +116,14 @@ class HookService:
         }
 
     def _inject(self, op: str, text: str, session: str | None) -> Injection | None:
-        from swarmq.hooks import _calls
-
         if op == "session-start":
-            return _calls.session_start(self.knowledge, session_id=session)
+            return session_start(self.knowledge, session_id=session)
         if op == "prompt":
             if not text.strip():
                 return None
             return inject(self.knowledge, QueryContext(text=text), session_id=session)
         if op == "failure":
-            return _calls.recall_error(self.knowledge, text, session_id=session)
+            return recall_error(self.knowledge, text, session_id=session)
         raise ValueError(f"unknown hook request {op!r}")
 
     # --- the spool ------------------------------------------------------------------------

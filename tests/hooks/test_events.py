@@ -28,7 +28,7 @@ def test_claude_code_failure_carries_the_call_and_its_error() -> None:
     assert call.action == "failure"
     assert (
         call.failure_text()
-        == "Bash: python manage.py test\nExit code 127\nzsh: command not found: python"
+        == "$ python manage.py test\nExit code 127\nzsh: command not found: python"
     )
     interrupted = parse(
         "claude-code",
@@ -52,7 +52,7 @@ def test_codex_post_tool_use_is_a_failure_only_when_its_result_failed() -> None:
     assert codex("Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok") is None
     assert codex({"exit_code": 0, "output": "fine"}) is None
     text = codex("Process exited with code 1\nOutput:\nsudo: a terminal is required")
-    assert text is not None and text.startswith("Bash: sudo apt install jq")
+    assert text is not None and text.startswith("$ sudo apt install jq")
     assert codex({"exit_code": 2, "stderr": "no"}) is not None
     assert failed(json.dumps({"exitCode": 1}))
     assert not failed(None)
