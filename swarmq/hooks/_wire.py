@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ def socket_path(state: Path) -> Path:
     if len(str(path)) <= MAX_SOCKET_PATH:
         return path
     digest = hashlib.sha256(str(state).encode("utf-8")).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"swarmq-hooks-{os.getuid()}-{digest}.sock"
+    return Path(os.environ.get("TMPDIR") or "/tmp") / f"swarmq-hooks-{os.getuid()}-{digest}.sock"
 
 
 def request(state: Path, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -81,6 +80,8 @@ def start_server(config: Path, state: Path) -> bool:
     except FileExistsError:
         return False  # another hook won the race
     os.close(fd)
+    import subprocess  # here: only the hook that starts the server pays for it
+
     with (state / "server.log").open("ab") as out:
         subprocess.Popen(
             [sys.executable, "-m", "swarmq.hooks.server", "--config", str(config)],

@@ -13,7 +13,7 @@ The spool of a swarm lives under ``$SWARMQ_STATE`` (default ``$XDG_STATE_HOME/sw
 ``~/.local/state/swarmq``), in a directory named after the resolved path of its ``swarm.yaml``,
 so a hook (which finds the roster from its working directory, without loading it) and the
 workers of that roster (which know their config path) agree on it without reading anything.
-Standard library only: the hook path imports this.
+Standard library only, and light: the hook path imports this.
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from swarmq.storage.atomic import write_atomic
 
 STATE_ENV = "SWARMQ_STATE"
 SUFFIX = ".json"
@@ -59,14 +56,14 @@ def swarm_state_dir(config: Path | str) -> Path:
     return state_root() / "hooks" / config_key(config)
 
 
-@dataclass(frozen=True, slots=True)
 class Claimed:
     """A spooled record taken by one drainer: :meth:`done` deletes it, :meth:`release` puts it
     back for the next drainer."""
 
-    path: Path
-    original: Path
-    record: dict[str, Any]
+    __slots__ = ("original", "path", "record")
+
+    def __init__(self, path: Path, original: Path, record: dict[str, Any]) -> None:
+        self.path, self.original, self.record = path, original, record
 
     def done(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -86,6 +83,8 @@ class Spool:
     def put(self, record: dict[str, Any]) -> Path:
         """Write ``record`` durably (file and directory fsync'd) and return its file; the name
         starts with the time so drainers send the oldest first."""
+        from swarmq.storage.atomic import write_atomic  # here: a hook that only reads skips it
+
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}{SUFFIX}"
         path = self.directory / name
         write_atomic(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")))

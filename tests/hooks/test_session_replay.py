@@ -107,7 +107,9 @@ def test_two_real_sessions_feed_and_read_the_swarm(
     second = replay(SECOND, project=project, claude_home=tmp_path / "claude", env=env)
     assert all(run.exit_code == 0 for run in second.runs)
     handed = [(run.event, run.context()) for run in second.runs if run.context()]
-    print(f"forged {forged_after:.1f}s after the end; {len(lessons)} candidates, {len(added)} added")
+    print(
+        f"forged {forged_after:.1f}s after the end; {len(lessons)} candidates, {len(added)} added"
+    )
     for event, context in handed:
         print(f"{event}: {context!r:.400}")
     assert handed, "nothing was handed to the agent in the second session"
