@@ -137,16 +137,21 @@ class HookService:
     def drain_forever(self) -> None:
         from swarmq.tasks.sessions import drain
 
+        retry_at = 0.0
         while not self.stop.is_set():
             self.wake.wait(DRAIN_SECONDS)
             self.wake.clear()
             if self.stop.is_set():
                 return
+            if time.monotonic() < retry_at:
+                continue  # the broker refused moments ago: a burst of hooks does not hammer it
             try:
                 if self.spool.pending():
                     drain(self.celery(), self.spool)
             except Exception as exc:  # never die: the records stay spooled
                 log(self.state, f"server: drain failed: {type(exc).__name__}: {exc}")
+            if self.spool.pending():
+                retry_at = time.monotonic() + DRAIN_SECONDS
 
     def should_leave(self, idle: float) -> str | None:
         if time.monotonic() - self.last_request > idle:
