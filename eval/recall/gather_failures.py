@@ -23,7 +23,9 @@ from swarmq.transcripts.values import reports_failure
 SESSIONS = Path("eval/forge/sessions")
 OUT = Path("eval/recall/failures.json")
 CALL_CHARS = 300
-ERROR_CHARS = 1500
+HEAD_CHARS = 2500
+TAIL_CHARS = 1500
+"""A long output keeps its start and its end (where a stack trace puts the error)."""
 _ROW = re.compile(r"^\| `([^`]+\.jsonl)` \| ([^|]+) \| `([^`]+)` \| `([0-9a-f]{40})` \|")
 
 
@@ -120,10 +122,16 @@ def failures(path: Path) -> list[dict[str, Any]]:
             "line": n,
             "tool": name,
             "call": call[:CALL_CHARS],
-            "error": text[:ERROR_CHARS],
+            "error": clip(text),
         }
         for n, name, call, text in out
     ]
+
+
+def clip(text: str) -> str:
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    return text[:HEAD_CHARS] + "\n[…]\n" + text[-TAIL_CHARS:]
 
 
 def main() -> None:

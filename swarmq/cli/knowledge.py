@@ -441,9 +441,16 @@ def recall_cmd(
     from swarmq.knowledge.recall import recall_error
 
     text = sys.stdin.read() if error == "-" else error
+    roster = load(ctx)
     try:
         injection = recall_error(
-            knowledge(ctx), text, limit=limit, agent=agent, session_id=session, record=not preview
+            knowledge_store(roster, store_locks(roster)),
+            text,
+            limit=limit,
+            agent=agent,
+            session_id=session,
+            record=not preview,
+            index_dir=roster.runtime_dir / "recall",
         )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was recalled (run `swarmq knowledge verify-receipts`)")
@@ -466,14 +473,18 @@ def ack(
     source: str = "architect_marker",
     as_json: bool = JsonOption,
 ) -> None:
-    """Commit acknowledgement markers and update counters."""
-    from swarmq.knowledge.acks import acknowledge
+    """Commit acknowledgement markers and update counters (an acknowledgement of a flywheel
+    lesson is also fed back to it as a citation)."""
+    from swarmq.wiring.flywheel import acknowledge_with_feedback
 
     if text is None:
         if file is None:
             fail("give the text or --file")
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    results = acknowledge(knowledge(ctx), text, source=source, agent=agent)
+    roster = load(ctx)
+    results = acknowledge_with_feedback(
+        roster, store_locks(roster), text, source=source, agent=agent
+    )
     if as_json:
         emit_json([r.as_dict() for r in results])
         return

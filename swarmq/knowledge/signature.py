@@ -31,6 +31,9 @@ TAIL_CHARS = 3000
 MAX_SIGNATURES = 3
 """At most this many signatures of one text: the ones further down an output are rarely it."""
 MAX_WORDS = 8
+MIN_WORDS = 2
+MAX_SUBJECT = 60
+"""A one-word remainder ("failed", "enabled") is a test runner's tally, not an error class."""
 """A generic message is cut to its first words: what follows is usually the instance."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -68,19 +71,27 @@ _NOT_FOUND = (
     # Codex executing argv directly: the program itself does not exist
     re.compile(r"^(?:execution error: )?No such file or directory \(os error 2\)$()"),
 )
-_ZSH_GLOB = re.compile(r"\bno matches found\b")
+_ZSH_GLOB = re.compile(r"\bno matches found\b|^(?:zsh|\(eval\))(?::\d+)?: bad pattern\b")
+"""zsh refuses an unquoted glob it cannot expand (``app/[id]/page.tsx``, ``*.json`` with no
+file); a ``[`` without its ``]`` is a "bad pattern". Both are fixed by quoting."""
 _SUDO = re.compile(
     r"sudo: (?:a terminal is required|a password is required|no tty present|"
-    r"sorry, you must have a tty)",
+    r"sorry, you must have a tty)|^Need sudo access\b",
 )
+"""sudo cannot ask for a password without a terminal (Homebrew's installer says it its way)."""
 _BASE = re.compile(r"value too great for base")
+_SHELL_SYNTAX = re.compile(
+    r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
+    r"syntax error: unexpected end of file|bad substitution|unbound variable|"
+    r"ambiguous redirect)"
+)
 _PY_MODULE = re.compile(r"\b(ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
 _PY_EXCEPTION = re.compile(r"^([A-Z]\w*(?:Error|Exception|Exit|Interrupt)): (.*)$")
 _CLAUDE_TOOL = (
     (re.compile(r"String to replace not found in file"), "Edit: string to replace not found"),
     (re.compile(r"File has not been read yet"), "{tool}: file has not been read yet"),
-    (re.compile(r"^File does not exist\b"), "{tool}: file does not exist"),
-    (re.compile(r"^Directory does not exist\b"), "{tool}: directory does not exist"),
+    (re.compile(r"^File does not exist\b"), "{tool}: file does not exist{subject}"),
+    (re.compile(r"^Directory does not exist\b"), "{tool}: directory does not exist{subject}"),
     (re.compile(r"InputValidationError: (\w+) failed"), "{0}: input validation error"),
     (re.compile(r"File content \(\d+ tokens\) exceeds maximum"), "Read: file too large"),
     (
@@ -109,9 +120,17 @@ NOT_A_FAILURE = re.compile(
 _ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|required|could not|"
-    r"unable|killed|fatal|exception|unexpected|bad |not allowed",
+    r"unable|killed|fatal|exception|unexpected|bad |not allowed|no \w+ found",
     re.IGNORECASE,
 )
+_POSSIBLE = re.compile(
+    _ERROR_LINE.pattern + r"|not\b|n't\b|no matches|bad pattern|sudo|value too great|exit|"
+    r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
+    r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
+    re.IGNORECASE,
+)
+"""A word every failure this module recognises contains (each pattern below has one)."""
+
 _NOISE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code|"
     r"exit code:? -?\d+$|now using node v|warning: |npm warn|\s*at )|"
@@ -171,28 +190,31 @@ def failure_signatures(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def _signatures(text: str) -> tuple[str, ...]:
-    if not text or not text.strip():
-        return ()
+    if not _POSSIBLE.search(text):
+        return ()  # most lessons state no failure: one scan, not a parse line by line
     call, error = _split(text)
     lines = _lines(error)
     if not lines or any(NOT_A_FAILURE.search(line) for line in lines[:3]):
         return ()
     program = call_program(call) if call else ""
     tool = _tool_name(call)
+    first = call.split(None, 1)[0].rsplit("/", 1)[-1] if call.strip() else ""
+    direct = bool(first) and first not in _SHELLS  # argv run as is, not through a shell
     out: list[str] = []
     chatter: list[str] = []
     generic: list[str] = []
+    errno: list[str] = []
     for line in lines:
         noise = _NOISE.search(line) is not None
-        found = _specific(line, program, tool)
+        found = _specific(line, call, program, tool, direct)
         if found is None and not noise and _ERROR_LINE.search(line):
-            found = _generic(line, program, bool(call))
-            if found and found not in generic:
-                generic.append(found)
+            result = _generic(line, program, call)
+            if result is not None:
+                (errno if result[1] else generic).append(result[0])
             continue
         if found:
             (chatter if noise else out).append(found)
-    found_all = [*out, *generic] or chatter
+    found_all = [*out, *errno, *generic] or chatter
     return tuple(dict.fromkeys(found_all))[:MAX_SIGNATURES]
 
 
@@ -209,12 +231,20 @@ def _split(text: str) -> tuple[str, str]:
             return _from_json(data)
     match = _CALL_LINE.search(text)
     if match and match.start() < 2:
-        return match.group(1).strip(), text[match.end() :]
+        call, error = match.group(1).strip(), text[match.end() :]
+        if error.lstrip()[:1] == "{":
+            try:
+                data = json.loads(error)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                error = _from_json(data)[1] or error
+        return call, error
     match = _LESSON_CALL.search(text)
     if match:
         rest = text[match.end() - len(match.group(0).split("`")[-1]) :]
-        error = _LESSON_ERROR.search(rest)
-        return match.group(1), error.group(1) if error else text[match.end() :]
+        stated = _LESSON_ERROR.search(rest)
+        return match.group(1), stated.group(1) if stated else text[match.end() :]
     return "", text
 
 
@@ -223,12 +253,12 @@ def _from_json(data: dict[str, object]) -> tuple[str, str]:
     ``tool_input`` and ``tool_response`` / ``error``."""
     call = ""
     tool_input = data.get("tool_input")
+    name = data.get("tool_name")
     if isinstance(tool_input, dict):
-        value = tool_input.get("command") or tool_input.get("cmd") or tool_input.get("file_path")
+        value = tool_input.get("command") or tool_input.get("cmd")
         call = " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
-        name = data.get("tool_name")
-        if not call and isinstance(name, str):
-            call = name
+        if not call and isinstance(name, str):  # Read, Write, Edit …: the tool, then its path
+            call = f"{name} {tool_input.get('file_path') or tool_input.get('path') or ''}"
     error = ""
     for key in ("error", "tool_response", "output", "stderr"):
         value = data.get(key)
@@ -246,7 +276,10 @@ def _lines(error: str) -> list[str]:
     # Codex's sandbox wrapper: the command's own stderr follows "stderr:"
     marker = error.find("stderr: ")
     if marker >= 0 and "sandbox" in error[:marker]:
-        error = error[marker + 8 :]
+        stdout = error.find("stdout: ", 0, marker)
+        stderr = error[marker + 8 :]
+        # the failure is on stderr, unless it is empty (a test run reports on stdout)
+        error = stderr if stderr.strip() or stdout < 0 else error[stdout + 8 : marker]
     out = []
     for raw in error.splitlines():
         line = raw.strip()
@@ -265,6 +298,8 @@ def call_program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 sudo /usr/bin/python3 y`` →
     ``python3``; ``bash -lc "rg x"`` → ``rg``)."""
     call = call.strip()
+    if call.startswith("*** Begin Patch"):
+        return "apply_patch"
     for _ in range(3):
         call = _CD_PREFIX.sub("", call)
         words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
@@ -289,10 +324,12 @@ def _tool_name(call: str) -> str:
     return word if word[:1].isupper() and word.isalpha() else ""
 
 
-def _specific(line: str, program: str, tool: str) -> str | None:
+def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> str | None:
     for pattern in _NOT_FOUND:
         match = pattern.search(line)
         if match:
+            if not match.group(1) and not direct:
+                continue  # a shell ran, so the missing file is its working directory
             name = match.group(1) or program
             if name and name.lower() not in ("command", "the", "file"):
                 return f"{name}: command not found"
@@ -302,19 +339,27 @@ def _specific(line: str, program: str, tool: str) -> str | None:
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    match = _SHELL_SYNTAX.search(line)
+    if match:
+        return f"bash: {match.group(1).lower()}"
     match = _PY_MODULE.search(line)
     if match:
         return f"ModuleNotFoundError: No module named {match.group(2)}"
     for pattern, template in _CLAUDE_TOOL:
         match = pattern.search(line)
         if match:
-            return template.format(*match.groups(), tool=tool or program or "Read")
+            subject = _missing(call[len(tool) :], []) if tool else ""
+            return template.format(
+                *match.groups(),
+                tool=tool or program or "Read",
+                subject=f": {subject}" * bool(subject),
+            )
     for pattern, signature in _PATCH:
         if pattern.search(line):
             return signature
     match = _ARGUMENTS.search(line)
     if match:
-        return f"{program or 'tool'}: failed to parse function arguments: {match.group(1)}"
+        return f"tool: failed to parse function arguments: {match.group(1)}"
     match = _HTTP.search(line)
     if match and ("status code" in line.lower()) and len(line) < 200:
         return f"{tool or program or 'http'}: request failed with status code {match.group(1)}"
@@ -325,26 +370,47 @@ def _specific(line: str, program: str, tool: str) -> str | None:
     return None
 
 
-def _generic(line: str, program: str, has_call: bool) -> str | None:
+def _generic(line: str, program: str, call: str) -> tuple[str, bool] | None:
+    """``program: class`` of an error line, and whether the class is an operating-system error
+    (those name the failure better than a tool's own wording around them)."""
     line = _LOCATION.sub("", line).strip()
-    emitter = ""
+    emitters: list[str] = []
     for _ in range(3):  # "bash: line 1: rg: …", "cp: /path: …"
         match = _EMITTER.match(line)
         if not match or match.group(1).lower() in _GENERIC_EMITTERS:
             break
-        if not emitter:
-            emitter = match.group(1)
+        emitters.append(match.group(1))
         line = _LOCATION.sub("", line[match.end() :]).strip()
     errno = _ERRNO.search(line)
-    message = errno.group(0).lower() if errno else _normalise(line)
     if errno:
+        message = errno.group(0).lower()
         message = {"could not resolve hostname": "could not resolve host"}.get(message, message)
+        if message == "no such file or directory":
+            subject = _missing(line[: errno.start()], emitters[1:])
+            message = f"{message}: {subject}" if subject else message
+    else:
+        message = _normalise(line)
     if not message:
         return None
-    name = program or emitter.lower()
+    emitter = emitters[0].lower() if emitters else ""
+    # a pipeline's failing stage names itself ("ls -R . | sed …" → "sed: …")
+    name = emitter if emitter and re.search(rf"(?:^|[|;&]\s*){re.escape(emitter)}\b", call) else ""
+    name = name or program or emitter
     if not name:  # prose without a program: not a failure this can recognise again
         return None
-    return f"{name}: {message}"
+    return f"{name}: {message}", errno is not None
+
+
+def _missing(before: str, subjects: list[str]) -> str:
+    """The base name of what was not found: what the line names before the error (``cannot
+    access '/x/y':`` → ``y``), else the last ``name:`` before it (``rg: T021: …`` → ``T021``).
+    Two misses of one file in two sessions match; a miss of another file does not."""
+    quoted = _QUOTED.search(before)
+    subject = quoted.group(0)[1:-1] if quoted else before.strip(" :")
+    if not subject or " " in subject.strip():
+        subject = subjects[-1] if subjects else ""
+    base = re.split(r"[/\\]", subject.strip().rstrip("/\\"))[-1]
+    return base if 0 < len(base) <= MAX_SUBJECT else ""
 
 
 def _normalise(message: str) -> str:
@@ -355,7 +421,7 @@ def _normalise(message: str) -> str:
     message = _NOT_WORD.sub(" ", message)
     words = _SPACES.sub(" ", message).strip().lower().split(" ")
     words = [w for w in words if w and w != "-"][:MAX_WORDS]
-    return " ".join(words)
+    return " ".join(words) if len(words) >= MIN_WORDS else ""
 
 
 def signature_program(signature: str) -> str:

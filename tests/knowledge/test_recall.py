@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -51,7 +52,7 @@ PYTHON_LESSON = (
         ),
         (
             "$ cat /Users/x/p/package.json\ncat: /Users/x/p/package.json: No such file or directory",
-            "cat: no such file or directory",
+            "cat: no such file or directory: package.json",
         ),
         ("$ rg -n foo src\n", None),  # a search without a match is not a failure
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
@@ -70,7 +71,11 @@ def test_signature_examples(text: str, signature: str | None) -> None:
 def test_platform_wordings_of_one_failure_share_a_signature() -> None:
     linux = "$ ls .specify/templates/commands\nls: cannot access '.specify/templates/commands': No such file or directory"
     macos = "$ ls .specify/templates/commands\nls: .specify/templates/commands: No such file or directory"
-    assert failure_signature(linux) == failure_signature(macos) == "ls: no such file or directory"
+    assert failure_signature(linux) == failure_signature(macos)
+    assert failure_signature(linux) == "ls: no such file or directory: commands"
+    assert failure_signature(macos) != failure_signature(
+        "$ ls build\nls: build: No such file or directory"
+    )
     assert failure_signature("$ rg -l x\nbash: line 1: rg: command not found") != failure_signature(
         "$ rg x a.txt\nrg: a.txt: No such file or directory (os error 2)"
     )
@@ -136,11 +141,75 @@ def test_session_start_shows_project_facts_whatever_the_task(
     assert stored is not None and stored.counter("shown_count") == 1
 
 
-def test_session_start_is_silent_in_another_project(
-    make_knowledge: Callable[..., KnowledgeStore], tmp_path: object
+def test_hive_facts_count_only_for_the_project_they_came_from(
+    make_knowledge: Callable[..., KnowledgeStore],
 ) -> None:
     knowledge = make_knowledge()
-    promote_lesson(knowledge, "The shell here is zsh, so quote globs like [id] in paths", "tooling")
+    shell = "The shell here is zsh, so quote globs like [id] in paths"
+    promote_lesson(knowledge, shell, "tooling", source_project="other", tags=["project-fact"])
+    promote_lesson(knowledge, "Remember to run the sql migrations before the api tests", "process")
     start = session_start(knowledge, record=False)
-    assert start.block is None and start.shown == []  # a hive lesson is not this project's fact
+    assert start.block is None and start.shown == []  # another project's fact; not a fact
+    mine = "A code change is live only after pm2 restart api on this server"
+    promote_lesson(knowledge, mine, "tooling", tags=["project-fact"])
+    assert [r.entry.lesson for r in session_start(knowledge, record=False).shown] == [mine]
     assert session_start(make_knowledge(session_start_budget_chars=0)).block is None
+
+
+def test_critical_directives_come_first_at_session_start(knowledge: KnowledgeStore) -> None:
+    fact = knowledge.add_lesson("`python` is not on PATH here (command not found); use python3.")
+    critical = knowledge.swarm.add(
+        NewLesson(
+            "Call declare_scope before delegating source edits to the coder agent",
+            confidence=0.9,
+            directives={"triggers": ["coder delegation"], "directive_priority": "critical"},
+        )
+    )
+    shown = session_start(knowledge, record=False).shown
+    assert fact.entry is not None and critical.entry is not None
+    assert [r.entry.id for r in shown] == [critical.entry.id, fact.entry.id]
+
+
+def test_an_adder_can_say_whether_a_lesson_is_a_project_fact(knowledge: KnowledgeStore) -> None:
+    said = knowledge.swarm.add(
+        NewLesson("Deploys go through the staging branch first", project_fact=True)
+    )
+    denied = knowledge.swarm.add(
+        NewLesson("rg is not installed in this sandbox", project_fact=False)
+    )
+    assert said.entry is not None and "project-fact" in said.entry.tags
+    assert denied.entry is not None and "project-fact" not in denied.entry.tags
+
+
+def test_the_persisted_index_follows_appends_rewrites_and_damage(
+    knowledge: KnowledgeStore, tmp_path: Path
+) -> None:
+    """A fresh process reads through the persisted index: it sees lines appended since, a
+    rewrite (the entry archived, then another lesson's line changed), and rebuilds a damaged
+    index file rather than trusting it."""
+    index_dir = tmp_path / "recall-index"
+    failure = "$ python -V\nbash: python: command not found"
+
+    def shown() -> list[str]:
+        found = recall_error(knowledge, failure, record=False, index_dir=index_dir)
+        return [r.entry.lesson for r in found.shown]
+
+    assert shown() == []
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    assert shown() == []
+    first = knowledge.add_lesson(PYTHON_LESSON)
+    assert shown() == [PYTHON_LESSON]  # appended: indexed incrementally
+    assert first.entry is not None
+    knowledge.swarm.update(first.entry.id, {"status": "archived"})
+    assert shown() == []  # rewritten: rebuilt
+    other = "`python3 -m venv .venv` failed (bash: python: command not found); use python3."
+    knowledge.add_lesson(other)
+    assert shown() == [other]
+    for file in index_dir.glob("*.json"):
+        if not file.name.endswith(".lines.json"):
+            data = json.loads(file.read_text())
+            if data["rows"]:
+                data["rows"] = {"python: command not found": [[3, 20, 1]]}  # damaged in place
+                file.write_text(json.dumps(data))
+    assert shown() == [other]
+    assert [r.entry.lesson for r in recall_error(knowledge, failure, record=False).shown] == [other]
