@@ -85,10 +85,33 @@ def install_cmd(
     name = _agent(agent)
     path = settings_path(name, _scope(scope), directory.resolve())
     change = install(name, path, command or default_command(name))
+    store = _knowledge_store_dir(directory.resolve())
+    if store is not None:
+        change.notes.append(f"created {store}: the swarm's lessons are handed back from there")
     _report("install", change, as_json)
+    if not as_json:
+        for note in change.notes:
+            console.print(f"note: {note}", highlight=False)
     if not as_json and name == "codex":
         for note in status(name, path).notes:
             console.print(f"note: {note}", highlight=False)
+
+
+def _knowledge_store_dir(project: Path) -> Path | None:
+    """The swarm's knowledge store directory (``.swarm/``), created when the roster the hooks
+    will find has none: the flywheel publishes lessons only into an existing store, and a
+    project that installs these hooks asks for lessons to be handed back. None: nothing made."""
+    from swarmq.hooks.client import find_config
+    from swarmq.roster.loader import load_roster
+
+    config = find_config(str(project))
+    if config is None:
+        return None
+    swarm_dir = load_roster(config).swarm_dir
+    if swarm_dir.is_dir():
+        return None
+    swarm_dir.mkdir(parents=True)
+    return swarm_dir
 
 
 @app.command("uninstall")

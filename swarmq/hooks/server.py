@@ -12,8 +12,10 @@ JSON request per connection on a Unix socket in the swarm's state directory (:mo
 - ``drain``: send the spool's sessions to ``forge.session`` now (also done every few seconds
   while records wait, so they leave once Redis is back).
 
-Every injection is recorded (receipt, shown counts) before its block is returned; one that
-cannot be recorded is not shown. The first hook that finds no server starts one
+Every injection is recorded (receipt, shown counts, and the flywheel's exposure of the lessons
+it came from) before its block is returned; one that cannot be recorded is not shown. A failing
+call is also reported to the flywheel (``observe_failure``): the same failure in another session
+confirms the lessons learned of it. The first hook that finds no server starts one
 (:func:`swarmq.hooks.client.start_server`); it listens only once warm, leaves after
 :data:`IDLE_SECONDS` without a request, and leaves when its ``swarm.yaml`` changes (the next hook
 starts a fresh one).
@@ -33,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swarmq.flywheel.confirm import record_exposure
 from swarmq.hooks._wire import log, socket_path
 from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.inject import Injection, inject, prepare
@@ -43,6 +46,7 @@ from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.wiring.flywheel import layout_for, observe_failure
 from swarmq.wiring.knowledge import knowledge_store
 
 IDLE_SECONDS = 3600.0
@@ -107,6 +111,11 @@ class HookService:
         with self.lock:
             self._fresh_locks()
             injection = self._inject(str(op), text, session)
+            if op == "failure" and session:
+                # A failure seen again in another session confirms the lessons learned of it.
+                observe_failure(self.roster, self.locks, text, session_id=session)
+            if injection is not None and injection.shown:
+                record_exposure(layout_for(self.roster), self.locks, injection, session_id=session)
         if injection is None or not injection.block or not injection.shown:
             return {"context": None}
         return {

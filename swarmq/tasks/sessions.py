@@ -18,7 +18,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
-from swarmq.names import FORGE_SESSION
+from swarmq.names import FORGE_CLOSE_LOOP, FORGE_SESSION
 from swarmq.roster.loader import find_config
 from swarmq.storage.spool import Claimed, Spool, swarm_state_dir
 from swarmq.wiring.sessions import forge_session
@@ -28,15 +28,24 @@ from swarmq.workers.base import SwarmTask
 log = logging.getLogger(__name__)
 
 DRAIN_SECONDS = 5.0
+CLOSING_EVENTS = frozenset({"SessionEnd"})
+"""Hook events after which a session says no more: its forge is followed by a close loop."""
 PUBLISH_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 """One quick retry: with Redis away the record simply stays spooled for the next pass."""
 
 
 @app.task(name=FORGE_SESSION, bind=True)
 def forge_live_session(
-    self: SwarmTask, session_id: str, transcript_path: str, agent: str | None = None
+    self: SwarmTask,
+    session_id: str,
+    transcript_path: str,
+    agent: str | None = None,
+    close: bool = False,
 ) -> dict[str, Any]:
-    """Forge what ``transcript_path`` gained since the last ``forge.session`` for it."""
+    """Forge what ``transcript_path`` gained since the last ``forge.session`` for it; with
+    ``close`` (the session ended) the flywheel's close loop is sent next, so what the session
+    taught is scored (and shown, provisionally, when it is good enough) before the next session
+    starts rather than at the next scheduled loop."""
     if not isinstance(transcript_path, str) or not transcript_path:
         raise ValueError("transcript_path must be a transcript file path")
     if not isinstance(session_id, str):
@@ -44,7 +53,11 @@ def forge_live_session(
     result = forge_session(
         self.roster, self.cluster.locks, session_id, transcript_path, agent=agent
     )
-    return result.as_dict()
+    out = result.as_dict()
+    if close and FORGE_CLOSE_LOOP in self.app.tasks:
+        self.app.send_task(FORGE_CLOSE_LOOP, ignore_result=True)
+        out["close_loop"] = "sent"
+    return out
 
 
 def spool_of(config: str | None = None) -> Spool:
@@ -69,6 +82,7 @@ def send_records(celery: Celery, claimed: Iterable[Claimed]) -> int:
     for path, items in groups.items():
         if failed is None:
             record = items[-1].record
+            ended = any(item.record.get("event") in CLOSING_EVENTS for item in items)
             try:
                 celery.send_task(
                     FORGE_SESSION,
@@ -76,6 +90,7 @@ def send_records(celery: Celery, claimed: Iterable[Claimed]) -> int:
                         "session_id": str(record.get("session_id") or ""),
                         "transcript_path": path,
                         "agent": record.get("agent"),
+                        "close": ended,
                     },
                     ignore_result=True,
                     retry=True,

@@ -7,7 +7,8 @@ line. Those bytes are copied to a slice file (``<runtime>/hooks/slices/<session>
 .jsonl``, kept as the candidates' provenance) and forged under the key ``session:<id>@<start>``,
 so the forge ledger itself refuses a second forge of the same piece; the session's new offset is
 recorded (``<runtime>/hooks/sessions.jsonl``) only after the forge is on disk. The acknowledgement
-markers (``KNOWLEDGE_APPLIED:...``) in the slice are committed like a mission's. Repeated hooks
+markers (``KNOWLEDGE_APPLIED:...``) in the slice are committed like a mission's, and fed back
+to the flywheel lessons they name (``acknowledge_with_feedback``). Repeated hooks
 for a transcript that did not grow do nothing; two at once are serialised by a per-session lock.
 
 A failure and its fix split across two turns land in two slices and are mined apart: the price
@@ -26,14 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.forge.extract import forge_transcript
-from swarmq.knowledge.acks import acknowledge
 from swarmq.roster.schema import Roster
 from swarmq.storage.atomic import append_jsonl, write_atomic
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 from swarmq.transcripts.detect import detect_format
-from swarmq.wiring.flywheel import layout_for, transcript_path
-from swarmq.wiring.knowledge import knowledge_store
+from swarmq.wiring.flywheel import acknowledge_with_feedback, layout_for, transcript_path
 from swarmq.wiring.missions import marker_lines
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -162,8 +161,8 @@ def forge_session(
         out.new, out.candidates = result.new, result.candidates
         markers = marker_lines(piece)
         if markers:
-            acks = acknowledge(
-                knowledge_store(roster, locks), markers, source="session_hook", agent=agent
+            acks = acknowledge_with_feedback(
+                roster, locks, markers, source="session_hook", agent=agent
             )
             out.acknowledged = sum(1 for a in acks if a.status == "committed")
         append_jsonl(
