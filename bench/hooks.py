@@ -43,6 +43,11 @@ def second() -> None:
     """Another command."""
 app()
 '''
+FAILURE_LESSON = (
+    "`python manage.py migrate` failed (zsh: command not found: python); python is python3 on "
+    "this machine: run `python3 manage.py migrate`."
+)
+"""One real-shaped tool-error lesson in each store, so the failure hook has something to recall."""
 BIG_BAR_MS = 1000.0
 """Issue 30: p95 ≤ a bare typer --help at 10k entries, ≤ 1 s at 100k."""
 
@@ -131,8 +136,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     bare = root / "bare_typer.py"
     bare.write_text(BARE_TYPER)
     sizes = [n for n in (args.entries, args.big) if n]
-    lessons = LessonGenerator(seed=30).corpus(max(sizes), dup_rate=0.0).lessons
-    prompt = " ".join(lessons[17].split()[:12])  # words of a stored lesson: something is relevant
+    lessons = [FAILURE_LESSON, *LessonGenerator(seed=30).corpus(max(sizes), dup_rate=0.0).lessons]
+    prompt = " ".join(lessons[18].split()[1:4])  # words of a stored lesson: something is relevant
     projects = {n: make_project(root, n, lessons) for n in sizes}
     cases = {n: payloads(p, prompt, "python manage.py migrate") for n, p in projects.items()}
     starts: dict[int, float] = {}
