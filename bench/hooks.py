@@ -71,6 +71,9 @@ def make_project(root: Path, entries: int, lessons: list[str]) -> Path:
         "swarm": f"bench-hooks-{entries}",
         "workspace": str(project),
         "locks": "single-host",
+        # Without a cap: the default (100, opencode-swarm's) would evict the store down to 100
+        # entries at the first recorded injection, and nothing would be measured at 10k / 100k.
+        "knowledge": {"swarm_max_entries": None},
         "paths": {name: str(base / name) for name in ("profiles", "runtime", "shared", "hive")},
         "redis_url": "redis://127.0.0.1:9/0",  # nothing listens: hooks must not wait on Redis
         "workers": [{"id": "w1", "role": "builder", "queues": ["forge"]}],
@@ -159,6 +162,10 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 silent[label] = silent.get(label, True) and not out.strip()
                 if round_no:
                     times.setdefault(label, []).append(elapsed)
+    for n, project in projects.items():  # the figures are for stores of this size, or nothing
+        kept = sum(1 for _ in (project / ".swarm" / "knowledge.jsonl").open())
+        if kept < n:
+            raise SystemExit(f"the {n:,}-entry store holds {kept:,} entries after the run")
     results = {label: {"p50_ms": statistics.median(t), "p95_ms": p95(t), "runs": len(t),
                        "silent": silent.get(label)} for label, t in times.items()}  # fmt: skip
     return {"entries": args.entries, "big": args.big, "server_start_ms": starts,
