@@ -21,7 +21,7 @@ import pytest
 from swarmq.knowledge.files import RECEIPTS_FILE
 from swarmq.roster.loader import load_roster
 from swarmq.storage.jsonl import read_jsonl
-from tests.hooks.standin import hook_env, replay
+from tests.hooks.standin import hook_env, replay, run_hooks
 from tests.hooks.support import (
     SESSIONS,
     forged_to,
@@ -121,3 +121,37 @@ def test_two_real_sessions_feed_and_read_the_swarm(
     receipts = (roster.swarm_dir / RECEIPTS_FILE).read_text(encoding="utf-8")
     assert trace.group(1) in receipts  # recorded, so an acknowledgement closes the loop
     assert any(ident in (block or "") for ident in added)  # a lesson of the first session
+
+    # The same swarm through Codex's hooks: a failing call reported by Codex's PostToolUse (no
+    # failure event of its own) gets the lesson learned of that failure in the first session.
+    installed = swarmq(
+        "hooks", "install", "--agent", "codex", "--dir", str(project), cwd=project, env=env
+    )
+    assert installed.returncode == 0, installed.stderr
+    codex_hooks = project / ".codex" / "hooks.json"
+    payload = {
+        "session_id": "codex-session-1",
+        "turn_id": "turn-3",
+        "transcript_path": None,
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_use_id": "call_1",
+        "tool_input": {"command": "sudo apt-get install -y jq"},
+        "tool_response": "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nsudo: a terminal is "
+        "required to read the password; either use the -S option to read from standard input "
+        "or configure an askpass helper\nsudo: a password is required\n",
+    }
+    runs = run_hooks(codex_hooks, "PostToolUse", payload, cwd=project, env=env, subject="Bash")
+    assert [r.exit_code for r in runs] == [0]
+    recalled = runs[0].context()
+    assert recalled is not None and "sudo" in recalled and "trace_id: " in recalled, runs[0].stdout
+    ok = {
+        **payload,
+        "tool_input": {"command": "ls"},
+        "tool_response": "Exit code: 0\nOutput:\nREADME.md\n",
+    }
+    quiet = run_hooks(codex_hooks, "PostToolUse", ok, cwd=project, env=env, subject="Bash")
+    assert [(r.exit_code, r.stdout) for r in quiet] == [(0, "")]
