@@ -55,9 +55,9 @@ def request(state: Path, message: dict[str, Any], timeout: float) -> dict[str, A
     return value if isinstance(value, dict) else None
 
 
-def log(state: Path, text: str) -> None:
+def log(state: Path, text: str) -> bool:
     """Append one line to the swarm's hook log (rotated once past :data:`LOG_BYTES`); never
-    raises (a hook must not fail because its log cannot be written)."""
+    raises (a hook must not fail because its log cannot be written), says whether it wrote."""
     with contextlib.suppress(OSError):
         state.mkdir(parents=True, exist_ok=True)
         path = state / "hooks.log"
@@ -67,3 +67,5 @@ def log(state: Path, text: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         with path.open("a", encoding="utf-8") as handle:
             handle.write(f"{stamp} pid={os.getpid()} {text}\n")
+        return True
+    return False

@@ -184,9 +184,8 @@ def main(argv: list[str] | None = None) -> None:
         with contextlib.suppress(Exception):
             config = find_config(None)
             state = swarm_state_dir(config) if config else None
-        if state is not None:
-            log(state, f"hook {' '.join(args)} failed: {type(exc).__name__}: {exc}")
-        else:
+        text = f"hook {' '.join(args)} failed: {type(exc).__name__}: {exc}"
+        if state is None or not log(state, text):  # no log to write to: the agent's stderr
             with contextlib.suppress(Exception):
-                sys.stderr.write(f"swarmq-hook: {type(exc).__name__}: {exc}\n")
+                sys.stderr.write(f"swarmq-hook: {text}\n")
     sys.exit(0)
