@@ -17,8 +17,8 @@ it came from) before its block is returned; one that cannot be recorded is not s
 call is also reported to the flywheel (``observe_failure``): the same failure in another session
 confirms the lessons learned of it. The first hook that finds no server starts one
 (:func:`swarmq.hooks.client.start_server`); it listens only once warm, leaves after
-:data:`IDLE_SECONDS` without a request, and leaves when its ``swarm.yaml`` changes (the next hook
-starts a fresh one).
+:data:`IDLE_SECONDS` without a request (not while spooled work waits for the broker), and leaves
+when its ``swarm.yaml`` changes (the next hook starts a fresh one).
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class HookService:
                 retry_at = time.monotonic() + DRAIN_SECONDS
 
     def should_leave(self, idle: float) -> str | None:
-        if time.monotonic() - self.last_request > idle:
-            return "idle"
+        if time.monotonic() - self.last_request > idle and not self.spool.pending():
+            return "idle"  # never while spooled work waits for the broker
         try:
             if self.config.stat().st_mtime_ns != self.config_mtime:
                 return f"{self.config} changed"
