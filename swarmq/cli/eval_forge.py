@@ -136,6 +136,13 @@ def forge(
     if changes is not None:
         console.print(_change_table(changes))
     total = result.as_dict()
+    kinds = ", ".join(
+        f"{kind} {rate.hits}/{rate.total} ({rate.rate:.2f})"
+        for kind, rate in result.recall_by_kind().items()
+        if rate.total
+    )
+    if kinds:
+        console.print(f"recall by kind: {kinds}")
     console.print(
         f"{total['candidates']} candidate(s), {total['redundant']} redundant (a lesson already found)",
         style="dim",

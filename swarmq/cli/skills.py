@@ -66,6 +66,13 @@ def _show_writes(results: list[SkillWrite], root: Any, as_json: bool) -> None:
                 r.reason or "",
             )
         console.print(table)
+        for r in results:
+            for p in r.published:
+                where = short(p.path, root)
+                if p.written:
+                    console.print(f"[dim]{r.slug}: published for {p.agent}: {where}[/]")
+                else:
+                    console.print(f"[yellow]{r.slug}: not published for {p.agent}:[/] {p.reason}")
         if any(
             not r.written and (r.evaluation is not None or "rejected before" in (r.reason or ""))
             for r in results

@@ -11,6 +11,10 @@ does not match ``merge``); an entry ``a|b`` is satisfied by either alternative. 
 once: ``tp`` is the number of labels matched, ``fn`` the labels no candidate matched, ``fp`` the
 candidates that match no label of their session. A second candidate matching an already-found
 label is *redundant*: reported, but neither a hit nor a false positive.
+
+**Kinds.** A label may say ``kind: tool-error`` (learned from a tool call that failed in the
+transcript); any other is ``prose`` (stated by the user or the agent). Recall is reported per kind,
+because the issue-24 bar holds tool-error lessons to their own recall.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import yaml
 
 from swarmq.errors import InvalidInput
-from swarmq.eval.metrics import Counts
+from swarmq.eval.metrics import Counts, HitRate
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript
@@ -33,6 +37,7 @@ from swarmq.forge.llm import Completer
 from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("tune", "held-out", "all")
+KINDS = ("tool-error", "prose")
 
 
 class LabelsError(InvalidInput):
@@ -44,6 +49,8 @@ class Lesson:
     text: str
     words: tuple[tuple[str, ...], ...]
     """Each entry is a set of alternatives, every entry must match."""
+    kind: str = "prose"
+    """``tool-error`` (learned from a failing tool call in the transcript) or ``prose``."""
 
     def matches(self, content: str) -> bool:
         lowered = content.lower()
@@ -97,6 +104,11 @@ def load_labels(path: Path) -> list[LabelledSession]:
                 raise LabelsError(
                     f"{where}.lessons[{j}]: needs 'lesson' and a non-empty 'words' list"
                 )
+            kind = lesson.get("kind", "prose")
+            if kind not in KINDS:
+                raise LabelsError(
+                    f"{where}.lessons[{j}]: kind must be one of {', '.join(KINDS)}, not {kind!r}"
+                )
             lessons.append(
                 Lesson(
                     lesson["lesson"],
@@ -104,6 +116,7 @@ def load_labels(path: Path) -> list[LabelledSession]:
                         tuple(alt.strip().lower() for alt in str(w).split("|") if alt.strip())
                         for w in words
                     ),
+                    kind,
                 )
             )
         file = path.parent / "sessions" / item["file"]
@@ -125,6 +138,8 @@ class SessionOutcome:
     false_positives: list[dict[str, Any]] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     hits: list[str] = field(default_factory=list)
+    found_kinds: dict[str, int] = field(default_factory=dict)
+    """Lessons found, per kind (the session's labels give the totals)."""
     redundant: int = 0
     candidates: int = 0
 
@@ -151,6 +166,15 @@ class ForgeEvaluation:
     def overall(self) -> Counts:
         return sum((s.counts for s in self.sessions), Counts())
 
+    def recall_by_kind(self) -> dict[str, HitRate]:
+        """Lessons found out of lessons labelled, per kind (``tool-error``, ``prose``)."""
+        out = {kind: HitRate() for kind in KINDS}
+        for s in self.sessions:
+            for kind in KINDS:
+                total = sum(1 for lesson in s.session.lessons if lesson.kind == kind)
+                out[kind] = out[kind] + HitRate(s.found_kinds.get(kind, 0), total)
+        return out
+
     def as_dict(self, *, verbose: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "split": self.split,
@@ -161,6 +185,7 @@ class ForgeEvaluation:
             "overall": self.overall.as_dict(),
             "by_format": {k: v.as_dict() for k, v in self.by_format().items()},
             "by_repo": {k: v.as_dict() for k, v in self.by_repo().items()},
+            "recall_by_kind": {k: v.as_dict() for k, v in self.recall_by_kind().items()},
         }
         if verbose:
             out["details"] = [
@@ -202,6 +227,9 @@ def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> Ses
         else:
             found.add(next(i for i in matched if i not in found))
     outcome.hits = [session.lessons[i].text for i in sorted(found)]
+    for i in found:
+        kind = session.lessons[i].kind
+        outcome.found_kinds[kind] = outcome.found_kinds.get(kind, 0) + 1
     outcome.misses = [lesson.text for i, lesson in enumerate(session.lessons) if i not in found]
     outcome.counts = Counts(len(found), fp, len(session.lessons) - len(found))
     return outcome

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 
 from swarmq.transcripts.values import compact
@@ -19,9 +20,14 @@ ERROR_LINE = re.compile(
 )
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
-    r"exit code:? \d+$|now using node v)",
+    r"exit code:? \d+$|now using node v)|"
+    r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
     re.IGNORECASE,
 )
+"""Lines that are not the failure: the tool's framing, and shell start-up chatter (a broken rc
+file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
+printed on every call, failing or not."""
+_EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
 _WRAPPER = re.compile(r"failed in sandbox|sandbox denied|execution error", re.IGNORECASE)
 """A sandbox's report that a command failed, wrapping the command's own output."""
 _CAUSE = re.compile(
@@ -105,8 +111,10 @@ def error_excerpt(text: str) -> str:
     if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
         text = parsed["output"] or text
     lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
-    lines = [line for line in lines if line and not _NOISE_LINE.match(line)]
-    best = next((line for line in lines if ERROR_LINE.search(line)), lines[0] if lines else "error")
+    lines = [line for line in lines if line and not _NOISE_LINE.search(line)]
+    if not lines:
+        return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told
+    best = next((line for line in lines if ERROR_LINE.search(line)), lines[0])
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
     if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")
@@ -115,9 +123,59 @@ def error_excerpt(text: str) -> str:
     return excerpt
 
 
+def exit_status(text: str) -> int | None:
+    """The exit code a tool result reports (Codex puts it first or in trailing metadata, Claude
+    Code first), or ``None`` when it says none."""
+    match = _EXIT.search(text, 0, 400) or _EXIT.search(text, max(0, len(text) - 200))
+    return int(match.group(1)) if match else None
+
+
+_PATHLIKE = re.compile(r"[/\\.]")
+_VERSION = re.compile(r"(?:==|@|:)[\w.+-]*\d[\w.+-]*$")
+"""A version or tag pinned to a name (``pkg==1.2``, ``pkg@2``, ``image:1-24-trixie``): which
+release is how the thing is asked for, not another thing."""
+
+
+def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a shell command works on: its words after the program that are not options (and the
+    values of ``--option=value``), as (all of them, the path-like ones), each path reduced to its
+    last component and lower-cased, so ``cat "E:\\a\\b.json"`` and ``cat E:/a/b.json`` work on
+    the same ``b.json``."""
+    call = CD_PREFIX.sub("", call)
+    try:
+        words = shlex.split(call, posix=True)
+    except ValueError:  # an unbalanced quote: the words as typed
+        words = call.split()
+    while words and _ENV_ASSIGNMENT.match(words[0]):
+        words = words[1:]  # ``FOO=1 cmd``: the assignments before the program, not ``pkg==1.2``
+    if words[:1] in (["env"], ["/usr/bin/env"]):
+        words = words[1:]
+        while words and _ENV_ASSIGNMENT.match(words[0]):
+            words = words[1:]
+    out: set[str] = set()
+    paths: set[str] = set()
+    for word in words[1:]:
+        if word.startswith("--") and "=" in word:
+            word = word.split("=", 1)[1]  # an option's value names what it works on
+        if not word or word[0] == "-" or word in ("|", "&&", ";", ">", "2>&1"):
+            continue
+        if "://" in word:  # a URL: its host and path are the target, not just its last part
+            tail = word.split("://", 1)[1].rstrip("/").lower()
+        else:
+            tail = re.split(r"[/\\]", word.rstrip("/\\"))[-1].lower() or word.lower()
+        tail = _VERSION.sub("", tail) or tail  # ``image:1-24`` and ``image:24`` are one image
+        out.add(tail)
+        if _PATHLIKE.search(word) and len(tail) > 2:
+            paths.add(tail)
+    return frozenset(out), frozenset(paths)
+
+
 def reason_of(text: str) -> str:
-    """The agent's first sentence after a failure when it explains something, clipped."""
+    """The agent's first sentence after a failure when it explains something, clipped. A
+    sentence ending in a colon leads into something else (a list of next steps), not a cause."""
     sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
+    if sentence.rstrip("*_ ").endswith((":", "：")):
+        return ""
     if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
         return clip(sentence, 240)  # another language: no English cue words to look for
     if len(sentence) < 25 or not re.search(
@@ -130,12 +188,12 @@ def reason_of(text: str) -> str:
     return clip(sentence, 240)
 
 
-_CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
 
 
 def program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
-    call = _CD_PREFIX.sub("", call)
+    call = CD_PREFIX.sub("", call)
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]

@@ -33,7 +33,8 @@ _NOISE = re.compile(
     r"traceback \(most recent call last\)|^\s*file \"[^\"]+\", line \d+|<system-reminder>|"
     r"\bpanicked at\b|tool_use_id|exit code:? \d|^\s*\$ |^\s*[+-]{3} |^\s*@@ |^\s*[{\[]\s*\"|\bnpm err!|"
     r"^\s*(?:error|warning): [\w./-]+:\d+|^\s*(?:error|warning)(?:\[[A-Z]*\d+\])?: |^\s*--> \S+:\d+|"
-    r"^\s*\|.*\|.*\|",  # a markdown table row
+    r"^\s*\|.*\|.*\||"  # a markdown table row
+    r"^\s*(?://|/\*)|\b\w+ := \S|^\s*\d+,\s*//",  # source code: a comment line, a Go assignment
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -57,6 +58,9 @@ _NOISE_HEADS = (
     "error",
     "warning",
     "|",
+    "//",
+    "/*",
+    ":=",
 )
 """Literals (lower-case) one of which every :data:`_NOISE` match contains."""
 
@@ -70,7 +74,8 @@ _NARRATION_START = re.compile(
 
 _NARRATION_SELF = re.compile(
     r"\bI(?:'m (?:still |now |also |just )?[a-z]+ing\b|'ll\b| will\b|"
-    r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed)\b)"
+    r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed|"
+    r"traced|found|identified|located|looked|checked|investigated|analy[sz]ed|reviewed)\b)"
 )
 
 

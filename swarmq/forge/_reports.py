@@ -32,7 +32,9 @@ CHANGE_PENALTY = 0.2
 _EDIT_PAST = (
     r"added|moved|updated|removed|deleted|replaced|renamed|changed|created|implemented|refactored|"
     r"introduced|extracted|rewrote|rewritten|wired|converted|merged|bumped|adjusted|tweaked|"
-    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined"
+    r"cleaned up|fixed(?! (?:it |this |that )?by\b)|patched|reworked|restructured|simplified|dropped|modified|edited|inlined|"
+    r"installed|ran|configured|enabled|disabled|confirmed|verified|saved|applied|switched|pushed|"
+    r"committed|stashed|reverted|rebased|deployed|restarted|generated|migrated"
 )
 _EDIT_IMPERATIVE = (
     r"move|add|remove|delete|replace|rename|put|keep|drop|split|merge|wrap|edit|update|change|patch"
@@ -43,10 +45,13 @@ _CHANGE = re.compile(
     r"^(?:\*\*[^*\n]{1,80}\*\*\s*[:–—-]?\s*)?(?:I|we) should\b|"  # a proposal: "We should …"
     rf"^\W*(?:fix|solution|change)\W{{0,4}}:\W*(?:{_EDIT_IMPERATIVE})\b|"  # "Fix: move X into Y"
     r"\b(?:now (?:uses|lives|returns|has|does|runs|reads|writes|shows|works|passes|handles|supports|"
-    r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b",
+    r"points|calls|checks|includes|builds|compiles|loads|renders|accepts)|(?:is|are) now)\b|"
+    r"\b(?:should|will) now (?:work|pass|succeed|load|run|build|show)\b|"  # "The test should now work"
+    r"\b(?:is|are|has been|have been) (?:now )?(?:applied|in place|done|resolved)\b|"  # "The fix is applied"
+    r"^\W*option [0-9a-z]\b\s*[:.)–—-]",  # "Option 3: switch to …": one of several proposals
     re.IGNORECASE,
 )
-_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should")
+_CHANGE_HEADS = ("ed", "fix", "solution", "change", "now", "should", "in place", "done", "option")
 """Literals (lower-case) one of which every :data:`_CHANGE` match contains."""
 _PURPOSE = re.compile(
     r"[,;] so (?!far\b)|\bin order to\b|\bto (?:avoid|prevent|keep|make sure|ensure)\b", re.I
@@ -55,9 +60,16 @@ _PURPOSE = re.compile(
 _PLAN_LEAD = re.compile(
     r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
     r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will|"
-    r"(?:the )?(?:fix|fixes|solution)|how it works|to apply)\b",
+    r"(?:the )?(?:fix|fixes|solution)|how it works|to apply|recommend(?:ed|ations?)?|"
+    r"suggest(?:ed|ions?)|action items?)\b|"
+    r"đề xuất|kế hoạch|bước tiếp theo|khuyến nghị|tóm tắt|thay đổi|"  # Vietnamese
+    r"计划|下一步|建议|方案|总结|变更|修改内容|改动|"  # Chinese
+    r"計画|次のステップ|提案|変更|まとめ|"  # Japanese
+    r"계획|다음 단계|제안|변경|요약",  # Korean
     re.IGNORECASE,
 )
+"""Leads and headings that announce what was done or what to do next, in the languages forge
+reads: a recommendation or a next step is for the task at hand, a summary is of the edits."""
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}\)")
 
 

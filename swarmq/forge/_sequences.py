@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmq.forge._calls import (
+    CD_PREFIX,
     ERROR_LINE,
     as_text,
     clip,
     error_excerpt,
+    exit_status,
     normal,
+    operands,
     program,
     reason_of,
     summarise_call,
@@ -82,7 +85,8 @@ _PROBES = frozenset(
     }
 )
 _PROBE_CALL = re.compile(
-    r"^(?:git (?:status|rev-parse|log|diff|remote)|mdfind|locate)\b|\s--version\b"
+    r"^(?:git (?:status|rev-parse|log|diff|remote|show|ls-files)|mdfind|locate)\b|"
+    r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes))*\s*(?:$|[|;&])|\s--version\b"
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
 _LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
@@ -101,7 +105,7 @@ _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
     r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
-    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED",
+    r"\b[1-9]\d* (?:failed|errors?)\b|FAILED|test result: FAILED|\b[Tt]ests? failed\b",
 )
 """A compiler or test failure: the code was wrong, the fix is in the code, not a lesson here."""
 _PROTOCOL = re.compile(
@@ -129,6 +133,32 @@ _SHELL_SYNTAX = re.compile(
 )
 """The shell could not parse the command (quoting, a Windows path's trailing backslash): a
 fact about the shell tool, worth keeping even when the agent went round it with another tool."""
+_SEARCHES = frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "findstr", "git-grep"})
+"""Search programs: exit status 1 means "no line matched", an answer, not a failure (2 is the
+error status of grep and ripgrep alike)."""
+_MISSING_FILE = re.compile(
+    r"no such file or directory|cannot access|does(?: not|n't) exist|can't open file|"
+    r"cannot find (?:the )?(?:path|file)|could not find (?:the )?file|\bENOENT\b|"
+    r"did not match any file|cannot stat",
+    re.IGNORECASE,
+)
+"""An error saying a named file or directory is not there."""
+_REFUSED = re.compile(r"permission denied|not permitted|access (?:is )?denied|read-only", re.I)
+"""The file is there but may not be touched: a fact about the machine, not a missing file."""
+_TEST_RUN = re.compile(
+    r"^(?:pytest|py\.test|python3? -m pytest|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
+    r"npx (?:jest|vitest|mocha|playwright test)|jest|vitest|mocha|(?:bundle exec )?rspec|phpunit|"
+    r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
+)
+"""A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
+_RUNNER_MISSING = re.compile(
+    r"no module named|cannot find module|not installed|couldn't find a script|missing script|"
+    r"unknown (?:command|script)|usage error",
+    re.IGNORECASE,
+)
+"""A test run that could not start: the runner, a dependency or the script named is missing (a
+fact about the machine or the project, not a test failure)."""
+_CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
@@ -158,15 +188,16 @@ class Sequence:
     timestamp: str | None
 
     def content(self) -> str:
+        """One lesson line: the failing call as run, its error as printed, the cause when the
+        agent said it, then the fix (``recall`` reads the call and the error back out of it)."""
         if self.tool == "api":
             return f"The agent's model call failed: {self.error}."
-        if not self.fixed_call:
-            text = f"`{self.failed_call}` failed ({self.error}) and no retry worked."
-            return f"{text} {self.reason}" if self.reason else text
-        text = f"`{self.failed_call}` failed ({self.error}); `{self.fixed_call}` worked instead."
+        text = f"`{self.failed_call}` failed ({self.error})"
         if self.reason:
-            text += f" {self.reason}"
-        return text
+            text += f"; {self.reason.rstrip('.。')}"
+        if not self.fixed_call:
+            return f"{text}; no retry worked."
+        return f"{text}; `{self.fixed_call}` worked instead."
 
 
 def fixed(
@@ -245,14 +276,27 @@ class SequenceMiner:
     def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
         if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
             return
+        bare = CD_PREFIX.sub("", call)
         if (
-            (program(call) in _PROBES or _PROBE_CALL.search(call))
+            (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
         ) or _CODE_ERROR.search(output[:1500]):
             return  # a probe's failure is its answer, unless the shell could not parse it
+        runs = program(call)
+        if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
+            return  # a search that matched nothing answered the question it asked
         error = error_excerpt(output)
-        if not ERROR_LINE.search(error):
+        if not error or not ERROR_LINE.search(error):
             return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+        if (
+            _TEST_RUN.match(bare)
+            and not _ENVIRONMENT.search(error)
+            and not _MISSING_PROGRAM.search(output[:1500])
+            and not _RUNNER_MISSING.search(output[:1500])
+        ):
+            return  # the tests failed: the code was wrong, and its fix is in the code
+        if self._missing_operand(call, error):
+            return  # the file asked for is not there: the answer of a probe, whatever program
         if _ARGUMENTS.search(error):
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
@@ -296,6 +340,11 @@ class SequenceMiner:
                 and related
                 and normal(call) != normal(failure.call)
                 and not self._only_looks(call, failure)
+                and (
+                    failure.tool in _DELEGATING
+                    or program(call) != program(failure.call)
+                    or self._same_target(failure.call, call)
+                )
             ):
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
@@ -307,6 +356,40 @@ class SequenceMiner:
             else:
                 self._give_up(failure)
         self.open_failures = still_open
+
+    @staticmethod
+    def _missing_operand(call: str, error: str) -> bool:
+        """Whether ``error`` says that a file or directory the call named is not there (``sed -n
+        1,200p a.py`` → ``sed: a.py: No such file or directory``): looking for it answered that
+        it is missing; whatever the agent opens next is another file, not a cure. A missing
+        *program* is not this: its name is the call's first word, not an operand."""
+        if _MISSING_PROGRAM.search(error) and "(os error 2)" not in error:
+            return False
+        if not _MISSING_FILE.search(error) or _REFUSED.search(error):
+            return False
+        lowered = error.lower()
+        every, _ = operands(call)
+        cd = _CD_TARGET.match(call)
+        if cd:  # the directory changed into is named too: ``cd x && make`` fails when x is missing
+            every |= operands(f"cd {cd.group(1)}")[0]
+        return any(
+            len(word) > 2 and re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
+            for word in every
+        )
+
+    @staticmethod
+    def _same_target(failed: str, call: str) -> bool:
+        """Whether a later call of the same program works on what the failed one worked on,
+        changed in how (an option, quoting, a path's form), so it may be the cure. A call on
+        other files or with other words (``rg "A" x.py`` failed, ``rg "B" y.py`` worked) is the
+        next step of the task, not a fix of the failure."""
+        every_failed, paths_failed = operands(failed)
+        every_call, paths_call = operands(call)
+        if paths_failed:
+            return bool(paths_failed & paths_call)
+        if not every_failed:
+            return True
+        return len(every_failed & every_call) * 2 > len(every_failed)
 
     @staticmethod
     def _only_looks(call: str, failure: _Failure) -> bool:

@@ -38,9 +38,16 @@ _TYPE_SIGNALS: dict[KnowledgeType, list[tuple[str, float, str]]] = {
         (r"^\W*tech(?:nology)? stack\s*[:：]", 1.0, "stack"),
         (r"we(?:'ll| will) (?:use|store|keep|run|write|go with)", 1.0, "ll will"),
         (
-            r"switch(?:ed|ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ed|ing) (?:\S+ ){0,4}?to\b|standardi[sz]e on",
+            r"(?:switched|migrated) (?:\S+ ){0,4}?to\b|standardi[sz]ed? on",
             1.0,
-            "switch switched switching migrate migrated migrating standardize standardise",
+            "switched migrated standardize standardise standardized standardised",
+        ),
+        # "switch to a branch", "lets look at migrating X to Y": a step or a request, unless
+        # something else says it was decided
+        (
+            r"switch(?:ing)? (?:\S+ ){0,4}?to\b|migrat(?:e|ing) (?:\S+ ){0,4}?to\b",
+            0.5,
+            "switch switching migrate migrating",
         ),
         (
             r"instead of|rather than|in favou?r of|trade-?off",

@@ -14,13 +14,16 @@ _FENCED = re.compile(r"^\s{0,3}(```|~~~).*?^\s{0,3}\1[^\n]*$", re.DOTALL | re.MU
 _BLANK = re.compile(r"\n[ \t]*\n")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_BOLD_LINE = re.compile(r"^\s{0,3}(?:\*\*|__)[^*_\n]{1,78}(?:\*\*|__)\s*[:：]?\s*$")
+"""A line that is only a bold label ("**Changes**", "**Next steps**"): a heading in all but name."""
 
 
 def passages(text: str) -> Iterator[tuple[str, str]]:
     """``(lead-in, passage)`` pairs of one message, in order (empty ones skipped).
 
     The lead-in is a short paragraph ending in a colon ("Lessons learned:") that introduces the
-    list the passage is an item of; it lends its keywords to the classifier, not its text.
+    list the passage is an item of, or the heading the passage sits under ("## Summary",
+    "**Next steps**"); it lends its keywords to the classifier, not its text.
     """
     if "\n" not in text:
         stripped = text.strip()
@@ -29,19 +32,25 @@ def passages(text: str) -> Iterator[tuple[str, str]]:
         return
     if "```" in text or "~~~" in text:
         text = _FENCED.sub("\n\n", text)
-    lead = ""
+    lead = ""  # a paragraph ending in a colon: it introduces the list after it
+    section = ""  # the heading the text sits under, until the next one
     for paragraph in _BLANK.split(text):
         lines = [line for line in paragraph.split("\n") if line.strip()]
         if not lines:
             continue
+        if all(_is_heading(line) for line in lines):
+            section, lead = _heading_text(lines[-1]), ""
+            continue
+        if _is_heading(lines[0]):
+            section, lines = _heading_text(lines[0]), lines[1:]
         items = sum(1 for line in lines if _ITEM.match(line))
-        if items >= 2 or (items >= 1 and (lead or (len(lines) > 1 and _HEADING.match(lines[0])))):
-            yield from _items(lines, lead)
+        if items >= 2 or (items >= 1 and (lead or section)):
+            yield from _items(lines, lead or section)
             lead = ""
             continue
         joined = "\n".join(line for line in lines if not _HEADING.match(line)).strip()
         if joined:
-            yield "", joined
+            yield "", joined  # a heading labels the list under it, not prose
         lead = joined if len(joined) <= 80 and _introduces(joined) else ""
 
 
@@ -56,11 +65,11 @@ def _items(lines: list[str], lead: str) -> Iterator[tuple[str, str]]:
                 yield lead, " ".join(current)
             current = [_ITEM.sub("", line, count=1).strip()]
             in_list = True
-        elif _HEADING.match(line):
+        elif _is_heading(line):
             if current:
                 yield lead, " ".join(current)
             current, in_list = [], False
-            lead = ""
+            lead = _heading_text(line)
         elif not in_list:
             text = line.strip()
             yield "", text
@@ -69,6 +78,18 @@ def _items(lines: list[str], lead: str) -> Iterator[tuple[str, str]]:
             current.append(line.strip())
     if current:
         yield lead, " ".join(current)
+
+
+def _is_heading(line: str) -> bool:
+    return _HEADING.match(line) is not None or _BOLD_LINE.match(line) is not None
+
+
+def _heading_text(line: str) -> str:
+    """A heading's words, without its marks ("### 💡 Next steps" → "Next steps:"), read as a
+    label that introduces what follows."""
+    text = line.strip().lstrip("#").strip().strip("*_").strip().rstrip(":：")
+    text = text.lstrip("".join(ch for ch in text[:2] if not ch.isalnum())).strip()
+    return f"{text}:" if text else ""
 
 
 def _introduces(text: str) -> bool:

@@ -12,8 +12,11 @@ Text is either what a hook sees (the call, then the tool's output: a first line 
 marks the call) or a lesson that states the failing call and its error (forge's tool-error
 lessons read ``` `<call>` failed (<error>); `<fix>` worked instead.```). Output that says
 nothing failed (an empty result, a search without matches, a refusal by the user) has no
-signature. The rules were written from the failing tool calls of 94 real Claude Code and Codex
-sessions (``tests/knowledge/data/failures.json`` lists each case with its source).
+signature. Two departures from "strip every path": a not-found error keeps the base name of
+what was missing (``ls: no such file or directory: commands``), and shell start-up chatter is
+never the failure. The rules were written from the failing tool calls of 94 real Claude Code
+and Codex sessions (``eval/recall/failures.json``: each case, its source and its label;
+``eval/recall/measure.py`` and ``docs/knowledge.md`` give the figures).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ TAIL_CHARS = 3000
 MAX_SIGNATURES = 3
 """At most this many signatures of one text: the ones further down an output are rarely it."""
 MAX_WORDS = 8
-MIN_WORDS = 2
-MAX_SUBJECT = 60
-"""A one-word remainder ("failed", "enabled") is a test runner's tally, not an error class."""
 """A generic message is cut to its first words: what follows is usually the instance."""
+MIN_WORDS = 2
+"""A one-word remainder ("failed", "enabled") is a test runner's tally, not an error class."""
+MAX_SUBJECT = 60
+"""The longest name of a missing file a not-found signature keeps (longer: a generated name)."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CALL_LINE = re.compile(r"^\s*\$ (.+)$", re.MULTILINE)
@@ -65,9 +69,10 @@ _NOT_FOUND = (
     re.compile(r"^([\w.+-]+) not found$"),
     # a lesson in prose: "`python` is not on PATH here", "rg (ripgrep) is not installed"
     re.compile(
-        r"^`?([A-Za-z_][\w.+-]*)`?(?: \([^)]{1,30}\))? (?:is not|isn't|was not|is no longer) "
+        r"(?:^|`)([A-Za-z_][\w.+-]*)`?(?: \([^)]{1,30}\))? (?:is not|isn't|was not|is no longer) "
         r"(?:installed|on (?:the )?PATH|available|found)\b"
     ),
+    re.compile(r"\bno `([A-Za-z_][\w.+-]*)` (?:binary|command|executable|on (?:the )?PATH)\b"),
     # Codex executing argv directly: the program itself does not exist
     re.compile(r"^(?:execution error: )?No such file or directory \(os error 2\)$()"),
 )
@@ -79,6 +84,19 @@ _SUDO = re.compile(
     r"sorry, you must have a tty)|^Need sudo access\b",
 )
 """sudo cannot ask for a password without a terminal (Homebrew's installer says it its way)."""
+_ZSH_PROSE = re.compile(
+    r"\bzsh\b.{0,80}\b(?:glob|quot|brackets?\b|no matches)|\b(?:glob|quot).{0,80}\bzsh\b",
+    re.IGNORECASE,
+)
+"""A lesson that says it in prose ("the shell is zsh: quote paths with [id] in them")."""
+_SUDO_PROSE = re.compile(
+    r"\bsudo\b.{0,60}\b(?:terminal|tty|password|non-?interactive|cannot authenticate|"
+    r"can't authenticate)",
+    re.IGNORECASE,
+)
+_NO_TTY = re.compile(r"\b(?:input device is )?not a tty\b|\bno tty present\b", re.IGNORECASE)
+"""A command that wants a terminal (``docker exec -it``, ``ssh -t``) run by an agent, which has
+none."""
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -124,7 +142,8 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _POSSIBLE = re.compile(
-    _ERROR_LINE.pattern + r"|not\b|n't\b|no matches|bad pattern|sudo|value too great|exit|"
+    _ERROR_LINE.pattern
+    + r"|not\b|n't\b|\bno `|no matches|bad pattern|sudo|zsh|value too great|exit|"
     r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
     r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
     re.IGNORECASE,
@@ -333,12 +352,14 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
             name = match.group(1) or program
             if name and name.lower() not in ("command", "the", "file"):
                 return f"{name}: command not found"
-    if _ZSH_GLOB.search(line):
+    if _ZSH_GLOB.search(line) or _ZSH_PROSE.search(line):
         return "zsh: no matches found"
-    if _SUDO.search(line):
+    if _SUDO.search(line) or _SUDO_PROSE.search(line):
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    if _NO_TTY.search(line):
+        return f"{program or 'tool'}: not a tty"
     match = _SHELL_SYNTAX.search(line)
     if match:
         return f"bash: {match.group(1).lower()}"

@@ -59,7 +59,18 @@ class RunOutcome:
     exit_code: int | None = None
     attempt: int = 0
     transcript: str | None = None
+    """The agent's stdout and stderr (markers, the pane)."""
+    session: str | None = None
+    """The agent's own session (Claude Code session file, Codex rollout), copied beside the
+    stdout log when it was found (``agent.transcript``)."""
+    session_missing: str | None = None
+    """Why the agent's own session was looked for and not found."""
     archive: str | None = None
+
+    @property
+    def forge_source(self) -> str | None:
+        """The transcript forge mines: the agent's session when there is one, else stdout."""
+        return self.session or self.transcript
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}

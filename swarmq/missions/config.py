@@ -13,6 +13,20 @@ from swarmq.names import direct_queue
 from swarmq.profiles.config import WorkerProfile
 
 
+class TranscriptSource(StrEnum):
+    """Which transcript of a mission run forge mines (``agent.transcript``)."""
+
+    AUTO = "auto"
+    """Claude Code (program ``claude``) and Codex (``codex exec``) are recognised by the
+    command; anything else is ``stdout``."""
+    CLAUDE_CODE = "claude-code"
+    """The session file Claude Code writes under ``<CLAUDE_CONFIG_DIR or ~/.claude>/projects``."""
+    CODEX = "codex"
+    """The rollout Codex writes under ``<CODEX_HOME or ~/.codex>/sessions``."""
+    STDOUT = "stdout"
+    """What the agent prints (the mission's ``transcript-<assignmentId>.log``)."""
+
+
 class AgentConfig(BaseModel):
     """The coding agent a worker runs for a mission (used by ``missions.run``); a worker's
     ``agent:`` in swarm.yaml."""
@@ -24,6 +38,10 @@ class AgentConfig(BaseModel):
     timeout_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 3600.0
     env: dict[str, str] = Field(default_factory=dict)
     cwd: Path | None = None
+    transcript: TranscriptSource = TranscriptSource.AUTO
+    """What forge receives when the run ends: the agent's own session file (every tool call,
+    error and retry) or its stdout. The stdout log is kept either way (markers, the pane); a
+    session that cannot be found is forged from stdout and the mission records why."""
 
 
 class MissionsConfig(BaseModel):

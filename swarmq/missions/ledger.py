@@ -97,6 +97,8 @@ class Assignment(_Record):
     claim: dict[str, Any] | None = None
     """The run in progress: host, pid, token, agentPid, heartbeatAt."""
     transcript: str | None = None
+    session: str | None = None
+    """The agent's own session file kept for this run (see ``agent.transcript``)."""
 
     def move(self, target: MissionState, reason: str | None = None) -> None:
         check_transition(f"assignment {self.id}", ASSIGNMENT_TRANSITIONS, self.state, target)

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,17 @@ from typing import Any, BinaryIO
 
 from swarmq.missions._recorder import RunRecorder
 from swarmq.missions._runner import AgentResult, build_argv, run_agent
+from swarmq.missions.agentcli import (
+    OutputReader,
+    SessionFound,
+    SessionMissing,
+    SessionPlan,
+    locate,
+    prepare,
+    resolve,
+)
 from swarmq.missions.claim import SKIPPED, Claimant, ClaimRefused, RunOutcome
-from swarmq.missions.config import MissionsConfig, WorkerConfig
+from swarmq.missions.config import MissionsConfig, TranscriptSource, WorkerConfig
 from swarmq.missions.context import (
     KnowledgeProvider,
     MissionContext,
@@ -52,6 +62,19 @@ from swarmq.storage.locking import LockError, StoreLocks
 
 S = MissionState
 log = logging.getLogger(__name__)
+
+
+def _marker_reader(source: TranscriptSource, rec: RunRecorder) -> Callable[[str], None]:
+    """Feeds the recorder the text of each output line: a JSON event of the agent CLI
+    (``--output-format json|stream-json``, ``exec --json``) is read for the text it carries."""
+
+    reader = OutputReader(source)
+
+    def on_line(line: str) -> None:
+        for text in reader.texts(line):
+            rec.feed(text)
+
+    return on_line
 
 
 @dataclass
@@ -262,13 +285,18 @@ class MissionRunner:
             "SWARMQ_MISSION_DIR": str(self.layout.mission_dir(mission.id)),
             "SWARMQ_ATTEMPT": str(assignment.attempts),
         }
-        return run_agent(
-            build_argv(agent.command, values),
+        cwd = Path(os.path.abspath(agent.cwd or self.workspace_dir))
+        source = resolve(agent.transcript, agent.command)
+        plan = prepare(
+            source, build_argv(agent.command, values), cwd=cwd, env=env, started=time.time()
+        )
+        result = run_agent(
+            plan.argv,
             env=env,
-            cwd=agent.cwd or self.workspace_dir,
+            cwd=cwd,
             timeout=agent.timeout_seconds,
             transcript=transcript,
-            on_line=rec.feed,
+            on_line=_marker_reader(source, rec),
             on_start=lambda pid: self._beat(mission.id, assignment.id, agent_pid=pid),
             before_output=lambda: self._record_start(rec, mission, assignment),
             heartbeat=lambda: self._beat(mission.id, assignment.id),
@@ -276,6 +304,66 @@ class MissionRunner:
             echo=self.echo if self.config.echo_output else None,
             echo_prefix=f"[{self.worker_id} {mission.id}] ",
             kill_grace=self.config.kill_grace_seconds,
+        )
+        taken_over = result.stopped is not None and "cancel" not in result.stopped
+        if result.error is None and not taken_over:  # a run that was taken over settles nothing
+            self._keep_session(plan, transcript, mission.id, assignment.id, rec, outcome)
+        return result
+
+    def _keep_session(
+        self,
+        plan: SessionPlan,
+        output: Path,
+        mission_id: str,
+        assignment_id: str,
+        rec: RunRecorder,
+        outcome: RunOutcome,
+    ) -> None:
+        """Copy the agent's own session beside the stdout log, for forge (any worker host
+        reads the profiles root; the CLI's own copy may be cleaned up). When it cannot be
+        found, forge gets the stdout log and the mission says why."""
+        if plan.source is TranscriptSource.STDOUT:
+            return
+        try:
+            found: SessionFound | SessionMissing = locate(plan, output)
+        except Exception as exc:  # a lookup that breaks must not fail the mission: say so
+            found = SessionMissing(f"looking for it failed: {type(exc).__name__}: {exc}")
+        if isinstance(found, SessionFound):
+            target = self.layout.mission_dir(mission_id) / f"session-{assignment_id}.ndjson"
+            try:
+                write_atomic(target, found.path.read_bytes())
+            except OSError as exc:
+                found = SessionMissing(f"{found.path} could not be copied to {target}: {exc}")
+            else:
+                outcome.session = str(target)
+                rec.record(
+                    rec.event(
+                        EventType.NOTE,
+                        f"agent session {found.session_id or found.path.stem} kept for forge: "
+                        f"{target.name} (from {found.path})",
+                        key=f"agent-session-{outcome.attempt}",
+                        session=str(target),
+                        source=str(found.path),
+                    ),
+                    episode=False,
+                )
+                return
+        outcome.session_missing = found.reason
+        log.warning(
+            "mission %s %s: %s session not found (%s); forge gets the stdout log",
+            mission_id,
+            assignment_id,
+            plan.source.value,
+            found.reason,
+        )
+        rec.record(
+            rec.event(
+                EventType.NOTE,
+                f"agent session not found, forging the stdout log instead: {found.reason}",
+                key=f"agent-session-{outcome.attempt}",
+                reason=found.reason,
+            ),
+            episode=False,
         )
 
     def _load_context(self, mission: Mission) -> MissionContext:
@@ -426,6 +514,7 @@ class MissionRunner:
             assignment.ended_at = iso()
             assignment.exit_code = outcome.exit_code
             assignment.transcript = outcome.transcript
+            assignment.session = outcome.session
             assignment.claim = None
             if mission.state not in TERMINAL and mission.current_assignment_id == assignment_id:
                 mission.move(state, reason, kind="settle")

@@ -11,7 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
-from swarmq.missions.config import WorkerConfig
+from swarmq.missions.agentcli import detect
+from swarmq.missions.config import TranscriptSource, WorkerConfig
 from swarmq.roster.loader import RosterProblem
 from swarmq.roster.schema import Roster
 
@@ -43,6 +44,29 @@ def find_command(roster: Roster, worker: WorkerConfig) -> str | None:
     return None
 
 
+def transcript_problem(worker: WorkerConfig) -> str | None:
+    """Why forge would get the stdout log instead of the agent session ``agent.transcript``
+    asks for, when that is known from the roster alone (a warning: a wrapper script may well
+    run the CLI it names)."""
+    agent = worker.agent
+    if agent is None or agent.transcript in (TranscriptSource.AUTO, TranscriptSource.STDOUT):
+        if agent is not None and "--no-session-persistence" in agent.command:
+            return (
+                "the command turns Claude Code's session off (--no-session-persistence): forge "
+                "gets its stdout only; drop the flag, or set transcript: stdout to say so"
+            )
+        return None
+    detected = detect(agent.command)
+    if detected is not agent.transcript:
+        return (
+            f"transcript: {agent.transcript.value} but {agent.command[0]!r} is not recognised as "
+            f"that CLI ({'claude' if agent.transcript is TranscriptSource.CLAUDE_CODE else 'codex exec'}"
+            "): swarmq still looks for its session after each run and forges stdout when there "
+            "is none"
+        )
+    return None
+
+
 def agent_problems(roster: Roster, file: Path | str) -> list[RosterProblem]:
     problems = []
     for index, worker in enumerate(roster.workers):
@@ -59,6 +83,9 @@ def agent_problems(roster: Roster, file: Path | str) -> list[RosterProblem]:
                     )
                 )
             continue
+        session = transcript_problem(worker)
+        if session is not None:
+            problems.append(RosterProblem("warning", f"{loc}.transcript", session, str(file)))
         why = find_command(roster, worker)
         if why is not None:
             problems.append(

@@ -25,7 +25,7 @@ from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.names import JOB_FAMILIES
 from swarmq.profiles.config import SafeName
 from swarmq.roster._api_config import ApiConfig
-from swarmq.skills.config import SkillImproverConfig
+from swarmq.skills.config import SkillImproverConfig, SkillsConfig
 
 
 class StrictModel(BaseModel):
@@ -221,6 +221,8 @@ class Roster(StrictModel):
     """Enrichment batches and the skill compiler's readiness gate (see docs/skills.md)."""
     skill_improver: SkillImproverConfig = Field(default_factory=SkillImproverConfig)
     """opencode-swarm's ``skill_improver`` settings; its budget is ``quotas.skill_improver``."""
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    """Where active generated skills are published for Claude Code and Codex (docs/skills.md)."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """Transcript mining into AgentOps pending files (see docs/flywheel.md)."""
     flywheel: FlywheelConfig = Field(default_factory=FlywheelConfig)

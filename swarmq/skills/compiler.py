@@ -36,8 +36,13 @@ from swarmq.skills._grouping import (
 from swarmq.skills._readiness import readiness_gate
 from swarmq.skills._rejected import RejectedEdits
 from swarmq.skills._render import has_marker, parse_skill, render_skill, with_status
-from swarmq.skills.config import DEFAULT_MIN_SKILL_CONFIDENCE, DEFAULT_MIN_SKILL_CONFIRMATIONS
-from swarmq.skills.layout import RETIRED_MARKER, SkillLayout, check_slug, slugify
+from swarmq.skills.config import (
+    DEFAULT_AGENT_DIRS,
+    DEFAULT_MIN_SKILL_CONFIDENCE,
+    DEFAULT_MIN_SKILL_CONFIRMATIONS,
+)
+from swarmq.skills.layout import RETIRED_MARKER, SkillLayout, UnsafeSkillPath, check_slug, slugify
+from swarmq.skills.publish import Published, SkillPublisher
 from swarmq.storage.atomic import write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import StoreLocks, file_resource
@@ -64,9 +69,12 @@ class SkillWrite:
     source_ids: list[str] = field(default_factory=list)
     missing_ids: list[str] = field(default_factory=list)
     evaluation: Evaluation | None = None
+    published: list[Published] = field(default_factory=list)
+    """The copies (or links) in each agent's skills directory (``skills.agent_dirs``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "published": [p.as_dict() for p in self.published],
             "slug": self.slug,
             "written": self.written,
             "path": self.path,
@@ -109,8 +117,11 @@ class SkillCompiler:
         settings: CompilerSettings | None = None,
         *,
         clock: Callable[[], str] = iso,
+        publisher: SkillPublisher | None = None,
     ) -> None:
         self.layout = layout
+        self.publisher = publisher or SkillPublisher(layout, DEFAULT_AGENT_DIRS)
+        """Publishes every activated skill where the agents read skills (see :mod:`.publish`)."""
         self.locks = locks
         self.stores = list(stores)
         """Swarm tier first; hive (and link) tiers after, read for sources and stamped too."""
@@ -269,6 +280,7 @@ class SkillCompiler:
                 result.missing_ids = sorted(
                     set(missing) | set(self.stamp(cluster.slug, cluster.source_ids))
                 )
+                result.published = self._publish(cluster.slug)
             results.append(result)
         return results
 
@@ -299,6 +311,7 @@ class SkillCompiler:
             if result.written:
                 result.missing_ids = self.stamp(slug, doc.source_ids)
                 draft_path.unlink()
+                result.published = self._publish(slug)
         return result
 
     def regenerate(self, slug: str, *, force: bool = False, evaluate_it: bool = True) -> SkillWrite:
@@ -335,7 +348,18 @@ class SkillCompiler:
         result.missing_ids = [i for i in doc.source_ids if i not in by_id]
         if result.written:
             self.stamp(slug, cluster.source_ids)
+            result.published = self._publish(slug)
         return result
+
+    def _publish(self, slug: str) -> list[Published]:
+        """Publish an activated skill for the agents; the canonical copy is written already, so
+        a failure here is reported with the result, never a lost activation."""
+        try:
+            return self.publisher.publish(slug, self.locks)
+        except (OSError, UnsafeSkillPath, ValueError) as exc:
+            return [
+                Published("*", str(self.layout.active_path(slug)), False, f"not published: {exc}")
+            ]
 
     def retire(self, slug: str, reason: str) -> Path:
         marker = self.layout.active_path(slug).with_name(RETIRED_MARKER)
@@ -343,6 +367,7 @@ class SkillCompiler:
             write_atomic(
                 marker, json.dumps({"retiredAt": self.clock(), "reason": reason}), lease=lease
             )
+        self.publisher.withdraw(slug, self.locks)  # agents stop seeing a retired skill
         return marker
 
     # -- reading -------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,3 +41,29 @@ class SkillImproverConfig(BaseModel):
     allow_deterministic_fallback: bool | None = None
     """``null`` = ``llm.allow_deterministic_fallback``."""
     max_proposal_chars: Annotated[int, Field(ge=500, le=200_000)] = 20_000
+
+
+DEFAULT_AGENT_DIRS: dict[str, Path] = {
+    "claude-code": Path(".claude/skills"),
+    "codex": Path(".agents/skills"),
+}
+"""Where each agent reads a project's skills: Claude Code's project skills, and Codex's repo
+skills (``.agents/skills`` from the working directory up to the repository root)."""
+
+
+class SkillsConfig(BaseModel):
+    """``skills:`` in swarm.yaml: where active generated skills are published for the agents.
+
+    Every active skill is written to opencode-swarm's ``.opencode/skills/generated/<slug>/``
+    (the canonical copy) and published to ``<dir>/<slug>/SKILL.md`` under each of
+    ``agent_dirs``, with the front matter those agents read (``name``, ``description``,
+    ``metadata``)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    agent_dirs: dict[str, Path] = Field(default_factory=lambda: dict(DEFAULT_AGENT_DIRS))
+    """Agent name → skills directory, relative to the workspace (``~`` for user scope, e.g.
+    ``~/.claude/skills``); ``{}`` keeps skills in ``.opencode/skills`` only."""
+    link: bool = False
+    """Symlink ``<dir>/<slug>`` to the canonical directory instead of writing a copy (the
+    agents then read opencode-swarm's front matter, extra keys included)."""

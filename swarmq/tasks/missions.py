@@ -106,15 +106,12 @@ def run_mission(
     roster = self.roster
 
     def extract(outcome: RunOutcome) -> None:
-        if (
-            roster.missions.extract_transcripts
-            and outcome.transcript
-            and FORGE_EXTRACT in self.app.tasks
-        ):
+        source = outcome.forge_source  # the agent's own session, else its stdout
+        if roster.missions.extract_transcripts and source and FORGE_EXTRACT in self.app.tasks:
             # One transcript per assignment: its id keys forge's idempotency.
             self.app.send_task(
                 FORGE_EXTRACT,
-                kwargs={"path": outcome.transcript, "key": outcome.assignment_id},
+                kwargs={"path": source, "key": outcome.assignment_id},
                 ignore_result=True,
             )
 

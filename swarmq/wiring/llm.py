@@ -26,6 +26,7 @@ from swarmq.roster.schema import Roster
 from swarmq.skills.compiler import CompilerSettings, SkillCompiler
 from swarmq.skills.improver import SkillImprover
 from swarmq.skills.layout import SkillLayout
+from swarmq.skills.publish import SkillPublisher
 from swarmq.storage.locking import StoreLocks
 from swarmq.wiring.knowledge import knowledge_store
 
@@ -97,8 +98,10 @@ def compiler_for(roster: Roster, locks: StoreLocks) -> SkillCompiler:
     settings = CompilerSettings(
         cfg.min_skill_confidence, cfg.min_skill_confirmations, cfg.skill_similarity_threshold
     )
+    layout = SkillLayout(roster.workspace_dir)
+    publisher = SkillPublisher(layout, roster.skills.agent_dirs, link=roster.skills.link)
     return SkillCompiler(
-        SkillLayout(roster.workspace_dir), locks, knowledge_store(roster, locks).tiers, settings
+        layout, locks, knowledge_store(roster, locks).tiers, settings, publisher=publisher
     )
 
 

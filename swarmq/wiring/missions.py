@@ -4,7 +4,8 @@ acknowledgement markers read back from the transcript when the run ends.
 
 Missions and knowledge meet here, not in the Celery task, so the domain's callbacks during a
 run (the knowledge block, its record, the acknowledgements) stay below the task layer; the
-task passes only what needs Celery (sending the transcript to forge). Imports no Celery.
+task passes only what needs Celery (sending the transcript to forge: the agent's own session
+when the run kept one, :attr:`~swarmq.missions.claim.RunOutcome.forge_source`). Imports no Celery.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import BinaryIO
 from swarmq.flywheel.confirm import record_exposure
 from swarmq.knowledge.directives import prepare_directives
 from swarmq.knowledge.inject import Injection
+from swarmq.missions.agentcli import OutputReader
 from swarmq.missions.claim import RunOutcome
+from swarmq.missions.config import TranscriptSource
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
@@ -54,12 +57,18 @@ def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
     """The transcript lines carrying acknowledgement markers (at most ``limit`` characters)."""
     out: list[str] = []
     size = 0
+    # The JSON events of Claude Code (``--output-format json|stream-json``) and Codex
+    # (``exec --json``) are read for the text they carry, each text once.
+    readers = [OutputReader(TranscriptSource.CLAUDE_CODE), OutputReader(TranscriptSource.CODEX)]
     try:
         with transcript.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if "KNOWLEDGE_" in line and size < limit:
-                    out.append(line)
-                    size += len(line)
+            for raw in handle:
+                decoded = next((t for r in readers if (t := r.decode(raw)) is not None), [raw])
+                for text in decoded:
+                    line = text if text.endswith("\n") else text + "\n"
+                    if "KNOWLEDGE_" in line and size < limit:
+                        out.append(line)
+                        size += len(line)
     except FileNotFoundError:
         return ""
     return "".join(out)

@@ -60,10 +60,17 @@ def test_agent_commands_are_checked_and_the_fix_is_named(tmp_path: Path) -> None
         "  - {id: b, role: x, queues: [missions], agent: {command: [./agent.sh, '{prompt_file}']}}\n"
         "  - {id: c, role: x, queues: [missions]}\n"
         "  - {id: d, role: x, queues: [forge], agent: {command: [python3, x.py]}}\n"
+        "  - {id: e, role: x, queues: [forge], agent: {command: [sh, c.sh], transcript: codex}}\n"
+        "  - {id: f, role: x, queues: [forge], agent: {command: [sh, -c, claude -p x]}}\n"
+        "  - {id: g, role: x, queues: [forge], agent: {command: [claude, -p, x, "
+        "--no-session-persistence]}}\n"
     )
     done = runner.invoke(app, ["roster", "validate", str(roster), "--json"])
     assert done.exit_code == 0, done.output
     problems = {p["path"]: p["message"] for p in json.loads(done.output)["problems"]}
+    assert "not recognised as that CLI (codex exec)" in problems["workers[4](e).agent.transcript"]
+    assert not any(p.startswith("workers[5]") for p in problems)
+    assert "forge gets its stdout only" in problems["workers[6](g).agent.transcript"]
     missing = problems["workers[0](a).agent.command[0]"]
     assert "'no-such-agent-cli' is not on this machine's PATH" in missing
     assert "every mission sent to 'a' would fail" in missing and "The agent contract" in missing

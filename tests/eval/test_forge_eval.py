@@ -48,6 +48,7 @@ sessions:
     lessons:
       - lesson: python is missing; use python3.
         words: [python3]
+        kind: tool-error
       - lesson: The broker is Redis.
         words: [redis, broker]
   - file: b.jsonl
@@ -80,6 +81,9 @@ def test_evaluate_counts_hits_misses_and_false_positives(tmp_path: Path) -> None
     assert a.counts.fp == 1 and "Root cause" in a.false_positives[0]["content"]
     tune = evaluate(labels, split="tune")
     assert tune.overall.fp == 1 and tune.overall.tp == tune.overall.fn == 0
+    by_kind = held.recall_by_kind()
+    assert (by_kind["tool-error"].hits, by_kind["tool-error"].total) == (1, 1)
+    assert (by_kind["prose"].hits, by_kind["prose"].total) == (0, 1)
     every = evaluate(labels, split="all")
     assert every.overall == held.overall + tune.overall
     assert set(every.by_format()) == {"claude-code"}
@@ -105,6 +109,10 @@ def test_a_second_candidate_for_a_found_lesson_is_redundant(tmp_path: Path) -> N
         ("sessions: [{file: zzz.jsonl, split: tune, none: true}]", "no such session file"),
         ("sessions: [{file: a.jsonl, split: tune, lessons: [{lesson: x}]}]", "non-empty 'words'"),
         ("- just a list", "'sessions' list"),
+        (
+            "sessions: [{file: a.jsonl, split: tune, lessons: [{lesson: x, words: [y], kind: z}]}]",
+            "kind must be one of tool-error, prose",
+        ),
     ],
 )
 def test_bad_labels_say_what_and_where(tmp_path: Path, body: str, message: str) -> None:
@@ -160,3 +168,22 @@ def test_the_fresh_held_out_set_is_apart() -> None:
     assert not {s.repo for s in fresh} & {s.repo for s in development}
     sources = (REPO / "eval" / "forge" / "SOURCES-fresh.md").read_text(encoding="utf-8")
     assert all(s.file.name in sources for s in fresh)
+
+
+def test_the_second_held_apart_set_is_apart_from_both_others() -> None:
+    """labels-heldout2.yaml (issue 24): all held-out, ≥ 25 sessions of ≥ 8 repositories, none
+    of them (nor any session file) in the development or the fresh set, each file in its
+    SOURCES, and most lessons marked with their kind."""
+    second = load_labels(REPO / "eval" / "forge" / "labels-heldout2.yaml")
+    others = [
+        *load_labels(REPO / "eval" / "forge" / "labels.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-fresh.yaml"),
+    ]
+    assert len(second) >= 25 and len({s.repo for s in second}) >= 8
+    assert {s.split for s in second} == {"held-out"}
+    assert not {s.file.name for s in second} & {s.file.name for s in others}
+    owners = {s.repo.split("/")[0].lower() for s in others}
+    assert not {s.repo.split("/")[0].lower() for s in second} & owners
+    sources = (REPO / "eval" / "forge" / "SOURCES-heldout2.md").read_text(encoding="utf-8")
+    assert all(f"`{s.file.name}`" in sources for s in second)
+    assert sum(lesson.kind == "tool-error" for s in second for lesson in s.lessons) >= 20
