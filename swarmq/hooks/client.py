@@ -14,7 +14,9 @@ whatever goes wrong is written to the swarm's hook log (``<state>/hooks.log``).
   :data:`WAIT_ENV` budget), the others stay silent this once.
 
 The swarm is the ``swarm.yaml`` in ``$SWARMQ_CONFIG``, else the nearest one above the event's
-``cwd``; without one the hook does nothing.
+``cwd``; without one the hook does nothing. Inside a mission (``$SWARMQ_MISSION_ID`` set by the
+runner) it does nothing either: the mission's prompt carries the knowledge and the mission forges
+the agent's session itself.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from swarmq.storage.spool import Spool, swarm_state_dir
 CONFIG_ENV = "SWARMQ_CONFIG"
 CONFIG_NAME = "swarm.yaml"
 WAIT_ENV = "SWARMQ_HOOK_WAIT"
+MISSION_ENV = "SWARMQ_MISSION_ID"
+"""Set in the environment of a mission's agent run: its hooks stand aside (no double injection,
+no second forge of the session the mission forges itself)."""
 TIMEOUT_ENV = "SWARMQ_HOOK_TIMEOUT"
 DEFAULT_WAIT = 8.0
 """Seconds a session start waits for a hook server it had to start (one warm-up per boot)."""
@@ -161,6 +166,8 @@ def run(argv: list[str], stdin: bytes) -> str:
     if agent_name not in AGENTS:
         raise ValueError(f"unknown agent {agent_name!r}; one of {', '.join(AGENTS)}")
     agent: Agent = "codex" if agent_name == "codex" else "claude-code"
+    if os.environ.get(MISSION_ENV):
+        return ""  # a mission's own agent: the mission injects, acknowledges and forges
     call = parse(agent, stdin, argv[1] if len(argv) > 1 else None)
     if call.action is None:
         return ""

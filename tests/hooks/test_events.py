@@ -113,3 +113,25 @@ def test_the_hook_command_never_fails_the_session(tmp_path: Path) -> None:
         )
         assert (done.returncode, done.stdout) == (0, b""), done.stderr
     assert b"unknown agent" in done.stderr  # said where the agent shows it, still exit 0
+
+
+def test_a_missions_own_agent_leaves_its_session_to_the_mission(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "swarm.yaml").write_text("swarm: x\n", encoding="utf-8")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SWARMQ_CONFIG"}
+    env.update(SWARMQ_STATE=str(tmp_path / "state"), SWARMQ_MISSION_ID="m-1")
+    stop = {"hook_event_name": "Stop", "cwd": str(tmp_path), "transcript_path": str(transcript)}
+    done = subprocess.run(
+        [sys.executable, "-m", "swarmq.hooks", "claude-code"],
+        input=json.dumps(stop).encode(),
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert not (tmp_path / "state").exists()  # nothing spooled: the mission forges it
