@@ -60,7 +60,9 @@ def _report(verb: str, change: Change, as_json: bool) -> None:
         emit_json(change.as_dict())
         return
     if not change.changed:
-        console.print(f"{change.path}: nothing to {verb} (already as wanted)", highlight=False)
+        console.print(
+            f"{change.path}: nothing to {verb} (already as wanted)", highlight=False, markup=False
+        )
         return
     for label, events in (
         ("added", change.added),
@@ -68,7 +70,9 @@ def _report(verb: str, change: Change, as_json: bool) -> None:
         ("removed", change.removed),
     ):
         if events:
-            console.print(f"{change.path}: {label} {', '.join(events)}", highlight=False)
+            console.print(
+                f"{change.path}: {label} {', '.join(events)}", highlight=False, markup=False
+            )
 
 
 @app.command("install")
@@ -91,10 +95,10 @@ def install_cmd(
     _report("install", change, as_json)
     if not as_json:
         for note in change.notes:
-            console.print(f"note: {note}", highlight=False)
+            console.print(f"note: {note}", highlight=False, markup=False)
     if not as_json and name == "codex":
         for note in status(name, path).notes:
-            console.print(f"note: {note}", highlight=False)
+            console.print(f"note: {note}", highlight=False, markup=False)
 
 
 def _knowledge_store_dir(project: Path) -> Path | None:
@@ -152,8 +156,8 @@ def status_cmd(
     )
     for event in EVENTS[name]:
         command = found.events.get(event)
-        console.print(f"  {event:<20} {command or '-'}", highlight=False)
+        console.print(f"  {event:<20} {command or '-'}", highlight=False, markup=False)
     for key, value in server.items():
-        console.print(f"  {key}: {value}", highlight=False)
+        console.print(f"  {key}: {value}", highlight=False, markup=False)
     for note in found.notes:
-        console.print(f"note: {note}", highlight=False)
+        console.print(f"note: {note}", highlight=False, markup=False)

@@ -113,3 +113,23 @@ def test_a_settings_file_that_is_not_json_is_refused_with_its_line_and_left_alon
         bad = tmp_path / "bad.json"
         bad.write_text('{"hooks": []}', encoding="utf-8")
         read_settings(bad)
+
+
+def test_user_scope_follows_the_agents_own_config_homes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swarmq.hooks.settings import settings_path
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert settings_path("claude-code", "user", tmp_path) == tmp_path / "claude" / "settings.json"
+    assert settings_path("codex", "user", tmp_path) == tmp_path / "codex" / "hooks.json"
+    assert settings_path("codex", "project", tmp_path) == tmp_path / ".codex" / "hooks.json"
+    (tmp_path / "codex").mkdir()
+    (tmp_path / "codex" / "config.toml").write_text("[features]\nhooks = false\n")
+    env = {**os.environ, "CODEX_HOME": str(tmp_path / "codex")}
+    shown = swarmq("hooks", "install", "--agent", "codex", "--scope", "user", cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())  # the console wraps long lines
+    assert "[features] hooks = false turns hooks off" in said  # what keeps Codex from running them
+    assert json.loads((tmp_path / "codex" / "hooks.json").read_text())["hooks"]["Stop"]
