@@ -152,7 +152,9 @@ def status_cmd(
         emit_json({**found.as_dict(), "server": server})
         return
     console.print(
-        f"{found.path}: {'installed' if found.installed else 'not installed'}", highlight=False
+        f"{found.path}: {'installed' if found.installed else 'not installed'}",
+        highlight=False,
+        markup=False,
     )
     for event in EVENTS[name]:
         command = found.events.get(event)
