@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
 CLOSING_EVENTS = frozenset({"SessionEnd"})
 """Hook events after which a session says no more: its forge is followed by a close loop."""
+UNENDING_AGENTS = frozenset({"codex"})
+"""Agents with no session-end hook: a close loop follows each piece that taught something new."""
 PUBLISH_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 """One quick retry: with Redis away the record simply stays spooled for the next pass."""
 
@@ -41,11 +43,13 @@ def forge_live_session(
     transcript_path: str,
     agent: str | None = None,
     close: bool = False,
+    close_if_new: bool = False,
 ) -> dict[str, Any]:
     """Forge what ``transcript_path`` gained since the last ``forge.session`` for it; with
     ``close`` (the session ended) the flywheel's close loop is sent next, so what the session
     taught is scored (and shown, provisionally, when it is good enough) before the next session
-    starts rather than at the next scheduled loop."""
+    starts rather than at the next scheduled loop. ``close_if_new``: the same whenever this piece
+    yielded a new candidate (for an agent whose sessions report no end: Codex)."""
     if not isinstance(transcript_path, str) or not transcript_path:
         raise ValueError("transcript_path must be a transcript file path")
     if not isinstance(session_id, str):
@@ -54,7 +58,7 @@ def forge_live_session(
         self.roster, self.cluster.locks, session_id, transcript_path, agent=agent
     )
     out = result.as_dict()
-    if close and FORGE_CLOSE_LOOP in self.app.tasks:
+    if (close or (close_if_new and result.new > 0)) and FORGE_CLOSE_LOOP in self.app.tasks:
         self.app.send_task(FORGE_CLOSE_LOOP, ignore_result=True)
         out["close_loop"] = "sent"
     return out
@@ -91,6 +95,7 @@ def send_records(celery: Celery, claimed: Iterable[Claimed]) -> int:
                         "transcript_path": path,
                         "agent": record.get("agent"),
                         "close": ended,
+                        "close_if_new": record.get("agent") in UNENDING_AGENTS,
                     },
                     ignore_result=True,
                     retry=True,

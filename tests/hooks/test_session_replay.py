@@ -155,3 +155,46 @@ def test_two_real_sessions_feed_and_read_the_swarm(
     }
     quiet = run_hooks(codex_hooks, "PostToolUse", ok, cwd=project, env=env, subject="Bash")
     assert [(r.exit_code, r.stdout) for r in quiet] == [(0, "")]
+
+
+CODEX_SESSION = SESSIONS / "cx-qna-speckit-specify.jsonl"
+
+
+def test_a_codex_session_is_forged_and_closed_without_an_end_event(
+    tmp_path: Path,
+    roster_file: Path,
+    state: Path,
+    start_worker: Callable[..., Any],
+) -> None:
+    """Codex reports no session end: a piece that taught something new is closed at once, so
+    its lessons reach the next session without waiting for the hourly close loop."""
+    roster = load_roster(roster_file, env={})
+    project = roster.workspace_dir
+    env = hook_env(state)
+    start_worker("w1", env={"SWARMQ_STATE": str(state)})
+    installed = swarmq(
+        "hooks", "install", "--agent", "codex", "--dir", str(project), cwd=project, env=env
+    )
+    assert installed.returncode == 0, installed.stderr
+    rollout = tmp_path / "codex" / "sessions" / "2026" / "04" / "01" / "rollout-x.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_bytes(CODEX_SESSION.read_bytes())
+    stop = {
+        "session_id": "019d-codex",
+        "turn_id": "turn-9",
+        "transcript_path": str(rollout),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "stop_hook_active": False,
+        "last_assistant_message": None,
+    }
+    runs = run_hooks(project / ".codex" / "hooks.json", "Stop", stop, cwd=project, env=env)
+    assert [(r.exit_code, r.stdout) for r in runs] == [(0, "")]
+    size = rollout.stat().st_size
+    assert wait_until(lambda: forged_to(roster.runtime_dir, rollout) == size, FORGED_WITHIN)
+    store = roster.swarm_dir / "knowledge.jsonl"
+    assert wait_until(lambda: store.exists() and store.stat().st_size > 0, FORGED_WITHIN), (
+        "the Codex session's lessons were not published"
+    )
