@@ -25,6 +25,8 @@ OPS_PING = "ops.ping"
 MISSIONS_RUN = "missions.run"
 FORGE_EXTRACT = "forge.extract"
 FORGE_CLOSE_LOOP = "forge.close_loop"
+FORGE_SESSION = "forge.session"
+"""Forge what a live agent session's transcript gained since its last hook (offset-keyed)."""
 CURATOR_ENRICH = "curator.enrich"
 SKILLS_IMPROVE = "skills.improve"
 SKILLS_GENERATE = "skills.generate"
@@ -43,6 +45,7 @@ TASK_MODULES: list[str] = [
     "swarmq.tasks.curator",
     "swarmq.tasks.skills",
     "swarmq.tasks.forge",
+    "swarmq.tasks.sessions",
     "swarmq.tasks.maturity",
     "swarmq.tasks.consolidation",
 ]

@@ -70,6 +70,8 @@ COMMANDS: Mapping[str, Lazy] = {
                      "it."),
     "skills": _cli("skills", "app", "Generated skills: compile mature knowledge into SKILL.md "
                    "files."),
+    "hooks": _cli("hooks", "app", "Claude Code and Codex hooks that feed the swarm and hand its "
+                  "knowledge back."),
     "eval": _cli("eval", "app", "Measure judgement on labelled real data: precision, recall, hit "
                  "rates."),
     "quota": _cli("quota", "app", "Daily LLM-call quotas shared by every worker."),

@@ -1,0 +1,5 @@
+"""``python -m swarmq.hooks <agent> [<event>]``: the same as ``swarmq-hook``."""
+
+from swarmq.hooks.client import main
+
+main()

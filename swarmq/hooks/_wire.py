@@ -1,0 +1,71 @@
+"""Where a swarm's hook server listens and how a hook talks to it: one JSON line each way over a
+Unix socket in the swarm's state directory. Standard library only (the hook path imports it)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+MAX_SOCKET_PATH = 100
+"""AF_UNIX paths are limited to 107 bytes on Linux (103 on macOS); longer ones go to /tmp."""
+MAX_REPLY = 4 << 20
+LOG_BYTES = 1 << 20
+
+
+def socket_path(state: Path) -> Path:
+    path = state / "server.sock"
+    if len(str(path)) <= MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha256(str(state).encode("utf-8")).hexdigest()[:16]
+    return Path(os.environ.get("TMPDIR") or "/tmp") / f"swarmq-hooks-{os.getuid()}-{digest}.sock"
+
+
+def request(state: Path, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """Send ``message`` to the swarm's hook server and return its answer; None when no server
+    answers (none running, a stale socket, or no answer within ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(socket_path(state)))
+            conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+            chunks: list[bytes] = []
+            size = 0
+            while size < MAX_REPLY:
+                conn.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+    except OSError:  # no socket, refused, timed out
+        return None
+    try:
+        value = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def log(state: Path, text: str) -> bool:
+    """Append one line to the swarm's hook log (rotated once past :data:`LOG_BYTES`); never
+    raises (a hook must not fail because its log cannot be written), says whether it wrote."""
+    with contextlib.suppress(OSError):
+        state.mkdir(parents=True, exist_ok=True)
+        path = state / "hooks.log"
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_size > LOG_BYTES:
+                os.replace(path, path.with_name("hooks.log.1"))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} pid={os.getpid()} {text}\n")
+        return True
+    return False

@@ -1,0 +1,256 @@
+"""The hook server: one long-lived process per swarm and host that answers the agents' hooks from
+a warm knowledge store, and sends the spooled sessions to forge.
+
+A hook runs in a fresh process on every prompt and every failing tool call; loading the roster
+and a 100k-entry store there would cost seconds each time. This process loads them once, keeps
+the store's in-memory indexes warm (the store re-reads only files that changed), and answers one
+JSON request per connection on a Unix socket in the swarm's state directory (:mod:`_wire`):
+
+- ``session-start``: the project's facts and critical directives (``session_start``);
+- ``prompt``: the directives relevant to the prompt (``inject``), silent when none is;
+- ``failure``: the lessons whose failure signature matches the failing call (``recall_error``);
+- ``drain``: send the spool's sessions to ``forge.session`` now (also done every few seconds
+  while records wait, so they leave once Redis is back).
+
+Every injection is recorded (receipt, shown counts, and the flywheel's exposure of the lessons
+it came from) before its block is returned; one that cannot be recorded is not shown. A failing
+call is also reported to the flywheel (``observe_failure``): the same failure in another session
+confirms the lessons learned of it. The first hook that finds no server starts one
+(:func:`swarmq.hooks.client.start_server`); it listens only once warm, leaves after
+:data:`IDLE_SECONDS` without a request (not while spooled work waits for the broker), and leaves
+when its ``swarm.yaml`` changes (the next hook starts a fresh one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import socketserver
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from swarmq.flywheel.confirm import record_exposure
+from swarmq.hooks._wire import log, socket_path
+from swarmq.knowledge.facts import session_start
+from swarmq.knowledge.inject import Injection, inject, prepare
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.recall import recall_error
+from swarmq.roster.loader import load_roster
+from swarmq.roster.schema import Roster
+from swarmq.storage.locking import StoreLocks
+from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.wiring.flywheel import layout_for, observe_failure
+from swarmq.wiring.knowledge import knowledge_store
+
+IDLE_SECONDS = 3600.0
+DRAIN_SECONDS = 3.0
+RELOCK_SECONDS = 5.0
+MAX_REQUEST = 4 << 20
+
+
+class HookService:
+    """The warm state behind the socket: roster, locks, knowledge store, Celery app."""
+
+    def __init__(self, config: Path) -> None:
+        self.config = config.resolve()
+        self.config_mtime = self.config.stat().st_mtime_ns
+        self.state = swarm_state_dir(self.config)
+        self.roster: Roster = load_roster(self.config)
+        self.spool = Spool(self.state / "spool")
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.stop = threading.Event()
+        self.last_request = time.monotonic()
+        self._locks_at = 0.0
+        self.locks = self._select_locks()
+        self.knowledge: KnowledgeStore = knowledge_store(self.roster, self.locks)
+        self._celery: Any = None
+
+    def _select_locks(self) -> StoreLocks:
+        from swarmq.coord.lockmode import store_locks
+
+        self._locks_at = time.monotonic()
+        return store_locks(self.roster.cluster_config(), lazy=True)
+
+    def _fresh_locks(self) -> None:
+        """With Redis away at start the store could only read; try again every few seconds."""
+        from swarmq.coord.lockmode import UnreachableLocks
+
+        if (
+            isinstance(self.locks, UnreachableLocks)
+            and time.monotonic() - self._locks_at > RELOCK_SECONDS
+        ):
+            locks = self._select_locks()
+            if not isinstance(locks, UnreachableLocks):
+                self.locks = locks
+                self.knowledge = knowledge_store(self.roster, locks)
+
+    def warm(self) -> None:
+        """Load every tier and build the indexes once, before the socket is opened."""
+        prepare(self.knowledge, QueryContext(text="warm up"))
+
+    # --- requests -------------------------------------------------------------------------
+    def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.last_request = time.monotonic()
+        op = message.get("op")
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if op == "drain":
+            self.wake.set()
+            return {"ok": True, "pending": len(self.spool)}
+        raw_session, raw_text = message.get("session_id"), message.get("text")
+        session = raw_session if isinstance(raw_session, str) and raw_session else None
+        text = raw_text if isinstance(raw_text, str) else ""
+        with self.lock:
+            self._fresh_locks()
+            injection = self._inject(str(op), text, session)
+            if op == "failure" and session:
+                # A failure seen again in another session confirms the lessons learned of it.
+                observe_failure(self.roster, self.locks, text, session_id=session)
+            if injection is not None and injection.shown:
+                record_exposure(layout_for(self.roster), self.locks, injection, session_id=session)
+        if injection is None or not injection.block or not injection.shown:
+            return {"context": None}
+        return {
+            "context": injection.block,
+            "trace_id": injection.trace_id,
+            "shown": [r.entry.id for r in injection.shown],
+        }
+
+    def _inject(self, op: str, text: str, session: str | None) -> Injection | None:
+        if op == "session-start":
+            return session_start(self.knowledge, session_id=session)
+        if op == "prompt":
+            if not text.strip():
+                return None
+            return inject(self.knowledge, QueryContext(text=text), session_id=session)
+        if op == "failure":
+            return recall_error(self.knowledge, text, session_id=session)
+        raise ValueError(f"unknown hook request {op!r}")
+
+    # --- the spool ------------------------------------------------------------------------
+    def celery(self) -> Any:
+        if self._celery is None:
+            from swarmq.workers.app import create_app
+
+            self._celery = create_app(self.roster)
+        return self._celery
+
+    def drain_forever(self) -> None:
+        from swarmq.tasks.sessions import drain
+
+        retry_at = 0.0
+        while not self.stop.is_set():
+            self.wake.wait(DRAIN_SECONDS)
+            self.wake.clear()
+            if self.stop.is_set():
+                return
+            if time.monotonic() < retry_at:
+                continue  # the broker refused moments ago: a burst of hooks does not hammer it
+            try:
+                if self.spool.pending():
+                    drain(self.celery(), self.spool)
+            except Exception as exc:  # never die: the records stay spooled
+                log(self.state, f"server: drain failed: {type(exc).__name__}: {exc}")
+            if self.spool.pending():
+                retry_at = time.monotonic() + DRAIN_SECONDS
+
+    def should_leave(self, idle: float) -> str | None:
+        if time.monotonic() - self.last_request > idle and not self.spool.pending():
+            return "idle"  # never while spooled work waits for the broker
+        try:
+            if self.config.stat().st_mtime_ns != self.config_mtime:
+                return f"{self.config} changed"
+        except FileNotFoundError:
+            return f"{self.config} removed"
+        return None
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        service = self.server.service
+        raw = self.rfile.readline(MAX_REQUEST)
+        try:
+            message = json.loads(raw)
+            if not isinstance(message, dict):
+                raise ValueError("a request is a JSON object")
+            out = service.answer(message)
+        except Exception as exc:  # an answer always comes back; the hook stays silent on errors
+            log(service.state, f"server: {type(exc).__name__}: {exc}")
+            out = {"context": None, "error": f"{type(exc).__name__}: {exc}"}
+        self.wfile.write(json.dumps(out, ensure_ascii=False).encode("utf-8") + b"\n")
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, service: HookService) -> None:
+        self.service = service
+        super().__init__(path, _Handler)
+
+
+def serve(config: Path, *, idle: float = IDLE_SECONDS) -> None:
+    """Warm up, listen, answer until idle or told to stop (see the module docstring)."""
+    service = HookService(config)
+    state = service.state
+    started = time.monotonic()
+    service.warm()
+    path = socket_path(state)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    from swarmq.hooks._wire import request
+
+    if request(state, {"op": "ping"}, 1.0) is not None:
+        log(state, "server: another server answers; leaving")
+        return
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    server = _Server(str(path), service)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(state / "server.spawn")
+    log(state, f"server: listening on {path} after {time.monotonic() - started:.2f}s")
+    threading.Thread(target=server.serve_forever, name="hook-server", daemon=True).start()
+    drainer = threading.Thread(target=service.drain_forever, name="hook-drain", daemon=True)
+    drainer.start()
+    service.wake.set()  # whatever waited while no server ran
+    try:
+        while True:
+            reason = service.should_leave(idle)
+            if reason is not None:
+                log(state, f"server: leaving ({reason})")
+                break
+            time.sleep(1.0)
+    finally:
+        service.stop.set()
+        service.wake.set()
+        server.shutdown()
+        server.server_close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m swarmq.hooks.server")
+    parser.add_argument("--config", required=True, type=Path)
+    parser.add_argument("--idle", type=float, default=IDLE_SECONDS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        serve(args.config, idle=args.idle)
+    except Exception as exc:
+        log(swarm_state_dir(args.config), f"server: cannot serve: {type(exc).__name__}: {exc}")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(swarm_state_dir(args.config) / "server.spawn")
+        raise
+
+
+if __name__ == "__main__":
+    main()
