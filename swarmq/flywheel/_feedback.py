@@ -13,7 +13,6 @@ exactly once however often the close loop runs; an unterminated last line waits 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from swarmq.flywheel.model import ALPHA, INITIAL_UTILITY, parse_time, rfc3339, u
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout, DirSync, write_file
 from swarmq.storage.atomic import append_jsonl, write_json_atomic
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import StoreLocks
 
 HEAD_BYTES = 256
@@ -128,7 +128,7 @@ def apply_feedback(
         locks.hold(layout.feedback_lock) as feedback_lease,
     ):
         try:
-            cursor = json.loads(layout.feedback_cursor.read_text(encoding="utf-8"))
+            cursor = loads_bounded(layout.feedback_cursor.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             cursor = {}
         cursor = cursor if isinstance(cursor, dict) else {}
@@ -140,7 +140,7 @@ def apply_feedback(
             if not raw.strip():
                 continue
             try:
-                citation = json.loads(raw)
+                citation = loads_bounded(raw)
             except ValueError:
                 result.corrupt_lines += 1
                 continue

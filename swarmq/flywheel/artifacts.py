@@ -26,6 +26,7 @@ from swarmq.flywheel.content import (
     update_front_matter,
 )
 from swarmq.flywheel.model import INITIAL_UTILITY, Maturity, parse_time
+from swarmq.storage.boundedjson import loads_bounded
 
 HEADINGS = {
     "learning": "# Learning: ",
@@ -218,7 +219,7 @@ def learning_from_text(path: Path, text: str) -> Learning | None:
     first = text.split("\n", 1)[0].strip()
     if first.startswith("{"):
         try:
-            value = json.loads(first)
+            value = loads_bounded(first)
         except ValueError:
             value = None
         if isinstance(value, dict):

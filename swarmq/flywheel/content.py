@@ -13,11 +13,12 @@ by line, so keys swarmq does not know survive a rewrite byte for byte.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
 import yaml
+
+from swarmq.storage.boundedjson import loads_bounded
 
 WHAT_WE_LEARNED = "## What We Learned"
 
@@ -87,7 +88,7 @@ def _flat_scalar(text: str) -> tuple[bool, Any]:
             if text[0] == "'":
                 return True, text[1:-1].replace("''", "'")
             try:
-                return True, json.loads(text)
+                return True, loads_bounded(text)
             except ValueError:
                 return False, None
         return False, None

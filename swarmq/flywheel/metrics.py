@@ -13,7 +13,6 @@ trend golden signal and ``flywheel status --plot`` read them back.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
@@ -35,6 +34,7 @@ from swarmq.flywheel.citations import CitationType, iter_citations
 from swarmq.flywheel.model import POOL_DIRS, PoolStatus, parse_time, rfc3339
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 
@@ -293,7 +293,7 @@ def read_baselines(layout: AgentsLayout) -> list[dict[str, Any]]:
         if not (name.startswith("baseline-") and name.endswith(".json")):
             continue
         try:
-            value = json.loads((layout.metrics / name).read_text(encoding="utf-8"))
+            value = loads_bounded((layout.metrics / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(value, dict) and parse_time(value.get("timestamp")) is not None:

@@ -31,6 +31,7 @@ from swarmq.flywheel.model import (
 )
 from swarmq.flywheel.store import AgentsLayout, DirSync, move_file, remove_file, write_file
 from swarmq.storage.atomic import append_jsonl
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import Lease
 
 CHAIN_FILE = "chain.jsonl"
@@ -176,7 +177,7 @@ class Pool:
 
     def _read(self, path: Path, status: PoolStatus) -> PoolEntry | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_bounded(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:

@@ -3,11 +3,11 @@ an error, the program a shell command runs, and whether a call writes a file ano
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.transcripts.values import compact
 
 MAX_EVIDENCE = 220
@@ -82,7 +82,7 @@ def summarise_call(call: Any) -> str:
     escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
     if isinstance(value, str) and text[:1] == "{":
         try:
-            value = json.loads(text)
+            value = loads_bounded(text)
         except ValueError:  # clipped: take the command string as far as it goes
             match = _COMMAND.search(text)
             value = match.group(1).replace('\\"', '"') if match else text
@@ -105,7 +105,7 @@ def summarise_call(call: Any) -> str:
 def error_excerpt(text: str) -> str:
     """The most telling line of a failed call's output (the first that names an error)."""
     try:
-        parsed = json.loads(text) if text[:1] == "{" else None
+        parsed = loads_bounded(text) if text[:1] == "{" else None
     except ValueError:
         parsed = None
     if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):

@@ -15,7 +15,6 @@ deterministic results.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from swarmq.forge._signals import KnowledgeClass
 from swarmq.forge.classifier import MAX_CHARS, MIN_CHARS
 from swarmq.forge.config import ForgeConfig
 from swarmq.names import FORGE_EXTRACT
+from swarmq.storage.boundedjson import loads_bounded
 
 PURPOSE = FORGE_EXTRACT
 
@@ -74,7 +74,7 @@ def parse_reply(text: str) -> list[dict[str, Any]] | None:
     if match is None:
         return None
     try:
-        value = json.loads(match.group(0))
+        value = loads_bounded(match.group(0))
     except ValueError:
         return None
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):

@@ -14,7 +14,6 @@ ageing entries twice.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,6 +26,7 @@ from swarmq.knowledge.ranking import utility_score
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.transaction import Transaction
 from swarmq.storage.atomic import write_json_atomic
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.clock import try_parse_iso
 
 DAY_MS = 86_400_000
@@ -147,7 +147,7 @@ def _fingerprint(txn: Transaction) -> str:
 
 def _read_state(store: TierStore, state_file: str = SWEEP_STATE_FILE) -> dict[str, Any]:
     try:
-        value = json.loads((store.files.root / state_file).read_text(encoding="utf-8"))
+        value = loads_bounded((store.files.root / state_file).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

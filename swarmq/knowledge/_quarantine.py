@@ -16,7 +16,6 @@ archived entry to its status before archiving.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.jsonl import quarantine_corrupt
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def _put_back(store: TierFile, restored: Entry, place: dict[str, Any], lease: An
     line = place.get("line")
     if isinstance(line, str):
         try:
-            before = Entry(json.loads(line), raw=line)
+            before = Entry(loads_bounded(line), raw=line)
         except (ValueError, TypeError):
             before = None
         if before is not None and _same(before, restored):

@@ -31,6 +31,7 @@ from swarmq.knowledge.model import Entry
 from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.atomic import write_atomic
+from swarmq.storage.boundedjson import loads_bounded
 
 INDEX_VERSION = 2
 SESSION_START_KEY = "\x00session-start"
@@ -128,7 +129,7 @@ def index_file(index_dir: Path, path: Path) -> Path:
 
 def _load(file: Path, path: Path) -> _Persisted | None:
     try:
-        data = json.loads(file.read_bytes())
+        data = loads_bounded(file.read_bytes())
         if data["version"] != INDEX_VERSION or data["path"] != os.path.realpath(path):
             return None
         return _Persisted(data["end"], data["lines"], data["crc"], data["rows"])
@@ -222,7 +223,7 @@ def _digest(data: bytes) -> str:
 
 def _load_memo(file: Path) -> dict[str, str]:
     try:
-        memo = json.loads(file.read_bytes())
+        memo = loads_bounded(file.read_bytes())
     except (OSError, ValueError):
         return {}
     return memo if isinstance(memo, dict) else {}

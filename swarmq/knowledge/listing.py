@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, TypeVar
 from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge.model import Entry
 from swarmq.storage.atomic import write_atomic
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.jsonl import CorruptLine
 
 INDEX_VERSION = 1
@@ -85,7 +86,7 @@ def index_path(index_dir: Path, path: Path) -> Path:
 
 def _load_index(file: Path, path: Path) -> _Index | None:
     try:
-        data = json.loads(file.read_bytes())
+        data = loads_bounded(file.read_bytes())
         if data["version"] != INDEX_VERSION or data["path"] != os.path.realpath(path):
             return None
         return _Index(data["end"], data["lines"], data["crc"], data["entries"], data["corrupt"])

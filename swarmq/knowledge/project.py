@@ -3,7 +3,6 @@ to), the hive tier in the platform data dir, and the project-local receipt journ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +13,7 @@ from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.store import TierStore
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
 
@@ -21,7 +21,7 @@ from swarmq.storage.paths import UnsafePathError, check_id
 def read_link(swarm_dir: Path) -> dict[str, Any] | None:
     """``.swarm/link.json`` when this worktree is linked, else ``None``."""
     try:
-        data = json.loads((swarm_dir / LINK_FILE).read_text(encoding="utf-8"))
+        data = loads_bounded((swarm_dir / LINK_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -98,7 +98,7 @@ class KnowledgeStore:
     def current_phase(self) -> int | None:
         """``current_phase`` of ``.swarm/plan.json`` when a plan tracks phases."""
         try:
-            plan = json.loads((self.swarm_dir / "plan.json").read_text(encoding="utf-8"))
+            plan = loads_bounded((self.swarm_dir / "plan.json").read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return None
         phase = plan.get("current_phase") if isinstance(plan, dict) else None

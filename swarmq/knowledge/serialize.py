@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from swarmq.storage.boundedjson import MAX_LINE_BYTES, loads_bounded
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -135,7 +137,7 @@ third of the parse time of a 10k-entry store."""
 
 
 def loads_js(text: str) -> Any:
-    """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS."""
-    if text.startswith("\ufeff"):  # json.loads's own check, with its message
-        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _DECODER.decode(text)
+    """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS; a
+    text nested or sized past the bounds of :mod:`~swarmq.storage.boundedjson` is refused too
+    (:class:`~swarmq.storage.boundedjson.JsonBoundError`), never a ``RecursionError``."""
+    return loads_bounded(text, max_chars=MAX_LINE_BYTES, decoder=_DECODER)

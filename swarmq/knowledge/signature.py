@@ -21,9 +21,10 @@ and Codex sessions (``eval/recall/failures.json``: each case, its source and its
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
+
+from swarmq.storage.boundedjson import loads_bounded
 
 SIGNATURE_FIELD = "failure_signature"
 """The entry field holding a lesson's failure signature (a string; opencode-swarm keeps unknown
@@ -243,7 +244,7 @@ def _split(text: str) -> tuple[str, str]:
     stripped = text.lstrip()
     if stripped[:1] == "{":
         try:
-            data = json.loads(stripped)
+            data = loads_bounded(stripped)
         except ValueError:
             data = None
         if isinstance(data, dict):
@@ -253,7 +254,7 @@ def _split(text: str) -> tuple[str, str]:
         call, error = match.group(1).strip(), text[match.end() :]
         if error.lstrip()[:1] == "{":
             try:
-                data = json.loads(error)
+                data = loads_bounded(error)
             except ValueError:
                 data = None
             if isinstance(data, dict):

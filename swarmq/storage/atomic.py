@@ -26,6 +26,7 @@ from pathlib import Path
 
 import filelock
 
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.change_journal import note_written
 from swarmq.storage.locking import FencedOff, Lease
 
@@ -56,7 +57,7 @@ def read_fence_record(path: Path) -> tuple[int, str | None]:
     """``(largest token that has written path, lock name that wrote it)``; ``(0, None)`` when
     nothing has, and a ``None`` name for records older than :data:`FENCE_VERSION`."""
     try:
-        data = json.loads(side_path(path, ".fence").read_text(encoding="utf-8"))
+        data = loads_bounded(side_path(path, ".fence").read_text(encoding="utf-8"))
         token = int(data.get("token", 0))
     except (FileNotFoundError, ValueError, AttributeError, TypeError):
         return 0, None

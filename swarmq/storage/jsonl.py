@@ -1,7 +1,8 @@
 """Reading JSONL canonical files without ever losing a line.
 
 Every line keeps its raw text, so a rewrite can put back unchanged lines byte for byte. A line
-that is not valid JSON (or not UTF-8) is reported with its line number and, when the file is
+that is not valid JSON (or not UTF-8, or nested or sized past the bounds of
+:mod:`~swarmq.storage.boundedjson`) is reported with its line number and, when the file is
 rewritten, moved to ``<stem>.corrupt.jsonl`` beside it instead of being dropped.
 
 A UTF-8 byte-order mark at the start of a file (Windows editors add one) is not part of the
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_jsonl, write_atomic
+from swarmq.storage.boundedjson import MAX_LINE_BYTES, loads_bounded
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease
 
@@ -78,7 +80,7 @@ def iter_jsonl(path: Path | str) -> Iterator[JsonlLine | CorruptLine]:
                 yield CorruptLine(line_no, data, f"not UTF-8 ({exc.reason} at byte {exc.start})")
                 continue
             try:
-                value = json.loads(text)
+                value = loads_bounded(text, max_chars=MAX_LINE_BYTES)
             except json.JSONDecodeError as exc:
                 yield CorruptLine(line_no, data, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from swarmq.storage.boundedjson import loads_bounded
+
 STATE_ENV = "SWARMQ_STATE"
 SUFFIX = ".json"
 CLAIM = ".claim"
@@ -120,7 +122,7 @@ class Spool:
                 continue  # another drainer took it
             os.utime(target)  # the claim's age counts from now, not from the spool write
             try:
-                record = json.loads(target.read_text(encoding="utf-8"))
+                record = loads_bounded(target.read_text(encoding="utf-8"))
                 if not isinstance(record, dict):
                     raise ValueError("not a JSON object")
             except ValueError:

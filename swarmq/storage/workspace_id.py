@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmq.errors import Unavailable
+from swarmq.storage.boundedjson import loads_bounded
 
 ID_FILE = ".swarmq-workspace"
 """Name of the id file at the root of a workspace (or other canonical root)."""
@@ -57,7 +58,7 @@ def read_root_id(root: Path) -> RootId | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
     except ValueError as exc:
         raise WorkspaceIdError(f"{path}: not JSON ({exc})") from exc
     if not isinstance(data, dict) or not _HEX_ID.match(str(data.get("id", ""))):

@@ -104,7 +104,12 @@ def iter_lines(
 def iter_json_records(
     path: Path, report: ReadReport, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_no, object)`` for each line holding a JSON object; report the rest."""
+    """Yield ``(line_no, object)`` for each line holding a JSON object; report the rest.
+
+    Depth is bounded by the C scanner's own recursion guard, caught here: a pre-scan of every
+    line (as :mod:`swarmq.storage.boundedjson` does for knowledge lines) costs a tenth of forge's
+    time on a real transcript, and nothing in forge walks a record recursively except
+    :func:`~swarmq.transcripts.values.compact`, which refuses what it cannot encode."""
     decode, scan = _DECODER.decode, _SCAN
     for line_no, raw in iter_lines(path, report, max_line_bytes=max_line_bytes):
         try:
@@ -112,6 +117,9 @@ def iter_json_records(
             if line_no == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             value = _scanned(text, scan) if text[:1] == "{" else decode(text)
+        except RecursionError:  # json's own depth guard: a record of hundreds of levels
+            report.problem(line_no, "invalid JSON: nested too deeply to parse")
+            continue
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
             if report.truncated_last_line:
                 report.problem(line_no, f"truncated last line ({len(raw)} bytes, no newline)")

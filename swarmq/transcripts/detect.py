@@ -7,12 +7,12 @@ whose first line is torn is still recognised. Text that is not JSON is Markdown.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from swarmq.errors import InvalidInput
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.transcripts.model import TranscriptFormat
 
 SNIFF_LINES = 32
@@ -81,7 +81,7 @@ def detect_format(path: Path) -> TranscriptFormat:
                 continue
             seen += 1
             try:
-                value = json.loads(raw)
+                value = loads_bounded(raw)
             except ValueError:
                 stripped = raw.lstrip()
                 if not stripped.startswith((b"{", b"[")):

@@ -9,6 +9,9 @@ from typing import Any
 TOOL_TEXT_LIMIT = 2000
 """Tool inputs and results are noise to forge; keep only a prefix of them."""
 
+NESTED_TOO_DEEPLY = "<nested too deeply>"
+"""What :func:`compact` gives for a value the JSON encoder cannot walk (its recursion guard)."""
+
 
 def compact(value: Any) -> str:
     """A value as one line: strings as they are, anything else as compact JSON."""
@@ -18,6 +21,8 @@ def compact(value: Any) -> str:
         return value
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:  # a value nested too deeply for the encoder: noise to forge
+        return NESTED_TOO_DEEPLY
     except (TypeError, ValueError):
         return str(value)
 
