@@ -4,9 +4,9 @@ A command lets a :class:`~swarmq.errors.SwarmqError` propagate; the root group
 (:class:`swarmq.cli.lazy.LazyGroup`) hands it to :func:`exit_for`, which prints one plain line
 on stderr (the message is text, never read as Rich markup, and no traceback) and exits with the
 status of the error's family, looked up along its MRO exactly as the API looks up its HTTP status
-(``api/app.py``). Every family exits 1, the shell's "it failed"; two lock outcomes a script must
-tell apart have statuses of their own: a write refused by its lock (nothing was written) and a
-write that landed after its lease lapsed (it may be overwritten). A command catches an error
+(``api/app.py``). Every family exits 1, the shell's "it failed"; three outcomes a script must
+tell apart have statuses of their own: a write refused by its lock (nothing was written, 3), a
+write that landed after its lease lapsed (it may be overwritten, 4) and a full disk (5). A command catches an error
 itself only to add what it knows (a hint, a fallback, a JSON answer).
 
 Kept light: the lock classes and Rich are imported only once something failed.
@@ -28,6 +28,9 @@ nothing was written."""
 EXIT_UNCONFIRMED = 4
 """Exit status of a write that landed after its lease lapsed (see CommitUnconfirmed): it may
 be overwritten, so it is never reported as done."""
+EXIT_NO_SPACE = 5
+"""Exit status of a write refused for space (see DiskFull: "no space left on <path>"): the
+file it was writing is as it was; free space and run the command again."""
 
 
 class Outcome(NamedTuple):
@@ -49,10 +52,12 @@ FAMILY_EXIT: dict[type[SwarmqError], Outcome] = {
 
 
 def outcome(exc: SwarmqError) -> Outcome:
-    """The outcome of ``exc``: the first class of its MRO with one (lock outcomes first)."""
+    """The outcome of ``exc``: the first class of its MRO with one (storage outcomes first)."""
     from swarmq.storage.locking import CommitUnconfirmed, LockError
+    from swarmq.storage.space import DiskFull
 
     table: dict[type[SwarmqError], Outcome] = {
+        DiskFull: Outcome(EXIT_NO_SPACE),
         CommitUnconfirmed: Outcome(EXIT_UNCONFIRMED, "not confirmed:"),
         LockError: Outcome(EXIT_REFUSED, "refused:", "; nothing was written"),
         **FAMILY_EXIT,

@@ -11,6 +11,10 @@ same-host file lock and checks the fencing token recorded beside the file
 :class:`~swarmq.storage.locking.FencedOff` and its temp file is removed. After the rename the
 lease is confirmed once more: a holder that stalled between check and rename past its lease
 gets :class:`~swarmq.storage.locking.CommitUnconfirmed`, never a silent success.
+
+A full disk changes nothing: a failed append is cut back to the file's previous length (still
+under the commit lock), a failed rewrite leaves the old file and no temp file, and the error is
+:class:`~swarmq.storage.space.DiskFull` ("no space left on <path>"), which the CLI reports with its own exit status.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import filelock
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.change_journal import note_written
 from swarmq.storage.locking import FencedOff, Lease
+from swarmq.storage.space import no_space
 
 SIDE_DIR = ".swarmq"
 """Hidden directory beside canonical files for their commit locks and fence records."""
@@ -106,8 +111,16 @@ def _record_fence(path: Path, lease: Lease, token: int) -> None:
     fence = side_path(path, ".fence")
     tmp = fence.with_name(f"{fence.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     record = {"token": token, "resource": lease.resource, "v": FENCE_VERSION}
-    tmp.write_text(json.dumps(record), encoding="utf-8")
-    os.replace(tmp, fence)
+    try:
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, fence)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        full = no_space(fence, exc)
+        if full is not None:
+            raise full from exc
+        raise
 
 
 _COMMIT_LOCKS: dict[str, filelock.FileLock] = {}
@@ -223,9 +236,12 @@ def write_atomic(
             os.close(fd)
         with guard if guard is not None else commit_guard(path, lease, confirm=confirm):
             os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        full = no_space(path, exc)
+        if full is not None:
+            raise full from exc
         raise
     if durable:
         (sync_dir or fsync_dir)(path.parent)
@@ -257,21 +273,40 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
         return 0
     payload = ("\n".join(body) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with commit_guard(path, lease) as confirm_now:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                payload = b"\n" + payload
-            written = os.write(fd, payload)
-            if written != len(payload):  # pragma: no cover - regular files write fully
-                raise OSError(f"{path}: short append ({written} of {len(payload)} bytes)")
-            confirm_now()  # the lines are in the file: confirm while the fsync runs
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    try:
+        with commit_guard(path, lease) as confirm_now:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    payload = b"\n" + payload
+                try:
+                    view = memoryview(payload)
+                    while view:  # a full disk takes what fits; the next write says why
+                        view = view[os.write(fd, view) :]
+                    confirm_now()  # the lines are in the file: confirm while the fsync runs
+                    os.fsync(fd)
+                except BaseException:
+                    _cut_back(fd, size)
+                    raise
+            finally:
+                os.close(fd)
+    except BaseException as exc:
+        full = no_space(path, exc)
+        if full is not None:
+            raise full from exc
+        raise
     note_written(path)
     return len(payload)
+
+
+def _cut_back(fd: int, size: int) -> None:
+    """Truncate a failed append back to the length the file had before it (the caller holds the
+    file's lock): no torn line, and no line of a write reported failed is left to be read.
+    A truncation that fails too leaves the torn tail, which readers quarantine."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
+        os.fsync(fd)
 
 
 def append_jsonl(path: Path | str, records: Iterable[object], *, lease: Lease | None = None) -> int:

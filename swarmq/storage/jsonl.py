@@ -111,11 +111,22 @@ def quarantine_corrupt(
     corrupt_to: Path | str | None = None,
 ) -> int:
     """Append corrupt lines, with their origin and line number, to the quarantine file
-    (``corrupt_to`` when a store names its own, else :func:`corrupt_path`)."""
+    (``corrupt_to`` when a store names its own, else :func:`corrupt_path`); returns how many
+    were appended.
+
+    A line the quarantine file already records (same source, line number and text) is not
+    recorded again: a rewrite that failed after quarantining (a full disk) left the line in
+    place, and the next rewrite must not copy it once more. The caller holds the lock.
+    """
     path = Path(path)
+    target = Path(corrupt_to) if corrupt_to else corrupt_path(path)
     now = iso()
     records: list[dict[str, Any]] = []
-    for item in corrupt:
+    pending = list(corrupt)
+    recorded = _recorded(target, path.name) if pending else set()
+    for item in pending:
+        if (item.line_no, item.raw.decode("utf-8", errors="replace")) in recorded:
+            continue
         record: dict[str, Any] = {
             "source": path.name,
             "line": item.line_no,
@@ -129,8 +140,20 @@ def quarantine_corrupt(
             record["raw_b64"] = base64.b64encode(item.raw).decode("ascii")
         records.append(record)
     if records:
-        append_jsonl(Path(corrupt_to) if corrupt_to else corrupt_path(path), records, lease=lease)
+        append_jsonl(target, records, lease=lease)
     return len(records)
+
+
+def _recorded(sidecar: Path, source: str) -> set[tuple[int, str]]:
+    """``(line, text)`` of every record of ``source`` already in ``sidecar``."""
+    seen: set[tuple[int, str]] = set()
+    for item in iter_jsonl(sidecar):
+        value = item.value if isinstance(item, JsonlLine) else None
+        if isinstance(value, dict) and value.get("source") == source:
+            line, text = value.get("line"), value.get("text")
+            if isinstance(line, int) and isinstance(text, str):
+                seen.add((line, text))
+    return seen
 
 
 def rewrite_jsonl(

@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 import filelock
 
 from swarmq.errors import Conflict, Unavailable
+from swarmq.storage.space import no_space
 from swarmq.storage.workspace_id import lock_name
 
 
@@ -187,7 +188,13 @@ def _next_token(seq_file: Path) -> int:
         except (UnicodeDecodeError, ValueError):
             current = 0
         token = current + 1
-        os.pwrite(fd, f"{token:>20}\n".encode("ascii"), 0)  # never shorter than what was there
+        try:
+            os.pwrite(fd, f"{token:>20}\n".encode("ascii"), 0)  # never shorter than before
+        except OSError as exc:
+            full = no_space(seq_file, exc)
+            if full is not None:
+                raise full from exc
+            raise
         return token
     finally:
         os.close(fd)
@@ -195,6 +202,14 @@ def _next_token(seq_file: Path) -> int:
 
 def _store_token(seq_file: Path, token: int) -> int:
     tmp = seq_file.with_name(f"{seq_file.name}.tmp-{os.getpid()}")
-    tmp.write_text(str(token), encoding="ascii")
-    os.replace(tmp, seq_file)
+    try:
+        tmp.write_text(str(token), encoding="ascii")
+        os.replace(tmp, seq_file)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # a full disk must not leave an empty temp file behind
+        full = no_space(seq_file, exc)
+        if full is not None:
+            raise full from exc
+        raise
     return token
