@@ -20,6 +20,8 @@ import re
 from itertools import accumulate
 from typing import Any
 
+from swarmq.errors import InvalidInput
+
 MAX_DEPTH = 128
 """Deepest nesting accepted. Real records nest about ten levels (a transcript's tool input
 inside a message inside a record); 128 leaves room and stays far below the interpreter's
@@ -36,8 +38,9 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _DECODER = json.JSONDecoder()
 
 
-class JsonBoundError(json.JSONDecodeError):
-    """A JSON text nested deeper than the bound, or longer than the size bound."""
+class JsonBoundError(InvalidInput, json.JSONDecodeError):
+    """A JSON text nested deeper than the bound, or longer than the size bound: bad input, and
+    a ``JSONDecodeError`` so that readers treat it as any other unparsable line."""
 
 
 def depth_error(text: str, max_depth: int = MAX_DEPTH) -> JsonBoundError | None:
