@@ -88,8 +88,9 @@ CHILD = textwrap.dedent(
                 if done.outcome == "reinforced":
                     reinforced.setdefault(target, []).append(phase)
     (root / "filler").unlink()
+    served = {e.id: sorted(e.phase_numbers()) for e in store.swarm.read().entries}
     print(json.dumps({"added": added, "failed": failed, "reinforced": reinforced,
-                      "errors": errors}))
+                      "errors": errors, "served": served}))
     """
 )
 
@@ -166,6 +167,11 @@ def test_adds_and_reinforcements_on_a_full_disk_corrupt_nothing(tmp_path: Path, 
     for entry_id, phases in out["reinforced"].items():
         confirmed = {c.get("phase_number") for c in entries[entry_id].get("confirmed_by", [])}
         assert set(phases) <= confirmed, (entry_id, phases, confirmed)
+    on_disk = {
+        entry_id: sorted({c["phase_number"] for c in e.get("confirmed_by", [])})
+        for entry_id, e in entries.items()
+    }
+    assert out["served"] == on_disk  # the writer's own view holds nothing the disk does not
     lessons = {e["lesson"] for e in entries.values()}
     assert [lesson for lesson in out["failed"] if lesson in lessons] == []  # none reported failed
 
