@@ -129,7 +129,7 @@ def index_file(index_dir: Path, path: Path) -> Path:
 
 def _load(file: Path, path: Path) -> _Persisted | None:
     try:
-        data = loads_bounded(file.read_bytes())
+        data = loads_bounded(file.read_bytes(), max_depth=None)
         if data["version"] != INDEX_VERSION or data["path"] != os.path.realpath(path):
             return None
         return _Persisted(data["end"], data["lines"], data["crc"], data["rows"])
@@ -223,7 +223,7 @@ def _digest(data: bytes) -> str:
 
 def _load_memo(file: Path) -> dict[str, str]:
     try:
-        memo = loads_bounded(file.read_bytes())
+        memo = loads_bounded(file.read_bytes(), max_depth=None)
     except (OSError, ValueError):
         return {}
     return memo if isinstance(memo, dict) else {}

@@ -86,7 +86,7 @@ def index_path(index_dir: Path, path: Path) -> Path:
 
 def _load_index(file: Path, path: Path) -> _Index | None:
     try:
-        data = loads_bounded(file.read_bytes())
+        data = loads_bounded(file.read_bytes(), max_depth=None)
         if data["version"] != INDEX_VERSION or data["path"] != os.path.realpath(path):
             return None
         return _Index(data["end"], data["lines"], data["crc"], data["entries"], data["corrupt"])

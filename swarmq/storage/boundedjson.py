@@ -60,30 +60,33 @@ def depth_error(text: str, max_depth: int = MAX_DEPTH) -> JsonBoundError | None:
     return JsonBoundError(f"nested deeper than {max_depth} levels", text, 0)
 
 
-def check_bounds(text: str, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_LINE_BYTES) -> None:
-    """Raise :class:`JsonBoundError` when ``text`` is longer than ``max_chars`` characters or
-    nests deeper than ``max_depth``."""
-    if len(text) > max_chars:
-        raise JsonBoundError(f"line of {len(text)} characters exceeds {max_chars}", text, 0)
-    error = depth_error(text, max_depth)
-    if error is not None:
-        raise error
-
-
 def loads_bounded(
     text: str | bytes,
     *,
-    max_depth: int = MAX_DEPTH,
+    max_depth: int | None = MAX_DEPTH,
     max_chars: int | None = None,
     decoder: json.JSONDecoder | None = None,
 ) -> Any:
     """:func:`json.loads` of text read from a file, refusing (:class:`JsonBoundError`, a
     ``ValueError``) one nested deeper than ``max_depth`` or longer than ``max_chars``.
     ``decoder`` replaces the plain one (e.g. a decoder refusing ``NaN``). A whole file of its
-    own (an index, a state record) has no size bound unless one is given; a line does."""
+    own (an index, a state record) has no size bound unless one is given; a line does.
+
+    ``max_depth=None`` skips the pre-scan, for a large derived file swarmq wrote itself (an
+    index of megabytes, read on every command, whose reader walks a fixed shape): its depth is
+    then bounded only by the parser's recursion guard, whose ``RecursionError`` is refused as
+    :class:`JsonBoundError` here in every mode."""
     if isinstance(text, bytes | bytearray):  # as json.loads decodes bytes
         text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
     if text.startswith("\ufeff"):  # json.loads's own check, with its message
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    check_bounds(text, max_depth=max_depth, max_chars=len(text) if max_chars is None else max_chars)
-    return (decoder or _DECODER).decode(text)
+    if max_chars is not None and len(text) > max_chars:
+        raise JsonBoundError(f"line of {len(text)} characters exceeds {max_chars}", text, 0)
+    if max_depth is not None:
+        error = depth_error(text, max_depth)
+        if error is not None:
+            raise error
+    try:
+        return (decoder or _DECODER).decode(text)
+    except RecursionError:
+        raise JsonBoundError("nested too deeply to parse", text, 0) from None
