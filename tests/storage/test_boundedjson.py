@@ -60,3 +60,11 @@ def test_a_deep_jsonl_line_is_a_corrupt_line_and_the_rest_is_read(tmp_path: Path
     (bad,) = read.corrupt
     assert isinstance(bad, CorruptLine) and not isinstance(bad, JsonlLine)
     assert bad.line_no == 2 and "nested deeper than" in bad.error
+
+
+def test_without_the_pre_scan_the_parser_guard_still_refuses() -> None:
+    """``max_depth=None`` (a large derived index) parses a value past the bound, and turns the
+    parser's ``RecursionError`` on a really deep one into the same refusal."""
+    assert loads_bounded("[" * 200 + "]" * 200, max_depth=None) is not None
+    with pytest.raises(JsonBoundError, match="nested too deeply to parse"):
+        loads_bounded("[" * 100_000 + "]" * 100_000, max_depth=None)
