@@ -71,9 +71,9 @@ def http_server(roster_file: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
     token = "t0ken-for-the-test"
     env = {**os.environ, "SWARMQ_API_TOKEN": token}
     log = (tmp_path / "mcp-http.log").open("wb")
+    argv = [sys.executable, "-m", "swarmq.cli", "-c", str(roster_file), "mcp", "--http"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "swarmq.cli", "-c", str(roster_file), "mcp", "--http"]
-        + ["--port", str(port)],
+        [*argv, "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
