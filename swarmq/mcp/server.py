@@ -224,9 +224,11 @@ def build_server(
     """The MCP server for one roster's workspace, acting for ``caller`` (default: from the
     environment). ``missions`` lets tests pass a client with their own Celery app."""
     who = caller if caller is not None else Caller.from_env()
+    if who.worker_id is not None:
+        check_id(who.worker_id, "SWARMQ_WORKER_ID")
     known = {w.id for w in roster.workers}
-    if who.worker_id is not None and who.worker_id not in known:
-        who = Caller(None, who.session_id)  # an id the roster does not know names no profile
+    mine = who.worker_id if who.worker_id in known else None
+    # mine: the caller's profile when the roster knows the worker (else it only signs its adds)
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     store: KnowledgeStore = knowledge_store(roster, locks)
     client = missions or MissionClient(roster, locks=locks)
@@ -370,7 +372,7 @@ def build_server(
         worker_id: Annotated[str | None, Field(pattern=ID_PATTERN)] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10,
     ) -> MemoryHits:
-        worker = worker_id or who.worker_id
+        worker = worker_id or mine
         if worker is not None and worker not in known:
             raise NotFound(f"unknown worker {worker!r}: not in the roster")
         result = memory_search(roster.profiles_dir, roster.shared_dir).search(
@@ -411,7 +413,7 @@ def build_server(
         found = client.list(state=state.value if state else None, limit=limit)
         return MissionList(missions=[_mission_brief(m.dump()) for m in found])
 
-    _profile_resources(server, roster, known, who)
+    _profile_resources(server, roster, known, mine)
     return server
 
 
@@ -424,7 +426,7 @@ PROFILE_RESOURCES: dict[str, tuple[MemoryKind, str | None]] = {
 
 
 def _profile_resources(
-    server: MCPServer[Any], roster: Roster, known: set[str], who: Caller
+    server: MCPServer[Any], roster: Roster, known: set[str], mine: str | None
 ) -> None:
     def read(worker_id: str, name: str) -> str:
         if worker_id not in known:
@@ -457,10 +459,10 @@ def _profile_resources(
             description=f"A worker's {label} (Swarm2 profile memory).",
             mime_type="text/markdown",
         )(_bind_template(template))
-        if who.worker_id is not None:
-            worker = who.worker_id
+        if mine is not None:
+            worker = mine
 
-            def mine(name: str = name, worker: str = worker) -> str:
+            def own(name: str = name, worker: str = worker) -> str:
                 return read(worker, name)
 
             server.resource(
@@ -468,7 +470,7 @@ def _profile_resources(
                 name=f"my-{name}",
                 description=f"Your {label} (worker {worker}).",
                 mime_type="text/markdown",
-            )(_bind_static(mine))
+            )(_bind_static(own))
 
 
 def _bind_template(fn: Callable[..., str]) -> Callable[[str], str]:
