@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from swarmq.coord.cluster import Cluster
+from swarmq.coord.lockmode import UnreachableLocks
 from swarmq.knowledge.model import Entry
 from swarmq.mcp.server import Caller, build_server
 from swarmq.roster.loader import load_roster
@@ -226,3 +227,19 @@ def test_recall_error_and_memory_and_resources(roster: Roster, cluster: Cluster)
             assert "swarmq://workers/w1/memory" in listed
 
     anyio.run(main)
+
+
+def test_a_write_that_cannot_lock_is_an_error_and_nothing_is_written(roster: Roster) -> None:
+    """Redis down: reads go on, a write is refused as ``unavailable`` and never reported done."""
+    server = build_server(roster, UnreachableLocks("redis://127.0.0.1:1 does not answer"))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            refused = await client.call_tool("knowledge_add", {"lesson": LESSON})
+            assert "unavailable: cannot lock" in error_text(refused)
+            assert "does not answer" in error_text(refused)
+            found = data(await client.call_tool("knowledge_search", {"query": "alembic"}))
+            assert found["results"] == []
+
+    anyio.run(main)
+    assert not (roster.swarm_dir / "knowledge.jsonl").exists() or entries(roster) == []
