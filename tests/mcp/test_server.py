@@ -18,6 +18,7 @@ from swarmq.knowledge.model import Entry
 from swarmq.mcp.server import Caller, build_server
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
+from tests.support import write_roster
 
 TOOLS = {
     "knowledge_search",
@@ -243,3 +244,38 @@ def test_a_write_that_cannot_lock_is_an_error_and_nothing_is_written(roster: Ros
 
     anyio.run(main)
     assert not (roster.swarm_dir / "knowledge.jsonl").exists() or entries(roster) == []
+
+
+def test_mission_verbs_go_through_the_mission_client(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: object
+) -> None:
+    """Submitted to the worker's queue (no worker runs: the message waits in Redis)."""
+    worker = {"id": "w1", "role": "builder", "queues": ["missions"], "agent": {"command": ["true"]}}
+    roster_file = write_roster(
+        tmp_path / "m",
+        swarm_name,
+        redis_url,
+        workers=[worker],
+        missions={"require_live_worker": False},
+    )
+    roster = load_roster(roster_file)
+    server = build_server(
+        roster, Cluster.connect(roster.cluster_config()).locks, caller=Caller(None, None)
+    )
+
+    async def main() -> None:
+        async with Client(server) as client:
+            args = {"objective": "Fix the flaky parser test", "worker": "w1", "key": "t-1"}
+            submitted = data(await client.call_tool("mission_submit", args))["mission"]
+            again = data(await client.call_tool("mission_submit", args))["mission"]
+            assert again["id"] == submitted["id"] and submitted["clientKey"] == "t-1"
+            shown = data(await client.call_tool("mission_status", {"mission_id": submitted["id"]}))
+            assert shown["mission"]["objective"] == "Fix the flaky parser test"
+            listed = data(await client.call_tool("mission_list", {}))["missions"]
+            assert [m["id"] for m in listed] == [submitted["id"]]
+            assert submitted["state"] == "planning", submitted
+            unknown = await client.call_tool("mission_submit", {"objective": "x", "worker": "zz"})
+            failed = data(unknown)["mission"]  # recorded as failed with the reason, as the CLI does
+            assert failed["state"] == "failed" and "unknown worker 'zz'" in failed["reason"]
+
+    anyio.run(main)
