@@ -114,3 +114,14 @@ def test_http_needs_the_bearer_token(http_server: tuple[str, str]) -> None:
             assert found["results"][0]["id"] == added["id"]
 
     anyio.run(main)
+
+
+def test_http_without_a_token_only_on_loopback(roster_file: Path) -> None:
+    from typer.testing import CliRunner
+
+    from swarmq.cli import app
+
+    args = ["-c", str(roster_file), "mcp", "--http", "--host", "0.0.0.0", "--no-auth"]
+    result = CliRunner().invoke(app, args, env={"SWARMQ_API_TOKEN": ""})
+    assert result.exit_code == 1
+    assert "--no-auth serves loopback addresses only, not 0.0.0.0" in result.output
