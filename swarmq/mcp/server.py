@@ -33,6 +33,7 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked, search
 from swarmq.knowledge.recall import recall_error
 from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
 from swarmq.missions.states import MissionState
 from swarmq.profiles.access import MemoryKind, read_memory
 from swarmq.profiles.search import MAX_LIMIT, Scope, memory_search
@@ -299,13 +300,19 @@ def build_server(
             str | None,
             Field(
                 max_length=EVIDENCE_MAX,
-                description="What showed it: the failing command, the file, the fix.",
+                description="What showed it: the failing command and its error ('$ <command>' "
+                "then its output; the lesson is then recalled by that failure), the file, the fix.",
             ),
         ] = None,
     ) -> AddOutcome:
         extra: dict[str, Any] = {RECORDED_BY: who.record()}
         if evidence:
             extra["evidence"] = evidence
+            # The failing call in the evidence makes the lesson recallable by that failure
+            # (knowledge_recall_error) when the lesson's own text does not state it.
+            signature = None if failure_signature(lesson) else failure_signature(evidence)
+            if signature is not None:
+                extra[SIGNATURE_FIELD] = signature
         result = store.swarm.add(
             NewLesson(
                 lesson,

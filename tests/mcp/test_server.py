@@ -209,7 +209,10 @@ def test_recall_error_and_memory_and_resources(roster: Roster, cluster: Cluster)
                 "When pytest fails with ModuleNotFoundError for yaml, install types-PyYAML and "
                 "pyyaml in the venv"
             )
-            assert data(await client.call_tool("knowledge_add", {"lesson": lesson}))["id"]
+            evidence = "$ pytest -q tests/roster\nModuleNotFoundError: No module named 'yaml'"
+            added = data(
+                await client.call_tool("knowledge_add", {"lesson": lesson, "evidence": evidence})
+            )
             recalled = data(
                 await client.call_tool(
                     "knowledge_recall_error",
@@ -219,7 +222,13 @@ def test_recall_error_and_memory_and_resources(roster: Roster, cluster: Cluster)
                     },
                 )
             )
-            assert recalled["trace_id"]
+            assert recalled["trace_id"] and [e["id"] for e in recalled["entries"]] == [added["id"]]
+            unrelated = data(
+                await client.call_tool(
+                    "knowledge_recall_error", {"call": "ls x", "error": "ls: x: Permission denied"}
+                )
+            )
+            assert unrelated["entries"] == [] and unrelated["block"] is None
             hits = data(await client.call_tool("memory_search", {"query": "flaky parser"}))
             assert any("MEMORY.md" in h["path"] for h in hits["results"])
             identity = await client.read_resource("swarmq://workers/w1/identity")
