@@ -58,6 +58,8 @@ COMMANDS: Mapping[str, Lazy] = {
                   "failures and references."),
     "lookup": _cli("forge", "lookup", "Find learnings, patterns and pool candidates for QUERY, "
                    "and cite what was found."),
+    "learn": _cli("learn", "learn", "Record a lesson the swarm should know from now on (a "
+                  "person's, injectable at once)."),
     "curate": _cli("curate", "curate", "Enrich plain-prose knowledge into actionable directives "
                    "(enrichment quota)."),
     "consolidate": _cli("consolidate", "consolidate", "Merge duplicates, supersede outdated or "

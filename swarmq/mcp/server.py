@@ -32,8 +32,7 @@ from swarmq.knowledge.model import Category
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked, search
 from swarmq.knowledge.recall import recall_error
-from swarmq.knowledge.reinforcement import NewLesson
-from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
+from swarmq.knowledge.recorded import EVIDENCE_MAX, record_lesson
 from swarmq.missions.states import MissionState
 from swarmq.profiles.access import MemoryKind, read_memory
 from swarmq.profiles.search import MAX_LIMIT, Scope, memory_search
@@ -46,10 +45,6 @@ from swarmq.wiring.knowledge import knowledge_store
 SERVER_NAME = "swarmq"
 ACK_SOURCE = "mcp"
 """The receipt ``source`` of an acknowledgement made through the ``knowledge_ack`` tool."""
-RECORDED_BY = "recorded_by"
-"""The entry key naming who recorded a lesson through ``knowledge_add`` (kept by every rewrite:
-unknown keys survive)."""
-EVIDENCE_MAX = 2000
 QUERY_MAX = 2000
 ID_PATTERN = r"^[A-Za-z0-9_.-]{1,128}$"
 ENTRY_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -117,8 +112,8 @@ class Caller:
         )
         return cls(env.get("SWARMQ_WORKER_ID") or None, session or None)
 
-    def record(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": "agent", "via": "mcp"}
+    def record(self) -> dict[str, str]:
+        data: dict[str, str] = {"kind": "agent", "via": "mcp"}
         if self.worker_id:
             data["worker_id"] = self.worker_id
         if self.session_id:
@@ -305,22 +300,13 @@ def build_server(
             ),
         ] = None,
     ) -> AddOutcome:
-        extra: dict[str, Any] = {RECORDED_BY: who.record()}
-        if evidence:
-            extra["evidence"] = evidence
-            # The failing call in the evidence makes the lesson recallable by that failure
-            # (knowledge_recall_error) when the lesson's own text does not state it.
-            signature = None if failure_signature(lesson) else failure_signature(evidence)
-            if signature is not None:
-                extra[SIGNATURE_FIELD] = signature
-        result = store.swarm.add(
-            NewLesson(
-                lesson,
-                category=category.value if category is not None else None,
-                tags=tags,
-                extra=extra,
-            ),
-            phase=store.current_phase(),
+        result = record_lesson(
+            store,
+            lesson,
+            recorded_by=who.record(),
+            category=category.value if category is not None else None,
+            tags=tags,
+            evidence=evidence,
         )
         check = result.validation
         if result.outcome == "rejected":
