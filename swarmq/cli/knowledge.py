@@ -17,6 +17,7 @@ from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from swarmq.knowledge.batch import AddResult
     from swarmq.knowledge.query import QueryContext
 
 app = typer.Typer(
@@ -33,6 +34,20 @@ def knowledge(ctx: typer.Context) -> KnowledgeStore:
 
 def entry_json(entry: Entry) -> dict[str, Any]:
     return {**entry.to_dict(), "_normalized_outcomes": entry.outcomes}
+
+
+def report_add(result: AddResult, as_json: bool, title: str) -> None:
+    """Print an add's outcome; a lesson refused or held as unactionable exits 1."""
+    data = {
+        "outcome": result.outcome,
+        "id": result.entry.id if result.entry else None,
+        "reason": result.reason,
+        "layer": result.validation.layer,
+        "severity": result.validation.severity,
+    }
+    emit_dict(data, as_json, title)
+    if result.outcome in ("rejected", "unactionable"):
+        raise typer.Exit(1)
 
 
 TABLE_CELL_CHARS = 400  # longest text a table cell shows; --json carries the whole value
@@ -164,16 +179,7 @@ def add(
             phase=phase,
         )
     )
-    data = {
-        "outcome": result.outcome,
-        "id": result.entry.id if result.entry else None,
-        "reason": result.reason,
-        "layer": result.validation.layer,
-        "severity": result.validation.severity,
-    }
-    emit_dict(data, as_json, "add")
-    if result.outcome in ("rejected", "unactionable"):
-        raise typer.Exit(1)
+    report_add(result, as_json, "add")
 
 
 @app.command("reinforce")

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from swarmq.cli.common import JsonOption, load, store_locks
-from swarmq.cli.knowledge import emit_dict
+from swarmq.cli.knowledge import report_add
 from swarmq.knowledge.recorded import record_lesson
 from swarmq.wiring.knowledge import knowledge_store
 
@@ -51,16 +51,7 @@ def learn(
         tags=tag,
         evidence=evidence,
     )
-    data = {
-        "outcome": result.outcome,
-        "id": result.entry.id if result.entry else None,
-        "reason": result.reason,
-        "layer": result.validation.layer,
-        "severity": result.validation.severity,
-    }
-    emit_dict(data, as_json, "learn")
-    if result.outcome in ("rejected", "unactionable"):
-        raise typer.Exit(1)
+    report_add(result, as_json, "learn")
 
 
 def _login() -> str | None:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from swarmq.knowledge._batch import AddResult
+from swarmq.knowledge.batch import AddResult
 from swarmq.knowledge.model import Entry, Status
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
