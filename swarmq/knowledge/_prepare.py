@@ -16,7 +16,7 @@ from swarmq.knowledge.contradiction import lesson_features
 from swarmq.knowledge.dedup import cached_bigrams
 from swarmq.knowledge.model import Entry, ReportedBy, Status
 from swarmq.knowledge.reinforcement import NewLesson, new_entry
-from swarmq.knowledge.secrets import Redaction, redact, redact_strings
+from swarmq.knowledge.secrets import REDACTED_KEY, Redaction, redact, redact_strings
 from swarmq.knowledge.validation import (
     OK,
     REASON_VAGUE,
@@ -55,8 +55,6 @@ class Prepared:
 
 
 REASON_SECRET = "lesson is mostly a secret ({kinds}): nothing left to learn once redacted"
-REDACTED_KEY = "secrets_redacted"
-"""The entry key listing the kinds of secret redacted from it (absent when none was)."""
 
 
 def without_secrets(new: NewLesson) -> tuple[NewLesson, Redaction | None]:

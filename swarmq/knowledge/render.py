@@ -63,7 +63,7 @@ def budget_for(
 
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff\u202a-\u202e\u2066-\u2069]")
 _SYSTEM = re.compile(r"^system\s*:", re.IGNORECASE | re.MULTILINE)
-_TAG = re.compile(r"<(?=\s*/?\s*[A-Za-z_!?])")
+_TAG = re.compile(r"<(?=\s*/?\s*[A-Za-z_!?][\w:.-]*\s*/?>|/?[A-Za-z_!?])")
 """The ``<`` of anything a reader could take for a tag (opening, closing, comment)."""
 
 

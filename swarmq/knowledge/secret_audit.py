@@ -16,9 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from swarmq.knowledge._prepare import REDACTED_KEY
 from swarmq.knowledge._quarantine import places_path
-from swarmq.knowledge.secrets import Redaction, redact
+from swarmq.knowledge.secrets import REDACTED_KEY, Redaction, redact
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.jsonl import read_jsonl, rewrite_jsonl

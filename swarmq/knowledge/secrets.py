@@ -20,10 +20,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 MARKER = "[REDACTED:{kind}]"
+REDACTED_KEY = "secrets_redacted"
+"""The entry key listing the kinds of secret redacted from it (absent when none was)."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 MOSTLY_SECRET = 0.5
@@ -204,6 +207,22 @@ def redacted(text: str) -> str:
 
 def has_secret(text: str) -> bool:
     return bool(_spans(text))
+
+
+def redact_fields(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An entry's fields with every secret redacted and the kinds added to
+    :data:`REDACTED_KEY`, or ``None`` when it holds none (then nothing changes)."""
+    kinds: set[str] = set()
+
+    def seen(found: Redaction) -> None:
+        kinds.update(found.kinds)
+
+    cleaned: Any = redact_strings(dict(data), seen)
+    if not kinds:
+        return None
+    before = data.get(REDACTED_KEY)
+    cleaned[REDACTED_KEY] = sorted(kinds | set(before if isinstance(before, list) else ()))
+    return dict(cleaned)
 
 
 def redact_strings(value: object, on: Callable[[Redaction], None] | None = None) -> object:
