@@ -67,8 +67,8 @@ _FIXED: tuple[tuple[str, re.Pattern[str]], ...] = (
         "private-key",
         re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[A-Za-z0-9+/=\s\\:,.-]{0,20000}?-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-            r"|[A-Za-z0-9+/=\s\\]{0,20000})"
+            r"(?:[A-Za-z0-9+/=\s\\:,.-]{0,8000}?-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+            r"|[A-Za-z0-9+/=\s\\]{0,8000})"
         ),
     ),
     # Anthropic API keys: https://docs.anthropic.com/en/api/overview (``sk-ant-api03-…``).
@@ -123,6 +123,14 @@ _CODE_VALUE = re.compile(
 _PASSWORD_NAME = re.compile(r"(?i)pass(?:word|wd)|pwd|secret")
 
 
+_DEFAULT_PASSWORDS = frozenset({"guest", "admin", "root", "postgres", "pass", "user", "test"})
+
+
+def _default_password(value: str) -> bool:
+    """A documented default (RabbitMQ's ``guest:guest``) or a placeholder, not a secret."""
+    return value.lower() in _DEFAULT_PASSWORDS or bool(_PLACEHOLDER.match(value))
+
+
 def _entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
     counts = Counter(value)
@@ -151,7 +159,11 @@ def _assigned_secret(name: str, value: str) -> bool:
 def _spans(text: str) -> list[Finding]:
     found: list[Finding] = []
     for kind, pattern in _FIXED:
-        found.extend(Finding(kind, m.start(), m.end()) for m in pattern.finditer(text))
+        found.extend(
+            Finding(kind, m.start(), m.end())
+            for m in pattern.finditer(text)
+            if kind != "url-password" or not _default_password(m.group().partition(":")[2])
+        )
     for match in _AWS_SECRET_NAMED.finditer(text):
         found.append(Finding("aws-secret-key", match.start(1), match.end(1)))
     if any(f.kind == "aws-access-key" for f in found):

@@ -305,3 +305,28 @@ def test_audit_secrets_finds_and_fixes_an_existing_store(roster_file: Path) -> N
     again = run(roster_file, "knowledge", "audit", "--secrets", "--json")
     assert all(t["secrets"] == 0 for t in again["tiers"])
     assert not list(swarm.glob("*.tmp*"))
+
+
+def test_a_pending_file_from_another_tool_is_redacted_at_ingest(roster_file: Path) -> None:
+    """AgentOps' own forge writes pending files swarmq never redacted: the close loop must not
+    carry their secrets into the pool, the learnings or the knowledge store."""
+    secrets = fake_secrets(11)
+    workspace = roster_file.parent
+    pending = workspace / "project" / ".agents" / "knowledge" / "pending" / "2026-03-01-ao.md"
+    pending.parent.mkdir(parents=True)
+    pending.write_text(
+        "---\ndate: 2026-03-01\n---\n\n# Learning: the CI token\n\n**ID**: L1\n"
+        "**Category**: learning\n**Confidence**: high\n**Session**: ag-s1\n\n"
+        "## What We Learned\n\n"
+        f"Set GH_TOKEN={secrets['github']} in the runner environment, not in the checkout step, "
+        "because `gh` refuses a token passed through `git config`.\n",
+        encoding="utf-8",
+    )
+    closed = run(roster_file, "flywheel", "close-loop", "--json")
+    assert closed["ingest"]["added"] == 1
+    assert [k["outcome"] for k in closed["knowledge"]] in (["added"], ["provisional"])
+    leaking = files_leaking(workspace, secrets)
+    # Only the other tool's own file, wherever ingest filed it away, holds the secret.
+    assert [Path(p).name for p in leaking] == [pending.name], leaking
+    store = (workspace / "project" / ".swarm" / "knowledge.jsonl").read_text("utf-8")
+    assert "[REDACTED:github-token]" in store
