@@ -155,3 +155,14 @@ def test_updates_and_rewrites_are_redacted_too(
     )
     assert changed.strings("secrets_redacted") == ["github-token"]
     assert S["github"] not in knowledge.swarm.files.knowledge.read_text("utf-8")
+
+
+def test_the_hive_refuses_a_hostile_lesson(make_knowledge: Callable[..., KnowledgeStore]) -> None:
+    """The hive reaches every project: a promotion carries no instruction to the agent."""
+    from swarmq.knowledge.errors import InvalidEntry
+    from swarmq.knowledge.hive import promote_lesson
+
+    knowledge = make_knowledge()
+    with pytest.raises(InvalidEntry, match="quarantined for review"):
+        promote_lesson(knowledge, HOSTILE[1], "tooling")
+    assert knowledge.hive.list() == []
