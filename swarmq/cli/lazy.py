@@ -51,6 +51,8 @@ COMMANDS: Mapping[str, Lazy] = {
                    "active tasks and current mission."),
     "api": _cli("api", "api", "Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); "
                 "loopback unless told otherwise."),
+    "mcp": _cli("mcp", "app", "Serve knowledge, memory and missions to coding agents over MCP "
+                "(stdio; --http)."),
     # Knowledge: forge and flywheel, curation, consolidation
     "forge": _cli("forge", "forge", "Mine transcripts for decisions, solutions, learnings, "
                   "failures and references."),
