@@ -330,3 +330,41 @@ def test_a_pending_file_from_another_tool_is_redacted_at_ingest(roster_file: Pat
     assert [Path(p).name for p in leaking] == [pending.name], leaking
     store = (workspace / "project" / ".swarm" / "knowledge.jsonl").read_text("utf-8")
     assert "[REDACTED:github-token]" in store
+
+
+def test_the_mcp_add_path_redacts_and_quarantines(roster_file: Path) -> None:
+    """An agent's own ``knowledge_add`` (lesson and evidence) goes through the same gate."""
+    import anyio
+    from mcp import Client
+
+    from swarmq.coord.cluster import Cluster
+    from swarmq.mcp.server import Caller, build_server
+    from swarmq.roster.loader import load_roster
+
+    secrets = fake_secrets(3)
+    roster = load_roster(roster_file)
+    server = build_server(
+        roster, Cluster.connect(roster.cluster_config()).locks, caller=Caller("w1", "s1")
+    )
+
+    async def main() -> None:
+        async with Client(server) as client:
+            added = await client.call_tool(
+                "knowledge_add",
+                {
+                    "lesson": f"Export SLACK_BOT_TOKEN={secrets['slack']} before the notifier "
+                    "runs, because it reads the token once at import time.",
+                    "evidence": f"$ notify --token {secrets['slack']}\nnot_in_channel",
+                },
+            )
+            assert not added.is_error, added.content
+            hostile = await client.call_tool("knowledge_add", {"lesson": HOSTILE[3]})
+            assert "quarantined" in json.dumps(hostile.structured_content or {}) + " ".join(
+                getattr(c, "text", "") for c in hostile.content
+            )
+
+    anyio.run(main)
+    swarm = roster_file.parent / "project" / ".swarm"
+    store = (swarm / "knowledge.jsonl").read_text("utf-8")
+    assert "[REDACTED:slack-token]" in store and "collector.example" not in store
+    assert files_leaking(roster_file.parent, secrets) == {}
