@@ -37,7 +37,7 @@ def entry_json(entry: Entry) -> dict[str, Any]:
 
 
 def report_add(result: AddResult, as_json: bool, title: str) -> None:
-    """Print an add's outcome; a lesson refused or held as unactionable exits 1."""
+    """Print an add's outcome; a lesson refused, held as unactionable or quarantined exits 1."""
     data = {
         "outcome": result.outcome,
         "id": result.entry.id if result.entry else None,
@@ -46,7 +46,7 @@ def report_add(result: AddResult, as_json: bool, title: str) -> None:
         "severity": result.validation.severity,
     }
     emit_dict(data, as_json, title)
-    if result.outcome in ("rejected", "unactionable"):
+    if result.outcome in ("rejected", "unactionable", "quarantined"):
         raise typer.Exit(1)
 
 
@@ -548,8 +548,26 @@ def migrate_cmd(ctx: typer.Context, force: bool = False, as_json: bool = JsonOpt
 
 
 @app.command("audit")
-def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries."""
+def audit_cmd(
+    ctx: typer.Context,
+    secrets: Annotated[
+        bool,
+        typer.Option(
+            "--secrets", help="Find secrets in the stores and their sidecars (exit 1 if any)."
+        ),
+    ] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="With --secrets: redact them, under the store lock.")
+    ] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries; with
+    ``--secrets``, the secrets written to each store (``--fix`` redacts them)."""
+    if fix and not secrets:
+        fail("--fix goes with --secrets")
+    if secrets:
+        _audit_secrets(knowledge(ctx), fix=fix, as_json=as_json)
+        return
     from swarmq.knowledge.maintenance import audit
 
     report = audit(knowledge(ctx))
@@ -580,6 +598,32 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
             str(len(t["low_utility"])),
         )
     console.print(table)
+
+
+def _audit_secrets(store: KnowledgeStore, *, fix: bool, as_json: bool) -> None:
+    from swarmq.knowledge.secret_audit import audit_secrets
+
+    reports = [audit_secrets(tier, fix=fix) for tier in store.tiers]
+    if as_json:
+        emit_json({"project": store.project_name, "tiers": reports})
+    else:
+        table = Table(title=f"knowledge audit --secrets: {store.project_name}")
+        for column in ("tier", "secrets", "entries", "sidecars", "fixed"):
+            table.add_column(column)
+        for r in reports:
+            table.add_row(
+                r["tier"],
+                str(r["secrets"]),
+                ", ".join(e["id"] for e in r["entries"]) or "-",
+                ", ".join(Path(s["file"]).name for s in r["sidecars"]) or "-",
+                "yes" if fix else "no (--fix redacts)",
+            )
+        console.print(table)
+    unfixed = any(not s["fixed"] for r in reports for s in r["sidecars"]) or any(
+        r["entries"] and not fix for r in reports
+    )
+    if unfixed:
+        raise typer.Exit(1)
 
 
 @app.command("verify-receipts")
