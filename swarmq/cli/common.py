@@ -63,7 +63,7 @@ def print_problems(report: RosterReport) -> None:
 
 
 FILE_LEVEL = frozenset(
-    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory"}
+    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory", "mcp", "learn"}
 )
 """Commands that only touch a project's files: they run without a swarm.yaml."""
 

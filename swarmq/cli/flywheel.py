@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -15,6 +15,9 @@ from swarmq.flywheel.model import parse_time
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.wiring.flywheel import knowledge_sink, layout_for, observe_failure
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster
 
 app = typer.Typer(
     help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True
@@ -166,6 +169,12 @@ def status_table(m: dict[str, Any]) -> Table:
             f"{m['high_utility_count']} high, {m['low_utility_count']} low",
         ),
         (
+            "recorded lessons",
+            str(sum(m["recorded_lessons"].values())),
+            ", ".join(f"by {k} {v}" for k, v in m["recorded_lessons"].items())
+            + " (knowledge_add over MCP, swarmq learn): live, not mined",
+        ),
+        (
             "health",
             f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]",
             "overall verdict of the golden signals",
@@ -288,6 +297,15 @@ def observe_failure_cmd(
         console.print(f"{seen.signature} (session {seen.session_id})", highlight=False)
 
 
+def recorded_lessons(roster: Roster) -> dict[str, int]:
+    """Live swarm-tier lessons recorded on purpose, by agents and by people."""
+    from swarmq.knowledge.recorded import recorded_counts
+    from swarmq.wiring.knowledge import knowledge_store
+
+    store = knowledge_store(roster, store_locks(roster))
+    return recorded_counts(store.swarm.read().entries)
+
+
 @app.command()
 def status(
     ctx: typer.Context,
@@ -306,6 +324,7 @@ def status(
         layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days
     )
     metrics["window_days"] = days or roster.flywheel.metrics_days
+    metrics["recorded_lessons"] = recorded_lessons(roster)
     said = notes(layout, metrics)
     drawn = None
     if plot_file is not None:

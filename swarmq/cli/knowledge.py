@@ -17,6 +17,7 @@ from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from swarmq.knowledge.batch import AddResult
     from swarmq.knowledge.query import QueryContext
 
 app = typer.Typer(
@@ -33,6 +34,20 @@ def knowledge(ctx: typer.Context) -> KnowledgeStore:
 
 def entry_json(entry: Entry) -> dict[str, Any]:
     return {**entry.to_dict(), "_normalized_outcomes": entry.outcomes}
+
+
+def report_add(result: AddResult, as_json: bool, title: str) -> None:
+    """Print an add's outcome; a lesson refused, held as unactionable or quarantined exits 1."""
+    data = {
+        "outcome": result.outcome,
+        "id": result.entry.id if result.entry else None,
+        "reason": result.reason,
+        "layer": result.validation.layer,
+        "severity": result.validation.severity,
+    }
+    emit_dict(data, as_json, title)
+    if result.outcome in ("rejected", "unactionable", "quarantined"):
+        raise typer.Exit(1)
 
 
 TABLE_CELL_CHARS = 400  # longest text a table cell shows; --json carries the whole value
@@ -164,16 +179,7 @@ def add(
             phase=phase,
         )
     )
-    data = {
-        "outcome": result.outcome,
-        "id": result.entry.id if result.entry else None,
-        "reason": result.reason,
-        "layer": result.validation.layer,
-        "severity": result.validation.severity,
-    }
-    emit_dict(data, as_json, "add")
-    if result.outcome in ("rejected", "unactionable"):
-        raise typer.Exit(1)
+    report_add(result, as_json, "add")
 
 
 @app.command("reinforce")
@@ -542,8 +548,26 @@ def migrate_cmd(ctx: typer.Context, force: bool = False, as_json: bool = JsonOpt
 
 
 @app.command("audit")
-def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries."""
+def audit_cmd(
+    ctx: typer.Context,
+    secrets: Annotated[
+        bool,
+        typer.Option(
+            "--secrets", help="Find secrets in the stores and their sidecars (exit 1 if any)."
+        ),
+    ] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="With --secrets: redact them, under the store lock.")
+    ] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Counts, corrupt lines, duplicate ids, unhealthy, evergreen and low-utility entries; with
+    ``--secrets``, the secrets written to each store (``--fix`` redacts them)."""
+    if fix and not secrets:
+        fail("--fix goes with --secrets")
+    if secrets:
+        _audit_secrets(knowledge(ctx), fix=fix, as_json=as_json)
+        return
     from swarmq.knowledge.maintenance import audit
 
     report = audit(knowledge(ctx))
@@ -574,6 +598,32 @@ def audit_cmd(ctx: typer.Context, as_json: bool = JsonOption) -> None:
             str(len(t["low_utility"])),
         )
     console.print(table)
+
+
+def _audit_secrets(store: KnowledgeStore, *, fix: bool, as_json: bool) -> None:
+    from swarmq.knowledge.secret_audit import audit_secrets
+
+    reports = [audit_secrets(tier, fix=fix) for tier in store.tiers]
+    if as_json:
+        emit_json({"project": store.project_name, "tiers": reports})
+    else:
+        table = Table(title=f"knowledge audit --secrets: {store.project_name}")
+        for column in ("tier", "secrets", "entries", "sidecars", "fixed"):
+            table.add_column(column)
+        for r in reports:
+            table.add_row(
+                r["tier"],
+                str(r["secrets"]),
+                ", ".join(e["id"] for e in r["entries"]) or "-",
+                ", ".join(Path(s["file"]).name for s in r["sidecars"]) or "-",
+                "yes" if fix else "no (--fix redacts)",
+            )
+        console.print(table)
+    unfixed = any(not s["fixed"] for r in reports for s in r["sidecars"]) or any(
+        r["entries"] and not fix for r in reports
+    )
+    if unfixed:
+        raise typer.Exit(1)
 
 
 @app.command("verify-receipts")

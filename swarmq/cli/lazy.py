@@ -51,11 +51,15 @@ COMMANDS: Mapping[str, Lazy] = {
                    "active tasks and current mission."),
     "api": _cli("api", "api", "Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); "
                 "loopback unless told otherwise."),
+    "mcp": _cli("mcp", "app", "Serve knowledge, memory and missions to coding agents over MCP "
+                "(stdio; --http)."),
     # Knowledge: forge and flywheel, curation, consolidation
     "forge": _cli("forge", "forge", "Mine transcripts for decisions, solutions, learnings, "
                   "failures and references."),
     "lookup": _cli("forge", "lookup", "Find learnings, patterns and pool candidates for QUERY, "
                    "and cite what was found."),
+    "learn": _cli("learn", "learn", "Record a lesson the swarm should know from now on (a "
+                  "person's, injectable at once)."),
     "curate": _cli("curate", "curate", "Enrich plain-prose knowledge into actionable directives "
                    "(enrichment quota)."),
     "consolidate": _cli("consolidate", "consolidate", "Merge duplicates, supersede outdated or "

@@ -34,6 +34,7 @@ from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339, tier_config
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.promoted import PromotedIndex, markdown_files
 from swarmq.flywheel.store import AgentsLayout, rename_file
+from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import Lease, StoreLocks
 
 
@@ -81,7 +82,7 @@ def build_candidate(
     now: datetime | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pool candidate and scoring result for one block (AgentOps field order)."""
-    body = block.body.strip()
+    body = redacted(block.body.strip())  # a pending file another tool wrote may hold secrets
     ktype = infer_type(block.category, body)
     score = score_block(ktype, body, block.confidence)
     fields = block.fields
@@ -93,7 +94,7 @@ def build_candidate(
     metadata: dict[str, Any] = {
         "pending_category": block.category,
         "pending_confidence": block.confidence,
-        "pending_title": block.title,
+        "pending_title": redacted(block.title),
     }
     if fields.get("class"):
         metadata["knowledge_class"] = fields["class"]

@@ -12,7 +12,7 @@ the pool is cited by its pool path. A retrieval is exposure: it never promotes a
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import LAMBDA, Maturity, PoolStatus
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
@@ -130,7 +131,11 @@ def search(
                     )
                 )
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
-    return hits[:limit]
+    # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
+    return [
+        replace(hit, title=redacted(hit.title), snippet=redacted(hit.snippet))
+        for hit in hits[:limit]
+    ]
 
 
 def lookup(

@@ -26,6 +26,7 @@ from swarmq.forge._chatter import confirmed_decision
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._reports import opens_report
+from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
 from swarmq.forge.classifier import classify
@@ -47,6 +48,7 @@ from swarmq.forge.templates import (
     is_pasted_log,
     strip_front_matter,
 )
+from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
 from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind
 from swarmq.transcripts.reader import Transcript, open_transcript
@@ -329,7 +331,7 @@ def forge_transcript(
     if use_llm and digest is not None and completer is not None:
         extra, result.llm = llm_candidates(
             completer,
-            digest.text(),
+            redacted(digest.text()),
             config,
             source=str(path),
             session_id=session,
@@ -337,6 +339,8 @@ def forge_transcript(
         )
         hashes = {c.content_hash for c in found}
         found += [c for c in extra if c.content_hash not in hashes]
+    found, secret = without_secrets(found)  # nothing a transcript printed leaves it as a secret
+    result.rejected.update({"secret": secret} if secret else {})
     result.report = transcript.report.as_dict()
     result.candidates = len(found)
     result.found = found

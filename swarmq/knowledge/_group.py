@@ -28,10 +28,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from swarmq.knowledge._batch import AddBatch, AddResult
 from swarmq.knowledge._folding import FoldedLease, unconfirmed
 from swarmq.knowledge._loaded import LoadedFile
 from swarmq.knowledge._prepare import prepare
+from swarmq.knowledge.batch import AddBatch, AddResult
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.storage.atomic import commit_locked
 from swarmq.storage.locking import Lease

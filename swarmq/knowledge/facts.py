@@ -23,12 +23,12 @@ from pathlib import Path
 from swarmq.knowledge._factrule import FACT_TAG
 from swarmq.knowledge._sigindex import SESSION_START_KEY, file_matches
 from swarmq.knowledge.dedup import find_near_duplicate_scan
-from swarmq.knowledge.inject import Injection, record_injection
+from swarmq.knowledge.inject import Injection, deliver
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.ranking import static_breakdown
-from swarmq.knowledge.render import Budget, render_directives
+from swarmq.knowledge.render import Budget
 from swarmq.knowledge.store import TierStore
 
 CRITICAL_BONUS = 1.0
@@ -100,20 +100,18 @@ def session_start(
                     found.append(ranked)
             elif knowledge.swarm.find_duplicate(lesson) is None:
                 found.append(ranked)
-    found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
     found.sort(key=lambda r: (not r.forced, -r.score))
-    if not found:
-        return Injection(trace_id, budget, None, [], [])
-    block, shown = render_directives(
-        found, trace_id=trace_id, budget=budget, max_display=config.max_lesson_display_chars
+    return deliver(
+        knowledge,
+        found,
+        trace_id=trace_id,
+        budget=budget,
+        context=lambda: QueryContext(
+            text="session start",
+            agent=agent,
+            phase=knowledge.current_phase(),
+            mode=RetrievalMode.SESSION_START,
+        ),
+        record=record,
+        session_id=session_id,
     )
-    injection = Injection(trace_id, budget, block, shown, found)
-    if not record or not shown:
-        return injection
-    context = QueryContext(
-        text="session start",
-        agent=agent,
-        phase=knowledge.current_phase(),
-        mode=RetrievalMode.SESSION_START,
-    )
-    return record_injection(knowledge, injection, context, session_id=session_id)

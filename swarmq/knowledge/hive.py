@@ -25,6 +25,7 @@ from swarmq.knowledge.errors import InvalidEntry
 from swarmq.knowledge.model import HIVE_KEY_ORDER, Entry, Status, Tier, v1_outcomes
 from swarmq.knowledge.validation import (
     ValidationResult,
+    check_hostile,
     check_safety,
     check_structure,
 )
@@ -102,6 +103,7 @@ def _validate_for_hive(hive: TierStore, entry: Entry) -> ValidationResult:
             entry.lesson, entry.get("category"), entry.get("scope"), entry.get("confidence")
         ),
         check_safety(entry.lesson, mode),
+        check_hostile(entry.lesson),  # the hive reaches every project: never an instruction
     ):
         if not result.valid:
             return result

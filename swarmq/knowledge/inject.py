@@ -15,6 +15,7 @@ near-duplicate lessons.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,3 +188,30 @@ def record_shown(store: TierStore, entry_ids: list[str]) -> list[Entry]:
             outcomes["shown_count"] = int(outcomes.get("shown_count", 0)) + 1
             out.append(txn.put({**entry.data, "retrieval_outcomes": outcomes}))
         return out
+
+
+def deliver(
+    knowledge: KnowledgeStore,
+    found: list[Ranked],
+    *,
+    trace_id: str,
+    budget: Budget,
+    context: Callable[[], QueryContext],
+    record: bool,
+    session_id: str | None = None,
+) -> Injection:
+    """The block for entries another retrieval already chose and ranked (session-start facts,
+    failure recall): those under ``inject_min_confidence`` are dropped; silent, and nothing
+    written, when none is left. ``context`` is built only when something is recorded, so a
+    silent answer on the hook path costs no phase lookup."""
+    config = knowledge.config
+    found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
+    if not found:
+        return Injection(trace_id, budget, None, [], [])
+    block, shown = render_directives(
+        found, trace_id=trace_id, budget=budget, max_display=config.max_lesson_display_chars
+    )
+    injection = Injection(trace_id, budget, block, shown, found)
+    if not record or not shown:
+        return injection
+    return record_injection(knowledge, injection, context(), session_id=session_id)

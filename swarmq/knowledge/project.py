@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarmq.knowledge._batch import AddResult
+from swarmq.knowledge.batch import AddResult
 from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.knowledge.reinforcement import NewLesson

@@ -22,12 +22,12 @@ from pathlib import Path
 
 from swarmq.knowledge._sigindex import file_matches, mirror_matches
 from swarmq.knowledge.dedup import find_near_duplicate_scan
-from swarmq.knowledge.inject import Injection, record_injection
+from swarmq.knowledge.inject import Injection, deliver
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.ranking import static_breakdown
-from swarmq.knowledge.render import Budget, render_directives
+from swarmq.knowledge.render import Budget
 from swarmq.knowledge.signature import failure_signatures
 from swarmq.knowledge.store import TierStore
 
@@ -99,20 +99,18 @@ def recall_error(
                 duplicate = knowledge.swarm.find_duplicate(lesson) is not None
             if not duplicate:
                 found.append(ranked)
-    found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
     found.sort(key=lambda r: -r.score)
-    if not found:
-        return Injection(trace_id, budget, None, [], [])
-    block, shown = render_directives(
-        found, trace_id=trace_id, budget=budget, max_display=config.max_lesson_display_chars
+    return deliver(
+        knowledge,
+        found,
+        trace_id=trace_id,
+        budget=budget,
+        context=lambda: QueryContext(
+            text=f"{signatures[0]}\n{text[:QUERY_CHARS]}",
+            agent=agent,
+            phase=knowledge.current_phase(),
+            mode=RetrievalMode.FAILURE_RECALL,
+        ),
+        record=record,
+        session_id=session_id,
     )
-    injection = Injection(trace_id, budget, block, shown, found)
-    if not record or not shown:
-        return injection
-    context = QueryContext(
-        text=f"{signatures[0]}\n{text[:QUERY_CHARS]}",
-        agent=agent,
-        phase=knowledge.current_phase(),
-        mode=RetrievalMode.FAILURE_RECALL,
-    )
-    return record_injection(knowledge, injection, context, session_id=session_id)

@@ -6,6 +6,11 @@ quarter; under 5 % → nothing is injected. The block is opencode-swarm's YAML-i
 with the retrieval trace id the acknowledgement markers must quote; whole records are dropped
 from the end until it fits the character budget. An entry tagged ``provisional`` (a lesson the
 flywheel published before anything confirmed it) says so in its record.
+
+Knowledge is data, never instructions: every field shown has its secrets redacted and anything
+shaped like a tag (``</swarm_knowledge_directives>``, ``<system>``) escaped, so no lesson can
+close or forge the block's markers, and an entry :func:`check_hostile` flags (one stored before
+that check existed) is left out of the block.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Literal
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.model import RetrievalMode
 from swarmq.knowledge.query import Ranked
+from swarmq.knowledge.secrets import redacted
+from swarmq.knowledge.validation import check_hostile
 
 Regime = Literal["full", "half", "quarter", "skipped"]
 OPEN_TAG = "<swarm_knowledge_directives>"
@@ -56,6 +63,8 @@ def budget_for(
 
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff\u202a-\u202e\u2066-\u2069]")
 _SYSTEM = re.compile(r"^system\s*:", re.IGNORECASE | re.MULTILINE)
+_TAG = re.compile(r"<(?=\s*/?\s*[A-Za-z_!?][\w:.-]*\s*/?>|/?[A-Za-z_!?])")
+"""The ``<`` of anything a reader could take for a tag (opening, closing, comment)."""
 
 
 def sanitize(text: str) -> str:
@@ -64,6 +73,7 @@ def sanitize(text: str) -> str:
     kept = "".join(c for c in text if c in "\t\n\r" or (ord(c) > 31 and ord(c) != 127))
     kept = _ZERO_WIDTH.sub("", kept).replace("```", "` ` `")
     kept = _SYSTEM.sub("[BLOCKED]:", kept)
+    kept = _TAG.sub("&lt;", redacted(kept))
     return " ".join(kept.split())
 
 
@@ -75,6 +85,15 @@ def clip(text: str, limit: int) -> str:
 def to_fixed2(value: float) -> str:
     """JavaScript's ``toFixed(2)`` (ties on the exact binary value round up, not to even)."""
     return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _shown_safely(ranked: Ranked) -> bool:
+    """Whether no field of the entry carries a hostile instruction."""
+    entry = ranked.entry
+    fields = [entry.lesson]
+    for key in ("triggers", "required_actions", "forbidden_actions", "verification_checks"):
+        fields.extend(entry.strings(key))
+    return all(check_hostile(text).valid for text in fields)
 
 
 def directive_record(ranked: Ranked, max_display: int) -> list[str]:
@@ -106,7 +125,8 @@ def render_directives(
     ranked: Sequence[Ranked], *, trace_id: str, budget: Budget, max_display: int
 ) -> tuple[str | None, list[Ranked]]:
     """The block and the entries it actually shows (``None`` when nothing fits)."""
-    chosen = list(ranked[: budget.max_entries])
+    safe = [r for r in ranked if _shown_safely(r)]
+    chosen = safe[: budget.max_entries]
     records = [directive_record(r, max_display) for r in chosen]
     header = [OPEN_TAG, f"trace_id: {trace_id}", ACK_HINT]
     while records:

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from swarmq.knowledge._batch import AddBatch, AddResult
 from swarmq.knowledge._group import group_for
 from swarmq.knowledge._prepare import prepare
 from swarmq.knowledge._quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge._tierfile import Snapshot, TierFile
+from swarmq.knowledge.batch import AddBatch, AddResult
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles

@@ -1,4 +1,8 @@
-"""A batch of changes to one store, committed in one write under the store lock."""
+"""A batch of changes to one store, committed in one write under the store lock.
+
+Every entry put or appended here has its secrets redacted first (:func:`redact_fields`): the
+curator's enrichment, consolidation's merges and any other rewrite go through here, not through
+the add path that redacts new lessons."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarmq.knowledge.errors import EntryNotFound, InvalidEntry, RevisionConflict
 from swarmq.knowledge.model import Entry, Status
+from swarmq.knowledge.secrets import redact_fields
 from swarmq.knowledge.validation import validate_directive_fields
 from swarmq.storage.locking import Lease
 
@@ -51,6 +56,7 @@ class Transaction:
         """Replace an entry (by id, keeping its position) with a full object; unchanged
         objects keep their original bytes. Raises :class:`RevisionConflict` on a CAS miss."""
         data = dict(item.data if isinstance(item, Entry) else item)
+        data = redact_fields(data) or data
         entry_id = str(data.get("id"))
         slot = self._mirror.by_id.get(entry_id)
         if slot is None or slot in self.removed:
@@ -82,6 +88,8 @@ class Transaction:
 
     def append(self, item: Mapping[str, Any] | Entry) -> Entry:
         entry = item if isinstance(item, Entry) else Entry(item)
+        cleaned = redact_fields(entry.data)
+        entry = entry if cleaned is None else Entry(cleaned)
         if self.get(entry.id) is not None:
             raise InvalidEntry(entry.id, ["an entry with this id already exists"])
         _check(entry)

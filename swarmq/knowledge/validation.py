@@ -389,3 +389,78 @@ def check_actionability(entry: Mapping[str, Any]) -> ActionabilityReason | None:
     if not predicate and not scope:
         return "missing_predicate_and_scope"
     return "missing_predicate" if not predicate else "missing_scope"
+
+
+# -- hostile lessons: knowledge is data, never instructions --------------------------------------
+
+REASON_HOSTILE = "hostile lesson quarantined for review: {what}"
+_HOSTILE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (what, re.compile(pattern, re.IGNORECASE))
+    for what, pattern in (
+        (
+            "instruction override",
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+|the\s+|"
+            r"your\s+|my\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|original|"
+            r"other|existing|current)?\s*(?:instructions?|directives?|prompts?|rules|guidelines|"
+            r"guardrails|system\s+prompt)\b",
+        ),
+        (
+            "instruction override",
+            r"\b(?:you\s+are\s+now\s+(?:in\s+)?(?:dan|developer\s+mode|jailbroken|unrestricted)|"
+            r"new\s+system\s+prompt|do\s+not\s+(?:tell|inform|alert)\s+the\s+user)\b",
+        ),
+        (
+            "piped download",
+            r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]{0,300}\|\s*"
+            r"(?:sudo\s+)?(?:(?:ba|z|da|k|fi|c)?sh|python[0-9.]*|perl|ruby|node|iex|"
+            r"invoke-expression|pwsh|powershell)\b",
+        ),
+        (
+            "piped download",
+            r"(?:\biex\b|\binvoke-expression\b)\s*\(?\s*\(?\s*(?:iwr|irm|invoke-webrequest|"
+            r"invoke-restmethod|new-object\s+(?:system\.)?net\.webclient)",
+        ),
+        (
+            "piped download",
+            r"\b(?:ba|z)?sh\s+(?:-c\s+[\"']?\$\(|<\(\s*)(?:curl|wget)\b",
+        ),
+        (
+            "credential exfiltration",
+            r"\b(?:send|post|upload|exfiltrate|forward|transmit|email|e-mail|leak|share|copy|paste|"
+            r"submit|report|sync|push)\w*\b[^\n]{0,80}?(?:api[\s_-]*keys?|tokens?|secrets?|"
+            r"passwords?|credentials?|\.env\b|ssh\s+keys?|id_rsa|private\s+keys?|aws_\w+|"
+            r"cookies?)\b[^\n]{0,80}?(?:\bto\b|https?://|\bat\b|webhook|@)",
+        ),
+        (
+            "credential exfiltration",
+            r"\b(?:curl|wget|nc|ncat|scp|rsync|http|httpie)\b[^\n]{0,200}?(?:@?\.env\b|id_rsa|"
+            r"\.aws/credentials|\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD)\b)",
+        ),
+        (
+            "unknown host",
+            r"\b(?:https?|ftp|wss?)://(?!(?:127\.|10\.|192\.168\.|0\.0\.0\.0|localhost))"
+            r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}",
+        ),
+        (
+            "unknown host",
+            r"\b(?:pastebin\.com|ngrok(?:-free)?\.(?:io|app)|webhook\.site|requestbin|"
+            r"pipedream\.net|transfer\.sh|burpcollaborator\.net|interact\.sh|oast\.\w+|"
+            r"trycloudflare\.com|hookbin\.com|beeceptor\.com)\b",
+        ),
+    )
+)
+"""Lessons that would make the agent act against its user, whatever validation mode runs: an
+order to drop its instructions, a script piped from the network into a shell, a credential sent
+somewhere, a raw public IP address or a known capture endpoint (paste sites, tunnels, request
+bins) to contact. None is a lesson a project learns; each is quarantined, not lost, so an
+operator can restore a false alarm (``swarmq knowledge restore``)."""
+
+
+def check_hostile(lesson: str) -> ValidationResult:
+    """OK, or a layer-2 error naming why ``lesson`` is quarantined for review. Separate from
+    :func:`validate_lesson`, which keeps opencode-swarm's verdicts."""
+    text = _safety_text(lesson)
+    for what, pattern in _HOSTILE:
+        if pattern.search(text):
+            return ValidationResult(False, 2, REASON_HOSTILE.format(what=what), "error")
+    return OK

@@ -32,7 +32,11 @@ Report progress with one marker per line (they become mission events, SUMMARY.md
   RESULT: <outcome>               STATE: DONE | REVIEW | BLOCKED | FAILED
 Before exiting print your handoff between a line `BEGIN HANDOFF` and a line `END HANDOFF`,
 with the sections ## Completed, ## In progress, ## Files touched, ## Commands run, ## Blockers,
-## Next exact action."""
+## Next exact action.
+If your tools include swarmq's MCP tools: when you learn a lesson the next session should know
+(a fix that worked, a trap, a rule of this codebase), record it at once with knowledge_add (one
+sentence: what to do and why); when a command fails, ask knowledge_recall_error; acknowledge
+directives with knowledge_ack or the KNOWLEDGE_* markers."""
 
 
 @dataclass

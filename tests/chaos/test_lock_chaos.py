@@ -46,6 +46,11 @@ def test_writers_killed_mid_commit_lose_no_reported_write(
             writer("many", redis_url, swarm_name, str(path), "400", "2", f"r{run}w{i}")
             for i in range(2)
         ]
+        # Start-up (imports) can outlast the kill delay on a loaded machine: kill only once the
+        # writers are committing, so the kill lands mid-commit, not mid-import.
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(rng.uniform(0.6, 1.2))
         for proc in procs:
             proc.send_signal(signal.SIGKILL)  # wherever it is: reading, writing, renaming

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from swarmq.knowledge._tierfile import TierFile
 
 AddOutcome = Literal[
-    "added", "reinforced", "already_confirmed_phase", "duplicate", "rejected", "unactionable"
+    "added",
+    "reinforced",
+    "already_confirmed_phase",
+    "duplicate",
+    "rejected",
+    "unactionable",
+    "quarantined",
 ]
 
 
@@ -58,6 +64,14 @@ class AddBatch:
         store, entry, config, check = add.store, add.entry, add.store.config, add.check
         if add.refused is not None:
             return self._reject(store, entry, add.refused, add.at)
+        if add.quarantined is not None:  # hostile: held for review, never stored nor reinforcing
+            self._sidecar(
+                store,
+                store.files.quarantined,
+                add.quarantined.line(),
+                config.quarantined_max_entries,
+            )
+            return AddResult("quarantined", add.quarantined, add.check, add.check.reason)
         duplicate = self._find_duplicate(entry.lesson, config.dedup_threshold)
         if duplicate is not None:
             reason = f"near-duplicate of {duplicate.id}"
