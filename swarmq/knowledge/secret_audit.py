@@ -11,7 +11,6 @@ that inner line redacted as JSON, so its escaped quotes do not hide a ``"passwor
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from swarmq.knowledge._quarantine import places_path
 from swarmq.knowledge.secrets import REDACTED_KEY, Redaction, redact
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.store import TierStore
+from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.jsonl import read_jsonl, rewrite_jsonl
 from swarmq.storage.locking import Lease
 
@@ -29,7 +29,7 @@ def _redacted_value(value: Any, kinds: Counter[str]) -> Any:
     if isinstance(value, str):
         if value.startswith("{") and value.endswith("}"):
             try:
-                inner = json.loads(value)
+                inner = loads_bounded(value)
             except ValueError:
                 inner = None
             if isinstance(inner, dict):
