@@ -57,6 +57,7 @@ def test_a_deeply_nested_line_in_the_store_is_quarantined_and_every_command_work
     injected = swarmq(roster, "knowledge", "inject", "run the python tests")
     assert "Run the python test suite" in injected.stdout
     swarmq(roster, "knowledge", "audit", "--json")
+    swarmq(roster, "knowledge", "audit", "--secrets", "--fix")
     swarmq(roster, "knowledge", "add", "Pin the ruff version in the lock file for CI runs")
     swarmq(roster, "consolidate", "-q")
 
