@@ -280,14 +280,15 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     payload = b"\n" + payload
+                landed = _Landed()
                 try:
                     view = memoryview(payload)
                     while view:  # a full disk takes what fits; the next write says why
-                        view = view[os.write(fd, view) :]
+                        view = view[landed.write(fd, view) :]
                     confirm_now()  # the lines are in the file: confirm while the fsync runs
                     os.fsync(fd)
                 except BaseException:
-                    _cut_back(fd, size)
+                    landed.cut_back(fd)
                     raise
             finally:
                 os.close(fd)
@@ -300,13 +301,40 @@ def append_lines(path: Path | str, lines: Iterable[str], *, lease: Lease | None 
     return len(payload)
 
 
-def _cut_back(fd: int, size: int) -> None:
-    """Truncate a failed append back to the length the file had before it (the caller holds the
-    file's lock): no torn line, and no line of a write reported failed is left to be read.
-    A truncation that fails too leaves the torn tail, which readers quarantine."""
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, size)
-        os.fsync(fd)
+class _Landed:
+    """Where the bytes of one append landed, so that a failed append can be cut back to the
+    length the file had before it: no torn line, and no line of a write reported failed left
+    for a reader to find.
+
+    It is cut back only when its bytes are one contiguous run ending at the end of the file: a
+    writer holding the file's lock (every canonical store) always is; a lock-free appender (a
+    ledger shared by workers) whose bytes another process appended after, or between, is left
+    as it is rather than cut through the other's line, and readers quarantine the torn tail."""
+
+    __slots__ = ("contiguous", "end", "start")
+
+    def __init__(self) -> None:
+        self.start: int | None = None
+        self.end = 0
+        self.contiguous = True
+
+    def write(self, fd: int, data: memoryview) -> int:
+        count = os.write(fd, data)
+        end = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: just past the bytes written
+        if self.start is None:
+            self.start = end - count
+        elif end - count != self.end:
+            self.contiguous = False
+        self.end = end
+        return count
+
+    def cut_back(self, fd: int) -> None:
+        if self.start is None or not self.contiguous:
+            return
+        with contextlib.suppress(OSError):  # a truncation that fails leaves the torn tail
+            if os.fstat(fd).st_size == self.end:
+                os.ftruncate(fd, self.start)
+                os.fsync(fd)
 
 
 def append_jsonl(path: Path | str, records: Iterable[object], *, lease: Lease | None = None) -> int:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+from swarmq.storage.atomic import _Landed
 from swarmq.storage.jsonl import CorruptLine, corrupt_path, quarantine_corrupt, read_jsonl
 
 CHILD = textwrap.dedent(
@@ -85,3 +87,23 @@ def test_a_corrupt_line_is_quarantined_once_however_often_it_is_offered(tmp_path
     assert quarantine_corrupt(path, other) == 1
     records = [json.loads(line) for line in corrupt_path(path).read_text().splitlines()]
     assert [(r["line"], r["text"]) for r in records] == [(2, "not json"), (3, "not json")]
+
+
+def test_an_append_is_cut_back_only_when_nothing_was_appended_after_it(tmp_path: Path) -> None:
+    """A lock-free appender (a ledger shared by workers) must not cut through the line another
+    process appended after its own: then its torn tail stays, for readers to quarantine."""
+    path = tmp_path / "ledger.jsonl"
+    path.write_bytes(b"old\n")
+    for other, expected in ((b"", b"old\n"), (b"theirs\n", b"old\nmine-torntheirs\n")):
+        path.write_bytes(b"old\n")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            landed = _Landed()
+            landed.write(fd, memoryview(b"mine-torn"))
+            if other:
+                with path.open("ab") as handle:
+                    handle.write(other)
+            landed.cut_back(fd)
+        finally:
+            os.close(fd)
+        assert path.read_bytes() == expected
