@@ -174,4 +174,6 @@ def test_an_append_is_confirmed_while_its_fsync_runs(
         order.append("steal")
         with pytest.raises(CommitUnconfirmed):
             append_lines(path, ["three"], lease=lease)
-    assert path.read_text().splitlines() == ["one", "two", "three"]
+    # "two" failed (its fsync): it is cut back, never left for a reader; "three" landed but
+    # was not confirmed (CommitUnconfirmed says it may be overwritten): it stays
+    assert path.read_text().splitlines() == ["one", "three"]
