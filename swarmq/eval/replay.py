@@ -8,15 +8,16 @@ store, forge, the flywheel's gates and consolidation read as "now". Events in ti
 - **a session starts**: the session-start injection (:func:`swarmq.knowledge.facts.session_start`)
   and the injection for its first user request (:func:`swarmq.knowledge.inject.inject`);
 - **a tool call fails**: :func:`swarmq.knowledge.recall.recall_error` and ``inject`` with the call
-  and its error, as a hook on the failure would call them;
+  and its error, as a hook on the failure would call them, and the failure is reported to the
+  flywheel (``swarmq.flywheel.confirm.record_failure``: a recurrence confirms a lesson);
 - **a session ends**: forge of its transcript, then the flywheel's close loop (ingest, feedback,
   promotion gates, publication to the knowledge store);
 - between events, consolidation whenever the roster's ``schedule:`` would have run it (the
   default roster schedules none).
 
 Everything runs with recording on, as deployed: injections write their receipts and counters.
-A component that this build lacks (``session_start``/``recall_error`` before the recall work
-lands) is reported as unavailable and counts as silent; nothing is bypassed or opened to make a
+A component that this build lacks (``session_start``, ``recall_error``, ``record_failure``
+before the recall and loop work land) is reported as unavailable and counts as silent; nothing is bypassed or opened to make a
 figure. What reads the wall clock instead of the store's clock is listed in docs/QUALITY.md.
 
 A recurrence is caught *before* the session when the session-start or first-request injection
@@ -301,7 +302,7 @@ class ReplayFigures:
         }
 
 
-def _optional(module: str, name: str) -> Recall | None:
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
     """``module.name`` when this build has it (the recall work lands separately), else None."""
     try:
         loaded = importlib.import_module(module)
@@ -310,7 +311,7 @@ def _optional(module: str, name: str) -> Recall | None:
             return None
         raise
     found = getattr(loaded, name, None)
-    return cast(Recall, found) if callable(found) else None
+    return cast(Callable[..., Any], found) if callable(found) else None
 
 
 @dataclass(slots=True)
@@ -379,6 +380,9 @@ class _Replay:
             self.figures.unavailable.append("swarmq.knowledge.facts.session_start")
         if self.recall_error is None:
             self.figures.unavailable.append("swarmq.knowledge.recall.recall_error")
+        self.record_failure = _optional("swarmq.flywheel.confirm", "record_failure")
+        if self.record_failure is None:
+            self.figures.unavailable.append("swarmq.flywheel.confirm.record_failure")
         self.by_session: dict[str, SessionFigures] = {}
 
     def run(self) -> ProjectFigures:
@@ -440,6 +444,14 @@ class _Replay:
             inject,
             context=QueryContext(text=text, tool=failure.tool),
         )
+        if self.record_failure is not None:  # what a hook on the failure reports to the loop
+            self.record_failure(
+                layout_for(self.ws.roster),
+                self.ws.locks,
+                text,
+                session_id=session.session_id,
+                when=failure.moment,
+            )
 
     def _end(self, session: Session) -> None:
         ws, roster = self.ws, self.ws.roster
