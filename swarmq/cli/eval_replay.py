@@ -115,6 +115,11 @@ def _verbose(figures: ReplayFigures) -> None:
                 highlight=False,
             )
             console.print("  failure: " + escape(outcome.failure[:240].replace("\n", " | ")))
+            console.print(
+                f"  lesson in the pool at session start: {'yes' if outcome.in_pool else 'no'}; "
+                f"in the knowledge store: {'yes' if outcome.in_store else 'no'}",
+                highlight=False,
+            )
             for shown in outcome.shown_at_failure or ("(nothing shown at the failure)",):
                 console.print("  shown: " + escape(shown), highlight=False)
         for session, item in project.irrelevant():

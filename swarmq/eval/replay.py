@@ -41,6 +41,7 @@ from swarmq.consolidation.scopes import run_scope, scopes_for
 from swarmq.eval._replay_history import FailingCall, Session, read_session
 from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay_labels import Project, ReplayLabels, ReplayLabelsError
+from swarmq.flywheel.pool import Pool
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
 from swarmq.knowledge.inject import Injection, inject
@@ -173,10 +174,16 @@ class RecurrenceOutcome:
     """The id of the matching entry shown (when caught)."""
     shown_at_failure: tuple[str, ...] = ()
     """What recall and injection showed at the failing call (texts, for a miss's diagnosis)."""
+    in_pool: bool = False
+    """When the session started, a pool candidate stated the lesson (forge had learned it)."""
+    in_store: bool = False
+    """When the session started, an active knowledge entry stated it (it could be injected)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "mistake": self.mistake,
+            "in_pool": self.in_pool,
+            "in_store": self.in_store,
             "session": self.session,
             "line": self.line,
             "status": self.status,
@@ -384,6 +391,8 @@ class _Replay:
         if self.record_failure is None:
             self.figures.unavailable.append("swarmq.flywheel.confirm.record_failure")
         self.by_session: dict[str, SessionFigures] = {}
+        self.learned: dict[str, tuple[set[str], set[str]]] = {}
+        """Per session: the mistakes stated by a pool candidate / a store entry at its start."""
 
     def run(self) -> ProjectFigures:
         events: list[tuple[datetime, int, int, FailingCall | None]] = []
@@ -420,10 +429,26 @@ class _Replay:
             InjectionLog(session.session_id, kind, at, line, _shown(self.project, injection))
         )
 
+    def _learned(self) -> tuple[set[str], set[str]]:
+        pool = {
+            m.id
+            for entry in Pool(layout_for(self.ws.roster)).entries()
+            for m in self.project.mistakes
+            if m.match.matches(entry.content)
+        }
+        store = {
+            m.id
+            for entry in self.ws.knowledge.swarm.list(active_only=True)
+            for m in self.project.mistakes
+            if m.match.matches(_entry_text(entry.data))
+        }
+        return pool, store
+
     def _start(self, session: Session) -> None:
         self.by_session[session.session_id] = SessionFigures(
             session.session_id, session.start, session.end, len(session.failures)
         )
+        self.learned[session.session_id] = self._learned()
         self._log(session, "session_start", None, self.session_start)
         if session.first_request:
             self._log(
@@ -513,6 +538,7 @@ class _Replay:
                         break
                     if log.kind in AT_FAILURE and log.line == item.line and status == "missed":
                         status, entry = "failure", hit.entry_id
+                pool, store = self.learned[session.session_id]
                 out.append(
                     RecurrenceOutcome(
                         mistake.id,
@@ -522,6 +548,8 @@ class _Replay:
                         failure.text()[:300],
                         entry,
                         tuple(at_failure),
+                        mistake.id in pool,
+                        mistake.id in store,
                     )
                 )
         return out
