@@ -367,39 +367,97 @@ def search_cmd(
 @app.command("inject")
 def inject_cmd(
     ctx: typer.Context,
-    text: str,
+    text: Annotated[str | None, typer.Argument(help="The task (not with --session-start).")] = None,
     headroom: Annotated[
         float, typer.Option(help="Free fraction of the context window (0-1).")
     ] = 1.0,
     phase: int | None = None,
     tool: str | None = None,
     agent: str | None = None,
-    session: str | None = None,
+    session: Annotated[str | None, typer.Option("--session", "--session-id")] = None,
     delegation: bool = False,
+    session_start: Annotated[
+        bool,
+        typer.Option(
+            "--session-start",
+            help="The project's facts and critical directives, whatever the task.",
+        ),
+    ] = False,
     preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Render the <swarm_knowledge_directives> block (and record what it shows)."""
-    from swarmq.knowledge.inject import inject
+    from swarmq.knowledge.inject import Injection, inject
 
+    injection: Injection
     try:
-        injection = inject(
-            knowledge(ctx),
-            _context(text, tool, agent, phase, None, delegation),
-            headroom=headroom,
-            session_id=session,
-            record=not preview,
-        )
+        if session_start:
+            from swarmq.knowledge.facts import session_start as facts_at_start
+
+            if text is not None:
+                fail("--session-start takes no task text")
+            injection = facts_at_start(
+                knowledge(ctx), agent=agent, session_id=session, record=not preview
+            )
+        else:
+            if text is None:
+                fail("give the task text, or --session-start")
+            injection = inject(
+                knowledge(ctx),
+                _context(text, tool, agent, phase, None, delegation),
+                headroom=headroom,
+                session_id=session,
+                record=not preview,
+            )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was injected (run `swarmq knowledge verify-receipts`)")
     if as_json:
         emit_json(injection.as_dict())
+        return
+    if session_start:  # a hook prints this as the session's context: the block alone
+        if injection.block:
+            sys.stdout.write(injection.block + "\n")
         return
     console.print(
         f"[dim]regime {injection.budget.regime}: {injection.budget.max_entries} entries, "
         f"{injection.budget.max_chars} chars, trace {injection.trace_id}[/]"
     )
     sys.stdout.write((injection.block or "") + "\n")
+
+
+@app.command("recall")
+def recall_cmd(
+    ctx: typer.Context,
+    error: Annotated[
+        str, typer.Option("--error", help="The failing call and its error output ('-' = stdin).")
+    ],
+    limit: Annotated[int, typer.Option(min=1, max=20, help="At most this many lessons.")] = 3,
+    agent: str | None = None,
+    session: Annotated[str | None, typer.Option("--session-id", "--session")] = None,
+    preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
+    as_json: bool = JsonOption,
+) -> None:
+    """Lessons whose failure signature matches a failing call; prints nothing when none does."""
+    from swarmq.knowledge.recall import recall_error
+
+    text = sys.stdin.read() if error == "-" else error
+    roster = load(ctx)
+    try:
+        injection = recall_error(
+            knowledge_store(roster, store_locks(roster)),
+            text,
+            limit=limit,
+            agent=agent,
+            session_id=session,
+            record=not preview,
+            index_dir=roster.runtime_dir / "recall",
+        )
+    except ReceiptChainBroken as exc:
+        fail(f"{exc}; nothing was recalled (run `swarmq knowledge verify-receipts`)")
+    if as_json:
+        emit_json(injection.as_dict())
+    elif injection.block:
+        sys.stdout.write(injection.block + "\n")
 
 
 @app.command("ack")

@@ -80,5 +80,10 @@ class KnowledgeConfig(BaseModel):
     """opencode-swarm's ``MAX_CONFIRMED_BY``: the oldest confirmations beyond it are dropped."""
     receipt_close_grace_days: Annotated[int, Field(ge=0, le=3650)] = 7
     max_violation_timestamps: Annotated[int, Field(ge=1)] = 20
+    session_start_budget_chars: Annotated[int, Field(ge=0)] = 1500
+    """Characters of project facts and critical directives shown at the start of a session
+    (``swarmq knowledge inject --session-start``), whatever the task; 0 shows none."""
+    session_start_max_entries: Annotated[int, Field(ge=0, le=100)] = 8
+    """At most this many entries at session start (facts are short; the budget binds first)."""
     project_name: str | None = None
     """Name recorded on swarm entries and hive confirmations (default: the workspace's name)."""

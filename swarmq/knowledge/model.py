@@ -88,6 +88,10 @@ class RetrievalMode(StrEnum):
     PHASE_COMPLETE = "phase_complete"
     MANUAL_RECALL = "manual_recall"
     CURATOR = "curator"
+    FAILURE_RECALL = "failure_recall"
+    """swarmq: lessons recalled by the failure signature of a failing tool call."""
+    SESSION_START = "session_start"
+    """swarmq: a project's facts at the start of a session, whatever the task."""
 
 
 SWARM_KEY_ORDER: tuple[str, ...] = (

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from swarmq.knowledge._factrule import CATEGORY, FACT_TAG, fact_kind
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.model import (
     DIRECTIVE_KEY_ORDER,
@@ -17,6 +18,7 @@ from swarmq.knowledge.model import (
     order_keys,
     v1_outcomes,
 )
+from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
 from swarmq.knowledge.tags import infer_category, infer_tags
 
 
@@ -53,6 +55,9 @@ class NewLesson:
     require_actionable: bool = False
     """Run the actionability layer: an entry without predicate + scope goes to the
     unactionable queue instead of the store."""
+    project_fact: bool | None = None
+    """Whether the lesson holds for every session of the project (tagged ``project-fact`` and
+    shown at session start); ``None``: recognised from the text (:mod:`._factrule`)."""
 
 
 def phase_confirmation(phase: int, at: str, project_name: str) -> dict[str, Any]:
@@ -72,6 +77,11 @@ def new_entry(
     """A fresh entry in opencode-swarm's key order."""
     inferred = infer_tags(new.lesson)
     tags = list(new.tags) if new.tags is not None else inferred
+    kind = fact_kind(new.lesson) if new.project_fact is not False else None
+    is_fact = new.project_fact is True or kind is not None
+    if is_fact and FACT_TAG not in tags:
+        tags.append(FACT_TAG)
+    category = new.category or (CATEGORY[kind] if kind is not None else None)
     confirmed = [phase_confirmation(phase, at, project_name)] if phase is not None else []
     confidence = (
         new.confidence
@@ -82,7 +92,7 @@ def new_entry(
         "id": new.id or str(uuid.uuid4()),
         "tier": tier.value,
         "lesson": new.lesson,
-        "category": new.category or infer_category(new.lesson, inferred),
+        "category": category or infer_category(new.lesson, inferred),
         "tags": tags,
         "scope": new.scope,
         "confidence": confidence,
@@ -110,6 +120,10 @@ def new_entry(
         data.setdefault(key, value)
     for key, value in new.extra.items():
         data.setdefault(key, value)
+    if SIGNATURE_FIELD not in data:
+        signature = failure_signature(new.lesson)
+        if signature is not None:
+            data[SIGNATURE_FIELD] = signature
     return Entry(order_keys(data, tier))
 
 

@@ -1,0 +1,96 @@
+"""Project facts at session start: what holds for every session of a project, whatever the task.
+
+An environment fact ("`python` is not on PATH here; use python3", "sudo needs a real terminal",
+"a change is live only after `pm2 restart`"), a layout fact or a standing preference of the
+user matters before the agent has said a word, so it cannot wait for a task's words to match
+it. Such an entry carries the tag ``project-fact`` (set when the lesson is added, from its text
+or by the adder; see :mod:`._factrule`) in a valid opencode-swarm category (``tooling`` for the
+environment, ``architecture`` for layout, ``process`` for preferences) with ``scope: global``,
+so opencode-swarm reads it as an ordinary lesson.
+
+:func:`session_start` shows the project's facts and its critical directives within
+``knowledge.session_start_budget_chars``, and is recorded like any injection. The hive is shared
+by every project on the machine, so a hive entry is a fact of *this* project only when it is
+tagged ``project-fact`` and came from this project (``source_project``): another project's
+facts stay silent here.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from swarmq.knowledge._factrule import FACT_TAG
+from swarmq.knowledge.inject import Injection, record_injection
+from swarmq.knowledge.model import Entry, RetrievalMode
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, Ranked
+from swarmq.knowledge.ranking import static_breakdown
+from swarmq.knowledge.render import Budget, render_directives
+from swarmq.knowledge.store import TierStore
+
+CRITICAL_BONUS = 1.0
+FACT_BONUS = 0.5
+
+
+def is_project_fact(entry: Entry) -> bool:
+    return FACT_TAG in entry.tags
+
+
+def _candidates(knowledge: KnowledgeStore, store: TierStore, hive: bool) -> list[Ranked]:
+    scopes = set(knowledge.config.scope_filter)
+    out = []
+    for entry in store.list(active_only=True):
+        if entry.scope not in scopes:
+            continue
+        fact = is_project_fact(entry)
+        if hive and entry.source_project != knowledge.project_name:
+            continue  # another project's fact or directive: silent here
+        critical = entry.priority == "critical"
+        if not fact and not critical:
+            continue
+        breakdown = static_breakdown(entry)
+        breakdown["fact"] = FACT_BONUS if fact else 0.0
+        breakdown["critical"] = CRITICAL_BONUS if critical else 0.0
+        score = sum(breakdown.values())
+        breakdown["final"] = score
+        out.append(Ranked(entry, str(store.tier), score, breakdown, forced=critical))
+    return out
+
+
+def session_start(
+    knowledge: KnowledgeStore,
+    *,
+    agent: str | None = None,
+    session_id: str | None = None,
+    record: bool = True,
+) -> Injection:
+    """The project's facts (environment, layout, standing preferences) and critical
+    directives, within the configured session-start budget, independent of any task text;
+    silent in a project that has none."""
+    config = knowledge.config
+    budget = Budget("full", config.session_start_max_entries, config.session_start_budget_chars)
+    trace_id = str(uuid.uuid4())
+    if not config.enabled or budget.max_entries <= 0 or budget.max_chars <= 0:
+        return Injection(trace_id, budget, None, skipped=True)
+    found = _candidates(knowledge, knowledge.swarm, hive=False)
+    if config.hive_enabled:
+        for ranked in _candidates(knowledge, knowledge.hive, hive=True):
+            if knowledge.swarm.find_duplicate(ranked.entry.lesson) is None:
+                found.append(ranked)
+    found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
+    found.sort(key=lambda r: (not r.forced, -r.score))
+    if not found:
+        return Injection(trace_id, budget, None, [], [])
+    block, shown = render_directives(
+        found, trace_id=trace_id, budget=budget, max_display=config.max_lesson_display_chars
+    )
+    injection = Injection(trace_id, budget, block, shown, found)
+    if not record or not shown:
+        return injection
+    context = QueryContext(
+        text="session start",
+        agent=agent,
+        phase=knowledge.current_phase(),
+        mode=RetrievalMode.SESSION_START,
+    )
+    return record_injection(knowledge, injection, context, session_id=session_id)

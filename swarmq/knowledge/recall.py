@@ -1,0 +1,118 @@
+"""Recall at the moment of failure: the lessons whose failure signature matches a failing call.
+
+A lesson born from a failure carries its signature in the entry field ``failure_signature``
+(written when the lesson is added, :func:`swarmq.knowledge.reinforcement.new_entry`); entries
+written before that, or by opencode-swarm, are matched by the signature computed from their
+lesson text. Each store's mirror keeps a signature index (signature → slots) in step with its
+changes, so a recall in a running process is a dictionary lookup; a fresh process reads a
+persisted index instead (:mod:`._sigindex`). Only the exact signature matches: a looser
+same-program same-class fallback was measured on the real failures and not kept
+(``docs/knowledge.md``, Recall).
+
+Silence is the normal answer: most failures have no lesson yet, and a hook runs on every failing
+tool call, so nothing is shown, recorded or logged when nothing matches. What is shown is
+recorded exactly as an injection is (receipt, ``shown_count``, ``retrieved`` event with
+``retrieval_mode: failure_recall``), so ``KNOWLEDGE_APPLIED:<trace>:<id>`` closes the loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from swarmq.knowledge._sigindex import file_matches, mirror_matches
+from swarmq.knowledge.dedup import find_near_duplicate_scan
+from swarmq.knowledge.inject import Injection, record_injection
+from swarmq.knowledge.model import Entry, RetrievalMode
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, Ranked
+from swarmq.knowledge.ranking import static_breakdown
+from swarmq.knowledge.render import Budget, render_directives
+from swarmq.knowledge.signature import failure_signatures
+from swarmq.knowledge.store import TierStore
+
+MATCH_BONUS = 1.0
+"""Added to a matching entry's static score (signature rank lowers it a little)."""
+QUERY_CHARS = 800
+
+
+def _ranked(store: TierStore, matches: list[tuple[int, Entry]]) -> list[Ranked]:
+    """Active, in-scope matches scored: static score plus the match (a later signature of the
+    failure, less telling than its first, ranks a little lower)."""
+    scopes = set(store.config.scope_filter)
+    out = []
+    for rank, entry in matches:
+        if not entry.is_active or entry.scope not in scopes:
+            continue
+        breakdown = static_breakdown(entry)
+        breakdown["signature"] = MATCH_BONUS - 0.1 * rank
+        score = sum(breakdown.values())
+        breakdown["final"] = score
+        out.append(Ranked(entry, str(store.tier), score, breakdown))
+    return out
+
+
+def match_tier(
+    store: TierStore, signatures: tuple[str, ...], index_dir: Path | None = None
+) -> list[Ranked]:
+    """Active, in-scope entries of one tier whose signature is one of ``signatures``: from the
+    store's mirror, or, with ``index_dir``, from the persisted index kept there (a fresh
+    process: no full parse of the store)."""
+    if index_dir is None:
+        return _ranked(store, mirror_matches(store, signatures))
+    return _ranked(store, file_matches(store.files.knowledge, signatures, index_dir))
+
+
+def recall_error(
+    knowledge: KnowledgeStore,
+    text: str,
+    *,
+    limit: int = 3,
+    agent: str | None = None,
+    session_id: str | None = None,
+    record: bool = True,
+    index_dir: Path | None = None,
+) -> Injection:
+    """Lessons whose failure signature matches the failing call and error in `text`
+    (silent when none match), hive included.
+
+    ``index_dir`` (a fresh process, e.g. the CLI: ``<runtime>/recall``) reads the stores
+    through persisted signature indexes instead of loading them whole; hive matches are then
+    dropped when they near-duplicate a swarm *match* (the same lesson promoted) rather than
+    any swarm entry."""
+    config = knowledge.config
+    budget = Budget("full", limit, config.inject_char_budget)
+    trace_id = str(uuid.uuid4())
+    signatures = failure_signatures(text)
+    if not config.enabled or not signatures or limit <= 0:
+        return Injection(trace_id, budget, None, skipped=not config.enabled)
+    found = match_tier(knowledge.swarm, signatures, index_dir)
+    if config.hive_enabled:
+        local = [r.entry.lesson for r in found]
+        for ranked in match_tier(knowledge.hive, signatures, index_dir):
+            lesson = ranked.entry.lesson
+            if index_dir is not None:
+                duplicate = (
+                    find_near_duplicate_scan(lesson, local, config.dedup_threshold) is not None
+                )
+            else:
+                duplicate = knowledge.swarm.find_duplicate(lesson) is not None
+            if not duplicate:
+                found.append(ranked)
+    found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
+    found.sort(key=lambda r: -r.score)
+    if not found:
+        return Injection(trace_id, budget, None, [], [])
+    block, shown = render_directives(
+        found, trace_id=trace_id, budget=budget, max_display=config.max_lesson_display_chars
+    )
+    injection = Injection(trace_id, budget, block, shown, found)
+    if not record or not shown:
+        return injection
+    context = QueryContext(
+        text=f"{signatures[0]}\n{text[:QUERY_CHARS]}",
+        agent=agent,
+        phase=knowledge.current_phase(),
+        mode=RetrievalMode.FAILURE_RECALL,
+    )
+    return record_injection(knowledge, injection, context, session_id=session_id)

@@ -1,0 +1,180 @@
+"""Failure signatures, recall at the moment of failure and project facts at session start."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from swarmq.knowledge.acks import acknowledge
+from swarmq.knowledge.facts import session_start
+from swarmq.knowledge.hive import promote_lesson
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.recall import recall_error
+from swarmq.knowledge.reinforcement import NewLesson
+from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
+
+PYTHON_LESSON = (
+    '`python -c "import sys"` failed (bash: python: command not found); '
+    '`python3 -c "import sys"` worked instead.'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "signature"),
+    [
+        ("$ python x.py\nbash: python: command not found", "python: command not found"),
+        ("$ rg -l foo\nzsh:1: command not found: rg", "rg: command not found"),
+        (
+            "$ npm init -y\nExit code 127\n(eval):1: command not found: npm",
+            "npm: command not found",
+        ),
+        (
+            "$ ls ~/Downloads/*.json\n(eval):1: no matches found: /Users/a/*.json",
+            "zsh: no matches found",
+        ),
+        (
+            "$ sudo mkdir -p /opt/x\nsudo: a terminal is required to read the password; either use",
+            "sudo: a terminal is required",
+        ),
+        (
+            '$ .specify/scripts/bash/create-new-feature.sh --json "x"\n'
+            ".specify/scripts/bash/create-new-feature.sh: line 45: 10#Fetching: value too great "
+            'for base (error token is "10#Fetching")',
+            "value too great for base",
+        ),
+        (
+            '$ python3 app.py\nTraceback (most recent call last):\n  File "app.py", line 1\n'
+            "ModuleNotFoundError: No module named 'yaml'",
+            "ModuleNotFoundError: No module named yaml",
+        ),
+        (
+            "$ cat /Users/x/p/package.json\ncat: /Users/x/p/package.json: No such file or directory",
+            "cat: no such file or directory: package.json",
+        ),
+        ("$ rg -n foo src\n", None),  # a search without a match is not a failure
+        ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
+        ("Use the bravo cache layer when reading bravo tables", None),
+        (PYTHON_LESSON, "python: command not found"),
+        (
+            "`python` is not on PATH here (command not found); use python3.",
+            "python: command not found",
+        ),
+    ],
+)
+def test_signature_examples(text: str, signature: str | None) -> None:
+    assert failure_signature(text) == signature
+
+
+def test_platform_wordings_of_one_failure_share_a_signature() -> None:
+    linux = "$ ls .specify/templates/commands\nls: cannot access '.specify/templates/commands': No such file or directory"
+    macos = "$ ls .specify/templates/commands\nls: .specify/templates/commands: No such file or directory"
+    assert failure_signature(linux) == failure_signature(macos)
+    assert failure_signature(linux) == "ls: no such file or directory: commands"
+    assert failure_signature(macos) != failure_signature(
+        "$ ls build\nls: build: No such file or directory"
+    )
+    assert failure_signature("$ rg -l x\nbash: line 1: rg: command not found") != failure_signature(
+        "$ rg x a.txt\nrg: a.txt: No such file or directory (os error 2)"
+    )
+
+
+def test_a_lesson_gets_its_signature_when_added(knowledge: KnowledgeStore) -> None:
+    result = knowledge.add_lesson(PYTHON_LESSON)
+    assert result.entry is not None
+    assert result.entry.get(SIGNATURE_FIELD) == "python: command not found"
+    line = json.loads(knowledge.swarm.files.knowledge.read_text().splitlines()[0])
+    assert line[SIGNATURE_FIELD] == "python: command not found"
+    plain = knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    assert plain.entry is not None and SIGNATURE_FIELD not in plain.entry.data
+
+
+def test_recall_matches_and_is_silent_otherwise(knowledge: KnowledgeStore) -> None:
+    knowledge.add_lesson(PYTHON_LESSON)
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    hit = recall_error(knowledge, "$ python manage.py test\nzsh:1: command not found: python")
+    assert hit.block is not None and [r.entry.lesson for r in hit.shown] == [PYTHON_LESSON]
+    for text in ("$ rg -l foo\nzsh:1: command not found: rg", "$ rg foo\n", ""):
+        miss = recall_error(knowledge, text)
+        assert miss.block is None and miss.shown == []
+
+
+def test_entries_without_the_field_are_matched_from_their_text(knowledge: KnowledgeStore) -> None:
+    knowledge.swarm.add(NewLesson(PYTHON_LESSON, id="old"))
+    knowledge.swarm.update("old", {}, remove=[SIGNATURE_FIELD])  # as opencode-swarm wrote it
+    entry = knowledge.swarm.get("old")
+    assert entry is not None and SIGNATURE_FIELD not in entry.data
+    hit = recall_error(knowledge, "$ python -V\nbash: python: command not found", record=False)
+    assert [r.entry.id for r in hit.shown] == ["old"]
+
+
+def test_recall_includes_the_hive_and_is_recorded_for_acknowledgement(
+    knowledge: KnowledgeStore,
+) -> None:
+    promote_lesson(
+        knowledge, "sudo: a terminal is required here; run the command yourself", "tooling"
+    )
+    hit = recall_error(knowledge, "$ sudo apt install jq\nsudo: a password is required")
+    assert [r.tier for r in hit.shown] == ["hive"]
+    entry = knowledge.hive.get(hit.shown[0].entry.id)
+    assert entry is not None and entry.counter("shown_count") == 1
+    results = acknowledge(knowledge, f"KNOWLEDGE_APPLIED:{hit.trace_id}:{entry.id}")
+    assert [r.status for r in results] == ["committed"]
+
+
+def test_session_start_shows_project_facts_whatever_the_task(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
+    knowledge = make_knowledge()
+    fact = knowledge.add_lesson("`python` is not on PATH here (command not found); use python3.")
+    assert fact.entry is not None and "project-fact" in fact.entry.tags
+    assert fact.entry.category == "tooling"
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    start = session_start(knowledge)
+    assert [r.entry.id for r in start.shown] == [fact.entry.id]
+    assert (
+        start.block is not None and len(start.block) <= knowledge.config.session_start_budget_chars
+    )
+    stored = knowledge.swarm.get(fact.entry.id)
+    assert stored is not None and stored.counter("shown_count") == 1
+
+
+def test_hive_facts_count_only_for_the_project_they_came_from(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
+    knowledge = make_knowledge()
+    shell = "The shell here is zsh, so quote globs like [id] in paths"
+    promote_lesson(knowledge, shell, "tooling", source_project="other", tags=["project-fact"])
+    promote_lesson(knowledge, "Remember to run the sql migrations before the api tests", "process")
+    start = session_start(knowledge, record=False)
+    assert start.block is None and start.shown == []  # another project's fact; not a fact
+    mine = "A code change is live only after pm2 restart api on this server"
+    promote_lesson(knowledge, mine, "tooling", tags=["project-fact"])
+    assert [r.entry.lesson for r in session_start(knowledge, record=False).shown] == [mine]
+    assert session_start(make_knowledge(session_start_budget_chars=0)).block is None
+
+
+def test_critical_directives_come_first_at_session_start(knowledge: KnowledgeStore) -> None:
+    fact = knowledge.add_lesson("`python` is not on PATH here (command not found); use python3.")
+    critical = knowledge.swarm.add(
+        NewLesson(
+            "Call declare_scope before delegating source edits to the coder agent",
+            confidence=0.9,
+            directives={"triggers": ["coder delegation"], "directive_priority": "critical"},
+        )
+    )
+    shown = session_start(knowledge, record=False).shown
+    assert fact.entry is not None and critical.entry is not None
+    assert [r.entry.id for r in shown] == [critical.entry.id, fact.entry.id]
+
+
+def test_an_adder_can_say_whether_a_lesson_is_a_project_fact(knowledge: KnowledgeStore) -> None:
+    said = knowledge.swarm.add(
+        NewLesson("Deploys go through the staging branch first", project_fact=True)
+    )
+    denied = knowledge.swarm.add(
+        NewLesson("rg is not installed in this sandbox", project_fact=False)
+    )
+    assert said.entry is not None and "project-fact" in said.entry.tags
+    assert denied.entry is not None and "project-fact" not in denied.entry.tags
