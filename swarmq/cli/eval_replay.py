@@ -9,9 +9,10 @@ label marks relevant.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import yaml
 from rich.markup import escape
 from rich.table import Table
 
@@ -39,7 +40,8 @@ def _row(name: str, split: str, tally: Tally, entries: str) -> list[str]:
 
 
 def _table(figures: ReplayFigures) -> Table:
-    table = Table(title=f"replayed histories ({figures.split}), default settings, own clock")
+    settings = "default settings" if not figures.settings else "NOT the defaults: --settings"
+    table = Table(title=f"replayed histories ({figures.split}), {settings}, own clock")
     for column in (
         "project",
         "split",
@@ -147,6 +149,14 @@ def replay(
         Path | None,
         typer.Option("--work", help="Keep each project's replayed workspace under this directory."),
     ] = None,
+    settings: Annotated[
+        Path | None,
+        typer.Option(
+            "--settings",
+            help="Diagnosis only: a YAML of roster sections set on top of the defaults "
+            "(e.g. flywheel gates); the figures are then not the product's.",
+        ),
+    ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Every miss and every irrelevant entry shown.")
     ] = False,
@@ -160,6 +170,15 @@ def replay(
         fail(f"--history {history}: no such directory")
     if work is not None and work.exists() and any(work.iterdir()):
         fail(f"--work {work}: not empty; give a new or empty directory (nothing was replayed)")
+    overrides: dict[str, Any] = {}
+    if settings is not None:
+        try:
+            loaded = yaml.safe_load(settings.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            fail(f"--settings {settings}: {exc}")
+        if not isinstance(loaded, dict):
+            fail(f"--settings {settings}: expected a mapping of roster sections")
+        overrides = loaded
     try:
         figures = run_replay(
             history,
@@ -167,6 +186,7 @@ def replay(
             split=split,
             projects=tuple(project or ()),
             work=work,
+            settings=overrides,
             progress=None if as_json else lambda p: err_console.print(f"replaying {p}…"),
         )
     except ReplayLabelsError as exc:

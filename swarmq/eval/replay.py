@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import importlib
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
+
+import yaml
 
 from swarmq.consolidation.scopes import run_scope, scopes_for
 from swarmq.eval._replay_history import FailingCall, Session, read_session
@@ -290,6 +292,8 @@ class ProjectFigures:
 @dataclass(slots=True)
 class ReplayFigures:
     split: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Roster sections set on top of the defaults (empty: default settings, the product)."""
     projects: list[ProjectFigures] = field(default_factory=list)
 
     def tally(self, split: str | None = None) -> Tally:
@@ -303,6 +307,7 @@ class ReplayFigures:
         splits = sorted({p.split for p in self.projects})
         return {
             "split": self.split,
+            "settings": self.settings or "defaults",
             "overall": self.tally().as_dict(),
             "by_split": {s: self.tally(s).as_dict() for s in splits},
             "projects": [p.as_dict(verbose=verbose) for p in self.projects],
@@ -329,13 +334,19 @@ class _Workspace:
     knowledge: KnowledgeStore
 
 
-def _workspace(root: Path, project: Project, start: datetime) -> _Workspace:
-    """A fresh project directory with a default swarm.yaml, its stores, and an isolated home."""
+def _workspace(
+    root: Path, project: Project, start: datetime, settings: Mapping[str, Any] | None
+) -> _Workspace:
+    """A fresh project directory with a default swarm.yaml (plus ``settings``, a diagnostic
+    override never used for a bar), its stores, and an isolated home."""
     directory = root / "project"
     for sub in (".swarm", ".agents"):
         (directory / sub).mkdir(parents=True, exist_ok=True)
     config = directory / "swarm.yaml"
-    config.write_text(ROSTER.format(name=f"replay-{project.id}"), encoding="utf-8")
+    text = ROSTER.format(name=f"replay-{project.id}")
+    if settings:
+        text += "# NOT the defaults: --settings\n" + yaml.safe_dump(dict(settings), sort_keys=True)
+    config.write_text(text, encoding="utf-8")
     env = {
         "HOME": str(root / "home"),
         "XDG_DATA_HOME": str(root / "data"),
@@ -376,10 +387,16 @@ def _shown(project: Project, injection: Injection) -> tuple[Shown, ...]:
 class _Replay:
     """One project's replay: the workspace, its event loop, and what each moment showed."""
 
-    def __init__(self, project: Project, sessions: list[Session], root: Path) -> None:
+    def __init__(
+        self,
+        project: Project,
+        sessions: list[Session],
+        root: Path,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
         self.project = project
         self.sessions = sessions
-        self.ws = _workspace(root, project, sessions[0].start)
+        self.ws = _workspace(root, project, sessions[0].start, settings)
         self.session_start = _optional("swarmq.knowledge.facts", "session_start")
         self.recall_error = _optional("swarmq.knowledge.recall", "recall_error")
         self.figures = ProjectFigures(project.id, project.split)
@@ -585,10 +602,13 @@ def load_project(history: Path, project: Project) -> list[Session]:
     return sessions
 
 
-def replay_project(history: Path, project: Project, work: Path) -> ProjectFigures:
-    """Replay one project under ``work`` (a fresh directory per project)."""
+def replay_project(
+    history: Path, project: Project, work: Path, *, settings: Mapping[str, Any] | None = None
+) -> ProjectFigures:
+    """Replay one project under ``work`` (a fresh directory per project; a knowledge store
+    already in ``work/project/.swarm`` is used as it is, which is how a test seeds one)."""
     sessions = load_project(history, project)
-    return _Replay(project, sessions, work).run()
+    return _Replay(project, sessions, work, settings).run()
 
 
 def replay(
@@ -599,6 +619,7 @@ def replay(
     projects: tuple[str, ...] = (),
     work: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> ReplayFigures:
     """Replay the selected projects (``projects`` narrows by id), each in its own workspace under
     ``work`` (a temporary directory, removed afterwards, unless given)."""
@@ -608,11 +629,13 @@ def replay(
         if unknown:
             raise ReplayLabelsError(f"no project {sorted(unknown)} in split {split!r}")
         chosen = tuple(p for p in chosen if p.id in projects)
-    figures = ReplayFigures(split)
+    figures = ReplayFigures(split, dict(settings or {}))
     with tempfile.TemporaryDirectory(prefix="swarmq-replay-") as scratch:
         base = work or Path(scratch)
         for project in chosen:
             if progress is not None:
                 progress(project.id)
-            figures.projects.append(replay_project(history, project, base / project.id))
+            figures.projects.append(
+                replay_project(history, project, base / project.id, settings=settings)
+            )
     return figures
