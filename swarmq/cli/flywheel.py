@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +14,7 @@ from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.flywheel.model import parse_time
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.agentops_queue import close_loop_with_queue
-from swarmq.wiring.flywheel import knowledge_sink, layout_for
+from swarmq.wiring.flywheel import knowledge_sink, layout_for, observe_failure
 
 app = typer.Typer(
     help="The AgentOps knowledge flywheel: close the loop, measure it.", no_args_is_help=True
@@ -29,14 +30,35 @@ STATUS_STYLE = {
 CLOSE = "`swarmq flywheel close-loop` (or the scheduled forge.close_loop job)"
 
 
+def _moment(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    moment = parse_time(value)
+    if moment is None:
+        fail(f"{option} {value!r}: not an RFC 3339 time (e.g. 2025-06-01T14:03:00Z)")
+    return moment
+
+
 @app.command("close-loop")
-def close_loop(ctx: typer.Context, as_json: bool = JsonOption) -> None:
-    """Forge the AgentOps queue, ingest pending, apply feedback, promote, mature, measure (what
-    forge.close_loop runs)."""
+def close_loop(
+    ctx: typer.Context,
+    now: Annotated[
+        str | None,
+        typer.Option(help="The clock every gate reads (RFC 3339; default now): a replay's own."),
+    ] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Forge the AgentOps queue, ingest pending, apply feedback, confirm, promote, mature,
+    measure (what forge.close_loop runs)."""
     roster = load(ctx)
     locks = store_locks(roster)
     result = close_loop_with_queue(
-        layout_for(roster), locks, roster.forge, roster.flywheel, sink=knowledge_sink(roster, locks)
+        layout_for(roster),
+        locks,
+        roster.forge,
+        roster.flywheel,
+        sink=knowledge_sink(roster, locks),
+        now=_moment(now, "--now"),
     )
     data = result.as_dict()
     if as_json:
@@ -242,6 +264,26 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
     fig.savefig(path)
     plt.close(fig)
     return len(points)
+
+
+@app.command("observe-failure")
+def observe_failure_cmd(
+    ctx: typer.Context,
+    error: Annotated[str, typer.Option(help="The failing call and its error text.")],
+    session_id: Annotated[str, typer.Option(help="The session the call failed in.")],
+    at: Annotated[str | None, typer.Option(help="When it failed (RFC 3339; default now).")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Note a failing call of a session: the next close loop confirms the lessons of that
+    failure learned in other sessions. Prints nothing when the text holds no failure."""
+    roster = load(ctx)
+    seen = observe_failure(
+        roster, store_locks(roster), error, session_id=session_id, when=_moment(at, "--at")
+    )
+    if as_json:
+        emit_json(seen.as_dict() if seen else None)
+    elif seen is not None:
+        console.print(f"{seen.signature} (session {seen.session_id})", highlight=False)
 
 
 @app.command()

@@ -473,14 +473,18 @@ def ack(
     source: str = "architect_marker",
     as_json: bool = JsonOption,
 ) -> None:
-    """Commit acknowledgement markers and update counters."""
-    from swarmq.knowledge.acks import acknowledge
+    """Commit acknowledgement markers and update counters (an acknowledgement of a flywheel
+    lesson is also fed back to it as a citation)."""
+    from swarmq.wiring.flywheel import acknowledge_with_feedback
 
     if text is None:
         if file is None:
             fail("give the text or --file")
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    results = acknowledge(knowledge(ctx), text, source=source, agent=agent)
+    roster = load(ctx)
+    results = acknowledge_with_feedback(
+        roster, store_locks(roster), text, source=source, agent=agent
+    )
     if as_json:
         emit_json([r.as_dict() for r in results])
         return

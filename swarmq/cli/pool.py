@@ -10,13 +10,13 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, console, emit_json, load, store_locks
-from swarmq.flywheel.bridge import publish
+from swarmq.flywheel.bridge import confirm_provisional
 from swarmq.flywheel.citations import citation_stats, pool_key
 from swarmq.flywheel.closeloop import promote_candidate, reject_candidate
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import PoolStatus, QualityTier
 from swarmq.flywheel.pool import Pool
-from swarmq.flywheel.promotion import promotion_gate
+from swarmq.flywheel.promotion import gate_for
 from swarmq.wiring.flywheel import knowledge_sink, layout_for
 
 app = typer.Typer(
@@ -43,7 +43,7 @@ def list_(
         if tier is not None and entry.tier != tier:
             continue
         cited = stats.useful(pool_key(entry.id))
-        gate = promotion_gate(entry, cited, now, roster.flywheel.gate_rules())
+        gate = gate_for(entry, stats, now, roster.flywheel.gate_rules())
         rows.append(
             {**entry.summary(now), "citations": cited, "gate": gate.reason, "eligible": gate.passed}
         )
@@ -122,7 +122,7 @@ def promote(
     out: dict[str, Any] = done.as_dict()
     sink = knowledge_sink(roster, locks)
     if sink is not None and not done.deduplicated:
-        out["knowledge"] = publish(
+        out["knowledge"] = confirm_provisional(
             sink,
             done.artifact_path,
             entry.candidate,

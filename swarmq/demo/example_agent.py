@@ -5,11 +5,13 @@ contract"), so a swarm can be watched learning without an API key:
 
 1. read the prompt file (``{prompt_file}``: mission, memory, knowledge directives);
 2. acknowledge every directive it was shown:
-   ``KNOWLEDGE_APPLIED:<trace_id>:<entry id> reason=…`` (what closes the loop);
-3. look up what the swarm already learned (``swarmq lookup``, which cites what it finds);
-4. report with markers (``CHECKPOINT:``, ``DECISION:``, ``FILE:``, ``RESULT:``, ``STATE: DONE``)
+   ``KNOWLEDGE_APPLIED:<trace_id>:<entry id> reason=…`` (what closes the loop: using a lesson
+   is what confirms it, provisional or not);
+3. report with markers (``CHECKPOINT:``, ``DECISION:``, ``FILE:``, ``RESULT:``, ``STATE: DONE``)
    and say in plain sentences what it learned — the lines forge mines from the transcript;
-5. print a handoff between ``BEGIN HANDOFF`` / ``END HANDOFF`` and exit 0 (non-zero = failed).
+4. print a handoff between ``BEGIN HANDOFF`` / ``END HANDOFF`` and exit 0 (non-zero = failed).
+
+Like Claude Code or Codex, it never calls ``swarmq lookup``: nothing in the loop depends on it.
 
 The work itself is scripted: each scenario below matches words of the mission objective.
 ``EXAMPLE_AGENT_EXIT=N`` makes it fail with exit status N after reporting (to see a failure).
@@ -17,10 +19,8 @@ The work itself is scripted: each scenario below matches words of the mission ob
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,29 +127,6 @@ def acknowledge(prompt: str) -> list[tuple[str, str]]:
     return [(entry_id, lesson) for entry_id, lesson in shown]
 
 
-def lookup(query: str, session: str) -> list[str]:
-    """``swarmq lookup``: what the flywheel already holds on the topic (cited as retrieved);
-    the titles found."""
-    argv = [
-        sys.executable,
-        "-m",
-        "swarmq.cli",
-        "lookup",
-        query,
-        "--limit",
-        "5",
-        "--session",
-        session,
-        "--json",
-    ]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-        results = json.loads(done.stdout).get("results", []) if done.returncode == 0 else []
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        return []
-    return [str(r.get("title") or r.get("path")) for r in results]
-
-
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: example_agent.py PROMPT_FILE", file=sys.stderr)
@@ -157,13 +134,9 @@ def main(argv: list[str]) -> int:
     prompt = Path(argv[1]).read_text(encoding="utf-8")
     objective = section(prompt, "Objective")
     scenario = pick(objective)
-    session = os.environ.get("SWARMQ_MISSION_ID", "example-agent")
     say()
     mark("CHECKPOINT: read the mission, its memory and the knowledge directives")
     applied = acknowledge(prompt)
-    found = lookup(objective[:200], session)
-    if found:  # counted, not quoted: quoting them would make forge mine them a second time
-        mark(f"CHECKPOINT: looked up {len(found)} related entries with swarmq lookup")
     for step in scenario.steps:
         mark(f"CHECKPOINT: {step}")
     for path in scenario.files:

@@ -7,15 +7,16 @@ What it does, in order (each step is the product's own code path, nothing is fak
 2. ``swarmq up``'s supervisor starts two workers (tmux sessions when tmux exists) and a beat;
 3. missions 1 and 2 run in parallel on the two workers with the bundled EXAMPLE agent
    (``swarmq/demo/example_agent.py``); their transcripts go to ``forge.extract``;
-4. ``forge.close_loop`` ingests the forged lessons into the AgentOps pool;
-5. mission 3's agent looks the topic up (``swarmq lookup`` cites the pool candidates it finds)
-   and teaches one more lesson; the next close loop promotes the cited candidates to learnings
-   and publishes them as swarm-tier knowledge entries;
-6. mission 4 gets those entries injected into its prompt and acknowledges them
-   (``KNOWLEDGE_APPLIED``); a last close loop measures the flywheel.
+4. ``forge.close_loop`` ingests the forged lessons into the AgentOps pool and publishes the
+   high-confidence ones to the knowledge store, marked provisional;
+5. mission 3 gets them injected into its prompt, applies them (``KNOWLEDGE_APPLIED``, which
+   confirms them) and teaches one more lesson; the next close loop promotes the confirmed
+   candidates to learnings (a session other than their own confirmed them, so they need not
+   wait 24 hours) and their knowledge entries lose the provisional mark;
+6. mission 4 gets those entries injected and acknowledges them, which reaches the learnings as
+   feedback; a last close loop measures the flywheel.
 
-The only departure from the defaults: the roster sets ``flywheel.promotion_age_hours: 0`` so
-a lesson does not wait the usual 24 hours before it can be promoted.
+Every flywheel setting is the default: nothing is looked up, no gate is opened.
 """
 
 from __future__ import annotations
@@ -66,7 +67,6 @@ def write_config(workspace: Path, swarm: str, port: int) -> Path:
             )
         },
         "redis_url": f"redis://127.0.0.1:{port}/0",
-        "flywheel": {"promotion_age_hours": 0},
         "workers": [
             {"id": "ada", "name": "Ada (example agent)", **worker},
             {"id": "grace", "name": "Grace (example agent)", **worker},
@@ -75,7 +75,7 @@ def write_config(workspace: Path, swarm: str, port: int) -> Path:
     path = workspace / "swarm.yaml"
     header = (
         "# Written by `swarmq demo`: a scratch swarm with the bundled EXAMPLE agent.\n"
-        "# promotion_age_hours: 0 lets a lesson be promoted at once (default 24 h).\n"
+        "# Every flywheel setting is the default.\n"
     )
     path.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path

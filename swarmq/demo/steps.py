@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from swarmq.workers.launcher import Supervisor
 
 SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
+PUBLISHED = {"added", "reinforced", "provisional", "confirmed"}
+"""Knowledge outcomes of a close loop that leave a lesson injectable."""
 FLYWHEEL_KEYS = (
     "sigma",
     "rho",
@@ -100,8 +102,8 @@ class DemoSwarm:
         self._close_loop("ingest missions 1-2")
         third = self._missions(MISSIONS[2:3])
         self._forged(third)
-        closed = self._close_loop("promote what mission 3 looked up")
-        if not self.report.published:
+        closed = self._close_loop("promote what mission 3 applied")
+        if not self.report.promoted or not self.report.published:
             raise DemoError(
                 f"nothing was promoted into the knowledge store (held: {closed['held']}); "
                 f"see {layout.root / 'pool'}"
@@ -180,7 +182,13 @@ class DemoSwarm:
         ingest = result["ingest"]
         self.report.pooled += int(ingest["added"])
         self.report.promoted += [p["artifact_path"] for p in result["promoted"]]
-        self.report.published += [k["entry_id"] for k in result["knowledge"] if k.get("entry_id")]
+        self.report.published += [
+            k["entry_id"]
+            for k in result["knowledge"]
+            if k.get("entry_id")
+            and k.get("outcome") in PUBLISHED
+            and k["entry_id"] not in self.report.published
+        ]
         self.say(
             f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
             f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}"

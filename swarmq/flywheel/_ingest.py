@@ -5,13 +5,18 @@ Every ``# Learning:`` block of ``.agents/knowledge/pending/*.md`` (and legacy ca
 candidate with its id exists anywhere in the pool (``skipped_existing``) or its body is already
 promoted (a ``skip`` chain event). Files ingested without error move to
 ``.agents/knowledge/processed/``; a file that could not be read stays where it is.
+
+Each candidate's failure signature (its block's ``**Signature**:`` line, else read from its
+body; ``""`` when it has none) is kept in its ``metadata`` as ``failure_signature``: a later
+session's recurrence of that failure is what confirms it.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ from swarmq.flywheel._pending import (
     session_hint,
 )
 from swarmq.flywheel._scoring import infer_type, score_block
-from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.content import canonical_content_body, content_hash
 from swarmq.flywheel.model import ZERO_TIME, parse_time, rfc3339, tier_config
 from swarmq.flywheel.pool import Pool
 from swarmq.flywheel.promoted import PromotedIndex, markdown_files
@@ -67,7 +72,13 @@ def pending_files(layout: AgentsLayout) -> list[Path]:
 
 
 def build_candidate(
-    block: LearningBlock, path: Path, when: datetime, hint: str
+    block: LearningBlock,
+    path: Path,
+    when: datetime,
+    hint: str,
+    *,
+    signer: Callable[[str], str | None] | None = None,
+    now: datetime | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pool candidate and scoring result for one block (AgentOps field order)."""
     body = block.body.strip()
@@ -88,6 +99,11 @@ def build_candidate(
         metadata["knowledge_class"] = fields["class"]
     if fields.get("line", "").isdigit():
         metadata["source_line"] = int(fields["line"])
+    signature = fields.get("signature") or (
+        signer(canonical_content_body(body)) if signer is not None else None
+    )
+    if signer is not None or signature:
+        metadata["failure_signature"] = signature or ""
     candidate: dict[str, Any] = {
         "id": candidate_id(path, hint, block),
         "type": ktype.value,
@@ -117,7 +133,7 @@ def build_candidate(
         "tier_assignment": score.tier.value,
         "rubric": score.rubric.as_dict(),
         "gate_required": score.gate_required,
-        "scored_at": rfc3339(),
+        "scored_at": rfc3339(now),
     }
     return candidate, scoring
 
@@ -129,9 +145,13 @@ def ingest_pending(
     files: list[Path] | None = None,
     promoted: PromotedIndex | None = None,
     dry_run: bool = False,
+    now: datetime | None = None,
+    signer: Callable[[str], str | None] | None = None,
 ) -> IngestResult:
-    """Ingest pending files into the pool under the knowledge and pool store locks."""
+    """Ingest pending files into the pool under the knowledge and pool store locks; ``signer``
+    gives each candidate its failure signature, ``now`` stamps the scoring."""
     result = IngestResult()
+    now = now or datetime.now(UTC)
     pool = Pool(layout)
     promoted = promoted or PromotedIndex(layout)
     with locks.hold(layout.knowledge_lock) as klease, locks.hold(layout.pool_lock) as please:
@@ -145,7 +165,9 @@ def ingest_pending(
                 result.errors += 1
                 result.problems.append(f"{path}: cannot read ({exc}); left in place")
                 continue
-            failed = _ingest_file(pool, promoted, path, text, result, please, dry_run)
+            failed = _ingest_file(
+                pool, promoted, path, text, result, please, dry_run, signer=signer, now=now
+            )
             pool.flush(please)  # the candidates are durable and logged before the input moves
             if not failed and not dry_run:
                 _file_processed(layout, path, text, klease)
@@ -160,6 +182,9 @@ def _ingest_file(
     result: IngestResult,
     lease: Lease | None,
     dry_run: bool,
+    *,
+    signer: Callable[[str], str | None] | None,
+    now: datetime,
 ) -> bool:
     """Add the file's blocks; ``True`` when an add failed (the file then stays pending)."""
     when = file_date(text, path)
@@ -171,7 +196,7 @@ def _ingest_file(
         if is_malformed(block):
             result.skipped_malformed += 1
             continue
-        candidate, scoring = build_candidate(block, path, when, hint)
+        candidate, scoring = build_candidate(block, path, when, hint, signer=signer, now=now)
         ident = candidate["id"]
         if pool.exists(ident):
             result.skipped_existing += 1

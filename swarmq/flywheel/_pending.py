@@ -41,6 +41,7 @@ _FIELDS = {
         "timestamp": "Timestamp",
         "class": "Class",
         "line": "Line",
+        "signature": "Signature",
     }.items()
 }
 

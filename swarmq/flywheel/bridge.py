@@ -13,16 +13,24 @@ code such as `` `pytest -x` `` is normal in a technical lesson, real dangerous c
 refused), and the promotion is recorded as what it is, a confirmation: a phase confirmation for
 the project's current phase (``0`` when no plan tracks phases), which reinforces a near-duplicate
 lesson already in the store. Tags are de-duplicated, in order.
+
+A high-confidence candidate is published before it graduates, **provisionally**
+(:func:`publish_provisional`): tagged ``provisional`` (the directives block marks it so), its
+``source_refs`` naming its pool file, and not confirmed. What follows decides: when the candidate
+graduates, :func:`confirm_provisional` drops the tag, points ``source_refs`` at the artifact
+and records the confirmation; when it is refuted or nobody confirms it in time,
+:func:`retire_provisional` archives the entry (restorable; the candidate stays in the pool).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from swarmq.flywheel.content import canonical_content_body
+from swarmq.knowledge.render import PROVISIONAL_TAG
 
 MAX_LESSON_CHARS = 280
 
@@ -41,8 +49,30 @@ CATEGORY_BY_TYPE = {
 }
 
 
+class LessonTier(Protocol):
+    """What the swarm tier offers (``TierStore``): read, change and confirm one entry."""
+
+    def get(self, entry_id: str) -> Any: ...
+
+    def update(
+        self,
+        entry_id: str,
+        updates: Mapping[str, Any],
+        *,
+        remove: Iterable[str] = ...,
+        expected_revision: int | None = ...,
+    ) -> Any: ...
+
+    def reinforce(self, entry_id: str, phase: int, *, project_name: str | None = ...) -> Any: ...
+
+    def now(self) -> str: ...
+
+
 class LessonSink(Protocol):
-    """What the knowledge store offers (``KnowledgeStore.add_lesson``)."""
+    """What the knowledge store offers (``KnowledgeStore.add_lesson`` and its swarm tier)."""
+
+    @property
+    def swarm(self) -> LessonTier: ...
 
     def add_lesson(
         self,
@@ -114,17 +144,27 @@ def unique_tags(tags: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
 
 
+PROVISIONAL_ENTRY = "provisional_entry_id"
+"""The candidate ``metadata`` key naming its provisional knowledge entry."""
+
+
+def _metadata(candidate: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = candidate.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def publish(
     sink: LessonSink,
     artifact_path: str,
     candidate: dict[str, Any],
     *,
     validation_mode: str = DEFAULT_VALIDATION,
+    provisional: bool = False,
 ) -> BridgeOutcome:
-    """Add one promoted learning to the swarm tier, confirmed in the current phase;
-    exceptions become a ``failed`` outcome."""
-    metadata = candidate.get("metadata") if isinstance(candidate.get("metadata"), dict) else {}
-    kclass = metadata.get("knowledge_class") if isinstance(metadata, dict) else None
+    """Add one promoted learning to the swarm tier, confirmed in the current phase, or with
+    ``provisional`` a candidate not yet confirmed (tagged, no confirmation, ``artifact_path``
+    its pool file); exceptions become a ``failed`` outcome."""
+    kclass = _metadata(candidate).get("knowledge_class")
     ktype = str(candidate.get("type") or "learning")
     lesson = condense(str(candidate.get("content") or ""))
     if len(lesson) < 15:
@@ -132,23 +172,92 @@ def publish(
     tags = ["agentops", ktype, str(candidate.get("tier") or "")] + ([str(kclass)] if kclass else [])
     confidence = candidate.get("confidence")
     try:
-        phase = sink.current_phase()
+        phase = None if provisional else sink.current_phase()
         result = sink.add_lesson(
             lesson,
             category=category_for(ktype, str(kclass) if kclass else None),
-            tags=unique_tags(tags),
-            confidence=float(confidence) if isinstance(confidence, int | float) else None,
+            tags=unique_tags([*tags, PROVISIONAL_TAG] if provisional else tags),
+            confidence=(
+                float(confidence)
+                if isinstance(confidence, int | float) and not provisional
+                else None
+            ),
             auto_generated=True,
             source_refs=[artifact_path],
-            phase=NO_PLAN_PHASE if phase is None else phase,
+            phase=None if provisional else (NO_PLAN_PHASE if phase is None else phase),
             validation_mode=validation_mode,
         )
     except Exception as exc:  # the store's errors must not undo a promotion that already landed
         return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")
     entry = getattr(result, "entry", None)
+    outcome = str(getattr(result, "outcome", "added"))
     return BridgeOutcome(
         artifact_path,
-        str(getattr(result, "outcome", "added")),
+        PROVISIONAL_TAG if provisional and outcome == "added" else outcome,
         getattr(result, "reason", None),
         getattr(entry, "id", None),
     )
+
+
+def publish_provisional(
+    sink: LessonSink,
+    pool_ref: str,
+    candidate: dict[str, Any],
+    *,
+    validation_mode: str = DEFAULT_VALIDATION,
+) -> BridgeOutcome:
+    """Publish a candidate before it graduates, marked provisional (outcome ``provisional``;
+    ``duplicate`` when the store already holds the lesson, ``rejected`` when it refuses it)."""
+    return publish(sink, pool_ref, candidate, validation_mode=validation_mode, provisional=True)
+
+
+def _live_provisional(sink: LessonSink, entry_id: str) -> Any:
+    entry = sink.swarm.get(entry_id)
+    if entry is None or not entry.is_active or PROVISIONAL_TAG not in entry.tags:
+        return None
+    return entry
+
+
+def confirm_provisional(
+    sink: LessonSink,
+    artifact_path: str,
+    candidate: dict[str, Any],
+    *,
+    validation_mode: str = DEFAULT_VALIDATION,
+) -> BridgeOutcome:
+    """The candidate graduated: its provisional entry (when it still stands) keeps its id,
+    loses the mark, names the artifact and is confirmed in the current phase; otherwise the
+    learning is published as any promotion is."""
+    entry_id = _metadata(candidate).get(PROVISIONAL_ENTRY)
+    try:
+        entry = _live_provisional(sink, str(entry_id)) if entry_id else None
+        if entry is None:
+            return publish(sink, artifact_path, candidate, validation_mode=validation_mode)
+        tags = [t for t in entry.tags if t != PROVISIONAL_TAG]
+        sink.swarm.update(entry.id, {"tags": tags, "source_refs": [artifact_path]})
+        phase = sink.current_phase()
+        sink.swarm.reinforce(entry.id, NO_PLAN_PHASE if phase is None else phase)
+    except Exception as exc:  # the promotion already landed; report, never undo it
+        return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")
+    return BridgeOutcome(artifact_path, "confirmed", None, entry.id)
+
+
+def retire_provisional(sink: LessonSink, entry_id: str, reason: str) -> BridgeOutcome:
+    """Archive a provisional entry nobody confirmed (``archived`` restores it); an entry
+    already gone, inactive or confirmed meanwhile is left as it is (``skipped``)."""
+    try:
+        entry = _live_provisional(sink, entry_id)
+        if entry is None:
+            return BridgeOutcome("", "skipped", "no longer a live provisional entry", entry_id)
+        sink.swarm.update(
+            entry.id,
+            {
+                "status": "archived",
+                "updated_at": sink.swarm.now(),
+                "pre_archive_status": entry.status,
+                "retired_reason": reason,
+            },
+        )
+    except Exception as exc:
+        return BridgeOutcome("", "failed", f"{type(exc).__name__}: {exc}", entry_id)
+    return BridgeOutcome("", "retired", reason, entry_id)

@@ -1,9 +1,13 @@
 """``.agents/ao/citations.jsonl``: every time a learning or candidate is surfaced or used.
 
-One JSON object per line in AgentOps' field order, appended under the citations lock by lookups
-and injections. Paths may be absolute or relative to the project root; a pool candidate cited
-as ``.agents/pool/pending/<id>.json`` counts under its id in whatever pool directory it is now.
-The file only grows, so it is streamed, never loaded whole.
+One JSON object per line in AgentOps' field order, appended under the citations lock by lookups,
+acknowledgements and recurrences. Paths may be absolute or relative to the project root; a pool
+candidate cited as ``.agents/pool/pending/<id>.json`` counts under its id in whatever pool
+directory it is now. The file only grows, so it is streamed, never loaded whole.
+
+Being shown is not being confirmed: a ``retrieved`` citation (a lookup, an injection) is
+exposure. Only a confirming citation (:attr:`CitationType.CONFIRMING`: applied, helpful, used,
+or a ``reference`` such as a recurrence of the candidate's failure) counts toward promotion.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class CitationType:
     """Types that are feedback: the reward they carry into the utility update."""
     EVIDENCE = frozenset({HELPFUL, USED, APPLIED, REFERENCE})
     """Evidence-backed use (match confidence ≥ 0.7) for ρ."""
+    CONFIRMING = EVIDENCE
+    """Types that confirm a candidate (the promotion gate counts only these)."""
 
 
 _POOL_PATH = re.compile(
@@ -81,6 +87,7 @@ def citation_event(
     query: str | None = None,
     cited_by_agent_id: str | None = None,
     match_confidence: float | None = None,
+    match_provenance: str | None = None,
     feedback_reward: float | None = None,
     when: datetime | None = None,
 ) -> dict[str, Any]:
@@ -96,6 +103,8 @@ def citation_event(
         event["query"] = query
     if match_confidence:
         event["match_confidence"] = match_confidence
+    if match_provenance:
+        event["match_provenance"] = match_provenance
     if feedback_reward is not None:
         event["feedback_reward"] = feedback_reward
     event["feedback_at"] = ZERO_TIME
@@ -156,15 +165,23 @@ def iter_citations(layout: AgentsLayout, *, corrupt: list[int] | None = None) ->
 @dataclass
 class CitationStats:
     counts: Counter[str] = field(default_factory=Counter)
+    """Every citation, exposure included."""
     negative: Counter[str] = field(default_factory=Counter)
     """Harmful and refuted citations (they do not prove usefulness)."""
+    confirming: Counter[str] = field(default_factory=Counter)
+    """Confirming citations (:attr:`CitationType.CONFIRMING`)."""
+    confirming_sessions: dict[str, set[str]] = field(default_factory=dict)
+    """The sessions each artifact's confirmations came from."""
     last_cited: dict[str, datetime] = field(default_factory=dict)
     total: int = 0
     corrupt: list[int] = field(default_factory=list)
 
     def useful(self, key: str) -> int:
-        """Citations that count toward the promotion gate (all but harmful and refuted)."""
-        return self.counts[key] - self.negative[key]
+        """Citations that count toward the promotion gate: confirmations, never a retrieval."""
+        return self.confirming[key]
+
+    def sessions(self, key: str) -> set[str]:
+        return self.confirming_sessions.get(key, set())
 
 
 def citation_stats(layout: AgentsLayout, *, since: datetime | None = None) -> CitationStats:
@@ -178,6 +195,9 @@ def citation_stats(layout: AgentsLayout, *, since: datetime | None = None) -> Ci
         stats.counts[citation.key] += 1
         if citation.citation_type in (CitationType.HARMFUL, CitationType.REFUTED):
             stats.negative[citation.key] += 1
+        elif citation.citation_type in CitationType.CONFIRMING:
+            stats.confirming[citation.key] += 1
+            stats.confirming_sessions.setdefault(citation.key, set()).add(citation.session_id)
         if when is not None and (
             citation.key not in stats.last_cited or when > stats.last_cited[citation.key]
         ):

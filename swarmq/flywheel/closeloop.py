@@ -2,11 +2,18 @@
 
 1. **Ingest** pending Markdown into the pool, scored and tiered.
 2. **Feedback**: citations that judge an artifact move its utility (each applied once).
-3. **Promote**: discard-tier candidates are rejected (kept for audit); candidates that pass the
+3. **Confirm**: a candidate whose failure recurred in another session is cited as confirmed
+   (:func:`swarmq.flywheel.confirm.confirm_recurrences`).
+4. **Promote**: discard-tier candidates are rejected (kept for audit); candidates that pass the
    gates are staged and graduate to learnings or patterns, deduplicated by content hash, and
-   (when a knowledge store is wired in) become swarm-tier entries.
-4. **Mature**: learnings expire, decay, change maturity, or are evicted to the archive.
-5. **Measure**: σ, ρ, δ, escape velocity, golden signals; today's baseline is kept.
+   (when a knowledge store is wired in) become swarm-tier entries — a provisional entry of the
+   candidate is confirmed in place.
+5. **Provisional**: high-confidence candidates not yet confirmed are published to the knowledge
+   store marked provisional; those refuted or unconfirmed for ``provisional_days`` are retired.
+6. **Mature**: learnings expire, decay, change maturity, or are evicted to the archive.
+7. **Measure**: σ, ρ, δ, escape velocity, golden signals; today's baseline is kept.
+
+Every time-based rule reads ``now`` (the sessions' own clock when a replay gives one).
 
 Each step takes only the store locks it needs, in the documented order, so forge runs, lookups
 and CLI reviews can interleave with a long close loop.
@@ -32,16 +39,19 @@ from swarmq.flywheel._maturity import (
     transition_for,
     transition_text,
 )
+from swarmq.flywheel._provisional import provisional_pass
 from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
-from swarmq.flywheel.bridge import LessonSink, publish
-from swarmq.flywheel.citations import CitationStats, citation_stats, pool_key
+from swarmq.flywheel.bridge import PROVISIONAL_ENTRY, LessonSink, confirm_provisional
+from swarmq.flywheel.citations import CitationStats, citation_stats
 from swarmq.flywheel.config import FlywheelConfig
+from swarmq.flywheel.confirm import Signer, confirm_recurrences
 from swarmq.flywheel.metrics import compute_metrics, write_baseline
 from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier
 from swarmq.flywheel.pool import CandidateConflict, Pool, PoolError
 from swarmq.flywheel.promoted import PromotedIndex
-from swarmq.flywheel.promotion import Promotion, promote, promotion_gate
+from swarmq.flywheel.promotion import Promotion, gate_for, promote
 from swarmq.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
+from swarmq.knowledge.signature import failure_signature
 from swarmq.storage.locking import Lease, StoreLocks
 
 
@@ -69,10 +79,14 @@ class CloseLoopResult:
     """What forging AgentOps' session-close queue added first (empty when the caller did not)."""
     ingest: dict[str, Any] = field(default_factory=dict)
     feedback: dict[str, Any] = field(default_factory=dict)
+    recurrences: list[dict[str, Any]] = field(default_factory=list)
+    """Confirmations by a failure seen again in another session (citation lines)."""
     rejected_discard: int = 0
     promoted: list[Promotion] = field(default_factory=list)
     held: Counter[str] = field(default_factory=Counter)
     knowledge: list[dict[str, Any]] = field(default_factory=list)
+    """Knowledge-store outcomes: promotions published or confirmed, provisional entries added
+    or retired."""
     maturity: MaturityResult = field(default_factory=MaturityResult)
     metrics: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
@@ -84,6 +98,10 @@ class CloseLoopResult:
             "queue": self.queue,
             "ingest": self.ingest,
             "feedback": self.feedback,
+            "recurrences": [
+                {k: r.get(k) for k in ("artifact_path", "session_id", "query")}
+                for r in self.recurrences
+            ],
             "rejected_discard": self.rejected_discard,
             "promoted": [p.as_dict() for p in self.promoted],
             "held": dict(self.held),
@@ -160,7 +178,7 @@ def promote_eligible(
                     result.rejected_discard += 1
                     changed += 1
                 else:
-                    gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, rules)
+                    gate = gate_for(entry, stats, now, rules)
                     if not gate.passed:
                         result.held[_held_reason(gate.reason)] += 1
                         continue
@@ -276,28 +294,36 @@ def close_loop(
     sink: LessonSink | None = None,
     now: datetime | None = None,
     baseline: bool = True,
+    signer: Signer = failure_signature,
 ) -> CloseLoopResult:
+    """One pass; ``now`` is the clock every gate reads (the sessions' own in a replay)."""
     config = config or FlywheelConfig()
     now = now or datetime.now(UTC)
     started = time.monotonic()
     result = CloseLoopResult()
-    ingest = ingest_pending(layout, locks)
+    ingest = ingest_pending(layout, locks, now=now, signer=signer)
     result.ingest = ingest.as_dict()
     result.problems += ingest.problems
     result.feedback = apply_feedback(layout, locks, now=now).as_dict()
+    result.recurrences = confirm_recurrences(layout, locks, signer=signer)
     stats = citation_stats(layout)  # one pass over citations.jsonl for the gates and eviction
     promote_eligible(layout, locks, config, result, now=now, stats=stats)
-    if sink is not None and config.knowledge_bridge:
+    bridge = sink is not None and config.knowledge_bridge
+    if sink is not None and bridge:
         for promotion in result.promoted:
-            if not promotion.deduplicated:
+            if not promotion.deduplicated or _provisional_id(promotion):
                 result.knowledge.append(
-                    publish(
+                    confirm_provisional(
                         sink,
                         promotion.artifact_path,
                         promotion.candidate,
                         validation_mode=config.knowledge_bridge_validation.value,
                     ).as_dict()
                 )
+        if config.provisional:
+            result.knowledge += provisional_pass(
+                layout, locks, config, sink, stats, now=now, signer=signer
+            )
     result.maturity = mature(layout, locks, config, now=now, stats=stats)
     result.metrics = compute_metrics(
         layout, now=now, days=config.metrics_days, stale_days=config.stale_days
@@ -306,6 +332,11 @@ def close_loop(
         result.baseline = str(write_baseline(layout, locks, result.metrics))
     result.seconds = time.monotonic() - started
     return result
+
+
+def _provisional_id(promotion: Promotion) -> bool:
+    metadata = promotion.candidate.get("metadata")
+    return isinstance(metadata, dict) and bool(metadata.get(PROVISIONAL_ENTRY))
 
 
 def promote_candidate(
@@ -332,7 +363,7 @@ def promote_candidate(
                 f"{candidate_id}: a {entry.status.value} candidate cannot be promoted"
             )
         if not force:
-            gate = promotion_gate(entry, stats.useful(pool_key(entry.id)), now, config.gate_rules())
+            gate = gate_for(entry, stats, now, config.gate_rules())
             if not gate.passed:
                 raise CandidateConflict(
                     f"{candidate_id}: held by the promotion gate ({gate.reason}); use --force to override"

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from swarmq.flywheel.model import QualityTier
 from swarmq.knowledge.config import ValidationMode
 
 
@@ -25,11 +26,24 @@ class FlywheelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     promotion_age_hours: Annotated[float, Field(ge=0)] = 24.0
-    """A candidate must be older than this to graduate (keeps one session's noise out)."""
+    """A candidate must be older than this to graduate (keeps one session's noise out), unless
+    a session other than its own confirmed it: that is the proof the wait stands in for."""
     min_citations: Annotated[int, Field(ge=0)] = 1
-    """Citations any candidate needs: proof that a later session found it useful."""
+    """Confirmations any candidate needs: an acknowledgement, a recurrence of its failure, a
+    helpful or applied citation. A retrieval (``lookup``, an injection) is exposure and does
+    not count."""
     bronze_min_citations: Annotated[int, Field(ge=0)] = 3
-    """Citations a bronze candidate needs (gold and silver need only ``min_citations``)."""
+    """Confirmations a bronze candidate needs (gold and silver need only ``min_citations``)."""
+    provisional: bool = True
+    """Publish high-confidence candidates to the knowledge store at once, marked provisional,
+    so the next session can use (and so confirm) them before they graduate."""
+    provisional_min_tier: QualityTier = QualityTier.SILVER
+    """The tier a candidate needs to be shown provisionally, and then only a high-confidence
+    one: gold, or extracted with high confidence (a stated lesson, a root cause), or carrying a
+    failure signature (a failing call and its fix, recalled when that failure happens)."""
+    provisional_days: Annotated[float, Field(gt=0)] = 14.0
+    """A provisional lesson nobody confirmed within this many days (on the sessions' clock) is
+    retired from the knowledge store; its candidate stays in the pool and can still graduate."""
     reject_discard: bool = True
     """Move discard-tier candidates to ``pool/rejected`` (kept for audit) during the close loop."""
     decay_confidence: bool = True

@@ -1,8 +1,9 @@
 """Promotion: the gates a candidate must pass, and graduating it to a learning or pattern.
 
-Gates (all must hold): older than ``promotion_age_hours`` (24 h), cited at least
-``min_citations`` times (once), tier gold or silver, or bronze with ``bronze_min_citations``
-(3) citations; discard never graduates. Promotion writes ``<YYYY-MM-DD>-<id>.md`` into
+Gates (all must hold): older than ``promotion_age_hours`` (24 h) or confirmed by a session
+other than its own, confirmed at least ``min_citations`` times (once; a retrieval is exposure,
+not a confirmation), tier gold or silver, or bronze with ``bronze_min_citations`` (3)
+confirmations; discard never graduates. Promotion writes ``<YYYY-MM-DD>-<id>.md`` into
 ``.agents/patterns/`` (decisions) or ``.agents/learnings/`` (everything else) unless the body's
 content hash is already promoted or archived, in which case the existing artifact stands. Either
 way the pool file goes and a ``promote`` chain event records where the knowledge now lives.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.flywheel.artifacts import render_artifact
+from swarmq.flywheel.citations import CitationStats, pool_key
 from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.model import KnowledgeType, PoolStatus, QualityTier
@@ -36,17 +38,48 @@ AGENTOPS_RULES = GateRules()
 """AgentOps' gates (``flywheel:`` defaults)."""
 
 
-def promotion_gate(
-    entry: PoolEntry, citations: int, now: datetime, rules: GateRules = AGENTOPS_RULES
+def source_session(entry: PoolEntry) -> str:
+    """The session the candidate was learned in (``""`` when unknown)."""
+    source = entry.candidate.get("source")
+    return str(source.get("session_id") or "") if isinstance(source, dict) else ""
+
+
+def confirmed_elsewhere(entry: PoolEntry, stats: CitationStats) -> bool:
+    """Whether a session other than the candidate's own confirmed it."""
+    return bool(stats.sessions(pool_key(entry.id)) - {source_session(entry), ""})
+
+
+def gate_for(
+    entry: PoolEntry, stats: CitationStats, now: datetime, rules: GateRules = AGENTOPS_RULES
 ) -> GateDecision:
-    """Whether ``entry`` may graduate now, and why (not)."""
+    """:func:`promotion_gate` with the candidate's confirmations counted from ``stats``."""
+    return promotion_gate(
+        entry,
+        stats.useful(pool_key(entry.id)),
+        now,
+        rules,
+        elsewhere=confirmed_elsewhere(entry, stats),
+    )
+
+
+def promotion_gate(
+    entry: PoolEntry,
+    citations: int,
+    now: datetime,
+    rules: GateRules = AGENTOPS_RULES,
+    *,
+    elsewhere: bool = False,
+) -> GateDecision:
+    """Whether ``entry`` may graduate now, and why (not). ``citations`` counts confirmations;
+    ``elsewhere`` says one came from a session other than the candidate's own, which is what the
+    age gate waits for (one session's noise cannot confirm itself)."""
     if entry.status is PoolStatus.REJECTED:
         return GateDecision(False, "rejected")
     tier = entry.tier
     if tier not in (QualityTier.GOLD, QualityTier.SILVER, QualityTier.BRONZE):
         return GateDecision(False, f"tier {tier} never graduates")
     age = entry.age_hours(now)
-    if age <= rules.promotion_age_hours:
+    if age <= rules.promotion_age_hours and not (elsewhere and citations >= rules.min_citations):
         return GateDecision(False, f"age {age:.1f} h is not over {rules.promotion_age_hours:g} h")
     if citations < rules.min_citations:
         return GateDecision(False, f"cited {citations} times; needs {rules.min_citations}")

@@ -70,6 +70,11 @@ class AgentsLayout:
         return self.root / "ao" / "feedback.jsonl"
 
     @property
+    def failures(self) -> Path:
+        """swarmq's log of failure signatures observed per session (recurrence confirms)."""
+        return self.root / "ao" / "failures.jsonl"
+
+    @property
     def feedback_cursor(self) -> Path:
         return self.root / "ao" / "feedback-cursor.json"
 

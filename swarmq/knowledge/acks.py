@@ -7,7 +7,9 @@ when unknown, conflicting or late); only a newly committed terminal changes coun
 
 ``applied`` is also a confirmation (being shown is not): a swarm entry gets a phase
 confirmation for the trace's phase (reinforcement rules), a hive entry this project's
-encounter (opencode-swarm's weighted arithmetic, once per project).
+encounter (opencode-swarm's weighted arithmetic, once per project). A committed result carries
+the entry as changed and the trace's session, so the flywheel can feed an acknowledgement of a
+lesson it produced back to that lesson (``swarmq.flywheel.confirm.record_acknowledgements``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ class AckResult:
     status: str
     """``committed``, ``duplicate`` or ``rejected``."""
     detail: str | None = None
+    entry: Entry | None = None
+    """The entry as the committed acknowledgement left it (``None`` otherwise)."""
+    session_id: str | None = None
+    """The session the acknowledged trace was injected in, when it named one."""
+    agent: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -101,11 +108,24 @@ def acknowledge(
             tiers = trace.get("tiers", {})
             store = knowledge.tier(str(tiers.get(marker.entry_id, "swarm")))
             phase = trace.get("phase")
-            if not _apply(
+            changed = _apply(
                 store, marker, phase if isinstance(phase, int) else None, knowledge.project_name
-            ):
+            )
+            if not changed:
                 results.append(AckResult(marker, "committed", "entry no longer in the store"))
                 continue
+            session = trace.get("session_id")
+            results.append(
+                AckResult(
+                    marker,
+                    "committed",
+                    verdict.reason,
+                    changed,
+                    session if isinstance(session, str) and session else None,
+                    agent,
+                )
+            )
+            continue
         results.append(AckResult(marker, verdict.status, verdict.reason))
     return results
 

@@ -4,7 +4,8 @@ Budget regimes follow opencode-swarm's context headroom rule: more than 60 % of 
 free → the full budget; 20–60 % → half the entries and half the characters; 5–20 % → a
 quarter; under 5 % → nothing is injected. The block is opencode-swarm's YAML-ish record list,
 with the retrieval trace id the acknowledgement markers must quote; whole records are dropped
-from the end until it fits the character budget.
+from the end until it fits the character budget. An entry tagged ``provisional`` (a lesson the
+flywheel published before anything confirmed it) says so in its record.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ Regime = Literal["full", "half", "quarter", "skipped"]
 OPEN_TAG = "<swarm_knowledge_directives>"
 CLOSE_TAG = "</swarm_knowledge_directives>"
 ACK_HINT = "ack: KNOWLEDGE_APPLIED|N_A|IGNORED|CONTRADICTED|VIOLATED:<trace_id>:<id> [reason=...]"
+PROVISIONAL_TAG = "provisional"
+PROVISIONAL_LINE = "  provisional: not yet confirmed by use"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,7 @@ def directive_record(ranked: Ranked, max_display: int) -> list[str]:
         f"- id: {entry.id}",
         f"  confidence: {to_fixed2(entry.confidence)}",
         f"  priority: {entry.priority}",
+        *([PROVISIONAL_LINE] if PROVISIONAL_TAG in entry.tags else []),
         f"  lesson: {clip(sanitize(entry.lesson), max_display)}",
     ]
     for label, key in (

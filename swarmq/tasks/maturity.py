@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.maintenance import sweep
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
@@ -22,6 +21,7 @@ from swarmq.names import (
     MATURITY_KNOWLEDGE_RESTORE,
     MATURITY_SWEEP,
 )
+from swarmq.wiring.flywheel import acknowledge_with_feedback
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask
@@ -110,6 +110,14 @@ def knowledge_restore(self: SwarmTask, entry_id: str, revalidate: bool = False) 
 def knowledge_ack(
     self: SwarmTask, text: str, agent: str | None = None, source: str = "architect_marker"
 ) -> dict[str, Any]:
-    """Commit the acknowledgement markers found in an agent's output."""
-    results = acknowledge(knowledge_for(self), text, source=source, agent=agent)
+    """Commit the acknowledgement markers found in an agent's output (those of flywheel
+    lessons are fed back to the lessons as citations)."""
+    results = acknowledge_with_feedback(
+        self.roster,
+        self.cluster.locks,
+        text,
+        knowledge=knowledge_for(self),
+        source=source,
+        agent=agent,
+    )
     return {"results": [r.as_dict() for r in results]}

@@ -1,17 +1,23 @@
 """Builds forge and flywheel collaborators from a roster: the ``.agents`` layout, the optional
-LLM completer behind the ``forge`` quota, and the knowledge-store sink for promotions.
+LLM completer behind the ``forge`` quota, the knowledge-store sink for promotions, and the two
+ways an agent's own actions confirm knowledge (acknowledgements fed back to the lessons they
+name, failures observed per session).
 
-Shared by the Celery tasks and the CLI; imports no Celery.
+Shared by the Celery tasks, the mission runner, hooks and the CLI; imports no Celery.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 from swarmq.coord.cluster import Cluster
 from swarmq.flywheel.bridge import LessonSink
+from swarmq.flywheel.confirm import FailureObservation, record_acknowledgements, record_failure
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.knowledge.acks import AckResult, acknowledge
+from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, resolve_inside
@@ -44,6 +50,39 @@ def knowledge_sink(roster: Roster, locks: StoreLocks) -> LessonSink | None:
     if not roster.flywheel.knowledge_bridge or not roster.swarm_dir.is_dir():
         return None
     return knowledge_store(roster, locks)
+
+
+def acknowledge_with_feedback(
+    roster: Roster,
+    locks: StoreLocks,
+    text: str,
+    *,
+    knowledge: KnowledgeStore | None = None,
+    source: str = "architect_marker",
+    agent: str | None = None,
+) -> list[AckResult]:
+    """Commit the acknowledgement markers in ``text`` (``swarmq.knowledge.acks``), then feed
+    each new ``applied``/``contradicted`` one of a lesson the flywheel produced back to its
+    learning or pool candidate as a citation, so its utility, σ and ρ move at the next close
+    loop and a provisional lesson is confirmed (or retired)."""
+    knowledge = knowledge or knowledge_store(roster, locks)
+    results = acknowledge(knowledge, text, source=source, agent=agent)
+    record_acknowledgements(layout_for(roster), locks, results, when=knowledge.swarm.clock())
+    return results
+
+
+def observe_failure(
+    roster: Roster,
+    locks: StoreLocks,
+    text: str,
+    *,
+    session_id: str,
+    when: datetime | None = None,
+) -> FailureObservation | None:
+    """Note a failing call (command and error in ``text``) of ``session_id`` at ``when`` (the
+    session's clock): the next close loop confirms the lessons of that failure learned in
+    other sessions. ``None`` when the text holds no recognisable failure."""
+    return record_failure(layout_for(roster), locks, text, session_id=session_id, when=when)
 
 
 def transcript_path(roster: Roster, path: str) -> Path:

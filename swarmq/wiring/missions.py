@@ -13,12 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from swarmq.knowledge.acks import acknowledge
+from swarmq.flywheel.confirm import record_exposure
 from swarmq.knowledge.directives import prepare_directives
+from swarmq.knowledge.inject import Injection
 from swarmq.missions.claim import RunOutcome
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
+from swarmq.wiring.flywheel import acknowledge_with_feedback, layout_for
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.wiring.ledger import mission_runner
 
@@ -26,11 +28,12 @@ from swarmq.wiring.ledger import mission_runner
 class DeferredKnowledge:
     """The knowledge directives block for the prompt, built from a pure read; :meth:`record`
     (the runner's ``after_start``, once the agent runs) records what was shown like any
-    injection, so the ledger's fsync and not the knowledge record stands before ``exec``."""
+    injection, so the ledger's fsync and not the knowledge record stands before ``exec``; the
+    flywheel lessons shown are then cited as exposure (σ moves; nothing is confirmed)."""
 
     def __init__(self, roster: Roster, locks: StoreLocks, agent: str | None = None) -> None:
         self.roster, self.locks, self.agent = roster, locks, agent
-        self._pending: list[Callable[[], object]] = []
+        self._pending: list[Callable[[], Injection]] = []
 
     def __call__(self, query: str, budget: int) -> str:
         prepared = prepare_directives(
@@ -42,8 +45,9 @@ class DeferredKnowledge:
     def record(self) -> None:
         """Record every block handed out so far (each once; a failed one stays pending)."""
         while self._pending:
-            self._pending[0]()
+            injection = self._pending[0]()
             self._pending.pop(0)
+            record_exposure(layout_for(self.roster), self.locks, injection)
 
 
 def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
@@ -64,17 +68,13 @@ def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
 def acknowledge_transcript(
     roster: Roster, locks: StoreLocks, outcome: RunOutcome, *, agent: str | None
 ) -> None:
-    """Close the loop on the directives the agent acknowledged in its transcript, if any."""
+    """Close the loop on the directives the agent acknowledged in its transcript, if any (and
+    feed those of flywheel lessons back to the lessons)."""
     if not outcome.transcript:
         return
     markers = marker_lines(Path(outcome.transcript))
     if markers:
-        acknowledge(
-            knowledge_store(roster, locks),
-            markers,
-            source="mission_agent",
-            agent=agent,
-        )
+        acknowledge_with_feedback(roster, locks, markers, source="mission_agent", agent=agent)
 
 
 def runner_with_knowledge(
