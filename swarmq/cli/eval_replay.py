@@ -22,6 +22,12 @@ from swarmq.eval.replay import replay as run_replay
 from swarmq.eval.replay_labels import SPLITS, ReplayLabelsError, load_labels
 
 
+def _short(session: str) -> str:
+    """A session's name, short enough for a row (Codex rollouts: their start time)."""
+    stem = session.removesuffix(".jsonl")
+    return stem[8:27] if stem.startswith("rollout-") else stem[:12]
+
+
 def _row(name: str, split: str, tally: Tally, entries: str) -> list[str]:
     return [
         name,
@@ -88,7 +94,7 @@ def _sessions(figures: ReplayFigures) -> Table:
             shown = s.shown()
             table.add_row(
                 project.project,
-                s.session[:12],
+                _short(s.session),
                 s.start.strftime("%Y-%m-%d %H:%M"),
                 str(s.failures),
                 str(len(shown)),
@@ -126,7 +132,7 @@ def _verbose(figures: ReplayFigures) -> None:
                 console.print("  shown: " + escape(shown), highlight=False)
         for session, item in project.irrelevant():
             console.print(
-                f"[yellow]not relevant[/] {project.project} {session[:12]} {item.entry_id}: "
+                f"[yellow]not relevant[/] {project.project} {_short(session)} {item.entry_id}: "
                 + escape(item.text[:160]),
                 highlight=False,
             )
