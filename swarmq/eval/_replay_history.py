@@ -50,8 +50,9 @@ class FailingCall:
     error: str
 
     def text(self) -> str:
-        """The call and its error, the text handed to recall and injection at the failure."""
-        return f"{self.tool}: {self.call}\n{self.error}".strip()
+        """The call and its error as the hooks hand them to recall (``$ <call>`` on the first
+        line, the error after it); also the text injection at the failure is given."""
+        return f"$ {self.call or self.tool}\n{self.error}".strip()
 
 
 @dataclass(slots=True)
@@ -77,7 +78,8 @@ def _payload(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _call_text(name: str, value: Any) -> str:
-    """The command of a shell call, else the call's input as compact JSON."""
+    """The command of a shell call (or the path, URL or pattern of another tool), else the
+    call's input as compact JSON: what the hooks put after ``$``."""
     if isinstance(value, str):
         raw: str = value
         try:
@@ -85,7 +87,7 @@ def _call_text(name: str, value: Any) -> str:
         except ValueError:
             return raw[:CALL_CHARS]
     if isinstance(value, dict):
-        for key in ("command", "cmd"):
+        for key in ("command", "cmd", "file_path", "path", "url", "pattern"):
             command = value.get(key)
             if isinstance(command, list):
                 command = " ".join(str(c) for c in command)

@@ -3,11 +3,13 @@
 Per project: its sessions in time order, the mistakes that recur in a later session (where each
 is first made, and the failing tool call of every later session that repeats it), and the facts
 that hold for every session. A mistake or fact ``matches`` an entry when the entry's text holds
-every substring of one of its groups, case-insensitively.
+every part of one of its groups as a whole token run (not inside a longer word),
+case-insensitively.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,20 @@ class ReplayLabelsError(InvalidInput):
     """The labels file is not what :func:`load_labels` expects; the message says where."""
 
 
+def _pattern(part: str) -> re.Pattern[str]:
+    """``part`` as a whole token run: not inside a longer word (``ping`` is not in ``mapping``)."""
+    head = r"(?<![a-z0-9_])" if re.match(r"[a-z0-9_]", part) else ""
+    tail = r"(?![a-z0-9_])" if re.search(r"[a-z0-9_]$", part) else ""
+    return re.compile(head + re.escape(part) + tail)
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     groups: tuple[tuple[str, ...], ...]
 
     def matches(self, text: str) -> bool:
         lowered = text.lower()
-        return any(all(part in lowered for part in group) for group in self.groups)
+        return any(all(_pattern(part).search(lowered) for part in group) for group in self.groups)
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,3 +266,14 @@ def test_the_command_prints_the_figures_as_json(history: tuple[Path, Path]) -> N
         timeout=300,
     )
     assert bad.returncode != 0 and "--split must be one of" in bad.stderr
+
+
+def test_label_parts_match_whole_tokens_only(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.yaml"
+    labels.write_text(LABELS.replace('["python3", "not on path"]', '["ping", "not permitted"]'))
+    (project,) = load_labels(labels).projects
+    assert project.matching("`ping -c 2 host` failed: socket: Operation not permitted") == (
+        "python-not-on-path",
+    )
+    assert project.matching("mapping_manager.py failed: Operation not permitted") == ()
+    assert project.matching("run python3: command not found: python") == ("python-not-on-path",)
