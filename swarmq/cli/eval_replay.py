@@ -124,8 +124,9 @@ def _verbose(figures: ReplayFigures) -> None:
             )
             console.print("  failure: " + escape(outcome.failure[:240].replace("\n", " | ")))
             console.print(
-                f"  lesson in the pool at session start: {'yes' if outcome.in_pool else 'no'}; "
-                f"in the knowledge store: {'yes' if outcome.in_store else 'no'}",
+                f"  lesson learned (pool or store) at session start: "
+                f"{'yes' if outcome.learned else 'no'}; in the knowledge store: "
+                f"{'yes' if outcome.in_store else 'no'}",
                 highlight=False,
             )
             for shown in outcome.shown_at_failure or ("(nothing shown at the failure)",):

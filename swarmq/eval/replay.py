@@ -176,15 +176,16 @@ class RecurrenceOutcome:
     """The id of the matching entry shown (when caught)."""
     shown_at_failure: tuple[str, ...] = ()
     """What recall and injection showed at the failing call (texts, for a miss's diagnosis)."""
-    in_pool: bool = False
-    """When the session started, a pool candidate stated the lesson (forge had learned it)."""
+    learned: bool = False
+    """When the session started, a pool candidate or a store entry stated the lesson (forge had
+    learned it; a promoted candidate leaves the pool)."""
     in_store: bool = False
     """When the session started, an active knowledge entry stated it (it could be injected)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "mistake": self.mistake,
-            "in_pool": self.in_pool,
+            "learned": self.learned,
             "in_store": self.in_store,
             "session": self.session,
             "line": self.line,
@@ -565,7 +566,7 @@ class _Replay:
                         failure.text()[:300],
                         entry,
                         tuple(at_failure),
-                        mistake.id in pool,
+                        mistake.id in pool or mistake.id in store,
                         mistake.id in store,
                     )
                 )
