@@ -109,11 +109,6 @@ def _sessions(figures: ReplayFigures) -> Table:
 def _verbose(figures: ReplayFigures) -> None:
     console.print(_sessions(figures))
     for project in figures.projects:
-        for name in project.unavailable:
-            console.print(
-                f"[yellow]{project.project}[/]: {name} is not in this build; counted as silent",
-                highlight=False,
-            )
         for outcome in project.recurrences:
             if outcome.status != "missed":
                 continue

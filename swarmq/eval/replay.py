@@ -15,10 +15,9 @@ store, forge, the flywheel's gates and consolidation read as "now". Events in ti
 - between events, consolidation whenever the roster's ``schedule:`` would have run it (the
   default roster schedules none).
 
-Everything runs with recording on, as deployed: injections write their receipts and counters.
-A component that this build lacks (``session_start``, ``recall_error``, ``record_failure``
-before the recall and loop work land) is reported as unavailable and counts as silent; nothing is bypassed or opened to make a
-figure. What reads the wall clock instead of the store's clock is listed in docs/QUALITY.md.
+Everything runs with recording on, as deployed: injections write their receipts and counters;
+nothing is bypassed or opened to make a figure. What still reads the wall clock (no gate does)
+is listed in docs/QUALITY.md.
 
 A recurrence is caught *before* the session when the session-start or first-request injection
 shows an entry matching its mistake, *at the failure* when recall or injection at the failing
@@ -28,14 +27,13 @@ fact of the project (the rule is stated in the labels file).
 
 from __future__ import annotations
 
-import importlib
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 
@@ -43,12 +41,15 @@ from swarmq.consolidation.scopes import run_scope, scopes_for
 from swarmq.eval._replay_history import FailingCall, Session, read_session
 from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay_labels import Project, ReplayLabels, ReplayLabelsError
+from swarmq.flywheel.confirm import record_failure
 from swarmq.flywheel.pool import Pool
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
+from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.inject import Injection, inject
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.recall import recall_error
 from swarmq.roster.loader import load_report
 from swarmq.roster.schema import Roster
 from swarmq.storage.clock import iso
@@ -115,7 +116,6 @@ class InjectionLog:
     at: datetime
     line: int | None
     shown: tuple[Shown, ...]
-    available: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -123,7 +123,6 @@ class InjectionLog:
             "kind": self.kind,
             "at": iso(self.at),
             "line": self.line,
-            "available": self.available,
             "shown": [s.as_dict() for s in self.shown],
         }
 
@@ -255,7 +254,6 @@ class ProjectFigures:
     sessions: list[SessionFigures] = field(default_factory=list)
     recurrences: list[RecurrenceOutcome] = field(default_factory=list)
     consolidations: list[datetime] = field(default_factory=list)
-    unavailable: list[str] = field(default_factory=list)
 
     def tally(self) -> Tally:
         shown = [s.shown() for s in self.sessions]
@@ -281,7 +279,6 @@ class ProjectFigures:
             "split": self.split,
             **self.tally().as_dict(),
             "consolidations": [iso(c) for c in self.consolidations],
-            "unavailable": self.unavailable,
             "sessions_detail": [s.as_dict() for s in self.sessions],
             "recurrence_outcomes": [r.as_dict() for r in self.recurrences],
         }
@@ -313,18 +310,6 @@ class ReplayFigures:
             "by_split": {s: self.tally(s).as_dict() for s in splits},
             "projects": [p.as_dict(verbose=verbose) for p in self.projects],
         }
-
-
-def _optional(module: str, name: str) -> Callable[..., Any] | None:
-    """``module.name`` when this build has it (the recall work lands separately), else None."""
-    try:
-        loaded = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None
-        raise
-    found = getattr(loaded, name, None)
-    return cast(Callable[..., Any], found) if callable(found) else None
 
 
 @dataclass(slots=True)
@@ -398,16 +383,7 @@ class _Replay:
         self.project = project
         self.sessions = sessions
         self.ws = _workspace(root, project, sessions[0].start, settings)
-        self.session_start = _optional("swarmq.knowledge.facts", "session_start")
-        self.recall_error = _optional("swarmq.knowledge.recall", "recall_error")
         self.figures = ProjectFigures(project.id, project.split)
-        if self.session_start is None:
-            self.figures.unavailable.append("swarmq.knowledge.facts.session_start")
-        if self.recall_error is None:
-            self.figures.unavailable.append("swarmq.knowledge.recall.recall_error")
-        self.record_failure = _optional("swarmq.flywheel.confirm", "record_failure")
-        if self.record_failure is None:
-            self.figures.unavailable.append("swarmq.flywheel.confirm.record_failure")
         self.by_session: dict[str, SessionFigures] = {}
         self.learned: dict[str, tuple[set[str], set[str]]] = {}
         """Per session: the mistakes stated by a pool candidate / a store entry at its start."""
@@ -434,14 +410,9 @@ class _Replay:
         self.figures.recurrences = self._outcomes()
         return self.figures
 
-    def _log(
-        self, session: Session, kind: str, line: int | None, fn: Recall | None, **kw: Any
-    ) -> None:
+    def _log(self, session: Session, kind: str, line: int | None, fn: Recall, **kw: Any) -> None:
         figures = self.by_session[session.session_id]
         at = self.ws.clock()
-        if fn is None:
-            figures.injections.append(InjectionLog(session.session_id, kind, at, line, (), False))
-            return
         injection = fn(self.ws.knowledge, session_id=session.session_id, **kw)
         figures.injections.append(
             InjectionLog(session.session_id, kind, at, line, _shown(self.project, injection))
@@ -467,7 +438,7 @@ class _Replay:
             session.session_id, session.start, session.end, len(session.failures)
         )
         self.learned[session.session_id] = self._learned()
-        self._log(session, "session_start", None, self.session_start)
+        self._log(session, "session_start", None, session_start)
         if session.first_request:
             self._log(
                 session,
@@ -479,7 +450,7 @@ class _Replay:
 
     def _failure(self, session: Session, failure: FailingCall) -> None:
         text = failure.text()
-        self._log(session, "recall_error", failure.line, self.recall_error, text=text)
+        self._log(session, "recall_error", failure.line, recall_error, text=text)
         self._log(
             session,
             "inject_failure",
@@ -487,14 +458,14 @@ class _Replay:
             inject,
             context=QueryContext(text=text, tool=failure.tool),
         )
-        if self.record_failure is not None:  # what a hook on the failure reports to the loop
-            self.record_failure(
-                layout_for(self.ws.roster),
-                self.ws.locks,
-                text,
-                session_id=session.session_id,
-                when=failure.moment,
-            )
+        # What a hook on the failure reports to the flywheel: a recurrence confirms a lesson.
+        record_failure(
+            layout_for(self.ws.roster),
+            self.ws.locks,
+            text,
+            session_id=session.session_id,
+            when=failure.moment,
+        )
 
     def _end(self, session: Session) -> None:
         ws, roster = self.ws, self.ws.roster
