@@ -48,6 +48,20 @@ from swarmq.storage.locking import LocalLocks
 CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
 FIXTURE = REPO / "eval" / "recall" / "failures.json"
 BAR_MS = 50.0
+LEAN = """import sys
+from pathlib import Path
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.recall import recall_error
+from swarmq.storage.locking import LocalLocks
+root = Path(sys.argv[1])
+config = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
+knowledge = KnowledgeStore(root / "project" / ".swarm", locks=LocalLocks(root / "locks"),
+                           config=config, data_dir=root / "hive", project_name="bench")
+found = recall_error(knowledge, sys.argv[2], record=False, index_dir=root / "runtime" / "recall")
+print(found.block or "", end="")
+"""
+"""recall_error alone in a fresh process (no CLI, no roster): what a lean hook path pays."""
 
 
 def failures() -> list[dict[str, Any]]:
@@ -133,6 +147,8 @@ def fresh(root: Path, texts: list[str], runs: int) -> dict[str, Any]:
     (root / "home").mkdir(parents=True, exist_ok=True)
     bare = root / "bare_typer.py"
     bare.write_text(BARE_TYPER)
+    lean = root / "lean_recall.py"
+    lean.write_text(LEAN)
     roster = root / "swarm.yaml"
     roster.write_text(yaml.safe_dump({
         "swarm": "benchrecall", "workspace": str(root / "project"),
@@ -151,6 +167,8 @@ def fresh(root: Path, texts: list[str], runs: int) -> dict[str, Any]:
          str(root / "runtime" / "recall")),
         ("recall, a lesson matches", [*cli, "--error", hit], None),
         ("recall, nothing matches", [*cli, "--error", miss], None),
+        ("recall_error alone (no CLI, no roster), a lesson matches",
+         [python, str(lean), str(root), hit], None),
     ]  # fmt: skip
     times: dict[str, list[float]] = {label: [] for label, *_ in cases}
     env = child_env(root, REPO, True)

@@ -37,18 +37,22 @@ _ENV_SIGNATURES = re.compile(
 _ENVIRONMENT = re.compile(
     r"\b(?:not installed|isn'?t installed|not on (?:the )?PATH|on (?:the )?PATH|command not found|"
     r"is not available|use python3|python3? (?:is|points to|must point)|"
-    r"(?:the|this|login|default) shell|zsh|bash|powershell|cmd\.exe|"
+    r"(?:the|this|login|default) shell (?:is|here|uses|on)\b|\bshell is\b|zsh|powershell|cmd\.exe|"
     r"sandbox(?:ed)?|escalated permissions|escalation|sudo|non-interactive|"
-    r"on this (?:mac|machine|host|computer|box|server|laptop|system)|here\b(?= *[;,.)])|"
+    r"on (?:this|the|my|the user's) (?:work |home )?"
+    r"(?:mac|machine|host|computer|box|server|laptop|system)|here\b(?= *[;,.)])|"
+    r"(?:api |llm )?gateway|not (?:registered|connected) in the session|"
+    r"nix flakes?|nix-shell|dev ?shells?|"
     r"macos|windows|linux|ubuntu|debian|nixos|wsl|homebrew|brew|apt-get|"
     r"pm2 restart|systemctl|restart (?:the )?(?:server|service|daemon|app|dev server)|"
     r"not live until|takes? effect only after|only after (?:a |the )?restart|"
-    r"docker exec|in the container|inside the container|"
+    r"docker exec|(?:in|inside) (?:the |a )?(?:docker |ubuntu [\d.]+ )?container|"
     r"network (?:access )?(?:is )?(?:blocked|restricted)|no (?:network|internet)|"
     r"cannot be resolved|could not resolve)",
     re.IGNORECASE,
 )
 _LAYOUT = re.compile(
+    r"(?:^|\s)~/[\w.-]|"  # a path in the user's home: where this machine keeps something
     r"\b(?:lives? in|belongs? in|is located (?:in|at)|(?:is )?installed (?:in|at|into)|"
     r"(?:is|are) kept in|is built at|the (?:\w+ )?(?:directory|folder|repo|repository) (?:is|for))\b",
     re.IGNORECASE,

@@ -14,6 +14,7 @@ by opencode-swarm, are recalled without being rewritten.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -147,16 +148,29 @@ def _prefix_crc(handle: BinaryIO, end: int) -> int | None:
     return crc
 
 
-def _scan(handle: BinaryIO, index: _Persisted) -> list[tuple[str, Entry]]:
+def _scan(
+    handle: BinaryIO, index: _Persisted, memo: tuple[dict[str, str], dict[str, str]] | None = None
+) -> list[tuple[str, Entry]]:
     """Index the complete lines after ``index.end``; the signature and entry of an
-    unterminated last line (maybe a write in progress: parsed each time, never indexed)."""
+    unterminated last line (maybe a write in progress: parsed each time, never indexed).
+    ``memo`` (a rebuild): line digest → signature (``""``: none) of the lines indexed before,
+    so a rewrite that changed a few lines (``shown_count`` after an injection) parses only
+    those, and the same map for the lines scanned now, filled here."""
     handle.seek(index.end)
     for data in handle:
         line_no = index.lines + 1
-        item = parse_line(line_no, data)
-        signature = entry_signature(item) if isinstance(item, Entry) else None
-        if not data.endswith(b"\n"):
-            return [(signature, item)] if signature is not None and isinstance(item, Entry) else []
+        complete = data.endswith(b"\n")
+        key = _digest(data) if memo is not None and complete else ""
+        known = memo[0].get(key) if memo is not None and complete else None
+        if known is not None:
+            signature: str | None = known or None
+        else:
+            item = parse_line(line_no, data)
+            signature = entry_signature(item) if isinstance(item, Entry) else None
+            if not complete:
+                return [(signature, item)] if signature and isinstance(item, Entry) else []
+        if memo is not None:
+            memo[1][key] = signature or ""
         if signature is not None:
             index.rows.setdefault(signature, []).append([index.end, len(data), line_no])
         index.end += len(data)
@@ -184,13 +198,33 @@ def file_matches(path: Path, signatures: Sequence[str], index_dir: Path) -> list
         return _answer(handle, _Persisted(), signatures, cache, path)
 
 
+def _digest(data: bytes) -> str:
+    """16 hex digits of a line: the key of its signature in the rebuild memo."""
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def _load_memo(file: Path) -> dict[str, str]:
+    try:
+        memo = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
 def _answer(
     handle: BinaryIO, index: _Persisted, signatures: Sequence[str], cache: Path, path: Path
 ) -> list[tuple[int, Entry]]:
     indexed = index.end
-    tail = _scan(handle, index)
+    memo_file = cache.with_suffix(".lines.json")
+    memo: tuple[dict[str, str], dict[str, str]] | None = (
+        (_load_memo(memo_file), {}) if indexed == 0 else None
+    )
+    tail = _scan(handle, index, memo)
     if index.end != indexed:
         _save(cache, path, index)
+        if memo is not None:  # a cache: without it the next rebuild parses every line
+            with contextlib.suppress(OSError):
+                write_atomic(memo_file, json.dumps(memo[1], separators=(",", ":")), durable=False)
     out: list[tuple[int, Entry]] = []
     seen: set[int] = set()
     for rank, signature in enumerate(signatures):

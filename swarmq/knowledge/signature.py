@@ -65,9 +65,10 @@ _NOT_FOUND = (
     re.compile(r"^([\w.+-]+) not found$"),
     # a lesson in prose: "`python` is not on PATH here", "rg (ripgrep) is not installed"
     re.compile(
-        r"^`?([A-Za-z_][\w.+-]*)`?(?: \([^)]{1,30}\))? (?:is not|isn't|was not|is no longer) "
+        r"(?:^|`)([A-Za-z_][\w.+-]*)`?(?: \([^)]{1,30}\))? (?:is not|isn't|was not|is no longer) "
         r"(?:installed|on (?:the )?PATH|available|found)\b"
     ),
+    re.compile(r"\bno `([A-Za-z_][\w.+-]*)` (?:binary|command|executable|on (?:the )?PATH)\b"),
     # Codex executing argv directly: the program itself does not exist
     re.compile(r"^(?:execution error: )?No such file or directory \(os error 2\)$()"),
 )
@@ -79,6 +80,16 @@ _SUDO = re.compile(
     r"sorry, you must have a tty)|^Need sudo access\b",
 )
 """sudo cannot ask for a password without a terminal (Homebrew's installer says it its way)."""
+_ZSH_PROSE = re.compile(
+    r"\bzsh\b.{0,80}\b(?:glob|quot|brackets?\b|no matches)|\b(?:glob|quot).{0,80}\bzsh\b",
+    re.IGNORECASE,
+)
+"""A lesson that says it in prose ("the shell is zsh: quote paths with [id] in them")."""
+_SUDO_PROSE = re.compile(
+    r"\bsudo\b.{0,60}\b(?:terminal|tty|password|non-?interactive|cannot authenticate|"
+    r"can't authenticate)",
+    re.IGNORECASE,
+)
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -123,6 +134,15 @@ _ERROR_LINE = re.compile(
     r"unable|killed|fatal|exception|unexpected|bad |not allowed|no \w+ found",
     re.IGNORECASE,
 )
+_POSSIBLE = re.compile(
+    _ERROR_LINE.pattern
+    + r"|not\b|n't\b|\bno `|no matches|bad pattern|sudo|zsh|value too great|exit|"
+    r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
+    r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
+    re.IGNORECASE,
+)
+"""A word every failure this module recognises contains (each pattern below has one)."""
+
 _NOISE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code|"
     r"exit code:? -?\d+$|now using node v|warning: |npm warn|\s*at )|"
@@ -182,8 +202,8 @@ def failure_signatures(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def _signatures(text: str) -> tuple[str, ...]:
-    if not text or not text.strip():
-        return ()
+    if not _POSSIBLE.search(text):
+        return ()  # most lessons state no failure: one scan, not a parse line by line
     call, error = _split(text)
     lines = _lines(error)
     if not lines or any(NOT_A_FAILURE.search(line) for line in lines[:3]):
@@ -325,9 +345,9 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
             name = match.group(1) or program
             if name and name.lower() not in ("command", "the", "file"):
                 return f"{name}: command not found"
-    if _ZSH_GLOB.search(line):
+    if _ZSH_GLOB.search(line) or _ZSH_PROSE.search(line):
         return "zsh: no matches found"
-    if _SUDO.search(line):
+    if _SUDO.search(line) or _SUDO_PROSE.search(line):
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +58,10 @@ PYTHON_LESSON = (
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
         ("Use the bravo cache layer when reading bravo tables", None),
         (PYTHON_LESSON, "python: command not found"),
+        ("There is no `python` binary here; call python3.", "python: command not found"),
+        ("The shell here is zsh: quote paths with [id] or (public)", "zsh: no matches found"),
+        ("sudo needs a real terminal, which the agent shell lacks", "sudo: a terminal is required"),
+        ("A change is live only after `pm2 restart api`", None),
         (
             "`python` is not on PATH here (command not found); use python3.",
             "python: command not found",
@@ -178,3 +183,37 @@ def test_an_adder_can_say_whether_a_lesson_is_a_project_fact(knowledge: Knowledg
     )
     assert said.entry is not None and "project-fact" in said.entry.tags
     assert denied.entry is not None and "project-fact" not in denied.entry.tags
+
+
+def test_the_persisted_index_follows_appends_rewrites_and_damage(
+    knowledge: KnowledgeStore, tmp_path: Path
+) -> None:
+    """A fresh process reads through the persisted index: it sees lines appended since, a
+    rewrite (the entry archived, then another lesson's line changed), and rebuilds a damaged
+    index file rather than trusting it."""
+    index_dir = tmp_path / "recall-index"
+    failure = "$ python -V\nbash: python: command not found"
+
+    def shown() -> list[str]:
+        found = recall_error(knowledge, failure, record=False, index_dir=index_dir)
+        return [r.entry.lesson for r in found.shown]
+
+    assert shown() == []
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    assert shown() == []
+    first = knowledge.add_lesson(PYTHON_LESSON)
+    assert shown() == [PYTHON_LESSON]  # appended: indexed incrementally
+    assert first.entry is not None
+    knowledge.swarm.update(first.entry.id, {"status": "archived"})
+    assert shown() == []  # rewritten: rebuilt
+    other = "`python3 -m venv .venv` failed (bash: python: command not found); use python3."
+    knowledge.add_lesson(other)
+    assert shown() == [other]
+    for file in index_dir.glob("*.json"):
+        if not file.name.endswith(".lines.json"):
+            data = json.loads(file.read_text())
+            if data["rows"]:
+                data["rows"] = {"python: command not found": [[3, 20, 1]]}  # damaged in place
+                file.write_text(json.dumps(data))
+    assert shown() == [other]
+    assert [r.entry.lesson for r in recall_error(knowledge, failure, record=False).shown] == [other]
