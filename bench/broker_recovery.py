@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 import yaml
-from kombu import Connection
+from kombu.connection import Connection
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

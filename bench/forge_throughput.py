@@ -148,7 +148,7 @@ def record(kind: str, rng: random.Random, clock: list[float]) -> dict[str, objec
         )
     else:
         if kind == "thinking":
-            content = [
+            content: list[dict[str, object]] = [
                 {
                     "type": "thinking",
                     "thinking": " ".join(rng.choice(EXPLAIN).format(**fill) for _ in range(3)),

@@ -117,7 +117,7 @@ def run(root: Path, entries: int, ops: int) -> dict[str, Any]:
         if name == "swarmq":  # one-time cost, reported apart: parse + build the indexes
             warm(knowledge)
         cold = time.perf_counter() - started
-        done = []
+        done: list[str] = []
         started = time.perf_counter()
         for phase, lesson in enumerate(lessons, start=2):
             if name == "swarmq":

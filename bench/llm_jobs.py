@@ -154,22 +154,21 @@ def write_prose_store(workspace: Path, n: int) -> None:
     (workspace / ".swarm" / "knowledge.jsonl").write_text("\n".join(lines) + "\n")
 
 
-def store_at(workspace: Path, n: int) -> TierStore:
+def store_at(workspace: Path, n: int) -> tuple[TierStore, LocalLocks]:
     from swarmq.knowledge.config import KnowledgeConfig
 
     write_prose_store(workspace, n)
     config = KnowledgeConfig(swarm_max_entries=None)
-    return TierStore(
-        TierFiles.swarm(workspace / ".swarm"), locks=LocalLocks(workspace / "locks"), config=config
-    )
+    locks = LocalLocks(workspace / "locks")
+    return TierStore(TierFiles.swarm(workspace / ".swarm"), locks=locks, config=config), locks
 
 
 def merge_rates(entries: int, naive: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        store = store_at(Path(tmp) / "batched", entries)
+        store, locks = store_at(Path(tmp) / "batched", entries)
         enricher = Enricher(
             store,
-            store.locks,
+            locks,
             EnrichmentState(Path(tmp) / "state.json"),
             completer=None,
             allow_fallback=True,
@@ -181,7 +180,7 @@ def merge_rates(entries: int, naive: int) -> dict[str, float]:
         batched = time.perf_counter() - began
         assert len(report.enriched) == entries, report.errors[:3]
 
-        slow = store_at(Path(tmp) / "naive", naive)
+        slow, _ = store_at(Path(tmp) / "naive", naive)
         began = time.perf_counter()
         for entry in slow.read().entries:
             slow.update(

@@ -92,7 +92,7 @@ def parallel(kind: str, swarm: str, n: int, procs: int, mirror: Path | None = No
         w.start()
     time.sleep(0.5)
     go.set()
-    spans = [out.get() for _ in workers]
+    spans: list[tuple[float, float]] = [out.get() for _ in workers]
     for w in workers:
         w.join()
     wall = max(end for _, end in spans) - min(start for start, _ in spans)

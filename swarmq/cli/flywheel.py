@@ -190,15 +190,17 @@ def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
     waiting = int(m["tier_counts"].get("pool_pending", 0))
     if m["total_artifacts"] == 0 and waiting:
         out.append(
-            f"{waiting} candidate(s) wait in the pool for the promotion gates (age, citations, "
-            "tier): `swarmq pool list` shows what each waits on; `swarmq lookup` cites them."
+            f"{waiting} candidate(s) wait in the pool for the promotion gates (a confirmation: an "
+            "agent applying one, its failure recurring in another session; then age and tier): "
+            "`swarmq pool list` shows what each waits on; `swarmq pool promote ID` promotes one "
+            "you vouch for."
         )
     if m["status"] == NO_DATA and not pending and not waiting:
         out.append("Nothing to measure yet: forge transcripts first (`swarmq forge PATH`).")
     elif m["total_artifacts"] and not m["citations_this_period"]:
         out.append(
-            f"No citation in the last {m.get('window_days', '?')} day(s): σ and ρ stay 0 until a "
-            "lookup or an injection cites a learning."
+            f"No citation in the last {m.get('window_days', '?')} day(s): σ stays 0 until a "
+            "lookup or an injection shows a learning, ρ until an agent applies one."
         )
     return out
 

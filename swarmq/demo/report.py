@@ -27,7 +27,8 @@ MISSIONS = (
     (
         "ada",
         "Resume the invoice export without partial files",
-        "After a worker crash the invoice export must resume and never trust a half-written file.",
+        "When a worker dies mid-export the invoice export must resume and never trust a "
+        "half-written file.",
     ),
     (
         "grace",

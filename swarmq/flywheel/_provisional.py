@@ -24,7 +24,7 @@ from swarmq.flywheel.bridge import (
 )
 from swarmq.flywheel.citations import CitationStats, display_path, pool_key
 from swarmq.flywheel.config import FlywheelConfig
-from swarmq.flywheel.confirm import Signer, candidate_signature
+from swarmq.flywheel.confirm import Signer, candidate_signature, is_specific
 from swarmq.flywheel.model import PoolStatus, QualityTier, parse_time, rfc3339, tier_rank
 from swarmq.flywheel.pool import Pool, PoolEntry
 from swarmq.flywheel.store import AgentsLayout
@@ -49,7 +49,7 @@ def eligible(entry: PoolEntry, config: FlywheelConfig, signer: Signer) -> bool:
     if rank >= tier_rank(QualityTier.GOLD):
         return True
     declared = str(_metadata(entry).get("pending_confidence") or "").strip().lower()
-    return declared == "high" or bool(candidate_signature(entry, signer))
+    return declared == "high" or is_specific(candidate_signature(entry, signer))
 
 
 def _metadata(entry: PoolEntry) -> dict[str, Any]:

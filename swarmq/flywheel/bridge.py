@@ -191,11 +191,22 @@ def publish(
         return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")
     entry = getattr(result, "entry", None)
     outcome = str(getattr(result, "outcome", "added"))
+    if provisional and outcome == "duplicate" and _is_own_provisional(entry, artifact_path):
+        outcome = "added"  # published before, its pool file never heard: adopt it
     return BridgeOutcome(
         artifact_path,
         PROVISIONAL_TAG if provisional and outcome == "added" else outcome,
         getattr(result, "reason", None),
         getattr(entry, "id", None),
+    )
+
+
+def _is_own_provisional(entry: Any, ref: str) -> bool:
+    return (
+        entry is not None
+        and entry.is_active
+        and PROVISIONAL_TAG in entry.tags
+        and entry.strings("source_refs") == [ref]
     )
 
 
@@ -232,7 +243,11 @@ def confirm_provisional(
     try:
         entry = _live_provisional(sink, str(entry_id)) if entry_id else None
         if entry is None:
-            return publish(sink, artifact_path, candidate, validation_mode=validation_mode)
+            published = publish(sink, artifact_path, candidate, validation_mode=validation_mode)
+            # a near-duplicate that is still provisional (its pool file lost the id) is settled
+            entry = _live_provisional(sink, published.entry_id) if published.entry_id else None
+            if entry is None:
+                return published
         tags = [t for t in entry.tags if t != PROVISIONAL_TAG]
         sink.swarm.update(entry.id, {"tags": tags, "source_refs": [artifact_path]})
         phase = sink.current_phase()

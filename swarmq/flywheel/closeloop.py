@@ -308,8 +308,7 @@ def close_loop(
     result.recurrences = confirm_recurrences(layout, locks, signer=signer)
     stats = citation_stats(layout)  # one pass over citations.jsonl for the gates and eviction
     promote_eligible(layout, locks, config, result, now=now, stats=stats)
-    bridge = sink is not None and config.knowledge_bridge
-    if sink is not None and bridge:
+    if sink is not None and config.knowledge_bridge:
         for promotion in result.promoted:
             if not promotion.deduplicated or _provisional_id(promotion):
                 result.knowledge.append(

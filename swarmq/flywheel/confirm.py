@@ -22,6 +22,7 @@ Every confirmation is a line of AgentOps' ``citations.jsonl``, so ``ao`` reads i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -59,6 +60,14 @@ INJECTED = "knowledge-injection"
 """``match_provenance`` of the exposure citation of a flywheel lesson shown in a block."""
 SIGNATURE_KEY = "failure_signature"
 """The candidate ``metadata`` key holding its failure signature (``""``: it has none)."""
+HARNESS = re.compile(
+    r"^(?:[\w.-]+: )?(?:string to replace (?:not found|is not unique)|input validation error|"
+    r"file has not been read yet|file too large|failed to find expected lines|"
+    r"invalid hunk header|failed to parse function arguments)"
+)
+"""Signatures of the agent's own editing harness (an Edit whose old string moved, a patch whose
+context drifted, a tool call with bad arguments): every session makes them, whatever the
+project, so their recurring says nothing about a lesson and does not confirm one."""
 ACK_CITATION = {"applied": CitationType.APPLIED, "contradicted": CitationType.REFUTED}
 """Acknowledgement outcome → citation type; the others (n/a, ignored, violated) judge the
 agent or the moment, not the lesson, and are not fed back."""
@@ -76,6 +85,11 @@ class FailureObservation:
             "session_id": self.session_id,
             "observed_at": rfc3339(self.observed_at),
         }
+
+
+def is_specific(signature: str | None) -> bool:
+    """Whether a recurrence of ``signature`` can confirm a lesson (not the editing harness)."""
+    return bool(signature) and HARNESS.match(str(signature)) is None
 
 
 def candidate_signature(entry: PoolEntry, signer: Signer = failure_signature) -> str | None:
@@ -144,7 +158,7 @@ def confirm_recurrences(
     live: list[tuple[PoolEntry, str, str]] = []
     for entry in entries if entries is not None else Pool(layout).entries():
         signature = candidate_signature(entry, signer)
-        if not signature:
+        if not signature or not is_specific(signature):
             continue
         session = source_session(entry)
         if session:  # the candidate's own session saw the failure too
@@ -283,6 +297,7 @@ __all__ = [
     "exposure_citations",
     "failure_observations",
     "flywheel_refs",
+    "is_specific",
     "record_acknowledgements",
     "record_exposure",
     "record_failure",

@@ -4,7 +4,9 @@ Relevance is the share of the query's words found in an artifact (stop words ign
 then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
 that proved useful rises and knowledge that misled sinks. Every returned artifact is cited
 (``retrieved`` unless told otherwise) in ``.agents/ao/citations.jsonl``; a candidate still in
-the pool is cited by its pool path, which is what lets it pass the promotion gate.
+the pool is cited by its pool path. A retrieval is exposure: it never promotes a candidate
+(only a confirming type such as ``--cite-as helpful|applied|reference`` counts; see
+``swarmq.flywheel.confirm``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.flywheel.bridge import publish
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.names import FORGE_CLOSE_LOOP, JOB_FAMILIES
+from swarmq.knowledge.inject import inject
+from swarmq.knowledge.query import QueryContext
+from swarmq.names import FORGE_CLOSE_LOOP, JOB_FAMILIES, MATURITY_KNOWLEDGE_ACK
 from swarmq.roster.loader import load_roster
 from swarmq.wiring.knowledge import knowledge_store
 from tests.support import WorkerProcess, write_roster
@@ -138,9 +140,24 @@ def test_an_acknowledged_lesson_moves_its_learning(roster_file: Path, celery_cli
         assert cited[1]["cited_by_agent_id"] == "builder"
 
         after = celery_client.send_task(FORGE_CLOSE_LOOP).get(timeout=60)
+        assert after["feedback"]["rewards"] == 1
+        assert after["metrics"]["sigma"] == 1.0 and after["metrics"]["rho"] == 1.0
+        text = learning.read_text(encoding="utf-8")
+        assert "utility: 0.5500" in text and "reward_count: 1" in text
+        assert "helpful_count: 1" in text
+
+        # an architect's marker through the maturity.knowledge_ack job feeds back the same way
+        shown = inject(knowledge, QueryContext(text="django test suite python3"), session_id="s-7")
+        assert [r.entry.id for r in shown.shown] == [bridged.entry_id]
+        acked = celery_client.send_task(
+            MATURITY_KNOWLEDGE_ACK,
+            args=[f"KNOWLEDGE_APPLIED:{shown.trace_id}:{bridged.entry_id} reason=again"],
+        ).get(timeout=60)
+        assert [r["status"] for r in acked["results"]] == ["committed"]
+        last = json.loads(layout.citations.read_text(encoding="utf-8").splitlines()[-1])
+        assert (last["citation_type"], last["session_id"]) == ("applied", "s-7")
+        again = celery_client.send_task(FORGE_CLOSE_LOOP).get(timeout=60)
     finally:
         worker.stop()
-    assert after["feedback"]["rewards"] == 1
-    assert after["metrics"]["sigma"] == 1.0 and after["metrics"]["rho"] == 1.0
-    text = learning.read_text(encoding="utf-8")
-    assert "utility: 0.5500" in text and "reward_count: 1" in text and "helpful_count: 1" in text
+    assert again["feedback"]["rewards"] == 1
+    assert "utility: 0.5950" in learning.read_text(encoding="utf-8")

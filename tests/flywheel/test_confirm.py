@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from swarmq.flywheel.citations import citation_event, record_citations
-from swarmq.flywheel.closeloop import close_loop
+from swarmq.flywheel.closeloop import close_loop, reject_candidate
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.confirm import (
     INJECTED,
@@ -216,6 +216,24 @@ def test_a_failure_recurring_in_another_session_confirms_the_lesson(
     assert not again.recurrences and not again.promoted
 
 
+EDIT = (
+    "`Edit src/app.py` failed (String to replace not found in file.); re-reading the file and "
+    "editing the current text worked instead, because the file had changed since it was read."
+)
+
+
+def test_the_editing_harness_recurring_confirms_nothing(
+    layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """Every session trips over an Edit whose old string moved: that recurring is no proof."""
+    pending(layout, "e1", "s-1", T0, EDIT, confidence="medium")
+    record_failure(layout, locks, "String to replace not found in file.", session_id="s-2", when=T0)
+    pending(layout, "e2", "s-3", T0 + timedelta(hours=2), EDIT.replace("src/app.py", "b.py"))
+    done = close_loop(layout, locks, QUIET, now=T0 + timedelta(hours=3))
+    assert lines(layout.failures)[0]["signature"] == "Edit: string to replace not found"
+    assert not done.recurrences and not done.promoted and len(candidates(layout)) == 2
+
+
 def test_two_sessions_forging_one_failure_confirm_each_other(
     layout: AgentsLayout, locks: LocalLocks
 ) -> None:
@@ -323,6 +341,51 @@ def test_provisional_lessons_are_retired_when_refuted_or_never_confirmed(
     assert len(back.promoted) == 1
     assert [k["outcome"] for k in back.knowledge] == ["added"]  # a fresh, confirmed entry
     assert nothing_provisional(store)
+
+
+def test_rejecting_a_candidate_retires_its_provisional_lesson(
+    layout: AgentsLayout, locks: LocalLocks, store: KnowledgeStore
+) -> None:
+    pending(layout, "p1", "s-1", T0, PYTHON)
+    first = close_loop(layout, locks, now=T0 + timedelta(hours=1), sink=store)
+    [published] = first.knowledge
+    [candidate] = candidates(layout)
+    reject_candidate(layout, locks, candidate, "a person says it is wrong", reviewer="ana")
+    after = close_loop(layout, locks, now=T0 + timedelta(hours=2), sink=store)
+    assert [(k["outcome"], k["reason"]) for k in after.knowledge] == [
+        ("retired", "its candidate was rejected")
+    ]
+    entry = store.swarm.get(published["entry_id"])
+    assert entry is not None and entry.status == "archived"
+    assert not close_loop(layout, locks, now=T0 + timedelta(hours=3), sink=store).knowledge
+
+
+def test_a_crash_after_publishing_a_provisional_lesson_is_repaired(
+    layout: AgentsLayout, locks: LocalLocks, store: KnowledgeStore
+) -> None:
+    """The entry was written but its pool file never recorded it: the next pass adopts it (no
+    second entry), and graduating settles it."""
+    pending(layout, "p1", "s-1", T0, PYTHON)
+    [published] = close_loop(layout, locks, now=T0 + timedelta(hours=1), sink=store).knowledge
+    [entry] = candidates(layout).values()
+    for key in ("provisional_outcome", "provisional_entry_id", "provisional_at"):
+        del entry.candidate["metadata"][key]
+    entry.path.write_text(entry.dumps(), encoding="utf-8")
+    again = close_loop(layout, locks, now=T0 + timedelta(hours=2), sink=store)
+    assert [(k["outcome"], k["entry_id"]) for k in again.knowledge] == [
+        ("provisional", published["entry_id"])
+    ]
+    assert len(store.swarm.read().entries) == 1
+    # lost again, then confirmed by a recurrence: the promotion still settles that entry
+    entry = candidates(layout)[entry.id]
+    del entry.candidate["metadata"]["provisional_entry_id"]
+    entry.path.write_text(entry.dumps(), encoding="utf-8")
+    record_failure(layout, locks, "bash: python: command not found", session_id="s-2", when=T0)
+    done = close_loop(layout, locks, now=T0 + timedelta(hours=3), sink=store)
+    assert [k["outcome"] for k in done.knowledge] == ["confirmed"]
+    [settled] = store.swarm.read().entries
+    assert settled.id == published["entry_id"] and "provisional" not in settled.tags
+    assert settled.get("source_refs") == [done.promoted[0].artifact_path]
 
 
 def nothing_provisional(store: KnowledgeStore) -> bool:

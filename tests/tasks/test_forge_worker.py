@@ -125,6 +125,7 @@ def test_whole_loop_through_a_worker(
             "visibility timeout redelivered",
             session_id="later-session",
             limit=1,
+            citation_type="reference",  # a use: looking alone promotes nothing (issue 24)
         )
         assert hits[0].kind == "candidate"
         promoted = call(celery_client, "forge.close_loop")
