@@ -7,15 +7,17 @@ store, forge, the flywheel's gates and consolidation read as "now". Events in ti
 
 - **a session starts**: the session-start injection (:func:`swarmq.knowledge.facts.session_start`)
   and the injection for its first user request (:func:`swarmq.knowledge.inject.inject`);
-- **a tool call fails**: :func:`swarmq.knowledge.recall.recall_error` and ``inject`` with the call
-  and its error, as a hook on the failure would call them, and the failure is reported to the
-  flywheel (``swarmq.flywheel.confirm.record_failure``: a recurrence confirms a lesson);
+- **a tool call fails**: :func:`swarmq.knowledge.recall.recall_error` with the call and its error,
+  as the hooks call it, and the failure reported to the flywheel
+  (``swarmq.flywheel.confirm.record_failure``: a recurrence confirms a lesson); also ``inject``
+  with the same text (issue 24 asks for it; the hooks call only recall);
 - **a session ends**: forge of its transcript, then the flywheel's close loop (ingest, feedback,
   promotion gates, publication to the knowledge store);
 - between events, consolidation whenever the roster's ``schedule:`` would have run it (the
   default roster schedules none).
 
-Everything runs with recording on, as deployed: injections write their receipts and counters;
+Everything runs with recording on, as deployed: injections write their receipts and counters,
+and the flywheel lessons they show are cited as exposure (``record_exposure``, as the hooks do);
 nothing is bypassed or opened to make a figure. What still reads the wall clock (no gate does)
 is listed in docs/QUALITY.md.
 
@@ -41,7 +43,7 @@ from swarmq.consolidation.scopes import run_scope, scopes_for
 from swarmq.eval._replay_history import FailingCall, Session, read_session
 from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay_labels import Project, ReplayLabels, ReplayLabelsError
-from swarmq.flywheel.confirm import record_failure
+from swarmq.flywheel.confirm import record_exposure, record_failure
 from swarmq.flywheel.pool import Pool
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
@@ -414,6 +416,14 @@ class _Replay:
         figures = self.by_session[session.session_id]
         at = self.ws.clock()
         injection = fn(self.ws.knowledge, session_id=session.session_id, **kw)
+        if injection.shown:  # as the hooks do: the flywheel lessons shown are cited as exposure
+            record_exposure(
+                layout_for(self.ws.roster),
+                self.ws.locks,
+                injection,
+                session_id=session.session_id,
+                when=at,
+            )
         figures.injections.append(
             InjectionLog(session.session_id, kind, at, line, _shown(self.project, injection))
         )
