@@ -167,6 +167,9 @@ def fresh(root: Path, texts: list[str], runs: int) -> dict[str, Any]:
          str(root / "runtime" / "recall")),
         ("recall, a lesson matches", [*cli, "--error", hit], None),
         ("recall, nothing matches", [*cli, "--error", miss], None),
+        ("inject --session-start",
+         [python, "-m", "swarmq.cli", "-c", str(roster), "knowledge", "inject", "--session-start",
+          "--preview"], None),
         ("recall_error alone (no CLI, no roster), a lesson matches",
          [python, str(lean), str(root), hit], None),
     ]  # fmt: skip

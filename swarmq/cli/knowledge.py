@@ -396,8 +396,13 @@ def inject_cmd(
 
             if text is not None:
                 fail("--session-start takes no task text")
+            roster = load(ctx)
             injection = facts_at_start(
-                knowledge(ctx), agent=agent, session_id=session, record=not preview
+                knowledge_store(roster, store_locks(roster)),
+                agent=agent,
+                session_id=session,
+                record=not preview,
+                index_dir=roster.runtime_dir / "recall",
             )
         else:
             if text is None:

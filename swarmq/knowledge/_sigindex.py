@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from swarmq.knowledge._factrule import FACT_TAG
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge.model import Entry
@@ -31,8 +32,23 @@ from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.atomic import write_atomic
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+SESSION_START_KEY = "\x00session-start"
+"""The index key of the entries a session start shows (project facts, critical directives):
+no signature can be it."""
 CHUNK = 1 << 20
+
+
+def shown_at_session_start(entry: Entry) -> bool:
+    """Tagged a project fact, or a critical directive (activity and scope are checked when
+    shown)."""
+    return entry.priority == "critical" or FACT_TAG in entry.tags
+
+
+def _keys(entry: Entry) -> list[str]:
+    signature = entry_signature(entry)
+    keys = [signature] if signature is not None else []
+    return [*keys, SESSION_START_KEY] if shown_at_session_start(entry) else keys
 
 
 def entry_signature(entry: Entry) -> str | None:
@@ -150,29 +166,29 @@ def _prefix_crc(handle: BinaryIO, end: int) -> int | None:
 
 def _scan(
     handle: BinaryIO, index: _Persisted, memo: tuple[dict[str, str], dict[str, str]] | None = None
-) -> list[tuple[str, Entry]]:
-    """Index the complete lines after ``index.end``; the signature and entry of an
-    unterminated last line (maybe a write in progress: parsed each time, never indexed).
-    ``memo`` (a rebuild): line digest → signature (``""``: none) of the lines indexed before,
-    so a rewrite that changed a few lines (``shown_count`` after an injection) parses only
-    those, and the same map for the lines scanned now, filled here."""
+) -> list[tuple[list[str], Entry]]:
+    """Index the complete lines after ``index.end``; the keys and entry of an unterminated
+    last line (maybe a write in progress: parsed each time, never indexed). ``memo`` (a
+    rebuild): line digest → its keys joined by newlines of the lines indexed before, so a
+    rewrite that changed a few lines (``shown_count`` after an injection) parses only those,
+    and the same map for the lines scanned now, filled here."""
     handle.seek(index.end)
     for data in handle:
         line_no = index.lines + 1
         complete = data.endswith(b"\n")
-        key = _digest(data) if memo is not None and complete else ""
-        known = memo[0].get(key) if memo is not None and complete else None
+        digest = _digest(data) if memo is not None and complete else ""
+        known = memo[0].get(digest) if memo is not None and complete else None
         if known is not None:
-            signature: str | None = known or None
+            keys = known.split("\n") if known else []
         else:
             item = parse_line(line_no, data)
-            signature = entry_signature(item) if isinstance(item, Entry) else None
+            keys = _keys(item) if isinstance(item, Entry) else []
             if not complete:
-                return [(signature, item)] if signature and isinstance(item, Entry) else []
+                return [(keys, item)] if keys and isinstance(item, Entry) else []
         if memo is not None:
-            memo[1][key] = signature or ""
-        if signature is not None:
-            index.rows.setdefault(signature, []).append([index.end, len(data), line_no])
+            memo[1][digest] = "\n".join(keys)
+        for key in keys:
+            index.rows.setdefault(key, []).append([index.end, len(data), line_no])
         index.end += len(data)
         index.lines = line_no
         index.crc = zlib.crc32(data, index.crc)
@@ -181,7 +197,8 @@ def _scan(
 
 def file_matches(path: Path, signatures: Sequence[str], index_dir: Path) -> list[tuple[int, Entry]]:
     """``(rank of the signature, entry)`` for every entry of the store file ``path`` whose
-    signature is one of ``signatures``, read through the persisted index in ``index_dir``.
+    signature is one of ``signatures`` (or, for :data:`SESSION_START_KEY`, that a session
+    start shows), read through the persisted index in ``index_dir``.
     No lock: stores are replaced atomically and appended whole lines at a time."""
     try:
         handle = path.open("rb")
@@ -237,5 +254,5 @@ def _answer(
             if not isinstance(item, Entry):
                 raise ValueError(f"line {line_no} is not the entry the index says")
             out.append((rank, item))
-        out.extend((rank, entry) for found, entry in tail if found == signature)
+        out.extend((rank, entry) for keys, entry in tail if signature in keys)
     return out

@@ -18,8 +18,11 @@ facts stay silent here.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from swarmq.knowledge._factrule import FACT_TAG
+from swarmq.knowledge._sigindex import SESSION_START_KEY, file_matches
+from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.inject import Injection, record_injection
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore
@@ -36,11 +39,21 @@ def is_project_fact(entry: Entry) -> bool:
     return FACT_TAG in entry.tags
 
 
-def _candidates(knowledge: KnowledgeStore, store: TierStore, hive: bool) -> list[Ranked]:
+def _entries(store: TierStore, index_dir: Path | None) -> list[Entry]:
+    if index_dir is None:
+        return store.list(active_only=True)
+    return [
+        entry for _, entry in file_matches(store.files.knowledge, [SESSION_START_KEY], index_dir)
+    ]
+
+
+def _candidates(
+    knowledge: KnowledgeStore, store: TierStore, hive: bool, index_dir: Path | None
+) -> list[Ranked]:
     scopes = set(knowledge.config.scope_filter)
     out = []
-    for entry in store.list(active_only=True):
-        if entry.scope not in scopes:
+    for entry in _entries(store, index_dir):
+        if not entry.is_active or entry.scope not in scopes:
             continue
         fact = is_project_fact(entry)
         if hive and entry.source_project != knowledge.project_name:
@@ -63,19 +76,29 @@ def session_start(
     agent: str | None = None,
     session_id: str | None = None,
     record: bool = True,
+    index_dir: Path | None = None,
 ) -> Injection:
     """The project's facts (environment, layout, standing preferences) and critical
     directives, within the configured session-start budget, independent of any task text;
-    silent in a project that has none."""
+    silent in a project that has none.
+
+    ``index_dir`` (a fresh process: ``<runtime>/recall``) reads the stores through the
+    persisted index that recall keeps there instead of loading them whole."""
     config = knowledge.config
     budget = Budget("full", config.session_start_max_entries, config.session_start_budget_chars)
     trace_id = str(uuid.uuid4())
     if not config.enabled or budget.max_entries <= 0 or budget.max_chars <= 0:
         return Injection(trace_id, budget, None, skipped=True)
-    found = _candidates(knowledge, knowledge.swarm, hive=False)
+    found = _candidates(knowledge, knowledge.swarm, False, index_dir)
     if config.hive_enabled:
-        for ranked in _candidates(knowledge, knowledge.hive, hive=True):
-            if knowledge.swarm.find_duplicate(ranked.entry.lesson) is None:
+        local = [r.entry.lesson for r in found]
+        for ranked in _candidates(knowledge, knowledge.hive, True, index_dir):
+            lesson = ranked.entry.lesson
+            if index_dir is not None:
+                duplicate = find_near_duplicate_scan(lesson, local, config.dedup_threshold)
+                if duplicate is None:
+                    found.append(ranked)
+            elif knowledge.swarm.find_duplicate(lesson) is None:
                 found.append(ranked)
     found = [r for r in found if r.entry.confidence >= config.inject_min_confidence]
     found.sort(key=lambda r: (not r.forced, -r.score))

@@ -12,8 +12,11 @@ Text is either what a hook sees (the call, then the tool's output: a first line 
 marks the call) or a lesson that states the failing call and its error (forge's tool-error
 lessons read ``` `<call>` failed (<error>); `<fix>` worked instead.```). Output that says
 nothing failed (an empty result, a search without matches, a refusal by the user) has no
-signature. The rules were written from the failing tool calls of 94 real Claude Code and Codex
-sessions (``tests/knowledge/data/failures.json`` lists each case with its source).
+signature. Two departures from "strip every path": a not-found error keeps the base name of
+what was missing (``ls: no such file or directory: commands``), and shell start-up chatter is
+never the failure. The rules were written from the failing tool calls of 94 real Claude Code
+and Codex sessions (``eval/recall/failures.json``: each case, its source and its label;
+``eval/recall/measure.py`` and ``docs/knowledge.md`` give the figures).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ TAIL_CHARS = 3000
 MAX_SIGNATURES = 3
 """At most this many signatures of one text: the ones further down an output are rarely it."""
 MAX_WORDS = 8
-MIN_WORDS = 2
-MAX_SUBJECT = 60
-"""A one-word remainder ("failed", "enabled") is a test runner's tally, not an error class."""
 """A generic message is cut to its first words: what follows is usually the instance."""
+MIN_WORDS = 2
+"""A one-word remainder ("failed", "enabled") is a test runner's tally, not an error class."""
+MAX_SUBJECT = 60
+"""The longest name of a missing file a not-found signature keeps (longer: a generated name)."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CALL_LINE = re.compile(r"^\s*\$ (.+)$", re.MULTILINE)
@@ -90,6 +94,9 @@ _SUDO_PROSE = re.compile(
     r"can't authenticate)",
     re.IGNORECASE,
 )
+_NO_TTY = re.compile(r"\b(?:input device is )?not a tty\b|\bno tty present\b", re.IGNORECASE)
+"""A command that wants a terminal (``docker exec -it``, ``ssh -t``) run by an agent, which has
+none."""
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -351,6 +358,8 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    if _NO_TTY.search(line):
+        return f"{program or 'tool'}: not a tty"
     match = _SHELL_SYNTAX.search(line)
     if match:
         return f"bash: {match.group(1).lower()}"

@@ -63,6 +63,11 @@ PYTHON_LESSON = (
         ("sudo needs a real terminal, which the agent shell lacks", "sudo: a terminal is required"),
         ("A change is live only after `pm2 restart api`", None),
         (
+            "$ docker exec -it odoo_docker-web-1 odoo -u x\nthe input device is not a TTY.  If you "
+            "are using mintty, try prefixing the command with 'winpty'",
+            "docker: not a tty",
+        ),
+        (
             "`python` is not on PATH here (command not found); use python3.",
             "python: command not found",
         ),
@@ -217,3 +222,23 @@ def test_the_persisted_index_follows_appends_rewrites_and_damage(
                 file.write_text(json.dumps(data))
     assert shown() == [other]
     assert [r.entry.lesson for r in recall_error(knowledge, failure, record=False).shown] == [other]
+
+
+def test_session_start_through_the_persisted_index_shows_the_same(
+    knowledge: KnowledgeStore, tmp_path: Path
+) -> None:
+    index_dir = tmp_path / "recall-index"
+    knowledge.add_lesson("`python` is not on PATH here (command not found); use python3.")
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    promote_lesson(knowledge, "A code change is live only after pm2 restart api", "tooling",
+                   tags=["project-fact"])  # fmt: skip
+    promote_lesson(knowledge, "The other project's shell is fish, so quote nothing", "tooling",
+                   tags=["project-fact"], source_project="other")  # fmt: skip
+    direct = session_start(knowledge, record=False)
+    indexed = session_start(knowledge, record=False, index_dir=index_dir)
+    assert [r.entry.id for r in indexed.shown] == [r.entry.id for r in direct.shown]
+    assert len(direct.shown) == 2
+    fact = knowledge.add_lesson("sudo needs a real terminal, which the agent shell does not have")
+    assert fact.entry is not None
+    again = session_start(knowledge, record=False, index_dir=index_dir)
+    assert fact.entry.id in [r.entry.id for r in again.shown]  # appended since: seen
