@@ -305,7 +305,7 @@ def close_loop(
     result.ingest = ingest.as_dict()
     result.problems += ingest.problems
     result.feedback = apply_feedback(layout, locks, now=now).as_dict()
-    result.recurrences = confirm_recurrences(layout, locks, signer=signer)
+    result.recurrences = confirm_recurrences(layout, locks, signer=signer, now=now)
     stats = citation_stats(layout)  # one pass over citations.jsonl for the gates and eviction
     promote_eligible(layout, locks, config, result, now=now, stats=stats)
     if sink is not None and config.knowledge_bridge:

@@ -144,9 +144,11 @@ def confirm_recurrences(
     *,
     signer: Signer = failure_signature,
     entries: list[PoolEntry] | None = None,
+    now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Cite every live candidate whose failure was seen in another session (once per candidate
-    and session); returns the citations written."""
+    and session), dated when that session saw it (``now`` when nothing says); returns the
+    citations written."""
     seen: dict[str, dict[str, datetime]] = {}
     for observation in failure_observations(layout):
         sessions = seen.setdefault(observation.signature, {})
@@ -190,7 +192,7 @@ def confirm_recurrences(
                     CitationType.REFERENCE,
                     query=signature,
                     match_provenance=RECURRENCE,
-                    when=observed if observed.year > 1 else None,
+                    when=observed if observed.year > 1 else now,
                 )
             )
     record_citations(layout, locks, events)

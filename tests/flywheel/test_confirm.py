@@ -401,6 +401,7 @@ def test_the_cli_notes_failures_and_closes_the_loop_on_the_sessions_clock(
 
     runner = CliRunner()
     layout = AgentsLayout(roster_file.parent / "project" / ".agents")
+    (roster_file.parent / "project" / ".swarm").mkdir()
     pending(layout, "p1", "s-1", T0, PYTHON)
 
     def run(*args: str) -> Any:
@@ -429,6 +430,18 @@ def test_the_cli_notes_failures_and_closes_the_loop_on_the_sessions_clock(
     assert run("flywheel", "observe-failure", "--error", "ok", "--session-id", "s-2") == ""
     second = run("flywheel", "close-loop", "--now", "2024-05-06T12:00:00Z", "--json")
     assert len(second["promoted"]) == 1 and second["recurrences"][0]["session_id"] == "s-2"
+    assert [k["outcome"] for k in second["knowledge"]] == ["confirmed"]  # was provisional
+
+    # `swarmq knowledge ack` feeds an applied lesson back to its learning
+    shown = run("knowledge", "inject", "python manage.py test", "--session", "s-3", "--json")
+    [entry] = [s["id"] for s in shown["shown"]]
+    marker = f"KNOWLEDGE_APPLIED:{shown['trace_id']}:{entry} reason=used python3"
+    assert [r["status"] for r in run("knowledge", "ack", marker, "--json")] == ["committed"]
+    last = lines(layout.citations)[-1]
+    assert (last["citation_type"], last["session_id"], last["query"]) == ("applied", "s-3", entry)
+    assert last["artifact_path"].startswith(".agents/learnings/")
+    third = run("flywheel", "close-loop", "--now", "2024-05-06T13:00:00Z", "--json")
+    assert third["feedback"]["rewards"] == 1
     bad = runner.invoke(
         app, ["--config", str(roster_file), "flywheel", "close-loop", "--now", "soon"]
     )
