@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from swarmq.cli import eval_forge, eval_knowledge
+from swarmq.cli import eval_forge, eval_knowledge, eval_replay
 
 app = typer.Typer(
     help="Measure judgement on labelled real data: precision, recall, hit rates.",
@@ -16,3 +16,4 @@ app = typer.Typer(
 app.command("forge")(eval_forge.forge)
 app.command("consolidate")(eval_knowledge.consolidate)
 app.command("inject")(eval_knowledge.inject)
+app.command("replay")(eval_replay.replay)
