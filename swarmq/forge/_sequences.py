@@ -214,7 +214,9 @@ class SequenceMiner:
     """Feed it every message of one transcript, in order; it yields the sequences it closes."""
 
     window: int = RETRY_WINDOW
-    pending_calls: deque[tuple[str, Any]] = field(default_factory=lambda: deque(maxlen=16))
+    pending_calls: deque[tuple[str, Any, str | None]] = field(
+        default_factory=lambda: deque(maxlen=16)
+    )
     closed: deque[Sequence] = field(default_factory=deque)
     open_failures: list[_Failure] = field(default_factory=list)
     seen_signatures: set[str] = field(default_factory=set)
@@ -240,19 +242,39 @@ class SequenceMiner:
             yield self.closed.popleft()
 
     # ToolSink: the readers hand skipped tool traffic straight here, no Message built
-    def call(self, name: str | None, value: Any) -> None:
-        self.pending_calls.append((name or "tool", value))
+    def call(self, name: str | None, value: Any, call_id: str | None = None) -> None:
+        self.pending_calls.append((name or "tool", value, call_id))
 
     def result(
-        self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None
+        self,
+        text: str,
+        is_error: bool,
+        index: int,
+        line_no: int,
+        timestamp: str | None,
+        call_id: str | None = None,
     ) -> None:
-        tool, raw = self.pending_calls.popleft() if self.pending_calls else ("tool", "")
+        tool, raw = self._answered(call_id)
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
             self._failed(tool, summarise_call(raw), raw, text, index)
         elif self.open_failures:  # summarising a call may cost a JSON parse: only when needed
             self._succeeded(tool, summarise_call(raw), index, line_no, timestamp)
+
+    def _answered(self, call_id: str | None) -> tuple[str, Any]:
+        """The call a result answers: the one its id names (parallel calls answer out of order,
+        and pairing by order gives one call another's error), else the oldest waiting."""
+        pending = self.pending_calls
+        if call_id is not None:
+            for position, (tool, raw, waiting) in enumerate(pending):
+                if waiting == call_id:
+                    del pending[position]
+                    return tool, raw
+        if not pending:
+            return "tool", ""
+        tool, raw, _ = pending.popleft()
+        return tool, raw
 
     def text(self, message: Message) -> None:
         """An assistant's text: Claude Code's own API errors, and the reason after a failure."""

@@ -123,7 +123,7 @@ def read_claude(
                 if tool_kind not in skip:  # the common case, built without the general walk
                     yield _tool_message(record, message or {}, block, tool_kind, index, line_no)
                 elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
-                    tool_call(block.get("name"), block.get("input"))
+                    tool_call(block.get("name"), block.get("input"), _str(block.get("id")))
                 elif tool_result is not None:  # inlined: most lines of a session are tool results
                     text = block.get("content")
                     text = clip(text if text.__class__ is str else _joined_text(text))
@@ -134,6 +134,7 @@ def read_claude(
                         index,
                         line_no,
                         stamp if stamp.__class__ is str else None,
+                        _str(block.get("tool_use_id")),
                     )
                 index += 1
                 continue
@@ -157,7 +158,9 @@ def _notify(
 ) -> None:
     if kind is MessageKind.TOOL_USE:
         name = block.get("name")
-        tools.call(name if name.__class__ is str else None, block.get("input"))
+        tools.call(
+            name if name.__class__ is str else None, block.get("input"), _str(block.get("id"))
+        )
     else:
         text = clip(_joined_text(block.get("content")))
         timestamp = record.get("timestamp")
@@ -167,6 +170,7 @@ def _notify(
             index,
             line_no,
             timestamp if timestamp.__class__ is str else None,
+            _str(block.get("tool_use_id")),
         )
 
 
@@ -347,3 +351,7 @@ def _joined_text(content: Any) -> str:
 
 
 FORMAT = TranscriptFormat.CLAUDE_CODE
+
+
+def _str(value: Any) -> str | None:
+    return value if value.__class__ is str else None

@@ -200,7 +200,7 @@ def _item(
         args = item.get("arguments", item.get("input", item.get("action")))
         if out.skipped(MessageKind.TOOL_USE):
             if out.tools is not None:
-                out.tools.call(name, args)
+                out.tools.call(name, args, _call_id(item))
             return
         yield out.emit(
             Message(
@@ -221,7 +221,7 @@ def _item(
         text = clip(_content_text(output) if isinstance(output, list) else compact(output))
         failed = reports_failure(text)
         if skipped and out.tools is not None:
-            out.tools.result(text, failed, out.index - 1, line_no, timestamp)
+            out.tools.result(text, failed, out.index - 1, line_no, timestamp, _call_id(item))
             return
         yield out.emit(
             Message(0, line_no, "tool", MessageKind.TOOL_RESULT, text, timestamp, is_error=failed)
@@ -282,3 +282,8 @@ def _epoch(value: Any) -> str | None:
     except (OverflowError, OSError, ValueError):
         return None
     return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _call_id(item: dict[str, Any]) -> str | None:
+    value = item.get("call_id")
+    return value if isinstance(value, str) else None

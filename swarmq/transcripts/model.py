@@ -72,13 +72,21 @@ class ToolSink(Protocol):
     """Receives the tool traffic a reader was told to skip, without a :class:`Message` being built
     for it (forge mines failures and retries from it at the cost of a method call)."""
 
-    def call(self, name: str | None, value: Any) -> None:
-        """A tool call: its name and its input as the record holds it (object or string)."""
+    def call(self, name: str | None, value: Any, call_id: str | None = None) -> None:
+        """A tool call: its name, its input as the record holds it (object or string), and the
+        id its result will name (Claude Code's ``tool_use`` id, Codex's ``call_id``)."""
 
     def result(
-        self, text: str, is_error: bool, index: int, line_no: int, timestamp: str | None
+        self,
+        text: str,
+        is_error: bool,
+        index: int,
+        line_no: int,
+        timestamp: str | None,
+        call_id: str | None = None,
     ) -> None:
-        """The next tool result: its (clipped) text, whether it reports failure, and its place."""
+        """A tool result: its (clipped) text, whether it reports failure, its place, and the id
+        of its call (parallel calls answer out of order; without an id, the oldest call)."""
 
 
 MAX_PROBLEM_SAMPLES = 20

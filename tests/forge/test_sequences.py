@@ -321,3 +321,31 @@ def test_a_sandbox_refusal_is_not_a_code_failure_because_its_output_says_0_faile
     session.say("The sandbox denies cargo here, so the tests need escalated permissions.")
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert len(found) == 1 and "sandbox denied" in found[0] and "no retry worked" in found[0]
+
+
+def test_parallel_calls_answered_out_of_order_are_paired_by_call_id(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """Codex runs calls in parallel and records their outputs as they finish: a result belongs to
+    the call its ``call_id`` names, never to the oldest call still waiting."""
+    path = codex_old_rollout(
+        tmp_path / "rollout.jsonl",
+        [
+            ("user", "set up the ROS workspace"),
+            ("shell", (["bash", "-lc", "git rev-parse --show-toplevel"], "/home/u/ws\n", 0)),
+            ("shell", (["bash", "-lc", "rosdep update"], "bash: rosdep: command not found\n", 127)),
+            ("shell", (["bash", "-lc", "pip install rosdep && rosdep update"], "updated\n", 0)),
+        ],
+    )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    calls = [i for i, line in enumerate(lines) if '"function_call"' in line]
+    # Both first calls are issued before either answers, and the second answers first.
+    first_out, second_call, second_out = calls[0] + 1, calls[1], calls[1] + 1
+    order = [*lines[: calls[0] + 1], lines[second_call], lines[second_out], lines[first_out]]
+    path.write_text("\n".join([*order, *lines[second_out + 1 :]]) + "\n", encoding="utf-8")
+
+    contents = sequences(forge_transcript(path, layout, locks).found)
+    assert not any("git rev-parse" in c.split(" failed")[0] for c in contents), contents
+    assert any(
+        c.startswith("`rosdep update` failed (bash: rosdep: command not found)") for c in contents
+    ), contents
