@@ -254,7 +254,11 @@ class SequenceMiner:
         timestamp: str | None,
         call_id: str | None = None,
     ) -> None:
-        tool, raw = self._answered(call_id)
+        pending = self.pending_calls
+        if pending and (call_id is None or pending[0][2] == call_id):
+            tool, raw, _ = pending.popleft()  # the common case: answered in order
+        else:
+            tool, raw = self._answered(call_id)
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:

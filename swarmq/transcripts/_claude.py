@@ -123,7 +123,10 @@ def read_claude(
                 if tool_kind not in skip:  # the common case, built without the general walk
                     yield _tool_message(record, message or {}, block, tool_kind, index, line_no)
                 elif tool_call is not None and tool_kind is MessageKind.TOOL_USE:
-                    tool_call(block.get("name"), block.get("input"), _str(block.get("id")))
+                    tid = block.get("id")
+                    tool_call(
+                        block.get("name"), block.get("input"), tid if tid.__class__ is str else None
+                    )
                 elif tool_result is not None:  # inlined: most lines of a session are tool results
                     text = block.get("content")
                     text = clip(text if text.__class__ is str else _joined_text(text))
@@ -134,7 +137,7 @@ def read_claude(
                         index,
                         line_no,
                         stamp if stamp.__class__ is str else None,
-                        _str(block.get("tool_use_id")),
+                        tid if (tid := block.get("tool_use_id")).__class__ is str else None,
                     )
                 index += 1
                 continue
