@@ -97,6 +97,12 @@ class _Digest:
         return "\n\n".join([*self.summaries, *self.recent])
 
 
+MAX_MESSAGE_CHARS = 200_000
+"""A message longer than this (about 60 pages) is a pasted log, file or dump, not prose holding a
+lesson; classifying it as one passage would cost memory in proportion (a 50 MB message took
+~800 MiB), so it is counted as ``oversized`` and skipped. Its tool failures are still mined."""
+
+
 def extract_candidates(
     transcript: Transcript,
     config: ForgeConfig,
@@ -144,6 +150,9 @@ def extract_candidates(
         if digest is not None:
             digest.add(message)
         text = message.text
+        if len(text) > MAX_MESSAGE_CHARS:
+            result.rejected["oversized"] += 1  # a pasted log or dump: no lesson, and memory
+            continue
         tokens = tokens_of(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
         if not confirmed and not has_signal_words(tokens) and not foreign(text, tokens):
