@@ -11,7 +11,7 @@ from tests.forge.sessions import ClaudeSession
 from tests.support import REPO
 
 FORGE = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.extract import forge_transcript
@@ -20,7 +20,10 @@ work = Path(sys.argv[2])
 result = forge_transcript(Path(sys.argv[1]), AgentsLayout(work / "ws"), LocalLocks(work / "locks"))
 print(json.dumps({"rejected": dict(result.rejected),
                   "found": [c.content for c in result.found],
-                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  # VmHWM belongs to this process image: ru_maxrss would carry the parent's
+                  # peak across fork and exec (a long pytest run's, not forge's).
+                  "peak_kib": int(next(line.split()[1] for line in
+                                       open("/proc/self/status") if line.startswith("VmHWM:")))}))
 """
 
 
