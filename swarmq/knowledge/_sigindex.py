@@ -27,6 +27,7 @@ from typing import BinaryIO
 from swarmq.knowledge._factrule import FACT_TAG
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge._lineparse import parse_line
+from swarmq.knowledge.listing import index_path
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
 from swarmq.knowledge.store import TierStore
@@ -122,11 +123,6 @@ class _Persisted:
     """Signature → ``[offset, length, line_no]`` of each entry that has it, file order."""
 
 
-def index_file(index_dir: Path, path: Path) -> Path:
-    key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:24]
-    return index_dir / f"{key}.json"
-
-
 def _load(file: Path, path: Path) -> _Persisted | None:
     try:
         data = loads_bounded(file.read_bytes(), max_depth=None)
@@ -206,7 +202,7 @@ def file_matches(path: Path, signatures: Sequence[str], index_dir: Path) -> list
     except FileNotFoundError:
         return []
     with handle:
-        cache = index_file(index_dir, path)
+        cache = index_path(index_dir, path)
         index = _load(cache, path)
         if index is not None and _prefix_crc(handle, index.end) == index.crc:
             try:
