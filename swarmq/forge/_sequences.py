@@ -135,8 +135,6 @@ _SHELL_SYNTAX = re.compile(
 )
 """The shell could not parse the command (quoting, a Windows path's trailing backslash): a
 fact about the shell tool, worth keeping even when the agent went round it with another tool."""
-_SILENT = re.compile(r"command not found|: not found|could not resolve host", re.IGNORECASE)
-"""Cheap test on a successful call's output for a failure its status hides."""
 _SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 """The agent's own search tools (they run ``rg`` underneath)."""
 _SPAWN_REFUSED = re.compile(r"spawn \S+ (?:EACCES|EPERM)|\b(?:EACCES|EPERM)\b.{0,40}\brg\b")
@@ -282,8 +280,10 @@ class SequenceMiner:
             tool, raw, _ = pending.popleft()  # the common case: answered in order
         else:
             tool, raw = self._answered(call_id)
-        if not is_error and _SILENT.search(text, 0, 2000) is not None:
-            is_error = self._silently_failed(raw, text)
+        if not is_error and ("not found" in text[:2000] or "resolve host" in text[:2000]):
+            is_error = self._silently_failed(
+                raw, text
+            )  # substring tests: this runs on every result
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
