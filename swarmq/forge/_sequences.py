@@ -280,10 +280,10 @@ class SequenceMiner:
             tool, raw, _ = pending.popleft()  # the common case: answered in order
         else:
             tool, raw = self._answered(call_id)
-        if not is_error and ("not found" in text[:2000] or "resolve host" in text[:2000]):
-            is_error = self._silently_failed(
-                raw, text
-            )  # substring tests: this runs on every result
+        if not is_error and (
+            text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
+        ):  # substring tests, no copy: this runs on every result
+            is_error = self._silently_failed(raw, text)
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
