@@ -98,7 +98,7 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     spawned = _SPAWNED.search(error)
     if spawned and _REFUSED.search(error):
         name = re.split(r"[/\\]", spawned.group(1))[-1]
-        return f"`{name}` may not be run here (permission refused)"
+        return f"`{name}` may not be run here (sandbox or permissions)"
     if _REFUSED.search(error):
         return f"`{program}` is refused here (sandbox or permissions)"
     return ""

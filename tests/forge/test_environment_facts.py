@@ -145,3 +145,20 @@ def test_environment_facts_and_families() -> None:
     assert environment_fact("make", "make: *** [all] Error 2") == ""
     assert same_family("python", "python3") and same_family("pnpm", "npm")
     assert same_family("rg", "ls") and not same_family("npm", "mkdir")
+
+
+def test_every_stated_fact_is_a_project_fact_of_the_environment() -> None:
+    """Stated so that the knowledge store's fact rule shows it at every session start."""
+    from swarmq.knowledge._factrule import FactKind, fact_kind
+
+    errors = [
+        ("npm", "(eval):1: command not found: npm"),
+        ("docker", "the input device is not a TTY"),
+        ("sudo", "sudo: a terminal is required to read the password"),
+        ("git", "ssh: Could not resolve hostname github.com"),
+        ("cargo", "failed in sandbox: sandbox denied exec error"),
+        ("Grep", "Error: spawn /opt/claude/vendor/ripgrep/rg EACCES"),
+    ]
+    for program, error in errors:
+        fact = environment_fact(program, error)
+        assert fact and fact_kind(f"{fact}.") is FactKind.ENVIRONMENT, fact
