@@ -15,7 +15,7 @@ _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
-    r"killed",
+    r"killed|not a tty|\bEPERM\b|\bEACCES\b",
     re.IGNORECASE,
 )
 _NOISE_LINE = re.compile(
@@ -27,6 +27,15 @@ _NOISE_LINE = re.compile(
 """Lines that are not the failure: the tool's framing, and shell start-up chatter (a broken rc
 file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
 printed on every call, failing or not."""
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CARRIER = re.compile(
+    r"\b(?:EPERM|EACCES|ENOENT|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EADDRINUSE)\b|"
+    r"operation not permitted|permission denied|command not found|could not resolve|"
+    r"not a tty|address already in use|connection refused|no such file or directory",
+    re.IGNORECASE,
+)
+"""A line that names the failure itself (an operating-system error): it beats a lead-in such
+as ``error when starting dev server:`` or a tool's generic ``Error: command failed``."""
 _EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
 _WRAPPER = re.compile(r"failed in sandbox|sandbox denied|execution error", re.IGNORECASE)
 """A sandbox's report that a command failed, wrapping the command's own output."""
@@ -103,18 +112,28 @@ def summarise_call(call: Any) -> str:
 
 
 def error_excerpt(text: str) -> str:
-    """The most telling line of a failed call's output (the first that names an error)."""
+    """The most telling line of a failed call's output: a sandbox's wrapper line with the cause
+    under it, else the first line that names an operating-system error, else the first error
+    line that is not a lead-in (ending in a colon), else the first error line."""
     try:
         parsed = loads_bounded(text) if text[:1] == "{" else None
     except ValueError:
         parsed = None
     if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
         text = parsed["output"] or text
+    if "\x1b[" in text:
+        text = _ANSI.sub("", text)
     lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
     lines = [line for line in lines if line and not _NOISE_LINE.search(line)]
     if not lines:
         return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told
-    best = next((line for line in lines if ERROR_LINE.search(line)), lines[0])
+    errors = [line for line in lines if ERROR_LINE.search(line)]
+    best = (
+        (errors[0] if errors and _WRAPPER.search(errors[0]) else None)
+        or next((line for line in errors if _CARRIER.search(line)), None)
+        or next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
+        or (errors[0] if errors else lines[0])
+    )
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
     if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")

@@ -34,6 +34,7 @@ from swarmq.forge._calls import (
     summarise_call,
     writes_same_file,
 )
+from swarmq.forge._envfacts import environment_fact, missing_program, same_family
 from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
@@ -122,7 +123,8 @@ _MISSING_PROGRAM = re.compile(
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
-    r"command not found|sudo|access denied|killed by a signal|timed out|no space left",
+    r"command not found|sudo|access denied|killed by a signal|timed out|no space left|"
+    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|ENOTFOUND|EAI_AGAIN|getaddrinfo",
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
@@ -133,6 +135,10 @@ _SHELL_SYNTAX = re.compile(
 )
 """The shell could not parse the command (quoting, a Windows path's trailing backslash): a
 fact about the shell tool, worth keeping even when the agent went round it with another tool."""
+_SEARCH_TOOLS = frozenset({"Grep", "Glob"})
+"""The agent's own search tools (they run ``rg`` underneath)."""
+_SPAWN_REFUSED = re.compile(r"spawn \S+ (?:EACCES|EPERM)|\b(?:EACCES|EPERM)\b.{0,40}\brg\b")
+"""The program a search tool runs may not be started here."""
 _SEARCHES = frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "findstr", "git-grep"})
 """Search programs: exit status 1 means "no line matched", an answer, not a failure (2 is the
 error status of grep and ripgrep alike)."""
@@ -187,16 +193,31 @@ class Sequence:
     line_no: int
     timestamp: str | None
 
+    @property
+    def fact(self) -> str:
+        """What the error says about the machine on its own, stated when nothing fixed it, and
+        for a missing program also beside its substitute (``""`` when it says nothing)."""
+        if self.tool == "api":
+            return ""
+        runs = program(self.failed_call) or self.tool
+        if self.fixed_call and not missing_program(runs, self.error, self.failed_call):
+            return ""
+        return environment_fact(runs, self.error, self.failed_call)
+
     def content(self) -> str:
         """One lesson line: the failing call as run, its error as printed, the cause when the
-        agent said it, then the fix (``recall`` reads the call and the error back out of it)."""
+        agent said it, what the error says about the machine, then the fix (``recall`` reads the
+        call and the error back out of it)."""
         if self.tool == "api":
             return f"The agent's model call failed: {self.error}."
         text = f"`{self.failed_call}` failed ({self.error})"
         if self.reason:
             text += f"; {self.reason.rstrip('.。')}"
+        fact = self.fact
+        if fact:
+            text += f"; {fact}"
         if not self.fixed_call:
-            return f"{text}; no retry worked."
+            return f"{text}." if fact else f"{text}; no retry worked."
         return f"{text}; `{self.fixed_call}` worked instead."
 
 
@@ -259,6 +280,10 @@ class SequenceMiner:
             tool, raw, _ = pending.popleft()  # the common case: answered in order
         else:
             tool, raw = self._answered(call_id)
+        if not is_error and (
+            text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
+        ):  # substring tests, no copy: this runs on every result
+            is_error = self._silently_failed(raw, text)
         if not is_error and not self.open_failures:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
@@ -300,14 +325,20 @@ class SequenceMiner:
                     failure.reason = reason
 
     def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
-        if tool in _SKIPPED_TOOLS or not call or _PROTOCOL.search(output[:600]):
+        if (
+            (tool in _SKIPPED_TOOLS and not self._search_refused(tool, output))
+            or not call
+            or _PROTOCOL.search(output[:600])
+        ):
             return
         bare = CD_PREFIX.sub("", call)
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
+            and not self._stage_missing(call, as_text(raw), output)
         ) or _CODE_ERROR.search(output[:1500]):
-            return  # a probe's failure is its answer, unless the shell could not parse it
+            return  # a probe's failure is its answer, unless the shell could not parse it or
+            # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)
         if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
             return  # a search that matched nothing answered the question it asked
@@ -343,21 +374,26 @@ class SequenceMiner:
         still_open = []
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
-                if failure.tool in _EDITING and writes_same_file(failure.call, call):
+                if (failure.tool in _EDITING and writes_same_file(failure.call, call)) or (
+                    failure.tool in _SEARCH_TOOLS and program(call) in _SEARCHES | {"find", "ls"}
+                ):
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 else:
                     still_open.append(failure)
                 continue
             named = {word.rsplit("/", 1)[-1] for word in call.split()}
+            missing = missing_program(program(failure.call), failure.error, failure.call)
             related = (
                 failure.tool in _DELEGATING
                 or program(call) == program(failure.call)
                 or program(failure.call) in named
+                or (failure.waited == 0 and _ARGUMENTS.search(failure.error) is not None)
                 or (
-                    failure.waited == 0
+                    bool(missing)
                     and (
-                        _MISSING_PROGRAM.search(failure.error) is not None
-                        or _ARGUMENTS.search(failure.error) is not None
+                        same_family(missing, program(call))
+                        or missing in named
+                        or self._same_target(failure.call, call)
                     )
                 )
             )
@@ -382,6 +418,35 @@ class SequenceMiner:
             else:
                 self._give_up(failure)
         self.open_failures = still_open
+
+    @staticmethod
+    def _stage_missing(call: str, whole: str, output: str) -> bool:
+        """Whether the output says that a program the call runs after its first is missing
+        (``whole``: the call unclipped, so a long pipeline's tail is there)."""
+        if "not found" not in output[:2000]:
+            return False
+        missing = missing_program(program(call), error_excerpt(output[:2000]), whole)
+        return bool(missing) and missing != program(call) and missing in whole.split()
+
+    @staticmethod
+    def _silently_failed(raw: Any, text: str) -> bool:
+        """Whether a call reported as successful failed all the same: a pipeline's status is its
+        last stage's, so ``tail log | jq`` "succeeds" when ``jq`` is missing and ``git ls-remote
+        | grep`` when the host cannot be resolved. Only a missing program the call names and an
+        unresolvable host count: the output says nothing else then."""
+        call = summarise_call(raw)
+        error = error_excerpt(text[:2000])
+        missing = missing_program(program(call), error, call)
+        if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it
+            return missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}
+        return "could not resolve host" in error.lower()
+
+    @staticmethod
+    def _search_refused(tool: str, output: str) -> bool:
+        """Whether a search tool of the agent (Claude Code's Grep or Glob) could not start the
+        program it runs (``spawn …/rg EACCES``): not an empty answer but a fact about the
+        machine, and a search run another way (``grep -rn``) is the way round."""
+        return tool in _SEARCH_TOOLS and _SPAWN_REFUSED.search(output[:600]) is not None
 
     @staticmethod
     def _missing_operand(call: str, error: str) -> bool:

@@ -283,8 +283,8 @@ def _sequence_candidate(
 ) -> ForgedCandidate | None:
     confidence = min(0.99, config.sequence_confidence + (0.1 if sequence.reason else 0.0))
     kind = "solution" if sequence.fixed_call else "failure"
-    if kind == "failure" and sequence.tool != "api":
-        confidence -= config.unresolved_penalty
+    if kind == "failure" and sequence.tool != "api" and not sequence.fact:
+        confidence -= config.unresolved_penalty  # a fact the error states stands on its own
     if confidence < config.min_confidence:
         return None
     content = sequence.content()

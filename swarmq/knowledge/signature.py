@@ -98,6 +98,10 @@ _SUDO_PROSE = re.compile(
 _NO_TTY = re.compile(r"\b(?:input device is )?not a tty\b|\bno tty present\b", re.IGNORECASE)
 """A command that wants a terminal (``docker exec -it``, ``ssh -t``) run by an agent, which has
 none."""
+_SPAWN = re.compile(r"\bspawn (\S+) (E[A-Z]{3,})\b")
+"""Node could not start a program (Claude Code's Grep and Glob run ``rg``): the program it
+spawned and the error code name the failure, whatever the tool was asked (``spawn …/rg EACCES``
+→ ``rg: spawn eacces``)."""
 _BASE = re.compile(r"value too great for base")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
@@ -359,6 +363,10 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    match = _SPAWN.search(line)
+    if match:
+        spawned = re.split(r"[/\\]", match.group(1))[-1].removesuffix(".exe")
+        return f"{spawned}: spawn {match.group(2).lower()}"
     if _NO_TTY.search(line):
         return f"{program or 'tool'}: not a tty"
     match = _SHELL_SYNTAX.search(line)

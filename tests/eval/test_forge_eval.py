@@ -187,3 +187,20 @@ def test_the_second_held_apart_set_is_apart_from_both_others() -> None:
     sources = (REPO / "eval" / "forge" / "SOURCES-heldout2.md").read_text(encoding="utf-8")
     assert all(f"`{s.file.name}`" in sources for s in second)
     assert sum(lesson.kind == "tool-error" for s in second for lesson in s.lessons) >= 20
+
+
+def test_the_third_held_apart_set_is_apart_from_every_other() -> None:
+    """labels-heldout3.yaml (issue 24, gathered because the second had been examined): all
+    held-out, its users in no other set, each file in its SOURCES."""
+    third = load_labels(REPO / "eval" / "forge" / "labels-heldout3.yaml")
+    others = [
+        *load_labels(REPO / "eval" / "forge" / "labels.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-fresh.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-heldout2.yaml"),
+    ]
+    assert {s.split for s in third} == {"held-out"}
+    assert not {s.file.name for s in third} & {s.file.name for s in others}
+    owners = {s.repo.split("/")[0].lower() for s in others}
+    assert not {s.repo.split("/")[0].lower() for s in third} & owners
+    sources = (REPO / "eval" / "forge" / "SOURCES-heldout3.md").read_text(encoding="utf-8")
+    assert all(f"`{s.file.name}`" in sources for s in third)

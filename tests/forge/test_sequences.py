@@ -169,7 +169,8 @@ def test_an_unfixed_failure_about_the_machine_is_kept_the_agents_reason_ranks_it
     tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
 ) -> None:
     """Round 3: on the 60 labelled sessions an unfixed sandbox, DNS or sudo failure was a
-    labelled lesson 4 times in 5, so at the default threshold it is kept without a reason too."""
+    labelled lesson 4 times in 5, so it is kept without a reason too; its error states a fact
+    about the machine on its own (issue 24), so no unresolved penalty, and the lesson says it."""
     bare = (
         ClaudeSession("s1")
         .user("fetch")
@@ -184,7 +185,8 @@ def test_an_unfixed_failure_about_the_machine_is_kept_the_agents_reason_ranks_it
         for c in forge_transcript(bare.write(tmp_path / "a.jsonl"), layout, locks).found
         if c.extractor == "sequence"
     ]
-    assert [c.confidence for c in alone] == [0.6] and "no retry worked" in alone[0].content
+    assert [c.confidence for c in alone] == [0.75]
+    assert "`git` cannot reach the network here" in alone[0].content
     explained = (
         ClaudeSession("s2")
         .user("fetch")
@@ -200,8 +202,9 @@ def test_an_unfixed_failure_about_the_machine_is_kept_the_agents_reason_ranks_it
         for c in forge_transcript(explained.write(tmp_path / "b.jsonl"), layout, locks).found
         if c.extractor == "sequence"
     ]
-    assert [c.type for c in found] == ["failure"] and found[0].confidence == 0.7
-    assert "Could not resolve host" in found[0].content and "no retry worked" in found[0].content
+    assert [c.type for c in found] == ["failure"] and found[0].confidence == 0.85
+    assert "Could not resolve host" in found[0].content
+    assert "cannot reach the network here" in found[0].content
     assert "no network access" in found[0].content
 
 
@@ -320,7 +323,7 @@ def test_a_sandbox_refusal_is_not_a_code_failure_because_its_output_says_0_faile
     )
     session.say("The sandbox denies cargo here, so the tests need escalated permissions.")
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
-    assert len(found) == 1 and "sandbox denied" in found[0] and "no retry worked" in found[0]
+    assert len(found) == 1 and "sandbox denied" in found[0] and "is refused here" in found[0]
 
 
 def test_parallel_calls_answered_out_of_order_are_paired_by_call_id(

@@ -102,7 +102,8 @@ def test_a_call_on_other_files_is_the_next_step_not_the_fix(
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert [c for c in found if "worked instead" in c] == []
     [content] = found  # the failure about the machine is still kept, unresolved
-    assert "Could not resolve host" in content and content.endswith("no retry worked.")
+    assert "Could not resolve host" in content
+    assert content.endswith("`curl` cannot reach the network here.")
 
 
 def test_a_fix_that_changes_how_the_same_file_is_named_is_still_the_fix(

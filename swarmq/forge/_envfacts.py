@@ -1,0 +1,107 @@
+"""What a failing call's error says about the machine on its own, and which programs stand in
+for one another.
+
+Some errors are lessons whatever the agent does next: ``pnpm: command not found`` says that
+``pnpm`` is not installed here, ``listen EPERM`` that the sandbox refuses the port, ``Could not
+resolve host`` that there is no network, ``the input device is not a TTY`` that the agent has no
+terminal. The next session needs the fact even when no retry fixed anything (or the agent gave
+up), so the lesson states it in words a reader (and the project-fact rule) can use.
+
+A missing program is only cured by something that does its job: a program of the same family
+(``python3`` for ``python``, ``npm`` for ``pnpm``, ``grep``/``find``/``ls`` for ``rg``), a call
+that names the missing program (``python3 -m pytest``), or a call on the same target. Whatever
+else the agent runs next is the next step of its task, not the way round.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MISSING_PROGRAM = (
+    re.compile(r"command not found: ([\w.+-]+)"),
+    re.compile(r"(?:^|[\s:])([A-Za-z_][\w.+-]*): command not found\b"),
+    re.compile(
+        r"^(?:/bin/|/usr/bin/)?(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: ([\w.+-]+): not found\b"
+    ),
+    re.compile(r"^'?([\w.+-]+)'? is not recognized as"),
+)
+_DIRECT_MISSING = re.compile(r"No such file or directory \(os error 2\)")
+"""Codex running argv directly: the program itself does not exist."""
+_PIPELINE = re.compile(r"\||&&|;")
+_NO_TERMINAL = re.compile(
+    r"not a tty|no tty present|a terminal is required|must have a tty", re.IGNORECASE
+)
+_NO_NETWORK = re.compile(
+    r"could not resolve|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|"
+    r"temporary failure in name resolution",
+    re.IGNORECASE,
+)
+_REFUSED = re.compile(
+    r"operation not permitted|permission denied|\bEPERM\b|\bEACCES\b|sandbox denied|"
+    r"access (?:is )?denied",
+    re.IGNORECASE,
+)
+_SPAWNED = re.compile(r"spawn (\S+) E[A-Z]+")
+"""Node's error when a tool it runs cannot be started (Claude Code's Grep running ``rg``)."""
+
+FAMILIES: tuple[frozenset[str], ...] = (
+    frozenset({"python", "python2", "python3", "py", "pip", "pip3", "uv", "pipx", "poetry"}),
+    frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "corepack", "node"}),
+    frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "git-grep", "find", "fd", "ls"}),
+    frozenset({"docker", "docker-compose", "podman", "nerdctl"}),
+    frozenset({"pytest", "py.test"}),
+    frozenset({"cargo", "rustup", "nix"}),
+    frozenset({"go", "gofmt"}),
+)
+"""Programs that do one another's job when one is missing (a version suffix is ignored)."""
+_VERSION_SUFFIX = re.compile(r"[\d.]+$")
+
+
+def _base(program: str) -> str:
+    stripped = _VERSION_SUFFIX.sub("", program.lower().removesuffix(".exe"))
+    return stripped or program.lower()
+
+
+def same_family(missing: str, other: str) -> bool:
+    """Whether ``other`` may do the job of the missing ``missing`` (``python`` → ``python3``)."""
+    a, b = _base(missing), _base(other)
+    if a == b:
+        return True
+    return any(a in family and b in family for family in FAMILIES)
+
+
+def missing_program(program: str, error: str, call: str = "") -> str:
+    """The program an error says is not there (``""`` when it says no such thing). An argv run
+    directly that does not exist names no program when ``call`` is a pipeline or a list (which
+    of its programs is missing is not said)."""
+    for pattern in _MISSING_PROGRAM:
+        match = pattern.search(error)
+        if match and match.group(1).lower() not in ("command", "the", "file", "line"):
+            return match.group(1)
+    if _DIRECT_MISSING.search(error) and not _PIPELINE.search(call):
+        return program
+    return ""
+
+
+def environment_fact(program: str, error: str, call: str = "") -> str:
+    """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
+    or ``""`` when it says nothing about it."""
+    missing = missing_program(program, error, call)
+    if missing:
+        return f"`{missing}` is not installed here (not on PATH)"
+    if _NO_TERMINAL.search(error):
+        if program == "sudo" or "sudo" in error.lower():
+            return "sudo cannot ask for a password here (the agent has no terminal)"
+        return f"`{program}` needs a terminal, which the agent does not have here"
+    if _NO_NETWORK.search(error):
+        return f"`{program}` cannot reach the network here"
+    spawned = _SPAWNED.search(error)
+    if spawned and _REFUSED.search(error):
+        name = re.split(r"[/\\]", spawned.group(1))[-1]
+        return f"`{name}` may not be run here (sandbox or permissions)"
+    if _REFUSED.search(error):
+        return f"`{program}` is refused here (sandbox or permissions)"
+    return ""
+
+
+__all__ = ["FAMILIES", "environment_fact", "missing_program", "same_family"]

@@ -1,0 +1,164 @@
+"""What a failing call's error says about the machine is a lesson on its own (issue 24).
+
+The examples are written for these tests, in the shapes of the real sessions: a missing program
+followed by an unrelated next step or by its substitute, a pipeline whose missing last stage
+its status hides, a command that wants a terminal, Claude Code's Grep unable to start ``rg``, a
+dev server the sandbox will not let listen under a lead-in line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._calls import error_excerpt
+from swarmq.forge._envfacts import environment_fact, missing_program, same_family
+from swarmq.forge.extract import forge_transcript
+from swarmq.knowledge.signature import failure_signature
+from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession, codex_old_rollout
+
+
+def sequences(found: list[object]) -> list[str]:
+    return [c.content for c in found if getattr(c, "extractor", "") == "sequence"]  # type: ignore[attr-defined]
+
+
+def test_a_missing_program_followed_by_an_unrelated_step_is_the_fact_alone(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("set up the server")
+        .bash("npm init -y 2>&1", "Exit code 127\n(eval):1: command not found: npm", error=True)
+        .bash("mkdir -p src", "")
+        .bash("cat README.md", "# server")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`npm init -y 2>&1` failed ((eval):1: command not found: npm); "
+        "`npm` is not installed here (not on PATH)."
+    ]
+
+
+def test_a_missing_program_is_cured_by_its_family_and_the_lesson_states_both(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "run the tests"),
+            ("shell", (["bash", "-lc", "pnpm test"], "bash: pnpm: command not found", 127)),
+            ("shell", (["bash", "-lc", "sed -n 1,40p package.json"], '{"name": "app"}', 0)),
+            ("shell", (["bash", "-lc", "npm run test"], "Tests: 3 passed", 0)),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert found == [
+        "`pnpm test` failed (bash: pnpm: command not found); `pnpm` is not installed here "
+        "(not on PATH); `npm run test` worked instead."
+    ]
+
+
+def test_a_pipeline_whose_missing_last_stage_its_status_hides_still_failed(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("what did the worker say last?")
+        .bash(
+            "tail -100 logs/worker.jsonl | jq -r .message",
+            "/bin/bash: line 1: jq: command not found",
+        )
+        .bash("tail -5 logs/worker.jsonl", '{"message": "done"}')
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1 and "`jq` is not installed here" in found[0]
+
+
+def test_a_command_that_wants_a_terminal_is_fixed_without_it(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("upgrade the module")
+        .bash(
+            "docker exec -it web-1 odoo -u sales --stop-after-init",
+            "Exit code 1\nthe input device is not a TTY.  If you are using mintty, try 'winpty'",
+            error=True,
+        )
+        .bash("docker exec web-1 odoo -u sales --stop-after-init", "done")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`docker exec -it web-1 odoo -u sales --stop-after-init` failed (the input device is not "
+        "a TTY.  If you are using mintty, try 'winpty'); `docker exec web-1 odoo -u sales "
+        "--stop-after-init` worked instead."
+    ]
+
+
+def test_grep_unable_to_start_rg_is_a_fact_and_a_shell_search_its_way_round(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    spawn = "Error: spawn /usr/lib/node_modules/claude-code/vendor/ripgrep/x64-linux/rg EACCES"
+    session = (
+        ClaudeSession()
+        .user("where is parse defined?")
+        .bash("def parse", spawn, error=True, tool="Grep")
+        .bash("grep -rn 'def parse' src", "src/a.py:3:def parse(x):")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1 and "rg EACCES" in found[0]
+    assert "`grep -rn 'def parse' src` worked instead" in found[0]
+    assert failure_signature(f"$ def parse\n{spawn}") == "rg: spawn eacces"
+    assert failure_signature(found[0]) == "rg: spawn eacces"
+
+
+def test_the_line_that_carries_the_error_beats_a_lead_in_and_colour_codes() -> None:
+    output = (
+        "\n> app@0.1.0 test:e2e\n\x1b[2m[WebServer] \x1b[22m\x1b[31merror when starting dev "
+        "server:\n\x1b[2m[WebServer] \x1b[22mError: listen EPERM: operation not permitted "
+        "0.0.0.0:5173\n    at Server.setupListenHandle"
+    )
+    assert error_excerpt(output) == (
+        "[WebServer] Error: listen EPERM: operation not permitted 0.0.0.0:5173"
+    )
+    assert error_excerpt("fatal: could not run:\nfatal: unable to reach the remote") == (
+        "fatal: unable to reach the remote"
+    )
+
+
+def test_environment_facts_and_families() -> None:
+    assert missing_program("python", "bash: line 1: python: command not found") == "python"
+    assert missing_program("rg", "execution error: No such file or directory (os error 2)") == "rg"
+    assert (
+        missing_program(
+            "find", "No such file or directory (os error 2)", "find . | xargs grep -i x"
+        )
+        == ""
+    )  # which stage of a pipeline run as argv is missing is not said
+    assert environment_fact("sudo", "sudo: a terminal is required to read the password") == (
+        "sudo cannot ask for a password here (the agent has no terminal)"
+    )
+    assert environment_fact("npm", "npm error code EAI_AGAIN") == (
+        "`npm` cannot reach the network here"
+    )
+    assert environment_fact("make", "make: *** [all] Error 2") == ""
+    assert same_family("python", "python3") and same_family("pnpm", "npm")
+    assert same_family("rg", "ls") and not same_family("npm", "mkdir")
+
+
+def test_every_stated_fact_is_a_project_fact_of_the_environment() -> None:
+    """Stated so that the knowledge store's fact rule shows it at every session start."""
+    from swarmq.knowledge._factrule import FactKind, fact_kind
+
+    errors = [
+        ("npm", "(eval):1: command not found: npm"),
+        ("docker", "the input device is not a TTY"),
+        ("sudo", "sudo: a terminal is required to read the password"),
+        ("git", "ssh: Could not resolve hostname github.com"),
+        ("cargo", "failed in sandbox: sandbox denied exec error"),
+        ("Grep", "Error: spawn /opt/claude/vendor/ripgrep/rg EACCES"),
+    ]
+    for program, error in errors:
+        fact = environment_fact(program, error)
+        assert fact and fact_kind(f"{fact}.") is FactKind.ENVIRONMENT, fact
