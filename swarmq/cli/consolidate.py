@@ -14,7 +14,8 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console, err_console
 from swarmq.consolidation.items import Reason
 from swarmq.consolidation.knowledge import ScopeReport
 from swarmq.consolidation.scopes import SCOPES, check_scope
@@ -28,9 +29,9 @@ COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "
 def _progress(quiet: bool) -> Progress:
     return Progress(
         SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
-        TextColumn("{task.fields[detail]}"),
+        TextColumn("{task.fields[detail]}", markup=False),
         TimeElapsedColumn(),
         console=err_console,
         disable=quiet,

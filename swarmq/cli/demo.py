@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console
+from swarmq.cli.common import JsonOption, emit_json
+from swarmq.cli.console import console, say
 
 
 def demo(
@@ -31,11 +32,11 @@ def demo(
     promoted, injected and acknowledged; then everything it started is stopped (unless --keep)."""
     from swarmq.demo.run import run_demo
 
-    def say(line: str) -> None:
-        err_console.print(f"[dim]demo:[/] {line}", highlight=False, soft_wrap=True)
+    def progress(step: str) -> None:
+        say(("demo:", "dim"), f" {step}", stderr=True)
 
     report = run_demo(
-        directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout
+        directory, keep=keep, say=progress, use_tmux=False if no_tmux else None, timeout=timeout
     )
     if as_json:
         emit_json(report.as_dict())

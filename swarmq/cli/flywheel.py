@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import cell, console, line, say
 from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.flywheel.model import parse_time
 from swarmq.flywheel.store import AgentsLayout
@@ -109,7 +111,7 @@ def close_loop(
     table.add_row("took", f"{data['seconds']:.2f} s")
     console.print(table)
     for problem in data["problems"]:
-        console.print(f"[yellow]{problem}[/]", highlight=False)
+        say((str(problem), "yellow"))
 
 
 def status_table(m: dict[str, Any]) -> Table:
@@ -119,7 +121,7 @@ def status_table(m: dict[str, Any]) -> Table:
     table.add_column("measure", style="bold")
     table.add_column("value", justify="right")
     table.add_column("meaning", overflow="fold")
-    rows = [
+    rows: list[tuple[str, str | Text, str | Text]] = [
         (
             "σ retrieval coverage",
             f"{m['sigma']:.3f}",
@@ -130,7 +132,7 @@ def status_table(m: dict[str, Any]) -> Table:
         (
             "σ·ρ vs δ/100",
             f"{m['sigma_rho']:.3f} vs {m['escape_threshold']:.3f}",
-            f"velocity {m['velocity']:+.3f}: [{style}]{m['status']}[/]",
+            line(f"velocity {m['velocity']:+.3f}: ", (m["status"], style)),
         ),
         (
             "velocity trend",
@@ -176,7 +178,7 @@ def status_table(m: dict[str, Any]) -> Table:
         ),
         (
             "health",
-            f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]",
+            cell(m["health"], STATUS_STYLE.get(m["health"], "")),
             "overall verdict of the golden signals",
         ),
     ]
@@ -342,7 +344,7 @@ def status(
         return
     console.print(status_table(metrics))
     for note in said:
-        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+        say(("note:", "yellow"), " ", note)
     if plot_file is not None:
         console.print(
             f"trend of {drawn} point(s) drawn to {plot_file}"

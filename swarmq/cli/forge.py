@@ -19,7 +19,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console, err_console, say
 from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
@@ -62,7 +63,7 @@ def _forge_all(
     failures: list[dict[str, str]] = []
     total = sum(p.stat().st_size for p in paths)
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
@@ -189,21 +190,20 @@ def forge(
         console.print(table)
         for r in results:
             if r.pending_file:
-                console.print(
-                    f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False
-                )
+                say((f"{r.new} new candidate(s)", "green"), f" → {r.pending_file}")
         if any(r.pending_file for r in results):
             console.print(
                 "pending until a close loop ingests them: swarmq flywheel close-loop", style="dim"
             )
             if r.report.get("truncated_last_line"):
-                console.print(
-                    f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]"
+                say(
+                    (
+                        f"{Path(r.transcript).name}: last line truncated (reported, skipped)",
+                        "yellow",
+                    )
                 )
         for failure in failures:
-            err_console.print(
-                f"[red]{failure['transcript']}: {failure['error']}[/]", highlight=False
-            )
+            say((f"{failure['transcript']}: {failure['error']}", "red"), stderr=True)
     if failures:
         raise typer.Exit(1)
 

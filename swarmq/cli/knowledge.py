@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
