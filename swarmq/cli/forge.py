@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -195,6 +196,7 @@ def forge(
             console.print(
                 "pending until a close loop ingests them: swarmq flywheel close-loop", style="dim"
             )
+        for r in results:
             if r.report.get("truncated_last_line"):
                 say(
                     (
@@ -202,10 +204,35 @@ def forge(
                         "yellow",
                     )
                 )
+        for sentence in statuses_said(results):
+            console.print(sentence, style="dim")
         for failure in failures:
             say((f"{failure['transcript']}: {failure['error']}", "red"), stderr=True)
     if failures:
         raise typer.Exit(1)
+
+
+STATUS_SAID = {
+    "no-lessons": (
+        "{n} transcript(s) held no lesson: no decision, fix, failure or finding was stated "
+        "in them (short or routine sessions often hold none)"
+    ),
+    "nothing-new": (
+        "{n} transcript(s) held only lessons forged before (counted under dup); nothing was "
+        "added twice"
+    ),
+    "unchanged": (
+        "{n} transcript(s) unchanged since they were last forged, so not read again "
+        "(--force reads them anyway)"
+    ),
+}
+"""What each status but ``forged`` means, said once under the table."""
+
+
+def statuses_said(results: list[ForgeResult]) -> list[str]:
+    """One sentence per status that added nothing: why a transcript gave nothing new."""
+    counts = Counter(r.status for r in results)
+    return [template.format(n=counts[s]) for s, template in STATUS_SAID.items() if counts[s]]
 
 
 def _session(explicit: str | None) -> str:
