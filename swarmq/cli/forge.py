@@ -296,7 +296,11 @@ def lookup(
         )
         return
     if not hits:
-        console.print(f"nothing in the flywheel matches {query!r}")
+        console.print(
+            f"nothing in the flywheel matches {query!r}: lookup searches promoted learnings, "
+            "patterns and pool candidates (`swarmq pool list`); forge and close the loop to add "
+            "some, and `swarmq knowledge search` searches the knowledge store"
+        )
         return
     table = Table(title=f"lookup: {query}")
     for column in ("score", "kind", "type", "maturity", "utility", "title", "path"):

@@ -135,6 +135,15 @@ def list_entries(
         )
         return
     console.print(entry_table(f"{tier} knowledge: {path}", entries))
+    if not entries:
+        filtered = status or category
+        console.print(
+            f"no entry matches --status/--category in {path}; `swarmq knowledge list` shows all"
+            if filtered
+            else f'no entry in {path} yet: record a lesson (`swarmq learn "…"`), or forge '
+            "sessions and close the loop (`swarmq forge PATH`, `swarmq flywheel close-loop`)",
+            style="dim",
+        )
     if listing.matched > len(entries):
         typer.echo(f"the last {len(entries):,} of {listing.matched:,} matches; --limit N", err=True)
     for corrupt in listing.corrupt:
@@ -370,6 +379,12 @@ def search_cmd(
             cell(r.entry.lesson),
         )
     console.print(table)
+    if not results:
+        console.print(
+            f"no swarm or hive entry matches {text!r}: try other or fewer words; "
+            "`swarmq knowledge list` shows what the store holds",
+            style="dim",
+        )
 
 
 @app.command("inject")

@@ -55,7 +55,13 @@ def search(
     title = f"{len(result.hits)} hit(s) for {query!r}" + (
         " (budget reached)" if result.truncated else ""
     )
-    console.print(title, style="bold", highlight=False)
+    console.print(title, style="bold")
+    if not result.hits:
+        console.print(
+            "memory search reads the workers' memory (profiles/) and the shared swarm memory; "
+            "try fewer words, or `swarmq knowledge search` for lessons",
+            style="dim",
+        )
     for hit in result.hits:
         match = "phrase" if hit.phrase else f"tokens {hit.overlap:.2f}"
         say("\n", (f"{hit.path}:{hit.line}", "cyan"), "  ", (match, "dim"))

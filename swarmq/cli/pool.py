@@ -72,6 +72,12 @@ def list_(
             str(r["title"]),
         )
     console.print(table)
+    if not total:
+        console.print(
+            "the pool is empty: `swarmq forge PATH` mines transcripts, then "
+            "`swarmq flywheel close-loop` scores what was mined into the pool",
+            style="dim",
+        )
     for problem in pool.problems:
         say((str(problem), "yellow"))
 
