@@ -260,8 +260,20 @@ def test_first_hour_with_a_roster(project: Project, redis_url: str, swarm_name: 
         swarmq(["quota", "status"])
         swarmq(["llm", "usage"])
         swarmq(["deadletter", "list"])
+        nsis = _entry_id(swarmq(["knowledge", "list", "--limit", "0"]), "[/NoWorkingDir]")
+        swarmq(["knowledge", "promote", "--from-swarm", nsis], json_too=False)
+        hive = swarmq(["knowledge", "list", "--tier", "hive"])
+        assert any("[/NoWorkingDir]" in e["lesson"] for e in hive["entries"])
+        swarmq(["knowledge", "migrate"])
+        swarmq(["knowledge", "unlink"], json_too=False)
+        swarmq(["curate"])  # no model configured: the rule-based fallback, said as such
         swarmq(["skills", "list"])
+        swarmq(["skills", "generate"], 1)  # nothing mature enough to compile: exit 1, said why
         swarmq(["skills", "inspect", "no-such-skill"], 1)
+        swarmq(["skills", "improve"], 1)  # skill_improver.enabled is false by default
+        for agent in ("claude-code", "codex"):
+            swarmq(["mcp", "install", "--agent", agent], json_too=False)
+            swarmq(["mcp", "uninstall", "--agent", agent], json_too=False)
         for agent in ("claude-code", "codex"):
             swarmq(["hooks", "install", "--agent", agent, "--dir", str(project.root)])
             swarmq(["hooks", "status", "--agent", agent, "--dir", str(project.root)])
