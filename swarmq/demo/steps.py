@@ -218,8 +218,9 @@ class DemoSwarm:
             and k["entry_id"] not in self.report.published
         ]
         self.say(
-            f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
-            f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}"
+            f"close loop ({why}): {ingest['added']} lesson(s) scored into the pool, "
+            f"{len(result['promoted'])} promoted to learnings, {len(result['knowledge'])} "
+            "knowledge store change(s)"
         )
         return result
 
