@@ -186,6 +186,10 @@ def test_first_hour_without_a_roster(project: Project) -> None:
     plain = swarmq(["knowledge", "inject", "bake a sourdough loaf", "--preview"], json_too=False)
     assert "nothing injected" in plain and "relevant" in plain
     swarmq(["knowledge", "inject", "--session-start", "--preview"])
+    injected = swarmq(["knowledge", "inject", "fix the NSIS CreateShortcut call"])
+    marker = f"KNOWLEDGE_APPLIED:{injected['trace_id']}:{injected['shown'][0]['id']}"
+    acked = swarmq(["knowledge", "ack", marker], json_too=False)
+    assert "unknown trace" not in acked
     swarmq(["knowledge", "recall", "--error", "CreateShortcut: [/NoWorkingDir] failed"])
     swarmq(["knowledge", "audit"])
     swarmq(["knowledge", "verify-receipts"])
@@ -240,6 +244,7 @@ def test_first_hour_with_a_roster(project: Project, redis_url: str, swarm_name: 
         swarmq(["roster", "validate"], json_too=False)
         swarmq(["roster", "show"])
         swarmq(["roster", "compose"], json_too=False)
+        swarmq(["roster", "init"])
         swarmq(["knowledge", "list"])
         # No worker runs here: the mission is recorded blocked and the command exits 1, as
         # docs/missions.md says ("worker not running"); tests/missions run real workers.
