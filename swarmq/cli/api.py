@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from swarmq.cli.common import console, err_console, fail, load
+from swarmq.cli.common import fail, load
+from swarmq.cli.console import console, err_console, warning
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -43,9 +44,7 @@ def api(
             )
         if token:
             fail(f"--no-auth given but ${token_env} is set; unset one of them")
-        err_console.print(
-            "[yellow]warning:[/] serving without authentication (loopback only)", highlight=False
-        )
+        warning("serving without authentication (loopback only)")
     elif not token:
         try:
             token, created = load_or_create_token(roster.runtime_dir)

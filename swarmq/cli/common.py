@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from swarmq.cli.console import PIPED_WIDTH, notice, say
 from swarmq.cli.errors import EXIT_ERROR, report
 from swarmq.cli.state import CliState
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
@@ -23,7 +24,10 @@ if TYPE_CHECKING:
 
 
 class _Console(Console):
-    """Tables never cut a cell: a long id or path wraps (``fold``) instead of ending in "…"."""
+    """The process commands' console (``up``, ``down``, ``status``, ``reload``), which still writes
+    markup into literal strings; every other command prints through :mod:`swarmq.cli.console`,
+    which never reads markup, and these two go once the process commands do too. Tables never
+    cut a cell: a long id or path wraps (``fold``) instead of ending in "…"."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         for obj in objects:
@@ -33,9 +37,6 @@ class _Console(Console):
                         column.overflow = "fold"
         super().print(*objects, **kwargs)
 
-
-PIPED_WIDTH = 10_000
-"""Output that is not a terminal is as wide as its content: nothing is folded into a pipe."""
 
 console = _Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
 err_console = _Console(stderr=True)
@@ -59,7 +60,7 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 def print_problems(report: RosterReport) -> None:
     for problem in report.problems:
         style = "red" if problem.severity == "error" else "yellow"
-        err_console.print(f"[{style}]{problem}[/]", highlight=False, soft_wrap=True)
+        say((str(problem), style), stderr=True)
 
 
 FILE_LEVEL = frozenset(
@@ -91,12 +92,7 @@ def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
         return None
     roster = implicit_roster(project)
     stores = " and ".join(s for s in (".swarm/", ".agents/") if (project / s).is_dir())
-    err_console.print(
-        f"[yellow]notice:[/] no {DEFAULT_CONFIG}: using the project at {project} ({stores}) "
-        "with default settings",
-        highlight=False,
-        soft_wrap=True,
-    )
+    notice(f"no {DEFAULT_CONFIG}: using the project at {project} ({stores}) with default settings")
     return roster
 
 
@@ -138,9 +134,8 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
     if isinstance(locks, UnreachableLocks):
-        err_console.print(
-            f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
-            "(on a machine with no cluster set `locks: single-host`)",
-            highlight=False,
+        notice(
+            f"{locks.reason}: reading only, writes are refused "
+            "(on a machine with no cluster set `locks: single-host`)"
         )
     return locks

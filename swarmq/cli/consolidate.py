@@ -14,7 +14,8 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console, err_console, say
 from swarmq.consolidation.items import Reason
 from swarmq.consolidation.knowledge import ScopeReport
 from swarmq.consolidation.scopes import SCOPES, check_scope
@@ -28,9 +29,9 @@ COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "
 def _progress(quiet: bool) -> Progress:
     return Progress(
         SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
-        TextColumn("{task.fields[detail]}"),
+        TextColumn("{task.fields[detail]}", markup=False),
         TimeElapsedColumn(),
         console=err_console,
         disable=quiet,
@@ -94,6 +95,25 @@ def _run_enqueued(
     return out
 
 
+def _counts_said(rows: list[dict[str, Any]], dry_run: bool) -> str:
+    """The table's columns in one sentence: what each count counts."""
+    actions = sum(sum(row.get("counts", {}).values()) for row in rows)
+    verb = "would change" if dry_run else "changed"
+    if not actions:
+        return (
+            "entries: lines in the scope's store; active: those compared (not archived or "
+            "superseded); no near-duplicate, contradiction or complement was found, so nothing "
+            + ("would change." if dry_run else "changed.")
+        )
+    return (
+        "entries: lines in the scope's store; active: those compared (not archived or "
+        "superseded); each reason column counts planned actions (a merge, a supersession or a "
+        f"link) of that kind; rounds: planning passes until nothing more matched; changed: "
+        f"entries the {actions} action(s) {verb}"
+        + ("; nothing was written (dry run)." if dry_run else ".")
+    )
+
+
 def _table(rows: list[dict[str, Any]], dry_run: bool) -> Table:
     title = "consolidation plan (dry run: nothing written)" if dry_run else "consolidation"
     table = Table(title=title)
@@ -116,22 +136,40 @@ def _table(rows: list[dict[str, Any]], dry_run: bool) -> Table:
     return table
 
 
-def _actions_table(report: ScopeReport, limit: int) -> Table:
-    table = Table(
-        title=f"{report.scope}: first {min(limit, len(report.plan.actions))} of "
-        f"{len(report.plan.actions)} action(s)"
-    )
-    for column in ("action", "reason", "similarity", "keep", "other"):
-        table.add_column(column)
-    for action in report.plan.actions[:limit]:
-        table.add_row(
-            action.kind.value,
-            action.reason.value,
-            f"{action.similarity:.3f}",
-            action.keep,
-            action.other,
+VERB = {
+    "merge": "keep the first, merge the second into it",
+    "supersede": "the first supersedes the second",
+    "link": "link the two as complements",
+}
+"""What each planned action does, said in words (a dry run writes nothing)."""
+
+REASON_WORDS = {
+    "exact_duplicate": "the same text",
+    "duplicate": "near-duplicates",
+    "conflict": "conflicting directives",
+    "contradiction": "the newer contradicts the older",
+    "complement": "they complete each other",
+    "paraphrase": "the same lesson in other words",
+}
+
+
+def _print_actions(report: ScopeReport, limit: int) -> None:
+    """The first ``limit`` planned actions, each with the whole text of both entries."""
+    actions = report.plan.actions
+    say(
+        (f"{report.scope}: the first {min(limit, len(actions))} of {len(actions)} planned "
+         "action(s)", "bold")
+    )  # fmt: skip
+    texts = report.plan.texts
+    for number, action in enumerate(actions[:limit], 1):
+        why = REASON_WORDS.get(action.reason.value, action.reason.value)
+        say(
+            f"{number}. ",
+            (action.kind.value, "bold"),
+            f" ({why}, similarity {action.similarity:.2f}): {VERB.get(action.kind.value, '')}",
         )
-    return table
+        for ident in (action.keep, action.other):
+            say(("   " + ident + ": ", "dim"), texts.get(ident, "(text not available)"))
 
 
 def consolidate(
@@ -189,7 +227,10 @@ def consolidate(
         emit_json(rows)
         return
     console.print(_table(rows, dry_run))
+    say(_counts_said(rows, dry_run))
     if show:
         for report in reports:
             if report.plan.actions:
-                console.print(_actions_table(report, show))
+                _print_actions(report, show)
+    elif dry_run and any(r.plan.actions for r in reports):
+        say("--show N lists the first N planned actions of each scope with both entries' text")

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console, say
 from swarmq.cli.jobs import cluster_or_none, submit
 from swarmq.names import CURATOR_ENRICH
 from swarmq.wiring.llm import run_enrichment
@@ -62,7 +63,7 @@ def curate(
 
 def _print(report: dict[str, Any]) -> None:
     if report.get("refused"):
-        console.print(f"[red]refused:[/] {report['refused']}", highlight=False)
+        say(("refused:", "red"), " ", str(report["refused"]))
         return
     table = Table(title="curator enrichment", show_header=False)
     table.add_column("what")
@@ -87,6 +88,7 @@ def _print(report: dict[str, Any]) -> None:
         table.add_row(what, str(value))
     console.print(table)
     if "deterministic_fallback" in report["sources"]:
-        console.print(
-            "[yellow]note:[/] deterministic_fallback entries were enriched by rules, not by a model"
+        say(
+            ("note:", "yellow"),
+            " deterministic_fallback entries were enriched by rules, not by a model",
         )

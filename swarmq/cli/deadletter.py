@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, load
+from swarmq.cli.common import JsonOption, emit_json, load
+from swarmq.cli.console import console, warning
 from swarmq.storage.jsonl import read_jsonl
 from swarmq.workers.base import DEAD_LETTER_FILE
 
@@ -21,7 +22,7 @@ def list_dead(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     content = read_jsonl(roster.runtime_dir / DEAD_LETTER_FILE)
     records = [line.value for line in content.lines]
     for bad in content.corrupt:
-        err_console.print(f"[yellow]warning:[/] {bad.describe(content.path)}", highlight=False)
+        warning(bad.describe(content.path))
     if as_json:
         emit_json(records)
         return

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console
+from swarmq.cli.common import JsonOption, emit_json
+from swarmq.cli.console import say
+
+if TYPE_CHECKING:
+    from swarmq.demo.report import DemoReport
 
 
 def demo(
@@ -31,57 +34,102 @@ def demo(
     promoted, injected and acknowledged; then everything it started is stopped (unless --keep)."""
     from swarmq.demo.run import run_demo
 
-    def say(line: str) -> None:
-        err_console.print(f"[dim]demo:[/] {line}", highlight=False, soft_wrap=True)
+    def progress(step: str) -> None:
+        say(("demo:", "dim"), f" {step}", stderr=True)
 
     report = run_demo(
-        directory, keep=keep, say=say, use_tmux=False if no_tmux else None, timeout=timeout
+        directory, keep=keep, say=progress, use_tmux=False if no_tmux else None, timeout=timeout
     )
     if as_json:
         emit_json(report.as_dict())
         return
-    table = Table(title=f"swarmq demo: done in {report.seconds:.1f} s", show_header=False)
-    table.add_column("step", style="bold", no_wrap=True)
-    table.add_column("what happened", overflow="fold")
-    for m in report.missions:
-        table.add_row(f"mission ({m['worker']})", f"{m['id']} {m['title']}: {m['state']}")
-    table.add_row(
-        "forged",
-        f"{len(report.forged)} lesson(s) from the transcripts:\n"
-        + "\n".join(f"- {title}" for title in report.forged),
+    tell(report)
+
+
+STATUS_WORDS = {
+    "COMPOUNDING": "compounding: learnings are reused faster than they age",
+    "NEAR ESCAPE": "close to compounding: learnings are reused almost as fast as they age",
+    "DECAYING": "decaying: learnings age faster than they are reused",
+    "NO DATA": "nothing to measure yet: no learning exists",
+}
+"""The flywheel's status in words (σ·ρ against δ/100 is ``swarmq flywheel status``'s job)."""
+
+NEXT = (
+    ("swarmq forge ~/.claude/projects/<project>/", "mine your Claude Code sessions for lessons "
+     "(Codex: ~/.codex/sessions/)"),
+    ("swarmq flywheel close-loop", "score what was mined; promote what use has confirmed"),
+    ("swarmq pool list", "every candidate lesson, and the gate each one waits on"),
+    ("swarmq knowledge list", "what your agents will be shown"),
+    ("swarmq hooks install --agent claude-code", "from now on, forge each session as it ends "
+     "and hand the knowledge to the next one"),
+    ("swarmq mcp install --agent claude-code", "let the agent look lessons up and record its own"),
+)  # fmt: skip
+"""What to run next, on the user's own sessions."""
+
+
+def tell(report: DemoReport) -> None:
+    """The demo's story in plain words: what was learned (each lesson whole), what became of
+    each lesson and why, where it was shown and what the agent did with it, how the flywheel
+    moved, where the files are and what to run next."""
+    workers = sorted({str(m["worker"]) for m in report.missions})
+    say(
+        (f"swarmq demo: done in {report.seconds:.1f} s.", "bold"),
+        f" {len(report.missions)} missions ran on {len(workers)} workers "
+        f"({', '.join(workers)}) with the bundled example agent (a scripted stand-in for Claude "
+        "Code or Codex):",
     )
-    table.add_row("pooled", f"{report.pooled} candidate(s) scored into the pool")
-    table.add_row(
-        "promoted",
-        f"{len(report.promoted)} learning(s): " + ", ".join(Path(p).name for p in report.promoted),
+    for number, m in enumerate(report.missions, 1):
+        say(f"  {number}. {m['title']} ({m['worker']}): {m['state']}")
+    say("")
+    say(
+        (f"What the agents learned: {len(report.lessons)} lesson(s)", "bold"),
+        ", forged from the missions' transcripts:",
     )
-    table.add_row(
-        "published", f"{len(report.published)} knowledge entries: {', '.join(report.published)}"
-    )
-    table.add_row(
-        "injected",
-        f"{len(report.injected)} into the last mission's prompt: {', '.join(report.injected)}",
-    )
-    table.add_row(
-        "acknowledged",
-        f"{len(report.acknowledged)} (KNOWLEDGE_APPLIED): {', '.join(report.acknowledged)}",
-    )
+    for number, lesson in enumerate(report.lessons, 1):
+        say(f"  {number}. {lesson['lesson']}")
+        say(("     → ", "dim"), _fate(lesson))
+        if lesson.get("entry_id"):
+            shown = (
+                f'shown to the agent in the prompt of "{lesson["injected_into"]}"'
+                if lesson.get("injected_into")
+                else "in the knowledge store, not shown to the last mission"
+            )
+            answer = (
+                ", which answered KNOWLEDGE_APPLIED: it used it"
+                if lesson.get("acknowledged")
+                else ""
+            )
+            say(("     → ", "dim"), shown + answer)
+    say("")
     before, after = report.flywheel_before, report.flywheel_after
-    table.add_row(
-        "flywheel",
-        f"artifacts {before.get('total_artifacts')} → {after.get('total_artifacts')}, "
-        f"citations {before.get('citations_this_period')} → {after.get('citations_this_period')}, "
-        f"σ {before.get('sigma', 0):.2f} → {after.get('sigma', 0):.2f}, status {after.get('status')}",
+    say(
+        ("How the flywheel moved:", "bold"),
+        f" learnings {before.get('total_artifacts') or 0} → {after.get('total_artifacts') or 0};"
+        f" times a learning was shown or applied {before.get('citations_this_period') or 0} → "
+        f"{after.get('citations_this_period') or 0}; share of learnings in use "
+        f"{(before.get('sigma') or 0):.0%} → {(after.get('sigma') or 0):.0%}. Status: "
+        + STATUS_WORDS.get(str(after.get("status")), str(after.get("status"))),
     )
+    say("")
+    say(("Where to look:", "bold"))
     for name, path in report.files.items():
-        table.add_row(name, path)
-    console.print(table)
+        say(f"  {name}: {path}")
+    say("")
     if report.stopped:
-        console.print(
-            f"everything the demo started is stopped; the files stay in {report.workspace}"
-        )
+        say(f"Everything the demo started is stopped; its files stay in {report.workspace}.")
     else:
-        console.print(f"still running (--keep): swarmq --config {report.config} status")
+        say(f"Still running (--keep): swarmq --config {report.config} status")
         if report.attach:
-            console.print(f"watch a worker: {report.attach}")
-        console.print(f"stop it: swarmq --config {report.config} down")
+            say(f"Watch a worker: {report.attach}")
+        say(f"Stop it: swarmq --config {report.config} down")
+    say("")
+    say(("Next, on your own project:", "bold"))
+    width = max(len(command) for command, _ in NEXT)
+    for command, what in NEXT:
+        say(f"  {command:<{width}}  {what}")
+
+
+def _fate(lesson: dict[str, Any]) -> str:
+    if lesson.get("fate") == "promoted":
+        return f"promoted to a learning ({Path(str(lesson['learning'])).name}): {lesson['why']}"
+    return str(lesson["why"])

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail
+from swarmq.cli.common import JsonOption, emit_json, fail
+from swarmq.cli.console import console, say
 from swarmq.eval.forge import SPLITS, ForgeEvaluation, LabelsError, evaluate
 from swarmq.eval.forge_repos import RepoChange, Sweep, compare, sweep
 from swarmq.eval.metrics import Counts
@@ -150,12 +151,11 @@ def forge(
     if verbose:
         for s in result.sessions:
             for miss in s.misses:
-                console.print(f"[yellow]miss[/] {s.session.file.name}: {miss}", highlight=False)
+                say(("miss", "yellow"), f" {s.session.file.name}: {miss}")
             for fp in s.false_positives:
-                console.print(
-                    f"[red]false positive[/] {s.session.file.name} ({fp['type']} "
-                    f"{fp['confidence']}): {fp['content']}",
-                    highlight=False,
+                say(
+                    ("false positive", "red"),
+                    f" {s.session.file.name} ({fp['type']} {fp['confidence']}): {fp['content']}",
                 )
 
 

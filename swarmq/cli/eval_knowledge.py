@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail
+from swarmq.cli.common import JsonOption, emit_json, fail
+from swarmq.cli.console import console, say
 from swarmq.eval.knowledge import (
     SPLITS,
     Labels,
@@ -71,10 +71,9 @@ def consolidate(
     )
     for miss in figures.misses if verbose else ():
         action = f" {miss['action']}" if miss.get("action") else ""
-        console.print(
-            f"[yellow]{miss['label']} {miss['kind']}[/]: "
-            + escape(f"{miss['a'][:100]!r} / {miss['b'][:100]!r}{action}"),
-            highlight=False,
+        say(
+            (f"{miss['label']} {miss['kind']}", "yellow"),
+            f": {miss['a'][:100]!r} / {miss['b'][:100]!r}{action}",
         )
 
 
@@ -106,14 +105,8 @@ def inject(
     )
     console.print(table)
     for detail in figures.details if verbose else ():
-        mark = "[green]ok[/]" if detail["ok"] else "[red]miss[/]"
-        console.print(
-            f"{mark} " + escape(f"{detail['query']!r} ({detail['relevant']} relevant)"),
-            highlight=False,
-        )
+        mark = ("ok", "green") if detail["ok"] else ("miss", "red")
+        say(mark, f" {detail['query']!r} ({detail['relevant']} relevant)")
         for shown in detail["shown"]:
             star = "*" if shown["relevant"] else " "
-            console.print(
-                escape(f"   {star} {shown['score']:.3f} {shown['id']} {shown['lesson']}"),
-                highlight=False,
-            )
+            say(f"   {star} {shown['score']:.3f} {shown['id']} {shown['lesson']}")

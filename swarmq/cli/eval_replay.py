@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.markup import escape
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail
+from swarmq.cli.common import JsonOption, emit_json, fail
+from swarmq.cli.console import console, err_console, say
 from swarmq.eval.replay import ReplayFigures, Tally
 from swarmq.eval.replay import replay as run_replay
 from swarmq.eval.replay_labels import SPLITS, ReplayLabelsError, load_labels
@@ -112,12 +112,11 @@ def _verbose(figures: ReplayFigures) -> None:
         for outcome in project.recurrences:
             if outcome.status != "missed":
                 continue
-            console.print(
-                f"[red]missed[/] {project.project} {outcome.mistake} "
-                f"{outcome.session}:{outcome.line}",
-                highlight=False,
+            say(
+                ("missed", "red"),
+                f" {project.project} {outcome.mistake} {outcome.session}:{outcome.line}",
             )
-            console.print("  failure: " + escape(outcome.failure[:240].replace("\n", " | ")))
+            say("  failure: " + outcome.failure[:240].replace("\n", " | "))
             console.print(
                 f"  lesson learned (pool or store) at session start: "
                 f"{'yes' if outcome.learned else 'no'}; in the knowledge store: "
@@ -125,12 +124,11 @@ def _verbose(figures: ReplayFigures) -> None:
                 highlight=False,
             )
             for shown in outcome.shown_at_failure or ("(nothing shown at the failure)",):
-                console.print("  shown: " + escape(shown), highlight=False)
+                say("  shown: " + shown)
         for session, item in project.irrelevant():
-            console.print(
-                f"[yellow]not relevant[/] {project.project} {_short(session)} {item.entry_id}: "
-                + escape(item.text[:160]),
-                highlight=False,
+            say(
+                ("not relevant", "yellow"),
+                f" {project.project} {_short(session)} {item.entry_id}: {item.text[:160]}",
             )
 
 

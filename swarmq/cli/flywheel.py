@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import textwrap
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import cell, console, line, say
+from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
 from swarmq.flywheel.model import parse_time
 from swarmq.flywheel.store import AgentsLayout
@@ -80,36 +84,103 @@ def close_loop(
     ingest = data["ingest"]
     table.add_row(
         "ingest",
-        f"{ingest['added']} added from {ingest['files_scanned']} file(s), "
-        f"{ingest['skipped_existing']} existing, {ingest['skipped_malformed']} malformed",
+        "no forged file waits to be ingested (`swarmq forge PATH` writes them)"
+        if not ingest["files_scanned"]
+        else f"{ingest['added']} new candidate(s) scored into the pool from "
+        f"{ingest['files_scanned']} pending file(s); {ingest['skipped_existing']} were already "
+        f"in the pool, {ingest.get('skipped_promoted', 0)} already promoted, "
+        f"{ingest['skipped_malformed']} block(s) skipped as empty or malformed",
     )
     table.add_row(
         "feedback",
-        f"{data['feedback']['rewards']} reward(s) on {data['feedback']['artifacts_updated']} artifact(s)",
+        f"{data['feedback']['rewards']} acknowledgement(s) by agents turned into reward(s) on "
+        f"{data['feedback']['artifacts_updated']} learning(s)",
     )
     table.add_row(
         "promote",
-        f"{len(data['promoted'])} promoted, {data['rejected_discard']} discard rejected, "
-        f"held: {data['held'] or 'none'}",
+        f"{len(data['promoted'])} candidate(s) promoted to learnings; "
+        f"{data['rejected_discard']} rejected for a score below 0.50",
     )
-    for promotion in data["promoted"]:
-        table.add_row("", f"{promotion['candidate_id']} → {promotion['artifact_path']}")
+    for promotion in result.promoted:
+        table.add_row("", f"{_title(promotion.candidate)} → {_short(promotion.artifact_path)}")
+    for sentence in held_sentences(data, roster.flywheel.gate_rules()):
+        table.add_row("held", sentence)
     maturity = data["maturity"]
     table.add_row(
         "mature",
-        f"{len(maturity['transitions'])} transition(s), {maturity['decayed']} decayed, "
-        f"{len(maturity['expired'])} expired, {len(maturity['evicted'])} evicted",
+        f"{len(maturity['transitions'])} learning(s) changed maturity, {maturity['decayed']} "
+        f"lost utility for going unused, {len(maturity['expired'])} expired, "
+        f"{len(maturity['evicted'])} archived",
     )
     metrics = data["metrics"]
     table.add_row(
         "measure",
-        f"σ={metrics['sigma']:.3f} ρ={metrics['rho']:.3f} δ={metrics['delta']:.1f}d "
-        f"→ {metrics['status']} ({metrics['health']})",
+        f"retrieval coverage σ {metrics['sigma']:.3f}, evidence-backed use ρ "
+        f"{metrics['rho']:.3f}, average learning age δ {metrics['delta']:.1f} d: "
+        f"{metrics['status']} ({metrics['health']}); `swarmq flywheel status` explains each",
     )
     table.add_row("took", f"{data['seconds']:.2f} s")
     console.print(table)
     for problem in data["problems"]:
-        console.print(f"[yellow]{problem}[/]", highlight=False)
+        say((str(problem), "yellow"))
+
+
+def _title(candidate: dict[str, Any]) -> str:
+    """A promoted candidate as a person knows it: its title, else its first line."""
+    meta = candidate.get("metadata")
+    title = meta.get("pending_title") if isinstance(meta, dict) else None
+    if not title:
+        title = next(iter(str(candidate.get("content", "")).strip().splitlines()), "")
+    return str(title or candidate.get("id", "?"))
+
+
+def _short(path: str) -> str:
+    """``path`` relative to the working directory when it is under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
+HELD_WHY = {
+    "citations": (
+        "not yet confirmed by use: each needs {min} confirmation(s), an agent acknowledging "
+        "it (KNOWLEDGE_APPLIED) or its failure recurring in another session"
+    ),
+    "bronze": (
+        "scored bronze (0.50-0.70): each needs {bronze} confirmations before it is promoted; "
+        "`swarmq pool promote ID` promotes one you vouch for"
+    ),
+    "tier": "scored below every promotable tier",
+    "rejected": "rejected",
+    "other": "held by a promotion gate (`swarmq pool list` shows which)",
+}
+
+
+def held_sentences(data: dict[str, Any], rules: GateRules) -> list[str]:
+    """One sentence per reason candidates stay in the pool: how many, and why, and when the
+    age gate next opens (so "held" never reads as "lost")."""
+    out = []
+    for why, count in sorted(data["held"].items(), key=lambda kv: -kv[1]):
+        if why == "age":
+            sentence = (
+                f"{count} candidate(s) held: younger than the {rules.promotion_age_hours:g} h "
+                "promotion age and not "
+                "yet confirmed by another session"
+            )
+            opens = parse_time(data.get("age_gate_opens_at"))
+            if opens is not None:
+                sentence += (
+                    f"; the first comes of age at {opens:%Y-%m-%d %H:%M} UTC: run close-loop "
+                    "again after that (the scheduled forge.close_loop job does)"
+                )
+        else:
+            template = HELD_WHY.get(why, HELD_WHY["other"])
+            sentence = f"{count} candidate(s) held: " + template.format(
+                min=rules.min_citations, bronze=rules.bronze_min_citations
+            )
+        out.append(sentence)
+    return out
 
 
 def status_table(m: dict[str, Any]) -> Table:
@@ -119,7 +190,7 @@ def status_table(m: dict[str, Any]) -> Table:
     table.add_column("measure", style="bold")
     table.add_column("value", justify="right")
     table.add_column("meaning", overflow="fold")
-    rows = [
+    rows: list[tuple[str, str | Text, str | Text]] = [
         (
             "σ retrieval coverage",
             f"{m['sigma']:.3f}",
@@ -130,7 +201,7 @@ def status_table(m: dict[str, Any]) -> Table:
         (
             "σ·ρ vs δ/100",
             f"{m['sigma_rho']:.3f} vs {m['escape_threshold']:.3f}",
-            f"velocity {m['velocity']:+.3f}: [{style}]{m['status']}[/]",
+            line(f"velocity {m['velocity']:+.3f}: ", (m["status"], style)),
         ),
         (
             "velocity trend",
@@ -176,13 +247,30 @@ def status_table(m: dict[str, Any]) -> Table:
         ),
         (
             "health",
-            f"[{STATUS_STYLE.get(m['health'], '')}]{m['health']}[/]",
+            cell(m["health"], STATUS_STYLE.get(m["health"], "")),
             "overall verdict of the golden signals",
         ),
     ]
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def no_data_cause(layout: AgentsLayout, m: dict[str, Any], rules: GateRules) -> str:
+    """Why there is no learning to measure yet, and what to do: the step the user is at."""
+    pending = sorted(layout.pending.glob("*.md")) if layout.pending.is_dir() else []
+    waiting = int(m["tier_counts"].get("pool_pending", 0))
+    if pending:
+        return f"{len(pending)} forged file(s) not ingested yet: run swarmq flywheel close-loop"
+    if waiting:
+        return (
+            f"{waiting} candidate(s) wait in the pool: a candidate is promoted once older than "
+            f"{rules.promotion_age_hours:g} h and confirmed by use (or confirmed by another "
+            "session); swarmq pool list shows each one's gate"
+        )
+    if read_baselines(layout):
+        return "the transcripts forged so far held no lesson; forge more sessions"
+    return "nothing forged yet: run swarmq forge PATH, then swarmq flywheel close-loop"
 
 
 def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
@@ -214,7 +302,7 @@ def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
     return out
 
 
-def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
+def plot(layout: AgentsLayout, current: dict[str, Any], path: Path, cause: str) -> int:
     """Draw σ·ρ, δ/100 and velocity over the baselines (plus now) into a PNG; returns points."""
     import matplotlib
 
@@ -256,7 +344,7 @@ def plot(layout: AgentsLayout, current: dict[str, Any], path: Path) -> int:
         ax.text(
             0.5,
             0.5,
-            "no data yet\nforge transcripts, then run swarmq flywheel close-loop",
+            "no learning to measure yet:\n" + textwrap.fill(cause, 60),
             ha="center",
             va="center",
             transform=ax.transAxes,
@@ -330,7 +418,8 @@ def status(
     if plot_file is not None:
         if plot_file.suffix.lower() != ".png":
             fail(f"{plot_file}: --plot writes a PNG; give a file name ending in .png")
-        drawn = plot(layout, metrics, plot_file)
+        cause = no_data_cause(layout, metrics, roster.flywheel.gate_rules())
+        drawn = plot(layout, metrics, plot_file, cause)
     if as_json:
         emit_json(
             {
@@ -342,10 +431,10 @@ def status(
         return
     console.print(status_table(metrics))
     for note in said:
-        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+        say(("note:", "yellow"), " ", note)
     if plot_file is not None:
         console.print(
             f"trend of {drawn} point(s) drawn to {plot_file}"
-            + (" (no data yet)" if not drawn else ""),
+            + (f" (no learning to measure yet: {cause})" if not drawn else ""),
             style="dim",
         )

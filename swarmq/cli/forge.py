@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +20,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console, err_console, say
 from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
@@ -62,7 +64,7 @@ def _forge_all(
     failures: list[dict[str, str]] = []
     total = sum(p.stat().st_size for p in paths)
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
@@ -189,23 +191,48 @@ def forge(
         console.print(table)
         for r in results:
             if r.pending_file:
-                console.print(
-                    f"[green]{r.new} new candidate(s)[/] → {r.pending_file}", highlight=False
-                )
+                say((f"{r.new} new candidate(s)", "green"), f" → {r.pending_file}")
         if any(r.pending_file for r in results):
             console.print(
                 "pending until a close loop ingests them: swarmq flywheel close-loop", style="dim"
             )
+        for r in results:
             if r.report.get("truncated_last_line"):
-                console.print(
-                    f"[yellow]{Path(r.transcript).name}: last line truncated (reported, skipped)[/]"
+                say(
+                    (
+                        f"{Path(r.transcript).name}: last line truncated (reported, skipped)",
+                        "yellow",
+                    )
                 )
+        for sentence in statuses_said(results):
+            console.print(sentence, style="dim")
         for failure in failures:
-            err_console.print(
-                f"[red]{failure['transcript']}: {failure['error']}[/]", highlight=False
-            )
+            say((f"{failure['transcript']}: {failure['error']}", "red"), stderr=True)
     if failures:
         raise typer.Exit(1)
+
+
+STATUS_SAID = {
+    "no-lessons": (
+        "{n} transcript(s) held no lesson: no decision, fix, failure or finding was stated "
+        "in them (short or routine sessions often hold none)"
+    ),
+    "nothing-new": (
+        "{n} transcript(s) held only lessons forged before (counted under dup); nothing was "
+        "added twice"
+    ),
+    "unchanged": (
+        "{n} transcript(s) unchanged since they were last forged, so not read again "
+        "(--force reads them anyway)"
+    ),
+}
+"""What each status but ``forged`` means, said once under the table."""
+
+
+def statuses_said(results: list[ForgeResult]) -> list[str]:
+    """One sentence per status that added nothing: why a transcript gave nothing new."""
+    counts = Counter(r.status for r in results)
+    return [template.format(n=counts[s]) for s, template in STATUS_SAID.items() if counts[s]]
 
 
 def _session(explicit: str | None) -> str:
@@ -269,7 +296,11 @@ def lookup(
         )
         return
     if not hits:
-        console.print(f"nothing in the flywheel matches {query!r}")
+        console.print(
+            f"nothing in the flywheel matches {query!r}: lookup searches promoted learnings, "
+            "patterns and pool candidates (`swarmq pool list`); forge and close the loop to add "
+            "some, and `swarmq knowledge search` searches the knowledge store"
+        )
         return
     table = Table(title=f"lookup: {query}")
     for column in ("score", "kind", "type", "maturity", "utility", "title", "path"):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from swarmq.cli.common import JsonOption, console, emit_json
+from swarmq.cli.common import JsonOption, emit_json
+from swarmq.cli.console import console
 from swarmq.hooks.events import EVENTS, Agent
 from swarmq.hooks.settings import (
     Change,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from swarmq.cli.common import err_console, fail
+from swarmq.cli.common import fail
+from swarmq.cli.console import notice
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.connection import RedisUnavailable
 from swarmq.roster.schema import Roster
@@ -19,7 +20,7 @@ def cluster_or_none(roster: Roster, *, quiet: bool = False) -> Cluster | None:
         return Cluster.connect(roster.cluster_config(), timeout=1.0)
     except RedisUnavailable as exc:
         if not quiet:
-            err_console.print(f"[yellow]notice:[/] {exc}; no LLM calls", highlight=False)
+            notice(f"{exc}; no LLM calls")
         return None
 
 

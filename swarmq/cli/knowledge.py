@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import console
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
@@ -18,6 +19,7 @@ from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
     from swarmq.knowledge.batch import AddResult
+    from swarmq.knowledge.inject import Injection
     from swarmq.knowledge.query import QueryContext
 
 app = typer.Typer(
@@ -133,6 +135,15 @@ def list_entries(
         )
         return
     console.print(entry_table(f"{tier} knowledge: {path}", entries))
+    if not entries:
+        filtered = status or category
+        console.print(
+            f"no entry matches --status/--category in {path}; `swarmq knowledge list` shows all"
+            if filtered
+            else f'no entry in {path} yet: record a lesson (`swarmq learn "…"`), or forge '
+            "sessions and close the loop (`swarmq forge PATH`, `swarmq flywheel close-loop`)",
+            style="dim",
+        )
     if listing.matched > len(entries):
         typer.echo(f"the last {len(entries):,} of {listing.matched:,} matches; --limit N", err=True)
     for corrupt in listing.corrupt:
@@ -368,6 +379,12 @@ def search_cmd(
             cell(r.entry.lesson),
         )
     console.print(table)
+    if not results:
+        console.print(
+            f"no swarm or hive entry matches {text!r}: try other or fewer words; "
+            "`swarmq knowledge list` shows what the store holds",
+            style="dim",
+        )
 
 
 @app.command("inject")
@@ -393,7 +410,7 @@ def inject_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Render the <swarm_knowledge_directives> block (and record what it shows)."""
-    from swarmq.knowledge.inject import Injection, inject
+    from swarmq.knowledge.inject import inject
 
     injection: Injection
     try:
@@ -413,8 +430,9 @@ def inject_cmd(
         else:
             if text is None:
                 fail("give the task text, or --session-start")
+            store = knowledge(ctx)
             injection = inject(
-                knowledge(ctx),
+                store,
                 _context(text, tool, agent, phase, None, delegation),
                 headroom=headroom,
                 session_id=session,
@@ -429,11 +447,47 @@ def inject_cmd(
         if injection.block:
             sys.stdout.write(injection.block + "\n")
         return
-    console.print(
-        f"[dim]regime {injection.budget.regime}: {injection.budget.max_entries} entries, "
-        f"{injection.budget.max_chars} chars, trace {injection.trace_id}[/]"
+    console.print(injection_summary(injection, store, preview=preview), style="dim")
+    if injection.block:
+        sys.stdout.write(injection.block + "\n")
+
+
+def injection_summary(injection: Injection, store: KnowledgeStore, *, preview: bool) -> str:
+    """What an injection showed, out of what the budget allowed, and why nothing when nothing:
+    a budget line alone ("5 entries, 2000 chars") reads as five injected."""
+    budget = injection.budget
+    allowed = (
+        f"the {budget.regime} budget allows up to {budget.max_entries} entries and "
+        f"{budget.max_chars} characters"
     )
-    sys.stdout.write((injection.block or "") + "\n")
+    kept = (
+        "preview: no receipt or counter was recorded"
+        if preview
+        else (f"recorded as trace {injection.trace_id}")
+    )
+    if injection.skipped:
+        return (
+            "nothing injected: no context headroom left (--headroom) or knowledge injection is "
+            f"disabled (knowledge.enabled); {kept}"
+        )
+    if injection.shown:
+        chars = len(injection.block or "")
+        return f"{len(injection.shown)} entries shown ({chars} characters); {allowed}; {kept}"
+    active = sum(1 for e in store.swarm.read().entries if e.status != "archived")
+    if not active:
+        why = (
+            "the knowledge store is empty: record a lesson (`swarmq learn`, `swarmq knowledge "
+            "add`) or forge sessions and close the loop (`swarmq forge PATH`, `swarmq flywheel "
+            "close-loop`)"
+        )
+    elif injection.candidates:
+        why = f"{len(injection.candidates)} relevant entries found, none fit the budget"
+    else:
+        why = (
+            f"no entry of the {active} in the store is relevant to this task (try other words, "
+            "or `swarmq knowledge search`)"
+        )
+    return f"nothing injected: {why}; {allowed}; {kept}"
 
 
 @app.command("recall")

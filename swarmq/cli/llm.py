@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, load
+from swarmq.cli.common import JsonOption, emit_json, load
+from swarmq.cli.console import console
 from swarmq.llm.ledger import LLMLedger, summarise_usage
 
 app = typer.Typer(help="Language-model providers and their usage ledger.", no_args_is_help=True)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from swarmq.cli.common import console, err_console, fail, load, state, store_locks
+from swarmq.cli.common import fail, load, state, store_locks
+from swarmq.cli.console import console, err_console
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_HTTP_PORT = 8766

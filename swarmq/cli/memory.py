@@ -7,9 +7,9 @@ import re
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load
+from swarmq.cli.common import JsonOption, emit_json, fail, load
+from swarmq.cli.console import console, say
 from swarmq.profiles.search import Scope, memory_search
 from swarmq.storage.paths import check_id
 
@@ -55,16 +55,18 @@ def search(
     title = f"{len(result.hits)} hit(s) for {query!r}" + (
         " (budget reached)" if result.truncated else ""
     )
-    console.print(title, style="bold", highlight=False)
+    console.print(title, style="bold")
+    if not result.hits:
+        console.print(
+            "memory search reads the workers' memory (profiles/) and the shared swarm memory; "
+            "try fewer words, or `swarmq knowledge search` for lessons",
+            style="dim",
+        )
     for hit in result.hits:
         match = "phrase" if hit.phrase else f"tokens {hit.overlap:.2f}"
-        console.print(
-            f"\n[cyan]{escape(hit.path)}:{hit.line}[/]  [dim]{match}[/]",
-            highlight=False,
-            soft_wrap=True,
-        )
+        say("\n", (f"{hit.path}:{hit.line}", "cyan"), "  ", (match, "dim"))
         for line in clean_snippet(hit.path, hit.snippet, hit.line):
-            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+            say(f"  {line}")
 
 
 _TEXT_KEYS = ("summary", "lesson", "text", "title", "message", "content", "objective", "reason")

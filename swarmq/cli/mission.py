@@ -7,7 +7,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load
+from swarmq.cli.common import JsonOption, emit_json, fail, load
+from swarmq.cli.console import cell, console, say
 from swarmq.client import MissionClient
 from swarmq.missions.ledger import Mission
 from swarmq.missions.states import MissionState
@@ -44,10 +45,7 @@ def _print(mission: Mission, as_json: bool) -> None:
         return
     style = STYLE.get(mission.state.value, "white")
     worker = mission.worker_id or "-"
-    console.print(
-        f"{mission.id}  [{style}]{mission.state.value}[/]  worker {worker}  {mission.title}",
-        highlight=False,
-    )
+    say(f"{mission.id}  ", (mission.state.value, style), f"  worker {worker}  {mission.title}")
     if mission.reason:
         console.print(f"  reason: {mission.reason}", highlight=False)
 
@@ -111,7 +109,7 @@ def list_(
         style = STYLE.get(m.state.value, "white")
         table.add_row(
             m.id,
-            f"[{style}]{m.state.value}[/]",
+            cell(m.state.value, style),
             m.worker_id or "-",
             str(len(m.assignments)),
             m.updated_at,

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, load, store_locks
+from swarmq.cli.console import cell, console, say
 from swarmq.flywheel.bridge import confirm_provisional
 from swarmq.flywheel.citations import citation_stats, pool_key
 from swarmq.flywheel.closeloop import promote_candidate, reject_candidate
@@ -67,12 +68,18 @@ def list_(
             f"{r['raw_score']:.2f}",
             f"{r['age_hours']:.0f}",
             str(r["citations"]),
-            ("[green]" if r["eligible"] else "") + str(r["gate"]),
+            cell(r["gate"], "green" if r["eligible"] else ""),
             str(r["title"]),
         )
     console.print(table)
+    if not total:
+        console.print(
+            "the pool is empty: `swarmq forge PATH` mines transcripts, then "
+            "`swarmq flywheel close-loop` scores what was mined into the pool",
+            style="dim",
+        )
     for problem in pool.problems:
-        console.print(f"[yellow]{problem}[/]", highlight=False)
+        say((str(problem), "yellow"))
 
 
 @app.command()

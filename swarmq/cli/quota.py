@@ -7,7 +7,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, load
+from swarmq.cli.common import JsonOption, emit_json, load
+from swarmq.cli.console import console, line
 from swarmq.coord.cluster import Cluster
 
 app = typer.Typer(help="Daily LLM-call quotas shared by every worker.", no_args_is_help=True)
@@ -34,13 +35,10 @@ def quota_table(swarm: str, rows: list[dict[str, Any]]) -> Table:
         width, top, used, held = 20, int(r["max"]), int(r["used"]), int(r["held"])
         filled = 0 if top == 0 else min(width, round(width * (used + held) / top))
         used_cells = 0 if top == 0 else min(filled, round(width * used / top))
-        bar = (
-            "[red]"
-            + "█" * used_cells
-            + "[/][yellow]"
-            + "█" * (filled - used_cells)
-            + "[/]"
-            + "░" * (width - filled)
+        bar = line(
+            ("█" * used_cells, "red"),
+            ("█" * (filled - used_cells), "yellow"),
+            "░" * (width - filled),
         )
         zone = r["window"] if r["window"] == "utc" else f"local ({r['timezone']})"
         table.add_row(

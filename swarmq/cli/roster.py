@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, print_problems, state
+from swarmq.cli.common import JsonOption, emit_json, fail, print_problems, state
+from swarmq.cli.console import console, say
 from swarmq.roster.loader import RosterProblem, RosterReport, load_report
 from swarmq.roster.schema import Roster
 
@@ -105,7 +106,7 @@ def validate(
     if report.roster is None:
         fail(f"{report.file}: {len(report.errors)} error(s)")
     console.print(workers_table(report.roster))
-    console.print(f"[green]{report.file}: valid[/] ({len(report.warnings)} warning(s))")
+    say((f"{report.file}: valid", "green"), f" ({len(report.warnings)} warning(s))")
 
 
 @app.command()

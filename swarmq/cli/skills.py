@@ -8,7 +8,8 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.console import cell, console, say
 from swarmq.cli.jobs import cluster_or_none, short, submit
 from swarmq.names import SKILLS_IMPROVE
 from swarmq.skills.compiler import SkillWrite
@@ -57,7 +58,7 @@ def _show_writes(results: list[SkillWrite], root: Any, as_json: bool) -> None:
         for r in results:
             table.add_row(
                 r.slug,
-                "[green]yes[/]" if r.written else "[red]no[/]",
+                cell("yes", "green") if r.written else cell("no", "red"),
                 r.mode or "-",
                 short(r.path, root),
                 ", ".join(r.source_ids)
@@ -70,16 +71,17 @@ def _show_writes(results: list[SkillWrite], root: Any, as_json: bool) -> None:
             for p in r.published:
                 where = short(p.path, root)
                 if p.written:
-                    console.print(f"[dim]{r.slug}: published for {p.agent}: {where}[/]")
+                    say((f"{r.slug}: published for {p.agent}: {where}", "dim"))
                 else:
-                    console.print(f"[yellow]{r.slug}: not published for {p.agent}:[/] {p.reason}")
+                    say((f"{r.slug}: not published for {p.agent}:", "yellow"), f" {p.reason}")
         if any(
             not r.written and (r.evaluation is not None or "rejected before" in (r.reason or ""))
             for r in results
         ):
             console.print(
-                "[dim]refused by the eval gate: --force writes it anyway, --no-eval skips the "
-                "fixtures and the rejected-edits list[/]"
+                "refused by the eval gate: --force writes it anyway, --no-eval skips the "
+                "fixtures and the rejected-edits list",
+                style="dim",
             )
     if results and not any(r.written for r in results):
         raise typer.Exit(1)
@@ -99,7 +101,7 @@ def list_skills(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     for draft in listing["drafts"]:
         table.add_row(
             draft["slug"],
-            "[yellow]draft[/]",
+            cell("draft", "yellow"),
             "-",
             str(len(draft["source_ids"])),
             short(draft["path"], roster.workspace_dir),
@@ -113,7 +115,7 @@ def list_skills(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         )
         table.add_row(
             skill["slug"],
-            "[green]active[/]",
+            cell("active", "green"),
             str(skill["version"] or "-"),
             str(len(skill["source_ids"])),
             short(skill["path"], roster.workspace_dir),
@@ -203,16 +205,17 @@ def inspect(
     if as_json:
         emit_json(found)
         return
-    console.print(
-        f"[bold]{found['kind']}[/] {short(found['path'], roster.workspace_dir)}"
-        + ("" if found["generated"] else " [yellow](no generated marker: hand-written)[/]")
+    say(
+        (found["kind"], "bold"),
+        f" {short(found['path'], roster.workspace_dir)}",
+        ("" if found["generated"] else (" (no generated marker: hand-written)", "yellow")),
     )
     console.print(Markdown(found["content"]))
     table = Table(title="source knowledge")
     for column in ("id", "status", "lesson"):
         table.add_column(column)
     for source in found["sources"]:
-        table.add_row(source["id"], source["status"], source["lesson"] or "[red]missing[/]")
+        table.add_row(source["id"], source["status"], source["lesson"] or cell("missing", "red"))
     console.print(table)
 
 
@@ -250,16 +253,17 @@ def improve(
     if as_json:
         emit_json(report)
     elif report["ran"]:
-        console.print(
-            f"[green]proposal[/] ({report['source']}): {short(report['proposal'], roster.workspace_dir)}"
+        say(
+            ("proposal", "green"),
+            f" ({report['source']}): {short(report['proposal'], roster.workspace_dir)}",
         )
         for draft in report.get("drafts") or []:
             console.print(
                 f"  draft {draft['slug']}: {'written' if draft['written'] else draft['reason']}"
             )
         if report.get("missing_sections"):
-            console.print(f"[yellow]the model left out:[/] {', '.join(report['missing_sections'])}")
+            say(("the model left out:", "yellow"), " " + ", ".join(report["missing_sections"]))
     else:
-        console.print(f"[red]not run:[/] {report['reason']}", highlight=False)
+        say(("not run:", "red"), f" {report['reason']}")
     if not report["ran"]:
         raise typer.Exit(1)

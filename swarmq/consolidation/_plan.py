@@ -74,6 +74,8 @@ class Planner:
         plan = Plan()
         for round_no in range(1, self.config.max_rounds + 1):
             items = population.items()
+            for item in items:
+                plan.texts.setdefault(item.id, item.text)
             plan.rounds, plan.compared = round_no, len(items)
             chosen = self.decide_round(items, round_no)
             if on_round is not None:

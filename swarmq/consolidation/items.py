@@ -76,6 +76,9 @@ class Plan:
     converged: bool = True
     compared: int = 0
     """Active entries in the last round."""
+    texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Each compared entry's text as the planner first saw it, so a reviewer of a dry run reads
+    what each action would merge, supersede or link, not just two ids."""
 
     def counts(self) -> dict[str, int]:
         counts = Counter(a.reason.value for a in self.actions)

@@ -62,6 +62,10 @@ class DemoReport:
     """Entry ids whose acknowledgement (``KNOWLEDGE_APPLIED``) landed."""
     flywheel_before: dict[str, Any] = field(default_factory=dict)
     flywheel_after: dict[str, Any] = field(default_factory=dict)
+    lessons: list[dict[str, Any]] = field(default_factory=list)
+    """Every lesson taught, whole: ``lesson``, ``fate`` (promoted or held), ``why``, ``learning``
+    (its file when promoted), ``entry_id`` (its knowledge entry, if any), ``injected_into`` (the
+    last mission's title when it was shown there), ``acknowledged``."""
     files: dict[str, str] = field(default_factory=dict)
     stopped: bool = False
     attach: str | None = None

@@ -37,6 +37,7 @@ import yaml
 from swarmq.demo import example_agent
 from swarmq.demo.report import DemoError, DemoReport, Say
 from swarmq.demo.steps import DemoSwarm
+from swarmq.names import JOB_FAMILIES
 
 
 def free_port() -> int:
@@ -45,15 +46,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """Writes every repeated value out in full: a file meant to be read and edited by people
+    holds no ``&id001`` anchors or ``*id001`` aliases."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def write_config(workspace: Path, swarm: str, port: int) -> Path:
+    """The demo's roster: two workers that between them consume every job family (so it
+    validates with no warning; nothing schedules curator, skills or consolidation jobs here)."""
     agent = [sys.executable, str(Path(example_agent.__file__).resolve()), "{prompt_file}"]
-    queues = ["missions", "forge", "maturity"]
     worker = {
         "role": "builder",
-        "queues": queues,
+        "queues": ["missions", "forge", "maturity"],
         "pool": "solo",
         "agent": {"command": agent, "timeout_seconds": 120},
     }
+    extra = [family for family in JOB_FAMILIES if family not in worker["queues"]]
     data = {
         "swarm": swarm,
         "workspace": str(workspace),
@@ -68,7 +79,12 @@ def write_config(workspace: Path, swarm: str, port: int) -> Path:
         },
         "redis_url": f"redis://127.0.0.1:{port}/0",
         "workers": [
-            {"id": "ada", "name": "Ada (example agent)", **worker},
+            {
+                "id": "ada",
+                "name": "Ada (example agent)",
+                **worker,
+                "queues": ["missions", "forge", "maturity", *extra],
+            },
             {"id": "grace", "name": "Grace (example agent)", **worker},
         ],
     }
@@ -77,7 +93,9 @@ def write_config(workspace: Path, swarm: str, port: int) -> Path:
         "# Written by `swarmq demo`: a scratch swarm with the bundled EXAMPLE agent.\n"
         "# Every flywheel setting is the default.\n"
     )
-    path.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    path.write_text(
+        header + yaml.dump(data, Dumper=_PlainDumper, sort_keys=False), encoding="utf-8"
+    )
     return path
 
 

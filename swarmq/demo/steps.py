@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from celery import Celery
 
     from swarmq.client import MissionClient
+    from swarmq.flywheel.config import GateRules
     from swarmq.workers.launcher import Supervisor
 
 SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
@@ -34,6 +36,31 @@ FLYWHEEL_KEYS = (
     "citations_this_period",
     "unique_cited_artifacts",
 )
+
+
+def learned_text(markdown: str) -> str:
+    """The lesson itself out of a forged block or a learning file: its "What We Learned"
+    section (the whole text, never the heading's shortened title)."""
+    _, found, rest = markdown.partition("## What We Learned")
+    if not found:
+        return markdown.strip()
+    return rest.split("\n## ", 1)[0].strip()
+
+
+def lesson_key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def held_words(reason: str, rules: GateRules) -> str:
+    """A promotion gate's reason in words a first-time user follows."""
+    if reason.startswith("age"):
+        return (
+            "no agent has applied it yet, and it is younger than the "
+            f"{rules.promotion_age_hours:g} h a lesson waits before use alone can promote it"
+        )
+    if reason.startswith("cited") or reason.startswith("bronze"):
+        return f"not confirmed often enough yet ({reason})"
+    return reason
 
 
 class DemoSwarm:
@@ -122,6 +149,7 @@ class DemoSwarm:
             if line.startswith("# Learning: ")
         ]
         self.report.files = self._files()
+        self.report.lessons = self._lessons(last[0])
 
     def _missions(self, specs: tuple[tuple[str, str, str], ...]) -> list[Mission]:
         assert self.client is not None
@@ -190,8 +218,9 @@ class DemoSwarm:
             and k["entry_id"] not in self.report.published
         ]
         self.say(
-            f"close loop ({why}): {ingest['added']} pooled, {len(result['promoted'])} promoted, "
-            f"{len(result['knowledge'])} published to knowledge, flywheel {result['metrics']['status']}"
+            f"close loop ({why}): {ingest['added']} lesson(s) scored into the pool, "
+            f"{len(result['promoted'])} promoted to learnings, {len(result['knowledge'])} "
+            "knowledge store change(s)"
         )
         return result
 
@@ -218,6 +247,69 @@ class DemoSwarm:
             if entry is not None and entry.counter("applied_explicit_count") >= 1:
                 acked.append(entry_id)
         return acked if self.report.injected and len(acked) == len(self.report.injected) else []
+
+    def _lessons(self, last: Mission) -> list[dict[str, Any]]:
+        """Each lesson the agents taught, whole, with what became of it and why: promoted (and
+        what confirmed it), or still in the pool (and which gate holds it); whether it was shown
+        to an agent, and what the agent answered."""
+        from swarmq.flywheel.artifacts import learning_files, read_learning
+        from swarmq.flywheel.citations import citation_stats
+        from swarmq.flywheel.pool import Pool
+        from swarmq.flywheel.promotion import gate_for
+        from swarmq.storage.locking import LocalLocks
+        from swarmq.wiring.knowledge import knowledge_store
+
+        layout = layout_for(self.roster)
+        store = knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        entries = {lesson_key(e.lesson): e.id for e in store.swarm.read().entries}
+        injected = set(self.report.injected)
+        acknowledged = set(self.report.acknowledged)
+        lessons: list[dict[str, Any]] = []
+
+        def story(text: str, **facts: Any) -> dict[str, Any]:
+            entry = entries.get(lesson_key(text))
+            return {
+                "lesson": text,
+                **facts,
+                "entry_id": entry,
+                "injected_into": last.title if entry in injected else None,
+                "acknowledged": entry in acknowledged,
+            }
+
+        for path in learning_files(layout.learnings, layout.patterns):
+            learning = read_learning(path)
+            if learning is not None:
+                lessons.append(
+                    story(
+                        learned_text(learning.text),
+                        fate="promoted",
+                        why=(
+                            "forged with high confidence, it was shown at once (marked "
+                            f'provisional) to "{MISSIONS[2][1]}", whose agent applied it '
+                            "(KNOWLEDGE_APPLIED); use in a session other than the one it was "
+                            "learned in confirms a lesson, so it did not wait the "
+                            f"{self.roster.flywheel.promotion_age_hours:g} h"
+                        ),
+                        learning=str(path),
+                    )
+                )
+        stats = citation_stats(layout)
+        rules = self.roster.flywheel.gate_rules()
+        now = datetime.now(UTC)
+        for entry in Pool(layout).entries():
+            meta = entry.candidate.get("metadata") or {}
+            shown = bool(meta.get("provisional_outcome"))
+            gate = gate_for(entry, stats, now, rules)
+            why = "kept in the pool, not promoted: " + held_words(gate.reason, rules)
+            if not shown:
+                why += (
+                    "; and not shown to agents meanwhile: only high-confidence lessons (or ones "
+                    "naming a failure) are shown before use confirms them, and this one was "
+                    f"forged with {meta.get('pending_confidence') or 'lower'} confidence"
+                )
+            lessons.append(story(learned_text(str(entry.candidate.get("content", ""))),
+                                 fate="held", why=why, learning=None))  # fmt: skip
+        return lessons
 
     def _flywheel(self) -> dict[str, Any]:
         metrics = compute_metrics(layout_for(self.roster), days=self.roster.flywheel.metrics_days)

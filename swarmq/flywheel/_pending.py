@@ -156,9 +156,26 @@ def slugify(text: str) -> str:
 
 
 def candidate_id(path: Path, hint: str, block: LearningBlock) -> str:
-    """``pend-<file base>-<session hint>-<learning id>``, shortened with a body hash if long."""
+    """``pend-<file base>[-<session hint>][-<learning id>]``, shortened with a body hash if long.
+
+    As current AgentOps builds it: the session hint is left out when it is the file base (or
+    part of it), and the learning id when the parts before it already hold it, so a pending
+    file without an ``ag-…`` session token does not name its base twice in every candidate id
+    (and in every promoted learning's file name), and a file already named ``pend-…`` is not
+    prefixed again. Ids already in a pool keep working: an id is only ever looked up as a whole.
+    """
+    base = path.stem
     learning = block.id.strip().lower() or "noid"
-    ident = slugify(f"pend-{path.stem}-{hint}-{learning}")
+    parts = [base]
+    if hint and hint != base and hint not in base:
+        parts.append(hint)
+    if learning != "noid" and learning not in "-".join(parts):
+        parts.append(learning)
+    ident = slugify("-".join(parts))
+    while ident.startswith("pend-pend-"):
+        ident = ident.removeprefix("pend-")
+    if ident != "pend" and not ident.startswith("pend-"):
+        ident = slugify("pend-" + ident)
     if len(ident) > 120:
         digest = hashlib.sha256(block.body.encode("utf-8")).hexdigest()[:8]
         ident = slugify(ident[:90] + "-" + digest)

@@ -26,7 +26,7 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from swarmq.flywheel.citations import CitationStats, citation_stats
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.confirm import Signer, confirm_recurrences
 from swarmq.flywheel.metrics import compute_metrics, write_baseline
-from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier
+from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier, rfc3339
 from swarmq.flywheel.pool import CandidateConflict, Pool, PoolError
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.promotion import Promotion, gate_for, promote
@@ -84,6 +84,10 @@ class CloseLoopResult:
     rejected_discard: int = 0
     promoted: list[Promotion] = field(default_factory=list)
     held: Counter[str] = field(default_factory=Counter)
+    age_gate_opens: datetime | None = None
+    """When the first candidate held only for its age (younger than ``promotion_age_hours`` and
+    not confirmed by another session) becomes old enough: the next close loop worth running."""
+    promotion_age_hours: float = 0.0
     knowledge: list[dict[str, Any]] = field(default_factory=list)
     """Knowledge-store outcomes: promotions published or confirmed, provisional entries added
     or retired."""
@@ -105,6 +109,8 @@ class CloseLoopResult:
             "rejected_discard": self.rejected_discard,
             "promoted": [p.as_dict() for p in self.promoted],
             "held": dict(self.held),
+            "age_gate_opens_at": rfc3339(self.age_gate_opens) if self.age_gate_opens else None,
+            "promotion_age_hours": self.promotion_age_hours,
             "knowledge": self.knowledge,
             "maturity": self.maturity.as_dict(),
             "metrics": {
@@ -150,6 +156,7 @@ def promote_eligible(
     pool = Pool(layout)
     promoted = PromotedIndex(layout)
     rules = config.gate_rules()
+    result.promotion_age_hours = rules.promotion_age_hours
     with (
         locks.hold(layout.pool_lock) as pool_lease,
         locks.hold(layout.learnings_lock) as learnings_lease,
@@ -180,7 +187,13 @@ def promote_eligible(
                 else:
                     gate = gate_for(entry, stats, now, rules)
                     if not gate.passed:
-                        result.held[_held_reason(gate.reason)] += 1
+                        why = _held_reason(gate.reason)
+                        result.held[why] += 1
+                        added = entry.added_at
+                        if why == "age" and added is not None:
+                            opens = added + timedelta(hours=rules.promotion_age_hours)
+                            if result.age_gate_opens is None or opens < result.age_gate_opens:
+                                result.age_gate_opens = opens
                         continue
                     try:
                         result.promoted.append(

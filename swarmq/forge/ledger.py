@@ -25,7 +25,9 @@ class ForgeResult:
     transcript: str
     key: str
     status: str = "forged"
-    """``forged``, ``unchanged`` (ledger hit, not read) or ``nothing-new``."""
+    """``forged`` (new candidates written), ``unchanged`` (ledger hit: not read again),
+    ``no-lessons`` (read, and nothing in it reads as a lesson) or ``nothing-new`` (read, and
+    every lesson in it was forged before): the last two say different things to a user."""
     format: str | None = None
     messages: int = 0
     passages: int = 0
@@ -159,4 +161,4 @@ def write_candidates(
         )
     result.new = len(new)
     result.new_candidates = [c.as_dict() for c in new]
-    result.status = "forged" if new else "nothing-new"
+    result.status = "forged" if new else ("nothing-new" if found else "no-lessons")

@@ -46,8 +46,8 @@ class SessionForge:
     session_id: str
     transcript: str
     status: str
-    """``forged``, ``nothing-new`` (forged, no new candidate), ``unchanged`` (no new complete
-    line since the last forge) or ``missing`` (no such transcript file)."""
+    """``forged``, ``nothing-new`` (forged, every lesson known before), ``no-lessons`` (forged,
+    no lesson in it), ``unchanged`` (no new complete line since the last forge) or ``missing`` (no such transcript file)."""
     start: int = 0
     end: int = 0
     new: int = 0

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from swarmq.demo import example_agent
+from swarmq.roster.loader import load_report
 from swarmq.storage.procs import pid_alive
 from tests.support import REPO
 
@@ -56,6 +57,20 @@ def test_demo_closes_the_loop_and_stops_what_it_started(tmp_path: Path) -> None:
         == 0
     )
     assert report["flywheel_after"]["citations_this_period"] > 0
+
+    # The story: every lesson whole, with what became of it and why.
+    lessons = report["lessons"]
+    assert len(lessons) == len(report["forged"])
+    idempotent = next(x for x in lessons if "idempotent" in x["lesson"])
+    assert idempotent["lesson"].endswith("runs a second time.")  # whole, not cut to a title
+    assert idempotent["fate"] == "promoted" and "KNOWLEDGE_APPLIED" in idempotent["why"]
+    assert idempotent["injected_into"] and idempotent["acknowledged"]
+    assert all(x["fate"] == "held" and "24 h" in x["why"] for x in lessons if x is not idempotent)
+
+    # Its own roster validates with no warning and holds no YAML anchors.
+    roster_text = Path(report["config"]).read_text("utf-8")
+    assert "&id" not in roster_text and "*id" not in roster_text
+    assert load_report(Path(report["config"])).problems == []
 
     # Everything it started is stopped: workers, beat, embedded Redis, tmux sessions.
     assert report["stopped"] is True
@@ -146,7 +161,12 @@ def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
     try:
         assert report["stopped"] is False
         submitted = swarmq(
-            "mission", "submit", "Fix the flaky invoice total test", "--worker", "ada", "--json"
+            "mission",
+            "submit",
+            "Make the invoice export safe when a worker crashes",  # the README's mission
+            "--worker",
+            "ada",
+            "--json",
         )
         assert submitted.returncode == 0, submitted.stderr
         mission_id = json.loads(submitted.stdout)["id"]
@@ -160,6 +180,11 @@ def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
         times = re.findall(r"^│ (\d{4}-\d\d-\d\dT[\d:.]+Z)", shown.stdout, re.M)
         assert len(times) >= 4 and times == sorted(times)  # ledger and worker events, one timeline
         assert "ledger:" in shown.stdout and "checkpoint" in shown.stdout
+        # As the README says: the promoted lesson is in the new mission's prompt, and applied.
+        workspace_dir = Path(report["workspace"])
+        prompt = next(workspace_dir.glob(f"profiles/ada/memory/missions/{mission_id}/prompt-*.txt"))
+        assert "idempotent" in prompt.read_text("utf-8")
+        assert "applying directive" in shown.stdout
     finally:
         down = swarmq("down", "--timeout", "20")
     assert down.returncode == 0 and "stopped" in down.stdout

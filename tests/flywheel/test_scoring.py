@@ -159,6 +159,12 @@ def test_candidate_ids_and_file_dates(tmp_path: Path) -> None:
     hint = session_hint(CLAI_BLOCK, path)
     assert hint == "ag-abc123"
     assert candidate_id(path, hint, block) == "pend-2026-01-28-retro-ag-abc123-l1"
+    # No session token: the hint is the file base, named once (as current AgentOps does), so a
+    # promoted learning is not called <day>-pend-<base>-<base>-<id>.md.
+    forged = tmp_path / "2026-12-01-forge-6ba34ee83a.md"
+    assert candidate_id(forged, forged.stem, block) == "pend-2026-12-01-forge-6ba34ee83a-l1"
+    again = tmp_path / "pend-2026-12-01-forge-6ba34ee83a-l1.md"
+    assert candidate_id(again, again.stem, block) == "pend-2026-12-01-forge-6ba34ee83a-l1"
     long_path = tmp_path / ("x" * 130 + ".md")
     long_id = candidate_id(long_path, long_path.stem, block)
     assert len(long_id) <= 120 and long_id.startswith("pend-" + "x" * 85)
