@@ -63,7 +63,18 @@ def print_problems(report: RosterReport) -> None:
 
 
 FILE_LEVEL = frozenset(
-    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory", "mcp", "learn"}
+    {
+        "knowledge",
+        "forge",
+        "pool",
+        "lookup",
+        "flywheel",
+        "consolidate",
+        "memory",
+        "mcp",
+        "learn",
+        "workspace",
+    }
 )
 """Commands that only touch a project's files: they run without a swarm.yaml."""
 
@@ -88,6 +99,9 @@ def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
 
     project = find_project(Path.cwd())
     if project is None:
+        return None
+    if (project / DEFAULT_CONFIG).is_file():  # the project's own roster, from a subdirectory
+        state(ctx).config = project / DEFAULT_CONFIG
         return None
     roster = implicit_roster(project)
     stores = " and ".join(s for s in (".swarm/", ".agents/") if (project / s).is_dir())
@@ -126,8 +140,9 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     (through ``cluster`` when the command already holds one), or same-host file locks when the
     roster says ``locks: single-host``. With the cluster's Redis unreachable, reading commands
     still run and the first write is refused, naming the URL (never a fallback to same-host
-    locks); a mode mismatch exits before anything runs."""
-    from swarmq.coord.lockmode import UnreachableLocks
+    locks), and so they do when the workspace records the other lock mode, the refusal naming
+    the command that switches it."""
+    from swarmq.coord.lockmode import MismatchedLocks, UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.storage.locking import LockError
 
@@ -137,7 +152,12 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
         locks = select(roster.cluster_config(), lazy=True)
     except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
-    if isinstance(locks, UnreachableLocks):
+    if isinstance(locks, MismatchedLocks):
+        err_console.print(
+            f"[yellow]notice:[/] reading only, writes are refused: {locks.reason}",
+            highlight=False,
+        )
+    elif isinstance(locks, UnreachableLocks):
         err_console.print(
             f"[yellow]notice:[/] {locks.reason}: reading only, writes are refused "
             "(on a machine with no cluster set `locks: single-host`)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -104,10 +105,30 @@ def up(
     agents = agent_problems(roster, state(ctx).config_path)
     for problem in agents:
         err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
+    from swarmq.workers.preflight import broker_problem, lock_mode_problem
+
+    refusal = lock_mode_problem(roster) or broker_problem(roster)
+    if refusal:  # found before anything starts, so nothing is left running
+        fail(refusal)
+    if flower and not os.environ.get("FLOWER_BASIC_AUTH"):
+        err_console.print(
+            f"[yellow]notice:[/] Flower at {flower_url(roster)} has no login: anyone on this "
+            "machine can see and revoke tasks; set FLOWER_BASIC_AUTH=user:pass before "
+            "`swarmq up --flower` to require one",
+            highlight=False,
+        )
     supervisor = _supervisor(ctx, roster, no_tmux)
     result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
     _prepare_profiles(roster)
     answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    if answered and not all(answered.values()):
+        undone = supervisor.undo(result)  # a failed `up` stops what it started
+        silent = ", ".join(k for k, v in answered.items() if not v)
+        stopped = ", ".join(a.name for a in undone) or "nothing"
+        fail(
+            f"worker(s) not answering after {wait:.0f}s: {silent}; see "
+            f"{roster.runtime_dir / 'logs'}; stopped what this `up` started: {stopped}"
+        )
     if as_json:
         emit_json(
             {
@@ -137,11 +158,6 @@ def up(
             console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
         if flower:
             console.print(f"Flower: {flower_url(roster)}", highlight=False, soft_wrap=True)
-    if answered and not all(answered.values()):
-        silent = ", ".join(k for k, v in answered.items() if not v)
-        fail(
-            f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}"
-        )
 
 
 def reload(

@@ -65,6 +65,10 @@ def test_single_host_mode_is_explicit_recorded_and_never_mixed_with_cluster_lock
     before = knowledge.read_bytes()
 
     cluster = write_roster(tmp_path, swarm_name, redis_url)  # same workspace, cluster locks
-    code, output = add(cluster)
-    assert code == 1 and "records locks: single-host" in output and "nothing was written" in output
+    code, output = add(cluster)  # a write refused by the lock discipline: nothing written (3)
+    flat = " ".join(output.split())
+    assert code == EXIT_REFUSED and "records locks: single-host" in flat, output
+    assert "nothing was written" in flat and "`swarmq workspace set-locks cluster`" in flat
     assert knowledge.read_bytes() == before
+    listed = CliRunner().invoke(app, ["-c", str(cluster), "knowledge", "list", "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)["entries"]) == 1  # reads on
