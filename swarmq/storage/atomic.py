@@ -48,6 +48,29 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+IGNORE_BODY = (
+    "# swarmq's lock and fence records for the files beside this directory: never commit\n*\n"
+)
+"""The ``.gitignore`` swarmq drops into each side directory it creates: the records are
+per-host state, and a project under Git should not see them as changes."""
+
+
+def ensure_side_dir(directory: Path) -> Path:
+    """``directory/.swarmq``, created with its ``.gitignore`` (only inside swarmq's own
+    directory; the project's ``.gitignore`` is never touched)."""
+    side = Path(directory) / SIDE_DIR
+    side.mkdir(parents=True, exist_ok=True)
+    ignore = side / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, IGNORE_BODY.encode("utf-8"))
+            finally:
+                os.close(fd)
+    return side
+
+
 def side_path(path: Path, suffix: str) -> Path:
     """Where the lock or fence record of ``path`` lives."""
     return path.parent / SIDE_DIR / f"{path.name}{suffix}"
@@ -134,7 +157,7 @@ def commit_lock(path: Path) -> filelock.FileLock:
     name = str(side_path(path, ".lock"))
     lock = _COMMIT_LOCKS.get(name)
     if lock is None or not os.path.isdir(os.path.dirname(name)):
-        os.makedirs(os.path.dirname(name), exist_ok=True)
+        ensure_side_dir(path.parent)
         lock = _COMMIT_LOCKS.setdefault(name, filelock.FileLock(name))
     return lock
 
