@@ -21,7 +21,9 @@ LESSON = "Run the python test suite before pushing to main"
 
 
 def add(roster: Path) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add", LESSON, "--json"])
+    result = CliRunner().invoke(
+        app, ["-c", str(roster), "knowledge", "add", "--plain", LESSON, "--json"]
+    )
     return result.exit_code, result.output
 
 
@@ -36,7 +38,18 @@ def test_unreachable_redis_is_an_error_naming_the_url_and_nothing_is_written(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(
-        [sys.executable, "-c", code, "-c", str(roster), "knowledge", "add", LESSON, "--json"],
+        [
+            sys.executable,
+            "-c",
+            code,
+            "-c",
+            str(roster),
+            "knowledge",
+            "add",
+            "--plain",
+            LESSON,
+            "--json",
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -67,7 +67,9 @@ def test_workspace_used_without_a_roster_then_given_one(
     hidden = tmp_path / "later.yaml"
     moved.rename(hidden)
 
-    added = swarmq(project, "knowledge", "add", LESSON)  # no roster: single-host, recorded
+    added = swarmq(
+        project, "knowledge", "add", "--plain", LESSON
+    )  # no roster: single-host, recorded
     assert added.returncode == 0, added.stderr
     recorded = read_root_id(project)
     assert recorded is not None and recorded.locks == "single-host"
@@ -81,7 +83,9 @@ def test_workspace_used_without_a_roster_then_given_one(
 
     listed = swarmq(project / ".swarm", "knowledge", "list", "--json")  # reading needs no mode
     assert listed.returncode == 0 and LESSON in listed.stdout, one_line(listed)
-    refused = swarmq(project, "knowledge", "add", "Never force push to main because it hurts")
+    refused = swarmq(
+        project, "knowledge", "add", "--plain", "Never force push to main because it hurts"
+    )
     assert refused.returncode == 3 and "set-locks cluster" in one_line(refused)
 
     switched = swarmq(project, "workspace", "set-locks", "cluster")  # the command it named
