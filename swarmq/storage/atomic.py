@@ -62,13 +62,28 @@ def ensure_side_dir(directory: Path) -> Path:
     side.mkdir(parents=True, exist_ok=True)
     ignore = side / ".gitignore"
     if not ignore.exists():
-        with contextlib.suppress(FileExistsError):
-            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.write(fd, IGNORE_BODY.encode("utf-8"))
-            finally:
-                os.close(fd)
+        _write_ignore(ignore)
     return side
+
+
+def _write_ignore(ignore: Path) -> None:
+    """Create ``ignore`` whole or not at all. It is advice to Git, not data: a full disk or a
+    read-only directory leaves it for the next process to write, and the write it came with
+    goes on (and meets the same disk with its own, named, error)."""
+    tmp = ignore.with_name(f".gitignore.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, IGNORE_BODY.encode("utf-8"))
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, ignore)  # never replaces one another process wrote
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def side_path(path: Path, suffix: str) -> Path:
