@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -119,14 +120,23 @@ def up(
         )
     supervisor = _supervisor(ctx, roster, no_tmux)
     result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
-    _prepare_profiles(roster)
-    answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    try:
+        _prepare_profiles(roster)
+        answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    except BaseException:  # an error or Ctrl-C before the workers answered: undo, then say it
+        supervisor.undo(result)
+        raise
     if answered and not all(answered.values()):
         undone = supervisor.undo(result)  # a failed `up` stops what it started
-        silent = ", ".join(k for k, v in answered.items() if not v)
+        silent = [k for k, v in answered.items() if not v]
         stopped = ", ".join(a.name for a in undone) or "nothing"
+        causes = "".join(
+            f"; {spec.name}'s log ends with: {line}"
+            for spec in supervisor.specs()
+            if spec.name in silent and (line := _last_error(spec.logfile))
+        )
         fail(
-            f"worker(s) not answering after {wait:.0f}s: {silent}; see "
+            f"worker(s) not answering after {wait:g}s: {', '.join(silent)}{causes}; see "
             f"{roster.runtime_dir / 'logs'}; stopped what this `up` started: {stopped}"
         )
     if as_json:
@@ -158,6 +168,20 @@ def up(
             console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
         if flower:
             console.print(f"Flower: {flower_url(roster)}", highlight=False, soft_wrap=True)
+
+
+def _last_error(log: Path) -> str | None:
+    """The last line of ``log`` that reports an error, for a worker that never answered."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - 16_384))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail):
+        if "ERROR" in line or "Error" in line or "Cannot connect" in line:
+            return line.strip()[:300]
+    return None
 
 
 def reload(
