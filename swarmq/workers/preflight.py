@@ -13,7 +13,7 @@ from swarmq.coord.lockmode import check_lock_mode
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import LockError
 
-BROKER_TIMEOUT = 4.0
+BROKER_TIMEOUT = 3.0
 """Seconds the broker may take to accept a connection (``up`` fails well within 10 s)."""
 
 
@@ -27,7 +27,7 @@ def broker_problem(roster: Roster, timeout: float = BROKER_TIMEOUT) -> str | Non
 
     connection = Connection(url, connect_timeout=timeout)
     try:
-        connection.ensure_connection(max_retries=1, timeout=timeout)
+        connection.ensure_connection(max_retries=0, timeout=timeout)  # one try, no back-off
     except Exception as exc:  # any transport's error: the broker's own words are the point
         return (
             f"the broker at {redact(url)} (broker_url in swarm.yaml) does not answer: "
