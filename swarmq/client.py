@@ -37,7 +37,7 @@ from swarmq.missions.dispatch import (
 )
 from swarmq.missions.history import write_beat
 from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
-from swarmq.missions.routing import Target, route
+from swarmq.missions.routing import Target, check_target, route
 from swarmq.missions.states import ACTIVE, MissionState
 from swarmq.names import MISSIONS_RUN
 from swarmq.profiles.events import (
@@ -184,6 +184,7 @@ class MissionClient:
             objective, title, Target(worker, role, specialty), client_key, mission_id
         )
         spec.validate()
+        check_target(self.roster.workers, spec.target)  # a typo writes nothing
         snapshot = self._snapshot(spec)  # a lock-free read: for the key, the load and the id
         if client_key is not None:  # a retry: answered from the read
             existing = existing_for_key(snapshot, client_key)

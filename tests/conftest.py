@@ -13,21 +13,29 @@ import redis
 from celery import Celery
 
 from swarmq.coord import keys
+from swarmq.coord.connection import answers
+from swarmq.workers import embedded_redis
 from tests.support import WorkerProcess, client_app, write_roster
 
 TEST_REDIS_URL = os.environ.get("SWARMQ_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    client = redis.Redis.from_url(TEST_REDIS_URL, socket_connect_timeout=2)
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The test Redis: the one answering at ``TEST_REDIS_URL``, else swarmq's embedded server
+    started there for this session (so the suite needs no Redis installed) and stopped after."""
+    if answers(TEST_REDIS_URL, timeout=2.0):
+        yield TEST_REDIS_URL
+        return
+    runtime = tmp_path_factory.mktemp("embedded-redis")
     try:
-        client.ping()
-    except redis.ConnectionError as exc:  # pragma: no cover - environment problem
-        pytest.fail(f"tests need a Redis at {TEST_REDIS_URL} (set SWARMQ_TEST_REDIS_URL): {exc}")
+        embedded_redis.start(TEST_REDIS_URL, runtime)
+    except embedded_redis.EmbeddedRedisError as exc:  # pragma: no cover - environment problem
+        pytest.fail(f"no Redis answers at {TEST_REDIS_URL} and none could be started: {exc}")
+    try:
+        yield TEST_REDIS_URL
     finally:
-        client.close()
-    return TEST_REDIS_URL
+        embedded_redis.stop(runtime)
 
 
 @pytest.fixture

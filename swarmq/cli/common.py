@@ -1,4 +1,4 @@
-"""What every command shares: the roster option, the console, JSON output, error exits."""
+"""What every command shares: the roster option, JSON output, error exits."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from swarmq.cli.console import PIPED_WIDTH, notice, say
+from swarmq.cli.console import notice, say
 from swarmq.cli.errors import EXIT_ERROR, report
 from swarmq.cli.state import CliState
 from swarmq.roster.loader import CONFIG_ENV, DEFAULT_CONFIG, RosterReport, load_report
@@ -22,24 +20,6 @@ from swarmq.storage.locking import StoreLocks
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster
 
-
-class _Console(Console):
-    """The process commands' console (``up``, ``down``, ``status``, ``reload``), which still writes
-    markup into literal strings; every other command prints through :mod:`swarmq.cli.console`,
-    which never reads markup, and these two go once the process commands do too. Tables never
-    cut a cell: a long id or path wraps (``fold``) instead of ending in "…"."""
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        for obj in objects:
-            if isinstance(obj, Table):
-                for column in obj.columns:
-                    if column.overflow == "ellipsis":
-                        column.overflow = "fold"
-        super().print(*objects, **kwargs)
-
-
-console = _Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
-err_console = _Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 
@@ -64,7 +44,18 @@ def print_problems(report: RosterReport) -> None:
 
 
 FILE_LEVEL = frozenset(
-    {"knowledge", "forge", "pool", "lookup", "flywheel", "consolidate", "memory", "mcp", "learn"}
+    {
+        "knowledge",
+        "forge",
+        "pool",
+        "lookup",
+        "flywheel",
+        "consolidate",
+        "memory",
+        "mcp",
+        "learn",
+        "workspace",
+    }
 )
 """Commands that only touch a project's files: they run without a swarm.yaml."""
 
@@ -89,6 +80,9 @@ def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
 
     project = find_project(Path.cwd())
     if project is None:
+        return None
+    if (project / DEFAULT_CONFIG).is_file():  # the project's own roster, from a subdirectory
+        state(ctx).config = project / DEFAULT_CONFIG
         return None
     roster = implicit_roster(project)
     stores = " and ".join(s for s in (".swarm/", ".agents/") if (project / s).is_dir())
@@ -122,8 +116,9 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     (through ``cluster`` when the command already holds one), or same-host file locks when the
     roster says ``locks: single-host``. With the cluster's Redis unreachable, reading commands
     still run and the first write is refused, naming the URL (never a fallback to same-host
-    locks); a mode mismatch exits before anything runs."""
-    from swarmq.coord.lockmode import UnreachableLocks
+    locks), and so they do when the workspace records the other lock mode, the refusal naming
+    the command that switches it."""
+    from swarmq.coord.lockmode import MismatchedLocks, UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.storage.locking import LockError
 
@@ -133,7 +128,9 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
         locks = select(roster.cluster_config(), lazy=True)
     except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
-    if isinstance(locks, UnreachableLocks):
+    if isinstance(locks, MismatchedLocks):
+        notice(f"reading only, writes are refused: {locks.reason}")
+    elif isinstance(locks, UnreachableLocks):
         notice(
             f"{locks.reason}: reading only, writes are refused "
             "(on a machine with no cluster set `locks: single-host`)"

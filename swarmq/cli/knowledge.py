@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
-from swarmq.cli.console import console
+from swarmq.cli.console import console, err_console
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
@@ -176,21 +176,73 @@ def add(
     human: Annotated[
         bool, typer.Option("--human", help="Written by a person (auto_generated=false).")
     ] = False,
+    required_action: Annotated[
+        list[str] | None,
+        typer.Option("--required-action", help="An action to always take (repeatable)."),
+    ] = None,
+    forbidden_action: Annotated[
+        list[str] | None,
+        typer.Option("--forbidden-action", help="An action never to take (repeatable)."),
+    ] = None,
+    verification_check: Annotated[
+        list[str] | None,
+        typer.Option("--verification-check", help="A check that shows compliance (repeatable)."),
+    ] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option("--agent", help="An agent role it applies to, e.g. coder (repeatable)."),
+    ] = None,
+    tool: Annotated[
+        list[str] | None,
+        typer.Option("--tool", help="A tool it applies to, e.g. bash (repeatable)."),
+    ] = None,
+    plain: Annotated[
+        bool,
+        typer.Option(
+            "--plain",
+            help="Store plain prose active without an action and a scope (`swarmq curate` "
+            "turns it into a directive later).",
+        ),
+    ] = False,
     tier: str = TierOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Validate and add a lesson (reinforcing an active near-duplicate)."""
+    """Validate and add a lesson (reinforcing an active near-duplicate); without an action and
+    a scope it is held in the unactionable queue, as opencode-swarm's knowledge_add does."""
+    fields = {
+        "applies_to_agents": agent,
+        "applies_to_tools": tool,
+        "required_actions": required_action,
+        "forbidden_actions": forbidden_action,
+        "verification_checks": verification_check,
+    }
     result = (
         knowledge(ctx)
         .tier(tier)
         .add(
             NewLesson(
-                lesson, category=category, tags=tag, confidence=confidence, auto_generated=not human
+                lesson,
+                category=category,
+                tags=tag,
+                confidence=confidence,
+                auto_generated=not human,
+                directives={key: list(value) for key, value in fields.items() if value},
+                require_actionable=not plain,
             ),
             phase=phase,
         )
     )
-    report_add(result, as_json, "add")
+    try:
+        report_add(result, as_json, "add")
+    finally:
+        if result.outcome == "unactionable" and not as_json:
+            err_console.print(
+                "held in the unactionable queue, not injected: give at least one of "
+                "--required-action / --forbidden-action / --verification-check and one of "
+                "--agent / --tool, or --plain to store it as plain prose",
+                markup=False,
+                highlight=False,
+            )
 
 
 @app.command("reinforce")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
+from swarmq.cli.common import JsonOption, emit_json, fail, load, state
+from swarmq.cli.console import cell, console, err_console, notice, say, warning
 from swarmq.cli.quota import quota_table
 from swarmq.roster.schema import Roster
 from swarmq.workers.launcher import Action, Supervisor
@@ -18,7 +21,7 @@ from swarmq.workers.processes import celery_hostname, flower_url
 
 def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Supervisor:
     def notify(message: str) -> None:
-        err_console.print(f"[yellow]notice:[/] {message}", highlight=False)
+        notice(message)
 
     return Supervisor(
         roster, state(ctx).config_path, use_tmux=False if no_tmux else None, notify=notify
@@ -27,16 +30,14 @@ def _supervisor(ctx: typer.Context, roster: Roster, no_tmux: bool = False) -> Su
 
 def _prepare_profiles(roster: Roster) -> None:
     """Create missing profile memory (IDENTITY/SOUL/MEMORY) without touching human edits."""
-    from swarmq.cli.common import err_console, store_locks
+    from swarmq.cli.common import store_locks
     from swarmq.storage.locking import LockError
     from swarmq.wiring.profiles import ensure_roster_profiles
 
     try:  # the workspace's own lock discipline, never same-host locks by default
         ensure_roster_profiles(roster, store_locks(roster))
     except LockError as exc:
-        err_console.print(
-            f"[yellow]warning:[/] profile memory not prepared: {exc}", highlight=False
-        )
+        warning(f"profile memory not prepared: {exc}")
 
 
 def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
@@ -103,11 +104,39 @@ def up(
 
     agents = agent_problems(roster, state(ctx).config_path)
     for problem in agents:
-        err_console.print(f"[yellow]warning:[/] {problem.path}: {problem.message}", highlight=False)
+        warning(f"{problem.path}: {problem.message}")
+    from swarmq.workers.preflight import broker_problem, lock_mode_problem
+
+    refusal = lock_mode_problem(roster) or broker_problem(roster)
+    if refusal:  # found before anything starts, so nothing is left running
+        fail(refusal)
+    if flower and not os.environ.get("FLOWER_BASIC_AUTH"):
+        notice(
+            f"Flower at {flower_url(roster)} has no login: anyone on this "
+            "machine can see and revoke tasks; set FLOWER_BASIC_AUTH=user:pass before "
+            "`swarmq up --flower` to require one"
+        )
     supervisor = _supervisor(ctx, roster, no_tmux)
     result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
-    _prepare_profiles(roster)
-    answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    try:
+        _prepare_profiles(roster)
+        answered = _wait_for_workers(roster, wait) if wait > 0 else {}
+    except BaseException:  # an error or Ctrl-C before the workers answered: undo, then say it
+        supervisor.undo(result)
+        raise
+    if answered and not all(answered.values()):
+        undone = supervisor.undo(result)  # a failed `up` stops what it started
+        silent = [k for k, v in answered.items() if not v]
+        stopped = ", ".join(a.name for a in undone) or "nothing"
+        causes = "".join(
+            f"; {spec.name}'s log ends with: {line}"
+            for spec in supervisor.specs()
+            if spec.name in silent and (line := _last_error(spec.logfile))
+        )
+        fail(
+            f"worker(s) not answering after {wait:g}s: {', '.join(silent)}{causes}; see "
+            f"{roster.runtime_dir / 'logs'}; stopped what this `up` started: {stopped}"
+        )
     if as_json:
         emit_json(
             {
@@ -128,7 +157,7 @@ def up(
             table.add_row(
                 action.name,
                 action.kind,
-                f"[{style}]{action.outcome}[/]" if style else action.outcome,
+                cell(action.outcome, style),
                 action.detail,
                 ping,
             )
@@ -136,12 +165,21 @@ def up(
         if supervisor.tmux is not None:
             console.print(f"attach: tmux -L {supervisor.tmux.socket} attach -t swarm-<workerId>")
         if flower:
-            console.print(f"Flower: {flower_url(roster)}", highlight=False, soft_wrap=True)
-    if answered and not all(answered.values()):
-        silent = ", ".join(k for k, v in answered.items() if not v)
-        fail(
-            f"worker(s) not answering after {wait:.0f}s: {silent}; see {roster.runtime_dir / 'logs'}"
-        )
+            say(f"Flower: {flower_url(roster)}")
+
+
+def _last_error(log: Path) -> str | None:
+    """The last line of ``log`` that reports an error, for a worker that never answered."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - 16_384))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail):
+        if "ERROR" in line or "Error" in line or "Cannot connect" in line:
+            return line.strip()[:300]
+    return None
 
 
 def reload(
@@ -247,14 +285,12 @@ def status(
     if as_json:
         emit_json(report.as_dict())
         return
-    redis_line = (
-        f"[green]up[/] ({report.redis_mode})"
+    redis_state: list[str | tuple[str, str]] = (
+        [("up", "green"), f" ({report.redis_mode})"]
         if report.redis_up
-        else f"[red]down[/]: {report.redis_error}"
+        else [("down", "red"), f": {report.redis_error}"]
     )
-    console.print(
-        f"swarm [bold]{report.swarm}[/] · redis {report.redis_url}: {redis_line}", highlight=False
-    )
+    say("swarm ", (report.swarm, "bold"), f" · redis {report.redis_url}: ", *redis_state)
     table = Table(title="processes")
     for column in ("process", "kind", "running", "pid", "celery", "queues", "active", "mission"):
         table.add_column(column)
@@ -263,7 +299,7 @@ def status(
         table.add_row(
             p.name,
             p.kind,
-            "[green]yes[/]" if p.running else "[red]no[/]",
+            cell("yes", "green") if p.running else cell("no", "red"),
             str(p.pid or ""),
             p.celery,
             ", ".join(p.queues),

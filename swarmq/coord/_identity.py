@@ -10,11 +10,46 @@ from pathlib import Path
 
 from swarmq.coord.settings import LockMode
 from swarmq.storage.locking import LockError
-from swarmq.storage.workspace_id import ID_FILE, RootId, WorkspaceIdError, ensure_root_id
+from swarmq.storage.workspace_id import (
+    ID_FILE,
+    RootId,
+    WorkspaceIdError,
+    ensure_root_id,
+    set_root_locks,
+)
 
 
 class LockModeMismatch(LockError):
     """The roster's lock discipline differs from the one recorded beside the stores."""
+
+
+def mismatch_message(id_file: Path, recorded: str, wanted: str) -> str:
+    """Why a process of mode ``wanted`` may not write where ``recorded`` is recorded, and the
+    command that switches the workspace."""
+    writers = (
+        "`swarmq down` on every host of the swarm"
+        if recorded == "cluster"
+        else "swarmq commands run without a swarm.yaml, such as `swarmq knowledge add`"
+    )
+    return (
+        f"{id_file} records locks: {recorded}, but the roster says locks: {wanted}; "
+        "single-host file locks and cluster locks do not exclude each other, so nothing was "
+        f"written. To switch the workspace to {wanted}, stop its {recorded} writers ({writers}), "
+        f"then run `swarmq workspace set-locks {wanted}` with this roster"
+    )
+
+
+def switch_locks(
+    locks: LockMode, *, workspace_dir: Path, roots: Iterable[Path]
+) -> list[tuple[Path, str | None]]:
+    """Record ``locks`` in the id file of the workspace and of every existing canonical root;
+    returns each root with the mode it had (``None``: it had no id file)."""
+    switched = []
+    for root in canonical_roots(workspace_dir, roots):
+        if root != workspace_dir and not root.is_dir():
+            continue
+        switched.append((root, set_root_locks(root, locks)))
+    return switched
 
 
 def canonical_roots(workspace_dir: Path, roots: Iterable[Path]) -> list[Path]:
@@ -42,11 +77,6 @@ def ensure_identity(locks: LockMode, *, workspace_dir: Path, roots: Iterable[Pat
                 f"({exc.strerror or exc}); nothing was written"
             ) from exc
         if found.locks != locks:
-            raise LockModeMismatch(
-                f"{root / ID_FILE} records locks: {found.locks}, but the roster says "
-                f"locks: {locks}; single-host file locks and cluster locks do not exclude "
-                "each other, so nothing was written. To switch, stop every writer of the workspace, "
-                'then make the two agree (set "locks" in that file, or the roster\'s `locks:`).'
-            )
+            raise LockModeMismatch(mismatch_message(root / ID_FILE, found.locks, locks))
         marked.append(found)
     return marked

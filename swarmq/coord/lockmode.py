@@ -9,13 +9,21 @@ unreachable Redis is an error naming the URL, never a silent fallback.
 
 from __future__ import annotations
 
-__all__ = ["UnreachableLocks", "store_locks"]
+__all__ = [
+    "LockModeMismatch",
+    "MismatchedLocks",
+    "UnreachableLocks",
+    "check_lock_mode",
+    "store_locks",
+    "switch_lock_mode",
+]
 
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmq.coord._identity import ensure_identity
-from swarmq.coord.settings import ClusterConfig
+from swarmq.coord._identity import LockModeMismatch, ensure_identity, switch_locks
+from swarmq.coord.settings import ClusterConfig, LockMode
 from swarmq.storage.locking import Lease, LocalLocks, LockError, StoreLocks
 
 if TYPE_CHECKING:
@@ -33,6 +41,23 @@ class UnreachableLocks:
         raise LockError(f"cannot lock {resource!r}: {self.reason}")
 
 
+class MismatchedLocks(UnreachableLocks):
+    """Stands in while the workspace records the other lock mode: reading needs no lock, so
+    reading commands go on, and the first write is refused with the command that switches."""
+
+
+def check_lock_mode(config: ClusterConfig) -> None:
+    """Mark the workspace (``config.locks`` when new) and raise :class:`LockModeMismatch`,
+    naming the fixing command, when it records the other mode."""
+    ensure_identity(config.locks, workspace_dir=config.workspace_dir, roots=config.roots)
+
+
+def switch_lock_mode(config: ClusterConfig, locks: LockMode) -> list[tuple[Path, str | None]]:
+    """Record ``locks`` beside every canonical root of ``config``; returns each root and the
+    mode it had. The caller has stopped every writer of the other mode."""
+    return switch_locks(locks, workspace_dir=config.workspace_dir, roots=config.roots)
+
+
 def store_locks(
     config: ClusterConfig,
     cluster: Cluster | None = None,
@@ -43,11 +68,16 @@ def store_locks(
     """The store locks this process must use under ``config`` (the roster's).
 
     Raises :class:`LockModeMismatch`, or :class:`~swarmq.coord.connection.RedisUnavailable`
-    (naming the URL) when the cluster's Redis does not answer; with ``lazy`` the latter becomes
-    :class:`UnreachableLocks`, which refuses at the first write instead. Never same-host locks
-    for a cluster workspace.
+    (naming the URL) when the cluster's Redis does not answer; with ``lazy`` these become
+    :class:`MismatchedLocks` and :class:`UnreachableLocks`, which refuse at the first write
+    instead. Never same-host locks for a cluster workspace.
     """
-    ensure_identity(config.locks, workspace_dir=config.workspace_dir, roots=config.roots)
+    try:
+        check_lock_mode(config)
+    except LockModeMismatch as exc:
+        if not lazy:
+            raise
+        return MismatchedLocks(str(exc))
     if config.locks == "single-host":
         return LocalLocks(config.runtime_dir / "locks")  # no Redis client imported for these
     if cluster is None:

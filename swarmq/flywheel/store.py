@@ -19,7 +19,13 @@ from pathlib import Path
 
 import filelock
 
-from swarmq.storage.atomic import SIDE_DIR, check_fence, fsync_dir, side_path, write_atomic
+from swarmq.storage.atomic import (
+    check_fence,
+    ensure_side_dir,
+    fsync_dir,
+    side_path,
+    write_atomic,
+)
 from swarmq.storage.locking import Lease, file_resource
 
 
@@ -129,7 +135,7 @@ _FILE_LOCKS: dict[str, filelock.FileLock] = {}
 def _file_lock(virtual: Path) -> filelock.FileLock:
     """One reusable same-host lock object per store (creating one per commit is measurable)."""
     name = str(side_path(virtual, ".lock"))
-    (virtual.parent / SIDE_DIR).mkdir(parents=True, exist_ok=True)
+    ensure_side_dir(virtual.parent)
     lock = _FILE_LOCKS.get(name)
     if lock is None:
         lock = _FILE_LOCKS[name] = filelock.FileLock(name)

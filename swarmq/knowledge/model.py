@@ -169,6 +169,7 @@ V2_OUTCOME_DEFAULTS: tuple[tuple[str, str | None], ...] = (
     ("applied_explicit_count", None),
     ("ignored_count", None),
     ("violated_count", None),
+    ("contradicted_count", None),
     ("succeeded_after_shown_count", "succeeded_after_count"),
     ("failed_after_shown_count", "failed_after_count"),
 )
@@ -187,7 +188,8 @@ def v1_outcomes() -> dict[str, Any]:
 
 
 def normalize_outcomes(outcomes: Mapping[str, Any]) -> dict[str, Any]:
-    """opencode-swarm's v1 → v2 counter normalisation (``contradicted_count`` not defaulted)."""
+    """opencode-swarm's v1 → v2 counter normalisation (``normalizeEntry``), ``contradicted_count``
+    defaulted to 0 as upstream does now."""
     out = dict(outcomes)
     for key, source in V2_OUTCOME_DEFAULTS:
         if key not in out:

@@ -10,8 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from swarmq.errors import NotFound
 from swarmq.missions.config import WorkerConfig
 from swarmq.missions.states import MissionState
+
+
+class UnknownTarget(NotFound):
+    """A submit names a worker, or a role and specialty, that no roster entry has: a typo, so
+    it is refused before anything is written (no failed mission in the ledger)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,24 @@ def _matches(worker: WorkerConfig, target: Target) -> bool:
     return not (
         target.specialty and (worker.specialty or "").casefold() != target.specialty.casefold()
     )
+
+
+def check_target(workers: Sequence[WorkerConfig], target: Target) -> None:
+    """Raise :class:`UnknownTarget` when no roster entry is (or matches) ``target``."""
+    if target.worker_id:
+        if not any(w.id == target.worker_id for w in workers):
+            known = ", ".join(w.id for w in workers)
+            raise UnknownTarget(
+                f"unknown worker {target.worker_id!r}: not in the roster (known: {known}); "
+                "nothing was submitted"
+            )
+        return
+    if not any(_matches(w, target) for w in workers):
+        roles = ", ".join(sorted({w.role for w in workers}))
+        raise UnknownTarget(
+            f"no worker in the roster matches {target.describe()} (roles: {roles}); "
+            "nothing was submitted"
+        )
 
 
 def route(

@@ -48,6 +48,44 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+IGNORE_BODY = (
+    "# swarmq's lock and fence records for the files beside this directory: never commit\n*\n"
+)
+"""The ``.gitignore`` swarmq drops into each side directory it creates: the records are
+per-host state, and a project under Git should not see them as changes."""
+
+
+def ensure_side_dir(directory: Path) -> Path:
+    """``directory/.swarmq``, created with its ``.gitignore`` (only inside swarmq's own
+    directory; the project's ``.gitignore`` is never touched)."""
+    side = Path(directory) / SIDE_DIR
+    side.mkdir(parents=True, exist_ok=True)
+    ignore = side / ".gitignore"
+    if not ignore.exists():
+        _write_ignore(ignore)
+    return side
+
+
+def _write_ignore(ignore: Path) -> None:
+    """Create ``ignore`` whole or not at all. It is advice to Git, not data: a full disk or a
+    read-only directory leaves it for the next process to write, and the write it came with
+    goes on (and meets the same disk with its own, named, error)."""
+    tmp = ignore.with_name(f".gitignore.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, IGNORE_BODY.encode("utf-8"))
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, ignore)  # never replaces one another process wrote
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def side_path(path: Path, suffix: str) -> Path:
     """Where the lock or fence record of ``path`` lives."""
     return path.parent / SIDE_DIR / f"{path.name}{suffix}"
@@ -134,7 +172,7 @@ def commit_lock(path: Path) -> filelock.FileLock:
     name = str(side_path(path, ".lock"))
     lock = _COMMIT_LOCKS.get(name)
     if lock is None or not os.path.isdir(os.path.dirname(name)):
-        os.makedirs(os.path.dirname(name), exist_ok=True)
+        ensure_side_dir(path.parent)
         lock = _COMMIT_LOCKS.setdefault(name, filelock.FileLock(name))
     return lock
 

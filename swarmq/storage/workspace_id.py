@@ -143,3 +143,40 @@ def lock_name(path: Path | str) -> str:
     root, root_id = hit
     relative = os.path.relpath(real, root).replace(os.sep, "/")
     return f"ws:{root_id}:{relative}"
+
+
+def set_root_locks(root: Path, locks: str) -> str | None:
+    """Record ``locks`` as the mode of ``root``, keeping its id (creating the file if it has
+    none); returns the mode recorded before (``None``: there was no id file).
+
+    The caller stops every writer of the old mode first: the switch itself is one atomic
+    replace, but a writer that already chose its locks keeps them until it exits.
+    """
+    if locks not in LOCK_MODES:
+        raise ValueError(f"unknown lock mode {locks!r}")
+    existing = read_root_id(root)
+    if existing is None:
+        ensure_root_id(root, locks)
+        return None
+    if existing.locks == locks:
+        return locks
+    path = Path(root) / ID_FILE
+    body = json.dumps({"id": existing.id, "locks": locks}) + "\n"
+    tmp = Path(root) / f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, body.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    directory = os.open(root, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return existing.locks

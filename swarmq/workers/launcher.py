@@ -60,6 +60,11 @@ class UpResult:
     redis: str
     actions: list[Action] = field(default_factory=list)
 
+    @property
+    def redis_started(self) -> bool:
+        """Whether this ``up`` started the embedded Redis (so undoing it stops it)."""
+        return self.redis == "embedded (started)"
+
 
 def _quiet(_: str) -> None:
     return None
@@ -146,22 +151,48 @@ class Supervisor:
                 "(install tmux to watch each worker in its own session)"
             )
         result = UpResult(redis_state)
-        for spec in self.specs(flower=flower, api=api):
-            pid = self.pid(spec)
-            if pid is not None:
-                result.actions.append(self._refresh(spec, pid, restart_timeout))
-                continue
-            standby = ""
-            if spec.kind is Kind.BEAT:
-                holder = self._beat_holder()
-                if holder is not None:  # every host runs a beat; the others stand by
-                    standby = f" (standby: the lease is held by {holder})"
-            pid = self._start(spec)
-            result.actions.append(
-                Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}")
-            )
+        try:
+            for spec in self.specs(flower=flower, api=api):
+                pid = self.pid(spec)
+                if pid is not None:
+                    result.actions.append(self._refresh(spec, pid, restart_timeout))
+                    continue
+                standby = ""
+                if spec.kind is Kind.BEAT:
+                    holder = self._beat_holder()
+                    if holder is not None:  # every host runs a beat; the others stand by
+                        standby = f" (standby: the lease is held by {holder})"
+                pid = self._start(spec)
+                result.actions.append(
+                    Action(spec.name, spec.kind.value, "started", f"pid {pid}{standby}")
+                )
+        except BaseException:
+            self.undo(result)  # a failed `up` leaves nothing it started behind
+            raise
         self.record()
         return result
+
+    def undo(self, result: UpResult, *, timeout: float = 20.0) -> list[Action]:
+        """Stop what ``result``'s ``up`` started (its tmux sessions too) and the embedded Redis
+        if it started that; processes that ran before it are left alone."""
+        started = {a.name for a in result.actions if a.outcome == "started"}
+        stopped: list[Action] = []
+        for spec in self.known_specs():
+            if spec.name not in started:
+                continue
+            pid = self.pid(spec)
+            if pid is not None:
+                self._stop_one(spec, pid, timeout)
+            elif self.tmux is not None:
+                self.tmux.kill(spec.session)
+            with contextlib.suppress(FileNotFoundError):
+                spec.pidfile.unlink()
+            digest.forget(spec)
+            stopped.append(Action(spec.name, spec.kind.value, "stopped", "undone"))
+        if result.redis_started and embedded_redis.stop(self.roster.runtime_dir):
+            stopped.append(Action("redis", "redis", "stopped", "embedded, undone"))
+        self.record()
+        return stopped
 
     # -- roster changes ----------------------------------------------------------------------
 

@@ -92,16 +92,16 @@ def test_missions_endpoints(api: TestClient) -> None:
         json={"objective": "Different text", "workerId": "w1", "clientKey": "key-1"},
     )
     assert again.json()["mission"]["id"] == mission["id"]
-    unknown = api.post("/api/missions", json={"objective": "x", "workerId": "ghost"}).json()[
-        "mission"
-    ]
-    assert unknown["state"] == "failed" and "unknown worker 'ghost'" in unknown["reason"]
+    unknown = api.post("/api/missions", json={"objective": "x", "workerId": "ghost"})
+    assert unknown.status_code == 404 and "unknown worker 'ghost'" in unknown.json()["error"]
+    no_role = api.post("/api/missions", json={"objective": "x", "role": "astronaut"})
+    assert no_role.status_code == 404 and "role 'astronaut'" in no_role.json()["error"]
     no_agent = api.post("/api/missions", json={"objective": "x", "workerId": "w2"}).json()[
         "mission"
     ]
     assert no_agent["state"] == "failed" and "no agent command" in no_agent["reason"]
     listed = api.get("/api/missions").json()["missions"]
-    assert len(listed) == 3
+    assert len(listed) == 2  # the refused submits wrote nothing
     shown = api.get(f"/api/missions/{mission['id']}").json()["mission"]
     assert shown["events"][0]["type"] == "blocked"
     cancelled = api.post(

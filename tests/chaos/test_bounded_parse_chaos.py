@@ -43,7 +43,9 @@ def test_a_deeply_nested_line_in_the_store_is_quarantined_and_every_command_work
     tmp_path: Path, swarm_name: str, redis_url: str
 ) -> None:
     roster = write_roster(tmp_path, swarm_name, redis_url)
-    swarmq(roster, "knowledge", "add", "Run the python test suite before pushing to main")
+    swarmq(
+        roster, "knowledge", "add", "--plain", "Run the python test suite before pushing to main"
+    )
     store = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     good = store.read_text(encoding="utf-8")
     store.write_text(good + DEEP + "\n" + DEEP_OBJECT + "\n", encoding="utf-8")
@@ -58,7 +60,9 @@ def test_a_deeply_nested_line_in_the_store_is_quarantined_and_every_command_work
     assert "Run the python test suite" in injected.stdout
     swarmq(roster, "knowledge", "audit", "--json")
     swarmq(roster, "knowledge", "audit", "--secrets", "--fix")
-    swarmq(roster, "knowledge", "add", "Pin the ruff version in the lock file for CI runs")
+    swarmq(
+        roster, "knowledge", "add", "--plain", "Pin the ruff version in the lock file for CI runs"
+    )
     swarmq(roster, "consolidate", "-q")
 
     lessons = [

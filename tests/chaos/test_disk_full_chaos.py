@@ -185,9 +185,9 @@ def test_the_cli_says_no_space_left_with_its_own_exit_status(
     done = in_tmpfs(
         tmp_path / "project",
         "128k",
-        '"$2" -c "$3" knowledge add "Run the python test suite before pushing to main" >/dev/null'
+        '"$2" -c "$3" knowledge add --plain "Run the python test suite before pushing to main" >/dev/null'
         ' && (head -c 1000000 /dev/zero > "$1/filler" 2>/dev/null; true)'
-        ' && "$2" -c "$3" knowledge add "Pin the ruff version in the lock file for CI runs";'
+        ' && "$2" -c "$3" knowledge add --plain "Pin the ruff version in the lock file for CI runs";'
         ' echo "exit=$?"; cp -a "$1/." "$4/tree"',
         swarmq,
         str(roster),

@@ -99,10 +99,14 @@ def test_cli_writes_while_redis_goes_away_report_nothing_that_is_not_on_disk(
         "Keep migrations backward compatible for one release",
         "Bound every retry loop with a deadline and jitter",
     ]
-    procs = [_cli(roster, "knowledge", "add", lesson, "--json") for lesson in lessons[:4]]
+    procs = [
+        _cli(roster, "knowledge", "add", "--plain", lesson, "--json") for lesson in lessons[:4]
+    ]
     time.sleep(1.0)
     server.stop()  # mid-burst: some adds hold locks, some have not connected yet
-    procs += [_cli(roster, "knowledge", "add", lesson, "--json") for lesson in lessons[4:]]
+    procs += [
+        _cli(roster, "knowledge", "add", "--plain", lesson, "--json") for lesson in lessons[4:]
+    ]
     results = []
     for lesson, proc in zip(lessons, procs, strict=True):
         out, err = proc.communicate(timeout=120)

@@ -215,8 +215,10 @@ def test_secrets_probe_forge_close_loop_inject_lookup_and_direct_adds(
 
     # The same lessons added directly, by the CLI (the API, MCP and bridge share its path).
     for turn in turns:
-        run(roster_file, "knowledge", "add", "--json", "--", turn, code=None)
-    refused = run(roster_file, "knowledge", "add", "--json", "--", secrets["pem"], code=1)
+        run(roster_file, "knowledge", "add", "--plain", "--json", "--", turn, code=None)
+    refused = run(
+        roster_file, "knowledge", "add", "--plain", "--json", "--", secrets["pem"], code=1
+    )
     assert refused["outcome"] == "rejected" and "mostly a secret" in refused["reason"]
 
     shown = []
@@ -246,14 +248,19 @@ FORGED_TAG = (
 def test_injection_probe_nothing_hostile_is_injected_under_defaults(roster_file: Path) -> None:
     workspace = roster_file.parent
     for lesson in HOSTILE:
-        added = run(roster_file, "knowledge", "add", "--json", "--", lesson, code=1)
+        added = run(roster_file, "knowledge", "add", "--plain", "--json", "--", lesson, code=1)
         assert added["outcome"] == "quarantined", added
         assert "quarantined for review" in added["reason"]
     held = (workspace / "project" / ".swarm" / "knowledge-quarantined.jsonl").read_text("utf-8")
     assert len(held.splitlines()) == len(HOSTILE)  # kept for review, not lost
-    assert run(roster_file, "knowledge", "add", "--json", "--", FORGED_TAG)["outcome"] == "added"
+    assert (
+        run(roster_file, "knowledge", "add", "--plain", "--json", "--", FORGED_TAG)["outcome"]
+        == "added"
+    )
     clean = "Run the python test suite with pytest -q before pushing a release branch."
-    assert run(roster_file, "knowledge", "add", "--json", "--", clean)["outcome"] == "added"
+    assert (
+        run(roster_file, "knowledge", "add", "--plain", "--json", "--", clean)["outcome"] == "added"
+    )
 
     # An existing store written before these checks: a hostile line put there by hand.
     store = workspace / "project" / ".swarm" / "knowledge.jsonl"
@@ -281,8 +288,13 @@ def test_audit_secrets_finds_and_fixes_an_existing_store(roster_file: Path) -> N
     secrets = fake_secrets(7)
     workspace = roster_file.parent
     lesson = "Export the deploy token TOKENSLOT before running the release script in CI."
-    assert run(roster_file, "knowledge", "add", "--json", "--", lesson)["outcome"] == "added"
-    run(roster_file, "knowledge", "add", "--json", "--", "tiny note", code=1)  # a rejected line
+    assert (
+        run(roster_file, "knowledge", "add", "--plain", "--json", "--", lesson)["outcome"]
+        == "added"
+    )
+    run(
+        roster_file, "knowledge", "add", "--plain", "--json", "--", "tiny note", code=1
+    )  # a rejected line
     swarm = workspace / "project" / ".swarm"
     store, rejected = swarm / "knowledge.jsonl", swarm / "knowledge-rejected.jsonl"
     store.write_text(store.read_text("utf-8").replace("TOKENSLOT", secrets["github"]), "utf-8")

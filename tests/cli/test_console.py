@@ -33,8 +33,6 @@ def test_text_tables_and_styled_lines_print_data_exactly() -> None:
 
 
 MARKUP_TAG = re.compile(r"""["'][^"'\n]*\[/?(bold|dim|red|green|yellow|cyan|italic)\]""")
-LEGACY = {"processes.py", "common.py"}
-"""``up``/``down``/``status``/``reload`` still print through common.py's markup console."""
 
 
 def test_no_command_writes_markup_into_its_strings() -> None:
@@ -43,7 +41,6 @@ def test_no_command_writes_markup_into_its_strings() -> None:
     found = [
         f"{path.name}:{number}: {text.strip()}"
         for path in sorted((REPO / "swarmq" / "cli").glob("*.py"))
-        if path.name not in LEGACY
         for number, text in enumerate(path.read_text("utf-8").splitlines(), 1)
         if MARKUP_TAG.search(text)
     ]
@@ -51,7 +48,6 @@ def test_no_command_writes_markup_into_its_strings() -> None:
     importers = [
         path.name
         for path in (REPO / "swarmq").rglob("*.py")
-        if path.name not in LEGACY
         for node in ast.walk(ast.parse(path.read_text("utf-8")))
         if isinstance(node, ast.ImportFrom)
         and node.module == "swarmq.cli.common"

@@ -45,6 +45,7 @@ def test_file_level_commands_run_without_a_roster(tmp_path: Path) -> None:
         home,
         "knowledge",
         "add",
+        "--plain",
         "Always key invoice exports by invoice id so a redelivered task finds the first result.",
     )
     assert added.returncode == 0, added.stderr

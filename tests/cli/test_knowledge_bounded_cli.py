@@ -23,6 +23,7 @@ def one_entry_store(tmp_path: Path, swarm_name: str, redis_url: str) -> tuple[Pa
             str(roster),
             "knowledge",
             "add",
+            "--plain",
             "Run the python test suite before pushing to main",
             "--json",
         ],

@@ -34,10 +34,21 @@ def test_every_verb(roster_file: Path, tmp_path: Path) -> None:
         "Run the python test suite before pushing to main",
         "--phase",
         "1",
+        "--required-action",
+        "run python -m pytest -q",
+        "--tool",
+        "bash",
         "--json",
     )
     assert added["outcome"] == "added"
     entry_id = added["id"]
+    # Plain prose with no action and no scope is held, as opencode-swarm's knowledge_add does.
+    held = run(roster_file, "add", "Prefer small commits because reviews go faster", code=1)
+    assert "unactionable" in held and "--plain" in held
+    queue = tmp_path / "project" / ".swarm" / "knowledge-unactionable.jsonl"
+    record = json.loads(queue.read_text(encoding="utf-8"))
+    assert record["status"] == "quarantined_unactionable"
+    assert record["unactionable_reason"] == "missing_predicate_and_scope"
     rejected = run(roster_file, "add", "too short", "--json", code=1)
     assert rejected["reason"] == "lesson too short (min 15 chars)"
     assert (

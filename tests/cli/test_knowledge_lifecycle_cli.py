@@ -21,6 +21,8 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
 
 
 def run(roster: Path, *args: str, code: int = 0) -> Any:
+    if args and args[0] == "add":  # plain prose, stored active (not held as unactionable)
+        args = ("add", "--plain", *args[1:])
     result = CliRunner().invoke(app, ["-c", str(roster), "knowledge", *args])
     assert result.exit_code == code, result.output
     return json.loads(result.stdout) if "--json" in args else result.output

@@ -38,7 +38,7 @@ def test_recall_prints_the_matching_lesson_and_nothing_otherwise(
         ],
     )
     assert miss.exit_code == 0 and miss.stdout == ""  # empty store: silent
-    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add", LESSON, "--json"])
+    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add", "--plain", LESSON, "--json"])
     assert added.exit_code == 0, added.output
     hit = runner.invoke(
         app,
@@ -87,7 +87,7 @@ def test_recall_reads_an_old_store_and_follows_its_changes(
     its text; a rewrite of the store (the entry quarantined) is seen by the next call."""
     roster = write_roster(tmp_path, swarm_name, redis_url)
     runner = CliRunner()
-    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add", LESSON, "--json"])
+    added = runner.invoke(app, ["-c", str(roster), "knowledge", "add", "--plain", LESSON, "--json"])
     entry_id = json.loads(added.stdout)["id"]
     store = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
     entry = json.loads(store.read_text())
@@ -114,7 +114,10 @@ def test_session_start_prints_the_project_facts(
         "The shell here is zsh: quote paths with [id] or (group) in them",
         "Use the bravo cache layer when reading bravo tables in sql",
     ):
-        assert runner.invoke(app, ["-c", str(roster), "knowledge", "add", lesson]).exit_code == 0
+        assert (
+            runner.invoke(app, ["-c", str(roster), "knowledge", "add", "--plain", lesson]).exit_code
+            == 0
+        )
     shown = runner.invoke(app, start)
     assert shown.exit_code == 0, shown.output
     assert "zsh" in shown.stdout and "bravo" not in shown.stdout
@@ -124,7 +127,12 @@ def test_session_start_prints_the_project_facts(
 
 def test_recall_in_a_fresh_process(tmp_path: Path, swarm_name: str, redis_url: str) -> None:
     roster = write_roster(tmp_path, swarm_name, redis_url)
-    assert CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add", LESSON]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(app, ["-c", str(roster), "knowledge", "add", "--plain", LESSON])
+        .exit_code
+        == 0
+    )
     done = subprocess.run(
         [sys.executable, "-m", "swarmq.cli", "-c", str(roster), "knowledge", "recall",
          "--error", "-"],

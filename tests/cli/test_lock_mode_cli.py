@@ -21,7 +21,9 @@ LESSON = "Run the python test suite before pushing to main"
 
 
 def add(roster: Path) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add", LESSON, "--json"])
+    result = CliRunner().invoke(
+        app, ["-c", str(roster), "knowledge", "add", "--plain", LESSON, "--json"]
+    )
     return result.exit_code, result.output
 
 
@@ -36,7 +38,18 @@ def test_unreachable_redis_is_an_error_naming_the_url_and_nothing_is_written(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(
-        [sys.executable, "-c", code, "-c", str(roster), "knowledge", "add", LESSON, "--json"],
+        [
+            sys.executable,
+            "-c",
+            code,
+            "-c",
+            str(roster),
+            "knowledge",
+            "add",
+            "--plain",
+            LESSON,
+            "--json",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -65,6 +78,10 @@ def test_single_host_mode_is_explicit_recorded_and_never_mixed_with_cluster_lock
     before = knowledge.read_bytes()
 
     cluster = write_roster(tmp_path, swarm_name, redis_url)  # same workspace, cluster locks
-    code, output = add(cluster)
-    assert code == 1 and "records locks: single-host" in output and "nothing was written" in output
+    code, output = add(cluster)  # a write refused by the lock discipline: nothing written (3)
+    flat = " ".join(output.split())
+    assert code == EXIT_REFUSED and "records locks: single-host" in flat, output
+    assert "nothing was written" in flat and "`swarmq workspace set-locks cluster`" in flat
     assert knowledge.read_bytes() == before
+    listed = CliRunner().invoke(app, ["-c", str(cluster), "knowledge", "list", "--json"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)["entries"]) == 1  # reads on
