@@ -2,7 +2,8 @@
 exporter ``swarmq metrics`` serves (the same route, the same bearer token guard).
 
 The figures are read on each scrape (:class:`~swarmq.wiring.figures.FigureReader`); one lock
-serialises scrapes, since the reader's incremental folds belong to one caller at a time.
+serialises scrapes, since the reader's incremental folds belong to one caller at a time. The
+answer is the classic text format (``version=0.0.4``), which every Prometheus 2.x and 3.x reads.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import threading
 from typing import Any
 
 from fastapi import FastAPI, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from swarmq.api.guard import Guard
 from swarmq.roster.schema import Roster
@@ -30,7 +32,7 @@ def add_metrics_route(app: FastAPI, roster: Roster, *, dependencies: list[Any]) 
             if not registry:
                 registry.append(figure_registry(FigureReader(roster)))
             body = exposition(registry[0])
-        return Response(body, media_type=CONTENT_TYPE_LATEST)
+        return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 
 def exporter_app(roster: Roster, *, token: str | None) -> FastAPI:

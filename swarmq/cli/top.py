@@ -94,7 +94,7 @@ def frame(families: dict[str, Family], errors: list[str]) -> Group:
     ]
     parts: list[Table | Text] = [
         _table("quotas", ("quota", "used", "held", "max", "refused", "resets in"), quotas),
-        _table(f"LLM (est. cost ${cost})", ("provider/model/quota/job", "calls", "failed",
+        _table(f"LLM (est. cost ${cost})", ("provider/model/quota/purpose", "calls", "failed",
                                             "refused", "tok in", "tok out"), llm),
         _table("knowledge", ("figure", "value"), knowledge),
         _table("flywheel", ("figure", "value"), flywheel),

@@ -395,7 +395,7 @@ class FigureReader:
 
     def llm(self) -> list[Family]:
         tally = self._llm.refresh()
-        labels = ("provider", "model", "quota", "job")
+        labels = ("provider", "model", "quota", "purpose")
         names = {
             "calls": ("swarmq_llm_calls", "Attempts at a provider (LLM ledger)."),
             "counted": ("swarmq_llm_quota_slots", "Attempts that spent a quota slot."),
