@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from swarmq.api.app import create_app
