@@ -412,11 +412,12 @@ class FigureReader:
             ("provider", "model"),
         )
         costs: dict[Key, float] = {}
+        seen = sorted({key[1:] for key in tally.sums if key[0] in families})
+        for kind, family in families.items():  # every series of a seen call, 0 when none
+            family.samples = [(rest, tally.total((kind, *rest))) for rest in seen]
         for key, value in sorted(tally.sums.items()):
             kind, rest = key[0], key[1:]
-            if kind in families:
-                families[kind].samples.append((rest, value))
-            elif kind.endswith("_by_model"):
+            if kind.endswith("_by_model"):
                 price = self._price(rest[0], rest[1])
                 if price is not None:
                     spent = (
@@ -425,8 +426,8 @@ class FigureReader:
                         else price.cost(0, int(value))
                     )
                     costs[rest] = costs.get(rest, 0.0) + spent
-        for model in {(k[1], k[2]) for k in tally.sums if k[0] == "calls"}:
-            costs.setdefault(model, 0.0)
+        for labels in seen:
+            costs.setdefault(labels[:2], 0.0)
         cost.samples = sorted(costs.items())
         budget = self.roster.metrics.daily_budget_usd
         out = [*families.values(), cost]

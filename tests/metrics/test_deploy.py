@@ -43,11 +43,8 @@ def exported(roster_file: Path) -> set[str]:
         if family.type == "histogram":
             names.update(f"{family.name}_{part}" for part in ("bucket", "count", "sum"))
     for line in text.splitlines():  # families whose samples appear only with data
-        if line.startswith("# TYPE "):
-            name, kind = line.split()[2:4]
-            names.add(name)
-            if kind == "counter":
-                names.add(f"{name}_total")
+        if line.startswith("# TYPE "):  # (a counter's TYPE line names it with _total)
+            names.add(line.split()[2])
     names.add("swarmq_forge_last_run_timestamp_seconds")  # once a forge run recorded one
     return names
 
