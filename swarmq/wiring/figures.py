@@ -426,8 +426,8 @@ class FigureReader:
                         else price.cost(0, int(value))
                     )
                     costs[rest] = costs.get(rest, 0.0) + spent
-        for labels in seen:
-            costs.setdefault(labels[:2], 0.0)
+        for series in seen:
+            costs.setdefault(series[:2], 0.0)
         cost.samples = sorted(costs.items())
         budget = self.roster.metrics.daily_budget_usd
         out = [*families.values(), cost]
