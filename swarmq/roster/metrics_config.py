@@ -39,3 +39,7 @@ class MetricsConfig(BaseModel):
     flywheel_every_seconds: Annotated[float, Field(ge=0, le=3600)] = 30.0
     """The flywheel's σ, ρ and δ walk every learning and citation; they are recomputed at most
     this often (they move over days; 0 recomputes on every scrape)."""
+    store_wait_seconds: Annotated[float, Field(ge=0, le=60)] = 0.1
+    """How long a scrape waits for a changed knowledge store to be re-read before it shows the
+    previous figures (``swarmq_knowledge_store_stale`` 1) and lets the re-read finish for the
+    next scrape: a 100k-entry store rewritten by an update takes longer than a scrape may."""

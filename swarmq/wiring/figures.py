@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +34,7 @@ from swarmq.coord.presence import present
 from swarmq.flywheel.metrics import compute_metrics
 from swarmq.forge.ledger import ledger_path
 from swarmq.knowledge.files import TierFiles
-from swarmq.knowledge.model import Entry
+from swarmq.knowledge.model import Entry, EntryShapeError
 from swarmq.knowledge.recorded import RECORDED_BY, RECORDER_KINDS
 from swarmq.missions.history import INDEX_FILE
 from swarmq.missions.ledger import LEDGER_FILE
@@ -229,17 +231,58 @@ class _IndexTally(JournalTally):
 # -- the knowledge store ------------------------------------------------------------------------
 
 
+Fields = tuple[str, str, int, str | None]
+"""Of one entry: status, category, confirmations, and who recorded it (when on purpose)."""
+
+
+Parsed = tuple[str, Fields] | None
+"""A line's entry id and fields; ``None`` for a line that is not an entry."""
+BLANK: tuple[str, Fields] = ("", ("", "", 0, None))
+"""What a blank line parses to (skipped, not counted as unreadable)."""
+
+
+@dataclass(frozen=True)
+class StoreSummary:
+    """What the scrape shows of a store, replaced whole when a re-read finishes (so a scrape
+    never sees a half-folded store)."""
+
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    confirmations: int = 0
+    recorded: dict[str, int] = field(default_factory=dict)
+    unreadable: int = 0
+    entries: int = 0
+
+
 @dataclass
 class _StoreView:
-    """Per entry id: status, category, confirmations and who recorded it (when on purpose)."""
+    """The store as its readers see it, with its figures summed once per change.
 
-    entries: dict[str, tuple[str, str, int, str | None]] = field(default_factory=dict)
+    ``lines`` maps the hash of each line's bytes to what it parsed to, so a rewrite (an update
+    rewrites the whole file) parses only the lines it changed; an append parses only the tail.
+    """
+
+    entries: dict[str, Fields] = field(default_factory=dict)
+    lines: dict[int, Parsed] = field(default_factory=dict)
     signature: tuple[int, int, int] = (-1, -1, -1)
     offset: int = 0
     unreadable: int = 0
+    summary: StoreSummary | None = None
+
+    def summarise(self) -> None:
+        values = self.entries.values()
+        recorded = Counter(
+            f[3] for f in values if f[3] is not None and f[0] not in ("archived", "quarantined")
+        )
+        self.summary = StoreSummary(
+            dict(Counter((f[0], f[1]) for f in values)),
+            sum(f[2] for f in values),
+            {kind: recorded.get(kind, 0) for kind in RECORDER_KINDS},
+            self.unreadable,
+            len(self.entries),
+        )
 
 
-def _entry_fields(value: dict[str, Any]) -> tuple[str, str, int, str | None]:
+def _entry_fields(value: dict[str, Any]) -> Fields:
     entry = Entry(value)
     who = entry.get(RECORDED_BY)
     kind = who.get("kind") if isinstance(who, dict) else None
@@ -251,9 +294,22 @@ def _entry_fields(value: dict[str, Any]) -> tuple[str, str, int, str | None]:
     )
 
 
+def _parse_line(raw: bytes) -> Parsed:
+    if not raw.strip():
+        return BLANK
+    try:
+        value = json.loads(raw)
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            return value["id"], _entry_fields(value)
+    except (ValueError, EntryShapeError):  # the store moves such a line aside as corrupt
+        return None
+    return None
+
+
 def _read_store(path: Path, view: _StoreView) -> _StoreView:
-    """The store as its readers see it, re-read only when the file changed; appended lines
-    (a group commit's adds) are folded from where the last read stopped."""
+    """The store as its readers see it (last line of an id wins), re-read only when the file
+    changed: appended lines (a group commit's adds) are folded from where the last read stopped,
+    a rewritten file is split again and only lines never seen before are parsed."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, stat on the same fd
     except FileNotFoundError:
@@ -263,29 +319,28 @@ def _read_store(path: Path, view: _StoreView) -> _StoreView:
         signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         if signature == view.signature:
             return view
-        if stat.st_ino != view.signature[0] or stat.st_size < view.offset:
-            view = _StoreView()
-        handle.seek(view.offset)
-        data = handle.read(stat.st_size - view.offset)
+        appended = stat.st_ino == view.signature[0] and stat.st_size >= view.offset
+        handle.seek(view.offset if appended else 0)
+        data = handle.read()
+    known = view.lines
+    if not appended:
+        view = _StoreView()
     end = data.rfind(b"\n")
     complete = data[: end + 1] if end >= 0 else b""
-    for raw in complete.split(b"\n"):
-        raw = raw.strip()
-        if raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if not raw:
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            view.unreadable += 1
-            continue
-        if isinstance(value, dict) and isinstance(value.get("id"), str):
-            view.entries[value["id"]] = _entry_fields(value)
-        else:
-            view.unreadable += 1
+    if view.offset == 0 and complete.startswith(b"\xef\xbb\xbf"):
+        complete = complete[3:]
+        view.offset = 3
+    raws = complete.split(b"\n")[:-1]
+    keys = list(map(hash, raws))
+    fresh = {k: _parse_line(raw) for k, raw in zip(keys, raws, strict=True) if k not in known}
+    known.update(fresh)
+    parsed = [known[k] for k in keys]
+    view.lines.update(zip(keys, parsed, strict=True))
+    view.unreadable += parsed.count(None)
+    view.entries.update(p for p in parsed if p is not None and p is not BLANK)
     view.offset += len(complete)
     view.signature = signature
+    view.summarise()
     return view
 
 
@@ -311,6 +366,8 @@ class FigureReader:
         knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "locks"))
         self.tiers: dict[str, TierFiles] = {t.files.tier.value: t.files for t in knowledge.tiers}
         self._stores = {name: _StoreView() for name in self.tiers}
+        self._rereads: dict[str, Future[_StoreView]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="swarmq-store-read")
         self._sidecars = {
             name: {
                 "rejected": JournalTally(files.rejected, _fold_lines),
@@ -334,6 +391,28 @@ class FigureReader:
         self.layout = layout_for(roster)
         self._forge = JournalTally(ledger_path(self.layout), _fold_forge)
         self._flywheel: tuple[float, dict[str, Any]] | None = None
+
+    def store_summary(self, tier: str) -> tuple[StoreSummary, bool]:
+        """The tier's store figures and whether they predate its last change.
+
+        A changed store is re-read on a worker thread; the scrape waits for it up to
+        ``metrics.store_wait_seconds`` and otherwise shows the previous figures (said by
+        ``swarmq_knowledge_store_stale``) while the re-read finishes for the next scrape. The
+        first read of a store is always waited for."""
+        pending = self._rereads.pop(tier, None)
+        if pending is None:
+            pending = self._pool.submit(_read_store, self.tiers[tier].knowledge, self._stores[tier])
+        shown = self._stores[tier].summary
+        try:
+            view = pending.result(
+                timeout=None if shown is None else self.roster.metrics.store_wait_seconds
+            )
+        except TimeoutError:
+            self._rereads[tier] = pending
+            assert shown is not None
+            return shown, True
+        self._stores[tier] = view
+        return view.summary or StoreSummary(), False
 
     @property
     def cluster(self) -> Cluster:
@@ -487,23 +566,25 @@ class FigureReader:
             "Lines of the store file that do not parse (the store moves them aside).",
             ("tier",),
         )
+        stale = Family(
+            "swarmq_knowledge_store_stale",
+            "gauge",
+            "1 while the store's figures predate its last change (a re-read is finishing).",
+            ("tier",),
+        )
         kinds: dict[str, float] = dict.fromkeys(RECORDER_KINDS, 0.0)
-        for tier, files in self.tiers.items():
-            view = self._stores[tier] = _read_store(files.knowledge, self._stores[tier])
-            counts: dict[Labels, float] = {}
-            confirmed = 0
-            for status, category, confirms, who in view.entries.values():
-                counts[(tier, status, category)] = counts.get((tier, status, category), 0) + 1
-                confirmed += confirms
-                if (
-                    tier == "swarm"
-                    and who is not None
-                    and status not in ("archived", "quarantined")
-                ):
-                    kinds[who] += 1
-            entries.samples.extend(sorted(counts.items()))
-            confirmations.samples.append(((tier,), float(confirmed)))
-            unreadable.samples.append(((tier,), float(view.unreadable)))
+        for tier in self.tiers:
+            summary, was_stale = self.store_summary(tier)
+            entries.samples.extend(
+                ((tier, status, category), float(n))
+                for (status, category), n in sorted(summary.counts.items())
+            )
+            confirmations.samples.append(((tier,), float(summary.confirmations)))
+            unreadable.samples.append(((tier,), float(summary.unreadable)))
+            stale.samples.append(((tier,), 1.0 if was_stale else 0.0))
+            if tier == "swarm":
+                for kind, n in summary.recorded.items():
+                    kinds[kind] += n
             journals = {event: j.refresh() for event, j in self._sidecars[tier].items()}
             evicted = sum(journals["evicted"].sums.values())
             for event in ("rejected", "quarantined", "unactionable"):
@@ -511,7 +592,7 @@ class FigureReader:
             sidecar.samples.append(((tier, "evicted"), evicted))
             for event in CONSOLIDATION_EVENTS:
                 sidecar.samples.append(((tier, event), journals["consolidation"].total((event,))))
-            added.samples.append(((tier,), len(view.entries) + evicted))
+            added.samples.append(((tier,), summary.entries + evicted))
         recorded.samples = [((k,), v) for k, v in sorted(kinds.items())]
         events = self._events.refresh()
         injections = Family(
@@ -550,6 +631,7 @@ class FigureReader:
             added,
             sidecar,
             unreadable,
+            stale,
             injections,
             shown_entries,
             last,
