@@ -126,9 +126,9 @@ def top(
             ("quotas", reader.quotas),
             ("workers", reader.workers),
             ("llm", reader.llm),
-            ("knowledge", reader.knowledge),
             ("flywheel", reader.flywheel),
             ("missions", reader.missions),
+            ("knowledge", reader.knowledge),  # last: a store re-read may still be running
         ):
             try:
                 families.extend(read())

@@ -267,18 +267,37 @@ class _StoreView:
     offset: int = 0
     unreadable: int = 0
     summary: StoreSummary | None = None
+    _counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _confirmations: int = 0
+    _recorded: Counter[str | None] = field(default_factory=Counter)
 
-    def summarise(self) -> None:
-        values = self.entries.values()
-        recorded = Counter(
-            f[3] for f in values if f[3] is not None and f[0] not in ("archived", "quarantined")
-        )
+    def _tally(self, fields: Fields, sign: int) -> None:
+        self._counts[(fields[0], fields[1])] += sign
+        self._confirmations += sign * fields[2]
+        if fields[3] is not None and fields[0] not in ("archived", "quarantined"):
+            self._recorded[fields[3]] += sign
+
+    def fold(self, parsed: list[Parsed]) -> None:
+        """Entries in file order (the last line of an id wins); the sums follow each change,
+        so an append costs what it appended, not the size of the store."""
+        entries = self.entries
+        for item in parsed:
+            if item is None:
+                self.unreadable += 1
+                continue
+            if item is BLANK:
+                continue
+            old = entries.get(item[0])
+            if old is not None:
+                self._tally(old, -1)
+            entries[item[0]] = item[1]
+            self._tally(item[1], 1)
         self.summary = StoreSummary(
-            dict(Counter((f[0], f[1]) for f in values)),
-            sum(f[2] for f in values),
-            {kind: recorded.get(kind, 0) for kind in RECORDER_KINDS},
+            {key: n for key, n in self._counts.items() if n},
+            self._confirmations,
+            {kind: self._recorded.get(kind, 0) for kind in RECORDER_KINDS},
             self.unreadable,
-            len(self.entries),
+            len(entries),
         )
 
 
@@ -336,11 +355,9 @@ def _read_store(path: Path, view: _StoreView) -> _StoreView:
     known.update(fresh)
     parsed = [known[k] for k in keys]
     view.lines.update(zip(keys, parsed, strict=True))
-    view.unreadable += parsed.count(None)
-    view.entries.update(p for p in parsed if p is not None and p is not BLANK)
+    view.fold(parsed)
     view.offset += len(complete)
     view.signature = signature
-    view.summarise()
     return view
 
 
@@ -426,9 +443,9 @@ class FigureReader:
             *self.quotas(),
             *self.workers(),
             *self.llm(),
-            *self.knowledge(),
             *self.flywheel(),
             *self.missions(),
+            *self.knowledge(),
         ]
 
     # -- quotas and workers (Redis) ------------------------------------------------------------

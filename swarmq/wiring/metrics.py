@@ -55,9 +55,9 @@ class FigureCollector(Collector):
             ("quotas", reader.quotas),
             ("workers", reader.workers),
             ("llm", reader.llm),
-            ("knowledge", reader.knowledge),
             ("flywheel", reader.flywheel),
             ("missions", reader.missions),
+            ("knowledge", reader.knowledge),  # last: a store re-read may still be running
         ]
 
     def collect(self) -> Iterator[Metric]:
