@@ -7,9 +7,10 @@ the quota gate's status (``quota status``), the LLM ledger (``llm usage``), the 
 files, the receipt journal, the knowledge events file (injections shown and silent), the
 consolidation journals, the flywheel's own metrics (``flywheel status``), the forge ledger, the
 mission ledger and index, the dead-letter file and the workers' presence keys. Append-only
-journals are folded incrementally (:mod:`.journal_tally`); the knowledge store, rewritten in
-place by updates, is re-read only when its inode, size or mtime changed (an append is folded
-from where the last read stopped). Labels come from the roster and from closed sets (states,
+journals are folded incrementally (:mod:`.journal_tally`); the knowledge store, rewritten
+whole by updates, is re-read only when its inode, size or mtime changed: an append is folded
+from where the last read stopped, a rewrite parses only lines it has not seen, on a worker
+thread the scrape waits for briefly (:meth:`FigureReader.store_summary`). Labels come from the roster and from closed sets (states,
 statuses, categories, outcomes), so the number of series stays bounded.
 
 A figure is a :class:`Family` (name, kind, help, samples): plain data the Prometheus collector
@@ -384,7 +385,9 @@ class FigureReader:
         self.tiers: dict[str, TierFiles] = {t.files.tier.value: t.files for t in knowledge.tiers}
         self._stores = {name: _StoreView() for name in self.tiers}
         self._rereads: dict[str, Future[_StoreView]] = {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="swarmq-store-read")
+        self._pool = ThreadPoolExecutor(
+            max_workers=len(self.tiers), thread_name_prefix="swarmq-store-read"
+        )
         self._sidecars = {
             name: {
                 "rejected": JournalTally(files.rejected, _fold_lines),
@@ -409,27 +412,38 @@ class FigureReader:
         self._forge = JournalTally(ledger_path(self.layout), _fold_forge)
         self._flywheel: tuple[float, dict[str, Any]] | None = None
 
-    def store_summary(self, tier: str) -> tuple[StoreSummary, bool]:
-        """The tier's store figures and whether they predate its last change.
+    def store_summaries(self) -> dict[str, tuple[StoreSummary, bool]]:
+        """Each tier's store figures and whether they predate its last change.
 
-        A changed store is re-read on a worker thread; the scrape waits for it up to
-        ``metrics.store_wait_seconds`` and otherwise shows the previous figures (said by
-        ``swarmq_knowledge_store_stale``) while the re-read finishes for the next scrape. The
-        first read of a store is always waited for."""
-        pending = self._rereads.pop(tier, None)
-        if pending is None:
-            pending = self._pool.submit(_read_store, self.tiers[tier].knowledge, self._stores[tier])
-        shown = self._stores[tier].summary
-        try:
-            view = pending.result(
-                timeout=None if shown is None else self.roster.metrics.store_wait_seconds
+        A changed store is re-read on a worker thread (one per tier); the scrape waits for all
+        of them up to ``metrics.store_wait_seconds`` in total and otherwise shows a tier's
+        previous figures (said by ``swarmq_knowledge_store_stale``) while its re-read finishes
+        for the next scrape. The first read of a store is always waited for."""
+        pending: dict[str, Future[_StoreView]] = {}
+        for tier, files in self.tiers.items():
+            job = self._rereads.pop(tier, None)
+            pending[tier] = job or self._pool.submit(
+                _read_store, files.knowledge, self._stores[tier]
             )
-        except TimeoutError:
-            self._rereads[tier] = pending
-            assert shown is not None
-            return shown, True
-        self._stores[tier] = view
-        return view.summary or StoreSummary(), False
+        deadline = time.monotonic() + self.roster.metrics.store_wait_seconds
+        out: dict[str, tuple[StoreSummary, bool]] = {}
+        for tier, job in pending.items():
+            shown = self._stores[tier].summary
+            try:
+                wait = None if shown is None else max(0.0, deadline - time.monotonic())
+                view = job.result(timeout=wait)
+            except TimeoutError:
+                self._rereads[tier] = job
+                assert shown is not None
+                out[tier] = (shown, True)
+                continue
+            self._stores[tier] = view
+            out[tier] = (view.summary or StoreSummary(), False)
+        return out
+
+    def store_summary(self, tier: str) -> tuple[StoreSummary, bool]:
+        """One tier's entry of :meth:`store_summaries`."""
+        return self.store_summaries()[tier]
 
     @property
     def cluster(self) -> Cluster:
@@ -589,9 +603,18 @@ class FigureReader:
             "1 while the store's figures predate its last change (a re-read is finishing).",
             ("tier",),
         )
+        journals = {
+            tier: {event: j.refresh() for event, j in self._sidecars[tier].items()}
+            for tier in self.tiers
+        }
+        events = self._events.refresh()
+        receipts = self._receipts.refresh()
+        # Last: the one wait of a scrape, with no file read after it to slow (a re-read thread
+        # holds the GIL while it parses).
+        summaries = self.store_summaries()
         kinds: dict[str, float] = dict.fromkeys(RECORDER_KINDS, 0.0)
         for tier in self.tiers:
-            summary, was_stale = self.store_summary(tier)
+            summary, was_stale = summaries[tier]
             entries.samples.extend(
                 ((tier, status, category), float(n))
                 for (status, category), n in sorted(summary.counts.items())
@@ -602,16 +625,15 @@ class FigureReader:
             if tier == "swarm":
                 for kind, n in summary.recorded.items():
                     kinds[kind] += n
-            journals = {event: j.refresh() for event, j in self._sidecars[tier].items()}
-            evicted = sum(journals["evicted"].sums.values())
+            folded = journals[tier]
+            evicted = sum(folded["evicted"].sums.values())
             for event in ("rejected", "quarantined", "unactionable"):
-                sidecar.samples.append(((tier, event), journals[event].total(("lines",))))
+                sidecar.samples.append(((tier, event), folded[event].total(("lines",))))
             sidecar.samples.append(((tier, "evicted"), evicted))
             for event in CONSOLIDATION_EVENTS:
-                sidecar.samples.append(((tier, event), journals["consolidation"].total((event,))))
+                sidecar.samples.append(((tier, event), folded["consolidation"].total((event,))))
             added.samples.append(((tier,), summary.entries + evicted))
         recorded.samples = [((k,), v) for k, v in sorted(kinds.items())]
-        events = self._events.refresh()
         injections = Family(
             "swarmq_knowledge_injections",
             "counter",
@@ -633,7 +655,6 @@ class FigureReader:
             ("result",),
             [((r,), t) for (r,), t in sorted(events.maxima.items())],
         )
-        receipts = self._receipts.refresh()
         acks = Family(
             "swarmq_knowledge_acknowledgements",
             "counter",
