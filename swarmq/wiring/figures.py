@@ -271,6 +271,11 @@ class _StoreView:
     _counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     _confirmations: int = 0
     _recorded: Counter[str | None] = field(default_factory=Counter)
+    ambiguous: bool = False
+    """Two lines of the file held one id: a rewrite is folded whole, not as a difference."""
+
+    def drop(self, entry_id: str) -> None:
+        self._tally(self.entries.pop(entry_id), -1)
 
     def _tally(self, fields: Fields, sign: int) -> None:
         self._counts[(fields[0], fields[1])] += sign
@@ -289,8 +294,9 @@ class _StoreView:
             if item is BLANK:
                 continue
             old = entries.get(item[0])
-            if old is not None:
+            if old is not None:  # a second line for one id: fold the next rewrite whole
                 self._tally(old, -1)
+                self.ambiguous = True
             entries[item[0]] = item[1]
             self._tally(item[1], 1)
         self.summary = StoreSummary(
@@ -328,8 +334,9 @@ def _parse_line(raw: bytes) -> Parsed:
 
 def _read_store(path: Path, view: _StoreView) -> _StoreView:
     """The store as its readers see it (last line of an id wins), re-read only when the file
-    changed: appended lines (a group commit's adds) are folded from where the last read stopped,
-    a rewritten file is split again and only lines never seen before are parsed."""
+    changed: appended lines (a group commit's adds) are folded from where the last read stopped;
+    a rewritten file (an update rewrites it whole) is split and hashed, and only the lines that
+    left or arrived are folded (a full fold when lines or ids repeat)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, stat on the same fd
     except FileNotFoundError:
@@ -342,24 +349,55 @@ def _read_store(path: Path, view: _StoreView) -> _StoreView:
         appended = stat.st_ino == view.signature[0] and stat.st_size >= view.offset
         handle.seek(view.offset if appended else 0)
         data = handle.read()
+    end = data.rfind(b"\n")
+    complete = data[: end + 1] if end >= 0 else b""
+    offset = view.offset if appended else 0
+    if offset == 0 and complete.startswith(b"\xef\xbb\xbf"):
+        complete = complete[3:]
+        offset = 3
+    raws = complete.split(b"\n")[:-1]
+    keys = list(map(hash, raws))
+    if not appended and view.summary is not None and not view.ambiguous:
+        unique = set(keys)
+        if len(unique) == len(keys):
+            _fold_difference(view, unique, keys, raws)
+            view.offset, view.signature = offset + len(complete), signature
+            return view
     known = view.lines
     if not appended:
         view = _StoreView()
-    end = data.rfind(b"\n")
-    complete = data[: end + 1] if end >= 0 else b""
-    if view.offset == 0 and complete.startswith(b"\xef\xbb\xbf"):
-        complete = complete[3:]
-        view.offset = 3
-    raws = complete.split(b"\n")[:-1]
-    keys = list(map(hash, raws))
     fresh = {k: _parse_line(raw) for k, raw in zip(keys, raws, strict=True) if k not in known}
     known.update(fresh)
     parsed = [known[k] for k in keys]
     view.lines.update(zip(keys, parsed, strict=True))
     view.fold(parsed)
-    view.offset += len(complete)
-    view.signature = signature
+    view.offset, view.signature = offset + len(complete), signature
     return view
+
+
+def _fold_difference(
+    view: _StoreView, unique: set[int], keys: list[int], raws: list[bytes]
+) -> None:
+    """Fold a rewrite as the lines that left and the lines that arrived (set differences in C;
+    Python touches only the changed lines)."""
+    gone = view.lines.keys() - unique
+    arrived = unique - view.lines.keys()
+    for key in gone:
+        item = view.lines.pop(key)
+        if item is None:
+            view.unreadable -= 1
+        elif item is not BLANK and view.entries.get(item[0]) is item[1]:
+            view.drop(item[0])
+    if arrived:
+        new = [(k, raw) for k, raw in zip(keys, raws, strict=True) if k in arrived]
+        parsed = [_parse_line(raw) for _, raw in new]
+        view.lines.update(zip((k for k, _ in new), parsed, strict=True))
+        view.ambiguous = any(
+            p is not None and p is not BLANK and p[0] in view.entries for p in parsed
+        )
+        view.fold(parsed)
+    else:
+        view.fold([])
 
 
 # -- the reader ---------------------------------------------------------------------------------

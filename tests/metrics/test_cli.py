@@ -76,3 +76,41 @@ def test_a_slow_store_reread_shows_the_previous_figures(roster_file: Path) -> No
         assert summary.entries == 2 and stale  # the previous figures, said to be so
         time.sleep(0.01)
     assert seen[-1] == (1, False)
+
+
+def test_a_rewrite_folds_as_a_difference_and_agrees_with_a_fresh_read(tmp_path: Path) -> None:
+    import json
+
+    from swarmq.wiring.figures import _read_store, _StoreView
+
+    def line(n: int, status: str = "candidate", category: str = "process") -> str:
+        entry = {"id": f"e{n}", "lesson": f"lesson {n}", "status": status, "category": category}
+        return json.dumps(entry) + "\n"
+
+    path = tmp_path / "knowledge.jsonl"
+
+    def rewrite(text: str) -> None:
+        temp = tmp_path / "tmp"
+        temp.write_text(text)
+        os.replace(temp, path)
+
+    rewrite("".join(line(n) for n in range(50)) + "not json\n")
+    view = _read_store(path, _StoreView())
+    steps = [
+        "".join(line(n, "established" if n < 5 else "candidate") for n in range(50)),
+        "".join(line(n) for n in range(10, 60)) + "\n",
+        "".join(line(n, category="testing") for n in range(10, 60)) + line(10, "archived"),
+        "".join(line(n) for n in range(3)),
+    ]
+    for text in steps:
+        rewrite(text)
+        view = _read_store(path, view)
+        fresh = _read_store(path, _StoreView())
+        assert view.summary == fresh.summary, text[:80]
+    with path.open("a") as handle:  # an append, then a rewrite
+        handle.write(line(7, "promoted"))
+    view = _read_store(path, view)
+    rewrite("".join(line(n) for n in range(3)) + line(7, "promoted"))
+    view = _read_store(path, view)
+    assert view.summary == _read_store(path, _StoreView()).summary
+    assert view.summary is not None and view.summary.entries == 4
