@@ -91,6 +91,12 @@ BENCHES: tuple[Bench, ...] = (
         "issue 14: ledger against missions ever submitted",
     ),
     Bench(
+        "metrics_scrape",
+        ("bench/metrics_scrape.py",),
+        900,
+        "issue 29: /metrics scrape over 100k entries and 10k missions",
+    ),
+    Bench(
         "demo_time",
         ("-m", "bench.demo_time", "--runs", "1"),
         600,

@@ -20,6 +20,9 @@ JOB_FAMILIES: tuple[str, ...] = (
 
 DEAD_LETTER_QUEUE = "dead_letter"
 """Where poison messages go; no worker consumes it."""
+DEAD_LETTER_FILE = "dead-letter.jsonl"
+"""Under the runtime dir: one line per dead-lettered message (workers write, the CLI and the
+metrics exporter read)."""
 
 OPS_PING = "ops.ping"
 MISSIONS_RUN = "missions.run"

@@ -18,6 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from swarmq.api.guard import Guard
+from swarmq.api.metrics import add_metrics_route
 from swarmq.api.models import (
     MemoryWriteBody,
     MissionCancelBody,
@@ -111,6 +112,8 @@ def create_app(
     @app.get("/api/health")
     def health() -> dict[str, Any]:
         return {"ok": True, "swarm": roster.swarm, "workers": sorted(known)}
+
+    add_metrics_route(app, roster, dependencies=auth)
 
     @app.get("/api/swarm-memory", dependencies=auth)
     def get_memory(

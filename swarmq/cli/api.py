@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from swarmq.cli.common import fail, load
-from swarmq.cli.console import console, err_console, warning
+from swarmq.cli.console import say, warning
+
+if TYPE_CHECKING:
+    from swarmq.roster.schema import Roster
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -31,11 +34,19 @@ def api(
     printed once.
     """
     from swarmq.api.app import serve
-    from swarmq.api.guard import load_or_create_token
 
     roster = load(ctx)
     bind = host or roster.api.host
-    token_env = roster.api.token_env
+    token = bearer_token(roster, bind=bind, token_env=roster.api.token_env, no_auth=no_auth)
+    serve(roster, host=bind, port=port, token=token)
+
+
+def bearer_token(roster: Roster, *, bind: str, token_env: str | None, no_auth: bool) -> str | None:
+    """The token a server on ``bind`` demands: ``$token_env``, else the one stored owner-only in
+    ``<runtime>/api-token`` (created and printed once); ``None`` only for ``--no-auth`` on a
+    loopback address. The API and the metrics exporter share it."""
+    from swarmq.api.guard import load_or_create_token
+
     token: str | None = os.environ.get(token_env) if token_env else None
     if no_auth:
         if bind not in LOOPBACK:
@@ -45,18 +56,16 @@ def api(
         if token:
             fail(f"--no-auth given but ${token_env} is set; unset one of them")
         warning("serving without authentication (loopback only)")
-    elif not token:
-        try:
-            token, created = load_or_create_token(roster.runtime_dir)
-        except PermissionError as exc:
-            fail(str(exc))
-        where = roster.runtime_dir / "api-token"
-        if created:
-            console.print(
-                f"API bearer token (shown once; stored owner-only in {where}): {token}",
-                highlight=False,
-                soft_wrap=True,
-            )
-        else:
-            err_console.print(f"using the API bearer token stored in {where}", highlight=False)
-    serve(roster, host=bind, port=port, token=token)
+        return None
+    if token:
+        return token
+    try:
+        token, created = load_or_create_token(roster.runtime_dir)
+    except PermissionError as exc:
+        fail(str(exc))
+    where = roster.runtime_dir / "api-token"
+    if created:
+        say(f"API bearer token (shown once; stored owner-only in {where}): {token}")
+    else:
+        say(f"using the API bearer token stored in {where}", stderr=True)
+    return token

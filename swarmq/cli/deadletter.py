@@ -7,8 +7,8 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, emit_json, load
 from swarmq.cli.console import console, warning
+from swarmq.names import DEAD_LETTER_FILE
 from swarmq.storage.jsonl import read_jsonl
-from swarmq.workers.base import DEAD_LETTER_FILE
 
 app = typer.Typer(
     help="Poison messages moved aside after too many deliveries.", no_args_is_help=True

@@ -51,6 +51,11 @@ COMMANDS: Mapping[str, Lazy] = {
                    "active tasks and current mission."),
     "api": _cli("api", "api", "Serve /api/swarm-memory and /api/missions (OpenAPI at /docs); "
                 "loopback unless told otherwise."),
+    "metrics": _cli("metrics", "metrics", "Serve /metrics in the Prometheus text format: quotas, "
+                    "LLM spend, knowledge, flywheel,\nmissions."),
+    "top": _cli("top", "top", "A live terminal view of the swarm's figures: quotas, LLM spend, "
+                "knowledge, flywheel,\nmissions (what /metrics exports), for an operator without "
+                "Prometheus."),
     "mcp": _cli("mcp", "app", "Serve knowledge, memory and missions to coding agents over MCP "
                 "(stdio; --http)."),
     # Knowledge: forge and flywheel, curation, consolidation

@@ -77,6 +77,9 @@ def up(
     ctx: typer.Context,
     flower: bool = typer.Option(False, "--flower", help="Also run Flower on 127.0.0.1."),
     api: bool = typer.Option(False, "--api", help="Also run the memory HTTP API."),
+    metrics: bool = typer.Option(
+        False, "--metrics", help="Also run the Prometheus exporter (swarmq metrics)."
+    ),
     no_tmux: bool = typer.Option(
         False, "--no-tmux", help="Run plain background processes even if tmux exists."
     ),
@@ -117,7 +120,7 @@ def up(
             "`swarmq up --flower` to require one"
         )
     supervisor = _supervisor(ctx, roster, no_tmux)
-    result = supervisor.up(flower=flower, api=api, restart_timeout=restart_timeout)
+    result = supervisor.up(flower=flower, api=api, metrics=metrics, restart_timeout=restart_timeout)
     try:
         _prepare_profiles(roster)
         answered = _wait_for_workers(roster, wait) if wait > 0 else {}

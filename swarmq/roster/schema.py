@@ -25,6 +25,7 @@ from swarmq.missions.config import MissionsConfig, WorkerConfig
 from swarmq.names import JOB_FAMILIES
 from swarmq.profiles.config import SafeName
 from swarmq.roster._api_config import ApiConfig
+from swarmq.roster.metrics_config import MetricsConfig
 from swarmq.skills.config import SkillImproverConfig, SkillsConfig
 
 
@@ -215,6 +216,8 @@ class Roster(StrictModel):
     flower: FlowerConfig = Field(default_factory=FlowerConfig)
     missions: MissionsConfig = Field(default_factory=MissionsConfig)
     api: ApiConfig = Field(default_factory=ApiConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    """The Prometheus exporter and the LLM price table (see docs/metrics.md)."""
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     """opencode-swarm's ``knowledge.*`` settings (its defaults; see docs/knowledge.md)."""
     curator: CuratorConfig = Field(default_factory=CuratorConfig)

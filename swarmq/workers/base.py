@@ -37,7 +37,7 @@ from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster, current
 from swarmq.coord.connection import TRANSIENT
 from swarmq.coord.quota import flush_mirrors
-from swarmq.names import DEAD_LETTER_QUEUE
+from swarmq.names import DEAD_LETTER_FILE, DEAD_LETTER_QUEUE
 from swarmq.roster.schema import Roster
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.clock import iso
@@ -45,8 +45,6 @@ from swarmq.storage.locking import Lease
 from swarmq.workers.prelude import open_prelude
 
 log = get_task_logger("swarmq.task")
-
-DEAD_LETTER_FILE = "dead-letter.jsonl"
 
 
 @worker_process_shutdown.connect

@@ -3,7 +3,9 @@
 One service per roster worker (named ``<role>-<id>`` and labelled with its role, so a role can
 be scaled or inspected as a group while each worker keeps its Swarm2 identity), exactly one
 beat, Redis with AOF and ``noeviction``, Flower behind basic auth on loopback, and one shared
-volume for the canonical files.
+volume for the canonical files. The ``metrics`` profile adds the swarmq exporter, Prometheus
+(``deploy/prometheus/``: scrape config and alert rules) and Grafana with the swarmq dashboard
+(``deploy/grafana/``), all on loopback; ``docker compose up`` without the profile starts none.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ HEADER = """\
 # Generated from swarm.yaml by `swarmq roster compose > docker-compose.yml`; edit the roster and
 # regenerate (a test checks that this file agrees with swarm.yaml).
 # Run: FLOWER_BASIC_AUTH=admin:change-me docker compose up -d
+# Metrics (swarmq exporter, Prometheus, Grafana on loopback; see docs/metrics.md):
+#   SWARMQ_API_TOKEN=... docker compose --profile metrics up -d
 """
 
 DATA = "/data"
@@ -111,10 +115,67 @@ def render(roster: Roster) -> dict[str, Any]:
         "ports": [f"127.0.0.1:{roster.flower.port}:{roster.flower.port}"],
         "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "flower"},
     }
+    services.update(_metrics_services(roster))
     return {
         "name": f"swarmq-{roster.swarm}".lower(),
         "services": services,
-        "volumes": {"swarm-data": {}, "redis-data": {}},
+        "volumes": {"swarm-data": {}, "redis-data": {}, "prometheus-data": {}, "grafana-data": {}},
+    }
+
+
+METRICS_PROFILE = "metrics"
+
+
+def _metrics_services(roster: Roster) -> dict[str, Any]:
+    """The optional observability services (``docker compose --profile metrics up -d``)."""
+    port = roster.metrics.port
+    token_env = roster.metrics.token_env or roster.api.token_env
+    environment = _environment(roster)
+    if token_env:
+        environment[token_env] = f"${{{token_env}:-}}"
+    prom = "./deploy/prometheus"
+    return {
+        "metrics": {
+            **_common(roster),
+            "command": ["swarmq", "metrics", "--host", "0.0.0.0", "--port", str(port)],
+            "environment": environment,
+            "labels": {"swarmq.swarm": roster.swarm, "swarmq.role": "metrics"},
+            "profiles": [METRICS_PROFILE],
+        },
+        "prometheus": {
+            "image": "prom/prometheus:v2.53.0",
+            "command": [
+                "--config.file=/etc/prometheus/prometheus.yml",
+                "--storage.tsdb.retention.time=30d",
+            ],
+            "volumes": [
+                f"{prom}/prometheus.yml:/etc/prometheus/prometheus.yml:ro",
+                f"{prom}/alerts.yml:/etc/prometheus/alerts.yml:ro",
+                f"{prom}/secrets/swarmq-token:/etc/prometheus/swarmq-token:ro",
+                f"{prom}/secrets/flower-password:/etc/prometheus/flower-password:ro",
+                "prometheus-data:/prometheus",
+            ],
+            "ports": ["127.0.0.1:9090:9090"],
+            "depends_on": ["metrics", "flower"],
+            "restart": "unless-stopped",
+            "profiles": [METRICS_PROFILE],
+        },
+        "grafana": {
+            "image": "grafana/grafana:11.1.0",
+            "environment": {
+                "GF_SECURITY_ADMIN_PASSWORD": "${GRAFANA_ADMIN_PASSWORD:-change-me}",
+                "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": "/var/lib/grafana/dashboards/swarmq.json",
+            },
+            "volumes": [
+                "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro",
+                "./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro",
+                "grafana-data:/var/lib/grafana",
+            ],
+            "ports": ["127.0.0.1:3000:3000"],
+            "depends_on": ["prometheus"],
+            "restart": "unless-stopped",
+            "profiles": [METRICS_PROFILE],
+        },
     }
 
 

@@ -31,6 +31,7 @@ from swarmq.workers.processes import (
     beat_spec,
     flower_spec,
     host_dir,
+    metrics_spec,
     read_pid,
     worker_spec,
     write_host_record,
@@ -90,18 +91,22 @@ class Supervisor:
 
     # -- what exists -------------------------------------------------------------------------
 
-    def specs(self, *, flower: bool = False, api: bool = False) -> list[ProcessSpec]:
+    def specs(
+        self, *, flower: bool = False, api: bool = False, metrics: bool = False
+    ) -> list[ProcessSpec]:
         out = [worker_spec(self.roster, w, self.config_path) for w in self.roster.workers]
         out.append(beat_spec(self.roster, self.config_path))
         if flower:
             out.append(flower_spec(self.roster, self.config_path))
         if api:
             out.append(api_spec(self.roster, self.config_path))
+        if metrics:
+            out.append(metrics_spec(self.roster, self.config_path))
         return out
 
     def known_specs(self) -> list[ProcessSpec]:
         """Every process this machine may be running for the swarm, optional ones included."""
-        return self.specs(flower=True, api=True)
+        return self.specs(flower=True, api=True, metrics=True)
 
     def pid(self, spec: ProcessSpec) -> int | None:
         """The live pid of ``spec``'s process, or None."""
@@ -138,7 +143,12 @@ class Supervisor:
     # -- up ----------------------------------------------------------------------------------
 
     def up(
-        self, *, flower: bool = False, api: bool = False, restart_timeout: float = 60.0
+        self,
+        *,
+        flower: bool = False,
+        api: bool = False,
+        metrics: bool = False,
+        restart_timeout: float = 60.0,
     ) -> UpResult:
         for directory in ("pids", "logs"):
             (host_dir(self.roster) / directory).mkdir(parents=True, exist_ok=True)
@@ -152,7 +162,7 @@ class Supervisor:
             )
         result = UpResult(redis_state)
         try:
-            for spec in self.specs(flower=flower, api=api):
+            for spec in self.specs(flower=flower, api=api, metrics=metrics):
                 pid = self.pid(spec)
                 if pid is not None:
                     result.actions.append(self._refresh(spec, pid, restart_timeout))

@@ -27,6 +27,7 @@ class Kind(StrEnum):
     BEAT = "beat"
     FLOWER = "flower"
     API = "api"
+    METRICS = "metrics"
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,16 @@ def api_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     argv = [sys.executable, "-m", "swarmq.cli", "--config", str(config_path.resolve()), "api"]
     return ProcessSpec(
         Kind.API, "api", session, argv, _base_env(roster, config_path), pidfile, logfile
+    )
+
+
+def metrics_spec(roster: Roster, config_path: Path) -> ProcessSpec:
+    """The Prometheus exporter (``swarmq metrics``) on ``metrics.host:metrics.port``."""
+    session = "swarmq-metrics"
+    pidfile, logfile = _files(roster, session)
+    argv = [sys.executable, "-m", "swarmq.cli", "--config", str(config_path.resolve()), "metrics"]
+    return ProcessSpec(
+        Kind.METRICS, "metrics", session, argv, _base_env(roster, config_path), pidfile, logfile
     )
 
 

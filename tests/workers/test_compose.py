@@ -37,8 +37,17 @@ def test_compose_structure() -> None:
         assert cmd[cmd.index("-n") + 1] == f"{worker.id}@%h"
         assert service["labels"]["swarmq.role"] == worker.role
         assert service["environment"]["SWARMQ_WORKER_ID"] == worker.id
-    swarm_services = [s for name, s in services.items() if name != "redis"]
+    optional = {name for name, s in services.items() if "metrics" in s.get("profiles", [])}
+    assert optional == {"metrics", "prometheus", "grafana"}
+    swarm_services = [s for name, s in services.items() if name not in {"redis", *optional}]
     assert all("swarm-data:/data" in s["volumes"] for s in swarm_services)
-    assert set(data["volumes"]) == {"swarm-data", "redis-data"}
+    assert "swarm-data:/data" in services["metrics"]["volumes"]
+    assert set(data["volumes"]) == {"swarm-data", "redis-data", "prometheus-data", "grafana-data"}
+    for name in ("prometheus", "grafana"):  # loopback only, like Flower
+        assert all(port.startswith("127.0.0.1:") for port in services[name]["ports"])
+    for mount in services["prometheus"]["volumes"] + services["grafana"]["volumes"]:
+        source = mount.split(":", 1)[0]
+        if source.startswith("./deploy/") and "/secrets/" not in source:
+            assert (REPO / source).exists(), source
     worker_count = sum(1 for s in services.values() if "worker" in s.get("command", []))
     assert worker_count == len(roster.workers)

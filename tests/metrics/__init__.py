@@ -1,0 +1,1 @@
+"""The metrics exporter, its dashboard and alert rules."""
