@@ -235,3 +235,39 @@ def test_skipping_kinds_keeps_every_index(path: Path) -> None:
         (m.index, m.line_no, m.text) for m in full if m.kind not in skip
     ]
     assert transcript.report.messages == len(full)
+
+
+def test_every_line_parses_as_json_would(tmp_path: Path) -> None:
+    """orjson parses each line; what it refuses (a BOM, NaN, an escaped lone surrogate, a broken
+    record, a record nested past any parser's guard, a torn last line) is answered by json, so
+    records and problems are json's. One difference, by design: an integer beyond 64 bits is
+    read as a float, as JavaScript (Claude Code) reads and writes it."""
+    from swarmq.transcripts._lines import iter_json_records
+    from swarmq.transcripts.model import ReadReport
+
+    lines = [
+        '\ufeff{"type": "user", "n": 1}',
+        '{"type": "user", "score": NaN}',
+        '{"type": "user", "big": 1180591620717411303424}',
+        '{"type": "user", "text": "half \\ud800 a pair"}',
+        '{"type": "user", "text": "ok", "nested": {"a": [1, 2.5, null, true]}}',
+        '{"type": "user", broken',
+        "[" * 5000 + "]" * 5000,
+        '["not", "an", "object"]',
+        '{"type": "user", "torn": "no newl',
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    report = ReadReport(path, TranscriptFormat.CLAUDE_CODE)
+    records = list(iter_json_records(path, report))
+
+    expected = [json.loads(line.lstrip("\ufeff")) for line in lines[:5]]
+    expected[2]["big"] = float(expected[2]["big"])
+    assert [number for number, _ in records] == [1, 2, 3, 4, 5]
+    assert [json.dumps(value) for _, value in records] == [json.dumps(v) for v in expected]
+    assert records[2][1]["big"] == float(2**70) and records[3][1]["text"] == "half \ud800 a pair"
+    problems = {p.line_no: p.error for p in report.problems}
+    assert problems[6].startswith("invalid JSON: Expecting property name")
+    assert problems[7] == "invalid JSON: nested too deeply to parse"
+    assert problems[8] == "expected a JSON object, got list"
+    assert problems[9].startswith("truncated last line")
