@@ -23,6 +23,13 @@ class ValidationMode(StrEnum):
     command, contradictions need whole words, and more destructive commands are refused."""
 
 
+class Retrieval(StrEnum):
+    HYBRID = "hybrid"
+    """Lexical relevance fused with the packaged embedding model's cosine similarity."""
+    LEXICAL = "lexical"
+    """Shared normalised terms only (no model loaded)."""
+
+
 class KnowledgeConfig(BaseModel):
     """The knowledge store's settings (documented defaults = opencode-swarm's)."""
 
@@ -52,6 +59,14 @@ class KnowledgeConfig(BaseModel):
     IDF-weighted terms (or a trigger / confident tool or agent directive matches); when none
     does, nothing is injected and ``no_relevant`` is logged. 0 fills the budget regardless.
     Calibrated on the tune split of eval/knowledge/labels.json (docs/QUALITY.md)."""
+    retrieval: Retrieval = Retrieval.HYBRID
+    """How injection and ``knowledge search`` find relevant entries (docs/knowledge.md, "Dense
+    retrieval")."""
+    dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.35
+    """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
+    too few words are shared; calibrated with the lexical floor (docs/QUALITY.md)."""
+    dense_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
+    """Hybrid: how much the cosine similarity adds to a relevant entry's score."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85
     """Tool/agent matches of entries at or above this confidence get the strong rank boost."""
     dedup_threshold: Annotated[float, Field(ge=0, le=1)] = 0.6
