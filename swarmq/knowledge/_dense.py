@@ -120,10 +120,14 @@ class DenseIndex:
             self.keys[row] = key
             self.row_of[slot] = row
 
-    def similarities(self, query: Vectors) -> tuple[npt.NDArray[np.int64], Vectors]:
-        """``(slots, cosines)`` of every entry with a vector (call after :meth:`catch_up`)."""
-        used = self.slot_of_row >= 0
-        return self.slot_of_row[used], (self.matrix[used] @ query).astype(np.float32)
+    def cosines(self, query: Vectors) -> Vectors:
+        """Cosine of every row with ``query`` (call after :meth:`catch_up`); free rows get
+        ``-inf``. Rows map to slots through ``slot_of_row`` and back through ``row_of``."""
+        # einsum, not BLAS: a matrix-vector product is memory-bound, and BLAS threads fighting
+        # the worker's own threads on a busy machine made it several times slower.
+        out: Vectors = np.einsum("ij,j->i", self.matrix, query.astype(np.float32, copy=False))
+        out[self.slot_of_row < 0] = -np.inf
+        return out
 
     # -- sidecar ------------------------------------------------------------------------------
 

@@ -211,24 +211,20 @@ def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
 
 def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -> dict[int, float]:
     """Cosine of the lexical hits and of the DENSE_CANDIDATES nearest entries."""
-    slots, cosines = dense_index(store, dense.embedder).similarities(dense.vector)
-    if not len(slots):
+    index = dense_index(store, dense.embedder)
+    cosines = index.cosines(dense.vector)
+    if not len(index.row_of):
         return {}
-    take = min(DENSE_CANDIDATES, len(slots))
+    take = min(DENSE_CANDIDATES, len(cosines))
     nearest = np.argpartition(-cosines, take - 1)[:take]
-    out = {int(slots[i]): float(cosines[i]) for i in nearest}
-    if text:
-        row_of = {int(s): i for i, s in enumerate(slots)} if len(text) > take else None
-        for slot in text.keys() - out.keys():
-            row = row_of.get(slot) if row_of is not None else _row(slots, slot)
-            if row is not None:
-                out[slot] = float(cosines[row])
+    slot_of_row = index.slot_of_row
+    out = {int(slot_of_row[r]): float(cosines[r]) for r in nearest if slot_of_row[r] >= 0}
+    row_of = index.row_of
+    for slot in text.keys() - out.keys():
+        row = row_of.get(slot)
+        if row is not None:
+            out[slot] = float(cosines[row])
     return out
-
-
-def _row(slots: np.ndarray, slot: int) -> int | None:
-    found = np.flatnonzero(slots == slot)
-    return int(found[0]) if len(found) else None
 
 
 def search_tier(

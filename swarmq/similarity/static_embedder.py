@@ -50,7 +50,8 @@ class StaticEmbedder:
                 raise ModelMissingError(f"embedding model file missing: {path}")
         with safe_open(str(weights), framework="np") as handle:
             table = handle.get_tensor("embedding.weight")
-        self._table = np.asarray(table, dtype=np.float32)
+        self._table = np.asarray(table)
+        """Kept as shipped (float16, 16 MB); rows are widened after the gather."""
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(MAX_TOKENS)
@@ -67,7 +68,7 @@ class StaticEmbedder:
         for row, encoding in enumerate(encodings):
             ids = encoding.ids
             if ids:
-                out[row] = self._table[ids].mean(axis=0)
+                out[row] = self._table[ids].astype(np.float32).mean(axis=0)
         return normalise_rows(out)
 
 

@@ -86,7 +86,7 @@ def test_a_paraphrase_merges_with_its_score_breakdown_journalled(tmp_path: Path)
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     [action] = report.plan.actions
     assert action.reason.value == "paraphrase" and sorted((action.keep, action.other)) == ["x", "y"]
-    assert set(action.scores) == {"idf_cosine", "term_jaccard", "bigram_jaccard"}
+    assert set(action.scores) == {"idf_cosine", "term_jaccard", "bigram_jaccard", "dense_cosine"}
     assert action.scores["idf_cosine"] >= 0.46 > action.scores["bigram_jaccard"]
     records = [
         r for r in EventLog(events_path(store.swarm.files)).records() if r.get("type") == "merged"

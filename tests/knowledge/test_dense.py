@@ -90,3 +90,21 @@ def test_a_corrupt_sidecar_is_rebuilt(make_knowledge: Callable[..., KnowledgeSto
     sidecar.write_bytes(b"not a zip file")
     found = search(knowledge, QueryContext(text="Bound the size of websocket client messages"))
     assert found and found[0].entry.lesson == LESSONS[3]
+
+
+def test_dense_pairs_finds_every_pair_above_the_threshold_across_blocks() -> None:
+    from swarmq.consolidation import _paraphrase
+
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    vectors[31] = vectors[3]
+    vectors[48] = vectors[3] * 2
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    block = _paraphrase.DENSE_BLOCK
+    _paraphrase.DENSE_BLOCK = 16  # several blocks, pairs crossing them
+    try:
+        left, right, cosines = _paraphrase.dense_pairs(vectors, 0.999)
+    finally:
+        _paraphrase.DENSE_BLOCK = block
+    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == [(3, 31), (3, 48), (31, 48)]
+    assert np.all(cosines >= 0.999)
