@@ -7,6 +7,11 @@ so adding an entry never waits on the model. Vectors already in the sidecar
 the model's name) are reused, so a new process embeds only the entries it has not seen; the
 sidecar is rewritten, atomically and without fsync (it is derived data), when a catch-up had to
 embed many entries, and a missing, corrupt or other-model sidecar is simply rebuilt.
+
+Machine-written notes from a template (co-change notes: "Files A and B co-change …") get no
+vector: their content is their fields, file names the lexical index matches exactly, and their
+vectors, made of little but path words, sit near any task that mentions the same kind of file
+("draw the logo as an SVG" near every ``*.svg`` note).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from swarmq.knowledge.model import Entry
+from swarmq.knowledge.templates import template_key
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 from swarmq.storage.atomic import write_atomic
 
@@ -58,7 +64,8 @@ class DenseIndex:
     # -- mirror events ------------------------------------------------------------------------
 
     def on_add(self, slot: int, entry: Entry) -> None:
-        self.pending[slot] = dense_text(entry)
+        if template_key(entry.lesson) is None:
+            self.pending[slot] = dense_text(entry)
 
     def on_remove(self, slot: int, entry: Entry) -> None:
         self.pending.pop(slot, None)
@@ -69,11 +76,10 @@ class DenseIndex:
             self.free.append(row)
 
     def on_replace(self, slot: int, old: Entry, new: Entry) -> None:
-        text = dense_text(new)
-        if slot in self.row_of and text == dense_text(old):
+        if slot in self.row_of and dense_text(new) == dense_text(old):
             return
         self.on_remove(slot, old)
-        self.pending[slot] = text
+        self.on_add(slot, new)
 
     # -- vectors ------------------------------------------------------------------------------
 

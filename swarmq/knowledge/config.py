@@ -54,17 +54,19 @@ class KnowledgeConfig(BaseModel):
     inject_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.0
     """opencode-swarm's injector shows only entries with confidence ≥ 0.8, so fresh lessons
     (0.6) are never shown and never confirmed; swarmq shows every active entry by default."""
-    inject_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
+    inject_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.4
     """The floor: an entry is injected only if it matches at least this share of the task's
     IDF-weighted terms (or a trigger / confident tool or agent directive matches); when none
     does, nothing is injected and ``no_relevant`` is logged. 0 fills the budget regardless.
-    Calibrated on the tune split of eval/knowledge/labels.json (docs/QUALITY.md)."""
+    Under hybrid retrieval an entry near enough in meaning (``dense_min_similarity``) is relevant
+    too. Both floors are chosen leaving one store out on the tune queries
+    (eval/knowledge/calibrate.py, docs/QUALITY.md)."""
     retrieval: Retrieval = Retrieval.HYBRID
     """How injection and ``knowledge search`` find relevant entries (docs/knowledge.md, "Dense
     retrieval")."""
-    dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.35
+    dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.33
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
-    too few words are shared; calibrated with the lexical floor (docs/QUALITY.md)."""
+    too few words are shared; chosen with the lexical floor (see ``inject_min_relevance``)."""
     dense_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
     """Hybrid: how much the cosine similarity adds to a relevant entry's score."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85

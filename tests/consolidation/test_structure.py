@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from swarmq.consolidation._events import EventLog
-from swarmq.consolidation._templates import template_key
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import consolidate_tier, events_path
+from swarmq.knowledge.templates import template_key
 from tests.consolidation.support import entries_by_id, entry, write_store
 
 TAIL = (
