@@ -33,6 +33,9 @@ SAVE_MIN_NEW = 64
 entries are re-embedded by the next process in well under a millisecond, while the sidecar of a
 10k store is megabytes."""
 KEY_BYTES = 16
+EMBED_BATCH = 1024
+"""Texts embedded per call when a store is first indexed: bounds the tokenizer's transient
+memory."""
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -60,6 +63,8 @@ class DenseIndex:
         self.keys: list[bytes] = []
         self.free: list[int] = []
         self._cache: dict[bytes, Vectors] | None = None
+        self._sidecar_read = False
+        """The sidecar is read once per build: later catch-ups are a few new entries."""
 
     # -- mirror events ------------------------------------------------------------------------
 
@@ -93,7 +98,16 @@ class DenseIndex:
         texts = [self.pending[s] for s in slots]
         keys = [content_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in cache]
-        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None
+        fresh = (
+            np.vstack(
+                [
+                    self.embedder.embed([texts[i] for i in missing[lo : lo + EMBED_BATCH]])
+                    for lo in range(0, len(missing), EMBED_BATCH)
+                ]
+            )
+            if missing
+            else None
+        )
         vectors = np.zeros((len(slots), self.embedder.dim), dtype=np.float32)
         for i, key in enumerate(keys):
             hit = cache.get(key)
@@ -141,6 +155,9 @@ class DenseIndex:
         if self._cache is not None:
             return self._cache
         cache: dict[bytes, Vectors] = {}
+        if self._sidecar_read:
+            return cache
+        self._sidecar_read = True
         try:
             with np.load(self.sidecar, allow_pickle=False) as data:
                 if str(data["model"]) == self.embedder.name:

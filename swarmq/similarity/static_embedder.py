@@ -55,6 +55,11 @@ class StaticEmbedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(MAX_TOKENS)
+        # The BPE model caches every distinct word it has seen, without a useful bound: about
+        # 5 MB per thousand lessons, kept for the life of a worker. Uncached it is as fast here.
+        resize = getattr(self._tokenizer.model, "_resize_cache", None)
+        if resize is not None:
+            resize(0)
 
     @property
     def dim(self) -> int:
