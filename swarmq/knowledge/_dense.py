@@ -60,6 +60,8 @@ class DenseIndex:
         self.row_of: dict[int, int] = {}
         self.matrix: Vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
         self.slot_of_row: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.row_for_slot: npt.NDArray[np.int64] = np.full(0, -1, dtype=np.int64)
+        """``row_of`` as an array (-1: no vector), for looking up many slots at once."""
         self.keys: list[bytes] = []
         self.free: list[int] = []
         self._cache: dict[bytes, Vectors] | None = None
@@ -76,6 +78,7 @@ class DenseIndex:
         self.pending.pop(slot, None)
         row = self.row_of.pop(slot, None)
         if row is not None:
+            self.row_for_slot[slot] = -1
             self.matrix[row] = 0.0
             self.slot_of_row[row] = -1
             self.free.append(row)
@@ -133,12 +136,18 @@ class DenseIndex:
             self.slot_of_row = np.concatenate([self.slot_of_row, np.full(grow, -1, np.int64)])
             self.keys.extend([b""] * grow)
             self.free.extend(range(start + grow - 1, start - 1, -1))
+        top = max(slots) + 1
+        if top > len(self.row_for_slot):
+            grown = np.full(max(top, 2 * len(self.row_for_slot)), -1, dtype=np.int64)
+            grown[: len(self.row_for_slot)] = self.row_for_slot
+            self.row_for_slot = grown
         for slot, key, vector in zip(slots, keys, vectors, strict=True):
             row = self.free.pop()
             self.matrix[row] = vector
             self.slot_of_row[row] = slot
             self.keys[row] = key
             self.row_of[slot] = row
+            self.row_for_slot[slot] = row
 
     def cosines(self, query: Vectors) -> Vectors:
         """Cosine of every row with ``query`` (call after :meth:`catch_up`); free rows get
@@ -147,6 +156,13 @@ class DenseIndex:
         # the worker's own threads on a busy machine made it several times slower.
         out: Vectors = np.einsum("ij,j->i", self.matrix, query.astype(np.float32, copy=False))
         out[self.slot_of_row < 0] = -np.inf
+        return out
+
+    def rows(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The row of each slot, -1 for a slot with no vector."""
+        inside = slots < len(self.row_for_slot)
+        out = np.full(len(slots), -1, dtype=np.int64)
+        out[inside] = self.row_for_slot[slots[inside]]
         return out
 
     # -- sidecar ------------------------------------------------------------------------------

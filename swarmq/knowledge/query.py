@@ -219,11 +219,11 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     nearest = np.argpartition(-cosines, take - 1)[:take]
     slot_of_row = index.slot_of_row
     out = {int(slot_of_row[r]): float(cosines[r]) for r in nearest if slot_of_row[r] >= 0}
-    row_of = index.row_of
-    for slot in text.keys() - out.keys():
-        row = row_of.get(slot)
-        if row is not None:
-            out[slot] = float(cosines[row])
+    if text:
+        slots = np.fromiter(text, dtype=np.int64, count=len(text))
+        rows = index.rows(slots)
+        have = rows >= 0
+        out.update(zip(slots[have].tolist(), cosines[rows[have]].tolist(), strict=True))
     return out
 
 
