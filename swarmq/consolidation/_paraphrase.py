@@ -73,6 +73,15 @@ class Paraphrases:
         self.embedder = embedder
         """Called only when the dense pass runs (the model loads on first use)."""
         self.pairs: list[Pair] | None = None
+        self._vectors: np.ndarray | None = None
+        self._row: dict[str, int] = {}
+
+    def dense_cosine(self, a: str, b: str) -> float | None:
+        """The cosine of two hand-written lessons the dense pass embedded, else ``None``."""
+        i, j = self._row.get(a), self._row.get(b)
+        if self._vectors is None or i is None or j is None:
+            return None
+        return float(self._vectors[i] @ self._vectors[j])
 
     def _find(self, texts: list[str]) -> list[Pair]:
         if len(texts) < 2:
@@ -99,8 +108,8 @@ class Paraphrases:
             return found
         if len(texts) > config.dense_max_entries:
             return found
-        vectors = self.embedder().embed(texts)
-        row = {text: i for i, text in enumerate(texts)}
+        vectors = self._vectors = self.embedder().embed(texts)
+        row = self._row = {text: i for i, text in enumerate(texts)}
         found = [  # every merge records both scores: the term pairs get their cosine too
             (a, b, score, overlap, float(vectors[row[a]] @ vectors[row[b]]))
             for a, b, score, overlap, _ in found

@@ -160,6 +160,9 @@ class Planner:
             other = b if keep is a else a
             if reason is Reason.PARAPHRASE:  # the word-bigram figure too, for the reviewer
                 scores["bigram_jaccard"] = round(bigram_jaccard(a.text, b.text), 4)
+            dense = self.paraphrases.dense_cosine(a.text, b.text)
+            if dense is not None:  # every action records its dense score beside the lexical
+                scores.setdefault("dense_cosine", round(dense, 4))
             actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
         return actions
 

@@ -121,3 +121,20 @@ def test_a_paraphrase_merges_with_its_score_breakdown_journalled(tmp_path: Path)
         ).plan.actions
         == []
     )
+
+
+def test_a_word_duplicate_merge_records_its_dense_cosine_too(tmp_path: Path) -> None:
+    base = "Run the database migrations in a transaction before deploying the api service"
+    store = write_store(
+        tmp_path,
+        [
+            entry("a", base),
+            entry("b", base + " now"),
+            entry("c", "Wrap every localStorage access in try/catch for Safari private mode"),
+        ],
+    )
+    report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    [action] = report.plan.actions
+    assert action.reason.value == "duplicate"
+    assert action.scores["bigram_jaccard"] >= 0.85
+    assert isinstance(action.scores["dense_cosine"], float) and action.scores["dense_cosine"] > 0.9
