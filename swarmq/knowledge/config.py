@@ -61,6 +61,9 @@ class KnowledgeConfig(BaseModel):
     Under hybrid retrieval an entry near enough in meaning (``dense_min_similarity``) is relevant
     too. Both floors are chosen leaving one store out on the tune queries
     (eval/knowledge/calibrate.py, docs/QUALITY.md)."""
+    lexical_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
+    """The floor ``inject_min_relevance`` plays under ``retrieval: lexical``, where no cosine can
+    make an entry relevant, so fewer shared terms must do (issue 11's tune sweep chose 0.32)."""
     retrieval: Retrieval = Retrieval.HYBRID
     """How injection and ``knowledge search`` find relevant entries (docs/knowledge.md, "Dense
     retrieval")."""

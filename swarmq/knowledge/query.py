@@ -27,6 +27,7 @@ import numpy as np
 
 from swarmq.knowledge._dense import DenseIndex, sidecar_path
 from swarmq.knowledge._indexes import mirror_index
+from swarmq.knowledge.config import Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
@@ -269,7 +270,11 @@ def search_tier(
                 strong = index.confidence[slot] >= config.directive_min_confidence
                 label = key if strong else f"weak_{key}"
                 extras.setdefault(slot, {})[label] = WEIGHTS[label]
-        floor = config.inject_min_relevance
+        floor = (
+            config.inject_min_relevance
+            if config.retrieval == Retrieval.HYBRID
+            else config.lexical_min_relevance
+        )
         cosine = _dense_scores(store, dense, text) if dense is not None else {}
         relevant = (
             {slot for slot, share in text.items() if share >= floor}
