@@ -18,7 +18,7 @@ from swarmq.eval.knowledge import (
     SPLITS,
     Labels,
     evaluate_consolidation,
-    evaluate_injection,
+    evaluate_retrieval_modes,
     load_labels,
 )
 
@@ -83,26 +83,23 @@ def inject(
     verbose: VerboseOption = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """A relevant entry in the top 3, and nothing injected when nothing is relevant."""
-    figures = evaluate_injection(_labels(labels, split), split)
+    """A relevant entry in the top 3, and nothing injected when nothing is relevant: the default
+    (hybrid) retrieval beside the lexical one."""
+    modes = evaluate_retrieval_modes(_labels(labels, split), split)
+    figures, lexical = modes["hybrid"], modes["lexical"]
     if as_json:
-        emit_json(figures.as_dict(verbose))
+        emit_json({**figures.as_dict(verbose), "retrieval": "hybrid", "lexical": lexical.as_dict()})
         return
     table = Table(title=f"injection ({split})")
-    for column in ("figure", "hits", "total", "rate"):
+    for column in ("figure", "hits", "total", "hybrid (default)", "lexical"):
         table.add_column(column)
-    table.add_row(
-        "relevant entry in top 3",
-        str(figures.top3.hits),
-        str(figures.top3.total),
-        f"{figures.top3.rate:.3f}",
-    )
-    table.add_row(
-        "nothing injected when none relevant",
-        str(figures.abstain.hits),
-        str(figures.abstain.total),
-        f"{figures.abstain.rate:.3f}",
-    )
+    for name, mine, other in (
+        ("relevant entry in top 3", figures.top3, lexical.top3),
+        ("nothing injected when none relevant", figures.abstain, lexical.abstain),
+    ):
+        table.add_row(
+            name, str(mine.hits), str(mine.total), f"{mine.rate:.3f}", f"{other.rate:.3f}"
+        )
     console.print(table)
     for detail in figures.details if verbose else ():
         mark = ("ok", "green") if detail["ok"] else ("miss", "red")

@@ -6,16 +6,22 @@ is scored by the IDF-weighted cosine of its two term sets (IDF over the entries 
 consolidated, so a word every lesson uses counts for little), computed for all candidates at
 once in numpy. Templated entries and pairs the planner may not touch (different projects, kept
 apart) are never candidates.
+
+The embedding model proposes more: pairs whose lesson vectors have a cosine of at least
+``dense_duplicate_threshold``, found by a blocked all-pairs product. Such a pair merges only when
+its term cosine also reaches ``dense_lexical_floor`` (similarity of meaning alone never decides a
+merge) and the planner's structural rules allow it; its action records both scores.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import similarity_join, weighted_overlaps
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import term_text
@@ -26,6 +32,10 @@ if TYPE_CHECKING:
     from swarmq.consolidation.items import Item
 
 Candidate = tuple[float, str, str, dict[str, float | str]]
+Pair = tuple[str, str, float, float, float | None]
+"""Two lesson texts, their IDF term cosine, term Jaccard, and dense cosine when the model
+proposed them."""
+DENSE_BLOCK = 4096
 
 
 @functools.lru_cache(maxsize=262_144)
@@ -56,32 +66,70 @@ class Paraphrases:
     those texts. (IDF is the first round's population's.)
     """
 
-    def __init__(self, config: ConsolidationConfig) -> None:
+    def __init__(
+        self, config: ConsolidationConfig, embedder: Callable[[], Embedder] | None = None
+    ) -> None:
         self.config = config
-        self.pairs: list[tuple[str, str, float, float]] | None = None
+        self.embedder = embedder
+        """Called only when the dense pass runs (the model loads on first use)."""
+        self.pairs: list[Pair] | None = None
+        self._vectors: np.ndarray | None = None
+        self._row: dict[str, int] = {}
 
-    def _find(self, texts: list[str]) -> list[tuple[str, str, float, float]]:
+    def dense_cosine(self, a: str, b: str) -> float | None:
+        """The cosine of two hand-written lessons the dense pass embedded, else ``None``."""
+        i, j = self._row.get(a), self._row.get(b)
+        if self._vectors is None or i is None or j is None:
+            return None
+        return float(self._vectors[i] @ self._vectors[j])
+
+    def _find(self, texts: list[str]) -> list[Pair]:
         if len(texts) < 2:
             return []
         sets = encode([_terms(text) for text in texts], Measure.TOKENS)
+        weights = idf_weights(sets)
         result = similarity_join(sets, self.config.paraphrase_candidate_threshold)
-        if not len(result.left):
-            return []
-        cosines = weighted_overlaps(sets, result.left, result.right, idf_weights(sets))
-        strong = np.flatnonzero(cosines >= self.config.paraphrase_threshold)
-        return [
-            (
-                texts[int(result.left[k])],
-                texts[int(result.right[k])],
-                float(cosines[k]),
-                float(result.similarity[k]),
-            )
-            for k in strong.tolist()
+        found: list[Pair] = []
+        if len(result.left):
+            cosines = weighted_overlaps(sets, result.left, result.right, weights)
+            strong = np.flatnonzero(cosines >= self.config.paraphrase_threshold)
+            found = [
+                (
+                    texts[int(result.left[k])],
+                    texts[int(result.right[k])],
+                    float(cosines[k]),
+                    float(result.similarity[k]),
+                    None,
+                )
+                for k in strong.tolist()
+            ]
+        config = self.config
+        if self.embedder is None or not config.dense_duplicates:
+            return found
+        if len(texts) > config.dense_max_entries:
+            return found
+        vectors = self._vectors = self.embedder().embed(texts)
+        row = self._row = {text: i for i, text in enumerate(texts)}
+        found = [  # every merge records both scores: the term pairs get their cosine too
+            (a, b, score, overlap, float(vectors[row[a]] @ vectors[row[b]]))
+            for a, b, score, overlap, _ in found
         ]
+        left, right, dense = dense_pairs(vectors, config.dense_duplicate_threshold)
+        if not len(left):
+            return found
+        known = {(a, b) for a, b, *_ in found}
+        lexical = weighted_overlaps(sets, left, right, weights)
+        for k in np.flatnonzero(lexical >= config.dense_lexical_floor).tolist():
+            a, b = texts[int(left[k])], texts[int(right[k])]
+            if (a, b) not in known:
+                found.append((a, b, float(lexical[k]), 0.0, float(dense[k])))
+        return found
 
     def candidates(self, items: Sequence[Item], seen: set[tuple[str, str]]) -> list[Candidate]:
         """``(cosine, id, id, score breakdown)`` of every comparable pair of ``items`` at or
-        above ``paraphrase_threshold`` that the word-bigram pass did not already judge."""
+        above ``paraphrase_threshold`` that the word-bigram pass did not already judge: a pair
+        whose bigrams it compared (a complement, say, with the same wording and other facts) is
+        never overruled by a similarity of meaning."""
         from swarmq.consolidation.items import comparable
 
         if self.config.paraphrase_threshold >= 1.0:
@@ -93,18 +141,42 @@ class Paraphrases:
         if self.pairs is None:
             self.pairs = self._find(list(by_text))
         found: list[Candidate] = []
-        for left, right, score, overlap in self.pairs:
+        for left, right, score, overlap, dense in self.pairs:
             for a in by_text.get(left, ()):
                 for b in by_text.get(right, ()):
                     key = (min(a.id, b.id), max(a.id, b.id))
                     if a.id == b.id or key in seen or not comparable(a, b):
                         continue
-                    found.append(
-                        (
-                            score,
-                            key[0],
-                            key[1],
-                            {"idf_cosine": round(score, 4), "term_jaccard": round(overlap, 4)},
-                        )
-                    )
+                    why: dict[str, float | str] = {
+                        "idf_cosine": round(score, 4),
+                        "term_jaccard": round(overlap, 4),
+                    }
+                    if dense is not None:
+                        why["dense_cosine"] = round(dense, 4)
+                    found.append((score, key[0], key[1], why))
         return found
+
+
+def dense_pairs(vectors: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(left, right, cosine)`` of every pair ``left < right`` of unit ``vectors`` at or
+    above ``threshold``, in blocks so memory stays at DENSE_BLOCK² floats."""
+    lefts, rights, scores = [], [], []
+    n = len(vectors)
+    for lo in range(0, n, DENSE_BLOCK):
+        block = vectors[lo : lo + DENSE_BLOCK]
+        for co in range(lo, n, DENSE_BLOCK):
+            products = block @ vectors[co : co + DENSE_BLOCK].T
+            i, j = np.nonzero(products >= threshold)
+            i, j = i + lo, j + co
+            keep = i < j
+            lefts.append(i[keep])
+            rights.append(j[keep])
+            scores.append(products[i[keep] - lo, j[keep] - co])
+    if not lefts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    return (
+        np.concatenate(lefts).astype(np.int64),
+        np.concatenate(rights).astype(np.int64),
+        np.concatenate(scores),
+    )

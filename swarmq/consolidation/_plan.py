@@ -46,6 +46,7 @@ from swarmq.consolidation.items import (
     newer,
     stronger,
 )
+from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import join_texts, similarity_join
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import encode
@@ -60,12 +61,16 @@ def _text_key(text: str) -> str:
 
 class Planner:
     def __init__(
-        self, config: ConsolidationConfig, measure: Measure, contradicts: Contradicts | None = None
+        self,
+        config: ConsolidationConfig,
+        measure: Measure,
+        contradicts: Contradicts | None = None,
+        embedder: Callable[[], Embedder] | None = None,
     ) -> None:
         self.config = config
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
-        self.paraphrases = Paraphrases(config)
+        self.paraphrases = Paraphrases(config, embedder)
 
     def run(
         self, population: Population, *, on_round: Callable[[int, int], None] | None = None
@@ -136,11 +141,12 @@ class Planner:
                 candidates.append(
                     (similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)})
                 )
+        by_id = {item.id: item for item in items}
         candidates.extend(
             (score, x, y, Reason.PARAPHRASE, why)
             for score, x, y, why in self.paraphrases.candidates(items, seen)
+            if "dense_cosine" not in why or not self._opposed(by_id[x], by_id[y])
         )
-        by_id = {item.id: item for item in items}
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
         for similarity, x, y, reason, scores in candidates:
             if x in used or y in used:
@@ -156,8 +162,15 @@ class Planner:
             other = b if keep is a else a
             if reason is Reason.PARAPHRASE:  # the word-bigram figure too, for the reviewer
                 scores["bigram_jaccard"] = round(bigram_jaccard(a.text, b.text), 4)
+            dense = self.paraphrases.dense_cosine(a.text, b.text)
+            if dense is not None:  # every action records its dense score beside the lexical
+                scores.setdefault("dense_cosine", round(dense, 4))
             actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
         return actions
+
+    def _opposed(self, a: Item, b: Item) -> bool:
+        """A pair proposed by meaning alone is never merged if the lessons contradict."""
+        return self.contradicts is not None and self.contradicts(a.text, b.text)
 
     def _reason(self, a: Item, b: Item, similarity: float) -> Reason | None:
         if self.contradicts is not None and self.contradicts(a.text, b.text):

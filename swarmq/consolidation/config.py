@@ -42,6 +42,18 @@ class ConsolidationConfig(BaseModel):
     paraphrase_candidate_threshold: Annotated[float, Field(gt=0, le=1)] = 0.3
     """Jaccard of normalised term sets at or above which the join proposes a paraphrase
     candidate (lower finds more, costs more)."""
+    dense_duplicates: bool = True
+    """Let the packaged embedding model propose paraphrase candidates the term join misses
+    (same rule in other words, a rule and its instance); each still needs the structural rules
+    (same project, same kind, no contradiction) and lexical evidence to merge."""
+    dense_duplicate_threshold: Annotated[float, Field(gt=0, le=1)] = 0.85
+    """Cosine at or above which two lessons' vectors make a candidate pair."""
+    dense_lexical_floor: Annotated[float, Field(ge=0, le=1)] = 0.25
+    """A dense candidate merges only if its IDF-weighted term cosine also reaches this: no
+    cosine threshold alone separates duplicates from merely related notes."""
+    dense_max_entries: Annotated[int, Field(ge=0)] = 20_000
+    """Above this many hand-written lessons in one scope the dense pass is skipped (it compares
+    every pair: about 1 s per 10k × 10k block on one core)."""
     contradictions: bool = True
     """Pairs at or above ``complement_threshold`` whose lessons oppose each other by the
     knowledge validator's negation pairs (always/never, use/avoid, ...) are conflicts too."""

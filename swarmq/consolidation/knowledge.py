@@ -37,7 +37,6 @@ from swarmq.consolidation._merge import (
     supersede_entries,
 )
 from swarmq.consolidation._plan import Planner
-from swarmq.consolidation._templates import template_key
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.knowledge.contradiction import pair_contradicts
@@ -45,7 +44,9 @@ from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry, Tier
 from swarmq.knowledge.store import TierStore
+from swarmq.knowledge.templates import template_key
 from swarmq.similarity.measure import Measure
+from swarmq.similarity.static_embedder import default_embedder
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease
@@ -218,7 +219,10 @@ class ConsolidationRun(ABC):
         self.at = iso((clock or (lambda: datetime.now(UTC)))())
         self.run_id = f"{self.at[:10]}-{uuid.uuid4().hex[:12]}"
         self.planner = Planner(
-            config, measure, functools.partial(pair_contradicts, mode=config.contradiction_mode)
+            config,
+            measure,
+            functools.partial(pair_contradicts, mode=config.contradiction_mode),
+            default_embedder,
         )
 
     def on_round(self, round_no: int, actions: int) -> None:

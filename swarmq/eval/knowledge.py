@@ -24,7 +24,7 @@ from swarmq.consolidation.items import ActionKind
 from swarmq.consolidation.knowledge import consolidate_tier
 from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import Counts, HitRate
-from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
@@ -273,3 +273,11 @@ def evaluate_injection(
                 }
             )
     return figures
+
+
+def evaluate_retrieval_modes(labels: Labels, split: str = "held") -> dict[str, InjectionFigures]:
+    """Injection under the default (hybrid) retrieval and the lexical one, same queries."""
+    return {
+        mode.value: evaluate_injection(labels, split, KnowledgeConfig(retrieval=mode))
+        for mode in (Retrieval.HYBRID, Retrieval.LEXICAL)
+    }

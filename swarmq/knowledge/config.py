@@ -23,6 +23,13 @@ class ValidationMode(StrEnum):
     command, contradictions need whole words, and more destructive commands are refused."""
 
 
+class Retrieval(StrEnum):
+    HYBRID = "hybrid"
+    """Lexical relevance fused with the packaged embedding model's cosine similarity."""
+    LEXICAL = "lexical"
+    """Shared normalised terms only (no model loaded)."""
+
+
 class KnowledgeConfig(BaseModel):
     """The knowledge store's settings (documented defaults = opencode-swarm's)."""
 
@@ -47,11 +54,24 @@ class KnowledgeConfig(BaseModel):
     inject_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.0
     """opencode-swarm's injector shows only entries with confidence ≥ 0.8, so fresh lessons
     (0.6) are never shown and never confirmed; swarmq shows every active entry by default."""
-    inject_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
+    inject_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.4
     """The floor: an entry is injected only if it matches at least this share of the task's
     IDF-weighted terms (or a trigger / confident tool or agent directive matches); when none
     does, nothing is injected and ``no_relevant`` is logged. 0 fills the budget regardless.
-    Calibrated on the tune split of eval/knowledge/labels.json (docs/QUALITY.md)."""
+    Under hybrid retrieval an entry near enough in meaning (``dense_min_similarity``) is relevant
+    too. Both floors are chosen leaving one store out on the tune queries
+    (eval/knowledge/calibrate.py, docs/QUALITY.md)."""
+    lexical_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
+    """The floor ``inject_min_relevance`` plays under ``retrieval: lexical``, where no cosine can
+    make an entry relevant, so fewer shared terms must do (issue 11's tune sweep chose 0.32)."""
+    retrieval: Retrieval = Retrieval.HYBRID
+    """How injection and ``knowledge search`` find relevant entries (docs/knowledge.md, "Dense
+    retrieval")."""
+    dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.33
+    """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
+    too few words are shared; chosen with the lexical floor (see ``inject_min_relevance``)."""
+    dense_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
+    """Hybrid: how much the cosine similarity adds to a relevant entry's score."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85
     """Tool/agent matches of entries at or above this confidence get the strong rank boost."""
     dedup_threshold: Annotated[float, Field(ge=0, le=1)] = 0.6

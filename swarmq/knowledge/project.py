@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.knowledge.batch import AddResult
-from swarmq.knowledge.config import KnowledgeConfig, ValidationMode
+from swarmq.knowledge.config import KnowledgeConfig, Retrieval, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.store import TierStore
+from swarmq.similarity.embedding import Embedder
+from swarmq.similarity.static_embedder import default_embedder
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
@@ -44,8 +46,10 @@ class KnowledgeStore:
         data_dir: Path | str | None = None,
         project_name: str | None = None,
         clock: Callable[[], datetime] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.swarm_dir = Path(swarm_dir)
+        self._embedder = embedder
         self.config = config or KnowledgeConfig()
         self.locks = locks
         self.data_dir = Path(data_dir) if data_dir is not None else platform_data_dir()
@@ -82,7 +86,18 @@ class KnowledgeStore:
             data_dir=self.data_dir,
             project_name=self.project_name,
             clock=self.clock,
+            embedder=self._embedder,
         )
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The model hybrid retrieval embeds with (the packaged one unless another was
+        given); ``None`` under ``retrieval: lexical``, so nothing is loaded."""
+        if self.config.retrieval != Retrieval.HYBRID:
+            return None
+        if self._embedder is None:
+            self._embedder = default_embedder()
+        return self._embedder
 
     @property
     def tiers(self) -> list[TierStore]:

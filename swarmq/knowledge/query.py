@@ -23,10 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from swarmq.knowledge._dense import DenseIndex, sidecar_path
 from swarmq.knowledge._indexes import mirror_index
+from swarmq.knowledge.config import Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
+from swarmq.similarity.embedding import Embedder, Vectors
 from swarmq.similarity.normalize import terms
 
 if TYPE_CHECKING:
@@ -39,6 +44,16 @@ signal and are not looked up."""
 MIN_COMMON = 50
 MAX_SCORED_TOKENS = 12
 """Only the most selective query tokens are scored (query-term pruning, as BM25 engines do)."""
+DENSE_CANDIDATES = 64
+"""Hybrid: the entries nearest the task by cosine that are scored besides the lexical hits."""
+
+
+@dataclass(frozen=True, slots=True)
+class DenseQuery:
+    """The task's vector and the model that made it (one embedding per query, all tiers)."""
+
+    embedder: Embedder
+    vector: Vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +198,41 @@ def query_index(store: TierStore) -> QueryIndex:
     return index
 
 
-def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ranked]:
-    """The ``limit`` best active, in-scope entries of one tier (forced ones first)."""
+def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
+    """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed)."""
+    mirror = store.tier_file.mirror
+    index: DenseIndex = mirror_index(
+        mirror,
+        f"dense:{embedder.name}",
+        lambda: DenseIndex(embedder, sidecar_path(store.files.knowledge)),
+    )
+    index.catch_up()
+    return index
+
+
+def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -> dict[int, float]:
+    """Cosine of the lexical hits and of the DENSE_CANDIDATES nearest entries."""
+    index = dense_index(store, dense.embedder)
+    cosines = index.cosines(dense.vector)
+    if not len(index.row_of):
+        return {}
+    take = min(DENSE_CANDIDATES, len(cosines))
+    nearest = np.argpartition(-cosines, take - 1)[:take]
+    slot_of_row = index.slot_of_row
+    out = {int(slot_of_row[r]): float(cosines[r]) for r in nearest if slot_of_row[r] >= 0}
+    if text:
+        slots = np.fromiter(text, dtype=np.int64, count=len(text))
+        rows = index.rows(slots)
+        have = rows >= 0
+        out.update(zip(slots[have].tolist(), cosines[rows[have]].tolist(), strict=True))
+    return out
+
+
+def search_tier(
+    store: TierStore, context: QueryContext, limit: int, dense: DenseQuery | None = None
+) -> list[Ranked]:
+    """The ``limit`` best active, in-scope entries of one tier (forced ones first); with
+    ``dense``, entries near the task in meaning are candidates and relevant too."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     mirror = store.tier_file.mirror
@@ -222,12 +270,25 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
                 strong = index.confidence[slot] >= config.directive_min_confidence
                 label = key if strong else f"weak_{key}"
                 extras.setdefault(slot, {})[label] = WEIGHTS[label]
-        floor = config.inject_min_relevance
-        relevant = {slot for slot, share in text.items() if share >= floor} | {
-            slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}
-        }
+        floor = (
+            config.inject_min_relevance
+            if config.retrieval == Retrieval.HYBRID
+            else config.lexical_min_relevance
+        )
+        cosine = _dense_scores(store, dense, text) if dense is not None else {}
+        relevant = (
+            {slot for slot, share in text.items() if share >= floor}
+            | {slot for slot, c in cosine.items() if c >= config.dense_min_similarity}
+            | {
+                slot
+                for slot, found in extras.items()
+                if found.keys() & {"trigger", "tool", "agent"}
+            }
+        )
         static, scope_of = index.static, index.scope_of
         totals = {slot: static[slot] + WEIGHTS["text"] * value for slot, value in text.items()}
+        for slot, c in cosine.items():
+            totals[slot] = totals.get(slot, static[slot]) + config.dense_weight * max(0.0, c)
         for slot, bonus in extras.items():
             totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
         hits = {
@@ -243,7 +304,7 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
         for negative, slot in index.order if floor <= 0 else ():
             if taken >= limit or negative == math.inf:
                 break
-            if slot in chosen or slot in text or slot in extras:
+            if slot in chosen or slot in text or slot in extras or slot in cosine:
                 continue
             if scope_of[slot] in scopes:
                 chosen[slot] = None
@@ -256,6 +317,11 @@ def search_tier(store: TierStore, context: QueryContext, limit: int) -> list[Ran
                     else {}
                 ),
                 **extras.get(slot, {}),
+                **(
+                    {"dense": config.dense_weight * max(0.0, cosine[slot]), "cosine": cosine[slot]}
+                    if slot in cosine
+                    else {}
+                ),
             }
             for slot in chosen
         }
@@ -271,11 +337,14 @@ def _ranked(
     store: TierStore, entry: Entry, dynamic: dict[str, float], static: dict[str, float]
 ) -> Ranked:
     relevance = dynamic.pop("relevance", 0.0)
+    cosine = dynamic.pop("cosine", None)
     breakdown = {**static, **dynamic}
     matched = any(k in dynamic for k in ("trigger", "tool", "agent", "weak_tool", "weak_agent"))
     forced = entry.priority == "critical" and matched
     score = sum(breakdown.values())
     breakdown["relevance"] = relevance
+    if cosine is not None:
+        breakdown["cosine"] = round(cosine, 6)
     breakdown["final"] = score
     return Ranked(entry, str(store.tier), score, breakdown, forced)
 
@@ -293,11 +362,22 @@ def search(
             else config.max_inject_count
         )
     pool = limit * 2 + 4
-    results = search_tier(knowledge.swarm, context, pool)
+    dense = query_vector(knowledge, context)
+    results = search_tier(knowledge.swarm, context, pool, dense)
     if config.hive_enabled:
-        for ranked in search_tier(knowledge.hive, context, pool):
+        for ranked in search_tier(knowledge.hive, context, pool, dense):
             if knowledge.swarm.find_duplicate(ranked.entry.lesson) is None:
                 results.append(ranked)
     results = [r for r in results if r.entry.confidence >= config.inject_min_confidence]
     results.sort(key=lambda r: (not r.forced, -r.score))
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+def query_vector(knowledge: KnowledgeStore, context: QueryContext) -> DenseQuery | None:
+    """The task embedded once for every tier; ``None`` under lexical retrieval or with no
+    text to embed."""
+    embedder = knowledge.embedder
+    haystack = context.haystack()
+    if embedder is None or not haystack.strip():
+        return None
+    return DenseQuery(embedder, embedder.embed([haystack])[0])

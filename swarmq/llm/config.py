@@ -39,11 +39,17 @@ class LLMConfig(BaseModel):
     spent. ``null``: not declared, nothing is sized."""
     reply_tokens: Annotated[int, Field(ge=1)] = 2048
     """Tokens of the context kept free for the reply."""
+    embedding_model: str | None = None
+    """An embeddings model on the same OpenAI-compatible endpoint (``POST {base_url}/embeddings``
+    with ``base_url`` and ``api_key_env`` above); when set, hybrid knowledge retrieval embeds
+    through it instead of the packaged local model. ``null``: the local model."""
 
     @model_validator(mode="after")
     def _provider_fields(self) -> LLMConfig:
         if self.provider is LLMProvider.OPENAI and not (self.base_url and self.model):
             raise ValueError("provider 'openai' needs base_url and model")
+        if self.embedding_model and not self.base_url:
+            raise ValueError("embedding_model needs base_url (an OpenAI-compatible endpoint)")
         if self.provider is LLMProvider.COMMAND and not self.command:
             raise ValueError("provider 'command' needs command (an argv list)")
         return self

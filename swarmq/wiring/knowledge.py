@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from swarmq.knowledge.project import KnowledgeStore
+from swarmq.llm.embeddings import build_embedder
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 
 
 def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
     """The roster's project knowledge (named by ``knowledge.project_name``, else by the
-    workspace directory)."""
+    workspace directory), embedding through ``llm.embedding_model`` when one is configured."""
     config = roster.knowledge
     return KnowledgeStore(
         roster.swarm_dir,
@@ -18,4 +19,5 @@ def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
         config=config,
         data_dir=roster.hive_dir,
         project_name=config.project_name or roster.workspace_dir.name,
+        embedder=build_embedder(roster.llm),
     )

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from swarmq.consolidation._events import EventLog
-from swarmq.consolidation._templates import template_key
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import consolidate_tier, events_path
+from swarmq.knowledge.templates import template_key
 from tests.consolidation.support import entries_by_id, entry, write_store
 
 TAIL = (
@@ -86,7 +86,7 @@ def test_a_paraphrase_merges_with_its_score_breakdown_journalled(tmp_path: Path)
     report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
     [action] = report.plan.actions
     assert action.reason.value == "paraphrase" and sorted((action.keep, action.other)) == ["x", "y"]
-    assert set(action.scores) == {"idf_cosine", "term_jaccard", "bigram_jaccard"}
+    assert set(action.scores) == {"idf_cosine", "term_jaccard", "bigram_jaccard", "dense_cosine"}
     assert action.scores["idf_cosine"] >= 0.46 > action.scores["bigram_jaccard"]
     records = [
         r for r in EventLog(events_path(store.swarm.files)).records() if r.get("type") == "merged"
@@ -121,3 +121,20 @@ def test_a_paraphrase_merges_with_its_score_breakdown_journalled(tmp_path: Path)
         ).plan.actions
         == []
     )
+
+
+def test_a_word_duplicate_merge_records_its_dense_cosine_too(tmp_path: Path) -> None:
+    base = "Run the database migrations in a transaction before deploying the api service"
+    store = write_store(
+        tmp_path,
+        [
+            entry("a", base),
+            entry("b", base + " now"),
+            entry("c", "Wrap every localStorage access in try/catch for Safari private mode"),
+        ],
+    )
+    report = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    [action] = report.plan.actions
+    assert action.reason.value == "duplicate"
+    assert action.scores["bigram_jaccard"] >= 0.85
+    assert isinstance(action.scores["dense_cosine"], float) and action.scores["dense_cosine"] > 0.9

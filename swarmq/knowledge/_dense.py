@@ -1,0 +1,201 @@
+"""A store's entry vectors: computed once per entry text, cached by content hash in a sidecar.
+
+The index listens to the store's mirror like the lexical one, but an add only notes the slot:
+vectors are computed in one batch when a query first needs them (:meth:`DenseIndex.catch_up`),
+so adding an entry never waits on the model. Vectors already in the sidecar
+(``<store>.embeddings.npz`` next to the store file, keyed by the SHA-256 of the embedded text and
+the model's name) are reused, so a new process embeds only the entries it has not seen; the
+sidecar is rewritten, atomically and without fsync (it is derived data), when a catch-up had to
+embed many entries, and a missing, corrupt or other-model sidecar is simply rebuilt.
+
+Machine-written notes from a template (co-change notes: "Files A and B co-change …") get no
+vector: their content is their fields, file names the lexical index matches exactly, and their
+vectors, made of little but path words, sit near any task that mentions the same kind of file
+("draw the logo as an SVG" near every ``*.svg`` note).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.templates import template_key
+from swarmq.similarity.embedding import Embedder, Vectors, content_key
+from swarmq.storage.atomic import write_atomic
+
+SAVE_MIN_NEW = 64
+"""Rewrite the sidecar only when a catch-up embedded at least this many entries: a few new
+entries are re-embedded by the next process in well under a millisecond, while the sidecar of a
+10k store is megabytes."""
+KEY_BYTES = 16
+EMBED_BATCH = 1024
+"""Texts embedded per call when a store is first indexed: bounds the tokenizer's transient
+memory."""
+
+
+def sidecar_path(store_file: Path) -> Path:
+    return store_file.with_name(f"{store_file.stem}.embeddings.npz")
+
+
+def dense_text(entry: Entry) -> str:
+    """What an entry's vector is made of: the same text the lexical index reads."""
+    return " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
+
+
+class DenseIndex:
+    """Unit vectors by slot, in one matrix so a query is one matrix-vector product."""
+
+    def __init__(self, embedder: Embedder, sidecar: Path) -> None:
+        self.embedder = embedder
+        self.sidecar = sidecar
+        self.reset()
+
+    def reset(self) -> None:
+        self.pending: dict[int, str] = {}
+        self.row_of: dict[int, int] = {}
+        self.matrix: Vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        self.slot_of_row: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.row_for_slot: npt.NDArray[np.int64] = np.full(0, -1, dtype=np.int64)
+        """``row_of`` as an array (-1: no vector), for looking up many slots at once."""
+        self.keys: list[bytes] = []
+        self.free: list[int] = []
+        self._cache: dict[bytes, Vectors] | None = None
+        self._sidecar_read = False
+        """The sidecar is read once per build: later catch-ups are a few new entries."""
+
+    # -- mirror events ------------------------------------------------------------------------
+
+    def on_add(self, slot: int, entry: Entry) -> None:
+        if template_key(entry.lesson) is None:
+            self.pending[slot] = dense_text(entry)
+
+    def on_remove(self, slot: int, entry: Entry) -> None:
+        self.pending.pop(slot, None)
+        row = self.row_of.pop(slot, None)
+        if row is not None:
+            self.row_for_slot[slot] = -1
+            self.matrix[row] = 0.0
+            self.slot_of_row[row] = -1
+            self.free.append(row)
+
+    def on_replace(self, slot: int, old: Entry, new: Entry) -> None:
+        if slot in self.row_of and dense_text(new) == dense_text(old):
+            return
+        self.on_remove(slot, old)
+        self.on_add(slot, new)
+
+    # -- vectors ------------------------------------------------------------------------------
+
+    def catch_up(self) -> int:
+        """Give every noted slot its vector (sidecar first, the model for the rest); returns
+        how many texts the model embedded."""
+        if not self.pending:
+            return 0
+        cache = self._load_cache()
+        slots = list(self.pending)
+        texts = [self.pending[s] for s in slots]
+        keys = [content_key(t) for t in texts]
+        missing = [i for i, k in enumerate(keys) if k not in cache]
+        fresh = (
+            np.vstack(
+                [
+                    self.embedder.embed([texts[i] for i in missing[lo : lo + EMBED_BATCH]])
+                    for lo in range(0, len(missing), EMBED_BATCH)
+                ]
+            )
+            if missing
+            else None
+        )
+        vectors = np.zeros((len(slots), self.embedder.dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            hit = cache.get(key)
+            if hit is not None:
+                vectors[i] = hit
+        if fresh is not None:
+            vectors[missing] = fresh
+        self._place(slots, keys, vectors)
+        self.pending.clear()
+        if len(missing) >= SAVE_MIN_NEW:
+            self.save()
+        self._cache = None  # the rows now hold every vector the store needs
+        return len(missing)
+
+    def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
+        need = len(slots) - len(self.free)
+        if need > 0:
+            start = self.matrix.shape[0]
+            grow = max(need, start // 2)
+            self.matrix = np.vstack(
+                [self.matrix, np.zeros((grow, self.embedder.dim), dtype=np.float32)]
+            )
+            self.slot_of_row = np.concatenate([self.slot_of_row, np.full(grow, -1, np.int64)])
+            self.keys.extend([b""] * grow)
+            self.free.extend(range(start + grow - 1, start - 1, -1))
+        top = max(slots) + 1
+        if top > len(self.row_for_slot):
+            grown = np.full(max(top, 2 * len(self.row_for_slot)), -1, dtype=np.int64)
+            grown[: len(self.row_for_slot)] = self.row_for_slot
+            self.row_for_slot = grown
+        for slot, key, vector in zip(slots, keys, vectors, strict=True):
+            row = self.free.pop()
+            self.matrix[row] = vector
+            self.slot_of_row[row] = slot
+            self.keys[row] = key
+            self.row_of[slot] = row
+            self.row_for_slot[slot] = row
+
+    def cosines(self, query: Vectors) -> Vectors:
+        """Cosine of every row with ``query`` (call after :meth:`catch_up`); free rows get
+        ``-inf``. Rows map to slots through ``slot_of_row`` and back through ``row_of``."""
+        # einsum, not BLAS: a matrix-vector product is memory-bound, and BLAS threads fighting
+        # the worker's own threads on a busy machine made it several times slower.
+        out: Vectors = np.einsum("ij,j->i", self.matrix, query.astype(np.float32, copy=False))
+        out[self.slot_of_row < 0] = -np.inf
+        return out
+
+    def rows(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The row of each slot, -1 for a slot with no vector."""
+        inside = slots < len(self.row_for_slot)
+        out = np.full(len(slots), -1, dtype=np.int64)
+        out[inside] = self.row_for_slot[slots[inside]]
+        return out
+
+    # -- sidecar ------------------------------------------------------------------------------
+
+    def _load_cache(self) -> dict[bytes, Vectors]:
+        if self._cache is not None:
+            return self._cache
+        cache: dict[bytes, Vectors] = {}
+        if self._sidecar_read:
+            return cache
+        self._sidecar_read = True
+        try:
+            with np.load(self.sidecar, allow_pickle=False) as data:
+                if str(data["model"]) == self.embedder.name:
+                    keys, vectors = data["keys"], data["vectors"].astype(np.float32)
+                    if keys.shape == (len(vectors), KEY_BYTES) and vectors.shape[1:] == (
+                        self.embedder.dim,
+                    ):
+                        cache = {bytes(k): v for k, v in zip(keys, vectors, strict=True)}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            pass  # missing, corrupt or another model's: rebuilt from the entries
+        self._cache = cache
+        return cache
+
+    def save(self) -> None:
+        """Write every current vector to the sidecar (derived data: atomic, not fsynced)."""
+        used = np.flatnonzero(self.slot_of_row >= 0)
+        keys = np.frombuffer(b"".join(self.keys[r] for r in used), dtype=np.uint8)
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            model=np.array(self.embedder.name),
+            keys=keys.reshape(len(used), KEY_BYTES),
+            vectors=self.matrix[used].astype(np.float16),
+        )
+        write_atomic(self.sidecar, buffer.getvalue(), durable=False)
