@@ -6,18 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmq.knowledge.batch import AddResult
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.static_embedder import default_embedder
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
+
+if TYPE_CHECKING:  # numpy and the model load only when a query ranks by meaning
+    from swarmq.similarity.embedding import Embedder
 
 
 def read_link(swarm_dir: Path) -> dict[str, Any] | None:
@@ -96,6 +97,8 @@ class KnowledgeStore:
         if self.config.retrieval != Retrieval.HYBRID:
             return None
         if self._embedder is None:
+            from swarmq.similarity.static_embedder import default_embedder
+
             self._embedder = default_embedder()
         return self._embedder
 

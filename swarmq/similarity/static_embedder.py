@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from swarmq.errors import Unavailable
 from swarmq.similarity.embedding import Vectors, normalise_rows
 
 WEIGHTS_FILE = "weights/l2_supercat_256.safetensors"
@@ -30,8 +31,9 @@ MAX_TOKENS = 256
 long text drifts to the corpus average."""
 
 
-class ModelMissingError(RuntimeError):
-    """The packaged model files are not where the installed package should have them."""
+class ModelMissingError(Unavailable):
+    """The packaged model files are not where the installed package should have them: an
+    install to repair (reinstall from the lock), not bad input."""
 
 
 class StaticEmbedder:

@@ -124,6 +124,8 @@ def iter_json_records(
     for line_no, raw in iter_lines(path, report, max_line_bytes=max_line_bytes):
         try:
             value = fast(raw)
+            if value.__class__ is not dict:  # rare: json's answer, its depth guard included
+                raise refused("not an object", "", 0)
         except refused:
             try:
                 value = _json_loads(raw, first=line_no == 1)

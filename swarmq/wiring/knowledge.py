@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.llm.embeddings import build_embedder
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 
@@ -13,11 +12,16 @@ def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
     """The roster's project knowledge (named by ``knowledge.project_name``, else by the
     workspace directory), embedding through ``llm.embedding_model`` when one is configured."""
     config = roster.knowledge
+    embedder = None
+    if roster.llm.embedding_model:  # an endpoint (httpx) only when one is configured
+        from swarmq.llm.embeddings import build_embedder
+
+        embedder = build_embedder(roster.llm)
     return KnowledgeStore(
         roster.swarm_dir,
         locks=locks,
         config=config,
         data_dir=roster.hive_dir,
         project_name=config.project_name or roster.workspace_dir.name,
-        embedder=build_embedder(roster.llm),
+        embedder=embedder,
     )

@@ -56,7 +56,9 @@ def test_a_slow_store_reread_shows_the_previous_figures(roster_file: Path) -> No
     roster_file.write_text(yaml.safe_dump(data))
     roster = load_roster(roster_file)
     for lesson in ("Run the lease tests before pushing lock code", "Pin every dependency"):
-        done = CliRunner().invoke(cli, ["--config", str(roster_file), "knowledge", "add", lesson])
+        done = CliRunner().invoke(
+            cli, ["--config", str(roster_file), "knowledge", "add", "--plain", lesson]
+        )
         assert done.exit_code == 0, done.output
     reader = FigureReader(roster)
     first, stale = reader.store_summary("swarm")

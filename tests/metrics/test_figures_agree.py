@@ -89,7 +89,7 @@ def fill(path: Path) -> None:
         )
     )  # fmt: skip
     for lesson in LESSONS:
-        run(path, "knowledge", "add", lesson)
+        run(path, "knowledge", "add", "--plain", lesson)
     done = CliRunner().invoke(
         cli, ["--config", str(path), "learn", "Never hand-edit docker-compose.yml; regenerate it"]
     )
