@@ -8,6 +8,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from swarmq.cli.common import JsonOption, console, emit_json, err_console, fail, load, state
 from swarmq.cli.quota import quota_table
@@ -256,7 +257,8 @@ def status(
         f"swarm [bold]{report.swarm}[/] · redis {report.redis_url}: {redis_line}", highlight=False
     )
     table = Table(title="processes")
-    for column in ("process", "kind", "running", "pid", "celery", "queues", "active", "mission"):
+    columns = ("process", "kind", "running", "pid", "celery", "queues", "active", "mission")
+    for column in (*columns, "restarts"):
         table.add_column(column)
     for p in report.processes:
         mission = _mission_cell(p.runtime)
@@ -269,6 +271,7 @@ def status(
             ", ".join(p.queues),
             ", ".join(str(t.get("name")) for t in p.active) or "",
             mission,
+            Text(p.supervision()),
         )
     console.print(table)
     if report.hosts:

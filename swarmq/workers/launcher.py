@@ -65,6 +65,16 @@ def _quiet(_: str) -> None:
     return None
 
 
+def _kill_group(pid: int) -> None:
+    """SIGKILL a process and its group: a kept process (:mod:`swarmq.workers.keeper`) leads the
+    group of its Celery process and that one's pool, which must not outlive it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 class Supervisor:
     """Starts, finds and stops the processes of one swarm on this machine."""
 
@@ -208,8 +218,7 @@ class Supervisor:
             time.sleep(0.1)
         stopped = not pid_alive(pid)
         if not stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            _kill_group(pid)
             while pid_alive(pid) and time.monotonic() < deadline + 5:
                 time.sleep(0.05)
         if self.tmux is not None:
@@ -311,8 +320,7 @@ class Supervisor:
                 time.sleep(0.1)
             if pid_alive(pid):
                 outcome = "killed"
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                _kill_group(pid)
             if self.tmux is not None:
                 self.tmux.kill(spec.session)
             with contextlib.suppress(FileNotFoundError):
