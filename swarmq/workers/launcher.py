@@ -4,6 +4,10 @@ Stopping order matters: a Celery worker in a tmux pane has a terminal, so it ins
 handler and killing its session would skip the warm shutdown, stranding ``acks_late`` tasks
 until the visibility timeout. So ``down`` sends SIGTERM to the worker process, waits for it to
 finish its current task and exit, and only then removes the session.
+
+Workers and the beat run under :mod:`swarmq.workers.keeper`, which restarts one that exits on its
+own with backoff; the pid recorded and signalled is the keeper's, which forwards the SIGTERM, and
+a SIGKILL fallback kills its process group (the Celery process and its pool with it).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from swarmq.workers.app import create_app
 from swarmq.workers.launcher import Supervisor
 from swarmq.workers.processes import Kind, celery_hostname
 from swarmq.workers.status import collect
+from swarmq.workers.tmux import tmux_available
 
 
 def test_backoff_doubles_up_to_its_ceiling() -> None:
@@ -58,13 +59,23 @@ def _pong(roster: Any, node: str) -> bool:
         app.close()
 
 
+@pytest.mark.parametrize(
+    "use_tmux",
+    [
+        False,
+        pytest.param(
+            True, marks=pytest.mark.skipif(not tmux_available(), reason="tmux is not installed")
+        ),
+    ],
+    ids=["background", "tmux"],
+)
 def test_a_killed_worker_is_restarted_with_backoff_and_shown_in_status(
-    roster_file: Path, monkeypatch: pytest.MonkeyPatch
+    roster_file: Path, monkeypatch: pytest.MonkeyPatch, use_tmux: bool
 ) -> None:
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.setenv("SWARMQ_KEEPER_BACKOFF_FIRST", "0.5")  # inherited by the kept processes
     roster = load_roster(roster_file, env={})
-    supervisor = Supervisor(roster, roster_file, use_tmux=False)
+    supervisor = Supervisor(roster, roster_file, use_tmux=use_tmux)
     (worker,) = [s for s in supervisor.specs() if s.kind is Kind.WORKER]
     node = celery_hostname(worker.name)
     try:
