@@ -14,10 +14,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kombu import Connection
 
 from swarmq.client import MissionClient
+from swarmq.coord import keys
 from swarmq.coord.cluster import Cluster
 from swarmq.missions.states import MissionState
 from swarmq.roster.loader import load_roster
@@ -70,6 +73,29 @@ def _wait(condition: Callable[[], object], timeout: float, what: str) -> float:
             return time.monotonic() - started
         time.sleep(0.1)
     pytest.fail(f"{what} not within {timeout:.0f}s (last: {last})")
+
+
+def _redeliver_unacked(roster: Roster) -> int:
+    """Hand every message whose ack the restarts lost back to its queue, as the transport does
+    once ``visibility_timeout`` passed, and wait until the workers consumed and acked them all:
+    each is a mission already settled, so it must be skipped. Returns how many there were."""
+    with Connection(
+        roster.effective_broker_url,
+        transport_options={"visibility_timeout": 0, "global_keyprefix": keys.prefix(roster.swarm)},
+    ) as conn:
+        channel: Any = conn.default_channel
+        lost = int(channel.client.hlen(channel.unacked_key))
+        time.sleep(0.01)  # every index score is now older than "now - 0"
+        channel.qos.restore_visible(num=1000, interval=1)
+        queues = [w.direct_queue for w in roster.workers] + ["missions"]
+
+        def drained() -> object:
+            backlog = [channel.client.llen(q) for q in queues]
+            unacked = int(channel.client.hlen(channel.unacked_key))
+            return True if unacked == 0 and not any(backlog) else (unacked, backlog)
+
+        _wait(drained, 30, "every redelivered message consumed and acked")
+    return lost
 
 
 def _starts(path: Path) -> Counter[str]:
@@ -155,6 +181,7 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
                 60,
                 f"run {run}: every mission complete",
             )
+        redelivered = _redeliver_unacked(roster)
         counted = _starts(starts)
         assert {m: counted[m] for m in missions} == dict.fromkeys(missions, 1), counted
         for mission_id in missions:  # one assignment each: nothing was reaped or resumed
@@ -162,7 +189,10 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             assert only.state is MissionState.COMPLETE and only.attempts == 1
         for spec in supervisor.specs():
             assert supervisor.running(spec), f"{spec.name} is not running"
-        print(f"\nreconnect after Redis returned (s): {[round(r, 1) for r in reconnects]}")
+        print(
+            f"\nreconnect after Redis returned (s): {[round(r, 1) for r in reconnects]}; "
+            f"unacked messages redelivered and skipped: {redelivered}"
+        )
     finally:
         supervisor.down(timeout=20)
         app.close()
