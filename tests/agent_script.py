@@ -1,7 +1,9 @@
 """A small, real agent for mission tests: prints checkpoint markers and a handoff.
 
 argv: agent_script.py <prompt_file> [--exit N] [--hang] [--block] [--pause-first S] [--review]
-Writes ``$SWARMQ_MISSION_DIR/agent-started-<attempt>`` when it starts, so a test can act mid-run.
+Writes ``$SWARMQ_MISSION_DIR/agent-started-<attempt>`` when it starts, so a test can act mid-run,
+and, when ``$SWARMQ_AGENT_STARTS`` names a file, appends one line to it per start (mission,
+assignment, attempt): the count of starts across every worker and redelivery.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def main(argv: list[str]) -> int:
     attempt = os.environ.get("SWARMQ_ATTEMPT", "1")
     mission_dir = Path(os.environ["SWARMQ_MISSION_DIR"])
     (mission_dir / f"agent-started-{attempt}").write_text(str(os.getpid()))
+    starts = os.environ.get("SWARMQ_AGENT_STARTS")
+    if starts:
+        with open(starts, "a", encoding="utf-8") as log:  # one short line: one O_APPEND write
+            log.write(
+                f"{os.environ['SWARMQ_MISSION_ID']} {os.environ['SWARMQ_ASSIGNMENT_ID']} "
+                f"{attempt} {os.getpid()}\n"
+            )
     prompt = prompt_file.read_text("utf-8")
     say(f"agent running in HERMES_HOME={os.environ.get('HERMES_HOME')}")
     say(f"prompt has {len(prompt)} chars; resuming={'RESUMING' in prompt}")

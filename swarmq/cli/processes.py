@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from swarmq.cli.common import JsonOption, emit_json, fail, load, state
 from swarmq.cli.console import cell, console, err_console, notice, say, warning
@@ -295,7 +296,8 @@ def status(
     )
     say("swarm ", (report.swarm, "bold"), f" · redis {report.redis_url}: ", *redis_state)
     table = Table(title="processes")
-    for column in ("process", "kind", "running", "pid", "celery", "queues", "active", "mission"):
+    columns = ("process", "kind", "running", "pid", "celery", "queues", "active", "mission")
+    for column in (*columns, "restarts"):
         table.add_column(column)
     for p in report.processes:
         mission = _mission_cell(p.runtime)
@@ -308,6 +310,7 @@ def status(
             ", ".join(p.queues),
             ", ".join(str(t.get("name")) for t in p.active) or "",
             mission,
+            Text(p.supervision()),
         )
     console.print(table)
     if report.hosts:

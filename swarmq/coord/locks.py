@@ -9,6 +9,7 @@ file lock in :mod:`swarmq.storage.atomic`.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import random
@@ -16,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 
@@ -25,6 +26,7 @@ from swarmq.coord.connection import TRANSIENT, redact, run_script, script
 from swarmq.storage.locking import CommitUnconfirmed, FencedOff, Lease, LockError, LockTimeout
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_BACKOFF_SECONDS = 0.025
 """Longest pause between tries for a held lock. Store critical sections last milliseconds, so a
@@ -35,6 +37,10 @@ FENCE_TTL_SECONDS = 600.0
 """How long a fencing counter outlives the last acquire or validate of its lock. Files record
 the largest token that wrote them and a restarted counter is moved past it, so expiry is safe
 and keeps Redis from holding one counter per file ever locked."""
+
+
+class RedisUnreachable(LockError):
+    """The lock could not be tried at all: Redis did not answer (nothing was held or written)."""
 
 
 class RedisLease:
@@ -52,13 +58,16 @@ class RedisLease:
     def validate(self, recorded_token: int) -> int:
         if self.lost.is_set():
             raise FencedOff(f"{self.resource}: the lock's lease lapsed; refusing to write")
+        owner = self._owner
         try:
-            owner = self._owner
-            status, token = run_script(  # once per group commit: no Script bookkeeping
-                owner.client,
-                owner._validate,
-                [keys.lock(owner.swarm, self.resource), keys.fence(owner.swarm, self.resource)],
-                [self.token, self.fencing_token, recorded_token, owner.fence_ttl_ms],
+            status, token = owner.patiently(  # once per group commit: no Script bookkeeping
+                lambda: run_script(
+                    owner.client,
+                    owner._validate,
+                    [keys.lock(owner.swarm, self.resource), keys.fence(owner.swarm, self.resource)],
+                    [self.token, self.fencing_token, recorded_token, owner.fence_ttl_ms],
+                ),
+                self.resource,
             )
         except TRANSIENT as exc:
             raise FencedOff(
@@ -75,8 +84,11 @@ class RedisLease:
         return self.fencing_token
 
     def confirm(self) -> None:
+        owner = self._owner
         try:
-            held = self._owner.client.get(keys.lock(self._owner.swarm, self.resource))
+            held = owner.patiently(
+                lambda: owner.client.get(keys.lock(owner.swarm, self.resource)), self.resource
+            )
         except TRANSIENT as exc:
             raise self._unanswered(exc) from exc
         self._check_held(held)
@@ -104,11 +116,14 @@ class RedisLease:
                 held = conn.read_response()
             except BaseException as exc:
                 conn.disconnect()  # type: ignore[no-untyped-call]  # answer unread: never reuse
+                pool.release(conn)
                 if isinstance(exc, TRANSIENT):
+                    if self._owner.outage_grace_seconds > 0:
+                        self.confirm()  # a read: asked again once Redis is back
+                        return
                     raise self._unanswered(exc) from exc
                 raise
-            finally:
-                pool.release(conn)
+            pool.release(conn)
             self._check_held(held)
 
         return finish
@@ -214,8 +229,11 @@ class RedisLocks:
         lease_seconds: float = 30.0,
         url: str = "redis",
         renew: bool = True,
+        outage_grace_seconds: float = 0.0,
     ) -> None:
         self.client = client
+        self.outage_grace_seconds = outage_grace_seconds
+        """How long a lock call waits for an unreachable Redis to answer again (0: fail at once)."""
         self.swarm = swarm
         self.lease_ms = int(lease_seconds * 1000)
         self.fence_ttl_ms = max(int(FENCE_TTL_SECONDS * 1000), 10 * self.lease_ms)
@@ -226,6 +244,37 @@ class RedisLocks:
         self._renew = script(client, "lock_renew")
         self._release = script(client, "lock_release")
         self._validate = script(client, "lock_validate")
+
+    def with_outage_grace(self, seconds: float) -> RedisLocks:
+        """These locks (same client, scripts and watchdog), waiting up to ``seconds`` for an
+        unreachable Redis at each step: for a long job that must not fail because Redis
+        restarted under it (a mission run recording its agent's markers). Only reads and lock
+        steps are asked again, each before or after the write it guards and never the write, so
+        no write is repeated and none is turned into a success: a lease that lapsed meanwhile is
+        still refused."""
+        patient = copy.copy(self)
+        patient.outage_grace_seconds = seconds
+        return patient
+
+    def patiently(self, call: Callable[[], T], resource: str) -> T:
+        """``call()``, asked again with backoff while Redis does not answer, within the grace."""
+        deadline = time.monotonic() + self.outage_grace_seconds
+        delay = 0.1
+        while True:
+            try:
+                return call()
+            except TRANSIENT as exc:
+                if time.monotonic() + delay > deadline:
+                    raise
+                log.warning(
+                    "lock %s: Redis at %s unreachable (%s); asking again in %.1fs",
+                    resource,
+                    self.url,
+                    exc,
+                    delay,
+                )
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def acquire_call(self, resource: str) -> tuple[str, list[str], list[Any], str]:
         """One try for ``resource`` as ``(sha, keys, args, token)``, for callers that pipeline it."""
@@ -240,12 +289,18 @@ class RedisLocks:
             lease.start_watchdog(self.lease_ms)
         return lease
 
-    def try_acquire(self, resource: str) -> RedisLease | None:
+    def try_acquire(self, resource: str, *, patient: bool = False) -> RedisLease | None:
+        """One try; ``patient`` waits out an outage within the grace first."""
         _sha, lock_keys, args, token = self.acquire_call(resource)
         try:
-            fencing = int(self._acquire(keys=lock_keys, args=args))
+            if patient:
+                fencing = int(
+                    self.patiently(lambda: self._acquire(keys=lock_keys, args=args), resource)
+                )
+            else:
+                fencing = int(self._acquire(keys=lock_keys, args=args))
         except TRANSIENT as exc:
-            raise LockError(
+            raise RedisUnreachable(
                 f"cannot lock {resource!r}: Redis at {self.url} is unreachable ({exc})"
             ) from exc
         return RedisLease(self, resource, token, fencing) if fencing else None
@@ -254,7 +309,7 @@ class RedisLocks:
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.002
         while True:
-            lease = self.try_acquire(resource)
+            lease = self.try_acquire(resource, patient=timeout != 0)  # a one-try caller: one try
             if lease is not None:
                 if self.renew:
                     lease.start_watchdog(self.lease_ms)
@@ -273,7 +328,12 @@ class RedisLocks:
         lease.stop_watchdog()
         try:
             return bool(
-                self._release(keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token])
+                self.patiently(
+                    lambda: self._release(
+                        keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token]
+                    ),
+                    lease.resource,
+                )
             )
         except TRANSIENT as exc:
             log.warning("lock %s: release failed (%s); the lease will expire", lease.resource, exc)

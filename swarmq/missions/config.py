@@ -62,6 +62,9 @@ class MissionsConfig(BaseModel):
     worker node does not answer (or answers but no longer runs it)."""
     reap_every_seconds: Annotated[float, Field(ge=0, le=3600)] = 30.0
     """How often the active beat runs the reaper (0: never; ``swarmq mission reap`` by hand)."""
+    redis_outage_grace_seconds: Annotated[float, Field(ge=0, le=86_400)] = 300.0
+    """How long a running mission waits for an unreachable Redis to come back when it needs a
+    store lock (recording a marker, settling), before the run fails for want of it."""
     kill_grace_seconds: Annotated[float, Field(ge=0, le=600)] = 5.0
     """Between SIGTERM and SIGKILL when an agent times out or its mission is cancelled."""
     echo_output: bool = True

@@ -115,9 +115,9 @@ def run_mission(
                 ignore_result=True,
             )
 
-    runner = runner_with_knowledge(
-        roster, here, self.cluster.locks, echo=_stdout(), after_run=extract
-    )
+    # A broker restart must not fail a running agent: its locks wait the outage out.
+    locks = self.cluster.locks.with_outage_grace(roster.missions.redis_outage_grace_seconds)
+    runner = runner_with_knowledge(roster, here, locks, echo=_stdout(), after_run=extract)
     first = mission is not None and not resent and first_delivery(self)
     outcome = runner.run(mission_id, assignment_id, mission if first else None)
     if outcome.state == "failed":

@@ -20,6 +20,11 @@ EXTRA_TASKS_ENV = "SWARMQ_EXTRA_TASKS"
 
 VISIBILITY_MARGIN_SECONDS = 600.0
 RESULT_EXPIRES_SECONDS = 3600
+BROKER_CONNECT_TIMEOUT_SECONDS = 5.0
+"""A connection attempt to a broker that is down fails in this long, so a worker retries often."""
+REDIS_HEALTH_CHECK_SECONDS = 25
+"""A pooled Redis connection idle this long is pinged before use (a restarted Redis is noticed
+before a command is lost on a dead socket)."""
 
 
 def task_modules() -> list[str]:
@@ -94,14 +99,21 @@ def celery_config(roster: Roster) -> dict[str, Any]:
     transport: dict[str, Any] = {}
     if is_redis_url(broker):
         # One Redis can host several swarms (and the test suite): namespace every broker key.
-        transport = {"visibility_timeout": vt, "global_keyprefix": prefix}
+        transport = {
+            "visibility_timeout": vt,
+            "global_keyprefix": prefix,
+            "socket_connect_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
+            "socket_keepalive": True,
+            "retry_on_timeout": True,
+            "health_check_interval": REDIS_HEALTH_CHECK_SECONDS,
+        }
     # Beat and Flower are no roster worker: their log lines say which process they are.
     worker_id = os.environ.get("SWARMQ_WORKER_ID") or os.environ.get("SWARMQ_PROCESS") or "-"
     default_limits = roster.tasks.limits["missions"]
     return {
         "broker_url": broker,
         "broker_transport_options": transport,
-        "broker_connection_retry_on_startup": True,
+        **connection_loss_settings(),
         "result_backend": roster.redis_url,
         "result_backend_transport_options": {"global_keyprefix": prefix},
         # Results are for callers that read them (and forget them after): fire-and-forget
@@ -118,7 +130,6 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
         "worker_prefetch_multiplier": 1,
-        "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_send_task_events": True,
         "task_send_sent_event": True,
         "task_track_started": True,
@@ -141,4 +152,44 @@ def celery_config(roster: Roster) -> dict[str, Any]:
         ),
         "worker_log_format": f"[%(asctime)s: %(levelname)s/%(processName)s] worker={worker_id} %(message)s",
         "include": task_modules(),
+    }
+
+
+def connection_loss_settings() -> dict[str, Any]:
+    """How a worker rides out a broker or result backend that goes away and comes back.
+
+    Every choice keeps the worker process alive and its running task running; what cannot be
+    acknowledged on the lost connection comes back as a redelivery, which the task's own
+    idempotency turns into a no-op (a mission's claim and settled state, see docs/operations.md):
+
+    * ``broker_connection_retry(_on_startup)`` with ``broker_connection_max_retries=None``: retry
+      for ever (2 s, 4 s, ... capped by Celery); the default gives up after 100 tries and exits.
+    * ``broker_channel_error_retry``: a channel error (redis-py's ``ResponseError`` family,
+      e.g. a server still loading its AOF or a blocking read unblocked by a restart) restarts the
+      consumer like a connection error does, instead of escaping as "Unrecoverable error" and
+      ending the worker.
+    * ``worker_cancel_long_running_tasks_on_connection_loss=False``: with ``True`` every
+      ``acks_late`` task in flight is terminated when the broker blinks, so every running
+      mission's agent was killed and its assignment left ``executing`` until a redelivery or
+      the reaper started the agent a second time. Left running, the mission settles through the
+      ledger (files plus store locks that wait out the outage) and the redelivered message finds
+      it settled (or still running under a fresh claim) and is skipped.
+    * Result backend: every store retried with backoff (``result_backend_always_retry``), Redis
+      sockets kept alive and health-checked, so a result written during a restart is not lost
+      and does not fail the task.
+    """
+    return {
+        "broker_connection_retry": True,
+        "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": None,
+        "broker_connection_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
+        "broker_channel_error_retry": True,
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
+        "result_backend_always_retry": True,
+        "result_backend_max_retries": 20,
+        "result_backend_max_sleep_between_retries_ms": 5000,
+        "redis_retry_on_timeout": True,
+        "redis_socket_keepalive": True,
+        "redis_socket_connect_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
+        "redis_backend_health_check_interval": REDIS_HEALTH_CHECK_SECONDS,
     }

@@ -4,6 +4,10 @@ Stopping order matters: a Celery worker in a tmux pane has a terminal, so it ins
 handler and killing its session would skip the warm shutdown, stranding ``acks_late`` tasks
 until the visibility timeout. So ``down`` sends SIGTERM to the worker process, waits for it to
 finish its current task and exit, and only then removes the session.
+
+Workers and the beat run under :mod:`swarmq.workers.keeper`, which restarts one that exits on its
+own with backoff; the pid recorded and signalled is the keeper's, which forwards the SIGTERM, and
+a SIGKILL fallback kills its process group (the Celery process and its pool with it).
 """
 
 from __future__ import annotations
@@ -69,6 +73,16 @@ class UpResult:
 
 def _quiet(_: str) -> None:
     return None
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL a process and its group: a kept process (:mod:`swarmq.workers.keeper`) leads the
+    group of its Celery process and that one's pool, which must not outlive it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 class Supervisor:
@@ -249,8 +263,7 @@ class Supervisor:
             time.sleep(0.1)
         stopped = not pid_alive(pid)
         if not stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            _kill_group(pid)
             while pid_alive(pid) and time.monotonic() < deadline + 5:
                 time.sleep(0.05)
         if self.tmux is not None:
@@ -352,8 +365,7 @@ class Supervisor:
                 time.sleep(0.1)
             if pid_alive(pid):
                 outcome = "killed"
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+                _kill_group(pid)
             if self.tmux is not None:
                 self.tmux.kill(spec.session)
             with contextlib.suppress(FileNotFoundError):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from swarmq.missions.config import WorkerConfig
 from swarmq.roster.schema import Roster
+from swarmq.workers import keeper
 
 APP = "swarmq.workers.app"
 
@@ -42,6 +43,11 @@ class ProcessSpec:
     env: dict[str, str] = field(default_factory=dict)
     pidfile: Path = Path()
     logfile: Path = Path()
+
+    @property
+    def keeper_state(self) -> Path:
+        """The keeper's state file (restarts, last exit) of a kept process."""
+        return self.pidfile.with_name(f"{self.session}.keeper.json")
 
 
 def celery_hostname(worker_id: str) -> str:
@@ -127,6 +133,12 @@ def celery_flower_args(address: str, port: int) -> list[str]:
 CELERY = [sys.executable, "-m", "celery"]
 
 
+def _kept(pidfile: Path, session: str, argv: list[str]) -> list[str]:
+    """``argv`` under the keeper, which restarts it when it exits on its own
+    (:mod:`swarmq.workers.keeper`)."""
+    return keeper.command(pidfile.with_name(f"{session}.keeper.json"), argv)
+
+
 def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> ProcessSpec:
     session = f"swarm-{worker.id}"
     pidfile, logfile = _files(roster, session)
@@ -135,7 +147,7 @@ def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> Proc
         Kind.WORKER,
         worker.id,
         session,
-        [*CELERY, *celery_worker_args(worker)],
+        _kept(pidfile, session, [*CELERY, *celery_worker_args(worker)]),
         env,
         pidfile,
         logfile,
@@ -145,7 +157,11 @@ def worker_spec(roster: Roster, worker: WorkerConfig, config_path: Path) -> Proc
 def beat_spec(roster: Roster, config_path: Path) -> ProcessSpec:
     session = "swarmq-beat"
     pidfile, logfile = _files(roster, session)
-    argv = [*CELERY, *celery_beat_args(str(host_dir(roster) / "celerybeat-schedule"))]
+    argv = _kept(
+        pidfile,
+        session,
+        [*CELERY, *celery_beat_args(str(host_dir(roster) / "celerybeat-schedule"))],
+    )
     env = {**_base_env(roster, config_path), "SWARMQ_PROCESS": "beat"}
     return ProcessSpec(Kind.BEAT, "beat", session, argv, env, pidfile, logfile)
 

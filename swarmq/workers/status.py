@@ -17,6 +17,7 @@ from swarmq.roster.schema import Roster
 from swarmq.workers import embedded_redis
 from swarmq.workers.config import is_redis_url
 from swarmq.workers.hosts import HostStatus, cluster
+from swarmq.workers.keeper import read_state
 from swarmq.workers.launcher import Supervisor
 from swarmq.workers.processes import Kind, celery_hostname
 
@@ -36,6 +37,16 @@ class ProcessStatus:
     active: list[dict[str, Any]] = field(default_factory=list)
     runtime: dict[str, Any] | None = None
     """The worker's runtime.json (current mission, state, heartbeat) when it has one."""
+    restarts: int = 0
+    """How often its keeper restarted it after it exited on its own (:mod:`.keeper`)."""
+    last_exit: str = ""
+    """Its last exit as the keeper saw it (``exit 1 at <time>``), empty when it never exited."""
+
+    def supervision(self) -> str:
+        """One cell for ``status``: restarts and the last exit."""
+        if not self.restarts and not self.last_exit:
+            return ""
+        return f"{self.restarts} (last: {self.last_exit})" if self.last_exit else str(self.restarts)
 
 
 @dataclass
@@ -83,6 +94,11 @@ def collect(roster: Roster, supervisor: Supervisor, *, timeout: float = 1.0) -> 
         processes.append(
             ProcessStatus(spec.name, spec.kind.value, spec.session, pid is not None, pid, where)
         )
+        kept = read_state(spec.keeper_state)
+        if kept:
+            processes[-1].restarts = int(kept.get("restarts") or 0)
+            if kept.get("lastExit"):
+                processes[-1].last_exit = f"{kept['lastExit']} at {kept.get('lastExitAt')}"
         if spec.kind is Kind.WORKER:
             processes[-1].runtime = _runtime_state(roster, spec.name)
 

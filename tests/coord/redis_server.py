@@ -20,10 +20,14 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path) -> None:
-        self.port = free_port()
+    """``durable``: every write in the AOF before it is answered, so a SIGKILL loses nothing
+    (what ``swarmq``'s embedded Redis and the docs ask of a production Redis)."""
+
+    def __init__(self, directory: Path, *, port: int | None = None, durable: bool = False) -> None:
+        self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.directory = directory
+        self.durable = durable
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> RedisServer:
@@ -36,8 +40,11 @@ class RedisServer:
                 "127.0.0.1",
                 "--save",
                 "",
-                "--appendonly",
-                "no",
+                *(
+                    ["--appendonly", "yes", "--appendfsync", "always"]
+                    if self.durable
+                    else ["--appendonly", "no"]
+                ),
                 "--dir",
                 str(self.directory),
             ],
@@ -52,6 +59,13 @@ class RedisServer:
             except redis.ConnectionError:
                 time.sleep(0.05)
         raise RuntimeError(f"test Redis on port {self.port} did not start")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or an OOM kill would end it."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            self.proc = None
 
     def stop(self) -> None:
         if self.proc is not None:

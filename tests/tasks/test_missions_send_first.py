@@ -134,3 +134,23 @@ def test_a_mission_cancelled_before_its_claim_is_not_run(
     assert not [
         e for e in read_events(layout, mission.id) if e["type"] in ("mission-start", "complete")
     ]
+
+
+def test_a_first_delivery_published_twice_starts_its_agent_once(
+    client: MissionClient, start_worker: Callable[..., WorkerProcess], tmp_path: Path
+) -> None:
+    """A publish retried across a broker restart (the first copy had landed) delivers the same
+    task id twice, both as first deliveries: the copy that comes after the run must not exec
+    the agent again, not even speculatively."""
+    starts = tmp_path / "agent-starts.log"
+    start_worker("w1", env={"SWARMQ_AGENT_STARTS": str(starts)})
+    mission = record(client, "Published twice by a retried send")
+    assert mission.current is not None
+    client._send(mission, mission.current)
+    wait_state(client, mission.id, "complete")
+    drained(client)
+    client._send(mission, mission.current)  # the same message again, not marked redelivered
+    drained(client)
+    assert len(starts.read_text().splitlines()) == 1, starts.read_text()
+    done = client.get(mission.id)
+    assert done.state.value == "complete" and [a.attempts for a in done.assignments] == [1]

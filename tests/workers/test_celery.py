@@ -31,7 +31,11 @@ def test_config_is_reliable_by_default(roster_file: Path) -> None:
     assert conf.worker_prefetch_multiplier == 1
     assert conf.accept_content == ["json"] and conf.task_serializer == "json"
     assert conf.enable_utc and conf.timezone == "UTC"
-    assert conf.worker_send_task_events and conf.worker_cancel_long_running_tasks_on_connection_loss
+    assert (
+        conf.worker_send_task_events
+        and not conf.worker_cancel_long_running_tasks_on_connection_loss
+    )
+    assert conf.broker_connection_max_retries is None and conf.broker_channel_error_retry
     vt = conf.broker_transport_options["visibility_timeout"]
     short = max(v.time_limit_seconds for k, v in roster.tasks.limits.items() if k != "missions")
     assert vt == visibility_timeout(roster) > short + roster.tasks.retry_backoff_max_seconds
