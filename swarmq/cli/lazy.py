@@ -82,6 +82,8 @@ COMMANDS: Mapping[str, Lazy] = {
     "llm": _cli("llm", "app", "Language-model providers and their usage ledger."),
     "deadletter": _cli("deadletter", "app", "Poison messages moved aside after too many "
                        "deliveries."),
+    "workspace": _cli("workspace", "app", "The workspace identity that names its store locks "
+                      "(.swarmq-workspace)."),
 }  # fmt: skip
 
 

@@ -112,6 +112,12 @@ _MODES: dict[str, str] = {}
 """Root id → the lock mode its id file recorded, for every root found by :func:`lock_name`."""
 
 
+def forget_root_ids() -> None:
+    """Drop every root found so far (after this process changed an id file itself)."""
+    _FOUND.clear()
+    _MODES.clear()
+
+
 def recorded_lock_mode(resource: str) -> str | None:
     """The lock mode recorded by the root a ``ws:<root id>:…`` lock name belongs to (``None``
     for another name, or a root this process has not found)."""

@@ -36,7 +36,46 @@ from swarmq.storage.locking import LocalLocks
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 CANDIDATES = 60
-WORDS = ["alpha", "bravo", "cobalt", "delta", "ember", "falcon", "garnet", "harbor", "iris", "jasper", "kelp", "lumen", "marble", "nectar", "onyx", "pylon", "quartz", "raven", "sierra", "tundra", "umber", "vortex", "willow", "xenon", "yarrow", "zephyr", "anvil", "beacon", "cedar", "dune", "ferro", "glacier", "hollow", "indigo", "juniper", "krypton", "lantern", "meadow"]
+WORDS = [
+    "alpha",
+    "bravo",
+    "cobalt",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "harbor",
+    "iris",
+    "jasper",
+    "kelp",
+    "lumen",
+    "marble",
+    "nectar",
+    "onyx",
+    "pylon",
+    "quartz",
+    "raven",
+    "sierra",
+    "tundra",
+    "umber",
+    "vortex",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "anvil",
+    "beacon",
+    "cedar",
+    "dune",
+    "ferro",
+    "glacier",
+    "hollow",
+    "indigo",
+    "juniper",
+    "krypton",
+    "lantern",
+    "meadow",
+]
 
 
 def _project(root: Path) -> Path:

@@ -28,7 +28,9 @@ def test_local_locks_on_a_cluster_workspace_are_refused_before_anything_is_writt
     workspace = tmp_path / "cluster-ws"
     ensure_root_id(workspace, "cluster")
     store = _store(workspace)
-    with pytest.raises(LockModeRefused, match='records "locks": "cluster" in its .swarmq-workspace'):
+    with pytest.raises(
+        LockModeRefused, match=r'records "locks": "cluster" in its \.swarmq-workspace'
+    ):
         store.add_lesson("Always pin the redis client before calling celery in the build step")
     knowledge = workspace / ".swarm" / "knowledge.jsonl"
     assert not knowledge.exists() or knowledge.read_text() == ""
