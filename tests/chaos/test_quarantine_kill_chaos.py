@@ -18,7 +18,36 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.jsonl import read_jsonl
 from swarmq.storage.locking import LocalLocks
 
-WORDS = ["alpha", "bravo", "cobalt", "delta", "ember", "falcon", "garnet", "harbor", "iris", "jasper", "kelp", "lumen", "marble", "nectar", "onyx", "pylon", "quartz", "raven", "sierra", "tundra", "umber", "vortex", "willow", "xenon", "yarrow", "zephyr", "anvil", "beacon"]
+WORDS = [
+    "alpha",
+    "bravo",
+    "cobalt",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "harbor",
+    "iris",
+    "jasper",
+    "kelp",
+    "lumen",
+    "marble",
+    "nectar",
+    "onyx",
+    "pylon",
+    "quartz",
+    "raven",
+    "sierra",
+    "tundra",
+    "umber",
+    "vortex",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "anvil",
+    "beacon",
+]
 
 MOVER = textwrap.dedent(
     """
