@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import resource
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from swarmq.api._connections import guarded_protocol
 from swarmq.api.guard import Guard
 from swarmq.api.models import (
     ID_SCHEMA,
@@ -283,7 +285,9 @@ def serve(
     port: int | None = None,
     token: str | None = _FROM_ENV,
 ) -> None:
-    """Run the API with uvicorn (``swarmq api``)."""
+    """Run the API with uvicorn (``swarmq api``): slow-header clients are cut off after
+    ``api.header_timeout_seconds`` and connections capped under the descriptor limit
+    (:mod:`swarmq.api._connections`)."""
     import uvicorn
 
     uvicorn.run(
@@ -292,4 +296,18 @@ def serve(
         port=port or roster.api.port,
         log_level="info",
         proxy_headers=False,
+        http=guarded_protocol(roster.api.header_timeout_seconds, connection_cap(roster)),
+        timeout_keep_alive=int(max(1, roster.api.keep_alive_seconds)),
     )
+
+
+DESCRIPTORS_SPARE = 64
+"""Descriptors kept free of client connections (logs, stores, Redis, the listening socket)."""
+
+
+def connection_cap(roster: Roster) -> int:
+    """``api.max_connections``, but never past this process's descriptor limit."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return roster.api.max_connections
+    return max(16, min(roster.api.max_connections, soft - DESCRIPTORS_SPARE))
