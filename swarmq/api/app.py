@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import hmac
 import os
+import resource
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from swarmq.api._connections import guarded_protocol
 from swarmq.api.guard import Guard
 from swarmq.api.metrics import add_metrics_route
 from swarmq.api.models import (
+    ID_SCHEMA,
     MemoryWriteBody,
     MissionCancelBody,
     MissionResumeBody,
     MissionSubmitBody,
+    answers,
 )
 from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
@@ -39,6 +43,9 @@ from swarmq.roster.schema import Roster
 from swarmq.storage.paths import check_id
 
 _bearer = HTTPBearer(auto_error=False)
+
+MissionIdPath = Annotated[str, Path(max_length=256, json_schema_extra=ID_SCHEMA)]
+"""A mission id in the path: the pattern documented, checked by ``check_id`` (400)."""
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -115,11 +122,15 @@ def create_app(
 
     add_metrics_route(app, roster, dependencies=auth)
 
-    @app.get("/api/swarm-memory", dependencies=auth)
+    @app.get("/api/swarm-memory", dependencies=auth, responses=answers(400, 401, 404))
     def get_memory(
         kind: MemoryKind = MemoryKind.PROFILE,
-        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
-        mission_id: Annotated[str | None, Query(alias="missionId", max_length=256)] = None,
+        worker_id: Annotated[
+            str | None, Query(alias="workerId", max_length=256, json_schema_extra=ID_SCHEMA)
+        ] = None,
+        mission_id: Annotated[
+            str | None, Query(alias="missionId", max_length=256, json_schema_extra=ID_SCHEMA)
+        ] = None,
         date: Annotated[str | None, Query(max_length=64)] = None,
     ) -> dict[str, Any]:
         """Read one kind of memory: profile, mission, episodic, handoff or shared."""
@@ -140,7 +151,9 @@ def create_app(
             "files": [f.as_dict() for f in listing.files],
         }
 
-    @app.post("/api/swarm-memory", dependencies=auth)
+    @app.post(
+        "/api/swarm-memory", dependencies=auth, responses=answers(400, 401, 404, 409, 413, 503)
+    )
     def post_memory(body: MemoryWriteBody) -> dict[str, Any]:
         """Append a mission event, write Markdown atomically, or write a handoff (mirrored)."""
         request = MemoryWrite(
@@ -158,10 +171,12 @@ def create_app(
         )
         return {"ok": True, "workerId": body.worker_id, "kind": body.kind.value, **result}
 
-    @app.get("/api/swarm-memory/search", dependencies=auth)
+    @app.get("/api/swarm-memory/search", dependencies=auth, responses=answers(400, 401, 404))
     def search_memory(
         query: Annotated[str, Query(min_length=1, max_length=1000)],
-        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
+        worker_id: Annotated[
+            str | None, Query(alias="workerId", max_length=256, json_schema_extra=ID_SCHEMA)
+        ] = None,
         scope: Scope = Scope.WORKER,
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 10,
         budget: Annotated[int | None, Query(ge=100, le=1_000_000)] = None,
@@ -186,7 +201,12 @@ def create_app(
             "chars": result.chars,
         }
 
-    @app.post("/api/missions", status_code=201, dependencies=auth)
+    @app.post(
+        "/api/missions",
+        status_code=201,
+        dependencies=auth,
+        responses=answers(400, 401, 404, 409, 413, 503),
+    )
     def submit_mission(
         body: MissionSubmitBody,
         idempotency_key: Annotated[
@@ -205,27 +225,37 @@ def create_app(
         )
         return {"ok": True, "mission": mission.dump()}
 
-    @app.get("/api/missions", dependencies=auth)
+    @app.get("/api/missions", dependencies=auth, responses=answers(400, 401))
     def list_missions(
         state: MissionState | None = None,
-        worker_id: Annotated[str | None, Query(alias="workerId", max_length=256)] = None,
+        worker_id: Annotated[
+            str | None, Query(alias="workerId", max_length=256, json_schema_extra=ID_SCHEMA)
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     ) -> dict[str, Any]:
         found = missions.list(state=state.value if state else None, worker=worker_id, limit=limit)
         return {"ok": True, "missions": [m.dump() for m in found]}
 
-    @app.get("/api/missions/{mission_id}", dependencies=auth)
-    def show_mission(mission_id: str) -> dict[str, Any]:
+    @app.get("/api/missions/{mission_id}", dependencies=auth, responses=answers(400, 401, 404))
+    def show_mission(mission_id: MissionIdPath) -> dict[str, Any]:
         return {"ok": True, "mission": missions.show(mission_id)}
 
-    @app.post("/api/missions/{mission_id}/cancel", dependencies=auth)
-    def cancel(mission_id: str, body: MissionCancelBody | None = None) -> dict[str, Any]:
+    @app.post(
+        "/api/missions/{mission_id}/cancel",
+        dependencies=auth,
+        responses=answers(400, 401, 404, 409, 413, 503),
+    )
+    def cancel(mission_id: MissionIdPath, body: MissionCancelBody | None = None) -> dict[str, Any]:
         check_id(mission_id, "missionId")
         mission = missions.cancel(mission_id, (body or MissionCancelBody()).reason)
         return {"ok": True, "mission": mission.dump()}
 
-    @app.post("/api/missions/{mission_id}/resume", dependencies=auth)
-    def resume(mission_id: str, body: MissionResumeBody | None = None) -> dict[str, Any]:
+    @app.post(
+        "/api/missions/{mission_id}/resume",
+        dependencies=auth,
+        responses=answers(400, 401, 404, 409, 413, 503),
+    )
+    def resume(mission_id: MissionIdPath, body: MissionResumeBody | None = None) -> dict[str, Any]:
         check_id(mission_id, "missionId")
         body = body or MissionResumeBody()
         mission = missions.resume(mission_id, worker=body.worker_id, note=body.note)
@@ -258,7 +288,9 @@ def serve(
     port: int | None = None,
     token: str | None = _FROM_ENV,
 ) -> None:
-    """Run the API with uvicorn (``swarmq api``)."""
+    """Run the API with uvicorn (``swarmq api``): slow-header clients are cut off after
+    ``api.header_timeout_seconds`` and connections capped under the descriptor limit
+    (:mod:`swarmq.api._connections`)."""
     import uvicorn
 
     uvicorn.run(
@@ -267,4 +299,18 @@ def serve(
         port=port or roster.api.port,
         log_level="info",
         proxy_headers=False,
+        http=guarded_protocol(roster.api.header_timeout_seconds, connection_cap(roster)),
+        timeout_keep_alive=int(max(1, roster.api.keep_alive_seconds)),
     )
+
+
+DESCRIPTORS_SPARE = 64
+"""Descriptors kept free of client connections (logs, stores, Redis, the listening socket)."""
+
+
+def connection_cap(roster: Roster) -> int:
+    """``api.max_connections``, but never past this process's descriptor limit."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return roster.api.max_connections
+    return max(16, min(roster.api.max_connections, soft - DESCRIPTORS_SPARE))

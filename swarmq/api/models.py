@@ -7,9 +7,35 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarmq.profiles.access import MemoryKind
+from swarmq.storage.paths import ID_PATTERN
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
+ID_SCHEMA = {"pattern": ID_PATTERN.pattern}
+"""The id rule, documented in the schema; enforced by ``check_id`` (a clear 400, not a 422)."""
+
+Id = Annotated[str, Field(min_length=1, max_length=256, json_schema_extra=ID_SCHEMA)]
 """Shape only; ids are checked by ``check_id`` so a hostile one gets a clear 400."""
+
+
+class ErrorBody(BaseModel):
+    """Every refusal: ``{"ok": false, "error": "<what and where>"}``."""
+
+    ok: bool = False
+    error: str
+
+
+_ANSWERS = {
+    400: "bad input: an id outside ^[A-Za-z0-9_-]{1,64}$, a path outside its root, an unknown kind",
+    401: "missing or wrong bearer token",
+    404: "unknown worker, mission or memory file",
+    409: "conflict: the mission's state does not allow it, or an idempotency key reused",
+    413: "request body over api.max_body_bytes",
+    503: "unavailable: a store lock, Redis or the disk (no space left)",
+}
+
+
+def answers(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The documented error answers of a route (FastAPI's ``responses=``)."""
+    return {code: {"model": ErrorBody, "description": _ANSWERS[code]} for code in codes}
 
 
 class _Body(BaseModel):

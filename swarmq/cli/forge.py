@@ -175,7 +175,10 @@ def forge(
         table.add_column("status", no_wrap=True)
         for column in ("messages", "candidates", "new", "dup", "malformed", "unknown"):
             table.add_column(column, justify="right")
+        empty = [r for r in results if r.status == "empty"]
         for r in results:
+            if r.status == "empty":
+                continue  # counted in one line below, not a row each
             report: dict[str, Any] = r.report
             table.add_row(
                 Path(r.transcript).name,
@@ -188,7 +191,10 @@ def forge(
                 str(report.get("malformed", 0)),
                 str(sum(report.get("unknown_types", {}).values())),
             )
-        console.print(table)
+        if table.rows:
+            console.print(table)
+        if empty:
+            console.print(f"{len(empty)} empty transcript(s): nothing to forge", style="dim")
         for r in results:
             if r.pending_file:
                 say((f"{r.new} new candidate(s)", "green"), f" → {r.pending_file}")

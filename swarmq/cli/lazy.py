@@ -85,8 +85,8 @@ COMMANDS: Mapping[str, Lazy] = {
                  "rates."),
     "quota": _cli("quota", "app", "Daily LLM-call quotas shared by every worker."),
     "llm": _cli("llm", "app", "Language-model providers and their usage ledger."),
-    "workspace": _cli("workspace", "app", "The workspace's recorded lock mode "
-                      "(set-locks cluster|single-host)."),
+    "workspace": _cli("workspace", "app", "The workspace's recorded lock mode and identity "
+                      "(set-locks, reidentify)."),
     "deadletter": _cli("deadletter", "app", "Poison messages moved aside after too many "
                        "deliveries."),
 }  # fmt: skip

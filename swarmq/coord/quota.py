@@ -93,6 +93,7 @@ class QuotaGate:
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self._system_clock = clock is None
         self._skew_ms = 0
+        self._pruned: dict[str, str] = {}
         self._encoded: dict[str, tuple[tuple[Window, Window, Window], list[bytes], bytes]] = {}
         self._windows = {
             name: WindowCache(zones.get(name) or zone_for(cfg)) for name, cfg in self.quotas.items()
@@ -145,10 +146,19 @@ class QuotaGate:
         )
         prefix = (" ".join(map(str, values)) + " ").encode()
         self._encoded[name] = (windows, window_keys, prefix)
-        if self.journal is not None:  # a new day: older days' journals are no longer needed
-            with contextlib.suppress(OSError):
-                self.journal.prune({w.key for w in windows})
         return window_keys, prefix
+
+    def _confirmed(self, name: str, windows: tuple[Window, Window, Window]) -> None:
+        """Redis ``TIME`` fell inside ``windows[1]``: days before its yesterday are over.
+
+        Only a window the server's clock confirmed may prune start journals; a host whose own
+        clock is days off would otherwise delete the journals of the day still being spent.
+        """
+        if self.journal is None or self._pruned.get(name) == windows[1].key:
+            return
+        self._pruned[name] = windows[1].key
+        with contextlib.suppress(OSError):
+            self.journal.prune(name, before=windows[0].key)
 
     def _window_keys(self, reservation: Reservation) -> tuple[bytes, bytes]:
         if reservation.keys[0]:
@@ -168,6 +178,18 @@ class QuotaGate:
     def _now(self) -> datetime:
         """This host's clock, corrected by the offset to Redis's clock seen so far."""
         return self.clock() + timedelta(milliseconds=self._skew_ms)
+
+    def _check_skew(self, name: str, redis_ms: int) -> None:
+        """Remember this host's offset to Redis ``TIME``; refuse past ``max_clock_skew_seconds``."""
+        skew = redis_ms - int(self.clock().timestamp() * 1000)
+        bound = self.config(name).max_clock_skew_seconds
+        if abs(skew) > bound * 1000:
+            raise QuotaUnavailable(
+                f"quota {name!r}: this host's clock is {abs(skew) / 1000:.0f} s away from the "
+                f"Redis server's at {self.url} (max_clock_skew_seconds: {bound:g}); refusing "
+                "to reserve until the clocks agree"
+            )
+        self._skew_ms = skew
 
     def _seed(self, name: str, window: Window) -> int:
         """Calls started in ``window`` as the disk records them: the start journal (written
@@ -205,8 +227,10 @@ class QuotaGate:
         status, second, held = reply
         windows = call.windows
         if status == 1:
+            self._confirmed(name, windows)
             return Reservation(name, call.token, windows[1], second, (call.keys[0], call.keys[1]))
         if status == 0:
+            self._confirmed(name, windows)
             raise QuotaExhausted.of(
                 name, windows[1], second, held, self.config(name).max_calls_per_day
             )
@@ -238,12 +262,7 @@ class QuotaGate:
                 )
                 continue
             # Redis's clock says another day: it decides. Remember the offset for next time.
-            self._skew_ms = second - int(self.clock().timestamp() * 1000)
-            if abs(self._skew_ms) > 86_400_000:
-                raise QuotaUnavailable(
-                    f"quota {name!r}: the Redis server clock is more than a day away from this "
-                    "host's clock; refusing to guess the quota window"
-                )
+            self._check_skew(name, second)
             windows = cache.at_ms(second)
             window_keys, prefix = self._args(name, windows)
             call = ScriptCall(
@@ -329,20 +348,31 @@ class QuotaGate:
 
     def status(self, name: str) -> QuotaStatus:
         cfg = self.config(name)
-        windows = self._windows[name].current(self._now())
-        window_keys = [
-            keys.quota_used(self.swarm, name, w.key)
-            if i % 2 == 0
-            else keys.quota_held(self.swarm, name, w.key)
-            for w in windows
-            for i in (0, 1)
-        ]
-        bounds = [windows[0].start_ms, windows[1].start_ms, windows[2].start_ms, windows[2].end_ms]
-        try:
-            index, used, held = self._status(keys=window_keys, args=bounds)
-        except TRANSIENT as exc:
-            raise self._unavailable(f"read quota {name!r}", exc) from exc
-        window = windows[index] if index >= 0 else windows[1]
+        for _ in range(2):  # a second read only when this host's clock was days off
+            windows = self._windows[name].current(self._now())
+            window_keys = [
+                keys.quota_used(self.swarm, name, w.key)
+                if i % 2 == 0
+                else keys.quota_held(self.swarm, name, w.key)
+                for w in windows
+                for i in (0, 1)
+            ]
+            bounds = [
+                windows[0].start_ms,
+                windows[1].start_ms,
+                windows[2].start_ms,
+                windows[2].end_ms,
+            ]
+            try:
+                index, used, held, redis_ms = self._status(keys=window_keys, args=bounds)
+            except TRANSIENT as exc:
+                raise self._unavailable(f"read quota {name!r}", exc) from exc
+            if index >= 0:
+                break
+            self._check_skew(name, int(redis_ms))  # read the day Redis's clock is in
+        else:  # pragma: no cover - Redis's clock jumped days between two reads
+            raise QuotaUnavailable(f"quota {name!r}: could not agree on a window with Redis")
+        window = windows[index]
         if used < 0:
             used = self._seed(name, window)
         zone = self._windows[name].zone

@@ -30,6 +30,9 @@ class QuotaConfig(BaseModel):
     """IANA zone for ``window: local``; the host's zone when omitted."""
     lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 600.0
     """How long a reserved-but-unstarted slot is held before it returns to the pool."""
+    max_clock_skew_seconds: Annotated[float, Field(gt=0, le=7 * 86_400)] = 86_400.0
+    """How far this host's clock may be from the Redis server's before the gate refuses to
+    reserve (Redis ``TIME`` decides the window either way; a host further off is broken)."""
 
     @field_validator("timezone")
     @classmethod

@@ -96,6 +96,8 @@ def record_usage(
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(str(lock_path)):
         current = read_quota_file(path)
+        if current is not None and current.window == window and current.date > window_key:
+            return current  # a late write of an earlier day never replaces a later day's count
         if current is not None and current.date == window_key and current.window == window:
             calls_used = max(calls_used, current.calls_used)
         state = QuotaFileState(window_key, calls_used, max_calls, window, iso())
@@ -227,16 +229,17 @@ class StartJournal:
                     (started if kind == "s" else refused).add(token)
         return len(started - refused)
 
-    def prune(self, keep: set[str]) -> int:
-        """Remove journals of windows not in ``keep`` (older days); returns how many."""
+    def prune(self, quota: str, *, before: str) -> int:
+        """Remove ``quota``'s journals of windows before ``before`` (a ``YYYY-MM-DD`` key that
+        Redis ``TIME`` confirmed: never a day from this host's own clock); returns how many."""
         with self._guard:
-            for key in [k for k in self._files if k[1] not in keep]:
+            for key in [k for k in self._files if k[0] == quota and k[1] < before]:
                 with contextlib.suppress(OSError):
                     os.close(self._files.pop(key))
         removed = 0
-        for path in self.directory.glob("*.log"):
-            parts = path.name.split(".")
-            if len(parts) >= 3 and parts[1] not in keep:
+        for path in self.directory.glob(f"{quota}.*.log"):
+            parts = path.name[len(quota) + 1 :].split(".")
+            if len(parts) >= 2 and _DAY.fullmatch(parts[0]) and parts[0] < before:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                     removed += 1
@@ -244,3 +247,4 @@ class StartJournal:
 
 
 _SAFE_HOST = re.compile(r"[^A-Za-z0-9_-]+")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

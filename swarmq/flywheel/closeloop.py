@@ -41,13 +41,20 @@ from swarmq.flywheel._maturity import (
 )
 from swarmq.flywheel._provisional import provisional_pass
 from swarmq.flywheel.artifacts import learning_files, learning_from_text, read_learning
-from swarmq.flywheel.bridge import PROVISIONAL_ENTRY, LessonSink, confirm_provisional
+from swarmq.flywheel.bridge import (
+    PROVISIONAL_ENTRY,
+    BridgeOutcome,
+    LessonSink,
+    confirm_provisional,
+)
 from swarmq.flywheel.citations import CitationStats, citation_stats
 from swarmq.flywheel.config import FlywheelConfig
 from swarmq.flywheel.confirm import Signer, confirm_recurrences
+from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.intents import Intent, PublishIntents
 from swarmq.flywheel.metrics import compute_metrics, write_baseline
 from swarmq.flywheel.model import Maturity, PoolStatus, QualityTier, rfc3339
-from swarmq.flywheel.pool import CandidateConflict, Pool, PoolError
+from swarmq.flywheel.pool import CandidateConflict, Pool, PoolEntry, PoolError
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.promotion import Promotion, gate_for, promote
 from swarmq.flywheel.store import AgentsLayout, DirSync, rename_file, write_file
@@ -151,7 +158,10 @@ def promote_eligible(
     *,
     now: datetime,
     stats: CitationStats | None = None,
+    intents: PublishIntents | None = None,
 ) -> None:
+    """Reject discard-tier candidates and promote those the gates pass; with ``intents``, each
+    promotion that will be published is journaled durably before any learning is written."""
     stats = stats or citation_stats(layout)
     pool = Pool(layout)
     promoted = PromotedIndex(layout)
@@ -172,6 +182,7 @@ def promote_eligible(
             pool.flush(pool_lease)
 
         try:
+            eligible: list[PoolEntry] = []
             for entry in list(pool.entries()):
                 if entry.status in (PoolStatus.REJECTED, PoolStatus.ARCHIVED):
                     continue
@@ -184,32 +195,38 @@ def promote_eligible(
                     )
                     result.rejected_discard += 1
                     changed += 1
+                    if changed % FLUSH_EVERY == 0:
+                        flush()
+                    continue
+                gate = gate_for(entry, stats, now, rules)
+                if gate.passed:
+                    eligible.append(entry)
                 else:
-                    gate = gate_for(entry, stats, now, rules)
-                    if not gate.passed:
-                        why = _held_reason(gate.reason)
-                        result.held[why] += 1
-                        added = entry.added_at
-                        if why == "age" and added is not None:
-                            opens = added + timedelta(hours=rules.promotion_age_hours)
-                            if result.age_gate_opens is None or opens < result.age_gate_opens:
-                                result.age_gate_opens = opens
-                        continue
-                    try:
-                        result.promoted.append(
-                            promote(
-                                pool,
-                                entry,
-                                promoted,
-                                pool_lease=pool_lease,
-                                learnings_lease=learnings_lease,
-                                now=now,
-                                stage=True,
-                            )
+                    why = _held_reason(gate.reason)
+                    result.held[why] += 1
+                    added = entry.added_at
+                    if why == "age" and added is not None:
+                        opens = added + timedelta(hours=rules.promotion_age_hours)
+                        if result.age_gate_opens is None or opens < result.age_gate_opens:
+                            result.age_gate_opens = opens
+            if intents is not None:
+                intents.begin(_to_publish(eligible, promoted), lease=pool_lease, now=now)
+            for entry in eligible:
+                try:
+                    result.promoted.append(
+                        promote(
+                            pool,
+                            entry,
+                            promoted,
+                            pool_lease=pool_lease,
+                            learnings_lease=learnings_lease,
+                            now=now,
+                            stage=True,
                         )
-                        changed += 1
-                    except PoolError as exc:
-                        result.problems.append(str(exc))
+                    )
+                    changed += 1
+                except PoolError as exc:
+                    result.problems.append(str(exc))
                 if changed % FLUSH_EVERY == 0:
                     flush()
         finally:
@@ -219,6 +236,71 @@ def promote_eligible(
             result.problems.append(
                 f"{promoted.path}: {promoted.corrupt_lines} unreadable line(s) skipped"
             )
+
+
+def _to_publish(eligible: list[PoolEntry], promoted: PromotedIndex) -> list[Intent]:
+    """The promotions the bridge will publish: a body not yet promoted (the first of a batch's
+    equal bodies), or a candidate with a provisional entry to confirm."""
+    seen: set[str] = set()
+    out = []
+    for entry in eligible:
+        digest = content_hash(entry.content)
+        fresh = digest not in seen and promoted.lookup(digest) is None
+        seen.add(digest)
+        if fresh or _has_provisional(entry.candidate):
+            out.append(Intent(entry.id, digest, entry.candidate))
+    return out
+
+
+def replay_intents(
+    layout: AgentsLayout, locks: StoreLocks, sink: LessonSink, config: FlywheelConfig
+) -> list[dict[str, Any]]:
+    """Publish what an interrupted close loop promoted but never published; close the intents
+    whose promotion never landed (their candidates are promoted again)."""
+    journal = PublishIntents(layout)
+    if not journal.path.exists():
+        return []
+    with locks.hold(layout.pool_lock) as lease:
+        index = PromotedIndex(layout)
+        landed: list[tuple[Intent, str]] = []
+        void: list[tuple[str, str]] = []
+        for intent in journal.pending():
+            found = index.lookup(intent.content_hash) if intent.content_hash else None
+            if found is None:
+                void.append((intent.candidate_id, "void"))
+            else:
+                landed.append((intent, found[0]))
+        journal.finish(void, lease=lease)
+    outcomes = []
+    for intent, artifact in landed:
+        outcome = confirm_provisional(
+            sink,
+            artifact,
+            intent.candidate,
+            validation_mode=config.knowledge_bridge_validation.value,
+        )
+        outcomes.append(outcome)
+    _close(
+        layout,
+        locks,
+        journal,
+        [(i.candidate_id, o) for (i, _a), o in zip(landed, outcomes, strict=True)],
+    )
+    return [{**o.as_dict(), "replayed": True} for o in outcomes]
+
+
+def _close(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    journal: PublishIntents,
+    published: list[tuple[str, BridgeOutcome]],
+) -> None:
+    """Close the intents the store answered; a ``failed`` publication stays open for the next
+    run."""
+    closed = [(ident, o.outcome) for ident, o in published if o.outcome != "failed"]
+    if closed or journal.path.exists():
+        with locks.hold(layout.pool_lock) as lease:
+            journal.finish(closed, lease=lease)
 
 
 def mature(
@@ -320,21 +402,27 @@ def close_loop(
     result.feedback = apply_feedback(layout, locks, now=now).as_dict()
     result.recurrences = confirm_recurrences(layout, locks, signer=signer, now=now)
     stats = citation_stats(layout)  # one pass over citations.jsonl for the gates and eviction
-    promote_eligible(layout, locks, config, result, now=now, stats=stats)
-    if sink is not None and config.knowledge_bridge:
+    bridge = sink if config.knowledge_bridge else None
+    intents = None if bridge is None else PublishIntents(layout)
+    if bridge is not None:
+        result.knowledge += replay_intents(layout, locks, bridge, config)
+    promote_eligible(layout, locks, config, result, now=now, stats=stats, intents=intents)
+    if bridge is not None and intents is not None:
+        published = []
         for promotion in result.promoted:
-            if not promotion.deduplicated or _provisional_id(promotion):
-                result.knowledge.append(
-                    confirm_provisional(
-                        sink,
-                        promotion.artifact_path,
-                        promotion.candidate,
-                        validation_mode=config.knowledge_bridge_validation.value,
-                    ).as_dict()
+            if not promotion.deduplicated or _has_provisional(promotion.candidate):
+                outcome = confirm_provisional(
+                    bridge,
+                    promotion.artifact_path,
+                    promotion.candidate,
+                    validation_mode=config.knowledge_bridge_validation.value,
                 )
+                published.append((promotion.candidate_id, outcome))
+                result.knowledge.append(outcome.as_dict())
+        _close(layout, locks, intents, published)
         if config.provisional:
             result.knowledge += provisional_pass(
-                layout, locks, config, sink, stats, now=now, signer=signer
+                layout, locks, config, bridge, stats, now=now, signer=signer
             )
     result.maturity = mature(layout, locks, config, now=now, stats=stats)
     result.metrics = compute_metrics(
@@ -346,8 +434,8 @@ def close_loop(
     return result
 
 
-def _provisional_id(promotion: Promotion) -> bool:
-    metadata = promotion.candidate.get("metadata")
+def _has_provisional(candidate: dict[str, Any]) -> bool:
+    metadata = candidate.get("metadata")
     return isinstance(metadata, dict) and bool(metadata.get(PROVISIONAL_ENTRY))
 
 

@@ -12,11 +12,26 @@ current validation mode says. swarmq also records where the line was and its exa
 ``*-quarantined-places.jsonl`` (a file opencode-swarm ignores), so quarantine + restore puts the
 line back where it was, byte for byte when nothing else changed. Restore also revives an
 archived entry to its status before archiving.
+
+Each move touches the store and up to three sidecars, so a kill between the writes left the
+entry both live and quarantined, and nothing said which way it was going. So quarantine and
+restore are each **one atomic move**: before its first write a move appends its intent
+(``{"op": "quarantine" | "restore", "id": …}``, fsynced) to ``.swarmq/<store>.moves.jsonl``
+beside the store, and removes the file when done. Every quarantine or restore first settles an
+intent left by a killed one, under the same lock: a quarantine whose sidecar record landed is
+finished (the entry leaves the store), one whose record did not is undone (its other sidecar
+lines go); a restore whose entry is back in the store is finished (its sidecar lines go), one
+whose entry is not is undone (it stays quarantined). Either way the entry ends in exactly one
+place, as before or as after the move.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +47,7 @@ from swarmq.knowledge.model import (
 from swarmq.knowledge.serialize import dumps_js
 from swarmq.knowledge.validation import ValidationResult, validate_lesson
 from swarmq.similarity.text import normalize_opencode
-from swarmq.storage.atomic import append_lines, write_atomic
+from swarmq.storage.atomic import append_lines, fsync_dir, side_path, write_atomic
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.jsonl import quarantine_corrupt
 
@@ -54,10 +69,59 @@ def places_path(store: TierFile) -> Path:
     return quarantined.with_name(f"{quarantined.stem}-places.jsonl")
 
 
+def moves_path(store: TierFile) -> Path:
+    """The intent of a quarantine or restore under way (a line each; normally absent)."""
+    return side_path(store.files.knowledge, ".moves.jsonl")
+
+
+@contextlib.contextmanager
+def _move(store: TierFile, op: str, entry_id: str, lease: Any) -> Iterator[None]:
+    """Journal a move before its first write; forget it once every write landed. A failure
+    (not a kill) settles it at once, so the entry is never left in two places."""
+    path = moves_path(store)
+    append_lines(path, [json.dumps({"op": op, "id": entry_id})], lease=lease)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            settle_moves(store, lease)
+        raise
+    _forget_moves(path)
+
+
+def _forget_moves(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+        fsync_dir(path.parent)
+
+
+def settle_moves(store: TierFile, lease: Any) -> int:
+    """Finish or undo the moves a killed quarantine or restore left (the caller holds the store
+    lock); returns how many intents were settled."""
+    path = moves_path(store)
+    if not path.exists():
+        return 0
+    intents = [v for v in values(path) if isinstance(v, dict) and isinstance(v.get("id"), str)]
+    for intent in intents:
+        entry_id = str(intent["id"])
+        store.mirror.refresh()
+        slot = store.mirror.by_id.get(entry_id)
+        held = _quarantined_record(store, entry_id) is not None
+        if slot is None:
+            continue  # quarantined and gone from the store, or a restore that never wrote it
+        if intent.get("op") == "quarantine" and held:
+            store.rewrite_file(lease, removed={slot: None})  # finish: the record landed
+        else:
+            _forget_quarantine(store, entry_id, lease)  # a restore done, or a quarantine undone
+    _forget_moves(path)
+    return len(intents)
+
+
 def quarantine(store: TierFile, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
     """Move an entry to the quarantine sidecar; idempotent for an already quarantined id."""
     reported = ReportedBy(reported_by).value
     with store.locked() as lease:
+        settle_moves(store, lease)
         slot = store.mirror.by_id.get(entry_id)
         if slot is None:
             held = _quarantined_record(store, entry_id)
@@ -87,19 +151,23 @@ def quarantine(store: TierFile, entry_id: str, reason: str, reported_by: str = "
             "before": neighbours[at_index + 1] if at_index + 1 < len(neighbours) else None,
             "line": entry.line(),
         }
-        store.append_sidecar(
-            places_path(store), [dumps_js(place)], store.config.quarantined_max_entries, lease
-        )
-        store.append_sidecar(
-            store.files.quarantined, [record.line()], store.config.quarantined_max_entries, lease
-        )
-        store.append_sidecar(
-            store.files.rejected,
-            [rejected_record(entry.id, entry.lesson, why, 3, at)],
-            store.config.rejected_max_entries,
-            lease,
-        )
-        store.rewrite_file(lease, removed={slot: None})
+        with _move(store, "quarantine", entry.id, lease):
+            store.append_sidecar(
+                places_path(store), [dumps_js(place)], store.config.quarantined_max_entries, lease
+            )
+            store.append_sidecar(
+                store.files.rejected,
+                [rejected_record(entry.id, entry.lesson, why, 3, at)],
+                store.config.rejected_max_entries,
+                lease,
+            )
+            store.append_sidecar(
+                store.files.quarantined,
+                [record.line()],
+                store.config.quarantined_max_entries,
+                lease,
+            )
+            store.rewrite_file(lease, removed={slot: None})
         return record
 
 
@@ -137,6 +205,7 @@ def restore(store: TierFile, entry_id: str, *, revalidate: bool = False) -> Entr
     ``revalidate`` a quarantined entry whose lesson the current rules refuse stays quarantined
     (:class:`RestoreRefused`)."""
     with store.locked() as lease:
+        settle_moves(store, lease)
         slot = store.mirror.by_id.get(entry_id)
         current = None if slot is None else store.mirror.slots[slot]
         if current is not None and current.status == Status.ARCHIVED:
@@ -167,11 +236,12 @@ def restore(store: TierFile, entry_id: str, *, revalidate: bool = False) -> Entr
         )
         restored = held.changed({"status": status}, remove=QUARANTINE_KEYS)
         place = _place(store, entry_id)
-        if place is None:
-            store.append_entries([restored], lease)
-        else:
-            restored = _put_back(store, restored, place, lease)
-        _forget_quarantine(store, entry_id, lease)
+        with _move(store, "restore", entry_id, lease):
+            if place is None:
+                store.append_entries([restored], lease)
+            else:
+                restored = _put_back(store, restored, place, lease)
+            _forget_quarantine(store, entry_id, lease)
         return restored
 
 

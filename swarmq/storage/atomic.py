@@ -22,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -196,6 +198,63 @@ def commit_locked(path: Path) -> Iterator[None]:
             del _HELD[name]
 
 
+STALE_TEMP_SECONDS = 600.0
+"""A temp file of another host's writer (whose pid means nothing here) this old is stale: no
+writer holds its store lock that long between writing the temp and renaming it."""
+
+_SWEPT: dict[str, int] = {}
+"""File → its directory's mtime (ns) when this process last looked for stale temps beside it."""
+_TEMP = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-[0-9a-f]{8}$")
+
+
+def sweep_stale_temps(path: Path) -> int:
+    """Remove the temp files a dead writer of ``path`` left (a kill mid-rewrite leaves a full
+    copy of the file); the caller holds the file's lock, so no live writer's temp can be among
+    them. A temp is stale when its pid is not alive on this host, or it is older than
+    :data:`STALE_TEMP_SECONDS`. The directory is listed only when its mtime moved since this
+    process last looked (an append costs one ``stat``); returns how many were removed."""
+    key = str(path)
+    try:
+        moved = os.stat(path.parent).st_mtime_ns
+    except OSError:
+        return 0
+    if _SWEPT.get(key) == moved:
+        return 0
+    prefix = f".{path.name}.tmp-"
+    removed = 0
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix)]
+    except OSError:
+        return 0
+    for name in names:
+        found = _TEMP.match(name)
+        if found is None or found["name"] != path.name or int(found["pid"]) == os.getpid():
+            continue
+        temp = path.parent / name
+        try:
+            old = time.time() - temp.stat().st_mtime > STALE_TEMP_SECONDS
+            if old or not _alive(int(found["pid"])):
+                temp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    if len(_SWEPT) > 4096:
+        _SWEPT.clear()
+    with contextlib.suppress(OSError):
+        _SWEPT[key] = os.stat(path.parent).st_mtime_ns
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # another user's process answers PermissionError: alive
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def _no_confirm() -> None:
     return None
 
@@ -219,6 +278,7 @@ def commit_guard(
     held = _HELD.get(str(side_path(path, ".lock"))) == (os.getpid(), threading.get_ident())
     with contextlib.nullcontext() if held else commit_lock(path):
         check_fence(path, lease)
+        sweep_stale_temps(path)
         started: list[Callable[[], None]] = []
 
         def confirm_now() -> None:

@@ -23,11 +23,15 @@ import filelock
 
 from swarmq.errors import Conflict, Unavailable
 from swarmq.storage.space import no_space
-from swarmq.storage.workspace_id import lock_name
+from swarmq.storage.workspace_id import ID_FILE, lock_name, recorded_lock_mode
 
 
 class LockError(Unavailable, RuntimeError):
     """Base class of every lock failure."""
+
+
+class LockModeRefused(LockError):
+    """Same-host locks asked for a file of a workspace whose writers hold the cluster's locks."""
 
 
 class LockTimeout(LockError):
@@ -162,6 +166,13 @@ class LocalLocks:
 
     @contextlib.contextmanager
     def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
+        if recorded_lock_mode(resource) == "cluster":
+            # An flock here does not exclude the workers' Redis-lock holders: both would write.
+            raise LockModeRefused(
+                f"cannot lock {resource!r} with same-host LocalLocks: its workspace records "
+                f'"locks": "cluster" in its {ID_FILE}; use the cluster\'s locks '
+                "(swarmq.coord.lockmode.store_locks with the roster's cluster config)"
+            )
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         name = resource_filename(resource)
         lock = filelock.FileLock(str(self.lock_dir / f"{name}.lock"))

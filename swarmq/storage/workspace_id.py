@@ -108,6 +108,24 @@ _FOUND: dict[str, tuple[str, str]] = {}
 change, so a found root stays valid; misses are not cached (the id may appear later)."""
 
 
+_MODES: dict[str, str] = {}
+"""Root id → the lock mode its id file recorded, for every root found by :func:`lock_name`."""
+
+
+def forget_root_ids() -> None:
+    """Drop every root found so far (after this process changed an id file itself)."""
+    _FOUND.clear()
+    _MODES.clear()
+
+
+def recorded_lock_mode(resource: str) -> str | None:
+    """The lock mode recorded by the root a ``ws:<root id>:…`` lock name belongs to (``None``
+    for another name, or a root this process has not found)."""
+    if not resource.startswith("ws:"):
+        return None
+    return _MODES.get(resource[3:].partition(":")[0])
+
+
 def _find_root(directory: str) -> tuple[str, str] | None:
     probe = directory
     seen: list[str] = []
@@ -118,6 +136,7 @@ def _find_root(directory: str) -> tuple[str, str] | None:
         found = read_root_id(Path(probe))
         if found is not None:
             hit = (probe, found.id)
+            _MODES[found.id] = found.locks
             break
         seen.append(probe)
         parent = os.path.dirname(probe)

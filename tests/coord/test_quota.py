@@ -276,7 +276,7 @@ def test_redis_time_decides_the_window_when_the_host_clock_is_wrong(
 def test_a_clock_a_day_off_is_refused(redis_client: redis.Redis, swarm_name: str) -> None:
     wrong = lambda: datetime.now(UTC) + timedelta(days=3)  # noqa: E731
     gate = QuotaGate(redis_client, swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}, clock=wrong)
-    with pytest.raises(QuotaUnavailable, match="more than a day away"):
+    with pytest.raises(QuotaUnavailable, match="max_clock_skew_seconds: 86400"):
         gate.reserve("q")
 
 
@@ -305,7 +305,19 @@ def test_start_journal_counts_distinct_started_tokens_across_processes(tmp_path:
     other = tmp_path / "enrichment.2026-11-30.otherhost-1.log"  # another process, a torn last line
     other.write_text(f"s {'a' * 24}\ns {'e' * 24}\ns eee")
     assert journal.count("enrichment", "2026-11-30") == 3  # a, b, e
-    assert journal.prune({"2026-11-30"}) == 1
+    journal.started("skill_improver", "2026-11-01", "g" * 24)  # another quota's: not touched
+    assert journal.prune("enrichment", before="2026-11-30") == 1
+    assert journal.count("skill_improver", "2026-11-01") == 1
     assert journal.count("enrichment", "2026-11-29") == 0
     journal.started("enrichment", "2026-11-30", "f" * 24)  # still appends after a prune
     assert journal.count("enrichment", "2026-11-30") == 4
+
+
+def test_a_late_mirror_write_of_an_earlier_day_keeps_the_later_days_count(tmp_path: Path) -> None:
+    from swarmq.coord.quota_file import read_quota_file, record_usage
+
+    path = tmp_path / "q-quota.json"
+    record_usage(path, window_key="2026-12-03", window="utc", calls_used=8, max_calls=10)
+    record_usage(path, window_key="2026-12-02", window="utc", calls_used=3, max_calls=10)
+    state = read_quota_file(path)
+    assert state is not None and (state.date, state.calls_used) == ("2026-12-03", 8)
