@@ -32,10 +32,10 @@ def _check(texts: list[str], focus: list[int], threshold: float, measure: Measur
     assert set(got.empty.tolist()) == (empty if empty & chosen else set())
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("measure", list(Measure))
 def test_generated_stores(seed: int, measure: Measure) -> None:
-    texts = generate(3000, seed=seed, dup_rate=0.05, dark_rate=0.02).lessons
+    texts = generate(2000, seed=seed, dup_rate=0.05, dark_rate=0.02).lessons
     rng = random.Random(seed)
     focus = rng.sample(range(len(texts)), 30)
     for threshold in (0.3, 0.5, 0.7, 0.85):
