@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +48,13 @@ def settings_key(config: ConsolidationConfig) -> str:
 
 
 def line_digests(lines: Iterable[str]) -> DigestArray:
-    """64-bit BLAKE2b digest of each line, sorted (a collision could only hide a change with
-    probability about ``n / 2**64``)."""
+    """64-bit BLAKE2b digest of each line, in line order (a collision could only hide a change
+    with probability about ``n / 2**64``)."""
     raw = b"".join(
         hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=8).digest()
         for line in lines
     )
-    digests: DigestArray = np.sort(np.frombuffer(raw, dtype=np.uint64))
+    digests: DigestArray = np.frombuffer(raw, dtype=np.uint64)
     return digests
 
 
@@ -68,14 +69,7 @@ class Watermark:
         """Ids of the entries whose exact line the last run did not write."""
         if not entries:
             return set()
-        mine = np.frombuffer(
-            b"".join(
-                hashlib.blake2b(e.line().encode("utf-8", "surrogatepass"), digest_size=8).digest()
-                for e in entries
-            ),
-            dtype=np.uint64,
-        )
-        known = np.isin(mine, self.digests, assume_unique=False)
+        known = np.isin(line_digests(e.line() for e in entries), self.digests)
         return {entries[k].id for k in np.flatnonzero(~known).tolist()}
 
 
@@ -91,7 +85,7 @@ def load(path: Path, config: ConsolidationConfig) -> Watermark | None:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             digests = np.asarray(data["digests"], dtype=np.uint64)
-    except (OSError, ValueError, KeyError, EOFError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         return None
@@ -118,5 +112,5 @@ def save(
     """Record ``lines`` (the store as the run left it) as the next run's starting point."""
     meta = {"format": FORMAT, "settings": settings_key(config), "run_id": run_id, "at": at}
     buffer = io.BytesIO()
-    np.savez(buffer, digests=line_digests(lines), meta=np.asarray(json.dumps(meta)))
+    np.savez(buffer, digests=np.sort(line_digests(lines)), meta=np.asarray(json.dumps(meta)))
     write_atomic(path, buffer.getvalue(), lease=lease)

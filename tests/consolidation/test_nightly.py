@@ -196,3 +196,16 @@ def test_a_killed_run_does_not_advance_the_watermark(tmp_path: Path) -> None:
     report = consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm")
     assert report.focus == 1
     assert report.plan.counts()["duplicate"] == 1
+
+
+def test_a_damaged_watermark_means_a_full_pass_and_a_dry_run_writes_none(
+    tmp_path: Path,
+) -> None:
+    _store_with(tmp_path, BASE)
+    mark = watermark_path(events_path(open_store(tmp_path).swarm.files))
+    dry = consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm", dry_run=True)
+    assert dry.focus is None and not mark.exists()
+    consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm")
+    mark.write_bytes(mark.read_bytes()[:40])
+    assert consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm").focus is None
+    assert consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm").focus == 0
