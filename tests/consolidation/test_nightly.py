@@ -209,3 +209,28 @@ def test_a_damaged_watermark_means_a_full_pass_and_a_dry_run_writes_none(
     mark.write_bytes(mark.read_bytes()[:40])
     assert consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm").focus is None
     assert consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm").focus == 0
+
+
+def test_dense_proposals_are_the_full_passes_restricted_to_the_focus() -> None:
+    import numpy as np
+
+    from swarmq.consolidation._nightly import FocusedPlanner
+    from swarmq.consolidation._paraphrase import dense_pairs
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors[150:] = vectors[:150] + rng.normal(scale=0.3, size=(150, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"lesson {k}" for k in range(300)]
+    planner = FocusedPlanner(CONFIG, CONFIG.measure, None, set())
+    paraphrases = planner.paraphrases
+    focus = set(rng.choice(300, 40, replace=False).tolist())
+    paraphrases.focus_texts = {texts[k] for k in focus}  # type: ignore[attr-defined]
+    left, right, _ = dense_pairs(vectors, CONFIG.dense_duplicate_threshold)
+    want = {
+        (a, b)
+        for a, b in zip(left.tolist(), right.tolist(), strict=True)
+        if a in focus or b in focus
+    }
+    got_left, got_right, _ = paraphrases.dense_join(vectors, texts)
+    assert want and set(zip(got_left.tolist(), got_right.tolist(), strict=True)) == want
