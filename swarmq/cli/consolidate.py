@@ -23,7 +23,16 @@ from swarmq.names import CONSOLIDATION_SCOPE
 from swarmq.roster.schema import Roster
 from swarmq.wiring.consolidation import roster_scopes, run_roster_scope
 
-COLUMNS = ("scope", "entries", "active", *(r.value for r in Reason), "rounds", "changed", "seconds")
+COLUMNS = (
+    "scope",
+    "entries",
+    "active",
+    "joined",
+    *(r.value for r in Reason),
+    "rounds",
+    "changed",
+    "seconds",
+)
 
 
 def _progress(quiet: bool) -> Progress:
@@ -39,7 +48,9 @@ def _progress(quiet: bool) -> Progress:
     )
 
 
-def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) -> list[ScopeReport]:
+def _run_local(
+    roster: Roster, scopes: list[str], dry_run: bool, quiet: bool, full: bool
+) -> list[ScopeReport]:
     locks = store_locks(roster)
     reports: list[ScopeReport] = []
     with _progress(quiet) as progress:
@@ -53,13 +64,15 @@ def _run_local(roster: Roster, scopes: list[str], dry_run: bool, quiet: bool) ->
                         overall, detail=f"round {meta['round']}: {meta['actions']} action(s)"
                     )
 
-            reports.append(run_roster_scope(roster, locks, scope, dry_run=dry_run, progress=report))
+            reports.append(
+                run_roster_scope(roster, locks, scope, dry_run=dry_run, progress=report, full=full)
+            )
             progress.advance(overall)
     return reports
 
 
 def _run_enqueued(
-    roster: Roster, scopes: list[str], dry_run: bool, quiet: bool
+    roster: Roster, scopes: list[str], dry_run: bool, quiet: bool, full: bool
 ) -> list[dict[str, Any]]:
     from swarmq.tasks.consolidation import window_of
     from swarmq.workers.app import create_app
@@ -69,7 +82,7 @@ def _run_enqueued(
     results = {
         scope: celery.send_task(
             CONSOLIDATION_SCOPE,
-            kwargs={"scope": scope, "window": window, "dry_run": dry_run},
+            kwargs={"scope": scope, "window": window, "dry_run": dry_run, "full": full},
             queue="consolidation",
         )
         for scope in scopes
@@ -128,6 +141,7 @@ def _table(rows: list[dict[str, Any]], dry_run: bool) -> Table:
             row["scope"],
             str(row.get("entries", "")),
             str(row.get("active", "")),
+            "all" if row.get("focus") is None else str(row["focus"]),
             *(str(counts.get(r.value, 0)) for r in Reason),
             str(row.get("rounds", "")),
             str(row.get("changed", "")),
@@ -185,6 +199,13 @@ def consolidate(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Plan only: show what would change.")
     ] = False,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Join the whole store, not only the entries changed since the last run.",
+        ),
+    ] = False,
     enqueue: Annotated[
         bool,
         typer.Option(
@@ -205,10 +226,10 @@ def consolidate(
     if not scopes:
         fail("consolidation is disabled (consolidation.enabled: false) and no --scope was given")
     if enqueue:
-        rows = _run_enqueued(roster, scopes, dry_run, quiet or as_json)
+        rows = _run_enqueued(roster, scopes, dry_run, quiet or as_json, full)
         reports: list[ScopeReport] = []
     else:
-        reports = _run_local(roster, scopes, dry_run, quiet or as_json)
+        reports = _run_local(roster, scopes, dry_run, quiet or as_json, full)
         rows = [r.summary() for r in reports]
     if as_json:
         if dry_run and reports:

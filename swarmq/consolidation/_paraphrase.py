@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import similarity_join, weighted_overlaps
+from swarmq.similarity.join import JoinResult, similarity_join, weighted_overlaps
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import term_text
 from swarmq.similarity.sets import TokenSets, encode
@@ -88,7 +88,7 @@ class Paraphrases:
             return []
         sets = encode([_terms(text) for text in texts], Measure.TOKENS)
         weights = idf_weights(sets)
-        result = similarity_join(sets, self.config.paraphrase_candidate_threshold)
+        result = self.join(sets, texts)
         found: list[Pair] = []
         if len(result.left):
             cosines = weighted_overlaps(sets, result.left, result.right, weights)
@@ -114,7 +114,7 @@ class Paraphrases:
             (a, b, score, overlap, float(vectors[row[a]] @ vectors[row[b]]))
             for a, b, score, overlap, _ in found
         ]
-        left, right, dense = dense_pairs(vectors, config.dense_duplicate_threshold)
+        left, right, dense = self.dense_join(vectors, texts)
         if not len(left):
             return found
         known = {(a, b) for a, b, *_ in found}
@@ -124,6 +124,16 @@ class Paraphrases:
             if (a, b) not in known:
                 found.append((a, b, float(lexical[k]), 0.0, float(dense[k])))
         return found
+
+    def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
+        """The candidate pairs among ``texts`` (encoded as ``sets``)."""
+        return similarity_join(sets, self.config.paraphrase_candidate_threshold)
+
+    def dense_join(
+        self, vectors: np.ndarray, texts: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The dense candidate pairs among ``texts`` (embedded as ``vectors``)."""
+        return dense_pairs(vectors, self.config.dense_duplicate_threshold)
 
     def candidates(self, items: Sequence[Item], seen: set[tuple[str, str]]) -> list[Candidate]:
         """``(cosine, id, id, score breakdown)`` of every comparable pair of ``items`` at or

@@ -47,9 +47,9 @@ from swarmq.consolidation.items import (
     stronger,
 )
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import join_texts, similarity_join
+from swarmq.similarity.join import JoinResult, similarity_join
 from swarmq.similarity.measure import Measure
-from swarmq.similarity.sets import encode
+from swarmq.similarity.sets import TokenSets, encode
 from swarmq.similarity.text import bigram_jaccard
 
 _SPACES = re.compile(r"\s+")
@@ -123,9 +123,9 @@ class Planner:
         low = (
             self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
         )
-        result = similarity_join(sets, low) if len(items) else None
-        if result is None:
+        if not items:
             return actions
+        result = self.join(sets, low, items)
         candidates: list[tuple[float, str, str, Reason, dict[str, float | str]]] = []
         seen: set[tuple[str, str]] = set()
         for i, j, similarity in zip(
@@ -197,13 +197,27 @@ class Planner:
             groups[("empty", key)].append(item)
         return [group for _, group in sorted(groups.items()) if len(group) > 1]
 
+    # -- which pairs are joined (hooks for a run restricted to the changed entries) -------------
+
+    def join(self, sets: TokenSets, threshold: float, items: Sequence[Item]) -> JoinResult:
+        """The pairs of ``items`` (encoded as ``sets``) a round considers."""
+        return similarity_join(sets, threshold)
+
+    def link_join(self, sets: TokenSets, items: Sequence[Item]) -> JoinResult:
+        """The pairs whose complement links are decided, each with all its partners."""
+        return similarity_join(sets, self.config.complement_threshold)
+
+    def in_scope(self, a: Item, b: Item) -> bool:
+        """Whether a link between two entries is this run's to decide."""
+        return True
+
     # -- links between complementary entries -------------------------------------------------------
 
     def decide_links(self, items: Sequence[Item]) -> list[Action]:
         limit = self.config.max_links_per_entry
         if limit == 0 or len(items) < 2:
             return []
-        result = join_texts([i.text for i in items], self.config.complement_threshold, self.measure)
+        result = self.link_join(encode([i.text for i in items], self.measure), items)
         partners: dict[int, list[tuple[float, str, int]]] = defaultdict(list)
         for i, j, similarity in zip(
             result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
@@ -220,7 +234,7 @@ class Planner:
         links: list[Action] = []
         for i, chosen in sorted(best.items()):
             for j in sorted(chosen):
-                if i < j and i in best.get(j, ()):
+                if i < j and i in best.get(j, ()) and self.in_scope(items[i], items[j]):
                     a, b = items[i], items[j]
                     similarity = next(-s for s, _, k in partners[i] if k == j)
                     links.append(

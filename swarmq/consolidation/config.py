@@ -77,6 +77,10 @@ class ConsolidationConfig(BaseModel):
     """Merging changes lessons, which can create new pairs; rounds repeat until none is left
     (the fixpoint that makes a second run a no-op) or this bound is hit."""
     lock_timeout_seconds: Annotated[float, Field(gt=0)] = 600.0
+    incremental: bool = True
+    """Nightly runs of a knowledge tier join only the entries added or changed since the last
+    successful run against the whole store (the first run on a store, and any run after the
+    plan-shaping settings changed, is full); ``false``: every run is a full pass."""
 
     @model_validator(mode="after")
     def _ordered(self) -> ConsolidationConfig:

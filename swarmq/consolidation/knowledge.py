@@ -36,7 +36,9 @@ from swarmq.consolidation._merge import (
     strength,
     supersede_entries,
 )
+from swarmq.consolidation._nightly import FocusedPlanner
 from swarmq.consolidation._plan import Planner
+from swarmq.consolidation._watermark import load, save, watermark_path
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, ActionKind, Item, Plan
 from swarmq.knowledge.contradiction import pair_contradicts
@@ -79,6 +81,9 @@ class ScopeReport:
     changed: int = 0
     recovered: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    focus: int | None = None
+    """Entries changed since the last run that this run joined against the store; ``None``
+    for a full pass."""
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -92,6 +97,8 @@ class ScopeReport:
             "converged": self.plan.converged,
             "counts": self.plan.counts(),
             "recovered": self.recovered,
+            "mode": "full" if self.focus is None else "incremental",
+            "focus": self.focus,
             "seconds": round(self.seconds, 3),
         }
 
@@ -279,7 +286,9 @@ def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
 
 
 class TierRun(ConsolidationRun):
-    """A run over one knowledge store."""
+    """A run over one knowledge store: incremental (the entries changed since the last run's
+    watermark against the whole store) unless ``full``, ``consolidation.incremental`` is off or
+    there is no valid watermark."""
 
     def __init__(
         self,
@@ -289,21 +298,57 @@ class TierRun(ConsolidationRun):
         scope: str,
         progress: ProgressFn | None,
         clock: Callable[[], datetime] | None,
+        full: bool = False,
     ) -> None:
         super().__init__(config, config.measure, scope=scope, progress=progress, clock=clock)
         self.store = store
+        self.full = full
+        self.watermark = watermark_path(events_path(store.files))
+        self.focus: int | None = None
+
+    def planner_for(self, entries: list[Entry]) -> Planner:
+        """The focused planner when a valid watermark says what changed, else the full one."""
+        mark = (
+            None if self.full or not self.config.incremental else load(self.watermark, self.config)
+        )
+        if mark is None:
+            self.focus = None
+            return self.planner
+        changed = mark.changed(entries)
+        self.focus = len(changed)
+        return FocusedPlanner(
+            self.config,
+            self.config.measure,
+            self.planner.contradicts,
+            changed,
+            self.planner.paraphrases.embedder,
+        )
+
+    def advance(self, lines: list[str], plan: Plan, lease: Lease) -> None:
+        """After a committed run: the store as written becomes the next run's starting point.
+        A run that stopped short of its fixpoint leaves none (the next run is full)."""
+        if not plan.converged:
+            self.watermark.unlink(missing_ok=True)
+        elif plan.changes or self.focus != 0 or not self.watermark.exists():
+            save(self.watermark, lines, self.config, run_id=self.run_id, at=self.at, lease=lease)
 
     def plan_only(self) -> tuple[Plan, int, int]:
         snapshot = self.store.read()
+        entries = list(snapshot.entries)
         population = KnowledgePopulation(
-            list(snapshot.entries),
+            entries,
             at=self.at,
             run_id=self.run_id,
             store=self.store,
             config=self.config,
         )
-        plan = self.planner.run(population, on_round=self.on_round)
+        plan = self.planner_for(entries).run(population, on_round=self.on_round)
         return plan, len(snapshot.entries), len(population.changed)
+
+    def execute(self, *, dry_run: bool) -> ScopeReport:
+        report = super().execute(dry_run=dry_run)
+        report.focus = self.focus
+        return report
 
     def commit(self) -> ScopeReport:
         store, config, scope, at, run_id = self.store, self.config, self.scope, self.at, self.run_id
@@ -315,7 +360,7 @@ class TierRun(ConsolidationRun):
             population = KnowledgePopulation(
                 entries, at=at, run_id=run_id, store=store, config=config
             )
-            plan = self.planner.run(population, on_round=self.on_round)
+            plan = self.planner_for(entries).run(population, on_round=self.on_round)
             report = ScopeReport(
                 scope,
                 plan,
@@ -357,6 +402,9 @@ class TierRun(ConsolidationRun):
                 txn.commit()
                 crash_point("committed")
                 log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
+                self.advance([after.get(e.id, e).line() for e in entries], plan, lease)
+            else:
+                self.advance([e.line() for e in entries], plan, lease)
         return report
 
 
@@ -368,9 +416,11 @@ def consolidate_tier(
     dry_run: bool = False,
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
+    full: bool = False,
 ) -> ScopeReport:
-    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written)."""
-    run = TierRun(store, config, scope=scope, progress=progress, clock=clock)
+    """Consolidate one knowledge store; with ``dry_run`` only plan (nothing is written);
+    ``full`` joins the whole store even where a watermark allows an incremental run."""
+    run = TierRun(store, config, scope=scope, progress=progress, clock=clock, full=full)
     return run.execute(dry_run=dry_run)
 
 

@@ -56,10 +56,12 @@ def run_scope(
     dry_run: bool = False,
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
+    full: bool = False,
 ) -> ScopeReport:
     """Consolidate one scope (``dry_run``: plan only): the project's ``knowledge`` tier for
     ``swarm`` and ``hive`` (required for those), the AgentOps store at ``agents_dir`` for
-    ``learnings``."""
+    ``learnings`` (always a full pass). ``full``: a knowledge tier is joined whole even where
+    its watermark allows an incremental run."""
     check_scope(scope)
     if scope == "learnings":
         return consolidate_learnings(
@@ -75,5 +77,5 @@ def run_scope(
         raise ValueError(f"consolidation scope {scope!r} needs the project's knowledge store")
     tier = knowledge.swarm if scope == "swarm" else knowledge.hive
     return consolidate_tier(
-        tier, config, scope=scope, dry_run=dry_run, progress=progress, clock=clock
+        tier, config, scope=scope, dry_run=dry_run, progress=progress, clock=clock, full=full
     )

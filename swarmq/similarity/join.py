@@ -311,3 +311,99 @@ def join_texts(
 ) -> JoinResult:
     """Tokenise ``texts`` under ``measure`` and join them (indices refer to ``texts``)."""
     return similarity_join(encode(texts, measure), threshold)
+
+
+def focused_join(
+    sets: TokenSets,
+    focus: IntArray,
+    threshold: float,
+    *,
+    stats: list[JoinStats] | None = None,
+) -> JoinResult:
+    """The pairs of :func:`similarity_join` that involve at least one set of ``focus``.
+
+    Exactly those: the nightly consolidation joins the entries changed since its last run
+    against the whole store, and must find every pair the full join would find among them and
+    between them and the rest. Only the focus sets probe; every set's prefix is indexed. Both
+    sides use the probe prefix (``|s| - ceil(t |s|) + 1``), valid whatever the two sizes are,
+    because ``J >= t`` needs an overlap of ``ceil(t max(|x|, |y|))``. The work grows with the
+    focus and the postings its rare prefix tokens meet, not with the pairs among the rest.
+
+    ``empty`` is the empty-set clique restricted to pairs with a focus member: all empty sets
+    when a focus set is empty, none otherwise.
+    """
+    if math.isnan(threshold) or not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    t = float(threshold)
+    sizes = sets.sizes
+    n = len(sizes)
+    focus = np.unique(np.asarray(focus, dtype=np.int64))
+    if len(focus) and (focus[0] < 0 or focus[-1] >= n):
+        raise ValueError(f"focus indices must lie in [0, {n}), got {focus[0]}..{focus[-1]}")
+    empty = np.flatnonzero(sizes == 0)
+    if not np.isin(focus, empty).any():
+        empty = empty[:0]
+    none = np.empty(0, dtype=np.int64)
+    focus = focus[sizes[focus] > 0]
+    if len(focus) == 0 or n < 2:
+        return _verified(sets, none, none, empty, t)
+
+    max_size = int(sizes.max())
+    width = max_size + 2
+    probe_len = np.where(sizes > 0, sizes - _min_overlap(t, sizes) + 1, 0)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
+    keep = position < probe_len[owner]
+    token, owner = sets.tokens[keep], owner[keep]
+    del position, keep
+    group_key = token * width + sizes[owner]
+    order = np.argsort(group_key, kind="stable")
+    group_key, owner = group_key[order], owner[order]
+    del order
+
+    # The focus sets' prefix occurrences and, for each, its partners' slice of ``group_key``.
+    plen = probe_len[focus]
+    f_owner = np.repeat(focus, plen)
+    f_pos = np.arange(len(f_owner), dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
+    f_start = np.repeat(sets.offsets[focus], plen)
+    f_token = sets.tokens[f_start + f_pos]
+    f_size = sizes[f_owner]
+    shortest = _min_overlap(t, f_size)
+    longest = np.minimum(np.floor(f_size / t + _EPS).astype(np.int64), max_size)
+    lo = np.searchsorted(group_key, f_token * width + shortest, side="left")
+    hi = np.searchsorted(group_key, f_token * width + longest, side="right")
+    count = hi - lo
+    start = np.cumsum(count) - count
+    total_raw = int(count.sum())
+
+    ratio = t / (1 + t)
+    total = np.arange(2 * max_size + 1, dtype=np.int64)
+    limit = (total - 2 * np.ceil(ratio * total - _EPS)).astype(np.int32)
+    coarse = _bit_images(sets, 64)[0]
+    fine = _bit_images(sets, 256)
+    kept: list[IntArray] = []
+    after64 = 0
+    bounds = np.searchsorted(start, np.arange(0, total_raw + CHUNK, CHUNK), side="left")
+    edges = np.unique(np.append(bounds, len(count)))
+    for a_lo, a_hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+        c = count[a_lo:a_hi]
+        m = int(c.sum())
+        if m == 0:
+            continue
+        slot = np.arange(m, dtype=np.int64) - np.repeat(start[a_lo:a_hi] - start[a_lo], c)
+        a = np.repeat(f_owner[a_lo:a_hi], c)
+        b = owner[np.repeat(lo[a_lo:a_hi], c) + slot]
+        del slot
+        lim = limit[sizes[a] + sizes[b]]
+        ok = (a != b) & (np.bitwise_count(coarse[a] ^ coarse[b]) <= lim)
+        a, b, lim = a[ok], b[ok], lim[ok]
+        after64 += len(a)
+        ok = _xor_bits(fine, a, b) <= lim
+        a, b = a[ok], b[ok]
+        kept.append(np.minimum(a, b) * n + np.maximum(a, b))
+    keys = np.sort(np.concatenate(kept)) if kept else none
+    deduped = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+    result = _verified(sets, deduped // n, deduped % n, empty, t)
+    if stats is not None:
+        stats.append(JoinStats(len(owner), total_raw, after64, len(keys), len(deduped)))
+    return result

@@ -41,7 +41,11 @@ def task_id_for(swarm: str, scope: str, window: str) -> str:
 
 @app.task(name=CONSOLIDATION_SCOPE, bind=True, store_lock="consolidation:{scope}")
 def consolidate_scope(
-    self: SwarmTask, scope: str, window: str | None = None, dry_run: bool = False
+    self: SwarmTask,
+    scope: str,
+    window: str | None = None,
+    dry_run: bool = False,
+    full: bool = False,
 ) -> dict[str, Any]:
     """Consolidate one scope once per window; returns the run's summary."""
     check_scope(scope)
@@ -62,7 +66,9 @@ def consolidate_scope(
         if self.request.id and not self.request.called_directly:
             self.update_state(state="PROGRESS", meta={"stage": stage, "window": window, **meta})
 
-    report = run_roster_scope(roster, cluster.locks, scope, dry_run=dry_run, progress=progress)
+    report = run_roster_scope(
+        roster, cluster.locks, scope, dry_run=dry_run, progress=progress, full=full
+    )
     summary = {**report.summary(), "window": window, "outcome": "planned" if dry_run else "done"}
     if not dry_run:
         cluster.client.set(marker, json.dumps(summary), ex=DONE_TTL_SECONDS)

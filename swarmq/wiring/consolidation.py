@@ -26,8 +26,10 @@ def run_roster_scope(
     dry_run: bool = False,
     progress: ProgressFn | None = None,
     clock: Callable[[], datetime] | None = None,
+    full: bool = False,
 ) -> ScopeReport:
-    """Consolidate one scope of the roster's swarm (``dry_run``: plan only)."""
+    """Consolidate one scope of the roster's swarm (``dry_run``: plan only; ``full``: the whole
+    store even where an incremental run is possible)."""
     knowledge = None if check_scope(scope) == "learnings" else knowledge_store(roster, locks)
     return run_scope(
         scope,
@@ -38,4 +40,5 @@ def run_roster_scope(
         dry_run=dry_run,
         progress=progress,
         clock=clock,
+        full=full,
     )

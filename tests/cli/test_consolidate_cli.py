@@ -66,3 +66,18 @@ def test_unknown_scope(roster_file: Path) -> None:
     result = CliRunner().invoke(app, ["-c", str(roster_file), "consolidate", "--scope", "nope"])
     assert result.exit_code == 1
     assert "unknown consolidation scope 'nope'" in result.output
+
+
+def test_nightly_then_full(roster_file: Path) -> None:
+    runner = CliRunner()
+    base = ["-c", str(roster_file), "consolidate", "--json", "-q", "-s", "swarm"]
+    first = runner.invoke(app, base)
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.output)[0]["mode"] == "full"  # no watermark yet
+    nightly = runner.invoke(app, base)
+    assert nightly.exit_code == 0, nightly.output
+    row = json.loads(nightly.output)[0]
+    assert row["mode"] == "incremental" and row["focus"] == 0
+    full = runner.invoke(app, [*base, "--full"])
+    assert full.exit_code == 0, full.output
+    assert json.loads(full.output)[0]["mode"] == "full"

@@ -1,0 +1,215 @@
+"""Nightly consolidation with 1 % new entries against the full consolidation, same run.
+
+    python -m bench.consolidation_nightly [--sizes 10000 100000] [--new 0.01] [--dir /tmp]
+
+For each size a knowledge store of :mod:`bench.lesson_corpus` lessons (2 % near-duplicates) is
+written with a ``swarm.yaml`` beside it. A first run (full: there is no watermark yet)
+consolidates it; then ``--new`` of the size is appended (half near-duplicates of stored lessons,
+half new lessons) and two copies of that state are consolidated, each in a fresh process that
+loads the roster: the nightly run (the entries changed since the watermark against the whole
+store) and the full pass (``full=True``), the baseline. Each child reports its wall time and its
+peak RSS (``VmHWM`` of ``/proc/self/status``). Recall: the full join's pairs (at the complement
+threshold) that involve a new entry, against the focused join's, and the two runs' actions on
+the same state.
+
+``--watermark-only`` skips the first full run and writes the watermark of the base store
+directly (what a run would have left, minus its merges): for 1M, where a full run is the cost
+being avoided.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from bench.common import REPO, console, save, table
+from bench.lesson_corpus import LessonGenerator
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.model import Tier
+from swarmq.knowledge.reinforcement import NewLesson, new_entry
+from swarmq.similarity.join import focused_join, similarity_join
+from swarmq.similarity.sets import encode
+from swarmq.storage.clock import iso
+
+CONFIG = KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None)
+REDIS_URL = "redis://127.0.0.1:6379/9"
+
+CHILD = """
+import json, sys, time
+started = time.perf_counter()
+from pathlib import Path
+from swarmq.roster.loader import load_roster
+from swarmq.storage.locking import LocalLocks
+from swarmq.wiring.consolidation import run_roster_scope
+roster = load_roster(Path(sys.argv[1]))
+report = run_roster_scope(roster, LocalLocks(Path(sys.argv[2])), "swarm", full=sys.argv[3] == "full")
+seconds = time.perf_counter() - started
+status = Path("/proc/self/status").read_text()
+hwm = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "peak_rss_mib": hwm / 1024, "summary": report.summary(),
+                  "actions": sorted([a.kind.value, a.keep, a.other] for a in report.plan.actions)}))
+"""
+
+
+def line_of(text: str, at: str) -> str:
+    entry = new_entry(
+        NewLesson(text or "(empty)"), tier=Tier.SWARM, project_name="bench", phase=1, at=at,
+        config=CONFIG,
+    )  # fmt: skip
+    return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def roster(root: Path) -> Path:
+    path = root / "swarm.yaml"
+    path.write_text(yaml.safe_dump({
+        "swarm": "benchnightly", "workspace": str(root / "project"),
+        "paths": {"profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
+                  "shared": str(root / "shared"), "hive": str(root / "hive")},
+        "redis_url": REDIS_URL, "workers": [{"id": "w1", "role": "builder"}],
+        "knowledge": {"swarm_max_entries": None, "hive_max_entries": None},
+    }))  # fmt: skip
+    return path
+
+
+def child(root: Path, mode: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(roster(root)), str(root / "locks"), mode],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} run failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def store_path(root: Path) -> Path:
+    return root / "project" / ".swarm" / "knowledge.jsonl"
+
+
+def recall(root: Path, new_ids: set[str]) -> dict[str, Any]:
+    """The full join's pairs with a new entry, found by the focused join (complement threshold)."""
+    entries = [json.loads(line) for line in store_path(root).read_text().splitlines() if line]
+    active = [e for e in entries if e.get("status") != "archived"]
+    texts = [e["lesson"] for e in active]
+    config = ConsolidationConfig()
+    sets = encode(texts, config.measure)
+    focus = np.asarray([k for k, e in enumerate(active) if e["id"] in new_ids], dtype=np.int64)
+    started = time.perf_counter()
+    full = similarity_join(sets, config.complement_threshold)
+    full_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    part = focused_join(sets, focus, config.complement_threshold)
+    focused_seconds = time.perf_counter() - started
+    chosen = set(focus.tolist())
+    want = {
+        (i, j)
+        for i, j in zip(full.left.tolist(), full.right.tolist(), strict=True)
+        if i in chosen or j in chosen
+    }
+    got = set(zip(part.left.tolist(), part.right.tolist(), strict=True))
+    return {
+        "pairs_with_new": len(want),
+        "found": len(want & got),
+        "extra": len(got - want),
+        "recall": len(want & got) / len(want) if want else 1.0,
+        "join_full_seconds": full_seconds,
+        "join_focused_seconds": focused_seconds,
+    }
+
+
+def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix=f"nightly{size}-", dir=base_dir))
+    try:
+        generator = LessonGenerator(seed=28)
+        n_new = max(1, int(size * new_share))
+        lessons = generator.corpus(size - n_new, dup_rate=0.02).lessons
+        at = iso()
+        path = store_path(root)
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(line_of(t, at) + "\n" for t in lessons), encoding="utf-8")
+        first: dict[str, Any] | None = None
+        if watermark_only:
+            from swarmq.consolidation._watermark import save as save_mark
+            from swarmq.consolidation._watermark import watermark_path
+
+            mark = watermark_path(path.with_name("knowledge-consolidation.jsonl"))
+            lines = path.read_text(encoding="utf-8").splitlines()
+            save_mark(mark, lines, ConsolidationConfig(), run_id=None, at=at, lease=None)
+        else:
+            first = child(root, "nightly")  # no watermark yet: a full pass
+        rng = random.Random(size)
+        fresh = LessonGenerator(seed=2028)
+        added = [
+            generator.mutate(rng.choice(lessons)) if k % 2 else fresh.lesson() for k in range(n_new)
+        ]
+        new_lines = [line_of(t, iso()) for t in added]
+        new_ids = {json.loads(line)["id"] for line in new_lines}
+        with path.open("a", encoding="utf-8") as out:
+            out.write("".join(line + "\n" for line in new_lines))
+        swarm_dir = path.parent
+        aside = root / "state-before"
+        shutil.copytree(swarm_dir, aside)
+        checked = recall(root, new_ids)
+        nightly = child(root, "nightly")
+        shutil.rmtree(swarm_dir)
+        shutil.copytree(aside, swarm_dir)  # the same state again, same paths and lock names
+        full = child(root, "full")
+        new_actions = [a for a in full["actions"] if a[1] in new_ids or a[2] in new_ids]
+        return {
+            "size": size,
+            "new": n_new,
+            "first_full": first and {k: first[k] for k in ("seconds", "peak_rss_mib")},
+            "nightly": {k: nightly[k] for k in ("seconds", "peak_rss_mib", "summary")},
+            "full": {k: full[k] for k in ("seconds", "peak_rss_mib", "summary")},
+            "speedup": full["seconds"] / nightly["seconds"],
+            "actions_nightly": len(nightly["actions"]),
+            "actions_full_with_new": len(new_actions),
+            "actions_equal": sorted(nightly["actions"]) == sorted(new_actions),
+            "recall": checked,
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--new", type=float, default=0.01)
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--watermark-only", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    results = []
+    for size in args.sizes:
+        result = run_size(args.dir, size, args.new, args.watermark_only)
+        results.append(result)
+        console.print(json.dumps(result, indent=1))
+        rows.append([
+            f"{size:,}", result["new"], result["full"]["seconds"], result["full"]["peak_rss_mib"],
+            result["nightly"]["seconds"], result["nightly"]["peak_rss_mib"],
+            f"{result['speedup']:.1f}x", f"{result['recall']['recall']:.4f}",
+            f"{result['recall']['pairs_with_new']}", str(result["actions_equal"]),
+        ])  # fmt: skip
+    table(
+        "nightly consolidation (1 % new) vs full, fresh processes, swarm.yaml present",
+        ["entries", "new", "full s", "full MiB", "nightly s", "nightly MiB", "speed-up",
+         "pair recall", "pairs w/ new", "same actions"],
+        rows,
+    )  # fmt: skip
+    save("consolidation_nightly", {"results": results, "new_share": args.new})
+
+
+if __name__ == "__main__":
+    main()
