@@ -123,11 +123,19 @@ def test_an_acknowledged_lesson_moves_its_learning(roster_file: Path, celery_cli
             what="the acknowledgement to land",
         )
         assert entry.counter("shown_count") >= 1
-        cited = [
-            json.loads(line)
-            for line in layout.citations.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+
+        def citations() -> list[dict[str, Any]]:
+            return [
+                json.loads(line)
+                for line in layout.citations.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
+
+        # the entry's counter and the learning's citation are two files the acknowledgement
+        # writes one after the other: wait for the second too
+        cited = wait_for(
+            lambda: (c := citations()) and len(c) >= 2 and c, what="the applied citation"
+        )
         path = ".agents/learnings/2026-03-01-pend-2026-03-01-forge-abc-l1.md"
         # shown (exposure), then applied (use): one trace, the entry named as the query
         assert [(c["artifact_path"], c["citation_type"]) for c in cited] == [
