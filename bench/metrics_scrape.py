@@ -12,8 +12,9 @@ scrape is the exporter's whole answer (``generate_latest`` over the figure colle
 * warm: nothing changed since the last scrape (the bar: p95 ≤ 200 ms);
 * live: between two scrapes a lesson is added (appended), five LLM attempts, an injection and a
   retired mission are recorded: the incremental path a busy swarm takes;
-* rewritten: the store file is replaced before a scrape (an update rewrites it): the scrape waits
-  ``metrics.store_wait_seconds`` (0.1 s) for the re-read, then shows the previous figures; how
+* rewritten: the store file is replaced before a scrape (an update rewrites it): the scrape does
+  not wait for the re-read (it shows the previous figures, said stale) while the re-read thread
+  splits and hashes the file, giving up the GIL between chunks (the bar: p95 ≤ 200 ms); how
   long until the new figures are shown is measured too (scrapes are seconds apart, so each
   rewrite waits for the previous one's figures).
 
@@ -260,7 +261,12 @@ def main() -> None:
         rows.append([name, statistics.median(values), pct(values, 0.95)])
     bare_p95 = result["baseline: bare read of the same files"]["p95_ms"]
     status_p95 = result["baseline: flywheel status computation"]["p95_ms"]
-    for name in ("scrape, warm (nothing changed)", "scrape, live (appends between scrapes)"):
+    cases = (
+        "scrape, warm (nothing changed)",
+        "scrape, live (appends between scrapes)",
+        "scrape, store rewritten between scrapes",
+    )
+    for name in cases:
         p95 = result[name]["p95_ms"]
         result[name]["vs_bare_read"] = p95 / bare_p95
         result[name]["vs_flywheel_status"] = p95 / status_p95
@@ -271,6 +277,7 @@ def main() -> None:
     )
     warm_p95 = result["scrape, warm (nothing changed)"]["p95_ms"]
     live_p95 = result["scrape, live (appends between scrapes)"]["p95_ms"]
+    rewritten_p95 = result["scrape, store rewritten between scrapes"]["p95_ms"]
     print(f"cold first scrape: {result['cold_ms']:.0f} ms, {result['series']} series")
     print(
         "a rewritten store's figures are shown after "
@@ -281,8 +288,9 @@ def main() -> None:
         f"({bare_p95:.1f} ms), {warm_p95 / status_p95:.3f}× flywheel status ({status_p95:.0f} ms)"
     )
     print(
-        f"live p95 {live_p95:.1f} ms = {live_p95 / bare_p95:.2f}× a bare read; bar ≤ 200 ms: "
-        + ("met" if max(warm_p95, live_p95) <= 200 else "NOT met")
+        f"live p95 {live_p95:.1f} ms = {live_p95 / bare_p95:.2f}× a bare read; rewritten p95 "
+        f"{rewritten_p95:.1f} ms = {rewritten_p95 / bare_p95:.2f}× a bare read; bar ≤ 200 ms: "
+        + ("met" if max(warm_p95, live_p95, rewritten_p95) <= 200 else "NOT met")
     )
     save("metrics_scrape", result)
 

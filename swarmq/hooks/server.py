@@ -44,6 +44,7 @@ from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.recall import recall_error
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
+from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.spool import Spool, swarm_state_dir
 from swarmq.wiring.flywheel import layout_for, observe_failure
@@ -53,6 +54,8 @@ IDLE_SECONDS = 3600.0
 DRAIN_SECONDS = 3.0
 RELOCK_SECONDS = 5.0
 MAX_REQUEST = 4 << 20
+OPS = ("ping", "drain", "session-start", "prompt", "failure")
+"""The requests the server answers (the latency histogram's closed set of labels)."""
 
 
 class HookService:
@@ -72,6 +75,7 @@ class HookService:
         self.locks = self._select_locks()
         self.knowledge: KnowledgeStore = knowledge_store(self.roster, self.locks)
         self._celery: Any = None
+        self.latency = LatencyRecorder(self.roster.runtime_dir, "hook", OPS)
 
     def _select_locks(self) -> StoreLocks:
         from swarmq.coord.lockmode import store_locks
@@ -179,15 +183,19 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         service = self.server.service
         raw = self.rfile.readline(MAX_REQUEST)
+        started = time.perf_counter()
+        op = "?"
         try:
             message = json.loads(raw)
             if not isinstance(message, dict):
                 raise ValueError("a request is a JSON object")
+            op = str(message.get("op"))
             out = service.answer(message)
         except Exception as exc:  # an answer always comes back; the hook stays silent on errors
             log(service.state, f"server: {type(exc).__name__}: {exc}")
             out = {"context": None, "error": f"{type(exc).__name__}: {exc}"}
         self.wfile.write(json.dumps(out, ensure_ascii=False).encode("utf-8") + b"\n")
+        service.latency.observe(op, time.perf_counter() - started)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):

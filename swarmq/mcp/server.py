@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
@@ -37,6 +38,7 @@ from swarmq.missions.states import MissionState
 from swarmq.profiles.access import MemoryKind, read_memory
 from swarmq.profiles.search import MAX_LIMIT, Scope, memory_search
 from swarmq.roster.schema import Roster
+from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
 from swarmq.wiring.flywheel import acknowledge_with_feedback
@@ -91,6 +93,27 @@ def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
             raise ToolError(describe(exc)) from exc
 
     return call
+
+
+def timed_tool(latency: LatencyRecorder) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """:func:`tool_errors` that also counts each call's seconds under the tool's name."""
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        inner = tool_errors(fn)
+        name = fn.__name__
+        latency.allow(name)
+
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                latency.observe(name, time.perf_counter() - started)
+
+        return call
+
+    return wrap
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,12 +251,13 @@ def build_server(
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     store: KnowledgeStore = knowledge_store(roster, locks)
     client = missions or MissionClient(roster, locks=locks)
+    timed = timed_tool(LatencyRecorder(roster.runtime_dir, "mcp", ()))
 
     @server.tool(
         description="Search the swarm's knowledge (swarm and hive tiers) for lessons about a "
         "topic, error or file; ranked, best first. Read-only: nothing is recorded."
     )
-    @tool_errors
+    @timed
     def knowledge_search(
         query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX, description="Free text.")],
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many.")] = 5,
@@ -246,7 +270,7 @@ def build_server(
         "<swarm_knowledge_directives> block with a trace_id (block is null when nothing is "
         "relevant). What is shown is recorded; acknowledge each entry with knowledge_ack."
     )
-    @tool_errors
+    @timed
     def knowledge_inject(
         task: Annotated[
             str, Field(min_length=1, max_length=QUERY_MAX, description="What you are about to do.")
@@ -259,7 +283,7 @@ def build_server(
         description="Lessons whose failure signature matches a failing call: give the command "
         "or tool call and its error output. Empty when nothing matches."
     )
-    @tool_errors
+    @timed
     def knowledge_recall_error(
         call: Annotated[
             str, Field(min_length=1, max_length=QUERY_MAX, description="The failing command.")
@@ -281,7 +305,7 @@ def build_server(
         "A near-duplicate of an existing lesson reinforces it instead. Returns the outcome; a "
         "lesson the validation rules refuse is an error naming the rule."
     )
-    @tool_errors
+    @timed
     def knowledge_add(
         lesson: Annotated[str, Field(min_length=1, max_length=2000)],
         category: Annotated[
@@ -326,7 +350,7 @@ def build_server(
         "apply to this task), ignored, contradicted (it was wrong here) or violated. Same as "
         "printing KNOWLEDGE_<VERDICT>:<trace_id>:<entry_id>."
     )
-    @tool_errors
+    @timed
     def knowledge_ack(
         trace_id: Annotated[str, Field(pattern=ID_PATTERN)],
         entry_id: Annotated[str, Field(pattern=ENTRY_ID_PATTERN)],
@@ -355,7 +379,7 @@ def build_server(
         description="Search worker and shared memory (mission summaries, handoffs, episodes, "
         "MEMORY.md): exact phrase > token overlap > recency, snippets with file and line.",
     )
-    @tool_errors
+    @timed
     def search_memory(
         query: Annotated[str, Field(min_length=1, max_length=1000)],
         scope: Annotated[
@@ -381,7 +405,7 @@ def build_server(
         description="Submit a mission (orchestrators only): to a named worker, or by role to the "
         "least-loaded live one. key makes it idempotent: the same key returns the same mission."
     )
-    @tool_errors
+    @timed
     def mission_submit(
         objective: Annotated[str, Field(min_length=1, max_length=20_000)],
         worker: Annotated[str | None, Field(pattern=ID_PATTERN)] = None,
@@ -393,12 +417,12 @@ def build_server(
         return MissionView(mission=_mission_brief(mission.dump()))
 
     @server.tool(description="One mission: its state, assignments and events.")
-    @tool_errors
+    @timed
     def mission_status(mission_id: Annotated[str, Field(pattern=ID_PATTERN)]) -> MissionView:
         return MissionView(mission=client.show(check_id(mission_id, "missionId")))
 
     @server.tool(description="Missions, newest first, optionally only those in one state.")
-    @tool_errors
+    @timed
     def mission_list(
         state: MissionState | None = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 20,

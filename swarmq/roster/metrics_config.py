@@ -40,6 +40,7 @@ class MetricsConfig(BaseModel):
     """The flywheel's σ, ρ and δ walk every learning and citation; they are recomputed at most
     this often (they move over days; 0 recomputes on every scrape)."""
     store_wait_seconds: Annotated[float, Field(ge=0, le=60)] = 0.1
-    """How long a scrape waits for a changed knowledge store to be re-read before it shows the
-    previous figures (``swarmq_knowledge_store_stale`` 1) and lets the re-read finish for the
-    next scrape: a 100k-entry store rewritten by an update takes longer than a scrape may."""
+    """How long a scrape waits for an appended knowledge store's fold before it shows the
+    previous figures (``swarmq_knowledge_store_stale`` 1) and lets the fold finish for the next
+    scrape. A rewritten store (an update replaces the file) is never waited for: its re-read
+    takes longer than a scrape may."""

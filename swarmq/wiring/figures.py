@@ -1,5 +1,5 @@
-"""The swarm's health figures (quotas, LLM spend, knowledge, flywheel, missions), read from the
-canonical files and Redis when asked.
+"""The swarm's health figures (quotas, LLM spend, knowledge, flywheel, missions, hook and MCP
+call latency), read from the canonical files and Redis when asked.
 
 One :class:`FigureReader` per process serves every scrape and every refresh of ``swarmq top``.
 It reads each figure from where the CLI command that shows it reads it, so the two agree:
@@ -10,8 +10,9 @@ mission ledger and index, the dead-letter file and the workers' presence keys. A
 journals are folded incrementally (:mod:`.journal_tally`); the knowledge store, rewritten
 whole by updates, is re-read only when its inode, size or mtime changed: an append is folded
 from where the last read stopped, a rewrite parses only lines it has not seen, on a worker
-thread the scrape waits for briefly (:meth:`FigureReader.store_summary`). Labels come from the roster and from closed sets (states,
-statuses, categories, outcomes), so the number of series stays bounded.
+thread the scrape does not wait for (:meth:`FigureReader.store_summaries`). Labels come from
+the roster and from closed sets (states, statuses, categories, outcomes, the hook and MCP
+servers' calls), so the number of series stays bounded.
 
 A figure is a :class:`Family` (name, kind, help, samples): plain data the Prometheus collector
 (:mod:`.metrics`) and the terminal view print without knowing where it came from.
@@ -42,6 +43,7 @@ from swarmq.missions.ledger import LEDGER_FILE
 from swarmq.missions.states import MissionState
 from swarmq.names import DEAD_LETTER_FILE
 from swarmq.roster.schema import Roster
+from swarmq.storage import call_latency
 from swarmq.storage.clock import try_parse_iso
 from swarmq.storage.locking import LocalLocks
 from swarmq.wiring.flywheel import layout_for
@@ -347,21 +349,18 @@ def _read_store(path: Path, view: _StoreView) -> _StoreView:
         if signature == view.signature:
             return view
         appended = stat.st_ino == view.signature[0] and stat.st_size >= view.offset
-        handle.seek(view.offset if appended else 0)
+        start = view.offset if appended else 0
+        handle.seek(start)
         data = handle.read()
-    end = data.rfind(b"\n")
-    complete = data[: end + 1] if end >= 0 else b""
-    offset = view.offset if appended else 0
-    if offset == 0 and complete.startswith(b"\xef\xbb\xbf"):
-        complete = complete[3:]
-        offset = 3
-    raws = complete.split(b"\n")[:-1]
-    keys = list(map(hash, raws))
+    end = data.rfind(b"\n") + 1  # a torn last line waits for its newline
+    skip = 3 if start == 0 and data.startswith(b"\xef\xbb\xbf") else 0
+    raws, keys = _split_lines(data, skip, end)
+    del data
     if not appended and view.summary is not None and not view.ambiguous:
         unique = set(keys)
         if len(unique) == len(keys):
             _fold_difference(view, unique, keys, raws)
-            view.offset, view.signature = offset + len(complete), signature
+            view.offset, view.signature = start + end, signature
             return view
     known = view.lines
     if not appended:
@@ -371,8 +370,41 @@ def _read_store(path: Path, view: _StoreView) -> _StoreView:
     parsed = [known[k] for k in keys]
     view.lines.update(zip(keys, parsed, strict=True))
     view.fold(parsed)
-    view.offset, view.signature = offset + len(complete), signature
+    view.offset, view.signature = start + end, signature
     return view
+
+
+SPLIT_CHUNK = 1 << 20
+"""Bytes of the store split and hashed between two yields of the GIL."""
+
+
+def _split_lines(data: bytes, start: int, stop: int) -> tuple[list[bytes], list[int]]:
+    """The lines of ``data[start:stop]`` (which ends with a newline) and their hashes, a chunk
+    at a time with the GIL given up between chunks: one ``split`` or ``map(hash, ...)`` over a
+    57 MB store holds the GIL for tens of milliseconds, which a scrape answering on another
+    thread would wait out."""
+    raws: list[bytes] = []
+    keys: list[int] = []
+    pos = start
+    while pos < stop:
+        cut = data.rfind(b"\n", pos, min(stop, pos + SPLIT_CHUNK))
+        if cut < 0:  # one line longer than a chunk
+            cut = data.find(b"\n", pos, stop)
+        part = data[pos:cut].split(b"\n")
+        raws.extend(part)
+        keys.extend(map(hash, part))
+        pos = cut + 1
+        time.sleep(0)
+    return raws, keys
+
+
+def _rewritten(path: Path, view: _StoreView) -> bool:
+    """Whether the store file was replaced or shrunk since ``view`` was read (not an append)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return stat.st_ino != view.signature[0] or stat.st_size < view.offset
 
 
 def _fold_difference(
@@ -422,7 +454,8 @@ class FigureReader:
         knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "locks"))
         self.tiers: dict[str, TierFiles] = {t.files.tier.value: t.files for t in knowledge.tiers}
         self._stores = {name: _StoreView() for name in self.tiers}
-        self._rereads: dict[str, Future[_StoreView]] = {}
+        self._rereads: dict[str, tuple[Future[_StoreView], bool]] = {}
+        """Re-reads a scrape did not wait out, and whether each is of a rewritten store."""
         self._pool = ThreadPoolExecutor(
             max_workers=len(self.tiers), thread_name_prefix="swarmq-store-read"
         )
@@ -453,25 +486,36 @@ class FigureReader:
     def store_summaries(self) -> dict[str, tuple[StoreSummary, bool]]:
         """Each tier's store figures and whether they predate its last change.
 
-        A changed store is re-read on a worker thread (one per tier); the scrape waits for all
-        of them up to ``metrics.store_wait_seconds`` in total and otherwise shows a tier's
-        previous figures (said by ``swarmq_knowledge_store_stale``) while its re-read finishes
-        for the next scrape. The first read of a store is always waited for."""
-        pending: dict[str, Future[_StoreView]] = {}
+        A changed store is re-read on a worker thread (one per tier). An append is folded in
+        milliseconds: the scrape waits for it up to ``metrics.store_wait_seconds`` in total. A
+        rewrite (an update replaces the file) takes longer than a scrape may, so the scrape does
+        not wait for it: it shows the tier's previous figures (said by
+        ``swarmq_knowledge_store_stale``) while the re-read finishes for the next scrape. The
+        first read of a store is always waited for."""
+        pending: dict[str, tuple[Future[_StoreView], bool]] = {}
         for tier, files in self.tiers.items():
-            job = self._rereads.pop(tier, None)
-            pending[tier] = job or self._pool.submit(
-                _read_store, files.knowledge, self._stores[tier]
-            )
+            carried = self._rereads.pop(tier, None)
+            if carried is not None:
+                pending[tier] = carried
+                continue
+            view = self._stores[tier]
+            rewritten = view.summary is not None and _rewritten(files.knowledge, view)
+            job = self._pool.submit(_read_store, files.knowledge, view)
+            pending[tier] = (job, rewritten)
         deadline = time.monotonic() + self.roster.metrics.store_wait_seconds
         out: dict[str, tuple[StoreSummary, bool]] = {}
-        for tier, job in pending.items():
+        for tier, (job, rewritten) in pending.items():
             shown = self._stores[tier].summary
             try:
-                wait = None if shown is None else max(0.0, deadline - time.monotonic())
+                if shown is None:
+                    wait: float | None = None
+                elif rewritten:
+                    wait = 0.0
+                else:
+                    wait = max(0.0, deadline - time.monotonic())
                 view = job.result(timeout=wait)
             except TimeoutError:
-                self._rereads[tier] = job
+                self._rereads[tier] = (job, rewritten)
                 assert shown is not None
                 out[tier] = (shown, True)
                 continue
@@ -497,8 +541,34 @@ class FigureReader:
             *self.llm(),
             *self.flywheel(),
             *self.missions(),
+            *self.calls(),
             *self.knowledge(),
         ]
+
+    # -- hook and MCP calls -----------------------------------------------------------------------
+
+    def calls(self) -> list[Family]:
+        """The hook and MCP servers' call latencies, from the files they flush
+        (:mod:`swarmq.storage.call_latency`); labels are the servers' closed sets of calls."""
+        out = []
+        for kind, label, doc in (
+            ("hook", "event", "Seconds the hook server took to answer a hook, by request."),
+            ("mcp", "tool", "Seconds the MCP server took to run a tool call, by tool."),
+        ):
+            histograms = call_latency.read_all(self.roster.runtime_dir, kind)
+            out.append(
+                Family(
+                    f"swarmq_{kind}_call_duration_seconds",
+                    "histogram",
+                    doc,
+                    (label,),
+                    buckets=call_latency.BUCKETS,
+                    histograms=[
+                        ((name,), h.cumulative(), h.total) for name, h in sorted(histograms.items())
+                    ],
+                )
+            )
+        return out
 
     # -- quotas and workers (Redis) ------------------------------------------------------------
 

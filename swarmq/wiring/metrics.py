@@ -57,6 +57,7 @@ class FigureCollector(Collector):
             ("llm", reader.llm),
             ("flywheel", reader.flywheel),
             ("missions", reader.missions),
+            ("calls", reader.calls),
             ("knowledge", reader.knowledge),  # last: a store re-read may still be running
         ]
 

@@ -21,6 +21,7 @@ import yaml
 
 from swarmq.llm.ledger import LedgerRecord, LLMLedger
 from swarmq.roster.loader import load_roster
+from swarmq.storage.call_latency import LatencyRecorder
 from tests.metrics.test_deploy import DASHBOARD, RULES
 from tests.support import REPO
 
@@ -101,6 +102,10 @@ def test_prometheus_scrapes_every_family_after_a_demo(tmp_path: Path) -> None:
                 purpose="curator.enrich", tokens_in=900, tokens_out=200,
             )
         )  # fmt: skip
+        for kind in ("hook", "mcp"):  # as a hook server and `swarmq mcp` leave their counts
+            recorder = LatencyRecorder(roster.runtime_dir, kind, ("prompt",))
+            recorder.observe("prompt", 0.004)
+            recorder.close()
         up = swarmq("up", "--metrics", "--flower", "--no-tmux", "--wait", "0", config=config)
         assert up.returncode == 0, up.stdout + up.stderr
 
