@@ -3,7 +3,6 @@ the server into Claude Code's or Codex's configuration."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,7 +11,6 @@ import typer
 from swarmq.cli.common import fail, load, state, store_locks
 from swarmq.cli.console import console, err_console
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_HTTP_PORT = 8766
 """Beside the API's default 8765."""
 
@@ -59,29 +57,10 @@ def serve(
     if not http:
         server.run("stdio")
         return
-    from swarmq.api.guard import load_or_create_token
+    from swarmq.cli.api import bearer_token
     from swarmq.mcp.http import PATH, serve_http
 
-    token_env = roster.api.token_env
-    token: str | None = os.environ.get(token_env) if token_env else None
-    if no_auth:
-        if host not in LOOPBACK:
-            fail(f"--no-auth serves loopback addresses only, not {host}; use the token")
-        if token:
-            fail(f"--no-auth given but ${token_env} is set; unset one of them")
-        token = None
-    elif not token:
-        try:
-            token, created = load_or_create_token(roster.runtime_dir)
-        except PermissionError as exc:
-            fail(str(exc))
-        where = roster.runtime_dir / "api-token"
-        if created:
-            console.print(
-                f"bearer token (shown once; stored owner-only in {where}): {token}",
-                highlight=False,
-                soft_wrap=True,
-            )
+    token = bearer_token(roster, bind=host, token_env=roster.api.token_env, no_auth=no_auth)
     err_console.print(f"MCP over HTTP at http://{host}:{port}{PATH}", highlight=False)
     serve_http(server, host=host, port=port, token=token)
 

@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -25,7 +24,8 @@ from swarmq.llm.errors import (
     MalformedReply,
     ServerError,
 )
-from swarmq.llm.openai_compat import MAX_REPLY_BYTES
+from swarmq.llm.factory import api_key
+from swarmq.llm.openai_compat import MAX_REPLY_BYTES, endpoint_client
 from swarmq.similarity.embedding import Vectors, normalise_rows
 
 BATCH = 256
@@ -45,21 +45,12 @@ class OpenAIEmbedder:
         timeout_seconds: float = 60.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"llm.base_url {base_url!r} is not an http(s) URL")
+        parts, self._client = endpoint_client(
+            base_url, api_key=api_key, timeout_seconds=timeout_seconds, transport=transport
+        )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{parts.netloc}{parts.path.rstrip('/')}:{model}"
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
-            transport=transport,
-            follow_redirects=False,
-        )
         self._dim: int | None = None
 
     @property
@@ -122,15 +113,7 @@ def build_embedder(
     if not config.embedding_model:
         return None
     assert config.base_url is not None  # the config validator requires it
-    env = os.environ if env is None else env
-    key = None
-    if config.api_key_env:
-        key = env.get(config.api_key_env)
-        if not key:
-            raise LLMConfigError(
-                f"llm.api_key_env names ${config.api_key_env}, which is not set in this process's "
-                "environment (set it, or use api_key_env: null for a server that needs no key)"
-            )
+    key = api_key(config, os.environ if env is None else env)
     try:
         return OpenAIEmbedder(
             config.base_url,

@@ -28,17 +28,25 @@ def build_provider(config: LLMConfig, env: Mapping[str, str] | None = None) -> P
             config.command, model=config.model, timeout_seconds=config.timeout_seconds
         )
     assert config.base_url is not None and config.model is not None
-    key = None
-    if config.api_key_env:
-        key = env.get(config.api_key_env)
-        if not key:
-            raise LLMConfigError(
-                f"llm.api_key_env names ${config.api_key_env}, which is not set in this process's "
-                "environment (set it, or use api_key_env: null for a server that needs no key)"
-            )
+    key = api_key(config, env)
     try:
         return OpenAICompatible(
             config.base_url, config.model, api_key=key, timeout_seconds=config.timeout_seconds
         )
     except ValueError as exc:
         raise LLMConfigError(str(exc)) from exc
+
+
+def api_key(config: LLMConfig, env: Mapping[str, str]) -> str | None:
+    """The key ``llm.api_key_env`` names, read from ``env``; ``None`` when none is configured
+    (a local server). A configured but unset variable is a configuration error, said now rather
+    than as a 401 at the first call."""
+    if not config.api_key_env:
+        return None
+    key = env.get(config.api_key_env)
+    if not key:
+        raise LLMConfigError(
+            f"llm.api_key_env names ${config.api_key_env}, which is not set in this process's "
+            "environment (set it, or use api_key_env: null for a server that needs no key)"
+        )
+    return key

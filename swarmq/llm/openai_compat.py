@@ -12,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
@@ -50,6 +50,31 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, seconds)
 
 
+def endpoint_client(
+    base_url: str,
+    *,
+    api_key: str | None,
+    timeout_seconds: float,
+    transport: httpx.BaseTransport | None = None,
+) -> tuple[SplitResult, httpx.Client]:
+    """The parts of ``base_url`` (refused unless http(s)) and a JSON client for it, shared by
+    the chat and embeddings endpoints. Redirects are not followed: one could carry the bearer
+    key to another host."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"llm.base_url {base_url!r} is not an http(s) URL")
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    client = httpx.Client(
+        headers=headers,
+        timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+        transport=transport,
+        follow_redirects=False,
+    )
+    return parts, client
+
+
 class OpenAICompatible:
     """One endpoint and model; a pooled httpx client reused across calls."""
 
@@ -64,21 +89,12 @@ class OpenAICompatible:
         timeout_seconds: float = 120.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"llm.base_url {base_url!r} is not an http(s) URL")
+        parts, self._client = endpoint_client(
+            base_url, api_key=api_key, timeout_seconds=timeout_seconds, transport=transport
+        )
         self.base_url = base_url.rstrip("/")
         self._model = model
         self._rate_key = f"openai:{parts.netloc}"
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
-            transport=transport,
-            follow_redirects=False,
-        )
 
     @property
     def model(self) -> str:

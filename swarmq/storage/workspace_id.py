@@ -84,23 +84,33 @@ def ensure_root_id(root: Path, locks: str) -> RootId:
     if existing is not None:
         return existing
     root.mkdir(parents=True, exist_ok=True)
-    body = json.dumps({"id": uuid.uuid4().hex, "locks": locks}) + "\n"
-    tmp = root / f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = _synced_temp(root, {"id": uuid.uuid4().hex, "locks": locks})
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, body.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         with contextlib.suppress(FileExistsError):
-            os.link(tmp, root / ID_FILE)
+            os.link(tmp, root / ID_FILE)  # the first writer's id wins; a later one reads it
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     created = read_root_id(root)
     assert created is not None
     return created
+
+
+def _synced_temp(root: Path, record: dict[str, str]) -> Path:
+    """``record`` written and fsynced to a new temp file beside the id file, ready to be linked
+    or renamed into place (so no reader ever sees a partial id file)."""
+    tmp = root / f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
 
 
 _FOUND: dict[str, tuple[str, str]] = {}
@@ -180,15 +190,8 @@ def set_root_locks(root: Path, locks: str) -> str | None:
     if existing.locks == locks:
         return locks
     path = Path(root) / ID_FILE
-    body = json.dumps({"id": existing.id, "locks": locks}) + "\n"
-    tmp = Path(root) / f".{ID_FILE}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = _synced_temp(Path(root), {"id": existing.id, "locks": locks})
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, body.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
