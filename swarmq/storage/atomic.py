@@ -333,6 +333,7 @@ def write_atomic(
         finally:
             os.close(fd)
         with guard if guard is not None else commit_guard(path, lease, confirm=confirm):
+            _stamp_after(tmp, path)
             os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -344,6 +345,23 @@ def write_atomic(
     if durable:
         (sync_dir or fsync_dir)(path.parent)
     note_written(path)
+
+
+def _stamp_after(tmp: Path, path: Path) -> None:
+    """Give the new file an mtime strictly after the file it replaces.
+
+    Readers tell a changed file by (inode, size, mtime): a rewrite that keeps the size (a
+    counter going from 3 to 4) lands on a recycled inode (the file it replaces freed one a
+    moment ago) within one tick of the kernel's coarse file clock could look unchanged, and a
+    mirror reading it would keep, then write back, the old content: a lost update. Stamping the
+    time at nanosecond resolution, and past the old file's whatever the clocks of the hosts
+    sharing it say, makes every rewrite visible."""
+    try:
+        old = os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return
+    stamp = max(time.time_ns(), old + 1)
+    os.utime(tmp, ns=(stamp, stamp))
 
 
 def write_json_atomic(

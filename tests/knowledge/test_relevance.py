@@ -40,7 +40,7 @@ def test_nothing_relevant_injects_nothing_and_logs_no_relevant(
     assert len(events) == 1 and events[0]["trace_id"] == injection.trace_id
     # the old behaviour (fill the budget with the best static entries) is a floor of 0
     filled = inject(
-        make_knowledge(inject_min_relevance=0.0),  # same store, floor 0
+        make_knowledge(inject_min_relevance=0.0, lexical_min_relevance=0.0),  # floor 0
         QueryContext(text="Compose a sonnet about autumn leaves"),
         record=False,
     )
