@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, search
 from swarmq.llm.config import LLMConfig
@@ -86,6 +87,7 @@ def test_the_configured_endpoint_drives_hybrid_retrieval(server: str, tmp_path: 
     knowledge = KnowledgeStore(
         tmp_path / "p" / ".swarm",
         locks=LocalLocks(tmp_path / "locks"),
+        config=KnowledgeConfig(retrieval=Retrieval.HYBRID),  # opt-in (docs/knowledge.md)
         data_dir=tmp_path / "data",
         embedder=embedder,
     )
