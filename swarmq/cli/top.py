@@ -123,14 +123,7 @@ def top(
     def render() -> Group:
         families: list[Family] = []
         errors: list[str] = []
-        for section, read in (
-            ("quotas", reader.quotas),
-            ("workers", reader.workers),
-            ("llm", reader.llm),
-            ("flywheel", reader.flywheel),
-            ("missions", reader.missions),
-            ("knowledge", reader.knowledge),  # last: a store re-read may still be running
-        ):
+        for section, read in reader.sections():
             try:
                 families.extend(read())
             except Exception as exc:  # shown on screen; the other sections still refresh

@@ -535,14 +535,19 @@ class FigureReader:
 
     def read(self) -> list[Family]:
         """Every family, the Redis ones first (a Redis that does not answer raises)."""
+        return [family for _, read in self.sections() for family in read()]
+
+    def sections(self) -> list[tuple[str, Callable[[], list[Family]]]]:
+        """Every section's name and reader, in reading order: the exporter and ``swarmq top``
+        read the same list."""
         return [
-            *self.quotas(),
-            *self.workers(),
-            *self.llm(),
-            *self.flywheel(),
-            *self.missions(),
-            *self.calls(),
-            *self.knowledge(),
+            ("quotas", self.quotas),
+            ("workers", self.workers),
+            ("llm", self.llm),
+            ("flywheel", self.flywheel),
+            ("missions", self.missions),
+            ("calls", self.calls),
+            ("knowledge", self.knowledge),  # last: a store re-read may still be running
         ]
 
     # -- hook and MCP calls -----------------------------------------------------------------------

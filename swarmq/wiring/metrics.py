@@ -10,7 +10,7 @@ through, so one broken source never blanks the whole dashboard.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import (
@@ -51,15 +51,7 @@ class FigureCollector(Collector):
 
     def __init__(self, reader: FigureReader) -> None:
         self.reader = reader
-        self.sections: list[tuple[str, Callable[[], list[Family]]]] = [
-            ("quotas", reader.quotas),
-            ("workers", reader.workers),
-            ("llm", reader.llm),
-            ("flywheel", reader.flywheel),
-            ("missions", reader.missions),
-            ("calls", reader.calls),
-            ("knowledge", reader.knowledge),  # last: a store re-read may still be running
-        ]
+        self.sections = reader.sections()
 
     def collect(self) -> Iterator[Metric]:
         started = time.perf_counter()
