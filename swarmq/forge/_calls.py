@@ -11,11 +11,16 @@ from swarmq.storage.boundedjson import loads_bounded
 from swarmq.transcripts.values import compact
 
 MAX_EVIDENCE = 220
+LITERAL_GLOB = r"no matches found: [^\n*?]*[\[(][^\n*?]*"
+"""zsh reading a literal path's brackets or parentheses as a pattern (``no matches found:
+src/app/(public)/[id]/page.tsx``). A pattern with ``*`` or ``?`` that matched nothing is a
+search that found nothing, an answer; a path with ``[id]`` or ``(group)`` and no wildcard was
+meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
-    r"killed|not a tty|\bEPERM\b|\bEACCES\b",
+    r"killed|not a tty|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
 _NOISE_LINE = re.compile(

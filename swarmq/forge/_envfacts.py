@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from swarmq.forge._calls import LITERAL_GLOB
+
 _MISSING_PROGRAM = (
     re.compile(r"command not found: ([\w.+-]+)"),
     re.compile(r"(?:^|[\s:])([A-Za-z_][\w.+-]*): command not found\b"),
@@ -41,6 +43,9 @@ _REFUSED = re.compile(
     r"access (?:is )?denied",
     re.IGNORECASE,
 )
+_GLOBBED = re.compile(r"\b(zsh|bash|fish)\b[^\n]{0,12}" + LITERAL_GLOB, re.IGNORECASE)
+"""The shell that read a literal path as a pattern, when its error names it (``zsh:1:``; Claude
+Code's Bash tool runs zsh through ``eval``, printing ``(eval):1:``)."""
 _SPAWNED = re.compile(r"spawn (\S+) E[A-Z]+")
 """Node's error when a tool it runs cannot be started (Claude Code's Grep running ``rg``)."""
 
@@ -83,12 +88,25 @@ def missing_program(program: str, error: str, call: str = "") -> str:
     return ""
 
 
+def literal_glob(error: str) -> bool:
+    """Whether the shell read a literal path as a pattern (its fix does not make the fact moot:
+    every later call on such a path needs the quotes)."""
+    return re.search(LITERAL_GLOB, error, re.IGNORECASE) is not None
+
+
 def environment_fact(program: str, error: str, call: str = "") -> str:
     """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
     or ``""`` when it says nothing about it."""
     missing = missing_program(program, error, call)
     if missing:
         return f"`{missing}` is not installed here (not on PATH)"
+    if literal_glob(error):
+        shell = _GLOBBED.search(error)
+        named = shell.group(1).lower() if shell else "zsh"
+        return (
+            f"the shell here ({named}) reads unquoted brackets and parentheses in a path as a "
+            "pattern: quote such paths"
+        )
     if _NO_TERMINAL.search(error):
         if program == "sudo" or "sudo" in error.lower():
             return "sudo cannot ask for a password here (the agent has no terminal)"
@@ -104,4 +122,4 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     return ""
 
 
-__all__ = ["FAMILIES", "environment_fact", "missing_program", "same_family"]
+__all__ = ["FAMILIES", "environment_fact", "literal_glob", "missing_program", "same_family"]

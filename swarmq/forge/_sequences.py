@@ -23,6 +23,7 @@ from typing import Any
 from swarmq.forge._calls import (
     CD_PREFIX,
     ERROR_LINE,
+    LITERAL_GLOB,
     as_text,
     clip,
     error_excerpt,
@@ -34,7 +35,7 @@ from swarmq.forge._calls import (
     summarise_call,
     writes_same_file,
 )
-from swarmq.forge._envfacts import environment_fact, missing_program, same_family
+from swarmq.forge._envfacts import environment_fact, literal_glob, missing_program, same_family
 from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
@@ -130,7 +131,7 @@ _ENVIRONMENT = re.compile(
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
 _SHELL_SYNTAX = re.compile(
     r"unexpected EOF while looking for matching|syntax error near unexpected token|"
-    r"unterminated quoted string",
+    r"unterminated quoted string|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
 """The shell could not parse the command (quoting, a Windows path's trailing backslash): a
@@ -200,7 +201,11 @@ class Sequence:
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
-        if self.fixed_call and not missing_program(runs, self.error, self.failed_call):
+        if (
+            self.fixed_call
+            and not missing_program(runs, self.error, self.failed_call)
+            and not literal_glob(self.error)
+        ):
             return ""
         return environment_fact(runs, self.error, self.failed_call)
 

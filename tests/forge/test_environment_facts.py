@@ -162,3 +162,44 @@ def test_every_stated_fact_is_a_project_fact_of_the_environment() -> None:
     for program, error in errors:
         fact = environment_fact(program, error)
         assert fact and fact_kind(f"{fact}.") is FactKind.ENVIRONMENT, fact
+
+
+def test_zsh_reading_a_literal_route_path_as_a_pattern_is_a_lesson_with_its_quoted_fix(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = "src/app/(public)/services/[type]/page.tsx"
+    session = (
+        ClaudeSession()
+        .user("tidy the services page")
+        .bash(f"sed -n 1,80p {path}", f"Exit code 1\nzsh:1: no matches found: {path}", error=True)
+        .bash(f"sed -n 1,80p '{path}'", "export default function Page() {}")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: {path}); the shell here (zsh) "
+        "reads unquoted brackets and parentheses in a path as a pattern: quote such paths; "
+        f"`sed -n 1,80p '{path}'` worked instead."
+    ]
+    assert failure_signature(found[0]) == "zsh: no matches found"
+
+
+def test_a_wildcard_that_matched_nothing_is_an_answer_not_a_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("which node is installed?")
+        .bash(
+            "ls /opt/homebrew/bin/node* ~/.fnm/node-versions/*/bin/node",
+            "Exit code 1\n(eval):1: no matches found: /opt/homebrew/bin/node*",
+            error=True,
+        )
+        .bash(
+            "cp /tmp/a[1].json out/",
+            "Exit code 1\n(eval):1: no matches found: /tmp/a*.json",
+            error=True,
+        )
+        .bash("which node", "/usr/local/bin/node")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == []
