@@ -113,15 +113,60 @@ class BridgeOutcome:
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MARKUP = re.compile(r"^\s*(?:[-*>#]+|\*\*[^*]+\*\*:?)\s*", re.MULTILINE)
+_SPANS = re.compile(r"`([^`]+)`|\(([^()`]+)\)")
+"""Quoted calls and paths, and parenthesised errors: what makes a forged lesson long."""
+_SHORTEST_SPAN = 36
+"""A quoted call or path is never shortened below this: it must still say what it names."""
+
+
+def _shorten_spans(text: str, limit: int) -> str:
+    """Shorten the longest quoted spans (`` `command` ``, `` `path` ``, ``(error output)``) in
+    their middle until the text fits: a forged lesson's calls and error are what is long, and
+    its fact and fix follow them, so cutting the text's end would keep the failing call and
+    lose the lesson."""
+    for _ in range(12):
+        over = len(text) - limit
+        if over <= 0:
+            break
+        spans = [m for m in _SPANS.finditer(text) if len(m.group(1) or m.group(2)) > _SHORTEST_SPAN]
+        if not spans:
+            break
+        span = max(spans, key=lambda m: len(m.group(1) or m.group(2)))
+        inner = span.group(1) or span.group(2)
+        keep = max(_SHORTEST_SPAN, len(inner) - over - 1)
+        head = (keep * 2) // 3
+        short = f"{inner[:head]}…{inner[len(inner) - (keep - head) :]}"
+        opening, closing = ("`", "`") if span.group(1) else ("(", ")")
+        text = f"{text[: span.start()]}{opening}{short}{closing}{text[span.end() :]}"
+    return text
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, never split inside a quoted span or parentheses (``(File does not exist.
+    Note: …)`` is one clause of a forged lesson, not the lesson's end)."""
+    out: list[str] = []
+    start = 0
+    for match in _SENTENCE.finditer(text):
+        before = text[start : match.start()]
+        if before.count("`") % 2 or before.count("(") > before.count(")"):
+            continue
+        out.append(before)
+        start = match.end()
+    out.append(text[start:])
+    return out
 
 
 def condense(body: str, limit: int = MAX_LESSON_CHARS) -> str:
-    """One line of at most ``limit`` characters, ending at a sentence or word boundary."""
+    """One line of at most ``limit`` characters: quoted spans shortened first, then ending at a
+    sentence or word boundary."""
     text = " ".join(_MARKUP.sub("", canonical_content_body(body)).split())
     if len(text) <= limit:
         return text
+    text = _shorten_spans(text, limit)
+    if len(text) <= limit:
+        return text
     kept = ""
-    for sentence in _SENTENCE.split(text):
+    for sentence in _sentences(text):
         candidate = f"{kept} {sentence}".strip()
         if len(candidate) > limit:
             break

@@ -103,10 +103,7 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     if literal_glob(error):
         shell = _GLOBBED.search(error)
         named = shell.group(1).lower() if shell else "zsh"
-        return (
-            f"the shell here ({named}) reads unquoted brackets and parentheses in a path as a "
-            "pattern: quote such paths"
-        )
+        return f"quote paths with brackets or parentheses here ({named} reads them as patterns)"
     if _NO_TERMINAL.search(error):
         if program == "sudo" or "sudo" in error.lower():
             return "sudo cannot ask for a password here (the agent has no terminal)"

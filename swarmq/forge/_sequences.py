@@ -36,6 +36,7 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import environment_fact, literal_glob, missing_program, same_family
+from swarmq.forge._layout import file_paths, relocation, says_missing
 from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
@@ -171,6 +172,22 @@ _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
 
 
+RELOCATION_WINDOW = 8
+"""How many working calls after a missing file the same file may still be found elsewhere."""
+
+
+@dataclass
+class _Missing:
+    """A file looked for where it is not (its failure dropped as the answer of a look)."""
+
+    tool: str
+    call: str
+    error: str
+    path: str
+    index: int
+    waited: int = 0
+
+
 @dataclass
 class _Failure:
     tool: str
@@ -193,11 +210,16 @@ class Sequence:
     message_index: int
     line_no: int
     timestamp: str | None
+    layout: str = ""
+    """Where the file the failed call looked for really is, when the fix found it elsewhere."""
 
     @property
     def fact(self) -> str:
         """What the error says about the machine on its own, stated when nothing fixed it, and
-        for a missing program also beside its substitute (``""`` when it says nothing)."""
+        for a missing program also beside its substitute (``""`` when it says nothing); for a
+        file looked for in the wrong place, where it lives."""
+        if self.layout:
+            return self.layout
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
@@ -249,6 +271,7 @@ class SequenceMiner:
     repeated: int = 0
     unresolved: list[_Failure] = field(default_factory=list)
     unresolved_limit: int = 20
+    missing_files: list[_Missing] = field(default_factory=list)
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -289,12 +312,18 @@ class SequenceMiner:
             text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
-        if not is_error and not self.open_failures:
+        if not is_error and not self.open_failures and not self.missing_files:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
-            self._failed(tool, summarise_call(raw), raw, text, index)
-        elif self.open_failures:  # summarising a call may cost a JSON parse: only when needed
-            self._succeeded(tool, summarise_call(raw), index, line_no, timestamp)
+            call = summarise_call(raw)
+            if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
+                self._looked_for(tool, call, text, index)
+            return
+        call = summarise_call(raw)  # may cost a JSON parse: only when something waits
+        if self.missing_files:
+            self._found_elsewhere(tool, call, index, line_no, timestamp)
+        if self.open_failures:
+            self._succeeded(tool, call, index, line_no, timestamp)
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
         """The call a result answers: the one its id names (parallel calls answer out of order,
@@ -329,36 +358,76 @@ class SequenceMiner:
                 if not failure.reason and reason:
                     failure.reason = reason
 
-    def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> None:
+    def _looked_for(self, tool: str, call: str, output: str, index: int) -> None:
+        """Remember the files a failed look did not find, in case the agent finds them under
+        another root (see :mod:`swarmq.forge._layout`)."""
+        error = error_excerpt(output)
+        for path in file_paths(tool, call):
+            self.missing_files.append(_Missing(tool, call, error, path, index))
+        del self.missing_files[:-8]
+
+    def _found_elsewhere(
+        self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
+        found = file_paths(tool, call)
+        waiting = []
+        for missing in self.missing_files:
+            moved = next((m for m in (relocation(missing.path, path) for path in found) if m), None)
+            if moved is None:
+                missing.waited += 1
+                if missing.waited < RELOCATION_WINDOW:
+                    waiting.append(missing)
+                continue
+            key = f"layout\0{moved.wrong.lower()}\0{moved.right.lower()}"
+            if key not in self.seen_signatures:
+                self.seen_signatures.add(key)
+                self.closed.append(
+                    Sequence(
+                        missing.tool,
+                        missing.call,
+                        missing.error,
+                        call,
+                        "",
+                        index,
+                        line_no,
+                        timestamp,
+                        layout=moved.fact(),
+                    )
+                )
+        self.missing_files = waiting
+
+    def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> bool:
+        """Open a failure waiting for its retry; ``False`` when the failure is no lesson (a look
+        that found nothing, a test run that failed, a failure seen before)."""
         if (
             (tool in _SKIPPED_TOOLS and not self._search_refused(tool, output))
             or not call
             or _PROTOCOL.search(output[:600])
         ):
-            return
+            return False
         bare = CD_PREFIX.sub("", call)
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
         ) or _CODE_ERROR.search(output[:1500]):
-            return  # a probe's failure is its answer, unless the shell could not parse it or
+            return False  # a probe's failure is its answer, unless the shell could not parse it or
             # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)
         if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
-            return  # a search that matched nothing answered the question it asked
+            return False  # a search that matched nothing answered the question it asked
         error = error_excerpt(output)
         if not error or not ERROR_LINE.search(error):
-            return  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+            return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
             _TEST_RUN.match(bare)
             and not _ENVIRONMENT.search(error)
             and not _MISSING_PROGRAM.search(output[:1500])
             and not _RUNNER_MISSING.search(output[:1500])
         ):
-            return  # the tests failed: the code was wrong, and its fix is in the code
+            return False  # the tests failed: the code was wrong, and its fix is in the code
         if self._missing_operand(call, error):
-            return  # the file asked for is not there: the answer of a probe, whatever program
+            return False  # the file asked for is not there: the answer of a probe, whatever program
         if _ARGUMENTS.search(error):
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
@@ -366,12 +435,13 @@ class SequenceMiner:
         signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         if signature in self.seen_signatures:
             self.repeated += 1  # the same failure again: counted once
-            return
+            return False
         self.seen_signatures.add(signature)
         self.open_failures.append(_Failure(tool, call, error, index))
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
         del self.open_failures[:-8]
+        return True
 
     def _succeeded(
         self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
@@ -513,6 +583,7 @@ class SequenceMiner:
         for failure in self.open_failures:
             self._give_up(failure)
         self.open_failures = []
+        self.missing_files = []
         for failure in self.unresolved:
             yield Sequence(
                 failure.tool,

@@ -303,3 +303,18 @@ def test_a_file_of_several_learnings_gives_each_its_own_hit(
     assert [(h.id, h.title) for h in ruff] == [("L2", "Ruff before commit")]
     ingress = search(layout, "kubernetes ingress")  # words only in a heading
     assert [h.id for h in ingress] == ["ports"]
+
+
+def test_condense_shortens_a_forged_lessons_calls_and_keeps_its_fact_and_fix() -> None:
+    wrong = "X:\\03_ACG\\Odoo_Docs\\document_library\\models\\graph_sync.py"
+    right = "X:\\03_ACG\\Custom_Addons\\document_library\\models\\graph_sync.py"
+    body = (
+        f"## What We Learned\n\n`{wrong}` failed (File does not exist. Note: your current working "
+        "directory is X:\\03_ACG\\Odoo_Docs.); `document_library\\models\\graph_sync.py` lives in "
+        f"`X:\\03_ACG\\Custom_Addons`, not in `X:\\03_ACG\\Odoo_Docs`; `{right}` worked instead.\n"
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert "lives in `X:\\03_ACG\\Custom_Addons`, not in `X:\\03_ACG\\Odoo_Docs`" in lesson
+    assert lesson.endswith("graph_sync.py` worked instead.")
+    assert lesson.startswith("`X:\\03_ACG\\Odoo_Docs\\")

@@ -14,6 +14,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._calls import error_excerpt
 from swarmq.forge._envfacts import environment_fact, missing_program, same_family
 from swarmq.forge.extract import forge_transcript
+from swarmq.knowledge._factrule import fact_kind
 from swarmq.knowledge.signature import failure_signature
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession, codex_old_rollout
@@ -175,11 +176,10 @@ def test_zsh_reading_a_literal_route_path_as_a_pattern_is_a_lesson_with_its_quot
         .bash(f"sed -n 1,80p '{path}'", "export default function Page() {}")
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
-    assert found == [
-        f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: {path}); the shell here (zsh) "
-        "reads unquoted brackets and parentheses in a path as a pattern: quote such paths; "
-        f"`sed -n 1,80p '{path}'` worked instead."
-    ]
+    assert len(found) == 1
+    assert found[0].startswith(f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: src/")
+    assert "quote paths with brackets or parentheses here (zsh reads them as patterns)" in found[0]
+    assert found[0].endswith("` worked instead.")
     assert failure_signature(found[0]) == "zsh: no matches found"
 
 
@@ -200,6 +200,78 @@ def test_a_wildcard_that_matched_nothing_is_an_answer_not_a_lesson(
             error=True,
         )
         .bash("which node", "/usr/local/bin/node")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == []
+
+
+def test_a_file_looked_for_under_the_wrong_root_and_found_under_another_is_a_layout_fact(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    wrong = "X:\\acme\\Odoo_Docs\\document_library\\models\\graph_sync.py"
+    right = "X:\\acme\\Custom_Addons\\document_library\\models\\graph_sync.py"
+    session = (
+        ClaudeSession()
+        .user("fix the sync error at line 935")
+        .bash(
+            wrong,
+            "File does not exist. Note: your current working directory is X:\\acme\\Odoo_Docs.",
+            error=True,
+            tool="Read",
+        )
+        .bash("**/graph_sync.py", "No files found", tool="Glob")
+        .user("the module is in X:\\acme\\Custom_Addons\\document_library")
+        .bash(right, "920  folder_item_id = None", tool="Read")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1
+    assert (
+        "`document_library\\models\\graph_sync.py` lives in `X:\\acme\\Custom_Addons`, "
+        "not in `X:\\acme\\Odoo_Docs`" in found[0]
+    )
+    assert fact_kind(found[0]) is not None
+
+
+def test_a_bare_file_name_found_in_a_folder_is_where_it_lives(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "read the architecture"),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "cat architecture.md"],
+                    "cat: architecture.md: No such file or directory",
+                    1,
+                ),
+            ),
+            ("shell", (["bash", "-lc", "cat docs/architecture.md"], "# Architecture", 0)),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert found == [
+        "`cat architecture.md` failed (cat: architecture.md: No such file or directory); "
+        "`architecture.md` lives in `docs`, not in the working directory; "
+        "`cat docs/architecture.md` worked instead."
+    ]
+
+
+def test_another_file_after_a_missing_one_is_the_next_look_not_a_layout_fact(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("where is the config?")
+        .bash("src/config.ts", "File does not exist.", error=True, tool="Read")
+        .bash("lib/config.ts", "export const config = {}", tool="Read")
+        .bash(
+            "cat src/settings/index.ts",
+            "cat: src/settings/index.ts: No such file or directory",
+            error=True,
+        )
+        .bash("cat src/app/main.ts", "main()")
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert found == []
