@@ -83,6 +83,29 @@ def _parts(path: str) -> list[str]:
     return [p for p in _SEPARATORS.split(path.strip().strip("'\"")) if p and p != "."]
 
 
+def _mistyped(wrong: list[str], right: list[str]) -> bool:
+    """Whether the wrong root is the right one mistyped (``.specify.specify`` for ``.specify``,
+    ``scr`` for ``src``): one component against one, either inside the other or two edits
+    apart. A slip of the keyboard says nothing about where the project keeps things."""
+    while wrong and right and wrong[0].lower() == right[0].lower():
+        wrong, right = wrong[1:], right[1:]
+    if len(wrong) != 1 or len(right) != 1:
+        return False
+    a, b = wrong[0].lower(), right[0].lower()
+    return a in b or b in a or _edits(a, b) <= 2
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (short path components only)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
 def relocation(missing: str, found: str) -> Relocation | None:
     """How ``found`` relocates the ``missing`` path, when they name the same file (see the
     module's docstring); ``None`` when they do not, or name it at the same place."""
@@ -98,6 +121,8 @@ def relocation(missing: str, found: str) -> Relocation | None:
         return None  # another file, or the found path is no longer than the shared tail
     if shared < len(lost) and shared < 2:
         return None  # only a file name in common under two roots: maybe two files
+    if _mistyped(lost[: len(lost) - shared], got[: len(got) - shared]):
+        return None
     separator = "\\" if "\\" in found else "/"
     wrong = separator.join(lost[: len(lost) - shared]) if shared < len(lost) else ""
     right = separator.join(got[: len(got) - shared])

@@ -468,7 +468,10 @@ class SequenceMiner:
                     and (
                         same_family(missing, program(call))
                         or missing in named
-                        or self._same_target(failure.call, call)
+                        or (
+                            bool(operands(failure.call)[0])
+                            and self._same_target(failure.call, call)
+                        )
                     )
                 )
             )

@@ -275,3 +275,37 @@ def test_another_file_after_a_missing_one_is_the_next_look_not_a_layout_fact(
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert found == []
+
+
+def test_layout_relocations_and_mistyped_roots() -> None:
+    from swarmq.forge._layout import relocation
+
+    moved = relocation(".bmad/bmm/core/tasks/workflow.xml", ".bmad/core/tasks/workflow.xml")
+    assert moved is not None and moved.fact() == (
+        "`core/tasks/workflow.xml` lives in `.bmad`, not in `.bmad/bmm`"
+    )
+    assert relocation(".specify.specify/templates/t.md", ".specify/templates/t.md") is None
+    assert relocation("scr/app/main.py", "src/app/main.py") is None
+    assert relocation("src/config.ts", "lib/config.ts") is None
+    assert relocation("docs/a.md", "docs/a.md") is None
+
+
+def test_a_missing_program_is_not_cured_by_an_unrelated_call_of_another_program(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "run the tests"),
+            (
+                "shell",
+                (["bash", "-lc", "pytest"], "/bin/bash: line 1: pytest: command not found", 127),
+            ),
+            ("shell", (["bash", "-lc", "sed -n '1,200p' pyproject.toml"], "[project]", 0)),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert found == [
+        "`pytest` failed (/bin/bash: line 1: pytest: command not found); "
+        "`pytest` is not installed here (not on PATH)."
+    ]
