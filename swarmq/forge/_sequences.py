@@ -196,6 +196,8 @@ class _Failure:
     index: int
     waited: int = 0
     reason: str = ""
+    also: str = ""
+    """For a missing program, its stand-in that failed too (its call and error)."""
 
 
 @dataclass
@@ -212,6 +214,10 @@ class Sequence:
     timestamp: str | None
     layout: str = ""
     """Where the file the failed call looked for really is, when the fix found it elsewhere."""
+    also: str = ""
+    """For a missing program, the stand-in the agent tried that failed too: ``python`` missing
+    and ``python3 -m pytest`` answering "No module named pytest" says both that ``python3`` is
+    there and that the tests cannot run, which neither failure says alone."""
 
     @property
     def fact(self) -> str:
@@ -243,6 +249,8 @@ class Sequence:
         fact = self.fact
         if fact:
             text += f"; {fact}"
+        if self.also:
+            text += f"; {self.also}"
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
         return f"{text}; `{self.fixed_call}` worked instead."
@@ -253,7 +261,15 @@ def fixed(
 ) -> Sequence:
     """The sequence that closes ``failure``: ``call`` (of ``tool``) is the retry that worked."""
     return Sequence(
-        tool, failure.call, failure.error, call, failure.reason, index, line_no, timestamp
+        tool,
+        failure.call,
+        failure.error,
+        call,
+        failure.reason,
+        index,
+        line_no,
+        timestamp,
+        also=failure.also,
     )
 
 
@@ -316,6 +332,8 @@ class SequenceMiner:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
             call = summarise_call(raw)
+            if self.open_failures:
+                self._stood_in(tool, call, text)
             if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
                 self._looked_for(tool, call, text, index)
             return
@@ -497,6 +515,28 @@ class SequenceMiner:
                 self._give_up(failure)
         self.open_failures = still_open
 
+    def _stood_in(self, tool: str, call: str, output: str) -> None:
+        """Note a failed call that stood in for a missing program (``python3 -m pytest`` after
+        ``pytest: command not found``) on that program's open failure: the stand-in's error is
+        the rest of the lesson."""
+        runs = program(call)
+        if not runs:
+            return
+        named = {word.rsplit("/", 1)[-1] for word in call.split()}
+        for failure in self.open_failures:
+            if failure.also or failure.tool != tool:
+                continue
+            missing = missing_program(program(failure.call), failure.error, failure.call)
+            if (
+                missing
+                and runs != missing
+                and (same_family(missing, runs) or missing in named)
+                and normal(call) != normal(failure.call)
+            ):
+                error = error_excerpt(output)
+                if error and not missing_program(runs, error, call):  # missing too: its own lesson
+                    failure.also = f"`{clip(call, 120)}` failed too ({clip(error, 160)})"
+
     @staticmethod
     def _stage_missing(call: str, whole: str, output: str) -> bool:
         """Whether the output says that a program the call runs after its first is missing
@@ -597,6 +637,7 @@ class SequenceMiner:
                 failure.index,
                 0,
                 None,
+                also=failure.also,
             )
         self.unresolved = []
 

@@ -309,3 +309,42 @@ def test_a_missing_program_is_not_cured_by_an_unrelated_call_of_another_program(
         "`pytest` failed (/bin/bash: line 1: pytest: command not found); "
         "`pytest` is not installed here (not on PATH)."
     ]
+
+
+def test_a_missing_programs_stand_in_that_failed_too_completes_its_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """``pytest`` and ``python`` missing, then ``python3 -m pytest`` answering "No module named
+    pytest": each missing program's lesson says what its stand-in answered, which is what the
+    next session needs (``python3`` is there; the tests cannot run as they are)."""
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "run the tests"),
+            (
+                "shell",
+                (["bash", "-lc", "pytest -q"], "/bin/bash: line 1: pytest: command not found", 127),
+            ),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "python -m pytest -q"],
+                    "/bin/bash: line 1: python: command not found",
+                    127,
+                ),
+            ),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "python3 -m pytest -q"],
+                    "/usr/bin/python3: No module named pytest",
+                    1,
+                ),
+            ),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    stand_in = "`python3 -m pytest -q` failed too (/usr/bin/python3: No module named pytest)"
+    assert f"`pytest` is not installed here (not on PATH); {stand_in}" in " ".join(found)
+    assert f"`python` is not installed here (not on PATH); {stand_in}" in " ".join(found)
+    assert not any("`python -m pytest -q` failed too" in lesson for lesson in found)
