@@ -116,6 +116,31 @@ def summarise_call(call: Any) -> str:
     return clip(summary, 160) + (" (escalated)" if escalated else "")
 
 
+_PS_RECORD = re.compile(r"^\+ CategoryInfo\s*:")
+_PS_ERROR_ID = re.compile(r"^\+ FullyQualifiedErrorId\s*:\s*([\w.-]+)")
+_PS_POSITION = re.compile(r"^(?:\S+\s+){0,2}\S+\s*:\s*\d+\s+\S+\s*:\s*\d+\s*$")
+"""PowerShell's position line, in any language (``At line:1 char:1``, ``In Zeile:1 Zeichen:9``)."""
+
+
+def _powershell_record(lines: list[str]) -> str:
+    """PowerShell's error record as one line: its message (the line above the position and the
+    echoed code) and its error id, which is English in every locale (``Die Zeichenfolge hat kein
+    Abschlusszeichen: "." (TerminatorExpectedAtEndOfString)``); ``""`` when there is none. Its
+    ``+ CategoryInfo`` line says only "ParserError" and is no excerpt."""
+    start = next((n for n, line in enumerate(lines) if _PS_RECORD.match(line)), -1)
+    if start < 0:
+        return ""
+    above = start - 1
+    while above >= 0 and (lines[above].startswith("+") or _PS_POSITION.match(lines[above])):
+        above -= 1
+    if above < 0:
+        return ""
+    ident = next(
+        (m.group(1) for m in map(_PS_ERROR_ID.match, lines[start : start + 3]) if m), ""
+    ).split(",")[0]
+    return f"{lines[above]} ({ident})" if ident else lines[above]
+
+
 def error_excerpt(text: str) -> str:
     """The most telling line of a failed call's output: a sandbox's wrapper line with the cause
     under it, else the first line that names an operating-system error, else the first error
@@ -133,8 +158,10 @@ def error_excerpt(text: str) -> str:
     if not lines:
         return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told
     errors = [line for line in lines if ERROR_LINE.search(line)]
+    record = _powershell_record(lines) if "+ CategoryInfo" in text else ""
     best = (
-        (errors[0] if errors and _WRAPPER.search(errors[0]) else None)
+        record
+        or (errors[0] if errors and _WRAPPER.search(errors[0]) else None)
         or next((line for line in errors if _CARRIER.search(line)), None)
         or next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
         or (errors[0] if errors else lines[0])

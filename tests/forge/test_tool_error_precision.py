@@ -253,3 +253,26 @@ def test_a_test_script_that_does_not_exist_is_not_a_test_failure(
     )
     assert 'Missing script: "test"' in content
     assert content.endswith("`npm exec mocha src/sync.test.js` worked instead.")
+
+
+def test_a_powershell_error_record_is_told_by_its_message_and_id_in_any_language() -> None:
+    """Its ``+ CategoryInfo`` line says only "ParserError"; the message above the position and
+    the echoed code says what went wrong, and the error id is English in every locale."""
+    german = (
+        'Die Zeichenfolge hat kein Abschlusszeichen: ".\r\n'
+        "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\r\n"
+        "    + FullyQualifiedErrorId : TerminatorExpectedAtEndOfString\r\n \r\n"
+    )
+    assert error_excerpt(german) == (
+        'Die Zeichenfolge hat kein Abschlusszeichen: ". (TerminatorExpectedAtEndOfString)'
+    )
+    english = (
+        "Get-Content : Cannot find path 'C:\\x.txt' because it does not exist.\n"
+        "At line:1 char:1\n+ Get-Content x.txt\n+ ~~~~~~~~~~~~~~~~~\n"
+        "    + CategoryInfo          : ObjectNotFound: (C:\\x.txt:String) [Get-Content], "
+        "ItemNotFoundException\n"
+        "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetContentCommand"
+    )
+    assert error_excerpt(english) == (
+        "Get-Content : Cannot find path 'C:\\x.txt' because it does not exist. (PathNotFound)"
+    )
