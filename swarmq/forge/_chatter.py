@@ -75,8 +75,12 @@ _NARRATION_START = re.compile(
 _NARRATION_SELF = re.compile(
     r"\bI(?:'m (?:still |now |also |just )?[a-z]+ing\b|'ll\b| will\b|"
     r"'ve (?:created|added|updated|written|implemented|expanded|made|fixed|changed|"
-    r"traced|found|identified|located|looked|checked|investigated|analy[sz]ed|reviewed)\b)"
+    r"traced|found|identified|located|looked|checked|investigated|analy[sz]ed|reviewed)\b|"
+    r" (?:did not|didn't) (?:touch|change|modify|edit)\b)"
 )
+"""The agent telling what it is doing, will do or has done, or what it left alone ("a change
+that I did not touch"): its own progress, not what it learned. "I tried" is not here: "I tried
+to start the server and it is blocked by the sandbox" tells what the machine allows."""
 
 
 _NARRATION_STATE = re.compile(

@@ -56,6 +56,10 @@ def test_precision_on_the_labelled_set() -> None:
         ),
         ("Root cause: DST.", "too-short"),
         (
+            "Note: there was a pre-existing unrelated change in `init.lua` that I did not touch.",
+            "narration",
+        ),
+        (
             "Maybe we could try switching to RabbitMQ instead of Redis at some point.",
             "low-confidence",
         ),
