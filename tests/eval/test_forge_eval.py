@@ -204,3 +204,25 @@ def test_the_third_held_apart_set_is_apart_from_every_other() -> None:
     assert not {s.repo.split("/")[0].lower() for s in third} & owners
     sources = (REPO / "eval" / "forge" / "SOURCES-heldout3.md").read_text(encoding="utf-8")
     assert all(f"`{s.file.name}`" in sources for s in third)
+
+
+def test_the_fourth_held_apart_set_is_apart_from_every_other() -> None:
+    """labels-heldout4.yaml (issue 24): all held-out, ≥ 20 sessions of ≥ 5 users in no other set,
+    both transcript formats, each file in its SOURCES, under 1.5 MB, most lessons with a kind."""
+    fourth = load_labels(REPO / "eval" / "forge" / "labels-heldout4.yaml")
+    others = [
+        *load_labels(REPO / "eval" / "forge" / "labels.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-fresh.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-heldout2.yaml"),
+        *load_labels(REPO / "eval" / "forge" / "labels-heldout3.yaml"),
+    ]
+    assert len(fourth) >= 20 and len({s.repo for s in fourth}) >= 5
+    assert {s.split for s in fourth} == {"held-out"}
+    assert {s.format for s in fourth} == {"claude-code", "codex-rollout"}
+    assert not {s.file.name for s in fourth} & {s.file.name for s in others}
+    owners = {s.repo.split("/")[0].lower() for s in others}
+    assert not {s.repo.split("/")[0].lower() for s in fourth} & owners
+    sources = (REPO / "eval" / "forge" / "SOURCES-heldout4.md").read_text(encoding="utf-8")
+    assert all(f"`{s.file.name}`" in sources for s in fourth)
+    assert sum(s.file.stat().st_size for s in fourth) <= 1_500_000
+    assert sum(lesson.kind == "tool-error" for s in fourth for lesson in s.lessons) >= 15
