@@ -174,6 +174,11 @@ def error_excerpt(text: str) -> str:
     return excerpt
 
 
+def sandbox_wrapped(text: str) -> bool:
+    """Whether a result is a sandbox's report wrapping the command's own output."""
+    return _WRAPPER.search(text[:400]) is not None
+
+
 def exit_status(text: str) -> int | None:
     """The exit code a tool result reports (Codex puts it first or in trailing metadata, Claude
     Code first), or ``None`` when it says none."""

@@ -106,6 +106,11 @@ def _edits(a: str, b: str) -> int:
     return previous[-1]
 
 
+_HOME = re.compile(r"^(?:/Users/[^/]+|/home/[^/]+|/root|~|[A-Za-z]:\\Users\\[^\\]+)$", re.IGNORECASE)
+"""A user's home directory: what is found there (``~/.claude/settings.json``) is the user's
+own file, the level above the project's of a configuration looked up level by level."""
+
+
 def relocation(missing: str, found: str) -> Relocation | None:
     """How ``found`` relocates the ``missing`` path, when they name the same file (see the
     module's docstring); ``None`` when they do not, or name it at the same place."""
@@ -121,13 +126,16 @@ def relocation(missing: str, found: str) -> Relocation | None:
         return None  # another file, or the found path is no longer than the shared tail
     if shared < len(lost) and shared < 2:
         return None  # only a file name in common under two roots: maybe two files
-    if _mistyped(lost[: len(lost) - shared], got[: len(got) - shared]):
+    wrong_root, right_root = lost[: len(lost) - shared], got[: len(got) - shared]
+    if _mistyped(wrong_root, right_root):
         return None
     separator = "\\" if "\\" in found else "/"
     wrong = separator.join(lost[: len(lost) - shared]) if shared < len(lost) else ""
     right = separator.join(got[: len(got) - shared])
     if found.startswith("/") and right:
         right = "/" + right
+    if wrong and _HOME.match(right):
+        return None  # the user's file of that name, not where the project keeps its own
     if missing.startswith("/") and wrong:
         wrong = "/" + wrong
     return Relocation(separator.join(got[len(got) - shared :]), wrong, right)

@@ -32,6 +32,7 @@ from swarmq.forge._calls import (
     operands,
     program,
     reason_of,
+    sandbox_wrapped,
     summarise_call,
     writes_same_file,
 )
@@ -171,6 +172,11 @@ _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
 """Paths in an error: the same failure on another file is the same failure."""
 
+
+_LAST_STAGE = re.compile(r"(?<!\|)\|(?!\|)")
+"""A pipe between two stages (not ``||``)."""
+
+_EMPTY_STDERR = re.compile(r'stderr: StreamOutput \{ text: \\*"\\*"')
 
 RELOCATION_WINDOW = 8
 """How many working calls after a missing file the same file may still be found elsewhere."""
@@ -432,8 +438,14 @@ class SequenceMiner:
             return False  # a probe's failure is its answer, unless the shell could not parse it or
             # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)
-        if (runs in _SEARCHES or call.startswith("git grep")) and exit_status(output[:400]) == 1:
-            return False  # a search that matched nothing answered the question it asked
+        last = program(_LAST_STAGE.split(call)[-1]) if "|" in call else runs
+        if (
+            runs in _SEARCHES
+            or call.startswith("git grep")
+            or (last in _SEARCHES and self._quiet(output))
+        ) and exit_status(output[:400]) == 1:
+            return False  # a search that matched nothing answered the question it asked (a
+            # pipeline's status is its last stage's: ``strings bin | rg x``)
         error = error_excerpt(output)
         if not error or not ERROR_LINE.search(error):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
@@ -536,6 +548,16 @@ class SequenceMiner:
                 error = error_excerpt(output)
                 if error and not missing_program(runs, error, call):  # missing too: its own lesson
                     failure.also = f"`{clip(call, 120)}` failed too ({clip(error, 160)})"
+
+    @staticmethod
+    def _quiet(output: str) -> bool:
+        """Whether a call printed no error of its own: nothing at all, or a sandbox's wrapper
+        around an empty stderr (Codex reports any non-zero status of a sandboxed call as
+        ``Denied { … exit_code: 1, … stderr: StreamOutput { text: "" …``). ``git ls-remote | rg
+        x`` exiting 1 after "Could not resolve hostname" is not quiet: its first stage failed."""
+        if sandbox_wrapped(output):
+            return _EMPTY_STDERR.search(output) is not None
+        return not error_excerpt(output)
 
     @staticmethod
     def _stage_missing(call: str, whole: str, output: str) -> bool:

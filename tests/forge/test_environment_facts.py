@@ -288,6 +288,17 @@ def test_layout_relocations_and_mistyped_roots() -> None:
     assert relocation("scr/app/main.py", "src/app/main.py") is None
     assert relocation("src/config.ts", "lib/config.ts") is None
     assert relocation("docs/a.md", "docs/a.md") is None
+    # found in the user's home: the user's own file of that name, not the project's layout
+    assert (
+        relocation("/Users/s/code/app/.claude/settings.json", "/Users/s/.claude/settings.json")
+        is None
+    )
+    assert (
+        relocation(
+            "C:\\Users\\s\\app\\.vscode\\settings.json", "C:\\Users\\s\\.vscode\\settings.json"
+        )
+        is None
+    )
 
 
 def test_a_missing_program_is_not_cured_by_an_unrelated_call_of_another_program(
@@ -348,3 +359,35 @@ def test_a_missing_programs_stand_in_that_failed_too_completes_its_lesson(
     assert f"`pytest` is not installed here (not on PATH); {stand_in}" in " ".join(found)
     assert f"`python` is not installed here (not on PATH); {stand_in}" in " ".join(found)
     assert not any("`python -m pytest -q` failed too" in lesson for lesson in found)
+
+
+def test_a_pipeline_ending_in_a_search_that_matched_nothing_is_an_answer(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """A pipeline's status is its last stage's: ``strings bin | rg x`` exiting 1 with nothing on
+    stderr (Codex wraps it as a sandbox denial) found nothing; ``git ls-remote | rg x`` exiting 1
+    after "Could not resolve hostname" failed in its first stage, and that stays a lesson."""
+    quiet = (
+        "failed in sandbox LinuxSeccomp with execution error: Denied { output: "
+        'ExecToolCallOutput { exit_code: 1, stdout: StreamOutput { text: "", '
+        'truncated_after_lines: None }, stderr: StreamOutput { text: "", '
+        "truncated_after_lines: None } } }"
+    )
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "find where entries are saved"),
+            ("shell", (["bash", "-lc", 'strings -n 8 mcpserver | rg "save_entry"'], quiet, 1)),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "git ls-remote --heads origin | rg -n 'refs/heads/1-x$'"],
+                    "ssh: Could not resolve hostname github.com: -65563",
+                    1,
+                ),
+            ),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert not any("save_entry" in lesson for lesson in found)
+    assert any("`git` cannot reach the network here" in lesson for lesson in found)
