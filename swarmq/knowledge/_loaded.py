@@ -40,8 +40,8 @@ from swarmq.storage.jsonl import CorruptLine
 FINGERPRINT_BYTES = 64
 SAMPLE_WINDOWS = 16
 MAX_HELD = 128
-"""Files a process keeps open as its mirrors' proof of identity (the least recently refreshed
-one is let go beyond this, bounding descriptors however many stores a worker touches)."""
+"""Files a process keeps open as its mirrors' proof of identity (beyond this the file taken
+longest ago is let go, bounding descriptors however many stores a worker touches)."""
 
 
 def _pread(handle: BinaryIO, start: int, size: int) -> bytes:
@@ -432,7 +432,7 @@ class LoadedFile:
 
 
 _HELD: OrderedDict[LoadedFile, None] = OrderedDict()
-"""Mirrors holding their file, least recently refreshed first."""
+"""Mirrors holding their file, the one that took its file longest ago first."""
 _HELD_LOCK = threading.Lock()
 
 
