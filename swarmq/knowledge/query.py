@@ -26,20 +26,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-
-from swarmq.knowledge._dense import DenseIndex, sidecar_path
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge.config import Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.embedding import Embedder, Vectors
 from swarmq.similarity.normalize import terms
 
 if TYPE_CHECKING:
+    from swarmq.knowledge._dense import DenseIndex
     from swarmq.knowledge.project import KnowledgeStore
+    from swarmq.similarity.embedding import Embedder, Vectors
 
 MAX_QUERY_TOKENS = 64
 COMMON_FRACTION = 0.02
@@ -206,6 +204,8 @@ def query_index(store: TierStore) -> QueryIndex:
 
 def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
     """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed)."""
+    from swarmq.knowledge._dense import DenseIndex, sidecar_path  # numpy: hybrid only
+
     mirror = store.tier_file.mirror
     index: DenseIndex = mirror_index(
         mirror,
@@ -218,6 +218,8 @@ def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
 
 def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -> dict[int, float]:
     """Cosine of the lexical hits and of the DENSE_CANDIDATES nearest entries."""
+    import numpy as np  # hybrid retrieval only: a lexical search from a fresh process skips it
+
     index = dense_index(store, dense.embedder)
     cosines = index.cosines(dense.vector)
     if not len(index.row_of):
