@@ -45,6 +45,21 @@ runpy.run_module("swarmq.cli", run_name="__main__")
 """
 
 
+LEAN = """
+import sys, time
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, search
+from swarmq.roster.loader import load_roster
+from swarmq.storage.locking import LocalLocks
+from swarmq.wiring.knowledge import knowledge_store
+roster = load_roster(sys.argv[1])
+knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "bench-locks"))
+started = time.perf_counter()
+search(knowledge, QueryContext(text=sys.argv[2]), limit=10)
+print(1000 * (time.perf_counter() - started))
+"""
+
+
 def roster(root: Path, name: str, persistent: bool) -> Path:
     path = root / name
     path.write_text(yaml.safe_dump({
@@ -105,7 +120,7 @@ def measure(root: Path, entries: int, runs: int, baseline_runs: int) -> dict[str
         "inject --preview": lambda c, t: ["-c", str(c), "knowledge", "inject", "--preview", t],
         "search": lambda c, t: ["-c", str(c), "knowledge", "search", "--json", t],
     }
-    run(root, env, ["-c", str(indexed), "--help"])  # bytecode compiled once
+    run(root, env, commands["search"](whole, texts[0]))  # bytecode compiled once
     build_ms, build_rss = run(root, env, commands["search"](indexed, texts[0]))
     size = sum(p.stat().st_size for p in sidecars(root))
     rows: dict[str, dict[str, float]] = {}
@@ -125,6 +140,23 @@ def measure(root: Path, entries: int, runs: int, baseline_runs: int) -> dict[str
                 "peak_rss_mb": max(peaks),
                 "runs": len(times),
             }
+    # The search alone in a fresh process (imports excluded): index open + check, query, reads.
+    (root / "lean.py").write_text(LEAN)
+    for path_label, config, count in (
+        ("index", indexed, runs),
+        ("whole store", whole, baseline_runs),
+    ):
+        alone = []
+        for text in texts[1 : count + 1]:
+            done = subprocess.run(
+                [sys.executable, str(root / "lean.py"), str(config), text],
+                cwd=root, env=env, capture_output=True, check=True, text=True,
+            )  # fmt: skip
+            alone.append(float(done.stdout.split()[-1]))
+        rows[f"search call alone ({path_label})"] = {
+            "p50_ms": statistics.median(alone), "max_ms": max(alone), "peak_rss_mb": 0.0,
+            "runs": len(alone),
+        }  # fmt: skip
     # A recorded injection rewrites the store (shown counters): the next reader syncs the index.
     synced = []
     for text in texts[1:4]:
