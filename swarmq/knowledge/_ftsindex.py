@@ -186,6 +186,10 @@ class FileIndex:
         if db is None:
             handle.close()
             return None
+        # One read transaction for the whole search: a concurrent sync commits after it, so
+        # frequencies, postings and offsets all come from one version of the index.
+        db.execute("BEGIN")
+        db.execute("SELECT count(*) FROM meta").fetchone()
         return cls(path, db, handle)
 
     def close(self) -> None:

@@ -248,3 +248,39 @@ def test_an_unterminated_last_line_falls_back_to_the_store(
         handle.write(lines(1, Tier.SWARM, 11)[0])  # no newline: a write in progress
     assert FileIndex.open(swarm) is None
     assert answers(stores()) == answers(stores(persistent_index=False))
+
+
+def _search_fresh(root: str) -> list[list[tuple[str, str, float]]]:
+    from swarmq.storage.locking import LocalLocks
+
+    knowledge = KnowledgeStore(
+        Path(root) / "project" / ".swarm",
+        locks=LocalLocks(Path(root) / "locks"),
+        config=CONFIG,
+        data_dir=Path(root) / "data",
+        project_name="proj",
+    )
+    found = answers(knowledge)
+    assert knowledge.swarm.tier_file.mirror.state is None
+    return found
+
+
+def test_processes_building_and_syncing_the_index_at_once_agree(
+    stores: Callable[..., KnowledgeStore], tmp_path: Path
+) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    expected = answers(stores(persistent_index=False))
+    forget(stores().swarm.files.knowledge)
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(4, mp_context=context) as pool:  # all find no index: all build
+        assert list(pool.map(_search_fresh, [str(tmp_path)] * 4)) == [expected] * 4
+        swarm = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
+        kept = swarm.read_text().splitlines()[::2]
+        temp = swarm.with_suffix(".tmp")
+        temp.write_text("\n".join(kept) + "\n")
+        os.replace(temp, swarm)  # all find it rewritten: one syncs, the others wait and see
+        rewritten = list(pool.map(_search_fresh, [str(tmp_path)] * 4))
+    assert rewritten == [answers(stores(persistent_index=False))] * 4
+    assert not list(swarm.parent.glob("*.tmp"))
