@@ -358,7 +358,7 @@ def rank_tier(
         for key, name in (("tool", context.tool), ("agent", context.agent))
     }
     cosine = cosines(text) if cosines is not None else {}
-    facts = view.facts({*text, *extras, *cosine, *keyed["tool"], *keyed["agent"]})
+    facts = view.facts({*keyed["tool"], *keyed["agent"]})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
@@ -374,9 +374,18 @@ def rank_tier(
         | {slot for slot, c in cosine.items() if c >= config.dense_min_similarity}
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
-    totals = {slot: facts[slot].static + WEIGHTS["text"] * value for slot, value in text.items()}
+    # Above a floor only relevant entries (and matched directives, which may be forced) can be
+    # chosen: the ranking fields of the other text hits are never looked at.
+    scored = {*text, *cosine, *extras} if floor <= 0 else {*relevant, *extras}
+    facts.update(view.facts(scored - facts.keys()))
+    totals = {
+        slot: facts[slot].static + WEIGHTS["text"] * value
+        for slot, value in text.items()
+        if slot in scored
+    }
     for slot, c in cosine.items():
-        totals[slot] = totals.get(slot, facts[slot].static) + config.dense_weight * max(0.0, c)
+        if slot in scored:
+            totals[slot] = totals.get(slot, facts[slot].static) + config.dense_weight * max(0.0, c)
     for slot, bonus in extras.items():
         totals[slot] = totals.get(slot, facts[slot].static) + sum(bonus.values())
     hits = {
