@@ -17,25 +17,27 @@ are dropped (opencode-swarm's merge).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
+import logging
 import math
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-
-from swarmq.knowledge._dense import DenseIndex, sidecar_path
+from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge.config import Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.embedding import Embedder, Vectors
 from swarmq.similarity.normalize import terms
 
 if TYPE_CHECKING:
+    from swarmq.knowledge._dense import DenseIndex
     from swarmq.knowledge.project import KnowledgeStore
+    from swarmq.similarity.embedding import Embedder, Vectors
 
 MAX_QUERY_TOKENS = 64
 COMMON_FRACTION = 0.02
@@ -44,6 +46,8 @@ signal and are not looked up."""
 MIN_COMMON = 50
 MAX_SCORED_TOKENS = 12
 """Only the most selective query tokens are scored (query-term pruning, as BM25 engines do)."""
+log = logging.getLogger(__name__)
+
 DENSE_CANDIDATES = 64
 """Hybrid: the entries nearest the task by cosine that are scored besides the lexical hits."""
 
@@ -200,6 +204,8 @@ def query_index(store: TierStore) -> QueryIndex:
 
 def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
     """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed)."""
+    from swarmq.knowledge._dense import DenseIndex, sidecar_path  # numpy: hybrid only
+
     mirror = store.tier_file.mirror
     index: DenseIndex = mirror_index(
         mirror,
@@ -212,6 +218,8 @@ def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
 
 def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -> dict[int, float]:
     """Cosine of the lexical hits and of the DENSE_CANDIDATES nearest entries."""
+    import numpy as np  # hybrid retrieval only: a lexical search from a fresh process skips it
+
     index = dense_index(store, dense.embedder)
     cosines = index.cosines(dense.vector)
     if not len(index.row_of):
@@ -228,109 +236,207 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     return out
 
 
+class TierView(Protocol):
+    """What the ranking asks of a tier: the mirror's :class:`QueryIndex` in a process that
+    keeps the store, or the persisted :class:`~swarmq.knowledge._ftsindex.FileIndex`."""
+
+    def count(self) -> int: ...
+
+    def frequency(self, term: str) -> int: ...
+
+    def slots_with(self, term: str) -> Iterable[int]: ...
+
+    def triggers(self, word: str) -> Iterable[tuple[int, str]]: ...
+
+    def keyed(self, kind: str, name: str) -> Iterable[int]: ...
+
+    def facts(self, slots: Iterable[int]) -> dict[int, Facts]: ...
+
+    def static_order(self) -> Iterable[tuple[float, int, str]]: ...
+
+    def entries(self, slots: Sequence[int]) -> dict[int, Entry]: ...
+
+
+class MirrorView:
+    """A :class:`TierView` over the mirror's query index (mirror mutex held)."""
+
+    def __init__(self, index: QueryIndex) -> None:
+        self.index = index
+
+    def count(self) -> int:
+        return len(self.index.entries)
+
+    def frequency(self, term: str) -> int:
+        return len(self.index.tokens.get(term, ()))
+
+    def slots_with(self, term: str) -> Iterable[int]:
+        return sorted(self.index.tokens.get(term, ()))
+
+    def triggers(self, word: str) -> Iterable[tuple[int, str]]:
+        return self.index.triggers.get(word, ())
+
+    def keyed(self, kind: str, name: str) -> Iterable[int]:
+        postings = self.index.tools if kind == "tool" else self.index.agents
+        return sorted(postings.get(name, ()))
+
+    def facts(self, slots: Iterable[int]) -> dict[int, Facts]:
+        index = self.index
+        return {
+            slot: Facts(
+                index.static[slot],
+                index.scope_of[slot],
+                index.priority[slot],
+                index.confidence[slot],
+                index.entries[slot].id,
+            )
+            for slot in slots
+        }
+
+    def static_order(self) -> Iterable[tuple[float, int, str]]:
+        scope_of = self.index.scope_of
+        return ((negative, slot, scope_of[slot]) for negative, slot in self.index.order)
+
+    def entries(self, slots: Sequence[int]) -> dict[int, Entry]:
+        return {slot: self.index.entries[slot] for slot in slots}
+
+
 def search_tier(
     store: TierStore, context: QueryContext, limit: int, dense: DenseQuery | None = None
 ) -> list[Ranked]:
     """The ``limit`` best active, in-scope entries of one tier (forced ones first); with
-    ``dense``, entries near the task in meaning are candidates and relevant too."""
-    config = store.config
-    scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
+    ``dense``, entries near the task in meaning are candidates and relevant too. Reads the
+    store's mirror (loading it if this process has not)."""
     mirror = store.tier_file.mirror
     with mirror.mutex:
         mirror.refresh()
-        index = query_index(store)
-        total = max(1, len(index.entries))
-        haystack = context.haystack()
-        tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
-        cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
-        frequency = {token: len(index.tokens.get(token, ())) for token in tokens}
-        selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
-        unseen = sum(1 for df in frequency.values() if df == 0)
-        weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
-        # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
-        # is a small share of what the task is about.
-        norm = (
-            sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)
-        ) or 1.0
-        text: dict[int, float] = {}
-        for token, weight in weights.items():
-            share = weight / norm
-            for slot in index.tokens[token]:
-                text[slot] = text.get(slot, 0.0) + share
-        extras: dict[int, dict[str, float]] = {}
-        for word in set(haystack.split()):
-            for slot, phrase in index.triggers.get(word, ()):
-                if phrase in haystack:
-                    extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
-        for key, name, postings in (
-            ("tool", context.tool, index.tools),
-            ("agent", context.agent, index.agents),
-        ):
-            for slot in postings.get((name or "").lower(), ()):
-                strong = index.confidence[slot] >= config.directive_min_confidence
-                label = key if strong else f"weak_{key}"
-                extras.setdefault(slot, {})[label] = WEIGHTS[label]
-        floor = (
-            config.inject_min_relevance
-            if config.retrieval == Retrieval.HYBRID
-            else config.lexical_min_relevance
+        view = MirrorView(query_index(store))
+        return rank_tier(
+            view,
+            store,
+            context,
+            limit,
+            (lambda text: _dense_scores(store, dense, text)) if dense is not None else None,
         )
-        cosine = _dense_scores(store, dense, text) if dense is not None else {}
-        relevant = (
-            {slot for slot, share in text.items() if share >= floor}
-            | {slot for slot, c in cosine.items() if c >= config.dense_min_similarity}
-            | {
-                slot
-                for slot, found in extras.items()
-                if found.keys() & {"trigger", "tool", "agent"}
-            }
-        )
-        static, scope_of = index.static, index.scope_of
-        totals = {slot: static[slot] + WEIGHTS["text"] * value for slot, value in text.items()}
-        for slot, c in cosine.items():
-            totals[slot] = totals.get(slot, static[slot]) + config.dense_weight * max(0.0, c)
-        for slot, bonus in extras.items():
-            totals[slot] = totals.get(slot, static[slot]) + sum(bonus.values())
-        hits = {
-            slot: value
-            for slot, value in totals.items()
-            if value != -math.inf and scope_of[slot] in scopes
+
+
+def rank_tier(
+    view: TierView,
+    store: TierStore,
+    context: QueryContext,
+    limit: int,
+    cosines: Callable[[dict[int, float]], dict[int, float]] | None = None,
+) -> list[Ranked]:
+    """The ranking of :func:`search_tier` over any view of the tier; ties go to the smaller
+    id, so the mirror and the persisted index answer alike."""
+    config = store.config
+    scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
+    total = max(1, view.count())
+    haystack = context.haystack()
+    tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
+    cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
+    frequency = {token: view.frequency(token) for token in tokens}
+    selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
+    unseen = sum(1 for df in frequency.values() if df == 0)
+    weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
+    # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
+    # is a small share of what the task is about.
+    norm = (
+        sum(math.log(1 + total / df) for df, _ in selective) + unseen * math.log(1 + total)
+    ) or 1.0
+    text: dict[int, float] = {}
+    for token, weight in weights.items():
+        share = weight / norm
+        for slot in view.slots_with(token):
+            text[slot] = text.get(slot, 0.0) + share
+    extras: dict[int, dict[str, float]] = {}
+    for word in sorted(set(haystack.split())):
+        for slot, phrase in view.triggers(word):
+            if phrase in haystack:
+                extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+    keyed = {
+        key: list(view.keyed(key, (name or "").lower()))
+        for key, name in (("tool", context.tool), ("agent", context.agent))
+    }
+    cosine = cosines(text) if cosines is not None else {}
+    facts = view.facts({*keyed["tool"], *keyed["agent"]})
+    for key, slots in keyed.items():
+        for slot in slots:
+            strong = facts[slot].confidence >= config.directive_min_confidence
+            label = key if strong else f"weak_{key}"
+            extras.setdefault(slot, {})[label] = WEIGHTS[label]
+    floor = (
+        config.inject_min_relevance
+        if config.retrieval == Retrieval.HYBRID
+        else config.lexical_min_relevance
+    )
+    relevant = (
+        {slot for slot, share in text.items() if share >= floor}
+        | {slot for slot, c in cosine.items() if c >= config.dense_min_similarity}
+        | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
+    )
+    # Above a floor only relevant entries (and matched directives, which may be forced) can be
+    # chosen: the ranking fields of the other text hits are never looked at.
+    scored = {*text, *cosine, *extras} if floor <= 0 else {*relevant, *extras}
+    facts.update(view.facts(scored - facts.keys()))
+    totals = {
+        slot: facts[slot].static + WEIGHTS["text"] * value
+        for slot, value in text.items()
+        if slot in scored
+    }
+    for slot, c in cosine.items():
+        if slot in scored:
+            totals[slot] = totals.get(slot, facts[slot].static) + config.dense_weight * max(0.0, c)
+    for slot, bonus in extras.items():
+        totals[slot] = totals.get(slot, facts[slot].static) + sum(bonus.values())
+    hits = {
+        slot: value
+        for slot, value in totals.items()
+        if value != -math.inf and facts[slot].scope in scopes
+    }
+    forced = sorted(
+        (s for s in extras if s in hits and facts[s].priority == "critical"),
+        key=lambda s: (-hits[s], facts[s].id),
+    )
+    eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
+    best = heapq.nsmallest(limit, eligible, key=lambda s: (-eligible[s], facts[s].id))
+    chosen = dict.fromkeys([*forced, *best])
+    taken = 0
+    for negative, slot, scope in view.static_order() if floor <= 0 else ():
+        if taken >= limit or negative == math.inf:
+            break
+        if slot in chosen or slot in text or slot in extras or slot in cosine:
+            continue
+        if scope in scopes:
+            chosen[slot] = None
+            taken += 1
+    dynamic = {
+        slot: {
+            **(
+                {"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
+                if slot in text
+                else {}
+            ),
+            **extras.get(slot, {}),
+            **(
+                {"dense": config.dense_weight * max(0.0, cosine[slot]), "cosine": cosine[slot]}
+                if slot in cosine
+                else {}
+            ),
         }
-        forced = [s for s in extras if s in hits and index.priority[s] == "critical"]
-        eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
-        best = heapq.nlargest(limit, eligible, key=eligible.__getitem__)
-        chosen = dict.fromkeys([*forced, *best])
-        taken = 0
-        for negative, slot in index.order if floor <= 0 else ():
-            if taken >= limit or negative == math.inf:
-                break
-            if slot in chosen or slot in text or slot in extras or slot in cosine:
-                continue
-            if scope_of[slot] in scopes:
-                chosen[slot] = None
-                taken += 1
-        dynamic = {
-            slot: {
-                **(
-                    {"text": WEIGHTS["text"] * text[slot], "relevance": round(text[slot], 6)}
-                    if slot in text
-                    else {}
-                ),
-                **extras.get(slot, {}),
-                **(
-                    {"dense": config.dense_weight * max(0.0, cosine[slot]), "cosine": cosine[slot]}
-                    if slot in cosine
-                    else {}
-                ),
-            }
-            for slot in chosen
-        }
-        results = [
-            _ranked(store, index.entries[slot], dynamic[slot], index.breakdown[slot])
-            for slot in chosen
-        ]
-    results.sort(key=lambda r: (not r.forced, -r.score))
+        for slot in chosen
+    }
+    entries = view.entries(list(chosen))
+    results = [
+        _ranked(store, entries[slot], dynamic[slot], static_breakdown(entries[slot]))
+        for slot in chosen
+    ]
+    results.sort(key=_order)
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+def _order(ranked: Ranked) -> tuple[bool, float, str]:
+    """Forced first, then by score; ties to the smaller id (whatever view ranked them)."""
+    return (not ranked.forced, -ranked.score, ranked.entry.id)
 
 
 def _ranked(
@@ -353,7 +459,32 @@ def search(
     knowledge: KnowledgeStore, context: QueryContext, limit: int | None = None
 ) -> list[Ranked]:
     """Swarm + hive merged: hive entries that near-duplicate an active swarm entry are
-    dropped, then everything is ranked (forced critical directives first)."""
+    dropped, then everything is ranked (forced critical directives first).
+
+    A store this process has not loaded is read through its persisted index
+    (:mod:`._ftsindex`, ``persistent_index``), so a fresh process parses only the entries it
+    returns; an index found stale on reading is rebuilt and the search retried once, then the
+    stores are loaded."""
+    for rebuild in (False, True):
+        try:
+            return _search(knowledge, context, limit, persisted=True, rebuild=rebuild)
+        except StaleIndex as exc:
+            log.warning(
+                "knowledge index stale (%s); %s",
+                exc,
+                "loading the stores" if rebuild else "rebuilding it",
+            )
+    return _search(knowledge, context, limit, persisted=False, rebuild=False)
+
+
+def _search(
+    knowledge: KnowledgeStore,
+    context: QueryContext,
+    limit: int | None,
+    *,
+    persisted: bool,
+    rebuild: bool,
+) -> list[Ranked]:
     config = knowledge.config
     if limit is None:
         limit = (
@@ -363,14 +494,51 @@ def search(
         )
     pool = limit * 2 + 4
     dense = query_vector(knowledge, context)
-    results = search_tier(knowledge.swarm, context, pool, dense)
-    if config.hive_enabled:
-        for ranked in search_tier(knowledge.hive, context, pool, dense):
-            if knowledge.swarm.find_duplicate(ranked.entry.lesson) is None:
-                results.append(ranked)
+    use = persisted and dense is None and config.persistent_index
+    with contextlib.ExitStack() as stack:
+        swarm_index = _open_index(knowledge.swarm, stack, rebuild) if use else None
+        results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense)
+        if config.hive_enabled:
+            hive_index = _open_index(knowledge.hive, stack, rebuild) if use else None
+            threshold = knowledge.swarm.config.dedup_threshold
+            for ranked in _search_tier(knowledge.hive, hive_index, context, pool, dense):
+                lesson = ranked.entry.lesson
+                if swarm_index is not None:
+                    duplicate = swarm_index.has_near_duplicate(lesson, threshold)
+                else:
+                    duplicate = knowledge.swarm.find_duplicate(lesson) is not None
+                if not duplicate:
+                    results.append(ranked)
     results = [r for r in results if r.entry.confidence >= config.inject_min_confidence]
-    results.sort(key=lambda r: (not r.forced, -r.score))
+    results.sort(key=_order)
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+def _open_index(store: TierStore, stack: contextlib.ExitStack, rebuild: bool) -> FileIndex | None:
+    """The store's persisted index, when this process has not loaded the store (a loaded
+    mirror answers faster) and the index can be opened."""
+    if store.tier_file.mirror.state is not None:
+        return None
+    try:
+        index = FileIndex.open(store.files.knowledge, rebuild=rebuild)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning(
+            "knowledge index of %s unusable (%s); loading the store", store.files.knowledge, exc
+        )
+        return None
+    return None if index is None else stack.enter_context(index)
+
+
+def _search_tier(
+    store: TierStore,
+    index: FileIndex | None,
+    context: QueryContext,
+    limit: int,
+    dense: DenseQuery | None,
+) -> list[Ranked]:
+    if index is None:
+        return search_tier(store, context, limit, dense)
+    return rank_tier(index, store, context, limit)
 
 
 def query_vector(knowledge: KnowledgeStore, context: QueryContext) -> DenseQuery | None:

@@ -1,0 +1,518 @@
+"""A persisted index of one knowledge file, so a fresh process can search without loading it.
+
+A CLI call, a hook or an MCP call that searches a 100k-entry store cannot parse 61 MB and build
+the query postings on every call. Each store file gets an SQLite sidecar next to it
+(``knowledge.index.sqlite``): per entry its byte offset and length in the JSONL, its id, the
+fields the ranking filters and scores on (status, scope, priority, confidence, the static
+score), its tool / agent / trigger keys, and one FTS5 row holding its normalised terms (the
+lexical ranking's own :func:`~swarmq.similarity.normalize.terms`, hex-encoded so no FTS
+tokeniser splits them) and hashed word bigrams (for the hive's near-duplicate check). FTS5 is
+used as a compact posting store (``detail=none``): the ranking needs each query term's document
+frequency (kept in a table beside it) and the entries holding its selective terms, so the answer is the
+whole-store ranking's, not a bm25 approximation.
+
+The index is checked against the file on every open: identity, size and mtime, and CRC-32s of
+the first and last block of the bytes indexed. A file that only grew has its new lines indexed;
+any other change (a rewrite: swarmq replaces the file on every transaction) is synchronised line
+by line: each line's digest is compared with the indexed lines', so only changed or new lines are
+parsed, and lines gone are deleted, all in one SQLite transaction (a concurrent reader sees the
+old index or the new one). A missing, foreign or damaged index is rebuilt into a temporary file
+renamed over it. Writers never touch the index: the next reader catches up.
+
+The index is never trusted over the file: every entry returned is read from the JSONL at its
+offset and must parse to an entry with the indexed id (:class:`StaleIndex` otherwise; the caller
+rebuilds and retries, then falls back to loading the store).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import sqlite3
+import zlib
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from swarmq.errors import Unavailable
+from swarmq.knowledge._lineparse import parse_line
+from swarmq.knowledge.errors import KnowledgeError
+from swarmq.knowledge.model import Entry
+from swarmq.knowledge.ranking import static_breakdown
+from swarmq.similarity.normalize import terms
+from swarmq.similarity.text import jaccard, word_bigrams
+
+INDEX_VERSION = 2
+CHECK_BLOCK = 4096
+"""Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
+BATCH = 2000
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE entries (
+    slot INTEGER PRIMARY KEY,
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    line_no INTEGER NOT NULL,
+    digest BLOB NOT NULL,
+    id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    category TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    active INTEGER NOT NULL,
+    static REAL NOT NULL,
+    grams INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX entries_static ON entries (active, static DESC, offset);
+CREATE TABLE keys (kind TEXT NOT NULL, key TEXT NOT NULL, slot INTEGER NOT NULL, phrase TEXT);
+CREATE INDEX keys_key ON keys (kind, key);
+CREATE INDEX keys_slot ON keys (slot);
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', detail=none);
+CREATE TABLE df (token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+"""
+
+
+class StaleIndex(KnowledgeError, Unavailable):
+    """The index names an entry the file does not hold where it says (rebuild it)."""
+
+
+class Facts(NamedTuple):
+    """What the ranking needs of an entry before reading it."""
+
+    static: float
+    """The static score, ``-inf`` for an inactive entry."""
+    scope: str
+    priority: str
+    confidence: float
+    id: str
+
+
+def sidecar_path(store_file: Path) -> Path:
+    return store_file.with_name(f"{store_file.stem}.index.sqlite")
+
+
+def term_token(term: str) -> str:
+    return "t" + term.encode().hex()
+
+
+def gram_token(gram: str) -> str:
+    return f"g{zlib.crc32(gram.encode()):08x}"
+
+
+def _digest(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=8).digest()
+
+
+def _crc(handle: BinaryIO, start: int, size: int) -> int:
+    return zlib.crc32(os.pread(handle.fileno(), size, start)) if size > 0 else 0
+
+
+class _Row(NamedTuple):
+    entry: tuple[object, ...]
+    keys: list[tuple[str, str, str | None]]
+    body: str
+
+
+def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) -> _Row:
+    text = " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
+    grams = word_bigrams(entry.lesson)
+    body = " ".join(
+        [
+            *(term_token(t) for t in sorted(set(terms(text)))),
+            *sorted({gram_token(g) for g in grams}),
+        ]
+    )
+    keys: list[tuple[str, str, str | None]] = [
+        ("tool", tool, None) for tool in dict.fromkeys(entry.strings("applies_to_tools"))
+    ]
+    keys += [("agent", agent, None) for agent in dict.fromkeys(entry.strings("applies_to_agents"))]
+    for trigger in entry.strings("triggers"):
+        phrase = trigger.lower().strip()
+        words = phrase.split()
+        if words:
+            keys.append(("trigger", words[0], phrase))
+    static = sum(static_breakdown(entry).values())
+    values = (
+        offset,
+        length,
+        line_no,
+        digest,
+        entry.id,
+        entry.status,
+        entry.category,
+        entry.scope,
+        entry.priority,
+        entry.confidence,
+        int(entry.is_active),
+        static,
+        len(grams),
+        body,
+    )
+    return _Row(values, keys, body)
+
+
+class FileIndex:
+    """An open, current index of one store file (a read-only view until :meth:`close`)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection, handle: BinaryIO) -> None:
+        self.path = path
+        self.db = connection
+        self.handle = handle
+        self._count: int | None = None
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path, *, rebuild: bool = False) -> FileIndex | None:
+        """The index of ``path``, brought up to date (``rebuild``: built afresh); ``None`` when
+        the file does not exist or ends in an unterminated line (a write in progress: the
+        caller loads the store)."""
+        path = Path(path)
+        try:
+            handle = path.open("rb")
+        except FileNotFoundError:
+            return None
+        try:
+            db = _rebuild(path, handle, sidecar_path(path)) if rebuild else _sync(path, handle)
+        except BaseException:
+            handle.close()
+            raise
+        if db is None:
+            handle.close()
+            return None
+        # One read transaction for the whole search: a concurrent sync commits after it, so
+        # frequencies, postings and offsets all come from one version of the index.
+        db.execute("BEGIN")
+        db.execute("SELECT count(*) FROM meta").fetchone()
+        return cls(path, db, handle)
+
+    def close(self) -> None:
+        self.db.close()
+        self.handle.close()
+
+    def __enter__(self) -> FileIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the ranking's questions ----------------------------------------------------------------
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = int(self.db.execute("SELECT count(*) FROM entries").fetchone()[0])
+        return self._count
+
+    def frequency(self, term: str) -> int:
+        return self._token_frequency(term_token(term))
+
+    def slots_with(self, term: str) -> list[int]:
+        cursor = self.db.execute(
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid", (f'"{term_token(term)}"',)
+        )
+        return [slot for (slot,) in cursor]
+
+    def triggers(self, word: str) -> list[tuple[int, str]]:
+        cursor = self.db.execute(
+            "SELECT slot, phrase FROM keys WHERE kind = 'trigger' AND key = ?", (word,)
+        )
+        return [(int(slot), str(phrase)) for slot, phrase in cursor]
+
+    def keyed(self, kind: str, name: str) -> list[int]:
+        cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))
+        return sorted({int(slot) for (slot,) in cursor})
+
+    def facts(self, slots: Iterable[int]) -> dict[int, Facts]:
+        wanted = list(slots)
+        out: dict[int, Facts] = {}
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            cursor = self.db.execute(
+                "SELECT slot, static, active, scope, priority, confidence, id FROM entries "
+                f"WHERE slot IN ({marks})",
+                chunk,
+            )
+            for slot, static, active, scope, priority, confidence, entry_id in cursor:
+                out[slot] = Facts(
+                    float(static) if active else -math.inf, scope, priority, confidence, entry_id
+                )
+        return out
+
+    def static_order(self) -> Iterator[tuple[float, int, str]]:
+        """``(-static score, slot, scope)`` of the active entries, best first (file order
+        among equals)."""
+        cursor = self.db.execute(
+            "SELECT static, slot, scope FROM entries WHERE active = 1 ORDER BY static DESC, offset"
+        )
+        for static, slot, scope in cursor:
+            yield -float(static), int(slot), str(scope)
+
+    def entries(self, slots: Sequence[int]) -> dict[int, Entry]:
+        """The entries at ``slots``, each read from the file and checked against the index."""
+        out: dict[int, Entry] = {}
+        for start in range(0, len(slots), 900):
+            chunk = list(slots[start : start + 900])
+            marks = ",".join("?" * len(chunk))
+            cursor = self.db.execute(
+                f"SELECT slot, offset, length, line_no, id FROM entries WHERE slot IN ({marks})",
+                chunk,
+            )
+            for slot, offset, length, line_no, entry_id in cursor:
+                out[slot] = self._read(offset, length, line_no, entry_id)
+        missing = [slot for slot in slots if slot not in out]
+        if missing:
+            raise StaleIndex(f"{self.path}: slots {missing[:5]} vanished from the index")
+        return out
+
+    def _read(self, offset: int, length: int, line_no: int, entry_id: str) -> Entry:
+        data = os.pread(self.handle.fileno(), length, offset)
+        item = parse_line(line_no, data)
+        if not isinstance(item, Entry) or item.id != entry_id or not data.endswith(b"\n"):
+            raise StaleIndex(f"{self.path}: line {line_no} is not entry {entry_id}")
+        return item
+
+    def has_near_duplicate(self, lesson: str, threshold: float) -> bool:
+        """Whether an active entry's lesson has word-bigram Jaccard ``>= threshold`` with
+        ``lesson`` (the store's ``find_duplicate``, answered from the index: prefix filtering
+        over the hashed bigram postings, each candidate checked exactly on its read text)."""
+        candidate = word_bigrams(lesson)
+        if threshold <= 0.0:
+            return (
+                self.db.execute("SELECT 1 FROM entries WHERE active = 1 LIMIT 1").fetchone()
+                is not None
+            )
+        if not candidate:
+            found = self.db.execute(
+                "SELECT 1 FROM entries WHERE active = 1 AND grams = 0 LIMIT 1"
+            ).fetchone()
+            return found is not None
+        size = len(candidate)
+        tokens = {gram_token(g) for g in candidate}
+        needed = max(1, math.ceil(threshold * size) - 1)
+        probe = sorted((self._token_frequency(t), t) for t in tokens)
+        if len(tokens) == size:  # hashing kept the bigrams apart: prefix filtering holds
+            probe = probe[: size - needed + 1]
+        hits: set[int] = set()
+        for _, token in probe:
+            cursor = self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{token}"',))
+            hits.update(slot for (slot,) in cursor)
+        low, high = threshold * size - 1e-9, (size + 1e-9) / threshold
+        rows = []
+        ordered = sorted(hits)
+        for start in range(0, len(ordered), 900):
+            chunk = ordered[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows += self.db.execute(
+                "SELECT offset, length, line_no, id, grams FROM entries "
+                f"WHERE active = 1 AND slot IN ({marks})",
+                chunk,
+            ).fetchall()
+        for offset, length, line_no, entry_id, grams in sorted(rows):
+            if grams < low or grams > high:
+                continue
+            entry = self._read(offset, length, line_no, entry_id)
+            if jaccard(candidate, word_bigrams(entry.lesson)) >= threshold:
+                return True
+        return False
+
+    def _token_frequency(self, token: str) -> int:
+        row = self.db.execute("SELECT n FROM df WHERE token = ?", (token,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+
+# -- keeping the index in step with the file ------------------------------------------------------
+
+
+def _connect(file: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(file, timeout=60, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA synchronous = OFF")  # a cache: a torn index is detected and rebuilt
+    return db
+
+
+def _meta(db: sqlite3.Connection) -> dict[str, object]:
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+def _current(meta: dict[str, object], path: Path, handle: BinaryIO) -> str:
+    """``"same"``, ``"grown"`` (only appended to) or ``"changed"``."""
+    st = os.fstat(handle.fileno())
+    if meta.get("version") != INDEX_VERSION or meta.get("path") != os.path.realpath(path):
+        return "changed"
+    end = meta.get("end")
+    if not isinstance(end, int) or st.st_size < end:
+        return "changed"
+    head = min(CHECK_BLOCK, end)
+    tail = min(CHECK_BLOCK, end)
+    if (
+        meta.get("ino") != st.st_ino
+        or _crc(handle, 0, head) != meta.get("head_crc")
+        or _crc(handle, end - tail, tail) != meta.get("tail_crc")
+    ):
+        return "changed"
+    if st.st_size == end and meta.get("size") == st.st_size and meta.get("mtime") == st.st_mtime_ns:
+        return "same"
+    return "grown" if st.st_size > end else "changed"
+
+
+def _sync(path: Path, handle: BinaryIO) -> sqlite3.Connection | None:
+    """An up-to-date connection to the index of ``path`` (``handle`` its open file)."""
+    file = sidecar_path(path)
+    db: sqlite3.Connection | None = None
+    try:
+        db = _connect(file)
+        meta = _meta(db)
+        state = _current(meta, path, handle)
+        if state == "same":
+            return db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            meta = _meta(db)  # another process may have caught up while we waited
+            state = _current(meta, path, handle)
+            if state == "same":
+                db.execute("COMMIT")
+                return db
+            complete = _update(db, path, handle, append=state == "grown")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if complete:
+            return db
+        db.close()
+        return None
+    except sqlite3.DatabaseError:
+        if db is not None:
+            db.close()
+        return _rebuild(path, handle, file)
+
+
+def _rebuild(path: Path, handle: BinaryIO, file: Path) -> sqlite3.Connection | None:
+    """Build the index afresh into a temporary file and rename it over ``file``."""
+    temp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        temp.unlink()
+    db = _connect(temp)
+    try:
+        db.executescript(_SCHEMA)
+        db.execute("BEGIN")
+        complete = _update(db, path, handle, append=False)
+        db.execute("COMMIT")
+        db.close()
+        os.replace(temp, file)
+    except BaseException:
+        db.close()
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    return _connect(file) if complete else None
+
+
+def _update(db: sqlite3.Connection, path: Path, handle: BinaryIO, *, append: bool) -> bool:
+    """Bring the index (inside an open transaction) to the file's complete lines: the new
+    tail only (``append``), else line by line against the indexed digests. ``False`` when the
+    file ends in an unterminated line."""
+    meta = _meta(db)
+    old: dict[bytes, deque[tuple[int, int, int, int]]] = {}
+    if append:
+        start, line_no = int(meta["end"]), int(meta["lines"])  # type: ignore[call-overload]
+    else:
+        start, line_no = 0, 0
+        for slot, offset, line, digest in db.execute(
+            "SELECT slot, offset, line_no, digest FROM entries ORDER BY offset"
+        ):
+            old.setdefault(digest, deque()).append((slot, offset, line, 0))
+    next_slot = int(db.execute("SELECT coalesce(max(slot), -1) + 1 FROM entries").fetchone()[0])
+    kept: set[int] = set()
+    moved: list[tuple[int, int, int]] = []
+    added: list[tuple[int, _Row]] = []
+    complete = True
+    position = start
+    handle.seek(start)
+    for data in handle:
+        if not data.endswith(b"\n"):
+            complete = False
+            break
+        line_no += 1
+        digest = _digest(data)
+        queue = old.get(digest)
+        if queue:
+            slot, offset, line, _ = queue.popleft()
+            kept.add(slot)
+            if offset != position or line != line_no:
+                moved.append((position, line_no, slot))
+        else:
+            item = parse_line(line_no, data)
+            if isinstance(item, Entry):
+                added.append((next_slot, _row(item, position, len(data), line_no, digest)))
+                next_slot += 1
+                if len(added) >= BATCH:
+                    _insert(db, added)
+                    added = []
+        position += len(data)
+    if not append:
+        gone = [slot for queue in old.values() for slot, *_ in queue]
+        _delete(db, gone)
+    db.executemany("UPDATE entries SET offset = ?, line_no = ? WHERE slot = ?", moved)
+    _insert(db, added)
+    st = os.fstat(handle.fileno())
+    head = min(CHECK_BLOCK, position)
+    tail = min(CHECK_BLOCK, position)
+    values = {
+        "version": INDEX_VERSION,
+        "path": os.path.realpath(path),
+        "end": position,
+        "lines": line_no,
+        "ino": st.st_ino,
+        "size": st.st_size if complete else -1,
+        "mtime": st.st_mtime_ns,
+        "head_crc": _crc(handle, 0, head),
+        "tail_crc": _crc(handle, position - tail, tail),
+    }
+    db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
+    return complete
+
+
+def _insert(db: sqlite3.Connection, rows: list[tuple[int, _Row]]) -> None:
+    db.executemany(
+        "INSERT INTO entries (slot, offset, length, line_no, digest, id, status, category, "
+        "scope, priority, confidence, active, static, grams, body) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(slot, *row.entry) for slot, row in rows],
+    )
+    db.executemany(
+        "INSERT INTO fts (rowid, body) VALUES (?, ?)", [(slot, row.body) for slot, row in rows]
+    )
+    _count(db, Counter(token for _, row in rows for token in row.body.split()), 1)
+    db.executemany(
+        "INSERT INTO keys (kind, key, slot, phrase) VALUES (?, ?, ?, ?)",
+        [(kind, key, slot, phrase) for slot, row in rows for kind, key, phrase in row.keys],
+    )
+
+
+def _delete(db: sqlite3.Connection, slots: list[int]) -> None:
+    for start in range(0, len(slots), 900):
+        chunk = slots[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        bodies = db.execute(f"SELECT slot, body FROM entries WHERE slot IN ({marks})", chunk)
+        gone = bodies.fetchall()
+        db.executemany("INSERT INTO fts (fts, rowid, body) VALUES ('delete', ?, ?)", gone)
+        _count(db, Counter(token for _, body in gone for token in body.split()), -1)
+        db.execute(f"DELETE FROM entries WHERE slot IN ({marks})", chunk)
+        db.execute(f"DELETE FROM keys WHERE slot IN ({marks})", chunk)
+
+
+def _count(db: sqlite3.Connection, counts: Counter[str], sign: int) -> None:
+    """Keep each token's document frequency (the FTS doclists would need a read per term)."""
+    db.executemany(
+        "INSERT INTO df (token, n) VALUES (?, ?) ON CONFLICT (token) DO UPDATE SET n = n + excluded.n",
+        [(token, sign * n) for token, n in counts.items()],
+    )
+    if sign < 0:
+        db.execute("DELETE FROM df WHERE n <= 0")
