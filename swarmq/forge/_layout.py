@@ -106,7 +106,9 @@ def _edits(a: str, b: str) -> int:
     return previous[-1]
 
 
-_HOME = re.compile(r"^(?:/Users/[^/]+|/home/[^/]+|/root|~|[A-Za-z]:\\Users\\[^\\]+)$", re.IGNORECASE)
+_HOME = re.compile(
+    r"^(?:/Users/[^/]+|/home/[^/]+|/root|~|[A-Za-z]:\\Users\\[^\\]+)$", re.IGNORECASE
+)
 """A user's home directory: what is found there (``~/.claude/settings.json``) is the user's
 own file, the level above the project's of a configuration looked up level by level."""
 
