@@ -17,6 +17,9 @@ from swarmq.roster.checks import task_family
 from swarmq.roster.loader import find_config, load_roster
 from swarmq.roster.schema import Roster
 
+PIDBOX_WATCH = "swarmq.workers.pidbox_watch:PidboxWatch"
+"""Consumer step re-opening a mailbox that stopped answering pings (see that module)."""
+
 
 @functools.cache
 def _roster_at(path: str, redis_url: str | None) -> Roster:
@@ -60,6 +63,8 @@ def create_app(config: Roster | None = None) -> Celery:
             loaded.append(roster())
         return loaded[0]
 
+    # By name: only a worker loads it, so clients (``swarmq status``) import no worker code.
+    celery_app.steps["consumer"].add(PIDBOX_WATCH)
     celery_app.on_configure.connect(configure, weak=False)
     celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
     celery_app.swarmq_roster = app_roster
