@@ -37,8 +37,10 @@ SETTLE_EVERY_SECONDS = 2.0
 CHECK_EVERY_SECONDS = 30.0
 PING_TIMEOUT_SECONDS = 1.0
 MISSES_BEFORE_RESET = 2
+UNSENT_REPORTED = 5
+"""Self-pings in a row that could not be sent while connected before it is worth a warning."""
 GRACE_SECONDS = 2.0
-"""A ping sent sooner after a (re)connection may meet a mailbox still being declared."""
+"""A ping sent sooner after this step started may meet a mailbox still being declared."""
 
 
 class PidboxWatch(bootsteps.StartStopStep):  # type: ignore[misc]
@@ -51,11 +53,14 @@ class PidboxWatch(bootsteps.StartStopStep):  # type: ignore[misc]
     def __init__(self, c: Any, **kwargs: Any) -> None:
         super().__init__(c, **kwargs)
         self.consumer = c
-        self.connected_at = time.monotonic()
+        self.connected_at: float | None = None
+        """When this step last started (the mailbox was just declared); ``None`` while the
+        consumer restarts."""
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
         self.resets = 0
         self.unconfirmed = False
+        self.unsent = 0
 
     def include_if(self, c: Any) -> bool:
         # The reset must run on the event loop; without one (threads pool) there is no safe way.
@@ -67,23 +72,30 @@ class PidboxWatch(bootsteps.StartStopStep):  # type: ignore[misc]
             self.thread = threading.Thread(target=self._watch, name="pidbox-watch", daemon=True)
             self.thread.start()
 
+    def stop(self, c: Any) -> None:
+        self.connected_at = None  # the consumer restarts: its mailbox is being replaced
+
     def shutdown(self, c: Any) -> None:
+        self.connected_at = None
         self.stopping.set()
 
     def _interval(self) -> float:
-        settling = time.monotonic() - self.connected_at < SETTLE_SECONDS
+        since = self.connected_at
+        settling = since is None or time.monotonic() - since < SETTLE_SECONDS
         return SETTLE_EVERY_SECONDS if settling else CHECK_EVERY_SECONDS
 
     def _watch(self) -> None:
-        misses = 0
+        misses, counted_since = 0, None
         while not self.stopping.wait(self._interval()):
-            c = self.consumer
-            connection, since = c.connection, self.connected_at
-            if connection is None or time.monotonic() - since < GRACE_SECONDS:
-                continue  # reconnecting or just reconnected: the consumer's own restart first
+            since = self.connected_at
+            if since is None or time.monotonic() - since < GRACE_SECONDS:
+                continue  # restarting or just restarted: the consumer's own restart comes first
+            if since != counted_since:
+                misses, counted_since = 0, since  # misses count on one connection only
             answered = self._answers()
-            if answered is None or c.connection is not connection or self.connected_at != since:
-                continue  # not sent, or the connection changed meanwhile: proves nothing
+            if answered is None or self.connected_at != since:
+                continue  # not sent, or the consumer restarted meanwhile: proves nothing
+            c = self.consumer
             if answered and self.unconfirmed:
                 self.unconfirmed = False
                 logger.info("remote control: %s answers again", c.hostname)
@@ -110,9 +122,12 @@ class PidboxWatch(bootsteps.StartStopStep):  # type: ignore[misc]
                 replies = c.app.control.ping(
                     destination=[c.hostname], timeout=PING_TIMEOUT_SECONDS, connection=connection
                 )
-        except Exception:  # the broker is away or failing: nothing to judge
-            logger.debug("remote control: self-ping not sent", exc_info=True)
+        except Exception as exc:  # the broker is away or failing: nothing to judge
+            self.unsent += 1
+            log = logger.warning if self.unsent == UNSENT_REPORTED else logger.debug
+            log("remote control: self-ping not sent %d times in a row: %r", self.unsent, exc)
             return None
+        self.unsent = 0
         return any(c.hostname in reply for reply in replies or [])
 
     def _reset(self) -> None:

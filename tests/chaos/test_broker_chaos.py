@@ -50,12 +50,17 @@ def server(tmp_path: Path) -> Iterator[RedisServer]:
         running.stop()
 
 
+PING_ERRORS: Counter[str] = Counter()
+"""Why pings could not be sent (counted, for the message of a failure)."""
+
+
 def _answering(roster: Roster, nodes: list[str]) -> set[str]:
     """Who answers a ping from a fresh client (as `swarmq status` asks)."""
     app = create_app(roster)
     try:
         replies = app.control.ping(destination=nodes, timeout=0.5) or []
-    except Exception:  # Redis still away: nobody answers yet
+    except Exception as exc:  # Redis still away: nobody answers yet
+        PING_ERRORS[f"{type(exc).__name__}: {exc}"[:200]] += 1
         time.sleep(0.2)
         return set()
     finally:
@@ -179,9 +184,10 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             server.kill()  # mid-mission: every agent is in its 3 s pause
             time.sleep(1.0)
             server.start()
+            PING_ERRORS.clear()
             took, silent = _reconnect(roster, nodes)
             if took is None:
-                deaf.append(f"run {run}: {', '.join(silent)}")
+                deaf.append(f"run {run}: {', '.join(silent)} (ping errors: {dict(PING_ERRORS)})")
             else:
                 reconnects.append(took)
             _wait(
