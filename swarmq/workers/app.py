@@ -40,7 +40,12 @@ def create_app(config: Roster | None = None) -> Celery:
         from swarmq.workers import logs, presence  # noqa: F401
         from swarmq.workers.config import celery_config
 
-        sender.conf.update(celery_config(app_roster()))
+        # As the source Celery reads right after this signal, not ``sender.conf.update``: an
+        # update while the configuration is pending re-enters its loading (and this handler)
+        # whenever ``app.amqp`` already exists, ending in a RecursionError that Celery logs and
+        # swallows, leaving a client app with default settings (wrong key prefix): its pings
+        # reached no worker, which read as workers deaf after a Redis restart.
+        sender.config_from_object(celery_config(app_roster()))
 
     def apply_family_limits(sender: Celery, **_: Any) -> None:
         limits = app_roster().tasks.limits
