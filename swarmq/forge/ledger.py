@@ -14,9 +14,9 @@ from swarmq.flywheel.model import rfc3339
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.store import AgentsLayout, write_file
 from swarmq.forge._pending_file import ForgedCandidate, pending_name, render_pending
+from swarmq.forge.follow import FollowedJsonl, followed
 from swarmq.forge.templates import SeenPassages
 from swarmq.storage.atomic import append_jsonl
-from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
 
 
@@ -80,27 +80,54 @@ def file_fingerprint(path: Path) -> dict[str, int]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+FINGERPRINT = ("size", "mtime_ns")
+
+
+class Ledger(FollowedJsonl):
+    """The ledger's latest fingerprint per key, followed (see :mod:`swarmq.forge.follow`):
+    a run over n transcripts reads it once, not n times."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.latest: dict[str, tuple[Any, ...]] = {}
+
+    def clear(self) -> None:
+        self.latest.clear()
+
+    def fold(self, value: Any) -> None:
+        if isinstance(value, dict) and isinstance(value.get("key"), str):
+            self.latest[value["key"]] = tuple(value.get(k) for k in FINGERPRINT)
+
+
+class ForgeIndex(FollowedJsonl):
+    """Every content hash the forge index holds, followed like the ledger."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.hashes: set[str] = set()
+
+    def clear(self) -> None:
+        self.hashes.clear()
+
+    def fold(self, value: Any) -> None:
+        if isinstance(value, dict) and isinstance(value.get("content_hash"), str):
+            self.hashes.add(value["content_hash"])
+
+
 def already_forged(layout: AgentsLayout, key: str, fingerprint: dict[str, int]) -> bool:
     """Whether the ledger's latest record for ``key`` saw this very file."""
-    latest: dict[str, Any] | None = None
-    for item in iter_jsonl(ledger_path(layout)):
-        if (
-            isinstance(item, JsonlLine)
-            and isinstance(item.value, dict)
-            and item.value.get("key") == key
-        ):
-            latest = item.value
-    return latest is not None and all(latest.get(k) == v for k, v in fingerprint.items())
+    ledger = followed(Ledger, ledger_path(layout))
+    with ledger.lock:
+        ledger.refresh()
+        latest = ledger.latest.get(key)
+    return latest is not None and latest == tuple(fingerprint.get(k) for k in FINGERPRINT)
 
 
 def forged_hashes(layout: AgentsLayout) -> set[str]:
-    return {
-        item.value["content_hash"]
-        for item in iter_jsonl(index_path(layout))
-        if isinstance(item, JsonlLine)
-        and isinstance(item.value, dict)
-        and isinstance(item.value.get("content_hash"), str)
-    }
+    index = followed(ForgeIndex, index_path(layout))
+    with index.lock:
+        index.refresh()
+        return set(index.hashes)
 
 
 def write_candidates(
@@ -119,13 +146,12 @@ def write_candidates(
     """Write the candidates never forged nor promoted before as one pending file, index them and
     record the run in the ledger, under the knowledge lock; fills ``result``'s counts."""
     with locks.hold(layout.knowledge_lock) as lease:
-        known = forged_hashes(layout)
+        index = followed(ForgeIndex, index_path(layout))
+        with index.lock:
+            index.refresh()
+            unknown = [c for c in found if c.content_hash not in index.hashes]
         promoted = PromotedIndex(layout)
-        new = [
-            c
-            for c in found
-            if c.content_hash not in known and promoted.lookup(c.content_hash) is None
-        ]
+        new = [c for c in unknown if promoted.lookup(c.content_hash) is None]
         result.duplicates += len(found) - len(new)
         if new:
             target = layout.pending / pending_name(new, now)

@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
+from swarmq.forge.follow import FollowedJsonl, followed
 from swarmq.storage.atomic import append_jsonl
-from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import Lease
 
 MIN_TEMPLATE_CHARS = 40
@@ -139,26 +140,47 @@ def source_key(key: str) -> str:
     return hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=6).hexdigest()
 
 
+class PassageMemory(FollowedJsonl):
+    """Where each passage fingerprint of the workspace was first seen, followed (see
+    :mod:`swarmq.forge.follow`): a run over n transcripts reads the file once, not n times."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.first_seen: dict[str, tuple[str, str | None]] = {}
+        """Fingerprint → (transcript key, session key or ``None``) where it was first seen."""
+
+    def clear(self) -> None:
+        self.first_seen.clear()
+
+    def fold(self, value: Any) -> None:
+        if (
+            isinstance(value, dict)
+            and isinstance(value.get("p"), str)
+            and isinstance(value.get("k"), str)
+        ):
+            session = value.get("s")
+            self.first_seen.setdefault(
+                value["p"], (value["k"], session if isinstance(session, str) else None)
+            )
+
+
 class SeenPassages:
-    """The workspace's passage fingerprints, loaded once per forge, appended under the store lock."""
+    """The workspace's passage fingerprints (brought up to date when one forge starts) plus the
+    ones this forge saw first; the latter are appended under the store lock."""
 
     def __init__(self, path: Path, key: str) -> None:
         self.path = path
         self.key = source_key(key)
-        self.first_seen: dict[str, tuple[str, str | None]] = {}
-        """Fingerprint → (transcript key, session key or ``None``) where it was first seen."""
         self.new: dict[str, str | None] = {}
-        for item in iter_jsonl(path):
-            value = item.value if isinstance(item, JsonlLine) else None
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get("p"), str)
-                and isinstance(value.get("k"), str)
-            ):
-                session = value.get("s")
-                self.first_seen.setdefault(
-                    value["p"], (value["k"], session if isinstance(session, str) else None)
-                )
+        """Fingerprint → session key, for the fingerprints first seen in this forge."""
+        self.memory = followed(PassageMemory, path)
+        with self.memory.lock:
+            self.memory.refresh()
+
+    def _owner(self, mark: str) -> tuple[str, str | None] | None:
+        if mark in self.new:
+            return self.key, self.new[mark]
+        return self.memory.first_seen.get(mark)
 
     def is_template(self, passage: str, session: str | None = None) -> bool:
         """Whether ``passage`` was seen under another transcript of another (or an unknown)
@@ -167,9 +189,8 @@ class SeenPassages:
             return False
         mark = fingerprint(passage)
         said_in = source_key(session) if session else None
-        owner = self.first_seen.get(mark)
+        owner = self._owner(mark)
         if owner is None:
-            self.first_seen[mark] = (self.key, said_in)
             self.new[mark] = said_in
             return False
         key, first_session = owner

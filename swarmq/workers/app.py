@@ -17,6 +17,9 @@ from swarmq.roster.checks import task_family
 from swarmq.roster.loader import find_config, load_roster
 from swarmq.roster.schema import Roster
 
+PIDBOX_WATCH = "swarmq.workers.pidbox_watch:PidboxWatch"
+"""Consumer step re-opening a mailbox that stopped answering pings (see that module)."""
+
 
 @functools.cache
 def _roster_at(path: str, redis_url: str | None) -> Roster:
@@ -37,7 +40,12 @@ def create_app(config: Roster | None = None) -> Celery:
         from swarmq.workers import logs, presence  # noqa: F401
         from swarmq.workers.config import celery_config
 
-        sender.conf.update(celery_config(app_roster()))
+        # As the source Celery reads right after this signal, not ``sender.conf.update``: an
+        # update while the configuration is pending re-enters its loading (and this handler)
+        # whenever ``app.amqp`` already exists, ending in a RecursionError that Celery logs and
+        # swallows, leaving a client app with default settings (wrong key prefix): its pings
+        # reached no worker, which read as workers deaf after a Redis restart.
+        sender.config_from_object(celery_config(app_roster()))
 
     def apply_family_limits(sender: Celery, **_: Any) -> None:
         limits = app_roster().tasks.limits
@@ -60,6 +68,8 @@ def create_app(config: Roster | None = None) -> Celery:
             loaded.append(roster())
         return loaded[0]
 
+    # By name: only a worker loads it, so clients (``swarmq status``) import no worker code.
+    celery_app.steps["consumer"].add(PIDBOX_WATCH)
     celery_app.on_configure.connect(configure, weak=False)
     celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
     celery_app.swarmq_roster = app_roster
