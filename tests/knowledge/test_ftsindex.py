@@ -274,7 +274,9 @@ def test_processes_building_and_syncing_the_index_at_once_agree(
 
     expected = answers(stores(persistent_index=False))
     forget(stores().swarm.files.knowledge)
-    context = multiprocessing.get_context("fork")
+    # spawned, not forked: a fork copies whatever lock another thread of this process (a group
+    # commit's writer, left by an earlier test) holds at that moment, and the child hangs on it
+    context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(4, mp_context=context) as pool:  # all find no index: all build
         assert list(pool.map(_search_fresh, [str(tmp_path)] * 4)) == [expected] * 4
         swarm = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
