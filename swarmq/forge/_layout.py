@@ -132,8 +132,8 @@ def relocation(missing: str, found: str) -> Relocation | None:
     if _mistyped(wrong_root, right_root):
         return None
     separator = "\\" if "\\" in found else "/"
-    wrong = separator.join(lost[: len(lost) - shared]) if shared < len(lost) else ""
-    right = separator.join(got[: len(got) - shared])
+    wrong = separator.join(wrong_root)
+    right = separator.join(right_root)
     if found.startswith("/") and right:
         right = "/" + right
     if wrong and _HOME.match(right):

@@ -182,6 +182,17 @@ RELOCATION_WINDOW = 8
 """How many working calls after a missing file the same file may still be found elsewhere."""
 
 
+def _named(call: str) -> set[str]:
+    """The words of a call as program names (``/usr/bin/python3`` → ``python3``)."""
+    return {word.rsplit("/", 1)[-1] for word in call.split()}
+
+
+def _stands_in(missing: str, runs: str, named: set[str]) -> bool:
+    """Whether a call running ``runs`` (naming ``named``) may do the missing program's job: a
+    program of its family, or a call that names it (``python3 -m pytest``)."""
+    return same_family(missing, runs) or missing in named
+
+
 @dataclass
 class _Missing:
     """A file looked for where it is not (its failure dropped as the answer of a look)."""
@@ -439,14 +450,14 @@ class SequenceMiner:
             # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)
         last = program(_LAST_STAGE.split(call)[-1]) if "|" in call else runs
+        error = error_excerpt(output)
         if (
             runs in _SEARCHES
             or call.startswith("git grep")
-            or (last in _SEARCHES and self._quiet(output))
+            or (last in _SEARCHES and self._quiet(output, error))
         ) and exit_status(output[:400]) == 1:
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
-        error = error_excerpt(output)
         if not error or not ERROR_LINE.search(error):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
@@ -486,7 +497,7 @@ class SequenceMiner:
                 else:
                     still_open.append(failure)
                 continue
-            named = {word.rsplit("/", 1)[-1] for word in call.split()}
+            named = _named(call)
             missing = missing_program(program(failure.call), failure.error, failure.call)
             related = (
                 failure.tool in _DELEGATING
@@ -496,8 +507,7 @@ class SequenceMiner:
                 or (
                     bool(missing)
                     and (
-                        same_family(missing, program(call))
-                        or missing in named
+                        _stands_in(missing, program(call), named)
                         or (
                             bool(operands(failure.call)[0])
                             and self._same_target(failure.call, call)
@@ -534,7 +544,7 @@ class SequenceMiner:
         runs = program(call)
         if not runs:
             return
-        named = {word.rsplit("/", 1)[-1] for word in call.split()}
+        named = _named(call)
         for failure in self.open_failures:
             if failure.also or failure.tool != tool:
                 continue
@@ -542,7 +552,7 @@ class SequenceMiner:
             if (
                 missing
                 and runs != missing
-                and (same_family(missing, runs) or missing in named)
+                and _stands_in(missing, runs, named)
                 and normal(call) != normal(failure.call)
             ):
                 error = error_excerpt(output)
@@ -550,14 +560,14 @@ class SequenceMiner:
                     failure.also = f"`{clip(call, 120)}` failed too ({clip(error, 160)})"
 
     @staticmethod
-    def _quiet(output: str) -> bool:
+    def _quiet(output: str, error: str) -> bool:
         """Whether a call printed no error of its own: nothing at all, or a sandbox's wrapper
         around an empty stderr (Codex reports any non-zero status of a sandboxed call as
         ``Denied { … exit_code: 1, … stderr: StreamOutput { text: "" …``). ``git ls-remote | rg
         x`` exiting 1 after "Could not resolve hostname" is not quiet: its first stage failed."""
         if sandbox_wrapped(output):
             return _EMPTY_STDERR.search(output) is not None
-        return not error_excerpt(output)
+        return not error
 
     @staticmethod
     def _stage_missing(call: str, whole: str, output: str) -> bool:
