@@ -16,7 +16,6 @@ from the start; a missing file holds nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -24,7 +23,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from swarmq.storage.boundedjson import MAX_DEPTH, MAX_LINE_BYTES, loads_bounded
+from swarmq.storage.boundedjson import loads_line
 
 BOM = b"\xef\xbb\xbf"
 CHECK_BYTES = 64
@@ -119,10 +118,7 @@ def _parse(data: bytes) -> Any:
     """A line's value, or ``None`` for a line that is not valid JSON within the bounds (a
     corrupt line is the store's to quarantine; forge only skips it, as ``iter_jsonl`` readers do)."""
     try:
-        text = data.decode("utf-8")
-        if text.count("[") + text.count("{") <= MAX_DEPTH and len(text) <= MAX_LINE_BYTES:
-            return json.loads(text)
-        return loads_bounded(text, max_chars=MAX_LINE_BYTES)
+        return loads_line(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from swarmq.storage.boundedjson import MAX_DEPTH, MAX_LINE_BYTES, loads_bounded
+from swarmq.storage.boundedjson import loads_line
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -140,11 +140,4 @@ def loads_js(text: str) -> Any:
     """``JSON.parse``: like :func:`json.loads` but ``NaN``/``Infinity`` are errors, as in JS; a
     text nested or sized past the bounds of :mod:`~swarmq.storage.boundedjson` is refused too
     (:class:`~swarmq.storage.boundedjson.JsonBoundError`), never a ``RecursionError``."""
-    count = text.count
-    if (
-        count("[") + count("{") <= MAX_DEPTH
-        and len(text) <= MAX_LINE_BYTES
-        and text[:1] != "\ufeff"
-    ):
-        return _DECODER.decode(text)  # the common line, without the calls of the full check
-    return loads_bounded(text, max_chars=MAX_LINE_BYTES, decoder=_DECODER)
+    return loads_line(text, _DECODER)

@@ -90,3 +90,17 @@ def loads_bounded(
         return (decoder or _DECODER).decode(text)
     except RecursionError:
         raise JsonBoundError("nested too deeply to parse", text, 0) from None
+
+
+def loads_line(text: str, decoder: json.JSONDecoder | None = None) -> Any:
+    """One JSONL line's value under the line bounds (:data:`MAX_DEPTH`, :data:`MAX_LINE_BYTES`),
+    as :func:`loads_bounded`: the common line, which cannot pass either bound, is decoded
+    without the pre-scan (this runs on every line of every store and transcript)."""
+    count = text.count
+    if (
+        count("[") + count("{") <= MAX_DEPTH
+        and len(text) <= MAX_LINE_BYTES
+        and text[:1] != "\ufeff"
+    ):
+        return (decoder or _DECODER).decode(text)
+    return loads_bounded(text, max_chars=MAX_LINE_BYTES, decoder=decoder)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.atomic import append_jsonl, write_atomic
-from swarmq.storage.boundedjson import MAX_DEPTH, MAX_LINE_BYTES, loads_bounded
+from swarmq.storage.boundedjson import loads_line
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease
 
@@ -80,11 +80,7 @@ def iter_jsonl(path: Path | str) -> Iterator[JsonlLine | CorruptLine]:
                 yield CorruptLine(line_no, data, f"not UTF-8 ({exc.reason} at byte {exc.start})")
                 continue
             try:
-                count = text.count
-                if count("[") + count("{") <= MAX_DEPTH and len(text) <= MAX_LINE_BYTES:
-                    value = json.loads(text)  # the common line: cannot pass either bound
-                else:
-                    value = loads_bounded(text, max_chars=MAX_LINE_BYTES)
+                value = loads_line(text)
             except json.JSONDecodeError as exc:
                 yield CorruptLine(line_no, data, f"invalid JSON: {exc.msg} at column {exc.colno}")
                 continue
