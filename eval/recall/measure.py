@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.forge._calls import error_excerpt, summarise_call
+from swarmq.forge._sequences import Sequence
 from swarmq.knowledge.signature import failure_signature, failure_signatures
 
 FIXTURE = Path(__file__).with_name("failures.json")
@@ -33,8 +34,10 @@ def hook_text(case: dict[str, Any]) -> str:
 
 
 def lesson_text(case: dict[str, Any]) -> str:
-    """The lesson forge writes for a failed call (``_sequences``: the call, its error line)."""
-    return f"`{summarise_call(case['call'])}` failed ({error_excerpt(case['error'])}) and no retry worked."
+    """The lesson forge writes for a failed call that no retry fixed, as ``_sequences`` writes
+    it (the call, its error line, what the error says about the machine)."""
+    call = summarise_call(case["call"])
+    return Sequence(case["tool"], call, error_excerpt(case["error"]), "", "", 0, 0, None).content()
 
 
 def fallback(signature: str | None) -> str | None:

@@ -5,8 +5,10 @@ file does not exist, then reads ``X:\\proj\\Custom_Addons\\document_library\\mod
 has learned where the modules live; the next session makes the same wrong guess unless it is
 told. A missing file followed by another file is usually just the next look (forge drops it),
 so the fact is kept only when the two paths name **the same file**: the failed path, whole, is
-the tail of the found one (``architecture.md`` → ``docs/architecture.md``), or the two share at
-least their last two components under different roots (a module's folder and its file). Then
+the tail of the found one (``architecture.md`` → ``docs/architecture.md``), the two share at
+least their last two components under different roots (a module's folder and its file), or the
+file was found a folder or two deeper than it was looked for (``readiness/step-01.md`` →
+``readiness/steps/step-01.md``; not a name every folder has, like ``README.md``). Then
 the differing roots are the lesson: "``document_library/models/sync.py`` lives under
 ``X:\\proj\\Custom_Addons``, not ``X:\\proj\\Odoo_Docs``".
 """
@@ -16,6 +18,9 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from itertools import pairwise
+
+from swarmq.storage.boundedjson import loads_bounded
 
 _READING_TOOLS = frozenset({"Read", "NotebookRead", "Edit", "MultiEdit", "Write", "view"})
 """Tools whose call is a file's path."""
@@ -41,9 +46,11 @@ class Relocation:
     tail: str
     """The shared part of the two paths, as the found path spells it (``docs/x.md``'s ``x.md``)."""
     wrong: str
-    """The root looked in first (``""``: the working directory)."""
+    """The root looked in first (``""``: the working directory); from the folder before the
+    two roots part when they share a longer start (a lesson is short, and the long shared
+    start of two absolute paths would be what it keeps of them)."""
     right: str
-    """The root the file is under."""
+    """The root the file is under, from the same folder."""
 
     def fact(self) -> str:
         wrong = f"`{self.wrong}`" if self.wrong else "the working directory"
@@ -85,14 +92,66 @@ def _parts(path: str) -> list[str]:
 
 def _mistyped(wrong: list[str], right: list[str]) -> bool:
     """Whether the wrong root is the right one mistyped (``.specify.specify`` for ``.specify``,
-    ``scr`` for ``src``): one component against one, either inside the other or two edits
-    apart. A slip of the keyboard says nothing about where the project keeps things."""
+    ``scr`` for ``src``): one component against one, either the other one repeated or two edits
+    apart. A slip of the keyboard says nothing about where the project keeps things. Not a slip:
+    a name inside the other that is not its repetition (``architecture`` for
+    ``create-architecture``: another folder's name), and a difference only in the leading or
+    trailing ``_``, ``.`` or ``-`` (``bmad`` for ``_bmad``: a tool's naming convention the
+    next session guesses the same wrong way)."""
     while wrong and right and wrong[0].lower() == right[0].lower():
         wrong, right = wrong[1:], right[1:]
     if len(wrong) != 1 or len(right) != 1:
         return False
     a, b = wrong[0].lower(), right[0].lower()
-    return a in b or b in a or _edits(a, b) <= 2
+    short, long = sorted((a, b), key=len)
+    if short and long.replace(short, "") == "":
+        return True
+    if a.strip("_.-") == b.strip("_.-"):
+        return False
+    return _edits(a, b) <= 2
+
+
+_PER_FOLDER = frozenset(
+    [
+        "readme",
+        "index",
+        "__init__",
+        "package",
+        "cargo",
+        "mod",
+        "pyproject",
+        "tsconfig",
+        "claude",
+        "agents",
+        "makefile",
+        "dockerfile",
+        "setup",
+        "main",
+        "lib",
+        "conftest",
+        "changelog",
+        "license",
+        "settings",
+        "config",
+        "vite.config",
+        "go",
+    ]
+)
+"""Names many folders each have a file of (``README.md``, ``index.ts``, ``package.json``): one
+a level deeper is another folder's own."""
+
+
+def _deeper(wrong: list[str], right: list[str], name: str) -> bool:
+    """Whether the file was found a folder or two deeper than it was looked for
+    (``readiness/step-01.md`` found as ``readiness/steps/step-01.md``): the same file a level
+    off, not another file of the same name elsewhere, unless it is a name every folder has."""
+    extra = len(right) - len(wrong)
+    return (
+        len(wrong) >= 1
+        and 1 <= extra <= 2
+        and [p.lower() for p in right[: len(wrong)]] == [p.lower() for p in wrong]
+        and name.lower().rsplit(".", 1)[0] not in _PER_FOLDER
+    )
 
 
 def _edits(a: str, b: str) -> int:
@@ -126,9 +185,9 @@ def relocation(missing: str, found: str) -> Relocation | None:
         shared += 1
     if shared == 0 or shared == len(got):
         return None  # another file, or the found path is no longer than the shared tail
-    if shared < len(lost) and shared < 2:
-        return None  # only a file name in common under two roots: maybe two files
     wrong_root, right_root = lost[: len(lost) - shared], got[: len(got) - shared]
+    if shared < len(lost) and shared < 2 and not _deeper(wrong_root, right_root, got[-1]):
+        return None  # only a file name in common under two roots: maybe two files
     if _mistyped(wrong_root, right_root):
         return None
     separator = "\\" if "\\" in found else "/"
@@ -140,7 +199,69 @@ def relocation(missing: str, found: str) -> Relocation | None:
         return None  # the user's file of that name, not where the project keeps its own
     if missing.startswith("/") and wrong:
         wrong = "/" + wrong
-    return Relocation(separator.join(got[len(got) - shared :]), wrong, right)
+    tail = separator.join(got[len(got) - shared :])
+    common = 0
+    while (
+        common < min(len(wrong_root), len(right_root)) and wrong_root[common] == right_root[common]
+    ):
+        common += 1
+    if common > 2:  # the roots told apart where they part, with one folder for context
+        wrong = separator.join(wrong_root[common - 1 :])
+        right = separator.join(right_root[common - 1 :])
+    return Relocation(tail, wrong, right)
 
 
-__all__ = ["Relocation", "file_paths", "relocation", "says_missing"]
+_NAME_OPTIONS = frozenset({"-g", "--glob", "-name", "-iname", "--iglob"})
+"""Options whose value is the file name a search looks for (``rg --files -g x.md``,
+``find . -name x.md``)."""
+_SEARCHERS = frozenset({"rg", "find", "fd", "fdfind"})
+_FRAMING = re.compile(
+    r"^(?:exit code:? -?\d+|wall time:.*|output:|process exited with code -?\d+|"
+    r"no files found|\(no output\)|chunk id:.*|original token count:.*)$",
+    re.IGNORECASE,
+)
+
+
+def searched_names(tool: str, call: str) -> list[str]:
+    """The file names a call searches for by name, lower-cased: a ``Glob`` pattern's last part,
+    ``rg --files -g NAME``, ``find … -name NAME``, ``fd NAME`` (``**/`` and ``*/`` dropped);
+    only names with an extension, as :func:`file_paths` reads them."""
+    if tool == "Glob":
+        words = [call.split()[0]] if call.split() else []
+    else:
+        try:
+            words = shlex.split(call, posix=True)
+        except ValueError:
+            words = call.split()
+        if not any(w.rsplit("/", 1)[-1] in _SEARCHERS for w in words):
+            return []
+        words = [b for a, b in pairwise(words) if a in _NAME_OPTIONS or a in ("fd", "fdfind")]
+    names = []
+    for word in words:
+        name = _SEPARATORS.split(word.strip("'\""))[-1].lstrip("*")
+        if _FILE_NAME.match(name):
+            names.append(name.lower())
+    return names
+
+
+def nothing_found(output: str) -> bool:
+    """Whether a search's output, its framing removed, is empty (Codex's older rollouts wrap it
+    in ``{"output": …, "metadata": …}``)."""
+    if output[:1] == "{":
+        try:
+            parsed = loads_bounded(output)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            output = parsed["output"]
+    return all(_FRAMING.match(line.strip()) for line in output.splitlines() if line.strip())
+
+
+__all__ = [
+    "Relocation",
+    "file_paths",
+    "nothing_found",
+    "relocation",
+    "says_missing",
+    "searched_names",
+]

@@ -37,7 +37,13 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import environment_fact, literal_glob, missing_program, same_family
-from swarmq.forge._layout import file_paths, relocation, says_missing
+from swarmq.forge._layout import (
+    file_paths,
+    nothing_found,
+    relocation,
+    says_missing,
+    searched_names,
+)
 from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
@@ -260,7 +266,7 @@ class Sequence:
         call and the error back out of it)."""
         if self.tool == "api":
             return f"The agent's model call failed: {self.error}."
-        text = f"`{self.failed_call}` failed ({self.error})"
+        text = f"`{self.failed_call}` failed ({_elide_paths(self.error, self.failed_call)})"
         if self.reason:
             text += f"; {self.reason.rstrip('.。')}"
         fact = self.fact
@@ -271,6 +277,33 @@ class Sequence:
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
         return f"{text}; `{self.fixed_call}` worked instead."
+
+
+LONG_PATH = 40
+"""A path of the failing call at least this long is shortened where its error repeats it."""
+_PATH_SPLIT = re.compile(r"[/\\]")
+
+
+def _elide_paths(error: str, call: str) -> str:
+    """The error with the call's long paths shortened to ``…/`` and their last two components
+    (the last one when two are long):
+    the call already spells them whole, and a lesson is cut to fit its length, so a path said
+    twice would cost the error its words (``No such file or directory``)."""
+    for word in call.split():
+        path = word.strip("'\"`()")
+        if len(path) < LONG_PATH or path not in error:
+            continue
+        parts = [p for p in _PATH_SPLIT.split(path) if p]
+        if len(parts) > 2:
+            separator = "\\" if "\\" in path and "/" not in path else "/"
+            short = separator.join(parts[-2:])
+            short = short if len(short) < LONG_PATH else parts[-1]
+            error = error.replace(path, "…" + separator + short)
+    return error
+
+
+def _base_name(path: str) -> str:
+    return _PATH_SPLIT.split(path.strip().strip("'\"").rstrip("/\\"))[-1]
 
 
 def fixed(
@@ -305,6 +338,9 @@ class SequenceMiner:
     unresolved: list[_Failure] = field(default_factory=list)
     unresolved_limit: int = 20
     missing_files: list[_Missing] = field(default_factory=list)
+    absent: dict[str, Sequence] = field(default_factory=dict)
+    """Files looked for, then searched for by name in vain: lessons at the transcript's end,
+    unless the session finds or writes the file after all (lower-cased name → lesson)."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -345,7 +381,7 @@ class SequenceMiner:
             text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
-        if not is_error and not self.open_failures and not self.missing_files:
+        if not is_error and not self.open_failures and not self.missing_files and not self.absent:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
             call = summarise_call(raw)
@@ -353,9 +389,15 @@ class SequenceMiner:
                 self._stood_in(tool, call, text)
             if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
                 self._looked_for(tool, call, text, index)
+            elif self.missing_files:
+                self._searched(tool, call, text, index, line_no, timestamp)
             return
         call = summarise_call(raw)  # may cost a JSON parse: only when something waits
+        if self.absent:
+            for path in file_paths(tool, call):
+                self.absent.pop(_base_name(path).lower(), None)
         if self.missing_files:
+            self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
             self._succeeded(tool, call, index, line_no, timestamp)
@@ -400,6 +442,35 @@ class SequenceMiner:
         for path in file_paths(tool, call):
             self.missing_files.append(_Missing(tool, call, error, path, index))
         del self.missing_files[:-8]
+
+    def _searched(
+        self, tool: str, call: str, output: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
+        """A search by name that found nothing, for a file a failed look did not find: the file
+        is not in the project (``_bmad/core/tasks/bmad-help.md``, which a workflow asks for),
+        and the next session would look for it again."""
+        names = searched_names(tool, call)
+        if not names or not nothing_found(output):
+            return
+        for missing in self.missing_files:  # still waiting: found elsewhere, it is moved
+            name = _base_name(missing.path)
+            key = f"absent\0{name.lower()}"
+            if name.lower() not in names:
+                continue
+            if key in self.seen_signatures:
+                continue
+            self.seen_signatures.add(key)
+            self.absent[name.lower()] = Sequence(
+                missing.tool,
+                missing.call,
+                missing.error,
+                "",
+                "",
+                index,
+                line_no,
+                timestamp,
+                layout=f"`{name}` does not exist in this project: `{call}` found nothing",
+            )
 
     def _found_elsewhere(
         self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
@@ -659,6 +730,8 @@ class SequenceMiner:
             self._give_up(failure)
         self.open_failures = []
         self.missing_files = []
+        yield from self.absent.values()
+        self.absent = {}
         for failure in self.unresolved:
             yield Sequence(
                 failure.tool,

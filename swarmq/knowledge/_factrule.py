@@ -53,7 +53,7 @@ _ENVIRONMENT = re.compile(
 )
 _LAYOUT = re.compile(
     r"(?:^|\s)~/[\w.-]|"  # a path in the user's home: where this machine keeps something
-    r"\b(?:lives? in|belongs? in|is located (?:in|at)|(?:is )?installed (?:in|at|into)|"
+    r"\b(?:lives? in|belongs? in|does not exist in this (?:project|repo|repository|checkout)|is located (?:in|at)|(?:is )?installed (?:in|at|into)|"
     r"(?:is|are) kept in|is built at|the (?:\w+ )?(?:directory|folder|repo|repository) (?:is|for))\b",
     re.IGNORECASE,
 )

@@ -13,7 +13,9 @@ marks the call) or a lesson that states the failing call and its error (forge's 
 lessons read ``` `<call>` failed (<error>); `<fix>` worked instead.```). Output that says
 nothing failed (an empty result, a search without matches, a refusal by the user) has no
 signature. Two departures from "strip every path": a not-found error keeps the base name of
-what was missing (``ls: no such file or directory: commands``), and shell start-up chatter is
+what was missing, with its folder when it is a file (``ls: no such file or directory:
+commands``, ``cat: no such file or directory: steps/step-01-init.md``), and shell start-up
+chatter is
 never the failure. The rules were written from the failing tool calls of 94 real Claude Code
 and Codex sessions (``eval/recall/failures.json``: each case, its source and its label;
 ``eval/recall/measure.py`` and ``docs/knowledge.md`` give the figures).
@@ -239,7 +241,18 @@ def _signatures(text: str) -> tuple[str, ...]:
         if found:
             (chatter if noise else out).append(found)
     found_all = [*out, *errno, *generic] or chatter
-    return tuple(dict.fromkeys(found_all))[:MAX_SIGNATURES]
+    kept = tuple(dict.fromkeys(found_all))[:MAX_SIGNATURES]
+    return tuple(dict.fromkeys([*kept, *filter(None, map(_bare_subject, kept))]))
+
+
+def _bare_subject(signature: str) -> str | None:
+    """A not-found signature with its subject's folder dropped (``…: steps/step-01.md`` →
+    ``…: step-01.md``), matched last: the form entries stored before subjects kept their
+    folder, and a lesson learned from a call that named the file without one."""
+    head, sep, subject = signature.rpartition(": ")
+    if not sep or "/" not in subject or not head.endswith(_NOT_FOUND_CLASSES):
+        return None
+    return f"{head}: {subject.rsplit('/', 1)[-1]}"
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -431,15 +444,27 @@ def _generic(line: str, program: str, call: str) -> tuple[str, bool] | None:
     return f"{name}: {message}", errno is not None
 
 
+_NOT_FOUND_CLASSES = (
+    "no such file or directory",
+    "file does not exist",
+    "directory does not exist",
+)
+
+
 def _missing(before: str, subjects: list[str]) -> str:
     """The base name of what was not found: what the line names before the error (``cannot
-    access '/x/y':`` → ``y``), else the last ``name:`` before it (``rg: T021: …`` → ``T021``).
-    Two misses of one file in two sessions match; a miss of another file does not."""
+    access '/x/y':`` → ``y``), else the last ``name:`` before it (``rg: T021: …`` → ``T021``);
+    a file keeps its folder (``/x/steps/step-01.md`` → ``steps/step-01.md``: workflows of one
+    tool each have their ``step-01.md``). Two misses of one file in two sessions match; a miss
+    of another file does not."""
     quoted = _QUOTED.search(before)
     subject = quoted.group(0)[1:-1] if quoted else before.strip(" :")
     if not subject or " " in subject.strip():
         subject = subjects[-1] if subjects else ""
-    base = re.split(r"[/\\]", subject.strip().rstrip("/\\"))[-1]
+    parts = [p for p in re.split(r"[/\\]", subject.strip().rstrip("/\\")) if p]
+    base = parts[-1] if parts else ""
+    if len(parts) > 1 and parts[-2] not in (".", "..", "~") and "." in base:
+        base = f"{parts[-2]}/{base}"  # a file with its folder: steps/step-01.md, not steps-c/…
     return base if 0 < len(base) <= MAX_SUBJECT else ""
 
 

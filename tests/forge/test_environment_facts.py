@@ -177,7 +177,10 @@ def test_zsh_reading_a_literal_route_path_as_a_pattern_is_a_lesson_with_its_quot
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert len(found) == 1
-    assert found[0].startswith(f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: src/")
+    # the error's copy of the call's long path is shortened: the call spells it whole
+    assert found[0].startswith(
+        f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: …/[type]/page.tsx)"
+    )
     assert "quote paths with brackets or parentheses here (zsh reads them as patterns)" in found[0]
     assert found[0].endswith("` worked instead.")
     assert failure_signature(found[0]) == "zsh: no matches found"
@@ -288,6 +291,29 @@ def test_layout_relocations_and_mistyped_roots() -> None:
     assert relocation("scr/app/main.py", "src/app/main.py") is None
     assert relocation("src/config.ts", "lib/config.ts") is None
     assert relocation("docs/a.md", "docs/a.md") is None
+    # another folder whose name holds the wrong one, and a naming convention: not slips
+    renamed = relocation(
+        "wf/architecture/steps/step-01.md", "wf/create-architecture/steps/step-01.md"
+    )
+    assert renamed is not None and renamed.fact() == (
+        "`steps/step-01.md` lives in `wf/create-architecture`, not in `wf/architecture`"
+    )
+    underscored = relocation("bmad/bmm/agents/pm.md", "_bmad/bmm/agents/pm.md")
+    assert underscored is not None and underscored.right == "_bmad"
+    # found a folder deeper than looked for: the same file; not a name every folder has
+    deeper = relocation("wf/readiness/step-01.md", "wf/readiness/steps/step-01.md")
+    assert deeper is not None and deeper.right == "wf/readiness/steps"
+    assert relocation("a/b/README.md", "a/b/c/README.md") is None
+    assert relocation("a/b/notes.md", "a/notes.md") is None
+    # two long absolute roots are told apart where they part
+    far = relocation(
+        "/home/u/p/_b/w/3-s/architecture/steps/s1.md",
+        "/home/u/p/_b/w/3-s/create-architecture/steps/s1.md",
+    )
+    assert far is not None
+    assert (far.wrong, far.right) == ("3-s/architecture", "3-s/create-architecture")
+    nested = relocation("/home/u/p/_b/w/readiness/s1.md", "/home/u/p/_b/w/readiness/steps/s1.md")
+    assert nested is not None and (nested.wrong, nested.right) == ("readiness", "readiness/steps")
     # found in the user's home: the user's own file of that name, not the project's layout
     assert (
         relocation("/Users/s/code/app/.claude/settings.json", "/Users/s/.claude/settings.json")
@@ -391,3 +417,54 @@ def test_a_pipeline_ending_in_a_search_that_matched_nothing_is_an_answer(
     found = sequences(forge_transcript(path, layout, locks).found)
     assert not any("save_entry" in lesson for lesson in found)
     assert any("`git` cannot reach the network here" in lesson for lesson in found)
+
+
+def _absent_session(path: Path, then: list[tuple[str, tuple[list[str], str, int]]]) -> Path:
+    """A workflow asks for a file; the read fails, a search by its name finds nothing."""
+    return codex_old_rollout(
+        path,
+        [
+            ("user", "finish the PRD workflow"),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "cat /home/u/tf/_bmad/core/tasks/bmad-help.md"],
+                    "cat: /home/u/tf/_bmad/core/tasks/bmad-help.md: No such file or directory",
+                    1,
+                ),
+            ),
+            ("shell", (["bash", "-lc", "rg --files -g 'bmad-help.md' /home/u/tf/_bmad"], "", 1)),
+            *then,
+        ],
+    )
+
+
+def test_a_file_looked_for_then_searched_for_in_vain_does_not_exist_here(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = _absent_session(
+        tmp_path / "r.jsonl",
+        [("shell", (["bash", "-lc", "cat _bmad-output/prd.md"], "# PRD", 0))],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert found == [
+        "`cat /home/u/tf/_bmad/core/tasks/bmad-help.md` failed (cat: …/tasks/bmad-help.md: No "
+        "such file or directory); `bmad-help.md` does not exist in this project: "
+        "`rg --files -g 'bmad-help.md' /home/u/tf/_bmad` found nothing."
+    ]
+    assert fact_kind(found[0]) is not None
+    assert failure_signature(found[0]) == "cat: no such file or directory: tasks/bmad-help.md"
+
+
+def test_a_file_searched_for_in_vain_and_then_written_is_no_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    created = ["bash", "-lc", "tee /home/u/tf/_bmad/core/tasks/bmad-help.md"]
+    path = _absent_session(
+        tmp_path / "r.jsonl",
+        [
+            ("shell", (["bash", "-lc", "cat _bmad/core/tasks/bmad-help.md"], "# Help", 0)),
+            ("shell", (created, "", 0)),
+        ],
+    )
+    assert sequences(forge_transcript(path, layout, locks).found) == []

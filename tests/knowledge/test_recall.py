@@ -52,7 +52,7 @@ PYTHON_LESSON = (
         ),
         (
             "$ cat /Users/x/p/package.json\ncat: /Users/x/p/package.json: No such file or directory",
-            "cat: no such file or directory: package.json",
+            "cat: no such file or directory: p/package.json",
         ),
         ("$ rg -n foo src\n", None),  # a search without a match is not a failure
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
