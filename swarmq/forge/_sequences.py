@@ -338,6 +338,8 @@ class SequenceMiner:
     unresolved: list[_Failure] = field(default_factory=list)
     unresolved_limit: int = 20
     missing_files: list[_Missing] = field(default_factory=list)
+    edits: int = 0
+    """Calls of an editing tool so far (a diagnosis the agent acted on, :mod:`._diagnosis`)."""
     absent: dict[str, Sequence] = field(default_factory=dict)
     """Files looked for, then searched for by name in vain: lessons at the transcript's end,
     unless the session finds or writes the file after all (lower-cased name → lesson)."""
@@ -361,6 +363,8 @@ class SequenceMiner:
 
     # ToolSink: the readers hand skipped tool traffic straight here, no Message built
     def call(self, name: str | None, value: Any, call_id: str | None = None) -> None:
+        if name in _EDITING:
+            self.edits += 1
         self.pending_calls.append((name or "tool", value, call_id))
 
     def result(

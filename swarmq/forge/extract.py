@@ -23,6 +23,7 @@ from pathlib import Path
 from swarmq.flywheel.content import content_hash
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
+from swarmq.forge._diagnosis import disowns, is_diagnosis
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._reports import opens_report
@@ -130,6 +131,20 @@ def extract_candidates(
         seen.add(candidate.content_hash)
         found.append(candidate)
 
+    held: list[tuple[ForgedCandidate, int]] = []
+    """Diagnoses waiting for what follows (:mod:`._diagnosis`), with the edits made before."""
+
+    def edits() -> int:
+        return miner.edits if miner is not None else 0
+
+    def settle(keeping: bool) -> None:
+        for candidate, _ in held:
+            if keeping:
+                keep(candidate)
+            else:
+                result.rejected["unconfirmed-diagnosis"] += 1
+        held.clear()
+
     count = no_signal = 0
     for message in transcript.messages(skip=UNMINED_KINDS, tools=miner):
         count += 1
@@ -145,6 +160,8 @@ def extract_candidates(
                     candidate = _sequence_candidate(sequence, config, source, message, session)
                     if candidate is not None:
                         keep(candidate)
+        if held and message.role == "user" and message.kind is MessageKind.TEXT:
+            settle(not disowns(message.text))
         if not minable(message, config):
             continue
         if digest is not None:
@@ -215,18 +232,27 @@ def extract_candidates(
                 result.rejected["empty"] += 1
                 continue
             kclass = verdict.knowledge_class.value if verdict.knowledge_class else None
-            keep(
-                _message_candidate(
-                    verdict.text,
-                    verdict.type.value,
-                    kclass,
-                    verdict.confidence,
-                    source,
-                    message,
-                    session,
-                    digest_hash,
-                )
+            candidate = _message_candidate(
+                verdict.text,
+                verdict.type.value,
+                kclass,
+                verdict.confidence,
+                source,
+                message,
+                session,
+                digest_hash,
             )
+            if message.role == "assistant" and not confirmed and is_diagnosis(verdict.text):
+                settle(False)  # a later diagnosis before the user spoke: the agent moved on
+                held.append((candidate, edits()))
+                continue
+            keep(candidate)
+    for candidate, before in held:  # the session ended: kept if the agent acted on it
+        if edits() > before:
+            keep(candidate)
+        else:
+            result.rejected["unconfirmed-diagnosis"] += 1
+    held.clear()
     if miner is not None:
         for sequence in [*miner.drain(), *miner.finish()]:
             candidate = _sequence_candidate(sequence, config, source, None, session)

@@ -35,6 +35,7 @@ def test_a_passage_seen_in_another_transcript_is_a_template(
         ClaudeSession("s2")
         .user(PASTED)
         .say("Root cause: the cron job read `jobs.yaml` before the lock.")
+        .user("ok, take the lock first then")
         .write(tmp_path / "b.jsonl")
     )
     a = forge_transcript(first, layout, locks)
