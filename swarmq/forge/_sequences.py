@@ -173,6 +173,14 @@ _RUNNER_MISSING = re.compile(
 )
 """A test run that could not start: the runner, a dependency or the script named is missing (a
 fact about the machine or the project, not a test failure)."""
+_USAGE = re.compile(
+    r"\bunrecogni[sz]ed (?:flag|option|argument|arguments)\b|"
+    r"\bunknown (?:flag|option|shorthand flag|argument)\b|\binvalid (?:option|flag)\b|"
+    r"\bunexpected argument\b|\bno such option\b|\billegal option\b|\bbad flag\b",
+    re.IGNORECASE,
+)
+"""A program refusing how it was called: the next call of it that gets past this error has
+learned how to call it, whatever else then fails."""
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
@@ -391,6 +399,7 @@ class SequenceMiner:
             call = summarise_call(raw)
             if self.open_failures:
                 self._stood_in(tool, call, text)
+                self._past_usage(tool, call, text, index, line_no, timestamp)
             if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
                 self._looked_for(tool, call, text, index)
             elif self.missing_files:
@@ -610,6 +619,30 @@ class SequenceMiner:
                 still_open.append(failure)
             else:
                 self._give_up(failure)
+        self.open_failures = still_open
+
+    def _past_usage(
+        self, tool: str, call: str, output: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
+        """Close a usage error by a later call of the same program that got past it and failed
+        for another reason (``nix run ./tests#run . --jobs 4``: "unrecognised flag '--jobs'";
+        ``nix run ./tests#run . -- --jobs 4`` then runs the tests, some of which fail): how to
+        call the program is the lesson, and what failed next is another matter."""
+        runs = program(call)
+        if not runs or _USAGE.search(output[:2000]):
+            return
+        still_open = []
+        for failure in self.open_failures:
+            if (
+                failure.tool == tool
+                and _USAGE.search(failure.error)
+                and program(failure.call) == runs
+                and normal(call) != normal(failure.call)
+                and not self._only_looks(call, failure)
+            ):
+                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+            else:
+                still_open.append(failure)
         self.open_failures = still_open
 
     def _stood_in(self, tool: str, call: str, output: str) -> None:

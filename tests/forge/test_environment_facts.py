@@ -468,3 +468,35 @@ def test_a_file_searched_for_in_vain_and_then_written_is_no_lesson(
         ],
     )
     assert sequences(forge_transcript(path, layout, locks).found) == []
+
+
+def test_a_usage_error_is_fixed_by_a_call_that_gets_past_it_and_fails_for_another_reason(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the hardware tests with four jobs")
+        .bash(
+            "nix run ./tests#run . --jobs 4",
+            "error: unrecognised flag '--jobs'\nTry 'nix --help' for more information.",
+            error=True,
+        )
+        .bash(
+            "nix run ./tests#run . -- --jobs 4",
+            "building tests...\nerror: 2 of 40 hardware profiles failed to evaluate",
+            error=True,
+        )
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`nix run ./tests#run . --jobs 4` failed (error: unrecognised flag '--jobs'); "
+        "`nix run ./tests#run . -- --jobs 4` worked instead."
+    ]
+    # the same usage error again is no way past it
+    again = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash("nix run . --jobs 4", "error: unrecognised flag '--jobs'", error=True)
+        .bash("nix run . --jobs=4", "error: unrecognised flag '--jobs'", error=True)
+    )
+    assert sequences(forge_transcript(again.write(tmp_path / "t.jsonl"), layout, locks).found) == []
