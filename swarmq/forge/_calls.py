@@ -7,6 +7,7 @@ import re
 import shlex
 from typing import Any
 
+from swarmq.knowledge.signature import powershell_command
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.transcripts.values import compact
 
@@ -19,7 +20,7 @@ meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|expected|need|required|could not|unable|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|expected|need|required|could not|unable|"
     r"killed|not a tty|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
@@ -253,6 +254,9 @@ def program(call: str) -> str:
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]
+    command = powershell_command(words)
+    if command:
+        return program(command)
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 

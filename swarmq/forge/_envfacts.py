@@ -26,6 +26,8 @@ _MISSING_PROGRAM = (
         r"^(?:/bin/|/usr/bin/)?(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: ([\w.+-]+): not found\b"
     ),
     re.compile(r"^'?([\w.+-]+)'? is not recognized as"),
+    # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
+    re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
 )
 _DIRECT_MISSING = re.compile(r"No such file or directory \(os error 2\)")
 """Codex running argv directly: the program itself does not exist."""
@@ -57,6 +59,7 @@ FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"pytest", "py.test"}),
     frozenset({"cargo", "rustup", "nix"}),
     frozenset({"go", "gofmt"}),
+    frozenset({"cat", "head", "tail", "sed", "less", "more", "type", "get-content", "gc", "nl"}),
 )
 """Programs that do one another's job when one is missing (a version suffix is ignored)."""
 _VERSION_SUFFIX = re.compile(r"[\d.]+$")
@@ -92,6 +95,36 @@ def literal_glob(error: str) -> bool:
     """Whether the shell read a literal path as a pattern (its fix does not make the fact moot:
     every later call on such a path needs the quotes)."""
     return re.search(LITERAL_GLOB, error, re.IGNORECASE) is not None
+
+
+_CODEX_TIMEOUT = re.compile(r"command timed out after (\d{4,5}) milliseconds")
+_PS_HEREDOC = re.compile(
+    r"Missing file specification after redirection operator|The '<' operator is reserved",
+    re.IGNORECASE,
+)
+
+
+def tool_rule(program: str, error: str, call: str = "") -> str:
+    """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
+    worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
+    line of an added file prefixed with ``+``; its shell tool stops a call after 10 seconds
+    unless the call sets ``timeout_ms``; PowerShell has no heredoc. ``""`` when none."""
+    if "is not a valid hunk header" in error and "*** Add File:" in call:
+        return (
+            "in an apply_patch `*** Add File:` hunk every line of the new file needs a `+` prefix"
+        )
+    timeout = _CODEX_TIMEOUT.search(error)
+    if timeout and 9000 <= int(timeout.group(1)) <= 12500:
+        return (
+            "the shell tool stops a call after about 10 seconds unless it sets `timeout_ms` "
+            "(e.g. 120000)"
+        )
+    if "<<" in call and _PS_HEREDOC.search(error):
+        return (
+            "PowerShell has no heredoc (`<<`): send a patch with the apply_patch tool itself, "
+            "or text through a here-string (@' … '@)"
+        )
+    return ""
 
 
 def environment_fact(program: str, error: str, call: str = "") -> str:

@@ -36,7 +36,13 @@ from swarmq.forge._calls import (
     summarise_call,
     writes_same_file,
 )
-from swarmq.forge._envfacts import environment_fact, literal_glob, missing_program, same_family
+from swarmq.forge._envfacts import (
+    environment_fact,
+    literal_glob,
+    missing_program,
+    same_family,
+    tool_rule,
+)
 from swarmq.forge._layout import (
     file_paths,
     nothing_found,
@@ -203,8 +209,13 @@ def _named(call: str) -> set[str]:
 
 def _stands_in(missing: str, runs: str, named: set[str]) -> bool:
     """Whether a call running ``runs`` (naming ``named``) may do the missing program's job: a
-    program of its family, or a call that names it (``python3 -m pytest``)."""
-    return same_family(missing, runs) or missing in named
+    program of its family, or a call that names it (``python3 -m pytest``) or a program of its
+    family (``$p='x.ts'; (Get-Content $p | Select-Object -First 9)`` for a missing ``sed``)."""
+    return (
+        same_family(missing, runs)
+        or missing in named
+        or any(same_family(missing, word.strip("(").lower()) for word in named if word)
+    )
 
 
 @dataclass
@@ -260,6 +271,9 @@ class Sequence:
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
+        rule = tool_rule(runs, self.error, self.failed_call)
+        if rule:
+            return rule
         if (
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)
@@ -536,10 +550,14 @@ class SequenceMiner:
         last = program(_LAST_STAGE.split(call)[-1]) if "|" in call else runs
         error = error_excerpt(output)
         if (
-            runs in _SEARCHES
-            or call.startswith("git grep")
-            or (last in _SEARCHES and self._quiet(output, error))
-        ) and exit_status(output[:400]) == 1:
+            (
+                runs in _SEARCHES
+                or call.startswith("git grep")
+                or (last in _SEARCHES and self._quiet(output, error))
+            )
+            and exit_status(output[:400]) == 1
+            and not _MISSING_PROGRAM.search(output[:1500])
+        ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
         if not error or not ERROR_LINE.search(error):

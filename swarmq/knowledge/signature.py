@@ -68,6 +68,8 @@ _NOT_FOUND = (
     re.compile(
         r"^'?([\w.+-]+)'? is not recognized as (?:an internal or external command|the name)"
     ),
+    # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
+    re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
     # which (zsh builtin): "node not found"
     re.compile(r"^([\w.+-]+) not found$"),
     # a lesson in prose: "`python` is not on PATH here", "rg (ripgrep) is not installed"
@@ -352,7 +354,35 @@ def call_program(call: str) -> str:
         if head in _SHELLS and len(words) > 2 and words[1] in ("-c", "-lc", "-ic"):
             call = " ".join(words[2:]).strip("\"'")
             continue
+        command = powershell_command(words)
+        if command:
+            call = command
+            continue
         return head.lower() if head.endswith((".exe", ".EXE")) is False else head[:-4].lower()
+    return ""
+
+
+_POWERSHELLS = frozenset({"pwsh", "powershell"})
+_PROGRAM_WORD = re.compile(r"^[A-Za-z][\w.+-]*(?:\s|$)")
+"""A command that starts with a program's name (not ``$x = …`` or ``(Get-Content …)``, which
+are PowerShell's own expressions: the program that ran them is PowerShell)."""
+_PS_COMMAND = frozenset({"-command", "-c"})
+
+
+def powershell_command(words: list[str]) -> str:
+    """The command a PowerShell is asked to run (``pwsh.exe -NoLogo -Command sed -n 1,9p x`` →
+    ``sed -n 1,9p x``; ``""`` when ``words`` are not such a call): Windows agents run every call
+    through it, and the program that failed is the one it was given; ``""`` too when the command
+    is a PowerShell expression rather than a program's call."""
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1].rsplit("\\", 1)[-1].strip("\"'").lower()
+    if head.removesuffix(".exe") not in _POWERSHELLS:
+        return ""
+    for at, word in enumerate(words[1:], 1):
+        if word.lower() in _PS_COMMAND:
+            command = " ".join(words[at + 1 :]).strip("\"'")
+            return command if _PROGRAM_WORD.match(command) else ""
     return ""
 
 

@@ -500,3 +500,61 @@ def test_a_usage_error_is_fixed_by_a_call_that_gets_past_it_and_fails_for_anothe
         .bash("nix run . --jobs=4", "error: unrecognised flag '--jobs'", error=True)
     )
     assert sequences(forge_transcript(again.write(tmp_path / "t.jsonl"), layout, locks).found) == []
+
+
+PWSH_SED = (
+    "170:  const handleProceedToExcel = () => {\r\n"
+    "\x1b[31;1msed: \x1b[31;1mThe term 'sed' is not recognized as a name of a cmdlet, function, "
+    "script file, or executable program.\x1b[0m\r\n"
+)
+
+
+def test_a_program_missing_in_powershell_is_an_environment_fact_with_its_stand_in(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    failed = "pwsh -NoProfile -Command rg -n handleProceedToExcel src/Page.tsx; sed -n '1,120p' src/Page.tsx"
+    worked = (
+        "pwsh -NoProfile -Command $p='src/Page.tsx'; (Get-Content -LiteralPath $p | "
+        'Select-Object -First 120) -join "`n"'
+    )
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "wire the export button"),
+            (
+                "shell",
+                (["pwsh", "-NoProfile", "-Command", failed.split("-Command ", 1)[1]], PWSH_SED, 1),
+            ),
+            (
+                "shell",
+                (
+                    ["pwsh", "-NoProfile", "-Command", worked.split("-Command ", 1)[1]],
+                    "import x",
+                    0,
+                ),
+            ),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert len(found) == 1
+    assert "The term 'sed' is not recognized" in found[0]
+    assert "`sed` is not installed here (not on PATH)" in found[0]
+    assert failure_signature(found[0]) == "sed: command not found"
+    assert fact_kind(found[0]) is not None  # shown at every session start of the project
+
+
+def test_the_agents_tool_rules_are_stated_whatever_fixed_them() -> None:
+    from swarmq.forge._envfacts import tool_rule
+
+    add = "*** Begin Patch\n*** Add File: docs/a.md\n# Title\n*** End Patch"
+    assert "needs a `+` prefix" in tool_rule(
+        "apply_patch", "invalid hunk at line 3, '# Title' is not a valid hunk header", add
+    )
+    assert "timeout_ms" in tool_rule("pwsh", "command timed out after 10031 milliseconds", "ls")
+    assert tool_rule("pytest", "command timed out after 600000 milliseconds", "pytest") == ""
+    assert "PowerShell has no heredoc" in tool_rule(
+        "pwsh",
+        "Missing file specification after redirection operator.",
+        "pwsh.exe -Command applypatch << 'PATCH'",
+    )
+    assert tool_rule("git", "fatal: not a git repository", "git status") == ""

@@ -54,6 +54,12 @@ PYTHON_LESSON = (
             "$ cat /Users/x/p/package.json\ncat: /Users/x/p/package.json: No such file or directory",
             "cat: no such file or directory: p/package.json",
         ),
+        (
+            "$ pwsh.exe -NoLogo -Command sed -n '1,200p' a.md\n\x1b[31;1msed: \x1b[31;1mThe term "
+            "'sed' is not recognized as a name of a cmdlet, function, script file, or executable "
+            "program.",
+            "sed: command not found",
+        ),
         ("$ rg -n foo src\n", None),  # a search without a match is not a failure
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
         ("Use the bravo cache layer when reading bravo tables", None),
