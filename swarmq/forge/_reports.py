@@ -87,6 +87,10 @@ _REPORT_OPENING = re.compile(
     rf"\b(?:I|we)(?:'ve| have)(?: now| just| also| successfully)* (?:{_EDIT_PAST}|made|written|"
     r"built|set up|expanded|extended|documented|saved|configured|installed|enabled|disabled)\b"
 )
+_BARE_REPORT_OPENING = re.compile(
+    rf"^\W*(?:Done[.!,:]?\s+)?(?i:{_EDIT_PAST}|wrote|written)\s+(?:a |an |the |new )?`[^`\n]+`"
+)
+"""The subject left out: "Created `docs/testing.md` covering: …", "Updated `README.md` with …"."""
 _FOREIGN_REPORT_OPENING = re.compile(
     r"^\W*(?:(?:tôi |mình )?đã (?:lưu|tạo|cập nhật|sửa|thêm|xóa|xoá|chuyển|viết|cài)|"  # Vietnamese
     r"已(?:修改|更新|创建|保存|添加|删除|统一|修复|重写|移除)|我(?:已经|已)(?:修改|更新|创建|保存|添加|删除|修复)|"
@@ -102,6 +106,8 @@ def opens_report(message: str) -> bool:
     reason to count, as a change report does."""
     head = message[:300].replace("’", "'")
     if not head.isascii() and _FOREIGN_REPORT_OPENING.match(head):
+        return True
+    if _BARE_REPORT_OPENING.match(head):
         return True
     return ("'ve" in head or " have " in head) and _REPORT_OPENING.search(head) is not None
 

@@ -123,6 +123,10 @@ def test_a_chain_of_arrows_is_a_path_not_a_reason() -> None:
         ("Đã lưu vào SKILL.md. Những cải tiến so với bản gốc:", True),
         ("已统一命令描述风格，直接写在 docstring 中。", True),
         ("The timeout happens because a manual trigger runs in the HTTP worker.", False),
+        ("Created `docs/visual-testing.md` covering:\n\n- **Workflow** — the full cycle", True),
+        ("Updated `README.md` with the new flags.", True),
+        ("Confirmed: the worker never acks before the time limit.", False),
+        ("Fixed by `git config core.autocrlf false`: the hook saw CRLF.", False),
     ],
 )
 def test_a_message_opening_with_the_agents_edits_is_a_change_report(
