@@ -41,7 +41,7 @@ _NO_NETWORK = re.compile(
     re.IGNORECASE,
 )
 _REFUSED = re.compile(
-    r"operation not permitted|permission denied|\bEPERM\b|\bEACCES\b|sandbox denied|"
+    r"operation not permitted|permission denied|\bEPERM\b|\bEACCES\b|sandbox ?denied|"
     r"access (?:is )?denied",
     re.IGNORECASE,
 )

@@ -274,6 +274,8 @@ class Sequence:
         rule = tool_rule(runs, self.error, self.failed_call)
         if rule:
             return rule
+        if normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
+            return f"the sandbox refuses `{runs}` here; it runs with escalated permissions"
         if (
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)

@@ -38,7 +38,8 @@ def text_of(value: Any) -> str:
 
 _EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
 _FAILED = re.compile(
-    r"^\s*(?:<tool_use_error>|error:|execution error|failed in sandbox|failed to parse function arguments|"
+    r"^\s*(?:<tool_use_error>|error:|execution error|failed in sandbox|exec_command failed|"
+    r"failed to parse function arguments|"
     r"apply_patch verification failed|API Error: [45]\d\d|Request failed with status code [45]\d\d)",
     re.IGNORECASE,
 )

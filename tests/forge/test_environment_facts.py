@@ -8,6 +8,7 @@ dev server the sandbox will not let listen under a lead-in line.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
@@ -558,3 +559,30 @@ def test_the_agents_tool_rules_are_stated_whatever_fixed_them() -> None:
         "pwsh.exe -Command applypatch << 'PATCH'",
     )
     assert tool_rule("git", "fatal: not a git repository", "git status") == ""
+
+
+def test_a_call_the_sandbox_refused_and_its_escalated_rerun_say_so(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    denied = (
+        'exec_command failed: SandboxDenied { message: "Exception in thread \\"main\\" '
+        "java.io.FileNotFoundException: /Users/n/.gradle/wrapper/dists/gradle-8.11.1-bin.zip.lck "
+        '(Operation not permitted)" }'
+    )
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "compile the app"),
+            ("shell", (["./gradlew", ":app:compileDebugKotlin"], denied, 0)),
+            ("shell", (["./gradlew", ":app:compileDebugKotlin", "(escalated)"], "BUILD OK", 0)),
+        ],
+    )
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:  # Codex's unified exec reports the refusal bare, with no exit code
+        if record.get("type") == "function_call_output" and record["call_id"] == "call1":
+            record["output"] = denied
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert len(found) == 1
+    assert "the sandbox refuses `gradlew` here; it runs with escalated permissions" in found[0]
+    assert fact_kind(found[0]) is not None
