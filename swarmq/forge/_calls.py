@@ -20,7 +20,7 @@ meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|expected|need|required|could not|unable|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
     r"killed|not a tty|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
     re.IGNORECASE,
 )

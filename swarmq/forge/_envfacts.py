@@ -98,6 +98,9 @@ def literal_glob(error: str) -> bool:
 
 
 _CODEX_TIMEOUT = re.compile(r"command timed out after (\d{4,5}) milliseconds")
+TOO_LARGE = re.compile(r"File content \(\d+ tokens\) exceeds maximum allowed tokens")
+"""Claude Code's Read refusing a file over its token limit (the same file is refused again in
+every session that reads it whole)."""
 _PS_HEREDOC = re.compile(
     r"Missing file specification after redirection operator|The '<' operator is reserved",
     re.IGNORECASE,
@@ -119,6 +122,9 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
             "the shell tool stops a call after about 10 seconds unless it sets `timeout_ms` "
             "(e.g. 120000)"
         )
+    if TOO_LARGE.search(error):
+        name = re.split(r"[/\\]", call.strip())[-1] or "the file"
+        return f"`{name}` is too large to read at once: read it in parts with offset and limit"
     if "<<" in call and _PS_HEREDOC.search(error):
         return (
             "PowerShell has no heredoc (`<<`): send a patch with the apply_patch tool itself, "
@@ -152,4 +158,12 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     return ""
 
 
-__all__ = ["FAMILIES", "environment_fact", "literal_glob", "missing_program", "same_family"]
+__all__ = [
+    "FAMILIES",
+    "TOO_LARGE",
+    "environment_fact",
+    "literal_glob",
+    "missing_program",
+    "same_family",
+    "tool_rule",
+]

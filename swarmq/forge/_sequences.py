@@ -37,6 +37,7 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
+    TOO_LARGE,
     environment_fact,
     literal_glob,
     missing_program,
@@ -535,7 +536,11 @@ class SequenceMiner:
         """Open a failure waiting for its retry; ``False`` when the failure is no lesson (a look
         that found nothing, a test run that failed, a failure seen before)."""
         if (
-            (tool in _SKIPPED_TOOLS and not self._search_refused(tool, output))
+            (
+                tool in _SKIPPED_TOOLS
+                and not self._search_refused(tool, output)
+                and not TOO_LARGE.search(output[:300])
+            )
             or not call
             or _PROTOCOL.search(output[:600])
         ):
@@ -775,9 +780,13 @@ class SequenceMiner:
         )
 
     def _give_up(self, failure: _Failure) -> None:
-        if (_ENVIRONMENT.search(failure.error) or _SHELL_SYNTAX.search(failure.error)) and len(
-            self.unresolved
-        ) < self.unresolved_limit:
+        """A failure nothing fixed is a lesson on its own when it says something about the
+        machine, the shell's syntax or a rule of the agent's tools."""
+        if (
+            _ENVIRONMENT.search(failure.error)
+            or _SHELL_SYNTAX.search(failure.error)
+            or tool_rule(program(failure.call), failure.error, failure.call)
+        ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
 
     def finish(self) -> Iterator[Sequence]:

@@ -586,3 +586,49 @@ def test_a_call_the_sandbox_refused_and_its_escalated_rerun_say_so(
     assert len(found) == 1
     assert "the sandbox refuses `gradlew` here; it runs with escalated permissions" in found[0]
     assert fact_kind(found[0]) is not None
+
+
+def test_a_file_too_large_to_read_is_a_lesson_about_that_file(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    big = "/Users/j/site/static/scss/pages/pdp.scss"
+    session = (
+        ClaudeSession()
+        .user("tidy the pdp styles")
+        .bash(
+            big,
+            "File content (13430 tokens) exceeds maximum allowed tokens (10000). Use offset and "
+            "limit parameters to read specific portions of the file.",
+            error=True,
+            tool="Read",
+        )
+        .bash(big, ".pdp { display: grid }", tool="Read")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1
+    assert (
+        "`pdp.scss` is too large to read at once: read it in parts with offset and limit"
+        in (found[0])
+    )
+    assert failure_signature(found[0]) == "Read: file too large"
+
+
+def test_a_tool_rule_nothing_fixed_is_still_a_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "update the spec"),
+            (
+                "shell",
+                (
+                    ["pwsh.exe", "-NoLogo", "-Command", "ApplyPatch << 'PATCH'\n*** Begin Patch"],
+                    "ParserError:\nMissing file specification after redirection operator.",
+                    1,
+                ),
+            ),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert len(found) == 1 and "PowerShell has no heredoc" in found[0]
