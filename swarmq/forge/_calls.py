@@ -167,6 +167,9 @@ def error_excerpt(text: str) -> str:
         or next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
         or (errors[0] if errors else lines[0])
     )
+    at = lines.index(best) if best in lines else -1
+    if best.startswith("Caused by:") and at > 0 and ERROR_LINE.search(lines[at - 1]):
+        best = f"{lines[at - 1]} ({best})"  # the error the cause belongs to says what failed
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
     if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")

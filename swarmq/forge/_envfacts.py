@@ -26,6 +26,8 @@ _MISSING_PROGRAM = (
         r"^(?:/bin/|/usr/bin/)?(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: ([\w.+-]+): not found\b"
     ),
     re.compile(r"^'?([\w.+-]+)'? is not recognized as"),
+    # uv run: "error: Failed to spawn: `flake8`" (the program run, not uv, is missing)
+    re.compile(r"Failed to spawn: [`']([\w.+-]+)[`']"),
     # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
     re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
 )

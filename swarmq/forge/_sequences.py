@@ -128,12 +128,13 @@ _CODE_ERROR = re.compile(
 _PROTOCOL = re.compile(
     r"has not been read yet|has been modified since read|string to replace not found|"
     r"found \d+ matches of the string|request interrupted|user doesn't want to proceed|"
-    r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines",
+    r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines|"
+    r"sibling tool call errored",
     re.IGNORECASE,
 )
 _MISSING_PROGRAM = re.compile(
     r"command not found|not found: |no such file or directory \(os error 2\)|"
-    r"is not recognized as",
+    r"is not recognized as|failed to spawn",
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
@@ -180,6 +181,9 @@ _RUNNER_MISSING = re.compile(
 )
 """A test run that could not start: the runner, a dependency or the script named is missing (a
 fact about the machine or the project, not a test failure)."""
+_SPAWN_FAILED = re.compile(r"failed to spawn", re.IGNORECASE)
+_SED_PRINT = re.compile(r"\bsed\s+-n\s+['\"]?[\d$,]+p['\"]?\s")
+"""``sed -n '1,200p' file``: printing lines of a file, the way agents read one (a look)."""
 _USAGE = re.compile(
     r"\bunrecogni[sz]ed (?:flag|option|argument|arguments)\b|"
     r"\bunknown (?:flag|option|shorthand flag|argument)\b|\binvalid (?:option|flag)\b|"
@@ -416,7 +420,7 @@ class SequenceMiner:
             call = summarise_call(raw)
             if self.open_failures:
                 self._stood_in(tool, call, text)
-                self._past_usage(tool, call, text, index, line_no, timestamp)
+                self._got_past(tool, call, text, index, line_no, timestamp)
             if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
                 self._looked_for(tool, call, text, index)
             elif self.missing_files:
@@ -646,21 +650,26 @@ class SequenceMiner:
                 self._give_up(failure)
         self.open_failures = still_open
 
-    def _past_usage(
+    def _got_past(
         self, tool: str, call: str, output: str, index: int, line_no: int, timestamp: str | None
     ) -> None:
-        """Close a usage error by a later call of the same program that got past it and failed
-        for another reason (``nix run ./tests#run . --jobs 4``: "unrecognised flag '--jobs'";
-        ``nix run ./tests#run . -- --jobs 4`` then runs the tests, some of which fail): how to
-        call the program is the lesson, and what failed next is another matter."""
+        """Close a usage error or a refusal by a later call of the same program that got past
+        it and failed for another reason: ``nix run ./tests#run . --jobs 4`` ("unrecognised flag
+        '--jobs'") then ``nix run ./tests#run . -- --jobs 4``, which runs the tests; ``go test
+        ./...`` ("open ~/.cache/go-build/…: permission denied") then ``GOCACHE=/tmp/go-build go
+        test ./...``, which compiles. How to call the program is the lesson; what failed next
+        is another matter."""
         runs = program(call)
-        if not runs or _USAGE.search(output[:2000]):
+        if not runs:
             return
+        head = output[:2000]
         still_open = []
         for failure in self.open_failures:
+            kind = next((k for k in (_USAGE, _REFUSED) if k.search(failure.error)), None)
             if (
-                failure.tool == tool
-                and _USAGE.search(failure.error)
+                kind is not None
+                and not kind.search(head)
+                and failure.tool == tool
                 and program(failure.call) == runs
                 and normal(call) != normal(failure.call)
                 and not self._only_looks(call, failure)
@@ -737,8 +746,10 @@ class SequenceMiner:
         1,200p a.py`` → ``sed: a.py: No such file or directory``): looking for it answered that
         it is missing; whatever the agent opens next is another file, not a cure. A missing
         *program* is not this: its name is the call's first word, not an operand."""
-        if _MISSING_PROGRAM.search(error) and "(os error 2)" not in error:
-            return False
+        if (_MISSING_PROGRAM.search(error) and "(os error 2)" not in error) or _SPAWN_FAILED.search(
+            error
+        ):
+            return False  # ``uv run flake8``: "Failed to spawn: `flake8`" names the program run
         if not _MISSING_FILE.search(error) or _REFUSED.search(error):
             return False
         lowered = error.lower()
@@ -773,6 +784,14 @@ class SequenceMiner:
         runs = program(call)
         if runs in _LOOKUPS:
             return True
+        if (
+            runs == "sed"
+            and _SED_PRINT.search(call) is not None
+            and program(failure.call) != "sed"
+            and not _ARGUMENTS.search(failure.error)
+        ):
+            return True  # reading another program's script is looking (a malformed call's
+            # next well-formed one, whatever it runs, shows the format)
         return (
             runs in _PROBES
             and failure.tool not in _DELEGATING

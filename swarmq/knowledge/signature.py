@@ -138,7 +138,7 @@ NOT_A_FAILURE = re.compile(
     r"doesn't want to take this action right now|"
     r"is temporarily unavailable, so auto mode cannot determine|"
     r"^Request was aborted\.?$|"
-    r"\[Request interrupted by user",
+    r"\[Request interrupted by user|Sibling tool call errored",
 )
 """A refusal or an interruption: the call did not fail, nobody let it run."""
 

@@ -632,3 +632,65 @@ def test_a_tool_rule_nothing_fixed_is_still_a_lesson(
     )
     found = sequences(forge_transcript(path, layout, locks).found)
     assert len(found) == 1 and "PowerShell has no heredoc" in found[0]
+
+
+def test_a_program_uv_could_not_spawn_is_missing_not_uv(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    lint = "uv run flake8 src/ tests/ --count"
+    session = (
+        ClaudeSession()
+        .user("lint it")
+        .bash(lint, "<tool_use_error>Sibling tool call errored</tool_use_error>", error=True)
+        .bash(
+            lint,
+            "Exit code 2\nerror: Failed to spawn: `flake8`\n  Caused by: No such file or "
+            "directory (os error 2)",
+            error=True,
+        )
+        .bash(f"uv pip install flake8 && {lint}", "0")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1  # a call cancelled beside a failing one did not fail
+    assert "Failed to spawn: 'flake8' (Caused by: No such file or directory" in found[0]
+    assert "`flake8` is not installed here" in found[0] and "`uv` is not" not in found[0]
+
+
+def test_a_refusal_is_fixed_by_the_call_that_gets_past_it(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash(
+            "go test ./...",
+            "pattern ./...: open /home/u/.cache/go-build/be/x-d: permission denied\n"
+            "FAIL\t./... [setup failed]",
+            error=True,
+        )
+        .bash(
+            "GOCACHE=/tmp/go-build go test ./...",
+            "internal/domain/schedule.go:169:26: undefined: itemPlan",
+            error=True,
+        )
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1 and found[0].endswith(
+        "`GOCACHE=/tmp/go-build go test ./...` worked instead."
+    )
+
+
+def test_reading_the_failing_script_is_no_fix(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    script = ".specify/scripts/bash/create-new-feature.sh"
+    session = (
+        ClaudeSession()
+        .user("create the feature")
+        .bash(
+            f'{script} --json --short-name "x"', "Error: --short-name requires a value", error=True
+        )
+        .bash(f"sed -n '1,200p' {script}", "#!/usr/bin/env bash")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert not any("worked instead" in lesson for lesson in found)
