@@ -91,6 +91,10 @@ _BARE_REPORT_OPENING = re.compile(
     rf"^\W*(?:Done[.!,:]?\s+)?(?i:{_EDIT_PAST}|wrote|written)\s+(?:a |an |the |new )?`[^`\n]+`"
 )
 """The subject left out: "Created `docs/testing.md` covering: …", "Updated `README.md` with …"."""
+_DONE_OPENING = re.compile(
+    r"^\W*(?:[\w`'/.-]+\s+){1,4}(?:completed|finished|is complete|is done)\b|^\W*[^。\n]{0,20}完了"
+)
+"""A finished step announced: "Plan workflow completed on branch …", "更新完了。"."""
 _FOREIGN_REPORT_OPENING = re.compile(
     r"^\W*(?:(?:tôi |mình )?đã (?:lưu|tạo|cập nhật|sửa|thêm|xóa|xoá|chuyển|viết|cài)|"  # Vietnamese
     r"已(?:修改|更新|创建|保存|添加|删除|统一|修复|重写|移除)|我(?:已经|已)(?:修改|更新|创建|保存|添加|删除|修复)|"
@@ -100,6 +104,17 @@ _FOREIGN_REPORT_OPENING = re.compile(
 """The same opening in the other languages forge reads ("Đã lưu vào …", "已统一…", "…を修正しました")."""
 
 
+_NOTE_LEAD = re.compile(
+    r"^\W*(?:important |one |a )?(?:note|caveat|warning|heads[- ]up|gotcha)s?\W*$", re.IGNORECASE
+)
+
+
+def is_note(lead: str) -> bool:
+    """Whether a passage's lead-in marks it as a note ("Important note:"): what a report sets
+    apart from its list of edits is what it wants remembered."""
+    return bool(lead) and _NOTE_LEAD.match(lead) is not None
+
+
 def opens_report(message: str) -> bool:
     """Whether an agent's message opens by reporting its own edits ("Perfect! I've fixed the
     issue."): what follows describes the code as it now is, so each passage of it needs a
@@ -107,7 +122,7 @@ def opens_report(message: str) -> bool:
     head = message[:300].replace("’", "'")
     if not head.isascii() and _FOREIGN_REPORT_OPENING.match(head):
         return True
-    if _BARE_REPORT_OPENING.match(head):
+    if _BARE_REPORT_OPENING.match(head) or _DONE_OPENING.match(head):
         return True
     return ("'ve" in head or " have " in head) and _REPORT_OPENING.search(head) is not None
 

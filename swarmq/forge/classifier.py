@@ -211,7 +211,10 @@ def classify(
     if (
         confidence >= min_confidence
         and not has_reason
-        and (report or reports.is_change_report(body, lead))
+        and (
+            (report and not reports.is_note(lead or body.split("\n", 1)[0]))
+            or reports.is_change_report(body, lead)
+        )
     ) or reports.for_the_task(body):
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (

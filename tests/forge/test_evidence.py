@@ -127,6 +127,8 @@ def test_a_chain_of_arrows_is_a_path_not_a_reason() -> None:
         ("Updated `README.md` with the new flags.", True),
         ("Confirmed: the worker never acks before the time limit.", False),
         ("Fixed by `git config core.autocrlf false`: the hook saw CRLF.", False),
+        ("Plan workflow completed on branch `001-poker-mvp` with Phase 0/1 artifacts.", True),
+        ("更新完了。Codex 含め環境を整えました。", True),
     ],
 )
 def test_a_message_opening_with_the_agents_edits_is_a_change_report(
@@ -189,3 +191,11 @@ def test_a_shell_that_cannot_parse_a_probe_is_kept(
         .bash("ls missing/", "ls: missing/: No such file or directory", error=True)
     )
     assert forge_transcript(missing.write(tmp_path / "b.jsonl"), layout, locks).found == []
+
+
+def test_a_note_a_report_sets_apart_is_not_taken_for_the_report() -> None:
+    note = (
+        "Important note:\n- The scripts warn about two spec folders with the prefix `001`, which "
+        "breaks later plan runs because the scripts pick the first match."
+    )
+    assert classify(note, report=True).confidence == classify(note).confidence
