@@ -65,6 +65,7 @@ def sessions() -> dict[str, ClaudeSession]:
         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
         .bash("python3 migrate.py", "done")
         .say("Root cause: the deploy crashed because `python` is not installed on the runner.")
+        .user("ok, go on")  # the user went on from the diagnosis: it is kept
     )
     b = ClaudeSession("b").say(
         "We decided to store sessions in Postgres because the team knows it well."
