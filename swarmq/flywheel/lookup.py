@@ -58,6 +58,8 @@ class LookupHit:
     path: str
     cite_as: str
     snippet: str
+    text: str = ""
+    """The whole body (redacted), for a reader that shows lessons whole."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +105,7 @@ def search(
                     str(path),
                     display_path(root, path),
                     _snippet(body),
+                    body,
                 )
             )
     if include_pool:
@@ -128,12 +131,15 @@ def search(
                         str(entry.path),
                         display_path(root, entry.path),
                         _snippet(body),
+                        body,
                     )
                 )
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
     return [
-        replace(hit, title=redacted(hit.title), snippet=redacted(hit.snippet))
+        replace(
+            hit, title=redacted(hit.title), snippet=redacted(hit.snippet), text=redacted(hit.text)
+        )
         for hit in hits[:limit]
     ]
 

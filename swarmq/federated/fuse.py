@@ -1,0 +1,105 @@
+"""Many stores' answers as one list: reciprocal-rank fusion, one result per fact.
+
+Stores score on scales that cannot be compared (a knowledge entry's static + relevance sum, a
+learning's word share tilted by utility, a memory line's phrase and overlap), so only their
+ranks are: a finding scores ``1 / (RRF_K + rank)`` in its store's answer (Cormack, Clarke and
+Büttcher 2009; k = 60 as there), and a fact found by several stores sums its stores' terms, so
+agreement lifts it. Ties (the first of each store) go to the higher relevance share, then to
+the store :data:`~swarmq.federated.finding.PREFERENCE` puts first.
+
+One fact, one result: findings sharing an artifact key (a learning and the knowledge entry the
+flywheel bridge published from it name the same artifact in ``source_refs``) are one, and so
+are near-identical texts (opencode-swarm's word-bigram Jaccard at the store's
+``dedup_threshold``, or 0.8 of the same words). The finding that stands for the fact is the
+preferred store's (a knowledge entry: it is what acknowledgements name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from swarmq.federated.finding import PREFERENCE, Finding, Fused
+from swarmq.similarity.text import jaccard, normalize_opencode, word_bigrams, word_tokens
+
+RRF_K = 60
+SAME_WORDS = 0.8
+"""Word-set Jaccard at which two texts say the same thing (whatever their word order)."""
+
+
+class _Groups:
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def join(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def same_text(a: str, b: str, threshold: float) -> bool:
+    """Whether two texts are near-identical (never true of two texts with no words)."""
+    na, nb = normalize_opencode(a), normalize_opencode(b)
+    if na and na == nb:
+        return True
+    ba, bb = word_bigrams(a), word_bigrams(b)
+    if ba and bb and jaccard(ba, bb) >= threshold:
+        return True
+    ta, tb = word_tokens(a), word_tokens(b)
+    return len(ta) >= 4 and len(tb) >= 4 and jaccard(ta, tb) >= SAME_WORDS
+
+
+def fuse(answers: Sequence[Sequence[Finding]], *, dedup_threshold: float = 0.6) -> list[Fused]:
+    """Every store's answer (one sequence per store, in its own order) fused, best first;
+    forced directives lead."""
+    findings = [f for answer in answers for f in answer]
+    answer_of = [i for i, answer in enumerate(answers) for _ in answer]
+    groups = _Groups(len(findings))
+    first_with: dict[str, int] = {}
+    for index, finding in enumerate(findings):
+        for key in sorted(finding.links):
+            if key in first_with:
+                groups.join(first_with[key], index)
+            else:
+                first_with[key] = index
+    for i in range(len(findings)):
+        for j in range(i + 1, len(findings)):
+            if groups.find(i) != groups.find(j) and same_text(
+                findings[i].text, findings[j].text, dedup_threshold
+            ):
+                groups.join(i, j)
+    members: dict[int, list[int]] = {}
+    for index in range(len(findings)):
+        members.setdefault(groups.find(index), []).append(index)
+    out = []
+    for indexes in members.values():
+        best_rank: dict[int, int] = {}
+        for index in indexes:
+            answer = answer_of[index]
+            best_rank[answer] = min(
+                best_rank.get(answer, findings[index].rank), findings[index].rank
+            )
+        score = sum(1.0 / (RRF_K + rank) for rank in best_rank.values())
+        chosen = sorted(
+            (findings[i] for i in indexes),
+            key=lambda f: (PREFERENCE.index(f.store), f.rank, f.id),
+        )
+        out.append(Fused(chosen[0], score, tuple(chosen[1:])))
+    out.sort(key=_order)
+    return out
+
+
+def _order(fused: Fused) -> tuple[bool, float, float, int, str]:
+    members = fused.members
+    return (
+        not any(f.forced for f in members),
+        -fused.score,
+        -max(f.relevance for f in members),
+        PREFERENCE.index(fused.finding.store),
+        fused.finding.id,
+    )
