@@ -163,8 +163,24 @@ def test_inject_shows_whole_lessons_once_and_records_them(
     marker = f"KNOWLEDGE_N_A:{injected['trace_id']}:{ids[-1]} reason=not this task"
     acks = cli(roster_file, "knowledge", "ack", marker, "--json")
     assert acks[0]["status"] == "committed", acks
-    cited = (workspace["roster"].agents_dir / "ao" / "citations.jsonl").read_text()
-    assert LEARNING_FILE in cited and "knowledge-injection" in cited
+    citations = workspace["roster"].agents_dir / "ao" / "citations.jsonl"
+    exposure = [json.loads(line) for line in citations.read_text().splitlines()]
+    # shown is exposure: the learning behind the entry and the candidate, retrieved only
+    assert {c["artifact_path"] for c in exposure} == {
+        LEARNING_FILE,
+        ".agents/pool/pending/pend-ipc-stream.json",
+    }
+    assert {(c["citation_type"], c["match_provenance"]) for c in exposure} == {
+        ("retrieved", "knowledge-injection")
+    }
+    # applying the candidate the block showed itself is use: fed back to its pool file
+    assert "candidate:pend-ipc-stream" in ids
+    applied = f"KNOWLEDGE_APPLIED:{injected['trace_id']}:candidate:pend-ipc-stream"
+    assert cli(roster_file, "knowledge", "ack", applied, "--json")[0]["status"] == "committed"
+    after = [json.loads(line) for line in citations.read_text().splitlines()][len(exposure) :]
+    assert [(c["artifact_path"], c["citation_type"]) for c in after] == [
+        (".agents/pool/pending/pend-ipc-stream.json", "applied")
+    ]
 
 
 def test_nothing_relevant_stays_silent_everywhere(
