@@ -23,6 +23,18 @@ class Store(StrEnum):
     SHARED_MEMORY = "shared-memory"
 
 
+LOOKUP_PREFERENCE = (
+    Store.LEARNING,
+    Store.PATTERN,
+    Store.CANDIDATE,
+    Store.SWARM,
+    Store.HIVE,
+    Store.WORKER_MEMORY,
+    Store.SHARED_MEMORY,
+)
+"""``lookup`` is the flywheel's verb: a fact it finds in both is shown as the artifact (the id
+``swarmq pool show`` takes), with the knowledge entry beside it."""
+
 PREFERENCE = (
     Store.SWARM,
     Store.HIVE,
@@ -44,8 +56,9 @@ class Finding:
 
     store: Store
     id: str
-    """Unique across stores: a knowledge entry's own id, ``learning:…``, ``candidate:…``,
-    ``memory:…`` otherwise (the form a directive block and an acknowledgement quote)."""
+    """A knowledge entry's or flywheel artifact's own id (``learning:<digest>`` when that id is
+    not marker-safe), ``memory:<digest>`` for a memory line: what a directive block shows and
+    an acknowledgement quotes."""
     text: str
     """The whole lesson, body or memory line (redacted), never a display cut."""
     rank: int
@@ -76,7 +89,14 @@ class Finding:
             out["score_breakdown"] = self.ranked.breakdown
             out["forced"] = self.forced
         if self.hit is not None:
-            out.update(kind=self.hit.kind, utility=self.hit.utility, maturity=self.hit.maturity)
+            out.update(
+                kind=self.hit.kind,
+                type=self.hit.type,
+                utility=self.hit.utility,
+                maturity=self.hit.maturity,
+                path=self.hit.path,
+                cite_as=self.hit.cite_as,
+            )
         return out
 
 

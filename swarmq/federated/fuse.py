@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmq.federated.finding import PREFERENCE, Finding, Fused
+from swarmq.federated.finding import PREFERENCE, Finding, Fused, Store
 from swarmq.similarity.text import jaccard, normalize_opencode, word_bigrams, word_tokens
 
 RRF_K = 60
@@ -54,9 +54,14 @@ def same_text(a: str, b: str, threshold: float) -> bool:
     return len(ta) >= 4 and len(tb) >= 4 and jaccard(ta, tb) >= SAME_WORDS
 
 
-def fuse(answers: Sequence[Sequence[Finding]], *, dedup_threshold: float = 0.6) -> list[Fused]:
+def fuse(
+    answers: Sequence[Sequence[Finding]],
+    *,
+    dedup_threshold: float = 0.6,
+    prefer: Sequence[Store] = PREFERENCE,
+) -> list[Fused]:
     """Every store's answer (one sequence per store, in its own order) fused, best first;
-    forced directives lead."""
+    forced directives lead; ``prefer`` says which store's finding stands for a shared fact."""
     findings = [f for answer in answers for f in answer]
     answer_of = [i for i, answer in enumerate(answers) for _ in answer]
     groups = _Groups(len(findings))
@@ -87,19 +92,19 @@ def fuse(answers: Sequence[Sequence[Finding]], *, dedup_threshold: float = 0.6) 
         score = sum(1.0 / (RRF_K + rank) for rank in best_rank.values())
         chosen = sorted(
             (findings[i] for i in indexes),
-            key=lambda f: (PREFERENCE.index(f.store), f.rank, f.id),
+            key=lambda f: (prefer.index(f.store), f.rank, f.id),
         )
         out.append(Fused(chosen[0], score, tuple(chosen[1:])))
-    out.sort(key=_order)
+    out.sort(key=lambda fused: _order(fused, prefer))
     return out
 
 
-def _order(fused: Fused) -> tuple[bool, float, float, int, str]:
+def _order(fused: Fused, prefer: Sequence[Store]) -> tuple[bool, float, float, int, str]:
     members = fused.members
     return (
         not any(f.forced for f in members),
         -fused.score,
         -max(f.relevance for f in members),
-        PREFERENCE.index(fused.finding.store),
+        prefer.index(fused.finding.store),
         fused.finding.id,
     )

@@ -9,7 +9,7 @@ knowledge entry's counters and a memory note are left as they are.
 
 from __future__ import annotations
 
-from swarmq.federated.finding import Fused
+from swarmq.federated.finding import LOOKUP_PREFERENCE, Fused
 from swarmq.federated.inject import cite_flywheel
 from swarmq.federated.search import ask
 from swarmq.federated.stores import Stores
@@ -33,7 +33,13 @@ def lookup(
         raise ValueError(
             f"unknown citation type {citation_type!r}; one of {sorted(CitationType.ALL)}"
         )
-    found = ask(stores, QueryContext(text=query), limit=limit, include_pool=include_pool)
+    found = ask(
+        stores,
+        QueryContext(text=query),
+        limit=limit,
+        include_pool=include_pool,
+        prefer=LOOKUP_PREFERENCE,
+    )
     cited = 0
     if cite and found:
         cited = cite_flywheel(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from swarmq.federated.finding import Fused
+from collections.abc import Sequence
+
+from swarmq.federated.finding import PREFERENCE, Fused, Store
 from swarmq.federated.fuse import fuse
 from swarmq.federated.stores import (
     Floors,
@@ -29,6 +31,7 @@ def ask(
     limit: int,
     floors: Floors | None = None,
     include_pool: bool = True,
+    prefer: Sequence[Store] = PREFERENCE,
 ) -> list[Fused]:
     """The ``limit`` best facts for ``context`` from every store, one result per fact (every
     forced directive kept, as the knowledge store keeps them)."""
@@ -39,6 +42,6 @@ def ask(
         ask_memory(stores, context.text, limit, floors.memory),
     ]
     threshold = stores.knowledge.config.dedup_threshold if stores.knowledge is not None else 0.6
-    fused = fuse(answers, dedup_threshold=threshold)
+    fused = fuse(answers, dedup_threshold=threshold, prefer=prefer)
     forced = sum(1 for f in fused if any(m.forced for m in f.members))
     return fused[: max(limit, forced)]

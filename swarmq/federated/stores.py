@@ -61,13 +61,11 @@ MAX_ID = 128
 
 
 def finding_id(prefix: str, ident: str) -> str:
-    """``prefix:ident`` in the characters an acknowledgement marker accepts (long or unsafe
-    names become a digest)."""
-    safe = _ID_UNSAFE.sub("-", ident).strip("-")
-    out = f"{prefix}:{safe}"
-    if len(out) > MAX_ID or not safe:
-        out = f"{prefix}:{hashlib.sha1(ident.encode('utf-8')).hexdigest()[:16]}"
-    return out
+    """The artifact's own id when an acknowledgement marker can quote it (so ``lookup``
+    still prints the id ``swarmq pool show`` takes), else ``prefix:`` and a digest."""
+    if ident and len(ident) <= MAX_ID and not _ID_UNSAFE.search(ident):
+        return ident
+    return f"{prefix}:{hashlib.sha1(ident.encode('utf-8')).hexdigest()[:16]}"
 
 
 def ask_knowledge(stores: Stores, context: QueryContext, limit: int) -> list[Finding]:

@@ -108,17 +108,20 @@ def cli(roster: Path, *args: str) -> Any:
 QUERY = "electron ipc payload validation"
 
 
-def _check_each_fact_once(results: list[dict[str, Any]], entry_id: str) -> None:
+def _check_each_fact_once(results: list[dict[str, Any]], entry_id: str, first: str) -> None:
+    """Each fact once: the bridged lesson stands as ``first`` (the swarm entry, or for
+    lookup the learning) with the other two copies beside it."""
     ids = [r["id"] for r in results]
     assert len(ids) == len(set(ids))
-    bridged = [r for r in results if r["id"] == entry_id]
-    assert len(bridged) == 1, ids
-    also = {a["store"] for a in bridged[0]["also_in"]}
+    stores = [r["store"] for r in results]
+    lesson = [r for r in results if r["store"] == first]
+    assert len(lesson) == 1, ids
+    also = {a["store"] for a in lesson[0]["also_in"]}
     # the learning it was bridged from and the shared note repeating it are the same fact
-    assert also == {"learning", "shared-memory"}, bridged[0]["also_in"]
-    stores = {r["store"] for r in results}
-    assert {"swarm", "candidate", "worker-memory"} <= stores
-    assert "learning" not in stores and "shared-memory" not in stores
+    assert also == {"learning", "swarm", "shared-memory"} - {first}, lesson[0]["also_in"]
+    assert entry_id in {lesson[0]["id"], *(a["id"] for a in lesson[0]["also_in"])}
+    assert {"candidate", "worker-memory"} <= set(stores)
+    assert len(stores) == len(set(stores)) == 3  # swarm or learning, candidate, worker note
     texts = [r["lesson"] for r in results]
     assert any(t == CANDIDATE for t in texts)  # whole, not a 240-character snippet
     assert any("typed invoke wrappers" in t and t.endswith("handler.") for t in texts)
@@ -128,13 +131,15 @@ def test_search_and_lookup_answer_each_fact_once(
     workspace: dict[str, Any], roster_file: Path
 ) -> None:
     found = cli(roster_file, "knowledge", "search", QUERY, "--json")
-    _check_each_fact_once(found, workspace["entry"])
+    _check_each_fact_once(found, workspace["entry"], "swarm")
     assert found[0]["id"] == workspace["entry"]  # found by two stores and the note: first
     citations = workspace["roster"].agents_dir / "ao" / "citations.jsonl"
     assert not citations.exists()  # search records nothing
 
     looked = cli(roster_file, "lookup", QUERY, "--json", "--session", "s-look")
-    _check_each_fact_once(looked["results"], workspace["entry"])
+    _check_each_fact_once(looked["results"], workspace["entry"], "learning")
+    assert looked["results"][0]["store"] == "learning"
+    assert looked["results"][0]["cite_as"] == LEARNING_FILE
     cited = [json.loads(line) for line in citations.read_text().splitlines()]
     # exposure only: the learning behind the bridged entry and the candidate, as retrieved
     assert {c["artifact_path"] for c in cited} == {
@@ -174,8 +179,8 @@ def test_inject_shows_whole_lessons_once_and_records_them(
         ("retrieved", "knowledge-injection")
     }
     # applying the candidate the block showed itself is use: fed back to its pool file
-    assert "candidate:pend-ipc-stream" in ids
-    applied = f"KNOWLEDGE_APPLIED:{injected['trace_id']}:candidate:pend-ipc-stream"
+    assert "pend-ipc-stream" in ids
+    applied = f"KNOWLEDGE_APPLIED:{injected['trace_id']}:pend-ipc-stream"
     assert cli(roster_file, "knowledge", "ack", applied, "--json")[0]["status"] == "committed"
     after = [json.loads(line) for line in citations.read_text().splitlines()][len(exposure) :]
     assert [(c["artifact_path"], c["citation_type"]) for c in after] == [
@@ -254,3 +259,13 @@ def test_fusion_ranks_agreement_first_and_folds_links_and_text() -> None:
     assert [m.id for m in fused[0].also] == ["memory:1"]
     assert [m.id for m in fused[1].also] == ["learning:x"]
     assert not same_text("", "", 0.6) and not same_text("错误", "修复", 0.6)
+
+
+def test_flywheel_status_names_the_knowledge_store_beside_no_artifacts(roster_file: Path) -> None:
+    roster = load_roster(roster_file)
+    roster.swarm_dir.mkdir(parents=True, exist_ok=True)
+    store = knowledge_store(roster, Cluster.connect(roster.cluster_config()).locks)
+    store.add_lesson("Validate every Electron IPC payload in the main process with zod", phase=1)
+    status = cli(roster_file, "flywheel", "status", "--json")
+    assert status["total_artifacts"] == 0 and status["knowledge_entries"] == 1
+    assert any("holds 1 active entries" in note for note in status["notes"])
