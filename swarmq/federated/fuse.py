@@ -17,6 +17,7 @@ preferred store's (a knowledge entry: it is what acknowledgements name).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from swarmq.federated.finding import PREFERENCE, Finding, Fused, Store
 from swarmq.similarity.text import jaccard, normalize_opencode, word_bigrams, word_tokens
@@ -42,16 +43,33 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A text's forms the near-identity test compares (computed once per finding)."""
+
+    normal: str
+    bigrams: frozenset[str]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Shape:
+        return cls(normalize_opencode(text), word_bigrams(text), word_tokens(text))
+
+    def same(self, other: _Shape, threshold: float) -> bool:
+        if self.normal and self.normal == other.normal:
+            return True
+        if self.bigrams and other.bigrams and jaccard(self.bigrams, other.bigrams) >= threshold:
+            return True
+        return (
+            len(self.words) >= 4
+            and len(other.words) >= 4
+            and jaccard(self.words, other.words) >= SAME_WORDS
+        )
+
+
 def same_text(a: str, b: str, threshold: float) -> bool:
     """Whether two texts are near-identical (never true of two texts with no words)."""
-    na, nb = normalize_opencode(a), normalize_opencode(b)
-    if na and na == nb:
-        return True
-    ba, bb = word_bigrams(a), word_bigrams(b)
-    if ba and bb and jaccard(ba, bb) >= threshold:
-        return True
-    ta, tb = word_tokens(a), word_tokens(b)
-    return len(ta) >= 4 and len(tb) >= 4 and jaccard(ta, tb) >= SAME_WORDS
+    return _Shape.of(a).same(_Shape.of(b), threshold)
 
 
 def fuse(
@@ -72,11 +90,10 @@ def fuse(
                 groups.join(first_with[key], index)
             else:
                 first_with[key] = index
+    shapes = [_Shape.of(f.text) for f in findings]
     for i in range(len(findings)):
         for j in range(i + 1, len(findings)):
-            if groups.find(i) != groups.find(j) and same_text(
-                findings[i].text, findings[j].text, dedup_threshold
-            ):
+            if groups.find(i) != groups.find(j) and shapes[i].same(shapes[j], dedup_threshold):
                 groups.join(i, j)
     members: dict[int, list[int]] = {}
     for index in range(len(findings)):
