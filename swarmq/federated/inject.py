@@ -249,11 +249,13 @@ def cite_flywheel(
     provenance: str | None = None,
     agent_id: str | None = None,
 ) -> int:
-    """One citation per flywheel artifact behind ``fused``; returns how many were written."""
+    """One citation per flywheel artifact behind ``fused``, dated by the knowledge store's
+    clock (a replay's own clock, else now); returns how many were written."""
     layout = stores.agents
     knowledge = stores.knowledge
     if layout is None or knowledge is None or not layout.root.is_dir():
         return 0
+    when = knowledge.swarm.clock()
     events = [
         citation_event(
             ref,
@@ -262,6 +264,7 @@ def cite_flywheel(
             query=query if query is not None else item.finding.id,
             cited_by_agent_id=agent_id,
             match_provenance=provenance,
+            when=when,
         )
         for item in fused
         for ref in flywheel_artifacts(stores, item)
