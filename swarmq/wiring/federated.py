@@ -1,6 +1,7 @@
 """Builds the federated view of a roster's workspace (``swarmq.federated.stores.Stores``): its
-knowledge store, its ``.agents/`` layout and its Swarm2 memory, each only when the workspace
-has it."""
+knowledge store, its ``.agents/`` layout and its Swarm2 memory. A store the workspace does not
+have yet answers nothing (``.agents/`` is looked for on each question, memory search indexes
+roots that appear later), so a long-lived server sees a store created after it started."""
 
 from __future__ import annotations
 
@@ -23,15 +24,10 @@ def workspace_stores(
     """Every store of the roster's workspace; ``knowledge`` reuses a store the caller keeps
     warm (the hook server, the MCP server)."""
     layout = AgentsLayout(roster.agents_dir)
-    memory = (
-        memory_search(roster.profiles_dir, roster.shared_dir)
-        if roster.profiles_dir.is_dir() or roster.shared_dir.is_dir()
-        else None
-    )
     return Stores(
         workspace=layout.root.parent,
         knowledge=knowledge if knowledge is not None else knowledge_store(roster, locks),
-        agents=layout if layout.root.is_dir() else None,
-        memory=memory,
+        agents=layout,
+        memory=memory_search(roster.profiles_dir, roster.shared_dir),
         worker_id=worker_id,
     )
