@@ -10,6 +10,7 @@ counters written back) and the memory the entry vectors take.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import shutil
@@ -22,6 +23,9 @@ from typing import Any
 
 from bench.common import console, save, table
 from bench.lesson_corpus import AGENTS, LessonGenerator
+from swarmq.federated.inject import prepare as federated_prepare
+from swarmq.federated.stores import Stores
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.model import Tier
@@ -30,6 +34,7 @@ from swarmq.knowledge.query import QueryContext, Ranked, dense_index, search
 from swarmq.knowledge.ranking import static_breakdown
 from swarmq.knowledge.reinforcement import NewLesson, new_entry
 from swarmq.knowledge.render import budget_for, render_directives
+from swarmq.profiles.search import MemorySearch
 from swarmq.similarity.text import word_tokens
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import LocalLocks
@@ -99,6 +104,37 @@ def full_scan(knowledge: KnowledgeStore, context: QueryContext, limit: int) -> l
     return results[:limit]
 
 
+def write_other_stores(root: Path, generator: LessonGenerator, learnings: int, notes: int) -> None:
+    """An ``.agents/`` of learnings and pool candidates, and Swarm2 worker and shared memory,
+    written as those stores' own layouts."""
+    agents = root / "project" / ".agents"
+    (agents / "learnings").mkdir(parents=True)
+    for number, lesson in enumerate(generator.corpus(learnings).lessons):
+        (agents / "learnings" / f"2026-12-01-bench-{number}.md").write_text(
+            f"---\nid: bench-{number}\ntype: learning\nutility: 0.6\n---\n"
+            f"# Learning: {lesson[:60]}\n\n{lesson}\n",
+            encoding="utf-8",
+        )
+    pending = agents / "pool" / "pending"
+    pending.mkdir(parents=True)
+    for number, lesson in enumerate(generator.corpus(max(1, learnings // 5)).lessons):
+        candidate = {"id": f"pend-bench-{number}", "type": "solution", "content": lesson}
+        (pending / f"pend-bench-{number}.json").write_text(
+            json.dumps({"candidate": candidate, "status": "pending"}), encoding="utf-8"
+        )
+    memory = root / "profiles" / "w1" / "memory"
+    memory.mkdir(parents=True)
+    lines = generator.corpus(notes).lessons
+    half = len(lines) // 2
+    (memory / "MEMORY.md").write_text(
+        "# Memory\n\n" + "".join(f"- {t}\n" for t in lines[:half]), encoding="utf-8"
+    )
+    (root / "shared").mkdir()
+    (root / "shared" / "notes.md").write_text(
+        "# Shared\n\n" + "".join(f"- {t}\n" for t in lines[half:]), encoding="utf-8"
+    )
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
@@ -109,6 +145,8 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--recorded", type=int, default=50)
+    parser.add_argument("--learnings", type=int, default=500)
+    parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="knowledge-inject-", dir=args.dir))
@@ -158,6 +196,22 @@ def main() -> None:
                     max_display=CONFIG.max_lesson_display_chars,
                 )
                 into.append((time.perf_counter() - started) * 1000)
+        alone = Stores(root / "project", knowledge)
+        write_other_stores(root, generator, args.learnings, args.notes)
+        every = Stores(
+            root / "project",
+            knowledge,
+            AgentsLayout(root / "project" / ".agents"),
+            MemorySearch(root / "profiles", root / "shared"),
+        )
+        federated_prepare(every, queries[0])  # the memory index is built once, not timed
+        fused_alone: list[float] = []
+        fused_every: list[float] = []
+        for context in queries:
+            for stores, into in ((alone, fused_alone), (every, fused_every)):
+                started = time.perf_counter()
+                federated_prepare(stores, context)
+                into.append((time.perf_counter() - started) * 1000)
         scans = []
         for context in queries[: max(5, args.queries // 15)]:
             started = time.perf_counter()
@@ -180,7 +234,19 @@ def main() -> None:
             "full_scan_p50_ms": statistics.median(scans),
             "recorded_inject_p50_ms": statistics.median(recorded),
             "recorded_inject_p99_ms": percentile(recorded, 0.99),
+            "federated_knowledge_only_p50_ms": statistics.median(fused_alone),
+            "federated_knowledge_only_p99_ms": percentile(fused_alone, 0.99),
+            "federated_every_store_p50_ms": statistics.median(fused_every),
+            "federated_every_store_p99_ms": percentile(fused_every, 0.99),
+            "learnings": args.learnings,
+            "memory_notes": args.notes,
         }
+        result["federated_alone_vs_hybrid_p50"] = (
+            result["federated_knowledge_only_p50_ms"] / result["query_p50_ms"]
+        )
+        result["federated_every_vs_hybrid_p50"] = (
+            result["federated_every_store_p50_ms"] / result["query_p50_ms"]
+        )
         result["speedup_vs_full_scan"] = result["full_scan_p50_ms"] / result["query_p50_ms"]
         result["p50_vs_target_15ms"] = result["query_p50_ms"] / 15.0
         result["hybrid_vs_lexical_p50"] = result["query_p50_ms"] / result["lexical_query_p50_ms"]
@@ -198,6 +264,16 @@ def main() -> None:
                     result["lexical_query_p50_ms"],
                     result["lexical_query_p99_ms"],
                 ],
+                [
+                    "federated, knowledge store only",
+                    result["federated_knowledge_only_p50_ms"],
+                    result["federated_knowledge_only_p99_ms"],
+                ],
+                [
+                    f"federated, + {args.learnings} learnings, memory {args.notes} lines",
+                    result["federated_every_store_p50_ms"],
+                    result["federated_every_store_p99_ms"],
+                ],
                 ["full-scan ranker", result["full_scan_p50_ms"], "-"],
                 [
                     "recorded inject (receipt + counters)",
@@ -211,7 +287,9 @@ def main() -> None:
             f"{result['hybrid_vs_lexical_p50']:.2f}x; entry vectors "
             f"{result['entry_vectors_mb']:.1f} MB; speed-up vs full scan "
             f"{result['speedup_vs_full_scan']:.0f}x; cold first query (loads + indexes "
-            f"both tiers) {result['cold_first_query_ms']:.0f} ms"
+            f"both tiers) {result['cold_first_query_ms']:.0f} ms; federated / hybrid p50: "
+            f"knowledge only {result['federated_alone_vs_hybrid_p50']:.2f}x, every store "
+            f"{result['federated_every_vs_hybrid_p50']:.2f}x"
         )
         save("knowledge_inject", result)
     finally:

@@ -292,6 +292,13 @@ def notes(layout: AgentsLayout, m: dict[str, Any]) -> list[str]:
             "`swarmq pool list` shows what each waits on; `swarmq pool promote ID` promotes one "
             "you vouch for."
         )
+    entries = int(m.get("knowledge_entries", 0))
+    if m["total_artifacts"] == 0 and entries:
+        out.append(
+            f"The flywheel measures .agents/ artifacts and has none yet; the knowledge store "
+            f"holds {entries} active entries (.swarm/). `swarmq lookup` and `swarmq knowledge "
+            "search` answer from both, and from worker and shared memory."
+        )
     if m["status"] == NO_DATA and not pending and not waiting:
         out.append("Nothing to measure yet: forge transcripts first (`swarmq forge PATH`).")
     elif m["total_artifacts"] and not m["citations_this_period"]:
@@ -385,13 +392,15 @@ def observe_failure_cmd(
         console.print(f"{seen.signature} (session {seen.session_id})", highlight=False)
 
 
-def recorded_lessons(roster: Roster) -> dict[str, int]:
-    """Live swarm-tier lessons recorded on purpose, by agents and by people."""
+def recorded_lessons(roster: Roster) -> tuple[dict[str, int], int]:
+    """Live swarm-tier lessons recorded on purpose, by agents and by people, and how many
+    active entries the swarm tier holds in all."""
     from swarmq.knowledge.recorded import recorded_counts
     from swarmq.wiring.knowledge import knowledge_store
 
     store = knowledge_store(roster, store_locks(roster))
-    return recorded_counts(store.swarm.read().entries)
+    entries = store.swarm.read().entries
+    return recorded_counts(entries), sum(1 for e in entries if e.is_active)
 
 
 @app.command()
@@ -412,7 +421,7 @@ def status(
         layout, days=days or roster.flywheel.metrics_days, stale_days=roster.flywheel.stale_days
     )
     metrics["window_days"] = days or roster.flywheel.metrics_days
-    metrics["recorded_lessons"] = recorded_lessons(roster)
+    metrics["recorded_lessons"], metrics["knowledge_entries"] = recorded_lessons(roster)
     said = notes(layout, metrics)
     drawn = None
     if plot_file is not None:

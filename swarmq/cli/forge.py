@@ -23,7 +23,6 @@ from rich.table import Table
 from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
 from swarmq.cli.console import console, err_console, say
 from swarmq.flywheel.citations import CitationType
-from swarmq.flywheel.lookup import lookup as run_lookup
 from swarmq.flywheel.sessions import session_transcripts
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.ledger import ForgeResult
@@ -276,14 +275,20 @@ def lookup(
     ] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Find learnings, patterns and pool candidates for QUERY, and cite what was found."""
+    """Find what every store knows about QUERY, each fact once, and cite the flywheel artifacts found.
+
+    Every store: learnings, patterns, pool candidates, swarm and hive entries, worker and
+    shared memory. The default citation is ``retrieved``: exposure, which confirms nothing."""
+    from swarmq.federated.lookup import lookup as run_lookup
+    from swarmq.wiring.federated import workspace_stores
+
     roster = load(ctx)
     if cite_as not in CitationType.ALL:
         fail(f"unknown citation type {cite_as!r}; one of {', '.join(sorted(CitationType.ALL))}")
     session_id = _session(session)
-    hits = run_lookup(
-        layout_for(roster),
-        store_locks(roster),
+    locks = store_locks(roster)
+    hits, cited = run_lookup(
+        workspace_stores(roster, locks),
         query,
         session_id=session_id,
         limit=limit or roster.flywheel.lookup_limit,
@@ -296,27 +301,28 @@ def lookup(
             {
                 "query": query,
                 "session_id": session_id,
-                "cited": 0 if no_cite else len(hits),
+                "cited": cited,
                 "results": [h.as_dict() for h in hits],
             }
         )
         return
     if not hits:
         console.print(
-            f"nothing in the flywheel matches {query!r}: lookup searches promoted learnings, "
-            "patterns and pool candidates (`swarmq pool list`); forge and close the loop to add "
-            "some, and `swarmq knowledge search` searches the knowledge store"
+            f"nothing matches {query!r} in any store: lookup searches learnings, patterns, pool "
+            "candidates (`swarmq pool list`), swarm and hive knowledge entries and worker and "
+            "shared memory; try other or fewer words"
         )
         return
     table = Table(title=f"lookup: {query}")
-    for column in ("score", "kind", "type", "maturity", "utility", "title", "path"):
-        table.add_column(column, overflow="fold" if column in ("title", "path") else "ellipsis")
+    for column in ("score", "store", "id", "lesson", "where"):
+        table.add_column(column, overflow="fold" if column in ("lesson", "where") else "ellipsis")
     for h in hits:
-        table.add_row(
-            f"{h.score:.2f}", h.kind, h.type, h.maturity, f"{h.utility:.2f}", h.title, h.cite_as
-        )
+        found = h.finding
+        where = "; ".join(f"{f.store.value} {f.location}" for f in h.members)
+        table.add_row(f"{h.score:.4f}", found.store.value, found.id[:24], found.text, where)
     console.print(table)
     if not no_cite:
         console.print(
-            f"cited {len(hits)} artifact(s) as {cite_as} for session {session_id}", style="dim"
+            f"cited {cited} flywheel artifact(s) as {cite_as} for session {session_id}",
+            style="dim",
         )

@@ -18,6 +18,7 @@ from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from swarmq.federated.inject import FederatedInjection
     from swarmq.knowledge.batch import AddResult
     from swarmq.knowledge.inject import Injection
     from swarmq.knowledge.query import QueryContext
@@ -53,6 +54,8 @@ def report_add(result: AddResult, as_json: bool, title: str) -> None:
 
 
 TABLE_CELL_CHARS = 400  # longest text a table cell shows; --json carries the whole value
+WHOLE_CELL_CHARS = 4000
+"""Search shows lessons whole: only a text longer than this (a learning pasted whole) is cut."""
 
 
 def cell(text: str, limit: int = TABLE_CELL_CHARS) -> str:
@@ -406,35 +409,37 @@ def search_cmd(
     limit: int = 10,
     as_json: bool = JsonOption,
 ) -> None:
-    """Ranked swarm + hive entries with their score breakdown (no side effects)."""
-    from swarmq.knowledge.query import search
+    """Every store ranked together (swarm and hive entries, learnings, patterns, pool
+    candidates, worker and shared memory), each fact once, whole (no side effects)."""
+    from swarmq.federated.search import ask
+    from swarmq.wiring.federated import workspace_stores
 
-    results = search(knowledge(ctx), _context(text, tool, agent, None, scope, False), limit=limit)
+    roster = load(ctx)
+    stores = workspace_stores(roster, store_locks(roster))
+    results = ask(stores, _context(text, tool, agent, None, scope, False), limit=limit)
     if as_json:
         emit_json([r.as_dict() for r in results])
         return
     table = Table(title=f"search: {text}")
-    for column in ("#", "tier", "id", "score", "forced", "top components", "lesson"):
-        table.add_column(column, overflow="fold" if column == "lesson" else "ellipsis")
+    for column in ("#", "store", "id", "score", "forced", "from", "lesson"):
+        table.add_column(column, overflow="fold" if column in ("lesson", "from") else "ellipsis")
     for rank, r in enumerate(results, 1):
-        parts = sorted(
-            ((k, v) for k, v in r.breakdown.items() if k != "final" and v),
-            key=lambda kv: -abs(kv[1]),
-        )
+        found = r.finding
         table.add_row(
             str(rank),
-            r.tier,
-            r.entry.id[:8],
-            f"{r.score:.3f}",
-            "yes" if r.forced else "",
-            ", ".join(f"{k}={v:.2f}" for k, v in parts[:3]),
-            cell(r.entry.lesson),
+            found.store.value,
+            found.id[:24],
+            f"{r.score:.4f}",
+            "yes" if found.forced else "",
+            ", ".join(f.store.value for f in r.members) if r.also else found.location,
+            cell(found.text, WHOLE_CELL_CHARS),
         )
     console.print(table)
     if not results:
         console.print(
-            f"no swarm or hive entry matches {text!r}: try other or fewer words; "
-            "`swarmq knowledge list` shows what the store holds",
+            f"nothing in any store matches {text!r} (knowledge entries, learnings, patterns, pool "
+            "candidates, worker and shared memory): try other or fewer words; "
+            "`swarmq knowledge list` shows what the knowledge store holds",
             style="dim",
         )
 
@@ -461,10 +466,12 @@ def inject_cmd(
     preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Render the <swarm_knowledge_directives> block (and record what it shows)."""
-    from swarmq.knowledge.inject import inject
+    """Render the <swarm_knowledge_directives> block from every store (and record what it
+    shows)."""
+    from swarmq.federated.inject import inject
+    from swarmq.wiring.federated import workspace_stores
 
-    injection: Injection
+    injection: Injection | FederatedInjection
     try:
         if session_start:
             from swarmq.knowledge.facts import session_start as facts_at_start
@@ -482,13 +489,14 @@ def inject_cmd(
         else:
             if text is None:
                 fail("give the task text, or --session-start")
-            store = knowledge(ctx)
+            roster = load(ctx)
+            store = knowledge_store(roster, store_locks(roster))
             injection = inject(
-                store,
+                workspace_stores(roster, store_locks(roster), knowledge=store),
                 _context(text, tool, agent, phase, None, delegation),
                 headroom=headroom,
                 session_id=session,
-                record=not preview,
+                record_it=not preview,
             )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was injected (run `swarmq knowledge verify-receipts`)")
@@ -504,7 +512,9 @@ def inject_cmd(
         sys.stdout.write(injection.block + "\n")
 
 
-def injection_summary(injection: Injection, store: KnowledgeStore, *, preview: bool) -> str:
+def injection_summary(
+    injection: Injection | FederatedInjection, store: KnowledgeStore, *, preview: bool
+) -> str:
     """What an injection showed, out of what the budget allowed, and why nothing when nothing:
     a budget line alone ("5 entries, 2000 chars") reads as five injected."""
     budget = injection.budget

@@ -24,8 +24,9 @@ from swarmq.consolidation.items import ActionKind
 from swarmq.consolidation.knowledge import consolidate_tier
 from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import Counts, HitRate
+from swarmq.federated.inject import inject
+from swarmq.federated.stores import Stores
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
-from swarmq.knowledge.inject import inject
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.serialize import dumps_js
@@ -240,13 +241,16 @@ class InjectionFigures:
 def evaluate_injection(
     labels: Labels, split: str = "held", config: KnowledgeConfig | None = None
 ) -> InjectionFigures:
-    """Inject (read-only) for every labelled query over the merged store."""
+    """Inject (read-only) for every labelled query over the merged store, through the
+    federated injection every entry point uses (the eval workspace has no other store)."""
     figures = InjectionFigures(split)
     with merged_store(labels, config) as knowledge:
         lessons = {e.id: e.lesson for e in knowledge.swarm.read().entries}
         for query in labels.select(labels.queries, split):
             started = time.perf_counter()
-            shown = inject(knowledge, QueryContext(text=query["text"]), record=False).shown
+            stores = Stores(knowledge.swarm.files.knowledge.parent.parent, knowledge)
+            fused = inject(stores, QueryContext(text=query["text"]), record_it=False).shown
+            shown = [f.finding.ranked for f in fused if f.finding.ranked is not None]
             figures.latency_ms.append((time.perf_counter() - started) * 1000)
             ids = [r.entry.id for r in shown]
             relevant = set(query["relevant"])

@@ -6,7 +6,8 @@ every event happens at the timestamp the session recorded, and that moment is wh
 store, forge, the flywheel's gates and consolidation read as "now". Events in time order:
 
 - **a session starts**: the session-start injection (:func:`swarmq.knowledge.facts.session_start`)
-  and the injection for its first user request (:func:`swarmq.knowledge.inject.inject`);
+  and the injection for its first user request from every store, as the prompt hook makes it
+  (:func:`swarmq.federated.inject.inject`);
 - **a tool call fails**: :func:`swarmq.knowledge.recall.recall_error` with the call and its error,
   as the hooks call it, and the failure reported to the flywheel
   (``swarmq.flywheel.confirm.record_failure``: a recurrence confirms a lesson); also ``inject``
@@ -43,12 +44,14 @@ from swarmq.consolidation.scopes import run_scope, scopes_for
 from swarmq.eval._replay_history import FailingCall, Session, read_session
 from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay_labels import Project, ReplayLabels, ReplayLabelsError
+from swarmq.federated.inject import FederatedInjection
+from swarmq.federated.inject import inject as federated_inject
 from swarmq.flywheel.confirm import record_exposure, record_failure
 from swarmq.flywheel.pool import Pool
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
 from swarmq.knowledge.facts import session_start
-from swarmq.knowledge.inject import Injection, inject
+from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.recall import recall_error
@@ -56,6 +59,7 @@ from swarmq.roster.loader import load_report
 from swarmq.roster.schema import Roster
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import LocalLocks
+from swarmq.wiring.federated import workspace_stores
 from swarmq.wiring.flywheel import layout_for
 
 BEFORE = ("session_start", "first_request")
@@ -364,8 +368,14 @@ def _entry_text(data: Any) -> str:
     return f"{lesson or ''} {words}".strip()
 
 
-def _shown(project: Project, injection: Injection) -> tuple[Shown, ...]:
+def _shown(project: Project, injection: Injection | FederatedInjection) -> tuple[Shown, ...]:
     out = []
+    if isinstance(injection, FederatedInjection):
+        for fused in injection.shown:
+            found = fused.finding
+            text = _entry_text(found.ranked.entry.data) if found.ranked else found.text
+            out.append(Shown(found.id, found.store.value, text, project.matching(text)))
+        return tuple(out)
     for ranked in injection.shown:
         text = _entry_text(ranked.entry.data)
         out.append(Shown(ranked.entry.id, ranked.tier, text, project.matching(text)))
@@ -385,6 +395,7 @@ class _Replay:
         self.project = project
         self.sessions = sessions
         self.ws = _workspace(root, project, sessions[0].start, settings)
+        self.stores = workspace_stores(self.ws.roster, self.ws.locks, knowledge=self.ws.knowledge)
         self.figures = ProjectFigures(project.id, project.split)
         self.by_session: dict[str, SessionFigures] = {}
         self.learned: dict[str, tuple[set[str], set[str]]] = {}
@@ -411,6 +422,15 @@ class _Replay:
         self.figures.sessions = [self.by_session[s.session_id] for s in self.sessions]
         self.figures.recurrences = self._outcomes()
         return self.figures
+
+    def _ask(self, session: Session, kind: str, line: int | None, context: QueryContext) -> None:
+        """An injection for a task, as the prompt hook makes it: from every store, recorded
+        (receipt, counters, the flywheel's exposure) on the replay's clock."""
+        at = self.ws.clock()
+        injection = federated_inject(self.stores, context, session_id=session.session_id)
+        self.by_session[session.session_id].injections.append(
+            InjectionLog(session.session_id, kind, at, line, _shown(self.project, injection))
+        )
 
     def _log(self, session: Session, kind: str, line: int | None, fn: Recall, **kw: Any) -> None:
         figures = self.by_session[session.session_id]
@@ -450,23 +470,13 @@ class _Replay:
         self.learned[session.session_id] = self._learned()
         self._log(session, "session_start", None, session_start)
         if session.first_request:
-            self._log(
-                session,
-                "first_request",
-                None,
-                inject,
-                context=QueryContext(text=session.first_request),
-            )
+            self._ask(session, "first_request", None, QueryContext(text=session.first_request))
 
     def _failure(self, session: Session, failure: FailingCall) -> None:
         text = failure.text()
         self._log(session, "recall_error", failure.line, recall_error, text=text)
-        self._log(
-            session,
-            "inject_failure",
-            failure.line,
-            inject,
-            context=QueryContext(text=text, tool=failure.tool),
+        self._ask(
+            session, "inject_failure", failure.line, QueryContext(text=text, tool=failure.tool)
         )
         # What a hook on the failure reports to the flywheel: a recurrence confirms a lesson.
         record_failure(

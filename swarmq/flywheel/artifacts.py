@@ -245,17 +245,22 @@ def updated_text(learning: Learning, updates: dict[str, Any]) -> str:
 
 
 def learning_files(*directories: Path) -> list[Path]:
+    """The learning files of each directory, sorted by name (one ``scandir`` per directory:
+    lookup lists them on every query)."""
     out: list[Path] = []
     for directory in directories:
         try:
-            names = sorted(os.listdir(directory))
+            with os.scandir(directory) as found:
+                names = sorted(
+                    item.name
+                    for item in found
+                    if item.name.endswith((".md", ".jsonl"))
+                    and not item.name.startswith(".")
+                    and item.is_file()
+                )
         except FileNotFoundError:
             continue
-        out += [
-            directory / n
-            for n in names
-            if n.endswith((".md", ".jsonl")) and not n.startswith(".") and (directory / n).is_file()
-        ]
+        out += [directory / n for n in names]
     return out
 
 

@@ -218,20 +218,25 @@ def acknowledgement_citations(
     layout: AgentsLayout, results: Iterable[AckResult], *, when: datetime | None = None
 ) -> list[dict[str, Any]]:
     """One citation per newly committed ``applied``/``contradicted`` acknowledgement of an
-    entry that came from the flywheel (a duplicate marker was fed back the first time)."""
+    entry that came from the flywheel, or of a learning or pool candidate a federated block
+    showed itself (a duplicate marker was fed back the first time)."""
     events = []
     for result in results:
         kind = ACK_CITATION.get(result.marker.outcome)
-        if result.status != "committed" or result.entry is None or kind is None:
+        if result.status != "committed" or kind is None:
             continue
+        if result.entry is not None:
+            refs = flywheel_refs(layout, result.entry.strings("source_refs"))
+        else:  # a learning or candidate the block showed itself
+            refs = flywheel_refs(layout, [result.source]) if result.source else []
         session = result.session_id or f"trace-{result.marker.trace_id}"
-        for ref in flywheel_refs(layout, result.entry.strings("source_refs")):
+        for ref in refs:
             events.append(
                 citation_event(
                     ref,
                     session,
                     kind,
-                    query=result.entry.id,  # the knowledge entry that was acknowledged
+                    query=result.marker.entry_id,  # the entry or finding acknowledged
                     cited_by_agent_id=result.agent,
                     match_provenance=ACKNOWLEDGED,
                     when=when,

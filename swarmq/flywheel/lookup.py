@@ -11,9 +11,12 @@ the pool is cited by its pool path. A retrieval is exposure: it never promotes a
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from swarmq.flywheel._pending import parse_learning_blocks
@@ -58,6 +61,8 @@ class LookupHit:
     path: str
     cite_as: str
     snippet: str
+    text: str = ""
+    """The whole body (redacted), for a reader that shows lessons whole."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,13 +86,14 @@ def search(
         return []
     root = layout.root.parent
     hits: list[LookupHit] = []
-    for path in learning_files(layout.learnings, layout.patterns):
-        learning = read_learning(path)
-        if learning is None:
+    patterns = layout.patterns
+    for path in learning_files(layout.learnings, patterns):
+        parsed = _parsed(path)
+        if parsed is None:
             continue
-        kind = "pattern" if path.parent == layout.patterns else "learning"
-        for entry_id, title, body, searchable in _entries(learning):
-            relevance = len(wanted & words(searchable)) / len(wanted)
+        kind = "pattern" if path.parent == patterns else "learning"
+        for entry_id, title, body, searchable in parsed.entries:
+            relevance = len(wanted & searchable) / len(wanted)
             if relevance < min_relevance:
                 continue
             hits.append(
@@ -95,14 +101,15 @@ def search(
                     kind,
                     entry_id,
                     title,
-                    str(learning.fields.get("type") or kind),
-                    learning.maturity,
-                    learning.utility,
+                    parsed.type or kind,
+                    parsed.maturity,
+                    parsed.utility,
                     round(relevance, 4),
-                    round(_score(relevance, learning.utility), 4),
+                    round(_score(relevance, parsed.utility), 4),
                     str(path),
                     display_path(root, path),
                     _snippet(body),
+                    body,
                 )
             )
     if include_pool:
@@ -128,14 +135,68 @@ def search(
                         str(entry.path),
                         display_path(root, entry.path),
                         _snippet(body),
+                        body,
                     )
                 )
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
     return [
-        replace(hit, title=redacted(hit.title), snippet=redacted(hit.snippet))
+        replace(
+            hit, title=redacted(hit.title), snippet=redacted(hit.snippet), text=redacted(hit.text)
+        )
         for hit in hits[:limit]
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """One learning file as search reads it: its ranking fields and each entry's id, title,
+    body and content words."""
+
+    type: str
+    maturity: str
+    utility: float
+    entries: tuple[tuple[str, str, str, frozenset[str]], ...]
+
+
+_PARSED: dict[str, tuple[tuple[int, int], _Parsed | None]] = {}
+_PARSED_LOCK = threading.Lock()
+MAX_PARSED = 100_000
+"""Learning files whose parse a process keeps (the cache is dropped whole past it)."""
+
+
+def _parsed(path: Path) -> _Parsed | None:
+    """The file parsed, from this process's cache while its size and mtime stay the same: a
+    warm hook or MCP server searching on every prompt re-reads only the files that changed."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (stat.st_mtime_ns, stat.st_size)
+    name = str(path)
+    with _PARSED_LOCK:
+        found = _PARSED.get(name)
+    if found is not None and found[0] == key:
+        return found[1]
+    learning = read_learning(path)
+    value = (
+        None
+        if learning is None
+        else _Parsed(
+            str(learning.fields.get("type") or ""),
+            learning.maturity,
+            learning.utility,
+            tuple(
+                (entry_id, title, body, frozenset(words(searchable)))
+                for entry_id, title, body, searchable in _entries(learning)
+            ),
+        )
+    )
+    with _PARSED_LOCK:
+        if len(_PARSED) >= MAX_PARSED:
+            _PARSED.clear()
+        _PARSED[name] = (key, value)
+    return value
 
 
 def lookup(

@@ -7,7 +7,9 @@ the store's in-memory indexes warm (the store re-reads only files that changed),
 JSON request per connection on a Unix socket in the swarm's state directory (:mod:`_wire`):
 
 - ``session-start``: the project's facts and critical directives (``session_start``);
-- ``prompt``: the directives relevant to the prompt (``inject``), silent when none is;
+- ``prompt``: what every store of the workspace knows that is relevant to the prompt
+  (``swarmq.federated.inject``: knowledge entries, learnings, patterns, pool candidates, worker
+  and shared memory, ranked together, each fact once), silent when nothing is;
 - ``failure``: the lessons whose failure signature matches the failing call (``recall_error``);
 - ``drain``: send the spool's sessions to ``forge.session`` now (also done every few seconds
   while records wait, so they leave once Redis is back).
@@ -35,10 +37,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swarmq.federated.inject import inject as federated_inject
+from swarmq.federated.inject import prepare as federated_prepare
+from swarmq.federated.stores import Stores
 from swarmq.flywheel.confirm import record_exposure
 from swarmq.hooks._wire import log, socket_path
 from swarmq.knowledge.facts import session_start
-from swarmq.knowledge.inject import Injection, inject, prepare
+from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.recall import recall_error
@@ -47,6 +52,7 @@ from swarmq.roster.schema import Roster
 from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.wiring.federated import workspace_stores
 from swarmq.wiring.flywheel import layout_for, observe_failure
 from swarmq.wiring.knowledge import knowledge_store
 
@@ -74,6 +80,7 @@ class HookService:
         self._locks_at = 0.0
         self.locks = self._select_locks()
         self.knowledge: KnowledgeStore = knowledge_store(self.roster, self.locks)
+        self.stores: Stores = workspace_stores(self.roster, self.locks, knowledge=self.knowledge)
         self._celery: Any = None
         self.latency = LatencyRecorder(self.roster.runtime_dir, "hook", OPS)
 
@@ -95,10 +102,11 @@ class HookService:
             if not isinstance(locks, UnreachableLocks):
                 self.locks = locks
                 self.knowledge = knowledge_store(self.roster, locks)
+                self.stores = workspace_stores(self.roster, locks, knowledge=self.knowledge)
 
     def warm(self) -> None:
         """Load every tier and build the indexes once, before the socket is opened."""
-        prepare(self.knowledge, QueryContext(text="warm up"))
+        federated_prepare(self.stores, QueryContext(text="warm up"))
 
     # --- requests -------------------------------------------------------------------------
     def answer(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -114,6 +122,20 @@ class HookService:
         text = raw_text if isinstance(raw_text, str) else ""
         with self.lock:
             self._fresh_locks()
+            if op == "prompt":
+                # Recorded whole (receipt, counters, the flywheel's exposure) by the federation.
+                found = (
+                    federated_inject(self.stores, QueryContext(text=text), session_id=session)
+                    if text.strip()
+                    else None
+                )
+                if found is None or not found.block or not found.shown:
+                    return {"context": None}
+                return {
+                    "context": found.block,
+                    "trace_id": found.trace_id,
+                    "shown": found.shown_ids,
+                }
             injection = self._inject(str(op), text, session)
             if op == "failure" and session:
                 # A failure seen again in another session confirms the lessons learned of it.
@@ -131,10 +153,6 @@ class HookService:
     def _inject(self, op: str, text: str, session: str | None) -> Injection | None:
         if op == "session-start":
             return session_start(self.knowledge, session_id=session)
-        if op == "prompt":
-            if not text.strip():
-                return None
-            return inject(self.knowledge, QueryContext(text=text), session_id=session)
         if op == "failure":
             return recall_error(self.knowledge, text, session_id=session)
         raise ValueError(f"unknown hook request {op!r}")

@@ -57,6 +57,9 @@ class AckResult:
     session_id: str | None = None
     """The session the acknowledged trace was injected in, when it named one."""
     agent: str | None = None
+    source: str | None = None
+    """For a finding of another store shown in the trace (a learning, a pool candidate, a
+    memory note): where it was read (the trace's ``sources``); ``entry`` is then ``None``."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,16 @@ def acknowledge(
         )
         if verdict.status == "committed":
             trace = verdict.trace or {}
+            session = trace.get("session_id")
+            session = session if isinstance(session, str) and session else None
+            sources = trace.get("sources")
+            if isinstance(sources, dict) and marker.entry_id in sources:
+                # Not a knowledge entry: no counter to move; the flywheel feeds it back.
+                where = str(sources[marker.entry_id])
+                results.append(
+                    AckResult(marker, "committed", verdict.reason, None, session, agent, where)
+                )
+                continue
             tiers = trace.get("tiers", {})
             store = knowledge.tier(str(tiers.get(marker.entry_id, "swarm")))
             phase = trace.get("phase")
@@ -114,17 +127,7 @@ def acknowledge(
             if not changed:
                 results.append(AckResult(marker, "committed", "entry no longer in the store"))
                 continue
-            session = trace.get("session_id")
-            results.append(
-                AckResult(
-                    marker,
-                    "committed",
-                    verdict.reason,
-                    changed,
-                    session if isinstance(session, str) and session else None,
-                    agent,
-                )
-            )
+            results.append(AckResult(marker, "committed", verdict.reason, changed, session, agent))
             continue
         results.append(AckResult(marker, verdict.status, verdict.reason))
     return results

@@ -51,7 +51,10 @@ class KnowledgeConfig(BaseModel):
     delegate_max_inject_count: Annotated[int, Field(ge=0, le=100)] = 8
     inject_char_budget: Annotated[int, Field(ge=0)] = 2000
     context_budget_threshold: Annotated[int, Field(ge=0)] = 300
-    max_lesson_display_chars: Annotated[int, Field(ge=1)] = 120
+    max_lesson_display_chars: Annotated[int, Field(ge=1)] = 2000
+    """Longest lesson a directive record shows before cutting it. opencode-swarm cuts at 120,
+    which lost the instruction of real lessons ("…Use /NoWorkingDir…"); swarmq shows lessons
+    whole (a record that does not fit the block's budget is left out whole instead)."""
     inject_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.0
     """opencode-swarm's injector shows only entries with confidence ≥ 0.8, so fresh lessons
     (0.6) are never shown and never confirmed; swarmq shows every active entry by default."""

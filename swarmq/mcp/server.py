@@ -28,10 +28,14 @@ from pydantic import BaseModel, Field
 
 from swarmq.client import MissionClient
 from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavailable
-from swarmq.knowledge.inject import Injection, inject
+from swarmq.federated.finding import Fused
+from swarmq.federated.inject import FederatedInjection
+from swarmq.federated.inject import inject as federated_inject
+from swarmq.federated.search import ask
+from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.model import Category
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext, Ranked, search
+from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.recall import recall_error
 from swarmq.knowledge.recorded import EVIDENCE_MAX, record_lesson
 from swarmq.missions.states import MissionState
@@ -41,6 +45,7 @@ from swarmq.roster.schema import Roster
 from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
+from swarmq.wiring.federated import workspace_stores
 from swarmq.wiring.flywheel import acknowledge_with_feedback
 from swarmq.wiring.knowledge import knowledge_store
 
@@ -149,11 +154,18 @@ class Caller:
 
 class KnowledgeHit(BaseModel):
     id: str
-    lesson: str
-    category: str
+    lesson: str = Field(description="The whole lesson, learning or memory line.")
+    store: str = Field(
+        description="swarm, hive, learning, pattern, candidate, worker-memory or shared-memory."
+    )
+    source: str = Field(description="The tier, or the file (path[:line]) it was read from.")
+    also_in: list[str] = Field(
+        default_factory=list, description="Other stores holding the same fact (shown once)."
+    )
+    category: str | None = None
     tier: str
-    status: str
-    confidence: float
+    status: str | None = None
+    confidence: float | None = None
     score: float
 
 
@@ -205,6 +217,8 @@ def _hit(r: Ranked) -> KnowledgeHit:
     return KnowledgeHit(
         id=e.id,
         lesson=e.lesson,
+        store=r.tier,
+        source=r.tier,
         category=e.category,
         tier=r.tier,
         status=e.status,
@@ -213,11 +227,36 @@ def _hit(r: Ranked) -> KnowledgeHit:
     )
 
 
+def _fused_hit(fused: Fused) -> KnowledgeHit:
+    found = fused.finding
+    entry = found.ranked.entry if found.ranked is not None else None
+    return KnowledgeHit(
+        id=found.id,
+        lesson=found.text,
+        store=found.store.value,
+        source=found.location,
+        also_in=[f"{f.store.value} {f.location}" for f in fused.also],
+        category=entry.category if entry is not None else None,
+        tier=found.store.value,
+        status=entry.status if entry is not None else None,
+        confidence=entry.confidence if entry is not None else None,
+        score=round(fused.score, 6),
+    )
+
+
 def _directives(injection: Injection) -> Directives:
     return Directives(
         trace_id=injection.trace_id,
         block=injection.block,
         entries=[_hit(r) for r in injection.shown],
+    )
+
+
+def _fused_directives(injection: FederatedInjection) -> Directives:
+    return Directives(
+        trace_id=injection.trace_id,
+        block=injection.block,
+        entries=[_fused_hit(f) for f in injection.shown],
     )
 
 
@@ -250,20 +289,22 @@ def build_server(
     # mine: the caller's profile when the roster knows the worker (else it only signs its adds)
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     store: KnowledgeStore = knowledge_store(roster, locks)
+    stores = workspace_stores(roster, locks, knowledge=store, worker_id=mine)
     client = missions or MissionClient(roster, locks=locks)
     timed = timed_tool(LatencyRecorder(roster.runtime_dir, "mcp", ()))
 
     @server.tool(
-        description="Search the swarm's knowledge (swarm and hive tiers) for lessons about a "
-        "topic, error or file; ranked, best first. Read-only: nothing is recorded."
+        description="Search everything the swarm knows (swarm and hive knowledge, learnings, "
+        "patterns, pool candidates, worker and shared memory) for a topic, error or file; "
+        "ranked together, each fact once, best first. Read-only: nothing is recorded."
     )
     @timed
     def knowledge_search(
         query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX, description="Free text.")],
         limit: Annotated[int, Field(ge=1, le=50, description="At most this many.")] = 5,
     ) -> SearchResult:
-        results = search(store, QueryContext(text=query), limit=limit)
-        return SearchResult(results=[_hit(r) for r in results[:limit]])
+        results = ask(stores, QueryContext(text=query), limit=limit)
+        return SearchResult(results=[_fused_hit(r) for r in results[:limit]])
 
     @server.tool(
         description="The lessons that apply to a task you are about to do, as the budgeted "
@@ -276,8 +317,8 @@ def build_server(
             str, Field(min_length=1, max_length=QUERY_MAX, description="What you are about to do.")
         ],
     ) -> Directives:
-        injection = inject(store, QueryContext(text=task), session_id=who.session_id)
-        return _directives(injection)
+        injection = federated_inject(stores, QueryContext(text=task), session_id=who.session_id)
+        return _fused_directives(injection)
 
     @server.tool(
         description="Lessons whose failure signature matches a failing call: give the command "

@@ -1,0 +1,127 @@
+"""Many stores' answers as one list: reciprocal-rank fusion, one result per fact.
+
+Stores score on scales that cannot be compared (a knowledge entry's static + relevance sum, a
+learning's word share tilted by utility, a memory line's phrase and overlap), so only their
+ranks are: a finding scores ``1 / (RRF_K + rank)`` in its store's answer (Cormack, Clarke and
+Büttcher 2009; k = 60 as there), and a fact found by several stores sums its stores' terms, so
+agreement lifts it. Ties (the first of each store) go to the higher relevance share, then to
+the store :data:`~swarmq.federated.finding.PREFERENCE` puts first.
+
+One fact, one result: findings sharing an artifact key (a learning and the knowledge entry the
+flywheel bridge published from it name the same artifact in ``source_refs``) are one, and so
+are near-identical texts (opencode-swarm's word-bigram Jaccard at the store's
+``dedup_threshold``, or 0.8 of the same words). The finding that stands for the fact is the
+preferred store's (a knowledge entry: it is what acknowledgements name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from swarmq.federated.finding import PREFERENCE, Finding, Fused, Store
+from swarmq.similarity.text import jaccard, normalize_opencode, word_bigrams, word_tokens
+
+RRF_K = 60
+SAME_WORDS = 0.8
+"""Word-set Jaccard at which two texts say the same thing (whatever their word order)."""
+
+
+class _Groups:
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def join(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A text's forms the near-identity test compares (computed once per finding)."""
+
+    normal: str
+    bigrams: frozenset[str]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Shape:
+        return cls(normalize_opencode(text), word_bigrams(text), word_tokens(text))
+
+    def same(self, other: _Shape, threshold: float) -> bool:
+        if self.normal and self.normal == other.normal:
+            return True
+        if self.bigrams and other.bigrams and jaccard(self.bigrams, other.bigrams) >= threshold:
+            return True
+        return (
+            len(self.words) >= 4
+            and len(other.words) >= 4
+            and jaccard(self.words, other.words) >= SAME_WORDS
+        )
+
+
+def same_text(a: str, b: str, threshold: float) -> bool:
+    """Whether two texts are near-identical (never true of two texts with no words)."""
+    return _Shape.of(a).same(_Shape.of(b), threshold)
+
+
+def fuse(
+    answers: Sequence[Sequence[Finding]],
+    *,
+    dedup_threshold: float = 0.6,
+    prefer: Sequence[Store] = PREFERENCE,
+) -> list[Fused]:
+    """Every store's answer (one sequence per store, in its own order) fused, best first;
+    forced directives lead; ``prefer`` says which store's finding stands for a shared fact."""
+    findings = [f for answer in answers for f in answer]
+    answer_of = [i for i, answer in enumerate(answers) for _ in answer]
+    groups = _Groups(len(findings))
+    first_with: dict[str, int] = {}
+    for index, finding in enumerate(findings):
+        for key in sorted(finding.links):
+            if key in first_with:
+                groups.join(first_with[key], index)
+            else:
+                first_with[key] = index
+    shapes = [_Shape.of(f.text) for f in findings]
+    for i in range(len(findings)):
+        for j in range(i + 1, len(findings)):
+            if groups.find(i) != groups.find(j) and shapes[i].same(shapes[j], dedup_threshold):
+                groups.join(i, j)
+    members: dict[int, list[int]] = {}
+    for index in range(len(findings)):
+        members.setdefault(groups.find(index), []).append(index)
+    out = []
+    for indexes in members.values():
+        best_rank: dict[int, int] = {}
+        for index in indexes:
+            answer = answer_of[index]
+            best_rank[answer] = min(
+                best_rank.get(answer, findings[index].rank), findings[index].rank
+            )
+        score = sum(1.0 / (RRF_K + rank) for rank in best_rank.values())
+        chosen = sorted(
+            (findings[i] for i in indexes),
+            key=lambda f: (prefer.index(f.store), f.rank, f.id),
+        )
+        out.append(Fused(chosen[0], score, tuple(chosen[1:])))
+    out.sort(key=lambda fused: _order(fused, prefer))
+    return out
+
+
+def _order(fused: Fused, prefer: Sequence[Store]) -> tuple[bool, float, float, int, str]:
+    members = fused.members
+    return (
+        not any(f.forced for f in members),
+        -fused.score,
+        -max(f.relevance for f in members),
+        prefer.index(fused.finding.store),
+        fused.finding.id,
+    )

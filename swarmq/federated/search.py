@@ -1,0 +1,47 @@
+"""Ask every store one question and answer with one fused list (nothing is recorded)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from swarmq.federated.finding import PREFERENCE, Fused, Store
+from swarmq.federated.fuse import fuse
+from swarmq.federated.stores import (
+    Floors,
+    Stores,
+    ask_flywheel,
+    ask_knowledge,
+    ask_memory,
+)
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.query import QueryContext
+
+
+def injection_floors(config: KnowledgeConfig) -> Floors:
+    """Injection holds the flywheel and memory to the knowledge store's own lexical floor, so
+    a task nothing is relevant to stays silent in every store, not only in ``.swarm/``."""
+    floor = max(Floors().flywheel, config.inject_min_relevance)
+    return Floors(flywheel=floor, memory=floor)
+
+
+def ask(
+    stores: Stores,
+    context: QueryContext,
+    *,
+    limit: int,
+    floors: Floors | None = None,
+    include_pool: bool = True,
+    prefer: Sequence[Store] = PREFERENCE,
+) -> list[Fused]:
+    """The ``limit`` best facts for ``context`` from every store, one result per fact (every
+    forced directive kept, as the knowledge store keeps them)."""
+    floors = floors or Floors()
+    answers = [
+        ask_knowledge(stores, context, limit),
+        ask_flywheel(stores, context.text, limit, floors.flywheel, include_pool=include_pool),
+        ask_memory(stores, context.text, limit, floors.memory),
+    ]
+    threshold = stores.knowledge.config.dedup_threshold if stores.knowledge is not None else 0.6
+    fused = fuse(answers, dedup_threshold=threshold, prefer=prefer)
+    forced = sum(1 for f in fused if any(m.forced for m in f.members))
+    return fused[: max(limit, forced)]

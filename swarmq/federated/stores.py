@@ -1,0 +1,205 @@
+"""The stores one workspace has, and how each answers a question through its own search.
+
+Each ``ask_*`` function calls the store's public search and turns its answer into
+:class:`~swarmq.federated.finding.Finding` values in the store's own order; none ranks
+anything itself. A store the workspace does not have (no ``.agents/``, no memory roots) is
+``None`` and answers nothing.
+
+The knowledge store applies its own relevance floor (``inject_min_relevance`` /
+``dense_min_similarity``); so does ``lookup`` (``min_relevance``, the share of the query's
+content words an artifact holds). Memory search has none (any shared token matches), so the
+same share ``lookup`` uses is measured on the memory line and held to a floor here: without
+it a note sharing only "the" and "app" with a task would break the silence of injection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarmq.federated.finding import Finding, Store
+from swarmq.flywheel.citations import artifact_key
+from swarmq.flywheel.lookup import search as lookup_search
+from swarmq.flywheel.lookup import words
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.query import search as knowledge_search
+from swarmq.knowledge.secrets import redacted
+from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchError
+
+
+@dataclass(frozen=True, slots=True)
+class Floors:
+    """The least relevance (share of the query's content words) a flywheel artifact or a
+    memory note needs to be an answer; the knowledge store keeps its own floors."""
+
+    flywheel: float = 0.34
+    """``lookup``'s own default."""
+    memory: float = 0.34
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """Every store of one workspace (``None``: the workspace has none of that kind)."""
+
+    workspace: Path
+    """The project root the artifact paths in ``source_refs`` and citations are relative to."""
+    knowledge: KnowledgeStore | None = None
+    agents: AgentsLayout | None = None
+    memory: MemorySearch | None = None
+    worker_id: str | None = None
+    """Whose memory to search beside the shared one (``None``: every worker's)."""
+
+
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]+")
+MAX_ID = 128
+
+
+def finding_id(prefix: str, ident: str) -> str:
+    """The artifact's own id when an acknowledgement marker can quote it (so ``lookup``
+    still prints the id ``swarmq pool show`` takes), else ``prefix:`` and a digest."""
+    if ident and len(ident) <= MAX_ID and not _ID_UNSAFE.search(ident):
+        return ident
+    return f"{prefix}:{hashlib.sha1(ident.encode('utf-8')).hexdigest()[:16]}"
+
+
+def ask_knowledge(stores: Stores, context: QueryContext, limit: int) -> list[Finding]:
+    """Swarm and hive entries, as ``knowledge.query.search`` ranks them (one list: the store
+    already ranks both tiers on one score and drops hive copies of swarm entries)."""
+    knowledge = stores.knowledge
+    if knowledge is None or limit <= 0:
+        return []
+    out = []
+    for rank, ranked in enumerate(knowledge_search(knowledge, context, limit=limit), 1):
+        entry = ranked.entry
+        parts = ranked.breakdown
+        matched = any(k in parts for k in ("trigger", "tool", "agent"))
+        relevance = 1.0 if matched else max(parts.get("relevance", 0.0), parts.get("cosine", 0.0))
+        out.append(
+            Finding(
+                Store.HIVE if ranked.tier == Store.HIVE else Store.SWARM,
+                entry.id,
+                redacted(entry.lesson),
+                rank,
+                min(1.0, max(0.0, relevance)),
+                ranked.tier,
+                frozenset(artifact_key(stores.workspace, r) for r in entry.strings("source_refs")),
+                ranked.forced,
+                ranked=ranked,
+            )
+        )
+    return out
+
+
+_FLYWHEEL_STORE = {"learning": Store.LEARNING, "pattern": Store.PATTERN}
+
+
+def ask_flywheel(
+    stores: Stores, text: str, limit: int, floor: float, *, include_pool: bool = True
+) -> list[Finding]:
+    """Learnings, patterns and pool candidates, as ``lookup`` ranks them (nothing cited)."""
+    layout = stores.agents
+    if layout is None or limit <= 0 or not layout.root.is_dir():
+        return []
+    hits = lookup_search(layout, text, limit=limit, min_relevance=floor, include_pool=include_pool)
+    out = []
+    for rank, hit in enumerate(hits, 1):
+        store = _FLYWHEEL_STORE.get(hit.kind, Store.CANDIDATE)
+        out.append(
+            Finding(
+                store,
+                finding_id(store.value, hit.id),
+                hit.text or hit.snippet,
+                rank,
+                hit.relevance,
+                hit.cite_as,
+                frozenset({artifact_key(stores.workspace, hit.path)}),
+                hit=hit,
+            )
+        )
+    return out
+
+
+_NOTE_KEYS = ("lesson", "summary", "text", "content", "message", "title", "objective", "reason")
+
+
+def note_text(line: str) -> str:
+    """A memory line as a reader wants it: a JSONL record's main text, else the line."""
+    stripped = line.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return stripped
+        if isinstance(value, dict):
+            for key in _NOTE_KEYS:
+                found = value.get(key)
+                if isinstance(found, str) and found.strip():
+                    return " ".join(found.split())
+    return stripped
+
+
+def _line(path: str, number: int) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for index, line in enumerate(handle, 1):
+                if index == number:
+                    return line
+    except OSError:
+        return None
+    return None
+
+
+def ask_memory(stores: Stores, text: str, limit: int, floor: float) -> list[Finding]:
+    """Worker and shared memory lines, as memory search ranks them (phrase, overlap,
+    recency), each read whole from its file and kept when it holds ``floor`` of the query's
+    content words."""
+    memory = stores.memory
+    wanted = words(text)
+    if memory is None or limit <= 0 or not wanted:
+        return []
+    scope = Scope.ALL
+    try:
+        result = memory.search(
+            text[:MAX_QUERY_CHARS],
+            scope=scope,
+            worker_id=stores.worker_id,
+            limit=min(limit * 2, 200),
+            budget_chars=1 << 30,
+        )
+    except SearchError:
+        return []
+    shared = str(memory.shared_dir) + os.sep
+    out: list[Finding] = []
+    for hit in result.hits:
+        raw = _line(hit.path, hit.line)
+        if raw is None:
+            continue
+        body = note_text(raw)
+        relevance = len(wanted & words(body)) / len(wanted)
+        if relevance < floor:
+            continue
+        where = f"{hit.path}:{hit.line}"
+        store = (
+            Store.SHARED_MEMORY
+            if os.path.realpath(hit.path).startswith(shared)
+            else Store.WORKER_MEMORY
+        )
+        out.append(
+            Finding(
+                store,
+                f"memory:{hashlib.sha1(where.encode('utf-8')).hexdigest()[:12]}",
+                redacted(body),
+                len(out) + 1,
+                relevance,
+                where,
+            )
+        )
+        if len(out) >= limit:
+            break
+    return out
