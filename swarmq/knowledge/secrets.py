@@ -108,8 +108,10 @@ _SECRET_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:pass(?:word|wd)|pwd|secret|token|api[_-
 # ``NAME=value`` / ``NAME: value`` (``.env``, YAML, shell exports) and ``"name": "value"``.
 _ASSIGNMENT = re.compile(
     rf"(?i)(?<![A-Za-z0-9_])(?:export\s+)?[\"']?({_SECRET_NAME})[\"']?\s*(?:=|:)\s*"
-    r"(\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"',;`)}\]&\\]{4,200})"
+    r"(\\\"[^\"\\\n]{4,200}\\\"|\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"',;`)}\]&\\]{4,200})"
 )
+"""The value quoted, quoted with JSON's escaped quotes (``KEY=\\"…\\"`` in a tool output kept as
+a JSON string), or bare."""
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%\(?[a-z_]+\)?s?|x+|\*+|\.+|"
     r"(?:your|my|the|some|example|sample|dummy|placeholder|changeme|change-me|redacted|none|null|"
@@ -185,7 +187,9 @@ def _spans(text: str) -> list[Finding]:
     for match in _ASSIGNMENT.finditer(text):
         if _assigned_secret(match.group(1), match.group(2)):
             start, end = match.span(2)
-            if text[start] in "\"'":
+            if text.startswith('\\"', start):
+                start, end = start + 2, end - 2
+            elif text[start] in "\"'":
                 start, end = start + 1, end - 1
             found.append(Finding("secret-assignment", start, end))
     return found

@@ -12,7 +12,7 @@ import pytest
 from swarmq.knowledge.config import ValidationMode
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.render import CLOSE_TAG, sanitize
-from swarmq.knowledge.secrets import redact
+from swarmq.knowledge.secrets import redact, redacted
 from swarmq.knowledge.validation import check_hostile
 from tests.chaos.test_secrets_chaos import HOSTILE, fake_secrets
 
@@ -166,3 +166,13 @@ def test_the_hive_refuses_a_hostile_lesson(make_knowledge: Callable[..., Knowled
     with pytest.raises(InvalidEntry, match="quarantined for review"):
         promote_lesson(knowledge, HOSTILE[1], "tooling")
     assert knowledge.hive.list() == []
+
+
+def test_an_assignment_inside_a_json_string_is_redacted() -> None:
+    """A tool's output kept as a JSON string escapes its quotes (``KEY=\\"…\\"``): a real
+    ``.env`` read this way was missed by the quoted and the bare form alike."""
+    raw = '{"output": "RUNWARE_API_KEY=\\"a8f3k2l9q0w8e7r6t5y4u3i2o1p0zxcv\\"\\nDEBUG=1"}'
+    clean = redacted(raw)
+    assert "a8f3k2l9q0w8e7r6t5y4u3i2o1p0zxcv" not in clean
+    assert 'RUNWARE_API_KEY=\\"[REDACTED:secret-assignment]\\"' in clean
+    assert json.loads(clean)["output"].endswith("DEBUG=1")  # still the same JSON
