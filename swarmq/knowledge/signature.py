@@ -493,7 +493,7 @@ def _missing(before: str, subjects: list[str]) -> str:
         subject = subjects[-1] if subjects else ""
     parts = [p for p in re.split(r"[/\\]", subject.strip().rstrip("/\\")) if p]
     base = parts[-1] if parts else ""
-    if len(parts) > 1 and parts[-2] not in (".", "..", "~") and "." in base:
+    if len(parts) > 1 and parts[-2] not in (".", "..", "~", "…") and "." in base:
         base = f"{parts[-2]}/{base}"  # a file with its folder: steps/step-01.md, not steps-c/…
     return base if 0 < len(base) <= MAX_SUBJECT else ""
 

@@ -60,6 +60,10 @@ PYTHON_LESSON = (
             "program.",
             "sed: command not found",
         ),
+        (  # a lesson's error shortens the call's long path: "…" is no folder
+            "`cat /h/x/readiness/step-01.md` failed (cat: …/step-01.md: No such file or directory)",
+            "cat: no such file or directory: step-01.md",
+        ),
         ("$ rg -n foo src\n", None),  # a search without a match is not a failure
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", None),
         ("Use the bravo cache layer when reading bravo tables", None),
