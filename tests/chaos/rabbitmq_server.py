@@ -41,7 +41,8 @@ def server_script() -> Path | None:
 
 
 class RabbitMQServer:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, config: str = "") -> None:
+        """``config``: more ``rabbitmq.conf`` lines (e.g. ``consumer_timeout = 5000``)."""
         self.script = server_script()
         if self.script is None:
             raise FileNotFoundError(f"no rabbitmq-server found (set {SERVER_ENV})")
@@ -58,7 +59,7 @@ class RabbitMQServer:
         (directory / "rabbitmq.conf").write_text(
             f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
             "loopback_users.guest = true\n"
-            "log.console = false\n",
+            "log.console = false\n" + config,
             encoding="utf-8",
         )
         (directory / "enabled_plugins").write_text("[].\n", encoding="utf-8")

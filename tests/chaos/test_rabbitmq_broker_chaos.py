@@ -144,6 +144,7 @@ def test_rabbitmq_sigkill_under_load_workers_reconnect_and_missions_run_once(
         )
         reconnects: list[float] = []
         outages: list[float] = []
+        long_lived: list[float] = []
         deaf: list[str] = []
         missions: list[str] = []
         for run in range(RUNS):
@@ -167,6 +168,14 @@ def test_rabbitmq_sigkill_under_load_workers_reconnect_and_missions_run_once(
                 deaf.append(f"run {run}: {', '.join(silent)} (ping errors: {dict(PING_ERRORS)})")
             else:
                 reconnects.append(took)
+            # The test's own client lived through the kill: its pooled connections are dead.
+            began = time.monotonic()
+            while time.monotonic() - began < RECONNECT_BAR_SECONDS:
+                if answering(roster, nodes) == set(nodes):
+                    long_lived.append(time.monotonic() - began)
+                    break
+            else:
+                deaf.append(f"run {run}: the long-lived client got no answer from every worker")
             wait(
                 lambda b=batch: all(  # type: ignore[misc]
                     client.get(m).state is MissionState.COMPLETE for m in b
@@ -196,6 +205,7 @@ def test_rabbitmq_sigkill_under_load_workers_reconnect_and_missions_run_once(
         print(
             f"\noutage (kill to AMQP accepted) (s): {[round(o, 1) for o in outages]}; "
             f"reconnect after RabbitMQ returned (s): {[round(r, 1) for r in reconnects]}; "
+            f"then the long-lived client (s): {[round(r, 1) for r in long_lived]}; "
             f"deaf: {deaf}"
         )
         assert not deaf, (
@@ -205,3 +215,88 @@ def test_rabbitmq_sigkill_under_load_workers_reconnect_and_missions_run_once(
     finally:
         supervisor.down(timeout=20)
         app.close()
+
+
+CONSUMER_TIMEOUT_MS = 5000
+"""RabbitMQ's ``consumer_timeout`` for the second test: far below the mission's run time. The
+node checks it about once a minute, so the channel is closed 60 s into the run."""
+
+
+def test_rabbitmq_consumer_timeout_shorter_than_a_mission_costs_a_reconnect_not_a_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RabbitMQ closes the channel of a delivery left unacked past ``consumer_timeout`` (30 min
+    by default) and requeues it, so under ``acks_late`` every mission longer than that meets
+    it. The worker must treat it as a lost connection (reconnect, keep the run going), and the
+    requeued message must be skipped as the duplicate of a live, then settled, run: one start,
+    one attempt, an empty queue, no worker exit."""
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    )
+    (tmp_path / "redis").mkdir()
+    rabbit = RabbitMQServer(
+        tmp_path / "rabbitmq", config=f"consumer_timeout = {CONSUMER_TIMEOUT_MS}\n"
+    )
+    redis_server = RedisServer(tmp_path / "redis")
+    starts_log = tmp_path / "agent-starts.log"
+    agent = {
+        "command": [
+            sys.executable,
+            str(REPO / "tests" / "agent_script.py"),
+            "{prompt_file}",
+            "--pause-first",
+            "75",
+        ],
+        "timeout_seconds": 200,
+        "env": {"SWARMQ_AGENT_STARTS": str(starts_log)},
+    }
+    rabbit.start()
+    try:
+        redis_server.start()
+        config = write_roster(
+            tmp_path,
+            "rabbittimeout",
+            redis_server.url,
+            broker_url=rabbit.url,
+            workers=[{"id": "r0", "role": "runner", "queues": ["missions"], "agent": agent}],
+            missions={"heartbeat_seconds": 0.5},
+        )
+        roster: Roster = load_roster(config, env={})
+        supervisor = Supervisor(roster, config, use_tmux=False)
+        app = create_app(roster)
+        nodes = [celery_hostname("r0")]
+        try:
+            supervisor.up()
+            wait(lambda: answering(roster, nodes) == set(nodes), 60, "the worker answering")
+            client = MissionClient(
+                roster, celery=app, locks=Cluster.connect(roster.cluster_config()).locks
+            )
+            mission_id = client.submit("outlive the consumer timeout", worker="r0").id
+            wait(
+                lambda: client.get(mission_id).state is MissionState.COMPLETE,
+                150,
+                "the mission complete",
+            )
+            log = next((roster.runtime_dir / "hosts").glob("*/logs/*r0.log")).read_text("utf-8")
+            assert "delivery acknowledgement on channel" in log, "the channel never timed out"
+            consumed = {"missions", roster.workers[0].direct_queue}
+
+            def drained() -> object:
+                counts = {q: c for q, c in _queues(rabbit).items() if q in consumed}
+                return True if all(c == (0, 0) for c in counts.values()) else counts
+
+            wait(drained, 30, "the requeued message consumed, skipped and acked")
+            assert starts(starts_log)[mission_id] == 1, starts(starts_log)
+            (only,) = client.get(mission_id).assignments
+            assert only.state is MissionState.COMPLETE and only.attempts == 1
+            for spec in supervisor.specs():
+                assert supervisor.running(spec), f"{spec.name} is not running"
+                kept = read_state(spec.keeper_state)
+                assert int(kept.get("restarts", 0)) == 0, f"{spec.name} exited: {kept}"
+        finally:
+            supervisor.down(timeout=20)
+            app.close()
+    finally:
+        rabbit.kill()
+        redis_server.stop()
