@@ -11,8 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from celery import Celery
 
 from swarmq.roster.schema import Roster
+from swarmq.workers import remote
 from swarmq.workers.app import create_app
 
 RECONNECT_BAR_SECONDS = 30.0
@@ -23,10 +25,10 @@ PING_ERRORS: Counter[str] = Counter()
 
 
 def answering(roster: Roster, nodes: list[str]) -> set[str]:
-    """Who answers a ping from a fresh client (as `swarmq status` asks)."""
+    """Who answers a ping from a new app in this process (as `swarmq status` asks)."""
     app = create_app(roster)
     try:
-        replies = app.control.ping(destination=nodes, timeout=0.5) or []
+        replies = remote.ping(app, destination=nodes, timeout=0.5)
     except Exception as exc:  # Redis still away: nobody answers yet
         PING_ERRORS[f"{type(exc).__name__}: {exc}"[:200]] += 1
         time.sleep(0.2)
@@ -96,3 +98,29 @@ def starts(path: Path) -> Counter[str]:
     """Agent starts per mission (the fake agent appends one line per start)."""
     text = path.read_text("utf-8") if path.exists() else ""
     return Counter(line.split()[0] for line in text.splitlines() if line.strip())
+
+
+def in_process(roster: Roster, app: Celery, nodes: list[str]) -> tuple[float | None, float | None]:
+    """Seconds until every worker answered a ping sent from this process, which lived through
+    the restarts, as swarmq's long-lived processes send it (:mod:`swarmq.workers.remote`):
+    first from a new app (kombu's connection pool is per process and keyed by URL, so a new
+    app shares it), then from ``app``, which also sent the missions; None past the bar."""
+    answered: list[float | None] = []
+    for ask in (lambda: answering(roster, nodes), lambda: _answering_app(app, nodes)):
+        began = time.monotonic()
+        took: float | None = None
+        while time.monotonic() - began < RECONNECT_BAR_SECONDS:
+            if ask() == set(nodes):
+                took = time.monotonic() - began
+                break
+        answered.append(took)
+    return answered[0], answered[1]
+
+
+def _answering_app(app: Celery, nodes: list[str]) -> set[str]:
+    try:
+        return remote.answering(app, destination=nodes, timeout=0.5)
+    except Exception as exc:
+        PING_ERRORS[f"long-lived app: {type(exc).__name__}: {exc}"[:200]] += 1
+        time.sleep(0.2)
+        return set()

@@ -31,6 +31,7 @@ from tests.chaos.broker_support import (
     PING_ERRORS,
     RECONNECT_BAR_SECONDS,
     answering,
+    in_process,
     reconnect,
     starts,
     wait,
@@ -126,6 +127,7 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
         )
         reconnects: list[float] = []
         deaf: list[str] = []
+        here: list[tuple[float | None, float | None]] = []
         missions: list[str] = []
         for run in range(RUNS):
             batch = [
@@ -147,6 +149,14 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
                 deaf.append(f"run {run}: {', '.join(silent)} (ping errors: {dict(PING_ERRORS)})")
             else:
                 reconnects.append(took)
+            # This process lived through the kill too: its pooled connections died with it.
+            new_app, long_app = in_process(roster, app, nodes)
+            here.append((new_app, long_app))
+            if new_app is None or long_app is None:
+                deaf.append(
+                    f"run {run}: this process (new app {new_app}, long-lived app {long_app})"
+                    f" ping errors: {dict(PING_ERRORS)}"
+                )
             wait(
                 lambda b=batch: all(  # type: ignore[misc]
                     client.get(m).state is MissionState.COMPLETE for m in b
@@ -164,11 +174,12 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             assert supervisor.running(spec), f"{spec.name} is not running"
         print(
             f"\nreconnect after Redis returned (s): {[round(r, 1) for r in reconnects]}; "
+            f"in this process after that, new app / long-lived app (s): {here}; "
             f"unacked messages redelivered and skipped: {redelivered}; deaf: {deaf}"
         )
         assert not deaf, (
             f"no ping answered within {RECONNECT_BAR_SECONDS:.0f}s of Redis returning "
-            f"({'; '.join(deaf)}): remote control stayed deaf to a new process although the "
+            f"({'; '.join(deaf)}): remote control stayed deaf although the "
             "missions completed"
         )
     finally:
