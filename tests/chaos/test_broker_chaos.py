@@ -1,6 +1,7 @@
 """Redis SIGKILLed and restarted under load, three times: the workers `swarmq up` started (kept,
-with the beat and its reaper) reconnect and answer a ping within 30 s each time, every mission
-in flight completes once, and no agent is started twice.
+with the beat and its reaper) reconnect and answer a ping within 30 s each time (from a new
+process, then from this one, which lived through the restarts, as swarmq's long-lived processes
+ask), every mission in flight completes once, and no agent is started twice.
 
 A Redis of the test's own (AOF, fsync always, as a production broker runs) on a port of its own
 (``SWARMQ_CHAOS_REDIS_PORT``, else a free one), so killing it touches nothing else.
