@@ -52,6 +52,7 @@ from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import check_id
 from swarmq.wiring.ledger import mission_ledger
+from swarmq.workers import remote
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -143,16 +144,14 @@ class MissionClient:
         missing = wanted - live
         if missing:
             pattern = "^(" + "|".join(re.escape(c) for c in sorted(missing)) + ")@"
-            replies = (
-                self.celery.control.ping(
-                    timeout=self.roster.missions.ping_timeout_seconds,
-                    limit=len(missing),
-                    pattern=pattern,
-                    matcher="pcre",
-                )
-                or []
+            nodes = remote.answering(
+                self.celery,
+                timeout=self.roster.missions.ping_timeout_seconds,
+                limit=len(missing),
+                pattern=pattern,
+                matcher="pcre",
             )
-            live |= {node.split("@", 1)[0] for reply in replies for node in reply} & missing
+            live |= {node.split("@", 1)[0] for node in nodes} & missing
         self._live = (time.monotonic(), wanted, live)
         return live
 

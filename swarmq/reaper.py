@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from swarmq.missions.recovery import StaleRun, stale_runs
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import MissionState
+from swarmq.workers import remote
 from swarmq.workers.beat import SingleBeatScheduler
 
 if TYPE_CHECKING:
@@ -61,7 +62,9 @@ def _target(run: StaleRun) -> Target:
 def _still_running(celery: Celery, node: str, task_id: str, timeout: float) -> bool | None:
     """Whether ``node`` reports ``task_id`` among its active tasks (a slow heartbeat, not a
     death); None when the node did not answer the inspection in time (busy, not known dead)."""
-    active = celery.control.inspect(destination=[node], timeout=timeout).active() or {}
+    with remote.connection(celery) as conn:
+        inspect = celery.control.inspect(destination=[node], timeout=timeout, connection=conn)
+        active = inspect.active() or {}
     if node not in active:
         return None
     return any(item.get("id") == task_id for item in active.get(node) or [])
@@ -75,8 +78,7 @@ def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reap
     stale = stale_runs(client.read_ledger().read(), roster.runtime_dir, grace)
     if not stale:
         return []
-    replies = client.celery.control.ping(timeout=config.ping_timeout_seconds) or []
-    nodes = {node for reply in replies for node in reply}
+    nodes = remote.answering(client.celery, timeout=config.ping_timeout_seconds)
     out = []
     for run in stale:
         base = (run.mission.id, run.assignment.id, run.node, run.age_seconds)

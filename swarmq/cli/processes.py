@@ -42,6 +42,7 @@ def _prepare_profiles(roster: Roster) -> None:
 
 
 def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
+    from swarmq.workers import remote
     from swarmq.workers.app import create_app
 
     app = create_app(roster)
@@ -61,7 +62,7 @@ def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
         while time.monotonic() < deadline and not all(answered.values()):
             missing = [h for h, wid in hosts.items() if not answered[wid]]
             try:
-                replies = app.control.ping(destination=missing, timeout=1.0) or []
+                replies = remote.ping(app, destination=missing, timeout=1.0)
             except Exception:
                 replies = []
                 time.sleep(0.5)

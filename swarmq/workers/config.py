@@ -174,6 +174,10 @@ def connection_loss_settings() -> dict[str, Any]:
       the reaper started the agent a second time. Left running, the mission settles through the
       ledger (files plus store locks that wait out the outage) and the redelivered message finds
       it settled (or still running under a fresh claim) and is skipped.
+    * The same values for RabbitMQ, whose acks differ: an unacked message is requeued when its
+      channel closes (a broker loss, or ``consumer_timeout`` passed on a long mission), so it
+      comes back at once to the same worker and is skipped; the running task's late ack fails
+      and is logged ("Couldn't ack"), which is expected (docs/missions.md).
     * Result backend: every store retried with backoff (``result_backend_always_retry``), Redis
       sockets kept alive and health-checked, so a result written during a restart is not lost
       and does not fail the task.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarmq.coord import keys
 from swarmq.roster.schema import Roster
+from swarmq.workers import remote
 from swarmq.workers.processes import host_name, host_records
 
 if TYPE_CHECKING:
@@ -60,8 +61,7 @@ def cluster(roster: Roster, pongs: list[str]) -> list[HostStatus]:
 
 def ping_all(app: Celery, timeout: float) -> list[str]:
     """Every worker node of the swarm that answers (the broker is namespaced per swarm)."""
-    replies = app.control.ping(timeout=timeout) or []
-    return [node for reply in replies for node in reply]
+    return [node for reply in remote.ping(app, timeout=timeout) for node in reply]
 
 
 def stop_everywhere(roster: Roster, app: Celery, client: Any, timeout: float = 1.0) -> list[str]:

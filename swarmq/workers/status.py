@@ -14,7 +14,7 @@ from swarmq.coord.connection import RedisUnavailable, connect, redact
 from swarmq.coord.quota import QuotaGate
 from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES
 from swarmq.roster.schema import Roster
-from swarmq.workers import embedded_redis
+from swarmq.workers import embedded_redis, remote
 from swarmq.workers.config import is_redis_url
 from swarmq.workers.hosts import HostStatus, cluster
 from swarmq.workers.keeper import read_state
@@ -151,9 +151,10 @@ def _celery_details(roster: Roster, workers: list[ProcessStatus], timeout: float
         active: dict[str, Any] = {}
         mine = [node for node in by_host if node in pongs]
         if mine:
-            inspect = app.control.inspect(destination=mine, timeout=timeout)
-            queues = inspect.active_queues() or {}
-            active = inspect.active() or {}
+            with remote.connection(app) as conn:
+                inspect = app.control.inspect(destination=mine, timeout=timeout, connection=conn)
+                queues = inspect.active_queues() or {}
+                active = inspect.active() or {}
     except Exception as exc:
         for status in workers:
             status.celery = f"error: {exc}"

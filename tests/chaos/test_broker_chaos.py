@@ -1,6 +1,7 @@
 """Redis SIGKILLed and restarted under load, three times: the workers `swarmq up` started (kept,
-with the beat and its reaper) reconnect and answer a ping within 30 s each time, every mission
-in flight completes once, and no agent is started twice.
+with the beat and its reaper) reconnect and answer a ping within 30 s each time (from a new
+process, then from this one, which lived through the restarts, as swarmq's long-lived processes
+ask), every mission in flight completes once, and no agent is started twice.
 
 A Redis of the test's own (AOF, fsync always, as a production broker runs) on a port of its own
 (``SWARMQ_CHAOS_REDIS_PORT``, else a free one), so killing it touches nothing else.
@@ -8,18 +9,15 @@ A Redis of the test's own (AOF, fsync always, as a production broker runs) on a 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kombu import Connection
+from kombu.connection import Connection
 
 from swarmq.client import MissionClient
 from swarmq.coord import keys
@@ -30,6 +28,15 @@ from swarmq.roster.schema import Roster
 from swarmq.workers.app import create_app
 from swarmq.workers.launcher import Supervisor
 from swarmq.workers.processes import celery_hostname
+from tests.chaos.broker_support import (
+    PING_ERRORS,
+    RECONNECT_BAR_SECONDS,
+    answering,
+    in_process,
+    reconnect,
+    starts,
+    wait,
+)
 from tests.coord.redis_server import RedisServer
 from tests.support import REPO, write_roster
 
@@ -37,7 +44,6 @@ pytestmark = pytest.mark.slow
 
 WORKERS = 3
 RUNS = 3
-RECONNECT_BAR_SECONDS = 30.0
 
 
 @pytest.fixture
@@ -50,67 +56,6 @@ def server(tmp_path: Path) -> Iterator[RedisServer]:
         yield running
     finally:
         running.stop()
-
-
-PING_ERRORS: Counter[str] = Counter()
-"""Why pings could not be sent (counted, for the message of a failure)."""
-
-
-def _answering(roster: Roster, nodes: list[str]) -> set[str]:
-    """Who answers a ping from a fresh client (as `swarmq status` asks)."""
-    app = create_app(roster)
-    try:
-        replies = app.control.ping(destination=nodes, timeout=0.5) or []
-    except Exception as exc:  # Redis still away: nobody answers yet
-        PING_ERRORS[f"{type(exc).__name__}: {exc}"[:200]] += 1
-        time.sleep(0.2)
-        return set()
-    finally:
-        app.close()
-    return {node for reply in replies for node in reply}
-
-
-FRESH_PING = """
-import json, sys
-from swarmq.roster.loader import load_roster
-from swarmq.workers.app import create_app
-app = create_app(load_roster(sys.argv[1], env={}))
-try:
-    replies = app.control.ping(destination=sys.argv[2:], timeout=1.0) or []
-except Exception as exc:
-    print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:200]}))
-else:
-    print(json.dumps({"answered": sorted({node for reply in replies for node in reply})}))
-"""
-
-
-def _answering_fresh(config: Path, nodes: list[str]) -> set[str]:
-    """Who answers a ping from a new process, as `swarmq status` asks: a client that lived
-    through the restarts holds pooled connections the restarts left behind."""
-    done = subprocess.run(
-        [sys.executable, "-c", FRESH_PING, str(config), *nodes],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    try:
-        out = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        out = {"error": f"exit {done.returncode}: {done.stderr.strip()[-200:]}"}
-    if "error" in out:
-        PING_ERRORS[str(out["error"])] += 1
-        return set()
-    return set(out["answered"])
-
-
-def _wait(condition: Callable[[], object], timeout: float, what: str) -> float:
-    """Seconds until ``condition()`` held; fails the test after ``timeout`` with its last value."""
-    started = time.monotonic()
-    last: object = None
-    while time.monotonic() - started < timeout:
-        last = condition()
-        if last is True:
-            return time.monotonic() - started
-        time.sleep(0.1)
-    pytest.fail(f"{what} not within {timeout:.0f}s (last: {last})")
 
 
 def _redeliver_unacked(roster: Roster) -> int:
@@ -132,27 +77,8 @@ def _redeliver_unacked(roster: Roster) -> int:
             unacked = int(channel.client.hlen(channel.unacked_key))
             return True if unacked == 0 and not any(backlog) else (unacked, backlog)
 
-        _wait(drained, 30, "every redelivered message consumed and acked")
+        wait(drained, 30, "every redelivered message consumed and acked")
     return lost
-
-
-def _reconnect(config: Path, nodes: list[str]) -> tuple[float | None, list[str]]:
-    """Seconds until every worker answered a ping from a new process after Redis returned, or
-    None and the silent ones when the bar passed first."""
-    started = time.monotonic()
-    answered: set[str] = set()
-    while time.monotonic() - started < RECONNECT_BAR_SECONDS:
-        answered = _answering_fresh(config, nodes)
-        if answered == set(nodes):
-            return time.monotonic() - started, []
-        time.sleep(0.1)
-    return None, sorted(set(nodes) - answered)
-
-
-def _starts(path: Path) -> Counter[str]:
-    """Agent starts per mission (the fake agent appends one line per start)."""
-    text = path.read_text("utf-8") if path.exists() else ""
-    return Counter(line.split()[0] for line in text.splitlines() if line.strip())
 
 
 def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
@@ -162,7 +88,7 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     )
-    starts = tmp_path / "agent-starts.log"
+    starts_log = tmp_path / "agent-starts.log"
     agent = {
         "command": [
             sys.executable,
@@ -172,7 +98,7 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             "3",
         ],
         "timeout_seconds": 120,
-        "env": {"SWARMQ_AGENT_STARTS": str(starts)},
+        "env": {"SWARMQ_AGENT_STARTS": str(starts_log)},
     }
     workers = [
         {"id": f"r{n}", "role": "runner", "queues": ["missions"], "agent": agent}
@@ -196,12 +122,13 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
     nodes = [celery_hostname(w.id) for w in roster.workers]
     try:
         supervisor.up()
-        _wait(lambda: _answering(roster, nodes) == set(nodes), 60, "every worker answering")
+        wait(lambda: answering(roster, nodes) == set(nodes), 60, "every worker answering")
         client = MissionClient(
             roster, celery=app, locks=Cluster.connect(roster.cluster_config()).locks
         )
         reconnects: list[float] = []
         deaf: list[str] = []
+        here: list[tuple[float | None, float | None]] = []
         missions: list[str] = []
         for run in range(RUNS):
             batch = [
@@ -209,8 +136,8 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
                 for n in range(WORKERS)
             ]
             missions += batch
-            _wait(
-                lambda b=batch: all(_starts(starts)[m] >= 1 for m in b),  # type: ignore[misc]
+            wait(
+                lambda b=batch: all(starts(starts_log)[m] >= 1 for m in b),  # type: ignore[misc]
                 30,
                 f"run {run}: every agent started",
             )
@@ -218,12 +145,20 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             time.sleep(1.0)
             server.start()
             PING_ERRORS.clear()
-            took, silent = _reconnect(config, nodes)
+            took, silent = reconnect(config, nodes)
             if took is None:
                 deaf.append(f"run {run}: {', '.join(silent)} (ping errors: {dict(PING_ERRORS)})")
             else:
                 reconnects.append(took)
-            _wait(
+            # This process lived through the kill too: its pooled connections died with it.
+            new_app, long_app = in_process(roster, app, nodes)
+            here.append((new_app, long_app))
+            if new_app is None or long_app is None:
+                deaf.append(
+                    f"run {run}: this process (new app {new_app}, long-lived app {long_app})"
+                    f" ping errors: {dict(PING_ERRORS)}"
+                )
+            wait(
                 lambda b=batch: all(  # type: ignore[misc]
                     client.get(m).state is MissionState.COMPLETE for m in b
                 ),
@@ -231,7 +166,7 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
                 f"run {run}: every mission complete",
             )
         redelivered = _redeliver_unacked(roster)
-        counted = _starts(starts)
+        counted = starts(starts_log)
         assert {m: counted[m] for m in missions} == dict.fromkeys(missions, 1), counted
         for mission_id in missions:  # one assignment each: nothing was reaped or resumed
             (only,) = client.get(mission_id).assignments
@@ -240,11 +175,12 @@ def test_redis_sigkill_under_load_workers_reconnect_and_missions_run_once(
             assert supervisor.running(spec), f"{spec.name} is not running"
         print(
             f"\nreconnect after Redis returned (s): {[round(r, 1) for r in reconnects]}; "
+            f"in this process after that, new app / long-lived app (s): {here}; "
             f"unacked messages redelivered and skipped: {redelivered}; deaf: {deaf}"
         )
         assert not deaf, (
             f"no ping answered within {RECONNECT_BAR_SECONDS:.0f}s of Redis returning "
-            f"({'; '.join(deaf)}): remote control stayed deaf to a new process although the "
+            f"({'; '.join(deaf)}): remote control stayed deaf although the "
             "missions completed"
         )
     finally:
