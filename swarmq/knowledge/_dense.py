@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,41 @@ def dense_text(entry: Entry) -> str:
     return " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
 
 
+def vector_text(entry: Entry) -> str | None:
+    """The text embedded for ``entry``, ``None`` for a template note (no vector)."""
+    return None if template_key(entry.lesson) is not None else dense_text(entry)
+
+
+def at_sidecar_precision(vectors: Vectors) -> Vectors:
+    """Vectors rounded to the float16 the sidecars store: a process that embedded an entry
+    then scores it exactly as one that read its vector back (the persisted index included)."""
+    rounded: Vectors = vectors.astype(np.float16).astype(np.float32)
+    return rounded
+
+
+def candidate_cosines(
+    cosines: Vectors,
+    slot_of_row: npt.NDArray[np.int64],
+    rows_of: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]],
+    text: Iterable[int],
+    take: int,
+) -> dict[int, float]:
+    """Hybrid retrieval's dense candidates, whatever holds the vectors: the cosine of the
+    ``take`` rows nearest the query and of every lexical hit in ``text`` that has a vector
+    (``cosines`` by row, ``-inf`` for a row with no entry; ``slot_of_row`` -1 there)."""
+    if not bool((slot_of_row >= 0).any()):
+        return {}
+    take = min(take, len(cosines))
+    nearest = np.argpartition(-cosines, take - 1)[:take]
+    out = {int(slot_of_row[r]): float(cosines[r]) for r in nearest if slot_of_row[r] >= 0}
+    slots = np.fromiter(text, dtype=np.int64)
+    if len(slots):
+        rows = rows_of(slots)
+        have = rows >= 0
+        out.update(zip(slots[have].tolist(), cosines[rows[have]].tolist(), strict=True))
+    return out
+
+
 class DenseIndex:
     """Unit vectors by slot, in one matrix so a query is one matrix-vector product."""
 
@@ -71,8 +107,9 @@ class DenseIndex:
     # -- mirror events ------------------------------------------------------------------------
 
     def on_add(self, slot: int, entry: Entry) -> None:
-        if template_key(entry.lesson) is None:
-            self.pending[slot] = dense_text(entry)
+        text = vector_text(entry)
+        if text is not None:
+            self.pending[slot] = text
 
     def on_remove(self, slot: int, entry: Entry) -> None:
         self.pending.pop(slot, None)
@@ -117,7 +154,7 @@ class DenseIndex:
             if hit is not None:
                 vectors[i] = hit
         if fresh is not None:
-            vectors[missing] = fresh
+            vectors[missing] = at_sidecar_precision(fresh)
         self._place(slots, keys, vectors)
         self.pending.clear()
         if len(missing) >= SAVE_MIN_NEW:

@@ -33,9 +33,9 @@ import os
 import sqlite3
 import zlib
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from swarmq.errors import Unavailable
 from swarmq.knowledge._lineparse import parse_line
@@ -45,7 +45,11 @@ from swarmq.knowledge.ranking import static_breakdown
 from swarmq.similarity.normalize import terms
 from swarmq.similarity.text import jaccard, word_bigrams
 
-INDEX_VERSION = 2
+if TYPE_CHECKING:
+    from swarmq.knowledge._vecindex import VectorView
+    from swarmq.similarity.embedding import Embedder
+
+INDEX_VERSION = 3
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -75,7 +79,14 @@ CREATE INDEX keys_key ON keys (kind, key);
 CREATE INDEX keys_slot ON keys (slot);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', detail=none);
 CREATE TABLE df (token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE vectors (vrow INTEGER PRIMARY KEY, slot INTEGER NOT NULL, vkey BLOB NOT NULL);
+CREATE TABLE vecmap (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 """
+Collect = Callable[[int, Entry], None]
+"""Told each entry an update parses, with its slot (the vectors' catch-up reuses the parse)."""
+CatchUp = Callable[[sqlite3.Connection], list[Path]]
+"""Brings the vectors in step inside the index's write transaction; returns the files to
+remove once it has committed."""
 
 
 class StaleIndex(KnowledgeError, Unavailable):
@@ -160,39 +171,89 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
 class FileIndex:
     """An open, current index of one store file (a read-only view until :meth:`close`)."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, handle: BinaryIO) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        handle: BinaryIO,
+        vectors: VectorView | None = None,
+    ) -> None:
         self.path = path
         self.db = connection
         self.handle = handle
+        self.vectors = vectors
+        """The entries' vectors under the embedder the index was opened with (hybrid)."""
         self._count: int | None = None
 
     # -- opening ------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, rebuild: bool = False) -> FileIndex | None:
-        """The index of ``path``, brought up to date (``rebuild``: built afresh); ``None`` when
-        the file does not exist or ends in an unterminated line (a write in progress: the
-        caller loads the store)."""
+    def open(
+        cls, path: Path, *, rebuild: bool = False, embedder: Embedder | None = None
+    ) -> FileIndex | None:
+        """The index of ``path``, brought up to date (``rebuild``: built afresh), with the
+        entries' vectors under ``embedder`` when one is given; ``None`` when the file does
+        not exist or ends in an unterminated line (a write in progress: the caller loads the
+        store), or when the vectors could not be brought in step."""
         path = Path(path)
+        for attempt in (1, 2):
+            try:
+                return cls._open(path, rebuild=rebuild, embedder=embedder)
+            except sqlite3.OperationalError:
+                # Another process renamed a rebuilt index over the one this connection had
+                # open, which SQLite cannot write to any more: open the new one, once.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _open(cls, path: Path, *, rebuild: bool, embedder: Embedder | None) -> FileIndex | None:
         try:
             handle = path.open("rb")
         except FileNotFoundError:
             return None
+        known: dict[int, str | None] = {}
+        collect: Collect | None = None
+        catch_up: CatchUp | None = None
+        if embedder is not None:
+            from swarmq.knowledge import _vecindex  # numpy: hybrid only
+            from swarmq.knowledge._dense import vector_text
+
+            def collect(slot: int, entry: Entry) -> None:
+                known[slot] = vector_text(entry)
+
+            def catch_up(db: sqlite3.Connection) -> list[Path]:
+                return _vecindex.catch_up(
+                    db, path, embedder, known, lambda slots: read_entries(db, path, handle, slots)
+                )
+
         try:
-            db = _rebuild(path, handle, sidecar_path(path)) if rebuild else _sync(path, handle)
+            db = (
+                _rebuild(path, handle, sidecar_path(path), collect, catch_up)
+                if rebuild
+                else _sync(path, handle, collect, catch_up)
+            )
         except BaseException:
             handle.close()
             raise
         if db is None:
             handle.close()
             return None
-        # One read transaction for the whole search: a concurrent sync commits after it, so
-        # frequencies, postings and offsets all come from one version of the index.
-        db.execute("BEGIN")
-        db.execute("SELECT count(*) FROM meta").fetchone()
-        return cls(path, db, handle)
+        try:
+            ready, vectors = _snapshot(db, path, embedder, catch_up)
+        except BaseException:
+            db.close()
+            handle.close()
+            raise
+        if not ready:
+            db.close()
+            handle.close()
+            return None
+        return cls(path, db, handle, vectors)
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         self.db.close()
         self.handle.close()
 
@@ -256,27 +317,7 @@ class FileIndex:
 
     def entries(self, slots: Sequence[int]) -> dict[int, Entry]:
         """The entries at ``slots``, each read from the file and checked against the index."""
-        out: dict[int, Entry] = {}
-        for start in range(0, len(slots), 900):
-            chunk = list(slots[start : start + 900])
-            marks = ",".join("?" * len(chunk))
-            cursor = self.db.execute(
-                f"SELECT slot, offset, length, line_no, id FROM entries WHERE slot IN ({marks})",
-                chunk,
-            )
-            for slot, offset, length, line_no, entry_id in cursor:
-                out[slot] = self._read(offset, length, line_no, entry_id)
-        missing = [slot for slot in slots if slot not in out]
-        if missing:
-            raise StaleIndex(f"{self.path}: slots {missing[:5]} vanished from the index")
-        return out
-
-    def _read(self, offset: int, length: int, line_no: int, entry_id: str) -> Entry:
-        data = os.pread(self.handle.fileno(), length, offset)
-        item = parse_line(line_no, data)
-        if not isinstance(item, Entry) or item.id != entry_id or not data.endswith(b"\n"):
-            raise StaleIndex(f"{self.path}: line {line_no} is not entry {entry_id}")
-        return item
+        return read_entries(self.db, self.path, self.handle, slots)
 
     def has_near_duplicate(self, lesson: str, threshold: float) -> bool:
         """Whether an active entry's lesson has word-bigram Jaccard ``>= threshold`` with
@@ -317,7 +358,7 @@ class FileIndex:
         for offset, length, line_no, entry_id, grams in sorted(rows):
             if grams < low or grams > high:
                 continue
-            entry = self._read(offset, length, line_no, entry_id)
+            entry = _read(self.path, self.handle, offset, length, line_no, entry_id)
             if jaccard(candidate, word_bigrams(entry.lesson)) >= threshold:
                 return True
         return False
@@ -325,6 +366,74 @@ class FileIndex:
     def _token_frequency(self, token: str) -> int:
         row = self.db.execute("SELECT n FROM df WHERE token = ?", (token,)).fetchone()
         return 0 if row is None else int(row[0])
+
+
+def read_entries(
+    db: sqlite3.Connection, path: Path, handle: BinaryIO, slots: Sequence[int]
+) -> dict[int, Entry]:
+    """The entries at ``slots``, each read from the file and checked against the index."""
+    out: dict[int, Entry] = {}
+    for start in range(0, len(slots), 900):
+        chunk = list(slots[start : start + 900])
+        marks = ",".join("?" * len(chunk))
+        cursor = db.execute(
+            f"SELECT slot, offset, length, line_no, id FROM entries WHERE slot IN ({marks})",
+            chunk,
+        )
+        for slot, offset, length, line_no, entry_id in cursor:
+            out[slot] = _read(path, handle, offset, length, line_no, entry_id)
+    missing = [slot for slot in slots if slot not in out]
+    if missing:
+        raise StaleIndex(f"{path}: slots {missing[:5]} vanished from the index")
+    return out
+
+
+def _read(
+    path: Path, handle: BinaryIO, offset: int, length: int, line_no: int, entry_id: str
+) -> Entry:
+    data = os.pread(handle.fileno(), length, offset)
+    item = parse_line(line_no, data)
+    if not isinstance(item, Entry) or item.id != entry_id or not data.endswith(b"\n"):
+        raise StaleIndex(f"{path}: line {line_no} is not entry {entry_id}")
+    return item
+
+
+def _snapshot(
+    db: sqlite3.Connection, path: Path, embedder: Embedder | None, catch_up: CatchUp | None
+) -> tuple[bool, VectorView | None]:
+    """Begin the read transaction the whole search runs in (a concurrent sync commits after
+    it, so frequencies, postings, offsets and vectors all come from one version of the index);
+    with ``embedder``, open the vectors in that snapshot, first catching them up if a reader
+    without one (lexical retrieval) moved the index on. ``(False, None)`` when other processes
+    kept changing the index under the catch-up."""
+    if embedder is None or catch_up is None:
+        db.execute("BEGIN")
+        db.execute("SELECT count(*) FROM meta").fetchone()
+        return True, None
+    from swarmq.knowledge._vecindex import VectorView  # numpy: hybrid only
+
+    for _ in range(4):
+        db.execute("BEGIN")
+        view = VectorView.open(db, path, embedder)
+        if view is not None:
+            return True, view
+        db.execute("ROLLBACK")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            obsolete = catch_up(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        _remove(obsolete)
+    return False, None
+
+
+def _remove(paths: Iterable[Path]) -> None:
+    """Remove files the committed index no longer names (a reader holding one keeps it)."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 # -- keeping the index in step with the file ------------------------------------------------------
@@ -361,13 +470,18 @@ def _current(meta: dict[str, object], path: Path, handle: BinaryIO) -> str:
     return "grown" if st.st_size > end else "changed"
 
 
-def _sync(path: Path, handle: BinaryIO) -> sqlite3.Connection | None:
+def _sync(
+    path: Path, handle: BinaryIO, collect: Collect | None, catch_up: CatchUp | None
+) -> sqlite3.Connection | None:
     """An up-to-date connection to the index of ``path`` (``handle`` its open file)."""
     file = sidecar_path(path)
     db: sqlite3.Connection | None = None
     try:
         db = _connect(file)
         meta = _meta(db)
+        if meta.get("version") != INDEX_VERSION:  # another layout: built afresh
+            db.close()
+            return _rebuild(path, handle, file, collect, catch_up)
         state = _current(meta, path, handle)
         if state == "same":
             return db
@@ -378,11 +492,13 @@ def _sync(path: Path, handle: BinaryIO) -> sqlite3.Connection | None:
             if state == "same":
                 db.execute("COMMIT")
                 return db
-            complete = _update(db, path, handle, append=state == "grown")
+            complete = _update(db, path, handle, append=state == "grown", collect=collect)
+            obsolete = catch_up(db) if catch_up is not None and complete else []
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        _remove(obsolete)
         if complete:
             return db
         db.close()
@@ -390,10 +506,16 @@ def _sync(path: Path, handle: BinaryIO) -> sqlite3.Connection | None:
     except sqlite3.DatabaseError:
         if db is not None:
             db.close()
-        return _rebuild(path, handle, file)
+        return _rebuild(path, handle, file, collect, catch_up)
 
 
-def _rebuild(path: Path, handle: BinaryIO, file: Path) -> sqlite3.Connection | None:
+def _rebuild(
+    path: Path,
+    handle: BinaryIO,
+    file: Path,
+    collect: Collect | None,
+    catch_up: CatchUp | None,
+) -> sqlite3.Connection | None:
     """Build the index afresh into a temporary file and rename it over ``file``."""
     temp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
@@ -402,10 +524,14 @@ def _rebuild(path: Path, handle: BinaryIO, file: Path) -> sqlite3.Connection | N
     try:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
-        complete = _update(db, path, handle, append=False)
+        complete = _update(db, path, handle, append=False, collect=collect)
+        # the vectors too, before the rename: a renamed index may be renamed over in turn by
+        # another builder, and SQLite cannot write to a file no longer at its path
+        obsolete = catch_up(db) if catch_up is not None and complete else []
         db.execute("COMMIT")
         db.close()
         os.replace(temp, file)
+        _remove(obsolete)
     except BaseException:
         db.close()
         with contextlib.suppress(FileNotFoundError):
@@ -414,7 +540,14 @@ def _rebuild(path: Path, handle: BinaryIO, file: Path) -> sqlite3.Connection | N
     return _connect(file) if complete else None
 
 
-def _update(db: sqlite3.Connection, path: Path, handle: BinaryIO, *, append: bool) -> bool:
+def _update(
+    db: sqlite3.Connection,
+    path: Path,
+    handle: BinaryIO,
+    *,
+    append: bool,
+    collect: Collect | None = None,
+) -> bool:
     """Bring the index (inside an open transaction) to the file's complete lines: the new
     tail only (``append``), else line by line against the indexed digests. ``False`` when the
     file ends in an unterminated line."""
@@ -428,7 +561,9 @@ def _update(db: sqlite3.Connection, path: Path, handle: BinaryIO, *, append: boo
             "SELECT slot, offset, line_no, digest FROM entries ORDER BY offset"
         ):
             old.setdefault(digest, deque()).append((slot, offset, line, 0))
-    next_slot = int(db.execute("SELECT coalesce(max(slot), -1) + 1 FROM entries").fetchone()[0])
+    # Slots are never reused (a line gone leaves its number behind), so whatever is keyed by
+    # slot outside this transaction (the vectors' map) can tell a new entry from an old one.
+    next_slot = int(meta.get("next_slot", 0))  # type: ignore[call-overload]
     kept: set[int] = set()
     moved: list[tuple[int, int, int]] = []
     added: list[tuple[int, _Row]] = []
@@ -451,6 +586,8 @@ def _update(db: sqlite3.Connection, path: Path, handle: BinaryIO, *, append: boo
             item = parse_line(line_no, data)
             if isinstance(item, Entry):
                 added.append((next_slot, _row(item, position, len(data), line_no, digest)))
+                if collect is not None:
+                    collect(next_slot, item)
                 next_slot += 1
                 if len(added) >= BATCH:
                     _insert(db, added)
@@ -474,6 +611,8 @@ def _update(db: sqlite3.Connection, path: Path, handle: BinaryIO, *, append: boo
         "mtime": st.st_mtime_ns,
         "head_crc": _crc(handle, 0, head),
         "tail_crc": _crc(handle, position - tail, tail),
+        "next_slot": next_slot,
+        "gen": int(meta.get("gen", 0)) + 1,  # type: ignore[call-overload]
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     return complete

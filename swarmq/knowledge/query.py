@@ -218,22 +218,11 @@ def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
 
 def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -> dict[int, float]:
     """Cosine of the lexical hits and of the DENSE_CANDIDATES nearest entries."""
-    import numpy as np  # hybrid retrieval only: a lexical search from a fresh process skips it
+    from swarmq.knowledge._dense import candidate_cosines  # numpy: hybrid only
 
     index = dense_index(store, dense.embedder)
     cosines = index.cosines(dense.vector)
-    if not len(index.row_of):
-        return {}
-    take = min(DENSE_CANDIDATES, len(cosines))
-    nearest = np.argpartition(-cosines, take - 1)[:take]
-    slot_of_row = index.slot_of_row
-    out = {int(slot_of_row[r]): float(cosines[r]) for r in nearest if slot_of_row[r] >= 0}
-    if text:
-        slots = np.fromiter(text, dtype=np.int64, count=len(text))
-        rows = index.rows(slots)
-        have = rows >= 0
-        out.update(zip(slots[have].tolist(), cosines[rows[have]].tolist(), strict=True))
-    return out
+    return candidate_cosines(cosines, index.slot_of_row, index.rows, text, DENSE_CANDIDATES)
 
 
 class TierView(Protocol):
@@ -462,8 +451,9 @@ def search(
     dropped, then everything is ranked (forced critical directives first).
 
     A store this process has not loaded is read through its persisted index
-    (:mod:`._ftsindex`, ``persistent_index``), so a fresh process parses only the entries it
-    returns; an index found stale on reading is rebuilt and the search retried once, then the
+    (:mod:`._ftsindex`, ``persistent_index``; under hybrid retrieval with the entries' vectors,
+    :mod:`._vecindex`), so a fresh process parses only the entries it returns; an index found
+    stale on reading is rebuilt and the search retried once, then the
     stores are loaded."""
     for rebuild in (False, True):
         try:
@@ -494,12 +484,13 @@ def _search(
         )
     pool = limit * 2 + 4
     dense = query_vector(knowledge, context)
-    use = persisted and dense is None and config.persistent_index
+    use = persisted and config.persistent_index
+    embedder = dense.embedder if dense is not None else None
     with contextlib.ExitStack() as stack:
-        swarm_index = _open_index(knowledge.swarm, stack, rebuild) if use else None
+        swarm_index = _open_index(knowledge.swarm, stack, rebuild, embedder) if use else None
         results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense)
         if config.hive_enabled:
-            hive_index = _open_index(knowledge.hive, stack, rebuild) if use else None
+            hive_index = _open_index(knowledge.hive, stack, rebuild, embedder) if use else None
             threshold = knowledge.swarm.config.dedup_threshold
             for ranked in _search_tier(knowledge.hive, hive_index, context, pool, dense):
                 lesson = ranked.entry.lesson
@@ -514,13 +505,15 @@ def _search(
     return results[: max(limit, sum(1 for r in results if r.forced))]
 
 
-def _open_index(store: TierStore, stack: contextlib.ExitStack, rebuild: bool) -> FileIndex | None:
-    """The store's persisted index, when this process has not loaded the store (a loaded
-    mirror answers faster) and the index can be opened."""
+def _open_index(
+    store: TierStore, stack: contextlib.ExitStack, rebuild: bool, embedder: Embedder | None
+) -> FileIndex | None:
+    """The store's persisted index (with its vectors under ``embedder``), when this process
+    has not loaded the store (a loaded mirror answers faster) and the index can be opened."""
     if store.tier_file.mirror.state is not None:
         return None
     try:
-        index = FileIndex.open(store.files.knowledge, rebuild=rebuild)
+        index = FileIndex.open(store.files.knowledge, rebuild=rebuild, embedder=embedder)
     except (OSError, sqlite3.Error) as exc:
         log.warning(
             "knowledge index of %s unusable (%s); loading the store", store.files.knowledge, exc
@@ -538,7 +531,16 @@ def _search_tier(
 ) -> list[Ranked]:
     if index is None:
         return search_tier(store, context, limit, dense)
-    return rank_tier(index, store, context, limit)
+    vectors = index.vectors
+    if dense is None or vectors is None:
+        return rank_tier(index, store, context, limit)
+    return rank_tier(
+        index,
+        store,
+        context,
+        limit,
+        lambda text: vectors.scores(dense.vector, text, DENSE_CANDIDATES),
+    )
 
 
 def query_vector(knowledge: KnowledgeStore, context: QueryContext) -> DenseQuery | None:

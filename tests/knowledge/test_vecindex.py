@@ -1,0 +1,256 @@
+"""Hybrid retrieval through the persisted index: a fresh process's search reads the entries'
+vectors from the file kept with the index and answers as the whole-store hybrid search does;
+vectors out of step, damaged or of another model are caught up or rebuilt, and an entry gone
+from the file is never returned."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from swarmq.knowledge._ftsindex import FileIndex
+from swarmq.knowledge.config import Retrieval
+from swarmq.knowledge.model import Tier
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.knowledge.query import QueryContext, search
+from swarmq.similarity.embedding import Vectors
+from swarmq.similarity.static_embedder import StaticEmbedder, default_embedder
+from tests.knowledge.test_ftsindex import QUERIES, lines, stores  # noqa: F401 (fixture)
+
+HYBRID = {"retrieval": Retrieval.HYBRID}
+MORE_QUERIES = [
+    *QUERIES,
+    # no word in common with the fixture's lessons: only the cosine can find these
+    QueryContext(text="cap the bytes a peer may send over one socket frame"),
+    QueryContext(text="keep secrets of the browser's private window storage"),
+]
+
+Answer = list[list[tuple[str, str, float, float | None]]]
+
+
+def answers(knowledge: KnowledgeStore, limit: int = 8) -> Answer:
+    return [
+        [
+            (r.entry.id, r.tier, round(r.score, 9), r.breakdown.get("cosine"))
+            for r in search(knowledge, q, limit=limit)
+        ]
+        for q in MORE_QUERIES
+    ]
+
+
+def vector_files(knowledge: KnowledgeStore) -> list[Path]:
+    index = knowledge.swarm.files.knowledge.with_name("knowledge.index.sqlite")
+    return sorted(index.parent.glob(f"{index.name}.*.vec"))
+
+
+def through_index(make: Callable[..., KnowledgeStore], **config: object) -> Answer:
+    knowledge = make(**HYBRID, **config)
+    found = answers(knowledge)
+    assert knowledge.swarm.tier_file.mirror.state is None, "the store was loaded"
+    assert knowledge.hive.tier_file.mirror.state is None, "the hive was loaded"
+    assert len(vector_files(knowledge)) == 1
+    return found
+
+
+def whole(make: Callable[..., KnowledgeStore], **config: object) -> Answer:
+    return answers(make(**HYBRID, persistent_index=False, **config))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"inject_min_relevance": 0.0}, {"hive_enabled": False}, {"scope_filter": ["repo"]}],
+)
+def test_a_fresh_hybrid_search_through_the_index_equals_the_whole_store_search(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    config: dict[str, object],
+) -> None:
+    indexed = through_index(stores, **config)
+    assert indexed == whole(stores, **config)
+    assert sum(1 for found in indexed if found) >= 6  # not a comparison of empty answers
+    cosines = [c for found in indexed for *_, c in found if c is not None]
+    assert len(cosines) >= 10, "the dense part took no part in the answers"
+
+
+def test_a_task_only_the_cosine_finds_is_answered_through_the_index(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    knowledge = stores(**HYBRID)
+    task = QueryContext(text="cap the bytes a peer may send over one socket frame")
+    found = search(knowledge, task, limit=3)
+    assert knowledge.swarm.tier_file.mirror.state is None
+    assert found and found[0].breakdown["relevance"] == 0.0
+    assert found[0].breakdown["cosine"] >= knowledge.config.dense_min_similarity
+    assert "websockets" in found[0].entry.lesson
+
+
+def _replace(path: Path, kept: Sequence[str]) -> None:
+    temp = path.with_suffix(".tmp")
+    temp.write_text("\n".join(kept) + "\n")
+    os.replace(temp, path)
+
+
+@pytest.mark.parametrize("change", ["appended", "rewritten", "halved", "counters"])
+def test_vectors_follow_the_file(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    change: str,
+) -> None:
+    first = through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    kept = swarm.read_text().splitlines()
+    if change == "appended":
+        with swarm.open("a") as handle:
+            handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    elif change == "rewritten":
+        _replace(
+            swarm, [line.replace("Supabase", "Postgres").replace("pnpm", "yarn") for line in kept]
+        )
+    elif change == "halved":
+        _replace(swarm, kept[::2])
+    else:  # a recorded injection: counters change, texts do not (the rows are kept)
+        rows = [json.loads(line) for line in kept]
+        for row in rows:
+            row["shown_count"] = int(row.get("shown_count", 0)) + 1
+        _replace(swarm, [json.dumps(row, separators=(",", ":")) for row in rows])
+    indexed = through_index(stores)
+    assert indexed == whole(stores)
+    ids = {json.loads(line)["id"] for line in swarm.read_text().splitlines()}
+    swarm_ids = {i for found in indexed for i, tier, *_ in found if tier == "swarm"}
+    assert swarm_ids <= ids
+    if change != "counters":
+        assert indexed != first
+    with FileIndex.open(swarm, embedder=default_embedder()) as index:  # type: ignore[union-attr]
+        vectors = index.vectors
+        assert vectors is not None
+        live = int((vectors.slot_of_row >= 0).sum())
+        if change == "counters":  # same texts: no row was added
+            assert vectors.rows == live
+        assert live <= index.count()
+
+
+def test_an_entry_removed_from_the_file_is_never_returned(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    first = through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    top = {found[0][0] for found in first if found and found[0][1] == "swarm"}
+    assert top
+    kept = [line for line in swarm.read_text().splitlines() if json.loads(line)["id"] not in top]
+    _replace(swarm, kept)
+    indexed = through_index(stores)
+    assert not top & {i for found in indexed for i, *_ in found}
+    assert indexed == whole(stores)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated", "scribbled", "other model"])
+def test_a_damaged_or_foreign_vector_file_is_rebuilt(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    damage: str,
+) -> None:
+    first = through_index(stores)
+    (path,) = vector_files(stores())
+    if damage == "deleted":
+        path.unlink()
+    elif damage == "truncated":
+        os.truncate(path, path.stat().st_size - 100)
+    elif damage == "scribbled":
+        with path.open("r+b") as handle:
+            handle.seek(-512, os.SEEK_END)
+            handle.write(np.ones(128, dtype=np.float32).tobytes())
+    else:
+        knowledge = stores()
+        with FileIndex.open(knowledge.swarm.files.knowledge, embedder=Renamed()):  # type: ignore[union-attr]
+            pass
+        assert vector_files(knowledge) != [path]
+    assert through_index(stores) == first
+    assert vector_files(stores()) != [path] or damage == "other model"
+
+
+class Renamed:
+    """The packaged model under another name: its vectors must not be taken for the real's."""
+
+    def __init__(self) -> None:
+        self.inner: StaticEmbedder = default_embedder()
+
+    @property
+    def name(self) -> str:
+        return "another-model"
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed(texts)
+
+
+def test_vectors_catch_up_after_a_lexical_reader_synced_the_index(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    kept = swarm.read_text().splitlines()
+    _replace(swarm, kept[::3] + lines(15, Tier.SWARM, 12))
+    lexical = stores(retrieval=Retrieval.LEXICAL)
+    search(lexical, QUERIES[0])  # the index follows the file; the vectors do not, yet
+    assert lexical.swarm.tier_file.mirror.state is None
+    assert through_index(stores) == whole(stores)
+
+
+def test_dead_rows_are_compacted_away(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from swarmq.knowledge import _vecindex
+
+    monkeypatch.setattr(_vecindex, "COMPACT_MIN_DEAD", 10)
+    through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    (before,) = vector_files(stores())
+    kept = swarm.read_text().splitlines()
+    _replace(swarm, [line.replace("For ", "With ") for line in kept])  # every text
+    indexed = through_index(stores)
+    (after,) = vector_files(stores())
+    assert after != before
+    assert indexed == whole(stores)
+    with FileIndex.open(swarm, embedder=default_embedder()) as index:  # type: ignore[union-attr]
+        vectors = index.vectors
+        assert vectors is not None and vectors.rows == int((vectors.slot_of_row >= 0).sum())
+
+
+def _search_fresh(root: str) -> Answer:
+    from swarmq.storage.locking import LocalLocks
+    from tests.knowledge.test_ftsindex import CONFIG
+
+    knowledge = KnowledgeStore(
+        Path(root) / "project" / ".swarm",
+        locks=LocalLocks(Path(root) / "locks"),
+        config=CONFIG.model_copy(update=HYBRID),
+        data_dir=Path(root) / "data",
+        project_name="proj",
+    )
+    found = answers(knowledge)
+    assert knowledge.swarm.tier_file.mirror.state is None
+    return found
+
+
+def test_processes_building_and_catching_up_the_vectors_at_once_agree(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    expected = whole(stores)
+    context = multiprocessing.get_context("spawn")  # see test_ftsindex: no fork
+    with ProcessPoolExecutor(4, mp_context=context) as pool:  # all find no index: all build
+        assert list(pool.map(_search_fresh, [str(tmp_path)] * 4)) == [expected] * 4
+        swarm = tmp_path / "project" / ".swarm" / "knowledge.jsonl"
+        _replace(swarm, swarm.read_text().splitlines()[::2] + lines(10, Tier.SWARM, 14))
+        rewritten = list(pool.map(_search_fresh, [str(tmp_path)] * 4))
+    assert rewritten == [whole(stores)] * 4
+    assert len(vector_files(stores())) == 1
