@@ -224,7 +224,11 @@ class FileIndex:
 
             def catch_up(db: sqlite3.Connection) -> list[Path]:
                 return _vecindex.catch_up(
-                    db, path, embedder, known, lambda slots: read_entries(db, path, handle, slots)
+                    db,
+                    sidecar_path(path),
+                    embedder,
+                    known,
+                    lambda slots: read_entries(db, path, handle, slots),
                 )
 
         try:
@@ -414,7 +418,7 @@ def _snapshot(
 
     for _ in range(4):
         db.execute("BEGIN")
-        view = VectorView.open(db, path, embedder)
+        view = VectorView.open(db, sidecar_path(path), embedder)
         if view is not None:
             return True, view
         db.execute("ROLLBACK")

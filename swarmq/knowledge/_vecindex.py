@@ -45,7 +45,6 @@ from swarmq.knowledge._dense import (
     candidate_cosines,
     vector_text,
 )
-from swarmq.knowledge._ftsindex import sidecar_path
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 
@@ -59,8 +58,8 @@ ORPHAN_AGE_S = 600
 """A vector file no index names is removed once this old (a rebuild may still be writing it)."""
 
 
-def vectors_path(store_file: Path, name: str) -> Path:
-    index = sidecar_path(store_file)
+def vectors_path(index: Path, name: str) -> Path:
+    """The vector file ``name`` of the SQLite index at ``index``."""
     return index.with_name(f"{index.name}.{name}.vec")
 
 
@@ -68,7 +67,7 @@ def _meta(db: sqlite3.Connection) -> dict[str, object]:
     return dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key = 'gen'"))
 
 
-def _file_ok(meta: dict[str, object], store_file: Path, embedder: Embedder) -> bool:
+def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
     """The vector file the metadata names exists, is long enough and ends as written."""
     name, rows = meta.get("vec_file"), meta.get("vec_rows")
     if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
@@ -77,7 +76,7 @@ def _file_ok(meta: dict[str, object], store_file: Path, embedder: Embedder) -> b
         return False
     width = 4 * embedder.dim
     try:
-        fd = os.open(vectors_path(store_file, name), os.O_RDONLY)
+        fd = os.open(vectors_path(index, name), os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -102,19 +101,17 @@ class VectorView:
         self.slot_of_row[row_for_slot[have]] = have
 
     @classmethod
-    def open(
-        cls, db: sqlite3.Connection, store_file: Path, embedder: Embedder
-    ) -> VectorView | None:
+    def open(cls, db: sqlite3.Connection, index: Path, embedder: Embedder) -> VectorView | None:
         """The vectors as of ``db``'s open read transaction, ``None`` when they are not in
         step with the index (or their file is missing or damaged): catch up first."""
         meta = _meta(db)
-        if meta.get("vec_gen") != meta.get("gen") or not _file_ok(meta, store_file, embedder):
+        if meta.get("vec_gen") != meta.get("gen") or not _file_ok(meta, index, embedder):
             return None
         row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         if row is None:
             return None
         try:
-            fd = os.open(vectors_path(store_file, str(meta["vec_file"])), os.O_RDONLY)
+            fd = os.open(vectors_path(index, str(meta["vec_file"])), os.O_RDONLY)
         except FileNotFoundError:  # replaced by a compaction since the check: try again
             return None
         mapping = np.frombuffer(row[0], dtype=np.int32)
@@ -162,7 +159,7 @@ def scan(
 
 def catch_up(
     db: sqlite3.Connection,
-    store_file: Path,
+    index: Path,
     embedder: Embedder,
     known: dict[int, str | None],
     read: Callable[[Sequence[int]], dict[int, Entry]],
@@ -173,10 +170,10 @@ def catch_up(
     meta = _meta(db)
     dim, width = embedder.dim, 4 * embedder.dim
     obsolete: list[Path] = []
-    if meta.get("vec_gen") == meta.get("gen") and _file_ok(meta, store_file, embedder):
+    if meta.get("vec_gen") == meta.get("gen") and _file_ok(meta, index, embedder):
         return obsolete  # another process caught up while this one waited for the lock
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
-    if _file_ok(meta, store_file, embedder):
+    if _file_ok(meta, index, embedder):
         name, rows = str(meta["vec_file"]), int(meta["vec_rows"])  # type: ignore[call-overload]
         stored = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -185,7 +182,7 @@ def catch_up(
             mapping[: len(old)] = old
     else:  # first use, another model, or a damaged file: every vector afresh
         if isinstance(meta.get("vec_file"), str):
-            obsolete.append(vectors_path(store_file, str(meta["vec_file"])))
+            obsolete.append(vectors_path(index, str(meta["vec_file"])))
         db.execute("DELETE FROM vectors")
         name, rows = _new_name(), 0
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -229,7 +226,7 @@ def catch_up(
     for start in range(0, len(dead), 900):
         chunk = dead[start : start + 900]
         db.execute(f"DELETE FROM vectors WHERE vrow IN ({','.join('?' * len(chunk))})", chunk)
-    path = vectors_path(store_file, name)
+    path = vectors_path(index, name)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         for low in range(0, len(pending), EMBED_BATCH):
@@ -247,7 +244,7 @@ def catch_up(
             os.close(fd)
             fd = -1
             obsolete.append(path)
-            name, rows, path = _compact(db, store_file, name, mapping, dim)
+            name, rows, path = _compact(db, index, name, mapping, dim)
             fd = os.open(path, os.O_RDONLY)
         last = os.pread(fd, width, (rows - 1) * width) if rows else b""
     finally:
@@ -263,12 +260,12 @@ def catch_up(
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (0, ?)", (mapping.tobytes(),))
-    obsolete += _orphans(store_file, name)
+    obsolete += _orphans(index, name)
     return obsolete
 
 
 def _compact(
-    db: sqlite3.Connection, store_file: Path, name: str, mapping: npt.NDArray[np.int32], dim: int
+    db: sqlite3.Connection, index: Path, name: str, mapping: npt.NDArray[np.int32], dim: int
 ) -> tuple[str, int, Path]:
     """Copy the live rows, in row order, to a new file; renumber them in ``mapping`` and the
     ``vectors`` table. Returns the new file's name, its row count and path."""
@@ -278,8 +275,8 @@ def _compact(
     slots = slots[order]
     old_rows = mapping[slots].astype(np.int64)
     fresh = _new_name()
-    path = vectors_path(store_file, fresh)
-    source = os.open(vectors_path(store_file, name), os.O_RDONLY)
+    path = vectors_path(index, fresh)
+    source = os.open(vectors_path(index, name), os.O_RDONLY)
     target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         for low in range(0, len(old_rows), BLOCK_ROWS):
@@ -306,10 +303,9 @@ def _new_name() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _orphans(store_file: Path, current: str) -> list[Path]:
+def _orphans(index: Path, current: str) -> list[Path]:
     """Vector files of this index that no index names and no rebuild is still writing."""
-    index = sidecar_path(store_file)
-    keep = vectors_path(store_file, current)
+    keep = vectors_path(index, current)
     limit = time.time() - ORPHAN_AGE_S
     out = []
     for path in index.parent.glob(f"{index.name}.*.vec"):

@@ -53,7 +53,7 @@ def through_index(make: Callable[..., KnowledgeStore], **config: object) -> Answ
     found = answers(knowledge)
     assert knowledge.swarm.tier_file.mirror.state is None, "the store was loaded"
     assert knowledge.hive.tier_file.mirror.state is None, "the hive was loaded"
-    assert len(vector_files(knowledge)) == 1
+    assert len(vector_files(knowledge)) == 1, "an obsolete vector file was left behind"
     return found
 
 
@@ -253,4 +253,12 @@ def test_processes_building_and_catching_up_the_vectors_at_once_agree(
         _replace(swarm, swarm.read_text().splitlines()[::2] + lines(10, Tier.SWARM, 14))
         rewritten = list(pool.map(_search_fresh, [str(tmp_path)] * 4))
     assert rewritten == [whole(stores)] * 4
-    assert len(vector_files(stores())) == 1
+    # Builders that lost the race to rename their index left their vector files behind; the
+    # next catch-up removes those once they are old enough not to be a rebuild in progress.
+    files = vector_files(stores())
+    assert 1 <= len(files) <= 4
+    for path in files:
+        os.utime(path, (1, 1))
+    with swarm.open("a") as handle:
+        handle.write(lines(1, Tier.SWARM, 15)[0] + "\n")
+    assert through_index(stores) == whole(stores)
