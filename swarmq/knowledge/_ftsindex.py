@@ -53,6 +53,8 @@ INDEX_VERSION = 3
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
+PROBE_POSTINGS = 4000
+"""Near-duplicate check: postings read beyond the prefix filter's, to prune candidates by count."""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -341,13 +343,27 @@ class FileIndex:
         size = len(candidate)
         tokens = {gram_token(g) for g in candidate}
         needed = max(1, math.ceil(threshold * size) - 1)
+        # A lesson at Jaccard >= threshold shares >= needed bigrams, so >= ``must`` hashed
+        # tokens (bigrams whose hashes collided share one), and so at least one of the
+        # ``distinct - must + 1`` rarest (prefix filtering). Rarer tokens beyond those are
+        # probed too while their postings are short: a candidate must then hold enough of the
+        # probed ones to reach ``must`` even if it held every unprobed one, which is what
+        # keeps the lessons read back few.
+        distinct = len(tokens)
+        must = max(1, needed - (size - distinct))
+        prefix = distinct - must + 1
         probe = sorted((self._token_frequency(t), t) for t in tokens)
-        if len(tokens) == size:  # hashing kept the bigrams apart: prefix filtering holds
-            probe = probe[: size - needed + 1]
-        hits: set[int] = set()
-        for _, token in probe:
+        shared: Counter[int] = Counter()
+        probed = postings = 0
+        for frequency, token in probe:
+            if probed >= prefix and postings + frequency > PROBE_POSTINGS:
+                break
             cursor = self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{token}"',))
-            hits.update(slot for (slot,) in cursor)
+            shared.update(slot for (slot,) in cursor)
+            probed += 1
+            postings += frequency
+        unprobed = distinct - probed
+        hits = {slot for slot, count in shared.items() if count + unprobed >= must}
         low, high = threshold * size - 1e-9, (size + 1e-9) / threshold
         rows = []
         ordered = sorted(hits)
@@ -356,7 +372,9 @@ class FileIndex:
             marks = ",".join("?" * len(chunk))
             rows += self.db.execute(
                 "SELECT offset, length, line_no, id, grams FROM entries "
-                f"WHERE active = 1 AND slot IN ({marks})",
+                # "+active": without statistics SQLite would walk the static-order index
+                # over every active entry rather than look the few slots up by rowid
+                f"WHERE +active = 1 AND slot IN ({marks})",
                 chunk,
             ).fetchall()
         for offset, length, line_no, entry_id, grams in sorted(rows):

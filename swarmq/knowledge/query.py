@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
-from swarmq.knowledge.config import Retrieval
+from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
@@ -492,7 +492,10 @@ def _search(
         if config.hive_enabled:
             hive_index = _open_index(knowledge.hive, stack, rebuild, embedder) if use else None
             threshold = knowledge.swarm.config.dedup_threshold
-            for ranked in _search_tier(knowledge.hive, hive_index, context, pool, dense):
+            hive = _search_tier(knowledge.hive, hive_index, context, pool, dense)
+            for ranked in sorted(hive, key=_order):
+                if not ranked.forced and _outranked(results, ranked, limit, config):
+                    continue  # cut from the answer whatever the check says: not checked
                 lesson = ranked.entry.lesson
                 if swarm_index is not None:
                     duplicate = swarm_index.has_near_duplicate(lesson, threshold)
@@ -503,6 +506,15 @@ def _search(
     results = [r for r in results if r.entry.confidence >= config.inject_min_confidence]
     results.sort(key=_order)
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+def _outranked(results: list[Ranked], ranked: Ranked, limit: int, config: KnowledgeConfig) -> bool:
+    """Whether ``limit`` kept results come before ``ranked``: an unforced result after them
+    is past the answer's cut (forced ones all come first)."""
+    key = _order(ranked)
+    floor = config.inject_min_confidence
+    ahead = sum(1 for r in results if r.entry.confidence >= floor and _order(r) < key)
+    return ahead >= limit
 
 
 def _open_index(

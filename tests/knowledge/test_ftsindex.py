@@ -223,12 +223,14 @@ def test_an_index_row_absent_from_the_file_is_never_returned(
     swarm = stores().swarm.files.knowledge
     expected = answers(stores(persistent_index=False))
     db = sqlite3.connect(sidecar_path(swarm))
-    body = db.execute("SELECT body FROM entries ORDER BY slot LIMIT 1").fetchone()[0]
+    # the ghosts copy the first query's best swarm answer, so the ranking reaches for them
+    model = next(i for i, tier, _ in expected[0] if tier == "swarm")
+    body = db.execute("SELECT body FROM entries WHERE id = ?", (model,)).fetchone()[0]
     for slot, offset, ghost in ((10_000, 0, "ghost-at-a-real-line"), (10_001, 10**9, "ghost-eof")):
         db.execute(
             "INSERT INTO entries SELECT ?, ?, length, line_no, digest, ?, status, category, "
-            "scope, 'critical', 1.0, 1, 9.0, grams, body FROM entries ORDER BY slot LIMIT 1",
-            (slot, offset, ghost),
+            "scope, 'critical', 1.0, 1, 9.0, grams, body FROM entries WHERE id = ?",
+            (slot, offset, ghost, model),
         )
         db.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (slot, body))
     db.commit()
