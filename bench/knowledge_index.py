@@ -60,14 +60,15 @@ from swarmq.storage.locking import LocalLocks
 from swarmq.wiring.knowledge import knowledge_store
 roster = load_roster(sys.argv[1])
 knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "bench-locks"))
-started = time.perf_counter()
+started, cpu0 = time.perf_counter(), time.process_time()
 knowledge.embedder  # the model's load (hybrid), part of the call, timed apart too
-loaded = time.perf_counter()
+loaded, cpu1 = time.perf_counter(), time.process_time()
 search(knowledge, QueryContext(text=sys.argv[2]), limit=10)
-done = time.perf_counter()
+done, cpu2 = time.perf_counter(), time.process_time()
 with open("/proc/self/status") as status:
     kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-print(1000 * (done - started), 1000 * (loaded - started), int(kb) / 1024)
+ms = [1000 * x for x in (done - started, loaded - started, cpu2 - cpu0, cpu1 - cpu0)]
+print(*ms, int(kb) / 1024)
 """
 
 
@@ -173,23 +174,27 @@ def measure(
         ("index", indexed, runs),
         ("whole store", whole, baseline_runs),
     ):
-        alone, model, lean_peaks = [], [], []
+        alone, model, lean_peaks, alone_cpu, model_cpu = [], [], [], [], []
         for text in texts[1 : count + 1]:
             done = subprocess.run(
                 [sys.executable, str(root / "lean.py"), str(config), text],
                 cwd=root, env=env, capture_output=True, check=True, text=True,
             )  # fmt: skip
-            total, load, peak = (float(x) for x in done.stdout.split()[-3:])
+            total, load, call_cpu, load_cpu, peak = (float(x) for x in done.stdout.split()[-5:])
             alone.append(total)
             model.append(load)
+            alone_cpu.append(call_cpu)
+            model_cpu.append(load_cpu)
             lean_peaks.append(peak)
         rows[f"search call alone ({path_label})"] = {
-            "p50_ms": statistics.median(alone), "cpu_p50_ms": 0.0, "max_ms": max(alone),
+            "p50_ms": statistics.median(alone), "cpu_p50_ms": statistics.median(alone_cpu),
+            "max_ms": max(alone),
             "peak_rss_mb": max(lean_peaks),
             "runs": len(alone),
         }  # fmt: skip
         rows[f"  of which model load ({path_label})"] = {
-            "p50_ms": statistics.median(model), "cpu_p50_ms": 0.0, "max_ms": max(model),
+            "p50_ms": statistics.median(model), "cpu_p50_ms": statistics.median(model_cpu),
+            "max_ms": max(model),
             "peak_rss_mb": 0.0, "runs": len(model),
         }  # fmt: skip
     # A recorded injection rewrites the store (shown counters): the next reader syncs the index.

@@ -74,8 +74,8 @@ class KnowledgeConfig(BaseModel):
     persistent_index: bool = True
     """Search a store this process has not loaded through its persisted SQLite index
     (``knowledge.index.sqlite`` beside it) instead of loading it: a fresh CLI, hook or MCP call
-    reads only the entries it returns (docs/knowledge.md, "Persistent index"). Lexical retrieval
-    only: hybrid still loads the store to rank by cosine."""
+    reads only the entries it returns (docs/knowledge.md, "Persistent index"); under hybrid
+    retrieval the entries' vectors are read from a vector file kept with the index."""
     dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.33
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; chosen with the lexical floor (see ``inject_min_relevance``)."""
