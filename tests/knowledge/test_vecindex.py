@@ -262,3 +262,19 @@ def test_processes_building_and_catching_up_the_vectors_at_once_agree(
     with swarm.open("a") as handle:
         handle.write(lines(1, Tier.SWARM, 15)[0] + "\n")
     assert through_index(stores) == whole(stores)
+
+
+@pytest.mark.parametrize("retrieval", [Retrieval.HYBRID, Retrieval.LEXICAL])
+def test_skipping_the_near_duplicate_check_past_the_cut_changes_no_answer(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    retrieval: Retrieval,
+) -> None:
+    from swarmq.knowledge import query
+
+    pruned = [answers(stores(retrieval=retrieval), limit) for limit in (1, 3, 8)]
+    monkeypatch.setattr(query, "_outranked", lambda *_: False)
+    checked = [answers(stores(retrieval=retrieval), limit) for limit in (1, 3, 8)]
+    assert pruned == checked
+    hive = [r for found in checked[2] for r in found if r[1] == "hive"]
+    assert hive, "no hive result reached the answers: the check was never exercised"
