@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import gc
 import heapq
 import logging
 import math
@@ -454,17 +455,29 @@ def search(
     (:mod:`._ftsindex`, ``persistent_index``; under hybrid retrieval with the entries' vectors,
     :mod:`._vecindex`), so a fresh process parses only the entries it returns; an index found
     stale on reading is rebuilt and the search retried once, then the
-    stores are loaded."""
-    for rebuild in (False, True):
-        try:
-            return _search(knowledge, context, limit, persisted=True, rebuild=rebuild)
-        except StaleIndex as exc:
-            log.warning(
-                "knowledge index stale (%s); %s",
-                exc,
-                "loading the stores" if rebuild else "rebuilding it",
-            )
-    return _search(knowledge, context, limit, persisted=False, rebuild=False)
+    stores are loaded.
+
+    The cyclic collector is paused meanwhile: a search through the index allocates a few
+    thousand objects and no cycles, but in a fresh process the collector's first full pass over
+    everything the imports just created (numpy and the model's libraries included) would land
+    in it, about 40 ms whatever the store's size; a store loaded whole allocates objects that
+    all survive, which the collector's passes only slow down."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for rebuild in (False, True):
+            try:
+                return _search(knowledge, context, limit, persisted=True, rebuild=rebuild)
+            except StaleIndex as exc:
+                log.warning(
+                    "knowledge index stale (%s); %s",
+                    exc,
+                    "loading the stores" if rebuild else "rebuilding it",
+                )
+        return _search(knowledge, context, limit, persisted=False, rebuild=False)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _search(
