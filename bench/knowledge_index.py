@@ -192,6 +192,14 @@ def measure(
             "peak_rss_mb": max(lean_peaks),
             "runs": len(alone),
         }  # fmt: skip
+        rows[f"  search without the model load ({path_label})"] = {
+            "p50_ms": statistics.median(a - m for a, m in zip(alone, model, strict=True)),
+            "cpu_p50_ms": statistics.median(
+                a - m for a, m in zip(alone_cpu, model_cpu, strict=True)
+            ),
+            "max_ms": max(a - m for a, m in zip(alone, model, strict=True)),
+            "peak_rss_mb": 0.0, "runs": len(alone),
+        }  # fmt: skip
         rows[f"  of which model load ({path_label})"] = {
             "p50_ms": statistics.median(model), "cpu_p50_ms": statistics.median(model_cpu),
             "max_ms": max(model),
