@@ -21,9 +21,6 @@ import redis
 from tests.chaos.quota_spender import MAX
 from tests.coord.redis_server import RedisServer
 
-# One xdist worker starts the module's Redis once for all its tests.
-pytestmark = pytest.mark.xdist_group("clock_skew_chaos")
-
 ROOT = Path(__file__).resolve().parents[2]
 TWO_DAYS = 2 * 86_400
 FAKETIME = shutil.which("faketime")

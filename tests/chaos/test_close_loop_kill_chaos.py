@@ -34,9 +34,6 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
 
-# One xdist worker makes the module's template and reference run once for all its tests.
-pytestmark = pytest.mark.xdist_group("close_loop_kill_chaos")
-
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 CANDIDATES = 60
 WORDS = [

@@ -16,7 +16,6 @@ import redis
 
 from swarmq.coord import keys
 from swarmq.coord.locks import RedisLocks
-from swarmq.knowledge import _group
 from swarmq.knowledge._group import group_for
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.project import KnowledgeStore
@@ -55,14 +54,6 @@ class Recorded:
     def start_confirm(self) -> Any:  # the confirmation overlapping the append's fsync
         self.calls.append("confirm")
         return self.lease.start_confirm()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def long_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The leader keeps its lock hold for the next group however long the second add takes to
-    queue: the 20 ms default is shorter than a thread start on a loaded machine (then the second
-    group takes a hold of its own), and the hold's limit is not what these tests are about."""
-    monkeypatch.setattr(_group, "HOLD_SECONDS", 60.0)
 
 
 def two_groups(
