@@ -1,12 +1,23 @@
-"""Fixtures: a real Redis (a dedicated database and a per-test key prefix) and real workers."""
+"""Fixtures: a real Redis (a dedicated database and a per-test key prefix) and real workers.
+
+The suite runs in parallel (pytest-xdist, ``-n`` in pyproject's addopts). Each xdist worker gets a
+database of its own, counted down from the one ``SWARMQ_TEST_REDIS_URL`` names (worker ``gw0`` the
+base, ``gw1`` the one below, ...): Celery's broadcast mailboxes (pings, shutdowns) are Redis
+channels named by database, so two workers of the same name in two tests running at once would
+answer each other's pings in one database. A test that takes ``redis_url`` is isolated without
+thinking about it.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
@@ -17,25 +28,74 @@ from swarmq.coord.connection import answers
 from swarmq.workers import embedded_redis
 from tests.support import WorkerProcess, client_app, write_roster
 
-TEST_REDIS_URL = os.environ.get("SWARMQ_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+BASE_REDIS_URL = os.environ.get("SWARMQ_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def worker_redis_url(base: str, worker: str | None) -> str:
+    """``base`` with the database of xdist worker ``worker`` (``gwN``: the base's database minus
+    N); ``base`` itself outside xdist."""
+    if not worker:
+        return base
+    index = int(worker.removeprefix("gw"))
+    parts = urlsplit(base)
+    path = parts.path.strip("/")
+    db = int(path) if path else 0
+    if db - index < 0:
+        raise pytest.UsageError(
+            f"SWARMQ_TEST_REDIS_URL={base}: database {db} leaves none for xdist worker {worker} "
+            f"(worker gwN uses database {db} - N); name a database of at least {index} or run "
+            "fewer workers (-n)"
+        )
+    return urlunsplit(parts._replace(path=f"/{db - index}"))
+
+
+TEST_REDIS_URL = worker_redis_url(BASE_REDIS_URL, os.environ.get("PYTEST_XDIST_WORKER"))
+
+_EMBEDDED = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No Redis answering at the test address: the controlling process (not each xdist worker,
+    which would race for one port) starts swarmq's embedded server there for the whole run, so
+    the suite needs no Redis installed; :func:`pytest_unconfigure` stops it."""
+    if hasattr(config, "workerinput") or answers(BASE_REDIS_URL, timeout=2.0):
+        return
+    runtime = Path(tempfile.mkdtemp(prefix="swarmq-test-redis-"))
+    try:
+        embedded_redis.start(BASE_REDIS_URL, runtime)
+    except embedded_redis.EmbeddedRedisError as exc:  # pragma: no cover - environment problem
+        shutil.rmtree(runtime, ignore_errors=True)
+        raise pytest.UsageError(
+            f"no Redis answers at {BASE_REDIS_URL} and none could be started: {exc}"
+        ) from exc
+    config.stash[_EMBEDDED] = runtime
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runtime = config.stash.get(_EMBEDDED, None)
+    if runtime is not None:
+        embedded_redis.stop(runtime)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.hookimpl(trylast=True)  # after tests/chaos/conftest.py has marked its tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests (``slow``, ``chaos``) first, each group in its collected order: xdist
+    hands tests out in this order, so the short ones fill the workers at the end instead of a
+    long one starting last and running alone."""
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None and item.get_closest_marker("chaos") is None
+        )
+    )
 
 
 @pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The test Redis: the one answering at ``TEST_REDIS_URL``, else swarmq's embedded server
-    started there for this session (so the suite needs no Redis installed) and stopped after."""
-    if answers(TEST_REDIS_URL, timeout=2.0):
-        yield TEST_REDIS_URL
-        return
-    runtime = tmp_path_factory.mktemp("embedded-redis")
-    try:
-        embedded_redis.start(TEST_REDIS_URL, runtime)
-    except embedded_redis.EmbeddedRedisError as exc:  # pragma: no cover - environment problem
-        pytest.fail(f"no Redis answers at {TEST_REDIS_URL} and none could be started: {exc}")
-    try:
-        yield TEST_REDIS_URL
-    finally:
-        embedded_redis.stop(runtime)
+def redis_url() -> str:
+    """This worker's test database (see the module docstring)."""
+    if not answers(TEST_REDIS_URL, timeout=2.0):  # pragma: no cover - environment problem
+        pytest.fail(f"no Redis answers at {TEST_REDIS_URL}")
+    return TEST_REDIS_URL
 
 
 @pytest.fixture

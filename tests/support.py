@@ -144,6 +144,17 @@ class WorkerProcess:
             self.proc.wait(timeout=10)
 
 
+def wait_for_file(path: Path, timeout: float = 30.0) -> Path:
+    """``path`` once it exists: for files a worker writes after the state a test waited for
+    (a mission's archive is written after its ledger says complete)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} was not written within {timeout}s")
+        time.sleep(0.05)
+    return path
+
+
 def client_app(roster_file: Path) -> Celery:
     """A Celery client configured from ``roster_file`` (tasks are sent by name)."""
     return create_app(load_roster(roster_file, env={}))

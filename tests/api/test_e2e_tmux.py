@@ -20,7 +20,7 @@ from swarmq.client import MissionClient
 from swarmq.coord.cluster import Cluster
 from swarmq.roster.loader import load_roster
 from swarmq.workers.processes import host_dir
-from tests.support import REPO, client_app, write_roster
+from tests.support import REPO, client_app, wait_for_file, write_roster
 from tests.workers.test_processes import as_json, swarmq
 
 pytestmark = pytest.mark.slow
@@ -111,6 +111,7 @@ def test_mission_through_api_on_tmux_worker(
             .startswith("# Handoff — w1")
         )
         archive = tmp_path / "shared" / "swarm" / "missions" / mission_id
+        wait_for_file(archive / "mission.json")  # written last, after the ledger says complete
         assert {p.name for p in archive.iterdir() if p.is_file()} == {
             "SUMMARY.md",
             "events.jsonl",

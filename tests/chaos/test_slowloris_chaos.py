@@ -49,13 +49,15 @@ def server(tmp_path: Path, swarm_name: str, redis_url: str) -> str:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while _health(url, 1) != 200:
-        assert proc.poll() is None and time.monotonic() < deadline, "swarmq api did not start"
-        time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    try:
+        deadline = time.monotonic() + 30
+        while _health(url, 1) != 200:
+            assert proc.poll() is None and time.monotonic() < deadline, "swarmq api did not start"
+            time.sleep(0.1)
+        yield url
+    finally:  # a server that started too late is stopped too
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_slow_header_clients_never_lock_a_real_client_out(server: str) -> None:

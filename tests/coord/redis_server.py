@@ -24,6 +24,7 @@ class RedisServer:
     (what ``swarmq``'s embedded Redis and the docs ask of a production Redis)."""
 
     def __init__(self, directory: Path, *, port: int | None = None, durable: bool = False) -> None:
+        self.chosen_port = port is not None
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.directory = directory
@@ -31,6 +32,22 @@ class RedisServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> RedisServer:
+        """Start (or restart) the server; returns once it answers.
+
+        A free port can be taken between :func:`free_port` and the server's bind (tests run in
+        parallel): the server then exits, and a PING at that port would reach someone else's
+        Redis. So the answer counts only from a server whose ``dir`` is ours, and a first start
+        that lost its port takes another one."""
+        for _ in range(5):
+            if self._start_once():
+                return self
+            if self.chosen_port or self.proc is None or self.proc.poll() is None:
+                break
+            self.port = free_port()
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+        raise RuntimeError(f"test Redis on port {self.port} did not start")
+
+    def _start_once(self) -> bool:
         self.proc = subprocess.Popen(
             [
                 str(server_binary()),
@@ -52,13 +69,20 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                redis.Redis.from_url(self.url, socket_connect_timeout=0.2).ping()
-                return self
+                client = redis.Redis.from_url(self.url, socket_connect_timeout=0.2)
+                with client:
+                    served = client.config_get("dir").get("dir")
+                if self.proc.poll() is None and Path(str(served)) == self.directory.resolve():
+                    return True
             except redis.ConnectionError:
-                time.sleep(0.05)
-        raise RuntimeError(f"test Redis on port {self.port} did not start")
+                pass
+            time.sleep(0.05)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        return False
 
     def kill(self) -> None:
         """SIGKILL, as a crash or an OOM kill would end it."""

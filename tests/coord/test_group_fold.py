@@ -101,6 +101,7 @@ def two_groups(
     return answers, leases[0].calls, knowledge
 
 
+@pytest.mark.usefixtures("long_hold")
 def test_the_next_groups_validation_confirms_the_written_group(
     tmp_path: Path, redis_client: redis.Redis, swarm_name: str
 ) -> None:
@@ -112,6 +113,7 @@ def test_the_next_groups_validation_confirms_the_written_group(
     assert [e.lesson for e in knowledge.swarm.read().entries] == [FIRST, SECOND]
 
 
+@pytest.mark.usefixtures("long_hold")
 def test_a_lease_lost_before_the_next_validation_fails_the_written_group(
     tmp_path: Path, redis_client: redis.Redis, swarm_name: str
 ) -> None:

@@ -181,6 +181,7 @@ def test_a_redis_that_lost_its_keys_does_not_block_the_rightful_owner(
     assert path.read_text() == "after restart" and read_fence(path) == 4
 
 
+@pytest.mark.usefixtures("long_hold")
 def test_a_group_commit_leader_whose_lock_is_taken_over_mid_hold_writes_no_more(
     swarm_name: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:

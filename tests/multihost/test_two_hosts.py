@@ -28,6 +28,8 @@ from tests.support import REPO
 
 WHY_NOT = namespaces_unavailable()
 pytestmark = [
+    # One xdist worker builds the module's cluster once and runs its tests in order.
+    pytest.mark.xdist_group("multihost"),
     pytest.mark.slow,
     pytest.mark.timeout(420),
     pytest.mark.skipif(WHY_NOT is not None, reason=f"simulated hosts: {WHY_NOT}"),

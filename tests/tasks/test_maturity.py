@@ -114,6 +114,7 @@ class LineWatcher(threading.Thread):
             time.sleep(0.001)
 
 
+@pytest.mark.slow
 def test_eight_processes_by_500_mixed_ops_lose_nothing(
     start_worker: Callable[..., WorkerProcess],
     celery_client: Celery,

@@ -22,7 +22,7 @@ from swarmq.missions.states import MissionState
 from swarmq.profiles.events import read_events
 from swarmq.profiles.layout import ProfileLayout
 from swarmq.roster.loader import load_roster
-from tests.support import REPO, WorkerProcess, write_roster
+from tests.support import REPO, WorkerProcess, wait_for_file, write_roster
 
 AGENT = [sys.executable, str(REPO / "tests" / "agent_script.py"), "{prompt_file}"]
 
@@ -125,7 +125,8 @@ def test_kill_mid_mission_redelivers_without_duplicates(
     time.sleep(0.5)
     no_duplicate_events(read_events(layout, mission.id))
     archive = client.roster.shared_dir / "swarm" / "missions" / mission.id
-    assert json.loads((archive / "mission.json").read_text())["state"] == "complete"
+    # Written after the ledger says complete: waited for, not assumed after the sleep above.
+    assert json.loads(wait_for_file(archive / "mission.json").read_text())["state"] == "complete"
 
 
 def test_bad_agents_and_workers_get_clear_states(
