@@ -90,6 +90,12 @@ def _parts(path: str) -> list[str]:
     return [p for p in _SEPARATORS.split(path.strip().strip("'\"")) if p and p != "."]
 
 
+def base_name(path: str) -> str:
+    """The last component of a path as a call writes it (quotes and separators ignored)."""
+    parts = _parts(path)
+    return parts[-1] if parts else ""
+
+
 def _mistyped(wrong: list[str], right: list[str]) -> bool:
     """Whether the wrong root is the right one mistyped (``.specify.specify`` for ``.specify``,
     ``scr`` for ``src``): one component against one, either the other one repeated or two edits
@@ -259,6 +265,7 @@ def nothing_found(output: str) -> bool:
 
 __all__ = [
     "Relocation",
+    "base_name",
     "file_paths",
     "nothing_found",
     "relocation",

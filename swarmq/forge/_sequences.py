@@ -45,6 +45,7 @@ from swarmq.forge._envfacts import (
     tool_rule,
 )
 from swarmq.forge._layout import (
+    base_name,
     file_paths,
     nothing_found,
     relocation,
@@ -331,10 +332,6 @@ def _elide_paths(error: str, call: str) -> str:
     return error
 
 
-def _base_name(path: str) -> str:
-    return _PATH_SPLIT.split(path.strip().strip("'\"").rstrip("/\\"))[-1]
-
-
 def fixed(
     failure: _Failure, tool: str, call: str, index: int, line_no: int, timestamp: str | None
 ) -> Sequence:
@@ -429,7 +426,7 @@ class SequenceMiner:
         call = summarise_call(raw)  # may cost a JSON parse: only when something waits
         if self.absent:
             for path in file_paths(tool, call):
-                self.absent.pop(_base_name(path).lower(), None)
+                self.absent.pop(base_name(path).lower(), None)
         if self.missing_files:
             self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
@@ -487,7 +484,7 @@ class SequenceMiner:
         if not names or not nothing_found(output):
             return
         for missing in self.missing_files:  # still waiting: found elsewhere, it is moved
-            name = _base_name(missing.path)
+            name = base_name(missing.path)
             key = f"absent\0{name.lower()}"
             if name.lower() not in names:
                 continue
