@@ -21,9 +21,12 @@ _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
-    r"killed|not a tty|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
+    r"killed|not a tty|^fatal:|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
+WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
+"""A warning: printed beside a failure, rarely its cause. An output whose only error-like
+lines are warnings does not say why the call failed (a lesson naming the warning misleads)."""
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
     r"exit code:? \d+$|now using node v)|"
@@ -159,6 +162,7 @@ def error_excerpt(text: str) -> str:
     if not lines:
         return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told
     errors = [line for line in lines if ERROR_LINE.search(line)]
+    errors.sort(key=lambda line: WARNING_LINE.match(line) is not None)  # warnings last
     record = _powershell_record(lines) if "+ CategoryInfo" in text else ""
     best = (
         record
@@ -236,8 +240,10 @@ def reason_of(text: str) -> str:
     sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
     if sentence.rstrip("*_ ").endswith((":", "：")):
         return ""
-    if len(sentence) >= 25 and sum(map(str.isascii, sentence)) < 0.7 * len(sentence):
-        return clip(sentence, 240)  # another language: no English cue words to look for
+    letters = [c for c in sentence if c.isalpha()]
+    if len(sentence) >= 25 and sum(not c.isascii() for c in letters) > 0.3 * len(letters):
+        return clip(sentence, 240)  # another language: no English cue words to look for (its
+        # letters, not box-drawing banners or emoji, tell)
     if len(sentence) < 25 or not re.search(
         r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
         r"need|must|requires?|only)\b",

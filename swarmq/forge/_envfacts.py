@@ -135,6 +135,31 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
     return ""
 
 
+_NO_SUBCOMMAND = (
+    re.compile(r"unknown command [\"'](?P<word>[^\"'\s]+)[\"'] for [\"'](?P<parent>[^\"']+)[\"']"),
+    re.compile(r"unrecognized subcommand [\"'`](?P<word>[^\"'`\s]+)[\"'`]"),
+    re.compile(r"No such command [\"'`](?P<word>[^\"'`\s]+)[\"'`]"),
+    re.compile(r"invalid choice: [\"'](?P<word>[^\"'\s]+)[\"'] \(choose from"),
+    re.compile(r"(?P<parent>[\w.-]+): [\"'](?P<word>[^\"'\s]+)[\"'] is not a [\w.-]+ command"),
+    re.compile(r"^Unknown command: [\"'](?P<word>[^\"'\s]+)[\"']", re.MULTILINE),
+)
+"""How command-line frameworks say a subcommand does not exist: cobra (``unknown command
+"pending" for "gt deacon"``), clap, click, argparse, git and docker, npm."""
+
+
+def missing_subcommand(program: str, error: str) -> tuple[str, str] | None:
+    """The subcommand ``error`` says the program has not, and the command it was asked of
+    (``("pending", "gt deacon")``); ``None`` when the error says no such thing. Which commands
+    an installed program has is a fact of this machine: the next session's agent, trained on
+    another version's documentation, calls the same missing command again."""
+    for pattern in _NO_SUBCOMMAND:
+        found = pattern.search(error)
+        if found:
+            groups = found.groupdict()
+            return found.group("word"), groups.get("parent") or program
+    return None
+
+
 def environment_fact(program: str, error: str, call: str = "") -> str:
     """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
     or ``""`` when it says nothing about it."""
@@ -157,6 +182,9 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
         return f"`{name}` may not be run here (sandbox or permissions)"
     if _REFUSED.search(error):
         return f"`{program}` is refused here (sandbox or permissions)"
+    absent = missing_subcommand(program, error)
+    if absent and program:
+        return f"the `{absent[1]}` installed here has no `{absent[0]}` command"
     return ""
 
 
@@ -166,6 +194,7 @@ __all__ = [
     "environment_fact",
     "literal_glob",
     "missing_program",
+    "missing_subcommand",
     "same_family",
     "tool_rule",
 ]

@@ -24,6 +24,7 @@ from swarmq.forge._calls import (
     CD_PREFIX,
     ERROR_LINE,
     LITERAL_GLOB,
+    WARNING_LINE,
     as_text,
     clip,
     error_excerpt,
@@ -41,6 +42,7 @@ from swarmq.forge._envfacts import (
     environment_fact,
     literal_glob,
     missing_program,
+    missing_subcommand,
     same_family,
     tool_rule,
 )
@@ -104,9 +106,12 @@ _PROBES = frozenset(
 )
 _PROBE_CALL = re.compile(
     r"^(?:git (?:status|rev-parse|log|diff|remote|show|ls-files)|mdfind|locate)\b|"
-    r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes))*\s*(?:$|[|;&])|\s--version\b"
+    r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes|--show-current))*\s*(?:$|[|;&])|\s--version\b"
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
+_PROBE_REFUSED = re.compile(r"detected dubious ownership|safe\.directory", re.IGNORECASE)
+"""A probe that could not ask at all: git refusing a repository another user owns answers no
+question about it, and until ``safe.directory`` is set every git call here fails alike."""
 _LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
 """Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
@@ -246,6 +251,17 @@ class _Failure:
     reason: str = ""
     also: str = ""
     """For a missing program, its stand-in that failed too (its call and error)."""
+    remedies: list[str] = field(default_factory=list)
+    """The working calls of the same tool since the failure that did something (not looks),
+    the last few: when the failed call itself works next, the last of them was its cure (``git
+    config --global --add safe.directory …`` for ``git status``, ``git checkout <feature>`` for
+    Spec-Kit's "Not on a feature branch")."""
+
+
+REMEDIES_KEPT = 2
+"""How many working calls before a failed call's identical retry may hold its cure: the one
+just before it (``git config --global --add safe.directory …`` between two ``git status``),
+or one step earlier; further back it is the task's work, not the cure."""
 
 
 @dataclass
@@ -266,6 +282,9 @@ class Sequence:
     """For a missing program, the stand-in the agent tried that failed too: ``python`` missing
     and ``python3 -m pytest`` answering "No module named pytest" says both that ``python3`` is
     there and that the tests cannot run, which neither failure says alone."""
+    retried: bool = False
+    """The fix was done beside the failed call, which then worked as it was (``git config
+    --global --add safe.directory …``, then the same ``git status``), not run in its place."""
 
     @property
     def fact(self) -> str:
@@ -306,6 +325,8 @@ class Sequence:
             text += f"; {self.also}"
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
+        if self.retried:
+            return f"{text}; after `{self.fixed_call}` the same call worked."
         return f"{text}; `{self.fixed_call}` worked instead."
 
 
@@ -330,6 +351,18 @@ def _elide_paths(error: str, call: str) -> str:
             short = short if len(short) < LONG_PATH else parts[-1]
             error = error.replace(path, "…" + separator + short)
     return error
+
+
+def _last_step(call: str) -> str:
+    """A call's last ``&&`` step, normalised: ``pwd && git status`` and ``cd ~/gt && git
+    status`` run the same command again."""
+    return normal(call.rsplit("&&", 1)[-1])
+
+
+def _unknown_word(failure: _Failure) -> str:
+    """The subcommand the failed call's program said it does not have (``""`` when none)."""
+    absent = missing_subcommand(program(failure.call), failure.error)
+    return absent[0].lower() if absent else ""
 
 
 def fixed(
@@ -550,6 +583,7 @@ class SequenceMiner:
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
+            and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
         ) or _CODE_ERROR.search(output[:1500]):
             return False  # a probe's failure is its answer, unless the shell could not parse it or
@@ -568,7 +602,11 @@ class SequenceMiner:
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
-        if not error or not ERROR_LINE.search(error):
+        if (
+            not error
+            or not ERROR_LINE.search(error)
+            or (WARNING_LINE.match(error) and not _ENVIRONMENT.search(error))
+        ):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
             _TEST_RUN.match(bare)
@@ -633,11 +671,24 @@ class SequenceMiner:
                 and (
                     failure.tool in _DELEGATING
                     or program(call) != program(failure.call)
-                    or self._same_target(failure.call, call)
+                    or self._same_target(failure.call, call, _unknown_word(failure))
                 )
             ):
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
+            if call and _last_step(call) == _last_step(failure.call) and failure.remedies:
+                cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
+                cure.retried = True
+                self.closed.append(cure)
+                continue
+            if (
+                call
+                and not self._only_looks(call, failure)
+                and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
+                and program(call) not in _PROBES
+                and _last_step(call) != _last_step(failure.call)
+            ):
+                failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]
             failure.waited += 1
             if failure.waited < self.window * (
                 ENVIRONMENT_PATIENCE if _ENVIRONMENT.search(failure.error) else 1
@@ -760,15 +811,19 @@ class SequenceMiner:
         )
 
     @staticmethod
-    def _same_target(failed: str, call: str) -> bool:
+    def _same_target(failed: str, call: str, unknown: str = "") -> bool:
         """Whether a later call of the same program works on what the failed one worked on,
         changed in how (an option, quoting, a path's form), so it may be the cure. A call on
         other files or with other words (``rg "A" x.py`` failed, ``rg "B" y.py`` worked) is the
-        next step of the task, not a fix of the failure."""
+        next step of the task, not a fix of the failure. ``unknown``: the word the program said
+        it has no command for, which its cure replaces (``gt deacon pending`` → ``gt deacon
+        trigger-pending``, ``bd tree X`` → ``bd list --parent=X``); the rest must still match."""
         every_failed, paths_failed = operands(failed)
         every_call, paths_call = operands(call)
         if paths_failed:
             return bool(paths_failed & paths_call)
+        if unknown and every_failed - {unknown}:
+            every_failed = every_failed - {unknown}
         if not every_failed:
             return True
         return len(every_failed & every_call) * 2 > len(every_failed)
@@ -802,6 +857,7 @@ class SequenceMiner:
             _ENVIRONMENT.search(failure.error)
             or _SHELL_SYNTAX.search(failure.error)
             or tool_rule(program(failure.call), failure.error, failure.call)
+            or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
 

@@ -694,3 +694,133 @@ def test_reading_the_failing_script_is_no_fix(
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert not any("worked instead" in lesson for lesson in found)
+
+
+def test_a_missing_subcommand_is_fixed_by_the_call_that_replaces_its_word(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the patrol")
+        .bash(
+            "gt deacon pending",
+            'Exit code 1\nError: unknown command "pending" for "gt deacon"\n'
+            "Run 'gt deacon --help' for available commands",
+            error=True,
+        )
+        .bash("gt deacon trigger-pending", "○ No pending spawns")
+        .bash("bd tree cr-wisp-e3y", 'Error: unknown command "tree" for "bd"', error=True)
+        .bash("bd list --parent=cr-wisp-e3y", "cr-wisp-e3y.1  open")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        '`gt deacon pending` failed (Error: unknown command "pending" for "gt deacon"); '
+        "`gt deacon trigger-pending` worked instead.",
+        '`bd tree cr-wisp-e3y` failed (Error: unknown command "tree" for "bd"); '
+        "`bd list --parent=cr-wisp-e3y` worked instead.",
+    ]
+
+
+def test_a_missing_subcommand_nothing_replaced_is_a_fact_of_the_installed_program(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("check the context, then close the step")
+        .bash(
+            "gt context --usage",
+            'Exit code 1\nError: unknown command "context" for "gt"\nRun \'gt --help\' for usage.',
+            error=True,
+        )
+        .say(
+            "```\n═══════════════════════════════\n  🔄 LOOP-OR-EXIT\n  Context is low (~16%), "
+            "preparing to loop\n═══════════════════════════════\n```"
+        )
+        .bash("bd close hq-wisp-6n7", "✓ Closed hq-wisp-6n7")
+        .bash("gt mail inbox", "📬 Inbox: 0 messages")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    # the banner the agent printed next is no reason; the next ``gt`` call, on other words, is
+    # no cure
+    assert found == [
+        '`gt context --usage` failed (Error: unknown command "context" for "gt"); '
+        "the `gt` installed here has no `context` command."
+    ]
+
+
+def test_missing_subcommands_as_frameworks_say_them() -> None:
+    assert "has no `pending` command" in environment_fact(
+        "gt", 'Error: unknown command "pending" for "gt deacon"'
+    )
+    assert "`git` installed here has no `stauts`" in environment_fact(
+        "git", "git: 'stauts' is not a git command. See 'git --help'."
+    )
+    assert "has no `serve`" in environment_fact("mytool", "Error: No such command 'serve'.")
+    assert "has no `lint`" in environment_fact(
+        "manage.py", "manage.py: error: argument cmd: invalid choice: 'lint' (choose from 'run')"
+    )
+    assert "has no `fmt`" in environment_fact("tool", "error: unrecognized subcommand 'fmt'")
+    assert environment_fact("gt", "Error: unknown flag: --tree") == ""
+
+
+def test_a_cure_run_beside_the_failed_call_which_then_works_is_the_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    dubious = (
+        "Exit code 128\nfatal: detected dubious ownership in repository at '/home/u/gt'\n"
+        "To add an exception for this directory, call:\n\n"
+        "\tgit config --global --add safe.directory /home/u/gt"
+    )
+    session = (
+        ClaudeSession()
+        .user("why does the doctor fail?")
+        .bash("pwd && git status", dubious, error=True)
+        .bash("git config --global --add safe.directory /home/u/gt", "")
+        .bash("cd /home/u/gt && git status", "On branch master\nNo commits yet")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`pwd && git status` failed (fatal: detected dubious ownership in repository at "
+        "'/home/u/gt'); after `git config --global --add safe.directory /home/u/gt` the same "
+        "call worked."
+    ]
+    # a look between the failure and its identical retry cured nothing: no lesson names it
+    looked = (
+        ClaudeSession()
+        .user("plan the feature")
+        .bash(
+            ".specify/scripts/bash/setup-plan.sh --json",
+            "ERROR: Not on a feature branch. Current branch: main",
+            error=True,
+        )
+        .bash("git branch --show-current", "main")
+        .bash(".specify/scripts/bash/setup-plan.sh --json", '{"FEATURE_SPEC": "specs/001/spec.md"}')
+    )
+    assert not any(
+        "git branch" in lesson
+        for lesson in sequences(
+            forge_transcript(looked.write(tmp_path / "t.jsonl"), layout, locks).found
+        )
+    )
+
+
+def test_an_output_whose_only_error_lines_are_warnings_says_no_cause(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    assert error_excerpt("Warn: font missing\nError: module x not found") == (
+        "Error: module x not found"
+    )
+    session = (
+        ClaudeSession()
+        .user("update the module")
+        .bash(
+            "docker exec web odoo -u crm --stop-after-init",
+            "Exit code 255\nINFO odoo: version 18\nWarn: Can't find .pfb for face 'Courier'",
+            error=True,
+        )
+        .bash("docker-compose restart web", "Restarting web ... done")
+        .bash("docker exec web odoo -u crm --stop-after-init", "INFO odoo: modules loaded")
+    )
+    assert (
+        sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
+    )
