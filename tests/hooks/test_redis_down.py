@@ -8,6 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
+from swarmq.eval.forge import load_labels
 from swarmq.roster.loader import load_roster
 from swarmq.storage.spool import swarm_state_dir
 from tests.coord.redis_server import RedisServer
@@ -18,13 +19,30 @@ from tests.support import WorkerProcess, client_app, write_roster
 HOOKS = 50
 
 
+EXAMINED = (
+    "labels.yaml",
+    "labels-fresh.yaml",
+    "labels-heldout2.yaml",
+    "labels-heldout3.yaml",
+    "labels-heldout4.yaml",
+)
+"""Label files whose sessions the forge rules were already studied on: the test forges only
+these, so the suite never forges a held-apart session still kept clean for a reading."""
+
+
 def _transcripts(claude_home: Path, project: Path) -> list[tuple[str, Path]]:
-    """Fifty real Claude Code and Codex sessions (the smallest), each under a new session id in
-    the agent's own layout."""
+    """Fifty real Claude Code and Codex sessions (the smallest of the examined sets), each under
+    a new session id in the agent's own layout."""
+    examined = {s.file.name for name in EXAMINED for s in load_labels(SESSIONS.parent / name)}
     sources = sorted(
-        (p for p in SESSIONS.glob("*.jsonl") if p.name.startswith(("cc-", "cx-", "cxold-"))),
+        (
+            p
+            for p in SESSIONS.glob("*.jsonl")
+            if p.name.startswith(("cc-", "cx-", "cxold-")) and p.name in examined
+        ),
         key=lambda p: p.stat().st_size,
     )[:HOOKS]
+    assert len(sources) == HOOKS
     out = []
     directory = claude_home / "projects" / encode_project(project)
     directory.mkdir(parents=True, exist_ok=True)
