@@ -21,7 +21,7 @@ _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
-    r"killed|not a tty|^fatal:|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
+    r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
 WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
@@ -95,6 +95,16 @@ def summarise_call(call: Any) -> str:
     """The part of a tool call's input a reader needs: the command, path, pattern or patch head
     (marked ``(escalated)`` when the call asked to leave the sandbox). ``call`` is the input as
     the record holds it: an object, or a JSON or plain string."""
+    summary, escalated = _command(call)
+    return clip(summary, 160) + (" (escalated)" if escalated else "")
+
+
+def whole_call(call: Any) -> str:
+    """:func:`summarise_call` unclipped and unmarked: what tells two long calls apart."""
+    return _command(call)[0]
+
+
+def _command(call: Any) -> tuple[str, bool]:
     text = as_text(call)
     value: object = call if isinstance(call, dict | list) else text
     escalated = '"with_escalated_permissions":true' in text or '"require_escalated"' in text
@@ -116,8 +126,7 @@ def summarise_call(call: Any) -> str:
         if len(parts) >= 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
             parts = parts[2:]
         value = " ".join(parts)
-    summary = " ".join(str(value).split())
-    return clip(summary, 160) + (" (escalated)" if escalated else "")
+    return " ".join(str(value).split()), escalated
 
 
 _PS_RECORD = re.compile(r"^\+ CategoryInfo\s*:")

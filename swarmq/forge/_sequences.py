@@ -35,6 +35,7 @@ from swarmq.forge._calls import (
     reason_of,
     sandbox_wrapped,
     summarise_call,
+    whole_call,
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
@@ -251,6 +252,8 @@ class _Failure:
     reason: str = ""
     also: str = ""
     """For a missing program, its stand-in that failed too (its call and error)."""
+    whole: str = ""
+    """The failed call unclipped (a summary is cut: two long calls may share their summary)."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -359,6 +362,13 @@ def _last_step(call: str) -> str:
     return normal(call.rsplit("&&", 1)[-1])
 
 
+def _retried(call: str, failure: _Failure) -> bool:
+    """Whether ``call`` (unclipped) runs the failed call's last step again, as it was; a bare
+    program (``bash`` with its script on stdin) is no call that can be told again."""
+    step = _last_step(failure.whole or failure.call)
+    return len(step.split()) > 1 and _last_step(call) == step
+
+
 def _unknown_word(failure: _Failure) -> str:
     """The subcommand the failed call's program said it does not have (``""`` when none)."""
     absent = missing_subcommand(program(failure.call), failure.error)
@@ -464,7 +474,7 @@ class SequenceMiner:
             self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
-            self._succeeded(tool, call, index, line_no, timestamp)
+            self._succeeded(tool, call, index, line_no, timestamp, whole_call(raw))
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
         """The call a result answers: the one its id names (parallel calls answer out of order,
@@ -626,15 +636,23 @@ class SequenceMiner:
             self.repeated += 1  # the same failure again: counted once
             return False
         self.seen_signatures.add(signature)
-        self.open_failures.append(_Failure(tool, call, error, index))
+        self.open_failures.append(_Failure(tool, call, error, index, whole=whole_call(raw)))
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
         del self.open_failures[:-8]
         return True
 
     def _succeeded(
-        self, tool: str, call: str, index: int, line_no: int, timestamp: str | None
+        self,
+        tool: str,
+        call: str,
+        index: int,
+        line_no: int,
+        timestamp: str | None,
+        whole: str = "",
     ) -> None:
+        """Close the open failures ``call`` cures (``whole``: the call unclipped, so the
+        programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
         still_open = []
         for failure in self.open_failures:
             if failure.tool != tool and failure.tool not in _DELEGATING:
@@ -645,7 +663,7 @@ class SequenceMiner:
                 else:
                     still_open.append(failure)
                 continue
-            named = _named(call)
+            named = _named(whole or call)
             missing = missing_program(program(failure.call), failure.error, failure.call)
             related = (
                 failure.tool in _DELEGATING
@@ -676,7 +694,7 @@ class SequenceMiner:
             ):
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
-            if call and _last_step(call) == _last_step(failure.call) and failure.remedies:
+            if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
                 cure.retried = True
                 self.closed.append(cure)
@@ -686,7 +704,8 @@ class SequenceMiner:
                 and not self._only_looks(call, failure)
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
                 and program(call) not in _PROBES
-                and _last_step(call) != _last_step(failure.call)
+                and not same_family("cat", program(call))
+                and not _retried(whole or call, failure)
             ):
                 failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]
             failure.waited += 1

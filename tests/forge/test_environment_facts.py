@@ -824,3 +824,59 @@ def test_an_output_whose_only_error_lines_are_warnings_says_no_cause(
     assert (
         sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found) == []
     )
+
+
+def test_a_package_manager_error_code_is_an_error_and_a_long_chain_names_its_last_programs(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    long_fix = (
+        "mkdir -p /home/ken/portal/docs/abuse && cp /home/ken/docs/abuse/story-us-001-hard-caps.txt "
+        "/home/ken/portal/docs/abuse/story-us-001-hard-caps.txt && git add "
+        'docs/abuse/story-us-001-hard-caps.txt && git commit -m "docs: add story memory"'
+    )
+    session = (
+        ClaudeSession()
+        .user("typecheck, then commit the story memory")
+        .bash(
+            "pnpm run typecheck 2>&1",
+            "Exit code 1\n\u2009ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND\u2009 No package.json (or "
+            'package.yaml, or package.json5) was found in "/home/ken".',
+            error=True,
+        )
+        .bash("cd /home/ken/portal && pnpm run typecheck 2>&1", "> tsc --noEmit")
+        .bash(
+            'cd /home/ken && git add docs/abuse/story-us-001-hard-caps.txt && git commit -m "docs"',
+            "Exit code 128\nfatal: not a git repository (or any of the parent directories): .git",
+            error=True,
+        )
+        .bash(long_fix, "[main e685724] docs: add story memory")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 2
+    assert found[0].startswith("`pnpm run typecheck 2>&1` failed (ERR_PNPM_NO_IMPORTER_MANIFEST")
+    assert found[0].endswith("`cd /home/ken/portal && pnpm run typecheck 2>&1` worked instead.")
+    assert "fatal: not a git repository" in found[1] and "`mkdir -p /home/ken/portal" in found[1]
+
+
+def test_no_cure_is_named_for_a_bare_program_or_by_reading_another_file(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    flaky = (
+        'execution error: Io(Custom { kind: Other, error: "CreateProcessWithLogonW failed: 1056" })'
+    )
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "review the controllers"),
+            ("shell", (["pwsh", "-Command", "Get-Content src\\A.cs"], flaky, 1)),
+            ("shell", (["pwsh", "-Command", "Get-Content src\\B.cs"], "class B {}", 0)),
+            ("shell", (["pwsh", "-Command", "Get-Content src\\A.cs"], "class A {}", 0)),
+            ("shell", (["bash"], "docs/x.md: line 1: #: command not found", 127)),
+            ("shell", (["python3", "-c", "print(1)"], "1", 0)),
+            ("shell", (["bash"], "", 0)),
+        ],
+    )
+    assert not any(
+        "the same call worked" in lesson
+        for lesson in sequences(forge_transcript(path, layout, locks).found)
+    )
