@@ -135,6 +135,9 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
     return ""
 
 
+_CRLF = re.compile(r"\$'\\r'|\bbash\\r\b|\bsh\\r\b|\r: command not found")
+"""A script saved with Windows line endings: bash reads the ``\\r`` as part of each command
+(``$'\\r': command not found``) or of the interpreter's name (``/usr/bin/env: 'bash\\r'``)."""
 _NO_SUBCOMMAND = (
     re.compile(r"unknown command [\"'](?P<word>[^\"'\s]+)[\"'] for [\"'](?P<parent>[^\"']+)[\"']"),
     re.compile(r"unrecognized subcommand [\"'`](?P<word>[^\"'`\s]+)[\"'`]"),
@@ -145,6 +148,11 @@ _NO_SUBCOMMAND = (
 )
 """How command-line frameworks say a subcommand does not exist: cobra (``unknown command
 "pending" for "gt deacon"``), clap, click, argparse, git and docker, npm."""
+
+
+def crlf_script(error: str) -> bool:
+    """Whether ``error`` is bash failing on a script's Windows line endings."""
+    return _CRLF.search(error) is not None
 
 
 def missing_subcommand(program: str, error: str) -> tuple[str, str] | None:
@@ -182,6 +190,8 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
         return f"`{name}` may not be run here (sandbox or permissions)"
     if _REFUSED.search(error):
         return f"`{program}` is refused here (sandbox or permissions)"
+    if _CRLF.search(error):
+        return "the script has Windows (CRLF) line endings, which bash cannot run: convert it to LF"
     absent = missing_subcommand(program, error)
     if absent and program:
         return f"the `{absent[1]}` installed here has no `{absent[0]}` command"
@@ -192,6 +202,7 @@ __all__ = [
     "FAMILIES",
     "TOO_LARGE",
     "environment_fact",
+    "crlf_script",
     "literal_glob",
     "missing_program",
     "missing_subcommand",

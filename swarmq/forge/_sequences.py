@@ -40,6 +40,7 @@ from swarmq.forge._calls import (
 )
 from swarmq.forge._envfacts import (
     TOO_LARGE,
+    crlf_script,
     environment_fact,
     literal_glob,
     missing_program,
@@ -595,6 +596,7 @@ class SequenceMiner:
             and not _SHELL_SYNTAX.search(output[:600])
             and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
+            and not self._probed_missing(call, output)
         ) or _CODE_ERROR.search(output[:1500]):
             return False  # a probe's failure is its answer, unless the shell could not parse it or
             # a program later in its pipeline is missing (``tail log | jq``)
@@ -779,6 +781,17 @@ class SequenceMiner:
         return not error
 
     @staticmethod
+    def _probed_missing(call: str, output: str) -> bool:
+        """Whether a program asked for its version is not there at all (``python --version``:
+        "python: command not found"): the answer is a fact of the machine, and the program the
+        agent then runs instead (``python3``) is its cure."""
+        runs = program(call)
+        return (
+            runs not in _PROBES
+            and missing_program(runs, error_excerpt(output[:600]), call) == runs
+        )
+
+    @staticmethod
     def _stage_missing(call: str, whole: str, output: str) -> bool:
         """Whether the output says that a program the call runs after its first is missing
         (``whole``: the call unclipped, so a long pipeline's tail is there)."""
@@ -872,10 +885,19 @@ class SequenceMiner:
     def _give_up(self, failure: _Failure) -> None:
         """A failure nothing fixed is a lesson on its own when it says something about the
         machine, the shell's syntax or a rule of the agent's tools."""
+        runs = program(failure.call)
         if (
-            _ENVIRONMENT.search(failure.error)
+            (
+                _ENVIRONMENT.search(failure.error)
+                and not (
+                    _MISSING_PROGRAM.search(failure.error)
+                    and not missing_program(runs, failure.error, failure.call)
+                    and not _ENVIRONMENT.search(_MISSING_PROGRAM.sub("", failure.error))
+                )  # "command not found" naming no program (a script's stray line): says nothing
+            )
             or _SHELL_SYNTAX.search(failure.error)
-            or tool_rule(program(failure.call), failure.error, failure.call)
+            or crlf_script(failure.error)
+            or tool_rule(runs, failure.error, failure.call)
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)

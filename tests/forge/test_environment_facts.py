@@ -880,3 +880,36 @@ def test_no_cure_is_named_for_a_bare_program_or_by_reading_another_file(
         "the same call worked" in lesson
         for lesson in sequences(forge_transcript(path, layout, locks).found)
     )
+
+
+def test_a_program_missing_when_asked_its_version_is_a_fact_cured_by_its_family(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "which python is here?"),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", "python --version"],
+                    "/bin/bash: line 1: python: command not found",
+                    127,
+                ),
+            ),
+            ("shell", (["bash", "-lc", "python3 --version"], "Python 3.12.3", 0)),
+            # a script's stray line "command not found" names no program: no fact
+            ("shell", (["bash"], "docs/x.md: line 1: \ufeff#: command not found", 127)),
+        ],
+    )
+    assert sequences(forge_transcript(path, layout, locks).found) == [
+        "`python --version` failed (/bin/bash: line 1: python: command not found); `python` is "
+        "not installed here (not on PATH); `python3 --version` worked instead."
+    ]
+
+
+def test_a_script_with_windows_line_endings_is_a_fact() -> None:
+    crlf = "the script has Windows (CRLF) line endings, which bash cannot run: convert it to LF"
+    assert environment_fact("bash", "x.sh: line 2: $'\\r': command not found") == crlf
+    assert environment_fact("x.sh", "/usr/bin/env: ‘bash\\r’: No such file or directory") == crlf
+    assert environment_fact("bash", "bash: line 1: rake: command not found") != crlf
