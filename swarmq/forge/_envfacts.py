@@ -201,8 +201,8 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
 __all__ = [
     "FAMILIES",
     "TOO_LARGE",
-    "environment_fact",
     "crlf_script",
+    "environment_fact",
     "literal_glob",
     "missing_program",
     "missing_subcommand",

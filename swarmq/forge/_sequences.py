@@ -787,8 +787,7 @@ class SequenceMiner:
         agent then runs instead (``python3``) is its cure."""
         runs = program(call)
         return (
-            runs not in _PROBES
-            and missing_program(runs, error_excerpt(output[:600]), call) == runs
+            runs not in _PROBES and missing_program(runs, error_excerpt(output[:600]), call) == runs
         )
 
     @staticmethod
