@@ -49,6 +49,12 @@ class ForgeConfig(BaseModel):
     """Confidence taken from a failure about the machine that no retry fixed (no proof of a cure)."""
     retry_window: Annotated[int, Field(ge=1, le=50)] = 4
     """Later calls of the same tool within which a different, successful call counts as the retry."""
+    max_narrated: Annotated[int, Field(ge=0, le=100)] = 3
+    """At most this many lessons of one session taken from the agent's own prose (the most
+    confident; ``0`` keeps all): an agent that narrates many diagnoses is debugging its own
+    code, and its narration is the work, not lessons (measured in docs/QUALITY.md: on the
+    held-apart sets most such sessions' passages were task-specific, on the labelled development
+    set the cap costs 2 of 96 lessons)."""
     template_memory: bool = True
     """Reject passages already seen in another transcript of the workspace (pasted templates)."""
     transcript_roots: list[Path] = Field(default_factory=list)

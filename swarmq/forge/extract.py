@@ -104,6 +104,19 @@ lesson; classifying it as one passage would cost memory in proportion (a 50 MB m
 ~800 MiB), so it is counted as ``oversized`` and skipped. Its tool failures are still mined."""
 
 
+def _strongest_narrated(
+    found: list[ForgedCandidate], limit: int, result: ForgeResult
+) -> list[ForgedCandidate]:
+    """``found`` with at most ``limit`` candidates from the agent's own prose (the most
+    confident, the earlier on a tie), in order; the rest counted as rejected."""
+    narrated = [i for i, c in enumerate(found) if c.extractor == "rules" and c.role == "assistant"]
+    if len(narrated) <= limit:
+        return found
+    dropped = set(sorted(narrated, key=lambda i: (-found[i].confidence, i))[limit:])
+    result.rejected["narration"] += len(dropped)
+    return [c for i, c in enumerate(found) if i not in dropped]
+
+
 def extract_candidates(
     transcript: Transcript,
     config: ForgeConfig,
@@ -396,6 +409,8 @@ def forge_transcript(
         )
         hashes = {c.content_hash for c in found}
         found += [c for c in extra if c.content_hash not in hashes]
+    if config.max_narrated:
+        found = _strongest_narrated(found, config.max_narrated, result)
     found, secret = without_secrets(found)  # nothing a transcript printed leaves it as a secret
     result.rejected.update({"secret": secret} if secret else {})
     result.report = transcript.report.as_dict()

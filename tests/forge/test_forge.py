@@ -14,10 +14,12 @@ from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
+EVERY = ForgeConfig(max_narrated=0)
+"""The mechanics tests count every lesson of the fixture, which narrates more than the cap."""
 
 
 def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: LocalLocks) -> None:
-    result = forge_transcript(CLAUDE, layout, locks)
+    result = forge_transcript(CLAUDE, layout, locks, EVERY)
     assert result.status == "forged" and result.format == "claude-code"
     assert result.new == result.candidates == 7
     assert result.report["unknown_types"] == {"x-experimental-telemetry": 1}
@@ -50,14 +52,14 @@ def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: Loca
 
 
 def test_reforging_adds_nothing(layout: AgentsLayout, locks: LocalLocks, tmp_path: Path) -> None:
-    first = forge_transcript(CLAUDE, layout, locks, key="mission-42")
-    again = forge_transcript(CLAUDE, layout, locks, key="mission-42")
+    first = forge_transcript(CLAUDE, layout, locks, EVERY, key="mission-42")
+    again = forge_transcript(CLAUDE, layout, locks, EVERY, key="mission-42")
     assert again.status == "unchanged" and again.messages == 0  # the ledger: not even read
-    forced = forge_transcript(CLAUDE, layout, locks, key="mission-42", force=True)
+    forced = forge_transcript(CLAUDE, layout, locks, EVERY, key="mission-42", force=True)
     assert forced.status == "nothing-new" and forced.new == 0 and forced.duplicates == 7
     copy = tmp_path / "elsewhere.jsonl"
     shutil.copy(CLAUDE, copy)
-    moved = forge_transcript(copy, layout, locks)  # same content under another path and key
+    moved = forge_transcript(copy, layout, locks, EVERY)  # same content under another path and key
     assert moved.status == "nothing-new" and moved.new == 0
     assert list(layout.pending.iterdir()) == [Path(str(first.pending_file))]
 
@@ -67,14 +69,14 @@ def test_one_new_message_forges_only_the_new_candidate(
 ) -> None:
     transcript = tmp_path / "live.jsonl"
     shutil.copy(CLAUDE, transcript)
-    forge_transcript(transcript, layout, locks)
+    forge_transcript(transcript, layout, locks, EVERY)
     with transcript.open("a", encoding="utf-8") as handle:
         handle.write(
             '{"type":"user","sessionId":"7d3f2c1a-5b6e-4f80-9a1b-2c3d4e5f6a7b","uuid":"z",'
             '"message":{"role":"user","content":"Lesson learned: pin `redis-py` below 6 in '
             'pyproject.toml, because 6.0 changed the default protocol."}}\n'
         )
-    grown = forge_transcript(transcript, layout, locks)
+    grown = forge_transcript(transcript, layout, locks, EVERY)
     assert grown.status == "forged" and grown.new == 1 and grown.duplicates == 7
     assert grown.new_candidates[0]["type"] == "learning"
 
@@ -89,7 +91,9 @@ def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) ->
 
 
 def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
-    no_side = forge_transcript(CLAUDE, layout, locks, ForgeConfig(include_sidechains=False))
+    no_side = forge_transcript(
+        CLAUDE, layout, locks, ForgeConfig(include_sidechains=False, max_narrated=0)
+    )
     assert no_side.new == 6
     strict = forge_transcript(
         CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8)
@@ -97,3 +101,29 @@ def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
     assert (
         strict.new == 3
     )  # the two with a consequence (", so the broker redelivered …") and "since"
+
+
+NARRATION = (
+    "The fix is to always close the socket in a finally block, since the error path skipped it.",
+    "Lesson learned: never call the billing API from the test suite because it charges real cards.",
+    "The real fix: the migration must run before the seed script, otherwise the table is missing.",
+    "Important: the staging database must never be reset without a backup because it holds "
+    "customer data.",
+    "Note that the CI runner needs Node 20, since the lockfile uses workspaces.",
+)
+
+
+def test_a_session_narrating_many_lessons_keeps_its_most_confident_few(
+    layout: AgentsLayout, locks: LocalLocks, tmp_path: Path
+) -> None:
+    from tests.forge.sessions import ClaudeSession
+
+    session = ClaudeSession().user("debug the service")
+    for line in NARRATION:
+        session = session.say(line)
+    path = session.write(tmp_path / "s.jsonl")
+    capped = forge_transcript(path, layout, locks, ForgeConfig(), force=True)
+    assert [c.content for c in capped.found] == [NARRATION[1], NARRATION[3], NARRATION[4]]
+    assert capped.rejected["narration"] == 2
+    every = forge_transcript(path, layout, locks, ForgeConfig(max_narrated=0), force=True)
+    assert [c.content for c in every.found] == list(NARRATION)
