@@ -29,11 +29,12 @@ WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
 lines are warnings does not say why the call failed (a lesson naming the warning misleads)."""
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
-    r"exit code:? \d+$|now using node v)|"
+    r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$)|"
     r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
     re.IGNORECASE,
 )
-"""Lines that are not the failure: the tool's framing, and shell start-up chatter (a broken rc
+"""Lines that are not the failure: the tool's framing (an MCP server's ``### Error`` heading),
+and shell start-up chatter (a broken rc
 file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
 printed on every call, failing or not."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -89,6 +90,24 @@ def writes_same_file(failed: str, call: str) -> bool:
 def as_text(value: Any) -> str:
     """:func:`compact`, except that ``None`` reads as ``null`` (a tool call's empty input)."""
     return "null" if value is None else compact(value)
+
+
+MCP_PREFIX = "mcp__"
+
+
+def mcp_server(tool: str) -> str:
+    """The MCP server a Claude Code tool name belongs to (``mcp__plugin_playwright_playwright__
+    browser_navigate`` → ``plugin_playwright_playwright``); ``""`` for the agent's own tools."""
+    if not tool.startswith(MCP_PREFIX):
+        return ""
+    return tool[len(MCP_PREFIX) :].rsplit("__", 1)[0]
+
+
+def mcp_call(tool: str, call: str) -> str:
+    """An MCP tool call as a lesson names it: the tool, then what it was given (``browser_navigate
+    http://localhost:5173``; ``browser_install`` alone when it took nothing)."""
+    name = tool.rsplit("__", 1)[-1]
+    return name if call in ("", "{}", "null") else f"{name} {call}"
 
 
 def summarise_call(call: Any) -> str:

@@ -24,11 +24,14 @@ from swarmq.forge._calls import (
     CD_PREFIX,
     ERROR_LINE,
     LITERAL_GLOB,
+    MCP_PREFIX,
     WARNING_LINE,
     as_text,
     clip,
     error_excerpt,
     exit_status,
+    mcp_call,
+    mcp_server,
     normal,
     operands,
     program,
@@ -111,6 +114,12 @@ _PROBE_CALL = re.compile(
     r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes|--show-current))*\s*(?:$|[|;&])|\s--version\b"
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer."""
+_MCP_LOOK = re.compile(
+    r"__(?:browser_)?(?:snapshot|take_screenshot|console_messages|"
+    r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$",
+    re.IGNORECASE,
+)
+"""MCP tools that only look (a snapshot, a listing, a read): no cure for another tool's failure."""
 _PROBE_REFUSED = re.compile(r"detected dubious ownership|safe\.directory", re.IGNORECASE)
 """A probe that could not ask at all: git refusing a repository another user owns answers no
 question about it, and until ``safe.directory`` is set every git call here fails alike."""
@@ -459,6 +468,8 @@ class SequenceMiner:
             return  # the common case: a call that worked, nothing waiting for a retry
         if is_error:
             call = summarise_call(raw)
+            if tool.startswith(MCP_PREFIX):
+                call = mcp_call(tool, call)
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)
@@ -468,6 +479,8 @@ class SequenceMiner:
                 self._searched(tool, call, text, index, line_no, timestamp)
             return
         call = summarise_call(raw)  # may cost a JSON parse: only when something waits
+        if tool.startswith(MCP_PREFIX):
+            call = mcp_call(tool, call)
         if self.absent:
             for path in file_paths(tool, call):
                 self.absent.pop(base_name(path).lower(), None)
@@ -657,6 +670,16 @@ class SequenceMiner:
         programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
         still_open = []
         for failure in self.open_failures:
+            server = mcp_server(tool)
+            if (
+                server
+                and server == mcp_server(failure.tool)
+                and failure.tool != tool
+                and not _MCP_LOOK.search(tool)
+            ):  # another tool of the same MCP server after its tool failed (browser_install
+                # after browser_navigate's missing browser): the cure, unless it only looks
+                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                continue
             if failure.tool != tool and failure.tool not in _DELEGATING:
                 if (failure.tool in _EDITING and writes_same_file(failure.call, call)) or (
                     failure.tool in _SEARCH_TOOLS and program(call) in _SEARCHES | {"find", "ls"}

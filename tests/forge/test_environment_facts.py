@@ -913,3 +913,43 @@ def test_a_script_with_windows_line_endings_is_a_fact() -> None:
     assert environment_fact("bash", "x.sh: line 2: $'\\r': command not found") == crlf
     assert environment_fact("x.sh", "/usr/bin/env: ‘bash\\r’: No such file or directory") == crlf
     assert environment_fact("bash", "bash: line 1: rake: command not found") != crlf
+
+
+def test_another_tool_of_the_same_mcp_server_cures_its_tool_s_failure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    server = "mcp__plugin_playwright_playwright__"
+    session = (
+        ClaudeSession()
+        .user("check the page in a browser")
+        .bash(
+            "http://localhost:5173",
+            "### Error\nError: browserType.launchPersistentContext: Chromium distribution 'chrome' "
+            'is not found at /opt/google/chrome/chrome\nRun "npx playwright install chrome"',
+            error=True,
+            tool=server + "browser_navigate",
+        )
+        .bash("", "Browser installed", tool=server + "browser_install")
+        .bash("http://localhost:5173", "### Page state", tool=server + "browser_navigate")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`browser_navigate http://localhost:5173` failed (Error: "
+        "browserType.launchPersistentContext: Chromium distribution 'chrome' is not found at "
+        "/opt/google/chrome/chrome); `browser_install` worked instead."
+    ]
+    # a tool of the server that only looks is no cure
+    looked = (
+        ClaudeSession()
+        .user("check the page")
+        .bash(
+            "http://x",
+            "### Error\nError: page crashed",
+            error=True,
+            tool=server + "browser_navigate",
+        )
+        .bash("", "- page snapshot", tool=server + "browser_snapshot")
+    )
+    assert (
+        sequences(forge_transcript(looked.write(tmp_path / "t.jsonl"), layout, locks).found) == []
+    )
