@@ -1,15 +1,16 @@
-"""A worker whose consumer missed a Redis restart reconnects, told by the server's run id.
+"""A worker whose consumer kept a connection to a Redis that restarted reconnects (run id).
 
-In the broker chaos test (Redis SIGKILLed and restarted three times under load, issue 31) a
-worker now and then never heard of a restart: no "Connection to broker lost", no reconnect, no
-task received and no ping answered for good, while its mission ran to completion in the pool
-and the other workers reconnected within seconds (about 1 run in 14; seen on 2026-12-05 with a
-worker whose only pool slot was busy at the kill, so kombu had paused polling its BRPOP
-socket). Its self-ping (:mod:`.pidbox_watch`) saw it and reopened its pidbox ten times in 90 s,
-which cannot help: the pidbox is read through the same dead consumer connection. Celery
-recovers from a lost connection only when the loss reaches its consumer loop as an error.
+In the broker chaos test (Redis SIGKILLed and restarted under load, issue 31) a worker now and
+then heard nothing of a restart: no "Connection to broker lost", no reconnect, no task received
+and no ping answered, while its mission completed in the pool and the other workers reconnected
+within seconds. Its self-ping (:mod:`.pidbox_watch`) saw it and reopened its pidbox again and
+again, which cannot help: the pidbox is read through the same consumer connection. Celery
+recovers from a lost connection only when the loss reaches its consumer loop as an error. In the
+case caught in the act the loop itself was blocked in a read without a timeout (fixed by the
+broker's ``socket_timeout``, :mod:`.config`); this step is the net for a loop that runs but
+kept a connection to a server that is gone.
 
-So the worker asks Redis itself: ``INFO server`` carries ``run_id``, a random id drawn at each
+The worker asks Redis itself: ``INFO server`` carries ``run_id``, a random id drawn at each
 server start. The id is read when the consumer (re)connects (this step's ``start``) and every
 :data:`CHECK_EVERY_SECONDS` by a daemon thread, each time over a short-lived connection of its
 own. When it differs from the one the consumer connected to and the consumer has not restarted
@@ -17,8 +18,8 @@ by itself within :data:`GRACE_SECONDS` (Celery notices a loss at its next read o
 at once when it does at all), the event loop raises a connection error, and Celery does what it
 does for any lost connection: close it, reconnect, declare the queues and the pidbox again. A
 task running meanwhile keeps running (``worker_cancel_long_running_tasks_on_connection_loss``
-is off, :mod:`.config`). Redis brokers only: RabbitMQ's transport did not show the defect, and
-its server has no such id.
+is off, :mod:`.config`). A blocked loop runs the call only once it is free again. Redis brokers
+only: RabbitMQ's transport did not show the defect, and its server has no such id.
 """
 
 from __future__ import annotations
