@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from swarmq.missions.dispatch import (
 )
 from swarmq.missions.history import write_beat
 from swarmq.missions.ledger import Assignment, Ledger, LedgerDoc, Mission
+from swarmq.missions.recovery import RunAlive
 from swarmq.missions.routing import Target, check_target, route
 from swarmq.missions.states import ACTIVE, MissionState
 from swarmq.names import MISSIONS_RUN
@@ -284,11 +286,15 @@ class MissionClient:
         note: str | None = None,
         force: str | None = None,
         reroute: bool = False,
+        only_if: Callable[[LedgerDoc], str | None] | None = None,
     ) -> Mission:
         """A new assignment from the last handoff; ``force`` (why) abandons a still-active one.
 
         ``reroute`` routes by the mission's original target (role/specialty) instead of pinning
         the worker of its last assignment: the reaper uses it to move work off a dead host.
+        ``only_if`` is asked under the ledger lock, before anything changes: a reason it returns
+        refuses the resume with :class:`~swarmq.missions.recovery.RunAlive` (the reaper's fence,
+        :func:`~swarmq.missions.recovery.still_stale`).
         """
         current = self.get(mission_id)
         if worker:
@@ -309,6 +315,9 @@ class MissionClient:
         abandoned = [a.id for a in current.assignments if a.state in ACTIVE] if force else []
         ledger = self.ledger
         with ledger.edit(defer_dir_sync=True) as doc:
+            alive = only_if(doc) if only_if is not None else None
+            if alive is not None:
+                raise RunAlive(f"mission {mission_id} not resumed: {alive}")
             decision = route(
                 self.roster.workers,
                 target,

@@ -7,6 +7,9 @@ fresh. The reaper closes the gap: for each executing assignment whose heartbeat 
 answers and still has that task active. If not, the assignment is settled failed with the reason
 and the mission is resumed (a new assignment, from its last handoff) on a live worker chosen by
 the mission's original target; with no live worker it waits and is retried on the next pass.
+The resume is fenced: under the ledger lock it holds, the same claim must still be the only
+active run and its heartbeat still stale (:func:`~swarmq.missions.recovery.still_stale`), so a
+run that beat again while the reaper pinged is never abandoned alive.
 The active beat runs it every ``missions.reap_every_seconds`` (:class:`ReapingBeatScheduler`, the
 scheduler swarmq's Celery app names): in the beat, not as a queued task, so it is never stuck
 behind a four-hour mission on a busy worker. ``swarmq mission reap`` runs a pass by hand.
@@ -20,9 +23,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from swarmq.missions.recovery import StaleRun, stale_runs
+from swarmq.missions.recovery import RunAlive, StaleRun, stale_runs, still_stale
 from swarmq.missions.routing import Target, route
 from swarmq.missions.states import MissionState
 from swarmq.workers import remote
@@ -106,7 +110,17 @@ def reap(client: MissionClient, *, older_than: float | None = None) -> list[Reap
             f"(> {grace:g}s); resuming elsewhere"
         )
         try:
-            mission = client.resume(run.mission.id, force=why, reroute=True)
+            mission = client.resume(
+                run.mission.id,
+                force=why,
+                reroute=True,
+                only_if=partial(
+                    still_stale, runtime_dir=roster.runtime_dir, run=run, older_than=grace
+                ),
+            )
+        except RunAlive as alive:  # it beat again, or was claimed again, since the snapshot
+            out.append(Reaped(*base, "alive", str(alive)))
+            continue
         except Exception as exc:  # raced with a settle/cancel, or the broker is down: next pass
             out.append(Reaped(*base, "waiting", f"{type(exc).__name__}: {exc}"))
             continue

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from swarmq.missions._pulse import Pulse
 from swarmq.missions._recorder import RunRecorder
 from swarmq.missions._runner import AgentResult, build_argv, run_agent
 from swarmq.missions.agentcli import (
@@ -45,7 +46,7 @@ from swarmq.missions.context import (
     load_context,
     render_prompt,
 )
-from swarmq.missions.history import clear_beat, read_beat, stop_reason, write_beat
+from swarmq.missions.history import clear_beat, read_beat, stop_reason
 from swarmq.missions.ledger import Assignment, Ledger, Mission
 from swarmq.missions.outcome import build_handoff, judge, next_action
 from swarmq.missions.states import TERMINAL, MissionState
@@ -106,6 +107,7 @@ class MissionRunner:
             self.worker_id, self.ledger, self.runtime_dir, self.config, self.host, self.pid
         )
         self._after_start_error: str | None = None
+        self._pulse: Pulse | None = None
 
     @property
     def token(self) -> str:
@@ -134,6 +136,19 @@ class MissionRunner:
         return self._run(mission_id, assignment_id, None)
 
     def _run(
+        self, mission_id: str, assignment_id: str, record: dict[str, Any] | None
+    ) -> RunOutcome:
+        # Stamps the heartbeat from the claim's landing (first beat) to the settle, whatever
+        # the agent loop or a store lock waits for (see :mod:`._pulse`).
+        self._pulse = Pulse(
+            self.runtime_dir, assignment_id, self.token, self.config.heartbeat_seconds
+        )
+        try:
+            return self._run_claimed(mission_id, assignment_id, record)
+        finally:
+            self._pulse.stop()
+
+    def _run_claimed(
         self, mission_id: str, assignment_id: str, record: dict[str, Any] | None
     ) -> RunOutcome:
         if record is not None:
@@ -389,6 +404,12 @@ class MissionRunner:
         next rewrites the file with its token) and the cancel check (a stop file) are per-run files.
         """
         self.claims.claimed()
+        pulse = self._pulse
+        if pulse is None:  # beaten outside :meth:`run` (a test, a tool): a pulse of its own
+            pulse = self._pulse = Pulse(
+                self.runtime_dir, assignment_id, self.token, self.config.heartbeat_seconds
+            )
+        pulse.start()  # the claim is on disk: from here on the pulse keeps the stamp fresh
         runtime = self.runtime_dir
         beat = read_beat(runtime, assignment_id)
         if beat.get("token") not in (None, self.token):
@@ -396,10 +417,10 @@ class MissionRunner:
         stop = stop_reason(runtime, mission_id)
         if stop is not None:
             return f"mission cancelled: {stop}"
-        beat.update(host=self.host, pid=self.pid, token=self.token, heartbeatAt=iso())
+        extra: dict[str, Any] = {"host": self.host, "pid": self.pid, "token": self.token}
         if agent_pid is not None:
-            beat["agentPid"] = agent_pid
-        write_beat(runtime, assignment_id, beat)
+            extra["agentPid"] = agent_pid
+        pulse.stamp(create=True, **extra)
         # runtime.json is a view: one try for its lock, which a dead host (same worker id) may
         # keep for a lease period; waiting would stall the beat and get the run reaped. Each
         # beat writes the whole running state, so a skipped one is repaired by the next.
@@ -520,5 +541,7 @@ class MissionRunner:
                 mission.move(state, reason, kind="settle")
             elif mission.state is S.CANCELLED:
                 mission.note(f"assignment {assignment_id} stopped: {reason}", kind="settle")
+        if self._pulse is not None:
+            self._pulse.stop()  # settled: never stamped again (nor the file written back)
         clear_beat(self.runtime_dir, assignment_id)
         return True

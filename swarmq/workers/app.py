@@ -18,6 +18,7 @@ from swarmq.roster.loader import find_config, load_roster
 from swarmq.roster.schema import Roster
 
 PIDBOX_WATCH = "swarmq.workers.pidbox_watch:PidboxWatch"
+RESTART_WATCH = "swarmq.workers.restart_watch:RestartWatch"
 """Consumer step re-opening a mailbox that stopped answering pings (see that module)."""
 
 
@@ -70,6 +71,7 @@ def create_app(config: Roster | None = None) -> Celery:
 
     # By name: only a worker loads it, so clients (``swarmq status``) import no worker code.
     celery_app.steps["consumer"].add(PIDBOX_WATCH)
+    celery_app.steps["consumer"].add(RESTART_WATCH)
     celery_app.on_configure.connect(configure, weak=False)
     celery_app.on_after_finalize.connect(apply_family_limits, weak=False)
     celery_app.swarmq_roster = app_roster

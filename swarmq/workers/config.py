@@ -22,6 +22,13 @@ VISIBILITY_MARGIN_SECONDS = 600.0
 RESULT_EXPIRES_SECONDS = 3600
 BROKER_CONNECT_TIMEOUT_SECONDS = 5.0
 """A connection attempt to a broker that is down fails in this long, so a worker retries often."""
+BROKER_SOCKET_TIMEOUT_SECONDS = 5.0
+"""No read or write on a broker connection blocks longer than this. Without it (redis-py's and
+kombu's default) a worker's event loop could block for a minute after a Redis restart, in a
+read that redis-py retried on a connection it had silently reconnected, whose reply never
+comes: the worker then received no task and answered no ping, while its watches' calls queued
+behind the blocked loop (issue 31, docs/missions.md). The event loop reads BRPOP and pub/sub
+sockets only once they are readable, so an idle consumer never meets this timeout."""
 REDIS_HEALTH_CHECK_SECONDS = 25
 """A pooled Redis connection idle this long is pinged before use (a restarted Redis is noticed
 before a command is lost on a dead socket)."""
@@ -103,6 +110,7 @@ def celery_config(roster: Roster) -> dict[str, Any]:
             "visibility_timeout": vt,
             "global_keyprefix": prefix,
             "socket_connect_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
+            "socket_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
             "socket_keepalive": True,
             "retry_on_timeout": True,
             "health_check_interval": REDIS_HEALTH_CHECK_SECONDS,
