@@ -89,6 +89,9 @@ INTERNAL: dict[str, str] = {
     "swarmq.skills.improver.InventoryFailed": "reported in the ImproveReport, never raised out",
     "swarmq.tasks.missions.MissionFailed": "ends a Celery task as FAILURE inside the worker",
     "swarmq.workers.base.DeadLettered": "ends a Celery task whose message went to dead letters",
+    "swarmq.workers.restart_watch.BrokerRestarted": (
+        "raised on a worker's event loop so Celery reconnects its consumer; never leaves it"
+    ),
 }
 """Exception classes that never leave swarmq to a caller: each is caught where it is raised or
 ends a Celery task inside the worker. A private class (``_Name``) is internal by its name."""
