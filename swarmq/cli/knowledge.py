@@ -474,16 +474,16 @@ def inject_cmd(
     injection: Injection | FederatedInjection
     try:
         if session_start:
-            from swarmq.knowledge.facts import session_start as facts_at_start
+            from swarmq.federated.recall import recall_session_start
 
             if text is not None:
                 fail("--session-start takes no task text")
             roster = load(ctx)
-            injection = facts_at_start(
-                knowledge_store(roster, store_locks(roster)),
+            injection = recall_session_start(
+                workspace_stores(roster, store_locks(roster)),
                 agent=agent,
                 session_id=session,
-                record=not preview,
+                record_it=not preview,
                 index_dir=roster.runtime_dir / "recall",
             )
         else:
@@ -564,19 +564,21 @@ def recall_cmd(
     preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Lessons whose failure signature matches a failing call; prints nothing when none does."""
-    from swarmq.knowledge.recall import recall_error
+    """What every store holds under a failing call's failure signature (knowledge entries,
+    learnings, pool candidates, memory notes, each fact once); prints nothing when none does."""
+    from swarmq.federated.recall import recall_failure
+    from swarmq.wiring.federated import workspace_stores
 
     text = sys.stdin.read() if error == "-" else error
     roster = load(ctx)
     try:
-        injection = recall_error(
-            knowledge_store(roster, store_locks(roster)),
+        injection = recall_failure(
+            workspace_stores(roster, store_locks(roster)),
             text,
             limit=limit,
             agent=agent,
             session_id=session,
-            record=not preview,
+            record_it=not preview,
             index_dir=roster.runtime_dir / "recall",
         )
     except ReceiptChainBroken as exc:
