@@ -112,7 +112,9 @@ def workspace(roster_file: Path) -> dict[str, Any]:
 def cli(roster: Path, *args: str) -> Any:
     result = CliRunner().invoke(app, ["-c", str(roster), *args])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout) if "--json" in args and result.stdout.strip() else result.output
+    return (
+        json.loads(result.stdout) if "--json" in args and result.stdout.strip() else result.output
+    )
 
 
 def _citations(workspace: dict[str, Any]) -> list[dict[str, Any]]:
