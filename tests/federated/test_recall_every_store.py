@@ -215,3 +215,26 @@ def test_mission_prompt_block_comes_from_every_store(
     knowledge.record()
     assert any("pend-seed" in c["artifact_path"] for c in _citations(workspace))
     assert knowledge("Bake a sourdough loaf with a long cold proof", 4000) == ""
+
+
+def test_memory_search_stays_memory_and_points_to_the_other_stores(
+    workspace: dict[str, Any], roster_file: Path
+) -> None:
+    # memory holds nothing about commits; the learning that states the fact is shown beside it
+    empty = cli(roster_file, "memory", "search", "automatic commits staged review", "--json")
+    assert empty["results"] == []
+    assert [r["store"] for r in empty["elsewhere"]] == ["learning"]
+    assert empty["elsewhere"][0]["lesson"].endswith(FACT)
+    said = cli(roster_file, "memory", "search", "automatic commits staged review")
+    assert "memory holds nothing" in said and "learn-no-commits" in said
+    # memory's own answer stays memory's: no other store mixed in
+    own = cli(roster_file, "memory", "search", "python3 manage.py migrate", "--json")
+    assert own["results"] and "elsewhere" not in own
+    # --every-store: the fused answer, the lesson once with its learning and shared copy beside it
+    every = cli(roster_file, "memory", "search", "python3 manage.py migrate", "--every-store",
+                "--json")  # fmt: skip
+    assert every[0]["id"] == workspace["entry"]
+    assert {a["store"] for a in every[0]["also_in"]} == {"learning", "shared-memory"}
+    assert len({r["id"] for r in every}) == len(every)
+    nothing = cli(roster_file, "memory", "search", "sourdough cold proof", "--json")
+    assert nothing["results"] == [] and nothing["elsewhere"] == []
