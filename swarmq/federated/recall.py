@@ -107,6 +107,32 @@ def _finish(
     return record(stores, injection, context(), session_id=session_id)
 
 
+_SIGNATURES: dict[str, str | None] = {}
+_FACTS: dict[str, bool] = {}
+MAX_MEMO = 50_000
+"""Texts whose signature or fact verdict a process keeps (dropped whole past it): a learning,
+candidate or note is judged again at every failing call and session start, and the signature
+module's own cache is sized for one store's entries, which a 10k store's index alone fills."""
+
+
+def signature_of(text: str) -> str | None:
+    """``failure_signature(text)``, once per text per process."""
+    if text not in _SIGNATURES:
+        if len(_SIGNATURES) >= MAX_MEMO:
+            _SIGNATURES.clear()
+        _SIGNATURES[text] = failure_signature(text)
+    return _SIGNATURES[text]
+
+
+def is_fact(text: str) -> bool:
+    """``states_fact(text)``, once per text per process."""
+    if text not in _FACTS:
+        if len(_FACTS) >= MAX_MEMO:
+            _FACTS.clear()
+        _FACTS[text] = states_fact(text)
+    return _FACTS[text]
+
+
 def _signed(signatures: tuple[str, ...], signature: str | None) -> float | None:
     """A finding's relevance at a failure: 1.0 for the call's first (most telling) signature,
     a little less for a later one; ``None`` when it carries none of them."""
@@ -138,7 +164,7 @@ def recall_failure(
         return FederatedInjection(str(uuid.uuid4()), budget, None, skipped=not config.enabled)
 
     def artifact(body: str, recorded: str | None) -> float | None:
-        return _signed(signatures, failure_signature(body) if recorded is None else recorded)
+        return _signed(signatures, signature_of(body) if recorded is None else recorded)
 
     answers = [
         knowledge_findings(
@@ -150,7 +176,7 @@ def recall_failure(
             " ".join(signatures),
             limit,
             0.0,
-            judge=lambda note: _signed(signatures, failure_signature(note)),
+            judge=lambda note: _signed(signatures, signature_of(note)),
             scan=MEMORY_SCAN,
         ),
     ]
@@ -165,7 +191,7 @@ def recall_failure(
 
 
 def _fact(body: str, recorded: str | None) -> float | None:
-    return 1.0 if states_fact(body) else None
+    return 1.0 if is_fact(body) else None
 
 
 def recall_session_start(
