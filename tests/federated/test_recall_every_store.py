@@ -12,13 +12,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import redis
+from mcp import Client
 from typer.testing import CliRunner
 
 from swarmq.cli import app
 from swarmq.coord.cluster import Cluster
 from swarmq.hooks.server import HookService
+from swarmq.mcp.server import Caller, build_server
 from swarmq.roster.loader import load_roster
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.wiring.missions import DeferredKnowledge
@@ -238,3 +241,26 @@ def test_memory_search_stays_memory_and_points_to_the_other_stores(
     assert len({r["id"] for r in every}) == len(every)
     nothing = cli(roster_file, "memory", "search", "sourdough cold proof", "--json")
     assert nothing["results"] == [] and nothing["elsewhere"] == []
+
+
+def test_mcp_recall_tool_answers_from_every_store(workspace: dict[str, Any]) -> None:
+    server = build_server(workspace["roster"], workspace["cluster"].locks, caller=Caller("w1"))
+
+    async def main() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            found = await client.call_tool(
+                "knowledge_recall_error",
+                {"call": "python manage.py migrate", "error": "zsh: command not found: python"},
+            )
+            none = await client.call_tool(
+                "knowledge_recall_error", {"call": "cargo build", "error": "linker `cc` not found"}
+            )
+            return found.structured_content, none.structured_content
+
+    found, none = anyio.run(main)
+    entries = found["entries"]
+    assert [e["store"] for e in entries] == ["swarm", "candidate", "worker-memory"]
+    assert entries[0]["id"] == workspace["entry"] and entries[0]["lesson"] == LESSON
+    assert len(entries[0]["also_in"]) == 2 and entries[1]["lesson"] == CANDIDATE
+    assert found["block"].count("python3 manage.py migrate") == 1
+    assert none["block"] is None and none["entries"] == []
