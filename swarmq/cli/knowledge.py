@@ -18,6 +18,7 @@ from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.wiring.knowledge import knowledge_store
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from swarmq.federated.finding import Fused
     from swarmq.federated.inject import FederatedInjection
     from swarmq.knowledge.batch import AddResult
     from swarmq.knowledge.inject import Injection
@@ -399,6 +400,26 @@ def _context(
     )
 
 
+def fused_table(title: str, results: list[Fused]) -> Table:
+    """The fused answer of every store as a table, each lesson whole (``knowledge search``,
+    ``memory search --every-store``)."""
+    table = Table(title=title)
+    for column in ("#", "store", "id", "score", "forced", "from", "lesson"):
+        table.add_column(column, overflow="fold" if column in ("lesson", "from") else "ellipsis")
+    for rank, r in enumerate(results, 1):
+        found = r.finding
+        table.add_row(
+            str(rank),
+            found.store.value,
+            found.id[:24],
+            f"{r.score:.4f}",
+            "yes" if found.forced else "",
+            ", ".join(f.store.value for f in r.members) if r.also else found.location,
+            cell(found.text, WHOLE_CELL_CHARS),
+        )
+    return table
+
+
 @app.command("search")
 def search_cmd(
     ctx: typer.Context,
@@ -420,21 +441,7 @@ def search_cmd(
     if as_json:
         emit_json([r.as_dict() for r in results])
         return
-    table = Table(title=f"search: {text}")
-    for column in ("#", "store", "id", "score", "forced", "from", "lesson"):
-        table.add_column(column, overflow="fold" if column in ("lesson", "from") else "ellipsis")
-    for rank, r in enumerate(results, 1):
-        found = r.finding
-        table.add_row(
-            str(rank),
-            found.store.value,
-            found.id[:24],
-            f"{r.score:.4f}",
-            "yes" if found.forced else "",
-            ", ".join(f.store.value for f in r.members) if r.also else found.location,
-            cell(found.text, WHOLE_CELL_CHARS),
-        )
-    console.print(table)
+    console.print(fused_table(f"search: {text}", results))
     if not results:
         console.print(
             f"nothing in any store matches {text!r} (knowledge entries, learnings, patterns, pool "
@@ -474,16 +481,16 @@ def inject_cmd(
     injection: Injection | FederatedInjection
     try:
         if session_start:
-            from swarmq.knowledge.facts import session_start as facts_at_start
+            from swarmq.federated.recall import recall_session_start
 
             if text is not None:
                 fail("--session-start takes no task text")
             roster = load(ctx)
-            injection = facts_at_start(
-                knowledge_store(roster, store_locks(roster)),
+            injection = recall_session_start(
+                workspace_stores(roster, store_locks(roster)),
                 agent=agent,
                 session_id=session,
-                record=not preview,
+                record_it=not preview,
                 index_dir=roster.runtime_dir / "recall",
             )
         else:
@@ -564,19 +571,21 @@ def recall_cmd(
     preview: Annotated[bool, typer.Option(help="Render only: no receipts, no counters.")] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Lessons whose failure signature matches a failing call; prints nothing when none does."""
-    from swarmq.knowledge.recall import recall_error
+    """What every store holds under a failing call's failure signature (knowledge entries,
+    learnings, pool candidates, memory notes, each fact once); prints nothing when none does."""
+    from swarmq.federated.recall import recall_failure
+    from swarmq.wiring.federated import workspace_stores
 
     text = sys.stdin.read() if error == "-" else error
     roster = load(ctx)
     try:
-        injection = recall_error(
-            knowledge_store(roster, store_locks(roster)),
+        injection = recall_failure(
+            workspace_stores(roster, store_locks(roster)),
             text,
             limit=limit,
             agent=agent,
             session_id=session,
-            record=not preview,
+            record_it=not preview,
             index_dir=roster.runtime_dir / "recall",
         )
     except ReceiptChainBroken as exc:

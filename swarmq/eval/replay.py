@@ -5,11 +5,11 @@ is replayed in a fresh workspace with a fresh default ``swarm.yaml``, on the ses
 every event happens at the timestamp the session recorded, and that moment is what the knowledge
 store, forge, the flywheel's gates and consolidation read as "now". Events in time order:
 
-- **a session starts**: the session-start injection (:func:`swarmq.knowledge.facts.session_start`)
-  and the injection for its first user request from every store, as the prompt hook makes it
-  (:func:`swarmq.federated.inject.inject`);
-- **a tool call fails**: :func:`swarmq.knowledge.recall.recall_error` with the call and its error,
-  as the hooks call it, and the failure reported to the flywheel
+- **a session starts**: the session-start recall from every store
+  (:func:`swarmq.federated.recall.recall_session_start`) and the injection for its first user
+  request from every store, as the prompt hook makes it (:func:`swarmq.federated.inject.inject`);
+- **a tool call fails**: :func:`swarmq.federated.recall.recall_failure` with the call and its
+  error, as the hooks call it, and the failure reported to the flywheel
   (``swarmq.flywheel.confirm.record_failure``: a recurrence confirms a lesson); also ``inject``
   with the same text (issue 24 asks for it; the hooks call only recall);
 - **a session ends**: forge of its transcript, then the flywheel's close loop (ingest, feedback,
@@ -18,7 +18,7 @@ store, forge, the flywheel's gates and consolidation read as "now". Events in ti
   default roster schedules none).
 
 Everything runs with recording on, as deployed: injections write their receipts and counters,
-and the flywheel lessons they show are cited as exposure (``record_exposure``, as the hooks do);
+and the flywheel lessons they show are cited as exposure (``swarmq.federated.inject.record``, as the hooks do);
 nothing is bypassed or opened to make a figure. What still reads the wall clock (no gate does)
 is listed in docs/QUALITY.md.
 
@@ -46,15 +46,14 @@ from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay_labels import Project, ReplayLabels, ReplayLabelsError
 from swarmq.federated.inject import FederatedInjection
 from swarmq.federated.inject import inject as federated_inject
-from swarmq.flywheel.confirm import record_exposure, record_failure
+from swarmq.federated.recall import recall_failure, recall_session_start
+from swarmq.flywheel.confirm import record_failure
 from swarmq.flywheel.pool import Pool
 from swarmq.forge.agentops_queue import close_loop_with_queue
 from swarmq.forge.extract import forge_transcript
-from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
-from swarmq.knowledge.recall import recall_error
 from swarmq.roster.loader import load_report
 from swarmq.roster.schema import Roster
 from swarmq.storage.clock import iso
@@ -65,7 +64,7 @@ from swarmq.wiring.flywheel import layout_for
 BEFORE = ("session_start", "first_request")
 AT_FAILURE = ("recall_error", "inject_failure")
 
-Recall = Callable[..., Injection]
+Recall = Callable[..., FederatedInjection]
 
 ROSTER = """\
 # A fresh default roster: nothing but what a swarm needs to exist (every setting its default).
@@ -433,17 +432,11 @@ class _Replay:
         )
 
     def _log(self, session: Session, kind: str, line: int | None, fn: Recall, **kw: Any) -> None:
+        """A recall as the hooks make it: from every store, recorded (receipt, counters, the
+        flywheel's exposure) on the replay's clock."""
         figures = self.by_session[session.session_id]
         at = self.ws.clock()
-        injection = fn(self.ws.knowledge, session_id=session.session_id, **kw)
-        if injection.shown:  # as the hooks do: the flywheel lessons shown are cited as exposure
-            record_exposure(
-                layout_for(self.ws.roster),
-                self.ws.locks,
-                injection,
-                session_id=session.session_id,
-                when=at,
-            )
+        injection = fn(self.stores, session_id=session.session_id, **kw)
         figures.injections.append(
             InjectionLog(session.session_id, kind, at, line, _shown(self.project, injection))
         )
@@ -468,13 +461,13 @@ class _Replay:
             session.session_id, session.start, session.end, len(session.failures)
         )
         self.learned[session.session_id] = self._learned()
-        self._log(session, "session_start", None, session_start)
+        self._log(session, "session_start", None, recall_session_start)
         if session.first_request:
             self._ask(session, "first_request", None, QueryContext(text=session.first_request))
 
     def _failure(self, session: Session, failure: FailingCall) -> None:
         text = failure.text()
-        self._log(session, "recall_error", failure.line, recall_error, text=text)
+        self._log(session, "recall_error", failure.line, recall_failure, text=text)
         self._ask(
             session, "inject_failure", failure.line, QueryContext(text=text, tool=failure.tool)
         )

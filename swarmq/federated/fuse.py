@@ -9,8 +9,11 @@ the store :data:`~swarmq.federated.finding.PREFERENCE` puts first.
 
 One fact, one result: findings sharing an artifact key (a learning and the knowledge entry the
 flywheel bridge published from it name the same artifact in ``source_refs``) are one, and so
-are near-identical texts (opencode-swarm's word-bigram Jaccard at the store's
-``dedup_threshold``, or 0.8 of the same words). The finding that stands for the fact is the
+are near-identical texts of two stores (opencode-swarm's word-bigram Jaccard at the store's
+``dedup_threshold``, or 0.8 of the same words). Two findings of one store are never folded by
+their text: the store kept them apart when they were written (templated tool-error lessons,
+"`cat …/workflow.md` failed …" and "`cat …/step-01-init.md` failed …", share most of their words
+and are still two lessons). The finding that stands for the fact is the
 preferred store's (a knowledge entry: it is what acknowledgements name).
 """
 
@@ -93,7 +96,11 @@ def fuse(
     shapes = [_Shape.of(f.text) for f in findings]
     for i in range(len(findings)):
         for j in range(i + 1, len(findings)):
-            if groups.find(i) != groups.find(j) and shapes[i].same(shapes[j], dedup_threshold):
+            if (
+                findings[i].store != findings[j].store
+                and groups.find(i) != groups.find(j)
+                and shapes[i].same(shapes[j], dedup_threshold)
+            ):
                 groups.join(i, j)
     members: dict[int, list[int]] = {}
     for index in range(len(findings)):

@@ -90,9 +90,10 @@ def _shown_safely(finding: Finding) -> bool:
     return all(check_hostile(text).valid for text in texts)
 
 
-def record_lines(fused: Fused, max_display: int) -> list[str]:
+def record_lines(fused: Fused, max_display: int, *, with_also: bool = True) -> list[str]:
     """One record of the block: a knowledge entry as the store renders it, anything else with
-    its source; both name the other stores that hold the same fact."""
+    its source; both name the other stores that hold the same fact (unless ``with_also`` is
+    false: a record that fits the budget only without that line)."""
     finding = fused.finding
     if finding.ranked is not None:
         lines = directive_record(finding.ranked, max_display)
@@ -103,7 +104,7 @@ def record_lines(fused: Fused, max_display: int) -> list[str]:
             f"{sanitize(finding.location)}",
             f"  lesson: {clip(sanitize(finding.text), max_display)}",
         ]
-    if fused.also:
+    if fused.also and with_also:
         lines.append(
             "  also_in: " + sanitize(", ".join(f"{f.store.value} {f.location}" for f in fused.also))
         )
@@ -113,7 +114,9 @@ def record_lines(fused: Fused, max_display: int) -> list[str]:
 def render(
     fused: list[Fused], *, trace_id: str, budget: Budget, max_display: int
 ) -> tuple[str | None, list[Fused]]:
-    """The block and what it shows (``None`` when nothing fits)."""
+    """The block and what it shows (``None`` when nothing fits). The records are chosen by
+    their lessons alone; then each shown record names the other stores holding its fact
+    (``also_in``) while the budget has room: a pointer never pushes a lesson out."""
     header = [OPEN_TAG, f"trace_id: {trace_id}", ACK_HINT]
     size = sum(len(line) + 1 for line in header) + len(CLOSE_TAG)
     records: list[list[str]] = []
@@ -123,7 +126,7 @@ def render(
             break
         if not _shown_safely(item.finding):
             continue
-        lines = record_lines(item, max_display)
+        lines = record_lines(item, max_display, with_also=False)
         cost = sum(len(line) + 1 for line in lines)
         if size + cost > budget.max_chars:
             continue  # whole records only: a shorter one further down may still fit
@@ -132,6 +135,14 @@ def render(
         size += cost
     if not shown:
         return None, []
+    for index, item in enumerate(shown):
+        if not item.also:
+            continue
+        full = record_lines(item, max_display)
+        extra = sum(len(line) + 1 for line in full) - sum(len(line) + 1 for line in records[index])
+        if size + extra <= budget.max_chars:
+            records[index] = full
+            size += extra
     return "\n".join([*header, *(line for rec in records for line in rec), CLOSE_TAG]), shown
 
 

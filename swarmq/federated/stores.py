@@ -18,16 +18,18 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from swarmq.federated.finding import Finding, Store
 from swarmq.flywheel.citations import artifact_key
+from swarmq.flywheel.lookup import Judge, LookupHit, words
 from swarmq.flywheel.lookup import search as lookup_search
-from swarmq.flywheel.lookup import words
+from swarmq.flywheel.lookup import select as lookup_select
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.query import search as knowledge_search
 from swarmq.knowledge.secrets import redacted
 from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchError
@@ -74,8 +76,14 @@ def ask_knowledge(stores: Stores, context: QueryContext, limit: int) -> list[Fin
     knowledge = stores.knowledge
     if knowledge is None or limit <= 0:
         return []
+    return knowledge_findings(stores, knowledge_search(knowledge, context, limit=limit))
+
+
+def knowledge_findings(stores: Stores, answer: Sequence[Ranked]) -> list[Finding]:
+    """A knowledge store's answer (search, recall, session start), in its order, as findings
+    linked to the flywheel artifacts their ``source_refs`` name."""
     out = []
-    for rank, ranked in enumerate(knowledge_search(knowledge, context, limit=limit), 1):
+    for rank, ranked in enumerate(answer, 1):
         entry = ranked.entry
         parts = ranked.breakdown
         matched = any(k in parts for k in ("trigger", "tool", "agent"))
@@ -107,6 +115,23 @@ def ask_flywheel(
     if layout is None or limit <= 0 or not layout.root.is_dir():
         return []
     hits = lookup_search(layout, text, limit=limit, min_relevance=floor, include_pool=include_pool)
+    return flywheel_findings(stores, hits)
+
+
+def judge_flywheel(
+    stores: Stores, judge: Judge, limit: int, *, include_pool: bool = True
+) -> list[Finding]:
+    """Learnings, patterns and pool candidates ``judge`` keeps (a question that is not words:
+    a failure signature, a project fact), ranked as ``lookup`` ranks."""
+    layout = stores.agents
+    if layout is None or limit <= 0 or not layout.root.is_dir():
+        return []
+    return flywheel_findings(
+        stores, lookup_select(layout, judge, limit=limit, include_pool=include_pool)
+    )
+
+
+def flywheel_findings(stores: Stores, hits: Sequence[LookupHit]) -> list[Finding]:
     out = []
     for rank, hit in enumerate(hits, 1):
         store = _FLYWHEEL_STORE.get(hit.kind, Store.CANDIDATE)
@@ -155,10 +180,19 @@ def _line(path: str, number: int) -> str | None:
     return None
 
 
-def ask_memory(stores: Stores, text: str, limit: int, floor: float) -> list[Finding]:
+def ask_memory(
+    stores: Stores,
+    text: str,
+    limit: int,
+    floor: float,
+    *,
+    judge: Callable[[str], float | None] | None = None,
+    scan: int | None = None,
+) -> list[Finding]:
     """Worker and shared memory lines, as memory search ranks them (phrase, overlap,
     recency), each read whole from its file and kept when it holds ``floor`` of the query's
-    content words."""
+    content words, or, given a ``judge`` (note text -> relevance, or None: not an answer),
+    when the judge keeps it among the first ``scan`` lines the search found."""
     memory = stores.memory
     wanted = words(text)
     if memory is None or limit <= 0 or not wanted:
@@ -169,7 +203,7 @@ def ask_memory(stores: Stores, text: str, limit: int, floor: float) -> list[Find
             text[:MAX_QUERY_CHARS],
             scope=scope,
             worker_id=stores.worker_id,
-            limit=min(limit * 2, 200),
+            limit=min(scan if scan is not None else limit * 2, 200),
             budget_chars=1 << 30,
         )
     except SearchError:
@@ -181,9 +215,15 @@ def ask_memory(stores: Stores, text: str, limit: int, floor: float) -> list[Find
         if raw is None:
             continue
         body = note_text(raw)
-        relevance = len(wanted & words(body)) / len(wanted)
-        if relevance < floor:
-            continue
+        if judge is not None:
+            judged = judge(body)
+            if judged is None:
+                continue
+            relevance = judged
+        else:
+            relevance = len(wanted & words(body)) / len(wanted)
+            if relevance < floor:
+                continue
         where = f"{hit.path}:{hit.line}"
         store = (
             Store.SHARED_MEMORY

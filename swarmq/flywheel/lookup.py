@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -140,6 +141,85 @@ def search(
                 )
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
+    return [
+        replace(
+            hit, title=redacted(hit.title), snippet=redacted(hit.snippet), text=redacted(hit.text)
+        )
+        for hit in hits[:limit]
+    ]
+
+
+Judge = Callable[[str, str | None], float | None]
+"""``(body, recorded failure signature or None) -> relevance in 0..1, or None: not an answer``."""
+SIGNATURE_KEY = "failure_signature"
+"""A pool candidate's ``metadata`` key holding the failure signature recorded at ingest."""
+
+
+def select(
+    layout: AgentsLayout, judge: Judge, *, limit: int = 10, include_pool: bool = True
+) -> list[LookupHit]:
+    """The artifacts ``judge`` keeps, ranked as :func:`search` ranks (its relevance tilted by
+    utility): the search for a question that is not words (a failure signature, a project
+    fact), nothing written."""
+    if limit <= 0:
+        return []
+    root = layout.root.parent
+    hits: list[LookupHit] = []
+    patterns = layout.patterns
+    for path in learning_files(layout.learnings, patterns):
+        parsed = _parsed(path)
+        if parsed is None:
+            continue
+        kind = "pattern" if path.parent == patterns else "learning"
+        for entry_id, title, body, _ in parsed.entries:
+            relevance = judge(body, None)
+            if relevance is None:
+                continue
+            hits.append(
+                LookupHit(
+                    kind,
+                    entry_id,
+                    title,
+                    parsed.type or kind,
+                    parsed.maturity,
+                    parsed.utility,
+                    round(relevance, 4),
+                    round(_score(relevance, parsed.utility), 4),
+                    str(path),
+                    display_path(root, path),
+                    _snippet(body),
+                    body,
+                )
+            )
+    if include_pool:
+        pool = Pool(layout)
+        for status in (PoolStatus.PENDING, PoolStatus.STAGED):
+            for entry in pool.entries(status):
+                body = canonical_content_body(entry.content)
+                metadata = entry.candidate.get("metadata")
+                recorded = metadata.get(SIGNATURE_KEY) if isinstance(metadata, dict) else None
+                relevance = judge(body, recorded if isinstance(recorded, str) else None)
+                if relevance is None:
+                    continue
+                utility = entry.candidate.get("utility")
+                value = float(utility) if isinstance(utility, int | float) else 0.5
+                hits.append(
+                    LookupHit(
+                        "candidate",
+                        entry.id,
+                        title_line(entry.content),
+                        entry.type,
+                        str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
+                        value,
+                        round(relevance, 4),
+                        round(_score(relevance, value), 4),
+                        str(entry.path),
+                        display_path(root, entry.path),
+                        _snippet(body),
+                        body,
+                    )
+                )
+    hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     return [
         replace(
             hit, title=redacted(hit.title), snippet=redacted(hit.snippet), text=redacted(hit.text)

@@ -6,11 +6,13 @@ and a 100k-entry store there would cost seconds each time. This process loads th
 the store's in-memory indexes warm (the store re-reads only files that changed), and answers one
 JSON request per connection on a Unix socket in the swarm's state directory (:mod:`_wire`):
 
-- ``session-start``: the project's facts and critical directives (``session_start``);
+- ``session-start``: the project's facts and critical directives, from the knowledge store and
+  the learnings that state one (``swarmq.federated.recall.recall_session_start``);
 - ``prompt``: what every store of the workspace knows that is relevant to the prompt
   (``swarmq.federated.inject``: knowledge entries, learnings, patterns, pool candidates, worker
   and shared memory, ranked together, each fact once), silent when nothing is;
-- ``failure``: the lessons whose failure signature matches the failing call (``recall_error``);
+- ``failure``: what every store holds under the failing call's failure signature (knowledge
+  entries, learnings, pool candidates, memory notes; ``recall_failure``), each fact once;
 - ``drain``: send the spool's sessions to ``forge.session`` now (also done every few seconds
   while records wait, so they leave once Redis is back).
 
@@ -37,23 +39,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swarmq.federated.inject import FederatedInjection
 from swarmq.federated.inject import inject as federated_inject
 from swarmq.federated.inject import prepare as federated_prepare
+from swarmq.federated.recall import recall_failure, recall_session_start
 from swarmq.federated.stores import Stores
-from swarmq.flywheel.confirm import record_exposure
 from swarmq.hooks._wire import log, socket_path
-from swarmq.knowledge.facts import session_start
-from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
-from swarmq.knowledge.recall import recall_error
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.spool import Spool, swarm_state_dir
 from swarmq.wiring.federated import workspace_stores
-from swarmq.wiring.flywheel import layout_for, observe_failure
+from swarmq.wiring.flywheel import observe_failure
 from swarmq.wiring.knowledge import knowledge_store
 
 IDLE_SECONDS = 3600.0
@@ -122,39 +122,24 @@ class HookService:
         text = raw_text if isinstance(raw_text, str) else ""
         with self.lock:
             self._fresh_locks()
-            if op == "prompt":
-                # Recorded whole (receipt, counters, the flywheel's exposure) by the federation.
-                found = (
-                    federated_inject(self.stores, QueryContext(text=text), session_id=session)
-                    if text.strip()
-                    else None
-                )
-                if found is None or not found.block or not found.shown:
-                    return {"context": None}
-                return {
-                    "context": found.block,
-                    "trace_id": found.trace_id,
-                    "shown": found.shown_ids,
-                }
-            injection = self._inject(str(op), text, session)
+            # Recorded whole (receipt, counters, the flywheel's exposure) by the federation.
+            found = self._ask(str(op), text, session)
             if op == "failure" and session:
                 # A failure seen again in another session confirms the lessons learned of it.
                 observe_failure(self.roster, self.locks, text, session_id=session)
-            if injection is not None and injection.shown:
-                record_exposure(layout_for(self.roster), self.locks, injection, session_id=session)
-        if injection is None or not injection.block or not injection.shown:
+        if found is None or not found.block or not found.shown:
             return {"context": None}
-        return {
-            "context": injection.block,
-            "trace_id": injection.trace_id,
-            "shown": [r.entry.id for r in injection.shown],
-        }
+        return {"context": found.block, "trace_id": found.trace_id, "shown": found.shown_ids}
 
-    def _inject(self, op: str, text: str, session: str | None) -> Injection | None:
+    def _ask(self, op: str, text: str, session: str | None) -> FederatedInjection | None:
+        if op == "prompt":
+            if not text.strip():
+                return None
+            return federated_inject(self.stores, QueryContext(text=text), session_id=session)
         if op == "session-start":
-            return session_start(self.knowledge, session_id=session)
+            return recall_session_start(self.stores, session_id=session)
         if op == "failure":
-            return recall_error(self.knowledge, text, session_id=session)
+            return recall_failure(self.stores, text, session_id=session)
         raise ValueError(f"unknown hook request {op!r}")
 
     # --- the spool ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from swarmq.knowledge._factrule import FACT_TAG
+from swarmq.knowledge._factrule import FACT_TAG, fact_kind
 from swarmq.knowledge._sigindex import SESSION_START_KEY, file_matches
 from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.inject import Injection, deliver
@@ -85,10 +85,46 @@ def session_start(
     ``index_dir`` (a fresh process: ``<runtime>/recall``) reads the stores through the
     persisted index that recall keeps there instead of loading them whole."""
     config = knowledge.config
-    budget = Budget("full", config.session_start_max_entries, config.session_start_budget_chars)
+    budget = start_budget(knowledge)
     trace_id = str(uuid.uuid4())
     if not config.enabled or budget.max_entries <= 0 or budget.max_chars <= 0:
         return Injection(trace_id, budget, None, skipped=True)
+    return deliver(
+        knowledge,
+        start_entries(knowledge, index_dir),
+        trace_id=trace_id,
+        budget=budget,
+        context=lambda: start_context(knowledge, agent),
+        record=record,
+        session_id=session_id,
+    )
+
+
+def start_budget(knowledge: KnowledgeStore) -> Budget:
+    config = knowledge.config
+    return Budget("full", config.session_start_max_entries, config.session_start_budget_chars)
+
+
+def start_context(knowledge: KnowledgeStore, agent: str | None) -> QueryContext:
+    """What a session start's retrieval event records as its query."""
+    return QueryContext(
+        text="session start",
+        agent=agent,
+        phase=knowledge.current_phase(),
+        mode=RetrievalMode.SESSION_START,
+    )
+
+
+def states_fact(text: str) -> bool:
+    """Whether ``text`` states a project fact by the rule that tags an added lesson (for a
+    store that has no tags: a learning, a memory note)."""
+    return fact_kind(text) is not None
+
+
+def start_entries(knowledge: KnowledgeStore, index_dir: Path | None = None) -> list[Ranked]:
+    """The project's facts and critical directives, swarm and hive (a hive copy of a swarm
+    one dropped), critical first; nothing recorded."""
+    config = knowledge.config
     found = _candidates(knowledge, knowledge.swarm, False, index_dir)
     if config.hive_enabled:
         local = [r.entry.lesson for r in found]
@@ -101,17 +137,4 @@ def session_start(
             elif knowledge.swarm.find_duplicate(lesson) is None:
                 found.append(ranked)
     found.sort(key=lambda r: (not r.forced, -r.score))
-    return deliver(
-        knowledge,
-        found,
-        trace_id=trace_id,
-        budget=budget,
-        context=lambda: QueryContext(
-            text="session start",
-            agent=agent,
-            phase=knowledge.current_phase(),
-            mode=RetrievalMode.SESSION_START,
-        ),
-        record=record,
-        session_id=session_id,
-    )
+    return found

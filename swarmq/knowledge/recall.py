@@ -86,6 +86,36 @@ def recall_error(
     signatures = failure_signatures(text)
     if not config.enabled or not signatures or limit <= 0:
         return Injection(trace_id, budget, None, skipped=not config.enabled)
+    found = matches(knowledge, signatures, index_dir)
+    return deliver(
+        knowledge,
+        found,
+        trace_id=trace_id,
+        budget=budget,
+        context=lambda: recall_context(knowledge, signatures, text, agent),
+        record=record,
+        session_id=session_id,
+    )
+
+
+def recall_context(
+    knowledge: KnowledgeStore, signatures: tuple[str, ...], text: str, agent: str | None
+) -> QueryContext:
+    """What a recall's retrieval event records as its query (the signature, then the call)."""
+    return QueryContext(
+        text=f"{signatures[0]}\n{text[:QUERY_CHARS]}",
+        agent=agent,
+        phase=knowledge.current_phase(),
+        mode=RetrievalMode.FAILURE_RECALL,
+    )
+
+
+def matches(
+    knowledge: KnowledgeStore, signatures: tuple[str, ...], index_dir: Path | None = None
+) -> list[Ranked]:
+    """Swarm and hive entries whose signature is one of ``signatures``, best first (a hive
+    copy of a swarm lesson dropped); nothing recorded."""
+    config = knowledge.config
     found = match_tier(knowledge.swarm, signatures, index_dir)
     if config.hive_enabled:
         local = [r.entry.lesson for r in found]
@@ -100,17 +130,4 @@ def recall_error(
             if not duplicate:
                 found.append(ranked)
     found.sort(key=lambda r: -r.score)
-    return deliver(
-        knowledge,
-        found,
-        trace_id=trace_id,
-        budget=budget,
-        context=lambda: QueryContext(
-            text=f"{signatures[0]}\n{text[:QUERY_CHARS]}",
-            agent=agent,
-            phase=knowledge.current_phase(),
-            mode=RetrievalMode.FAILURE_RECALL,
-        ),
-        record=record,
-        session_id=session_id,
-    )
+    return found

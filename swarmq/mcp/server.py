@@ -31,12 +31,11 @@ from swarmq.errors import Conflict, InvalidInput, NotFound, SwarmqError, Unavail
 from swarmq.federated.finding import Fused
 from swarmq.federated.inject import FederatedInjection
 from swarmq.federated.inject import inject as federated_inject
+from swarmq.federated.recall import recall_failure
 from swarmq.federated.search import ask
-from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.model import Category
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext, Ranked
-from swarmq.knowledge.recall import recall_error
+from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.recorded import EVIDENCE_MAX, record_lesson
 from swarmq.missions.states import MissionState
 from swarmq.profiles.access import MemoryKind, read_memory
@@ -212,21 +211,6 @@ class MissionList(BaseModel):
     missions: list[dict[str, Any]]
 
 
-def _hit(r: Ranked) -> KnowledgeHit:
-    e = r.entry
-    return KnowledgeHit(
-        id=e.id,
-        lesson=e.lesson,
-        store=r.tier,
-        source=r.tier,
-        category=e.category,
-        tier=r.tier,
-        status=e.status,
-        confidence=e.confidence,
-        score=round(r.score, 6),
-    )
-
-
 def _fused_hit(fused: Fused) -> KnowledgeHit:
     found = fused.finding
     entry = found.ranked.entry if found.ranked is not None else None
@@ -241,14 +225,6 @@ def _fused_hit(fused: Fused) -> KnowledgeHit:
         status=entry.status if entry is not None else None,
         confidence=entry.confidence if entry is not None else None,
         score=round(fused.score, 6),
-    )
-
-
-def _directives(injection: Injection) -> Directives:
-    return Directives(
-        trace_id=injection.trace_id,
-        block=injection.block,
-        entries=[_hit(r) for r in injection.shown],
     )
 
 
@@ -321,8 +297,9 @@ def build_server(
         return _fused_directives(injection)
 
     @server.tool(
-        description="Lessons whose failure signature matches a failing call: give the command "
-        "or tool call and its error output. Empty when nothing matches."
+        description="What every store holds under a failing call's failure signature "
+        "(knowledge entries, learnings, pool candidates, memory notes, each fact once): give the "
+        "command or tool call and its error output. Empty when nothing matches."
     )
     @timed
     def knowledge_recall_error(
@@ -335,10 +312,10 @@ def build_server(
         limit: Annotated[int, Field(ge=1, le=20)] = 3,
     ) -> Directives:
         text = f"$ {call}\n{error}" if error else call
-        injection = recall_error(
-            store, text, limit=limit, agent=who.worker_id, session_id=who.session_id
+        injection = recall_failure(
+            stores, text, limit=limit, agent=who.worker_id, session_id=who.session_id
         )
-        return _directives(injection)
+        return _fused_directives(injection)
 
     @server.tool(
         description="Record a lesson you just learned so the next session gets it: one "

@@ -14,43 +14,58 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from swarmq.flywheel.confirm import record_exposure
-from swarmq.knowledge.directives import prepare_directives
-from swarmq.knowledge.inject import Injection
+from swarmq.federated.inject import FederatedInjection, prepare, record
+from swarmq.knowledge.query import QueryContext
 from swarmq.missions.agentcli import OutputReader
 from swarmq.missions.claim import RunOutcome
 from swarmq.missions.config import TranscriptSource
 from swarmq.missions.lifecycle import MissionRunner
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
-from swarmq.wiring.flywheel import acknowledge_with_feedback, layout_for
+from swarmq.wiring.federated import workspace_stores
+from swarmq.wiring.flywheel import acknowledge_with_feedback
 from swarmq.wiring.knowledge import knowledge_store
 from swarmq.wiring.ledger import mission_runner
 
 
 class DeferredKnowledge:
-    """The knowledge directives block for the prompt, built from a pure read; :meth:`record`
-    (the runner's ``after_start``, once the agent runs) records what was shown like any
-    injection, so the ledger's fsync and not the knowledge record stands before ``exec``; the
-    flywheel lessons shown are then cited as exposure (σ moves; nothing is confirmed)."""
+    """The knowledge directives block for the prompt, built from a pure read of every store of
+    the workspace (knowledge entries, learnings, patterns, pool candidates, the worker's own and
+    the shared memory: ``swarmq.federated.inject.prepare``, as the prompt hook asks them);
+    :meth:`record` (the runner's ``after_start``, once the agent runs) records what was shown
+    like any injection, so the ledger's fsync and not the knowledge record stands before
+    ``exec``; the flywheel artifacts behind what was shown are cited as exposure (σ moves;
+    nothing is confirmed)."""
 
-    def __init__(self, roster: Roster, locks: StoreLocks, agent: str | None = None) -> None:
-        self.roster, self.locks, self.agent = roster, locks, agent
-        self._pending: list[Callable[[], Injection]] = []
+    def __init__(
+        self,
+        roster: Roster,
+        locks: StoreLocks,
+        agent: str | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.roster, self.locks, self.agent, self.worker_id = roster, locks, agent, worker_id
+        self._pending: list[Callable[[], FederatedInjection]] = []
 
     def __call__(self, query: str, budget: int) -> str:
-        prepared = prepare_directives(
-            knowledge_store(self.roster, self.locks), query, budget, agent=self.agent
+        knowledge = knowledge_store(self.roster, self.locks)
+        budgeted = knowledge.config.model_copy(update={"inject_char_budget": max(0, budget)})
+        stores = workspace_stores(
+            self.roster,
+            self.locks,
+            knowledge=knowledge.with_config(budgeted),
+            worker_id=self.worker_id,
         )
-        self._pending.append(prepared.record)
-        return prepared.block
+        context = QueryContext(text=query, agent=self.agent)
+        injection = prepare(stores, context)
+        self._pending.append(lambda: record(stores, injection, context))
+        return injection.block or ""
 
     def record(self) -> None:
         """Record every block handed out so far (each once; a failed one stays pending)."""
         while self._pending:
-            injection = self._pending[0]()
+            self._pending[0]()
             self._pending.pop(0)
-            record_exposure(layout_for(self.roster), self.locks, injection)
 
 
 def marker_lines(transcript: Path, limit: int = 1 << 20) -> str:
@@ -98,7 +113,7 @@ def runner_with_knowledge(
     once the agent runs, and the agent's acknowledgements applied before ``after_run`` (the
     caller's own use of the finished transcript) is called."""
     agent = roster.worker(worker_id).role.lower()
-    knowledge = DeferredKnowledge(roster, locks, agent=agent)
+    knowledge = DeferredKnowledge(roster, locks, agent=agent, worker_id=worker_id)
 
     def on_transcript(outcome: RunOutcome) -> None:
         acknowledge_transcript(roster, locks, outcome, agent=agent)
