@@ -8,28 +8,36 @@ queries. The pooled left-out figures say how well a floor chosen elsewhere trans
 it never saw; the choice per fold says whether the default is stable. Held queries are never
 read.
 
-    python eval/knowledge/calibrate.py
+    python eval/knowledge/calibrate.py [wordllama|minilm]
+
+The dense floors searched depend on the model (``knowledge.dense_model``, default wordllama):
+a transformer's cosines sit on another scale than static vectors'.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from swarmq.eval.knowledge import _entries, load_labels, merged_store
-from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.config import DenseModel, KnowledgeConfig
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.query import QueryContext
 
 HERE = Path(__file__).parent
 LEXICAL_FLOORS = (0.25, 0.32, 0.4)
-DENSE_FLOORS = (0.3, 0.33, 0.35, 0.38, 0.4, 0.45, 0.5)
+DENSE_FLOORS = {
+    DenseModel.WORDLLAMA: (0.3, 0.33, 0.35, 0.38, 0.4, 0.45, 0.5),
+    DenseModel.MINILM: (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
+}
 
 
 def main() -> None:
+    model = DenseModel(sys.argv[1] if len(sys.argv) > 1 else DenseModel.WORDLLAMA)
     labels = [load_labels(HERE / name) for name in ("labels.json", "tasks.json")]
     store_of = {entry["id"]: store for entry, store in _entries(labels[0].stores)}
     queries = [q for lab in labels for q in lab.select(lab.queries, "tune")]
@@ -40,12 +48,15 @@ def main() -> None:
         store_of[q["relevant"][0]] if q["relevant"] else stores[i % len(stores)]
         for i, q in enumerate(queries)
     ]
-    grid = list(itertools.product(LEXICAL_FLOORS, DENSE_FLOORS))
+    grid = list(itertools.product(LEXICAL_FLOORS, DENSE_FLOORS[model]))
     ok: dict[tuple[float, float], list[bool]] = {}
     with merged_store(labels[0]) as knowledge:
         for lexical, dense in grid:
             config = KnowledgeConfig(
-                swarm_max_entries=None, inject_min_relevance=lexical, dense_min_similarity=dense
+                swarm_max_entries=None,
+                inject_min_relevance=lexical,
+                dense_min_similarity=dense,
+                dense_model=model,
             )
             scoped = knowledge.with_config(config)
             ok[(lexical, dense)] = [
@@ -63,6 +74,7 @@ def main() -> None:
             pooled[key][0] += ok[best][i]
             pooled[key][1] += 1
     out: dict[str, Any] = {
+        "model": model.value,
         "queries": len(queries),
         "folds": len(set(fold)),
         "left_out": {

@@ -21,6 +21,7 @@ from swarmq.eval.knowledge import (
     evaluate_retrieval_modes,
     load_labels,
 )
+from swarmq.knowledge.config import DenseModel
 
 LabelsOption = Annotated[
     Path, typer.Option("--labels", help="Labels JSON (eval/knowledge/labels.json).")
@@ -81,11 +82,15 @@ def inject(
     labels: LabelsOption,
     split: SplitOption = "held",
     verbose: VerboseOption = False,
+    dense_model: Annotated[
+        DenseModel | None,
+        typer.Option("--dense-model", help="Hybrid on this packaged model (default: settings')."),
+    ] = None,
     as_json: bool = JsonOption,
 ) -> None:
     """A relevant entry in the top 3, and nothing injected when nothing is relevant: the default
     (hybrid) retrieval beside the lexical one."""
-    modes = evaluate_retrieval_modes(_labels(labels, split), split)
+    modes = evaluate_retrieval_modes(_labels(labels, split), split, dense_model)
     figures, lexical = modes["hybrid"], modes["lexical"]
     if as_json:
         emit_json({**figures.as_dict(verbose), "retrieval": "hybrid", "lexical": lexical.as_dict()})

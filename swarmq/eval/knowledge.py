@@ -26,7 +26,7 @@ from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import Counts, HitRate
 from swarmq.federated.inject import inject
 from swarmq.federated.stores import Stores
-from swarmq.knowledge.config import KnowledgeConfig, Retrieval
+from swarmq.knowledge.config import DenseModel, KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.serialize import dumps_js
@@ -279,9 +279,15 @@ def evaluate_injection(
     return figures
 
 
-def evaluate_retrieval_modes(labels: Labels, split: str = "held") -> dict[str, InjectionFigures]:
-    """Injection under the default (hybrid) retrieval and the lexical one, same queries."""
+def evaluate_retrieval_modes(
+    labels: Labels, split: str = "held", dense_model: DenseModel | None = None
+) -> dict[str, InjectionFigures]:
+    """Injection under the default (hybrid) retrieval and the lexical one, same queries;
+    hybrid on ``dense_model`` when one is named, else on the default model."""
+    model = dense_model or KnowledgeConfig().dense_model
     return {
-        mode.value: evaluate_injection(labels, split, KnowledgeConfig(retrieval=mode))
+        mode.value: evaluate_injection(
+            labels, split, KnowledgeConfig(retrieval=mode, dense_model=model)
+        )
         for mode in (Retrieval.HYBRID, Retrieval.LEXICAL)
     }

@@ -31,6 +31,23 @@ class Retrieval(StrEnum):
     """Shared normalised terms only (no model loaded)."""
 
 
+class DenseModel(StrEnum):
+    """The packaged embedding model hybrid retrieval uses (docs/knowledge.md, "Dense
+    retrieval"); an ``llm.embedding_model`` endpoint replaces it when one is configured."""
+
+    WORDLLAMA = "wordllama"
+    """WordLlama's static token vectors (16 MB): a query embeds in 0.1 ms."""
+    MINILM = "minilm"
+    """all-MiniLM-L6-v2, a six-layer transformer with int8 weights on onnxruntime (23 MB):
+    reads words in context, a query embeds in about 10 ms of CPU."""
+
+
+DENSE_FLOORS = {DenseModel.WORDLLAMA: 0.33, DenseModel.MINILM: 0.30}
+"""Each packaged model's ``dense_min_similarity``, chosen leaving one store out on the tune
+queries (eval/knowledge/calibrate.py, docs/QUALITY.md): cosines of different models are on
+different scales, so one number cannot serve both."""
+
+
 class KnowledgeConfig(BaseModel):
     """The knowledge store's settings (documented defaults = opencode-swarm's)."""
 
@@ -76,9 +93,13 @@ class KnowledgeConfig(BaseModel):
     (``knowledge.index.sqlite`` beside it) instead of loading it: a fresh CLI, hook or MCP call
     reads only the entries it returns (docs/knowledge.md, "Persistent index"); under hybrid
     retrieval the entries' vectors are read from a vector file kept with the index."""
-    dense_min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.33
+    dense_model: DenseModel = DenseModel.WORDLLAMA
+    """Hybrid: which packaged model embeds tasks and entries. Entry vectors are cached per
+    model (sidecar and persisted index), so switching re-embeds the store once."""
+    dense_min_similarity: Annotated[float | None, Field(ge=-1, le=1)] = None
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
-    too few words are shared; chosen with the lexical floor (see ``inject_min_relevance``)."""
+    too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for
+    WordLlama, 0.30 for MiniLM), chosen with the lexical floor (see ``inject_min_relevance``)."""
     dense_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
     """Hybrid: how much the cosine similarity adds to a relevant entry's score."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85
@@ -116,3 +137,11 @@ class KnowledgeConfig(BaseModel):
     """At most this many entries at session start (facts are short; the budget binds first)."""
     project_name: str | None = None
     """Name recorded on swarm entries and hive confirmations (default: the workspace's name)."""
+
+    @property
+    def dense_floor(self) -> float:
+        """The cosine that makes an entry relevant: ``dense_min_similarity`` when set, else the
+        calibrated floor of ``dense_model``."""
+        if self.dense_min_similarity is not None:
+            return self.dense_min_similarity
+        return DENSE_FLOORS[self.dense_model]

@@ -97,9 +97,9 @@ class KnowledgeStore:
         if self.config.retrieval != Retrieval.HYBRID:
             return None
         if self._embedder is None:
-            from swarmq.similarity.static_embedder import default_embedder
+            from swarmq.similarity.packaged import packaged_embedder
 
-            self._embedder = default_embedder()
+            return packaged_embedder(self.config.dense_model.value)
         return self._embedder
 
     @property

@@ -361,7 +361,7 @@ def rank_tier(
     )
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
-        | {slot for slot, c in cosine.items() if c >= config.dense_min_similarity}
+        | {slot for slot, c in cosine.items() if c >= config.dense_floor}
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
     # Above a floor only relevant entries (and matched directives, which may be forced) can be

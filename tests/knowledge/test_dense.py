@@ -51,7 +51,7 @@ def test_a_paraphrased_task_reaches_its_lesson_only_through_the_dense_score(
     hybrid = lexical.with_config(lexical.config.model_copy(update={"retrieval": Retrieval.HYBRID}))
     found = search(hybrid, task)
     assert found and found[0].entry.lesson == LESSONS[3]
-    assert found[0].breakdown["cosine"] >= hybrid.config.dense_min_similarity
+    assert found[0].breakdown["cosine"] >= hybrid.config.dense_floor
 
 
 def test_an_unrelated_task_still_gets_nothing(

@@ -84,7 +84,7 @@ def test_a_task_only_the_cosine_finds_is_answered_through_the_index(
     found = search(knowledge, task, limit=3)
     assert knowledge.swarm.tier_file.mirror.state is None
     assert found and found[0].breakdown["relevance"] == 0.0
-    assert found[0].breakdown["cosine"] >= knowledge.config.dense_min_similarity
+    assert found[0].breakdown["cosine"] >= knowledge.config.dense_floor
     assert "websockets" in found[0].entry.lesson
 
 
