@@ -43,13 +43,14 @@ def _named_anywhere(owner: str, paths: list[Path]) -> list[Path]:
 
 def test_the_eighth_forge_split_loads_and_fits_its_files() -> None:
     sessions = load_forge_labels(FORGE_LABELS)
-    assert len(sessions) == 3
+    assert len(sessions) == 6
     assert len({s.repo for s in sessions}) == 3
     assert {s.split for s in sessions} == {"held-out"}
     assert {s.format for s in sessions} == {"claude-code", "codex-rollout"}
     lessons = [lesson for s in sessions for lesson in s.lessons]
-    assert len(lessons) == 11
+    assert len(lessons) == 12
     assert sum(lesson.kind == "tool-error" for lesson in lessons) == 8
+    assert sum(not s.lessons for s in sessions) == 2
     sources = FORGE_SOURCES.read_text(encoding="utf-8")
     assert all(f"`{s.file.name}`" in sources for s in sessions)
     assert sum(s.file.stat().st_size for s in sessions) <= 1_400_000
