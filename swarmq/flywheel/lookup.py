@@ -30,7 +30,7 @@ from swarmq.flywheel.citations import (
 )
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import LAMBDA, Maturity, PoolStatus
-from swarmq.flywheel.pool import Pool
+from swarmq.flywheel.pool import Pool, PoolEntry
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
@@ -114,31 +114,10 @@ def search(
                 )
             )
     if include_pool:
-        pool = Pool(layout)
-        for status in (PoolStatus.PENDING, PoolStatus.STAGED):
-            for entry in pool.entries(status):
-                body = canonical_content_body(entry.content)
-                relevance = len(wanted & words(body)) / len(wanted)
-                if relevance < min_relevance:
-                    continue
-                utility = entry.candidate.get("utility")
-                value = float(utility) if isinstance(utility, int | float) else 0.5
-                hits.append(
-                    LookupHit(
-                        "candidate",
-                        entry.id,
-                        title_line(entry.content),
-                        entry.type,
-                        str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
-                        value,
-                        round(relevance, 4),
-                        round(_score(relevance, value), 4),
-                        str(entry.path),
-                        display_path(root, entry.path),
-                        _snippet(body),
-                        body,
-                    )
-                )
+        for path, candidate in _pool_candidates(layout):
+            relevance = len(wanted & candidate.words) / len(wanted)
+            if relevance >= min_relevance:
+                hits.append(_candidate_hit(root, path, candidate, relevance))
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
     return [
@@ -147,6 +126,23 @@ def search(
         )
         for hit in hits[:limit]
     ]
+
+
+def _candidate_hit(root: Path, path: Path, candidate: _Candidate, relevance: float) -> LookupHit:
+    return LookupHit(
+        "candidate",
+        candidate.id,
+        candidate.title,
+        candidate.type,
+        candidate.maturity,
+        candidate.utility,
+        round(relevance, 4),
+        round(_score(relevance, candidate.utility), 4),
+        str(path),
+        display_path(root, path),
+        _snippet(candidate.body),
+        candidate.body,
+    )
 
 
 Judge = Callable[[str, str | None], float | None]
@@ -192,33 +188,10 @@ def select(
                 )
             )
     if include_pool:
-        pool = Pool(layout)
-        for status in (PoolStatus.PENDING, PoolStatus.STAGED):
-            for entry in pool.entries(status):
-                body = canonical_content_body(entry.content)
-                metadata = entry.candidate.get("metadata")
-                recorded = metadata.get(SIGNATURE_KEY) if isinstance(metadata, dict) else None
-                relevance = judge(body, recorded if isinstance(recorded, str) else None)
-                if relevance is None:
-                    continue
-                utility = entry.candidate.get("utility")
-                value = float(utility) if isinstance(utility, int | float) else 0.5
-                hits.append(
-                    LookupHit(
-                        "candidate",
-                        entry.id,
-                        title_line(entry.content),
-                        entry.type,
-                        str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
-                        value,
-                        round(relevance, 4),
-                        round(_score(relevance, value), 4),
-                        str(entry.path),
-                        display_path(root, entry.path),
-                        _snippet(body),
-                        body,
-                    )
-                )
+        for path, candidate in _pool_candidates(layout):
+            relevance = judge(candidate.body, candidate.signature)
+            if relevance is not None:
+                hits.append(_candidate_hit(root, path, candidate, relevance))
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     return [
         replace(
@@ -277,6 +250,69 @@ def _parsed(path: Path) -> _Parsed | None:
             _PARSED.clear()
         _PARSED[name] = (key, value)
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """One pool candidate as search reads it."""
+
+    id: str
+    title: str
+    type: str
+    maturity: str
+    utility: float
+    body: str
+    words: frozenset[str]
+    signature: str | None
+    """The failure signature recorded at ingest, if any."""
+
+
+_CANDIDATES: dict[str, tuple[tuple[int, int], _Candidate | None]] = {}
+
+
+def _pool_candidates(layout: AgentsLayout) -> list[tuple[Path, _Candidate]]:
+    """The pending and staged candidates, each file parsed once per process while its size and
+    mtime stay the same (as :func:`_parsed` keeps learnings): a warm hook server answering every
+    failing call from every store re-reads only the candidates that changed."""
+    pool = Pool(layout)
+    out: list[tuple[Path, _Candidate]] = []
+    for status in (PoolStatus.PENDING, PoolStatus.STAGED):
+        for path, current in pool.files(status):
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            key = (stat.st_mtime_ns, stat.st_size)
+            name = str(path)
+            with _PARSED_LOCK:
+                found = _CANDIDATES.get(name)
+            if found is None or found[0] != key:
+                entry = pool.read(path, current)
+                found = (key, None if entry is None else _candidate(entry))
+                with _PARSED_LOCK:
+                    if len(_CANDIDATES) >= MAX_PARSED:
+                        _CANDIDATES.clear()
+                    _CANDIDATES[name] = found
+            if found[1] is not None:
+                out.append((path, found[1]))
+    return out
+
+
+def _candidate(entry: PoolEntry) -> _Candidate:
+    body = canonical_content_body(entry.content)
+    utility = entry.candidate.get("utility")
+    metadata = entry.candidate.get("metadata")
+    recorded = metadata.get(SIGNATURE_KEY) if isinstance(metadata, dict) else None
+    return _Candidate(
+        entry.id,
+        title_line(entry.content),
+        entry.type,
+        str(entry.candidate.get("maturity") or Maturity.PROVISIONAL),
+        float(utility) if isinstance(utility, int | float) else 0.5,
+        body,
+        frozenset(words(body)),
+        recorded if isinstance(recorded, str) else None,
+    )
 
 
 def lookup(

@@ -175,6 +175,10 @@ class Pool:
 
     # -- reading -------------------------------------------------------------------------------
 
+    def read(self, path: Path, status: PoolStatus) -> PoolEntry | None:
+        """One pool file (from :meth:`files`); ``None`` when it is gone or unreadable."""
+        return self._read(path, status)
+
     def _read(self, path: Path, status: PoolStatus) -> PoolEntry | None:
         try:
             data = loads_bounded(path.read_text(encoding="utf-8"))
@@ -209,6 +213,14 @@ class Pool:
     def entries(self, status: PoolStatus | None = None) -> Iterator[PoolEntry]:
         """Scan the pool (one directory listing per status); each id once, most advanced wins."""
         self.problems = []
+        for path, current in self.files(status):
+            entry = self._read(path, current)
+            if entry is not None:
+                yield entry
+
+    def files(self, status: PoolStatus | None = None) -> Iterator[tuple[Path, PoolStatus]]:
+        """The pool's files and their status, as :meth:`entries` reads them (each id once, the
+        most advanced wins), unread: for a reader that keeps its own parse of each file."""
         seen: set[str] = set()
         for current in STATUS_PRECEDENCE:
             directory = self.dir(current)
@@ -225,11 +237,8 @@ class Pool:
                 if ident in seen:
                     continue
                 seen.add(ident)
-                if status is not None and current is not status:
-                    continue
-                entry = self._read(directory / name, current)
-                if entry is not None:
-                    yield entry
+                if status is None or current is status:
+                    yield directory / name, current
 
     # -- writing -------------------------------------------------------------------------------
 

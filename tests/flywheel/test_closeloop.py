@@ -318,3 +318,22 @@ def test_condense_shortens_a_forged_lessons_calls_and_keeps_its_fact_and_fix() -
     assert "lives in `X:\\03_ACG\\Custom_Addons`, not in `X:\\03_ACG\\Odoo_Docs`" in lesson
     assert lesson.endswith("graph_sync.py` worked instead.")
     assert lesson.startswith("`X:\\03_ACG\\Odoo_Docs\\")
+
+
+def test_search_reads_a_changed_or_moved_pool_candidate_again(
+    layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """A process keeps its parse of each pool file (the warm hook server answers every failing
+    call from the pool): a rewritten candidate is read again, a moved one is gone from search."""
+    forge_transcript(FIXTURES / "claude-code" / "session-v2.0.jsonl", layout, locks)
+    close_loop(layout, locks, now=datetime.now(UTC))
+    hits = search(layout, "visibility timeout redelivered", limit=1)
+    assert hits and hits[0].kind == "candidate"
+    path = Path(hits[0].path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["candidate"]["content"] = "Lesson: the zebra stable keeps its hay dry under tarpaulin."
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert [h.id for h in search(layout, "zebra hay tarpaulin", limit=1)] == [hits[0].id]
+    assert all(h.id != hits[0].id for h in search(layout, "visibility timeout redelivered"))
+    path.unlink()
+    assert search(layout, "zebra hay tarpaulin", limit=1) == []
