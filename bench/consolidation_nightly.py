@@ -132,6 +132,7 @@ def recall(root: Path, new_ids: set[str]) -> dict[str, Any]:
 def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix=f"nightly{size}-", dir=base_dir))
     try:
+        begun = time.perf_counter()
         generator = LessonGenerator(seed=28)
         n_new = max(1, int(size * new_share))
         lessons = generator.corpus(size - n_new, dup_rate=0.02).lessons
@@ -140,6 +141,7 @@ def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) 
         path.parent.mkdir(parents=True)
         path.write_text("".join(line_of(t, at) + "\n" for t in lessons), encoding="utf-8")
         first: dict[str, Any] | None = None
+        print(f"store of {size:,} written in {time.perf_counter() - begun:.0f} s", flush=True)
         if watermark_only:
             from swarmq.consolidation._watermark import save as save_mark
             from swarmq.consolidation._watermark import watermark_path
@@ -162,7 +164,10 @@ def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) 
         aside = root / "state-before"
         shutil.copytree(swarm_dir, aside)
         checked = recall(root, new_ids)
+        print(json.dumps({"size": size, "recall": checked}), flush=True)  # 1M: hours; say it now
         nightly = child(root, "nightly")
+        print(json.dumps({"size": size, "nightly": nightly["seconds"],
+                          "peak_rss_mib": nightly["peak_rss_mib"]}), flush=True)  # fmt: skip
         shutil.rmtree(swarm_dir)
         shutil.copytree(aside, swarm_dir)  # the same state again, same paths and lock names
         full = child(root, "full")
