@@ -85,6 +85,21 @@ def search(
     wanted = words(query)
     if not wanted:
         return []
+
+    def rate(body: str, found: frozenset[str], recorded: str | None) -> float | None:
+        relevance = len(wanted & found) / len(wanted)
+        return relevance if relevance >= min_relevance else None
+
+    return _ranked(layout, rate, limit, include_pool)
+
+
+Rate = Callable[[str, frozenset[str], str | None], float | None]
+"""``(body, its content words, recorded failure signature or None) -> relevance, or None``."""
+
+
+def _ranked(layout: AgentsLayout, rate: Rate, limit: int, include_pool: bool) -> list[LookupHit]:
+    """Every learning, pattern and (with ``include_pool``) pool candidate ``rate`` keeps, its
+    relevance tilted by utility, best first, cut to ``limit`` and redacted."""
     root = layout.root.parent
     hits: list[LookupHit] = []
     patterns = layout.patterns
@@ -94,8 +109,8 @@ def search(
             continue
         kind = "pattern" if path.parent == patterns else "learning"
         for entry_id, title, body, searchable in parsed.entries:
-            relevance = len(wanted & searchable) / len(wanted)
-            if relevance < min_relevance:
+            relevance = rate(body, searchable, None)
+            if relevance is None:
                 continue
             hits.append(
                 LookupHit(
@@ -115,8 +130,8 @@ def search(
             )
     if include_pool:
         for path, candidate in _pool_candidates(layout):
-            relevance = len(wanted & candidate.words) / len(wanted)
-            if relevance >= min_relevance:
+            relevance = rate(candidate.body, candidate.words, candidate.signature)
+            if relevance is not None:
                 hits.append(_candidate_hit(root, path, candidate, relevance))
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
@@ -159,46 +174,9 @@ def select(
     fact), nothing written."""
     if limit <= 0:
         return []
-    root = layout.root.parent
-    hits: list[LookupHit] = []
-    patterns = layout.patterns
-    for path in learning_files(layout.learnings, patterns):
-        parsed = _parsed(path)
-        if parsed is None:
-            continue
-        kind = "pattern" if path.parent == patterns else "learning"
-        for entry_id, title, body, _ in parsed.entries:
-            relevance = judge(body, None)
-            if relevance is None:
-                continue
-            hits.append(
-                LookupHit(
-                    kind,
-                    entry_id,
-                    title,
-                    parsed.type or kind,
-                    parsed.maturity,
-                    parsed.utility,
-                    round(relevance, 4),
-                    round(_score(relevance, parsed.utility), 4),
-                    str(path),
-                    display_path(root, path),
-                    _snippet(body),
-                    body,
-                )
-            )
-    if include_pool:
-        for path, candidate in _pool_candidates(layout):
-            relevance = judge(candidate.body, candidate.signature)
-            if relevance is not None:
-                hits.append(_candidate_hit(root, path, candidate, relevance))
-    hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
-    return [
-        replace(
-            hit, title=redacted(hit.title), snippet=redacted(hit.snippet), text=redacted(hit.text)
-        )
-        for hit in hits[:limit]
-    ]
+    return _ranked(
+        layout, lambda body, _found, recorded: judge(body, recorded), limit, include_pool
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,41 +4,16 @@ no other evaluation file, so a figure on them is a reading on data nothing was t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from swarmq.eval.forge import load_labels as load_forge_labels
 from swarmq.eval.replay import load_project
 from swarmq.eval.replay_labels import load_labels as load_replay_labels
+from tests.eval._clean_sets import EVAL, named_anywhere, other_evaluation_files
 
-REPO = Path(__file__).resolve().parents[2]
-EVAL = REPO / "eval"
 FORGE_LABELS = EVAL / "forge" / "labels-heldout8.yaml"
 FORGE_SOURCES = EVAL / "forge" / "SOURCES-heldout8.md"
 REPLAY_LABELS = EVAL / "replay" / "labels-h7.yaml"
 REPLAY_SOURCES = EVAL / "replay" / "SOURCES-h7.md"
 OURS = {FORGE_LABELS, FORGE_SOURCES, REPLAY_LABELS, REPLAY_SOURCES}
-
-
-def _other_evaluation_files() -> list[Path]:
-    """Every labels and sources file of eval/ but the two new sets', and the quality report (it
-    names the repositories forge's rules were studied on)."""
-    found = [
-        *EVAL.glob("*/labels*.yaml"),
-        *EVAL.glob("*/SOURCES*.md"),
-        REPO / "docs" / "QUALITY.md",
-    ]
-    return sorted(p for p in found if p not in OURS)
-
-
-def _named_anywhere(owner: str, paths: list[Path]) -> list[Path]:
-    """Files that name ``owner`` (case-insensitively, also when a line break, a comment or quote
-    marker or a hyphen falls inside the name)."""
-
-    def squash(text: str) -> str:
-        return "".join(ch for ch in text.lower() if ch not in "\n #>*-")
-
-    needle = squash(owner)
-    return [p for p in paths if needle in squash(p.read_text(encoding="utf-8"))]
 
 
 def test_the_eighth_forge_split_loads_and_fits_its_files() -> None:
@@ -65,9 +40,9 @@ def test_the_eighth_forge_splits_users_are_in_no_other_set() -> None:
         for labelled in load_forge_labels(path)
     ]
     assert not {s.file.name for s in sessions} & {s.file.name for s in others}
-    paths = _other_evaluation_files()
+    paths = other_evaluation_files(OURS)
     for owner in sorted({s.repo.split("/")[0] for s in sessions}):
-        assert not _named_anywhere(owner, paths), owner
+        assert not named_anywhere(owner, paths), owner
     # nor is the user of the replay set of the same day
     assert "aistrad" not in {s.repo.split("/")[0] for s in sessions}
 
@@ -88,4 +63,4 @@ def test_the_seventh_replay_set_fits_its_files() -> None:
 
 
 def test_the_seventh_replay_sets_user_is_in_no_other_set() -> None:
-    assert not _named_anywhere("aistrad", _other_evaluation_files())
+    assert not named_anywhere("aistrad", other_evaluation_files(OURS))
