@@ -264,6 +264,9 @@ class _Failure:
     """For a missing program, its stand-in that failed too (its call and error)."""
     whole: str = ""
     """The failed call unclipped (a summary is cut: two long calls may share their summary)."""
+    usage: str = ""
+    """The usage line the program printed with its error (``gt session status <rig>/<polecat>
+    [flags]``), when it printed one for itself."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -295,6 +298,8 @@ class Sequence:
     """For a missing program, the stand-in the agent tried that failed too: ``python`` missing
     and ``python3 -m pytest`` answering "No module named pytest" says both that ``python3`` is
     there and that the tests cannot run, which neither failure says alone."""
+    usage: str = ""
+    """The usage line the program printed with its error, stated when nothing fixed it."""
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
@@ -312,6 +317,8 @@ class Sequence:
         rule = tool_rule(runs, self.error, self.failed_call)
         if rule:
             return rule
+        if self.usage and not self.fixed_call:
+            return f"its usage: `{self.usage}`"
         if normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
             return f"the sandbox refuses `{runs}` here; it runs with escalated permissions"
         if (
@@ -364,6 +371,27 @@ def _elide_paths(error: str, call: str) -> str:
             short = short if len(short) < LONG_PATH else parts[-1]
             error = error.replace(path, "…" + separator + short)
     return error
+
+
+_OPERAND_SLOT = re.compile(
+    r"<[^>\s]+>|\[(?!flags\]|options\]|command\]|OPTIONS\]|FLAGS\])[^\]\s]+\]"
+)
+"""An operand's place in a usage line (``<address>``, ``[id...]``), not ``[flags]``."""
+_USAGE_LINE = re.compile(r"^\s*Usage:[ \t]*(?:\n[ \t]*)?(\S[^\n]{0,150})", re.MULTILINE)
+
+
+def _usage(runs: str, output: str) -> str:
+    """The usage line a command-line program printed with its error (cobra, click and argparse
+    print one on a malformed call), when it names the program run: how to call it, which the
+    next session needs whether or not this one found the way."""
+    found = _USAGE_LINE.search(output)
+    if not found or not runs:
+        return ""
+    line = " ".join(found.group(1).split())
+    if line.split()[0].rsplit("/", 1)[-1] != runs or not _OPERAND_SLOT.search(line):
+        return ""  # cobra prints its usage on every error: only one that says what the
+        # call's operands must look like (``<rig>/<polecat>``) tells how to call it
+    return line
 
 
 def _last_step(call: str) -> str:
@@ -651,7 +679,11 @@ class SequenceMiner:
             self.repeated += 1  # the same failure again: counted once
             return False
         self.seen_signatures.add(signature)
-        self.open_failures.append(_Failure(tool, call, error, index, whole=whole_call(raw)))
+        self.open_failures.append(
+            _Failure(
+                tool, call, error, index, whole=whole_call(raw), usage=_usage(runs, output[:3000])
+            )
+        )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
         del self.open_failures[:-8]
@@ -919,6 +951,7 @@ class SequenceMiner:
             )
             or _SHELL_SYNTAX.search(failure.error)
             or crlf_script(failure.error)
+            or failure.usage
             or tool_rule(runs, failure.error, failure.call)
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
@@ -944,6 +977,7 @@ class SequenceMiner:
                 0,
                 None,
                 also=failure.also,
+                usage=failure.usage,
             )
         self.unresolved = []
 

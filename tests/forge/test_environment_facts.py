@@ -953,3 +953,32 @@ def test_another_tool_of_the_same_mcp_server_cures_its_tool_s_failure(
     assert (
         sequences(forge_transcript(looked.write(tmp_path / "t.jsonl"), layout, locks).found) == []
     )
+
+
+def test_a_malformed_call_nothing_fixed_keeps_the_usage_line_its_program_printed(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("check the deacon")
+        .bash(
+            "gt session status deacon",
+            "Exit code 1\nError: invalid address format: expected 'rig/polecat', got 'deacon'\n"
+            "Usage:\n  gt session status <rig>/<polecat> [flags]\n\nFlags:\n  -h, --help",
+            error=True,
+        )
+        .bash("cat state.json", "{}")
+        # cobra prints its usage on every error: one without an operand's place says nothing
+        .bash(
+            "gt daemon start",
+            "Error: daemon failed to start (check logs with 'gt daemon logs')\n"
+            "Usage:\n  gt daemon start [flags]",
+            error=True,
+        )
+        .bash("cat daemon.log", "started")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert found == [
+        "`gt session status deacon` failed (Error: invalid address format: expected "
+        "'rig/polecat', got 'deacon'); its usage: `gt session status <rig>/<polecat> [flags]`."
+    ]
