@@ -118,9 +118,11 @@ def summarise_call(call: Any) -> str:
     return clip(summary, 160) + (" (escalated)" if escalated else "")
 
 
-def whole_call(call: Any) -> str:
-    """:func:`summarise_call` unclipped and unmarked: what tells two long calls apart."""
-    return _command(call)[0]
+def call_texts(call: Any) -> tuple[str, str]:
+    """:func:`summarise_call` and the call unclipped and unmarked (what tells two long calls
+    apart), from one parse."""
+    summary, escalated = _command(call)
+    return clip(summary, 160) + (" (escalated)" if escalated else ""), summary
 
 
 def _command(call: Any) -> tuple[str, bool]:

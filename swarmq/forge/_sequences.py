@@ -27,6 +27,7 @@ from swarmq.forge._calls import (
     MCP_PREFIX,
     WARNING_LINE,
     as_text,
+    call_texts,
     clip,
     error_excerpt,
     exit_status,
@@ -38,7 +39,6 @@ from swarmq.forge._calls import (
     reason_of,
     sandbox_wrapped,
     summarise_call,
-    whole_call,
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
@@ -494,21 +494,18 @@ class SequenceMiner:
             is_error = self._silently_failed(raw, text)
         if not is_error and not self.open_failures and not self.missing_files and not self.absent:
             return  # the common case: a call that worked, nothing waiting for a retry
+        call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
+        if tool.startswith(MCP_PREFIX):
+            call = mcp_call(tool, call)
         if is_error:
-            call = summarise_call(raw)
-            if tool.startswith(MCP_PREFIX):
-                call = mcp_call(tool, call)
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)
-            if not self._failed(tool, call, raw, text, index) and says_missing(text[:600]):
+            if not self._failed(tool, call, raw, text, index, whole) and says_missing(text[:600]):
                 self._looked_for(tool, call, text, index)
             elif self.missing_files:
                 self._searched(tool, call, text, index, line_no, timestamp)
             return
-        call = summarise_call(raw)  # may cost a JSON parse: only when something waits
-        if tool.startswith(MCP_PREFIX):
-            call = mcp_call(tool, call)
         if self.absent:
             for path in file_paths(tool, call):
                 self.absent.pop(base_name(path).lower(), None)
@@ -516,7 +513,7 @@ class SequenceMiner:
             self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
-            self._succeeded(tool, call, index, line_no, timestamp, whole_call(raw))
+            self._succeeded(tool, call, index, line_no, timestamp, whole)
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
         """The call a result answers: the one its id names (parallel calls answer out of order,
@@ -618,7 +615,9 @@ class SequenceMiner:
                 )
         self.missing_files = waiting
 
-    def _failed(self, tool: str, call: str, raw: Any, output: str, index: int) -> bool:
+    def _failed(
+        self, tool: str, call: str, raw: Any, output: str, index: int, whole: str = ""
+    ) -> bool:
         """Open a failure waiting for its retry; ``False`` when the failure is no lesson (a look
         that found nothing, a test run that failed, a failure seen before)."""
         if (
@@ -681,7 +680,7 @@ class SequenceMiner:
         self.seen_signatures.add(signature)
         self.open_failures.append(
             _Failure(
-                tool, call, error, index, whole=whole_call(raw), usage=_usage(runs, output[:3000])
+                tool, call, error, index, whole=whole or call, usage=_usage(runs, output[:3000])
             )
         )
         for expired in self.open_failures[:-8]:
