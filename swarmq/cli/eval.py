@@ -16,4 +16,5 @@ app = typer.Typer(
 app.command("forge")(eval_forge.forge)
 app.command("consolidate")(eval_knowledge.consolidate)
 app.command("inject")(eval_knowledge.inject)
+app.command("inject-every-store")(eval_knowledge.inject_every_store)
 app.command("replay")(eval_replay.replay)

@@ -1,4 +1,5 @@
-"""``swarmq eval consolidate|inject --labels FILE``: knowledge judgement on labelled real stores.
+"""``swarmq eval consolidate|inject|inject-every-store --labels FILE``: knowledge judgement on
+labelled real stores and workspaces.
 
 Prints the bars' figures for one split (``held`` by default: the items never tuned on), with
 ``--verbose`` every miss (consolidation) or every query's injected entries (injection).
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from swarmq.cli.common import JsonOption, emit_json, fail
 from swarmq.cli.console import console, say
+from swarmq.eval.cross_store import evaluate_cross_store_modes, load_cross_store_labels
 from swarmq.eval.knowledge import (
     SPLITS,
     Labels,
@@ -21,6 +23,7 @@ from swarmq.eval.knowledge import (
     evaluate_retrieval_modes,
     load_labels,
 )
+from swarmq.eval.metrics import HitRate
 from swarmq.knowledge.config import DenseModel
 
 LabelsOption = Annotated[
@@ -112,3 +115,49 @@ def inject(
         for shown in detail["shown"]:
             star = "*" if shown["relevant"] else " "
             say(f"   {star} {shown['score']:.3f} {shown['id']} {shown['lesson']}")
+
+
+def inject_every_store(
+    labels: LabelsOption,
+    split: SplitOption = "held",
+    verbose: VerboseOption = False,
+    dense_model: Annotated[
+        DenseModel | None,
+        typer.Option("--dense-model", help="Hybrid on this packaged model (default: settings')."),
+    ] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """The federated injection over real workspaces holding several stores
+    (eval/knowledge/workspaces/queries.json): a relevant record in the top 3 and silence when
+    nothing is relevant, per store kind and per workspace, hybrid (default) beside lexical."""
+    if split not in SPLITS:
+        fail(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
+    modes = evaluate_cross_store_modes(load_cross_store_labels(labels), split, dense_model)
+    figures, lexical = modes["hybrid"], modes["lexical"]
+    if as_json:
+        emit_json({**figures.as_dict(verbose), "lexical": lexical.as_dict()})
+        return
+    table = Table(title=f"injection from every store ({split})")
+    for column in ("figure", "hits", "total", "hybrid (default)", "lexical"):
+        table.add_column(column)
+    rows = [
+        ("relevant record in top 3", figures.top3, lexical.top3),
+        ("nothing injected when none relevant", figures.abstain, lexical.abstain),
+    ]
+    for kind, rate in sorted(figures.by_kind.items()):
+        rows.append((f"  top 3, {kind} records", rate, lexical.by_kind.get(kind, HitRate())))
+    for name, table_of in sorted(figures.by_workspace.items()):
+        for figure, rate in sorted(table_of.items()):
+            other = lexical.by_workspace.get(name, {}).get(figure, HitRate())
+            rows.append((f"  {name}: {figure}", rate, other))
+    for name, mine, other in rows:
+        table.add_row(
+            name, str(mine.hits), str(mine.total), f"{mine.rate:.3f}", f"{other.rate:.3f}"
+        )
+    console.print(table)
+    for detail in figures.details if verbose else ():
+        mark = ("ok", "green") if detail["ok"] else ("miss", "red")
+        say(mark, f" [{detail['workspace']}] {detail['query']!r} ({detail['relevant']} relevant)")
+        for shown in detail["shown"]:
+            star = "*" if shown["relevant"] else " "
+            say(f"   {star} {shown['store']} {shown['score']:.4f} {shown['label']} {shown['text']}")
