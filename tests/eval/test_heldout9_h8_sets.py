@@ -50,7 +50,7 @@ def test_the_ninth_forge_split_loads_and_fits_its_files() -> None:
     assert {s.split for s in sessions} == {"held-out"}
     assert {s.format for s in sessions} == {"claude-code", "codex-rollout"}
     lessons = [lesson for s in sessions for lesson in s.lessons]
-    assert len(lessons) == 40
+    assert len(lessons) == 41
     assert sum(lesson.kind == "tool-error" for lesson in lessons) == 18
     assert sum(not s.lessons for s in sessions) == 3
     sources = FORGE_SOURCES.read_text(encoding="utf-8")
