@@ -66,13 +66,18 @@ def _stage(
     return "nowhere", "", "", ""
 
 
-def ceiling(labels: Path, *, split: str = "all") -> Ceiling:
-    """Place every lesson of ``split`` (see the module docstring)."""
-    config = ForgeConfig()
-    kept = {o.session.file.name: set(o.hits) for o in evaluate(labels, split=split).sessions}
+def ceiling(labels: Path, *, split: str = "all", config: ForgeConfig | None = None) -> Ceiling:
+    """Place every lesson of ``split`` (see the module docstring) under ``config`` (default
+    settings when none)."""
+    config = config or ForgeConfig()
+    kept = {
+        o.session.file.name: set(o.hits)
+        for o in evaluate(labels, split=split, config=config).sessions
+    }
+    unscored = config.model_copy(update={"min_confidence": 0.0})
     scored = {
         o.session.file.name: set(o.hits)
-        for o in evaluate(labels, split=split, config=ForgeConfig(min_confidence=0.0)).sessions
+        for o in evaluate(labels, split=split, config=unscored).sessions
     }
     out = Ceiling()
     for session in sorted(load_labels(labels), key=lambda s: s.file.name):

@@ -49,11 +49,11 @@ class SessionRows:
     labels: list[int] = field(default_factory=list)
 
 
-def collect(labels: Path) -> list[SessionRows]:
-    """Forge every session in file order as the eval does, and gather the passages a scorer
-    would read, with their features and labels."""
+def collect(labels: Path, config: ForgeConfig | None = None) -> list[SessionRows]:
+    """Forge every session in file order as the eval does (default settings unless ``config``),
+    and gather the passages a scorer would read, with their features and labels."""
     sessions = sorted(load_labels(labels), key=lambda s: s.file.name)
-    config = ForgeConfig()
+    config = config or ForgeConfig()
     out = []
     with tempfile.TemporaryDirectory(prefix="swarmq-forge-train-") as scratch:
         layout = AgentsLayout(Path(scratch) / "project" / ".agents")

@@ -59,6 +59,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
 
 RETRY_WINDOW = 4
@@ -450,6 +451,10 @@ class SequenceMiner:
     absent: dict[str, Sequence] = field(default_factory=dict)
     """Files looked for, then searched for by name in vain: lessons at the transcript's end,
     unless the session finds or writes the file after all (lower-cased name → lesson)."""
+    calls: int = 0
+    """Tool calls seen (a session without any is a chat: its prose has no witness)."""
+    witness: FailureWitness = field(default_factory=FailureWitness)
+    """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -470,6 +475,7 @@ class SequenceMiner:
 
     # ToolSink: the readers hand skipped tool traffic straight here, no Message built
     def call(self, name: str | None, value: Any, call_id: str | None = None) -> None:
+        self.calls += 1
         if name in _EDITING:
             self.edits += 1
         self.pending_calls.append((name or "tool", value, call_id))
@@ -498,6 +504,7 @@ class SequenceMiner:
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
         if is_error:
+            self.witness.saw(text, whole, program(call))
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)

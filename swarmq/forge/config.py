@@ -55,6 +55,11 @@ class ForgeConfig(BaseModel):
     code, and its narration is the work, not lessons (measured in docs/QUALITY.md: on the
     held-apart sets most such sessions' passages were task-specific, on the labelled development
     set the cap costs 2 of 96 lessons)."""
+    narration_needs_witness: bool = True
+    """A passage of the agent's own prose is a candidate only when it names something a failed
+    call of the session showed (a program, file, identifier or error; ``forge._witness``): on
+    sessions of users no rule was written on, the agent's other prose was narration of its work
+    far more often than a lesson (docs/QUALITY.md). Needs ``mine_tool_errors``."""
     template_memory: bool = True
     """Reject passages already seen in another transcript of the workspace (pasted templates)."""
     transcript_roots: list[Path] = Field(default_factory=list)

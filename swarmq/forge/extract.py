@@ -144,6 +144,9 @@ def extract_candidates(
         seen.add(candidate.content_hash)
         found.append(candidate)
 
+    unwitnessed: set[str] = set()
+    """Hashes of the agent's passages that named nothing failed before them: dropped at the end
+    if the session called tools (a chat with no tool has no witness to ask)."""
     held: list[tuple[ForgedCandidate, int]] = []
     """Diagnoses waiting for what follows (:mod:`._diagnosis`), with the edits made before."""
 
@@ -255,6 +258,15 @@ def extract_candidates(
                 session,
                 digest_hash,
             )
+            if (
+                message.role == "assistant"
+                and not confirmed
+                and miner is not None
+                and config.narration_needs_witness
+                and message.kind not in SUMMARY_KINDS
+                and not miner.witness.names_any(verdict.text)
+            ):
+                unwitnessed.add(digest_hash)  # judged at the end (:mod:`._witness`)
             if message.role == "assistant" and not confirmed and is_diagnosis(verdict.text):
                 settle(False)  # a later diagnosis before the user spoke: the agent moved on
                 held.append((candidate, edits()))
@@ -272,6 +284,10 @@ def extract_candidates(
             if candidate is not None:
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+        if unwitnessed and miner.calls:
+            kept = [c for c in found if c.content_hash not in unwitnessed]
+            result.rejected["unwitnessed"] += len(found) - len(kept)
+            found = kept
     if no_signal:
         result.rejected["no-signal"] += no_signal
     if progress is not None:

@@ -11,7 +11,7 @@ from swarmq.eval.forge_requests import FEATURES, features, user_passages
 from swarmq.eval.forge_train import SessionRows, collect, fit, loro, pipeline
 from swarmq.eval.metrics import Counts
 from tests.eval.test_forge_eval import write_labels
-from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import NARRATED, ClaudeSession
 
 LABELS = """
 sessions:
@@ -57,10 +57,12 @@ def sessions() -> dict[str, ClaudeSession]:
 
 def test_ceiling_places_each_lesson_at_the_first_stage_that_reaches_it(tmp_path: Path) -> None:
     labels = write_labels(tmp_path, LABELS, sessions())
-    c = ceiling(labels)
+    c = ceiling(labels, config=NARRATED)
     assert c.lessons == 5
     assert sum(c.stages[s] for s in STAGES) == 5
-    assert c.stages["kept"] == evaluate(labels, split="all").overall.tp == 1  # the Redis decision
+    assert (
+        c.stages["kept"] == evaluate(labels, split="all", config=NARRATED).overall.tp == 1
+    )  # the decision
     assert c.stages["passage"] == 3  # three user requests the classifier rejects
     assert c.stages["tool/other"] == 1  # zebra-7 only in a tool result
     assert {role for role, _ in c.rejected} == {"user"}
@@ -73,7 +75,7 @@ def test_the_scorer_reads_rejected_user_passages_only(tmp_path: Path) -> None:
     got = list(user_passages(tmp_path / "sessions" / "a.jsonl"))
     assert [text for text, _ in got] == ["please do not auto commit anything in this repository"]
     assert all(len(vector) == len(FEATURES) for _, vector in got)
-    rows = collect(labels)
+    rows = collect(labels, NARRATED)
     assert [sum(r.labels) for r in rows] == [1, 1, 1]
     assert [len(r.base) for r in rows] == [1, 0, 0]
 
@@ -91,7 +93,7 @@ def test_a_separable_signal_is_learned_and_kept_left_out(tmp_path: Path) -> None
     """Rows where one feature marks the lesson: every fold must learn it from the others, and
     forge plus the scorer must beat forge alone on the left-out repositories."""
     labels = write_labels(tmp_path, LABELS, sessions())
-    rows = collect(labels)
+    rows = collect(labels, NARRATED)
     marked = FEATURES.index("memory")
     synthetic = []
     for r in rows:

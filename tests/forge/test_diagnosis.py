@@ -8,7 +8,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._diagnosis import disowns, is_diagnosis
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
-from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import NARRATED, ClaudeSession
 
 FLOAT = (
     "The root cause is that the total column sums rounded cents in floating point, so the "
@@ -22,7 +22,8 @@ DATA = (
 
 def lessons(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout, locks: LocalLocks) -> str:
     tmp_path.mkdir(parents=True, exist_ok=True)
-    found = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks, force=True).found
+    path = session.write(tmp_path / "s.jsonl")
+    found = forge_transcript(path, layout, locks, NARRATED, force=True).found
     return "\n".join(c.content for c in found)
 
 

@@ -10,6 +10,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.ledger import ledger_path
 from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import NARRATED
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -36,7 +37,7 @@ def test_an_empty_file_that_grows_is_forged_then(tmp_path: Path) -> None:
     layout, locks = AgentsLayout(tmp_path / ".agents"), LocalLocks(tmp_path / "locks")
     assert forge_transcript(path, layout, locks).status == "empty"
     path.write_bytes((FIXTURES / "claude-code" / "session-v2.0.jsonl").read_bytes())
-    forged = forge_transcript(path, layout, locks)
+    forged = forge_transcript(path, layout, locks, NARRATED)
     assert (
         forged.status == "forged" and forged.new == 6
     )  # the fixture narrates 4 lessons: the 3 most confident kept

@@ -14,8 +14,9 @@ from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
-EVERY = ForgeConfig(max_narrated=0)
-"""The mechanics tests count every lesson of the fixture, which narrates more than the cap."""
+EVERY = ForgeConfig(max_narrated=0, narration_needs_witness=False)
+"""The mechanics tests count every lesson of the fixture, which narrates more than the cap, and
+more than its one failed call witnesses."""
 
 
 def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: LocalLocks) -> None:
@@ -82,9 +83,11 @@ def test_one_new_message_forges_only_the_new_candidate(
 
 
 def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) -> None:
-    torn = forge_transcript(FIXTURES / "claude-code" / "truncated.jsonl", layout, locks)
+    torn = forge_transcript(FIXTURES / "claude-code" / "truncated.jsonl", layout, locks, EVERY)
     assert torn.new == 1 and torn.report["truncated_last_line"]
-    legacy = forge_transcript(FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl", layout, locks)
+    legacy = forge_transcript(
+        FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl", layout, locks, EVERY
+    )
     assert legacy.format == "codex-rollout" and legacy.new == 1
     notes = forge_transcript(FIXTURES / "markdown" / "session-notes.md", layout, locks)
     assert notes.format == "markdown" and notes.new == 3
@@ -92,11 +95,17 @@ def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) ->
 
 def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
     no_side = forge_transcript(
-        CLAUDE, layout, locks, ForgeConfig(include_sidechains=False, max_narrated=0)
+        CLAUDE,
+        layout,
+        locks,
+        ForgeConfig(include_sidechains=False, max_narrated=0, narration_needs_witness=False),
     )
     assert no_side.new == 6
     strict = forge_transcript(
-        CLAUDE, AgentsLayout(layout.root.parent / "b"), locks, ForgeConfig(min_confidence=0.8)
+        CLAUDE,
+        AgentsLayout(layout.root.parent / "b"),
+        locks,
+        ForgeConfig(min_confidence=0.8, narration_needs_witness=False),
     )
     assert (
         strict.new == 3
@@ -116,14 +125,14 @@ NARRATION = (
 def test_a_session_narrating_many_lessons_keeps_its_most_confident_few(
     layout: AgentsLayout, locks: LocalLocks, tmp_path: Path
 ) -> None:
-    from tests.forge.sessions import ClaudeSession
+    from tests.forge.sessions import NARRATED, ClaudeSession
 
     session = ClaudeSession().user("debug the service")
     for line in NARRATION:
         session = session.say(line)
     path = session.write(tmp_path / "s.jsonl")
-    capped = forge_transcript(path, layout, locks, ForgeConfig(), force=True)
+    capped = forge_transcript(path, layout, locks, NARRATED, force=True)
     assert [c.content for c in capped.found] == [NARRATION[1], NARRATION[3], NARRATION[4]]
     assert capped.rejected["narration"] == 2
-    every = forge_transcript(path, layout, locks, ForgeConfig(max_narrated=0), force=True)
+    every = forge_transcript(path, layout, locks, EVERY, force=True)
     assert [c.content for c in every.found] == list(NARRATION)
