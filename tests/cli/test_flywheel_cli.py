@@ -6,14 +6,24 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
 from swarmq.flywheel.store import AgentsLayout
+from tests.support import write_roster
 
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
+
+
+@pytest.fixture
+def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
+    """The fixture transcript narrates lessons no failed call witnesses: these tests follow them
+    through the pool, so forge keeps them (``forge.narration_needs_witness`` off)."""
+    return write_roster(tmp_path, swarm_name, redis_url, forge={"narration_needs_witness": False})
 
 
 def run(config: Path, *args: str, code: int = 0) -> Any:

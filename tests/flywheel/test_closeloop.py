@@ -18,6 +18,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.extract import forge_transcript
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import NARRATED
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -35,7 +36,7 @@ def locks(tmp_path: Path) -> LocalLocks:
 def test_transcript_to_matured_learning(layout: AgentsLayout, locks: LocalLocks) -> None:
     start = datetime.now(UTC)
     forged = forge_transcript(
-        FIXTURES / "claude-code" / "session-v2.0.jsonl", layout, locks, now=start
+        FIXTURES / "claude-code" / "session-v2.0.jsonl", layout, locks, NARRATED, now=start
     )
     assert forged.new == 6  # the fixture narrates 4 lessons: the 3 most confident kept
     sink = KnowledgeStore(

@@ -66,7 +66,7 @@ def roster_file(
             "max_retries": 0,
         },
         quotas={"forge": {"max_calls_per_day": 1}},
-        forge={"llm": {"enabled": True}},
+        forge={"llm": {"enabled": True}, "narration_needs_witness": False},  # no failed call
         flywheel={"promotion_age_hours": 0},
     )
 
