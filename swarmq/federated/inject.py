@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from swarmq.federated.finding import Finding, Fused, Store
@@ -40,7 +41,9 @@ from swarmq.knowledge.render import (
     Budget,
     budget_for,
     clip,
+    clipped_to_fit,
     directive_record,
+    lines_size,
     sanitize,
 )
 from swarmq.knowledge.validation import check_hostile
@@ -116,9 +119,11 @@ def render(
 ) -> tuple[str | None, list[Fused]]:
     """The block and what it shows (``None`` when nothing fits). The records are chosen by
     their lessons alone; then each shown record names the other stores holding its fact
-    (``also_in``) while the budget has room: a pointer never pushes a lesson out."""
+    (``also_in``) while the budget has room: a pointer never pushes a lesson out. Records are
+    shown whole, except one too long for any block on its own: that one is cut to the room
+    left (:func:`clipped_to_fit`), else it could never be shown however relevant."""
     header = [OPEN_TAG, f"trace_id: {trace_id}", ACK_HINT]
-    size = sum(len(line) + 1 for line in header) + len(CLOSE_TAG)
+    size = empty = lines_size(header) + len(CLOSE_TAG)
     records: list[list[str]] = []
     shown: list[Fused] = []
     for item in fused:
@@ -127,9 +132,15 @@ def render(
         if not _shown_safely(item.finding):
             continue
         lines = record_lines(item, max_display, with_also=False)
-        cost = sum(len(line) + 1 for line in lines)
+        cost = lines_size(lines)
         if size + cost > budget.max_chars:
-            continue  # whole records only: a shorter one further down may still fit
+            if empty + cost <= budget.max_chars:
+                continue  # whole records only: a shorter one further down may still fit
+            make = partial(record_lines, item, with_also=False)
+            cut = clipped_to_fit(make, budget.max_chars - size, max_display)
+            if cut is None:
+                continue  # too long for any block, and too little room left to show its start
+            lines, cost = cut, lines_size(cut)
         records.append(lines)
         shown.append(item)
         size += cost

@@ -16,9 +16,10 @@ that check existed) is left out of the block.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 from typing import Literal
 
 from swarmq.knowledge.config import KnowledgeConfig
@@ -121,10 +122,40 @@ def directive_record(ranked: Ranked, max_display: int) -> list[str]:
     return lines
 
 
+MIN_CLIPPED_DISPLAY = 200
+"""The least of a lesson worth showing cut: below it the record says too little to act on."""
+
+
+def lines_size(lines: Sequence[str]) -> int:
+    """What ``lines`` add to a block (each with its newline)."""
+    return sum(len(line) + 1 for line in lines)
+
+
+def clipped_to_fit(
+    make: Callable[[int], list[str]], room: int, max_display: int
+) -> list[str] | None:
+    """The record ``make(display)`` builds with the largest display limit (at most
+    ``max_display``, at least :data:`MIN_CLIPPED_DISPLAY`) whose lines fit in ``room``; ``None``
+    when even the least does not fit. For a record longer than a whole block: left out, it
+    could never be shown however relevant (a 1,900-character learning under a 2,000-character
+    budget); cut, the agent sees its start and its id, and can read the rest."""
+    low, high = MIN_CLIPPED_DISPLAY, max_display
+    best = None
+    while low <= high:
+        middle = (low + high) // 2
+        lines = make(middle)
+        if lines_size(lines) <= room:
+            best, low = lines, middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
 def render_directives(
     ranked: Sequence[Ranked], *, trace_id: str, budget: Budget, max_display: int
 ) -> tuple[str | None, list[Ranked]]:
-    """The block and the entries it actually shows (``None`` when nothing fits)."""
+    """The block and the entries it actually shows (``None`` when nothing fits). Records are
+    shown whole; only a first record too long for the block on its own is cut to fit."""
     safe = [r for r in ranked if _shown_safely(r)]
     chosen = safe[: budget.max_entries]
     records = [directive_record(r, max_display) for r in chosen]
@@ -133,5 +164,12 @@ def render_directives(
         block = "\n".join([*header, *(line for rec in records for line in rec), CLOSE_TAG])
         if len(block) <= budget.max_chars:
             return block, chosen[: len(records)]
+        if len(records) == 1:
+            room = budget.max_chars - lines_size(header) - len(CLOSE_TAG)
+            first = chosen[0]
+            cut = clipped_to_fit(partial(directive_record, first), room, max_display)
+            if cut is None:
+                return None, []
+            return "\n".join([*header, *cut, CLOSE_TAG]), chosen[:1]
         records.pop()
     return None, []
