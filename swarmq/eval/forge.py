@@ -8,9 +8,10 @@ AgentOps workspace (so its per-workspace memory of seen passages works as it doe
 **Matching rule.** A candidate matches a label when every entry of the label's ``words`` occurs in
 the candidate's content, case-insensitively, as a whole token run (not inside a longer word: ``rg``
 does not match ``merge``); an entry ``a|b`` is satisfied by either alternative. Each label counts
-once: ``tp`` is the number of labels matched, ``fn`` the labels no candidate matched, ``fp`` the
-candidates that match no label of their session. A second candidate matching an already-found
-label is *redundant*: reported, but neither a hit nor a false positive.
+once and each candidate stands for one label at most, assigned so that as many labels as possible
+are found: ``tp`` is the number of labels matched, ``fn`` the labels left, ``fp`` the candidates
+that match no label of their session. A candidate that matches only labels other candidates
+stand for is *redundant*: reported, but neither a hit nor a false positive.
 
 **Kinds.** A label may say ``kind: tool-error`` (learned from a tool call that failed in the
 transcript); any other is ``prose`` (stated by the user or the agent). Recall is reported per kind,
@@ -205,16 +206,18 @@ class ForgeEvaluation:
 
 
 def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> SessionOutcome:
-    """Match one session's candidates (dicts with ``content``) against its labels."""
+    """Match one session's candidates (dicts with ``content``) against its labels: each
+    candidate stands for at most one label, and the labels found are as many as any such
+    assignment allows (a maximum bipartite matching, so a candidate matching two labels never
+    hides one of them behind the other)."""
     outcome = SessionOutcome(session)
-    found: set[int] = set()
-    fp = 0
+    options: list[list[int]] = []
     for cand in candidates:
         outcome.candidates += 1
         content = str(cand.get("content", ""))
         matched = [i for i, lesson in enumerate(session.lessons) if lesson.matches(content)]
+        options.append(matched)
         if not matched:
-            fp += 1
             outcome.false_positives.append(
                 {
                     "type": cand.get("type"),
@@ -222,17 +225,38 @@ def score(session: LabelledSession, candidates: Iterable[dict[str, Any]]) -> Ses
                     "content": content[:400],
                 }
             )
-        elif all(i in found for i in matched):
-            outcome.redundant += 1
-        else:
-            found.add(next(i for i in matched if i not in found))
+    owner = _matching(options)
+    found = set(owner)
+    outcome.redundant = sum(1 for m in options if m) - len(found)
     outcome.hits = [session.lessons[i].text for i in sorted(found)]
     for i in found:
         kind = session.lessons[i].kind
         outcome.found_kinds[kind] = outcome.found_kinds.get(kind, 0) + 1
     outcome.misses = [lesson.text for i, lesson in enumerate(session.lessons) if i not in found]
+    fp = len(outcome.false_positives)
     outcome.counts = Counts(len(found), fp, len(session.lessons) - len(found))
     return outcome
+
+
+def _matching(options: list[list[int]]) -> dict[int, int]:
+    """Label → candidate of a maximum matching (Kuhn's augmenting paths; a session has tens of
+    candidates at most)."""
+    owner: dict[int, int] = {}
+
+    def place(cand: int, seen: set[int]) -> bool:
+        for label in options[cand]:
+            if label in seen:
+                continue
+            seen.add(label)
+            if label not in owner or place(owner[label], seen):
+                owner[label] = cand
+                return True
+        return False
+
+    for cand in range(len(options)):
+        if options[cand]:
+            place(cand, set())
+    return owner
 
 
 def evaluate(

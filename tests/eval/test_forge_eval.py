@@ -227,3 +227,22 @@ def test_the_fourth_held_apart_set_is_apart_from_every_other() -> None:
     assert all(f"`{s.file.name}`" in sources for s in fourth)
     assert sum(s.file.stat().st_size for s in fourth) <= 1_500_000
     assert sum(lesson.kind == "tool-error" for s in fourth for lesson in s.lessons) >= 15
+
+
+def test_each_candidate_stands_for_one_label_and_as_many_labels_as_possible_are_found() -> None:
+    """Greedy assignment gave the first candidate the first label it matched (react), so the
+    second candidate, matching only that label, was redundant and the pnpm label was missed."""
+    from swarmq.eval.forge import LabelledSession
+
+    react = Lesson("The UI is React.", (("react",), ("frontend",)))
+    pnpm = Lesson("pnpm is missing; npm worked.", (("pnpm",), ("npm",)))
+    session = LabelledSession(Path("s.jsonl"), "claude-code", "held-out", (react, pnpm), "a/b")
+    got = score(
+        session,
+        [
+            {"content": "`pnpm create vite frontend --template react-ts` failed; npm worked"},
+            {"content": "The frontend is React with TypeScript."},
+            {"content": "Unrelated narration."},
+        ],
+    )
+    assert (got.counts.tp, got.counts.fp, got.counts.fn) == (2, 1, 0) and got.redundant == 0
