@@ -193,8 +193,14 @@ def without_lead_in(body: str) -> str:
 
 
 def width(body: str) -> int:
-    """Length counting East Asian ideographs and kana twice: 30 of them say more than 30 letters."""
-    return len(body) + sum(1 for c in body if c >= "\u2e80")
+    """Length in letters' worth: an ideograph counts three times (one says about as much as a
+    short English word: "记住往后的回复都用中文" is "remember to answer in Chinese from now on"),
+    kana and hangul twice."""
+    return len(body) + sum(
+        2 if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" else 1
+        for c in body
+        if c >= "\u2e80"
+    )
 
 
 def is_noise(body: str) -> bool:

@@ -87,6 +87,21 @@ _MACHINE_FACTS = re.compile(
     re.IGNORECASE,
 )
 """Facts about the machine: only what the agent says counts (a user's pasted error does not)."""
+_STANDING = re.compile(
+    r"từ (?:giờ|nay) (?:trở đi|về sau)?|hãy nhớ|"  # vi
+    r"记住|记得以后|(?:以后|往后|今后)(?:的|都|请|要|一律|每次)|从现在(?:开始|起)|从今以后|"
+    r"(?:同意|确认)(?:之)?后再|"  # zh
+    r"今後は|これからは|以後は|覚えておいて|"  # ja
+    r"앞으로는|기억해|"  # ko
+    r"a partir de ahora|de ahora en adelante|recuerda que|a partir de agora|"
+    r"daqui (?:em|pra) diante|lembre-se|à partir de maintenant|désormais|dorénavant|"
+    r"ab jetzt|von nun an|ab sofort|merk dir",
+    re.IGNORECASE,
+)
+"""A rule the user gives a standing scope ("from now on", "remember"): for every later session,
+not this task (the English cue is in ``forge._signals``). The user's words only: an agent that
+says "remember" is talking about its own memory."""
+
 _COMPILED = [(ktype, weight, re.compile(p, re.IGNORECASE)) for ktype, weight, p in _SIGNALS]
 
 REASON = re.compile(
@@ -149,6 +164,14 @@ LATIN_ANCHORS = frozenset(
         "porque",
         "weil",
         "puisque",
+        "ahora",
+        "agora",
+        "adelante",
+        "diante",
+        "recuerda",
+        "jetzt",
+        "nun",
+        "sofort",
     }
 )
 """Latin-script cue words that can occur in pure-ASCII text ("Nota: siempre ...")."""
@@ -174,6 +197,11 @@ def signals(text: str, *, observed: bool = True) -> dict[KnowledgeType, tuple[in
         else:
             weak += 1
         found[ktype] = (strong, weak, min(first, match.start()))
+    if not observed:
+        match = _STANDING.search(text)
+        if match is not None:
+            strong, weak, first = found.get(KnowledgeType.LEARNING, (0, 0, len(text)))
+            found[KnowledgeType.LEARNING] = (strong + 1, weak, min(first, match.start()))
     return found
 
 

@@ -85,3 +85,25 @@ def test_pasted_logs_are_recognised() -> None:
     prose = "We decided to keep Redis.\nThe root cause was the clock.\nAlways run make check.\nerror: not here"
     assert not is_pasted_log(prose)
     assert not is_pasted_log("2026-03-01 10:00:01 INFO one line\n2026-03-01 ERROR two")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "记住往后的回复都用中文",  # remember: answer in Chinese from now on
+        "列出修改计划,我同意后再执行",  # list the plan; act only after I agree
+        "今後は日本語で返信してください",
+        "앞으로는 커밋 메시지를 한국어로 써 주세요",
+        "A partir de ahora usa pnpm en este repositorio",
+    ],
+)
+def test_a_users_short_standing_rule_in_another_language_is_kept(text: str) -> None:
+    """Ideographs say more per character than letters: eleven of them are a whole rule."""
+    verdict = classify(text, min_confidence=0.6, observed=False)
+    assert verdict.accepted and verdict.type is KnowledgeType.LEARNING
+
+
+def test_an_agent_speaking_of_its_own_memory_is_no_standing_rule() -> None:
+    text = "每次新对话我不会自动记住上一次聊了什么。"  # "I don't remember past chats"
+    assert not classify(text, min_confidence=0.6, observed=True).accepted
+    assert not classify("继续", min_confidence=0.6, observed=False).accepted  # "go on"
