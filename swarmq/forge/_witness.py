@@ -36,8 +36,9 @@ _MIN_PROGRAM = 3
 
 _MAX_PROGRAMS = 1_000
 
-_MAX_CHARS = 2_000_000
-"""What the witness keeps at most; the oldest failures go first (memory stays bounded)."""
+_MAX_CHARS = 512_000
+"""What the witness keeps at most (about 170 failures); the oldest go first, so memory and the
+time to judge a passage stay bounded (a few ms at the cap)."""
 
 
 def names(text: str) -> set[str]:
