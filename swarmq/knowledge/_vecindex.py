@@ -2,26 +2,47 @@
 
 Hybrid retrieval scores the entries nearest the task by cosine, which needs every entry's
 vector; the mirror's :class:`~swarmq.knowledge._dense.DenseIndex` holds them after loading the
-store. A fresh process reads them from a flat float32 file beside the index instead
-(``knowledge.index.sqlite.<name>.vec``, one row per vector) and takes the cosines block by
-block through short-lived memory maps (a 100k-entry store is 100 MB of rows, a few ms to scan;
-mapping a block at a time keeps the pages out of the process's resident set).
+store. A fresh process reads them from files beside the index instead, one row per vector:
+
+* ``knowledge.index.sqlite.<name>.vec``: the vectors as float16. They are held at the sidecars'
+  float16 precision (:func:`~swarmq.knowledge._dense.at_sidecar_precision`) anyway, so this is
+  exact, and half the bytes of float32.
+* ``knowledge.index.sqlite.<name>.vq``: the same rows as int8 codes with a per-row scale and a
+  bound on the row's quantisation error (``dim + 8`` bytes a row, a quarter of float32).
+
+A query scans only the codes (the whole file, through short-lived memory maps so no page stays
+in the process's resident set): ``scale * (codes . q)`` is each row's cosine within a radius
+derived from the stored error bound (Cauchy-Schwarz: ``|q . (x - scale * codes)| <= |q| |x -
+scale * codes|``) plus the float32 rounding of both dot products. Whatever survives the cut
+below is then scored exactly, from its float16 row widened to float32, with the same per-row
+einsum the mirror runs: the cosines, and so the answers, are the whole-store path's bit for
+bit. At 1M rows this reads 264 MB per query instead of 1 GB of float32 and never widens the
+float16 file except for a few hundred rows.
+
+Why no row of the exact top ``k`` can be cut: let ``T`` be the ``k``-th largest lower bound
+(approximate cosine minus radius). The ``k`` rows holding those lower bounds each have an exact
+cosine ``>= T``, so the ``k``-th largest exact cosine is ``>= T``, so every row of the exact top
+``k`` has exact cosine ``>= T`` and therefore upper bound (approximate plus radius) ``>= T``. The
+survivors are exactly the rows whose upper bound reaches ``T``. A lexical hit's cosine is needed
+only when the ranking can use it (see :func:`swarmq.knowledge.query.rank_tier`): when the hit is
+relevant or matched on its own, or when its cosine could reach the dense floor, which its upper
+bound decides.
 
 The SQLite index says which row is whose: a ``vectors`` table (row, slot, content key) and,
 for the reader, one blob mapping each slot to its row (-1 unknown, -2 a template note with no
-vector), both written in the same transaction as the metadata naming the file, its row count,
-the model and the index generation the vectors match. A reader opens the vectors inside its
-read transaction, so the map, the slots and the rows it scores are one version; rows are only
-ever appended to a file (a rewritten line whose text is unchanged keeps its row), so no
-writer changes a row a reader of an older version can see. When dead rows outnumber live ones
-the live rows are copied to a new file under a new name.
+vector), both written in the same transaction as the metadata naming the files, their format,
+row count, the model and the index generation the vectors match. A reader opens the vectors
+inside its read transaction, so the map, the slots and the rows it scores are one version; rows
+are only ever appended to the files (a rewritten line whose text is unchanged keeps its row), so
+no writer changes a row a reader of an older version can see. When dead rows outnumber live ones
+the live rows are copied to new files under a new name.
 
 The vectors follow the index, which follows the file: whenever the index's generation moved
 (any sync, by any reader, lexical ones included) the next hybrid reader catches up — vectors
 for the new slots (the texts the sync just parsed, or read back from the file), rows of gone
-slots freed. A missing, short or damaged file, or another model's, is rebuilt. Vectors are
-stored at the sidecars' float16 precision (:func:`~swarmq.knowledge._dense.at_sidecar_precision`)
-so the answer is the whole-store path's.
+slots freed. Missing, short or damaged files, or another model's, are rebuilt. Files of an older
+format (``vec_format`` absent: float32 rows) are never read as this one: they are converted
+once (their rows are exact float16 values) or, failing that, rebuilt.
 """
 
 from __future__ import annotations
@@ -33,66 +54,121 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from swarmq.knowledge._dense import (
-    EMBED_BATCH,
-    at_sidecar_precision,
-    candidate_cosines,
-    vector_text,
-)
+from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 
 UNKNOWN = -1
 NO_VECTOR = -2
+FORMAT = 2
+"""``vec_format`` of the files this module writes: float16 rows and int8 codes. Absent (format
+1) meant float32 rows in the ``.vec`` file."""
 BLOCK_ROWS = 8192
-"""Rows per memory-mapped block of a scan (8 MB at 256 dimensions; a page-aligned offset for
-any dimension)."""
+"""Rows of codes per memory-mapped block of a scan (2 MB at 256 dimensions)."""
+SUB_ROWS = 512
+"""Codes widened to float32 at a time inside a block (512 KB at 256 dimensions: stays in
+cache for the dot product that follows)."""
 COMPACT_MIN_DEAD = 4096
 ORPHAN_AGE_S = 600
 """A vector file no index names is removed once this old (a rebuild may still be writing it)."""
+_ROUND = 2.0**-23
+"""Twice float32's unit roundoff: the rounding bounds below are taken with this margin."""
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 
 def vectors_path(index: Path, name: str) -> Path:
-    """The vector file ``name`` of the SQLite index at ``index``."""
+    """The float16 vector file ``name`` of the SQLite index at ``index``."""
     return index.with_name(f"{index.name}.{name}.vec")
+
+
+def codes_path(index: Path, name: str) -> Path:
+    """The int8 code file paired with :func:`vectors_path` ``name``."""
+    return index.with_name(f"{index.name}.{name}.vq")
+
+
+def _code_dtype(dim: int) -> np.dtype[np.void]:
+    """One row of the code file: the codes, the scale, the error bound (little-endian)."""
+    return np.dtype([("c", np.int8, (dim,)), ("s", "<f4"), ("b", "<f4")])
+
+
+def quantise(vectors: Vectors) -> bytes:
+    """The code rows of ``vectors``: ``codes = rint(x / scale)`` with ``scale = max|x| / 127``,
+    and ``bound >= |x - scale * codes|`` (computed in float64, rounded up to float32)."""
+    x = np.ascontiguousarray(vectors, dtype=np.float32)
+    dim = x.shape[1]
+    scale = (np.abs(x).max(axis=1) / np.float32(127)).astype(np.float32)
+    safe = np.where(scale > 0, scale, np.float32(1))
+    codes = np.clip(np.rint(x / safe[:, None]), -127, 127).astype(np.int8)
+    error = x.astype(np.float64) - scale.astype(np.float64)[:, None] * codes.astype(np.float64)
+    norm = np.sqrt(np.einsum("ij,ij->i", error, error))
+    bound = norm.astype(np.float32)
+    bound = np.where(
+        bound.astype(np.float64) < norm, np.nextafter(bound, np.float32(np.inf)), bound
+    )
+    rows = np.empty(len(x), dtype=_code_dtype(dim))
+    rows["c"], rows["s"], rows["b"] = codes, scale, bound
+    return rows.tobytes()
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, object]:
     return dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key = 'gen'"))
 
 
-def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
-    """The vector file the metadata names exists, is long enough and ends as written."""
-    name, rows = meta.get("vec_file"), meta.get("vec_rows")
-    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
-        return False
-    if not isinstance(name, str) or not isinstance(rows, int):
-        return False
-    width = 4 * embedder.dim
+def _tail_crc(path: Path, rows: int, width: int) -> int | None:
+    """CRC-32 of the last row of a file of ``rows`` rows of ``width`` bytes; ``None`` when the
+    file is missing or shorter."""
     try:
-        fd = os.open(vectors_path(index, name), os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return None
     try:
         if os.fstat(fd).st_size < rows * width:
-            return False
-        last = os.pread(fd, width, (rows - 1) * width) if rows else b""
-        return zlib.crc32(last) == meta.get("vec_crc")
+            return None
+        return zlib.crc32(os.pread(fd, width, (rows - 1) * width) if rows else b"")
     finally:
         os.close(fd)
 
 
-class VectorView:
-    """The vectors of one read transaction: rows by slot, and the file to scan."""
+def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
+    """The files the metadata names are of this format, exist, are long enough and end as
+    written."""
+    name, rows = meta.get("vec_file"), meta.get("vec_rows")
+    if meta.get("vec_format") != FORMAT:
+        return False
+    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
+        return False
+    if not isinstance(name, str) or not isinstance(rows, int):
+        return False
+    dim = embedder.dim
+    return _tail_crc(vectors_path(index, name), rows, 2 * dim) == meta.get("vec_crc") and (
+        _tail_crc(codes_path(index, name), rows, dim + 8) == meta.get("vec_qcrc")
+    )
 
-    def __init__(self, fd: int, rows: int, dim: int, row_for_slot: npt.NDArray[np.int32]) -> None:
+
+def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
+    """A format-1 file (float32 rows) in step with its metadata: convertible."""
+    name, rows = meta.get("vec_file"), meta.get("vec_rows")
+    if "vec_format" in meta or not isinstance(name, str) or not isinstance(rows, int):
+        return False
+    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
+        return False
+    return _tail_crc(vectors_path(index, name), rows, 4 * embedder.dim) == meta.get("vec_crc")
+
+
+class VectorView:
+    """The vectors of one read transaction: rows by slot, and the files to scan."""
+
+    def __init__(
+        self, fd: int, codes_fd: int, rows: int, dim: int, row_for_slot: npt.NDArray[np.int32]
+    ) -> None:
         self.fd = fd
+        self.codes_fd = codes_fd
         self.rows = rows
         self.dim = dim
         self.row_for_slot = row_for_slot
@@ -103,22 +179,30 @@ class VectorView:
     @classmethod
     def open(cls, db: sqlite3.Connection, index: Path, embedder: Embedder) -> VectorView | None:
         """The vectors as of ``db``'s open read transaction, ``None`` when they are not in
-        step with the index (or their file is missing or damaged): catch up first."""
+        step with the index (or their files are missing, damaged or of another format):
+        catch up first."""
         meta = _meta(db)
         if meta.get("vec_gen") != meta.get("gen") or not _file_ok(meta, index, embedder):
             return None
         row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         if row is None:
             return None
+        name = str(meta["vec_file"])
         try:
-            fd = os.open(vectors_path(index, str(meta["vec_file"])), os.O_RDONLY)
+            fd = os.open(vectors_path(index, name), os.O_RDONLY)
         except FileNotFoundError:  # replaced by a compaction since the check: try again
             return None
+        try:
+            codes_fd = os.open(codes_path(index, name), os.O_RDONLY)
+        except FileNotFoundError:
+            os.close(fd)
+            return None
         mapping = np.frombuffer(row[0], dtype=np.int32)
-        return cls(fd, int(meta["vec_rows"]), embedder.dim, mapping)  # type: ignore[call-overload]
+        return cls(fd, codes_fd, int(meta["vec_rows"]), embedder.dim, mapping)  # type: ignore[call-overload]
 
     def close(self) -> None:
         os.close(self.fd)
+        os.close(self.codes_fd)
 
     def rows_of(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The row of each slot, -1 for a slot with no vector."""
@@ -128,33 +212,112 @@ class VectorView:
         out[out < 0] = -1
         return out
 
-    def cosines(self, query: Vectors) -> Vectors:
-        """Cosine of every row with ``query``; rows no slot of this version owns get ``-inf``."""
-        return scan(self.fd, self.rows, self.dim, query, self.slot_of_row)
+    def exact(self, rows: npt.NDArray[np.int64], query: Vectors) -> Vectors:
+        """The cosine of ``rows`` with ``query`` from their float16 rows, widened, by the
+        mirror's own per-row einsum (so equal to its cosines bit for bit)."""
+        if not len(rows):
+            return np.empty(0, dtype=np.float32)
+        width = 2 * self.dim
+        # one read per row, not a map of the file: a mapped page brings its neighbours into
+        # the resident set with it, and the rows asked for are scattered
+        data = b"".join(os.pread(self.fd, width, int(row) * width) for row in rows.tolist())
+        matrix = np.frombuffer(data, dtype=np.float16).reshape(len(rows), self.dim)
+        out: Vectors = np.einsum(
+            "ij,j->i", matrix.astype(np.float32), query.astype(np.float32, copy=False)
+        )
+        return out
 
-    def scores(self, query: Vectors, text: Iterable[int], take: int) -> dict[int, float]:
-        """Hybrid retrieval's dense candidates (the mirror path's own selection)."""
-        if not self.rows:
+    def scores(
+        self,
+        query: Vectors,
+        text: Iterable[int],
+        take: int,
+        wanted: Collection[int],
+        floor: float,
+    ) -> dict[int, float]:
+        """Hybrid retrieval's dense candidates, as the mirror's
+        :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
+        the ``take`` rows nearest the query, and of the lexical hits in ``text`` that have a
+        vector and are ``wanted`` or whose cosine may reach ``floor`` (the others cannot
+        change the ranking: module docstring)."""
+        live = self.slot_of_row >= 0
+        if not self.rows or not bool(live.any()):
             return {}
-        return candidate_cosines(self.cosines(query), self.slot_of_row, self.rows_of, text, take)
+        approx, radius = scan(self.codes_fd, self.rows, self.dim, query)
+        lower = np.where(live, approx - radius, -np.inf)
+        upper = np.where(live, approx + radius, -np.inf)
+        take = min(take, int(live.sum()))
+        out: dict[int, float] = {}
+        if take > 0:
+            cut = np.partition(lower, len(lower) - take)[len(lower) - take]
+            survivors = np.flatnonzero(upper >= cut)
+            exact = self.exact(survivors, query)
+            nearest = np.argpartition(-exact, take - 1)[:take]
+            out = {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()}
+        slots = np.fromiter(text, dtype=np.int64)
+        if len(slots):
+            rows = self.rows_of(slots)
+            need = rows >= 0
+            need &= np.isin(slots, np.fromiter(wanted, dtype=np.int64)) | (
+                upper[np.maximum(rows, 0)] >= floor
+            )
+            cosines = self.exact(rows[need], query)
+            out.update(zip(slots[need].tolist(), cosines.tolist(), strict=True))
+        return out
 
 
 def scan(
-    fd: int, rows: int, dim: int, query: Vectors, slot_of_row: npt.NDArray[np.int64]
-) -> Vectors:
-    """The dot product of each of the first ``rows`` rows of the file with ``query``, a block
-    mapped at a time (the same per-row einsum the mirror's index runs, so equal cosines)."""
-    out = np.empty(rows, dtype=np.float32)
-    q = query.astype(np.float32, copy=False)
-    width = 4 * dim
+    fd: int, rows: int, dim: int, query: Vectors
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Each of the first ``rows`` code rows' approximate cosine with ``query`` and the radius
+    within which its exact cosine lies, a block of codes mapped at a time.
+
+    The radius is the row's error bound times ``|q|`` (Cauchy-Schwarz), plus the float32
+    rounding of the approximate dot product (at most ``dim * u * scale * 127 * |q|_1``, ``u``
+    the unit roundoff, for any summation order) and of the exact one (at most ``dim * u *
+    |x| |q|``, with ``|x| <= 1 + bound``), each taken with a factor 2 margin."""
+    width = dim + 8
+    rowtype = _code_dtype(dim)
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+    l1 = float(np.abs(q.astype(np.float64)).sum())
+    approx = np.empty(rows, dtype=np.float32)
+    scales = np.empty(rows, dtype=np.float32)
+    bounds = np.empty(rows, dtype=np.float32)
+    widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
+    granularity = mmap.ALLOCATIONGRANULARITY
     for low in range(0, rows, BLOCK_ROWS):
         count = min(BLOCK_ROWS, rows - low)
-        with mmap.mmap(fd, count * width, offset=low * width, access=mmap.ACCESS_READ) as block:
-            matrix = np.frombuffer(block, dtype=np.float32).reshape(count, dim)
-            np.einsum("ij,j->i", matrix, q, out=out[low : low + count])
-            del matrix
-    out[slot_of_row < 0] = -np.inf
-    return out
+        start = low * width
+        skip = start % granularity
+        with mmap.mmap(
+            fd,
+            skip + count * width,
+            flags=mmap.MAP_SHARED | _POPULATE,
+            prot=mmap.PROT_READ,
+            offset=start - skip,
+        ) as block:
+            table = np.frombuffer(block, dtype=rowtype, count=count, offset=skip)
+            codes = table["c"]
+            for sub in range(0, count, SUB_ROWS):
+                part = codes[sub : sub + SUB_ROWS]
+                buffer = widened[: len(part)]
+                np.copyto(buffer, part, casting="unsafe")
+                at = low + sub
+                np.dot(buffer, q, out=approx[at : at + len(part)])
+            scales[low : low + count] = table["s"]
+            bounds[low : low + count] = table["b"]
+            del table, codes, part
+    approx *= scales
+    slack = 2 * dim * _ROUND
+    radius = (
+        bounds.astype(np.float64) * norm * (1 + slack)
+        + scales.astype(np.float64) * (127 * l1 * slack)
+        + (1 + bounds.astype(np.float64)) * norm * slack
+        + slack * np.abs(approx)
+    ).astype(np.float32)
+    radius = np.nextafter(radius, np.float32(np.inf))
+    return approx, radius
 
 
 def catch_up(
@@ -168,12 +331,16 @@ def catch_up(
     the slots that have none (texts from ``known``, else ``read`` back from the file), rows of
     gone slots freed. Returns the files to remove once the transaction has committed."""
     meta = _meta(db)
-    dim, width = embedder.dim, 4 * embedder.dim
+    dim = embedder.dim
     obsolete: list[Path] = []
     if meta.get("vec_gen") == meta.get("gen") and _file_ok(meta, index, embedder):
         return obsolete  # another process caught up while this one waited for the lock
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
-    if _file_ok(meta, index, embedder):
+    converted = _old_file_ok(meta, index, embedder) and _convert(meta, index, dim)
+    if converted:
+        obsolete.append(vectors_path(index, str(meta["vec_file"])))
+        meta = {**meta, **converted}
+    if converted or _file_ok(meta, index, embedder):
         name, rows = str(meta["vec_file"]), int(meta["vec_rows"])  # type: ignore[call-overload]
         stored = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -183,6 +350,7 @@ def catch_up(
     else:  # first use, another model, or a damaged file: every vector afresh
         if isinstance(meta.get("vec_file"), str):
             obsolete.append(vectors_path(index, str(meta["vec_file"])))
+            obsolete.append(codes_path(index, str(meta["vec_file"])))
         db.execute("DELETE FROM vectors")
         name, rows = _new_name(), 0
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -226,36 +394,30 @@ def catch_up(
     for start in range(0, len(dead), 900):
         chunk = dead[start : start + 900]
         db.execute(f"DELETE FROM vectors WHERE vrow IN ({','.join('?' * len(chunk))})", chunk)
-    path = vectors_path(index, name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        for low in range(0, len(pending), EMBED_BATCH):
-            batch = pending[low : low + EMBED_BATCH]
-            vectors = at_sidecar_precision(embedder.embed([text for _, _, text in batch]))
-            os.pwrite(fd, np.ascontiguousarray(vectors, dtype=np.float32).tobytes(), rows * width)
-            db.executemany(
-                "INSERT OR REPLACE INTO vectors (vrow, slot, vkey) VALUES (?, ?, ?)",
-                [(rows + i, slot, key) for i, (slot, key, _) in enumerate(batch)],
-            )
-            mapping[[slot for slot, _, _ in batch]] = np.arange(rows, rows + len(batch))
-            rows += len(batch)
-        used = int((mapping >= 0).sum())
-        if rows - used >= max(COMPACT_MIN_DEAD, used):
-            os.close(fd)
-            fd = -1
-            obsolete.append(path)
-            name, rows, path = _compact(db, index, name, mapping, dim)
-            fd = os.open(path, os.O_RDONLY)
-        last = os.pread(fd, width, (rows - 1) * width) if rows else b""
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    for low in range(0, len(pending), EMBED_BATCH):
+        batch = pending[low : low + EMBED_BATCH]
+        vectors = at_sidecar_precision(embedder.embed([text for _, _, text in batch]))
+        _write_rows(index, name, rows, vectors)
+        db.executemany(
+            "INSERT OR REPLACE INTO vectors (vrow, slot, vkey) VALUES (?, ?, ?)",
+            [(rows + i, slot, key) for i, (slot, key, _) in enumerate(batch)],
+        )
+        mapping[[slot for slot, _, _ in batch]] = np.arange(rows, rows + len(batch))
+        rows += len(batch)
+    if not rows:  # the files exist even when empty (the check reads their tails)
+        _write_rows(index, name, 0, np.zeros((0, dim), dtype=np.float32))
+    used = int((mapping >= 0).sum())
+    if rows - used >= max(COMPACT_MIN_DEAD, used):
+        obsolete += [vectors_path(index, name), codes_path(index, name)]
+        name, rows = _compact(db, index, name, mapping, dim)
     values = {
+        "vec_format": FORMAT,
         "vec_model": embedder.name,
         "vec_dim": dim,
         "vec_file": name,
         "vec_rows": rows,
-        "vec_crc": zlib.crc32(last),
+        "vec_crc": _tail_crc(vectors_path(index, name), rows, 2 * dim),
+        "vec_qcrc": _tail_crc(codes_path(index, name), rows, dim + 8),
         "vec_gen": meta.get("gen"),
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
@@ -264,28 +426,67 @@ def catch_up(
     return obsolete
 
 
+def _write_rows(index: Path, name: str, row: int, vectors: Vectors) -> None:
+    """Write ``vectors`` (at float16 precision) at ``row`` of both files of ``name``."""
+    dim = vectors.shape[1]
+    for path, data, width in (
+        (vectors_path(index, name), vectors.astype(np.float16).tobytes(), 2 * dim),
+        (codes_path(index, name), quantise(vectors), dim + 8),
+    ):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, data, row * width)
+        finally:
+            os.close(fd)
+
+
+def _convert(meta: dict[str, object], index: Path, dim: int) -> dict[str, object]:
+    """Format-1 rows (float32) rewritten as this format's two files under a new name, row
+    for row; the metadata keys to take, ``{}`` when a row is not an exact float16 value (the
+    vectors are then rebuilt)."""
+    old, rows = str(meta["vec_file"]), int(meta["vec_rows"])  # type: ignore[call-overload]
+    fresh = _new_name()
+    width = 4 * dim
+    source = os.open(vectors_path(index, old), os.O_RDONLY)
+    try:
+        for low in range(0, rows, BLOCK_ROWS):
+            count = min(BLOCK_ROWS, rows - low)
+            wide = np.frombuffer(os.pread(source, count * width, low * width), dtype=np.float32)
+            vectors = wide.reshape(count, dim)
+            if not np.array_equal(at_sidecar_precision(vectors), vectors):
+                for path in (vectors_path(index, fresh), codes_path(index, fresh)):
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                return {}
+            _write_rows(index, fresh, low, vectors)
+    finally:
+        os.close(source)
+    if not rows:
+        _write_rows(index, fresh, 0, np.zeros((0, dim), dtype=np.float32))
+    return {"vec_file": fresh, "vec_rows": rows}
+
+
 def _compact(
     db: sqlite3.Connection, index: Path, name: str, mapping: npt.NDArray[np.int32], dim: int
-) -> tuple[str, int, Path]:
-    """Copy the live rows, in row order, to a new file; renumber them in ``mapping`` and the
-    ``vectors`` table. Returns the new file's name, its row count and path."""
-    width = 4 * dim
+) -> tuple[str, int]:
+    """Copy the live rows, in row order, to new files; renumber them in ``mapping`` and the
+    ``vectors`` table. Returns the new name and row count."""
     slots = np.flatnonzero(mapping >= 0)
     order = np.argsort(mapping[slots], kind="stable")
     slots = slots[order]
     old_rows = mapping[slots].astype(np.int64)
     fresh = _new_name()
-    path = vectors_path(index, fresh)
-    source = os.open(vectors_path(index, name), os.O_RDONLY)
-    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        for low in range(0, len(old_rows), BLOCK_ROWS):
-            chunk = old_rows[low : low + BLOCK_ROWS]
-            data = b"".join(os.pread(source, width, int(r) * width) for r in chunk)
-            os.pwrite(target, data, low * width)
-    finally:
-        os.close(source)
-        os.close(target)
+    for make, width in ((vectors_path, 2 * dim), (codes_path, dim + 8)):
+        source = os.open(make(index, name), os.O_RDONLY)
+        target = os.open(make(index, fresh), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            for low in range(0, len(old_rows), BLOCK_ROWS):
+                chunk = old_rows[low : low + BLOCK_ROWS]
+                data = b"".join(os.pread(source, width, int(r) * width) for r in chunk)
+                os.pwrite(target, data, low * width)
+        finally:
+            os.close(source)
+            os.close(target)
     keys = dict(db.execute("SELECT vrow, vkey FROM vectors"))
     db.execute("DELETE FROM vectors")
     db.executemany(
@@ -296,7 +497,7 @@ def _compact(
         ],
     )
     mapping[slots] = np.arange(len(slots), dtype=np.int32)
-    return fresh, len(slots), path
+    return fresh, len(slots)
 
 
 def _new_name() -> str:
@@ -305,11 +506,12 @@ def _new_name() -> str:
 
 def _orphans(index: Path, current: str) -> list[Path]:
     """Vector files of this index that no index names and no rebuild is still writing."""
-    keep = vectors_path(index, current)
+    keep = {vectors_path(index, current), codes_path(index, current)}
     limit = time.time() - ORPHAN_AGE_S
     out = []
-    for path in index.parent.glob(f"{index.name}.*.vec"):
-        with contextlib.suppress(OSError):
-            if path != keep and path.stat().st_mtime < limit:
-                out.append(path)
+    for pattern in (f"{index.name}.*.vec", f"{index.name}.*.vq"):
+        for path in index.parent.glob(pattern):
+            with contextlib.suppress(OSError):
+                if path not in keep and path.stat().st_mtime < limit:
+                    out.append(path)
     return out

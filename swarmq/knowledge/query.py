@@ -226,6 +226,10 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     return candidate_cosines(cosines, index.slot_of_row, index.rows, text, DENSE_CANDIDATES)
 
 
+Cosines = Callable[[dict[int, float], set[int], float], dict[int, float]]
+"""Hybrid retrieval's cosines for :func:`rank_tier` (its docstring says what they must hold)."""
+
+
 class TierView(Protocol):
     """What the ranking asks of a tier: the mirror's :class:`QueryIndex` in a process that
     keeps the store, or the persisted :class:`~swarmq.knowledge._ftsindex.FileIndex`."""
@@ -305,7 +309,9 @@ def search_tier(
             store,
             context,
             limit,
-            (lambda text: _dense_scores(store, dense, text)) if dense is not None else None,
+            (lambda text, _wanted, _floor: _dense_scores(store, dense, text))
+            if dense is not None
+            else None,
         )
 
 
@@ -314,10 +320,14 @@ def rank_tier(
     store: TierStore,
     context: QueryContext,
     limit: int,
-    cosines: Callable[[dict[int, float]], dict[int, float]] | None = None,
+    cosines: Cosines | None = None,
 ) -> list[Ranked]:
     """The ranking of :func:`search_tier` over any view of the tier; ties go to the smaller
-    id, so the mirror and the persisted index answer alike."""
+    id, so the mirror and the persisted index answer alike.
+
+    ``cosines(text, wanted, dense_floor)`` gives the dense candidates' cosines and those of the
+    lexical hits in ``text``; it may leave out a hit not in ``wanted`` whose cosine is below
+    ``dense_floor``: such a hit is neither relevant nor scored, so its cosine is never used."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
@@ -347,18 +357,27 @@ def rank_tier(
         key: list(view.keyed(key, (name or "").lower()))
         for key, name in (("tool", context.tool), ("agent", context.agent))
     }
-    cosine = cosines(text) if cosines is not None else {}
+    floor = (
+        config.inject_min_relevance
+        if config.retrieval == Retrieval.HYBRID
+        else config.lexical_min_relevance
+    )
+    cosine: dict[int, float] = {}
+    if cosines is not None:
+        wanted = (
+            set(text)
+            if floor <= 0
+            else {slot for slot, share in text.items() if share >= floor}
+            | extras.keys()
+            | {*keyed["tool"], *keyed["agent"]}
+        )
+        cosine = cosines(text, wanted, config.dense_floor)
     facts = view.facts({*keyed["tool"], *keyed["agent"]})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
             label = key if strong else f"weak_{key}"
             extras.setdefault(slot, {})[label] = WEIGHTS[label]
-    floor = (
-        config.inject_min_relevance
-        if config.retrieval == Retrieval.HYBRID
-        else config.lexical_min_relevance
-    )
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
         | {slot for slot, c in cosine.items() if c >= config.dense_floor}
@@ -564,7 +583,9 @@ def _search_tier(
         store,
         context,
         limit,
-        lambda text: vectors.scores(dense.vector, text, DENSE_CANDIDATES),
+        lambda text, wanted, floor: vectors.scores(
+            dense.vector, text, DENSE_CANDIDATES, wanted, floor
+        ),
     )
 
 
