@@ -285,9 +285,12 @@ class FileIndex:
         )
         return [slot for (slot,) in cursor]
 
-    def triggers(self, word: str) -> list[tuple[int, str]]:
+    def triggers(self, word: str, haystack: str) -> list[tuple[int, str]]:
+        # matched in SQLite: a common first word ("when") has thousands of phrases at 1M
         cursor = self.db.execute(
-            "SELECT slot, phrase FROM keys WHERE kind = 'trigger' AND key = ?", (word,)
+            "SELECT slot, phrase FROM keys WHERE kind = 'trigger' AND key = ? "
+            "AND instr(?, phrase) > 0",
+            (word, haystack),
         )
         return [(int(slot), str(phrase)) for slot, phrase in cursor]
 

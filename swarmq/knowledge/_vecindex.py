@@ -54,12 +54,13 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
@@ -227,43 +228,44 @@ class VectorView:
         )
         return out
 
-    def scores(
-        self,
-        query: Vectors,
-        text: Iterable[int],
-        take: int,
-        wanted: Collection[int],
-        floor: float,
-    ) -> dict[int, float]:
+    def scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
         """Hybrid retrieval's dense candidates, as the mirror's
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
-        the ``take`` rows nearest the query, and of the lexical hits in ``text`` that have a
-        vector and are ``wanted`` or whose cosine may reach ``floor`` (the others cannot
-        change the ranking: module docstring)."""
+        the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
+        within their bounds, made exact on demand (module docstring)."""
         live = self.slot_of_row >= 0
         if not self.rows or not bool(live.any()):
-            return {}
+            return DenseCosines({})
         approx, radius = scan(self.codes_fd, self.rows, self.dim, query)
-        lower = np.where(live, approx - radius, -np.inf)
-        upper = np.where(live, approx + radius, -np.inf)
+        wide = approx.astype(np.float64)
+        lower = np.where(live, wide - radius, -np.inf)
+        upper = np.where(live, wide + radius, -np.inf)
         take = min(take, int(live.sum()))
-        out: dict[int, float] = {}
-        if take > 0:
-            cut = np.partition(lower, len(lower) - take)[len(lower) - take]
-            survivors = np.flatnonzero(upper >= cut)
-            exact = self.exact(survivors, query)
-            nearest = np.argpartition(-exact, take - 1)[:take]
-            out = {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()}
+        cut = np.partition(lower, len(lower) - take)[len(lower) - take]
+        survivors = np.flatnonzero(upper >= cut)
+        exact = self.exact(survivors, query)
+        nearest = np.argpartition(-exact, take - 1)[:take]
+        out = DenseCosines(
+            {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()},
+            reader=lambda slots: self.exact_of(slots, query),
+        )
         slots = np.fromiter(text, dtype=np.int64)
         if len(slots):
             rows = self.rows_of(slots)
-            need = rows >= 0
-            need &= np.isin(slots, np.fromiter(wanted, dtype=np.int64)) | (
-                upper[np.maximum(rows, 0)] >= floor
-            )
-            cosines = self.exact(rows[need], query)
-            out.update(zip(slots[need].tolist(), cosines.tolist(), strict=True))
+            have = rows >= 0
+            slots, rows = slots[have], rows[have]
+            bounds = zip(lower[rows].tolist(), upper[rows].tolist(), strict=True)
+            out.bounds = {
+                slot: pair
+                for slot, pair in zip(slots.tolist(), bounds, strict=True)
+                if slot not in out.exact
+            }
         return out
+
+    def exact_of(self, slots: Sequence[int], query: Vectors) -> dict[int, float]:
+        """The exact cosine of each of ``slots`` (each has a vector)."""
+        rows = self.rows_of(np.asarray(slots, dtype=np.int64))
+        return dict(zip(slots, self.exact(rows, query).tolist(), strict=True))
 
 
 def scan(

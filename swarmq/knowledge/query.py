@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
@@ -226,8 +227,9 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     return candidate_cosines(cosines, index.slot_of_row, index.rows, text, DENSE_CANDIDATES)
 
 
-Cosines = Callable[[dict[int, float], set[int], float], dict[int, float]]
-"""Hybrid retrieval's cosines for :func:`rank_tier` (its docstring says what they must hold)."""
+Cosines = Callable[[dict[int, float]], DenseCosines]
+"""Hybrid retrieval's cosines for :func:`rank_tier`: the dense candidates' and those of the
+lexical hits (the keys of its argument) that have a vector."""
 
 
 class TierView(Protocol):
@@ -240,7 +242,9 @@ class TierView(Protocol):
 
     def slots_with(self, term: str) -> Iterable[int]: ...
 
-    def triggers(self, word: str) -> Iterable[tuple[int, str]]: ...
+    def triggers(self, word: str, haystack: str) -> Iterable[tuple[int, str]]:
+        """The trigger phrases starting with ``word`` that ``haystack`` contains, by slot."""
+        ...
 
     def keyed(self, kind: str, name: str) -> Iterable[int]: ...
 
@@ -266,8 +270,8 @@ class MirrorView:
     def slots_with(self, term: str) -> Iterable[int]:
         return sorted(self.index.tokens.get(term, ()))
 
-    def triggers(self, word: str) -> Iterable[tuple[int, str]]:
-        return self.index.triggers.get(word, ())
+    def triggers(self, word: str, haystack: str) -> Iterable[tuple[int, str]]:
+        return [(s, p) for s, p in self.index.triggers.get(word, ()) if p in haystack]
 
     def keyed(self, kind: str, name: str) -> Iterable[int]:
         postings = self.index.tools if kind == "tool" else self.index.agents
@@ -309,7 +313,7 @@ def search_tier(
             store,
             context,
             limit,
-            (lambda text, _wanted, _floor: _dense_scores(store, dense, text))
+            (lambda text: DenseCosines(_dense_scores(store, dense, text)))
             if dense is not None
             else None,
         )
@@ -323,11 +327,9 @@ def rank_tier(
     cosines: Cosines | None = None,
 ) -> list[Ranked]:
     """The ranking of :func:`search_tier` over any view of the tier; ties go to the smaller
-    id, so the mirror and the persisted index answer alike.
-
-    ``cosines(text, wanted, dense_floor)`` gives the dense candidates' cosines and those of the
-    lexical hits in ``text``; it may leave out a hit not in ``wanted`` whose cosine is below
-    ``dense_floor``: such a hit is neither relevant nor scored, so its cosine is never used."""
+    id, so the mirror and the persisted index answer alike. A cosine ``cosines`` gives only
+    within bounds is made exact wherever the answer could depend on its value, so bounded and
+    exact cosines give the same answer."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
@@ -350,9 +352,8 @@ def rank_tier(
             text[slot] = text.get(slot, 0.0) + share
     extras: dict[int, dict[str, float]] = {}
     for word in sorted(set(haystack.split())):
-        for slot, phrase in view.triggers(word):
-            if phrase in haystack:
-                extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+        for slot, _ in view.triggers(word, haystack):
+            extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
     keyed = {
         key: list(view.keyed(key, (name or "").lower()))
         for key, name in (("tool", context.tool), ("agent", context.agent))
@@ -362,41 +363,57 @@ def rank_tier(
         if config.retrieval == Retrieval.HYBRID
         else config.lexical_min_relevance
     )
-    cosine: dict[int, float] = {}
-    if cosines is not None:
-        wanted = (
-            set(text)
-            if floor <= 0
-            else {slot for slot, share in text.items() if share >= floor}
-            | extras.keys()
-            | {*keyed["tool"], *keyed["agent"]}
-        )
-        cosine = cosines(text, wanted, config.dense_floor)
+    dense = cosines(text) if cosines is not None else DenseCosines({})
     facts = view.facts({*keyed["tool"], *keyed["agent"]})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
             label = key if strong else f"weak_{key}"
             extras.setdefault(slot, {})[label] = WEIGHTS[label]
+    dense_floor = config.dense_floor
+    # A bounded cosine is made exact only where the ranking decides something with it: every
+    # hit when all are scored, matched directives (which may be forced), hits whose bounds
+    # straddle the dense floor, and below, the candidates that can still enter the answer.
+    dense.resolve(
+        dense.bounds.keys()
+        if floor <= 0
+        else [
+            *extras,
+            *(s for s, (low, high) in dense.bounds.items() if low < dense_floor <= high),
+        ]
+    )
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
-        | {slot for slot, c in cosine.items() if c >= config.dense_floor}
+        | {slot for slot, c in dense.exact.items() if c >= dense_floor}
+        | {slot for slot, (low, _) in dense.bounds.items() if low >= dense_floor}
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
     # Above a floor only relevant entries (and matched directives, which may be forced) can be
     # chosen: the ranking fields of the other text hits are never looked at.
-    scored = {*text, *cosine, *extras} if floor <= 0 else {*relevant, *extras}
+    scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *extras}
     facts.update(view.facts(scored - facts.keys()))
-    totals = {
-        slot: facts[slot].static + WEIGHTS["text"] * value
-        for slot, value in text.items()
-        if slot in scored
-    }
-    for slot, c in cosine.items():
-        if slot in scored:
-            totals[slot] = totals.get(slot, facts[slot].static) + config.dense_weight * max(0.0, c)
-    for slot, bonus in extras.items():
-        totals[slot] = totals.get(slot, facts[slot].static) + sum(bonus.values())
+
+    def score_of(slot: int, c: float | None) -> float:
+        """The slot's score with cosine ``c`` (monotone in ``c``: a bound's total bounds it)."""
+        value = facts[slot].static
+        share = text.get(slot)
+        if share is not None:
+            value = value + WEIGHTS["text"] * share
+        if c is not None:
+            value = value + config.dense_weight * max(0.0, c)
+        bonus = extras.get(slot)
+        if bonus is not None:
+            value = value + sum(bonus.values())
+        return value
+
+    totals: dict[int, float] = {}
+    highs: dict[int, float] = {}
+    for slot in scored:
+        bounds = dense.bounds.get(slot)
+        if bounds is None:
+            totals[slot] = score_of(slot, dense.exact.get(slot))
+        else:
+            totals[slot], highs[slot] = score_of(slot, bounds[0]), score_of(slot, bounds[1])
     hits = {
         slot: value
         for slot, value in totals.items()
@@ -407,13 +424,27 @@ def rank_tier(
         key=lambda s: (-hits[s], facts[s].id),
     )
     eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
+    if highs and eligible:
+        # The ``limit``-th best lower total is reached by ``limit`` candidates, so no
+        # candidate whose upper total is below it can be in the answer; the others' cosines
+        # are made exact and their totals taken again.
+        low = (
+            heapq.nlargest(limit, eligible.values())[-1]
+            if len(eligible) >= limit > 0
+            else -math.inf
+        )
+        eligible = {s: v for s, v in eligible.items() if highs.get(s, v) >= low}
+        dense.resolve(eligible)
+        eligible = {
+            s: score_of(s, dense.exact.get(s)) if s in highs else v for s, v in eligible.items()
+        }
     best = heapq.nsmallest(limit, eligible, key=lambda s: (-eligible[s], facts[s].id))
     chosen = dict.fromkeys([*forced, *best])
     taken = 0
     for negative, slot, scope in view.static_order() if floor <= 0 else ():
         if taken >= limit or negative == math.inf:
             break
-        if slot in chosen or slot in text or slot in extras or slot in cosine:
+        if slot in chosen or slot in text or slot in extras or slot in dense:
             continue
         if scope in scopes:
             chosen[slot] = None
@@ -427,8 +458,8 @@ def rank_tier(
             ),
             **extras.get(slot, {}),
             **(
-                {"dense": config.dense_weight * max(0.0, cosine[slot]), "cosine": cosine[slot]}
-                if slot in cosine
+                {"dense": config.dense_weight * max(0.0, c), "cosine": c}
+                if (c := dense.exact.get(slot)) is not None
                 else {}
             ),
         }
@@ -583,9 +614,7 @@ def _search_tier(
         store,
         context,
         limit,
-        lambda text, wanted, floor: vectors.scores(
-            dense.vector, text, DENSE_CANDIDATES, wanted, floor
-        ),
+        lambda text: vectors.scores(dense.vector, text, DENSE_CANDIDATES),
     )
 
 
