@@ -315,6 +315,16 @@ class FileIndex:
                 )
         return out
 
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        """The static score of each slot (``-inf`` inactive), from the vectors' per-slot copy
+        when open (no row lookups), else from :meth:`facts`."""
+        wanted = list(slots)
+        out = self.vectors.statics(wanted) if self.vectors is not None else {}
+        missing = [slot for slot in wanted if slot not in out]
+        if missing:
+            out.update((slot, found.static) for slot, found in self.facts(missing).items())
+        return out
+
     def static_order(self) -> Iterator[tuple[float, int, str]]:
         """``(-static score, slot, scope)`` of the active entries, best first (file order
         among equals)."""

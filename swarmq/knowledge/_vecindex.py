@@ -93,6 +93,11 @@ def codes_path(index: Path, name: str) -> Path:
     return index.with_name(f"{index.name}.{name}.vq")
 
 
+def statics_path(index: Path, name: str) -> Path:
+    """The per-slot static scores ``name`` kept with the vectors (float64 by slot)."""
+    return index.with_name(f"{index.name}.{name}.st")
+
+
 def _code_dtype(dim: int) -> np.dtype[np.void]:
     """One row of the code file: the codes, the scale, the error bound (little-endian)."""
     return np.dtype([("c", np.int8, (dim,)), ("s", "<f4"), ("b", "<f4")])
@@ -152,6 +157,15 @@ def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
     )
 
 
+def _statics_ok(meta: dict[str, object], index: Path) -> bool:
+    """The per-slot static scores the metadata names exist, are long enough and end as
+    written."""
+    name, count = meta.get("vec_sfile"), meta.get("vec_sslots")
+    if not isinstance(name, str) or not isinstance(count, int):
+        return False
+    return _tail_crc(statics_path(index, name), count, 8) == meta.get("vec_scrc")
+
+
 def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
     """A format-1 file (float32 rows) in step with its metadata: convertible."""
     name, rows = meta.get("vec_file"), meta.get("vec_rows")
@@ -166,10 +180,19 @@ class VectorView:
     """The vectors of one read transaction: rows by slot, and the files to scan."""
 
     def __init__(
-        self, fd: int, codes_fd: int, rows: int, dim: int, row_for_slot: npt.NDArray[np.int32]
+        self,
+        fd: int,
+        codes_fd: int,
+        rows: int,
+        dim: int,
+        row_for_slot: npt.NDArray[np.int32],
+        statics_fd: int = -1,
+        static_slots: int = 0,
     ) -> None:
         self.fd = fd
         self.codes_fd = codes_fd
+        self.statics_fd = statics_fd
+        self.static_slots = static_slots
         self.rows = rows
         self.dim = dim
         self.row_for_slot = row_for_slot
@@ -183,27 +206,50 @@ class VectorView:
         step with the index (or their files are missing, damaged or of another format):
         catch up first."""
         meta = _meta(db)
-        if meta.get("vec_gen") != meta.get("gen") or not _file_ok(meta, index, embedder):
+        if (
+            meta.get("vec_gen") != meta.get("gen")
+            or not _file_ok(meta, index, embedder)
+            or not _statics_ok(meta, index)
+        ):
             return None
         row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         if row is None:
             return None
         name = str(meta["vec_file"])
+        opened: list[int] = []
         try:
-            fd = os.open(vectors_path(index, name), os.O_RDONLY)
+            for path in (
+                vectors_path(index, name),
+                codes_path(index, name),
+                statics_path(index, str(meta["vec_sfile"])),
+            ):
+                opened.append(os.open(path, os.O_RDONLY))
         except FileNotFoundError:  # replaced by a compaction since the check: try again
-            return None
-        try:
-            codes_fd = os.open(codes_path(index, name), os.O_RDONLY)
-        except FileNotFoundError:
-            os.close(fd)
+            for fd in opened:
+                os.close(fd)
             return None
         mapping = np.frombuffer(row[0], dtype=np.int32)
-        return cls(fd, codes_fd, int(meta["vec_rows"]), embedder.dim, mapping)  # type: ignore[call-overload]
+        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
+        return cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots)
 
     def close(self) -> None:
-        os.close(self.fd)
-        os.close(self.codes_fd)
+        for fd in (self.fd, self.codes_fd, self.statics_fd):
+            if fd >= 0:
+                os.close(fd)
+
+    def statics(self, slots: Sequence[int]) -> dict[int, float]:
+        """The static score (``-inf`` inactive) of each of ``slots`` this copy holds, which
+        is every slot of the index's version it was opened in."""
+        wanted = np.asarray(slots, dtype=np.int64)
+        wanted = wanted[(wanted >= 0) & (wanted < self.static_slots)]
+        if self.statics_fd < 0 or not len(wanted):
+            return {}
+        with mmap.mmap(self.statics_fd, 8 * self.static_slots, access=mmap.ACCESS_READ) as data:
+            table = np.frombuffer(data, dtype="<f8")
+            values = table[wanted]
+            del table
+        known = ~np.isnan(values)
+        return dict(zip(wanted[known].tolist(), values[known].tolist(), strict=True))
 
     def rows_of(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The row of each slot, -1 for a slot with no vector."""
@@ -335,7 +381,11 @@ def catch_up(
     meta = _meta(db)
     dim = embedder.dim
     obsolete: list[Path] = []
-    if meta.get("vec_gen") == meta.get("gen") and _file_ok(meta, index, embedder):
+    if (
+        meta.get("vec_gen") == meta.get("gen")
+        and _file_ok(meta, index, embedder)
+        and _statics_ok(meta, index)
+    ):
         return obsolete  # another process caught up while this one waited for the lock
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
     converted = _old_file_ok(meta, index, embedder) and _convert(meta, index, dim)
@@ -412,7 +462,11 @@ def catch_up(
     if rows - used >= max(COMPACT_MIN_DEAD, used):
         obsolete += [vectors_path(index, name), codes_path(index, name)]
         name, rows = _compact(db, index, name, mapping, dim)
+    statics, static_slots = _catch_up_statics(db, index, meta, next_slot, obsolete)
     values = {
+        "vec_sfile": statics,
+        "vec_sslots": static_slots,
+        "vec_scrc": _tail_crc(statics_path(index, statics), static_slots, 8),
         "vec_format": FORMAT,
         "vec_model": embedder.name,
         "vec_dim": dim,
@@ -424,8 +478,38 @@ def catch_up(
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (0, ?)", (mapping.tobytes(),))
-    obsolete += _orphans(index, name)
+    obsolete += _orphans(index, {name, statics})
     return obsolete
+
+
+def _catch_up_statics(
+    db: sqlite3.Connection,
+    index: Path,
+    meta: dict[str, object],
+    next_slot: int,
+    obsolete: list[Path],
+) -> tuple[str, int]:
+    """Bring the per-slot static scores up to ``next_slot``: the slots allocated since they
+    were last written (a slot's line never changes: a changed line gets a new slot), or every
+    slot when the file is missing or damaged. Slots not in the index read NaN. Returns the
+    file's name and slot count."""
+    name, start = meta.get("vec_sfile"), meta.get("vec_sslots")
+    if not _statics_ok(meta, index) or not isinstance(start, int) or start > next_slot:
+        if isinstance(name, str):
+            obsolete.append(statics_path(index, name))
+        name, start = _new_name(), 0
+    assert isinstance(name, str)
+    values = np.full(next_slot - start, np.nan, dtype="<f8")
+    for slot, static, active in db.execute(
+        "SELECT slot, static, active FROM entries WHERE slot >= ?", (start,)
+    ):
+        values[slot - start] = float(static) if active else -np.inf
+    fd = os.open(statics_path(index, name), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, values.tobytes(), 8 * start)
+    finally:
+        os.close(fd)
+    return name, next_slot
 
 
 def _write_rows(index: Path, name: str, row: int, vectors: Vectors) -> None:
@@ -506,12 +590,13 @@ def _new_name() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _orphans(index: Path, current: str) -> list[Path]:
+def _orphans(index: Path, current: set[str]) -> list[Path]:
     """Vector files of this index that no index names and no rebuild is still writing."""
-    keep = {vectors_path(index, current), codes_path(index, current)}
+    keep = {make(index, name) for name in current for make in (vectors_path, codes_path)}
+    keep |= {statics_path(index, name) for name in current}
     limit = time.time() - ORPHAN_AGE_S
     out = []
-    for pattern in (f"{index.name}.*.vec", f"{index.name}.*.vq"):
+    for pattern in (f"{index.name}.*.vec", f"{index.name}.*.vq", f"{index.name}.*.st"):
         for path in index.parent.glob(pattern):
             with contextlib.suppress(OSError):
                 if path not in keep and path.stat().st_mtime < limit:

@@ -250,6 +250,10 @@ class TierView(Protocol):
 
     def facts(self, slots: Iterable[int]) -> dict[int, Facts]: ...
 
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        """The static score of each slot (``-inf`` inactive): :attr:`Facts.static`, cheaper."""
+        ...
+
     def static_order(self) -> Iterable[tuple[float, int, str]]: ...
 
     def entries(self, slots: Sequence[int]) -> dict[int, Entry]: ...
@@ -289,6 +293,10 @@ class MirrorView:
             )
             for slot in slots
         }
+
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        static = self.index.static
+        return {slot: static[slot] for slot in slots}
 
     def static_order(self) -> Iterable[tuple[float, int, str]]:
         scope_of = self.index.scope_of
@@ -391,11 +399,13 @@ def rank_tier(
     # Above a floor only relevant entries (and matched directives, which may be forced) can be
     # chosen: the ranking fields of the other text hits are never looked at.
     scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *extras}
-    facts.update(view.facts(scored - facts.keys()))
+    facts.update(view.facts(extras.keys() - facts.keys()))  # matched directives: may be forced
+    static = view.statics(scored - facts.keys())
+    static.update((slot, found.static) for slot, found in facts.items())
 
     def score_of(slot: int, c: float | None) -> float:
-        """The slot's score with cosine ``c`` (monotone in ``c``: a bound's total bounds it)."""
-        value = facts[slot].static
+        """The slot's score with cosine ``c`` (monotone in ``c``: a bound's score bounds it)."""
+        value = static[slot]
         share = text.get(slot)
         if share is not None:
             value = value + WEIGHTS["text"] * share
@@ -406,39 +416,15 @@ def rank_tier(
             value = value + sum(bonus.values())
         return value
 
-    totals: dict[int, float] = {}
-    highs: dict[int, float] = {}
-    for slot in scored:
-        bounds = dense.bounds.get(slot)
-        if bounds is None:
-            totals[slot] = score_of(slot, dense.exact.get(slot))
-        else:
-            totals[slot], highs[slot] = score_of(slot, bounds[0]), score_of(slot, bounds[1])
-    hits = {
+    forced_scores = {
         slot: value
-        for slot, value in totals.items()
-        if value != -math.inf and facts[slot].scope in scopes
+        for slot in extras
+        if facts[slot].priority == "critical"
+        and facts[slot].scope in scopes
+        and (value := score_of(slot, dense.exact.get(slot))) != -math.inf
     }
-    forced = sorted(
-        (s for s in extras if s in hits and facts[s].priority == "critical"),
-        key=lambda s: (-hits[s], facts[s].id),
-    )
-    eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
-    if highs and eligible:
-        # The ``limit``-th best lower total is reached by ``limit`` candidates, so no
-        # candidate whose upper total is below it can be in the answer; the others' cosines
-        # are made exact and their totals taken again.
-        low = (
-            heapq.nlargest(limit, eligible.values())[-1]
-            if len(eligible) >= limit > 0
-            else -math.inf
-        )
-        eligible = {s: v for s, v in eligible.items() if highs.get(s, v) >= low}
-        dense.resolve(eligible)
-        eligible = {
-            s: score_of(s, dense.exact.get(s)) if s in highs else v for s, v in eligible.items()
-        }
-    best = heapq.nsmallest(limit, eligible, key=lambda s: (-eligible[s], facts[s].id))
+    forced = sorted(forced_scores, key=lambda s: (-forced_scores[s], facts[s].id))
+    best = _best(view, limit, scored if floor <= 0 else relevant, score_of, dense, facts, scopes)
     chosen = dict.fromkeys([*forced, *best])
     taken = 0
     for negative, slot, scope in view.static_order() if floor <= 0 else ():
@@ -472,6 +458,53 @@ def rank_tier(
     ]
     results.sort(key=_order)
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+WALK_BATCH = 64
+"""Candidates whose ranking fields are read at a time, best possible score first."""
+
+
+def _best(
+    view: TierView,
+    limit: int,
+    pool: set[int],
+    score_of: Callable[[int, float | None], float],
+    dense: DenseCosines,
+    facts: dict[int, Facts],
+    scopes: set[str],
+) -> list[int]:
+    """The ``limit`` best in-scope, active slots of ``pool`` by score, ties to the smaller id.
+
+    At 1M entries the pool (every relevant entry) runs to tens of thousands, while the answer
+    is a dozen. Each candidate's score is known, up to its cosine's bounds, from its static
+    score alone (:meth:`TierView.statics`); the candidates are walked best possible score
+    first, and only the walked ones have their ranking fields read (scope, id) and their
+    cosines made exact. The walk stops once ``limit`` in-scope candidates score strictly more
+    than the best any unwalked candidate could, so none of those could be chosen."""
+    high: dict[int, float] = {}
+    for slot in pool:
+        bounds = dense.bounds.get(slot)
+        value = score_of(slot, dense.exact.get(slot) if bounds is None else bounds[1])
+        if value != -math.inf:
+            high[slot] = value
+    order = sorted(high, key=high.__getitem__, reverse=True)
+    kept: dict[int, float] = {}
+    floor: list[float] = []
+    """The best ``limit`` scores kept so far, as a min-heap."""
+    for start in range(0, len(order) if limit > 0 else 0, WALK_BATCH):
+        if len(floor) >= limit and high[order[start]] < floor[0]:
+            break
+        batch = order[start : start + WALK_BATCH]
+        facts.update(view.facts([slot for slot in batch if slot not in facts]))
+        inside = [slot for slot in batch if facts[slot].scope in scopes]
+        dense.resolve(inside)
+        for slot in inside:
+            value = kept[slot] = score_of(slot, dense.exact.get(slot))
+            if len(floor) < limit:
+                heapq.heappush(floor, value)
+            elif value > floor[0]:
+                heapq.heapreplace(floor, value)
+    return heapq.nsmallest(limit, kept, key=lambda s: (-kept[s], facts[s].id))
 
 
 def _order(ranked: Ranked) -> tuple[bool, float, str]:
