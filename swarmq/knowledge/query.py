@@ -380,25 +380,20 @@ def rank_tier(
             extras.setdefault(slot, {})[label] = WEIGHTS[label]
     dense_floor = config.dense_floor
     # A bounded cosine is made exact only where the ranking decides something with it: every
-    # hit when all are scored, matched directives (which may be forced), hits whose bounds
-    # straddle the dense floor, and below, the candidates that can still enter the answer.
-    dense.resolve(
-        dense.bounds.keys()
-        if floor <= 0
-        else [
-            *extras,
-            *(s for s, (low, high) in dense.bounds.items() if low < dense_floor <= high),
-        ]
-    )
+    # hit when all are scored, matched directives (which may be forced), and in the walk of
+    # _best, the candidates that can still enter the answer.
+    dense.resolve(dense.bounds.keys() if floor <= 0 else extras)
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
         | {slot for slot, c in dense.exact.items() if c >= dense_floor}
         | {slot for slot, (low, _) in dense.bounds.items() if low >= dense_floor}
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
+    # Hits whose cosine's bounds straddle the dense floor: relevant or not once exact.
+    maybe = {s for s, (low, high) in dense.bounds.items() if low < dense_floor <= high} - relevant
     # Above a floor only relevant entries (and matched directives, which may be forced) can be
     # chosen: the ranking fields of the other text hits are never looked at.
-    scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *extras}
+    scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *maybe, *extras}
     facts.update(view.facts(extras.keys() - facts.keys()))  # matched directives: may be forced
     static = view.statics(scored - facts.keys())
     static.update((slot, found.static) for slot, found in facts.items())
@@ -424,7 +419,17 @@ def rank_tier(
         and (value := score_of(slot, dense.exact.get(slot))) != -math.inf
     }
     forced = sorted(forced_scores, key=lambda s: (-forced_scores[s], facts[s].id))
-    best = _best(view, limit, scored if floor <= 0 else relevant, score_of, dense, facts, scopes)
+    best = _best(
+        view,
+        limit,
+        scored if floor <= 0 else relevant | maybe,
+        score_of,
+        dense,
+        facts,
+        lambda slot: (
+            facts[slot].scope in scopes and (slot not in maybe or dense.exact[slot] >= dense_floor)
+        ),
+    )
     chosen = dict.fromkeys([*forced, *best])
     taken = 0
     for negative, slot, scope in view.static_order() if floor <= 0 else ():
@@ -471,15 +476,16 @@ def _best(
     score_of: Callable[[int, float | None], float],
     dense: DenseCosines,
     facts: dict[int, Facts],
-    scopes: set[str],
+    eligible: Callable[[int], bool],
 ) -> list[int]:
-    """The ``limit`` best in-scope, active slots of ``pool`` by score, ties to the smaller id.
+    """The ``limit`` best active slots of ``pool`` by score that are ``eligible`` (asked once
+    the slot's facts are read and its cosine exact), ties to the smaller id.
 
     At 1M entries the pool (every relevant entry) runs to tens of thousands, while the answer
     is a dozen. Each candidate's score is known, up to its cosine's bounds, from its static
     score alone (:meth:`TierView.statics`); the candidates are walked best possible score
     first, and only the walked ones have their ranking fields read (scope, id) and their
-    cosines made exact. The walk stops once ``limit`` in-scope candidates score strictly more
+    cosines made exact. The walk stops once ``limit`` eligible candidates score strictly more
     than the best any unwalked candidate could, so none of those could be chosen."""
     high: dict[int, float] = {}
     for slot in pool:
@@ -496,9 +502,10 @@ def _best(
             break
         batch = order[start : start + WALK_BATCH]
         facts.update(view.facts([slot for slot in batch if slot not in facts]))
-        inside = [slot for slot in batch if facts[slot].scope in scopes]
-        dense.resolve(inside)
-        for slot in inside:
+        dense.resolve(batch)
+        for slot in batch:
+            if not eligible(slot):
+                continue
             value = kept[slot] = score_of(slot, dense.exact.get(slot))
             if len(floor) < limit:
                 heapq.heappush(floor, value)
