@@ -23,10 +23,14 @@ Why no row of the exact top ``k`` can be cut: let ``T`` be the ``k``-th largest 
 (approximate cosine minus radius). The ``k`` rows holding those lower bounds each have an exact
 cosine ``>= T``, so the ``k``-th largest exact cosine is ``>= T``, so every row of the exact top
 ``k`` has exact cosine ``>= T`` and therefore upper bound (approximate plus radius) ``>= T``. The
-survivors are exactly the rows whose upper bound reaches ``T``. A lexical hit's cosine is needed
-only when the ranking can use it (see :func:`swarmq.knowledge.query.rank_tier`): when the hit is
-relevant or matched on its own, or when its cosine could reach the dense floor, which its upper
-bound decides.
+survivors are exactly the rows whose upper bound reaches ``T``. The lexical hits' cosines are
+handed over as their bounds (:class:`~swarmq.knowledge._cosines.DenseCosines`) and read exactly
+only where the ranking needs their value (:func:`swarmq.knowledge.query.rank_tier`).
+
+Beside the vectors, each slot's static score (float64, ``-inf`` inactive, NaN for a slot not in
+the index) in ``knowledge.index.sqlite.<name>.st``: the ranking orders its candidates by their
+best possible score without looking each one up in SQLite. A slot's line never changes (a changed
+line gets a new slot), so the file is only appended to, for the slots allocated since.
 
 The SQLite index says which row is whose: a ``vectors`` table (row, slot, content key) and,
 for the reader, one blob mapping each slot to its row (-1 unknown, -2 a template note with no
