@@ -195,6 +195,7 @@ class VectorView:
         row_for_slot: npt.NDArray[np.int32],
         statics_fd: int = -1,
         static_slots: int = 0,
+        slot_of_row: npt.NDArray[np.int32] | None = None,
     ) -> None:
         self.fd = fd
         self.codes_fd = codes_fd
@@ -203,9 +204,7 @@ class VectorView:
         self.rows = rows
         self.dim = dim
         self.row_for_slot = row_for_slot
-        self.slot_of_row = np.full(rows, -1, dtype=np.int64)
-        have = np.flatnonzero(row_for_slot >= 0)
-        self.slot_of_row[row_for_slot[have]] = have
+        self.slot_of_row = slot_of_row if slot_of_row is not None else _inverse(row_for_slot, rows)
 
     @classmethod
     def open(cls, db: sqlite3.Connection, index: Path, embedder: Embedder) -> VectorView | None:
@@ -237,7 +236,13 @@ class VectorView:
             return None
         mapping = np.frombuffer(row[0], dtype=np.int32)
         rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
-        return cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots)
+        stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
+        if stored is None or len(stored[0]) != 4 * rows:
+            for fd in opened:
+                os.close(fd)
+            return None
+        inverse = np.frombuffer(stored[0], dtype=np.int32)
+        return cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots, inverse)
 
     def close(self) -> None:
         for fd in (self.fd, self.codes_fd, self.statics_fd):
@@ -286,16 +291,20 @@ class VectorView:
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
         within their bounds, made exact on demand (module docstring)."""
-        live = self.slot_of_row >= 0
-        if not self.rows or not bool(live.any()):
+        dead = self.slot_of_row < 0
+        if not self.rows or bool(dead.all()):
             return DenseCosines({})
         approx, radius = scan(self.codes_fd, self.rows, self.dim, query)
-        wide = approx.astype(np.float64)
-        lower = np.where(live, wide - radius, -np.inf)
-        upper = np.where(live, wide + radius, -np.inf)
-        take = min(take, int(live.sum()))
-        cut = np.partition(lower, len(lower) - take)[len(lower) - take]
-        survivors = np.flatnonzero(upper >= cut)
+        # one row-sized buffer, in place: lower bounds, partitioned, then upper bounds (a fresh
+        # process pays a page fault per 4 KB of every new array, so few and small ones)
+        bound = np.subtract(approx, radius)
+        bound[dead] = -np.inf
+        take = min(take, self.rows - int(dead.sum()))
+        bound.partition(self.rows - take)
+        cut = bound[self.rows - take]
+        np.add(approx, radius, out=bound)
+        bound[dead] = -np.inf
+        survivors = np.flatnonzero(bound >= cut)
         exact = self.exact(survivors, query)
         nearest = np.argpartition(-exact, take - 1)[:take]
         out = DenseCosines(
@@ -307,7 +316,8 @@ class VectorView:
             rows = self.rows_of(slots)
             have = rows >= 0
             slots, rows = slots[have], rows[have]
-            bounds = zip(lower[rows].tolist(), upper[rows].tolist(), strict=True)
+            near, spread = approx[rows], radius[rows]
+            bounds = zip((near - spread).tolist(), (near + spread).tolist(), strict=True)
             out.bounds = {
                 slot: pair
                 for slot, pair in zip(slots.tolist(), bounds, strict=True)
@@ -330,13 +340,17 @@ def scan(
     The radius is the row's error bound times ``|q|`` (Cauchy-Schwarz), plus the float32
     rounding of the approximate dot product (at most ``dim * u * scale * 127 * |q|_1``, ``u``
     the unit roundoff, for any summation order) and of the exact one (at most ``dim * u *
-    |x| |q|``, with ``|x| <= 1 + bound``), each taken with a factor 2 margin."""
+    |x| |q|``, with ``|x| <= 1 + bound``), each taken with a factor 2 margin, plus ``2**-22``:
+    more than the float32 rounding of the radius itself and of ``approx -/+ radius`` (half a
+    unit in the last place of numbers below 2), so bounds taken in float32 still bound."""
     q = np.ascontiguousarray(query, dtype=np.float32)
-    norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-    l1 = float(np.abs(q.astype(np.float64)).sum())
+    wide = q.astype(np.float64)
+    norm = float(np.sqrt(np.dot(wide, wide)))
+    l1 = float(np.abs(wide).sum())
+    slack = 2 * dim * _ROUND
+    terms = (norm * (1 + 2 * slack), 127 * l1 * slack, norm * slack + 2.0**-22, slack)
     approx = np.empty(rows, dtype=np.float32)
-    scales = np.empty(rows, dtype=np.float32)
-    bounds = np.empty(rows, dtype=np.float32)
+    radius = np.empty(rows, dtype=np.float32)
     blocks = range(0, rows, BLOCK_ROWS)
     threads = min(SCAN_THREADS, len(blocks) // 4)
     if threads > 1:  # numpy releases the GIL while it widens and multiplies
@@ -344,32 +358,15 @@ def scan(
 
         share = -(-len(blocks) // threads)
         with ThreadPoolExecutor(threads) as pool:
-            for done in [
-                pool.submit(
-                    _scan_blocks,
-                    fd,
-                    blocks[i * share : (i + 1) * share],
-                    rows,
-                    dim,
-                    q,
-                    approx,
-                    scales,
-                    bounds,
-                )
-                for i in range(threads)
-            ]:
+            parts = [blocks[i * share : (i + 1) * share] for i in range(threads)]
+            futures = [
+                pool.submit(_scan_blocks, fd, part, rows, dim, q, terms, approx, radius)
+                for part in parts
+            ]
+            for done in futures:
                 done.result()
     else:
-        _scan_blocks(fd, blocks, rows, dim, q, approx, scales, bounds)
-    approx *= scales
-    slack = 2 * dim * _ROUND
-    radius = (
-        bounds.astype(np.float64) * norm * (1 + slack)
-        + scales.astype(np.float64) * (127 * l1 * slack)
-        + (1 + bounds.astype(np.float64)) * norm * slack
-        + slack * np.abs(approx)
-    ).astype(np.float32)
-    radius = np.nextafter(radius, np.float32(np.inf))
+        _scan_blocks(fd, blocks, rows, dim, q, terms, approx, radius)
     return approx, radius
 
 
@@ -379,15 +376,18 @@ def _scan_blocks(
     rows: int,
     dim: int,
     q: Vectors,
+    terms: tuple[float, float, float, float],
     approx: npt.NDArray[np.float32],
-    scales: npt.NDArray[np.float32],
-    bounds: npt.NDArray[np.float32],
+    radius: npt.NDArray[np.float32],
 ) -> None:
-    """:func:`scan`'s work on the blocks starting at ``blocks`` (rows ``low`` on)."""
+    """:func:`scan`'s work on the blocks starting at ``blocks`` (rows ``low`` on):
+    ``radius = bound * terms[0] + scale * terms[1] + terms[2] + terms[3] * |approx|``, the
+    radius of :func:`scan` (``bound * norm * slack`` folded into ``terms[0]``)."""
     width = dim + 8
     rowtype = _code_dtype(dim)
     widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
     granularity = mmap.ALLOCATIONGRANULARITY
+    by_bound, by_scale, flat, by_value = (np.float32(t) for t in terms)
     for low in blocks:
         count = min(BLOCK_ROWS, rows - low)
         start = low * width
@@ -407,8 +407,14 @@ def _scan_blocks(
                 np.copyto(buffer, part, casting="unsafe")
                 at = low + sub
                 np.dot(buffer, q, out=approx[at : at + len(part)])
-            scales[low : low + count] = table["s"]
-            bounds[low : low + count] = table["b"]
+            scales = table["s"].astype(np.float32)
+            near = approx[low : low + count]
+            near *= scales
+            spread = radius[low : low + count]
+            np.multiply(table["b"], by_bound, out=spread)
+            spread += scales * by_scale
+            spread += flat
+            spread += np.abs(near) * by_value
             del table, codes, part
 
 
@@ -425,10 +431,13 @@ def catch_up(
     meta = _meta(db)
     dim = embedder.dim
     obsolete: list[Path] = []
+    inverse = db.execute("SELECT length(data) FROM vecmap WHERE id = 1").fetchone()
     if (
         meta.get("vec_gen") == meta.get("gen")
         and _file_ok(meta, index, embedder)
         and _statics_ok(meta, index)
+        and inverse is not None
+        and inverse[0] == 4 * meta.get("vec_rows", -1)  # type: ignore[operator]
     ):
         return obsolete  # another process caught up while this one waited for the lock
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
@@ -522,6 +531,9 @@ def catch_up(
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (0, ?)", (mapping.tobytes(),))
+    # the slot of each row too: a reader would otherwise invert the map on every open
+    inverse = _inverse(mapping, rows).tobytes()
+    db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (1, ?)", (inverse,))
     obsolete += _orphans(index, {name, statics})
     return obsolete
 
@@ -554,6 +566,14 @@ def _catch_up_statics(
     finally:
         os.close(fd)
     return name, next_slot
+
+
+def _inverse(row_for_slot: npt.NDArray[np.int32], rows: int) -> npt.NDArray[np.int32]:
+    """The slot of each of ``rows`` rows (-1 none) from the row of each slot."""
+    out = np.full(rows, -1, dtype=np.int32)
+    have = np.flatnonzero(row_for_slot >= 0)
+    out[row_for_slot[have]] = have
+    return out
 
 
 def _write_rows(index: Path, name: str, row: int, vectors: Vectors) -> None:
