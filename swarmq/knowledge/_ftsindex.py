@@ -285,14 +285,19 @@ class FileIndex:
         )
         return [slot for (slot,) in cursor]
 
-    def triggers(self, word: str, haystack: str) -> list[tuple[int, str]]:
-        # matched in SQLite: a common first word ("when") has thousands of phrases at 1M
-        cursor = self.db.execute(
-            "SELECT slot, phrase FROM keys WHERE kind = 'trigger' AND key = ? "
-            "AND instr(?, phrase) > 0",
-            (word, haystack),
-        )
-        return [(int(slot), str(phrase)) for slot, phrase in cursor]
+    def triggers(self, words: Sequence[str], haystack: str) -> list[tuple[int, str]]:
+        # matched in SQLite, all words in one statement: a common first word ("when") has
+        # thousands of phrases at 1M, and a task has dozens of words
+        out: list[tuple[int, str]] = []
+        for start in range(0, len(words), 900):
+            chunk = list(words[start : start + 900])
+            cursor = self.db.execute(
+                "SELECT slot, phrase FROM keys WHERE kind = 'trigger' "
+                f"AND key IN ({','.join('?' * len(chunk))}) AND instr(?, phrase) > 0",
+                (*chunk, haystack),
+            )
+            out += [(int(slot), str(phrase)) for slot, phrase in cursor]
+        return out
 
     def keyed(self, kind: str, name: str) -> list[int]:
         cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))

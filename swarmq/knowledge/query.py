@@ -242,8 +242,9 @@ class TierView(Protocol):
 
     def slots_with(self, term: str) -> Iterable[int]: ...
 
-    def triggers(self, word: str, haystack: str) -> Iterable[tuple[int, str]]:
-        """The trigger phrases starting with ``word`` that ``haystack`` contains, by slot."""
+    def triggers(self, words: Sequence[str], haystack: str) -> Iterable[tuple[int, str]]:
+        """The trigger phrases starting with one of ``words`` that ``haystack`` contains, by
+        slot."""
         ...
 
     def keyed(self, kind: str, name: str) -> Iterable[int]: ...
@@ -274,8 +275,9 @@ class MirrorView:
     def slots_with(self, term: str) -> Iterable[int]:
         return sorted(self.index.tokens.get(term, ()))
 
-    def triggers(self, word: str, haystack: str) -> Iterable[tuple[int, str]]:
-        return [(s, p) for s, p in self.index.triggers.get(word, ()) if p in haystack]
+    def triggers(self, words: Sequence[str], haystack: str) -> Iterable[tuple[int, str]]:
+        found = self.index.triggers
+        return [(s, p) for word in words for s, p in found.get(word, ()) if p in haystack]
 
     def keyed(self, kind: str, name: str) -> Iterable[int]:
         postings = self.index.tools if kind == "tool" else self.index.agents
@@ -359,9 +361,8 @@ def rank_tier(
         for slot in view.slots_with(token):
             text[slot] = text.get(slot, 0.0) + share
     extras: dict[int, dict[str, float]] = {}
-    for word in sorted(set(haystack.split())):
-        for slot, _ in view.triggers(word, haystack):
-            extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+    for slot, _ in view.triggers(sorted(set(haystack.split())), haystack):
+        extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
     keyed = {
         key: list(view.keyed(key, (name or "").lower()))
         for key, name in (("tool", context.tool), ("agent", context.agent))
