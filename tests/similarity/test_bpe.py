@@ -14,6 +14,7 @@ from tokenizers import Tokenizer
 from bench.lesson_corpus import LessonGenerator
 from swarmq.similarity._bpe import BpeTables, load_tables
 from swarmq.similarity.static_embedder import (
+    FEW_CALLS,
     FEW_TEXTS,
     TOKENIZER_FILE,
     StaticEmbedder,
@@ -95,16 +96,25 @@ def test_the_cache_is_used_and_a_damaged_one_rebuilt(tmp_path: Path, hf: Tokeniz
 def test_a_few_texts_embed_as_a_batch_does(tmp_path: Path) -> None:
     embedder = StaticEmbedder(tables=tmp_path)
     texts = _texts()[:FEW_TEXTS]
-    few = np.vstack([embedder.embed([text]) for text in texts])
+    tables = embedder._bpe()
+    assert tables is not None
+    ids = [tables.encode(text) for text in texts]
+    few = np.vstack([embedder.embed([text]) for text in texts[: FEW_CALLS - 1]])
     assert embedder._hf is None
+    few = np.vstack([few, *(embedder.embed([text]) for text in texts[FEW_CALLS - 1 :])])
+    assert all(found is not None for found in ids)
     batch = embedder.embed(texts * 2)[: len(texts)]  # more than FEW_TEXTS: tokenizers
     assert embedder._hf is not None
     assert few.tobytes() == batch.tobytes()
 
 
-def test_one_query_loads_no_tokenizer(tmp_path: Path) -> None:
+def test_one_query_loads_no_tokenizer_many_do(tmp_path: Path) -> None:
     StaticEmbedder(tables=tmp_path).embed(["warm the cache"])
     fresh = StaticEmbedder(tables=tmp_path)
     vector = fresh.embed(["how do I pin the lockfile in CI"])
     assert fresh._hf is None
     assert vector.shape == (1, fresh.dim) and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+    for _ in range(FEW_CALLS):  # a long-lived process: tokenizers is faster per text
+        again = fresh.embed(["how do I pin the lockfile in CI"])
+    assert fresh._hf is not None
+    assert again.tobytes() == vector.tobytes()
