@@ -431,15 +431,17 @@ def catch_up(
     meta = _meta(db)
     dim = embedder.dim
     obsolete: list[Path] = []
-    inverse = db.execute("SELECT length(data) FROM vecmap WHERE id = 1").fetchone()
+    maps = dict(db.execute("SELECT id, length(data) FROM vecmap WHERE id IN (0, 1)"))
     if (
         meta.get("vec_gen") == meta.get("gen")
         and _file_ok(meta, index, embedder)
         and _statics_ok(meta, index)
-        and inverse is not None
-        and inverse[0] == 4 * meta.get("vec_rows", -1)  # type: ignore[operator]
+        and 0 in maps
+        and maps.get(1) == 4 * meta.get("vec_rows", -1)  # type: ignore[operator]
     ):
-        return obsolete  # another process caught up while this one waited for the lock
+        # another process caught up while this one waited for the lock (the conditions of
+        # VectorView.open, so a reader never loops between the two)
+        return obsolete
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
     converted = _old_file_ok(meta, index, embedder) and _convert(meta, index, dim)
     if converted:
