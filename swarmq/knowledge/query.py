@@ -412,6 +412,30 @@ def rank_tier(
             value = value + sum(bonus.values())
         return value
 
+    def uppers(pool: Iterable[int]) -> dict[int, float]:
+        """``score_of`` each active slot of ``pool`` at its cosine's upper bound: the same
+        operations in the same order, inlined (tens of thousands of slots at 1M)."""
+        text_at, extras_at = text.get, extras.get
+        bounds_at, exact_at = dense.bounds.get, dense.exact.get
+        by_text, by_dense = WEIGHTS["text"], config.dense_weight
+        out: dict[int, float] = {}
+        for slot in pool:
+            value = static[slot]
+            if value == -math.inf:
+                continue
+            share = text_at(slot)
+            if share is not None:
+                value = value + by_text * share
+            bounds = bounds_at(slot)
+            c = exact_at(slot) if bounds is None else bounds[1]
+            if c is not None:
+                value = value + by_dense * max(0.0, c)
+            bonus = extras_at(slot)
+            if bonus is not None:
+                value = value + sum(bonus.values())
+            out[slot] = value
+        return out
+
     forced_scores = {
         slot: value
         for slot in extras
@@ -425,6 +449,7 @@ def rank_tier(
         limit,
         scored if floor <= 0 else relevant | maybe,
         score_of,
+        uppers,
         dense,
         facts,
         lambda slot: (
@@ -475,6 +500,7 @@ def _best(
     limit: int,
     pool: set[int],
     score_of: Callable[[int, float | None], float],
+    uppers: Callable[[Iterable[int]], dict[int, float]],
     dense: DenseCosines,
     facts: dict[int, Facts],
     eligible: Callable[[int], bool],
@@ -488,12 +514,7 @@ def _best(
     first, and only the walked ones have their ranking fields read (scope, id) and their
     cosines made exact. The walk stops once ``limit`` eligible candidates score strictly more
     than the best any unwalked candidate could, so none of those could be chosen."""
-    high: dict[int, float] = {}
-    for slot in pool:
-        bounds = dense.bounds.get(slot)
-        value = score_of(slot, dense.exact.get(slot) if bounds is None else bounds[1])
-        if value != -math.inf:
-            high[slot] = value
+    high = uppers(pool)
     order = sorted(high, key=high.__getitem__, reverse=True)
     kept: dict[int, float] = {}
     floor: list[float] = []
