@@ -285,11 +285,19 @@ class FileIndex:
         )
         return [slot for (slot,) in cursor]
 
-    def triggers(self, word: str) -> list[tuple[int, str]]:
-        cursor = self.db.execute(
-            "SELECT slot, phrase FROM keys WHERE kind = 'trigger' AND key = ?", (word,)
-        )
-        return [(int(slot), str(phrase)) for slot, phrase in cursor]
+    def triggers(self, words: Sequence[str], haystack: str) -> list[tuple[int, str]]:
+        # matched in SQLite, all words in one statement: a common first word ("when") has
+        # thousands of phrases at 1M, and a task has dozens of words
+        out: list[tuple[int, str]] = []
+        for start in range(0, len(words), 900):
+            chunk = list(words[start : start + 900])
+            cursor = self.db.execute(
+                "SELECT slot, phrase FROM keys WHERE kind = 'trigger' "
+                f"AND key IN ({','.join('?' * len(chunk))}) AND instr(?, phrase) > 0",
+                (*chunk, haystack),
+            )
+            out += [(int(slot), str(phrase)) for slot, phrase in cursor]
+        return out
 
     def keyed(self, kind: str, name: str) -> list[int]:
         cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))
@@ -310,6 +318,16 @@ class FileIndex:
                 out[slot] = Facts(
                     float(static) if active else -math.inf, scope, priority, confidence, entry_id
                 )
+        return out
+
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        """The static score of each slot (``-inf`` inactive), from the vectors' per-slot copy
+        when open (no row lookups), else from :meth:`facts`."""
+        wanted = list(slots)
+        out = self.vectors.statics(wanted) if self.vectors is not None else {}
+        missing = [slot for slot in wanted if slot not in out]
+        if missing:
+            out.update((slot, found.static) for slot, found in self.facts(missing).items())
         return out
 
     def static_order(self) -> Iterator[tuple[float, int, str]]:

@@ -2,26 +2,51 @@
 
 Hybrid retrieval scores the entries nearest the task by cosine, which needs every entry's
 vector; the mirror's :class:`~swarmq.knowledge._dense.DenseIndex` holds them after loading the
-store. A fresh process reads them from a flat float32 file beside the index instead
-(``knowledge.index.sqlite.<name>.vec``, one row per vector) and takes the cosines block by
-block through short-lived memory maps (a 100k-entry store is 100 MB of rows, a few ms to scan;
-mapping a block at a time keeps the pages out of the process's resident set).
+store. A fresh process reads them from files beside the index instead, one row per vector:
+
+* ``knowledge.index.sqlite.<name>.vec``: the vectors as float16. They are held at the sidecars'
+  float16 precision (:func:`~swarmq.knowledge._dense.at_sidecar_precision`) anyway, so this is
+  exact, and half the bytes of float32.
+* ``knowledge.index.sqlite.<name>.vq``: the same rows as int8 codes with a per-row scale and a
+  bound on the row's quantisation error (``dim + 8`` bytes a row, a quarter of float32).
+
+A query scans only the codes (the whole file, through short-lived memory maps so no page stays
+in the process's resident set): ``scale * (codes . q)`` is each row's cosine within a radius
+derived from the stored error bound (Cauchy-Schwarz: ``|q . (x - scale * codes)| <= |q| |x -
+scale * codes|``) plus the float32 rounding of both dot products. Whatever survives the cut
+below is then scored exactly, from its float16 row widened to float32, with the same per-row
+einsum the mirror runs: the cosines, and so the answers, are the whole-store path's bit for
+bit. At 1M rows this reads 264 MB per query instead of 1 GB of float32 and never widens the
+float16 file except for a few hundred rows.
+
+Why no row of the exact top ``k`` can be cut: let ``T`` be the ``k``-th largest lower bound
+(approximate cosine minus radius). The ``k`` rows holding those lower bounds each have an exact
+cosine ``>= T``, so the ``k``-th largest exact cosine is ``>= T``, so every row of the exact top
+``k`` has exact cosine ``>= T`` and therefore upper bound (approximate plus radius) ``>= T``. The
+survivors are exactly the rows whose upper bound reaches ``T``. The lexical hits' cosines are
+handed over as their bounds (:class:`~swarmq.knowledge._cosines.DenseCosines`) and read exactly
+only where the ranking needs their value (:func:`swarmq.knowledge.query.rank_tier`).
+
+Beside the vectors, each slot's static score (float64, ``-inf`` inactive, NaN for a slot not in
+the index) in ``knowledge.index.sqlite.<name>.st``: the ranking orders its candidates by their
+best possible score without looking each one up in SQLite. A slot's line never changes (a changed
+line gets a new slot), so the file is only appended to, for the slots allocated since.
 
 The SQLite index says which row is whose: a ``vectors`` table (row, slot, content key) and,
 for the reader, one blob mapping each slot to its row (-1 unknown, -2 a template note with no
-vector), both written in the same transaction as the metadata naming the file, its row count,
-the model and the index generation the vectors match. A reader opens the vectors inside its
-read transaction, so the map, the slots and the rows it scores are one version; rows are only
-ever appended to a file (a rewritten line whose text is unchanged keeps its row), so no
-writer changes a row a reader of an older version can see. When dead rows outnumber live ones
-the live rows are copied to a new file under a new name.
+vector), both written in the same transaction as the metadata naming the files, their format,
+row count, the model and the index generation the vectors match. A reader opens the vectors
+inside its read transaction, so the map, the slots and the rows it scores are one version; rows
+are only ever appended to the files (a rewritten line whose text is unchanged keeps its row), so
+no writer changes a row a reader of an older version can see. When dead rows outnumber live ones
+the live rows are copied to new files under a new name.
 
 The vectors follow the index, which follows the file: whenever the index's generation moved
 (any sync, by any reader, lexical ones included) the next hybrid reader catches up — vectors
 for the new slots (the texts the sync just parsed, or read back from the file), rows of gone
-slots freed. A missing, short or damaged file, or another model's, is rebuilt. Vectors are
-stored at the sidecars' float16 precision (:func:`~swarmq.knowledge._dense.at_sidecar_precision`)
-so the answer is the whole-store path's.
+slots freed. Missing, short or damaged files, or another model's, are rebuilt. Files of an older
+format (``vec_format`` absent: float32 rows) are never read as this one: they are converted
+once (their rows are exact float16 values) or, failing that, rebuilt.
 """
 
 from __future__ import annotations
@@ -39,86 +64,204 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from swarmq.knowledge._dense import (
-    EMBED_BATCH,
-    at_sidecar_precision,
-    candidate_cosines,
-    vector_text,
-)
+from swarmq.knowledge._cosines import DenseCosines
+from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 
 UNKNOWN = -1
 NO_VECTOR = -2
+FORMAT = 2
+"""``vec_format`` of the files this module writes: float16 rows and int8 codes. Absent (format
+1) meant float32 rows in the ``.vec`` file."""
 BLOCK_ROWS = 8192
-"""Rows per memory-mapped block of a scan (8 MB at 256 dimensions; a page-aligned offset for
-any dimension)."""
+"""Rows of codes per memory-mapped block of a scan (2 MB at 256 dimensions)."""
+SUB_ROWS = 512
+"""Codes widened to float32 at a time inside a block (512 KB at 256 dimensions: stays in
+cache for the dot product that follows)."""
+SCAN_THREADS = min(2, os.cpu_count() or 1)
+"""Threads a large scan is split over (its wall time halves on an idle two-core machine; its
+CPU time does not change). Fewer than four blocks each are not split."""
 COMPACT_MIN_DEAD = 4096
 ORPHAN_AGE_S = 600
 """A vector file no index names is removed once this old (a rebuild may still be writing it)."""
+_ROUND = 2.0**-23
+"""Twice float32's unit roundoff: the rounding bounds below are taken with this margin."""
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
 
 def vectors_path(index: Path, name: str) -> Path:
-    """The vector file ``name`` of the SQLite index at ``index``."""
+    """The float16 vector file ``name`` of the SQLite index at ``index``."""
     return index.with_name(f"{index.name}.{name}.vec")
+
+
+def codes_path(index: Path, name: str) -> Path:
+    """The int8 code file paired with :func:`vectors_path` ``name``."""
+    return index.with_name(f"{index.name}.{name}.vq")
+
+
+def statics_path(index: Path, name: str) -> Path:
+    """The per-slot static scores ``name`` kept with the vectors (float64 by slot)."""
+    return index.with_name(f"{index.name}.{name}.st")
+
+
+def _code_dtype(dim: int) -> np.dtype[np.void]:
+    """One row of the code file: the codes, the scale, the error bound (little-endian)."""
+    return np.dtype([("c", np.int8, (dim,)), ("s", "<f4"), ("b", "<f4")])
+
+
+def quantise(vectors: Vectors) -> bytes:
+    """The code rows of ``vectors``: ``codes = rint(x / scale)`` with ``scale = max|x| / 127``,
+    and ``bound >= |x - scale * codes|`` (computed in float64, rounded up to float32)."""
+    x = np.ascontiguousarray(vectors, dtype=np.float32)
+    dim = x.shape[1]
+    scale = (np.abs(x).max(axis=1) / np.float32(127)).astype(np.float32)
+    safe = np.where(scale > 0, scale, np.float32(1))
+    codes = np.clip(np.rint(x / safe[:, None]), -127, 127).astype(np.int8)
+    error = x.astype(np.float64) - scale.astype(np.float64)[:, None] * codes.astype(np.float64)
+    norm = np.sqrt(np.einsum("ij,ij->i", error, error))
+    bound = norm.astype(np.float32)
+    bound = np.where(
+        bound.astype(np.float64) < norm, np.nextafter(bound, np.float32(np.inf)), bound
+    )
+    rows = np.empty(len(x), dtype=_code_dtype(dim))
+    rows["c"], rows["s"], rows["b"] = codes, scale, bound
+    return rows.tobytes()
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, object]:
     return dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key = 'gen'"))
 
 
-def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
-    """The vector file the metadata names exists, is long enough and ends as written."""
-    name, rows = meta.get("vec_file"), meta.get("vec_rows")
-    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
-        return False
-    if not isinstance(name, str) or not isinstance(rows, int):
-        return False
-    width = 4 * embedder.dim
+def _tail_crc(path: Path, rows: int, width: int) -> int | None:
+    """CRC-32 of the last row of a file of ``rows`` rows of ``width`` bytes; ``None`` when the
+    file is missing or shorter."""
     try:
-        fd = os.open(vectors_path(index, name), os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return None
     try:
         if os.fstat(fd).st_size < rows * width:
-            return False
-        last = os.pread(fd, width, (rows - 1) * width) if rows else b""
-        return zlib.crc32(last) == meta.get("vec_crc")
+            return None
+        return zlib.crc32(os.pread(fd, width, (rows - 1) * width) if rows else b"")
     finally:
         os.close(fd)
 
 
-class VectorView:
-    """The vectors of one read transaction: rows by slot, and the file to scan."""
+def _file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
+    """The files the metadata names are of this format, exist, are long enough and end as
+    written."""
+    name, rows = meta.get("vec_file"), meta.get("vec_rows")
+    if meta.get("vec_format") != FORMAT:
+        return False
+    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
+        return False
+    if not isinstance(name, str) or not isinstance(rows, int):
+        return False
+    dim = embedder.dim
+    return _tail_crc(vectors_path(index, name), rows, 2 * dim) == meta.get("vec_crc") and (
+        _tail_crc(codes_path(index, name), rows, dim + 8) == meta.get("vec_qcrc")
+    )
 
-    def __init__(self, fd: int, rows: int, dim: int, row_for_slot: npt.NDArray[np.int32]) -> None:
+
+def _statics_ok(meta: dict[str, object], index: Path) -> bool:
+    """The per-slot static scores the metadata names exist, are long enough and end as
+    written."""
+    name, count = meta.get("vec_sfile"), meta.get("vec_sslots")
+    if not isinstance(name, str) or not isinstance(count, int):
+        return False
+    return _tail_crc(statics_path(index, name), count, 8) == meta.get("vec_scrc")
+
+
+def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:
+    """A format-1 file (float32 rows) in step with its metadata: convertible."""
+    name, rows = meta.get("vec_file"), meta.get("vec_rows")
+    if "vec_format" in meta or not isinstance(name, str) or not isinstance(rows, int):
+        return False
+    if meta.get("vec_model") != embedder.name or meta.get("vec_dim") != embedder.dim:
+        return False
+    return _tail_crc(vectors_path(index, name), rows, 4 * embedder.dim) == meta.get("vec_crc")
+
+
+class VectorView:
+    """The vectors of one read transaction: rows by slot, and the files to scan."""
+
+    def __init__(
+        self,
+        fd: int,
+        codes_fd: int,
+        rows: int,
+        dim: int,
+        row_for_slot: npt.NDArray[np.int32],
+        statics_fd: int = -1,
+        static_slots: int = 0,
+        slot_of_row: npt.NDArray[np.int32] | None = None,
+    ) -> None:
         self.fd = fd
+        self.codes_fd = codes_fd
+        self.statics_fd = statics_fd
+        self.static_slots = static_slots
         self.rows = rows
         self.dim = dim
         self.row_for_slot = row_for_slot
-        self.slot_of_row = np.full(rows, -1, dtype=np.int64)
-        have = np.flatnonzero(row_for_slot >= 0)
-        self.slot_of_row[row_for_slot[have]] = have
+        self.slot_of_row = slot_of_row if slot_of_row is not None else _inverse(row_for_slot, rows)
 
     @classmethod
     def open(cls, db: sqlite3.Connection, index: Path, embedder: Embedder) -> VectorView | None:
         """The vectors as of ``db``'s open read transaction, ``None`` when they are not in
-        step with the index (or their file is missing or damaged): catch up first."""
+        step with the index (or their files are missing, damaged or of another format):
+        catch up first."""
         meta = _meta(db)
-        if meta.get("vec_gen") != meta.get("gen") or not _file_ok(meta, index, embedder):
+        if (
+            meta.get("vec_gen") != meta.get("gen")
+            or not _file_ok(meta, index, embedder)
+            or not _statics_ok(meta, index)
+        ):
             return None
         row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         if row is None:
             return None
+        name = str(meta["vec_file"])
+        opened: list[int] = []
         try:
-            fd = os.open(vectors_path(index, str(meta["vec_file"])), os.O_RDONLY)
+            for path in (
+                vectors_path(index, name),
+                codes_path(index, name),
+                statics_path(index, str(meta["vec_sfile"])),
+            ):
+                opened.append(os.open(path, os.O_RDONLY))
         except FileNotFoundError:  # replaced by a compaction since the check: try again
+            for fd in opened:
+                os.close(fd)
             return None
         mapping = np.frombuffer(row[0], dtype=np.int32)
-        return cls(fd, int(meta["vec_rows"]), embedder.dim, mapping)  # type: ignore[call-overload]
+        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
+        stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
+        if stored is None or len(stored[0]) != 4 * rows:
+            for fd in opened:
+                os.close(fd)
+            return None
+        inverse = np.frombuffer(stored[0], dtype=np.int32)
+        return cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots, inverse)
 
     def close(self) -> None:
-        os.close(self.fd)
+        for fd in (self.fd, self.codes_fd, self.statics_fd):
+            if fd >= 0:
+                os.close(fd)
+
+    def statics(self, slots: Sequence[int]) -> dict[int, float]:
+        """The static score (``-inf`` inactive) of each of ``slots`` this copy holds, which
+        is every slot of the index's version it was opened in."""
+        wanted = np.asarray(slots, dtype=np.int64)
+        wanted = wanted[(wanted >= 0) & (wanted < self.static_slots)]
+        if self.statics_fd < 0 or not len(wanted):
+            return {}
+        with mmap.mmap(self.statics_fd, 8 * self.static_slots, access=mmap.ACCESS_READ) as data:
+            table = np.frombuffer(data, dtype="<f8")
+            values = table[wanted]
+            del table
+        known = ~np.isnan(values)
+        return dict(zip(wanted[known].tolist(), values[known].tolist(), strict=True))
 
     def rows_of(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The row of each slot, -1 for a slot with no vector."""
@@ -128,33 +271,151 @@ class VectorView:
         out[out < 0] = -1
         return out
 
-    def cosines(self, query: Vectors) -> Vectors:
-        """Cosine of every row with ``query``; rows no slot of this version owns get ``-inf``."""
-        return scan(self.fd, self.rows, self.dim, query, self.slot_of_row)
+    def exact(self, rows: npt.NDArray[np.int64], query: Vectors) -> Vectors:
+        """The cosine of ``rows`` with ``query`` from their float16 rows, widened, by the
+        mirror's own per-row einsum (so equal to its cosines bit for bit)."""
+        if not len(rows):
+            return np.empty(0, dtype=np.float32)
+        width = 2 * self.dim
+        # one read per row, not a map of the file: a mapped page brings its neighbours into
+        # the resident set with it, and the rows asked for are scattered
+        data = b"".join(os.pread(self.fd, width, int(row) * width) for row in rows.tolist())
+        matrix = np.frombuffer(data, dtype=np.float16).reshape(len(rows), self.dim)
+        out: Vectors = np.einsum(
+            "ij,j->i", matrix.astype(np.float32), query.astype(np.float32, copy=False)
+        )
+        return out
 
-    def scores(self, query: Vectors, text: Iterable[int], take: int) -> dict[int, float]:
-        """Hybrid retrieval's dense candidates (the mirror path's own selection)."""
-        if not self.rows:
-            return {}
-        return candidate_cosines(self.cosines(query), self.slot_of_row, self.rows_of, text, take)
+    def scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
+        """Hybrid retrieval's dense candidates, as the mirror's
+        :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
+        the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
+        within their bounds, made exact on demand (module docstring)."""
+        dead = self.slot_of_row < 0
+        if not self.rows or bool(dead.all()):
+            return DenseCosines({})
+        approx, radius = scan(self.codes_fd, self.rows, self.dim, query)
+        # one row-sized buffer, in place: lower bounds, partitioned, then upper bounds (a fresh
+        # process pays a page fault per 4 KB of every new array, so few and small ones)
+        bound = np.subtract(approx, radius)
+        bound[dead] = -np.inf
+        take = min(take, self.rows - int(dead.sum()))
+        bound.partition(self.rows - take)
+        cut = bound[self.rows - take]
+        np.add(approx, radius, out=bound)
+        bound[dead] = -np.inf
+        survivors = np.flatnonzero(bound >= cut)
+        exact = self.exact(survivors, query)
+        nearest = np.argpartition(-exact, take - 1)[:take]
+        out = DenseCosines(
+            {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()},
+            reader=lambda slots: self.exact_of(slots, query),
+        )
+        slots = np.fromiter(text, dtype=np.int64)
+        if len(slots):
+            rows = self.rows_of(slots)
+            have = rows >= 0
+            slots, rows = slots[have], rows[have]
+            near, spread = approx[rows], radius[rows]
+            bounds = zip((near - spread).tolist(), (near + spread).tolist(), strict=True)
+            out.bounds = {
+                slot: pair
+                for slot, pair in zip(slots.tolist(), bounds, strict=True)
+                if slot not in out.exact
+            }
+        return out
+
+    def exact_of(self, slots: Sequence[int], query: Vectors) -> dict[int, float]:
+        """The exact cosine of each of ``slots`` (each has a vector)."""
+        rows = self.rows_of(np.asarray(slots, dtype=np.int64))
+        return dict(zip(slots, self.exact(rows, query).tolist(), strict=True))
 
 
 def scan(
-    fd: int, rows: int, dim: int, query: Vectors, slot_of_row: npt.NDArray[np.int64]
-) -> Vectors:
-    """The dot product of each of the first ``rows`` rows of the file with ``query``, a block
-    mapped at a time (the same per-row einsum the mirror's index runs, so equal cosines)."""
-    out = np.empty(rows, dtype=np.float32)
-    q = query.astype(np.float32, copy=False)
-    width = 4 * dim
-    for low in range(0, rows, BLOCK_ROWS):
+    fd: int, rows: int, dim: int, query: Vectors
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Each of the first ``rows`` code rows' approximate cosine with ``query`` and the radius
+    within which its exact cosine lies, a block of codes mapped at a time.
+
+    The radius is the row's error bound times ``|q|`` (Cauchy-Schwarz), plus the float32
+    rounding of the approximate dot product (at most ``dim * u * scale * 127 * |q|_1``, ``u``
+    the unit roundoff, for any summation order) and of the exact one (at most ``dim * u *
+    |x| |q|``, with ``|x| <= 1 + bound``), each taken with a factor 2 margin, plus ``2**-22``:
+    more than the float32 rounding of the radius itself and of ``approx -/+ radius`` (half a
+    unit in the last place of numbers below 2), so bounds taken in float32 still bound."""
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    wide = q.astype(np.float64)
+    norm = float(np.sqrt(np.dot(wide, wide)))
+    l1 = float(np.abs(wide).sum())
+    slack = 2 * dim * _ROUND
+    terms = (norm * (1 + 2 * slack), 127 * l1 * slack, norm * slack + 2.0**-22, slack)
+    approx = np.empty(rows, dtype=np.float32)
+    radius = np.empty(rows, dtype=np.float32)
+    blocks = range(0, rows, BLOCK_ROWS)
+    threads = min(SCAN_THREADS, len(blocks) // 4)
+    if threads > 1:  # numpy releases the GIL while it widens and multiplies
+        from concurrent.futures import ThreadPoolExecutor
+
+        share = -(-len(blocks) // threads)
+        with ThreadPoolExecutor(threads) as pool:
+            parts = [blocks[i * share : (i + 1) * share] for i in range(threads)]
+            futures = [
+                pool.submit(_scan_blocks, fd, part, rows, dim, q, terms, approx, radius)
+                for part in parts
+            ]
+            for done in futures:
+                done.result()
+    else:
+        _scan_blocks(fd, blocks, rows, dim, q, terms, approx, radius)
+    return approx, radius
+
+
+def _scan_blocks(
+    fd: int,
+    blocks: range,
+    rows: int,
+    dim: int,
+    q: Vectors,
+    terms: tuple[float, float, float, float],
+    approx: npt.NDArray[np.float32],
+    radius: npt.NDArray[np.float32],
+) -> None:
+    """:func:`scan`'s work on the blocks starting at ``blocks`` (rows ``low`` on):
+    ``radius = bound * terms[0] + scale * terms[1] + terms[2] + terms[3] * |approx|``, the
+    radius of :func:`scan` (``bound * norm * slack`` folded into ``terms[0]``)."""
+    width = dim + 8
+    rowtype = _code_dtype(dim)
+    widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
+    granularity = mmap.ALLOCATIONGRANULARITY
+    by_bound, by_scale, flat, by_value = (np.float32(t) for t in terms)
+    for low in blocks:
         count = min(BLOCK_ROWS, rows - low)
-        with mmap.mmap(fd, count * width, offset=low * width, access=mmap.ACCESS_READ) as block:
-            matrix = np.frombuffer(block, dtype=np.float32).reshape(count, dim)
-            np.einsum("ij,j->i", matrix, q, out=out[low : low + count])
-            del matrix
-    out[slot_of_row < 0] = -np.inf
-    return out
+        start = low * width
+        skip = start % granularity
+        with mmap.mmap(
+            fd,
+            skip + count * width,
+            flags=mmap.MAP_SHARED | _POPULATE,
+            prot=mmap.PROT_READ,
+            offset=start - skip,
+        ) as block:
+            table = np.frombuffer(block, dtype=rowtype, count=count, offset=skip)
+            codes = table["c"]
+            for sub in range(0, count, SUB_ROWS):
+                part = codes[sub : sub + SUB_ROWS]
+                buffer = widened[: len(part)]
+                np.copyto(buffer, part, casting="unsafe")
+                at = low + sub
+                np.dot(buffer, q, out=approx[at : at + len(part)])
+            scales = table["s"].astype(np.float32)
+            near = approx[low : low + count]
+            near *= scales
+            spread = radius[low : low + count]
+            np.multiply(table["b"], by_bound, out=spread)
+            spread += scales * by_scale
+            spread += flat
+            spread += np.abs(near) * by_value
+            del table, codes, part
 
 
 def catch_up(
@@ -168,12 +429,25 @@ def catch_up(
     the slots that have none (texts from ``known``, else ``read`` back from the file), rows of
     gone slots freed. Returns the files to remove once the transaction has committed."""
     meta = _meta(db)
-    dim, width = embedder.dim, 4 * embedder.dim
+    dim = embedder.dim
     obsolete: list[Path] = []
-    if meta.get("vec_gen") == meta.get("gen") and _file_ok(meta, index, embedder):
-        return obsolete  # another process caught up while this one waited for the lock
+    maps = dict(db.execute("SELECT id, length(data) FROM vecmap WHERE id IN (0, 1)"))
+    if (
+        meta.get("vec_gen") == meta.get("gen")
+        and _file_ok(meta, index, embedder)
+        and _statics_ok(meta, index)
+        and 0 in maps
+        and maps.get(1) == 4 * meta.get("vec_rows", -1)  # type: ignore[operator]
+    ):
+        # another process caught up while this one waited for the lock (the conditions of
+        # VectorView.open, so a reader never loops between the two)
+        return obsolete
     next_slot = int(db.execute("SELECT value FROM meta WHERE key = 'next_slot'").fetchone()[0])
-    if _file_ok(meta, index, embedder):
+    converted = _old_file_ok(meta, index, embedder) and _convert(meta, index, dim)
+    if converted:
+        obsolete.append(vectors_path(index, str(meta["vec_file"])))
+        meta = {**meta, **converted}
+    if converted or _file_ok(meta, index, embedder):
         name, rows = str(meta["vec_file"]), int(meta["vec_rows"])  # type: ignore[call-overload]
         stored = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -183,6 +457,7 @@ def catch_up(
     else:  # first use, another model, or a damaged file: every vector afresh
         if isinstance(meta.get("vec_file"), str):
             obsolete.append(vectors_path(index, str(meta["vec_file"])))
+            obsolete.append(codes_path(index, str(meta["vec_file"])))
         db.execute("DELETE FROM vectors")
         name, rows = _new_name(), 0
         mapping = np.full(next_slot, UNKNOWN, dtype=np.int32)
@@ -226,66 +501,144 @@ def catch_up(
     for start in range(0, len(dead), 900):
         chunk = dead[start : start + 900]
         db.execute(f"DELETE FROM vectors WHERE vrow IN ({','.join('?' * len(chunk))})", chunk)
-    path = vectors_path(index, name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        for low in range(0, len(pending), EMBED_BATCH):
-            batch = pending[low : low + EMBED_BATCH]
-            vectors = at_sidecar_precision(embedder.embed([text for _, _, text in batch]))
-            os.pwrite(fd, np.ascontiguousarray(vectors, dtype=np.float32).tobytes(), rows * width)
-            db.executemany(
-                "INSERT OR REPLACE INTO vectors (vrow, slot, vkey) VALUES (?, ?, ?)",
-                [(rows + i, slot, key) for i, (slot, key, _) in enumerate(batch)],
-            )
-            mapping[[slot for slot, _, _ in batch]] = np.arange(rows, rows + len(batch))
-            rows += len(batch)
-        used = int((mapping >= 0).sum())
-        if rows - used >= max(COMPACT_MIN_DEAD, used):
-            os.close(fd)
-            fd = -1
-            obsolete.append(path)
-            name, rows, path = _compact(db, index, name, mapping, dim)
-            fd = os.open(path, os.O_RDONLY)
-        last = os.pread(fd, width, (rows - 1) * width) if rows else b""
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    for low in range(0, len(pending), EMBED_BATCH):
+        batch = pending[low : low + EMBED_BATCH]
+        vectors = at_sidecar_precision(embedder.embed([text for _, _, text in batch]))
+        _write_rows(index, name, rows, vectors)
+        db.executemany(
+            "INSERT OR REPLACE INTO vectors (vrow, slot, vkey) VALUES (?, ?, ?)",
+            [(rows + i, slot, key) for i, (slot, key, _) in enumerate(batch)],
+        )
+        mapping[[slot for slot, _, _ in batch]] = np.arange(rows, rows + len(batch))
+        rows += len(batch)
+    if not rows:  # the files exist even when empty (the check reads their tails)
+        _write_rows(index, name, 0, np.zeros((0, dim), dtype=np.float32))
+    used = int((mapping >= 0).sum())
+    if rows - used >= max(COMPACT_MIN_DEAD, used):
+        obsolete += [vectors_path(index, name), codes_path(index, name)]
+        name, rows = _compact(db, index, name, mapping, dim)
+    statics, static_slots = _catch_up_statics(db, index, meta, next_slot, obsolete)
     values = {
+        "vec_sfile": statics,
+        "vec_sslots": static_slots,
+        "vec_scrc": _tail_crc(statics_path(index, statics), static_slots, 8),
+        "vec_format": FORMAT,
         "vec_model": embedder.name,
         "vec_dim": dim,
         "vec_file": name,
         "vec_rows": rows,
-        "vec_crc": zlib.crc32(last),
+        "vec_crc": _tail_crc(vectors_path(index, name), rows, 2 * dim),
+        "vec_qcrc": _tail_crc(codes_path(index, name), rows, dim + 8),
         "vec_gen": meta.get("gen"),
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (0, ?)", (mapping.tobytes(),))
-    obsolete += _orphans(index, name)
+    # the slot of each row too: a reader would otherwise invert the map on every open
+    inverse = _inverse(mapping, rows).tobytes()
+    db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (1, ?)", (inverse,))
+    obsolete += _orphans(index, {name, statics})
     return obsolete
+
+
+def _catch_up_statics(
+    db: sqlite3.Connection,
+    index: Path,
+    meta: dict[str, object],
+    next_slot: int,
+    obsolete: list[Path],
+) -> tuple[str, int]:
+    """Bring the per-slot static scores up to ``next_slot``: the slots allocated since they
+    were last written (a slot's line never changes: a changed line gets a new slot), or every
+    slot when the file is missing or damaged. Slots not in the index read NaN. Returns the
+    file's name and slot count."""
+    name, start = meta.get("vec_sfile"), meta.get("vec_sslots")
+    if not _statics_ok(meta, index) or not isinstance(start, int) or start > next_slot:
+        if isinstance(name, str):
+            obsolete.append(statics_path(index, name))
+        name, start = _new_name(), 0
+    assert isinstance(name, str)
+    values = np.full(next_slot - start, np.nan, dtype="<f8")
+    for slot, static, active in db.execute(
+        "SELECT slot, static, active FROM entries WHERE slot >= ?", (start,)
+    ):
+        values[slot - start] = float(static) if active else -np.inf
+    fd = os.open(statics_path(index, name), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, values.tobytes(), 8 * start)
+    finally:
+        os.close(fd)
+    return name, next_slot
+
+
+def _inverse(row_for_slot: npt.NDArray[np.int32], rows: int) -> npt.NDArray[np.int32]:
+    """The slot of each of ``rows`` rows (-1 none) from the row of each slot."""
+    out = np.full(rows, -1, dtype=np.int32)
+    have = np.flatnonzero(row_for_slot >= 0)
+    out[row_for_slot[have]] = have
+    return out
+
+
+def _write_rows(index: Path, name: str, row: int, vectors: Vectors) -> None:
+    """Write ``vectors`` (at float16 precision) at ``row`` of both files of ``name``."""
+    dim = vectors.shape[1]
+    for path, data, width in (
+        (vectors_path(index, name), vectors.astype(np.float16).tobytes(), 2 * dim),
+        (codes_path(index, name), quantise(vectors), dim + 8),
+    ):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, data, row * width)
+        finally:
+            os.close(fd)
+
+
+def _convert(meta: dict[str, object], index: Path, dim: int) -> dict[str, object]:
+    """Format-1 rows (float32) rewritten as this format's two files under a new name, row
+    for row; the metadata keys to take, ``{}`` when a row is not an exact float16 value (the
+    vectors are then rebuilt)."""
+    old, rows = str(meta["vec_file"]), int(meta["vec_rows"])  # type: ignore[call-overload]
+    fresh = _new_name()
+    width = 4 * dim
+    source = os.open(vectors_path(index, old), os.O_RDONLY)
+    try:
+        for low in range(0, rows, BLOCK_ROWS):
+            count = min(BLOCK_ROWS, rows - low)
+            wide = np.frombuffer(os.pread(source, count * width, low * width), dtype=np.float32)
+            vectors = wide.reshape(count, dim)
+            if not np.array_equal(at_sidecar_precision(vectors), vectors):
+                for path in (vectors_path(index, fresh), codes_path(index, fresh)):
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                return {}
+            _write_rows(index, fresh, low, vectors)
+    finally:
+        os.close(source)
+    if not rows:
+        _write_rows(index, fresh, 0, np.zeros((0, dim), dtype=np.float32))
+    return {"vec_file": fresh, "vec_rows": rows}
 
 
 def _compact(
     db: sqlite3.Connection, index: Path, name: str, mapping: npt.NDArray[np.int32], dim: int
-) -> tuple[str, int, Path]:
-    """Copy the live rows, in row order, to a new file; renumber them in ``mapping`` and the
-    ``vectors`` table. Returns the new file's name, its row count and path."""
-    width = 4 * dim
+) -> tuple[str, int]:
+    """Copy the live rows, in row order, to new files; renumber them in ``mapping`` and the
+    ``vectors`` table. Returns the new name and row count."""
     slots = np.flatnonzero(mapping >= 0)
     order = np.argsort(mapping[slots], kind="stable")
     slots = slots[order]
     old_rows = mapping[slots].astype(np.int64)
     fresh = _new_name()
-    path = vectors_path(index, fresh)
-    source = os.open(vectors_path(index, name), os.O_RDONLY)
-    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        for low in range(0, len(old_rows), BLOCK_ROWS):
-            chunk = old_rows[low : low + BLOCK_ROWS]
-            data = b"".join(os.pread(source, width, int(r) * width) for r in chunk)
-            os.pwrite(target, data, low * width)
-    finally:
-        os.close(source)
-        os.close(target)
+    for make, width in ((vectors_path, 2 * dim), (codes_path, dim + 8)):
+        source = os.open(make(index, name), os.O_RDONLY)
+        target = os.open(make(index, fresh), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            for low in range(0, len(old_rows), BLOCK_ROWS):
+                chunk = old_rows[low : low + BLOCK_ROWS]
+                data = b"".join(os.pread(source, width, int(r) * width) for r in chunk)
+                os.pwrite(target, data, low * width)
+        finally:
+            os.close(source)
+            os.close(target)
     keys = dict(db.execute("SELECT vrow, vkey FROM vectors"))
     db.execute("DELETE FROM vectors")
     db.executemany(
@@ -296,20 +649,22 @@ def _compact(
         ],
     )
     mapping[slots] = np.arange(len(slots), dtype=np.int32)
-    return fresh, len(slots), path
+    return fresh, len(slots)
 
 
 def _new_name() -> str:
     return f"{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _orphans(index: Path, current: str) -> list[Path]:
+def _orphans(index: Path, current: set[str]) -> list[Path]:
     """Vector files of this index that no index names and no rebuild is still writing."""
-    keep = vectors_path(index, current)
+    keep = {make(index, name) for name in current for make in (vectors_path, codes_path)}
+    keep |= {statics_path(index, name) for name in current}
     limit = time.time() - ORPHAN_AGE_S
     out = []
-    for path in index.parent.glob(f"{index.name}.*.vec"):
-        with contextlib.suppress(OSError):
-            if path != keep and path.stat().st_mtime < limit:
-                out.append(path)
+    for pattern in (f"{index.name}.*.vec", f"{index.name}.*.vq", f"{index.name}.*.st"):
+        for path in index.parent.glob(pattern):
+            with contextlib.suppress(OSError):
+                if path not in keep and path.stat().st_mtime < limit:
+                    out.append(path)
     return out

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
@@ -226,6 +227,11 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     return candidate_cosines(cosines, index.slot_of_row, index.rows, text, DENSE_CANDIDATES)
 
 
+Cosines = Callable[[dict[int, float]], DenseCosines]
+"""Hybrid retrieval's cosines for :func:`rank_tier`: the dense candidates' and those of the
+lexical hits (the keys of its argument) that have a vector."""
+
+
 class TierView(Protocol):
     """What the ranking asks of a tier: the mirror's :class:`QueryIndex` in a process that
     keeps the store, or the persisted :class:`~swarmq.knowledge._ftsindex.FileIndex`."""
@@ -236,11 +242,18 @@ class TierView(Protocol):
 
     def slots_with(self, term: str) -> Iterable[int]: ...
 
-    def triggers(self, word: str) -> Iterable[tuple[int, str]]: ...
+    def triggers(self, words: Sequence[str], haystack: str) -> Iterable[tuple[int, str]]:
+        """The trigger phrases starting with one of ``words`` that ``haystack`` contains, by
+        slot."""
+        ...
 
     def keyed(self, kind: str, name: str) -> Iterable[int]: ...
 
     def facts(self, slots: Iterable[int]) -> dict[int, Facts]: ...
+
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        """The static score of each slot (``-inf`` inactive): :attr:`Facts.static`, cheaper."""
+        ...
 
     def static_order(self) -> Iterable[tuple[float, int, str]]: ...
 
@@ -262,8 +275,9 @@ class MirrorView:
     def slots_with(self, term: str) -> Iterable[int]:
         return sorted(self.index.tokens.get(term, ()))
 
-    def triggers(self, word: str) -> Iterable[tuple[int, str]]:
-        return self.index.triggers.get(word, ())
+    def triggers(self, words: Sequence[str], haystack: str) -> Iterable[tuple[int, str]]:
+        found = self.index.triggers
+        return [(s, p) for word in words for s, p in found.get(word, ()) if p in haystack]
 
     def keyed(self, kind: str, name: str) -> Iterable[int]:
         postings = self.index.tools if kind == "tool" else self.index.agents
@@ -281,6 +295,10 @@ class MirrorView:
             )
             for slot in slots
         }
+
+    def statics(self, slots: Iterable[int]) -> dict[int, float]:
+        static = self.index.static
+        return {slot: static[slot] for slot in slots}
 
     def static_order(self) -> Iterable[tuple[float, int, str]]:
         scope_of = self.index.scope_of
@@ -305,7 +323,9 @@ def search_tier(
             store,
             context,
             limit,
-            (lambda text: _dense_scores(store, dense, text)) if dense is not None else None,
+            (lambda text: DenseCosines(_dense_scores(store, dense, text)))
+            if dense is not None
+            else None,
         )
 
 
@@ -314,10 +334,12 @@ def rank_tier(
     store: TierStore,
     context: QueryContext,
     limit: int,
-    cosines: Callable[[dict[int, float]], dict[int, float]] | None = None,
+    cosines: Cosines | None = None,
 ) -> list[Ranked]:
     """The ranking of :func:`search_tier` over any view of the tier; ties go to the smaller
-    id, so the mirror and the persisted index answer alike."""
+    id, so the mirror and the persisted index answer alike. A cosine ``cosines`` gives only
+    within bounds is made exact wherever the answer could depend on its value, so bounded and
+    exact cosines give the same answer."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
@@ -339,62 +361,107 @@ def rank_tier(
         for slot in view.slots_with(token):
             text[slot] = text.get(slot, 0.0) + share
     extras: dict[int, dict[str, float]] = {}
-    for word in sorted(set(haystack.split())):
-        for slot, phrase in view.triggers(word):
-            if phrase in haystack:
-                extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
+    for slot, _ in view.triggers(sorted(set(haystack.split())), haystack):
+        extras.setdefault(slot, {})["trigger"] = WEIGHTS["trigger"]
     keyed = {
         key: list(view.keyed(key, (name or "").lower()))
         for key, name in (("tool", context.tool), ("agent", context.agent))
     }
-    cosine = cosines(text) if cosines is not None else {}
+    floor = (
+        config.inject_min_relevance
+        if config.retrieval == Retrieval.HYBRID
+        else config.lexical_min_relevance
+    )
+    dense = cosines(text) if cosines is not None else DenseCosines({})
     facts = view.facts({*keyed["tool"], *keyed["agent"]})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
             label = key if strong else f"weak_{key}"
             extras.setdefault(slot, {})[label] = WEIGHTS[label]
-    floor = (
-        config.inject_min_relevance
-        if config.retrieval == Retrieval.HYBRID
-        else config.lexical_min_relevance
-    )
+    dense_floor = config.dense_floor
+    # A bounded cosine is made exact only where the ranking decides something with it: every
+    # hit when all are scored, matched directives (which may be forced), and in the walk of
+    # _best, the candidates that can still enter the answer.
+    dense.resolve(dense.bounds.keys() if floor <= 0 else extras)
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
-        | {slot for slot, c in cosine.items() if c >= config.dense_floor}
+        | {slot for slot, c in dense.exact.items() if c >= dense_floor}
+        | {slot for slot, (low, _) in dense.bounds.items() if low >= dense_floor}
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
+    # Hits whose cosine's bounds straddle the dense floor: relevant or not once exact.
+    maybe = {s for s, (low, high) in dense.bounds.items() if low < dense_floor <= high} - relevant
     # Above a floor only relevant entries (and matched directives, which may be forced) can be
     # chosen: the ranking fields of the other text hits are never looked at.
-    scored = {*text, *cosine, *extras} if floor <= 0 else {*relevant, *extras}
-    facts.update(view.facts(scored - facts.keys()))
-    totals = {
-        slot: facts[slot].static + WEIGHTS["text"] * value
-        for slot, value in text.items()
-        if slot in scored
-    }
-    for slot, c in cosine.items():
-        if slot in scored:
-            totals[slot] = totals.get(slot, facts[slot].static) + config.dense_weight * max(0.0, c)
-    for slot, bonus in extras.items():
-        totals[slot] = totals.get(slot, facts[slot].static) + sum(bonus.values())
-    hits = {
+    scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *maybe, *extras}
+    facts.update(view.facts(extras.keys() - facts.keys()))  # matched directives: may be forced
+    static = view.statics(scored - facts.keys())
+    static.update((slot, found.static) for slot, found in facts.items())
+
+    def score_of(slot: int, c: float | None) -> float:
+        """The slot's score with cosine ``c`` (monotone in ``c``: a bound's score bounds it)."""
+        value = static[slot]
+        share = text.get(slot)
+        if share is not None:
+            value = value + WEIGHTS["text"] * share
+        if c is not None:
+            value = value + config.dense_weight * max(0.0, c)
+        bonus = extras.get(slot)
+        if bonus is not None:
+            value = value + sum(bonus.values())
+        return value
+
+    def uppers(pool: Iterable[int]) -> dict[int, float]:
+        """``score_of`` each active slot of ``pool`` at its cosine's upper bound: the same
+        operations in the same order, inlined (tens of thousands of slots at 1M)."""
+        text_at, extras_at = text.get, extras.get
+        bounds_at, exact_at = dense.bounds.get, dense.exact.get
+        by_text, by_dense = WEIGHTS["text"], config.dense_weight
+        out: dict[int, float] = {}
+        for slot in pool:
+            value = static[slot]
+            if value == -math.inf:
+                continue
+            share = text_at(slot)
+            if share is not None:
+                value = value + by_text * share
+            bounds = bounds_at(slot)
+            c = exact_at(slot) if bounds is None else bounds[1]
+            if c is not None:
+                value = value + by_dense * max(0.0, c)
+            bonus = extras_at(slot)
+            if bonus is not None:
+                value = value + sum(bonus.values())
+            out[slot] = value
+        return out
+
+    forced_scores = {
         slot: value
-        for slot, value in totals.items()
-        if value != -math.inf and facts[slot].scope in scopes
+        for slot in extras
+        if facts[slot].priority == "critical"
+        and facts[slot].scope in scopes
+        and (value := score_of(slot, dense.exact.get(slot))) != -math.inf
     }
-    forced = sorted(
-        (s for s in extras if s in hits and facts[s].priority == "critical"),
-        key=lambda s: (-hits[s], facts[s].id),
+    forced = sorted(forced_scores, key=lambda s: (-forced_scores[s], facts[s].id))
+    best = _best(
+        view,
+        limit,
+        scored if floor <= 0 else relevant | maybe,
+        score_of,
+        uppers,
+        dense,
+        facts,
+        lambda slot: (
+            facts[slot].scope in scopes and (slot not in maybe or dense.exact[slot] >= dense_floor)
+        ),
     )
-    eligible = hits if floor <= 0 else {s: v for s, v in hits.items() if s in relevant}
-    best = heapq.nsmallest(limit, eligible, key=lambda s: (-eligible[s], facts[s].id))
     chosen = dict.fromkeys([*forced, *best])
     taken = 0
     for negative, slot, scope in view.static_order() if floor <= 0 else ():
         if taken >= limit or negative == math.inf:
             break
-        if slot in chosen or slot in text or slot in extras or slot in cosine:
+        if slot in chosen or slot in text or slot in extras or slot in dense:
             continue
         if scope in scopes:
             chosen[slot] = None
@@ -408,8 +475,8 @@ def rank_tier(
             ),
             **extras.get(slot, {}),
             **(
-                {"dense": config.dense_weight * max(0.0, cosine[slot]), "cosine": cosine[slot]}
-                if slot in cosine
+                {"dense": config.dense_weight * max(0.0, c), "cosine": c}
+                if (c := dense.exact.get(slot)) is not None
                 else {}
             ),
         }
@@ -422,6 +489,51 @@ def rank_tier(
     ]
     results.sort(key=_order)
     return results[: max(limit, sum(1 for r in results if r.forced))]
+
+
+WALK_BATCH = 64
+"""Candidates whose ranking fields are read at a time, best possible score first."""
+
+
+def _best(
+    view: TierView,
+    limit: int,
+    pool: set[int],
+    score_of: Callable[[int, float | None], float],
+    uppers: Callable[[Iterable[int]], dict[int, float]],
+    dense: DenseCosines,
+    facts: dict[int, Facts],
+    eligible: Callable[[int], bool],
+) -> list[int]:
+    """The ``limit`` best active slots of ``pool`` by score that are ``eligible`` (asked once
+    the slot's facts are read and its cosine exact), ties to the smaller id.
+
+    At 1M entries the pool (every relevant entry) runs to tens of thousands, while the answer
+    is a dozen. Each candidate's score is known, up to its cosine's bounds, from its static
+    score alone (:meth:`TierView.statics`); the candidates are walked best possible score
+    first, and only the walked ones have their ranking fields read (scope, id) and their
+    cosines made exact. The walk stops once ``limit`` eligible candidates score strictly more
+    than the best any unwalked candidate could, so none of those could be chosen."""
+    high = uppers(pool)
+    order = sorted(high, key=high.__getitem__, reverse=True)
+    kept: dict[int, float] = {}
+    floor: list[float] = []
+    """The best ``limit`` scores kept so far, as a min-heap."""
+    for start in range(0, len(order) if limit > 0 else 0, WALK_BATCH):
+        if len(floor) >= limit and high[order[start]] < floor[0]:
+            break
+        batch = order[start : start + WALK_BATCH]
+        facts.update(view.facts([slot for slot in batch if slot not in facts]))
+        dense.resolve(batch)
+        for slot in batch:
+            if not eligible(slot):
+                continue
+            value = kept[slot] = score_of(slot, dense.exact.get(slot))
+            if len(floor) < limit:
+                heapq.heappush(floor, value)
+            elif value > floor[0]:
+                heapq.heapreplace(floor, value)
+    return heapq.nsmallest(limit, kept, key=lambda s: (-kept[s], facts[s].id))
 
 
 def _order(ranked: Ranked) -> tuple[bool, float, str]:

@@ -278,3 +278,129 @@ def test_skipping_the_near_duplicate_check_past_the_cut_changes_no_answer(
     assert pruned == checked
     hive = [r for found in checked[2] for r in found if r[1] == "hive"]
     assert hive, "no hive result reached the answers: the check was never exercised"
+
+
+# -- the compact scan: int8 codes, proven bounds, exact survivors -----------------------------
+
+
+def _random_rows(rng: np.random.Generator, count: int, dim: int) -> Vectors:
+    """Unit rows at float16 precision, some spiky (one large component: a coarse scale) and
+    one all zeros (a text with no tokens)."""
+    rows = rng.standard_normal((count, dim)).astype(np.float32)
+    rows[::7, 0] *= 40.0
+    rows[3] = 0.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows.astype(np.float16).astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_exact_cosine_lies_within_the_scan_bounds(tmp_path: Path, seed: int) -> None:
+    from swarmq.knowledge import _vecindex
+
+    rng = np.random.default_rng(seed)
+    dim, count = 256, 5000
+    rows = _random_rows(rng, count, dim)
+    index = tmp_path / "knowledge.index.sqlite"
+    _vecindex._write_rows(index, "t", 0, rows)
+    vec = os.open(_vecindex.vectors_path(index, "t"), os.O_RDONLY)
+    codes = os.open(_vecindex.codes_path(index, "t"), os.O_RDONLY)
+    try:
+        view = _vecindex.VectorView(vec, codes, count, dim, np.arange(count, dtype=np.int32))
+        stored = np.frombuffer(
+            _vecindex.codes_path(index, "t").read_bytes(), dtype=_vecindex._code_dtype(dim)
+        )
+        error = rows - stored["s"][:, None] * stored["c"].astype(np.float32)
+        queries = [rng.standard_normal(dim).astype(np.float32) for _ in range(3)]
+        # the worst case of the bound: a query along a row's own quantisation error
+        queries += [error[i].copy() for i in (0, 7, 11)]
+        for query in queries:
+            query /= np.linalg.norm(query)
+            approx, radius = _vecindex.scan(codes, count, dim, query)
+            exact = view.exact(np.arange(count), query)
+            assert exact.tobytes() == np.einsum("ij,j->i", rows, query).tobytes()
+            gap = np.abs(exact.astype(np.float64) - approx.astype(np.float64))
+            assert bool((gap <= radius).all()), float((gap - radius).max())
+            assert float(np.median(radius)) < 0.02, "bounds too loose to prune anything"
+    finally:
+        os.close(vec)
+        os.close(codes)
+
+
+def test_wider_bounds_and_a_one_by_one_walk_change_no_answer(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bounds are only ever used to skip work: bounds ten times wider (most hits straddle the
+    dense floor, most rows survive the cut) and a walk of one candidate at a time give the
+    whole-store answer, entry for entry and score for score."""
+    from swarmq.knowledge import _vecindex, query
+
+    scan = _vecindex.scan
+
+    def loose(*args: object) -> tuple[Vectors, Vectors]:
+        approx, radius = scan(*args)  # type: ignore[arg-type]
+        return approx, radius * 10 + np.float32(0.05)
+
+    expected = whole(stores)
+    monkeypatch.setattr(_vecindex, "scan", loose)
+    monkeypatch.setattr(query, "WALK_BATCH", 1)
+    assert through_index(stores) == expected
+    for config in ({"inject_min_relevance": 0.0}, {"scope_filter": ["repo"]}):
+        assert through_index(stores, **config) == whole(stores, **config)
+
+
+def _as_format_1(knowledge: KnowledgeStore, exact: bool) -> Path:
+    """Rewrite the swarm index's vectors as format 1 wrote them: float32 rows in the ``.vec``
+    file, no codes, no format key (``exact``: the rows at float16 precision, as they were)."""
+    import sqlite3
+    import zlib
+
+    from swarmq.knowledge import _vecindex
+
+    index = knowledge.swarm.files.knowledge.with_name("knowledge.index.sqlite")
+    db = sqlite3.connect(index, isolation_level=None)
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    name, rows = str(meta["vec_file"]), int(meta["vec_rows"])
+    half = np.fromfile(_vecindex.vectors_path(index, name), dtype=np.float16)
+    wide = half.astype(np.float32)
+    if not exact:
+        wide += np.float32(1e-6)
+    old = _vecindex.vectors_path(index, "old-format")
+    old.write_bytes(wide.tobytes())
+    db.execute("DELETE FROM meta WHERE key IN ('vec_format', 'vec_qcrc')")
+    width = 4 * int(meta["vec_dim"])
+    db.executemany(
+        "UPDATE meta SET value = ? WHERE key = ?",
+        [("old-format", "vec_file"), (zlib.crc32(wide.tobytes()[(rows - 1) * width :]), "vec_crc")],
+    )
+    db.close()
+    for path in (_vecindex.vectors_path(index, name), _vecindex.codes_path(index, name)):
+        path.unlink()
+    return old
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_format_1_vectors_are_converted_or_rebuilt_never_misread(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    exact: bool,
+) -> None:
+    first = through_index(stores)
+    old = _as_format_1(stores(), exact)
+    assert through_index(stores) == first
+    assert not old.exists()
+    index = stores().swarm.files.knowledge.with_name("knowledge.index.sqlite")
+    assert list(index.parent.glob(f"{index.name}.*.vq")), "no codes were written"
+
+
+def test_damaged_static_scores_are_rebuilt(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    first = through_index(stores)
+    index = stores().swarm.files.knowledge.with_name("knowledge.index.sqlite")
+    (statics,) = index.parent.glob(f"{index.name}.*.st")
+    with statics.open("r+b") as handle:
+        handle.seek(-8, os.SEEK_END)
+        handle.write(np.float64(99.0).tobytes())
+    assert through_index(stores) == first
+    assert not statics.exists()
