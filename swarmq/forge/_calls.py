@@ -21,7 +21,8 @@ _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
-    r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|" + LITERAL_GLOB,
+    r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
+    + LITERAL_GLOB,
     re.IGNORECASE,
 )
 WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
@@ -284,7 +285,10 @@ def reason_of(text: str) -> str:
     return clip(sentence, 240)
 
 
-CD_PREFIX = re.compile(r"^\s*cd\s+(?:\\ |[^\s;&])+\s*(?:&&|;)\s*")
+CD_PREFIX = re.compile(
+    r"^\s*cd\s+(?:/d\s+)?(?:\"[^\"\n]*\"|'[^'\n]*'|(?:\\ |[^\s;&])+)\s*(?:&&|;)\s*"
+)
+"""A leading change of directory (quoted, escaped, or cmd's ``cd /d``): not the program run."""
 
 
 def program(call: str) -> str:
@@ -296,7 +300,7 @@ def program(call: str) -> str:
     command = powershell_command(words)
     if command:
         return program(command)
-    return words[0].rsplit("/", 1)[-1] if words else ""
+    return words[0].strip("\"'").rsplit("/", 1)[-1] if words else ""
 
 
 def normal(call: str) -> str:

@@ -205,7 +205,8 @@ _SED_PRINT = re.compile(r"\bsed\s+-n\s+['\"]?[\d$,]+p['\"]?\s")
 _USAGE = re.compile(
     r"\bunrecogni[sz]ed (?:flag|option|argument|arguments)\b|"
     r"\bunknown (?:flag|option|shorthand flag|argument)\b|\binvalid (?:option|flag)\b|"
-    r"\bunexpected argument\b|\bno such option\b|\billegal option\b|\bbad flag\b",
+    r"\bunexpected argument\b|\bno such option\b|\billegal option\b|\bbad flag\b|"
+    r"\btoo (?:many|few) arguments\b",
     re.IGNORECASE,
 )
 """A program refusing how it was called: the next call of it that gets past this error has

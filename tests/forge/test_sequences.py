@@ -352,3 +352,36 @@ def test_parallel_calls_answered_out_of_order_are_paired_by_call_id(
     assert any(
         c.startswith("`rosdep update` failed (bash: rosdep: command not found)") for c in contents
     ), contents
+
+
+def test_a_program_called_through_a_quoted_cd_and_path_is_that_program() -> None:
+    from swarmq.forge._calls import program
+
+    assert program('cd /d "C:\\Users\\A B\\app" && "C:/Py312/python.exe" main.py') == "python.exe"
+    assert program('cd "/Users/me/My Docs" && npm test') == "npm"
+    assert program("cd ~/x; make") == "make"
+
+
+def test_a_shell_refusing_how_cd_was_called_is_got_past_by_the_next_call(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """Git Bash is no cmd: ``cd /d`` is "too many arguments"; the same run after a plain ``cd``
+    got past it (and then failed for a reason of its own)."""
+    session = (
+        ClaudeSession()
+        .user("run the pipeline")
+        .bash(
+            'cd /d "C:\\Users\\Admin\\Desktop\\hot push" && "C:/Py312/python.exe" main.py',
+            "Exit code 2\n/usr/bin/bash: line 1: cd: too many arguments",
+            error=True,
+        )
+        .bash(
+            'cd "C:/Users/Admin/Desktop/hot push" && "C:/Py312/python.exe" main.py',
+            "Exit code 1\n[ERROR] weibo: HTTP 403",
+            error=True,
+        )
+    )
+    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
+    [lesson] = [c for c in sequences(result.found) if "too many arguments" in c]
+    assert lesson.startswith('`cd /d "C:\\Users\\Admin\\Desktop\\hot push" && ')
+    assert '`cd "C:/Users/Admin/Desktop/hot push" && "C:/Py312/python.exe" main.py`' in lesson
