@@ -79,9 +79,15 @@ def line_of(text: str, at: str) -> str:
     return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
+DENSE = {"dense_duplicates": True}
+"""``--no-dense`` turns the dense paraphrase pass off for both runs (it needs every lesson's
+vector, so a store small enough for it is loaded, never read through the index)."""
+
+
 def roster(root: Path) -> Path:
     path = root / "swarm.yaml"
     path.write_text(yaml.safe_dump({
+        "consolidation": dict(DENSE),
         "swarm": "benchnightly", "workspace": str(root / "project"),
         "paths": {"profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
                   "shared": str(root / "shared"), "hive": str(root / "hive")},
@@ -175,6 +181,12 @@ def recall(root: Path, new_ids: set[str], indexed: bool = False) -> dict[str, An
     }
 
 
+def _only(these: list[list[str]], those: list[list[str]]) -> list[list[str]]:
+    """Actions of ``these`` not in ``those`` (at most 20, for the reader)."""
+    known = {tuple(a) for a in those}
+    return [a for a in these if tuple(a) not in known][:20]
+
+
 def build_index(root: Path) -> float:
     """The store's lexical index, as a day of searches leaves it (seconds to build)."""
     from swarmq.knowledge._ftsindex import FileIndex
@@ -187,7 +199,12 @@ def build_index(root: Path) -> float:
 
 
 def run_size(
-    base_dir: Path, size: int, new_share: float, watermark_only: bool, indexed: bool = False
+    base_dir: Path,
+    size: int,
+    new_share: float,
+    watermark_only: bool,
+    indexed: bool = False,
+    keep: bool = False,
 ) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix=f"nightly{size}-", dir=base_dir))
     try:
@@ -207,7 +224,7 @@ def run_size(
 
             mark = watermark_path(path.with_name("knowledge-consolidation.jsonl"))
             lines = path.read_text(encoding="utf-8").splitlines()
-            save_mark(mark, lines, ConsolidationConfig(), run_id=None, at=at, lease=None)
+            save_mark(mark, lines, ConsolidationConfig(**DENSE), run_id=None, at=at, lease=None)
         else:
             first = child(root, "nightly")  # no watermark yet: a full pass
         index_seconds = build_index(root) if indexed else None
@@ -249,10 +266,13 @@ def run_size(
             "actions_nightly": len(nightly["actions"]),
             "actions_full_with_new": len(new_actions),
             "actions_equal": sorted(nightly["actions"]) == sorted(new_actions),
+            "actions_only_nightly": _only(nightly["actions"], new_actions),
+            "actions_only_full": _only(new_actions, nightly["actions"]),
             "recall": checked,
         }
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
@@ -262,11 +282,14 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--watermark-only", action="store_true")
     parser.add_argument("--index", action="store_true", help="build the index before the night")
+    parser.add_argument("--keep", action="store_true", help="keep the stores (state-before)")
+    parser.add_argument("--no-dense", action="store_true", help="dense paraphrase pass off")
     args = parser.parse_args()
+    DENSE["dense_duplicates"] = not args.no_dense
     rows = []
     results = []
     for size in args.sizes:
-        result = run_size(args.dir, size, args.new, args.watermark_only, args.index)
+        result = run_size(args.dir, size, args.new, args.watermark_only, args.index, args.keep)
         results.append(result)
         console.print(json.dumps(result, indent=1))
         rows.append([

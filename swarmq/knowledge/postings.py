@@ -43,7 +43,7 @@ _EPS = 1e-9
 RUN = re.compile(r"[a-z0-9_]+")
 """A word of ``encode(..., Measure.TOKENS)`` in ASCII text (``term_text`` is ASCII)."""
 _FETCH = 100_000
-PROBE_POSTINGS = 20_000
+PROBE_POSTINGS = 100_000
 """Postings read beyond a lesson's prefix, to cut candidates by what they hold."""
 
 
@@ -191,7 +191,8 @@ class IndexReader:
         for position, k in enumerate(order):
             if position >= prefix and read + sizes[k] > PROBE_POSTINGS:
                 break
-            slots = np.unique(np.concatenate([self.postings(t) for t in groups[k]]))
+            lists = [self.postings(t) for t in groups[k]]
+            slots = lists[0] if len(lists) == 1 else np.unique(np.concatenate(lists))
             parts.append(slots)
             shares.append(np.full(len(slots), k, dtype=np.int64))
             read += len(slots)
