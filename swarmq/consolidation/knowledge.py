@@ -382,7 +382,7 @@ class TierRun(ConsolidationRun):
             planner.population = population
             focus = len(planner.focus)
             indexed_plan = planner.run(population, on_round=self.on_round)
-        except (postings.Unsuitable, postings.StaleIndex):
+        except postings.StaleIndex:
             return None
         finally:
             postings.close(reader)

@@ -35,7 +35,7 @@ from swarmq.knowledge.templates import TEMPLATES
 from swarmq.similarity.normalize import term_text
 from swarmq.similarity.text import word_bigrams
 
-__all__ = ["IndexReader", "StaleIndex", "Unsuitable", "close", "file_digests", "open_reader"]
+__all__ = ["IndexReader", "StaleIndex", "close", "file_digests", "open_reader"]
 
 IntArray = npt.NDArray[np.int64]
 DigestArray = npt.NDArray[np.uint64]
@@ -45,10 +45,6 @@ RUN = re.compile(r"[a-z0-9_]+")
 _FETCH = 100_000
 PROBE_POSTINGS = 100_000
 """Postings read beyond a lesson's prefix, to cut candidates by what they hold."""
-
-
-class Unsuitable(Exception):
-    """This store or this lesson cannot be answered through the index: load the store."""
 
 
 def file_digests(path: Path) -> tuple[DigestArray, IntArray]:
@@ -265,8 +261,18 @@ class IndexReader:
             if match is None:
                 continue
             words = {w for field in match.groups() for w in RUN.findall(term_text(field))}
-            if not words:
-                raise Unsuitable(f"templated lesson without terms in its fields: {lesson!r}")
+            if not words:  # fields without a term ("-"): the template's own words, rarest
+                fixed = list(lesson)
+                for k in range(1, len(match.groups()) + 1):
+                    fixed[match.start(k) : match.end(k)] = " " * (match.end(k) - match.start(k))
+                words = set(RUN.findall(term_text("".join(fixed))))
+                if not words:
+                    return np.flatnonzero(self.active)
+                groups = [self.word_tokens(w) for w in sorted(words)]
+                found = self._probe(groups, 1, [0.0] * len(groups), 0.0)
+                found = found[found < len(self.grams)]
+                fallback: IntArray = found[self.active[found]]
+                return fallback
             groups = [self.word_tokens(w) for w in sorted(words)]
             found = self._probe(groups, len(words), [0.0] * len(groups), 0.0)
             found = found[found < len(self.grams)]

@@ -178,3 +178,16 @@ def test_the_index_tokenises_lessons_as_the_planner_does() -> None:
     assert sets.sizes.tolist() == [len(word_bigrams(text)) for text in texts]
     terms = encode([term_text(text) for text in texts], "tokens")
     assert terms.sizes.tolist() == [len(set(RUN.findall(term_text(t)))) for t in texts]
+
+
+def test_a_templated_lesson_finds_its_fields_twin(tmp_path: Path) -> None:
+    """Same template key, whatever the words around the fields (fields without terms too)."""
+    odd = "Files - and _ co-change with NPMI=0.5 but have no import relationship."
+    swapped = "Files _ and - co-change with NPMI=0.9 but have no import relationship."
+    reader = _reader(tmp_path, [*_lessons(81, 50), ODD[3], ODD[4], odd, swapped])
+    try:
+        assert 51 in reader.template_candidates(ODD[3]).tolist()
+        assert 53 in reader.template_candidates(odd).tolist()
+        assert reader.template_candidates(_lessons(81, 1)[0]).tolist() == []
+    finally:
+        reader.index.close()
