@@ -44,7 +44,10 @@ RUN = re.compile(r"[a-z0-9_]+")
 """A word of ``encode(..., Measure.TOKENS)`` in ASCII text (``term_text`` is ASCII)."""
 _FETCH = 100_000
 PROBE_POSTINGS = 100_000
-"""Postings read beyond a lesson's prefix, to cut candidates by what they hold."""
+"""Postings read beyond a lesson's prefix, to cut candidates by what they hold (paraphrase
+words: their prefix reaches common words, and each candidate cut saves a parse)."""
+GRAM_POSTINGS = 2_000
+"""The same for word bigrams, whose prefixes already leave a few candidates per lesson."""
 
 
 def file_digests(path: Path) -> tuple[DigestArray, IntArray]:
@@ -161,7 +164,12 @@ class IndexReader:
     # -- candidates ---------------------------------------------------------------------------
 
     def _probe(
-        self, groups: list[list[str]], must: int, weights: list[float], need: float
+        self,
+        groups: list[list[str]],
+        must: int,
+        weights: list[float],
+        need: float,
+        budget: int = PROBE_POSTINGS,
     ) -> IntArray:
         """Slots that may hold ``must`` of ``groups`` (each group the tokens whose postings
         together are one join word's or gram's) whose ``weights`` sum to ``need``.
@@ -185,7 +193,7 @@ class IndexReader:
         read = 0
         probed = 0
         for position, k in enumerate(order):
-            if position >= prefix and read + sizes[k] > PROBE_POSTINGS:
+            if position >= prefix and read + sizes[k] > budget:
                 break
             lists = [self.postings(t) for t in groups[k]]
             slots = lists[0] if len(lists) == 1 else np.unique(np.concatenate(lists))
@@ -197,14 +205,14 @@ class IndexReader:
             return np.zeros(0, dtype=np.int64)
         unprobed = order[probed:]
         slots = np.concatenate(parts)
-        held = np.concatenate(shares)
-        found, owner = np.unique(slots, return_inverse=True)
-        counts = np.bincount(owner, minlength=len(found))
-        weight = np.bincount(owner, weights=np.asarray(weights)[held], minlength=len(found))
-        keep = (counts + len(unprobed) >= must) & (
-            weight + sum(weights[k] for k in unprobed) >= need
-        )
-        out: IntArray = found[keep]
+        span = max(len(self.grams), int(slots.max()) + 1)
+        counts = np.bincount(slots, minlength=span)  # dense: cheaper than sorting the slots
+        keep = (counts > 0) & (counts + len(unprobed) >= must)
+        if need > 0:
+            held = np.asarray(weights)[np.concatenate(shares)]
+            weight = np.bincount(slots, weights=held, minlength=span)
+            keep &= weight + sum(weights[k] for k in unprobed) >= need
+        out: IntArray = np.flatnonzero(keep)
         return out
 
     def word_idf(self, words: Iterable[str]) -> dict[str, float]:
@@ -228,7 +236,7 @@ class IndexReader:
         tokens = sorted({gram_token(g) for g in grams})
         needed = max(1, math.ceil(threshold * size - _EPS))
         must = max(1, needed - (size - len(tokens)))
-        found = self._probe([[t] for t in tokens], must, [0.0] * len(tokens), 0.0)
+        found = self._probe([[t] for t in tokens], must, [0.0] * len(tokens), 0.0, GRAM_POSTINGS)
         found = found[found < len(self.grams)]
         low = max(1, math.ceil(threshold * size - _EPS))
         high = math.floor(size / threshold + _EPS)
