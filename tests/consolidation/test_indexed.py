@@ -4,7 +4,10 @@ entries, and parses only the entries that can pair with them."""
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 from bench.lesson_corpus import generate
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Plan
-from swarmq.consolidation.knowledge import consolidate_tier
+from swarmq.consolidation.knowledge import CRASH_ENV, consolidate_tier
 from swarmq.knowledge import _ftsindex, _loaded
 from swarmq.knowledge._ftsindex import FileIndex
 from swarmq.knowledge._loaded import forget, loaded
@@ -191,3 +194,42 @@ def test_a_templated_lesson_finds_its_fields_twin(tmp_path: Path) -> None:
         assert reader.template_candidates(_lessons(81, 1)[0]).tolist() == []
     finally:
         reader.index.close()
+
+
+KILLED = """
+import sys
+from pathlib import Path
+from swarmq.consolidation.config import ConsolidationConfig
+from swarmq.consolidation.knowledge import CRASH_ENV, consolidate_tier
+from tests.consolidation.support import open_store
+config = ConsolidationConfig(dense_duplicates=False)
+consolidate_tier(open_store(Path(sys.argv[1])).swarm, config, scope="swarm")
+"""
+
+
+@pytest.mark.parametrize("step", ["journaled", "committed"])
+def test_an_indexed_night_killed_mid_commit_is_recovered(tmp_path: Path, step: str) -> None:
+    _night(tmp_path, 91, 300)
+    store_file = open_store(tmp_path).swarm.files.knowledge
+    before = store_file.read_bytes()
+    want = _actions(
+        consolidate_tier(
+            open_store(tmp_path).swarm, CONFIG, scope="swarm", full=True, dry_run=True
+        ).plan
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(tmp_path)],
+        env={**os.environ, CRASH_ENV: step, "PYTHONPATH": str(root)},
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 86, done.stderr.decode()
+    assert (store_file.read_bytes() == before) is (step == "journaled")
+    again = consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm")
+    assert again.recovered and not again.indexed  # an open run: recovered on the loaded path
+    if step == "journaled":
+        assert _actions(again.plan) == want
+    after = consolidate_tier(open_store(tmp_path).swarm, CONFIG, scope="swarm", full=True)
+    assert not after.plan.actions
