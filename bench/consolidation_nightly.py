@@ -12,6 +12,13 @@ peak RSS (``VmHWM`` of ``/proc/self/status``). Recall: the full join's pairs (at
 threshold) that involve a new entry, against the focused join's, and the two runs' actions on
 the same state.
 
+With ``--index`` the store's persisted index (lexical) is built on the base store before the
+new entries are appended, as the day's searches would have kept it, so the nightly run reads the
+store through it (``summary.indexed``; ``summary.parsed`` entries parsed); a dry nightly run
+(``nightly_dry``: the plan alone, without the commit's load of the store under its lock) is
+timed too, and the recall check also asks the index which entries may pair with each new one
+(``index_cover``: the full join's pairs with a new entry whose partner the index proposed).
+
 ``--watermark-only`` skips the first full run and writes the watermark of the base store
 directly (what a run would have left, minus its merges): for 1M, where a full run is the cost
 being avoided.
@@ -54,7 +61,8 @@ from swarmq.roster.loader import load_roster
 from swarmq.storage.locking import LocalLocks
 from swarmq.wiring.consolidation import run_roster_scope
 roster = load_roster(Path(sys.argv[1]))
-report = run_roster_scope(roster, LocalLocks(Path(sys.argv[2])), "swarm", full=sys.argv[3] == "full")
+report = run_roster_scope(roster, LocalLocks(Path(sys.argv[2])), "swarm", full=sys.argv[3] == "full",
+                          dry_run=sys.argv[3] == "dry")
 seconds = time.perf_counter() - started
 status = Path("/proc/self/status").read_text()
 hwm = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmHWM:"))
@@ -71,9 +79,15 @@ def line_of(text: str, at: str) -> str:
     return json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
+DENSE = {"dense_duplicates": True}
+"""``--no-dense`` turns the dense paraphrase pass off for both runs (it needs every lesson's
+vector, so a store small enough for it is loaded, never read through the index)."""
+
+
 def roster(root: Path) -> Path:
     path = root / "swarm.yaml"
     path.write_text(yaml.safe_dump({
+        "consolidation": dict(DENSE),
         "swarm": "benchnightly", "workspace": str(root / "project"),
         "paths": {"profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
                   "shared": str(root / "shared"), "hive": str(root / "hive")},
@@ -98,7 +112,39 @@ def store_path(root: Path) -> Path:
     return root / "project" / ".swarm" / "knowledge.jsonl"
 
 
-def recall(root: Path, new_ids: set[str]) -> dict[str, Any]:
+def index_cover(root: Path, new_ids: set[str], want: set[tuple[str, str]]) -> dict[str, Any]:
+    """How many of the full join's pairs with a new entry the index's candidates cover."""
+    from swarmq.knowledge.postings import open_reader
+
+    started = time.perf_counter()
+    reader = open_reader(store_path(root))
+    assert reader is not None
+    try:
+        t = ConsolidationConfig().complement_threshold
+        slots = [int(s) for s in np.flatnonzero(reader.line_no > 0)]
+        ids: dict[int, str] = {}
+        for start in range(0, len(slots), 900):
+            chunk = slots[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            ids.update(
+                reader.db.execute(
+                    f"SELECT slot, id FROM entries WHERE slot IN ({marks})", chunk
+                ).fetchall()
+            )
+        new_slots = [s for s, i in ids.items() if i in new_ids]
+        lessons = reader.entries(new_slots)
+        proposed: set[tuple[str, str]] = set()
+        for entry in lessons.values():
+            for other in reader.bigram_candidates(entry.lesson, t).tolist():
+                proposed.add((entry.id, ids[other]))
+                proposed.add((ids[other], entry.id))
+    finally:
+        reader.index.close()
+    covered = sum(1 for pair in want if pair in proposed)
+    return {"pairs": len(want), "covered": covered, "seconds": time.perf_counter() - started}
+
+
+def recall(root: Path, new_ids: set[str], indexed: bool = False) -> dict[str, Any]:
     """The full join's pairs with a new entry, found by the focused join (complement threshold)."""
     entries = [json.loads(line) for line in store_path(root).read_text().splitlines() if line]
     active = [e for e in entries if e.get("status") != "archived"]
@@ -119,7 +165,13 @@ def recall(root: Path, new_ids: set[str]) -> dict[str, Any]:
         if i in chosen or j in chosen
     }
     got = set(zip(part.left.tolist(), part.right.tolist(), strict=True))
+    cover = (
+        index_cover(root, new_ids, {(active[i]["id"], active[j]["id"]) for i, j in want})
+        if indexed
+        else None
+    )
     return {
+        "index_cover": cover,
         "pairs_with_new": len(want),
         "found": len(want & got),
         "extra": len(got - want),
@@ -129,7 +181,31 @@ def recall(root: Path, new_ids: set[str]) -> dict[str, Any]:
     }
 
 
-def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) -> dict[str, Any]:
+def _only(these: list[list[str]], those: list[list[str]]) -> list[list[str]]:
+    """Actions of ``these`` not in ``those`` (at most 20, for the reader)."""
+    known = {tuple(a) for a in those}
+    return [a for a in these if tuple(a) not in known][:20]
+
+
+def build_index(root: Path) -> float:
+    """The store's lexical index, as a day of searches leaves it (seconds to build)."""
+    from swarmq.knowledge._ftsindex import FileIndex
+
+    started = time.perf_counter()
+    index = FileIndex.open(store_path(root))
+    assert index is not None
+    index.close()
+    return time.perf_counter() - started
+
+
+def run_size(
+    base_dir: Path,
+    size: int,
+    new_share: float,
+    watermark_only: bool,
+    indexed: bool = False,
+    keep: bool = False,
+) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix=f"nightly{size}-", dir=base_dir))
     try:
         begun = time.perf_counter()
@@ -148,9 +224,10 @@ def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) 
 
             mark = watermark_path(path.with_name("knowledge-consolidation.jsonl"))
             lines = path.read_text(encoding="utf-8").splitlines()
-            save_mark(mark, lines, ConsolidationConfig(), run_id=None, at=at, lease=None)
+            save_mark(mark, lines, ConsolidationConfig(**DENSE), run_id=None, at=at, lease=None)
         else:
             first = child(root, "nightly")  # no watermark yet: a full pass
+        index_seconds = build_index(root) if indexed else None
         rng = random.Random(size)
         fresh = LessonGenerator(seed=2028)
         added = [
@@ -163,8 +240,12 @@ def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) 
         swarm_dir = path.parent
         aside = root / "state-before"
         shutil.copytree(swarm_dir, aside)
-        checked = recall(root, new_ids)
+        checked = recall(root, new_ids, indexed)
         print(json.dumps({"size": size, "recall": checked}), flush=True)  # 1M: hours; say it now
+        dry = child(root, "dry") if indexed else None
+        if dry is not None:
+            print(json.dumps({"size": size, "nightly_dry": dry["seconds"],
+                              "peak_rss_mib": dry["peak_rss_mib"]}), flush=True)  # fmt: skip
         nightly = child(root, "nightly")
         print(json.dumps({"size": size, "nightly": nightly["seconds"],
                           "peak_rss_mib": nightly["peak_rss_mib"]}), flush=True)  # fmt: skip
@@ -176,16 +257,22 @@ def run_size(base_dir: Path, size: int, new_share: float, watermark_only: bool) 
             "size": size,
             "new": n_new,
             "first_full": first and {k: first[k] for k in ("seconds", "peak_rss_mib")},
+            "index_build_seconds": index_seconds,
+            "nightly_dry": dry and {k: dry[k] for k in ("seconds", "peak_rss_mib", "summary")},
+            "dry_actions_equal": dry is None or sorted(dry["actions"]) == sorted(new_actions),
             "nightly": {k: nightly[k] for k in ("seconds", "peak_rss_mib", "summary")},
             "full": {k: full[k] for k in ("seconds", "peak_rss_mib", "summary")},
             "speedup": full["seconds"] / nightly["seconds"],
             "actions_nightly": len(nightly["actions"]),
             "actions_full_with_new": len(new_actions),
             "actions_equal": sorted(nightly["actions"]) == sorted(new_actions),
+            "actions_only_nightly": _only(nightly["actions"], new_actions),
+            "actions_only_full": _only(new_actions, nightly["actions"]),
             "recall": checked,
         }
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
@@ -194,11 +281,15 @@ def main() -> None:
     parser.add_argument("--new", type=float, default=0.01)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--watermark-only", action="store_true")
+    parser.add_argument("--index", action="store_true", help="build the index before the night")
+    parser.add_argument("--keep", action="store_true", help="keep the stores (state-before)")
+    parser.add_argument("--no-dense", action="store_true", help="dense paraphrase pass off")
     args = parser.parse_args()
+    DENSE["dense_duplicates"] = not args.no_dense
     rows = []
     results = []
     for size in args.sizes:
-        result = run_size(args.dir, size, args.new, args.watermark_only)
+        result = run_size(args.dir, size, args.new, args.watermark_only, args.index, args.keep)
         results.append(result)
         console.print(json.dumps(result, indent=1))
         rows.append([

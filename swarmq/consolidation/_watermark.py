@@ -110,7 +110,21 @@ def save(
     lease: Lease | None,
 ) -> None:
     """Record ``lines`` (the store as the run left it) as the next run's starting point."""
+    save_digests(path, line_digests(lines), config, run_id=run_id, at=at, lease=lease)
+
+
+def save_digests(
+    path: Path,
+    digests: DigestArray,
+    config: ConsolidationConfig,
+    *,
+    run_id: str | None,
+    at: str,
+    lease: Lease | None,
+) -> None:
+    """:func:`save` from the lines' digests (a run through the index hashes the file's lines
+    instead of serialising parsed entries)."""
     meta = {"format": FORMAT, "settings": settings_key(config), "run_id": run_id, "at": at}
     buffer = io.BytesIO()
-    np.savez(buffer, digests=np.sort(line_digests(lines)), meta=np.asarray(json.dumps(meta)))
+    np.savez(buffer, digests=np.sort(digests), meta=np.asarray(json.dumps(meta)))
     write_atomic(path, buffer.getvalue(), lease=lease)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from swarmq.consolidation import _indexed
 from swarmq.consolidation._events import (
     ENTRY_CHANGED,
     RUN_ABORTED,
@@ -38,9 +39,16 @@ from swarmq.consolidation._merge import (
 )
 from swarmq.consolidation._nightly import FocusedPlanner
 from swarmq.consolidation._plan import Planner
-from swarmq.consolidation._watermark import load, save, watermark_path
+from swarmq.consolidation._watermark import (
+    DigestArray,
+    line_digests,
+    load,
+    save_digests,
+    watermark_path,
+)
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, ActionKind, Item, Plan
+from swarmq.knowledge import postings
 from swarmq.knowledge.contradiction import pair_contradicts
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
@@ -84,6 +92,11 @@ class ScopeReport:
     focus: int | None = None
     """Entries changed since the last run that this run joined against the store; ``None``
     for a full pass."""
+    indexed: bool = False
+    """Whether the run read the store through its index (only the focus and its possible
+    partners parsed) rather than loaded."""
+    parsed: int | None = None
+    """Entries the indexed run parsed (``None`` when the store was loaded)."""
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -99,6 +112,8 @@ class ScopeReport:
             "recovered": self.recovered,
             "mode": "full" if self.focus is None else "incremental",
             "focus": self.focus,
+            "indexed": self.indexed,
+            "parsed": self.parsed,
             "seconds": round(self.seconds, 3),
         }
 
@@ -305,6 +320,7 @@ class TierRun(ConsolidationRun):
         self.full = full
         self.watermark = watermark_path(events_path(store.files))
         self.focus: int | None = None
+        self.parsed: int | None = None
 
     def planner_for(self, entries: list[Entry]) -> Planner:
         """The focused planner when a valid watermark says what changed, else the full one."""
@@ -324,15 +340,61 @@ class TierRun(ConsolidationRun):
             self.planner.paraphrases.embedder,
         )
 
-    def advance(self, lines: list[str], plan: Plan, lease: Lease) -> None:
-        """After a committed run: the store as written becomes the next run's starting point.
-        A run that stopped short of its fixpoint leaves none (the next run is full)."""
+    def advance(self, digests: Callable[[], DigestArray], plan: Plan, lease: Lease) -> None:
+        """After a committed run: the store as written (``digests`` of its lines) becomes the
+        next run's starting point. A run that stopped short of its fixpoint leaves none (the
+        next run is full)."""
         if not plan.converged:
             self.watermark.unlink(missing_ok=True)
         elif plan.changes or self.focus != 0 or not self.watermark.exists():
-            save(self.watermark, lines, self.config, run_id=self.run_id, at=self.at, lease=lease)
+            save_digests(
+                self.watermark, digests(), self.config, run_id=self.run_id, at=self.at, lease=lease
+            )
+
+    def plan_indexed(self) -> tuple[Plan, _indexed.IndexedPopulation, int] | None:
+        """Plan through the store's persisted index (:mod:`._indexed`): the plan, the
+        population it changed and the store's entry count; ``None`` when this run cannot
+        (a full pass, no valid watermark, no index, another measure, a store small enough for
+        the dense pass, an index found stale), and the store is loaded instead."""
+        config = self.config
+        if self.full or not config.incremental or config.measure is not Measure.BIGRAMS:
+            return None
+        if not self.store.config.persistent_index:
+            return None
+        mark = load(self.watermark, config)
+        if mark is None:
+            return None
+        reader = postings.open_reader(self.store.files.knowledge)
+        if reader is None:
+            return None
+        try:
+            dense = config.dense_duplicates and config.paraphrase_threshold < 1.0
+            if dense and reader.active_count <= config.dense_max_entries:
+                return None
+            initial = reader.entries(reader.changed(mark.digests).tolist())
+            planner = _indexed.IndexedPlanner(
+                config, self.planner.contradicts, (e.id for e in initial.values()), reader
+            )
+            inner = KnowledgePopulation(
+                [], at=self.at, run_id=self.run_id, store=self.store, config=config
+            )
+            population = _indexed.IndexedPopulation(reader, planner.focus, config, inner, initial)
+            planner.population = population
+            focus = len(planner.focus)
+            indexed_plan = planner.run(population, on_round=self.on_round)
+        except postings.StaleIndex:
+            return None
+        finally:
+            postings.close(reader)
+        self.focus = focus
+        self.parsed = reader.read_count
+        return indexed_plan, population, reader.count
 
     def plan_only(self) -> tuple[Plan, int, int]:
+        routed = self.plan_indexed()
+        if routed is not None:
+            plan, indexed, total = routed
+            return plan, total, len(indexed.changed)
         snapshot = self.store.read()
         entries = list(snapshot.entries)
         population = KnowledgePopulation(
@@ -348,6 +410,8 @@ class TierRun(ConsolidationRun):
     def execute(self, *, dry_run: bool) -> ScopeReport:
         report = super().execute(dry_run=dry_run)
         report.focus = self.focus
+        report.indexed = self.parsed is not None
+        report.parsed = self.parsed
         return report
 
     def commit(self) -> ScopeReport:
@@ -355,24 +419,42 @@ class TierRun(ConsolidationRun):
         log = EventLog(events_path(store.files))
         with store.locked(timeout=config.lock_timeout_seconds) as txn:
             lease = txn.lease
-            entries = txn.entries
-            recovered = recover(log, entries, lease)
-            population = KnowledgePopulation(
-                entries, at=at, run_id=run_id, store=store, config=config
-            )
-            plan = self.planner_for(entries).run(population, on_round=self.on_round)
+            routed = None if log.open_runs() else self.plan_indexed()
+            recovered: list[str] = []
+            if routed is not None:
+                plan, indexed, total = routed
+                before, changed = indexed.before, indexed.changed
+                path = store.files.knowledge
+
+                def digests() -> DigestArray:
+                    return postings.file_digests(path)[0]
+            else:
+                entries = txn.entries
+                recovered = recover(log, entries, lease)
+                population = KnowledgePopulation(
+                    entries, at=at, run_id=run_id, store=store, config=config
+                )
+                plan = self.planner_for(entries).run(population, on_round=self.on_round)
+                total, changed = len(entries), population.changed
+                before = {e.id: e for e in entries}
+                written: dict[str, Entry] = {}
+
+                def digests() -> DigestArray:
+                    return line_digests(written.get(e.id, e).line() for e in entries)
+
             report = ScopeReport(
                 scope,
                 plan,
                 run_id if plan.changes else None,
                 False,
-                len(entries),
-                len(population.changed),
+                total,
+                len(changed),
                 recovered,
             )
             if plan.changes:
-                before = {e.id: e for e in entries}
-                after = {entry_id: txn.put(entry) for entry_id, entry in population.changed.items()}
+                after = {entry_id: txn.put(entry) for entry_id, entry in changed.items()}
+                if routed is None:
+                    written.update(after)
                 log.append(
                     [
                         {
@@ -402,9 +484,7 @@ class TierRun(ConsolidationRun):
                 txn.commit()
                 crash_point("committed")
                 log.append([{"type": RUN_COMMITTED, "run_id": run_id, "at": iso()}], lease)
-                self.advance([after.get(e.id, e).line() for e in entries], plan, lease)
-            else:
-                self.advance([e.line() for e in entries], plan, lease)
+            self.advance(digests, plan, lease)
         return report
 
 
