@@ -153,6 +153,13 @@ class TierFile:
             yield lease
 
     @contextlib.contextmanager
+    def held(self, *, timeout: float | None = None) -> Iterator[Lease]:
+        """Hold the store lock without reading the store (a write of a sidecar alone, such as
+        the events log, must not load a store this process reads through its index)."""
+        with self.locks.hold(self.files.resource, timeout=timeout) as lease:
+            yield lease
+
+    @contextlib.contextmanager
     def locked_for_transaction(
         self, *, timeout: float | None = None
     ) -> Iterator[tuple[Lease, FileIndex | None]]:
