@@ -17,7 +17,9 @@ any other change (a rewrite: swarmq replaces the file on every transaction) is s
 by line: each line's digest is compared with the indexed lines', so only changed or new lines are
 parsed, and lines gone are deleted, all in one SQLite transaction (a concurrent reader sees the
 old index or the new one). A missing, foreign or damaged index is rebuilt into a temporary file
-renamed over it. Writers never touch the index: the next reader catches up.
+renamed over it. Writers do not read the index, and the next reader catches up, except a
+transaction that read through it (:mod:`._indextxn`): it updates the index for its own rewrite
+(:func:`adopt_rewrite`), so the reader after a recorded injection does not hash every line.
 
 The index is never trusted over the file: every entry returned is read from the JSONL at its
 offset and must parse to an entry with the indexed id (:class:`StaleIndex` otherwise; the caller
@@ -76,6 +78,7 @@ CREATE TABLE entries (
     body TEXT NOT NULL
 );
 CREATE INDEX entries_static ON entries (active, static DESC, offset);
+CREATE INDEX entries_id ON entries (id);
 CREATE TABLE keys (kind TEXT NOT NULL, key TEXT NOT NULL, slot INTEGER NOT NULL, phrase TEXT);
 CREATE INDEX keys_key ON keys (kind, key);
 CREATE INDEX keys_slot ON keys (slot);
@@ -656,6 +659,82 @@ def _update(
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     return complete
+
+
+SHIFTS_MAX = 200
+"""Changed lines beyond which a writer leaves the index for the next reader to synchronise
+(each shifted row's new offset is one ``CASE`` over the shifts)."""
+
+
+def adopt_rewrite(
+    db: sqlite3.Connection,
+    path: Path,
+    handle: BinaryIO,
+    seen: dict[str, object],
+    gone: Sequence[int],
+    shifts: Sequence[tuple[int, int, int]],
+    added: Sequence[tuple[Entry, int, int, bytes]],
+    lines: int,
+) -> bool:
+    """Bring the index of ``path`` in step with a rewrite its writer just made under the store
+    lock, without reading the file again (the next reader would hash every line): ``gone``
+    slots deleted; each row from a shift's old offset up to the next shift's moved by its
+    ``(start, bytes, lines)`` deltas; ``added`` entries (entry, offset, line number, line bytes)
+    indexed under new slots; ``handle`` is the new file, ``lines`` its line count. ``seen`` is
+    the index's metadata the writer read before rewriting: if the index moved since, nothing is
+    done. ``False`` when not applied (the next reader synchronises, as after any write)."""
+    if len(shifts) > SHIFTS_MAX:
+        return False
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        meta = _meta(db)
+        keys = ("version", "path", "gen", "ino", "end", "lines")
+        if meta.get("path") != os.path.realpath(path) or any(
+            meta.get(k) != seen.get(k) for k in keys
+        ):
+            db.execute("ROLLBACK")
+            return False
+        _delete(db, list(gone))
+        if any(b or n for _, b, n in shifts):
+            last_first = sorted(shifts, reverse=True)
+            cases = " ".join("WHEN offset >= ? THEN ?" for _ in last_first)
+            db.execute(
+                f"UPDATE entries SET offset = offset + CASE {cases} ELSE 0 END, "
+                f"line_no = line_no + CASE {cases} ELSE 0 END WHERE offset >= ?",
+                [
+                    *(v for start, b, _ in last_first for v in (start, b)),
+                    *(v for start, _, n in last_first for v in (start, n)),
+                    min(start for start, _, _ in shifts),
+                ],
+            )
+        next_slot = int(meta.get("next_slot", 0))  # type: ignore[call-overload]
+        rows = []
+        for entry, offset, line_no, data in added:
+            rows.append((next_slot, _row(entry, offset, len(data), line_no, _digest(data))))
+            next_slot += 1
+        _insert(db, rows)
+        st = os.fstat(handle.fileno())
+        end = st.st_size
+        values = {
+            "end": end,
+            "lines": lines,
+            "ino": st.st_ino,
+            "size": end,
+            "mtime": st.st_mtime_ns,
+            "head_crc": _crc(handle, 0, min(CHECK_BLOCK, end)),
+            "tail_crc": _crc(handle, end - min(CHECK_BLOCK, end), min(CHECK_BLOCK, end)),
+            "next_slot": next_slot,
+            "gen": int(meta.get("gen", 0)) + 1,  # type: ignore[call-overload]
+        }
+        db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return True
 
 
 def _insert(db: sqlite3.Connection, rows: list[tuple[int, _Row]]) -> None:

@@ -38,6 +38,8 @@ class _Line(NamedTuple):
     entry: Entry
     length: int
     line_no: int
+    slot: int | None
+    """The index's slot of the line (``None`` when found by parsing the file)."""
 
 
 class IndexedTransaction(Transaction):
@@ -46,6 +48,7 @@ class IndexedTransaction(Transaction):
     def __init__(self, store: TierFile, lease: Lease, index: FileIndex) -> None:
         super().__init__(store, lease)
         self._index = index
+        _ensure_id_index(index)
         self._lines: dict[int, _Line] = {}
         """Lines read, by offset: the entry as stored, its length and line number."""
         self._offsets: dict[str, int | None] = {}
@@ -71,18 +74,19 @@ class IndexedTransaction(Transaction):
     def _lookup(self, entry_id: str) -> int | None:
         """The offset of the first line holding ``entry_id``, read and checked."""
         row = self._index.db.execute(
-            "SELECT offset, length, line_no FROM entries WHERE id = ? ORDER BY offset LIMIT 1",
+            "SELECT offset, length, line_no, slot FROM entries WHERE id = ? "
+            "ORDER BY offset LIMIT 1",
             (entry_id,),
         ).fetchone()
         if row is None:
             return None
-        offset, length, line_no = int(row[0]), int(row[1]), int(row[2])
+        offset, length, line_no, slot = int(row[0]), int(row[1]), int(row[2]), int(row[3])
         if offset not in self._lines:
             data = os.pread(self._index.handle.fileno(), length, offset)
             item = parse_line(line_no, data)
             if not isinstance(item, Entry) or item.id != entry_id or not data.endswith(b"\n"):
                 raise StaleIndex(f"{self._index.path}: line {line_no} is not entry {entry_id}")
-            self._lines[offset] = _Line(item, length, line_no)
+            self._lines[offset] = _Line(item, length, line_no, slot)
         return offset
 
     def _rebuild(self) -> None:
@@ -93,6 +97,7 @@ class IndexedTransaction(Transaction):
         if index is None:
             raise StaleIndex(f"{path}: the index cannot be rebuilt (unterminated last line)")
         self._index = index
+        _ensure_id_index(index)
 
     def _stored(self, slot: int) -> Entry:
         return self._lines[slot].entry
@@ -109,7 +114,7 @@ class IndexedTransaction(Transaction):
                 item = known.entry if known is not None else parse_line(line_no, data)
                 if isinstance(item, Entry):
                     out.append((position, item))
-                    self._lines.setdefault(position, _Line(item, len(data), line_no))
+                    self._lines.setdefault(position, _Line(item, len(data), line_no, None))
                 position += len(data)
             self._all = out
             first: dict[str, int] = {}
@@ -140,10 +145,13 @@ class IndexedTransaction(Transaction):
     def _write(self) -> None:
         changes: dict[int, Change] = {}
         for offset, entry in self.replaced.items():
-            changes[offset] = Change(self._lines[offset].length, entry, None)
+            line = self._lines[offset]
+            changes[offset] = Change(line.length, line.line_no, line.slot, entry, None)
         for offset, reason in self.removed.items():
             line = self._lines[offset]
-            changes[offset] = Change(line.length, None, (line.entry, reason))
+            changes[offset] = Change(
+                line.length, line.line_no, line.slot, None, (line.entry, reason)
+            )
         copy_rewrite(
             self.store,
             self.lease,
@@ -153,3 +161,19 @@ class IndexedTransaction(Transaction):
             self.appended,
             self._trim_count(len(self.appended)),
         )
+
+
+def _ensure_id_index(index: FileIndex) -> None:
+    """Give an index built before it had one its lookup by id (a lookup would otherwise scan
+    every row: 30 ms at 100k entries); the snapshot the index was opened in is taken again."""
+    db = index.db
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'entries_id'"
+    ).fetchone()
+    if found is not None:
+        return
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+    db.execute("CREATE INDEX IF NOT EXISTS entries_id ON entries (id)")
+    db.execute("BEGIN")
+    db.execute("SELECT count(*) FROM meta").fetchone()

@@ -16,16 +16,25 @@ that does not match raises :class:`~swarmq.knowledge._ftsindex.StaleIndex` and n
 written. When the index holds every line of the file as an entry (the common case: a rewrite
 leaves no corrupt or blank line) only the changed lines are looked at; otherwise every line is
 read in order, the ones the index does not hold parsed to tell corrupt from blank.
+
+After the rename, with the lock still held, the index is updated for the rewrite
+(:func:`~swarmq.knowledge._ftsindex.adopt_rewrite`: changed rows replaced, the rows after them
+moved by the bytes gained or lost), so the next reader finds it current instead of hashing
+every line; a rewrite with a byte-order mark, a FIFO trim, corrupt or blank lines, or more
+than :data:`~swarmq.knowledge._ftsindex.SHIFTS_MAX` changed lines leaves it to that reader.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import sqlite3
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from swarmq.knowledge._ftsindex import FileIndex, StaleIndex
+from swarmq.knowledge._ftsindex import FileIndex, StaleIndex, adopt_rewrite
 from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge._sidecars import evicted_record
 from swarmq.knowledge.model import Entry
@@ -37,6 +46,8 @@ from swarmq.storage.locking import Lease
 if TYPE_CHECKING:
     from swarmq.knowledge._tierfile import TierFile
 
+log = logging.getLogger(__name__)
+
 CHUNK = 1 << 20
 
 
@@ -45,6 +56,9 @@ class Change(NamedTuple):
 
     length: int
     """The line's length in the file, newline included."""
+    line_no: int
+    slot: int | None
+    """The line's slot in the index (``None``: unknown, the index is then left to readers)."""
     entry: Entry | None
     """The entry written in its place; ``None`` when it is removed."""
     evicted: tuple[Entry, str | None] | None
@@ -194,4 +208,53 @@ def copy_rewrite(
         if corrupt:
             quarantine_corrupt(path, corrupt, lease=lease, corrupt_to=store.files.corrupt)
 
+    seen = dict(index.db.execute("SELECT key, value FROM meta"))
     write_atomic_from(path, fill, lease=lease)
+    if every_line and not bom and trim == 0:
+        _keep_index_in_step(path, index, seen, changes, appended, size, int(meta["lines"]))
+
+
+def _keep_index_in_step(
+    path: Path,
+    index: FileIndex,
+    seen: dict[str, object],
+    changes: Mapping[int, Change],
+    appended: list[Entry],
+    size: int,
+    lines: int,
+) -> None:
+    """Update the index for the rewrite just made (the lock still held), so the next reader
+    finds it current instead of hashing every line: the changed lines' rows replaced, the rows
+    after each moved by the bytes and lines gained or lost before them, appended entries added.
+    Only when every changed line's slot is known; any failure leaves the index to the next
+    reader, as writers always did (the write itself has succeeded)."""
+    gone = [change.slot for _, change in sorted(changes.items())]
+    if None in gone:
+        return
+    shifts: list[tuple[int, int, int]] = []
+    added: list[tuple[Entry, int, int, bytes]] = []
+    moved_bytes = moved_lines = 0
+    for offset in sorted(changes):
+        change = changes[offset]
+        if change.entry is not None:
+            data = change.entry.raw_bytes() + b"\n"
+            added.append((change.entry, offset + moved_bytes, change.line_no + moved_lines, data))
+            moved_bytes += len(data) - change.length
+        else:
+            moved_bytes -= change.length
+            moved_lines -= 1
+        shifts.append((offset + change.length, moved_bytes, moved_lines))
+    position, line_no = size + moved_bytes, lines + moved_lines
+    for entry in appended:
+        data = entry.raw_bytes() + b"\n"
+        line_no += 1
+        added.append((entry, position, line_no, data))
+        position += len(data)
+    try:
+        with path.open("rb") as handle:
+            if os.fstat(handle.fileno()).st_size != position:
+                return
+            slots = [slot for slot in gone if slot is not None]
+            adopt_rewrite(index.db, path, handle, seen, slots, shifts, added, line_no)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("knowledge index of %s left for the next reader (%s)", path, exc)

@@ -264,9 +264,7 @@ print(json.dumps(knowledge.swarm.tier_file.mirror.state is None))
 """
 
 
-def test_concurrent_recorders_through_the_index_lose_no_update(
-    store: Make, tmp_path: Path
-) -> None:
+def test_concurrent_recorders_through_the_index_lose_no_update(store: Make, tmp_path: Path) -> None:
     knowledge = _indexed(store)
     ids = _ids(knowledge.swarm)
     shown = [ids[0], ids[150], ids[299]]
@@ -290,3 +288,64 @@ def test_concurrent_recorders_through_the_index_lose_no_update(
         entry = knowledge.swarm.get(entry_id)
         assert entry is not None and entry.outcomes["shown_count"] == 3 * rounds
     assert _ids(knowledge.swarm) == ids
+
+
+def _index_state(path: Path) -> dict[str, object]:
+    """The index's content, slots aside (a rebuild numbers them afresh)."""
+    db = sqlite3.connect(sidecar_path(path))
+    try:
+        columns = "offset, length, line_no, digest, id, status, category, scope, priority, "
+        columns += "confidence, active, static, grams, body"
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        return {
+            "entries": db.execute(f"SELECT {columns} FROM entries ORDER BY offset").fetchall(),
+            "keys": sorted(
+                db.execute(
+                    "SELECT kind, key, phrase, e.offset FROM keys k JOIN entries e USING (slot)"
+                )
+            ),
+            "df": sorted(db.execute("SELECT token, n FROM df")),
+            "meta": {k: meta[k] for k in ("end", "lines", "size", "head_crc", "tail_crc", "ino")},
+            "postings": sorted(
+                (e, t)
+                for t in ("t" + "redis".encode().hex(), "t" + "docker".encode().hex())
+                for (e,) in db.execute(
+                    "SELECT e.offset FROM fts JOIN entries e ON e.slot = fts.rowid "
+                    "WHERE fts MATCH ?",
+                    (f'"{t}"',),
+                )
+            ),
+        }
+    finally:
+        db.close()
+
+
+def test_the_writer_keeps_the_index_as_a_fresh_build_would(store: Make) -> None:
+    """Lines grown, kept the same length, shrunk, removed, appended: the index the writer
+    updated is the one a rebuild of the new file gives, and the next reader finds it current."""
+    knowledge = _indexed(store)
+    path = knowledge.swarm.files.knowledge
+    ids = _ids(knowledge.swarm)
+    record_shown(knowledge.swarm, [ids[3], ids[200]])  # grown: new keys
+    record_shown(knowledge.swarm, [ids[3], ids[200]])  # the same length
+    new = json.loads(path.read_text().splitlines()[10])
+    with knowledge.swarm.transaction() as txn:
+        current = txn.get(ids[50])
+        assert current is not None
+        txn.put({**current.data, "lesson": "Pin the redis image tag in docker compose files"})
+        txn.remove(ids[120], reason="test_removed")
+        txn.append({**new, "id": "appended-one", "lesson": "Redis pools need a max size set"})
+    assert _not_loaded(knowledge.swarm)
+    in_step = _index_state(path)
+    index = FileIndex.open(path)
+    assert index is not None
+    generation = index.db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()
+    index.close()
+    after_open = _index_state(path)
+    assert after_open == in_step  # nothing to synchronise: the writer kept it current
+    index = FileIndex.open(path, rebuild=True)
+    assert index is not None
+    index.close()
+    rebuilt = _index_state(path)
+    assert in_step == rebuilt
+    assert generation is not None
