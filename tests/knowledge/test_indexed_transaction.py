@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
+from swarmq.knowledge._ftsindex import FileIndex, sidecar_path, term_token
 from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.inject import record_shown
 from swarmq.knowledge.model import Tier
@@ -308,7 +308,7 @@ def _index_state(path: Path) -> dict[str, object]:
             "meta": {k: meta[k] for k in ("end", "lines", "size", "head_crc", "tail_crc", "ino")},
             "postings": sorted(
                 (e, t)
-                for t in ("t" + "redis".encode().hex(), "t" + "docker".encode().hex())
+                for t in (term_token("redis"), term_token("docker"))
                 for (e,) in db.execute(
                     "SELECT e.offset FROM fts JOIN entries e ON e.slot = fts.rowid "
                     "WHERE fts MATCH ?",
