@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
 from swarmq.knowledge._ftsindex import FileIndex, StaleIndex
@@ -165,15 +166,22 @@ class IndexedTransaction(Transaction):
 
 def _ensure_id_index(index: FileIndex) -> None:
     """Give an index built before it had one its lookup by id (a lookup would otherwise scan
-    every row: 30 ms at 100k entries); the snapshot the index was opened in is taken again."""
+    every row: 30 ms at 100k entries); the read snapshot the index was opened in is taken again
+    (the store lock keeps the file, so the index, still). A failure (another process holding
+    the index's write lock past the timeout) only leaves the lookups scanning."""
     db = index.db
     found = db.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'entries_id'"
     ).fetchone()
     if found is not None:
         return
-    if db.in_transaction:
-        db.execute("ROLLBACK")
-    db.execute("CREATE INDEX IF NOT EXISTS entries_id ON entries (id)")
-    db.execute("BEGIN")
-    db.execute("SELECT count(*) FROM meta").fetchone()
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.execute("CREATE INDEX IF NOT EXISTS entries_id ON entries (id)")
+    except sqlite3.Error as exc:
+        log.warning("knowledge index of %s: no lookup by id (%s)", index.path, exc)
+    finally:
+        if not db.in_transaction:
+            db.execute("BEGIN")
+            db.execute("SELECT count(*) FROM meta").fetchone()

@@ -201,7 +201,11 @@ class TierStore:
             if index is None:
                 yield Transaction(self.tier_file, lease)
                 return
-            txn = IndexedTransaction(self.tier_file, lease, index)
+            try:
+                txn = IndexedTransaction(self.tier_file, lease, index)
+            except BaseException:
+                index.close()
+                raise
             try:
                 yield txn
             finally:

@@ -349,3 +349,22 @@ def test_the_writer_keeps_the_index_as_a_fresh_build_would(store: Make) -> None:
     rebuilt = _index_state(path)
     assert in_step == rebuilt
     assert generation is not None
+
+
+def test_an_index_built_without_the_id_lookup_gets_it_on_its_first_transaction(
+    store: Make,
+) -> None:
+    knowledge = _indexed(store)
+    sidecar = sidecar_path(knowledge.swarm.files.knowledge)
+    db = sqlite3.connect(sidecar)
+    db.execute("DROP INDEX entries_id")
+    db.commit()
+    db.close()
+    ids = _ids(knowledge.swarm)
+    record_shown(knowledge.swarm, [ids[42]])
+    assert _not_loaded(knowledge.swarm)
+    db = sqlite3.connect(sidecar)
+    found = db.execute("SELECT name FROM sqlite_master WHERE name = 'entries_id'").fetchall()
+    db.close()
+    assert found == [("entries_id",)]
+    assert knowledge.swarm.get(ids[42]).outcomes["shown_count"] == 1  # type: ignore[union-attr]
