@@ -368,3 +368,67 @@ def test_an_index_built_without_the_id_lookup_gets_it_on_its_first_transaction(
     db.close()
     assert found == [("entries_id",)]
     assert knowledge.swarm.get(ids[42]).outcomes["shown_count"] == 1  # type: ignore[union-attr]
+
+
+KILLED = """
+import json, os, sys
+from pathlib import Path
+import swarmq.knowledge._linecopy as linecopy
+from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.inject import record_shown
+from swarmq.knowledge.project import KnowledgeStore
+from swarmq.storage.locking import LocalLocks
+root, ids, step = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+if step == "copying":
+    copy = linecopy._Out.copy
+    def dying(self, *args):
+        copy(self, *args)
+        os._exit(86)  # the temp file half written
+    linecopy._Out.copy = dying
+else:
+    def dying(*args, **kwargs):
+        os._exit(86)  # renamed, the index not yet in step
+    linecopy.adopt_rewrite = dying
+knowledge = KnowledgeStore(root / "project" / ".swarm", locks=LocalLocks(root / "locks"),
+    config=KnowledgeConfig(swarm_max_entries=None, hive_max_entries=None, retrieval="lexical"),
+    data_dir=root / "data", project_name="proj")
+record_shown(knowledge.swarm, ids)
+"""
+
+
+@pytest.mark.parametrize("step", ["copying", "renamed"])
+def test_a_writer_killed_mid_commit_leaves_the_old_or_the_new_store(
+    store: Make, tmp_path: Path, step: str
+) -> None:
+    knowledge = _indexed(store)
+    path = knowledge.swarm.files.knowledge
+    ids = _ids(knowledge.swarm)
+    shown = [ids[10], ids[250]]
+    before = path.read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(tmp_path), json.dumps(shown), step],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 86, done.stderr.decode()
+    after = path.read_bytes()
+    temps = [p for p in path.parent.iterdir() if p.name.startswith(f".{path.name}.tmp-")]
+    if step == "copying":
+        assert after == before and temps  # the old store, and the dead writer's temp
+    else:
+        assert after != before and not temps
+    knowledge = store()
+    record_shown(knowledge.swarm, shown)  # the next writer: through the index, which catches up
+    assert _not_loaded(knowledge.swarm)
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(f".{path.name}.tmp-")]
+    count = 1 if step == "copying" else 2
+    assert all(knowledge.swarm.get(i).outcomes["shown_count"] == count for i in shown)  # type: ignore[union-attr]
+    index = FileIndex.open(path)
+    assert index is not None
+    index.close()
+    in_step = _index_state(path)
+    index = FileIndex.open(path, rebuild=True)
+    assert index is not None
+    index.close()
+    assert _index_state(path) == in_step
