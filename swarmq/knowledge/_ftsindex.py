@@ -696,7 +696,7 @@ def adopt_rewrite(
         ):
             db.execute("ROLLBACK")
             return False
-        _delete(db, list(gone))
+        removed = _delete(db, list(gone), count=False)
         if any(b or n for _, b, n in shifts):
             last_first = sorted(shifts, reverse=True)
             cases = " ".join("WHEN offset >= ? THEN ?" for _ in last_first)
@@ -714,7 +714,7 @@ def adopt_rewrite(
         for entry, offset, line_no, data in added:
             rows.append((next_slot, _row(entry, offset, len(data), line_no, _digest(data))))
             next_slot += 1
-        _insert(db, rows)
+        _net_count(db, _insert(db, rows, count=False), removed)
         st = os.fstat(handle.fileno())
         end = st.st_size
         values = {
@@ -737,7 +737,10 @@ def adopt_rewrite(
     return True
 
 
-def _insert(db: sqlite3.Connection, rows: list[tuple[int, _Row]]) -> None:
+def _insert(
+    db: sqlite3.Connection, rows: list[tuple[int, _Row]], *, count: bool = True
+) -> Counter[str]:
+    """Index ``rows``; returns their tokens, counted in ``df`` unless ``count`` is False."""
     db.executemany(
         "INSERT INTO entries (slot, offset, length, line_no, digest, id, status, category, "
         "scope, priority, confidence, active, static, grams, body) "
@@ -747,23 +750,49 @@ def _insert(db: sqlite3.Connection, rows: list[tuple[int, _Row]]) -> None:
     db.executemany(
         "INSERT INTO fts (rowid, body) VALUES (?, ?)", [(slot, row.body) for slot, row in rows]
     )
-    _count(db, Counter(token for _, row in rows for token in row.body.split()), 1)
+    tokens = Counter(token for _, row in rows for token in row.body.split())
+    if count:
+        _count(db, tokens, 1)
     db.executemany(
         "INSERT INTO keys (kind, key, slot, phrase) VALUES (?, ?, ?, ?)",
         [(kind, key, slot, phrase) for slot, row in rows for kind, key, phrase in row.keys],
     )
+    return tokens
 
 
-def _delete(db: sqlite3.Connection, slots: list[int]) -> None:
+def _delete(db: sqlite3.Connection, slots: list[int], *, count: bool = True) -> Counter[str]:
+    """Drop ``slots``; returns their tokens, uncounted from ``df`` unless ``count`` is False."""
+    tokens: Counter[str] = Counter()
     for start in range(0, len(slots), 900):
         chunk = slots[start : start + 900]
         marks = ",".join("?" * len(chunk))
         bodies = db.execute(f"SELECT slot, body FROM entries WHERE slot IN ({marks})", chunk)
         gone = bodies.fetchall()
         db.executemany("INSERT INTO fts (fts, rowid, body) VALUES ('delete', ?, ?)", gone)
-        _count(db, Counter(token for _, body in gone for token in body.split()), -1)
+        removed = Counter(token for _, body in gone for token in body.split())
+        if count:
+            _count(db, removed, -1)
+        tokens.update(removed)
         db.execute(f"DELETE FROM entries WHERE slot IN ({marks})", chunk)
         db.execute(f"DELETE FROM keys WHERE slot IN ({marks})", chunk)
+    return tokens
+
+
+def _net_count(db: sqlite3.Connection, added: Counter[str], removed: Counter[str]) -> None:
+    """``df`` moved by the tokens added less those removed: a line rewritten with the same
+    terms (a counter changed) moves none, and only tokens that fell are looked at for pruning
+    (:func:`_count` prunes by scanning the whole table: 28 ms at 100k entries)."""
+    added.subtract(removed)
+    moved = [(token, n) for token, n in added.items() if n]
+    db.executemany(
+        "INSERT INTO df (token, n) VALUES (?, ?) ON CONFLICT (token) DO UPDATE SET n = n + excluded.n",
+        moved,
+    )
+    fell = [token for token, n in moved if n < 0]
+    for start in range(0, len(fell), 900):
+        chunk = fell[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        db.execute(f"DELETE FROM df WHERE n <= 0 AND token IN ({marks})", chunk)
 
 
 def _count(db: sqlite3.Connection, counts: Counter[str], sign: int) -> None:
