@@ -432,3 +432,37 @@ def test_a_writer_killed_mid_commit_leaves_the_old_or_the_new_store(
     assert index is not None
     index.close()
     assert _index_state(path) == in_step
+
+
+def test_a_nightly_consolidation_commits_through_the_index_without_loading_the_store(
+    tmp_path: Path,
+) -> None:
+    """The indexed night (planned through the index) commits through this transaction: the
+    store is never loaded, the merge lands, the index stays as a rebuild gives it, and the full
+    pass afterwards finds nothing left to do."""
+    from bench.lesson_corpus import generate
+    from swarmq.consolidation.config import ConsolidationConfig
+    from swarmq.consolidation.knowledge import consolidate_tier
+    from tests.consolidation.support import entry, open_store, write_store
+
+    config = ConsolidationConfig(dense_duplicates=False)
+    lessons = generate(600, seed=41, dup_rate=0.02, odd_rate=0.0, dark_rate=0.0).lessons
+    write_store(tmp_path, [entry(f"e{k}", text) for k, text in enumerate(lessons)])
+    consolidate_tier(open_store(tmp_path).swarm, config, scope="swarm")
+    path = open_store(tmp_path).swarm.files.knowledge
+    index = FileIndex.open(path)
+    assert index is not None
+    index.close()
+    with open_store(tmp_path).swarm.transaction() as txn:
+        txn.append(entry("n0", lessons[7] + " again", created="2026-02-01T00:00:00.000Z"))
+    forget(path)  # the nightly run's fresh process
+    report = consolidate_tier(open_store(tmp_path).swarm, config, scope="swarm")
+    assert report.indexed and report.plan.actions
+    assert open_store(tmp_path).swarm.tier_file.mirror.state is None, "the commit loaded it"
+    in_step = _index_state(path)
+    rebuilt = FileIndex.open(path, rebuild=True)
+    assert rebuilt is not None
+    rebuilt.close()
+    assert _index_state(path) == in_step
+    after = consolidate_tier(open_store(tmp_path).swarm, config, scope="swarm", full=True)
+    assert not after.plan.actions
