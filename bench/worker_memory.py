@@ -11,7 +11,9 @@ persistent index) and one fresh child process per mode that loads the roster onc
 * ``reads``: ``inject`` unrecorded (``prepare``, what a mission's prompt builds), ``search``,
   ``recall_error`` through the signature index (``index_dir``, as the CLI passes it);
 * ``recorded``: the same calls as the MCP server makes them: ``inject`` recorded (receipt,
-  ``shown_count`` + 1), ``search``, ``recall_error`` recorded, no ``index_dir``.
+  ``shown_count`` + 1), ``search``, ``recall_error`` recorded, no ``index_dir``;
+* ``recorded-index``: ``recorded`` with the recall through the signature index (``index_dir``),
+  so that only the recording (``shown_count`` + 1 in a transaction) could load the store.
 
 The child reads its own ``VmRSS`` (split into ``RssAnon``, the heap, and ``RssFile``, mapped
 files: the index's pages when mapped) and ``VmHWM`` from ``/proc/self/status`` after the roster
@@ -64,8 +66,8 @@ config, mode, calls, texts_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sy
 texts = json.loads(Path(texts_file).read_text())
 roster = load_roster(Path(config))
 knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "bench-locks"))
-recorded = mode == "recorded"
-index_dir = None if recorded else roster.runtime_dir / "recall"
+recorded = mode.startswith("recorded")
+index_dir = None if mode == "recorded" else roster.runtime_dir / "recall"
 failures = [
     "$ pytest tests/\\nModuleNotFoundError: No module named 'pydantic'",
     "$ npm run build\\nerror TS2307: Cannot find module 'react' or its type declarations.",
@@ -146,7 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--modes", nargs="+", choices=["reads", "recorded"],
+    parser.add_argument("--modes", nargs="+", choices=["reads", "recorded", "recorded-index"],
                         default=["reads", "recorded"])  # fmt: skip
     parser.add_argument("--recorded-calls", type=int, default=0,
                         help="calls of the recorded mode (default: --calls)")  # fmt: skip

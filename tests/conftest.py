@@ -26,9 +26,17 @@ from celery import Celery
 from swarmq.coord import keys
 from swarmq.coord.connection import answers
 from swarmq.workers import embedded_redis
+from tests.knowledge.indexed import force_index_path, forced
 from tests.support import WorkerProcess, client_app, write_roster
 
 BASE_REDIS_URL = os.environ.get("SWARMQ_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture(autouse=forced())
+def _transactions_through_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SWARMQ_TEST_TXN_INDEX=1``: every store transaction reads through the persisted index
+    (tests/knowledge/indexed.py)."""
+    force_index_path(monkeypatch)
 
 
 def worker_redis_url(base: str, worker: str | None) -> str:

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
 from swarmq.knowledge._indexes import ContradictionListener, DedupListener, mirror_index
 from swarmq.knowledge._loaded import loaded
 from swarmq.knowledge._sidecars import append_capped, evicted_record
@@ -32,6 +35,8 @@ from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.storage.locking import Lease, StoreLocks
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +151,44 @@ class TierFile:
         with self.locks.hold(self.files.resource, timeout=timeout) as lease, self.mirror.mutex:
             self.mirror.refresh()
             yield lease
+
+    @contextlib.contextmanager
+    def held(self, *, timeout: float | None = None) -> Iterator[Lease]:
+        """Hold the store lock without reading the store (a write of a sidecar alone, such as
+        the events log, must not load a store this process reads through its index)."""
+        with self.locks.hold(self.files.resource, timeout=timeout) as lease:
+            yield lease
+
+    @contextlib.contextmanager
+    def locked_for_transaction(
+        self, *, timeout: float | None = None
+    ) -> Iterator[tuple[Lease, FileIndex | None]]:
+        """Hold the store lock for a transaction: with the store's persisted index open and
+        synchronised with the file when this process has not loaded the mirror and the index
+        exists (``persistent_index``; the transaction then reads through it, the caller closes
+        it), else with the mirror refreshed (and ``None``)."""
+        with self.locks.hold(self.files.resource, timeout=timeout) as lease, self.mirror.mutex:
+            index = self._transaction_index()
+            if index is None:
+                self.mirror.refresh()
+            yield lease, index
+
+    def _transaction_index(self) -> FileIndex | None:
+        """The persisted index, when a transaction should read through it: a loaded mirror is
+        already paid for (and answers faster), and an index is never built under the lock for a
+        transaction (the first search builds it); a damaged one is rebuilt on opening."""
+        path = self.files.knowledge
+        if (
+            not self.config.persistent_index
+            or self.mirror.state is not None
+            or not sidecar_path(path).exists()
+        ):
+            return None
+        try:
+            return FileIndex.open(path)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("knowledge index of %s unusable (%s); loading the store", path, exc)
+            return None
 
     def append_entries(self, entries: builtins.list[Entry], lease: Lease) -> None:
         written = append_lines(self.files.knowledge, [e.line() for e in entries], lease=lease)

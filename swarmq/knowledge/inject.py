@@ -71,7 +71,7 @@ def log_event(store: TierStore, event_type: str, **fields: Any) -> dict[str, Any
         "event_id": str(uuid.uuid4()),
         "timestamp": store.now(),
     }
-    with store.tier_file.locked() as lease:
+    with store.tier_file.held() as lease:
         append_lines(store.files.events, [dumps_js(record)], lease=lease)
     return record
 

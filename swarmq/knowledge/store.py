@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from swarmq.knowledge._group import group_for
+from swarmq.knowledge._indextxn import IndexedTransaction
 from swarmq.knowledge._prepare import prepare
 from swarmq.knowledge._quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge._tierfile import Snapshot, TierFile
@@ -190,9 +191,25 @@ class TierStore:
         :class:`~swarmq.storage.locking.LockError`) with the store read fresh under it, and
         collect changes that are written only when the caller calls
         :meth:`Transaction.commit` (for callers that journal between deciding and writing);
-        ``txn.lease`` fences the caller's own writes made under the same hold."""
-        with self.tier_file.locked(timeout=timeout) as lease:
-            yield Transaction(self.tier_file, lease)
+        ``txn.lease`` fences the caller's own writes made under the same hold.
+
+        A store this process has not loaded is read through its persisted index when it has
+        one (:class:`~swarmq.knowledge._indextxn.IndexedTransaction`: only the entries asked
+        for are read, the commit copies the file), so recording a few entries does not load
+        the store."""
+        with self.tier_file.locked_for_transaction(timeout=timeout) as (lease, index):
+            if index is None:
+                yield Transaction(self.tier_file, lease)
+                return
+            try:
+                txn = IndexedTransaction(self.tier_file, lease, index)
+            except BaseException:
+                index.close()
+                raise
+            try:
+                yield txn
+            finally:
+                txn.close()
 
     def rewrite(
         self,

@@ -25,7 +25,13 @@ def id_of(item: Mapping[str, Any] | Entry) -> str:
 
 class Transaction:
     """Changes to one store, committed together by :meth:`TierStore.transaction` (or by
-    :meth:`commit` inside :meth:`TierStore.locked`)."""
+    :meth:`commit` inside :meth:`TierStore.locked`).
+
+    This one works on the store's mirror (every entry parsed and kept); a store read through its
+    persisted index gets :class:`~swarmq.knowledge._indextxn.IndexedTransaction` instead, which
+    reads only the entries asked for and commits by copying the file. Both key their changes by
+    a *slot* (the mirror's slot here, the line's byte offset there) that only the hooks
+    :meth:`_slot_of`, :meth:`_stored`, :meth:`_stored_items` and :meth:`_write` interpret."""
 
     def __init__(self, store: TierFile, lease: Lease) -> None:
         self.store = store
@@ -36,18 +42,44 @@ class Transaction:
         self.removed: dict[int, str | None] = {}
         self.appended: list[Entry] = []
 
+    # -- where the stored entries come from (overridden by the indexed transaction) ------------
+
+    def _slot_of(self, entry_id: str) -> int | None:
+        """The slot of the (first) stored entry with ``entry_id``."""
+        return self._mirror.by_id.get(entry_id)
+
+    def _stored(self, slot: int) -> Entry:
+        """The stored entry at ``slot`` (as committed, without this transaction's changes)."""
+        return self._mirror.slots[slot]
+
+    def _stored_items(self) -> list[tuple[int, Entry]]:
+        """Every stored entry with its slot, in file order."""
+        return list(self._mirror.slots.items())
+
+    def _write(self) -> None:
+        """Write the collected changes (some replaced or removed) in one rewrite, then trim."""
+        self.store.rewrite_file(
+            self.lease, replaced=self.replaced, removed=self.removed, appended=self.appended
+        )
+        self.store.trim(self.lease)
+
+    def _write_appended(self) -> None:
+        """Write the collected changes (appended entries only), then trim."""
+        self.store.append_entries(self.appended, self.lease)
+        self.store.trim(self.lease)
+
+    # -- the transaction ----------------------------------------------------------------------------
+
     @property
     def entries(self) -> list[Entry]:
         """The store as it will be written, in file order."""
-        out = [
-            self.replaced.get(s, e) for s, e in self._mirror.slots.items() if s not in self.removed
-        ]
+        out = [self.replaced.get(s, e) for s, e in self._stored_items() if s not in self.removed]
         return [*out, *self.appended]
 
     def get(self, entry_id: str) -> Entry | None:
-        slot = self._mirror.by_id.get(entry_id)
+        slot = self._slot_of(entry_id)
         if slot is not None and slot not in self.removed:
-            return self.replaced.get(slot, self._mirror.slots[slot])
+            return self.replaced.get(slot, self._stored(slot))
         return next((e for e in self.appended if e.id == entry_id), None)
 
     def put(
@@ -58,10 +90,10 @@ class Transaction:
         data = dict(item.data if isinstance(item, Entry) else item)
         data = redact_fields(data) or data
         entry_id = str(data.get("id"))
-        slot = self._mirror.by_id.get(entry_id)
+        slot = self._slot_of(entry_id)
         if slot is None or slot in self.removed:
             return self._put_appended(entry_id, data, expected_revision)
-        current = self.replaced.get(slot, self._mirror.slots[slot])
+        current = self.replaced.get(slot, self._stored(slot))
         if expected_revision is not None and expected_revision != current.revision:
             raise RevisionConflict(entry_id, expected_revision, current.revision)
         if _without_revision(data) == _without_revision(current.data):
@@ -99,27 +131,22 @@ class Transaction:
     def remove(self, entry_id: str, *, reason: str | None) -> Entry:
         """Take an entry out of the store; with a ``reason`` it is recorded in the evicted
         sidecar (pass ``None`` only when you stored it elsewhere yourself)."""
-        slot = self._mirror.by_id.get(entry_id)
+        slot = self._slot_of(entry_id)
         if slot is None or slot in self.removed:
             for index, entry in enumerate(self.appended):
                 if entry.id == entry_id:
                     return self.appended.pop(index)
             raise EntryNotFound(f"no entry {entry_id} in {self.store.files.knowledge}")
         self.removed[slot] = reason
-        return self.replaced.pop(slot, self._mirror.slots[slot])
+        return self.replaced.pop(slot, self._stored(slot))
 
     def commit(self) -> None:
         """Write the collected changes in one append or one rewrite, then the FIFO trim."""
-        lease = self.lease
         if not self.replaced and not self.removed:
             if self.appended:
-                self.store.append_entries(self.appended, lease)
-                self.store.trim(lease)
+                self._write_appended()
             return
-        self.store.rewrite_file(
-            lease, replaced=self.replaced, removed=self.removed, appended=self.appended
-        )
-        self.store.trim(lease)
+        self._write()
 
 
 def _check(entry: Entry) -> None:

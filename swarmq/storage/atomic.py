@@ -317,17 +317,50 @@ def write_atomic(
     can share one). ``confirm=False`` leaves the lease's confirmation to the caller, who must
     call ``locking.confirm_by_release`` before it reports the write.
     """
-    path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    write_atomic_from(
+        path,
+        lambda fd: write_all(fd, payload),
+        lease=lease,
+        mode=mode,
+        durable=durable,
+        guard=guard,
+        sync_dir=sync_dir,
+        confirm=confirm,
+    )
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write every byte of ``data`` to ``fd`` (``os.write`` may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def write_atomic_from(
+    path: Path | str,
+    fill: Callable[[int], None],
+    *,
+    lease: Lease | None = None,
+    mode: int = 0o644,
+    durable: bool = True,
+    guard: AbstractContextManager[None] | None = None,
+    sync_dir: Callable[[Path], None] | None = None,
+    confirm: bool = True,
+) -> None:
+    """:func:`write_atomic` for a body written piece by piece: ``fill(fd)`` writes the new
+    file's bytes to the temp file (a store too big to hold in memory is copied through it), with
+    the same guarantees; whatever ``fill`` raises leaves the old file and no temp file. ``fill``
+    runs before the fence check, so what it records elsewhere (evicted lines) is written before
+    the rename, as a caller of :func:`write_atomic` records it before the call."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            fill(fd)
             if durable:
                 os.fsync(fd)
         finally:
