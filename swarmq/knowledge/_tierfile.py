@@ -19,9 +19,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
 from swarmq.knowledge._indexes import ContradictionListener, DedupListener, mirror_index
 from swarmq.knowledge._loaded import loaded
 from swarmq.knowledge._sidecars import append_capped, evicted_record
@@ -35,6 +34,9 @@ from swarmq.storage.atomic import append_lines, write_atomic
 from swarmq.storage.clock import iso
 from swarmq.storage.jsonl import BOM, CorruptLine, JsonlLine, quarantine_corrupt, starts_with_bom
 from swarmq.storage.locking import Lease, StoreLocks
+
+if TYPE_CHECKING:
+    from swarmq.knowledge._ftsindex import FileIndex
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,9 @@ class TierFile:
         """The persisted index, when a transaction should read through it: a loaded mirror is
         already paid for (and answers faster), and an index is never built under the lock for a
         transaction (the first search builds it); a damaged one is rebuilt on opening."""
+        # imported here: the index brings its tokenizer, which `knowledge list` never needs
+        from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
+
         path = self.files.knowledge
         if (
             not self.config.persistent_index

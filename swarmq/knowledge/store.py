@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from swarmq.knowledge._group import group_for
-from swarmq.knowledge._indextxn import IndexedTransaction
 from swarmq.knowledge._prepare import prepare
 from swarmq.knowledge._quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge._tierfile import Snapshot, TierFile
@@ -201,6 +200,9 @@ class TierStore:
             if index is None:
                 yield Transaction(self.tier_file, lease)
                 return
+            # imported here: it brings the index's tokenizer, which `knowledge list` never needs
+            from swarmq.knowledge._indextxn import IndexedTransaction
+
             try:
                 txn = IndexedTransaction(self.tier_file, lease, index)
             except BaseException:
