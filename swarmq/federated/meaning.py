@@ -91,6 +91,8 @@ class MemoryFile:
     lines: tuple[int, ...]
     texts: tuple[str, ...]
     vectors: Vectors
+    row_of: dict[int, int]
+    """Line number -> row of ``vectors``."""
 
 
 NoteText = Callable[[str], str]
@@ -150,7 +152,9 @@ class MemoryVectors:
             if texts
             else np.zeros((0, self.embedder.dim), dtype=np.float32)
         )
-        return MemoryFile(stamp, tuple(lines), tuple(texts), vectors)
+        return MemoryFile(
+            stamp, tuple(lines), tuple(texts), vectors, {n: r for r, n in enumerate(lines)}
+        )
 
 
 def _walk(prefixes: Sequence[str]) -> list[tuple[str, tuple[int, int]]]:
@@ -204,12 +208,20 @@ def memory_vectors(embedder: Embedder, roots: Sequence[str]) -> MemoryVectors:
 
 @dataclass(frozen=True, slots=True)
 class NearNotes:
-    """Memory notes measured against a query: every note's cosine and text by ``(path, line)``,
-    and the nearest at or above the memory floor, nearest first."""
+    """Memory notes measured against a query: each file's notes and their cosines, and the
+    nearest notes at or above the memory floor (``(path, line)``, nearest first)."""
 
-    cosines: dict[tuple[str, int], float]
-    texts: dict[tuple[str, int], str]
+    measured: dict[str, tuple[MemoryFile, list[float]]]
     nearest: list[tuple[str, int]]
+
+    def note(self, path: str, line: int) -> tuple[str, float] | None:
+        """The note at ``path:line`` and its cosine, ``None`` for a line with no vector."""
+        found = self.measured.get(path)
+        if found is None:
+            return None
+        notes, values = found
+        row = notes.row_of.get(line)
+        return None if row is None else (notes.texts[row], values[row])
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,20 +246,17 @@ class Meaning:
         """Every memory note under ``prefixes`` (of a store with ``roots``) measured, and the
         ``take`` nearest at or above the memory floor."""
         files = memory_vectors(self.embedder, roots).notes(prefixes, note_text)
-        cosines: dict[tuple[str, int], float] = {}
-        texts: dict[tuple[str, int], str] = {}
+        measured: dict[str, tuple[MemoryFile, list[float]]] = {}
         near: list[tuple[float, str, int]] = []
         for path, notes in files:
             if not notes.lines:
                 continue
             values: Vectors = np.einsum("ij,j->i", notes.vectors, self.vector)
+            measured[path] = (notes, values.tolist())
             for row in np.flatnonzero(values >= self.floors.memory).tolist():
                 near.append((float(values[row]), path, notes.lines[row]))
-            for line, text, value in zip(notes.lines, notes.texts, values.tolist(), strict=True):
-                cosines[(path, line)] = value
-                texts[(path, line)] = text
         near.sort(key=lambda n: (-n[0], n[1], n[2]))
-        return NearNotes(cosines, texts, [(path, line) for _, path, line in near[:take]])
+        return NearNotes(measured, [(path, line) for _, path, line in near[:take]])
 
 
 def query_meaning(

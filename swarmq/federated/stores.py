@@ -305,14 +305,15 @@ def _memory_by_meaning(
         order.setdefault(key, len(order))
     scored: list[tuple[float, int, str, int, str]] = []
     for (path, line), position in order.items():
-        body = near.texts.get((path, line))
-        if body is None:
+        measured = near.note(path, line)
+        if measured is not None:
+            body, cosine = measured
+        else:  # a line too short for a vector (or new since): its words alone
             raw = _line(path, line)
             if raw is None:
                 continue
-            body = note_text(raw)
+            body, cosine = note_text(raw), 0.0
         share = len(wanted & words(body)) / len(wanted)
-        cosine = near.cosines.get((path, line), 0.0)
         if share < floor and cosine < meaning.floors.memory:
             continue
         scored.append((fused_relevance(share, cosine), position, path, line, body))
