@@ -224,7 +224,8 @@ def run_size(
 
             mark = watermark_path(path.with_name("knowledge-consolidation.jsonl"))
             lines = path.read_text(encoding="utf-8").splitlines()
-            save_mark(mark, lines, ConsolidationConfig(**DENSE), run_id=None, at=at, lease=None)
+            config = ConsolidationConfig.model_validate(DENSE)
+            save_mark(mark, lines, config, run_id=None, at=at, lease=None)
         else:
             first = child(root, "nightly")  # no watermark yet: a full pass
         index_seconds = build_index(root) if indexed else None
