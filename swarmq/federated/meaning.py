@@ -35,7 +35,7 @@ class DenseFloors:
     """The cosine that makes a record relevant, per store kind, for one model."""
 
     flywheel: float
-    """Learnings, patterns and pool candidates."""
+    """Learnings and patterns (a pool candidate's cosine only ranks it: ``flywheel.lookup.search``)."""
     memory: float
     """Worker and shared memory notes."""
 
@@ -97,6 +97,9 @@ class MemoryFile:
 
 NoteText = Callable[[str], str]
 """A memory line -> the note's text (``swarmq.federated.stores.note_text``)."""
+NoteFile = Callable[[str], bool]
+"""A memory file's path -> whether its lines are notes meaning may reach (not the mission
+ledger's own records: ``swarmq.profiles.layout.ledger_record``)."""
 MIN_NOTE_WORDS = 4
 """A memory line needs this many words to have a vector: a heading ("## Notes"), a date or a
 rule line is no note, and a two-word line's vector sits near anything with those two words."""
@@ -114,11 +117,15 @@ class MemoryVectors:
     files: dict[str, MemoryFile] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def notes(self, prefixes: Sequence[str], note_text: NoteText) -> list[tuple[str, MemoryFile]]:
-        """Every memory file under ``prefixes`` (directories ending in the separator), with
-        its notes' vectors."""
+    def notes(
+        self, prefixes: Sequence[str], note_text: NoteText, note_file: NoteFile
+    ) -> list[tuple[str, MemoryFile]]:
+        """Every memory file under ``prefixes`` (directories ending in the separator) that
+        ``note_file`` keeps, with its notes' vectors (a file it does not keep is never read)."""
         out = []
         for path, stamp in _walk(prefixes):
+            if not note_file(path):
+                continue
             with self.lock:
                 known = self.files.get(path)
             if known is None or known.stamp != stamp:
@@ -241,11 +248,16 @@ class Meaning:
         return [float(c) for c in out]
 
     def near_notes(
-        self, roots: Sequence[str], prefixes: Sequence[str], note_text: NoteText, take: int
+        self,
+        roots: Sequence[str],
+        prefixes: Sequence[str],
+        note_text: NoteText,
+        note_file: NoteFile,
+        take: int,
     ) -> NearNotes:
-        """Every memory note under ``prefixes`` (of a store with ``roots``) measured, and the
-        ``take`` nearest at or above the memory floor."""
-        files = memory_vectors(self.embedder, roots).notes(prefixes, note_text)
+        """Every memory note under ``prefixes`` (of a store with ``roots``) in a file
+        ``note_file`` keeps measured, and the ``take`` nearest at or above the memory floor."""
+        files = memory_vectors(self.embedder, roots).notes(prefixes, note_text, note_file)
         measured: dict[str, tuple[MemoryFile, list[float]]] = {}
         near: list[tuple[float, str, int]] = []
         for path, notes in files:

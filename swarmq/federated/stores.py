@@ -15,7 +15,9 @@ Given a query's :class:`~swarmq.federated.meaning.Meaning` (hybrid retrieval: th
 store's model), the flywheel and memory answers are meaning-aware too: a record is relevant when
 it holds the floor's share of the query's words or its cosine reaches its store kind's dense
 floor, and they rank by both (``swarmq.flywheel.lookup.fused_relevance``); memory notes near the
-query in meaning are candidates beside the lines memory search finds by their words.
+query in meaning are candidates beside the lines memory search finds by their words. Pool
+candidates and the mission ledger's own memory files (``swarmq.profiles.layout.ledger_record``)
+are reached by their words only.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.query import search as knowledge_search
 from swarmq.knowledge.secrets import redacted
+from swarmq.profiles.layout import ledger_record
 from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchError
 
 if TYPE_CHECKING:
@@ -294,11 +297,23 @@ def _memory_by_meaning(
     """The lines memory search ``found`` by their words (``(path, line)``, its order) and the
     notes nearest the query in meaning, each relevant by word share or cosine, best
     (:func:`fused_relevance`) first; ties keep memory search's order (phrase, overlap,
-    recency), then the nearer note."""
+    recency), then the nearer note.
+
+    The mission ledger's own records (summaries, event logs, handoffs, episodes:
+    ``ledger_record``) are not reached by meaning: they echo every mission's objective and
+    checkpoints, which a later task on the same subject is near without their being lessons
+    (the demo's fourth mission was shown its predecessor's objective twice and a checkpoint).
+    A line of theirs that holds the floor's share of the query's words is still an answer,
+    measured on its words alone."""
     memory = stores.memory
     assert memory is not None
+    profiles, shared = memory.profiles_dir, memory.shared_dir
     near = meaning.near_notes(
-        [str(memory.profiles_dir), str(memory.shared_dir)], prefixes, note_text, 2 * limit
+        [str(profiles), str(shared)],
+        prefixes,
+        note_text,
+        lambda path: not ledger_record(path, profiles, shared),
+        2 * limit,
     )
     order: dict[tuple[str, int], int] = {}
     for key in [*found, *near.nearest]:

@@ -2,8 +2,9 @@
 
 Relevance is the share of the query's words found in an artifact (stop words ignored), or,
 given the cosine of each artifact's text to the query (``cosines``: a caller that holds an
-embedding model, ``swarmq.federated.meaning``), the better of that share and the cosine, and an
-artifact is relevant when either reaches its floor; utility then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
+embedding model, ``swarmq.federated.meaning``), the mean of that share and the cosine, and a
+learning or pattern is relevant when either reaches its floor (a pool candidate only by its
+words); utility then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
 that proved useful rises and knowledge that misled sinks. Every returned artifact is cited
 (``retrieved`` unless told otherwise) in ``.agents/ao/citations.jsonl``; a candidate still in
 the pool is cited by its pool path. A retrieval is exposure: it never promotes a candidate
@@ -92,22 +93,35 @@ def search(
     min_cosine: float = 1.0,
 ) -> list[LookupHit]:
     """Rank artifacts for ``query`` (nothing is written): those holding ``min_relevance`` of its
-    content words, and, given ``cosines``, those whose text reaches ``min_cosine``."""
+    content words, and, given ``cosines``, learnings and patterns whose text reaches
+    ``min_cosine``.
+
+    A pool candidate is reached by its words alone (its cosine, when measured, only ranks it):
+    it passed no gate (forged from one transcript, held until something confirms it), the
+    meaning floors were calibrated on learnings and patterns with no candidate among them
+    (docs/QUALITY.md, "Issue 26: meaning-aware ranking"), and the forge leaves candidates on
+    every mission's subject, near in meaning to any later task on it (the demo's fourth mission
+    was shown the third's held candidate at cosine 0.43, holding 2 of its 8 words)."""
     wanted = words(query)
     if not wanted:
         return []
 
-    def rate(
-        body: str, found: frozenset[str], recorded: str | None, cosine: float | None
-    ) -> float | None:
-        share = len(wanted & found) / len(wanted)
-        if cosine is None:
-            return share if share >= min_relevance else None
-        if share < min_relevance and cosine < min_cosine:
-            return None
-        return fused_relevance(share, cosine)
+    def rater(floor: float) -> Rate:
+        def rate(
+            body: str, found: frozenset[str], recorded: str | None, cosine: float | None
+        ) -> float | None:
+            share = len(wanted & found) / len(wanted)
+            if cosine is None:
+                return share if share >= min_relevance else None
+            if share < min_relevance and cosine < floor:
+                return None
+            return fused_relevance(share, cosine)
 
-    return _ranked(layout, rate, limit, include_pool, cosines)
+        return rate
+
+    return _ranked(
+        layout, rater(min_cosine), limit, include_pool, cosines, rate_pool=rater(float("inf"))
+    )
 
 
 def fused_relevance(share: float, cosine: float) -> float:
@@ -127,10 +141,13 @@ def _ranked(
     limit: int,
     include_pool: bool,
     cosines: Cosines | None = None,
+    *,
+    rate_pool: Rate | None = None,
 ) -> list[LookupHit]:
-    """Every learning, pattern and (with ``include_pool``) pool candidate ``rate`` keeps, its
-    relevance tilted by utility, best first, cut to ``limit`` and redacted. With ``cosines``,
-    every artifact's meaning text is measured against the query in one batch first."""
+    """Every learning and pattern ``rate`` keeps and (with ``include_pool``) every pool
+    candidate ``rate_pool`` keeps (default: ``rate``), its relevance tilted by utility, best
+    first, cut to ``limit`` and redacted. With ``cosines``, every artifact's meaning text is
+    measured against the query in one batch first."""
     root = layout.root.parent
     patterns = layout.patterns
     learnings: list[tuple[Path, str, _Parsed, tuple[str, str, str, frozenset[str], str]]] = []
@@ -170,8 +187,9 @@ def _ranked(
                 None if cosine is None else round(cosine, 4),
             )
         )
+    rate_candidate = rate if rate_pool is None else rate_pool
     for (path, candidate), cosine in zip(candidates, measured[len(learnings) :], strict=True):
-        relevance = rate(candidate.body, candidate.words, candidate.signature, cosine)
+        relevance = rate_candidate(candidate.body, candidate.words, candidate.signature, cosine)
         if relevance is not None:
             hits.append(_candidate_hit(root, path, candidate, relevance, cosine))
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))

@@ -7,6 +7,7 @@ model, no Redis (the stores lock with local locks)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
+from swarmq.profiles.layout import ledger_record
 from swarmq.profiles.search import MemorySearch
 from swarmq.similarity.embedding import Embedder, Vectors
 from swarmq.similarity.static_embedder import default_embedder
@@ -177,3 +179,83 @@ def test_a_changed_memory_file_is_embedded_again(tmp_path: Path) -> None:
     embedded = [t for call in counting.calls for t in call]
     assert any("VPN profile" in t for t in embedded)
     assert not any("BASH_VERSINFO" in t for t in embedded)  # the unchanged learning is kept
+
+
+def _pool_candidate(root: Path, text: str) -> None:
+    pending = root / ".agents" / "pool" / "pending"
+    pending.mkdir(parents=True)
+    (pending / "pend-telegram.json").write_text(
+        json.dumps(
+            {
+                "candidate": {"id": "pend-telegram", "type": "solution", "content": text},
+                "scoring_result": {},
+                "status": "pending",
+                "added_at": "2026-12-01T10:00:00Z",
+            }
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_a_pool_candidate_is_reached_by_its_words_not_by_meaning_alone(tmp_path: Path) -> None:
+    """A candidate passed no gate: the note's text as a held candidate stays out of a task that
+    reaches the note itself by meaning, and is found once the task holds its words."""
+    stores = make_stores(tmp_path)
+    text = note_text(NOTE)
+    _pool_candidate(tmp_path, text)
+    assert (Store.CANDIDATE, text) not in shown(stores, NOTE_TASK)
+    assert any(store == Store.WORKER_MEMORY for store, _ in shown(stores, NOTE_TASK))
+    worded = "telegram bot gateway restart webhook tunnel setWebhook"
+    assert share(worded, text) >= injection_floors(KnowledgeConfig()).flywheel
+    assert Store.CANDIDATE in {store for store, _ in shown(stores, worded)}
+
+
+def test_mission_ledger_records_are_not_reached_by_meaning_alone(tmp_path: Path) -> None:
+    """A mission's own SUMMARY.md, events.jsonl and handoff, and their archived copies, echo
+    its objective and checkpoints: a later task on the subject is near them in meaning, but
+    they are no lessons. The same line written as a memory note is reached."""
+    stores = make_stores(tmp_path)
+    memory = tmp_path / "profiles" / "w1" / "memory"
+    (memory / "MEMORY.md").write_text("# Memory\n\n- ...\n", encoding="utf-8")
+    text = note_text(NOTE)
+    event = json.dumps({"type": "checkpoint", "summary": text})
+    for base in (memory / "missions" / "m-1", tmp_path / "shared" / "swarm" / "missions" / "m-1"):
+        base.mkdir(parents=True)
+        (base / "SUMMARY.md").write_text(f"# Mission\n\n## Objective\n\n{text}\n", "utf-8")
+        (base / "handoff.md").write_text(f"# Handoff\n\n## Objective\n\n{text}\n", "utf-8")
+        (base / "events.jsonl").write_text(event + "\n", "utf-8")
+    (memory / "episodes").mkdir()
+    (memory / "episodes" / "2026-12-01.md").write_text(f"- Summary: {text}\n", "utf-8")
+    assert stores.memory is not None
+    stores.memory.index.refresh()
+    assert shown(stores, NOTE_TASK) == []
+    (tmp_path / "shared" / "notes.md").write_text(f"# Shared\n\n{NOTE}\n", encoding="utf-8")
+    stores.memory.index.refresh()
+    assert [store for store, _ in shown(stores, NOTE_TASK)] == [Store.SHARED_MEMORY]
+
+
+def test_ledger_record_names_the_mission_machinerys_own_files(tmp_path: Path) -> None:
+    profiles, shared = tmp_path / "profiles", tmp_path / "shared"
+    ledger = [
+        profiles / "w1" / "memory" / "missions" / "m-1" / "SUMMARY.md",
+        profiles / "w1" / "memory" / "missions" / "m-1" / "events.jsonl",
+        profiles / "w1" / "memory" / "handoffs" / "m-1.md",
+        profiles / "w1" / "memory" / "episodes" / "2026-12-01.md",
+        shared / "handoffs" / "swarm" / "w1-latest.md",
+        shared / "swarm" / "missions" / "m-1" / "handoff.md",
+    ]
+    notes = [
+        profiles / "w1" / "memory" / "MEMORY.md",
+        profiles / "w1" / "memory" / "telegram.md",
+        profiles / "missions" / "notes.md",  # a worker named "missions" is no ledger
+        profiles / "w1" / "missions" / "notes.md",  # outside the profile's memory/
+        shared / "notes.md",
+        shared / "missions.md",
+        tmp_path / "elsewhere" / "swarm" / "x.md",
+    ]
+    assert all(ledger_record(p, profiles, shared) for p in ledger)
+    assert not any(ledger_record(p, profiles, shared) for p in notes)
+    # a shared directory inside the profiles one: the nearer root decides
+    inner = profiles / "shared"
+    assert ledger_record(inner / "swarm" / "missions" / "m-1" / "SUMMARY.md", profiles, inner)
+    assert not ledger_record(inner / "notes.md", profiles, inner)
