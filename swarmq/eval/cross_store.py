@@ -30,7 +30,7 @@ from swarmq.errors import InvalidInput
 from swarmq.eval.metrics import HitRate
 from swarmq.federated.finding import Finding, Fused, Store
 from swarmq.federated.inject import prepare
-from swarmq.federated.stores import Stores
+from swarmq.federated.stores import Floors, Stores
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.config import DenseModel, KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
@@ -207,10 +207,14 @@ def _labels(fused: Fused, root: Path) -> set[str]:
 
 
 def evaluate_cross_store(
-    labels: CrossStoreLabels, split: str = "held", config: KnowledgeConfig | None = None
+    labels: CrossStoreLabels,
+    split: str = "held",
+    config: KnowledgeConfig | None = None,
+    floors: Floors | None = None,
 ) -> CrossStoreFigures:
     """Inject (read-only) every query of ``split`` over its workspace's stores and score the
-    first three records shown."""
+    first three records shown (``floors``: injection's own unless a calibration tries
+    others)."""
     cfg = config or KnowledgeConfig()
     figures = CrossStoreFigures(split, cfg.retrieval.value)
     chosen = labels.select(split)
@@ -221,7 +225,7 @@ def evaluate_cross_store(
         with workspace_stores(workspace, cfg) as stores:
             for query in queries:
                 started = time.perf_counter()
-                shown = prepare(stores, QueryContext(text=query["text"])).shown
+                shown = prepare(stores, QueryContext(text=query["text"]), floors=floors).shown
                 figures.latency_ms.append((time.perf_counter() - started) * 1000)
                 _score(figures, workspace, stores.workspace, query, shown)
     return figures

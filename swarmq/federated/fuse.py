@@ -10,11 +10,14 @@ the store :data:`~swarmq.federated.finding.PREFERENCE` puts first.
 One fact, one result: findings sharing an artifact key (a learning and the knowledge entry the
 flywheel bridge published from it name the same artifact in ``source_refs``) are one, and so
 are near-identical texts of two stores (opencode-swarm's word-bigram Jaccard at the store's
-``dedup_threshold``, or 0.8 of the same words). Two findings of one store are never folded by
-their text: the store kept them apart when they were written (templated tool-error lessons,
+``dedup_threshold``, or 0.8 of the same words). Two findings of a store that deduplicates what
+is written to it (the knowledge store, the flywheel) are folded by their text only when it is
+the same text: the store kept them apart when they were written (templated tool-error lessons,
 "`cat …/workflow.md` failed …" and "`cat …/step-01-init.md` failed …", share most of their words
-and are still two lessons). The finding that stands for the fact is the
-preferred store's (a knowledge entry: it is what acknowledgements name).
+and are still two lessons). Memory deduplicates nothing (a mission's objective stands in its
+``SUMMARY.md``, its handoff and their archived copies alike), so two memory lines are folded
+by the near-identity rule as two stores' findings are. The finding that stands for the fact
+is the preferred store's (a knowledge entry: it is what acknowledgements name).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from swarmq.federated.finding import PREFERENCE, Finding, Fused, Store
 from swarmq.similarity.text import jaccard, normalize_opencode, word_bigrams, word_tokens
 
 RRF_K = 60
+UNDEDUPLICATED = frozenset({Store.WORKER_MEMORY, Store.SHARED_MEMORY})
+"""Stores whose own findings may be near-identical: nothing merges memory lines as written."""
 SAME_WORDS = 0.8
 """Word-set Jaccard at which two texts say the same thing (whatever their word order)."""
 
@@ -57,6 +62,12 @@ class _Shape:
     @classmethod
     def of(cls, text: str) -> _Shape:
         return cls(normalize_opencode(text), word_bigrams(text), word_tokens(text))
+
+    def folds(self, other: _Shape, stores: tuple[Store, Store], threshold: float) -> bool:
+        """Whether findings of ``stores`` with these texts are one fact."""
+        if stores[0] != stores[1] or stores[0] in UNDEDUPLICATED:
+            return self.same(other, threshold)
+        return bool(self.normal) and self.normal == other.normal
 
     def same(self, other: _Shape, threshold: float) -> bool:
         if self.normal and self.normal == other.normal:
@@ -96,10 +107,8 @@ def fuse(
     shapes = [_Shape.of(f.text) for f in findings]
     for i in range(len(findings)):
         for j in range(i + 1, len(findings)):
-            if (
-                findings[i].store != findings[j].store
-                and groups.find(i) != groups.find(j)
-                and shapes[i].same(shapes[j], dedup_threshold)
+            if groups.find(i) != groups.find(j) and shapes[i].folds(
+                shapes[j], (findings[i].store, findings[j].store), dedup_threshold
             ):
                 groups.join(i, j)
     members: dict[int, list[int]] = {}

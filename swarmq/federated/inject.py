@@ -20,7 +20,7 @@ from typing import Any
 
 from swarmq.federated.finding import Finding, Fused, Store
 from swarmq.federated.search import ask, injection_floors
-from swarmq.federated.stores import Stores
+from swarmq.federated.stores import Floors, Stores
 from swarmq.flywheel.citations import CitationType, citation_event, record_citations
 from swarmq.flywheel.confirm import INJECTED, flywheel_refs
 from swarmq.knowledge.inject import (
@@ -157,15 +157,23 @@ def render(
     return "\n".join([*header, *(line for rec in records for line in rec), CLOSE_TAG]), shown
 
 
-def prepare(stores: Stores, context: QueryContext, *, headroom: float = 1.0) -> FederatedInjection:
-    """The block alone: every store read, nothing written."""
+def prepare(
+    stores: Stores,
+    context: QueryContext,
+    *,
+    headroom: float = 1.0,
+    floors: Floors | None = None,
+) -> FederatedInjection:
+    """The block alone: every store read, nothing written (``floors``: injection's own unless
+    a calibration tries others)."""
     knowledge = _knowledge(stores)
     config = knowledge.config
     trace_id = str(uuid.uuid4())
     budget = budget_for(headroom, config, context.mode)
     if budget.regime == "skipped" or not config.enabled:
         return FederatedInjection(trace_id, budget, None, skipped=True)
-    candidates = ask(stores, context, limit=budget.max_entries, floors=injection_floors(config))
+    chosen = floors if floors is not None else injection_floors(config)
+    candidates = ask(stores, context, limit=budget.max_entries, floors=chosen)
     block, shown = render(
         candidates,
         trace_id=trace_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from swarmq.federated.finding import PREFERENCE, Fused, Store
 from swarmq.federated.fuse import fuse
@@ -16,12 +17,29 @@ from swarmq.federated.stores import (
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.query import QueryContext
 
+if TYPE_CHECKING:
+    from swarmq.federated.meaning import Meaning
+
 
 def injection_floors(config: KnowledgeConfig) -> Floors:
     """Injection holds the flywheel and memory to the knowledge store's own lexical floor, so
     a task nothing is relevant to stays silent in every store, not only in ``.swarm/``."""
     floor = max(Floors().flywheel, config.inject_min_relevance)
     return Floors(flywheel=floor, memory=floor)
+
+
+def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
+    """The query's meaning when the workspace ranks by it (hybrid retrieval: the knowledge
+    store's model) and a store that matches on words is there to use it."""
+    knowledge = stores.knowledge
+    if knowledge is None or (stores.agents is None and stores.memory is None):
+        return None
+    embedder = knowledge.embedder
+    if embedder is None:
+        return None
+    from swarmq.federated.meaning import query_meaning  # numpy: hybrid only
+
+    return query_meaning(embedder, text, floors.dense)
 
 
 def ask(
@@ -36,10 +54,18 @@ def ask(
     """The ``limit`` best facts for ``context`` from every store, one result per fact (every
     forced directive kept, as the knowledge store keeps them)."""
     floors = floors or Floors()
+    meaning = _meaning(stores, context.text, floors)
     answers = [
         ask_knowledge(stores, context, limit),
-        ask_flywheel(stores, context.text, limit, floors.flywheel, include_pool=include_pool),
-        ask_memory(stores, context.text, limit, floors.memory),
+        ask_flywheel(
+            stores,
+            context.text,
+            limit,
+            floors.flywheel,
+            include_pool=include_pool,
+            meaning=meaning,
+        ),
+        ask_memory(stores, context.text, limit, floors.memory, meaning=meaning),
     ]
     threshold = stores.knowledge.config.dedup_threshold if stores.knowledge is not None else 0.6
     fused = fuse(answers, dedup_threshold=threshold, prefer=prefer)

@@ -10,6 +10,14 @@ The knowledge store applies its own relevance floor (``inject_min_relevance`` /
 content words an artifact holds). Memory search has none (any shared token matches), so the
 same share ``lookup`` uses is measured on the memory line and held to a floor here: without
 it a note sharing only "the" and "app" with a task would break the silence of injection.
+
+Given a query's :class:`~swarmq.federated.meaning.Meaning` (hybrid retrieval: the knowledge
+store's model), the flywheel and memory answers are meaning-aware too: a record is relevant when
+it holds the floor's share of the query's words or its cosine reaches its store kind's dense
+floor, and they rank by both (``swarmq.flywheel.lookup.fused_relevance``); memory notes near the
+query in meaning are candidates beside the lines memory search finds by their words. Pool
+candidates and the mission ledger's own memory files (``swarmq.profiles.layout.ledger_record``)
+are reached by their words only.
 """
 
 from __future__ import annotations
@@ -21,10 +29,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarmq.federated.finding import Finding, Store
 from swarmq.flywheel.citations import artifact_key
-from swarmq.flywheel.lookup import Judge, LookupHit, words
+from swarmq.flywheel.lookup import Judge, LookupHit, fused_relevance, words
 from swarmq.flywheel.lookup import search as lookup_search
 from swarmq.flywheel.lookup import select as lookup_select
 from swarmq.flywheel.store import AgentsLayout
@@ -32,7 +41,11 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.query import search as knowledge_search
 from swarmq.knowledge.secrets import redacted
+from swarmq.profiles.layout import ledger_record
 from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchError
+
+if TYPE_CHECKING:
+    from swarmq.federated.meaning import DenseFloors, Meaning
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +56,10 @@ class Floors:
     flywheel: float = 0.34
     """``lookup``'s own default."""
     memory: float = 0.34
+    dense: DenseFloors | None = None
+    """The cosines that make a learning, pattern, candidate or memory note relevant under
+    hybrid retrieval; ``None``: the model's calibrated floors
+    (``swarmq.federated.meaning.DENSE_FLOORS``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +125,28 @@ _FLYWHEEL_STORE = {"learning": Store.LEARNING, "pattern": Store.PATTERN}
 
 
 def ask_flywheel(
-    stores: Stores, text: str, limit: int, floor: float, *, include_pool: bool = True
+    stores: Stores,
+    text: str,
+    limit: int,
+    floor: float,
+    *,
+    include_pool: bool = True,
+    meaning: Meaning | None = None,
 ) -> list[Finding]:
-    """Learnings, patterns and pool candidates, as ``lookup`` ranks them (nothing cited)."""
+    """Learnings, patterns and pool candidates, as ``lookup`` ranks them (nothing cited); with
+    ``meaning``, by word share and cosine both."""
     layout = stores.agents
     if layout is None or limit <= 0 or not layout.root.is_dir():
         return []
-    hits = lookup_search(layout, text, limit=limit, min_relevance=floor, include_pool=include_pool)
+    hits = lookup_search(
+        layout,
+        text,
+        limit=limit,
+        min_relevance=floor,
+        include_pool=include_pool,
+        cosines=meaning.cosines if meaning is not None else None,
+        min_cosine=meaning.floors.flywheel if meaning is not None else 1.0,
+    )
     return flywheel_findings(stores, hits)
 
 
@@ -188,11 +220,14 @@ def ask_memory(
     *,
     judge: Callable[[str], float | None] | None = None,
     scan: int | None = None,
+    meaning: Meaning | None = None,
 ) -> list[Finding]:
     """Worker and shared memory lines, as memory search ranks them (phrase, overlap,
     recency), each read whole from its file and kept when it holds ``floor`` of the query's
     content words, or, given a ``judge`` (note text -> relevance, or None: not an answer),
-    when the judge keeps it among the first ``scan`` lines the search found."""
+    when the judge keeps it among the first ``scan`` lines the search found. With ``meaning``
+    (and no judge), notes near the query in meaning are found too, and all rank by word share
+    and cosine both."""
     memory = stores.memory
     wanted = words(text)
     if memory is None or limit <= 0 or not wanted:
@@ -208,7 +243,10 @@ def ask_memory(
         )
     except SearchError:
         return []
-    shared = str(memory.shared_dir) + os.sep
+    if meaning is not None and judge is None:
+        prefixes = memory.prefixes(scope, stores.worker_id)
+        found = [(hit.path, hit.line) for hit in result.hits]
+        return _memory_by_meaning(stores, wanted, found, prefixes, limit, floor, meaning)
     out: list[Finding] = []
     for hit in result.hits:
         raw = _line(hit.path, hit.line)
@@ -224,22 +262,78 @@ def ask_memory(
             relevance = len(wanted & words(body)) / len(wanted)
             if relevance < floor:
                 continue
-        where = f"{hit.path}:{hit.line}"
-        store = (
-            Store.SHARED_MEMORY
-            if os.path.realpath(hit.path).startswith(shared)
-            else Store.WORKER_MEMORY
-        )
-        out.append(
-            Finding(
-                store,
-                f"memory:{hashlib.sha1(where.encode('utf-8')).hexdigest()[:12]}",
-                redacted(body),
-                len(out) + 1,
-                relevance,
-                where,
-            )
-        )
+        out.append(_note(stores, hit.path, hit.line, body, len(out) + 1, relevance))
         if len(out) >= limit:
             break
     return out
+
+
+def _note(stores: Stores, path: str, line: int, body: str, rank: int, relevance: float) -> Finding:
+    assert stores.memory is not None
+    where = f"{path}:{line}"
+    shared = str(stores.memory.shared_dir) + os.sep
+    store = (
+        Store.SHARED_MEMORY if os.path.realpath(path).startswith(shared) else Store.WORKER_MEMORY
+    )
+    return Finding(
+        store,
+        f"memory:{hashlib.sha1(where.encode('utf-8')).hexdigest()[:12]}",
+        redacted(body),
+        rank,
+        relevance,
+        where,
+    )
+
+
+def _memory_by_meaning(
+    stores: Stores,
+    wanted: set[str],
+    found: Sequence[tuple[str, int]],
+    prefixes: Sequence[str],
+    limit: int,
+    floor: float,
+    meaning: Meaning,
+) -> list[Finding]:
+    """The lines memory search ``found`` by their words (``(path, line)``, its order) and the
+    notes nearest the query in meaning, each relevant by word share or cosine, best
+    (:func:`fused_relevance`) first; ties keep memory search's order (phrase, overlap,
+    recency), then the nearer note.
+
+    The mission ledger's own records (summaries, event logs, handoffs, episodes:
+    ``ledger_record``) are not reached by meaning: they echo every mission's objective and
+    checkpoints, which a later task on the same subject is near without their being lessons
+    (the demo's fourth mission was shown its predecessor's objective twice and a checkpoint).
+    A line of theirs that holds the floor's share of the query's words is still an answer,
+    measured on its words alone."""
+    memory = stores.memory
+    assert memory is not None
+    profiles, shared = memory.profiles_dir, memory.shared_dir
+    near = meaning.near_notes(
+        [str(profiles), str(shared)],
+        prefixes,
+        note_text,
+        lambda path: not ledger_record(path, profiles, shared),
+        2 * limit,
+    )
+    order: dict[tuple[str, int], int] = {}
+    for key in [*found, *near.nearest]:
+        order.setdefault(key, len(order))
+    scored: list[tuple[float, int, str, int, str]] = []
+    for (path, line), position in order.items():
+        measured = near.note(path, line)
+        if measured is not None:
+            body, cosine = measured
+        else:  # a line too short for a vector (or new since): its words alone
+            raw = _line(path, line)
+            if raw is None:
+                continue
+            body, cosine = note_text(raw), 0.0
+        share = len(wanted & words(body)) / len(wanted)
+        if share < floor and cosine < meaning.floors.memory:
+            continue
+        scored.append((fused_relevance(share, cosine), position, path, line, body))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [
+        _note(stores, path, line, body, rank, relevance)
+        for rank, (relevance, _, path, line, body) in enumerate(scored[:limit], 1)
+    ]

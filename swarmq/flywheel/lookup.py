@@ -1,7 +1,10 @@
 """``lookup``: find the learnings, patterns and pool candidates that match a query, and cite them.
 
-Relevance is the share of the query's words found in an artifact (stop words ignored); utility
-then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
+Relevance is the share of the query's words found in an artifact (stop words ignored), or,
+given the cosine of each artifact's text to the query (``cosines``: a caller that holds an
+embedding model, ``swarmq.federated.meaning``), the mean of that share and the cosine, and a
+learning or pattern is relevant when either reaches its floor (a pool candidate only by its
+words); utility then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
 that proved useful rises and knowledge that misled sinks. Every returned artifact is cited
 (``retrieved`` unless told otherwise) in ``.agents/ao/citations.jsonl``; a candidate still in
 the pool is cited by its pool path. A retrieval is exposure: it never promotes a candidate
@@ -14,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -64,6 +67,8 @@ class LookupHit:
     snippet: str
     text: str = ""
     """The whole body (redacted), for a reader that shows lessons whole."""
+    cosine: float | None = None
+    """Its cosine to the query, when the search measured meaning."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +78,10 @@ def _score(relevance: float, utility: float) -> float:
     return relevance * (1.0 + LAMBDA * (utility - 0.5))
 
 
+Cosines = Callable[[Sequence[str]], Sequence[float]]
+"""Texts -> the cosine of each to the query (one batch per search)."""
+
+
 def search(
     layout: AgentsLayout,
     query: str,
@@ -80,59 +89,109 @@ def search(
     limit: int = 10,
     min_relevance: float = 0.34,
     include_pool: bool = True,
+    cosines: Cosines | None = None,
+    min_cosine: float = 1.0,
 ) -> list[LookupHit]:
-    """Rank artifacts for ``query`` (nothing is written)."""
+    """Rank artifacts for ``query`` (nothing is written): those holding ``min_relevance`` of its
+    content words, and, given ``cosines``, learnings and patterns whose text reaches
+    ``min_cosine``.
+
+    A pool candidate is reached by its words alone (its cosine, when measured, only ranks it):
+    it passed no gate (forged from one transcript, held until something confirms it), the
+    meaning floors were calibrated on learnings and patterns with no candidate among them
+    (docs/QUALITY.md, "Issue 26: meaning-aware ranking"), and the forge leaves candidates on
+    every mission's subject, near in meaning to any later task on it (the demo's fourth mission
+    was shown the third's held candidate at cosine 0.43, holding 2 of its 8 words)."""
     wanted = words(query)
     if not wanted:
         return []
 
-    def rate(body: str, found: frozenset[str], recorded: str | None) -> float | None:
-        relevance = len(wanted & found) / len(wanted)
-        return relevance if relevance >= min_relevance else None
+    def rater(floor: float) -> Rate:
+        def rate(
+            body: str, found: frozenset[str], recorded: str | None, cosine: float | None
+        ) -> float | None:
+            share = len(wanted & found) / len(wanted)
+            if cosine is None:
+                return share if share >= min_relevance else None
+            if share < min_relevance and cosine < floor:
+                return None
+            return fused_relevance(share, cosine)
 
-    return _ranked(layout, rate, limit, include_pool)
+        return rate
+
+    return _ranked(
+        layout, rater(min_cosine), limit, include_pool, cosines, rate_pool=rater(float("inf"))
+    )
 
 
-Rate = Callable[[str, frozenset[str], str | None], float | None]
-"""``(body, its content words, recorded failure signature or None) -> relevance, or None``."""
+def fused_relevance(share: float, cosine: float) -> float:
+    """One relevance from a record's word share and its cosine (both 0..1 in practice): their
+    mean, so a record both measures agree on leads one only either finds."""
+    return (share + max(0.0, cosine)) / 2
 
 
-def _ranked(layout: AgentsLayout, rate: Rate, limit: int, include_pool: bool) -> list[LookupHit]:
-    """Every learning, pattern and (with ``include_pool``) pool candidate ``rate`` keeps, its
-    relevance tilted by utility, best first, cut to ``limit`` and redacted."""
+Rate = Callable[[str, frozenset[str], str | None, float | None], float | None]
+"""``(body, its content words, recorded failure signature or None, its cosine to the query or
+None) -> relevance, or None``."""
+
+
+def _ranked(
+    layout: AgentsLayout,
+    rate: Rate,
+    limit: int,
+    include_pool: bool,
+    cosines: Cosines | None = None,
+    *,
+    rate_pool: Rate | None = None,
+) -> list[LookupHit]:
+    """Every learning and pattern ``rate`` keeps and (with ``include_pool``) every pool
+    candidate ``rate_pool`` keeps (default: ``rate``), its relevance tilted by utility, best
+    first, cut to ``limit`` and redacted. With ``cosines``, every artifact's meaning text is
+    measured against the query in one batch first."""
     root = layout.root.parent
-    hits: list[LookupHit] = []
     patterns = layout.patterns
+    learnings: list[tuple[Path, str, _Parsed, tuple[str, str, str, frozenset[str], str]]] = []
     for path in learning_files(layout.learnings, patterns):
         parsed = _parsed(path)
         if parsed is None:
             continue
         kind = "pattern" if path.parent == patterns else "learning"
-        for entry_id, title, body, searchable in parsed.entries:
-            relevance = rate(body, searchable, None)
-            if relevance is None:
-                continue
-            hits.append(
-                LookupHit(
-                    kind,
-                    entry_id,
-                    title,
-                    parsed.type or kind,
-                    parsed.maturity,
-                    parsed.utility,
-                    round(relevance, 4),
-                    round(_score(relevance, parsed.utility), 4),
-                    str(path),
-                    display_path(root, path),
-                    _snippet(body),
-                    body,
-                )
+        learnings.extend((path, kind, parsed, entry) for entry in parsed.entries)
+    candidates = _pool_candidates(layout) if include_pool else []
+    measured: Sequence[float | None] = [None] * (len(learnings) + len(candidates))
+    if cosines is not None and measured:
+        measured = cosines(
+            [entry[4] for *_, entry in learnings] + [c.meaning for _, c in candidates]
+        )
+    hits: list[LookupHit] = []
+    for (path, kind, parsed, (entry_id, title, body, searchable, _)), cosine in zip(
+        learnings, measured, strict=False
+    ):
+        relevance = rate(body, searchable, None, cosine)
+        if relevance is None:
+            continue
+        hits.append(
+            LookupHit(
+                kind,
+                entry_id,
+                title,
+                parsed.type or kind,
+                parsed.maturity,
+                parsed.utility,
+                round(relevance, 4),
+                round(_score(relevance, parsed.utility), 4),
+                str(path),
+                display_path(root, path),
+                _snippet(body),
+                body,
+                None if cosine is None else round(cosine, 4),
             )
-    if include_pool:
-        for path, candidate in _pool_candidates(layout):
-            relevance = rate(candidate.body, candidate.words, candidate.signature)
-            if relevance is not None:
-                hits.append(_candidate_hit(root, path, candidate, relevance))
+        )
+    rate_candidate = rate if rate_pool is None else rate_pool
+    for (path, candidate), cosine in zip(candidates, measured[len(learnings) :], strict=True):
+        relevance = rate_candidate(candidate.body, candidate.words, candidate.signature, cosine)
+        if relevance is not None:
+            hits.append(_candidate_hit(root, path, candidate, relevance, cosine))
     hits.sort(key=lambda h: (-h.score, -h.utility, h.path))
     # What lookup shows goes into an agent's context: never a secret, whatever a file holds.
     return [
@@ -143,7 +202,9 @@ def _ranked(layout: AgentsLayout, rate: Rate, limit: int, include_pool: bool) ->
     ]
 
 
-def _candidate_hit(root: Path, path: Path, candidate: _Candidate, relevance: float) -> LookupHit:
+def _candidate_hit(
+    root: Path, path: Path, candidate: _Candidate, relevance: float, cosine: float | None
+) -> LookupHit:
     return LookupHit(
         "candidate",
         candidate.id,
@@ -157,6 +218,7 @@ def _candidate_hit(root: Path, path: Path, candidate: _Candidate, relevance: flo
         display_path(root, path),
         _snippet(candidate.body),
         candidate.body,
+        None if cosine is None else round(cosine, 4),
     )
 
 
@@ -175,19 +237,19 @@ def select(
     if limit <= 0:
         return []
     return _ranked(
-        layout, lambda body, _found, recorded: judge(body, recorded), limit, include_pool
+        layout, lambda body, _found, recorded, _cosine: judge(body, recorded), limit, include_pool
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Parsed:
     """One learning file as search reads it: its ranking fields and each entry's id, title,
-    body and content words."""
+    body, content words and meaning text (what its vector is made of)."""
 
     type: str
     maturity: str
     utility: float
-    entries: tuple[tuple[str, str, str, frozenset[str]], ...]
+    entries: tuple[tuple[str, str, str, frozenset[str], str], ...]
 
 
 _PARSED: dict[str, tuple[tuple[int, int], _Parsed | None]] = {}
@@ -218,7 +280,7 @@ def _parsed(path: Path) -> _Parsed | None:
             learning.maturity,
             learning.utility,
             tuple(
-                (entry_id, title, body, frozenset(words(searchable)))
+                (entry_id, title, body, frozenset(words(searchable)), meaning_text(title, body))
                 for entry_id, title, body, searchable in _entries(learning)
             ),
         )
@@ -243,6 +305,8 @@ class _Candidate:
     words: frozenset[str]
     signature: str | None
     """The failure signature recorded at ingest, if any."""
+    meaning: str
+    """What its vector is made of (:func:`meaning_text`)."""
 
 
 _CANDIDATES: dict[str, tuple[tuple[int, int], _Candidate | None]] = {}
@@ -290,6 +354,7 @@ def _candidate(entry: PoolEntry) -> _Candidate:
         body,
         frozenset(words(body)),
         recorded if isinstance(recorded, str) else None,
+        meaning_text(title_line(entry.content), body),
     )
 
 
@@ -356,6 +421,18 @@ def _entries(learning: Learning) -> list[tuple[str, str, str, str]]:
     title = title_line(body) or learning.path.stem
     headings = " ".join(_HEADING.findall(learning.text)) if learning.path.suffix == ".md" else ""
     return [(learning.id, title, body, f"{title}\n{headings}\n{body}")]
+
+
+MEANING_CHARS = 1200
+"""The start of an artifact a vector is made of: its title and the body's opening, where an
+AgentOps learning states its lesson; a mean of every word of a long file (code, logs, a
+checklist) drifts toward any task of the same kind."""
+
+
+def meaning_text(title: str, body: str) -> str:
+    """What an artifact's vector is made of: its title and the start of its body."""
+    text = " ".join(body.split())[:MEANING_CHARS]
+    return f"{title}\n{text}" if title and title not in text[: len(title) + 8] else text
 
 
 def _snippet(body: str, limit: int = 240) -> str:

@@ -121,3 +121,31 @@ class ProfileLayout:
     @property
     def shared_latest(self) -> Path:
         return self.shared.latest_handoff(self.worker_id)
+
+
+PROFILE_LEDGER_DIRS: tuple[str, ...] = ("missions", "handoffs", "episodes")
+"""Under ``<profiles>/<workerId>/memory/``: what the mission machinery writes itself."""
+SHARED_LEDGER_DIRS: tuple[str, ...] = ("handoffs", "swarm")
+"""Under ``<shared>/``: the orchestrator's latest handoffs and mission archives."""
+
+
+def ledger_record(path: str | Path, profiles_dir: Path, shared_dir: Path) -> bool:
+    """Whether a memory file is one the mission machinery writes on its own: a mission's
+    ``SUMMARY.md``, ``events.jsonl`` and ``handoff.md`` (and their archived copies), handoffs
+    and daily episodes. Their lines echo each mission's objective, title and checkpoints, so a
+    later task about the same subject is near them in meaning without any of them being a
+    lesson; the rest of memory (``MEMORY.md``, notes a person or agent wrote as memory) is not
+    a ledger record."""
+    where = Path(path)
+    found: list[tuple[int, bool]] = []  # (depth below the root, ledger?), nearest root wins
+    for root, dirs, depth in (
+        (shared_dir, SHARED_LEDGER_DIRS, 0),
+        (profiles_dir, PROFILE_LEDGER_DIRS, 2),
+    ):
+        try:
+            parts = where.relative_to(root).parts
+        except ValueError:
+            continue
+        inside = depth == 0 or parts[1:2] == ("memory",)
+        found.append((len(parts), inside and len(parts) > depth + 1 and parts[depth] in dirs))
+    return min(found)[1] if found else False

@@ -269,3 +269,37 @@ def test_flywheel_status_names_the_knowledge_store_beside_no_artifacts(roster_fi
     status = cli(roster_file, "flywheel", "status", "--json")
     assert status["total_artifacts"] == 0 and status["knowledge_entries"] == 1
     assert any("holds 1 active entries" in note for note in status["notes"])
+
+
+def test_fusion_shows_one_store_s_identical_records_once() -> None:
+    """Memory merges nothing as written: a mission's objective in its SUMMARY.md and in its
+    handoff is one fact. A store that deduplicates on write keeps two near-identical records
+    of its own apart (templated lessons) and folds only the same text."""
+    objective = "Customers got duplicate invoices when a worker crashed mid-export. Make it safe."
+    memory = [
+        _finding(Store.SHARED_MEMORY, "memory:1", objective, 1, frozenset()),
+        _finding(Store.SHARED_MEMORY, "memory:2", objective, 2, frozenset()),
+        _finding(
+            Store.SHARED_MEMORY, "memory:3", objective.replace("it", "the export"), 3, frozenset()
+        ),
+    ]
+    knowledge = [
+        _finding(
+            Store.SWARM, "k1", "`cat docs/workflow.md` failed: use the Read tool", 1, frozenset()
+        ),
+        _finding(
+            Store.SWARM,
+            "k2",
+            "`cat docs/step-01-init.md` failed: use the Read tool",
+            2,
+            frozenset(),
+        ),
+        _finding(
+            Store.SWARM, "k3", "`cat docs/workflow.md` failed: use the Read tool!", 3, frozenset()
+        ),
+    ]
+    fused = fuse([knowledge, memory])
+    by_id = {f.finding.id: [m.id for m in f.also] for f in fused}
+    assert by_id == {"k1": ["k3"], "k2": [], "memory:1": ["memory:2", "memory:3"]}
+    objective_score = next(f.score for f in fused if f.finding.id == "memory:1")
+    assert objective_score == pytest.approx(1 / 61)  # one store's answer counts once
