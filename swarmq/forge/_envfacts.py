@@ -168,12 +168,66 @@ def missing_subcommand(program: str, error: str) -> tuple[str, str] | None:
     return None
 
 
+_SWITCH = re.compile(r"(?:^|\s)/([A-Za-z][A-Za-z?]{0,15})(?=\s|$)")
+"""A Windows program's switch in a call (``/F``, ``/Query``; not ``//F``, not a path)."""
+_LEGACY_CODEC = re.compile(
+    r"'(gbk|gb2312|gb18030|big5|cp9\d\d|cp125\d|shift_jis|euc[-_]kr|charmap)' codec can't "
+    r"(?:en|de)code",
+    re.IGNORECASE,
+)
+"""Python reading or printing text in a Windows code page, not UTF-8: the console's or the
+locale's encoding, so every script that prints or opens non-ASCII text fails alike here."""
+
+
+def rewritten_switch(call: str, output: str) -> tuple[str, str] | None:
+    """The Windows switch of ``call`` that Git Bash (MSYS) turned into a path before the
+    program saw it, and the path the program complained of: ``/F`` became ``F:/`` (a drive),
+    ``/Query`` became ``E:/Git/Query`` (under Git's install root). The program's error is in
+    the console's code page, often unreadable, so the rewritten path is the only sign."""
+    if "/" not in call or ":/" not in output:
+        return None
+    for found in _SWITCH.finditer(call):
+        word = found.group(1)
+        if len(word) == 1 and f"'{word}:/'" in output:
+            return word, f"{word}:/"
+        if len(word) > 1:
+            shown = re.search(rf"[A-Za-z]:/(?:[^'\s/]+/)*{re.escape(word)}(?=['\s])", output)
+            if shown:
+                return word, shown.group(0)
+    return None
+
+
+def windows_fact(call: str, error: str) -> str:
+    """What a failure says about a Windows machine's shell or console, whatever fixed it (every
+    later call meets it again): Git Bash rewriting ``/switch`` into a path, or Python's text in
+    a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when neither."""
+    switch = rewritten_switch(call, error)
+    if switch:
+        word, shown = switch
+        return (
+            f"Git Bash rewrites the Windows switch `/{word}` into a path ({shown}): "
+            f"write it with a double slash (`//{word}`)"
+        )
+    codec = _LEGACY_CODEC.search(error)
+    if codec:
+        name = codec.group(1).upper()
+        return (
+            f"Python's text encoding here is {name}, not UTF-8: open files with "
+            "`encoding='utf-8'` and set `PYTHONIOENCODING=utf-8` (or "
+            "`sys.stdout.reconfigure(encoding='utf-8')`) before printing non-ASCII text"
+        )
+    return ""
+
+
 def environment_fact(program: str, error: str, call: str = "") -> str:
     """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
     or ``""`` when it says nothing about it."""
     missing = missing_program(program, error, call)
     if missing:
         return f"`{missing}` is not installed here (not on PATH)"
+    windows = windows_fact(call, error)
+    if windows:
+        return windows
     if literal_glob(error):
         shell = _GLOBBED.search(error)
         named = shell.group(1).lower() if shell else "zsh"
@@ -207,5 +261,7 @@ __all__ = [
     "missing_program",
     "missing_subcommand",
     "same_family",
+    "rewritten_switch",
     "tool_rule",
+    "windows_fact",
 ]

@@ -50,6 +50,7 @@ from swarmq.forge._envfacts import (
     missing_subcommand,
     same_family,
     tool_rule,
+    windows_fact,
 )
 from swarmq.forge._layout import (
     base_name,
@@ -327,6 +328,7 @@ class Sequence:
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)
             and not literal_glob(self.error)
+            and not windows_fact(self.failed_call, self.error)
         ):
             return ""
         return environment_fact(runs, self.error, self.failed_call)
@@ -639,6 +641,9 @@ class SequenceMiner:
         ):
             return False
         bare = CD_PREFIX.sub("", call)
+        windows = windows_fact(call, output[:1500])
+        if windows:
+            return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
@@ -682,14 +687,25 @@ class SequenceMiner:
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
         signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
+
+    def _open(
+        self,
+        tool: str,
+        call: str,
+        error: str,
+        index: int,
+        whole: str,
+        signature: str,
+        usage: str = "",
+    ) -> bool:
+        """Open a failure unless its signature was seen (the same failure again counts once)."""
         if signature in self.seen_signatures:
-            self.repeated += 1  # the same failure again: counted once
+            self.repeated += 1
             return False
         self.seen_signatures.add(signature)
         self.open_failures.append(
-            _Failure(
-                tool, call, error, index, whole=whole or call, usage=_usage(runs, output[:3000])
-            )
+            _Failure(tool, call, error, index, whole=whole or call, usage=usage)
         )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
@@ -960,6 +976,7 @@ class SequenceMiner:
             or crlf_script(failure.error)
             or failure.usage
             or tool_rule(runs, failure.error, failure.call)
+            or windows_fact(failure.call, failure.error)
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
