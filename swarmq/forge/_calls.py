@@ -291,9 +291,18 @@ CD_PREFIX = re.compile(
 """A leading change of directory (quoted, escaped, or cmd's ``cd /d``): not the program run."""
 
 
+_EXPORT_PREFIX = re.compile(
+    r"^\s*export\s+(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*[A-Za-z_][A-Za-z0-9_]*=\S*\s*(?:&&|;)\s*"
+)
+"""A leading ``export VAR=value &&``: it sets the environment of the program run next."""
+
+
 def program(call: str) -> str:
-    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
+    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``,
+    ``export GIT_INDEX_FILE=/tmp/i && git add`` → ``git``)."""
     call = CD_PREFIX.sub("", call)
+    if call.lstrip().startswith("export "):
+        call = CD_PREFIX.sub("", _EXPORT_PREFIX.sub("", call))
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]

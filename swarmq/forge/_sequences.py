@@ -686,7 +686,7 @@ class SequenceMiner:
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
-        signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        signature = f"{tool}\0{runs}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
 
     def _open(
