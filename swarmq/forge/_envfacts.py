@@ -38,7 +38,7 @@ _NO_TERMINAL = re.compile(
     r"not a tty|no tty present|a terminal is required|must have a tty", re.IGNORECASE
 )
 _NO_NETWORK = re.compile(
-    r"could not resolve|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|"
+    r"could not resolve|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|network is unreachable|"
     r"temporary failure in name resolution",
     re.IGNORECASE,
 )

@@ -160,7 +160,7 @@ _MISSING_PROGRAM = re.compile(
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
     r"command not found|sudo|access denied|killed by a signal|timed out|no space left|"
-    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|ENOTFOUND|EAI_AGAIN|getaddrinfo",
+    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo",
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
