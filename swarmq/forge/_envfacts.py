@@ -80,10 +80,28 @@ def same_family(missing: str, other: str) -> bool:
     return any(a in family and b in family for family in FAMILIES)
 
 
+STORE_ALIAS_EXIT = "Exit code 49"
+"""All Windows' App Execution Alias for Python (``WindowsApps\\python.exe``, installed with the
+system) says when it is run with arguments and no Store Python is installed: nothing on stdout or
+stderr, exit status 49."""
+
+
+def store_alias(program: str, output: str) -> bool:
+    """Whether ``output`` is a ``python``/``python3`` call answered by Windows' Store alias, not
+    an interpreter (a bare "Exit code 49"; the agent's tool adds nothing else)."""
+    return (
+        len(output) < 40
+        and output.strip().removeprefix("Error: ") == STORE_ALIAS_EXIT
+        and _base(program) == "python"
+    )
+
+
 def missing_program(program: str, error: str, call: str = "") -> str:
     """The program an error says is not there (``""`` when it says no such thing). An argv run
     directly that does not exist names no program when ``call`` is a pipeline or a list (which
     of its programs is missing is not said)."""
+    if store_alias(program, error):
+        return program
     for pattern in _MISSING_PROGRAM:
         match = pattern.search(error)
         if match and match.group(1).lower() not in ("command", "the", "file", "line"):
@@ -223,6 +241,12 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
     or ``""`` when it says nothing about it."""
     missing = missing_program(program, error, call)
+    if missing and store_alias(program, error):
+        return (
+            f"`{missing}` here is Windows' Store alias in WindowsApps (it prints nothing and "
+            "exits 49), not an interpreter: run an installed one (another name, or python.exe by its "
+            "full path)"
+        )
     if missing:
         return f"`{missing}` is not installed here (not on PATH)"
     windows = windows_fact(call, error)
@@ -254,6 +278,7 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
 
 __all__ = [
     "FAMILIES",
+    "STORE_ALIAS_EXIT",
     "TOO_LARGE",
     "crlf_script",
     "environment_fact",
@@ -261,6 +286,7 @@ __all__ = [
     "missing_program",
     "missing_subcommand",
     "same_family",
+    "store_alias",
     "rewritten_switch",
     "tool_rule",
     "windows_fact",

@@ -48,7 +48,9 @@ from swarmq.forge._envfacts import (
     literal_glob,
     missing_program,
     missing_subcommand,
+    STORE_ALIAS_EXIT,
     same_family,
+    store_alias,
     tool_rule,
     windows_fact,
 )
@@ -644,6 +646,8 @@ class SequenceMiner:
         windows = windows_fact(call, output[:1500])
         if windows:
             return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
+        if store_alias(program(call), output):
+            return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
