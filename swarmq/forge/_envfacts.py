@@ -96,6 +96,15 @@ def store_alias(program: str, output: str) -> bool:
     )
 
 
+def family(program: str) -> str:
+    """One name for a program and those that do its job (``gofmt`` → ``go``), for telling one
+    failure from another: the same refusal of ``go`` and ``gofmt`` is one fact, of ``git`` and
+    a project's script two."""
+    base = _base(program)
+    group = next((f for f in FAMILIES if base in f), None)
+    return min(group) if group else base
+
+
 def missing_program(program: str, error: str, call: str = "") -> str:
     """The program an error says is not there (``""`` when it says no such thing). An argv run
     directly that does not exist names no program when ``call`` is a pipeline or a list (which
@@ -282,6 +291,7 @@ __all__ = [
     "TOO_LARGE",
     "crlf_script",
     "environment_fact",
+    "family",
     "literal_glob",
     "missing_program",
     "missing_subcommand",

@@ -45,6 +45,7 @@ from swarmq.forge._envfacts import (
     TOO_LARGE,
     crlf_script,
     environment_fact,
+    family,
     literal_glob,
     missing_program,
     missing_subcommand,
@@ -690,7 +691,7 @@ class SequenceMiner:
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
-        signature = f"{tool}\0{runs}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        signature = f"{tool}\0{family(runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
 
     def _open(
