@@ -9,7 +9,7 @@ from typing import Any
 
 from swarmq.knowledge.signature import powershell_command
 from swarmq.storage.boundedjson import loads_bounded
-from swarmq.transcripts.values import compact
+from swarmq.transcripts.values import compact, headed_exit
 
 MAX_EVIDENCE = 220
 LITERAL_GLOB = r"no matches found: [^\n*?]*[\[(][^\n*?]*"
@@ -30,6 +30,7 @@ WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
 lines are warnings does not say why the call failed (a lesson naming the warning misleads)."""
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+    r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"
     r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$)|"
     r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
     re.IGNORECASE,
@@ -221,6 +222,9 @@ def sandbox_wrapped(text: str) -> bool:
 def exit_status(text: str) -> int | None:
     """The exit code a tool result reports (Codex puts it first or in trailing metadata, Claude
     Code first), or ``None`` when it says none."""
+    headed = headed_exit(text)
+    if headed is not None:
+        return headed
     match = _EXIT.search(text, 0, 400) or _EXIT.search(text, max(0, len(text) - 200))
     return int(match.group(1)) if match else None
 

@@ -667,7 +667,7 @@ class SequenceMiner:
                 or call.startswith("git grep")
                 or (last in _SEARCHES and self._quiet(output, error))
             )
-            and exit_status(output[:400]) == 1
+            and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
         ):
             return False  # a search that matched nothing answered the question it asked (a
