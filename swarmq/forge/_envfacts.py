@@ -218,7 +218,7 @@ def rewritten_switch(call: str, output: str) -> tuple[str, str] | None:
         if len(word) == 1 and f"'{word}:/'" in output:
             return word, f"{word}:/"
         if len(word) > 1:
-            shown = re.search(rf"[A-Za-z]:/(?:[^'\s/]+/)*{re.escape(word)}(?=['\s])", output)
+            shown = re.search(rf"[A-Za-z]:/(?:[^'\n/]+/)*{re.escape(word)}(?=['\s])", output)
             if shown:
                 return word, shown.group(0)
     return None
@@ -295,9 +295,9 @@ __all__ = [
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "rewritten_switch",
     "same_family",
     "store_alias",
-    "rewritten_switch",
     "tool_rule",
     "windows_fact",
 ]

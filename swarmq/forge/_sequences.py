@@ -42,6 +42,7 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
+    STORE_ALIAS_EXIT,
     TOO_LARGE,
     crlf_script,
     environment_fact,
@@ -49,7 +50,6 @@ from swarmq.forge._envfacts import (
     literal_glob,
     missing_program,
     missing_subcommand,
-    STORE_ALIAS_EXIT,
     same_family,
     store_alias,
     tool_rule,
@@ -401,6 +401,16 @@ def _usage(runs: str, output: str) -> str:
     return line
 
 
+def _runner(call: str, runs: str) -> str:
+    """Who failed, for telling one failure from another: a program's family (the same refusal
+    of ``go`` and ``gofmt`` is one fact, of ``git`` and ``npm`` two), or any file run by its
+    path (``setup-plan.sh`` refused like ``check-prerequisites.sh`` is the same failure on
+    another file)."""
+    words = CD_PREFIX.sub("", call).split(maxsplit=1)
+    first = words[0].strip("\"'") if words else ""
+    return "<file>" if "/" in first or "\\" in first else family(runs)
+
+
 def _last_step(call: str) -> str:
     """A call's last ``&&`` step, normalised: ``pwd && git status`` and ``cd ~/gt && git
     status`` run the same command again."""
@@ -691,7 +701,7 @@ class SequenceMiner:
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
-        signature = f"{tool}\0{family(runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        signature = f"{tool}\0{_runner(call, runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
         return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
 
     def _open(
