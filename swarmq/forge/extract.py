@@ -27,8 +27,8 @@ from swarmq.forge._diagnosis import disowns, is_diagnosis
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._reports import opens_report
-from swarmq.forge._secrets import without_secrets
 from swarmq.forge._restated import failed_programs, restates
+from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
 from swarmq.forge.classifier import classify
@@ -290,7 +290,9 @@ def extract_candidates(
             kept = [
                 c
                 for c in found
-                if c.role != "assistant" or c.extractor != "rules" or not restates(c.content, failed)
+                if c.role != "assistant"
+                or c.extractor != "rules"
+                or not restates(c.content, failed)
             ]
             result.rejected["restated-failure"] += len(found) - len(kept)
             found = kept
