@@ -9,7 +9,7 @@ from typing import Any
 
 from swarmq.knowledge.signature import powershell_command
 from swarmq.storage.boundedjson import loads_bounded
-from swarmq.transcripts.values import compact
+from swarmq.transcripts.values import compact, headed_exit
 
 MAX_EVIDENCE = 220
 LITERAL_GLOB = r"no matches found: [^\n*?]*[\[(][^\n*?]*"
@@ -30,6 +30,7 @@ WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
 lines are warnings does not say why the call failed (a lesson naming the warning misleads)."""
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
+    r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"
     r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$)|"
     r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
     re.IGNORECASE,
@@ -221,6 +222,9 @@ def sandbox_wrapped(text: str) -> bool:
 def exit_status(text: str) -> int | None:
     """The exit code a tool result reports (Codex puts it first or in trailing metadata, Claude
     Code first), or ``None`` when it says none."""
+    headed = headed_exit(text)
+    if headed is not None:
+        return headed
     match = _EXIT.search(text, 0, 400) or _EXIT.search(text, max(0, len(text) - 200))
     return int(match.group(1)) if match else None
 
@@ -291,9 +295,18 @@ CD_PREFIX = re.compile(
 """A leading change of directory (quoted, escaped, or cmd's ``cd /d``): not the program run."""
 
 
+_EXPORT_PREFIX = re.compile(
+    r"^\s*export\s+(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*[A-Za-z_][A-Za-z0-9_]*=\S*\s*(?:&&|;)\s*"
+)
+"""A leading ``export VAR=value &&``: it sets the environment of the program run next."""
+
+
 def program(call: str) -> str:
-    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``)."""
+    """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``,
+    ``export GIT_INDEX_FILE=/tmp/i && git add`` → ``git``)."""
     call = CD_PREFIX.sub("", call)
+    if call.lstrip().startswith("export "):
+        call = CD_PREFIX.sub("", _EXPORT_PREFIX.sub("", call))
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
     if words[:1] == ["env"] or words[:1] == ["/usr/bin/env"]:
         words = words[1:]

@@ -38,7 +38,7 @@ _NO_TERMINAL = re.compile(
     r"not a tty|no tty present|a terminal is required|must have a tty", re.IGNORECASE
 )
 _NO_NETWORK = re.compile(
-    r"could not resolve|ENOTFOUND|EAI_AGAIN|getaddrinfo|network is unreachable|"
+    r"could not resolve|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|network is unreachable|"
     r"temporary failure in name resolution",
     re.IGNORECASE,
 )
@@ -80,10 +80,37 @@ def same_family(missing: str, other: str) -> bool:
     return any(a in family and b in family for family in FAMILIES)
 
 
+STORE_ALIAS_EXIT = "Exit code 49"
+"""All Windows' App Execution Alias for Python (``WindowsApps\\python.exe``, installed with the
+system) says when it is run with arguments and no Store Python is installed: nothing on stdout or
+stderr, exit status 49."""
+
+
+def store_alias(program: str, output: str) -> bool:
+    """Whether ``output`` is a ``python``/``python3`` call answered by Windows' Store alias, not
+    an interpreter (a bare "Exit code 49"; the agent's tool adds nothing else)."""
+    return (
+        len(output) < 40
+        and output.strip().removeprefix("Error: ") == STORE_ALIAS_EXIT
+        and _base(program) == "python"
+    )
+
+
+def family(program: str) -> str:
+    """One name for a program and those that do its job (``gofmt`` → ``go``), for telling one
+    failure from another: the same refusal of ``go`` and ``gofmt`` is one fact, of ``git`` and
+    a project's script two."""
+    base = _base(program)
+    group = next((f for f in FAMILIES if base in f), None)
+    return min(group) if group else base
+
+
 def missing_program(program: str, error: str, call: str = "") -> str:
     """The program an error says is not there (``""`` when it says no such thing). An argv run
     directly that does not exist names no program when ``call`` is a pipeline or a list (which
     of its programs is missing is not said)."""
+    if store_alias(program, error):
+        return program
     for pattern in _MISSING_PROGRAM:
         match = pattern.search(error)
         if match and match.group(1).lower() not in ("command", "the", "file", "line"):
@@ -168,12 +195,72 @@ def missing_subcommand(program: str, error: str) -> tuple[str, str] | None:
     return None
 
 
+_SWITCH = re.compile(r"(?:^|\s)/([A-Za-z][A-Za-z?]{0,15})(?=\s|$)")
+"""A Windows program's switch in a call (``/F``, ``/Query``; not ``//F``, not a path)."""
+_LEGACY_CODEC = re.compile(
+    r"'(gbk|gb2312|gb18030|big5|cp9\d\d|cp125\d|shift_jis|euc[-_]kr|charmap)' codec can't "
+    r"(?:en|de)code",
+    re.IGNORECASE,
+)
+"""Python reading or printing text in a Windows code page, not UTF-8: the console's or the
+locale's encoding, so every script that prints or opens non-ASCII text fails alike here."""
+
+
+def rewritten_switch(call: str, output: str) -> tuple[str, str] | None:
+    """The Windows switch of ``call`` that Git Bash (MSYS) turned into a path before the
+    program saw it, and the path the program complained of: ``/F`` became ``F:/`` (a drive),
+    ``/Query`` became ``E:/Git/Query`` (under Git's install root). The program's error is in
+    the console's code page, often unreadable, so the rewritten path is the only sign."""
+    if "/" not in call or ":/" not in output:
+        return None
+    for found in _SWITCH.finditer(call):
+        word = found.group(1)
+        if len(word) == 1 and f"'{word}:/'" in output:
+            return word, f"{word}:/"
+        if len(word) > 1:
+            shown = re.search(rf"[A-Za-z]:/(?:[^'\n/]+/)*{re.escape(word)}(?=['\s])", output)
+            if shown:
+                return word, shown.group(0)
+    return None
+
+
+def windows_fact(call: str, error: str) -> str:
+    """What a failure says about a Windows machine's shell or console, whatever fixed it (every
+    later call meets it again): Git Bash rewriting ``/switch`` into a path, or Python's text in
+    a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when neither."""
+    switch = rewritten_switch(call, error)
+    if switch:
+        word, shown = switch
+        return (
+            f"Git Bash rewrites the Windows switch `/{word}` into a path ({shown}): "
+            f"write it with a double slash (`//{word}`)"
+        )
+    codec = _LEGACY_CODEC.search(error)
+    if codec:
+        name = codec.group(1).upper()
+        return (
+            f"Python's text encoding here is {name}, not UTF-8: open files with "
+            "`encoding='utf-8'` and set `PYTHONIOENCODING=utf-8` (or "
+            "`sys.stdout.reconfigure(encoding='utf-8')`) before printing non-ASCII text"
+        )
+    return ""
+
+
 def environment_fact(program: str, error: str, call: str = "") -> str:
     """A sentence stating what ``error`` (of a call running ``program``) says about the machine,
     or ``""`` when it says nothing about it."""
     missing = missing_program(program, error, call)
+    if missing and store_alias(program, error):
+        return (
+            f"`{missing}` here is Windows' Store alias in WindowsApps (it prints nothing and "
+            "exits 49), not an interpreter: run an installed one (another name, or python.exe by its "
+            "full path)"
+        )
     if missing:
         return f"`{missing}` is not installed here (not on PATH)"
+    windows = windows_fact(call, error)
+    if windows:
+        return windows
     if literal_glob(error):
         shell = _GLOBBED.search(error)
         named = shell.group(1).lower() if shell else "zsh"
@@ -200,12 +287,17 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
 
 __all__ = [
     "FAMILIES",
+    "STORE_ALIAS_EXIT",
     "TOO_LARGE",
     "crlf_script",
     "environment_fact",
+    "family",
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "rewritten_switch",
     "same_family",
+    "store_alias",
     "tool_rule",
+    "windows_fact",
 ]

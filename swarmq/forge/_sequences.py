@@ -42,14 +42,18 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
+    STORE_ALIAS_EXIT,
     TOO_LARGE,
     crlf_script,
     environment_fact,
+    family,
     literal_glob,
     missing_program,
     missing_subcommand,
     same_family,
+    store_alias,
     tool_rule,
+    windows_fact,
 )
 from swarmq.forge._layout import (
     base_name,
@@ -159,7 +163,7 @@ _MISSING_PROGRAM = re.compile(
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
     r"command not found|sudo|access denied|killed by a signal|timed out|no space left|"
-    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|ENOTFOUND|EAI_AGAIN|getaddrinfo",
+    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo",
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
@@ -327,6 +331,7 @@ class Sequence:
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)
             and not literal_glob(self.error)
+            and not windows_fact(self.failed_call, self.error)
         ):
             return ""
         return environment_fact(runs, self.error, self.failed_call)
@@ -394,6 +399,16 @@ def _usage(runs: str, output: str) -> str:
         return ""  # cobra prints its usage on every error: only one that says what the
         # call's operands must look like (``<rig>/<polecat>``) tells how to call it
     return line
+
+
+def _runner(call: str, runs: str) -> str:
+    """Who failed, for telling one failure from another: a program's family (the same refusal
+    of ``go`` and ``gofmt`` is one fact, of ``git`` and ``npm`` two), or any file run by its
+    path (``setup-plan.sh`` refused like ``check-prerequisites.sh`` is the same failure on
+    another file)."""
+    words = CD_PREFIX.sub("", call).split(maxsplit=1)
+    first = words[0].strip("\"'") if words else ""
+    return "<file>" if "/" in first or "\\" in first else family(runs)
 
 
 def _last_step(call: str) -> str:
@@ -639,6 +654,11 @@ class SequenceMiner:
         ):
             return False
         bare = CD_PREFIX.sub("", call)
+        windows = windows_fact(call, output[:1500])
+        if windows:
+            return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
+        if store_alias(program(call), output):
+            return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
@@ -657,7 +677,7 @@ class SequenceMiner:
                 or call.startswith("git grep")
                 or (last in _SEARCHES and self._quiet(output, error))
             )
-            and exit_status(output[:400]) == 1
+            and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
         ):
             return False  # a search that matched nothing answered the question it asked (a
@@ -681,15 +701,26 @@ class SequenceMiner:
             call = clip(
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
-        signature = f"{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        signature = f"{tool}\0{_runner(call, runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
+
+    def _open(
+        self,
+        tool: str,
+        call: str,
+        error: str,
+        index: int,
+        whole: str,
+        signature: str,
+        usage: str = "",
+    ) -> bool:
+        """Open a failure unless its signature was seen (the same failure again counts once)."""
         if signature in self.seen_signatures:
-            self.repeated += 1  # the same failure again: counted once
+            self.repeated += 1
             return False
         self.seen_signatures.add(signature)
         self.open_failures.append(
-            _Failure(
-                tool, call, error, index, whole=whole or call, usage=_usage(runs, output[:3000])
-            )
+            _Failure(tool, call, error, index, whole=whole or call, usage=usage)
         )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
@@ -960,6 +991,7 @@ class SequenceMiner:
             or crlf_script(failure.error)
             or failure.usage
             or tool_rule(runs, failure.error, failure.call)
+            or windows_fact(failure.call, failure.error)
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)

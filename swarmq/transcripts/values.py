@@ -45,10 +45,33 @@ _FAILED = re.compile(
 )
 
 
+_HEADED_EXIT = "\nProcess exited with code "
+HEADED_LIMIT = 20_000
+"""How far into a result headed by its command (``Command: …``) its exit line is looked for."""
+
+
+def headed_exit(text: str) -> int | None:
+    """The exit code of a result that repeats its command first (Codex's ``exec_command``:
+    ``Command: /bin/bash -lc "…"``, ``Chunk ID``, ``Wall time``, ``Process exited with code
+    127``): a long command pushes the exit line past where other formats put it. ``None`` when
+    the result has no such header or line."""
+    if not text.startswith("Command: "):
+        return None
+    at = text.find(_HEADED_EXIT, 0, HEADED_LIMIT)
+    if at < 0:
+        return None
+    digits = text[at + len(_HEADED_EXIT) : at + len(_HEADED_EXIT) + 6].split("\n", 1)[0].strip()
+    return int(digits) if digits.lstrip("-").isdigit() else None
+
+
 def reports_failure(text: str) -> bool:
     """Whether a tool result's text says the call failed: a non-zero exit code in its first
-    lines (``Exit code 1``, ``"exit_code":127``, ``Process exited with code 2``) or an error
-    opening (``<tool_use_error>``, ``execution error``, ``error: invalid hunk``)."""
+    lines (``Exit code 1``, ``"exit_code":127``, ``Process exited with code 2``, also after a
+    long ``Command:`` header) or an error opening (``<tool_use_error>``, ``execution error``,
+    ``error: invalid hunk``)."""
+    headed = headed_exit(text)
+    if headed is not None:
+        return headed != 0
     end = len(text)
     match = (_EXIT.search(text, 0, 400) if text.find("xit", 0, 400) >= 0 else None) or (
         _EXIT.search(text, max(0, end - 200))

@@ -69,7 +69,8 @@ class ClaudeSession:
 
 def codex_old_rollout(path: Path, steps: list[tuple[str, Any]]) -> Path:
     """An older, bare-form Codex rollout: ``("user"|"assistant", text)`` or ``("shell", (argv, output,
-    exit_code))`` steps."""
+    exit_code))`` steps (``(argv, output, exit_code, True)`` for a call that asked to leave the
+    sandbox)."""
     lines: list[dict[str, Any]] = [
         {
             "id": "3cf49b45-003a-44d0-a6b7-498a5a35c810",
@@ -90,13 +91,18 @@ def codex_old_rollout(path: Path, steps: list[tuple[str, Any]]) -> Path:
                 }
             )
         else:
-            argv, output, code = value
+            argv, output, code, *escalated = value
+            arguments: dict[str, Any] = {"command": argv, "timeout_ms": 10000}
+            if escalated and escalated[0]:
+                arguments["with_escalated_permissions"] = True
             lines.append(
                 {
                     "type": "function_call",
                     "id": f"fc{i}",
                     "name": "shell",
-                    "arguments": json.dumps({"command": argv, "timeout_ms": 10000}),
+                    "arguments": json.dumps(arguments, separators=(",", ":"))
+                    if escalated and escalated[0]
+                    else json.dumps(arguments),
                     "call_id": f"call{i}",
                 }
             )
