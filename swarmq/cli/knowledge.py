@@ -15,7 +15,7 @@ from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
-from swarmq.wiring.knowledge import knowledge_store
+from swarmq.wiring.knowledge import knowledge_store, recall_dir
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
     from swarmq.federated.finding import Fused
@@ -491,7 +491,7 @@ def inject_cmd(
                 agent=agent,
                 session_id=session,
                 record_it=not preview,
-                index_dir=roster.runtime_dir / "recall",
+                index_dir=recall_dir(roster),
             )
         else:
             if text is None:
@@ -586,7 +586,7 @@ def recall_cmd(
             agent=agent,
             session_id=session,
             record_it=not preview,
-            index_dir=roster.runtime_dir / "recall",
+            index_dir=recall_dir(roster),
         )
     except ReceiptChainBroken as exc:
         fail(f"{exc}; nothing was recalled (run `swarmq knowledge verify-receipts`)")

@@ -18,7 +18,6 @@ the SHA-256 of its text (:class:`VectorCache`), a memory file's by its path, mti
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
+from swarmq.storage.filewalk import walk_files
 
 WORDLLAMA = "wordllama-l2-supercat-256"
 
@@ -167,25 +167,7 @@ class MemoryVectors:
 def _walk(prefixes: Sequence[str]) -> list[tuple[str, tuple[int, int]]]:
     """Memory files under the prefixes as memory search walks them (dot names skipped, no
     symlinks followed), sorted, each with its (mtime, size)."""
-    seen: dict[str, tuple[int, int]] = {}
-    stack = [p.rstrip(os.sep) for p in prefixes]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif entry.name.endswith(SUFFIXES) and entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    if st.st_size <= MAX_FILE_BYTES:
-                        seen[entry.path] = (st.st_mtime_ns, st.st_size)
-    return sorted(seen.items())
+    return sorted(dict(walk_files(prefixes, SUFFIXES, MAX_FILE_BYTES)).items())
 
 
 _caches: dict[str, VectorCache] = {}

@@ -2,7 +2,8 @@
 
 A CLI call, a hook or an MCP call that searches a 100k-entry store cannot parse 61 MB and build
 the query postings on every call. Each store file gets an SQLite sidecar next to it
-(``knowledge.index.sqlite``): per entry its byte offset and length in the JSONL, its id, the
+(``knowledge.index.sqlite``): per entry its byte offset (in a narrow table of its own, so a
+rewrite that lengthens one line moves small rows) and length in the JSONL, its id, the
 fields the ranking filters and scores on (status, scope, priority, confidence, the static
 score), its tool / agent / trigger keys, and one FTS5 row holding its normalised terms (the
 lexical ranking's own :func:`~swarmq.similarity.normalize.terms`, hex-encoded so no FTS
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from swarmq.knowledge._vecindex import VectorView
     from swarmq.similarity.embedding import Embedder
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -62,7 +63,6 @@ _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE entries (
     slot INTEGER PRIMARY KEY,
-    offset INTEGER NOT NULL,
     length INTEGER NOT NULL,
     line_no INTEGER NOT NULL,
     digest BLOB NOT NULL,
@@ -77,8 +77,9 @@ CREATE TABLE entries (
     grams INTEGER NOT NULL,
     body TEXT NOT NULL
 );
-CREATE INDEX entries_static ON entries (active, static DESC, offset);
+CREATE INDEX entries_static ON entries (active, static DESC, line_no);
 CREATE INDEX entries_id ON entries (id);
+CREATE TABLE offsets (slot INTEGER PRIMARY KEY, offset INTEGER NOT NULL);
 CREATE TABLE keys (kind TEXT NOT NULL, key TEXT NOT NULL, slot INTEGER NOT NULL, phrase TEXT);
 CREATE INDEX keys_key ON keys (kind, key);
 CREATE INDEX keys_slot ON keys (slot);
@@ -130,6 +131,7 @@ def _crc(handle: BinaryIO, start: int, size: int) -> int:
 
 
 class _Row(NamedTuple):
+    offset: int
     entry: tuple[object, ...]
     keys: list[tuple[str, str, str | None]]
     body: str
@@ -155,7 +157,6 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
             keys.append(("trigger", words[0], phrase))
     static = sum(static_breakdown(entry).values())
     values = (
-        offset,
         length,
         line_no,
         digest,
@@ -170,7 +171,7 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
         len(grams),
         body,
     )
-    return _Row(values, keys, body)
+    return _Row(offset, values, keys, body)
 
 
 class FileIndex:
@@ -337,7 +338,7 @@ class FileIndex:
         """``(-static score, slot, scope)`` of the active entries, best first (file order
         among equals)."""
         cursor = self.db.execute(
-            "SELECT static, slot, scope FROM entries WHERE active = 1 ORDER BY static DESC, offset"
+            "SELECT static, slot, scope FROM entries WHERE active = 1 ORDER BY static DESC, line_no"
         )
         for static, slot, scope in cursor:
             yield -float(static), int(slot), str(scope)
@@ -392,10 +393,11 @@ class FileIndex:
             chunk = ordered[start : start + 900]
             marks = ",".join("?" * len(chunk))
             rows += self.db.execute(
-                "SELECT offset, length, line_no, id, grams FROM entries "
+                "SELECT o.offset, e.length, e.line_no, e.id, e.grams "
+                "FROM entries e JOIN offsets o ON o.slot = e.slot "
                 # "+active": without statistics SQLite would walk the static-order index
                 # over every active entry rather than look the few slots up by rowid
-                f"WHERE +active = 1 AND slot IN ({marks})",
+                f"WHERE +e.active = 1 AND e.slot IN ({marks})",
                 chunk,
             ).fetchall()
         for offset, length, line_no, entry_id, grams in sorted(rows):
@@ -420,7 +422,8 @@ def read_entries(
         chunk = list(slots[start : start + 900])
         marks = ",".join("?" * len(chunk))
         cursor = db.execute(
-            f"SELECT slot, offset, length, line_no, id FROM entries WHERE slot IN ({marks})",
+            "SELECT e.slot, o.offset, e.length, e.line_no, e.id "
+            f"FROM entries e JOIN offsets o ON o.slot = e.slot WHERE e.slot IN ({marks})",
             chunk,
         )
         for slot, offset, length, line_no, entry_id in cursor:
@@ -601,14 +604,16 @@ def _update(
     else:
         start, line_no = 0, 0
         for slot, offset, line, digest in db.execute(
-            "SELECT slot, offset, line_no, digest FROM entries ORDER BY offset"
+            "SELECT e.slot, o.offset, e.line_no, e.digest "
+            "FROM entries e JOIN offsets o ON o.slot = e.slot ORDER BY e.line_no"
         ):
             old.setdefault(digest, deque()).append((slot, offset, line, 0))
     # Slots are never reused (a line gone leaves its number behind), so whatever is keyed by
     # slot outside this transaction (the vectors' map) can tell a new entry from an old one.
     next_slot = int(meta.get("next_slot", 0))  # type: ignore[call-overload]
     kept: set[int] = set()
-    moved: list[tuple[int, int, int]] = []
+    moved: list[tuple[int, int]] = []
+    renumbered: list[tuple[int, int]] = []
     added: list[tuple[int, _Row]] = []
     complete = True
     position = start
@@ -623,8 +628,10 @@ def _update(
         if queue:
             slot, offset, line, _ = queue.popleft()
             kept.add(slot)
-            if offset != position or line != line_no:
-                moved.append((position, line_no, slot))
+            if offset != position:
+                moved.append((position, slot))
+            if line != line_no:
+                renumbered.append((line_no, slot))
         else:
             item = parse_line(line_no, data)
             if isinstance(item, Entry):
@@ -639,7 +646,8 @@ def _update(
     if not append:
         gone = [slot for queue in old.values() for slot, *_ in queue]
         _delete(db, gone)
-    db.executemany("UPDATE entries SET offset = ?, line_no = ? WHERE slot = ?", moved)
+    db.executemany("UPDATE offsets SET offset = ? WHERE slot = ?", moved)
+    db.executemany("UPDATE entries SET line_no = ? WHERE slot = ?", renumbered)
     _insert(db, added)
     st = os.fstat(handle.fileno())
     head = min(CHECK_BLOCK, position)
@@ -697,18 +705,7 @@ def adopt_rewrite(
             db.execute("ROLLBACK")
             return False
         removed = _delete(db, list(gone), count=False)
-        if any(b or n for _, b, n in shifts):
-            last_first = sorted(shifts, reverse=True)
-            cases = " ".join("WHEN offset >= ? THEN ?" for _ in last_first)
-            db.execute(
-                f"UPDATE entries SET offset = offset + CASE {cases} ELSE 0 END, "
-                f"line_no = line_no + CASE {cases} ELSE 0 END WHERE offset >= ?",
-                [
-                    *(v for start, b, _ in last_first for v in (start, b)),
-                    *(v for start, _, n in last_first for v in (start, n)),
-                    min(start for start, _, _ in shifts),
-                ],
-            )
+        _shift(db, shifts)
         next_slot = int(meta.get("next_slot", 0))  # type: ignore[call-overload]
         rows = []
         for entry, offset, line_no, data in added:
@@ -737,15 +734,47 @@ def adopt_rewrite(
     return True
 
 
+def _shift(db: sqlite3.Connection, shifts: Sequence[tuple[int, int, int]]) -> None:
+    """Move each row from a shift's old offset up to the next shift's by its ``(start, bytes,
+    lines)`` deltas. The offsets live in a narrow table of their own: a line that grew moves
+    the offset of every row after it (two thirds of the store on average), and SQLite rewrites
+    whole rows, which in the entries table (the FTS body inline) would be 160-200 ms at 100k
+    entries. Line numbers (kept with the entries: the static order's tie-break) move only when
+    lines were added or removed before them."""
+    if not any(b or n for _, b, n in shifts):
+        return
+    last_first = sorted(shifts, reverse=True)
+    first = min(start for start, _, _ in shifts)
+    if any(n for _, _, n in shifts):
+        # by the old offsets, so before they move
+        cases = " ".join("WHEN o.offset >= ? THEN ?" for _ in last_first)
+        db.execute(
+            "UPDATE entries SET line_no = line_no + (SELECT CASE "
+            f"{cases} ELSE 0 END FROM offsets o WHERE o.slot = entries.slot) "
+            "WHERE slot IN (SELECT slot FROM offsets WHERE offset >= ?)",
+            [*(v for start, _, n in last_first for v in (start, n)), first],
+        )
+    if any(b for _, b, _ in shifts):
+        cases = " ".join("WHEN offset >= ? THEN ?" for _ in last_first)
+        db.execute(
+            f"UPDATE offsets SET offset = offset + CASE {cases} ELSE 0 END WHERE offset >= ?",
+            [*(v for start, b, _ in last_first for v in (start, b)), first],
+        )
+
+
 def _insert(
     db: sqlite3.Connection, rows: list[tuple[int, _Row]], *, count: bool = True
 ) -> Counter[str]:
     """Index ``rows``; returns their tokens, counted in ``df`` unless ``count`` is False."""
     db.executemany(
-        "INSERT INTO entries (slot, offset, length, line_no, digest, id, status, category, "
+        "INSERT INTO entries (slot, length, line_no, digest, id, status, category, "
         "scope, priority, confidence, active, static, grams, body) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(slot, *row.entry) for slot, row in rows],
+    )
+    db.executemany(
+        "INSERT INTO offsets (slot, offset) VALUES (?, ?)",
+        [(slot, row.offset) for slot, row in rows],
     )
     db.executemany(
         "INSERT INTO fts (rowid, body) VALUES (?, ?)", [(slot, row.body) for slot, row in rows]
@@ -774,6 +803,7 @@ def _delete(db: sqlite3.Connection, slots: list[int], *, count: bool = True) -> 
             _count(db, removed, -1)
         tokens.update(removed)
         db.execute(f"DELETE FROM entries WHERE slot IN ({marks})", chunk)
+        db.execute(f"DELETE FROM offsets WHERE slot IN ({marks})", chunk)
         db.execute(f"DELETE FROM keys WHERE slot IN ({marks})", chunk)
     return tokens
 

@@ -75,8 +75,9 @@ class IndexedTransaction(Transaction):
     def _lookup(self, entry_id: str) -> int | None:
         """The offset of the first line holding ``entry_id``, read and checked."""
         row = self._index.db.execute(
-            "SELECT offset, length, line_no, slot FROM entries WHERE id = ? "
-            "ORDER BY offset LIMIT 1",
+            "SELECT o.offset, e.length, e.line_no, e.slot "
+            "FROM entries e JOIN offsets o ON o.slot = e.slot WHERE e.id = ? "
+            "ORDER BY e.line_no LIMIT 1",
             (entry_id,),
         ).fetchone()
         if row is None:

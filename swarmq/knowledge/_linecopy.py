@@ -126,7 +126,7 @@ def copy_rewrite(
         raise StaleIndex(f"{path}: the index covers {meta.get('end')} bytes of {size}")
     every_line = meta.get("lines") == index.count()
     entry_offsets = (
-        None if every_line else {int(o) for (o,) in index.db.execute("SELECT offset FROM entries")}
+        None if every_line else {int(o) for (o,) in index.db.execute("SELECT offset FROM offsets")}
     )
     for offset, change in changes.items():
         if offset > 0 and os.pread(src, 1, offset - 1) != b"\n":

@@ -21,8 +21,8 @@ import uuid
 from pathlib import Path
 
 from swarmq.knowledge._factrule import FACT_TAG, fact_kind
+from swarmq.knowledge._recallpath import signature_dir, swarm_duplicates
 from swarmq.knowledge._sigindex import SESSION_START_KEY, file_matches
-from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.inject import Injection, deliver
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore
@@ -82,8 +82,8 @@ def session_start(
     directives, within the configured session-start budget, independent of any task text;
     silent in a project that has none.
 
-    ``index_dir`` (a fresh process: ``<runtime>/recall``) reads the stores through the
-    persisted index that recall keeps there instead of loading them whole."""
+    A store this process has not loaded is read through the persisted index that recall
+    keeps (``index_dir``, else the store's ``recall_dir``) instead of being loaded whole."""
     config = knowledge.config
     budget = start_budget(knowledge)
     trace_id = str(uuid.uuid4())
@@ -125,16 +125,14 @@ def start_entries(knowledge: KnowledgeStore, index_dir: Path | None = None) -> l
     """The project's facts and critical directives, swarm and hive (a hive copy of a swarm
     one dropped), critical first; nothing recorded."""
     config = knowledge.config
-    found = _candidates(knowledge, knowledge.swarm, False, index_dir)
+    swarm_dir = signature_dir(knowledge, knowledge.swarm, index_dir)
+    found = _candidates(knowledge, knowledge.swarm, False, swarm_dir)
     if config.hive_enabled:
-        local = [r.entry.lesson for r in found]
-        for ranked in _candidates(knowledge, knowledge.hive, True, index_dir):
-            lesson = ranked.entry.lesson
-            if index_dir is not None:
-                duplicate = find_near_duplicate_scan(lesson, local, config.dedup_threshold)
-                if duplicate is None:
-                    found.append(ranked)
-            elif knowledge.swarm.find_duplicate(lesson) is None:
-                found.append(ranked)
+        hive_dir = signature_dir(knowledge, knowledge.hive, index_dir)
+        hive = _candidates(knowledge, knowledge.hive, True, hive_dir)
+        if hive:
+            local = [r.entry.lesson for r in found]
+            with swarm_duplicates(knowledge, swarm_dir is not None, local) as duplicate:
+                found += [r for r in hive if not duplicate(r.entry.lesson)]
     found.sort(key=lambda r: (not r.forced, -r.score))
     return found

@@ -74,7 +74,10 @@ class IndexReader:
     def __init__(self, index: FileIndex) -> None:
         self.index = index
         self.db = index.db
-        rows = self.db.execute("SELECT slot, offset, line_no, grams, active FROM entries")
+        rows = self.db.execute(
+            "SELECT e.slot, o.offset, e.line_no, e.grams, e.active "
+            "FROM entries e JOIN offsets o ON o.slot = e.slot"
+        )
         chunks: list[np.ndarray] = []
         while batch := rows.fetchmany(_FETCH):
             chunks.append(np.asarray(batch, dtype=np.int64).reshape(-1, 5))

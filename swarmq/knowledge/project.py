@@ -48,8 +48,13 @@ class KnowledgeStore:
         project_name: str | None = None,
         clock: Callable[[], datetime] | None = None,
         embedder: Embedder | None = None,
+        recall_dir: Path | None = None,
     ) -> None:
         self.swarm_dir = Path(swarm_dir)
+        self.recall_dir = recall_dir
+        """Where recall keeps the stores' persisted signature indexes (``<runtime>/recall``),
+        so a process that has not loaded a store recalls from it without loading the store;
+        ``None``: recall reads the mirror unless told a directory."""
         self._embedder = embedder
         self.config = config or KnowledgeConfig()
         self.locks = locks
@@ -88,6 +93,7 @@ class KnowledgeStore:
             project_name=self.project_name,
             clock=self.clock,
             embedder=self._embedder,
+            recall_dir=self.recall_dir,
         )
 
     @property

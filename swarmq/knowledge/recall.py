@@ -20,8 +20,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from swarmq.knowledge._recallpath import signature_dir, swarm_duplicates
 from swarmq.knowledge._sigindex import file_matches, mirror_matches
-from swarmq.knowledge.dedup import find_near_duplicate_scan
 from swarmq.knowledge.inject import Injection, deliver
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore
@@ -76,10 +76,9 @@ def recall_error(
     """Lessons whose failure signature matches the failing call and error in `text`
     (silent when none match), hive included.
 
-    ``index_dir`` (a fresh process, e.g. the CLI: ``<runtime>/recall``) reads the stores
-    through persisted signature indexes instead of loading them whole; hive matches are then
-    dropped when they near-duplicate a swarm *match* (the same lesson promoted) rather than
-    any swarm entry."""
+    A store this process has not loaded is read through its persisted signature index
+    (``index_dir``, else the store's ``recall_dir``; :mod:`._recallpath`) instead of being
+    loaded whole."""
     config = knowledge.config
     budget = Budget("full", limit, config.inject_char_budget)
     trace_id = str(uuid.uuid4())
@@ -114,20 +113,18 @@ def matches(
     knowledge: KnowledgeStore, signatures: tuple[str, ...], index_dir: Path | None = None
 ) -> list[Ranked]:
     """Swarm and hive entries whose signature is one of ``signatures``, best first (a hive
-    copy of a swarm lesson dropped); nothing recorded."""
+    copy of a swarm lesson dropped); nothing recorded. A store this process has not loaded is
+    read through its persisted signature index (:func:`._recallpath.signature_dir`)."""
     config = knowledge.config
-    found = match_tier(knowledge.swarm, signatures, index_dir)
+    swarm_dir = signature_dir(knowledge, knowledge.swarm, index_dir)
+    found = match_tier(knowledge.swarm, signatures, swarm_dir)
     if config.hive_enabled:
-        local = [r.entry.lesson for r in found]
-        for ranked in match_tier(knowledge.hive, signatures, index_dir):
-            lesson = ranked.entry.lesson
-            if index_dir is not None:
-                duplicate = (
-                    find_near_duplicate_scan(lesson, local, config.dedup_threshold) is not None
-                )
-            else:
-                duplicate = knowledge.swarm.find_duplicate(lesson) is not None
-            if not duplicate:
-                found.append(ranked)
+        hive = match_tier(
+            knowledge.hive, signatures, signature_dir(knowledge, knowledge.hive, index_dir)
+        )
+        if hive:
+            local = [r.entry.lesson for r in found]
+            with swarm_duplicates(knowledge, swarm_dir is not None, local) as duplicate:
+                found += [r for r in hive if not duplicate(r.entry.lesson)]
     found.sort(key=lambda r: -r.score)
     return found

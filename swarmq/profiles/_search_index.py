@@ -27,6 +27,7 @@ from pathlib import Path
 
 from swarmq.profiles._search_text import TOKEN, Hit, fts_phrase, norm_lines, normalize
 from swarmq.storage.change_journal import journal_path, marker_dir
+from swarmq.storage.filewalk import walk_files
 
 SUFFIXES: tuple[str, ...] = (".md", ".jsonl")
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -174,25 +175,10 @@ class SearchIndex:
 
     def _walk(self, number: int) -> dict[str, tuple[int, int]]:
         root = self.roots[number]
-        seen: dict[str, tuple[int, int]] = {}
-        stack = [root]
-        while stack:
-            directory = stack.pop()
-            try:
-                entries = os.scandir(directory)
-            except (FileNotFoundError, NotADirectoryError, PermissionError):
-                continue
-            with entries:
-                for entry in entries:
-                    if entry.name.startswith("."):
-                        continue  # temp files, .swarmq side dirs (this index included)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.name.endswith(SUFFIXES) and entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        if st.st_size <= MAX_FILE_BYTES:
-                            seen[os.path.relpath(entry.path, root)] = (st.st_mtime_ns, st.st_size)
-        return seen
+        return {
+            os.path.relpath(path, root): stamp
+            for path, stamp in walk_files([root], SUFFIXES, MAX_FILE_BYTES)
+        }
 
     def _reconcile(self) -> int:
         changed = 0

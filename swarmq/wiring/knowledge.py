@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.roster.schema import Roster
 from swarmq.storage.locking import StoreLocks
+
+
+def recall_dir(roster: Roster) -> Path:
+    """Where recall keeps the persisted signature indexes of the roster's stores."""
+    return roster.runtime_dir / "recall"
 
 
 def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
@@ -24,4 +31,5 @@ def knowledge_store(roster: Roster, locks: StoreLocks) -> KnowledgeStore:
         data_dir=roster.hive_dir,
         project_name=config.project_name or roster.workspace_dir.name,
         embedder=embedder,
+        recall_dir=recall_dir(roster),
     )

@@ -193,6 +193,31 @@ def test_a_damaged_index_is_rebuilt(stores: Callable[..., KnowledgeStore]) -> No
     assert through_index(stores) == first
 
 
+def test_an_index_of_the_older_layout_is_rebuilt_once(
+    stores: Callable[..., KnowledgeStore],
+) -> None:
+    """Layout 3 kept the offsets in the entries table: such a sidecar is never read as the
+    current layout but built afresh, once, with the same answers."""
+    first = through_index(stores)
+    sidecar = sidecar_path(stores().swarm.files.knowledge)
+    db = sqlite3.connect(sidecar)
+    db.execute("DROP TABLE offsets")
+    db.execute("UPDATE meta SET value = 3 WHERE key = 'version'")
+    db.commit()
+    db.close()
+    assert through_index(stores) == first
+    db = sqlite3.connect(sidecar)
+    try:
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (4,)
+        rows = db.execute("SELECT count(*) FROM offsets").fetchone()[0]
+        assert rows == db.execute("SELECT count(*) FROM entries").fetchone()[0] > 0
+        built = os.stat(sidecar).st_ino
+    finally:
+        db.close()
+    assert through_index(stores) == first
+    assert os.stat(sidecar).st_ino == built, "rebuilt again"
+
+
 def test_lines_swapped_in_place_are_caught_by_the_id_check(
     stores: Callable[..., KnowledgeStore], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -228,10 +253,11 @@ def test_an_index_row_absent_from_the_file_is_never_returned(
     body = db.execute("SELECT body FROM entries WHERE id = ?", (model,)).fetchone()[0]
     for slot, offset, ghost in ((10_000, 0, "ghost-at-a-real-line"), (10_001, 10**9, "ghost-eof")):
         db.execute(
-            "INSERT INTO entries SELECT ?, ?, length, line_no, digest, ?, status, category, "
+            "INSERT INTO entries SELECT ?, length, line_no, digest, ?, status, category, "
             "scope, 'critical', 1.0, 1, 9.0, grams, body FROM entries WHERE id = ?",
-            (slot, offset, ghost, model),
+            (slot, ghost, model),
         )
+        db.execute("INSERT INTO offsets (slot, offset) VALUES (?, ?)", (slot, offset))
         db.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (slot, body))
     db.commit()
     db.close()

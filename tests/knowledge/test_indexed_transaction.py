@@ -202,11 +202,15 @@ def test_an_index_pointing_at_the_wrong_line_is_rebuilt_not_trusted(
     ids = _ids(knowledge.swarm)
     db = sqlite3.connect(sidecar_path(path))
     offset, length, line_no = db.execute(
-        "SELECT offset, length, line_no FROM entries WHERE id = ?", (ids[2],)
+        "SELECT offset, length, line_no FROM entries JOIN offsets USING (slot) WHERE id = ?",
+        (ids[2],),
     ).fetchone()
     db.execute(
-        "UPDATE entries SET offset = ?, length = ?, line_no = ? WHERE id = ?",
-        (offset, length, line_no, ids[100]),
+        "UPDATE entries SET length = ?, line_no = ? WHERE id = ?", (length, line_no, ids[100])
+    )
+    db.execute(
+        "UPDATE offsets SET offset = ? WHERE slot = (SELECT slot FROM entries WHERE id = ?)",
+        (offset, ids[100]),
     )
     db.commit()
     db.close()
@@ -298,10 +302,12 @@ def _index_state(path: Path) -> dict[str, object]:
         columns += "confidence, active, static, grams, body"
         meta = dict(db.execute("SELECT key, value FROM meta"))
         return {
-            "entries": db.execute(f"SELECT {columns} FROM entries ORDER BY offset").fetchall(),
+            "entries": db.execute(
+                f"SELECT {columns} FROM entries JOIN offsets USING (slot) ORDER BY offset"
+            ).fetchall(),
             "keys": sorted(
                 db.execute(
-                    "SELECT kind, key, phrase, e.offset FROM keys k JOIN entries e USING (slot)"
+                    "SELECT kind, key, phrase, o.offset FROM keys k JOIN offsets o USING (slot)"
                 )
             ),
             "df": sorted(db.execute("SELECT token, n FROM df")),
@@ -310,7 +316,7 @@ def _index_state(path: Path) -> dict[str, object]:
                 (e, t)
                 for t in (term_token("redis"), term_token("docker"))
                 for (e,) in db.execute(
-                    "SELECT e.offset FROM fts JOIN entries e ON e.slot = fts.rowid "
+                    "SELECT o.offset FROM fts JOIN offsets o ON o.slot = fts.rowid "
                     "WHERE fts MATCH ?",
                     (f'"{t}"',),
                 )

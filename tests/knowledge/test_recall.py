@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from swarmq.knowledge._ftsindex import FileIndex
+from swarmq.knowledge._loaded import forget, loaded
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.hive import promote_lesson
@@ -15,6 +17,7 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.recall import recall_error
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.signature import SIGNATURE_FIELD, failure_signature
+from swarmq.storage.locking import LocalLocks
 
 PYTHON_LESSON = (
     '`python -c "import sys"` failed (bash: python: command not found); '
@@ -252,3 +255,49 @@ def test_session_start_through_the_persisted_index_shows_the_same(
     assert fact.entry is not None
     again = session_start(knowledge, record=False, index_dir=index_dir)
     assert fact.entry.id in [r.entry.id for r in again.shown]  # appended since: seen
+
+
+def test_a_process_that_has_not_loaded_the_stores_recalls_through_their_indexes(
+    knowledge: KnowledgeStore, tmp_path: Path, locks: LocalLocks
+) -> None:
+    """With ``recall_dir`` (as the roster wiring, so the MCP and hook servers, set it) and no
+    ``index_dir``, a recall and a session start read unloaded stores through the persisted
+    signature indexes, recording included, and answer as the loaded stores do (the hive's
+    copy of a swarm lesson dropped by the swarm's search index)."""
+    knowledge.add_lesson(PYTHON_LESSON)
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    knowledge.add_lesson("sudo needs a real terminal, which the agent shell does not have")
+    promote_lesson(knowledge, PYTHON_LESSON, "tooling")
+    hive_only = "`python3 -m venv .venv` failed (bash: python: command not found); use python3."
+    promote_lesson(knowledge, hive_only, "tooling")
+    failure = "$ python -V\nbash: python: command not found"
+    direct = recall_error(knowledge, failure, record=False)
+    direct_start = session_start(knowledge, record=False)
+    assert sorted(r.entry.lesson for r in direct.shown) == sorted([PYTHON_LESSON, hive_only])
+    files = [knowledge.swarm.files.knowledge, knowledge.hive.files.knowledge]
+    for path in files:
+        FileIndex.open(path).close()  # type: ignore[union-attr]  # as after a first search
+        forget(path)
+
+    fresh = KnowledgeStore(
+        knowledge.swarm_dir,
+        locks=locks,
+        config=knowledge.config,
+        data_dir=knowledge.data_dir,
+        project_name=knowledge.project_name,
+        recall_dir=tmp_path / "recall",
+    )
+    found = recall_error(fresh, failure, record=False)
+    start = session_start(fresh, record=False)
+    assert [(r.entry.id, r.tier, r.score) for r in found.shown] == [
+        (r.entry.id, r.tier, r.score) for r in direct.shown
+    ]
+    assert [r.entry.id for r in start.shown] == [r.entry.id for r in direct_start.shown]
+    recorded = recall_error(fresh, failure)
+    assert [r.entry.id for r in recorded.shown] == [r.entry.id for r in direct.shown]
+    assert all(loaded(path).state is None for path in files), "a store was loaded"
+    assert any((tmp_path / "recall").glob("*.json"))
+    for ranked in direct.shown:
+        store = fresh.swarm if ranked.tier == "swarm" else fresh.hive
+        entry = store.get(ranked.entry.id)
+        assert entry is not None and entry.counter("shown_count") == 1

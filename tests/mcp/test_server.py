@@ -14,10 +14,15 @@ from mcp.types import CallToolResult
 
 from swarmq.coord.cluster import Cluster
 from swarmq.coord.lockmode import UnreachableLocks
+from swarmq.knowledge._ftsindex import FileIndex
+from swarmq.knowledge._loaded import forget, loaded
+from swarmq.knowledge.hive import promote_lesson
 from swarmq.knowledge.model import Entry
+from swarmq.knowledge.recall import recall_error
 from swarmq.mcp.server import Caller, build_server
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
+from swarmq.wiring.knowledge import knowledge_store
 from tests.support import write_roster
 
 TOOLS = {
@@ -287,3 +292,44 @@ def test_mission_verbs_go_through_the_mission_client(
             assert "not found: unknown worker 'zz'" in error_text(unknown)  # nothing written
 
     anyio.run(main)
+
+
+def test_recall_error_in_a_server_that_has_not_loaded_the_stores_does_not_load_them(
+    roster: Roster, cluster: Cluster
+) -> None:
+    """The server recalls (and records the injection) through the stores' persisted indexes,
+    answering what a process holding the stores answers."""
+    knowledge = knowledge_store(roster, cluster.locks)
+    lesson = (
+        "`pytest -q tests/roster` failed (ModuleNotFoundError: No module named 'yaml'); "
+        "install pyyaml in the venv."
+    )
+    evidence = "$ pytest -q tests/roster\nModuleNotFoundError: No module named 'yaml'"
+    knowledge.add_lesson(lesson)
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    promote_lesson(knowledge, lesson, "tooling")  # the hive's copy: dropped
+    expected = recall_error(knowledge, evidence, record=False)
+    assert [r.tier for r in expected.shown] == ["swarm"]
+    files = [knowledge.swarm.files.knowledge, knowledge.hive.files.knowledge]
+    for path in files:
+        FileIndex.open(path).close()  # type: ignore[union-attr]  # as after a first search
+        forget(path)
+    server = build_server(roster, cluster.locks, caller=Caller("w1", "s3"))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            recalled = data(
+                await client.call_tool(
+                    "knowledge_recall_error",
+                    {
+                        "call": "pytest -q tests/roster",
+                        "error": "ModuleNotFoundError: No module named 'yaml'",
+                    },
+                )
+            )
+            assert [e["id"] for e in recalled["entries"]] == [r.entry.id for r in expected.shown]
+
+    anyio.run(main)
+    assert all(loaded(path).state is None for path in files), "a store was loaded"
+    shown = knowledge.swarm.get(expected.shown[0].entry.id)  # recorded
+    assert shown is not None and shown.counter("shown_count") == 1
