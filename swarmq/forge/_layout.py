@@ -160,6 +160,17 @@ def _deeper(wrong: list[str], right: list[str], name: str) -> bool:
     )
 
 
+def _per_folder_tail(tail: list[str]) -> bool:
+    """Whether the shared tail names a file every folder or project has its own of
+    (``package.json``, ``.vscode/settings.json``): found under another root it is that root's
+    own file, not the one looked for (``cat package.json`` in the repository's root, then
+    ``cat frontend/package.json``: the next look, not where the project keeps its manifest).
+    Only the file name and dot-folders count (``.vscode``, ``.claude``): a named folder in the
+    tail (``memory/MEMORY.md``, ``models/sync.py``) says which file it is."""
+    *folders, name = tail
+    return name.lower().rsplit(".", 1)[0] in _PER_FOLDER and all(f.startswith(".") for f in folders)
+
+
 def _edits(a: str, b: str) -> int:
     """Levenshtein distance (short path components only)."""
     previous = list(range(len(b) + 1))
@@ -196,6 +207,8 @@ def relocation(missing: str, found: str) -> Relocation | None:
         return None  # only a file name in common under two roots: maybe two files
     if _mistyped(wrong_root, right_root):
         return None
+    if _per_folder_tail(got[len(got) - shared :]):
+        return None  # another folder's own file of that name, not this one moved
     separator = "\\" if "\\" in found else "/"
     wrong = separator.join(wrong_root)
     right = separator.join(right_root)

@@ -61,7 +61,8 @@ _PLAN_LEAD = re.compile(
     r"\b(?:changes?|changed|summary|what (?:i|we) (?:did|changed)|files? (?:modified|changed|created|touched)|"
     r"plan|approach|next steps?|proposal|proposed|to-?do|roadmap|steps|i'll|i will|we'll|we will|"
     r"(?:the )?(?:fix|fixes|solution)|how it works|to apply|recommend(?:ed|ations?)?|"
-    r"suggest(?:ed|ions?)|action items?)\b|"
+    r"suggest(?:ed|ions?)|action items?|"
+    r"(?:what(?:'s| is| was| got) )?(?:fixed|done|completed)|tests?|test results|verification)\b|"
     r"đề xuất|kế hoạch|bước tiếp theo|khuyến nghị|tóm tắt|thay đổi|"  # Vietnamese
     r"计划|下一步|建议|方案|总结|变更|修改内容|改动|"  # Chinese
     r"計画|次のステップ|提案|変更|まとめ|"  # Japanese
@@ -69,7 +70,10 @@ _PLAN_LEAD = re.compile(
     re.IGNORECASE,
 )
 """Leads and headings that announce what was done or what to do next, in the languages forge
-reads: a recommendation or a next step is for the task at hand, a summary is of the edits."""
+reads: a recommendation or a next step is for the task at hand, a summary is of the edits, and
+a report's "What's Fixed" or "Tests" section lists the edits and the tests just written (the
+bug a regression test pins is the one just fixed, "CSS generation working: fixed by copying …"
+is this task's state)."""
 _QUOTED = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”|\([^()\n]{1,120}\)")
 
 

@@ -27,6 +27,7 @@ from swarmq.forge._diagnosis import disowns, is_diagnosis
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._reports import opens_report
+from swarmq.forge._restated import failed_programs, restates
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -284,6 +285,17 @@ def extract_candidates(
             if candidate is not None:
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+        failed = failed_programs(c.content for c in found if c.extractor == "sequence")
+        if failed:
+            kept = [
+                c
+                for c in found
+                if c.role != "assistant"
+                or c.extractor != "rules"
+                or not restates(c.content, failed)
+            ]
+            result.rejected["restated-failure"] += len(found) - len(kept)
+            found = kept
         if unwitnessed and miner.calls:
             kept = [c for c in found if c.content_hash not in unwitnessed]
             result.rejected["unwitnessed"] += len(found) - len(kept)

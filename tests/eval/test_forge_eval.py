@@ -64,7 +64,7 @@ def sessions() -> dict[str, ClaudeSession]:
         .user("migrate")
         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
         .bash("python3 migrate.py", "done")
-        .say("Root cause: the deploy crashed because `python` is not installed on the runner.")
+        .say("Root cause: the deploy crashed because `python` on the runner is Python 2.")
         .user("ok, go on")  # the user went on from the diagnosis: it is kept
     )
     b = ClaudeSession("b").say(

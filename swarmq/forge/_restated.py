@@ -1,0 +1,57 @@
+"""A failure told twice: the agent saying a program is missing, beside that program's failed call.
+
+When ``ruby -e …`` fails with "ruby: command not found", forge keeps the call, its error and
+what worked instead as one tool-error lesson. The agent then often says the same in its own
+words ("`ruby` isn’t installed in this workspace, so I’m switching to Node"; "Windows 上不支持
+`python3` 命令"): a second candidate of the same fact, worded without the call or its error, so
+the knowledge store holds the fact twice and the prose copy recalls nothing the call does not.
+The sentence is folded into the tool-error lesson, that is, dropped. Only a sentence that names
+the failed program in a code span **and** says it is missing or unsupported is folded: one that
+says anything else about the program (how to run it, which version) is a lesson of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from swarmq.forge._calls import program
+
+_CALL = re.compile(r"^`([^`\n]+)` failed \(")
+"""A tool-error lesson opens with the failed call (see ``_sequences.Sequence.content``)."""
+_SPAN = re.compile(r"`([^`\n]{1,60})`")
+_MISSING = re.compile(
+    r"(?:is ?n[o']t|not) (?:installed|available|on (?:the )?path|found|supported)|"
+    r"command not found|no such (?:command|program)|"
+    r"不支持|没(?:有)?安装|未安装|不存在|找不到|"  # Chinese
+    r"インストールされていない|見つかりません|"  # Japanese
+    r"없어서|없습니다|설치되어 있지 않|"  # Korean
+    r"không có|chưa cài",  # Vietnamese
+    re.IGNORECASE,
+)
+"""A program said to be missing or unsupported, in the languages forge reads."""
+
+
+def failed_programs(contents: Iterable[str]) -> set[str]:
+    """The programs (lower-cased) whose calls the tool-error lessons ``contents`` report failed."""
+    programs = set()
+    for content in contents:
+        call = _CALL.match(content)
+        if call:
+            name = program(call.group(1)).lower()
+            if name:
+                programs.add(name)
+    return programs
+
+
+def restates(passage: str, programs: set[str]) -> bool:
+    """Whether the agent's ``passage`` only says that one of ``programs`` is missing."""
+    if not programs:
+        return False
+    text = passage.replace("’", "'")
+    if _MISSING.search(text) is None:
+        return False
+    return any(span.strip().lower() in programs for span in _SPAN.findall(text))
+
+
+__all__ = ["failed_programs", "restates"]
