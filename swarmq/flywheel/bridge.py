@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.knowledge.render import PROVISIONAL_TAG
+from swarmq.knowledge.signature import SIGNATURE_FIELD as SIGNATURE_KEY
+from swarmq.knowledge.signature import failure_signature
 
 MAX_LESSON_CHARS = 280
 
@@ -85,6 +87,7 @@ class LessonSink(Protocol):
         source_refs: Iterable[str] = ...,
         phase: int | None = ...,
         validation_mode: Any = ...,
+        extra: Mapping[str, Any] | None = ...,
     ) -> Any: ...
 
     def current_phase(self) -> int | None: ...
@@ -198,6 +201,18 @@ def _metadata(candidate: Mapping[str, Any]) -> Mapping[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
+def _kept_signature(candidate: Mapping[str, Any], lesson: str) -> dict[str, str] | None:
+    """The signature read from the whole lesson at ingest, when condensing turned it into
+    another (a shortened call names ``cd`` as its program, a cut error keeps half a word): the
+    store would key the entry on a failure nobody has. A condensed lesson with no signature
+    keeps none (its entry is reached by meaning, as before)."""
+    signature = _metadata(candidate).get(SIGNATURE_KEY)
+    if not isinstance(signature, str) or not signature:
+        return None
+    condensed = failure_signature(lesson)
+    return {SIGNATURE_KEY: signature} if condensed and condensed != signature else None
+
+
 def publish(
     sink: LessonSink,
     artifact_path: str,
@@ -216,6 +231,7 @@ def publish(
         return BridgeOutcome(artifact_path, "skipped", "body too short for a lesson")
     tags = ["agentops", ktype, str(candidate.get("tier") or "")] + ([str(kclass)] if kclass else [])
     confidence = candidate.get("confidence")
+    extra = _kept_signature(candidate, lesson)
     try:
         phase = None if provisional else sink.current_phase()
         result = sink.add_lesson(
@@ -231,6 +247,7 @@ def publish(
             source_refs=[artifact_path],
             phase=None if provisional else (NO_PLAN_PHASE if phase is None else phase),
             validation_mode=validation_mode,
+            extra=extra,
         )
     except Exception as exc:  # the store's errors must not undo a promotion that already landed
         return BridgeOutcome(artifact_path, "failed", f"{type(exc).__name__}: {exc}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from swarmq.forge._calls import LITERAL_GLOB
+from swarmq.knowledge.msys import rewritten_argument
 
 _MISSING_PROGRAM = (
     re.compile(r"command not found: ([\w.+-]+)"),
@@ -226,14 +227,24 @@ def rewritten_switch(call: str, output: str) -> tuple[str, str] | None:
 
 def windows_fact(call: str, error: str) -> str:
     """What a failure says about a Windows machine's shell or console, whatever fixed it (every
-    later call meets it again): Git Bash rewriting ``/switch`` into a path, or Python's text in
-    a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when neither."""
+    later call meets it again): Git Bash rewriting ``/switch`` or a root-like argument into a
+    path, or Python's text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when
+    none."""
     switch = rewritten_switch(call, error)
     if switch:
         word, shown = switch
         return (
             f"Git Bash rewrites the Windows switch `/{word}` into a path ({shown}): "
             f"write it with a double slash (`//{word}`)"
+        )
+    argument = rewritten_argument(call, error)
+    if argument:
+        head = argument[0].split("/", 1)[0]
+        cure = f"as a relative path (`./{head}/…`)" if head else "with a double slash (`//…`)"
+        return (
+            f"Git Bash (MSYS path conversion) rewrites an argument beginning with `{head}/` into "
+            f"a path under Git's install root: run the call with `MSYS_NO_PATHCONV=1` or write "
+            f"it {cure}"
         )
     codec = _LEGACY_CODEC.search(error)
     if codec:
@@ -295,6 +306,7 @@ __all__ = [
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "rewritten_argument",
     "rewritten_switch",
     "same_family",
     "store_alias",

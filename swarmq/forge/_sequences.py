@@ -326,7 +326,9 @@ class Sequence:
         if self.usage and not self.fixed_call:
             return f"its usage: `{self.usage}`"
         if normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
-            return f"the sandbox refuses `{runs}` here; it runs with escalated permissions"
+            return (
+                f"the sandbox refuses `{runs}` here; it runs with escalated permissions{ESCALATION}"
+            )
         if (
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)
@@ -356,6 +358,13 @@ class Sequence:
             return f"{text}; after `{self.fixed_call}` the same call worked."
         return f"{text}; `{self.fixed_call}` worked instead."
 
+
+ESCALATION = (
+    ' (ask in the call: `sandbox_permissions: "require_escalated"`, in older Codex '
+    "`with_escalated_permissions: true`)"
+)
+"""How a Codex call leaves the sandbox: the lesson names the parameter, which the next session
+needs to do it (its name changed between Codex versions, so both are given)."""
 
 LONG_PATH = 40
 """A path of the failing call at least this long is shortened where its error repeats it."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from swarmq.knowledge.msys import rewritten_argument
 from swarmq.storage.boundedjson import loads_bounded
 
 SIGNATURE_FIELD = "failure_signature"
@@ -107,6 +108,10 @@ _SPAWN = re.compile(r"\bspawn (\S+) (E[A-Z]{3,})\b")
 spawned and the error code name the failure, whatever the tool was asked (``spawn …/rg EACCES``
 → ``rg: spawn eacces``)."""
 _BASE = re.compile(r"value too great for base")
+MSYS_REWRITE = "git bash: argument rewritten into a windows path"
+"""Git Bash converted an argument into a path under its install root (or a ``/X`` switch into
+the drive ``X:/``): one cause whatever the program then said and whichever program it was."""
+_DRIVE_SWITCH = re.compile(r"'([A-Za-z]):/'")
 _SHELL_SYNTAX = re.compile(
     r"(unexpected EOF while looking for matching|syntax error near unexpected token|"
     r"syntax error: unexpected end of file|bad substitution|unbound variable|"
@@ -406,6 +411,12 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
         return "sudo: a terminal is required"
     if _BASE.search(line):
         return "value too great for base"
+    if ":/" in line and call:
+        drive = _DRIVE_SWITCH.search(line)
+        if rewritten_argument(call, line) or (
+            drive and re.search(rf"(?:^|\s)/{drive.group(1)}(?=\s|$)", call)
+        ):
+            return MSYS_REWRITE
     match = _SPAWN.search(line)
     if match:
         spawned = re.split(r"[/\\]", match.group(1))[-1].removesuffix(".exe")

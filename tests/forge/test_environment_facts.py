@@ -585,6 +585,9 @@ def test_a_call_the_sandbox_refused_and_its_escalated_rerun_say_so(
     found = sequences(forge_transcript(path, layout, locks).found)
     assert len(found) == 1
     assert "the sandbox refuses `gradlew` here; it runs with escalated permissions" in found[0]
+    # the next session needs the parameter that asks for them, by either Codex's name
+    assert '`sandbox_permissions: "require_escalated"`' in found[0]
+    assert "`with_escalated_permissions: true`" in found[0]
     assert fact_kind(found[0]) is not None
 
 
