@@ -189,16 +189,6 @@ _HOME = re.compile(
 own file, the level above the project's of a configuration looked up level by level."""
 
 
-def _one_level_apart(wrong: list[str], right: list[str]) -> bool:
-    """Whether one root is the other with one folder more (``frontend`` and ``frontend/src``,
-    ``gt/rig`` and ``gt``): a file one folder up or down from where it was looked for is found
-    by the next look, the tree's ordinary layout, not a fact the next session needs."""
-    short, long = sorted((wrong, right), key=len)
-    return len(long) - len(short) == 1 and [p.lower() for p in long[: len(short)]] == [
-        p.lower() for p in short
-    ]
-
-
 def relocation(missing: str, found: str) -> Relocation | None:
     """How ``found`` relocates the ``missing`` path, when they name the same file (see the
     module's docstring); ``None`` when they do not, or name it at the same place."""
@@ -215,7 +205,7 @@ def relocation(missing: str, found: str) -> Relocation | None:
     wrong_root, right_root = lost[: len(lost) - shared], got[: len(got) - shared]
     if shared < len(lost) and shared < 2 and not _deeper(wrong_root, right_root, got[-1]):
         return None  # only a file name in common under two roots: maybe two files
-    if _mistyped(wrong_root, right_root) or _one_level_apart(wrong_root, right_root):
+    if _mistyped(wrong_root, right_root):
         return None
     if _per_folder_tail(got[len(got) - shared :]):
         return None  # another folder's own file of that name, not this one moved
