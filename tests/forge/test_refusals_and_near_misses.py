@@ -2,7 +2,8 @@
 
 The sessions are written in the shapes of the real ones in eval/forge/sessions: a Spec-Kit
 script refusing to run on ``master``, a test run behind environment assignments whose call is
-longer than a lesson's summary of it, and the agent naming a failed program as a plain word ("PowerShell not available in this shell").
+longer than a lesson's summary of it, and the agent naming a failed program as a plain word
+("PowerShell not available in this shell").
 """
 
 from __future__ import annotations
