@@ -4,6 +4,8 @@ on."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,3 +32,21 @@ def named_anywhere(owner: str, paths: list[Path]) -> list[Path]:
 
     needle = squash(owner)
     return [p for p in paths if needle in squash(p.read_text(encoding="utf-8"))]
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def session_text(path: Path) -> str:
+    """Every string of the session's records, decoded (a label's words are read in the text the
+    agent and the tools wrote, not in its JSON escaping)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return "\n".join(s for line in lines if line.strip() for s in _strings(json.loads(line)))
