@@ -45,7 +45,7 @@ def scratch_swarm() -> Iterator[str]:
 def scratch_dir(prefix: str, parent: Path | None) -> Path:
     """A fresh directory for one run, under ``parent`` or the system's temp dir. A ``--dir``
     that does not exist yet is where the caller wants the run, not a mistake: it is created
-    (``tempfile.mkdtemp`` alone fails on it after the caller has waited for nothing)."""
+    (``tempfile.mkdtemp`` alone raises FileNotFoundError on it)."""
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
