@@ -9,7 +9,7 @@ each row. The checks were first written one file per set (``test_heldout7_h6_set
 those files made is made here on its set, and where a check held on every set it is now made on
 every set.
 
-To add a set: one ``ForgeSet`` row in FORGE_SETS, or a ``ReplaySet`` row (``twin``: its day's split).
+To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``: its day's split).
 """
 
 from __future__ import annotations
