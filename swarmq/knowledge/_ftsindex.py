@@ -5,7 +5,8 @@ the query postings on every call. Each store file gets an SQLite sidecar next to
 (``knowledge.index.sqlite``): per entry its byte offset (in a narrow table of its own, so a
 rewrite that lengthens one line moves small rows) and length in the JSONL, its id, the
 fields the ranking filters and scores on (status, scope, priority, confidence, the static
-score), its tool / agent / trigger keys, and one FTS5 row holding its normalised terms (the
+score), its tool / agent / trigger keys, the keys a recall finds it by (its failure signature,
+shown at a session start: :mod:`._recallkeys`), and one FTS5 row holding its normalised terms (the
 lexical ranking's own :func:`~swarmq.similarity.normalize.terms`, hex-encoded so no FTS
 tokeniser splits them) and hashed word bigrams (for the hive's near-duplicate check). FTS5 is
 used as a compact posting store (``detail=none``): the ranking needs each query term's document
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from swarmq.errors import Unavailable
 from swarmq.knowledge._lineparse import parse_line
+from swarmq.knowledge._recallkeys import recall_keys
 from swarmq.knowledge.errors import KnowledgeError
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.ranking import static_breakdown
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from swarmq.knowledge._vecindex import VectorView
     from swarmq.similarity.embedding import Embedder
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -155,6 +157,7 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
         words = phrase.split()
         if words:
             keys.append(("trigger", words[0], phrase))
+    keys += [("recall", key, None) for key in recall_keys(entry)]
     static = sum(static_breakdown(entry).values())
     values = (
         length,
@@ -306,6 +309,26 @@ class FileIndex:
     def keyed(self, kind: str, name: str) -> list[int]:
         cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))
         return sorted({int(slot) for (slot,) in cursor})
+
+    def recalled(self, keys: Sequence[str]) -> list[tuple[int, Entry]]:
+        """``(rank of the key, entry)`` for every entry recalled by one of ``keys`` (a failure
+        signature, :data:`~swarmq.knowledge._recallkeys.SESSION_START_KEY`), in key order,
+        then file order, each entry once (what the signature index answers, kept in step with
+        a transaction's rewrite as the rest of this index is)."""
+        ranked: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for rank, key in enumerate(keys):
+            cursor = self.db.execute(
+                "SELECT k.slot FROM keys k JOIN offsets o ON o.slot = k.slot "
+                "WHERE k.kind = 'recall' AND k.key = ? ORDER BY o.offset",
+                (key,),
+            )
+            for (slot,) in cursor:
+                if slot not in seen:
+                    seen.add(slot)
+                    ranked.append((rank, int(slot)))
+        found = self.entries([slot for _, slot in ranked])
+        return [(rank, found[slot]) for rank, slot in ranked]
 
     def facts(self, slots: Iterable[int]) -> dict[int, Facts]:
         wanted = list(slots)

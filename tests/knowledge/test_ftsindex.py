@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
+from swarmq.knowledge._ftsindex import INDEX_VERSION, FileIndex, sidecar_path
 from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Tier
@@ -208,7 +208,9 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(
     assert through_index(stores) == first
     db = sqlite3.connect(sidecar)
     try:
-        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (4,)
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
+            INDEX_VERSION,
+        )
         rows = db.execute("SELECT count(*) FROM offsets").fetchone()[0]
         assert rows == db.execute("SELECT count(*) FROM entries").fetchone()[0] > 0
         built = os.stat(sidecar).st_ino
