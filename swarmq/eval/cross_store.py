@@ -282,7 +282,7 @@ def evaluate_cross_store_modes(
     labels: CrossStoreLabels, split: str = "held", dense_model: DenseModel | None = None
 ) -> dict[str, CrossStoreFigures]:
     """The default (hybrid) retrieval and the lexical one, same queries."""
-    model = dense_model or KnowledgeConfig().dense_model
+    model = dense_model or KnowledgeConfig().model
     return {
         mode.value: evaluate_cross_store(
             labels, split, KnowledgeConfig(retrieval=mode, dense_model=model)

@@ -284,7 +284,7 @@ def evaluate_retrieval_modes(
 ) -> dict[str, InjectionFigures]:
     """Injection under the default (hybrid) retrieval and the lexical one, same queries;
     hybrid on ``dense_model`` when one is named, else on the default model."""
-    model = dense_model or KnowledgeConfig().dense_model
+    model = dense_model or KnowledgeConfig().model
     return {
         mode.value: evaluate_injection(
             labels, split, KnowledgeConfig(retrieval=mode, dense_model=model)

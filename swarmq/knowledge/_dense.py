@@ -2,7 +2,10 @@
 
 The index listens to the store's mirror like the lexical one, but an add only notes the slot:
 vectors are computed in one batch when a query first needs them (:meth:`DenseIndex.catch_up`),
-so adding an entry never waits on the model. Vectors already in the sidecar
+so adding an entry never waits on the model. A slow model (MiniLM: ~28 ms of CPU per entry)
+embeds at most :func:`inline_limit` entries there; the others are ranked by their words until a
+background catch-up (:mod:`swarmq.knowledge.vectors`) has put their vectors in the persisted
+index, where the next query finds them (:func:`~swarmq.knowledge._vecindex.lookup`). Vectors already in the sidecar
 (``<store>.embeddings.npz`` next to the store file, keyed by the SHA-256 of the embedded text and
 the model's name) are reused, so a new process embeds only the entries it has not seen; the
 sidecar is rewritten, atomically and without fsync (it is derived data), when a catch-up had to
@@ -37,6 +40,17 @@ KEY_BYTES = 16
 EMBED_BATCH = 1024
 """Texts embedded per call when a store is first indexed: bounds the tokenizer's transient
 memory."""
+
+
+INLINE_ENTRIES = 8
+"""Entries a query embeds itself with a slow model (one that declares ``slow = True``: MiniLM,
+~28 ms of CPU each, so at most ~0.2 s once); the rest wait for the background catch-up."""
+
+
+def inline_limit(embedder: Embedder) -> int | None:
+    """How many entries a query may embed on its own path: all (``None``) for a fast model
+    (WordLlama: 20k entries in about a second), :data:`INLINE_ENTRIES` for a slow one."""
+    return INLINE_ENTRIES if getattr(embedder, "slow", False) else None
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -86,9 +100,12 @@ def candidate_cosines(
 class DenseIndex:
     """Unit vectors by slot, in one matrix so a query is one matrix-vector product."""
 
-    def __init__(self, embedder: Embedder, sidecar: Path) -> None:
+    def __init__(self, embedder: Embedder, sidecar: Path, index: Path | None = None) -> None:
         self.embedder = embedder
         self.sidecar = sidecar
+        self.index = index
+        """The store's persisted index, whose vector rows (filled in the background) are
+        looked up for texts the sidecar lacks."""
         self.reset()
 
     def reset(self) -> None:
@@ -103,6 +120,9 @@ class DenseIndex:
         self._cache: dict[bytes, Vectors] | None = None
         self._sidecar_read = False
         """The sidecar is read once per build: later catch-ups are a few new entries."""
+        self._index_stamp: object = None
+        """The persisted index's state when its vectors were last looked up (looked up again
+        only once it changed)."""
 
     # -- mirror events ------------------------------------------------------------------------
 
@@ -128,9 +148,10 @@ class DenseIndex:
 
     # -- vectors ------------------------------------------------------------------------------
 
-    def catch_up(self) -> int:
-        """Give every noted slot its vector (sidecar first, the model for the rest); returns
-        how many texts the model embedded."""
+    def catch_up(self, limit: int | None = None) -> int:
+        """Give the noted slots their vectors (sidecar and persisted index first, the model for
+        the rest, at most ``limit`` texts of it; slots beyond stay noted, without a vector);
+        returns how many texts the model embedded."""
         if not self.pending:
             return 0
         cache = self._load_cache()
@@ -138,6 +159,20 @@ class DenseIndex:
         texts = [self.pending[s] for s in slots]
         keys = [content_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in cache]
+        if missing and self.index is not None:
+            found = self._look_up({keys[i] for i in missing})
+            if found:
+                cache.update(found)
+                missing = [i for i in missing if keys[i] not in cache]
+        if limit is not None and len(missing) > limit:
+            waiting = set(missing[limit:])
+            missing = missing[:limit]
+            chosen = [i for i in range(len(slots)) if i not in waiting]
+            slots = [slots[i] for i in chosen]
+            keys = [keys[i] for i in chosen]
+            texts = [texts[i] for i in chosen]
+            renumber = {old: new for new, old in enumerate(chosen)}
+            missing = [renumber[i] for i in missing]
         fresh = (
             np.vstack(
                 [
@@ -156,11 +191,29 @@ class DenseIndex:
         if fresh is not None:
             vectors[missing] = at_sidecar_precision(fresh)
         self._place(slots, keys, vectors)
-        self.pending.clear()
+        for slot in slots:
+            del self.pending[slot]
         if len(missing) >= SAVE_MIN_NEW:
             self.save()
-        self._cache = None  # the rows now hold every vector the store needs
+        if not self.pending:
+            self._cache = None  # the rows now hold every vector the store needs
         return len(missing)
+
+    def _look_up(self, keys: set[bytes]) -> dict[bytes, Vectors]:
+        """The vectors of ``keys`` the persisted index holds, when it changed since the last
+        look (a background catch-up fills it)."""
+        from swarmq.knowledge import _vecindex
+
+        assert self.index is not None
+        try:
+            st = self.index.stat()
+        except OSError:
+            return {}
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self._index_stamp:
+            return {}
+        self._index_stamp = stamp
+        return _vecindex.lookup(self.index, self.embedder, keys)
 
     def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
         need = len(slots) - len(self.free)

@@ -204,17 +204,24 @@ def query_index(store: TierStore) -> QueryIndex:
     return index
 
 
-def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
-    """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed)."""
-    from swarmq.knowledge._dense import DenseIndex, sidecar_path  # numpy: hybrid only
+def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) -> DenseIndex:
+    """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed),
+    caught up embedding at most ``limit`` entries (``-1``: the query path's
+    :func:`~swarmq.knowledge._dense.inline_limit`; ``None``: all)."""
+    from swarmq.knowledge import _ftsindex
+    from swarmq.knowledge._dense import DenseIndex, inline_limit, sidecar_path  # numpy: hybrid
 
     mirror = store.tier_file.mirror
     index: DenseIndex = mirror_index(
         mirror,
         f"dense:{embedder.name}",
-        lambda: DenseIndex(embedder, sidecar_path(store.files.knowledge)),
+        lambda: DenseIndex(
+            embedder,
+            sidecar_path(store.files.knowledge),
+            _ftsindex.sidecar_path(store.files.knowledge),
+        ),
     )
-    index.catch_up()
+    index.catch_up(inline_limit(embedder) if limit == -1 else limit)
     return index
 
 
