@@ -180,6 +180,8 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (default: temp)")
     args = parser.parse_args()
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)  # mkdtemp needs its parent to exist
     root = Path(tempfile.mkdtemp(prefix="bench-hooks-", dir=args.dir))
     try:
         data = measure(args, root)

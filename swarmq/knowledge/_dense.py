@@ -53,6 +53,10 @@ def inline_limit(embedder: Embedder) -> int | None:
     return INLINE_ENTRIES if getattr(embedder, "slow", False) else None
 
 
+Lookup = Callable[[Path, Embedder, set[bytes]], dict[bytes, Vectors]]
+"""The vectors a persisted index holds for some content keys (``_vecindex.lookup``)."""
+
+
 def sidecar_path(store_file: Path) -> Path:
     return store_file.with_name(f"{store_file.stem}.embeddings.npz")
 
@@ -100,12 +104,20 @@ def candidate_cosines(
 class DenseIndex:
     """Unit vectors by slot, in one matrix so a query is one matrix-vector product."""
 
-    def __init__(self, embedder: Embedder, sidecar: Path, index: Path | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        sidecar: Path,
+        index: Path | None = None,
+        lookup: Lookup | None = None,
+    ) -> None:
         self.embedder = embedder
         self.sidecar = sidecar
         self.index = index
         """The store's persisted index, whose vector rows (filled in the background) are
-        looked up for texts the sidecar lacks."""
+        looked up (``lookup``: :func:`swarmq.knowledge._vecindex.lookup`) for texts the
+        sidecar lacks."""
+        self.lookup = lookup
         self.reset()
 
     def reset(self) -> None:
@@ -159,7 +171,7 @@ class DenseIndex:
         texts = [self.pending[s] for s in slots]
         keys = [content_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in cache]
-        if missing and self.index is not None:
+        if missing and self.index is not None and self.lookup is not None:
             found = self._look_up({keys[i] for i in missing})
             if found:
                 cache.update(found)
@@ -202,9 +214,7 @@ class DenseIndex:
     def _look_up(self, keys: set[bytes]) -> dict[bytes, Vectors]:
         """The vectors of ``keys`` the persisted index holds, when it changed since the last
         look (a background catch-up fills it)."""
-        from swarmq.knowledge import _vecindex
-
-        assert self.index is not None
+        assert self.index is not None and self.lookup is not None
         try:
             st = self.index.stat()
         except OSError:
@@ -213,7 +223,7 @@ class DenseIndex:
         if stamp == self._index_stamp:
             return {}
         self._index_stamp = stamp
-        return _vecindex.lookup(self.index, self.embedder, keys)
+        return self.lookup(self.index, self.embedder, keys)
 
     def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
         need = len(slots) - len(self.free)

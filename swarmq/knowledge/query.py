@@ -208,8 +208,8 @@ def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) ->
     """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed),
     caught up embedding at most ``limit`` entries (``-1``: the query path's
     :func:`~swarmq.knowledge._dense.inline_limit`; ``None``: all)."""
-    from swarmq.knowledge import _ftsindex
-    from swarmq.knowledge._dense import DenseIndex, inline_limit, sidecar_path  # numpy: hybrid
+    from swarmq.knowledge import _ftsindex, _vecindex  # numpy: hybrid only
+    from swarmq.knowledge._dense import DenseIndex, inline_limit, sidecar_path
 
     mirror = store.tier_file.mirror
     index: DenseIndex = mirror_index(
@@ -219,6 +219,7 @@ def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) ->
             embedder,
             sidecar_path(store.files.knowledge),
             _ftsindex.sidecar_path(store.files.knowledge),
+            _vecindex.lookup,
         ),
     )
     index.catch_up(inline_limit(embedder) if limit == -1 else limit)

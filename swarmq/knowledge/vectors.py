@@ -41,13 +41,20 @@ class FillReport:
 
     embedded: dict[str, int] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
+    stopped: bool = False
+    """``stop()`` ended the fill (``missing`` may then be short of the truth)."""
 
     @property
     def done(self) -> bool:
         return not any(self.missing.values())
 
     def as_dict(self) -> dict[str, object]:
-        return {"embedded": self.embedded, "missing": self.missing, "done": self.done}
+        return {
+            "embedded": self.embedded,
+            "missing": self.missing,
+            "done": self.done,
+            "stopped": self.stopped,
+        }
 
 
 class _Counting:
@@ -91,6 +98,7 @@ def fill(
         missing = 0
         while left is None or left > 0:
             if stop is not None and stop():
+                report.stopped = True
                 break
             step = batch if left is None else min(batch, left)
             before = counting.count
@@ -152,8 +160,7 @@ def missing(knowledge: KnowledgeStore) -> dict[str, int | None]:
             try:
                 meta = dict(
                     db.execute(
-                        "SELECT key, value FROM meta WHERE key IN "
-                        "('gen', 'vec_gen', 'vec_missing')"
+                        "SELECT key, value FROM meta WHERE key IN ('gen', 'vec_gen', 'vec_missing')"
                     )
                 )
             finally:
