@@ -44,7 +44,10 @@ memory."""
 
 INLINE_ENTRIES = 8
 """Entries a query embeds itself with a slow model (one that declares ``slow = True``: MiniLM,
-~28 ms of CPU each, so at most ~0.2 s once); the rest wait for the background catch-up."""
+~28 ms of CPU each, so at most ~0.2 s): the few added since the last catch-up. When more wait
+(a backlog: a new store, a switched model, a burst of adds) it embeds none of them and leaves
+them all to the background catch-up, so no query pays for a backlog, however many queries
+come before it is filled."""
 
 
 def inline_limit(embedder: Embedder) -> int | None:
@@ -160,10 +163,11 @@ class DenseIndex:
 
     # -- vectors ------------------------------------------------------------------------------
 
-    def catch_up(self, limit: int | None = None) -> int:
+    def catch_up(self, limit: int | None = None, all_or_none: bool = False) -> int:
         """Give the noted slots their vectors (sidecar and persisted index first, the model for
-        the rest, at most ``limit`` texts of it; slots beyond stay noted, without a vector);
-        returns how many texts the model embedded."""
+        the rest, at most ``limit`` texts of it, or with ``all_or_none`` none at all when more
+        than ``limit`` need it; slots left stay noted, without a vector); returns how many
+        texts the model embedded."""
         if not self.pending:
             return 0
         cache = self._load_cache()
@@ -177,8 +181,9 @@ class DenseIndex:
                 cache.update(found)
                 missing = [i for i in missing if keys[i] not in cache]
         if limit is not None and len(missing) > limit:
-            waiting = set(missing[limit:])
-            missing = missing[:limit]
+            cut = 0 if all_or_none else limit
+            waiting = set(missing[cut:])
+            missing = missing[:cut]
             chosen = [i for i in range(len(slots)) if i not in waiting]
             slots = [slots[i] for i in chosen]
             keys = [keys[i] for i in chosen]
@@ -226,6 +231,8 @@ class DenseIndex:
         return self.lookup(self.index, self.embedder, keys)
 
     def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
+        if not slots:
+            return
         need = len(slots) - len(self.free)
         if need > 0:
             start = self.matrix.shape[0]

@@ -205,8 +205,9 @@ class FileIndex:
     ) -> FileIndex | None:
         """The index of ``path``, brought up to date (``rebuild``: built afresh), with the
         entries' vectors under ``embedder`` when one is given, embedding at most
-        ``embed_limit`` entries (``-1``: the query path's
-        :func:`~swarmq.knowledge._dense.inline_limit`; ``None``: all) and, with ``fill``,
+        ``embed_limit`` entries (``None``: all; ``-1``: the query path's, none unless the
+        entries waiting are within :func:`~swarmq.knowledge._dense.inline_limit`) and, with
+        ``fill``,
         catching up entries an earlier catch-up left without a vector; ``None`` when the file
         does not exist or ends in an unterminated line (a write in progress: the caller loads
         the store), or when the vectors could not be brought in step."""
@@ -245,6 +246,7 @@ class FileIndex:
             from swarmq.knowledge._dense import inline_limit, vector_text
 
             limit = inline_limit(embedder) if embed_limit == -1 else embed_limit
+            backlog_waits = embed_limit == -1  # the query path embeds no backlog
 
             def collect(slot: int, entry: Entry) -> None:
                 known[slot] = vector_text(entry)
@@ -257,6 +259,7 @@ class FileIndex:
                     known,
                     lambda slots: read_entries(db, path, handle, slots),
                     limit,
+                    backlog_waits,
                 )
 
         try:

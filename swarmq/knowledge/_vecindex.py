@@ -472,11 +472,13 @@ def catch_up(
     known: dict[int, str | None],
     read: Callable[[Sequence[int]], dict[int, Entry]],
     limit: int | None = None,
+    all_or_none: bool = False,
 ) -> list[Path]:
     """Bring the vectors in step with the index (inside ``db``'s write transaction): rows for
     the slots that have none (texts from ``known``, else ``read`` back from the file; at most
-    ``limit`` of them embedded, the rest left for a later catch-up), rows of gone slots freed.
-    Returns the files to remove once the transaction has committed."""
+    ``limit`` of them embedded, or with ``all_or_none`` none when more need it, the rest left
+    for a later catch-up), rows of gone slots freed. Returns the files to remove once the
+    transaction has committed."""
     meta = _meta(db)
     dim = embedder.dim
     obsolete: list[Path] = []
@@ -552,6 +554,9 @@ def catch_up(
             mapping[slot] = vrow
         else:
             pending.append((slot, key, text))
+    if waiting and all_or_none:  # a backlog: none embedded here, all left to the fill
+        waiting += len(pending)
+        pending = []
     db.executemany("UPDATE vectors SET slot = ? WHERE vrow = ?", kept)
     dead = [vrow for rows_ in pool.values() for vrow in rows_]
     for start in range(0, len(dead), 900):

@@ -206,8 +206,8 @@ def query_index(store: TierStore) -> QueryIndex:
 
 def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) -> DenseIndex:
     """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed),
-    caught up embedding at most ``limit`` entries (``-1``: the query path's
-    :func:`~swarmq.knowledge._dense.inline_limit`; ``None``: all)."""
+    caught up embedding at most ``limit`` entries (``None``: all; ``-1``: the query path's,
+    none unless the entries waiting are within :func:`~swarmq.knowledge._dense.inline_limit`)."""
     from swarmq.knowledge import _ftsindex, _vecindex  # numpy: hybrid only
     from swarmq.knowledge._dense import DenseIndex, inline_limit, sidecar_path
 
@@ -222,7 +222,10 @@ def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) ->
             _vecindex.lookup,
         ),
     )
-    index.catch_up(inline_limit(embedder) if limit == -1 else limit)
+    if limit == -1:
+        index.catch_up(inline_limit(embedder), all_or_none=True)
+    else:
+        index.catch_up(limit)
     return index
 
 

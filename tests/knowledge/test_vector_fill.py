@@ -1,5 +1,5 @@
-"""Entry vectors off the query path: with a slow model a query embeds at most a few entries and
-ranks the others by their words, never waiting for the store's backlog; the background fill
+"""Entry vectors off the query path: with a slow model a query embeds the few entries added
+since the last catch-up and none of a backlog (it ranks those by their words, never waiting); the background fill
 embeds them in bounded batches into the persisted index, where a fresh search and a loaded store
 both find them; an added entry and a lost vector file are caught up by the next fill."""
 
@@ -65,7 +65,9 @@ def test_a_query_embeds_only_a_few_entries_and_never_waits_for_the_backlog(
     assert missing(knowledge) == {"swarm": None, "hive": None}  # no vectors yet
     lexical = search(knowledge, QueryContext(text="Supabase migrations"), limit=3)
     assert lexical, "entries without a vector are still ranked by their words"
-    assert model.embedded <= 2 * INLINE_ENTRIES + 1  # two tiers' few, and the query itself
+    assert model.embedded == 1  # the query: a backlog is never embedded on the query path
+    search(knowledge, QueryContext(text="Supabase migrations"), limit=3)
+    assert model.embedded == 2  # nor on the next query
     waiting = missing(knowledge)
     assert waiting["swarm"] and waiting["swarm"] > 200 and waiting["hive"]
     assert knowledge.swarm.tier_file.mirror.state is None
@@ -100,18 +102,23 @@ def test_an_added_entry_and_a_lost_vector_file_are_filled_by_the_next_fill(
     knowledge = with_model(stores, SlowModel())
     assert fill(knowledge).done
     swarm: Path = knowledge.swarm.files.knowledge
-    with swarm.open("a") as out:
+    model = SlowModel()
+    knowledge = with_model(stores, model)
+    with swarm.open("a") as out:  # a few added: the next query embeds them itself
+        out.write("\n".join(lines(3, knowledge.swarm.tier, 8)) + "\n")
+    search(knowledge, QueryContext(text="Supabase migrations"), limit=3)
+    assert model.embedded == 3 + 1 and missing(knowledge)["swarm"] == 0
+    with swarm.open("a") as out:  # more than a query embeds: all left to the fill
         out.write("\n".join(lines(INLINE_ENTRIES + 5, knowledge.swarm.tier, 9)) + "\n")
-    search(knowledge, QueryContext(text="Supabase migrations"), limit=3)  # syncs, a few inline
-    assert missing(knowledge)["swarm"] == 5
-    assert fill(knowledge).embedded["swarm"] == 5
+    search(knowledge, QueryContext(text="Supabase migrations"), limit=3)
+    assert model.embedded == 3 + 2 and missing(knowledge)["swarm"] == INLINE_ENTRIES + 5
+    assert fill(knowledge).embedded["swarm"] == INLINE_ENTRIES + 5
     (vectors,) = vector_files(knowledge)
     vectors.unlink()  # lost: the index's check finds it and the vectors are rebuilt
     model = SlowModel()
     again = with_model(stores, model)
     search(again, QueryContext(text="Supabase migrations"), limit=3)
-    assert 0 < model.embedded <= INLINE_ENTRIES + 1
-    assert missing(again)["swarm"]
+    assert model.embedded == 1 and missing(again)["swarm"]
     assert fill(again).done and missing(again) == {"swarm": 0, "hive": 0}
 
 
