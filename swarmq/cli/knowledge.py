@@ -757,7 +757,7 @@ def retrieval_line(retrieval: dict[str, Any]) -> str:
         else ""
     )
     waiting = ", ".join(
-        f"{tier} {'not yet embedded' if n is None else n}"
+        f"{tier} {'not caught up since its last change' if n is None else n}"
         for tier, n in retrieval["vectors_missing"].items()
     )
     return (

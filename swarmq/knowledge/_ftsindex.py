@@ -239,6 +239,7 @@ class FileIndex:
         except FileNotFoundError:
             return None
         known: dict[int, str | None] = {}
+        caught: list[bool] = []
         collect: Collect | None = None
         catch_up: CatchUp | None = None
         if embedder is not None:
@@ -252,6 +253,7 @@ class FileIndex:
                 known[slot] = vector_text(entry)
 
             def catch_up(db: sqlite3.Connection) -> list[Path]:
+                caught.append(True)  # a fill's one batch per open is this one
                 return _vecindex.catch_up(
                     db,
                     sidecar_path(path),
@@ -275,7 +277,7 @@ class FileIndex:
             handle.close()
             return None
         try:
-            ready, vectors = _snapshot(db, path, embedder, catch_up, fill)
+            ready, vectors = _snapshot(db, path, embedder, catch_up, fill and not caught)
         except BaseException:
             db.close()
             handle.close()
