@@ -21,13 +21,12 @@ import math
 import random
 import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.common import console, save, table
+from bench.common import console, save, scratch_dir, table
 from bench.lesson_corpus import AGENTS, LessonGenerator
 from swarmq.federated.inject import prepare as federated_prepare
 from swarmq.federated.stores import Stores
@@ -159,9 +158,7 @@ def main() -> None:
     args = parser.parse_args()
     global CONFIG
     CONFIG = CONFIG.model_copy(update={"dense_model": args.dense_model})
-    if args.dir is not None:
-        args.dir.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="knowledge-inject-", dir=args.dir))
+    root = scratch_dir("knowledge-inject-", args.dir)
     try:
         generator = LessonGenerator(seed=9)
         write_tier(
