@@ -56,8 +56,9 @@ def inline_limit(embedder: Embedder) -> int | None:
     return INLINE_ENTRIES if getattr(embedder, "slow", False) else None
 
 
-Lookup = Callable[[Path, Embedder, set[bytes]], dict[bytes, Vectors]]
-"""The vectors a persisted index holds for some content keys (``_vecindex.lookup``)."""
+Lookup = Callable[[Path, Embedder, set[bytes], object], tuple[dict[bytes, Vectors], object]]
+"""The vectors a persisted index holds for some content keys, and the state of its vectors
+looked at (``_vecindex.lookup``)."""
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -136,8 +137,10 @@ class DenseIndex:
         self._sidecar_read = False
         """The sidecar is read once per build: later catch-ups are a few new entries."""
         self._index_stamp: object = None
-        """The persisted index's state when its vectors were last looked up (looked up again
-        only once it changed)."""
+        """The persisted index file's state when its vectors were last looked up (looked up
+        again only once it changed)."""
+        self._vectors_seen: object = None
+        """Which vector rows that look saw (file and row count: rows are only appended)."""
 
     # -- mirror events ------------------------------------------------------------------------
 
@@ -217,8 +220,9 @@ class DenseIndex:
         return len(missing)
 
     def _look_up(self, keys: set[bytes]) -> dict[bytes, Vectors]:
-        """The vectors of ``keys`` the persisted index holds, when it changed since the last
-        look (a background catch-up fills it)."""
+        """The vectors of ``keys`` the persisted index holds, when rows were added to it since
+        the last look (a background catch-up fills it): one ``stat`` while the index file is
+        unchanged, its metadata while no row was added."""
         assert self.index is not None and self.lookup is not None
         try:
             st = self.index.stat()
@@ -228,7 +232,8 @@ class DenseIndex:
         if stamp == self._index_stamp:
             return {}
         self._index_stamp = stamp
-        return self.lookup(self.index, self.embedder, keys)
+        found, self._vectors_seen = self.lookup(self.index, self.embedder, keys, self._vectors_seen)
+        return found
 
     def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
         if not slots:

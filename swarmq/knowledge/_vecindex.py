@@ -426,32 +426,37 @@ def _scan_blocks(
             del table, codes, part
 
 
-def lookup(index: Path, embedder: Embedder, keys: set[bytes]) -> dict[bytes, Vectors]:
+def lookup(
+    index: Path, embedder: Embedder, keys: set[bytes], seen: object = None
+) -> tuple[dict[bytes, Vectors], object]:
     """The vectors the persisted index at ``index`` holds for the content ``keys`` (under
-    ``embedder``; empty when it has none, is of another model or cannot be read): a store
-    loaded whole takes the rows a background catch-up wrote instead of embedding again."""
+    ``embedder``; empty when it has none, is of another model or cannot be read), and the
+    state of its vectors looked at: a store loaded whole takes the rows a background catch-up
+    wrote instead of embedding again. With the ``seen`` state of an earlier look and no row
+    added since (a rewrite reuses its rows), nothing is read."""
     if not keys:
-        return {}
+        return {}, seen
     try:
         db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error:
-        return {}
+        return {}, seen
     try:
         db.execute("BEGIN")
         meta = _meta(db)
-        if not _file_ok(meta, index, embedder):
-            return {}
+        state = (meta.get("vec_file"), meta.get("vec_rows"))
+        if state == seen or not _file_ok(meta, index, embedder):
+            return {}, state
         rows = {
             bytes(key): int(vrow)
             for vrow, key in db.execute("SELECT vrow, vkey FROM vectors")
             if bytes(key) in keys
         }
         if not rows:
-            return {}
+            return {}, state
         width = 2 * embedder.dim
         fd = os.open(vectors_path(index, str(meta["vec_file"])), os.O_RDONLY)
         try:
-            return {
+            found = {
                 key: np.frombuffer(os.pread(fd, width, row * width), dtype=np.float16).astype(
                     np.float32
                 )
@@ -459,8 +464,9 @@ def lookup(index: Path, embedder: Embedder, keys: set[bytes]) -> dict[bytes, Vec
             }
         finally:
             os.close(fd)
+        return found, state
     except (sqlite3.Error, OSError):
-        return {}
+        return {}, seen
     finally:
         db.close()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from swarmq.knowledge._dense import INLINE_ENTRIES
 from swarmq.knowledge.config import Retrieval
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext, search
+from swarmq.knowledge.query import QueryContext, dense_index, search
 from swarmq.knowledge.vectors import fill, missing
 from swarmq.similarity.embedding import Vectors
 from swarmq.similarity.static_embedder import StaticEmbedder, default_embedder
@@ -127,3 +127,29 @@ def test_lexical_retrieval_fills_nothing(
 ) -> None:
     knowledge = stores(retrieval=Retrieval.LEXICAL)
     assert fill(knowledge).embedded == {} and missing(knowledge) == {}
+
+
+def test_a_process_holding_the_store_takes_each_filled_batch_without_embedding_it(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    model = SlowModel()
+    knowledge = with_model(stores, model)
+    knowledge.swarm.read()  # this process holds the swarm tier (a worker does)
+    assert knowledge.swarm.tier_file.mirror.state is not None
+    search(knowledge, ONLY_MEANING, limit=3)
+    assert model.embedded == 1  # the query only: the backlog waits for the fill
+    entries = len(knowledge.swarm.read().entries)
+
+    report = fill(knowledge, limit=100, batch=50)
+    assert report.embedded["swarm"] == 100 and model.embedded == 101
+    store = knowledge.swarm
+    with store.tier_file.mirror.mutex:
+        store.tier_file.mirror.refresh()
+        held = dense_index(store, model, 0)
+    assert len(held.row_of) == 100 and model.embedded == 101  # looked up, not embedded
+
+    assert fill(knowledge).done
+    found = search(knowledge, ONLY_MEANING, limit=3)
+    assert found and "websockets" in found[0].entry.lesson
+    hive = len(knowledge.hive.read().entries)
+    assert model.embedded <= 2 + entries + hive  # every entry embedded once, by the fill
