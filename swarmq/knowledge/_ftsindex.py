@@ -198,16 +198,28 @@ class FileIndex:
 
     @classmethod
     def open(
-        cls, path: Path, *, rebuild: bool = False, embedder: Embedder | None = None
+        cls,
+        path: Path,
+        *,
+        rebuild: bool = False,
+        embedder: Embedder | None = None,
+        embed_limit: int | None = -1,
+        fill: bool = False,
     ) -> FileIndex | None:
         """The index of ``path``, brought up to date (``rebuild``: built afresh), with the
-        entries' vectors under ``embedder`` when one is given; ``None`` when the file does
-        not exist or ends in an unterminated line (a write in progress: the caller loads the
-        store), or when the vectors could not be brought in step."""
+        entries' vectors under ``embedder`` when one is given, embedding at most
+        ``embed_limit`` entries (``None``: all; ``-1``: the query path's, none unless the
+        entries waiting are within :func:`~swarmq.knowledge._dense.inline_limit`) and, with
+        ``fill``,
+        catching up entries an earlier catch-up left without a vector; ``None`` when the file
+        does not exist or ends in an unterminated line (a write in progress: the caller loads
+        the store), or when the vectors could not be brought in step."""
         path = Path(path)
         for attempt in (1, 2):
             try:
-                return cls._open(path, rebuild=rebuild, embedder=embedder)
+                return cls._open(
+                    path, rebuild=rebuild, embedder=embedder, embed_limit=embed_limit, fill=fill
+                )
             except sqlite3.OperationalError:
                 # Another process renamed a rebuilt index over the one this connection had
                 # open, which SQLite cannot write to any more: open the new one, once.
@@ -216,28 +228,43 @@ class FileIndex:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _open(cls, path: Path, *, rebuild: bool, embedder: Embedder | None) -> FileIndex | None:
+    def _open(
+        cls,
+        path: Path,
+        *,
+        rebuild: bool,
+        embedder: Embedder | None,
+        embed_limit: int | None,
+        fill: bool,
+    ) -> FileIndex | None:
         try:
             handle = path.open("rb")
         except FileNotFoundError:
             return None
         known: dict[int, str | None] = {}
+        caught: list[bool] = []
         collect: Collect | None = None
         catch_up: CatchUp | None = None
         if embedder is not None:
             from swarmq.knowledge import _vecindex  # numpy: hybrid only
-            from swarmq.knowledge._dense import vector_text
+            from swarmq.knowledge._dense import inline_limit, vector_text
+
+            limit = inline_limit(embedder) if embed_limit == -1 else embed_limit
+            backlog_waits = embed_limit == -1  # the query path embeds no backlog
 
             def collect(slot: int, entry: Entry) -> None:
                 known[slot] = vector_text(entry)
 
             def catch_up(db: sqlite3.Connection) -> list[Path]:
+                caught.append(True)  # a fill's one batch per open is this one
                 return _vecindex.catch_up(
                     db,
                     sidecar_path(path),
                     embedder,
                     known,
                     lambda slots: read_entries(db, path, handle, slots),
+                    limit,
+                    backlog_waits,
                 )
 
         try:
@@ -253,7 +280,7 @@ class FileIndex:
             handle.close()
             return None
         try:
-            ready, vectors = _snapshot(db, path, embedder, catch_up)
+            ready, vectors = _snapshot(db, path, embedder, catch_up, fill and not caught)
         except BaseException:
             db.close()
             handle.close()
@@ -468,13 +495,18 @@ def _read(
 
 
 def _snapshot(
-    db: sqlite3.Connection, path: Path, embedder: Embedder | None, catch_up: CatchUp | None
+    db: sqlite3.Connection,
+    path: Path,
+    embedder: Embedder | None,
+    catch_up: CatchUp | None,
+    fill: bool = False,
 ) -> tuple[bool, VectorView | None]:
     """Begin the read transaction the whole search runs in (a concurrent sync commits after
     it, so frequencies, postings, offsets and vectors all come from one version of the index);
     with ``embedder``, open the vectors in that snapshot, first catching them up if a reader
-    without one (lexical retrieval) moved the index on. ``(False, None)`` when other processes
-    kept changing the index under the catch-up."""
+    without one (lexical retrieval) moved the index on, or (``fill``, once) if an earlier
+    catch-up left entries without a vector. ``(False, None)`` when other processes kept
+    changing the index under the catch-up."""
     if embedder is None or catch_up is None:
         db.execute("BEGIN")
         db.execute("SELECT count(*) FROM meta").fetchone()
@@ -484,8 +516,11 @@ def _snapshot(
     for _ in range(4):
         db.execute("BEGIN")
         view = VectorView.open(db, sidecar_path(path), embedder)
-        if view is not None:
+        if view is not None and not (fill and view.missing):
             return True, view
+        if view is not None:
+            view.close()
+            fill = False
         db.execute("ROLLBACK")
         db.execute("BEGIN IMMEDIATE")
         try:
