@@ -118,10 +118,10 @@ class KnowledgeConfig(BaseModel):
     retrieval the entries' vectors are read from a vector file kept with the index."""
     dense_model: DenseModel = DenseModel.AUTO
     """Hybrid: which packaged model embeds tasks and entries; ``auto`` (the default) is MiniLM
-    when the ``minilm`` extra is installed, else WordLlama (``swarmq doctor`` says which).
+    when the ``minilm`` extra is installed, else WordLlama (``swarmq knowledge audit`` says which).
     Entry vectors are cached per model (sidecar and persisted index), so switching re-embeds
     the store once; under MiniLM that happens off the query path (``swarmq knowledge embed``,
-    the ``maturity.embed`` beat task, the hook server), docs/knowledge.md, "Dense retrieval"."""
+    the ``maturity.embed`` task when scheduled, the hook server), docs/knowledge.md, "Dense retrieval"."""
     dense_min_similarity: Annotated[float | None, Field(ge=-1, le=1)] = None
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for
