@@ -289,6 +289,19 @@ def weighted_overlaps(
     return result
 
 
+def idf_weights(sets: TokenSets) -> npt.NDArray[np.float64]:
+    """Per member of ``sets.tokens``: smoothed IDF of its token over the sets, divided by the
+    set's L2 norm, so the weighted overlap of two sets is their cosine."""
+    n = len(sets)
+    df = np.bincount(sets.tokens, minlength=max(sets.vocabulary, 1))
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    member = idf[sets.tokens]
+    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
+    norms = np.sqrt(np.bincount(owner, weights=member * member, minlength=n))
+    weights: npt.NDArray[np.float64] = member / np.maximum(norms[owner], 1e-12)
+    return weights
+
+
 def _verified(
     sets: TokenSets, left: IntArray, right: IntArray, empty: IntArray, t: float
 ) -> JoinResult:

@@ -152,3 +152,26 @@ def _first_of_runs(values: IntArray) -> npt.NDArray[np.bool_]:
     first = np.ones(len(values), dtype=bool)
     first[1:] = values[1:] != values[:-1]
     return first
+
+
+def from_codes(
+    codes: npt.NDArray[np.uint64], offsets: IntArray
+) -> tuple[TokenSets, npt.NDArray[np.uint64], IntArray]:
+    """Sets given as token *codes* (set ``i`` is ``codes[offsets[i]:offsets[i + 1]]``, each
+    code at most once per set: a hashed token, say), ranked rarest first as :func:`encode`
+    ranks its tokens. Also returns the distinct codes (sorted) and each one's document
+    frequency, for a caller that looks tokens up by code."""
+    n = len(offsets) - 1
+    sizes = np.diff(offsets)
+    distinct, inverse, frequency = np.unique(codes, return_inverse=True, return_counts=True)
+    rank_of_code = np.empty(len(distinct), dtype=np.int64)
+    rank_of_code[np.argsort(frequency, kind="stable")] = np.arange(len(distinct), dtype=np.int64)
+    vocabulary = max(len(distinct), 1)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    ordered = np.sort(owner * vocabulary + rank_of_code[inverse])
+    sets = TokenSets(
+        tokens=ordered % vocabulary,
+        offsets=np.asarray(offsets, dtype=np.int64),
+        vocabulary=len(distinct),
+    )
+    return sets, distinct, frequency.astype(np.int64)

@@ -1,0 +1,193 @@
+"""The token sets of every active entry of a store, read from its persisted index, joined in
+memory: the partners of a few lessons among all of them, exactly as the planner's join pairs
+them.
+
+:mod:`swarmq.consolidation`'s nightly run through the index (its ``_indexed`` module) needs,
+for the lessons changed since the last run, every entry that can pair with them: the full
+join's pairs with a changed entry are then among the entries it reads. Probing postings one
+lesson at a time costs, per lesson, postings that grow with the store (a lesson of common words
+has no short prefix), so a night with 1 % new entries grew with the square of the store. Here
+the index's ``sets`` table (:mod:`._joinsets`: each entry's hashed word bigrams and paraphrase
+words, lesson hash, template key hash) is read once, a few arrays, and the planner's own
+:func:`~swarmq.similarity.join.focused_join` runs on it: its prefix filtering over the whole
+store's sets is what keeps the candidates few, at the cost of one sequential read of the table
+(about 70 bytes of blobs per entry).
+
+Why the partners found are a superset of the full join's (the planner's exact joins on the
+read-back lessons then decide):
+
+* **bigrams**: the hashed set of a lesson with no colliding bigrams (:data:`~._joinsets.COLLIDES`)
+  has its size and every shared bigram; a collision between two lessons' different bigrams only
+  adds overlap and removes union, so the hashed Jaccard is at least the exact one, and the
+  focused join at the same threshold finds the pair. Entries whose own bigrams collide are
+  returned whatever the focus (:meth:`StoreSets.collided`). Empty sets meet every other empty
+  one (the join's clique).
+* **paraphrases**: the same join over the paraphrase words of the *distinct texts* of the active
+  hand-written entries (the pass's population), at ``paraphrase_candidate_threshold``, and the
+  IDF-weighted cosine of each candidate with the IDF of those texts (the pass's own weights:
+  document frequency over distinct texts, smoothed, every set L2-normalised), kept at
+  ``paraphrase_threshold``. Every entry holding a kept partner's text is a partner.
+* **templates**: every active entry with a focus entry's template key (by hash: equal keys,
+  equal hashes).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from swarmq.knowledge._joinsets import COLLIDES, HAND, digest
+from swarmq.similarity.join import focused_join, idf_weights, weighted_overlaps
+from swarmq.similarity.sets import from_codes
+
+__all__ = ["StoreSets", "load"]
+
+IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.uint64]
+_FETCH = 50_000
+_EPS = 1e-9
+
+
+def _codes(blobs: list[bytes]) -> tuple[CodeArray, IntArray]:
+    sizes = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
+    offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    codes: CodeArray = np.frombuffer(b"".join(blobs), dtype=np.uint64)
+    return codes, offsets
+
+
+class StoreSets:
+    """Every active entry's join sets (rows in slot order)."""
+
+    def __init__(
+        self,
+        slots: IntArray,
+        kind: IntArray,
+        text: IntArray,
+        tkey: IntArray,
+        grams: list[bytes],
+        words: list[bytes],
+    ) -> None:
+        self.slots = slots
+        self.kind = kind
+        self.text = text
+        self.tkey = tkey
+        codes, offsets = _codes(grams)
+        self.grams, _, _ = from_codes(codes, offsets)
+        hand = np.flatnonzero((kind & HAND) != 0)
+        self.hand = hand
+        distinct, first = np.unique(text[hand], return_index=True)
+        self.texts = distinct
+        """Distinct lesson hashes of the hand-written entries, sorted (paraphrase rows)."""
+        codes, offsets = _codes([words[int(k)] for k in hand[first]])
+        self.words, self._word_codes, self._word_df = from_codes(codes, offsets)
+        self._weights: npt.NDArray[np.float64] | None = None
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def rows(self, slots: Iterable[int]) -> IntArray:
+        """The rows of those of ``slots`` that are active entries."""
+        wanted = np.unique(np.fromiter(slots, dtype=np.int64))
+        found = np.searchsorted(self.slots, wanted)
+        found = np.minimum(found, max(len(self.slots) - 1, 0))
+        if not len(self.slots):
+            return np.zeros(0, dtype=np.int64)
+        out: IntArray = found[self.slots[found] == wanted]
+        return out
+
+    def collided(self) -> IntArray:
+        """Active slots whose own bigrams or words share a hash (always candidates)."""
+        out: IntArray = self.slots[(self.kind & COLLIDES) != 0]
+        return out
+
+    def bigram_partners(self, slots: Iterable[int], threshold: float) -> IntArray:
+        """Active slots that may reach word-bigram Jaccard ``threshold`` with an entry of
+        ``slots`` (their own included)."""
+        rows = self.rows(slots)
+        if not len(rows):
+            return np.zeros(0, dtype=np.int64)
+        found = focused_join(self.grams, rows, threshold)
+        out: IntArray = self.slots[
+            np.unique(np.concatenate([found.left, found.right, found.empty]))
+        ]
+        return out
+
+    def template_partners(self, slots: Iterable[int]) -> IntArray:
+        """Active slots with the template key of an entry of ``slots``."""
+        keys = self.tkey[self.rows(slots)]
+        keys = keys[keys != 0]
+        if not len(keys):
+            return np.zeros(0, dtype=np.int64)
+        out: IntArray = self.slots[np.isin(self.tkey, keys)]
+        return out
+
+    def _idf_weights(self) -> npt.NDArray[np.float64]:
+        if self._weights is None:
+            self._weights = idf_weights(self.words)
+        return self._weights
+
+    def paraphrase_partners(self, slots: Iterable[int], jaccard: float, cosine: float) -> IntArray:
+        """Active hand-written slots whose lesson may be a paraphrase of the lesson of a
+        hand-written entry of ``slots``: term Jaccard ``>= jaccard`` and IDF cosine
+        ``>= cosine`` (within float rounding), every entry holding such a text."""
+        rows = self.rows(slots)
+        rows = rows[(self.kind[rows] & HAND) != 0]
+        if not len(rows) or not len(self.texts):
+            return np.zeros(0, dtype=np.int64)
+        focus = np.searchsorted(self.texts, np.unique(self.text[rows]))
+        found = focused_join(self.words, focus, jaccard)
+        if not len(found.left):
+            return np.zeros(0, dtype=np.int64)
+        score = weighted_overlaps(self.words, found.left, found.right, self._idf_weights())
+        strong = score >= cosine - _EPS
+        partners = self.texts[np.unique(np.concatenate([found.left[strong], found.right[strong]]))]
+        chosen = self.hand[np.isin(self.text[self.hand], partners)]
+        out: IntArray = self.slots[chosen]
+        return out
+
+    def word_idf(self, words: Iterable[str]) -> dict[str, float]:
+        """Each paraphrase word's IDF over the distinct hand-written lessons, the pass's
+        ``log((1 + n) / (1 + df)) + 1``."""
+        n = len(self.words)
+        out: dict[str, float] = {}
+        codes = self._word_codes
+        for word in words:
+            code = np.frombuffer(digest(word), dtype=np.uint64)[0]
+            at = int(np.searchsorted(codes, code))
+            df = int(self._word_df[at]) if at < len(codes) and codes[at] == code else 0
+            out[word] = math.log((1.0 + n) / (1.0 + df)) + 1.0
+        return out
+
+
+def load(db: sqlite3.Connection) -> StoreSets:
+    """The active entries' sets, from one scan of the index's ``sets`` table."""
+    slots: list[int] = []
+    kind: list[int] = []
+    text: list[int] = []
+    tkey: list[int] = []
+    grams: list[bytes] = []
+    words: list[bytes] = []
+    cursor = db.execute(
+        "SELECT slot, kind, text, tkey, grams, words FROM sets WHERE active = 1 ORDER BY slot"
+    )
+    while batch := cursor.fetchmany(_FETCH):
+        columns = list(zip(*batch, strict=True))
+        slots += columns[0]
+        kind += columns[1]
+        text += columns[2]
+        tkey += columns[3]
+        grams += columns[4]
+        words += columns[5]
+    return StoreSets(
+        np.asarray(slots, dtype=np.int64),
+        np.asarray(kind, dtype=np.int64),
+        np.asarray(text, dtype=np.int64),
+        np.asarray(tkey, dtype=np.int64),
+        grams,
+        words,
+    )
