@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from swarmq.knowledge._joinsets import COLLIDES, HAND, digest
-from swarmq.similarity.join import focused_join, idf_weights, weighted_overlaps
+from swarmq.similarity.join import FocusedJoin, idf_weights, weighted_overlaps
 from swarmq.similarity.sets import from_codes
 
 __all__ = ["StoreSets", "load"]
@@ -86,6 +86,15 @@ class StoreSets:
         codes, offsets = _codes([words[int(k)] for k in hand[first]])
         self.words, self._word_codes, self._word_df = from_codes(codes, offsets)
         self._weights: npt.NDArray[np.float64] | None = None
+        self._joins: dict[tuple[str, float], FocusedJoin] = {}
+
+    def _join(self, which: str, threshold: float) -> FocusedJoin:
+        """The whole store's side of the join, built once per measure and threshold."""
+        found = self._joins.get((which, threshold))
+        if found is None:
+            sets = self.grams if which == "grams" else self.words
+            found = self._joins[(which, threshold)] = FocusedJoin(sets, threshold)
+        return found
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -111,7 +120,7 @@ class StoreSets:
         rows = self.rows(slots)
         if not len(rows):
             return np.zeros(0, dtype=np.int64)
-        found = focused_join(self.grams, rows, threshold)
+        found = self._join("grams", threshold)(rows)
         out: IntArray = self.slots[
             np.unique(np.concatenate([found.left, found.right, found.empty]))
         ]
@@ -140,7 +149,7 @@ class StoreSets:
         if not len(rows) or not len(self.texts):
             return np.zeros(0, dtype=np.int64)
         focus = np.searchsorted(self.texts, np.unique(self.text[rows]))
-        found = focused_join(self.words, focus, jaccard)
+        found = self._join("words", jaccard)(focus)
         if not len(found.left):
             return np.zeros(0, dtype=np.int64)
         score = weighted_overlaps(self.words, found.left, found.right, self._idf_weights())
