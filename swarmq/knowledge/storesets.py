@@ -52,12 +52,21 @@ _FETCH = 50_000
 _EPS = 1e-9
 
 
-def _codes(blobs: list[bytes]) -> tuple[CodeArray, IntArray]:
-    sizes = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
-    offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
+def _offsets(sizes: IntArray) -> IntArray:
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    codes: CodeArray = np.frombuffer(b"".join(blobs), dtype=np.uint64)
-    return codes, offsets
+    return offsets
+
+
+def _gather(codes: CodeArray, sizes: IntArray, rows: IntArray) -> tuple[CodeArray, IntArray]:
+    """The sets ``rows`` of a CSR layout (``codes`` by ``sizes``), in that order."""
+    offsets = _offsets(sizes)
+    counts = sizes[rows]
+    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    out: CodeArray = codes[np.repeat(offsets[rows], counts) + within]
+    return out, _offsets(counts)
 
 
 class StoreSets:
@@ -69,21 +78,22 @@ class StoreSets:
         kind: IntArray,
         text: IntArray,
         tkey: IntArray,
-        grams: list[bytes],
-        words: list[bytes],
+        grams: tuple[CodeArray, IntArray],
+        words: tuple[CodeArray, IntArray],
     ) -> None:
+        """``grams`` and ``words``: codes and set sizes of the hand-written rows, in order."""
         self.slots = slots
         self.kind = kind
         self.text = text
         self.tkey = tkey
-        codes, offsets = _codes(grams)
-        self.grams, _, _ = from_codes(codes, offsets)
         hand = np.flatnonzero((kind & HAND) != 0)
         self.hand = hand
+        """Rows of the hand-written entries: the rows of :attr:`grams`."""
+        self.grams, _, _ = from_codes(grams[0], _offsets(grams[1]))
         distinct, first = np.unique(text[hand], return_index=True)
         self.texts = distinct
         """Distinct lesson hashes of the hand-written entries, sorted (paraphrase rows)."""
-        codes, offsets = _codes([words[int(k)] for k in hand[first]])
+        codes, offsets = _gather(words[0], words[1], first)
         self.words, self._word_codes, self._word_df = from_codes(codes, offsets)
         self._weights: npt.NDArray[np.float64] | None = None
         self._joins: dict[tuple[str, float], FocusedJoin] = {}
@@ -115,15 +125,22 @@ class StoreSets:
         return out
 
     def bigram_partners(self, slots: Iterable[int], threshold: float) -> IntArray:
-        """Active slots that may reach word-bigram Jaccard ``threshold`` with an entry of
-        ``slots`` (their own included)."""
+        """Active hand-written slots that may reach word-bigram Jaccard ``threshold`` with a
+        hand-written entry of ``slots`` (their own included). A templated entry is comparable
+        only with entries of its own template key (``consolidation.items.comparable``): its
+        partners are :meth:`template_partners`', and it is no hand-written lesson's partner.
+        (Co-change notes share most of their bigrams: joined with each other they would make
+        a clique that grows with the store.)"""
         rows = self.rows(slots)
+        if not len(rows) or not len(self.hand):
+            return np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.hand, rows), len(self.hand) - 1)
+        rows = at[self.hand[at] == rows]
         if not len(rows):
             return np.zeros(0, dtype=np.int64)
         found = self._join("grams", threshold)(rows)
-        out: IntArray = self.slots[
-            np.unique(np.concatenate([found.left, found.right, found.empty]))
-        ]
+        chosen = np.unique(np.concatenate([found.left, found.right, found.empty]))
+        out: IntArray = self.slots[self.hand[chosen]]
         return out
 
     def template_partners(self, slots: Iterable[int]) -> IntArray:
@@ -174,29 +191,37 @@ class StoreSets:
 
 
 def load(db: sqlite3.Connection) -> StoreSets:
-    """The active entries' sets, from one scan of the index's ``sets`` table."""
-    slots: list[int] = []
-    kind: list[int] = []
-    text: list[int] = []
-    tkey: list[int] = []
-    grams: list[bytes] = []
-    words: list[bytes] = []
+    """The active entries' sets, from one scan of the index's ``sets`` table (a batch at a
+    time into arrays: the blobs of a 1M store never live as Python objects at once)."""
+    columns: list[list[IntArray]] = [[], [], [], []]
+    codes: list[list[CodeArray]] = [[], []]
+    sizes: list[list[IntArray]] = [[], []]
     cursor = db.execute(
         "SELECT slot, kind, text, tkey, grams, words FROM sets WHERE active = 1 ORDER BY slot"
     )
     while batch := cursor.fetchmany(_FETCH):
-        columns = list(zip(*batch, strict=True))
-        slots += columns[0]
-        kind += columns[1]
-        text += columns[2]
-        tkey += columns[3]
-        grams += columns[4]
-        words += columns[5]
+        rows = list(zip(*batch, strict=True))
+        for k in range(4):
+            columns[k].append(np.asarray(rows[k], dtype=np.int64))
+        hand = np.flatnonzero((columns[1][-1] & HAND) != 0).tolist()
+        for k, blobs in enumerate((rows[4], rows[5])):
+            chosen = [blobs[i] for i in hand]
+            sizes[k].append(np.fromiter((len(b) // 8 for b in chosen), np.int64, len(chosen)))
+            codes[k].append(np.frombuffer(b"".join(chosen), dtype=np.uint64).copy())
+        del batch, rows
+
+    def joined(parts: list[IntArray]) -> IntArray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def joined_codes(parts: list[CodeArray]) -> CodeArray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+    slots, kind, text, tkey = (joined(c) for c in columns)
     return StoreSets(
-        np.asarray(slots, dtype=np.int64),
-        np.asarray(kind, dtype=np.int64),
-        np.asarray(text, dtype=np.int64),
-        np.asarray(tkey, dtype=np.int64),
-        grams,
-        words,
+        slots,
+        kind,
+        text,
+        tkey,
+        (joined_codes(codes[0]), joined(sizes[0])),
+        (joined_codes(codes[1]), joined(sizes[1])),
     )
