@@ -385,6 +385,7 @@ class TierRun(ConsolidationRun):
             planner.population = population
             focus = len(planner.focus)
             indexed_plan = planner.run(population, on_round=self.on_round)
+            sets.release()
         except postings.StaleIndex:
             return None
         finally:

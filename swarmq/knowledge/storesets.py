@@ -40,9 +40,10 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
+from swarmq.knowledge._ftsindex import StaleIndex
 from swarmq.knowledge._joinsets import COLLIDES, HAND, digest
 from swarmq.similarity.join import FocusedJoin, idf_weights, weighted_overlaps
-from swarmq.similarity.sets import from_codes
+from swarmq.similarity.sets import TokenSets, from_codes
 
 __all__ = ["StoreSets", "load"]
 
@@ -97,6 +98,16 @@ class StoreSets:
         self.words, self._word_codes, self._word_df = from_codes(codes, offsets)
         self._weights: npt.NDArray[np.float64] | None = None
         self._joins: dict[tuple[str, float], FocusedJoin] = {}
+
+    def release(self) -> None:
+        """Drop the store-wide arrays (a night's plan is made; its commit needs none of them,
+        and a 1M store's are hundreds of MB the commit's own copy would add to)."""
+        empty = np.zeros(0, dtype=np.int64)
+        self.slots = self.kind = self.text = self.tkey = self.hand = self.texts = empty
+        self._word_codes, self._word_df = np.zeros(0, dtype=np.uint64), empty
+        self.grams = self.words = TokenSets(empty, np.zeros(1, dtype=np.int64), 0)
+        self._joins.clear()
+        self._weights = None
 
     def _join(self, which: str, threshold: float) -> FocusedJoin:
         """The whole store's side of the join, built once per measure and threshold."""
@@ -166,7 +177,7 @@ class StoreSets:
         if not len(rows) or not len(self.texts):
             return np.zeros(0, dtype=np.int64)
         focus = np.searchsorted(self.texts, np.unique(self.text[rows]))
-        found = self._join("words", jaccard)(focus)
+        found = FocusedJoin(self.words, jaccard)(focus)  # once a night: not kept
         if not len(found.left):
             return np.zeros(0, dtype=np.int64)
         score = weighted_overlaps(self.words, found.left, found.right, self._idf_weights())
@@ -191,37 +202,38 @@ class StoreSets:
 
 
 def load(db: sqlite3.Connection) -> StoreSets:
-    """The active entries' sets, from one scan of the index's ``sets`` table (a batch at a
-    time into arrays: the blobs of a 1M store never live as Python objects at once)."""
-    columns: list[list[IntArray]] = [[], [], [], []]
-    codes: list[list[CodeArray]] = [[], []]
-    sizes: list[list[IntArray]] = [[], []]
-    cursor = db.execute(
-        "SELECT slot, kind, text, tkey, grams, words FROM sets WHERE active = 1 ORDER BY slot"
-    )
+    """The active entries' sets, from one scan of the index's ``sets`` table into arrays
+    sized first (the blobs of a 1M store never live as Python objects at once, nor twice)."""
+    where = "FROM sets WHERE active = 1"
+    count, grams, words = db.execute(
+        "SELECT count(*), total(CASE WHEN kind & 1 THEN length(grams) END), "
+        f"total(CASE WHEN kind & 1 THEN length(words) END) {where}"
+    ).fetchone()
+    columns = [np.zeros(int(count), dtype=np.int64) for _ in range(4)]
+    hands = int(db.execute(f"SELECT count(*) {where} AND kind & 1").fetchone()[0])
+    codes = [np.zeros(int(grams) // 8, dtype=np.uint64), np.zeros(int(words) // 8, np.uint64)]
+    sizes = [np.zeros(hands, dtype=np.int64), np.zeros(hands, dtype=np.int64)]
+    row = hand_row = 0
+    at = [0, 0]
+    cursor = db.execute(f"SELECT slot, kind, text, tkey, grams, words {where} ORDER BY slot")
     while batch := cursor.fetchmany(_FETCH):
         rows = list(zip(*batch, strict=True))
+        del batch
+        n = len(rows[0])
         for k in range(4):
-            columns[k].append(np.asarray(rows[k], dtype=np.int64))
-        hand = np.flatnonzero((columns[1][-1] & HAND) != 0).tolist()
+            columns[k][row : row + n] = rows[k]
+        hand = np.flatnonzero((columns[1][row : row + n] & HAND) != 0).tolist()
         for k, blobs in enumerate((rows[4], rows[5])):
             chosen = [blobs[i] for i in hand]
-            sizes[k].append(np.fromiter((len(b) // 8 for b in chosen), np.int64, len(chosen)))
-            codes[k].append(np.frombuffer(b"".join(chosen), dtype=np.uint64).copy())
-        del batch, rows
-
-    def joined(parts: list[IntArray]) -> IntArray:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-    def joined_codes(parts: list[CodeArray]) -> CodeArray:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-
-    slots, kind, text, tkey = (joined(c) for c in columns)
-    return StoreSets(
-        slots,
-        kind,
-        text,
-        tkey,
-        (joined_codes(codes[0]), joined(sizes[0])),
-        (joined_codes(codes[1]), joined(sizes[1])),
-    )
+            found = np.fromiter((len(b) // 8 for b in chosen), np.int64, len(chosen))
+            sizes[k][hand_row : hand_row + len(hand)] = found
+            total = int(found.sum())
+            codes[k][at[k] : at[k] + total] = np.frombuffer(b"".join(chosen), dtype=np.uint64)
+            at[k] += total
+        row += n
+        hand_row += len(hand)
+        del rows
+    if row != len(columns[0]) or hand_row != hands or at != [len(codes[0]), len(codes[1])]:
+        raise StaleIndex("the index's join sets changed while read")
+    slots, kind, text, tkey = columns
+    return StoreSets(slots, kind, text, tkey, (codes[0], sizes[0]), (codes[1], sizes[1]))

@@ -167,10 +167,16 @@ def from_codes(
     rank_of_code = np.empty(len(distinct), dtype=np.int64)
     rank_of_code[np.argsort(frequency, kind="stable")] = np.arange(len(distinct), dtype=np.int64)
     vocabulary = max(len(distinct), 1)
-    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    ordered = np.sort(owner * vocabulary + rank_of_code[inverse])
+    rank = rank_of_code[inverse]
+    del inverse
+    ordered = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    ordered *= vocabulary  # in place: a 1M store's sets are 15M members
+    ordered += rank
+    del rank
+    ordered.sort()
+    np.remainder(ordered, vocabulary, out=ordered)
     sets = TokenSets(
-        tokens=ordered % vocabulary,
+        tokens=ordered,
         offsets=np.asarray(offsets, dtype=np.int64),
         vocabulary=len(distinct),
     )
