@@ -311,6 +311,29 @@ def idf_weights(sets: TokenSets) -> npt.NDArray[np.float64]:
     return weights
 
 
+def cosine_prefix(sets: TokenSets, weights: npt.NDArray[np.float64], threshold: float) -> IntArray:
+    """Per set, how many of its first tokens (rarest first) can be the first token it shares
+    with a set at weighted cosine ``>= threshold`` (``weights`` as :func:`weighted_overlaps`
+    takes them, each set's L2-normalised): a token whose set's remaining weights, itself
+    included, have a norm below ``threshold`` cannot, since every shared token lies at or
+    after the first one in both sets and the cosine is at most that norm times the other's
+    (at most 1; Cauchy-Schwarz, as AllPairs bounds it). Both sides' prefixes then hold the
+    first shared token, so the join need only pair prefixes."""
+    sizes = sets.sizes
+    n = len(sizes)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    square = weights * weights
+    before = np.cumsum(square) - square  # over all members before this one
+    start = np.zeros(n, dtype=np.float64)
+    nonempty = sizes > 0
+    start[nonempty] = before[sets.offsets[:-1][nonempty]]
+    total = np.bincount(owner, weights=square, minlength=n)
+    remaining = total[owner] - (before - start[owner])
+    reach = remaining >= threshold * threshold * (1.0 - 1e-9) - 1e-12  # rounding: keep more
+    out: IntArray = np.bincount(owner[reach], minlength=n).astype(np.int64)
+    return out
+
+
 def _verified(
     sets: TokenSets,
     left: IntArray,
@@ -368,7 +391,10 @@ class FocusedJoin:
     against the same sets: that side is a sort of the whole collection's prefixes, the probe
     side only the focus's."""
 
-    def __init__(self, sets: TokenSets, threshold: float) -> None:
+    def __init__(self, sets: TokenSets, threshold: float, prefix: IntArray | None = None) -> None:
+        """``prefix``: per set, a shorter prefix that still holds the *first* token (rarest)
+        any pair the caller wants shares (a second condition the caller checks afterwards,
+        as :func:`cosine_prefix` gives): only pairs meeting both are then sure to be found."""
         if math.isnan(threshold) or not 0.0 < threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
         self.sets = sets
@@ -377,7 +403,10 @@ class FocusedJoin:
         n = len(sizes)
         self.max_size = max_size = int(sizes.max()) if n else 0
         self.width = width = max_size + 2
-        self.probe_len = probe_len = np.where(sizes > 0, sizes - _min_overlap(t, sizes) + 1, 0)
+        probe_len = np.where(sizes > 0, sizes - _min_overlap(t, sizes) + 1, 0)
+        if prefix is not None:
+            probe_len = np.minimum(probe_len, prefix)
+        self.probe_len = probe_len
         owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
         position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
         keep = position < probe_len[owner]
