@@ -163,14 +163,25 @@ def from_codes(
     frequency, for a caller that looks tokens up by code."""
     n = len(offsets) - 1
     sizes = np.diff(offsets)
-    distinct, inverse, frequency = np.unique(codes, return_inverse=True, return_counts=True)
-    rank_of_code = np.empty(len(distinct), dtype=np.int64)
-    rank_of_code[np.argsort(frequency, kind="stable")] = np.arange(len(distinct), dtype=np.int64)
+    # np.unique(return_inverse=True) by hand, with 32-bit run numbers and each temporary
+    # dropped as soon as it is spent: a 1M store's bigram codes are 15M members.
+    by_code = np.argsort(codes)
+    ordered_codes = codes[by_code]
+    first = _first_of_runs(ordered_codes)
+    distinct = ordered_codes[first]
+    del ordered_codes
+    run = np.cumsum(first, dtype=np.int32)
+    run -= 1
+    del first
+    frequency = np.bincount(run, minlength=len(distinct))
+    rank_of_run = np.empty(len(distinct), dtype=np.int32)
+    rank_of_run[np.argsort(frequency, kind="stable")] = np.arange(len(distinct), dtype=np.int32)
+    rank = np.empty(len(codes), dtype=np.int32)
+    rank[by_code] = rank_of_run[run]
+    del by_code, run
     vocabulary = max(len(distinct), 1)
-    rank = rank_of_code[inverse]
-    del inverse
     ordered = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    ordered *= vocabulary  # in place: a 1M store's sets are 15M members
+    ordered *= vocabulary  # in place
     ordered += rank
     del rank
     ordered.sort()
