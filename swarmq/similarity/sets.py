@@ -167,7 +167,8 @@ def from_codes(
     # dropped as soon as it is spent: a 1M store's bigram codes are 15M members.
     by_code = np.argsort(codes)
     ordered_codes = codes[by_code]
-    first = _first_of_runs(ordered_codes)
+    first = np.ones(len(ordered_codes), dtype=bool)
+    first[1:] = ordered_codes[1:] != ordered_codes[:-1]
     distinct = ordered_codes[first]
     del ordered_codes
     run = np.cumsum(first, dtype=np.int32)
