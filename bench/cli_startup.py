@@ -18,12 +18,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, console, save, table
+from bench.common import REPO, console, save, scratch_dir, table
 from bench.knowledge_store import build_store
 from bench.lesson_corpus import LessonGenerator
 
@@ -138,7 +137,7 @@ def main() -> None:
     parser.add_argument("--no-bytecode", action="store_true", help="compile from source each run")
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (default: temp)")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="cli-startup-", dir=args.dir))
+    root = scratch_dir("cli-startup-", args.dir)
     try:
         data = measure(args, root)
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,15 @@ def scratch_swarm() -> Iterator[str]:
         if batch:
             client.delete(*batch)
         client.close()
+
+
+def scratch_dir(prefix: str, parent: Path | None) -> Path:
+    """A fresh directory for one run, under ``parent`` or the system's temp dir. A ``--dir``
+    that does not exist yet is where the caller wants the run, not a mistake: it is created
+    (``tempfile.mkdtemp`` alone raises FileNotFoundError on it)."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
 
 
 def save(name: str, data: dict[str, Any]) -> Path:

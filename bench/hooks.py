@@ -22,14 +22,13 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.common import console, save, table
+from bench.common import console, save, scratch_dir, table
 from bench.knowledge_store import build_store
 from bench.lesson_corpus import LessonGenerator
 
@@ -180,7 +179,7 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (default: temp)")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="bench-hooks-", dir=args.dir))
+    root = scratch_dir("bench-hooks-", args.dir)
     try:
         data = measure(args, root)
     finally:

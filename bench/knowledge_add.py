@@ -20,12 +20,11 @@ import os
 import random
 import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import BENCH_REDIS_URL, console, save, scratch_swarm, table
+from bench.common import BENCH_REDIS_URL, console, save, scratch_dir, scratch_swarm, table
 from bench.knowledge_add_group import fsync_floor, run_writers
 from bench.knowledge_store import CONFIG, build_store, warm
 from bench.lesson_corpus import LessonGenerator
@@ -164,7 +163,7 @@ def main() -> None:
     )
     parser.add_argument("--only-writers", action="store_true", help="skip the 1-writer runs")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="knowledge-add-", dir=args.dir))
+    root = scratch_dir("knowledge-add-", args.dir)
     try:
         if args.procs:
             writers = concurrent(root / "writers", args)

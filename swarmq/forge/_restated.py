@@ -20,6 +20,11 @@ from swarmq.forge._calls import program
 _CALL = re.compile(r"^`([^`\n]+)` failed \(")
 """A tool-error lesson opens with the failed call (see ``_sequences.Sequence.content``)."""
 _SPAN = re.compile(r"`([^`\n]{1,60})`")
+_WORD = re.compile(r"(?<![\w./\\-])[A-Za-z][\w+-]*(?![\w./\\-])")
+"""A word standing alone (not part of a path or a file name: ``…/powershell/x.ps1`` is no name)."""
+_NAMED_MIN = 4
+"""A failed program's name written as a plain word counts from this length: ``go``, ``gh`` or
+``rg`` in prose are too often other words or parts of a sentence to say which program is meant."""
 _MISSING = re.compile(
     r"(?:is ?n[o']t|not) (?:installed|available|on (?:the )?path|found|supported)|"
     r"command not found|no such (?:command|program)|"
@@ -51,7 +56,11 @@ def restates(passage: str, programs: set[str]) -> bool:
     text = passage.replace("’", "'")
     if _MISSING.search(text) is None:
         return False
-    return any(span.strip().lower() in programs for span in _SPAN.findall(text))
+    if any(span.strip().lower() in programs for span in _SPAN.findall(text)):
+        return True
+    return any(
+        len(word) >= _NAMED_MIN and word.lower() in programs for word in _WORD.findall(text)
+    )  # named as a word ("PowerShell not available in this shell" after ``powershell`` failed)
 
 
 __all__ = ["failed_programs", "restates"]

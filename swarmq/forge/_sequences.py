@@ -196,6 +196,9 @@ _TEST_RUN = re.compile(
     r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
 )
 """A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
+_ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
+"""Environment assignments before the program (``CI=1 DATABASE_URL="…" pnpm test``): they set
+what the test run sees, and it is a test run all the same."""
 _RUNNER_MISSING = re.compile(
     r"no module named|cannot find module|not installed|couldn't find a script|missing script|"
     r"unknown (?:command|script)|usage error",
@@ -270,6 +273,9 @@ class _Failure:
     """For a missing program, its stand-in that failed too (its call and error)."""
     whole: str = ""
     """The failed call unclipped (a summary is cut: two long calls may share their summary)."""
+    expects: str = ""
+    """For a project's script run by its path that refused to run, the line of its output that
+    says what it expects (``Feature branches should be named like: 001-feature-name``)."""
     usage: str = ""
     """The usage line the program printed with its error (``gt session status <rig>/<polecat>
     [flags]``), when it printed one for itself."""
@@ -306,6 +312,8 @@ class Sequence:
     there and that the tests cannot run, which neither failure says alone."""
     usage: str = ""
     """The usage line the program printed with its error, stated when nothing fixed it."""
+    expects: str = ""
+    """What a project's script that refused to run expects, stated when nothing fixed it."""
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
@@ -325,6 +333,8 @@ class Sequence:
             return rule
         if self.usage and not self.fixed_call:
             return f"its usage: `{self.usage}`"
+        if self.expects and not self.fixed_call:
+            return f"the script says: {self.expects}"
         if normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
             return (
                 f"the sandbox refuses `{runs}` here; it runs with escalated permissions{ESCALATION}"
@@ -408,6 +418,28 @@ def _usage(runs: str, output: str) -> str:
         return ""  # cobra prints its usage on every error: only one that says what the
         # call's operands must look like (``<rig>/<polecat>``) tells how to call it
     return line
+
+
+_SCRIPT_REFUSAL = re.compile(r"^(?:ERROR|Error|error)\s*:\s*\S")
+"""A message a script printed itself to refuse (``ERROR: Not on a feature branch. …``), not a
+crash's traceback or another program's error passed through."""
+_EXPECTS = re.compile(
+    r"\b(?:should be|must be|needs? to be|named like|expected|expects|run \S+ first|"
+    r"please (?:run|use|create|switch))\b",
+    re.IGNORECASE,
+)
+
+
+def _expectation(output: str, error: str) -> str:
+    """The line a refusing script printed beside its error to say what it expects (``""`` when
+    it says nothing of the kind): a refusal that says what the project's workflow expects is a
+    fact the next session needs (Spec-Kit's scripts on a branch not named like
+    ``001-feature-name``)."""
+    for line in output.replace("\\n", "\n").splitlines():
+        line = line.strip()
+        if line and line not in error and _EXPECTS.search(line):
+            return clip(line.replace("`", "'"), 160)
+    return ""
 
 
 def _runner(call: str, runs: str) -> str:
@@ -698,7 +730,7 @@ class SequenceMiner:
         ):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
-            _TEST_RUN.match(bare)
+            _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
             and not _ENVIRONMENT.search(error)
             and not _MISSING_PROGRAM.search(output[:1500])
             and not _RUNNER_MISSING.search(output[:1500])
@@ -711,7 +743,10 @@ class SequenceMiner:
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
         signature = f"{tool}\0{_runner(call, runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
-        return self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
+        opened = self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
+        if opened and _runner(call, runs) == "<file>" and _SCRIPT_REFUSAL.match(error):
+            self.open_failures[-1].expects = _expectation(output[:3000], error)
+        return opened
 
     def _open(
         self,
@@ -999,6 +1034,7 @@ class SequenceMiner:
             or _SHELL_SYNTAX.search(failure.error)
             or crlf_script(failure.error)
             or failure.usage
+            or (_SCRIPT_REFUSAL.match(failure.error) and failure.expects)
             or tool_rule(runs, failure.error, failure.call)
             or windows_fact(failure.call, failure.error)
             or _unknown_word(failure)
@@ -1026,6 +1062,7 @@ class SequenceMiner:
                 None,
                 also=failure.also,
                 usage=failure.usage,
+                expects=failure.expects,
             )
         self.unresolved = []
 

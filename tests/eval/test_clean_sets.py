@@ -1,0 +1,69 @@
+"""Every clean (held-apart) labelled set passes every check of ``_clean_sets.py``: its labels load
+with the repo's own loaders and fit their files, and its users are named in no other evaluation
+file, so a figure on it is a reading on data nothing was tuned on. A set is a row there."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.eval._clean_sets import (
+    FORGE_SETS,
+    REPLAY_SETS,
+    ForgeSet,
+    ReplaySet,
+    check_forge_counts,
+    check_forge_formats_read,
+    check_forge_quarter_per_user,
+    check_forge_secrets_gone,
+    check_forge_users_apart,
+    check_forge_words_occur,
+    check_replay_fits,
+    check_replay_users_apart,
+)
+
+forge_sets = pytest.mark.parametrize("clean", FORGE_SETS, ids=lambda s: s.name)
+replay_sets = pytest.mark.parametrize("clean", REPLAY_SETS, ids=lambda s: s.name)
+
+
+@forge_sets
+def test_a_forge_split_loads_and_fits_its_files(clean: ForgeSet) -> None:
+    check_forge_counts(clean)
+
+
+@forge_sets
+def test_every_session_of_a_forge_split_reads_as_its_labelled_format(clean: ForgeSet) -> None:
+    check_forge_formats_read(clean)
+
+
+@forge_sets
+def test_every_words_entry_of_a_forge_split_occurs_in_its_session(clean: ForgeSet) -> None:
+    check_forge_words_occur(clean)
+
+
+@forge_sets
+def test_no_redacted_secret_of_a_forge_split_is_left(clean: ForgeSet) -> None:
+    check_forge_secrets_gone(clean)
+
+
+@pytest.mark.parametrize(
+    "clean", [s for s in FORGE_SETS if s.quarter_per_user], ids=lambda s: s.name
+)
+def test_no_user_of_a_forge_split_holds_more_than_a_quarter_of_its_lessons(
+    clean: ForgeSet,
+) -> None:
+    check_forge_quarter_per_user(clean)
+
+
+@forge_sets
+def test_a_forge_splits_users_are_in_no_other_set(clean: ForgeSet) -> None:
+    check_forge_users_apart(clean)
+
+
+@replay_sets
+def test_a_replay_set_fits_its_files(clean: ReplaySet) -> None:
+    check_replay_fits(clean)
+
+
+@replay_sets
+def test_a_replay_sets_users_are_in_no_other_set(clean: ReplaySet) -> None:
+    check_replay_users_apart(clean)
