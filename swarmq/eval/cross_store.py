@@ -35,6 +35,7 @@ from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.config import DenseModel, KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.vectors import fill
 from swarmq.profiles.search import MemorySearch
 from swarmq.storage.locking import LocalLocks
 
@@ -139,6 +140,7 @@ def workspace_stores(workspace: Workspace, config: KnowledgeConfig) -> Iterator[
             data_dir=Path(tmp) / "data",
             project_name=workspace.name,
         )
+        fill(knowledge)  # the steady state: the background catch-up has embedded every entry
         agents = AgentsLayout(root / ".agents")
         memory = None
         if workspace.profiles or workspace.shared:
@@ -282,7 +284,7 @@ def evaluate_cross_store_modes(
     labels: CrossStoreLabels, split: str = "held", dense_model: DenseModel | None = None
 ) -> dict[str, CrossStoreFigures]:
     """The default (hybrid) retrieval and the lexical one, same queries."""
-    model = dense_model or KnowledgeConfig().dense_model
+    model = dense_model or KnowledgeConfig().model
     return {
         mode.value: evaluate_cross_store(
             labels, split, KnowledgeConfig(retrieval=mode, dense_model=model)

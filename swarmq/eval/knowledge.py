@@ -30,6 +30,7 @@ from swarmq.knowledge.config import DenseModel, KnowledgeConfig, Retrieval
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.serialize import dumps_js
+from swarmq.knowledge.vectors import fill
 from swarmq.storage.locking import LocalLocks
 
 SPLITS = ("held", "tune", "all")
@@ -245,6 +246,9 @@ def evaluate_injection(
     federated injection every entry point uses (the eval workspace has no other store)."""
     figures = InjectionFigures(split)
     with merged_store(labels, config) as knowledge:
+        # the steady state a workspace reaches: the background catch-up has embedded every
+        # entry (a slow model's queries embed only a few themselves)
+        fill(knowledge)
         lessons = {e.id: e.lesson for e in knowledge.swarm.read().entries}
         for query in labels.select(labels.queries, split):
             started = time.perf_counter()
@@ -284,7 +288,7 @@ def evaluate_retrieval_modes(
 ) -> dict[str, InjectionFigures]:
     """Injection under the default (hybrid) retrieval and the lexical one, same queries;
     hybrid on ``dense_model`` when one is named, else on the default model."""
-    model = dense_model or KnowledgeConfig().dense_model
+    model = dense_model or KnowledgeConfig().model
     return {
         mode.value: evaluate_injection(
             labels, split, KnowledgeConfig(retrieval=mode, dense_model=model)

@@ -25,7 +25,10 @@ is listed in docs/QUALITY.md.
 A recurrence is caught *before* the session when the session-start or first-request injection
 shows an entry matching its mistake, *at the failure* when recall or injection at the failing
 call does, else it is *missed*; an injected entry is *relevant* when it matches any mistake or
-fact of the project (the rule is stated in the labels file).
+fact of the project (the rule is stated in the labels file). Each recurrence is also scored
+*with the cure*: the same, counting only entries that state the mistake's right cause or cure
+where its label names one (``cure`` in the labels; without it both readings agree), since an entry
+quoting the error with a wrong diagnosis matches the mistake.
 """
 
 from __future__ import annotations
@@ -97,6 +100,8 @@ class Shown:
     tier: str
     text: str
     matches: tuple[str, ...]
+    cures: tuple[str, ...] = ()
+    """The mistakes among ``matches`` whose cure the text also states."""
 
     @property
     def relevant(self) -> bool:
@@ -108,6 +113,7 @@ class Shown:
             "tier": self.tier,
             "text": self.text,
             "matches": list(self.matches),
+            "cures": list(self.cures),
         }
 
 
@@ -185,6 +191,11 @@ class RecurrenceOutcome:
     learned it; a promoted candidate leaves the pool)."""
     in_store: bool = False
     """When the session started, an active knowledge entry stated it (it could be injected)."""
+    cured: str = "missed"
+    """``status`` counting only entries that state the mistake's cure (see ``Shown.cures``)."""
+    cured_entry: str | None = None
+    entry_text: str | None = None
+    """The text of ``entry`` as it was shown (a catch is read by hand from it)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -195,6 +206,9 @@ class RecurrenceOutcome:
             "line": self.line,
             "status": self.status,
             "entry": self.entry,
+            "entry_text": self.entry_text,
+            "status_with_cure": self.cured,
+            "entry_with_cure": self.cured_entry,
             "failure": self.failure,
             "shown_at_failure": list(self.shown_at_failure),
         }
@@ -210,6 +224,8 @@ class Tally:
     sessions: int = 0
     shown: int = 0
     relevant: int = 0
+    cured_before: int = 0
+    cured_at_failure: int = 0
 
     @property
     def missed(self) -> int:
@@ -218,6 +234,11 @@ class Tally:
     @property
     def caught_rate(self) -> float:
         return (self.before + self.at_failure) / self.recurrences if self.recurrences else 0.0
+
+    @property
+    def cured(self) -> int:
+        """Recurrences caught by an entry that states the cure (the strict reading)."""
+        return self.cured_before + self.cured_at_failure
 
     @property
     def relevant_share(self) -> float:
@@ -235,6 +256,8 @@ class Tally:
             self.sessions + other.sessions,
             self.shown + other.shown,
             self.relevant + other.relevant,
+            self.cured_before + other.cured_before,
+            self.cured_at_failure + other.cured_at_failure,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -244,6 +267,9 @@ class Tally:
             "caught_at_failure": self.at_failure,
             "missed": self.missed,
             "caught_rate": round(self.caught_rate, 3),
+            "caught_with_cure_before": self.cured_before,
+            "caught_with_cure_at_failure": self.cured_at_failure,
+            "caught_with_cure": self.cured,
             "sessions": self.sessions,
             "entries_shown": self.shown,
             "relevant_shown": self.relevant,
@@ -269,6 +295,8 @@ class ProjectFigures:
             len(self.sessions),
             sum(len(s) for s in shown),
             sum(1 for s in shown for item in s.values() if item.relevant),
+            sum(1 for r in self.recurrences if r.cured == "before"),
+            sum(1 for r in self.recurrences if r.cured == "failure"),
         )
 
     def irrelevant(self) -> Iterator[tuple[str, Shown]]:
@@ -373,12 +401,33 @@ def _shown(project: Project, injection: Injection | FederatedInjection) -> tuple
         for fused in injection.shown:
             found = fused.finding
             text = _entry_text(found.ranked.entry.data) if found.ranked else found.text
-            out.append(Shown(found.id, found.store.value, text, project.matching(text)))
+            out.append(_judged(project, found.id, found.store.value, text))
         return tuple(out)
     for ranked in injection.shown:
-        text = _entry_text(ranked.entry.data)
-        out.append(Shown(ranked.entry.id, ranked.tier, text, project.matching(text)))
+        out.append(_judged(project, ranked.entry.id, ranked.tier, _entry_text(ranked.entry.data)))
     return tuple(out)
+
+
+def _judged(project: Project, entry_id: str, tier: str, text: str) -> Shown:
+    return Shown(entry_id, tier, text, project.matching(text), project.curing(text))
+
+
+def _caught(
+    logs: list[InjectionLog], line: int, mistake: str, ids: Callable[[Shown], tuple[str, ...]]
+) -> tuple[str, Shown | None]:
+    """Where a recurrence of ``mistake`` at ``line`` was caught by an entry whose ``ids`` hold
+    it: ``before`` (the session start or its first request), ``failure`` (recall or injection
+    at that call) or ``missed``; with the entry."""
+    status, entry = "missed", None
+    for log in logs:
+        hit = next((s for s in log.shown if mistake in ids(s)), None)
+        if hit is None:
+            continue
+        if log.kind in BEFORE:
+            return "before", hit
+        if log.kind in AT_FAILURE and log.line == line and status == "missed":
+            status, entry = "failure", hit
+    return status, entry
 
 
 class _Replay:
@@ -527,19 +576,15 @@ class _Replay:
                 session = next(s for s in self.sessions if s.path.name == item.session)
                 failure = session.failure_at(item.line)
                 assert failure is not None  # checked before the replay started
-                status, entry = "missed", None
-                at_failure: list[str] = []
-                for log in figures.injections:
-                    hit = next((s for s in log.shown if mistake.id in s.matches), None)
-                    if log.kind in AT_FAILURE and log.line == item.line:
-                        at_failure.extend(f"{log.kind}: {s.text[:160]}" for s in log.shown)
-                    if hit is None:
-                        continue
-                    if log.kind in BEFORE:
-                        status, entry = "before", hit.entry_id
-                        break
-                    if log.kind in AT_FAILURE and log.line == item.line and status == "missed":
-                        status, entry = "failure", hit.entry_id
+                logs = figures.injections
+                status, hit = _caught(logs, item.line, mistake.id, lambda s: s.matches)
+                cured, cure = _caught(logs, item.line, mistake.id, lambda s: s.cures)
+                at_failure = [
+                    f"{log.kind}: {s.text[:160]}"
+                    for log in logs
+                    if log.kind in AT_FAILURE and log.line == item.line
+                    for s in log.shown
+                ]
                 pool, store = self.learned[session.session_id]
                 out.append(
                     RecurrenceOutcome(
@@ -548,10 +593,13 @@ class _Replay:
                         item.line,
                         status,
                         failure.text()[:300],
-                        entry,
+                        hit.entry_id if hit else None,
                         tuple(at_failure),
                         mistake.id in pool or mistake.id in store,
                         mistake.id in store,
+                        cured,
+                        cure.entry_id if cure else None,
+                        hit.text if hit else None,
                     )
                 )
         return out

@@ -5,6 +5,13 @@ is first made, and the failing tool call of every later session that repeats it)
 that hold for every session. A mistake or fact ``matches`` an entry when the entry's text holds
 every part of one of its groups as a whole token run (not inside a longer word),
 case-insensitively.
+
+A mistake may also carry ``cure``: groups of the same kind naming its right cause or cure, as
+the label's own text states it. Match groups accept any entry that repeats the error's words, so
+a wrong diagnosis quoting the error counts as a catch ("`dashboard` is not installed here" for
+PowerShell reading an unquoted ``(dashboard)`` path); a catch *with the cure* must also match
+``cure``. A mistake without ``cure`` is scored as before under both readings, so no label needs
+rewriting for the stricter figure to exist.
 """
 
 from __future__ import annotations
@@ -61,6 +68,12 @@ class Mistake:
     match: Match
     first: Occurrence
     recurrences: tuple[Occurrence, ...]
+    cure: Match | None = None
+    """Groups naming the right cause or cure; None: any matching entry counts as cured."""
+
+    def cured_by(self, text: str) -> bool:
+        """``text`` matches this mistake and states its cure (when the label names one)."""
+        return self.match.matches(text) and (self.cure is None or self.cure.matches(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +88,10 @@ class Project:
         """Ids of the mistakes and facts ``text`` matches (empty: not relevant here)."""
         items: tuple[Mistake | Fact, ...] = (*self.mistakes, *self.facts)
         return tuple(item.id for item in items if item.match.matches(text))
+
+    def curing(self, text: str) -> tuple[str, ...]:
+        """Ids of the mistakes ``text`` matches with their cure (see :class:`Mistake`)."""
+        return tuple(m.id for m in self.mistakes if m.cured_by(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +115,14 @@ def _text(path: Path, where: str, value: Any) -> str:
     return value
 
 
-def _match(path: Path, where: str, value: Any) -> Match:
+def _match(path: Path, where: str, value: Any, key: str = "match") -> Match:
     if not isinstance(value, list) or not value:
-        raise _where(path, where, "match must be a non-empty list of groups of substrings")
+        raise _where(path, where, f"{key} must be a non-empty list of groups of substrings")
     groups: list[tuple[str, ...]] = []
     for n, group in enumerate(value):
         if not isinstance(group, list) or not group:
-            raise _where(path, f"{where}.match[{n}]", "must be a non-empty list of substrings")
-        groups.append(tuple(_text(path, f"{where}.match[{n}]", p).lower() for p in group))
+            raise _where(path, f"{where}.{key}[{n}]", "must be a non-empty list of substrings")
+        groups.append(tuple(_text(path, f"{where}.{key}[{n}]", p).lower() for p in group))
     return Match(tuple(groups))
 
 
@@ -142,6 +159,7 @@ def _mistake(path: Path, where: str, value: Any, sessions: tuple[str, ...]) -> M
         _match(path, where, value.get("match")),
         first,
         recurrences,
+        None if value.get("cure") is None else _match(path, where, value["cure"], "cure"),
     )
 
 

@@ -45,8 +45,9 @@ DENSE_FLOORS: dict[str, DenseFloors] = {
 }
 """Per model (``Embedder.name``): chosen leaving one workspace out on the tune split of
 eval/knowledge/workspaces/queries.json (docs/QUALITY.md, "Issue 26: meaning-aware ranking").
-A model not calibrated here (MiniLM, an endpoint) gets none: its records are matched on word
-share alone, as before, rather than on a floor set for another model's cosine scale."""
+A model not calibrated here (MiniLM, an endpoint) gets none: under it these records are ranked
+by the packaged WordLlama's cosine (``federated.search._meaning``), not on a floor set for
+another model's cosine scale."""
 
 MAX_CACHED = 200_000
 """Record vectors a process keeps (dropped whole past it): ten 10k stores' worth."""

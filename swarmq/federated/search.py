@@ -29,16 +29,23 @@ def injection_floors(config: KnowledgeConfig) -> Floors:
 
 
 def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
-    """The query's meaning when the workspace ranks by it (hybrid retrieval: the knowledge
-    store's model) and a store that matches on words is there to use it."""
+    """The query's meaning when the workspace ranks by it (hybrid retrieval) and a store that
+    matches on words is there to use it: under the knowledge store's model when its floors for
+    these stores were calibrated (or given), else under the packaged WordLlama, whose floors
+    were (MiniLM, the default where installed, has none: a cosine floor set on one model's
+    scale means nothing on another's, and calibrating MiniLM's is left to do)."""
     knowledge = stores.knowledge
     if knowledge is None or (stores.agents is None and stores.memory is None):
         return None
     embedder = knowledge.embedder
     if embedder is None:
         return None
-    from swarmq.federated.meaning import query_meaning  # numpy: hybrid only
+    from swarmq.federated.meaning import DENSE_FLOORS, query_meaning  # numpy: hybrid only
 
+    if floors.dense is None and embedder.name not in DENSE_FLOORS:
+        from swarmq.similarity.packaged import packaged_embedder
+
+        embedder = packaged_embedder("wordllama")
     return query_meaning(embedder, text, floors.dense)
 
 

@@ -16,6 +16,11 @@ JSON request per connection on a Unix socket in the swarm's state directory (:mo
 - ``drain``: send the spool's sessions to ``forge.session`` now (also done every few seconds
   while records wait, so they leave once Redis is back).
 
+The query is embedded here, with the model loaded once (a fresh hook process would pay ~1 s to
+load MiniLM). Between requests a thread fills the entries' vectors a query could not embed
+itself (:func:`swarmq.knowledge.vectors.fill`, a short batch at a time, pausing while a request
+is answered), so a store's backlog is embedded off every request's path.
+
 Every injection is recorded (receipt, shown counts, and the flywheel's exposure of the lessons
 it came from) before its block is returned; one that cannot be recorded is not shown. A failing
 call is also reported to the flywheel (``observe_failure``): the same failure in another session
@@ -58,6 +63,11 @@ from swarmq.wiring.knowledge import knowledge_store
 
 IDLE_SECONDS = 3600.0
 DRAIN_SECONDS = 3.0
+FILL_SECONDS = 5.0
+"""How often the vector filler looks for entries without a vector once none were left."""
+FILL_BATCH = 8
+"""Entries the filler embeds per batch (~0.25 s of CPU under MiniLM): a request arriving
+meanwhile waits for at most one entry's embedding, for the model."""
 RELOCK_SECONDS = 5.0
 MAX_REQUEST = 4 << 20
 OPS = ("ping", "drain", "session-start", "prompt", "failure")
@@ -83,6 +93,9 @@ class HookService:
         self.stores: Stores = workspace_stores(self.roster, self.locks, knowledge=self.knowledge)
         self._celery: Any = None
         self.latency = LatencyRecorder(self.roster.runtime_dir, "hook", OPS)
+        self.busy = 0
+        """Requests being answered (the vector filler pauses while any is)."""
+        self._busy_lock = threading.Lock()
 
     def _select_locks(self) -> StoreLocks:
         from swarmq.coord.lockmode import store_locks
@@ -120,6 +133,15 @@ class HookService:
         raw_session, raw_text = message.get("session_id"), message.get("text")
         session = raw_session if isinstance(raw_session, str) and raw_session else None
         text = raw_text if isinstance(raw_text, str) else ""
+        with self._busy_lock:
+            self.busy += 1
+        try:
+            return self._answer(op, text, session)
+        finally:
+            with self._busy_lock:
+                self.busy -= 1
+
+    def _answer(self, op: object, text: str, session: str | None) -> dict[str, Any]:
         with self.lock:
             self._fresh_locks()
             # Recorded whole (receipt, counters, the flywheel's exposure) by the federation.
@@ -168,6 +190,27 @@ class HookService:
                 log(self.state, f"server: drain failed: {type(exc).__name__}: {exc}")
             if self.spool.pending():
                 retry_at = time.monotonic() + DRAIN_SECONDS
+
+    def fill_forever(self) -> None:
+        """Embed the entries no query could (a slow model), a batch at a time while no request
+        is being answered; look again every :data:`FILL_SECONDS` once none are left."""
+        from swarmq.knowledge.vectors import fill
+
+        while not self.stop.is_set():
+            try:
+                report = fill(
+                    self.knowledge,
+                    FILL_BATCH,
+                    batch=FILL_BATCH,
+                    stop=lambda: self.busy > 0 or self.stop.is_set(),
+                )
+            except Exception as exc:  # never die: the next query still ranks by words
+                log(self.state, f"server: vector fill failed: {type(exc).__name__}: {exc}")
+                report = None
+            more = report is not None and (report.stopped or not report.done)
+            pause = 0.02 if more else FILL_SECONDS
+            if self.stop.wait(pause):
+                return
 
     def should_leave(self, idle: float) -> str | None:
         if time.monotonic() - self.last_request > idle and not self.spool.pending():
@@ -231,6 +274,7 @@ def serve(config: Path, *, idle: float = IDLE_SECONDS) -> None:
     threading.Thread(target=server.serve_forever, name="hook-server", daemon=True).start()
     drainer = threading.Thread(target=service.drain_forever, name="hook-drain", daemon=True)
     drainer.start()
+    threading.Thread(target=service.fill_forever, name="hook-vectors", daemon=True).start()
     service.wake.set()  # whatever waited while no server ran
     try:
         while True:

@@ -2,7 +2,10 @@
 
 The index listens to the store's mirror like the lexical one, but an add only notes the slot:
 vectors are computed in one batch when a query first needs them (:meth:`DenseIndex.catch_up`),
-so adding an entry never waits on the model. Vectors already in the sidecar
+so adding an entry never waits on the model. A slow model (MiniLM: ~28 ms of CPU per entry)
+embeds at most :func:`inline_limit` entries there; the others are ranked by their words until a
+background catch-up (:mod:`swarmq.knowledge.vectors`) has put their vectors in the persisted
+index, where the next query finds them (:func:`~swarmq.knowledge._vecindex.lookup`). Vectors already in the sidecar
 (``<store>.embeddings.npz`` next to the store file, keyed by the SHA-256 of the embedded text and
 the model's name) are reused, so a new process embeds only the entries it has not seen; the
 sidecar is rewritten, atomically and without fsync (it is derived data), when a catch-up had to
@@ -37,6 +40,25 @@ KEY_BYTES = 16
 EMBED_BATCH = 1024
 """Texts embedded per call when a store is first indexed: bounds the tokenizer's transient
 memory."""
+
+
+INLINE_ENTRIES = 8
+"""Entries a query embeds itself with a slow model (one that declares ``slow = True``: MiniLM,
+~28 ms of CPU each, so at most ~0.2 s): the few added since the last catch-up. When more wait
+(a backlog: a new store, a switched model, a burst of adds) it embeds none of them and leaves
+them all to the background catch-up, so no query pays for a backlog, however many queries
+come before it is filled."""
+
+
+def inline_limit(embedder: Embedder) -> int | None:
+    """How many entries a query may embed on its own path: all (``None``) for a fast model
+    (WordLlama: 20k entries in about a second), :data:`INLINE_ENTRIES` for a slow one."""
+    return INLINE_ENTRIES if getattr(embedder, "slow", False) else None
+
+
+Lookup = Callable[[Path, Embedder, set[bytes], object], tuple[dict[bytes, Vectors], object]]
+"""The vectors a persisted index holds for some content keys, and the state of its vectors
+looked at (``_vecindex.lookup``)."""
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -86,9 +108,20 @@ def candidate_cosines(
 class DenseIndex:
     """Unit vectors by slot, in one matrix so a query is one matrix-vector product."""
 
-    def __init__(self, embedder: Embedder, sidecar: Path) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        sidecar: Path,
+        index: Path | None = None,
+        lookup: Lookup | None = None,
+    ) -> None:
         self.embedder = embedder
         self.sidecar = sidecar
+        self.index = index
+        """The store's persisted index, whose vector rows (filled in the background) are
+        looked up (``lookup``: :func:`swarmq.knowledge._vecindex.lookup`) for texts the
+        sidecar lacks."""
+        self.lookup = lookup
         self.reset()
 
     def reset(self) -> None:
@@ -103,6 +136,11 @@ class DenseIndex:
         self._cache: dict[bytes, Vectors] | None = None
         self._sidecar_read = False
         """The sidecar is read once per build: later catch-ups are a few new entries."""
+        self._index_stamp: object = None
+        """The persisted index file's state when its vectors were last looked up (looked up
+        again only once it changed)."""
+        self._vectors_seen: object = None
+        """Which vector rows that look saw (file and row count: rows are only appended)."""
 
     # -- mirror events ------------------------------------------------------------------------
 
@@ -128,9 +166,11 @@ class DenseIndex:
 
     # -- vectors ------------------------------------------------------------------------------
 
-    def catch_up(self) -> int:
-        """Give every noted slot its vector (sidecar first, the model for the rest); returns
-        how many texts the model embedded."""
+    def catch_up(self, limit: int | None = None, all_or_none: bool = False) -> int:
+        """Give the noted slots their vectors (sidecar and persisted index first, the model for
+        the rest, at most ``limit`` texts of it, or with ``all_or_none`` none at all when more
+        than ``limit`` need it; slots left stay noted, without a vector); returns how many
+        texts the model embedded."""
         if not self.pending:
             return 0
         cache = self._load_cache()
@@ -138,6 +178,21 @@ class DenseIndex:
         texts = [self.pending[s] for s in slots]
         keys = [content_key(t) for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in cache]
+        if missing and self.index is not None and self.lookup is not None:
+            found = self._look_up({keys[i] for i in missing})
+            if found:
+                cache.update(found)
+                missing = [i for i in missing if keys[i] not in cache]
+        if limit is not None and len(missing) > limit:
+            cut = 0 if all_or_none else limit
+            waiting = set(missing[cut:])
+            missing = missing[:cut]
+            chosen = [i for i in range(len(slots)) if i not in waiting]
+            slots = [slots[i] for i in chosen]
+            keys = [keys[i] for i in chosen]
+            texts = [texts[i] for i in chosen]
+            renumber = {old: new for new, old in enumerate(chosen)}
+            missing = [renumber[i] for i in missing]
         fresh = (
             np.vstack(
                 [
@@ -156,13 +211,33 @@ class DenseIndex:
         if fresh is not None:
             vectors[missing] = at_sidecar_precision(fresh)
         self._place(slots, keys, vectors)
-        self.pending.clear()
+        for slot in slots:
+            del self.pending[slot]
         if len(missing) >= SAVE_MIN_NEW:
             self.save()
-        self._cache = None  # the rows now hold every vector the store needs
+        if not self.pending:
+            self._cache = None  # the rows now hold every vector the store needs
         return len(missing)
 
+    def _look_up(self, keys: set[bytes]) -> dict[bytes, Vectors]:
+        """The vectors of ``keys`` the persisted index holds, when rows were added to it since
+        the last look (a background catch-up fills it): one ``stat`` while the index file is
+        unchanged, its metadata while no row was added."""
+        assert self.index is not None and self.lookup is not None
+        try:
+            st = self.index.stat()
+        except OSError:
+            return {}
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self._index_stamp:
+            return {}
+        self._index_stamp = stamp
+        found, self._vectors_seen = self.lookup(self.index, self.embedder, keys, self._vectors_seen)
+        return found
+
     def _place(self, slots: list[int], keys: list[bytes], vectors: Vectors) -> None:
+        if not slots:
+            return
         need = len(slots) - len(self.free)
         if need > 0:
             start = self.matrix.shape[0]

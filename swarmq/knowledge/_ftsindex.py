@@ -5,7 +5,8 @@ the query postings on every call. Each store file gets an SQLite sidecar next to
 (``knowledge.index.sqlite``): per entry its byte offset (in a narrow table of its own, so a
 rewrite that lengthens one line moves small rows) and length in the JSONL, its id, the
 fields the ranking filters and scores on (status, scope, priority, confidence, the static
-score), its tool / agent / trigger keys, and one FTS5 row holding its normalised terms (the
+score), its tool / agent / trigger keys, the keys a recall finds it by (its failure signature,
+shown at a session start: :mod:`._recallkeys`), and one FTS5 row holding its normalised terms (the
 lexical ranking's own :func:`~swarmq.similarity.normalize.terms`, hex-encoded so no FTS
 tokeniser splits them) and hashed word bigrams (for the hive's near-duplicate check). FTS5 is
 used as a compact posting store (``detail=none``): the ranking needs each query term's document
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from swarmq.errors import Unavailable
 from swarmq.knowledge._joinsets import JoinRow, join_row
 from swarmq.knowledge._lineparse import parse_line
+from swarmq.knowledge._recallkeys import recall_keys
 from swarmq.knowledge.errors import KnowledgeError
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.ranking import static_breakdown
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
     from swarmq.knowledge._vecindex import VectorView
     from swarmq.similarity.embedding import Embedder
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -166,6 +168,7 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
         words = phrase.split()
         if words:
             keys.append(("trigger", words[0], phrase))
+    keys += [("recall", key, None) for key in recall_keys(entry)]
     static = sum(static_breakdown(entry).values())
     values = (
         length,
@@ -206,16 +209,28 @@ class FileIndex:
 
     @classmethod
     def open(
-        cls, path: Path, *, rebuild: bool = False, embedder: Embedder | None = None
+        cls,
+        path: Path,
+        *,
+        rebuild: bool = False,
+        embedder: Embedder | None = None,
+        embed_limit: int | None = -1,
+        fill: bool = False,
     ) -> FileIndex | None:
         """The index of ``path``, brought up to date (``rebuild``: built afresh), with the
-        entries' vectors under ``embedder`` when one is given; ``None`` when the file does
-        not exist or ends in an unterminated line (a write in progress: the caller loads the
-        store), or when the vectors could not be brought in step."""
+        entries' vectors under ``embedder`` when one is given, embedding at most
+        ``embed_limit`` entries (``None``: all; ``-1``: the query path's, none unless the
+        entries waiting are within :func:`~swarmq.knowledge._dense.inline_limit`) and, with
+        ``fill``,
+        catching up entries an earlier catch-up left without a vector; ``None`` when the file
+        does not exist or ends in an unterminated line (a write in progress: the caller loads
+        the store), or when the vectors could not be brought in step."""
         path = Path(path)
         for attempt in (1, 2):
             try:
-                return cls._open(path, rebuild=rebuild, embedder=embedder)
+                return cls._open(
+                    path, rebuild=rebuild, embedder=embedder, embed_limit=embed_limit, fill=fill
+                )
             except sqlite3.OperationalError:
                 # Another process renamed a rebuilt index over the one this connection had
                 # open, which SQLite cannot write to any more: open the new one, once.
@@ -224,28 +239,43 @@ class FileIndex:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _open(cls, path: Path, *, rebuild: bool, embedder: Embedder | None) -> FileIndex | None:
+    def _open(
+        cls,
+        path: Path,
+        *,
+        rebuild: bool,
+        embedder: Embedder | None,
+        embed_limit: int | None,
+        fill: bool,
+    ) -> FileIndex | None:
         try:
             handle = path.open("rb")
         except FileNotFoundError:
             return None
         known: dict[int, str | None] = {}
+        caught: list[bool] = []
         collect: Collect | None = None
         catch_up: CatchUp | None = None
         if embedder is not None:
             from swarmq.knowledge import _vecindex  # numpy: hybrid only
-            from swarmq.knowledge._dense import vector_text
+            from swarmq.knowledge._dense import inline_limit, vector_text
+
+            limit = inline_limit(embedder) if embed_limit == -1 else embed_limit
+            backlog_waits = embed_limit == -1  # the query path embeds no backlog
 
             def collect(slot: int, entry: Entry) -> None:
                 known[slot] = vector_text(entry)
 
             def catch_up(db: sqlite3.Connection) -> list[Path]:
+                caught.append(True)  # a fill's one batch per open is this one
                 return _vecindex.catch_up(
                     db,
                     sidecar_path(path),
                     embedder,
                     known,
                     lambda slots: read_entries(db, path, handle, slots),
+                    limit,
+                    backlog_waits,
                 )
 
         try:
@@ -261,7 +291,7 @@ class FileIndex:
             handle.close()
             return None
         try:
-            ready, vectors = _snapshot(db, path, embedder, catch_up)
+            ready, vectors = _snapshot(db, path, embedder, catch_up, fill and not caught)
         except BaseException:
             db.close()
             handle.close()
@@ -317,6 +347,26 @@ class FileIndex:
     def keyed(self, kind: str, name: str) -> list[int]:
         cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))
         return sorted({int(slot) for (slot,) in cursor})
+
+    def recalled(self, keys: Sequence[str]) -> list[tuple[int, Entry]]:
+        """``(rank of the key, entry)`` for every entry recalled by one of ``keys`` (a failure
+        signature, :data:`~swarmq.knowledge._recallkeys.SESSION_START_KEY`), in key order,
+        then file order, each entry once (what the signature index answers, kept in step with
+        a transaction's rewrite as the rest of this index is)."""
+        ranked: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for rank, key in enumerate(keys):
+            cursor = self.db.execute(
+                "SELECT k.slot FROM keys k JOIN offsets o ON o.slot = k.slot "
+                "WHERE k.kind = 'recall' AND k.key = ? ORDER BY o.offset",
+                (key,),
+            )
+            for (slot,) in cursor:
+                if slot not in seen:
+                    seen.add(slot)
+                    ranked.append((rank, int(slot)))
+        found = self.entries([slot for _, slot in ranked])
+        return [(rank, found[slot]) for rank, slot in ranked]
 
     def facts(self, slots: Iterable[int]) -> dict[int, Facts]:
         wanted = list(slots)
@@ -456,13 +506,18 @@ def _read(
 
 
 def _snapshot(
-    db: sqlite3.Connection, path: Path, embedder: Embedder | None, catch_up: CatchUp | None
+    db: sqlite3.Connection,
+    path: Path,
+    embedder: Embedder | None,
+    catch_up: CatchUp | None,
+    fill: bool = False,
 ) -> tuple[bool, VectorView | None]:
     """Begin the read transaction the whole search runs in (a concurrent sync commits after
     it, so frequencies, postings, offsets and vectors all come from one version of the index);
     with ``embedder``, open the vectors in that snapshot, first catching them up if a reader
-    without one (lexical retrieval) moved the index on. ``(False, None)`` when other processes
-    kept changing the index under the catch-up."""
+    without one (lexical retrieval) moved the index on, or (``fill``, once) if an earlier
+    catch-up left entries without a vector. ``(False, None)`` when other processes kept
+    changing the index under the catch-up."""
     if embedder is None or catch_up is None:
         db.execute("BEGIN")
         db.execute("SELECT count(*) FROM meta").fetchone()
@@ -472,8 +527,11 @@ def _snapshot(
     for _ in range(4):
         db.execute("BEGIN")
         view = VectorView.open(db, sidecar_path(path), embedder)
-        if view is not None:
+        if view is not None and not (fill and view.missing):
             return True, view
+        if view is not None:
+            view.close()
+            fill = False
         db.execute("ROLLBACK")
         db.execute("BEGIN IMMEDIATE")
         try:

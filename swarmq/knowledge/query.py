@@ -204,17 +204,28 @@ def query_index(store: TierStore) -> QueryIndex:
     return index
 
 
-def dense_index(store: TierStore, embedder: Embedder) -> DenseIndex:
-    """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed)."""
-    from swarmq.knowledge._dense import DenseIndex, sidecar_path  # numpy: hybrid only
+def dense_index(store: TierStore, embedder: Embedder, limit: int | None = -1) -> DenseIndex:
+    """The mirror's vectors under ``embedder`` (call with ``mirror.mutex`` held, refreshed),
+    caught up embedding at most ``limit`` entries (``None``: all; ``-1``: the query path's,
+    none unless the entries waiting are within :func:`~swarmq.knowledge._dense.inline_limit`)."""
+    from swarmq.knowledge import _ftsindex, _vecindex  # numpy: hybrid only
+    from swarmq.knowledge._dense import DenseIndex, inline_limit, sidecar_path
 
     mirror = store.tier_file.mirror
     index: DenseIndex = mirror_index(
         mirror,
         f"dense:{embedder.name}",
-        lambda: DenseIndex(embedder, sidecar_path(store.files.knowledge)),
+        lambda: DenseIndex(
+            embedder,
+            sidecar_path(store.files.knowledge),
+            _ftsindex.sidecar_path(store.files.knowledge),
+            _vecindex.lookup,
+        ),
     )
-    index.catch_up()
+    if limit == -1:
+        index.catch_up(inline_limit(embedder), all_or_none=True)
+    else:
+        index.catch_up(limit)
     return index
 
 

@@ -40,6 +40,9 @@ class OnnxEmbedder:
 
     name = "all-minilm-l6-v2-onnx-int8"
     dim = DIM
+    slow = True
+    """~28 ms of CPU per entry: a query embeds only a few entries itself, the rest are filled
+    in the background (:func:`swarmq.knowledge._dense.inline_limit`)."""
 
     def __init__(self, model_file: Path | None = None, threads: int = 1) -> None:
         import onnxruntime as ort  # type: ignore[import-untyped]

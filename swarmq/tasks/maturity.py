@@ -14,6 +14,7 @@ from swarmq.knowledge.maintenance import sweep
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.names import (
+    MATURITY_EMBED,
     MATURITY_KNOWLEDGE_ACK,
     MATURITY_KNOWLEDGE_ADD,
     MATURITY_KNOWLEDGE_QUARANTINE,
@@ -36,6 +37,20 @@ def sweep_task(self: SwarmTask, phase: int | str | None = None) -> dict[str, Any
     """TTL ageing, stale todos, promotion, caps and hive promotion, once per phase key
     (``plan.json``'s current phase, else the UTC day)."""
     return sweep(knowledge_for(self), phase).as_dict()
+
+
+EMBED_PER_RUN = 2000
+"""Entries one ``maturity.embed`` run embeds at most (~1 min of CPU under MiniLM): bounded, so
+the task stays far inside the family's time limit; the next run goes on."""
+
+
+@app.task(name=MATURITY_EMBED, bind=True)
+def embed_task(self: SwarmTask, limit: int = EMBED_PER_RUN) -> dict[str, Any]:
+    """Fill the entry vectors hybrid retrieval lacks (a slow model's backlog) into the
+    persisted indexes, off every query's path (``schedule: {maturity.embed: 5m}``)."""
+    from swarmq.knowledge.vectors import fill
+
+    return fill(knowledge_for(self), limit).as_dict()
 
 
 @app.task(name=MATURITY_KNOWLEDGE_ADD, bind=True)

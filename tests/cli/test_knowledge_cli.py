@@ -101,3 +101,33 @@ def test_every_verb(roster_file: Path, tmp_path: Path) -> None:
     broken = run(roster_file, "verify-receipts", "--json", code=1)
     assert broken == {**broken, "ok": False, "first_bad_seq": 2}
     run(roster_file, "show", "missing", code=1)
+
+
+def test_embed_fills_the_vectors_and_audit_names_the_model(roster_file: Path) -> None:
+    lessons = [
+        "Always pin ruff to an exact version in the lockfile",
+        "Run mypy --strict before every merge into main",
+        "Set a socket timeout on every redis-py client",
+        "Wrap localStorage access in try/catch for Safari private mode",
+        "Use app.getPath('userData') for files the Electron app writes",
+        "Close the ONNX session in dispose() before the worker exits",
+        "Validate every IPC payload in the main process with a zod schema",
+        "Write export files to a temporary name and rename them when complete",
+        "Compute invoice money in integer cents, never in floats",
+        "Give Celery tasks acks_late and an attempt counter for poison messages",
+        "Keep vitest stubEnv calls inside beforeEach so tests stay isolated",
+        "Apply Supabase migrations with the CLI, never by hand in the dashboard",
+    ]
+    for lesson in lessons:
+        args = ("--tool", "bash", "--required-action", "pin it", "--json")
+        assert run(roster_file, "add", lesson, *args)["outcome"] == "added"
+    before = run(roster_file, "audit", "--json")["retrieval"]
+    assert (before["dense_model"], before["model"]) == ("auto", "minilm")
+    assert before["vectors_missing"]["swarm"] != 0  # no query has caught anything up yet
+    filled = run(roster_file, "embed", "--limit", "5", "--json")
+    assert filled["embedded"]["swarm"] == 5 and filled["missing"]["swarm"] == 7
+    assert not filled["done"] and filled["model"] == "minilm"
+    filled = run(roster_file, "embed", "--json")
+    assert filled["embedded"]["swarm"] == 7 and filled["done"]
+    assert run(roster_file, "audit", "--json")["retrieval"]["vectors_missing"]["swarm"] == 0
+    assert "hybrid retrieval on minilm (dense_model: auto" in run(roster_file, "audit")

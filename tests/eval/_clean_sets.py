@@ -5,9 +5,8 @@ file, so a figure on it is a reading on data nothing was tuned on.
 One row of ``FORGE_SETS`` or ``REPLAY_SETS`` per set; ``test_clean_sets.py`` runs each check on
 each row. The checks were first written one file per set (``test_heldout7_h6_sets.py``,
 ``test_heldout8_h7_sets.py``, ``test_heldout9_h8_sets.py``, ``test_heldout10_h9_sets.py``,
-``test_heldout11_sets.py``, the names eval/'s SOURCES and labels files cite); each check one of
-those files made is made here on its set, and where a check held on every set it is now made on
-every set.
+``test_heldout11_sets.py``, ``test_heldout12_sets.py``); each check one of those files made is
+made here on its set, and where a check held on every set it is now made on every set.
 
 To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``: its day's split).
 """
@@ -34,6 +33,10 @@ EVAL = REPO / "eval"
 SECRET_PREFIXES = ("ghp_", "github_pat_", "pplx-", "tvly-", "figd_", "AIza", "PRIVATE KEY-----")
 """Literals of credentials that must not be left in any set's sessions (SOURCES-*.md say which
 ones were replaced by ``[REDACTED]``)."""
+HELDOUT12_SECRETS = ("ghp_", "github_pat_", "eyJhbGci", "re_fC9", "superpassword", "@gmail.com")
+"""Starts of what the heldout12 split and the h10 replay set (collected together) replaced: the n8n
+JWT and Gmail addresses (SOURCES-heldout12.md), the Resend key and the Postgres password of h10's
+`.env` (SOURCES-h10.md); the list of their first, per-set test, checked on both."""
 
 
 def other_evaluation_files(ours: set[Path]) -> list[Path]:
@@ -100,6 +103,8 @@ class ForgeSet:
     """Account names inside the sessions' paths and records besides the repositories' owners."""
     redacted: Mapping[str, int] = field(default_factory=dict)
     """Session file → how many ``[REDACTED]`` markers SOURCES says it holds."""
+    secrets: tuple[str, ...] = ()
+    """Literals of this set's replaced secrets (besides ``SECRET_PREFIXES``) that must be gone."""
     quarter_per_user: bool = False
     """No user holds more than a quarter of the lessons (a rule of the split's selection)."""
 
@@ -135,6 +140,12 @@ class ReplaySet:
     """The histories' files together stay under this size."""
     min_mistakes: int = 1
     """Mistakes each project has at least."""
+    secrets: tuple[str, ...] = ()
+    """Literals of the secrets SOURCES says were replaced in the histories, which must be gone
+    (``SECRET_PREFIXES`` is not applied: h8's SOURCES keeps a `tvly-` placeholder); a row with
+    none gets no secrets check."""
+    redacted: int = 0
+    """``[REDACTED]`` markers SOURCES says the histories hold, all files together."""
 
     @property
     def labels(self) -> Path:
@@ -209,6 +220,27 @@ FORGE_SETS = (
         redacted={"cc-eq-perplexity-401.jsonl": 34, "cx-avc-tsx-eperm.jsonl": 6},
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout12",
+        formats={"claude-code": 14, "codex-rollout": 4},
+        repos=10,
+        lessons=22,
+        tool_errors=14,
+        without_lessons=3,
+        max_bytes=3_000_000,
+        missing_word=("cc-capsule-hi-none.jsonl", "dubious ownership"),
+        # the generic accounts (`zak`, `nick`, `admin`, `apple`, `claude-user`) are left out, as
+        # SOURCES-heldout12.md discloses
+        accounts=("Parker", "moxa", "Niraj", "namma", "ryoryo"),
+        redacted={
+            "cx-twstock-ps5-n8n.jsonl": 7,
+            "cc-dropbox-git-missing.jsonl": 10,
+            "cc-vasp-auto-approve.jsonl": 4,
+            "cc-buildroot-ci-rev.jsonl": 2,
+        },
+        secrets=HELDOUT12_SECRETS,
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
@@ -244,6 +276,16 @@ REPLAY_SETS = (
         owners=("LAF-US", "loganf", "loganfinney27"),
         twin="heldout10",
         max_bytes=2_000_000,
+    ),
+    ReplaySet(
+        "h10",
+        projects=("kardex",),
+        recurrences=9,
+        owners=("Gino-Loja", "ginol"),
+        twin="heldout12",
+        max_bytes=1_500_000,
+        secrets=HELDOUT12_SECRETS,
+        redacted=6,
     ),
 )
 
@@ -317,7 +359,7 @@ def check_forge_secrets_gone(clean: ForgeSet) -> None:
     """The literals SOURCES says were replaced are gone, and the markers are there."""
     files = {s.file.name: s.file for s in clean.sessions()}
     text = "\n".join(p.read_text(encoding="utf-8") for p in files.values())
-    for prefix in SECRET_PREFIXES:
+    for prefix in (*SECRET_PREFIXES, *clean.secrets):
         assert prefix not in text, prefix
     for name, markers in clean.redacted.items():
         assert files[name].read_text(encoding="utf-8").count("[REDACTED]") == markers, name
@@ -377,3 +419,13 @@ def check_replay_users_apart(clean: ReplaySet) -> None:
     paths = other_evaluation_files(ours(clean))
     for name in clean.owners:
         assert not named_anywhere(name, paths), name
+
+
+def check_replay_secrets_gone(clean: ReplaySet) -> None:
+    """Run on the rows that set ``secrets``: the literals SOURCES says were replaced in the
+    histories are gone, and the markers are there."""
+    files = sorted(clean.history.rglob("*.jsonl"))
+    texts = [p.read_text(encoding="utf-8") for p in files]
+    for literal in clean.secrets:
+        assert not any(literal in text for text in texts), literal
+    assert sum(text.count("[REDACTED]") for text in texts) == clean.redacted

@@ -18,6 +18,7 @@ from tests.eval._clean_sets import (
     check_forge_users_apart,
     check_forge_words_occur,
     check_replay_fits,
+    check_replay_secrets_gone,
     check_replay_users_apart,
 )
 
@@ -67,3 +68,8 @@ def test_a_replay_set_fits_its_files(clean: ReplaySet) -> None:
 @replay_sets
 def test_a_replay_sets_users_are_in_no_other_set(clean: ReplaySet) -> None:
     check_replay_users_apart(clean)
+
+
+@pytest.mark.parametrize("clean", [s for s in REPLAY_SETS if s.secrets], ids=lambda s: s.name)
+def test_no_redacted_secret_of_a_replay_set_is_left(clean: ReplaySet) -> None:
+    check_replay_secrets_gone(clean)

@@ -1,6 +1,8 @@
 """Switching ``knowledge.dense_model``: the packaged transformer's vectors replace the static
 model's in the persisted index and the sidecar (never mixed), and a task that shares no word
-with its lesson is found through the index as through the whole store."""
+with its lesson is found through the index as through the whole store once the background
+catch-up (:func:`swarmq.knowledge.vectors.fill`) has embedded the entries; ``auto``, the default,
+is the transformer wherever its packages are installed."""
 
 from __future__ import annotations
 
@@ -8,15 +10,36 @@ from collections.abc import Callable
 
 import numpy as np
 
-from swarmq.knowledge.config import DENSE_FLOORS, DenseModel
+from swarmq.knowledge.config import DENSE_FLOORS, DenseModel, KnowledgeConfig, installed_model
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, search
+from swarmq.knowledge.vectors import fill
 from swarmq.similarity.onnx_embedder import OnnxEmbedder
 from swarmq.similarity.packaged import packaged_embedder
 from tests.knowledge.test_ftsindex import lines, stores  # noqa: F401 (fixture)
-from tests.knowledge.test_vecindex import answers, through_index, vector_files, whole
+from tests.knowledge.test_vecindex import HYBRID, answers, through_index, vector_files, whole
 
 MINILM = {"dense_model": DenseModel.MINILM}
+
+
+def test_auto_is_the_transformer_where_its_packages_are_installed() -> None:
+    # the dev extra installs the minilm extra, so the default here is the transformer
+    assert installed_model() == DenseModel.MINILM
+    config = KnowledgeConfig()
+    assert config.dense_model == DenseModel.AUTO and config.model == DenseModel.MINILM
+    assert config.dense_floor == DENSE_FLOORS[DenseModel.MINILM]
+    assert KnowledgeConfig(dense_model=DenseModel.WORDLLAMA).dense_floor == 0.33
+
+
+def filled_through_index(make: Callable[..., KnowledgeStore]) -> list[list[tuple[object, ...]]]:
+    """The transformer's answers through the index after the background catch-up."""
+    knowledge = make(**{**HYBRID, **MINILM})
+    report = fill(knowledge)
+    assert report.done and sum(report.embedded.values()) > 0
+    found = answers(knowledge)
+    assert knowledge.swarm.tier_file.mirror.state is None, "the store was loaded"
+    assert len(vector_files(knowledge)) == 1
+    return found  # type: ignore[return-value]
 
 
 def test_the_transformer_reads_meaning_the_static_model_misses() -> None:
@@ -40,10 +63,11 @@ def test_switching_the_model_rebuilds_the_vectors_and_back(
 ) -> None:
     static = through_index(stores)
     (static_file,) = vector_files(stores())
-    transformer = through_index(stores, **MINILM)
+    transformer = filled_through_index(stores)
     (minilm_file,) = vector_files(stores())
     assert minilm_file != static_file
     assert minilm_file.stat().st_size % (4 * 384) == 0
+    # the whole store, loaded, looks the filled rows up instead of embedding them
     assert transformer == whole(stores, **MINILM)
     assert transformer != static
     cosines = [c for found in transformer for *_, c in found if c is not None]
@@ -59,6 +83,7 @@ def test_a_lexical_miss_is_found_by_the_transformer(
     stores: Callable[..., KnowledgeStore],  # noqa: F811
 ) -> None:
     knowledge = stores(retrieval="hybrid", **MINILM)
+    assert fill(knowledge).done
     found = search(
         knowledge, QueryContext(text="cap the bytes a peer may send over one socket frame"), 3
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge._ftsindex import FileIndex, sidecar_path
+from swarmq.knowledge._ftsindex import INDEX_VERSION, FileIndex, sidecar_path
 from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Tier
@@ -196,19 +196,21 @@ def test_a_damaged_index_is_rebuilt(stores: Callable[..., KnowledgeStore]) -> No
 def test_an_index_of_the_older_layout_is_rebuilt_once(
     stores: Callable[..., KnowledgeStore],
 ) -> None:
-    """Layout 4 had no join sets: such a sidecar is never read as the current layout but
+    """Layout 5 had no join sets: such a sidecar is never read as the current layout but
     built afresh, once, with the same answers."""
     first = through_index(stores)
     sidecar = sidecar_path(stores().swarm.files.knowledge)
     db = sqlite3.connect(sidecar)
     db.execute("DROP TABLE sets")
-    db.execute("UPDATE meta SET value = 4 WHERE key = 'version'")
+    db.execute("UPDATE meta SET value = 5 WHERE key = 'version'")
     db.commit()
     db.close()
     assert through_index(stores) == first
     db = sqlite3.connect(sidecar)
     try:
-        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (5,)
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
+            INDEX_VERSION,
+        )
         rows = db.execute("SELECT count(*) FROM sets").fetchone()[0]
         assert rows == db.execute("SELECT count(*) FROM entries").fetchone()[0] > 0
         built = os.stat(sidecar).st_ino

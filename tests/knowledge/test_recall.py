@@ -10,6 +10,8 @@ import pytest
 
 from swarmq.knowledge._ftsindex import FileIndex
 from swarmq.knowledge._loaded import forget, loaded
+from swarmq.knowledge._recallkeys import SESSION_START_KEY
+from swarmq.knowledge._sigindex import file_matches, mirror_matches
 from swarmq.knowledge.acks import acknowledge
 from swarmq.knowledge.facts import session_start
 from swarmq.knowledge.hive import promote_lesson
@@ -296,8 +298,51 @@ def test_a_process_that_has_not_loaded_the_stores_recalls_through_their_indexes(
     recorded = recall_error(fresh, failure)
     assert [r.entry.id for r in recorded.shown] == [r.entry.id for r in direct.shown]
     assert all(loaded(path).state is None for path in files), "a store was loaded"
-    assert any((tmp_path / "recall").glob("*.json"))
+    # Both stores have a search index (as after a first search): it answered, kept in step
+    # with the recorded rewrite, so no signature index was needed.
+    assert not any((tmp_path / "recall").glob("*.json"))
     for ranked in direct.shown:
         store = fresh.swarm if ranked.tier == "swarm" else fresh.hive
         entry = store.get(ranked.entry.id)
         assert entry is not None and entry.counter("shown_count") == 1
+
+
+def test_the_search_index_recalls_what_the_signature_index_and_the_mirror_do(
+    knowledge: KnowledgeStore, tmp_path: Path, locks: LocalLocks
+) -> None:
+    """A store with a search index is recalled through it (its recall keys), in the signature
+    index's order, and still after a recorded injection rewrote the file through that index
+    (the rewrite keeps it in step; no signature index is built)."""
+    knowledge.add_lesson(PYTHON_LESSON)
+    knowledge.add_lesson("`python` is not on PATH here (command not found); use python3.")
+    knowledge.add_lesson("Use the bravo cache layer when reading bravo tables in sql")
+    knowledge.add_lesson("sudo needs a real terminal, which the agent shell does not have")
+    promote_lesson(knowledge, "A code change is live only after pm2 restart api", "tooling",
+                   tags=["project-fact"])  # fmt: skip
+    path = knowledge.swarm.files.knowledge
+    keys = ["sudo: a terminal is required", "python: command not found", SESSION_START_KEY]
+    by_file = [(rank, e.id) for rank, e in file_matches(path, keys, tmp_path / "sig")]
+    assert len(by_file) >= 3 and any((tmp_path / "sig").glob("*.json"))  # no search index yet
+    FileIndex.open(path).close()  # type: ignore[union-attr]  # as after a first search
+    by_index = [(rank, e.id) for rank, e in file_matches(path, keys, tmp_path / "none")]
+    assert by_index == by_file and not (tmp_path / "none").exists()
+
+    forget(path)
+    fresh = KnowledgeStore(
+        knowledge.swarm_dir,
+        locks=locks,
+        config=knowledge.config,
+        data_dir=knowledge.data_dir,
+        project_name=knowledge.project_name,
+        recall_dir=tmp_path / "recall",
+    )
+    failure = "$ python -V\nbash: python: command not found"
+    assert recall_error(fresh, failure).shown and session_start(fresh).shown  # both rewrite
+    assert loaded(path).state is None, "the store was loaded"
+    after = [(rank, e.id) for rank, e in file_matches(path, keys, tmp_path / "none")]
+    assert after == by_file and not (tmp_path / "none").exists()
+    assert not (tmp_path / "recall").exists()
+    mirror = [(rank, e.id) for rank, e in mirror_matches(knowledge.swarm, keys[:2])]
+    assert mirror == [pair for pair in after if pair[0] < 2]
+    shown = [e for _, e in file_matches(path, keys, tmp_path / "none")]
+    assert any(e.counter("shown_count") == 1 for e in shown)  # the recorded rewrite is read

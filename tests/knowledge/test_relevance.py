@@ -89,4 +89,9 @@ def test_a_store_wide_query_still_ranks_by_relevance(
         knowledge, QueryContext(text="Persist the user's theme preference in localStorage")
     )
     assert found[0].entry.lesson.startswith("Persist the theme")
-    assert all(r.breakdown["relevance"] >= 0.32 for r in found)
+    # every other result is relevant too, by its words or (hybrid) by its meaning: with the
+    # default model, MiniLM, the lesson on wrapping localStorage is near the task in meaning
+    floor = knowledge.config.dense_floor
+    assert all(
+        r.breakdown["relevance"] >= 0.32 or r.breakdown.get("cosine", -1.0) >= floor for r in found
+    ), [(r.entry.lesson[:40], r.breakdown) for r in found]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from swarmq.knowledge._ftsindex import FileIndex
-from swarmq.knowledge.config import Retrieval
+from swarmq.knowledge.config import DenseModel, Retrieval
 from swarmq.knowledge.model import Tier
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, search
@@ -22,7 +22,11 @@ from swarmq.similarity.embedding import Vectors
 from swarmq.similarity.static_embedder import StaticEmbedder, default_embedder
 from tests.knowledge.test_ftsindex import QUERIES, lines, stores  # noqa: F401 (fixture)
 
-HYBRID = {"retrieval": Retrieval.HYBRID}
+HYBRID = {"retrieval": Retrieval.HYBRID, "dense_model": DenseModel.WORDLLAMA}
+"""The index's mechanics on the static model, named: it embeds every entry on the query path
+(a fast model), so a fresh search and the whole store's see the same vectors. The default model
+where the ``minilm`` extra is installed fills them in the background instead
+(tests/knowledge/test_dense_model.py, tests/knowledge/test_vector_fill.py)."""
 MORE_QUERIES = [
     *QUERIES,
     # no word in common with the fixture's lessons: only the cosine can find these
@@ -49,7 +53,7 @@ def vector_files(knowledge: KnowledgeStore) -> list[Path]:
 
 
 def through_index(make: Callable[..., KnowledgeStore], **config: object) -> Answer:
-    knowledge = make(**HYBRID, **config)
+    knowledge = make(**{**HYBRID, **config})
     found = answers(knowledge)
     assert knowledge.swarm.tier_file.mirror.state is None, "the store was loaded"
     assert knowledge.hive.tier_file.mirror.state is None, "the hive was loaded"
@@ -58,7 +62,7 @@ def through_index(make: Callable[..., KnowledgeStore], **config: object) -> Answ
 
 
 def whole(make: Callable[..., KnowledgeStore], **config: object) -> Answer:
-    return answers(make(**HYBRID, persistent_index=False, **config))
+    return answers(make(**{**HYBRID, "persistent_index": False, **config}))
 
 
 @pytest.mark.parametrize(
