@@ -51,6 +51,7 @@ from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, Contradicts, Item
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.postings import RUN, IndexReader
+from swarmq.knowledge.storesets import StoreSets
 from swarmq.similarity.join import focused_join
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import encode
@@ -59,9 +60,9 @@ from swarmq.similarity.sets import encode
 class IndexedParaphrases(_FocusedParaphrases):
     """The focus lessons' paraphrase pairs, scored with the index's document frequencies."""
 
-    def __init__(self, config: ConsolidationConfig, focus: set[str], reader: IndexReader) -> None:
+    def __init__(self, config: ConsolidationConfig, focus: set[str], sets: StoreSets) -> None:
         super().__init__(config, focus, None)
-        self.reader = reader
+        self.sets = sets
 
     def _find(self, texts: list[str]) -> list[Pair]:
         if len(texts) < 2:
@@ -72,7 +73,7 @@ class IndexedParaphrases(_FocusedParaphrases):
             return []
         pairs = list(zip(result.left.tolist(), result.right.tolist(), strict=True))
         words = {k: set(RUN.findall(_terms(texts[k]))) for pair in pairs for k in pair}
-        idf = self.reader.word_idf({w for found in words.values() for w in found})
+        idf = self.sets.word_idf({w for found in words.values() for w in found})
         norm = {k: math.sqrt(sum(idf[w] ** 2 for w in found)) for k, found in words.items()}
         out: list[Pair] = []
         for (i, j), overlap in zip(pairs, result.similarity.tolist(), strict=True):
@@ -107,23 +108,33 @@ class IndexedPopulation:
         config: ConsolidationConfig,
         inner: Inner,
         initial: dict[int, Entry],
+        sets: StoreSets,
     ) -> None:
-        self.reader, self.focus, self.config = reader, focus, config
+        self.reader, self.focus, self.config, self.sets = reader, focus, config, sets
         self.slots: dict[str, int] = {}
         self.before: dict[str, Entry] = {}
         """Each entry as read (what the journal's ``before`` holds)."""
         self.probed: set[str] = set()
         self.inner = inner
         self._add(initial)
-        paraphrase = config.paraphrase_threshold < 1.0
-        wanted: set[int] = set()
-        for entry in initial.values():
-            if entry.is_active and paraphrase:
+        self._collided = set(sets.collided().tolist())
+        wanted: set[int] = set(self._collided)
+        joined = [s for s, e in initial.items() if e.is_active and s not in self._collided]
+        wanted.update(sets.bigram_partners(joined, config.complement_threshold).tolist())
+        wanted.update(sets.template_partners(joined).tolist())
+        if config.paraphrase_threshold < 1.0:
+            wanted.update(
+                sets.paraphrase_partners(
+                    joined, config.paraphrase_candidate_threshold, config.paraphrase_threshold
+                ).tolist()
+            )
+        self.probed.update(initial[s].lesson for s in joined)
+        for slot in set(initial) & self._collided:  # hashed sets unsafe: the postings' probes
+            lesson = initial[slot].lesson
+            if config.paraphrase_threshold < 1.0:
                 wanted.update(
                     reader.paraphrase_candidates(
-                        entry.lesson,
-                        config.paraphrase_candidate_threshold,
-                        config.paraphrase_threshold,
+                        lesson, config.paraphrase_candidate_threshold, config.paraphrase_threshold
                     ).tolist()
                 )
         self._read(wanted)
@@ -144,16 +155,36 @@ class IndexedPopulation:
             self._add(self.reader.entries(fresh))
 
     def widen(self, ids: Iterable[str]) -> None:
-        """Read every entry that may pair with the current lessons of ``ids``."""
-        wanted: set[int] = set()
-        t = self.config.complement_threshold
+        """Read every entry that may pair with the current lessons of ``ids``: from the
+        in-memory join when the entry still holds the lesson its indexed sets describe, else
+        from the postings."""
+        joined: list[int] = []
+        probes: list[str] = []
         for entry_id in ids:
             entry = self.inner.current.get(entry_id)
             if entry is None or not entry.is_active or entry.lesson in self.probed:
                 continue
             self.probed.add(entry.lesson)
-            wanted.update(self.reader.bigram_candidates(entry.lesson, t).tolist())
-            wanted.update(self.reader.template_candidates(entry.lesson).tolist())
+            slot = self.slots.get(entry_id)
+            read = self.before.get(entry_id)
+            if (
+                slot is not None
+                and read is not None
+                and read.is_active
+                and read.lesson == entry.lesson
+                and slot not in self._collided
+            ):
+                joined.append(slot)
+            else:
+                probes.append(entry.lesson)
+        t = self.config.complement_threshold
+        wanted: set[int] = set()
+        if joined:
+            wanted.update(self.sets.bigram_partners(joined, t).tolist())
+            wanted.update(self.sets.template_partners(joined).tolist())
+        for lesson in probes:
+            wanted.update(self.reader.bigram_candidates(lesson, t).tolist())
+            wanted.update(self.reader.template_candidates(lesson).tolist())
         self._read(wanted)
 
     @property
@@ -176,10 +207,10 @@ class IndexedPlanner(FocusedPlanner):
         config: ConsolidationConfig,
         contradicts: Contradicts | None,
         focus: Iterable[str],
-        reader: IndexReader,
+        sets: StoreSets,
     ) -> None:
         super().__init__(config, Measure.BIGRAMS, contradicts, focus)
-        self.paraphrases = IndexedParaphrases(config, self.focus, reader)
+        self.paraphrases = IndexedParaphrases(config, self.focus, sets)
         self.population: IndexedPopulation | None = None
 
     def decide_links(self, items: Sequence[Item]) -> list[Action]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import JoinResult, similarity_join, weighted_overlaps
+from swarmq.similarity.join import JoinResult, idf_weights, similarity_join, weighted_overlaps
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import term_text
 from swarmq.similarity.sets import TokenSets, encode
@@ -42,19 +42,6 @@ DENSE_BLOCK = 4096
 def _terms(text: str) -> str:
     """Cached across rounds: most lessons do not change between two rounds."""
     return term_text(text)
-
-
-def idf_weights(sets: TokenSets) -> np.ndarray:
-    """Per member of ``sets.tokens``: smoothed IDF of its token over the sets, divided by the
-    set's L2 norm, so the weighted overlap of two sets is their cosine."""
-    n = len(sets)
-    df = np.bincount(sets.tokens, minlength=max(sets.vocabulary, 1))
-    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    member = idf[sets.tokens]
-    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
-    norms = np.sqrt(np.bincount(owner, weights=member * member, minlength=n))
-    weights: np.ndarray = member / np.maximum(norms[owner], 1e-12)
-    return weights
 
 
 class Paraphrases:

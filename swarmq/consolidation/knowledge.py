@@ -48,7 +48,7 @@ from swarmq.consolidation._watermark import (
 )
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, ActionKind, Item, Plan
-from swarmq.knowledge import postings
+from swarmq.knowledge import postings, storesets
 from swarmq.knowledge.contradiction import pair_contradicts
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
@@ -372,16 +372,20 @@ class TierRun(ConsolidationRun):
             if dense and reader.active_count <= config.dense_max_entries:
                 return None
             initial = reader.entries(reader.changed(mark.digests).tolist())
+            sets = storesets.load(reader.db)
             planner = _indexed.IndexedPlanner(
-                config, self.planner.contradicts, (e.id for e in initial.values()), reader
+                config, self.planner.contradicts, (e.id for e in initial.values()), sets
             )
             inner = KnowledgePopulation(
                 [], at=self.at, run_id=self.run_id, store=self.store, config=config
             )
-            population = _indexed.IndexedPopulation(reader, planner.focus, config, inner, initial)
+            population = _indexed.IndexedPopulation(
+                reader, planner.focus, config, inner, initial, sets
+            )
             planner.population = population
             focus = len(planner.focus)
             indexed_plan = planner.run(population, on_round=self.on_round)
+            sets.release()
         except postings.StaleIndex:
             return None
         finally:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from swarmq.errors import Unavailable
+from swarmq.knowledge._joinsets import JoinRow, join_row
 from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge._recallkeys import recall_keys
 from swarmq.knowledge.errors import KnowledgeError
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from swarmq.knowledge._vecindex import VectorView
     from swarmq.similarity.embedding import Embedder
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -87,6 +88,15 @@ CREATE INDEX keys_key ON keys (kind, key);
 CREATE INDEX keys_slot ON keys (slot);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', detail=none);
 CREATE TABLE df (token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE sets (
+    slot INTEGER PRIMARY KEY,
+    active INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    text INTEGER NOT NULL,
+    tkey INTEGER NOT NULL,
+    grams BLOB NOT NULL,
+    words BLOB NOT NULL
+);
 CREATE TABLE vectors (vrow INTEGER PRIMARY KEY, slot INTEGER NOT NULL, vkey BLOB NOT NULL);
 CREATE TABLE vecmap (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 """
@@ -137,6 +147,7 @@ class _Row(NamedTuple):
     entry: tuple[object, ...]
     keys: list[tuple[str, str, str | None]]
     body: str
+    sets: JoinRow
 
 
 def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) -> _Row:
@@ -174,7 +185,7 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
         len(grams),
         body,
     )
-    return _Row(offset, values, keys, body)
+    return _Row(offset, values, keys, body, join_row(entry, grams))
 
 
 class FileIndex:
@@ -837,6 +848,11 @@ def _insert(
     db.executemany(
         "INSERT INTO fts (rowid, body) VALUES (?, ?)", [(slot, row.body) for slot, row in rows]
     )
+    db.executemany(
+        "INSERT INTO sets (slot, active, kind, text, tkey, grams, words) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(slot, *row.sets) for slot, row in rows],
+    )
     tokens = Counter(token for _, row in rows for token in row.body.split())
     if count:
         _count(db, tokens, 1)
@@ -862,6 +878,7 @@ def _delete(db: sqlite3.Connection, slots: list[int], *, count: bool = True) -> 
         tokens.update(removed)
         db.execute(f"DELETE FROM entries WHERE slot IN ({marks})", chunk)
         db.execute(f"DELETE FROM offsets WHERE slot IN ({marks})", chunk)
+        db.execute(f"DELETE FROM sets WHERE slot IN ({marks})", chunk)
         db.execute(f"DELETE FROM keys WHERE slot IN ({marks})", chunk)
     return tokens
 

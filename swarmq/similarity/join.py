@@ -238,12 +238,21 @@ def similarity_join(
     return result
 
 
-def _overlaps(sets: TokenSets, left: IntArray, right: IntArray) -> IntArray:
+def _universe(sets: TokenSets) -> IntArray:
+    """Every member as ``lesson * vocabulary + rank``: sorted (by lesson, then by rank)."""
+    owner = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes)
+    universe: IntArray = owner * max(sets.vocabulary, 1) + sets.tokens
+    return universe
+
+
+def _overlaps(
+    sets: TokenSets, left: IntArray, right: IntArray, universe: IntArray | None = None
+) -> IntArray:
     """``|set(left[k]) & set(right[k])|``: the smaller set's tokens binary-searched in the other."""
     vocabulary = max(sets.vocabulary, 1)
     sizes = sets.sizes
-    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    universe = owner * vocabulary + sets.tokens  # sorted: by lesson, then by token rank
+    if universe is None:
+        universe = _universe(sets)
     result = np.zeros(len(left), dtype=np.int64)
     step = max(1, CHUNK // max(int(sizes.max()), 1))
     for lo in range(0, len(left), step):
@@ -289,11 +298,52 @@ def weighted_overlaps(
     return result
 
 
+def idf_weights(sets: TokenSets) -> npt.NDArray[np.float64]:
+    """Per member of ``sets.tokens``: smoothed IDF of its token over the sets, divided by the
+    set's L2 norm, so the weighted overlap of two sets is their cosine."""
+    n = len(sets)
+    df = np.bincount(sets.tokens, minlength=max(sets.vocabulary, 1))
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    member = idf[sets.tokens]
+    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
+    norms = np.sqrt(np.bincount(owner, weights=member * member, minlength=n))
+    weights: npt.NDArray[np.float64] = member / np.maximum(norms[owner], 1e-12)
+    return weights
+
+
+def cosine_prefix(sets: TokenSets, weights: npt.NDArray[np.float64], threshold: float) -> IntArray:
+    """Per set, how many of its first tokens (rarest first) can be the first token it shares
+    with a set at weighted cosine ``>= threshold`` (``weights`` as :func:`weighted_overlaps`
+    takes them, each set's L2-normalised): a token whose set's remaining weights, itself
+    included, have a norm below ``threshold`` cannot, since every shared token lies at or
+    after the first one in both sets and the cosine is at most that norm times the other's
+    (at most 1; Cauchy-Schwarz, as AllPairs bounds it). Both sides' prefixes then hold the
+    first shared token, so the join need only pair prefixes."""
+    sizes = sets.sizes
+    n = len(sizes)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    square = weights * weights
+    before = np.cumsum(square) - square  # over all members before this one
+    start = np.zeros(n, dtype=np.float64)
+    nonempty = sizes > 0
+    start[nonempty] = before[sets.offsets[:-1][nonempty]]
+    total = np.bincount(owner, weights=square, minlength=n)
+    remaining = total[owner] - (before - start[owner])
+    reach = remaining >= threshold * threshold * (1.0 - 1e-9) - 1e-12  # rounding: keep more
+    out: IntArray = np.bincount(owner[reach], minlength=n).astype(np.int64)
+    return out
+
+
 def _verified(
-    sets: TokenSets, left: IntArray, right: IntArray, empty: IntArray, t: float
+    sets: TokenSets,
+    left: IntArray,
+    right: IntArray,
+    empty: IntArray,
+    t: float,
+    universe: IntArray | None = None,
 ) -> JoinResult:
     sizes = sets.sizes
-    inter = _overlaps(sets, left, right) if len(left) else np.empty(0, dtype=np.int64)
+    inter = _overlaps(sets, left, right, universe) if len(left) else np.empty(0, dtype=np.int64)
     union = sizes[left] + sizes[right] - inter
     similarity = inter / np.maximum(union, 1)
     keep = similarity >= t
@@ -332,78 +382,103 @@ def focused_join(
     ``empty`` is the empty-set clique restricted to pairs with a focus member: all empty sets
     when a focus set is empty, none otherwise.
     """
-    if math.isnan(threshold) or not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    t = float(threshold)
-    sizes = sets.sizes
-    n = len(sizes)
-    focus = np.unique(np.asarray(focus, dtype=np.int64))
-    if len(focus) and (focus[0] < 0 or focus[-1] >= n):
-        raise ValueError(f"focus indices must lie in [0, {n}), got {focus[0]}..{focus[-1]}")
-    empty = np.flatnonzero(sizes == 0)
-    if not np.isin(focus, empty).any():
-        empty = empty[:0]
-    none = np.empty(0, dtype=np.int64)
-    focus = focus[sizes[focus] > 0]
-    if len(focus) == 0 or n < 2:
-        return _verified(sets, none, none, empty, t)
+    return FocusedJoin(sets, threshold)(focus, stats=stats)
 
-    max_size = int(sizes.max())
-    width = max_size + 2
-    probe_len = np.where(sizes > 0, sizes - _min_overlap(t, sizes) + 1, 0)
-    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
-    keep = position < probe_len[owner]
-    token, owner = sets.tokens[keep], owner[keep]
-    del position, keep
-    group_key = token * width + sizes[owner]
-    order = np.argsort(group_key, kind="stable")
-    group_key, owner = group_key[order], owner[order]
-    del order
 
-    # The focus sets' prefix occurrences and, for each, its partners' slice of ``group_key``.
-    plen = probe_len[focus]
-    f_owner = np.repeat(focus, plen)
-    f_pos = np.arange(len(f_owner), dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
-    f_start = np.repeat(sets.offsets[focus], plen)
-    f_token = sets.tokens[f_start + f_pos]
-    f_size = sizes[f_owner]
-    shortest = _min_overlap(t, f_size)
-    longest = np.minimum(np.floor(f_size / t + _EPS).astype(np.int64), max_size)
-    lo = np.searchsorted(group_key, f_token * width + shortest, side="left")
-    hi = np.searchsorted(group_key, f_token * width + longest, side="right")
-    count = hi - lo
-    start = np.cumsum(count) - count
-    total_raw = int(count.sum())
+class FocusedJoin:
+    """:func:`focused_join` with its index side (every set's prefix occurrences grouped by
+    token and size, the bit images) built once, for a caller that joins several focus sets
+    against the same sets: that side is a sort of the whole collection's prefixes, the probe
+    side only the focus's."""
 
-    ratio = t / (1 + t)
-    total = np.arange(2 * max_size + 1, dtype=np.int64)
-    limit = (total - 2 * np.ceil(ratio * total - _EPS)).astype(np.int32)
-    coarse = _bit_images(sets, 64)[0]
-    fine = _bit_images(sets, 256)
-    kept: list[IntArray] = []
-    after64 = 0
-    bounds = np.searchsorted(start, np.arange(0, total_raw + CHUNK, CHUNK), side="left")
-    edges = np.unique(np.append(bounds, len(count)))
-    for a_lo, a_hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
-        c = count[a_lo:a_hi]
-        m = int(c.sum())
-        if m == 0:
-            continue
-        slot = np.arange(m, dtype=np.int64) - np.repeat(start[a_lo:a_hi] - start[a_lo], c)
-        a = np.repeat(f_owner[a_lo:a_hi], c)
-        b = owner[np.repeat(lo[a_lo:a_hi], c) + slot]
-        del slot
-        lim = limit[sizes[a] + sizes[b]]
-        ok = (a != b) & (np.bitwise_count(coarse[a] ^ coarse[b]) <= lim)
-        a, b, lim = a[ok], b[ok], lim[ok]
-        after64 += len(a)
-        ok = _xor_bits(fine, a, b) <= lim
-        a, b = a[ok], b[ok]
-        kept.append(np.minimum(a, b) * n + np.maximum(a, b))
-    keys = np.sort(np.concatenate(kept)) if kept else none
-    deduped = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-    result = _verified(sets, deduped // n, deduped % n, empty, t)
-    if stats is not None:
-        stats.append(JoinStats(len(owner), total_raw, after64, len(keys), len(deduped)))
-    return result
+    def __init__(self, sets: TokenSets, threshold: float, prefix: IntArray | None = None) -> None:
+        """``prefix``: per set, a shorter prefix that still holds the *first* token (rarest)
+        any pair the caller wants shares (a second condition the caller checks afterwards,
+        as :func:`cosine_prefix` gives): only pairs meeting both are then sure to be found."""
+        if math.isnan(threshold) or not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        self.sets = sets
+        self.t = t = float(threshold)
+        sizes = sets.sizes
+        n = len(sizes)
+        self.max_size = max_size = int(sizes.max()) if n else 0
+        self.width = width = max_size + 2
+        probe_len = np.where(sizes > 0, sizes - _min_overlap(t, sizes) + 1, 0)
+        if prefix is not None:
+            probe_len = np.minimum(probe_len, prefix)
+        self.probe_len = probe_len
+        owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
+        keep = position < probe_len[owner]
+        token, owner = sets.tokens[keep], owner[keep]
+        del position, keep
+        group_key = token * width + sizes[owner]
+        order = np.argsort(group_key, kind="stable")
+        self.group_key: IntArray = group_key[order]
+        self.owner: IntArray = owner[order]
+        del order
+        ratio = t / (1 + t)
+        total = np.arange(2 * max_size + 1, dtype=np.int64)
+        self.limit = (total - 2 * np.ceil(ratio * total - _EPS)).astype(np.int32)
+        self.coarse = _bit_images(sets, 64)[0]
+        self.fine = _bit_images(sets, 256)
+        self.universe = _universe(sets)
+
+    def __call__(self, focus: IntArray, *, stats: list[JoinStats] | None = None) -> JoinResult:
+        sets, t = self.sets, self.t
+        sizes = sets.sizes
+        n = len(sizes)
+        focus = np.unique(np.asarray(focus, dtype=np.int64))
+        if len(focus) and (focus[0] < 0 or focus[-1] >= n):
+            raise ValueError(f"focus indices must lie in [0, {n}), got {focus[0]}..{focus[-1]}")
+        empty = np.flatnonzero(sizes == 0)
+        if not np.isin(focus, empty).any():
+            empty = empty[:0]
+        none = np.empty(0, dtype=np.int64)
+        focus = focus[sizes[focus] > 0]
+        if len(focus) == 0 or n < 2:
+            return _verified(sets, none, none, empty, t)
+
+        max_size, width, group_key, owner = self.max_size, self.width, self.group_key, self.owner
+        # The focus sets' prefix occurrences and, for each, its partners' slice of ``group_key``.
+        plen = self.probe_len[focus]
+        f_owner = np.repeat(focus, plen)
+        f_pos = np.arange(len(f_owner), dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
+        f_start = np.repeat(sets.offsets[focus], plen)
+        f_token = sets.tokens[f_start + f_pos]
+        f_size = sizes[f_owner]
+        shortest = _min_overlap(t, f_size)
+        longest = np.minimum(np.floor(f_size / t + _EPS).astype(np.int64), max_size)
+        lo = np.searchsorted(group_key, f_token * width + shortest, side="left")
+        hi = np.searchsorted(group_key, f_token * width + longest, side="right")
+        count = hi - lo
+        start = np.cumsum(count) - count
+        total_raw = int(count.sum())
+
+        limit, coarse, fine = self.limit, self.coarse, self.fine
+        kept: list[IntArray] = []
+        after64 = 0
+        bounds = np.searchsorted(start, np.arange(0, total_raw + CHUNK, CHUNK), side="left")
+        edges = np.unique(np.append(bounds, len(count)))
+        for a_lo, a_hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+            c = count[a_lo:a_hi]
+            m = int(c.sum())
+            if m == 0:
+                continue
+            slot = np.arange(m, dtype=np.int64) - np.repeat(start[a_lo:a_hi] - start[a_lo], c)
+            a = np.repeat(f_owner[a_lo:a_hi], c)
+            b = owner[np.repeat(lo[a_lo:a_hi], c) + slot]
+            del slot
+            lim = limit[sizes[a] + sizes[b]]
+            ok = (a != b) & (np.bitwise_count(coarse[a] ^ coarse[b]) <= lim)
+            a, b, lim = a[ok], b[ok], lim[ok]
+            after64 += len(a)
+            ok = _xor_bits(fine, a, b) <= lim
+            a, b = a[ok], b[ok]
+            kept.append(np.minimum(a, b) * n + np.maximum(a, b))
+        keys = np.sort(np.concatenate(kept)) if kept else none
+        deduped = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+        result = _verified(sets, deduped // n, deduped % n, empty, t, self.universe)
+        if stats is not None:
+            stats.append(JoinStats(len(owner), total_raw, after64, len(keys), len(deduped)))
+        return result

@@ -152,3 +152,44 @@ def _first_of_runs(values: IntArray) -> npt.NDArray[np.bool_]:
     first = np.ones(len(values), dtype=bool)
     first[1:] = values[1:] != values[:-1]
     return first
+
+
+def from_codes(
+    codes: npt.NDArray[np.uint64], offsets: IntArray
+) -> tuple[TokenSets, npt.NDArray[np.uint64], IntArray]:
+    """Sets given as token *codes* (set ``i`` is ``codes[offsets[i]:offsets[i + 1]]``, each
+    code at most once per set: a hashed token, say), ranked rarest first as :func:`encode`
+    ranks its tokens. Also returns the distinct codes (sorted) and each one's document
+    frequency, for a caller that looks tokens up by code."""
+    n = len(offsets) - 1
+    sizes = np.diff(offsets)
+    # np.unique(return_inverse=True) by hand, with 32-bit run numbers and each temporary
+    # dropped as soon as it is spent: a 1M store's bigram codes are 15M members.
+    by_code = np.argsort(codes)
+    ordered_codes = codes[by_code]
+    first = np.ones(len(ordered_codes), dtype=bool)
+    first[1:] = ordered_codes[1:] != ordered_codes[:-1]
+    distinct = ordered_codes[first]
+    del ordered_codes
+    run = np.cumsum(first, dtype=np.int32)
+    run -= 1
+    del first
+    frequency = np.bincount(run, minlength=len(distinct))
+    rank_of_run = np.empty(len(distinct), dtype=np.int32)
+    rank_of_run[np.argsort(frequency, kind="stable")] = np.arange(len(distinct), dtype=np.int32)
+    rank = np.empty(len(codes), dtype=np.int32)
+    rank[by_code] = rank_of_run[run]
+    del by_code, run
+    vocabulary = max(len(distinct), 1)
+    ordered = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    ordered *= vocabulary  # in place
+    ordered += rank
+    del rank
+    ordered.sort()
+    np.remainder(ordered, vocabulary, out=ordered)
+    sets = TokenSets(
+        tokens=ordered,
+        offsets=np.asarray(offsets, dtype=np.int64),
+        vocabulary=len(distinct),
+    )
+    return sets, distinct, frequency.astype(np.int64)

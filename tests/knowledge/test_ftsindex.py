@@ -196,13 +196,13 @@ def test_a_damaged_index_is_rebuilt(stores: Callable[..., KnowledgeStore]) -> No
 def test_an_index_of_the_older_layout_is_rebuilt_once(
     stores: Callable[..., KnowledgeStore],
 ) -> None:
-    """Layout 3 kept the offsets in the entries table: such a sidecar is never read as the
-    current layout but built afresh, once, with the same answers."""
+    """Layout 5 had no join sets: such a sidecar is never read as the current layout but
+    built afresh, once, with the same answers."""
     first = through_index(stores)
     sidecar = sidecar_path(stores().swarm.files.knowledge)
     db = sqlite3.connect(sidecar)
-    db.execute("DROP TABLE offsets")
-    db.execute("UPDATE meta SET value = 3 WHERE key = 'version'")
+    db.execute("DROP TABLE sets")
+    db.execute("UPDATE meta SET value = 5 WHERE key = 'version'")
     db.commit()
     db.close()
     assert through_index(stores) == first
@@ -211,7 +211,7 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(
         assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
             INDEX_VERSION,
         )
-        rows = db.execute("SELECT count(*) FROM offsets").fetchone()[0]
+        rows = db.execute("SELECT count(*) FROM sets").fetchone()[0]
         assert rows == db.execute("SELECT count(*) FROM entries").fetchone()[0] > 0
         built = os.stat(sidecar).st_ino
     finally:

@@ -10,7 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.lesson_corpus import generate
-from swarmq.similarity.join import JoinResult, focused_join, similarity_join
+from swarmq.similarity.join import (
+    FocusedJoin,
+    JoinResult,
+    cosine_prefix,
+    focused_join,
+    idf_weights,
+    similarity_join,
+    weighted_overlaps,
+)
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import encode
 
@@ -75,3 +83,33 @@ def test_bad_focus_is_refused() -> None:
     sets = encode(["a b c", "a b d"], Measure.BIGRAMS)
     with pytest.raises(ValueError, match="focus indices"):
         focused_join(sets, np.asarray([2]), 0.5)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_cosine_prefix_keeps_every_pair_meeting_both_thresholds(seed: int) -> None:
+    """The paraphrase candidates of the indexed night: Jaccard >= 0.3 and IDF cosine >= 0.46,
+    found through prefixes cut by the cosine bound, equal a brute force over all pairs."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{k}" for k in range(60)]
+    texts = [
+        " ".join(rng.sample(vocabulary[: rng.choice([9, 20, 60])], rng.randint(1, 9)))
+        for _ in range(300)
+    ]
+    sets = encode(texts, Measure.TOKENS)
+    weights = idf_weights(sets)
+    focus = np.arange(0, 300, 7, dtype=np.int64)
+    found = FocusedJoin(sets, 0.3, cosine_prefix(sets, weights, 0.46))(focus)
+    cosines = weighted_overlaps(sets, found.left, found.right, weights)
+    got = {
+        (a, b)
+        for a, b, c in zip(found.left.tolist(), found.right.tolist(), cosines.tolist(), strict=True)
+        if c >= 0.46
+    }
+    jac = focused_join(sets, focus, 0.3)
+    every = weighted_overlaps(sets, jac.left, jac.right, weights)
+    want = {
+        (a, b)
+        for a, b, c in zip(jac.left.tolist(), jac.right.tolist(), every.tolist(), strict=True)
+        if c >= 0.46
+    }
+    assert want and got == want

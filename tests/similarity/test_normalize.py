@@ -9,8 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from swarmq.consolidation._paraphrase import idf_weights
-from swarmq.similarity.join import weighted_overlaps
+from swarmq.similarity.join import idf_weights, weighted_overlaps
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.normalize import STOP_WORDS, term_text, terms
 from swarmq.similarity.sets import encode
