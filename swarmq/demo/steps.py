@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
 PUBLISHED = {"added", "reinforced", "provisional", "confirmed"}
+"""Knowledge outcomes of a close loop that leave a lesson injectable."""
 ACK_SECONDS = 60.0
 """How long the demo waits for its last missions' acknowledgements to be recorded."""
-"""Knowledge outcomes of a close loop that leave a lesson injectable."""
 FLYWHEEL_KEYS = (
     "sigma",
     "rho",
