@@ -62,7 +62,7 @@ CHECK_BLOCK = 4096
 BATCH = 2000
 PROBE_POSTINGS = 4000
 """Near-duplicate check: postings read beyond the prefix filter's, to prune candidates by count."""
-NEAR_ANSWERS = 8192
+NEAR_ANSWERS = 2048
 """Near-duplicate answers kept per process (:meth:`FileIndex.has_near_duplicate`)."""
 _STATE_KEYS = ("path", "ino", "end", "size", "mtime", "gen", "head_crc", "tail_crc")
 """The metadata that names one version of an index: what the file was when it was indexed."""

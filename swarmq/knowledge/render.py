@@ -98,7 +98,7 @@ def _shown_safely(ranked: Ranked) -> bool:
     return all(_harmless(text) for text in fields)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def _harmless(text: str) -> bool:
     """:func:`check_hostile` passes ``text`` (a dozen patterns over its normalised form: kept
     per text, since a resident process shows the same entries again and again)."""
