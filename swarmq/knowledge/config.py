@@ -126,8 +126,7 @@ class KnowledgeConfig(BaseModel):
     """How often the beat runs ``maturity.embed`` when hybrid retrieval's model leaves entry
     vectors to the background (MiniLM, an ``llm.embedding_model`` endpoint): a swarm's stores
     get their vectors without anyone running ``swarmq knowledge embed``. 0 schedules nothing;
-    a ``schedule:`` entry of that task replaces this one (docs/knowledge.md, "Vectors off the
-    query path")."""
+    a ``schedule:`` entry of that task replaces this one (docs/knowledge.md, "Celery tasks")."""
     dense_min_similarity: Annotated[float | None, Field(ge=-1, le=1)] = None
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for
