@@ -11,6 +11,7 @@ The stores are those of ``bench.knowledge_index`` in a kept ``--root`` (written 
 missing; its first indexed call builds the index).
 
     python -m bench.knowledge_resident --root DIR [--entries 100000] [--runs 15]
+                                       [--fill none|synthetic]
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def status(pid: int) -> dict[str, float]:
     return {k: int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM")}
 
 
-def measure(root: Path, entries: int, runs: int) -> dict[str, Any]:
+def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
     swarm_file = root / "project" / ".swarm" / "knowledge.jsonl"
     if not swarm_file.exists():
         generator = LessonGenerator(seed=9)
@@ -110,6 +111,12 @@ def measure(root: Path, entries: int, runs: int) -> dict[str, Any]:
     env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / "state")}
     config = roster(root, "swarm.yaml", True, "hybrid")
     local_env = {**env, "SWARMQ_LOCAL": "1"}
+    filled = None
+    if fill == "synthetic":  # every entry has a vector: the server's filler has nothing to do
+        from bench.worker_memory import prefill
+
+        filled = prefill(config, "synthetic")
+        print(f"filled: {filled}", flush=True)
     wrapper = [sys.executable, str(root / "peak.py"), str(root / "peak.kb")]
     texts = queries(runs + 1)
     commands = {
@@ -126,6 +133,7 @@ def measure(root: Path, entries: int, runs: int) -> dict[str, Any]:
     child(root, local_env, [*wrapper, "-c", str(config), *commands["knowledge search --json"](
         texts[0], 0)])  # fmt: skip  # the index is there (built once), bytecode compiled
     state = root / "state" / "hooks" / config_key(config)  # swarm_state_dir in the children
+    (state / "server.sock").unlink(missing_ok=True)  # a terminated server's, not answering
     log = (root / "server.log").open("ab")
     started = time.perf_counter()
     server = subprocess.Popen(
@@ -177,6 +185,9 @@ def measure(root: Path, entries: int, runs: int) -> dict[str, Any]:
         }
         for label, row in rows.items()
     }
+    for label, row in summary.items():
+        if "resident" in label and row["peak_rss_mb"] > 100:
+            print(f"warning: {label}: a run computed in process ({row['peak_rss_mb']:.0f} MB)")
     for label in commands:
         summary[label + " ratio"] = {
             "in process / resident p50": summary[f"{label} (in process)"]["p50_ms"]
@@ -184,6 +195,7 @@ def measure(root: Path, entries: int, runs: int) -> dict[str, Any]:
         }
     return {
         "entries": entries,
+        "fill": filled,
         "server_start_ms": warm_ms,
         "server_rss_mb": server_memory["VmRSS"],
         "server_peak_mb": server_memory["VmHWM"],
@@ -205,9 +217,14 @@ def main() -> None:
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--fill", choices=["none", "synthetic"], default="none",
+        help="synthetic: every entry's vector filled first by a stand-in of the model's name and "
+        "dimension (bench.worker_memory), as after the server's background fill",
+    )  # fmt: skip
     args = parser.parse_args()
     args.root.mkdir(parents=True, exist_ok=True)
-    result = measure(args.root, args.entries, args.runs)
+    result = measure(args.root, args.entries, args.runs, args.fill)
     table(
         f"fresh processes over {args.entries:,} swarm + {args.entries // 10:,} hive entries, "
         f"load average {result['load_min']:.1f}-{result['load_max']:.1f}; server started in "
