@@ -5,10 +5,13 @@ server whose environment differs declines and the command runs locally."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +21,8 @@ import redis
 from typer.testing import CliRunner
 
 from swarmq.cli import app
+from swarmq.cli.resident import answered
+from swarmq.hooks._wire import socket_path
 from swarmq.hooks.resident import exists
 from swarmq.storage.spool import swarm_state_dir
 from tests.support import REPO, write_roster
@@ -87,25 +92,37 @@ def _run(
     )
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["knowledge", "search", "--json", "migration before the tests"],
-        ["knowledge", "search", "lock file package manager"],
-        ["knowledge", "inject", "--preview", "run the integration tests after the migration"],
-        ["knowledge", "recall", "--preview", "--json", "--error", FAILURE],
-        ["lookup", "--no-cite", "--json", "--session", "s1", "CI image tag"],
-    ],
+COMMANDS = (
+    ["knowledge", "search", "--json", "migration before the tests"],
+    ["knowledge", "search", "lock file package manager"],
+    ["knowledge", "inject", "--preview", "run the integration tests after the migration"],
+    ["knowledge", "recall", "--preview", "--json", "--error", FAILURE],
+    ["lookup", "--no-cite", "--json", "--session", "s1", "CI image tag"],
 )
+
+
 def test_the_resident_answer_is_the_local_one_byte_for_byte(
-    served: tuple[Path, dict[str, str]], command: list[str]
+    served: tuple[Path, dict[str, str]],
 ) -> None:
     roster, env = served
-    argv = ["-c", str(roster), *command]
-    asked, local = _run(argv, env, local=False), _run(argv, env, local=True)
-    assert asked.returncode == local.returncode == 0, asked.stderr.decode()
-    assert _traceless(asked.stdout) == _traceless(local.stdout) and asked.stdout.strip()
-    assert asked.stderr == local.stderr
+    for command in COMMANDS:
+        argv = ["-c", str(roster), *command]
+        asked, local = _run(argv, env, local=False), _run(argv, env, local=True)
+        assert asked.returncode == local.returncode == 0, (command, asked.stderr.decode())
+        assert _traceless(asked.stdout) == _traceless(local.stdout), command
+        assert asked.stdout.strip() and asked.stderr == local.stderr, command
+
+
+def test_a_recorded_injection_is_recorded_by_the_server(
+    served: tuple[Path, dict[str, str]],
+) -> None:
+    roster, env = served
+    argv = ["-c", str(roster), "knowledge", "inject", "--json", "run the migration first"]
+    asked = _run(argv, env, local=False)
+    assert asked.returncode == 0, asked.stderr.decode()
+    trace = json.loads(asked.stdout)["trace_id"]
+    receipts = (roster.parent / "project" / ".swarm").glob("*receipt*")
+    assert any(trace in path.read_text(encoding="utf-8") for path in receipts)
 
 
 def _traceless(out: bytes) -> bytes:
@@ -147,3 +164,42 @@ def test_a_usage_error_reads_the_same(served: tuple[Path, dict[str, str]]) -> No
     local = _run(argv, env, local=True)
     assert asked.returncode == local.returncode == 2
     assert asked.stderr == local.stderr and asked.stdout == local.stdout
+
+
+class _Mute(socketserver.StreamRequestHandler):
+    """A server that takes the request and answers what the test says (None: nothing)."""
+
+    reply: bytes | None = None
+
+    def handle(self) -> None:
+        self.rfile.readline()
+        if self.reply is not None:
+            self.wfile.write(self.reply)
+
+
+def test_a_lost_answer_is_not_recomputed_when_the_command_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SWARMQ_STATE", str(tmp_path / "state"))
+    monkeypatch.delenv("SWARMQ_LOCAL", raising=False)
+    config = tmp_path / "swarm.yaml"
+    config.write_text("swarm: s\n", encoding="utf-8")
+    path = socket_path(swarm_state_dir(config))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    server = socketserver.UnixStreamServer(str(path), _Mute)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        records = ["-c", str(config), "knowledge", "inject", "the task"]
+        assert answered(records) == 1  # taken, no answer: it may have been recorded
+        assert "not run again here" in capsys.readouterr().err
+        assert answered(["-c", str(config), "knowledge", "search", "x"]) is None  # reads only
+        _Mute.reply = b'{"declined": "environment differs: HOME"}\n'
+        assert answered(records) is None  # declined: it never ran there
+        _Mute.reply = b'{"out": [[1, "shown\\n"], [2, "said\\n"]], "exit": 3}\n'
+        assert answered(records) == 3
+        assert capsys.readouterr() == ("shown\n", "said\n")
+    finally:
+        _Mute.reply = None
+        server.shutdown()
+        server.server_close()
+        path.unlink(missing_ok=True)
