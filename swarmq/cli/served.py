@@ -199,8 +199,16 @@ def answer(service: HookService, message: dict[str, Any]) -> dict[str, Any]:
     return {"out": chunks, "exit": code}
 
 
+def preload() -> None:
+    """Import the served commands now, with the warm-up, not in the first asker's time."""
+    commands = _command().commands
+    for name in ("knowledge", "lookup"):
+        commands[name]
+
+
 def main(argv: list[str] | None = None) -> None:
     install_streams()
+    preload()
     server_main(argv, prog="python -m swarmq.cli.served", handlers={OP: answer})
 
 
