@@ -18,6 +18,7 @@ by its module name, as a program.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import sys
 import threading
@@ -109,8 +110,33 @@ class _Input(io.TextIOBase):
         return False
 
 
+class _Logs(logging.Handler):
+    """The server's log handler. A record logged while a request thread runs a command is
+    written to that command's stderr as a command run in its own process writes it (Python's
+    last-resort handler: the message alone, warnings and worse); any other goes to the server's
+    own stderr with its level and logger."""
+
+    def __init__(self, original: Any) -> None:
+        super().__init__(logging.WARNING)
+        self.original = original
+        self.server_format = logging.Formatter(logging.BASIC_FORMAT)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if _chunks() is not None:
+                sys.stderr.write(logging.Formatter().format(record) + "\n")
+            else:
+                self.original.write(self.server_format.format(record) + "\n")
+                self.original.flush()
+        except Exception:
+            self.handleError(record)
+
+
 def install_streams() -> None:
     """Replace the process's standard streams by per-thread catching ones (once)."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _Logs) for h in root.handlers):
+        root.addHandler(_Logs(sys.stderr))  # before the server's basicConfig, which then adds none
     if not isinstance(sys.stdout, _Stream):
         sys.stdout = _Stream(1, sys.stdout)
     if not isinstance(sys.stderr, _Stream):
