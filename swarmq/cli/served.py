@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -232,9 +233,14 @@ def preload() -> None:
         commands[name]
 
 
+def _leave(signum: int, frame: object) -> None:
+    sys.exit(0)  # the server's cleanup runs: no socket is left for the next asker to try
+
+
 def main(argv: list[str] | None = None) -> None:
     install_streams()
     preload()
+    signal.signal(signal.SIGTERM, _leave)
     server_main(argv, prog="python -m swarmq.cli.served", handlers={OP: answer})
 
 
