@@ -14,6 +14,7 @@ the two ids sorted and joined by ``|`` (the rule of ``labels.json``), fixed befo
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sys
 import uuid
@@ -80,7 +81,7 @@ def split(a: str, b: str) -> str:
 
 def main() -> None:
     (HERE / "stores").mkdir(exist_ok=True)
-    for store, (repo, rules, when) in STORES.items():
+    for store, (_repo, rules, when) in STORES.items():
         lines = []
         for key, english, chinese in rules:
             for lang, text in (("en", english), ("zh", chinese)):
@@ -108,31 +109,57 @@ def main() -> None:
         (HERE / "stores" / f"{store}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
     duplicates = []
     for store, (_, rules, _) in STORES.items():
-        for key, english, _ in rules:
+        for key, *_texts in rules:
             a, b = entry_id(store, key, "en"), entry_id(store, key, "zh")
             duplicates.append(
-                {"a": a, "b": b, "kind": "translation", "split": split(a, b),
-                 "note": f"{store}: {key}"}
+                {
+                    "a": a,
+                    "b": b,
+                    "kind": "translation",
+                    "split": split(a, b),
+                    "note": f"{store}: {key}",
+                }
             )
     apart = []
     for n, (store, left, right) in enumerate(SAME_TOPIC):
         # alternate which side is Chinese, so both directions are tested
         la, lb = ("en", "zh") if n % 2 == 0 else ("zh", "en")
         a, b = entry_id(store, left, la), entry_id(store, right, lb)
-        apart.append({"a": a, "b": b, "kind": "translated_same_topic", "split": split(a, b),
-                      "note": f"{store}: {left} ({la}) / {right} ({lb})"})
+        apart.append(
+            {
+                "a": a,
+                "b": b,
+                "kind": "translated_same_topic",
+                "split": split(a, b),
+                "note": f"{store}: {left} ({la}) / {right} ({lb})",
+            }
+        )
     for (sa, ka), (sb, kb) in DIFFERENT_PROJECTS:
         a, b = entry_id(sa, ka, "en"), entry_id(sb, kb, "zh")
-        apart.append({"a": a, "b": b, "kind": "translated_different_projects",
-                      "split": split(a, b), "note": f"{sa}: {ka} (en) / {sb}: {kb} (zh)"})
+        apart.append(
+            {
+                "a": a,
+                "b": b,
+                "kind": "translated_different_projects",
+                "split": split(a, b),
+                "note": f"{sa}: {ka} (en) / {sb}: {kb} (zh)",
+            }
+        )
     for store, (_, rules, _) in STORES.items():
         # neighbouring rules of one file, in one language (Chinese for even positions): two
         # different rules whose only shared words may be identifiers or a date
-        for n, ((left, *_), (right, *_)) in enumerate(zip(rules, rules[1:], strict=False)):
+        for n, ((left, *_), (right, *_)) in enumerate(itertools.pairwise(rules)):
             lang = "zh" if n % 2 == 0 else "en"
             a, b = entry_id(store, left, lang), entry_id(store, right, lang)
-            apart.append({"a": a, "b": b, "kind": f"adjacent_rules_{lang}", "split": split(a, b),
-                          "note": f"{store}: {left} / {right} ({lang})"})
+            apart.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "kind": f"adjacent_rules_{lang}",
+                    "split": split(a, b),
+                    "note": f"{store}: {left} / {right} ({lang})",
+                }
+            )
     labels = {
         "about": "Translated duplicates and translated near-misses over stores/ (see SOURCES.md)."
         " split: 'held' items are never tuned on.",
