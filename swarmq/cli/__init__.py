@@ -1,43 +1,37 @@
 """The ``swarmq`` command line (typer + rich); every read command takes ``--json``.
 
 Each top-level command is imported only when it runs (see swarmq.cli.lazy): ``swarmq --help``
-and a file-level command start without Celery, Redis, numpy or the other commands' domains.
+and a file-level command start without Celery, Redis, numpy or the other commands' domains. A
+reading command run by a program (no terminal) is first offered to the swarm's resident server
+(swarmq.cli.resident: standard library only, before typer is imported), which answers it from
+its warm stores exactly as this process would have; when none answers it runs here.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from swarmq.cli.lazy import LazyGroup
-from swarmq.cli.state import CliState
-
-app = typer.Typer(
-    name="swarmq",
-    help="Keep an AI agent swarm's knowledge alive: Celery workers on Redis, canonical state on disk.",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
-    cls=LazyGroup,
-)
-
-
-@app.callback()
-def _root(
-    ctx: typer.Context,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            "-c",
-            envvar="SWARMQ_CONFIG",
-            help="swarm.yaml to use (default ./swarm.yaml).",
-        ),
-    ] = None,
-) -> None:
-    ctx.obj = CliState(config)
+    app: typer.Typer
 
 
 def main() -> None:
+    from swarmq.cli.resident import answered
+
+    code = answered(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from swarmq.cli.root import app
+
     app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the typer application, imported on first use (main need not)
+        from swarmq.cli.root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ from swarmq.storage.locking import StoreLocks
 
 if TYPE_CHECKING:
     from swarmq.coord.cluster import Cluster
+    from swarmq.federated.stores import Stores
 
 
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
@@ -92,6 +93,9 @@ def implicit(ctx: typer.Context, path: Path | None) -> Roster | None:
 
 def load(ctx: typer.Context, path: Path | None = None) -> Roster:
     """The roster, or every error printed and exit status 1 (nothing is started)."""
+    warm = state(ctx).warm
+    if warm is not None and path is None:  # the resident server's, loaded from the same file
+        return warm.roster
     made_up = implicit(ctx, path)
     if made_up is not None:
         return made_up
@@ -118,7 +122,6 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
     still run and the first write is refused, naming the URL (never a fallback to same-host
     locks), and so they do when the workspace records the other lock mode, the refusal naming
     the command that switches it."""
-    from swarmq.coord.lockmode import MismatchedLocks, UnreachableLocks
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.storage.locking import LockError
 
@@ -128,6 +131,14 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
         locks = select(roster.cluster_config(), lazy=True)
     except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
+    locks_notice(locks)
+    return locks
+
+
+def locks_notice(locks: StoreLocks) -> None:
+    """Say on stderr when ``locks`` only read (see :func:`store_locks`)."""
+    from swarmq.coord.lockmode import MismatchedLocks, UnreachableLocks
+
     if isinstance(locks, MismatchedLocks):
         notice(f"reading only, writes are refused: {locks.reason}")
     elif isinstance(locks, UnreachableLocks):
@@ -135,4 +146,15 @@ def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
             f"{locks.reason}: reading only, writes are refused "
             "(on a machine with no cluster set `locks: single-host`)"
         )
-    return locks
+
+
+def workspace(ctx: typer.Context, roster: Roster) -> Stores:
+    """Every store of the roster's workspace, under :func:`store_locks`; in the resident server
+    (``swarmq.cli.served``) the warm ones it keeps, with the notice its locks call for."""
+    warm = state(ctx).warm
+    if warm is not None and warm.roster is roster:
+        locks_notice(warm.locks)
+        return warm.stores
+    from swarmq.wiring.federated import workspace_stores
+
+    return workspace_stores(roster, store_locks(roster))

@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks, workspace
 from swarmq.cli.console import console, err_console, say
 from swarmq.flywheel.citations import CitationType
 from swarmq.flywheel.sessions import session_transcripts
@@ -280,15 +280,13 @@ def lookup(
     Every store: learnings, patterns, pool candidates, swarm and hive entries, worker and
     shared memory. The default citation is ``retrieved``: exposure, which confirms nothing."""
     from swarmq.federated.lookup import lookup as run_lookup
-    from swarmq.wiring.federated import workspace_stores
 
     roster = load(ctx)
     if cite_as not in CitationType.ALL:
         fail(f"unknown citation type {cite_as!r}; one of {', '.join(sorted(CitationType.ALL))}")
     session_id = _session(session)
-    locks = store_locks(roster)
     hits, cited = run_lookup(
-        workspace_stores(roster, locks),
+        workspace(ctx, roster),
         query,
         session_id=session_id,
         limit=limit or roster.flywheel.lookup_limit,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
+from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks, workspace
 from swarmq.cli.console import console, err_console
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
@@ -451,10 +451,8 @@ def search_cmd(
     """Every store ranked together (swarm and hive entries, learnings, patterns, pool
     candidates, worker and shared memory), each fact once, whole (no side effects)."""
     from swarmq.federated.search import ask
-    from swarmq.wiring.federated import workspace_stores
 
-    roster = load(ctx)
-    stores = workspace_stores(roster, store_locks(roster))
+    stores = workspace(ctx, load(ctx))
     results = ask(stores, _context(text, tool, agent, None, scope, False), limit=limit)
     if as_json:
         emit_json([r.as_dict() for r in results])
@@ -494,7 +492,6 @@ def inject_cmd(
     """Render the <swarm_knowledge_directives> block from every store (and record what it
     shows)."""
     from swarmq.federated.inject import inject
-    from swarmq.wiring.federated import workspace_stores
 
     injection: Injection | FederatedInjection
     try:
@@ -505,7 +502,7 @@ def inject_cmd(
                 fail("--session-start takes no task text")
             roster = load(ctx)
             injection = recall_session_start(
-                workspace_stores(roster, store_locks(roster)),
+                workspace(ctx, roster),
                 agent=agent,
                 session_id=session,
                 record_it=not preview,
@@ -514,10 +511,11 @@ def inject_cmd(
         else:
             if text is None:
                 fail("give the task text, or --session-start")
-            roster = load(ctx)
-            store = knowledge_store(roster, store_locks(roster))
+            stores = workspace(ctx, load(ctx))
+            assert stores.knowledge is not None  # the workspace's stores always hold it
+            store = stores.knowledge
             injection = inject(
-                workspace_stores(roster, store_locks(roster), knowledge=store),
+                stores,
                 _context(text, tool, agent, phase, None, delegation),
                 headroom=headroom,
                 session_id=session,
@@ -592,13 +590,12 @@ def recall_cmd(
     """What every store holds under a failing call's failure signature (knowledge entries,
     learnings, pool candidates, memory notes, each fact once); prints nothing when none does."""
     from swarmq.federated.recall import recall_failure
-    from swarmq.wiring.federated import workspace_stores
 
     text = sys.stdin.read() if error == "-" else error
     roster = load(ctx)
     try:
         injection = recall_failure(
-            workspace_stores(roster, store_locks(roster)),
+            workspace(ctx, roster),
             text,
             limit=limit,
             agent=agent,

@@ -48,6 +48,10 @@ SPAWN_GRACE = 60.0
 POKE_TIMEOUT = 1.0
 """Seconds a stop hook waits for the server to take note of new spool records."""
 MAX_STDIN = 16 << 20
+SERVER_MODULE = "swarmq.cli.served"
+"""The server's program: the hook server with the CLI's reading commands (a fresh ``swarmq
+knowledge search`` asks it too). Named, not imported: the hooks sit below the CLI, and this
+starts a process."""
 
 
 def find_config(cwd: str | None) -> Path | None:
@@ -89,7 +93,7 @@ def start_server(config: Path, state: Path) -> bool:
 
     with (state / "server.log").open("ab") as out:
         subprocess.Popen(
-            [sys.executable, "-m", "swarmq.hooks.server", "--config", str(config)],
+            [sys.executable, "-m", SERVER_MODULE, "--config", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -41,6 +41,7 @@ import socketserver
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +74,16 @@ MAX_REQUEST = 4 << 20
 OPS = ("ping", "drain", "session-start", "prompt", "failure")
 """The requests the server answers (the latency histogram's closed set of labels)."""
 
+Handler = Callable[["HookService", dict[str, Any]], dict[str, Any]]
+"""An answer to a request kind the hooks do not make, given by the program that runs the
+server (``swarmq.cli.served``: the CLI's reading commands); called under the service's lock."""
+
 
 class HookService:
     """The warm state behind the socket: roster, locks, knowledge store, Celery app."""
 
-    def __init__(self, config: Path) -> None:
+    def __init__(self, config: Path, handlers: Mapping[str, Handler] | None = None) -> None:
+        self.handlers: dict[str, Handler] = dict(handlers or {})
         self.config = config.resolve()
         self.config_mtime = self.config.stat().st_mtime_ns
         self.state = swarm_state_dir(self.config)
@@ -92,10 +98,14 @@ class HookService:
         self.knowledge: KnowledgeStore = knowledge_store(self.roster, self.locks)
         self.stores: Stores = workspace_stores(self.roster, self.locks, knowledge=self.knowledge)
         self._celery: Any = None
-        self.latency = LatencyRecorder(self.roster.runtime_dir, "hook", OPS)
+        self.latency = LatencyRecorder(self.roster.runtime_dir, "hook", (*OPS, *self.handlers))
         self.busy = 0
         """Requests being answered (the vector filler pauses while any is)."""
         self._busy_lock = threading.Lock()
+
+    def note(self, text: str) -> None:
+        """One line in the swarm's hook log."""
+        log(self.state, text)
 
     def _select_locks(self) -> StoreLocks:
         from swarmq.coord.lockmode import store_locks
@@ -130,6 +140,17 @@ class HookService:
         if op == "drain":
             self.wake.set()
             return {"ok": True, "pending": len(self.spool)}
+        handler = self.handlers.get(op) if isinstance(op, str) else None
+        if handler is not None:
+            with self._busy_lock:
+                self.busy += 1
+            try:
+                with self.lock:
+                    self._fresh_locks()
+                    return handler(self, message)
+            finally:
+                with self._busy_lock:
+                    self.busy -= 1
         raw_session, raw_text = message.get("session_id"), message.get("text")
         session = raw_session if isinstance(raw_session, str) and raw_session else None
         text = raw_text if isinstance(raw_text, str) else ""
@@ -252,9 +273,12 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         super().__init__(path, _Handler)
 
 
-def serve(config: Path, *, idle: float = IDLE_SECONDS) -> None:
-    """Warm up, listen, answer until idle or told to stop (see the module docstring)."""
-    service = HookService(config)
+def serve(
+    config: Path, *, idle: float = IDLE_SECONDS, handlers: Mapping[str, Handler] | None = None
+) -> None:
+    """Warm up, listen, answer until idle or told to stop (see the module docstring);
+    ``handlers`` answer request kinds beyond the hooks' own."""
+    service = HookService(config, handlers)
     state = service.state
     started = time.monotonic()
     service.warm()
@@ -292,14 +316,19 @@ def serve(config: Path, *, idle: float = IDLE_SECONDS) -> None:
             os.unlink(path)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m swarmq.hooks.server")
+def main(
+    argv: list[str] | None = None,
+    *,
+    prog: str = "python -m swarmq.hooks.server",
+    handlers: Mapping[str, Handler] | None = None,
+) -> None:
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--config", required=True, type=Path)
     parser.add_argument("--idle", type=float, default=IDLE_SECONDS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
-        serve(args.config, idle=args.idle)
+        serve(args.config, idle=args.idle, handlers=handlers)
     except Exception as exc:
         log(swarm_state_dir(args.config), f"server: cannot serve: {type(exc).__name__}: {exc}")
         with contextlib.suppress(FileNotFoundError):

@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,6 +84,8 @@ class Spool:
     def put(self, record: dict[str, Any]) -> Path:
         """Write ``record`` durably (file and directory fsync'd) and return its file; the name
         starts with the time so drainers send the oldest first."""
+        import uuid  # here: uuid imports platform, and a reading process never writes
+
         from swarmq.storage.atomic import write_atomic  # here: a hook that only reads skips it
 
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}{SUFFIX}"
