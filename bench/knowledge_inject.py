@@ -10,12 +10,20 @@ the hook server and ``maturity.embed`` run) is then timed on its own, and the qu
 measured once every entry has its vector.
 
     python -m bench.knowledge_inject [--entries 10000] [--queries 300] [--dir /dev/shm]
-        [--dense-model auto|wordllama|minilm]
+        [--dense-model auto|wordllama|minilm] [--fill model|synthetic] [--profile FILE]
+
+``--fill synthetic`` fills the entry vectors with a stand-in of the model's name and dimension
+(seeded random unit vectors, :class:`bench.worker_memory.StandIn`) in seconds instead of a
+quarter of an hour: the rows, files and scans are the real ones and every query is still
+embedded by the real model, so the timings hold; which entries the dense side finds does not.
+``--profile FILE`` writes a cProfile of the hybrid query + render calls (pstats format).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import dataclasses
 import json
 import math
 import random
@@ -41,6 +49,7 @@ from swarmq.knowledge.reinforcement import NewLesson, new_entry
 from swarmq.knowledge.render import budget_for, render_directives
 from swarmq.knowledge.vectors import fill
 from swarmq.profiles.search import MemorySearch
+from swarmq.similarity.onnx_embedder import TOKENIZER
 from swarmq.similarity.text import word_tokens
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import LocalLocks
@@ -94,6 +103,56 @@ def contexts(generator: LessonGenerator, count: int) -> list[QueryContext]:
     return out
 
 
+TASK_SETS = ("tasks.json", "labels.json", "workspaces/queries.json")
+"""The eval's task-worded query sets (eval/knowledge): their tune split's lengths are the
+task-length queries' (the held split is not looked at)."""
+
+
+def minilm_tokenizer() -> Any:
+    """MiniLM's own WordPiece tokenizer (the file swarmq ships), to count a query's tokens."""
+    from importlib import resources
+
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(
+        (resources.files("swarmq.similarity") / "data" / TOKENIZER).read_text("utf-8")
+    )
+    tokenizer.no_padding()  # the file pads to 128; the embedder embeds unpadded
+    return tokenizer
+
+
+def task_lengths() -> list[int]:
+    """MiniLM tokens (the model's own WordPiece) of each tune-split task-worded query of the
+    eval: 11-21 tokens for nine in ten, median 13-17 by set."""
+    tokenizer = minilm_tokenizer()
+    root = Path(__file__).resolve().parent.parent / "eval" / "knowledge"
+    out = []
+    for name in TASK_SETS:
+        for query in json.loads((root / name).read_text("utf-8"))["queries"]:
+            if query.get("split") == "tune":
+                out.append(len(tokenizer.encode(query["text"].lower()).ids))
+    return sorted(out)
+
+
+def task_length(contexts: list[QueryContext], lengths: list[int]) -> list[QueryContext]:
+    """Each context's text cut to the longest word prefix within a token count drawn from
+    ``lengths`` (the same seeded draw each run): queries as long as real tasks, with the
+    synthetic words (which split into more word pieces than English does)."""
+    tokenizer = minilm_tokenizer()
+    rng = random.Random(5)
+    out = []
+    for context in contexts:
+        target = rng.choice(lengths)
+        words = context.text.split()
+        keep = 1
+        while keep < len(words):
+            if len(tokenizer.encode(" ".join(words[: keep + 1])).ids) > target:
+                break
+            keep += 1
+        out.append(dataclasses.replace(context, text=" ".join(words[:keep])))
+    return out
+
+
 def full_scan(knowledge: KnowledgeStore, context: QueryContext, limit: int) -> list[Ranked]:
     """Score every active in-scope entry of both tiers (the naive ranker)."""
     query = word_tokens(context.haystack())
@@ -141,6 +200,31 @@ def write_other_stores(root: Path, generator: LessonGenerator, learnings: int, n
     )
 
 
+def filler(knowledge: KnowledgeStore, how: str) -> KnowledgeStore:
+    """The store the background fill runs on: ``knowledge`` itself, or (``synthetic``) the
+    same store with a stand-in of its model's name and dimension."""
+    if how != "synthetic":
+        return knowledge
+    from bench.worker_memory import StandIn
+
+    model = knowledge.embedder
+    assert model is not None
+    return KnowledgeStore(
+        knowledge.swarm_dir,
+        locks=knowledge.locks,
+        config=knowledge.config,
+        data_dir=knowledge.data_dir,
+        project_name=knowledge.project_name,
+        embedder=StandIn(model.name, model.dim),
+    )
+
+
+def token_counts(queries: list[QueryContext]) -> list[int]:
+    """MiniLM tokens of each query's haystack (what is embedded, before the 256 cap)."""
+    tokenizer = minilm_tokenizer()
+    return [len(tokenizer.encode(q.haystack()).ids) for q in queries]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
@@ -155,6 +239,8 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--dense-model", type=DenseModel, default=DenseModel.AUTO)
+    parser.add_argument("--fill", choices=["model", "synthetic"], default="model")
+    parser.add_argument("--profile", type=Path, default=None)
     args = parser.parse_args()
     global CONFIG
     CONFIG = CONFIG.model_copy(update={"dense_model": args.dense_model})
@@ -187,7 +273,7 @@ def main() -> None:
         search(knowledge, queries[0])
         cold = time.perf_counter() - started
         started = time.perf_counter()
-        filled = fill(knowledge)
+        filled = fill(filler(knowledge, args.fill), batch=4096 if args.fill == "synthetic" else 32)
         fill_s = time.perf_counter() - started
         assert filled.done, filled
         console.print(
@@ -202,10 +288,26 @@ def main() -> None:
                 vector_bytes += dense_index(store, embedder).matrix.nbytes
         timings: list[float] = []
         lexical_timings: list[float] = []
-        for context in queries:
-            for target, into in ((knowledge, timings), (lexical, lexical_timings)):
+        task_timings: list[float] = []
+        task_lexical_timings: list[float] = []
+        lengths = task_lengths()
+        short = task_length(queries, lengths)
+        profiler = cProfile.Profile() if args.profile is not None else None
+        task_profiler = cProfile.Profile() if args.profile is not None else None
+        cpu: dict[int, list[float]] = {id(into): [] for into in (timings, lexical_timings)}
+        cpu.update({id(into): [] for into in (task_timings, task_lexical_timings)})
+        for context, task in zip(queries, short, strict=True):
+            for target, query, into, profile in (
+                (knowledge, context, timings, profiler),
+                (lexical, context, lexical_timings, None),
+                (knowledge, task, task_timings, task_profiler),
+                (lexical, task, task_lexical_timings, None),
+            ):
+                cpu_started = time.process_time()
+                if profile is not None:
+                    profile.enable()
                 started = time.perf_counter()
-                ranked = search(target, context, limit=budget.max_entries)
+                ranked = search(target, query, limit=budget.max_entries)
                 _block, _ = render_directives(
                     ranked,
                     trace_id=str(uuid.uuid4()),
@@ -213,6 +315,12 @@ def main() -> None:
                     max_display=CONFIG.max_lesson_display_chars,
                 )
                 into.append((time.perf_counter() - started) * 1000)
+                cpu[id(into)].append((time.process_time() - cpu_started) * 1000)
+                if profile is not None:
+                    profile.disable()
+        if profiler is not None and task_profiler is not None:
+            profiler.dump_stats(args.profile)
+            task_profiler.dump_stats(f"{args.profile}.task")
         alone = Stores(root / "project", knowledge)
         write_other_stores(root, generator, args.learnings, args.notes)
         every = Stores(
@@ -244,12 +352,24 @@ def main() -> None:
             "queries": args.queries,
             "cold_first_query_ms": cold * 1000,
             "dense_model": CONFIG.model.value,
+            "fill": args.fill,
             "fill_s": fill_s,
             "fill_embedded": sum(filled.embedded.values()),
             "query_p50_ms": statistics.median(timings),
             "query_p99_ms": percentile(timings, 0.99),
             "lexical_query_p50_ms": statistics.median(lexical_timings),
             "lexical_query_p99_ms": percentile(lexical_timings, 0.99),
+            "query_tokens_p50": statistics.median(token_counts(queries)),
+            "task_query_tokens_p50": statistics.median(token_counts(short)),
+            "task_query_p50_ms": statistics.median(task_timings),
+            "task_query_p99_ms": percentile(task_timings, 0.99),
+            "task_lexical_query_p50_ms": statistics.median(task_lexical_timings),
+            "task_lexical_query_p99_ms": percentile(task_lexical_timings, 0.99),
+            "query_cpu_p50_ms": statistics.median(cpu[id(timings)]),
+            "lexical_query_cpu_p50_ms": statistics.median(cpu[id(lexical_timings)]),
+            "task_query_cpu_p50_ms": statistics.median(cpu[id(task_timings)]),
+            "task_lexical_query_cpu_p50_ms": statistics.median(cpu[id(task_lexical_timings)]),
+            "load_average": Path("/proc/loadavg").read_text().split()[:3],
             "entry_vectors_mb": vector_bytes / 2**20,
             "full_scan_p50_ms": statistics.median(scans),
             "recorded_inject_p50_ms": statistics.median(recorded),
@@ -270,6 +390,10 @@ def main() -> None:
         result["speedup_vs_full_scan"] = result["full_scan_p50_ms"] / result["query_p50_ms"]
         result["p50_vs_target_15ms"] = result["query_p50_ms"] / 15.0
         result["hybrid_vs_lexical_p50"] = result["query_p50_ms"] / result["lexical_query_p50_ms"]
+        result["task_p50_vs_target_15ms"] = result["task_query_p50_ms"] / 15.0
+        result["task_hybrid_vs_lexical_p50"] = (
+            result["task_query_p50_ms"] / result["task_lexical_query_p50_ms"]
+        )
         table(
             f"injection over {args.entries:,} swarm + {args.entries:,} hive entries (fs: {root})",
             ["measure", "p50 ms", "p99 ms"],
@@ -283,6 +407,16 @@ def main() -> None:
                     "query + render (lexical only)",
                     result["lexical_query_p50_ms"],
                     result["lexical_query_p99_ms"],
+                ],
+                [
+                    "task-length query + render (hybrid, default)",
+                    result["task_query_p50_ms"],
+                    result["task_query_p99_ms"],
+                ],
+                [
+                    "task-length query + render (lexical only)",
+                    result["task_lexical_query_p50_ms"],
+                    result["task_lexical_query_p99_ms"],
                 ],
                 [
                     "federated, knowledge store only",
@@ -301,6 +435,19 @@ def main() -> None:
                     result["recorded_inject_p99_ms"],
                 ],
             ],
+        )
+        console.print(
+            f"queries of {result['query_tokens_p50']:.0f} tokens (median): p50 / 15 ms target = "
+            f"{result['p50_vs_target_15ms']:.2f}; task-length queries "
+            f"({result['task_query_tokens_p50']:.0f} tokens): p50 / 15 ms = "
+            f"{result['task_p50_vs_target_15ms']:.2f}, hybrid / lexical "
+            f"{result['task_hybrid_vs_lexical_p50']:.2f}x; load {result['load_average']}"
+        )
+        console.print(
+            "CPU p50 (the process's, which the machine's load does not stretch): hybrid "
+            f"{result['query_cpu_p50_ms']:.1f} / lexical {result['lexical_query_cpu_p50_ms']:.1f}"
+            f" ms; task-length hybrid {result['task_query_cpu_p50_ms']:.1f} / lexical "
+            f"{result['task_lexical_query_cpu_p50_ms']:.1f} ms"
         )
         console.print(
             f"p50 / 15 ms target = {result['p50_vs_target_15ms']:.2f}; hybrid / lexical p50 "

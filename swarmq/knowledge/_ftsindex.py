@@ -35,6 +35,7 @@ import hashlib
 import math
 import os
 import sqlite3
+import threading
 import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -61,6 +62,12 @@ CHECK_BLOCK = 4096
 BATCH = 2000
 PROBE_POSTINGS = 4000
 """Near-duplicate check: postings read beyond the prefix filter's, to prune candidates by count."""
+NEAR_ANSWERS = 2048
+"""Near-duplicate answers kept per process (:meth:`FileIndex.has_near_duplicate`)."""
+_STATE_KEYS = ("path", "ino", "end", "size", "mtime", "gen", "head_crc", "tail_crc")
+"""The metadata that names one version of an index: what the file was when it was indexed."""
+_near_answers: dict[tuple[object, ...], bool] = {}
+_near_lock = threading.Lock()
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -204,6 +211,7 @@ class FileIndex:
         self.vectors = vectors
         """The entries' vectors under the embedder the index was opened with (hybrid)."""
         self._count: int | None = None
+        self._state: tuple[object, ...] | None = None
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -324,6 +332,10 @@ class FileIndex:
     def frequency(self, term: str) -> int:
         return self._token_frequency(term_token(term))
 
+    def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        found = self._token_frequencies(term_token(term) for term in terms)
+        return {term: found.get(term_token(term), 0) for term in terms}
+
     def slots_with(self, term: str) -> list[int]:
         cursor = self.db.execute(
             "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid", (f'"{term_token(term)}"',)
@@ -408,10 +420,38 @@ class FileIndex:
         """The entries at ``slots``, each read from the file and checked against the index."""
         return read_entries(self.db, self.path, self.handle, slots)
 
+    def state(self) -> tuple[object, ...]:
+        """This version of the index (read in the search's snapshot): equal states answer
+        every question alike."""
+        if self._state is None:
+            marks = ",".join("?" * len(_STATE_KEYS))
+            found = dict(
+                self.db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", _STATE_KEYS)
+            )
+            self._state = tuple(found.get(key) for key in _STATE_KEYS)
+        return self._state
+
     def has_near_duplicate(self, lesson: str, threshold: float) -> bool:
         """Whether an active entry's lesson has word-bigram Jaccard ``>= threshold`` with
         ``lesson`` (the store's ``find_duplicate``, answered from the index: prefix filtering
-        over the hashed bigram postings, each candidate checked exactly on its read text)."""
+        over the hashed bigram postings, each candidate checked exactly on its read text).
+
+        The answer depends only on the index's version, so the process keeps it for that
+        version (:data:`NEAR_ANSWERS` of them): a resident process asks again about the hive
+        entries that keep ranking well, each check a dozen SQLite statements."""
+        key = (*self.state(), threshold, lesson)
+        with _near_lock:
+            known = _near_answers.get(key)
+        if known is not None:
+            return known
+        found = self._near_duplicate(lesson, threshold)
+        with _near_lock:
+            if len(_near_answers) >= NEAR_ANSWERS:
+                _near_answers.clear()
+            _near_answers[key] = found
+        return found
+
+    def _near_duplicate(self, lesson: str, threshold: float) -> bool:
         candidate = word_bigrams(lesson)
         if threshold <= 0.0:
             return (
@@ -435,7 +475,8 @@ class FileIndex:
         distinct = len(tokens)
         must = max(1, needed - (size - distinct))
         prefix = distinct - must + 1
-        probe = sorted((self._token_frequency(t), t) for t in tokens)
+        frequencies = self._token_frequencies(tokens)
+        probe = sorted((frequencies.get(t, 0), t) for t in tokens)
         shared: Counter[int] = Counter()
         probed = postings = 0
         for frequency, token in probe:
@@ -472,6 +513,18 @@ class FileIndex:
     def _token_frequency(self, token: str) -> int:
         row = self.db.execute("SELECT n FROM df WHERE token = ?", (token,)).fetchone()
         return 0 if row is None else int(row[0])
+
+    def _token_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
+        """The document frequency of each of ``tokens`` that any entry has, in one statement
+        per 900."""
+        wanted = list(tokens)
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            cursor = self.db.execute(f"SELECT token, n FROM df WHERE token IN ({marks})", chunk)
+            out.update((str(token), int(n)) for token, n in cursor)
+        return out
 
 
 def read_entries(

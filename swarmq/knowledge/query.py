@@ -251,6 +251,10 @@ class TierView(Protocol):
 
     def frequency(self, term: str) -> int: ...
 
+    def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """:meth:`frequency` of each of ``terms``, asked at once."""
+        ...
+
     def slots_with(self, term: str) -> Iterable[int]: ...
 
     def triggers(self, words: Sequence[str], haystack: str) -> Iterable[tuple[int, str]]:
@@ -282,6 +286,10 @@ class MirrorView:
 
     def frequency(self, term: str) -> int:
         return len(self.index.tokens.get(term, ()))
+
+    def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        tokens = self.index.tokens
+        return {term: len(tokens.get(term, ())) for term in terms}
 
     def slots_with(self, term: str) -> Iterable[int]:
         return sorted(self.index.tokens.get(term, ()))
@@ -357,7 +365,7 @@ def rank_tier(
     haystack = context.haystack()
     tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
     cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
-    frequency = {token: view.frequency(token) for token in tokens}
+    frequency = view.frequencies(tokens)
     selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
     unseen = sum(1 for df in frequency.values() if df == 0)
     weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}

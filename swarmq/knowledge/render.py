@@ -19,7 +19,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from functools import partial
+from functools import lru_cache, partial
+from itertools import islice
 from typing import Literal
 
 from swarmq.knowledge.config import KnowledgeConfig
@@ -94,7 +95,14 @@ def _shown_safely(ranked: Ranked) -> bool:
     fields = [entry.lesson]
     for key in ("triggers", "required_actions", "forbidden_actions", "verification_checks"):
         fields.extend(entry.strings(key))
-    return all(check_hostile(text).valid for text in fields)
+    return all(_harmless(text) for text in fields)
+
+
+@lru_cache(maxsize=2048)
+def _harmless(text: str) -> bool:
+    """:func:`check_hostile` passes ``text`` (a dozen patterns over its normalised form: kept
+    per text, since a resident process shows the same entries again and again)."""
+    return check_hostile(text).valid
 
 
 def directive_record(ranked: Ranked, max_display: int) -> list[str]:
@@ -156,8 +164,7 @@ def render_directives(
 ) -> tuple[str | None, list[Ranked]]:
     """The block and the entries it actually shows (``None`` when nothing fits). Records are
     shown whole; only a first record too long for the block on its own is cut to fit."""
-    safe = [r for r in ranked if _shown_safely(r)]
-    chosen = safe[: budget.max_entries]
+    chosen = list(islice((r for r in ranked if _shown_safely(r)), budget.max_entries))
     records = [directive_record(r, max_display) for r in chosen]
     header = [OPEN_TAG, f"trace_id: {trace_id}", ACK_HINT]
     while records:

@@ -18,7 +18,7 @@ from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Tier
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext, search
+from swarmq.knowledge.query import MirrorView, QueryContext, query_index, search
 from swarmq.knowledge.reinforcement import NewLesson, new_entry
 from swarmq.storage.clock import iso
 
@@ -141,6 +141,50 @@ def test_hive_near_duplicates_are_found_through_the_index_as_in_the_store(
     with FileIndex.open(knowledge.swarm.files.knowledge) as index:  # type: ignore[union-attr]
         got = [index.has_near_duplicate(lesson, CONFIG.dedup_threshold) for lesson in lessons]
     assert got == expected
+
+
+def test_a_near_duplicate_answer_follows_the_store_it_was_asked_of(
+    stores: Callable[..., KnowledgeStore],
+) -> None:
+    """The process keeps each answer for the index's version: a change to the store, whether
+    an append or a rewrite, is answered afresh."""
+    swarm = stores().swarm.files.knowledge
+    lesson = "Pin the wheel of the markdown renderer before upgrading the docs site theme"
+    threshold = CONFIG.dedup_threshold
+
+    def asked() -> bool:
+        with FileIndex.open(swarm) as index:  # type: ignore[union-attr]
+            return index.has_near_duplicate(lesson, threshold)
+
+    assert asked() is False
+    assert asked() is False  # the kept answer
+    kept = swarm.read_text()
+    entry = new_entry(
+        NewLesson(lesson), tier=Tier.SWARM, project_name="p", phase=1, at=iso(), config=CONFIG
+    )
+    with swarm.open("a") as handle:
+        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+    assert asked() is True
+    swarm.write_text(kept)
+    assert asked() is False
+
+
+def test_frequencies_asked_at_once_equal_those_asked_one_by_one(
+    stores: Callable[..., KnowledgeStore],
+) -> None:
+    knowledge = stores()
+    terms = ["supabas", "vitest", "stubenv", "nothingatall", "pin", "the"]
+    with FileIndex.open(knowledge.swarm.files.knowledge) as index:  # type: ignore[union-attr]
+        one_by_one = {term: index.frequency(term) for term in terms}
+        assert index.frequencies(terms) == one_by_one
+    assert one_by_one["nothingatall"] == 0 and sum(one_by_one.values()) > 0
+    store = knowledge.swarm
+    mirror = store.tier_file.mirror
+    with mirror.mutex:
+        mirror.refresh()
+        view = MirrorView(query_index(store))
+        assert view.frequencies(terms) == {term: view.frequency(term) for term in terms}
+        assert view.frequencies(terms) == one_by_one
 
 
 def _count(path: Path) -> int:
