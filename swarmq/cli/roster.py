@@ -72,6 +72,20 @@ def _check_scheduled_tasks(report: RosterReport) -> None:
         report.roster = None
 
 
+def _schedule_line(roster: Roster) -> str:
+    """The beat's entries, the defaults marked (the roster did not write them)."""
+    from swarmq.roster.schedule import default_schedule, effective_schedule
+
+    defaults = default_schedule(roster)
+    return (
+        ", ".join(
+            f"{n}→{e.task}" + (" (default)" if n in defaults and n not in roster.schedule else "")
+            for n, e in effective_schedule(roster).items()
+        )
+        or "none"
+    )
+
+
 @app.command()
 def validate(
     ctx: typer.Context,
@@ -140,7 +154,7 @@ def show(ctx: typer.Context, as_json: bool = JsonOption) -> None:
                 for n, q in roster.quotas.items()
             ),
         ),
-        ("schedule", ", ".join(f"{n}→{e.task}" for n, e in roster.schedule.items()) or "none"),
+        ("schedule", _schedule_line(roster)),
     ]
     for key, value in rows:
         table.add_row(key, value)

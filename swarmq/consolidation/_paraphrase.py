@@ -11,6 +11,10 @@ The embedding model proposes more: pairs whose lesson vectors have a cosine of a
 ``dense_duplicate_threshold``, found by a blocked all-pairs product. Such a pair merges only when
 its term cosine also reaches ``dense_lexical_floor`` (similarity of meaning alone never decides a
 merge) and the planner's structural rules allow it; its action records both scores.
+
+A lesson in a non-Latin script is to these passes only its ASCII residue (identifiers, dates),
+so no pair with such a lesson is proposed by them; the cross-language pass
+(:mod:`._crosslingual`) proposes those, by a multilingual model's mutual nearest neighbours.
 """
 
 from __future__ import annotations
@@ -21,9 +25,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from swarmq.consolidation._crosslingual import crosslingual_pairs
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import JoinResult, idf_weights, similarity_join, weighted_overlaps
 from swarmq.similarity.measure import Measure
+from swarmq.similarity.multilingual import available as multilingual_available
+from swarmq.similarity.multilingual import multilingual_embedder, non_latin
 from swarmq.similarity.normalize import term_text
 from swarmq.similarity.sets import TokenSets, encode
 
@@ -59,6 +66,12 @@ class Paraphrases:
         self.config = config
         self.embedder = embedder
         """Called only when the dense pass runs (the model loads on first use)."""
+        self.multilingual: Callable[[], Embedder] | None = (
+            multilingual_embedder if multilingual_available() else None
+        )
+        """The cross-language pass's model, when the ``multilingual`` extra is installed."""
+        self.multilingual_scores: dict[tuple[str, str], float] = {}
+        """The multilingual cosine of each pair that pass proposed (by lesson texts)."""
         self.pairs: list[Pair] | None = None
         self._vectors: np.ndarray | None = None
         self._row: dict[str, int] = {}
@@ -70,9 +83,23 @@ class Paraphrases:
             return None
         return float(self._vectors[i] @ self._vectors[j])
 
-    def _find(self, texts: list[str]) -> list[Pair]:
+    def _all_pairs(self, texts: list[str], groups: list[str] | None = None) -> list[Pair]:
+        """The lexical and English-model pairs (:meth:`_find`, which subclasses narrow) without
+        a non-Latin lesson, and the cross-language pass's pairs (``groups``: each text's project,
+        where its neighbours are looked for)."""
         if len(texts) < 2:
             return []
+        found = [pair for pair in self._find(texts) if not non_latin(pair[0]) | non_latin(pair[1])]
+        if self.multilingual is not None and self.config.multilingual_duplicates:
+            known = {(a, b) for a, b, *_ in found}
+            for i, j, cosine in crosslingual_pairs(texts, self.config, self.multilingual, groups):
+                a, b = texts[i], texts[j]
+                if (a, b) not in known:
+                    self.multilingual_scores[(a, b)] = cosine
+                    found.append((a, b, cosine, 0.0, None))
+        return found
+
+    def _find(self, texts: list[str]) -> list[Pair]:
         sets = encode([_terms(text) for text in texts], Measure.TOKENS)
         weights = idf_weights(sets)
         result = self.join(sets, texts)
@@ -112,6 +139,12 @@ class Paraphrases:
                 found.append((a, b, float(lexical[k]), 0.0, float(dense[k])))
         return found
 
+    @staticmethod
+    def _term_jaccard(a: str, b: str) -> float:
+        """The Jaccard of two lessons' term sets, for the record."""
+        left, right = set(_terms(a).split()), set(_terms(b).split())
+        return len(left & right) / len(left | right) if left | right else 0.0
+
     def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
         """The candidate pairs among ``texts`` (encoded as ``sets``)."""
         return similarity_join(sets, self.config.paraphrase_candidate_threshold)
@@ -136,7 +169,10 @@ class Paraphrases:
             if item.template is None:
                 by_text.setdefault(item.text, []).append(item)
         if self.pairs is None:
-            self.pairs = self._find(list(by_text))
+            projects = [{i.project or "" for i in group} for group in by_text.values()]
+            self.pairs = self._all_pairs(
+                list(by_text), [p.pop() if len(p) == 1 else "" for p in projects]
+            )
         found: list[Candidate] = []
         for left, right, score, overlap, dense in self.pairs:
             for a in by_text.get(left, ()):
@@ -150,6 +186,12 @@ class Paraphrases:
                     }
                     if dense is not None:
                         why["dense_cosine"] = round(dense, 4)
+                    multilingual = self.multilingual_scores.get((left, right))
+                    if multilingual is not None:  # proposed by meaning across languages
+                        why = {
+                            "multilingual_cosine": round(multilingual, 4),
+                            "term_jaccard": round(self._term_jaccard(left, right), 4),
+                        }
                     found.append((score, key[0], key[1], why))
         return found
 

@@ -49,6 +49,7 @@ from swarmq.consolidation.items import (
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import JoinResult, similarity_join
 from swarmq.similarity.measure import Measure
+from swarmq.similarity.multilingual import non_latin
 from swarmq.similarity.sets import TokenSets, encode
 from swarmq.similarity.text import bigram_jaccard
 
@@ -129,8 +130,8 @@ class Planner:
         seen: set[tuple[str, str]] = set()
         for i, j, similarity in self.round_pairs(sets, low, items):
             a, b = items[i], items[j]
-            if not comparable(a, b):
-                continue
+            if not comparable(a, b) or non_latin(a.text) or non_latin(b.text):
+                continue  # a non-Latin lesson's bigrams are its ASCII residue, not its words
             reason = self._reason(a, b, similarity)
             x, y = min(a.id, b.id), max(a.id, b.id)
             seen.add((x, y))
@@ -142,7 +143,8 @@ class Planner:
         candidates.extend(
             (score, x, y, Reason.PARAPHRASE, why)
             for score, x, y, why in self.paraphrases.candidates(items, seen)
-            if "dense_cosine" not in why or not self._opposed(by_id[x], by_id[y])
+            if not ({"dense_cosine", "multilingual_cosine"} & why.keys())
+            or not self._opposed(by_id[x], by_id[y])
         )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
         for similarity, x, y, reason, scores in candidates:
@@ -230,7 +232,9 @@ class Planner:
         ):
             if similarity >= self.config.conflict_threshold:
                 continue  # left over only when the round bound was hit
-            if not comparable(items[i], items[j]):
+            if not comparable(items[i], items[j]) or non_latin(items[i].text):
+                continue
+            if non_latin(items[j].text):
                 continue
             if self.contradicts is not None and self.contradicts(items[i].text, items[j].text):
                 continue

@@ -54,6 +54,18 @@ class ConsolidationConfig(BaseModel):
     dense_max_entries: Annotated[int, Field(ge=0)] = 20_000
     """Above this many hand-written lessons in one scope the dense pass is skipped (it compares
     every pair: about 1 s per 10k × 10k block on one core)."""
+    multilingual_duplicates: bool = True
+    """Where a scope holds lessons in a non-Latin script (Chinese, Russian, Japanese, …) and the
+    ``multilingual`` extra is installed, let a multilingual model propose a lesson and its
+    translation as duplicates (mutual nearest neighbours at ``multilingual_threshold``); the
+    lexical passes never judge such lessons (they compare ASCII words only)."""
+    multilingual_threshold: Annotated[float, Field(gt=0, le=1)] = 0.6
+    """Cosine of the multilingual model at or above which mutual nearest neighbours are a
+    candidate pair. Chosen on the tune split of eval/knowledge/xlang/labels.json (QUALITY.md,
+    "Duplicates across languages")."""
+    multilingual_max_entries: Annotated[int, Field(ge=0)] = 5_000
+    """Above this many hand-written lessons in one scope the cross-language pass is skipped
+    (the model embeds a lesson in tens of milliseconds)."""
     contradictions: bool = True
     """Pairs at or above ``complement_threshold`` whose lessons oppose each other by the
     knowledge validator's negation pairs (always/never, use/avoid, ...) are conflicts too."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -57,6 +58,7 @@ from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry, Tier
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.templates import template_key
 from swarmq.similarity.measure import Measure
+from swarmq.similarity.multilingual import non_latin
 from swarmq.similarity.static_embedder import default_embedder
 from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
@@ -66,6 +68,9 @@ CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
 """Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
+
+_UNICODE_WORDS = re.compile(r"\w+")
+"""Word runs in any script: the exact-duplicate key of a lesson in a non-Latin script."""
 
 
 def crash_point(step: str) -> None:
@@ -148,6 +153,8 @@ class KnowledgePopulation:
     def _build_item(self, entry: Entry) -> Item:
         apart = entry.get(KEEP_APART)
         normalized = normalize_opencode(entry.lesson)
+        if non_latin(entry.lesson):  # its ASCII residue would make two different lessons equal
+            normalized = " ".join(_UNICODE_WORDS.findall(entry.lesson.casefold()))
         template = template_key(entry.lesson)
         project = entry.get("project_name") if self.store.tier != Tier.HIVE else None
         project = project if isinstance(project, str) and project else None

@@ -40,14 +40,28 @@ class DenseFloors:
     """Worker and shared memory notes."""
 
 
+MINILM = "all-minilm-l6-v2-onnx-int8"
+
 DENSE_FLOORS: dict[str, DenseFloors] = {
     WORDLLAMA: DenseFloors(flywheel=0.4, memory=0.5),
 }
-"""Per model (``Embedder.name``): chosen leaving one workspace out on the tune split of
-eval/knowledge/workspaces/queries.json (docs/QUALITY.md, "Issue 26: meaning-aware ranking").
-A model not calibrated here (MiniLM, an endpoint) gets none: under it these records are ranked
-by the packaged WordLlama's cosine (``federated.search._meaning``), not on a floor set for
-another model's cosine scale."""
+"""Per model (``Embedder.name``) these stores are ranked on: chosen leaving one workspace out on
+the tune split of eval/knowledge/workspaces/queries.json (docs/QUALITY.md, "Issue 26:
+meaning-aware ranking"). A model not here (MiniLM, an endpoint) gets none: under it these
+records are ranked by the packaged WordLlama's cosine (``federated.search._meaning``), not on a
+floor set for another model's cosine scale."""
+
+NOT_ADOPTED: dict[str, DenseFloors] = {
+    MINILM: DenseFloors(flywheel=0.5, memory=0.45),
+}
+"""Floors calibrated the same way for a model these stores are deliberately *not* ranked on,
+kept so the next calibration starts from them (docs/QUALITY.md, "MiniLM floors for learnings
+and memory"). MiniLM's were chosen on all of tune (top 3 14/21, silence 8/8, against 13/21 and
+8/8 under WordLlama's floors), but left one workspace out they transfer worse (12/21 and 5/8:
+the flywheel floor a fold picks swings from 0.35 to off) and on the held split they lose to
+WordLlama's (6/11 and 4/5 against 8/11 and 5/5). And these records' vectors are kept per
+process only, so a fresh CLI or hook process under MiniLM would embed every learning and note
+before its first answer (17 s and 35 s on two of the set's workspaces)."""
 
 MAX_CACHED = 200_000
 """Record vectors a process keeps (dropped whole past it): ten 10k stores' worth."""

@@ -31,9 +31,10 @@ def injection_floors(config: KnowledgeConfig) -> Floors:
 def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
     """The query's meaning when the workspace ranks by it (hybrid retrieval) and a store that
     matches on words is there to use it: under the knowledge store's model when its floors for
-    these stores were calibrated (or given), else under the packaged WordLlama, whose floors
-    were (MiniLM, the default where installed, has none: a cosine floor set on one model's
-    scale means nothing on another's, and calibrating MiniLM's is left to do)."""
+    these stores are set (or given), else under the packaged WordLlama, whose floors are
+    (MiniLM, the default where installed, has none in use: a cosine floor set on one model's
+    scale means nothing on another's, and MiniLM's own, calibrated, rank worse on the held split
+    and would cost a fresh process seconds: ``meaning.NOT_ADOPTED``)."""
     knowledge = stores.knowledge
     if knowledge is None or (stores.agents is None and stores.memory is None):
         return None

@@ -121,7 +121,12 @@ class KnowledgeConfig(BaseModel):
     when the ``minilm`` extra is installed, else WordLlama (``swarmq knowledge audit`` says which).
     Entry vectors are cached per model (sidecar and persisted index), so switching re-embeds
     the store once; under MiniLM that happens off the query path (``swarmq knowledge embed``,
-    the ``maturity.embed`` task when scheduled, the hook server), docs/knowledge.md, "Dense retrieval"."""
+    the ``maturity.embed`` task on the beat, the hook server), docs/knowledge.md, "Dense retrieval"."""
+    embed_every_seconds: Annotated[float, Field(ge=0)] = 300.0
+    """How often the beat runs ``maturity.embed`` when hybrid retrieval's model leaves entry
+    vectors to the background (MiniLM, an ``llm.embedding_model`` endpoint): a swarm's stores
+    get their vectors without anyone running ``swarmq knowledge embed``. 0 schedules nothing;
+    a ``schedule:`` entry of that task replaces this one (docs/knowledge.md, "Celery tasks")."""
     dense_min_similarity: Annotated[float | None, Field(ge=-1, le=1)] = None
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for

@@ -42,15 +42,31 @@ def sweep_task(self: SwarmTask, phase: int | str | None = None) -> dict[str, Any
 EMBED_PER_RUN = 2000
 """Entries one ``maturity.embed`` run embeds at most (~1 min of CPU under MiniLM): bounded, so
 the task stays far inside the family's time limit; the next run goes on."""
+EMBED_LOCK = "maturity.embed"
+"""The Redis lock one ``maturity.embed`` run holds: a run that finds it held returns at once
+(``busy``) instead of embedding the same backlog beside it on another worker."""
 
 
 @app.task(name=MATURITY_EMBED, bind=True)
 def embed_task(self: SwarmTask, limit: int = EMBED_PER_RUN) -> dict[str, Any]:
     """Fill the entry vectors hybrid retrieval lacks (a slow model's backlog) into the
-    persisted indexes, off every query's path (``schedule: {maturity.embed: 5m}``)."""
+    persisted indexes, off every query's path. On the beat by default under MiniLM or an
+    endpoint (:mod:`swarmq.roster.schedule`); never two runs at once in a swarm (a second
+    one while the first holds :data:`EMBED_LOCK` is skipped, and a run whose lease lapses
+    stops after its current batch)."""
     from swarmq.knowledge.vectors import fill
+    from swarmq.storage.locking import LockTimeout
 
-    return fill(knowledge_for(self), limit).as_dict()
+    locks = self.cluster.locks
+    try:
+        lease = locks.acquire(EMBED_LOCK, timeout=0)
+    except LockTimeout:
+        return {"busy": True}
+    try:
+        report = fill(knowledge_for(self), limit, stop=lease.lost.is_set)
+    finally:
+        locks.release(lease)
+    return {**report.as_dict(), "busy": False}
 
 
 @app.task(name=MATURITY_KNOWLEDGE_ADD, bind=True)

@@ -12,6 +12,7 @@ from kombu.entity import Exchange, Queue
 from swarmq.coord import keys
 from swarmq.names import DEAD_LETTER_QUEUE, JOB_FAMILIES
 from swarmq.roster.checks import task_family
+from swarmq.roster.schedule import effective_schedule
 from swarmq.roster.schema import Roster
 from swarmq.workers.processes import host_dir
 
@@ -73,9 +74,10 @@ def route_task(
 
 
 def build_beat_schedule(roster: Roster) -> dict[str, dict[str, Any]]:
-    """Beat entries from ``schedule:`` in swarm.yaml (evaluated in UTC)."""
+    """Beat entries from ``schedule:`` in swarm.yaml and the defaults it does not replace
+    (:mod:`swarmq.roster.schedule`), evaluated in UTC."""
     out: dict[str, dict[str, Any]] = {}
-    for name, entry in roster.schedule.items():
+    for name, entry in effective_schedule(roster).items():
         if entry.cron is not None:
             minute, hour, dom, month, dow = entry.cron.split()
             when: Any = crontab(

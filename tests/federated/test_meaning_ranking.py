@@ -259,3 +259,21 @@ def test_ledger_record_names_the_mission_machinerys_own_files(tmp_path: Path) ->
     inner = profiles / "shared"
     assert ledger_record(inner / "swarm" / "missions" / "m-1" / "SUMMARY.md", profiles, inner)
     assert not ledger_record(inner / "notes.md", profiles, inner)
+
+
+def test_under_minilm_these_stores_are_ranked_on_wordllama_and_its_floors(tmp_path: Path) -> None:
+    """MiniLM's own floors for learnings and memory were calibrated and not adopted (they rank
+    worse on the held split, and a fresh process would embed every record with MiniLM first):
+    the task is embedded with WordLlama for these stores, on WordLlama's floors."""
+    from swarmq.federated.meaning import MINILM, NOT_ADOPTED, WORDLLAMA
+    from swarmq.federated.search import _meaning
+    from swarmq.federated.stores import Floors
+    from swarmq.similarity.onnx_embedder import OnnxEmbedder
+
+    stores = make_stores(tmp_path)
+    assert stores.knowledge is not None and stores.knowledge.embedder is not None
+    assert stores.knowledge.embedder.name == MINILM == OnnxEmbedder.name  # the default here
+    assert MINILM in NOT_ADOPTED and MINILM not in DENSE_FLOORS
+    meaning = _meaning(stores, LEARNING_TASK, Floors())
+    assert meaning is not None and meaning.embedder.name == WORDLLAMA
+    assert meaning.floors == DENSE_FLOORS[WORDLLAMA]
