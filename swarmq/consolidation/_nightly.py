@@ -5,13 +5,15 @@ pairs that can call for one tonight involve an entry added or changed since (see
 :mod:`._watermark` for how those are known), and the planner joins only those against the whole
 store (:func:`~swarmq.similarity.join.focused_join`), finding exactly the full join's pairs that
 involve them (the dense paraphrase proposals likewise: the focus lessons' vectors against
-every lesson's). An entry a merge changes joins the focus for the later rounds, so the rounds still
-run to a fixpoint. A later round joins only what is new to it (:class:`_RoundPairs`): a pair of
-two entries whose lessons did not change keeps its similarity, so the previous round's pairs
-between such entries are still this round's, and only the entries that entered the focus or
-the population, or whose lesson changed, are joined against the population. Complement links need each end's whole partner list (an entry keeps only its
-most similar partners): the link join takes the focus and every entry that pairs with it, and
-only links touching the focus are decided.
+every lesson's). An entry a merge changes joins the focus for the later rounds, so the rounds
+still run to a fixpoint. A later round joins only what is new to it (:func:`round_pairs`): a pair
+of two entries whose lessons did not change keeps its similarity, so the previous round's pairs
+between such entries are still this round's, and only the entries that entered the focus or the
+population, or whose lesson changed, are joined against the population. Every join pairs
+hand-written entries among themselves and templated ones within their template key, the only
+pairs the planner may act on (:func:`comparable_join`). Complement links need each end's whole
+partner list (an entry keeps only its most similar partners): the link join takes the focus and
+every entry that pairs with it, and only links touching the focus are decided.
 
 What a full pass may find that this does not: pairs of two unchanged entries whose verdict
 changed although neither did (the paraphrase IDF drifts as the store grows), and pairs a run
