@@ -28,7 +28,8 @@ join's pairs involving the focus, by this argument:
   an empty bigram set meets the store's other empty ones, listed by ``grams = 0``.
 * **Later rounds**: an entry an action touched joins the focus (as in :mod:`._nightly`); its
   lesson is probed before the next round, and links probe the focus's partners once more (the
-  link join's second hop).
+  link join's second hop). A templated lesson is probed for its template key's entries only:
+  no other entry is comparable with it (``consolidation.items.comparable``).
 
 The paraphrase pass's IDF is taken from the index's document frequencies (over every indexed
 entry's terms, triggers and tags included), not recomputed over all lessons: the one place
@@ -45,14 +46,14 @@ from typing import Protocol
 
 import numpy as np
 
-from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases
+from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases, comparable_join
 from swarmq.consolidation._paraphrase import Pair, _terms
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, Contradicts, Item
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.postings import RUN, IndexReader
 from swarmq.knowledge.storesets import StoreSets
-from swarmq.similarity.join import focused_join
+from swarmq.knowledge.templates import template_key
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import encode
 
@@ -120,14 +121,15 @@ class IndexedPopulation:
         self._collided = set(sets.collided().tolist())
         wanted: set[int] = set(self._collided)
         joined = [s for s, e in initial.items() if e.is_active and s not in self._collided]
-        wanted.update(sets.bigram_partners(joined, config.complement_threshold).tolist())
-        wanted.update(sets.template_partners(joined).tolist())
         if config.paraphrase_threshold < 1.0:
             wanted.update(
                 sets.paraphrase_partners(
                     joined, config.paraphrase_candidate_threshold, config.paraphrase_threshold
                 ).tolist()
             )
+        sets.release_words()  # before the bigram join's index side is built
+        wanted.update(sets.bigram_partners(joined, config.complement_threshold).tolist())
+        wanted.update(sets.template_partners(joined).tolist())
         self.probed.update(initial[s].lesson for s in joined)
         for slot in set(initial) & self._collided:  # hashed sets unsafe: the postings' probes
             lesson = initial[slot].lesson
@@ -183,7 +185,8 @@ class IndexedPopulation:
             wanted.update(self.sets.bigram_partners(joined, t).tolist())
             wanted.update(self.sets.template_partners(joined).tolist())
         for lesson in probes:
-            wanted.update(self.reader.bigram_candidates(lesson, t).tolist())
+            if template_key(lesson) is None:  # a templated lesson: only its key's entries
+                wanted.update(self.reader.bigram_candidates(lesson, t).tolist())
             wanted.update(self.reader.template_candidates(lesson).tolist())
         self._read(wanted)
 
@@ -216,8 +219,9 @@ class IndexedPlanner(FocusedPlanner):
     def decide_links(self, items: Sequence[Item]) -> list[Action]:
         if self.population is not None and self.config.max_links_per_entry and len(items) > 1:
             sets = encode([i.text for i in items], self.measure)
-            first = focused_join(sets, self._indices(items), self.config.complement_threshold)
-            reach = np.union1d(first.left, first.right).tolist()
+            t = self.config.complement_threshold
+            left, right, _ = comparable_join(sets, self._indices(items), t, items)
+            reach = np.union1d(left, right).tolist()
             self.population.widen(items[k].id for k in reach)
             items = self.population.items()
         return super().decide_links(items)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -126,12 +126,9 @@ class Planner:
         )
         if not items:
             return actions
-        result = self.join(sets, low, items)
         candidates: list[tuple[float, str, str, Reason, dict[str, float | str]]] = []
         seen: set[tuple[str, str]] = set()
-        for i, j, similarity in zip(
-            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
-        ):
+        for i, j, similarity in self.round_pairs(sets, low, items):
             a, b = items[i], items[j]
             if not comparable(a, b) or non_latin(a.text) or non_latin(b.text):
                 continue  # a non-Latin lesson's bigrams are its ASCII residue, not its words
@@ -204,6 +201,15 @@ class Planner:
     def join(self, sets: TokenSets, threshold: float, items: Sequence[Item]) -> JoinResult:
         """The pairs of ``items`` (encoded as ``sets``) a round considers."""
         return similarity_join(sets, threshold)
+
+    def round_pairs(
+        self, sets: TokenSets, threshold: float, items: Sequence[Item]
+    ) -> Iterable[tuple[int, int, float]]:
+        """``(i, j, similarity)`` of the pairs of ``items`` a round considers: :meth:`join`'s."""
+        result = self.join(sets, threshold, items)
+        return zip(
+            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
+        )
 
     def link_join(self, sets: TokenSets, items: Sequence[Item]) -> JoinResult:
         """The pairs whose complement links are decided, each with all its partners."""

@@ -10,6 +10,7 @@ store, archived, with a pointer to the entry that replaced them.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 import time
@@ -391,7 +392,11 @@ class TierRun(ConsolidationRun):
             )
             planner.population = population
             focus = len(planner.focus)
-            indexed_plan = planner.run(population, on_round=self.on_round)
+            gc.freeze()  # the entries read stay: rounds need not rescan them for cycles
+            try:
+                indexed_plan = planner.run(population, on_round=self.on_round)
+            finally:
+                gc.unfreeze()
             sets.release()
         except postings.StaleIndex:
             return None

@@ -100,8 +100,10 @@ class StoreSets:
         self.texts = distinct
         """Distinct lesson hashes of the hand-written entries, sorted (paraphrase rows)."""
         codes, offsets = _gather(words[0], words[1], first)
+        del first
         self.words, self._word_codes, self._word_df = from_codes(codes, offsets)
-        self._weights: npt.NDArray[np.float64] | None = None
+        del codes, offsets
+        self._texts_count = len(self.words)
         self._joins: dict[tuple[str, float], FocusedJoin] = {}
 
     def release(self) -> None:
@@ -112,7 +114,6 @@ class StoreSets:
         self._word_codes, self._word_df = np.zeros(0, dtype=np.uint64), empty
         self.grams = self.words = TokenSets(empty, np.zeros(1, dtype=np.int64), 0)
         self._joins.clear()
-        self._weights = None
 
     def _join(self, which: str, threshold: float) -> FocusedJoin:
         """The whole store's side of the join, built once per measure and threshold."""
@@ -168,10 +169,12 @@ class StoreSets:
         out: IntArray = self.slots[np.isin(self.tkey, keys)]
         return out
 
-    def _idf_weights(self) -> npt.NDArray[np.float64]:
-        if self._weights is None:
-            self._weights = idf_weights(self.words)
-        return self._weights
+    def release_words(self) -> None:
+        """Drop the paraphrase words' sets (:meth:`paraphrase_partners` is asked once a night,
+        before the bigram join is built: the two never hold memory at once); :meth:`word_idf`
+        still answers."""
+        empty = np.zeros(0, dtype=np.int64)
+        self.words = TokenSets(empty, np.zeros(1, dtype=np.int64), 0)
 
     def paraphrase_partners(self, slots: Iterable[int], jaccard: float, cosine: float) -> IntArray:
         """Active hand-written slots whose lesson may be a paraphrase of the lesson of a
@@ -181,13 +184,17 @@ class StoreSets:
         rows = rows[(self.kind[rows] & HAND) != 0]
         if not len(rows) or not len(self.texts):
             return np.zeros(0, dtype=np.int64)
+        if len(self.words) != len(self.texts):
+            raise RuntimeError("the paraphrase words were released")
         focus = np.searchsorted(self.texts, np.unique(self.text[rows]))
-        weights = self._idf_weights()
+        weights = idf_weights(self.words)
         prefix = cosine_prefix(self.words, weights, cosine)
         found = FocusedJoin(self.words, jaccard, prefix)(focus)  # once a night: not kept
+        del prefix
         if not len(found.left):
             return np.zeros(0, dtype=np.int64)
         score = weighted_overlaps(self.words, found.left, found.right, weights)
+        del weights
         strong = score >= cosine - _EPS
         partners = self.texts[np.unique(np.concatenate([found.left[strong], found.right[strong]]))]
         chosen = self.hand[np.isin(self.text[self.hand], partners)]
@@ -197,7 +204,7 @@ class StoreSets:
     def word_idf(self, words: Iterable[str]) -> dict[str, float]:
         """Each paraphrase word's IDF over the distinct hand-written lessons, the pass's
         ``log((1 + n) / (1 + df)) + 1``."""
-        n = len(self.words)
+        n = self._texts_count
         out: dict[str, float] = {}
         codes = self._word_codes
         for word in words:

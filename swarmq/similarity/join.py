@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,7 @@ from swarmq.similarity.sets import IntArray, TokenSets, encode
 
 FloatArray = npt.NDArray[np.float64]
 WordArray = npt.NDArray[np.uint64]
+OwnerArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 
 _EPS = 1e-9
 """Slack in the float filter bounds: a bound is only ever loosened by it, so no pair is lost."""
@@ -104,15 +106,23 @@ def _min_overlap(t: float, sizes: IntArray) -> IntArray:
 
 
 def _bit_images(sets: TokenSets, bits: int) -> list[WordArray]:
-    """Each set hashed into ``bits`` bits, as ``bits // 64`` word columns (one array per word)."""
+    """Each set hashed into ``bits`` bits, as ``bits // 64`` word columns (one array per word).
+    Built a chunk of sets at a time: a store's members are tens of millions, and four
+    member-long temporaries of them would be the join's largest allocation."""
     words = bits // 64
     n = len(sets)
-    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
-    mixed = sets.tokens.astype(np.uint64) * _GOLDEN
-    bit = (mixed >> np.uint64(64 - (bits.bit_length() - 1))).astype(np.int64)
+    sizes = sets.sizes
+    shift = np.uint64(64 - (bits.bit_length() - 1))
     image = np.zeros(n * words, dtype=np.uint64)
-    values = np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
-    np.bitwise_or.at(image, owner * words + (bit >> 6), values)
+    step = max(1, CHUNK // max(int(sizes.max()) if n else 1, 1))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        owner = np.repeat(np.arange(lo, hi, dtype=np.int64), sizes[lo:hi])
+        mixed = sets.tokens[sets.offsets[lo] : sets.offsets[hi]].astype(np.uint64) * _GOLDEN
+        bit = (mixed >> shift).astype(np.int64)
+        del mixed
+        values = np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
+        np.bitwise_or.at(image, owner * words + (bit >> 6), values)
     columns = image.reshape(n, words)
     return [np.ascontiguousarray(columns[:, w]) for w in range(words)]
 
@@ -245,6 +255,44 @@ def _universe(sets: TokenSets) -> IntArray:
     return universe
 
 
+def _members(starts: IntArray, counts: IntArray) -> IntArray:
+    """``starts[k] .. starts[k] + counts[k] - 1`` for every ``k``, concatenated."""
+    total = int(counts.sum())
+    out: IntArray = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    out += np.arange(total, dtype=np.int64)
+    return out
+
+
+def _shared_members(
+    sets: TokenSets, a: IntArray, b: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The tokens pairs ``(a[k], b[k])`` share, as ``(k, member in a[k], member in b[k])``
+    (positions into ``sets.tokens``), in ascending token order within each pair: both sets'
+    members keyed by ``(k, token)`` and sorted, a shared token being two equal adjacent keys
+    (a set holds a token once). Needs no store-wide array, unlike a search in :func:`_universe`."""
+    sizes = sets.sizes
+    vocabulary = max(sets.vocabulary, 1)
+    ca, cb = sizes[a], sizes[b]
+    k = np.arange(len(a), dtype=np.int64)
+    pair = np.concatenate([np.repeat(k, ca), np.repeat(k, cb)])
+    position = np.concatenate([_members(sets.offsets[a], ca), _members(sets.offsets[b], cb)])
+    key = pair * vocabulary + sets.tokens[position]
+    order = np.argsort(key, kind="stable")  # a's member first among two equal keys
+    key = key[order]
+    twin = np.flatnonzero(key[1:] == key[:-1])
+    return pair[order[twin]], position[order[twin]], position[order[twin + 1]]
+
+
+def _pair_overlaps(sets: TokenSets, left: IntArray, right: IntArray) -> IntArray:
+    """``|set(left[k]) & set(right[k])|`` by :func:`_shared_members`, in chunks."""
+    result = np.zeros(len(left), dtype=np.int64)
+    step = max(1, CHUNK // max(2 * int(sets.sizes.max()) if len(sets) else 1, 1))
+    for lo in range(0, len(left), step):
+        pair, _, _ = _shared_members(sets, left[lo : lo + step], right[lo : lo + step])
+        result[lo : lo + step] = np.bincount(pair, minlength=len(left[lo : lo + step]))
+    return result
+
+
 def _overlaps(
     sets: TokenSets, left: IntArray, right: IntArray, universe: IntArray | None = None
 ) -> IntArray:
@@ -275,27 +323,26 @@ def weighted_overlaps(
     sets: TokenSets, left: IntArray, right: IntArray, weights: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
     """``sum(w[left[k], t] * w[right[k], t])`` over the tokens ``t`` the two sets share, where
-    ``weights`` is aligned with ``sets.tokens`` (with L2-normalised IDF weights: the cosine)."""
-    vocabulary = max(sets.vocabulary, 1)
-    sizes = sets.sizes
-    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    universe = owner * vocabulary + sets.tokens
+    ``weights`` is aligned with ``sets.tokens`` (with L2-normalised IDF weights: the cosine),
+    summed in ascending token order."""
     result = np.zeros(len(left), dtype=np.float64)
-    step = max(1, CHUNK // max(int(sizes.max()), 1))
+    step = max(1, CHUNK // max(2 * int(sets.sizes.max()) if len(sets) else 1, 1))
     for lo in range(0, len(left), step):
         a, b = left[lo : lo + step], right[lo : lo + step]
-        counts = sizes[a]
-        pair = np.repeat(np.arange(len(a), dtype=np.int64), counts)
-        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
-            np.cumsum(counts) - counts, counts
-        )
-        position = sets.offsets[a][pair] + within
-        queries = b[pair] * vocabulary + sets.tokens[position]
-        found = np.minimum(np.searchsorted(universe, queries), len(universe) - 1)
-        hit = universe[found] == queries
-        products = np.where(hit, weights[position] * weights[found], 0.0)
+        pair, in_a, in_b = _shared_members(sets, a, b)
+        products = weights[in_a] * weights[in_b]
         result[lo : lo + step] = np.bincount(pair, weights=products, minlength=len(a))
     return result
+
+
+def owner_kind(n: int) -> type[np.int32] | type[np.int64]:
+    """The narrowest of int32 and int64 that numbers ``n`` sets."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+def _owners(sizes: IntArray) -> OwnerArray:
+    """Each member's set number (32-bit when it fits: a store has tens of millions)."""
+    return cast(OwnerArray, np.repeat(np.arange(len(sizes), dtype=owner_kind(len(sizes))), sizes))
 
 
 def idf_weights(sets: TokenSets) -> npt.NDArray[np.float64]:
@@ -303,11 +350,14 @@ def idf_weights(sets: TokenSets) -> npt.NDArray[np.float64]:
     set's L2 norm, so the weighted overlap of two sets is their cosine."""
     n = len(sets)
     df = np.bincount(sets.tokens, minlength=max(sets.vocabulary, 1))
-    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    member = idf[sets.tokens]
-    owner = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
-    norms = np.sqrt(np.bincount(owner, weights=member * member, minlength=n))
-    weights: npt.NDArray[np.float64] = member / np.maximum(norms[owner], 1e-12)
+    idf = np.log((1.0 + n) / (1.0 + df))
+    idf += 1.0
+    weights: npt.NDArray[np.float64] = idf[sets.tokens]
+    del idf, df
+    square = weights * weights
+    norms = np.sqrt(np.bincount(_owners(sets.sizes), weights=square, minlength=n))
+    del square
+    weights /= np.repeat(np.maximum(norms, 1e-12), sets.sizes)
     return weights
 
 
@@ -318,19 +368,26 @@ def cosine_prefix(sets: TokenSets, weights: npt.NDArray[np.float64], threshold: 
     included, have a norm below ``threshold`` cannot, since every shared token lies at or
     after the first one in both sets and the cosine is at most that norm times the other's
     (at most 1; Cauchy-Schwarz, as AllPairs bounds it). Both sides' prefixes then hold the
-    first shared token, so the join need only pair prefixes."""
+    first shared token, so the join need only pair prefixes. Summed one position of every set
+    at a time (sets are short), so each set's sums are its own and no member-long temporary
+    is made."""
     sizes = sets.sizes
     n = len(sizes)
-    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    square = weights * weights
-    before = np.cumsum(square) - square  # over all members before this one
-    start = np.zeros(n, dtype=np.float64)
-    nonempty = sizes > 0
-    start[nonempty] = before[sets.offsets[:-1][nonempty]]
-    total = np.bincount(owner, weights=square, minlength=n)
-    remaining = total[owner] - (before - start[owner])
-    reach = remaining >= threshold * threshold * (1.0 - 1e-9) - 1e-12  # rounding: keep more
-    out: IntArray = np.bincount(owner[reach], minlength=n).astype(np.int64)
+    starts = sets.offsets[:-1]
+    longest = int(sizes.max()) if n else 0
+    total = np.zeros(n, dtype=np.float64)
+    for p in range(longest):
+        rows = np.flatnonzero(sizes > p)
+        w = weights[starts[rows] + p]
+        total[rows] += w * w
+    spent = np.zeros(n, dtype=np.float64)
+    out = np.zeros(n, dtype=np.int64)
+    floor = threshold * threshold * (1.0 - 1e-9) - 1e-12  # rounding: keep more
+    for p in range(longest):
+        rows = np.flatnonzero(sizes > p)
+        out[rows] += total[rows] - spent[rows] >= floor
+        w = weights[starts[rows] + p]
+        spent[rows] += w * w
     return out
 
 
@@ -340,10 +397,13 @@ def _verified(
     right: IntArray,
     empty: IntArray,
     t: float,
-    universe: IntArray | None = None,
+    merged: bool = False,
 ) -> JoinResult:
+    """``merged``: count overlaps pair by pair (:func:`_pair_overlaps`), for a caller that
+    verifies few pairs of a large collection."""
     sizes = sets.sizes
-    inter = _overlaps(sets, left, right, universe) if len(left) else np.empty(0, dtype=np.int64)
+    count = _pair_overlaps if merged else _overlaps
+    inter = count(sets, left, right) if len(left) else np.empty(0, dtype=np.int64)
     union = sizes[left] + sizes[right] - inter
     similarity = inter / np.maximum(union, 1)
     keep = similarity >= t
@@ -407,22 +467,31 @@ class FocusedJoin:
         if prefix is not None:
             probe_len = np.minimum(probe_len, prefix)
         self.probe_len = probe_len
-        owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
-        position = np.arange(len(sets.tokens), dtype=np.int64) - np.repeat(sets.offsets[:-1], sizes)
-        keep = position < probe_len[owner]
-        token, owner = sets.tokens[keep], owner[keep]
-        del position, keep
-        group_key = token * width + sizes[owner]
-        order = np.argsort(group_key, kind="stable")
-        self.group_key: IntArray = group_key[order]
-        self.owner: IntArray = owner[order]
-        del order
+        # Every set's prefix occurrences, grouped by (token, set size), then by set: one int64
+        # key sorted in place (the order a stable argsort by (token, size) gives), and the
+        # owners kept 32-bit; no member-long temporary of the whole collection.
+        owner = _owners(probe_len)
+        key = sets.tokens[_members(sets.offsets[:-1], probe_len)]
+        key *= width
+        key += sizes[owner]
+        span = max(n, 1)
+        if (max(sets.vocabulary, 1) + 1) * width * span < 2**62:
+            key *= span
+            key += owner
+            del owner
+            key.sort()
+            self.owner = cast(OwnerArray, (key % span).astype(owner_kind(n)))
+            np.floor_divide(key, span, out=key)
+            self.group_key: IntArray = key
+        else:  # pragma: no cover - a vocabulary of billions
+            order = np.argsort(key, kind="stable")
+            self.group_key, self.owner = key[order], owner[order]
+            del order
         ratio = t / (1 + t)
         total = np.arange(2 * max_size + 1, dtype=np.int64)
         self.limit = (total - 2 * np.ceil(ratio * total - _EPS)).astype(np.int32)
         self.coarse = _bit_images(sets, 64)[0]
         self.fine = _bit_images(sets, 256)
-        self.universe = _universe(sets)
 
     def __call__(self, focus: IntArray, *, stats: list[JoinStats] | None = None) -> JoinResult:
         sets, t = self.sets, self.t
@@ -467,7 +536,7 @@ class FocusedJoin:
                 continue
             slot = np.arange(m, dtype=np.int64) - np.repeat(start[a_lo:a_hi] - start[a_lo], c)
             a = np.repeat(f_owner[a_lo:a_hi], c)
-            b = owner[np.repeat(lo[a_lo:a_hi], c) + slot]
+            b = owner[np.repeat(lo[a_lo:a_hi], c) + slot].astype(np.int64)
             del slot
             lim = limit[sizes[a] + sizes[b]]
             ok = (a != b) & (np.bitwise_count(coarse[a] ^ coarse[b]) <= lim)
@@ -478,7 +547,7 @@ class FocusedJoin:
             kept.append(np.minimum(a, b) * n + np.maximum(a, b))
         keys = np.sort(np.concatenate(kept)) if kept else none
         deduped = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-        result = _verified(sets, deduped // n, deduped % n, empty, t, self.universe)
+        result = _verified(sets, deduped // n, deduped % n, empty, t, merged=True)
         if stats is not None:
             stats.append(JoinStats(len(owner), total_raw, after64, len(keys), len(deduped)))
         return result

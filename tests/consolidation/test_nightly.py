@@ -234,3 +234,55 @@ def test_dense_proposals_are_the_full_passes_restricted_to_the_focus() -> None:
     }
     got_left, got_right, _ = paraphrases.dense_join(vectors, texts)
     assert want and set(zip(got_left.tolist(), got_right.tolist(), strict=True)) == want
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33, 34])
+def test_later_rounds_join_only_what_is_new_and_find_every_pair(seed: int) -> None:
+    """Rounds where entries leave the population, change lesson, enter it and enter the
+    focus: each round's pairs (joined incrementally) are the full join's pairs with a focus
+    entry that the structure allows (templated only with its own template key), similarity
+    included."""
+    from swarmq.consolidation._nightly import round_pairs
+    from swarmq.consolidation.items import Item
+    from swarmq.knowledge.templates import template_key
+
+    rng = random.Random(seed)
+    base = generate(900, seed=seed, dup_rate=0.02, odd_rate=0.0, dark_rate=0.1).lessons
+    pool = base + [base[rng.randrange(len(base))] + " again" for _ in range(120)]
+    assert sum(template_key(t) is not None for t in base) > 50  # co-change notes: a clique
+    texts = {f"e{k}": t for k, t in enumerate(pool[:700])}
+    waiting = [(f"e{k}", t) for k, t in enumerate(pool[700:], start=700)]
+    focus = set(rng.sample(sorted(texts), 40))
+    previous = None
+    found = 0
+    for threshold in (CONFIG.complement_threshold, CONFIG.conflict_threshold):
+        for _ in range(6):
+            items = [
+                Item(id=i, text=t, created="", order=k, template=template_key(t))
+                for k, (i, t) in enumerate(texts.items())
+            ]
+            sets = encode([item.text for item in items], CONFIG.measure)
+            got, previous = round_pairs(previous, sets, threshold, items, focus)
+            full = similarity_join(sets, threshold)
+            want = {
+                (i, j, s)
+                for i, j, s in zip(
+                    full.left.tolist(), full.right.tolist(), full.similarity.tolist(), strict=True
+                )
+                if (items[i].id in focus or items[j].id in focus)
+                and items[i].template == items[j].template  # comparable by structure
+            }
+            assert len(got) == len(set(got)) and set(got) == want
+            found += len(want)
+            ids = sorted(texts)
+            for gone in rng.sample(ids, 15):  # merged away or archived
+                del texts[gone]
+            ids = sorted(texts)
+            for changed in rng.sample(ids, 10):  # a survivor took the other's lesson
+                texts[changed] = pool[rng.randrange(len(pool))]
+            for _ in range(20):  # read into the population by a widened focus
+                if waiting:
+                    entry_id, text = waiting.pop()
+                    texts[entry_id] = text
+            focus.update(rng.sample(sorted(texts), 25))
+    assert found > 100
