@@ -189,6 +189,12 @@ class _FocusedParaphrases(Paraphrases):
         embedder: Callable[[], Embedder] | None,
     ) -> None:
         super().__init__(config, embedder)
+        # No cross-language pass in a night: its criterion (mutual nearest neighbours among the
+        # scope's lessons) needs the whole scope, and a night holds only the focus and its word
+        # partners, where a rule's nearest neighbour is a near-miss whenever its translation is
+        # absent; embedding the whole scope each night costs ~20 ms a lesson. Full passes
+        # (the first run, ``--full``, ``incremental: false``) find translations.
+        self.multilingual = None
         self.focus = focus
         self.focus_texts: set[str] = set()
 

@@ -58,7 +58,9 @@ class ConsolidationConfig(BaseModel):
     """Where a scope holds lessons in a non-Latin script (Chinese, Russian, Japanese, …) and the
     ``multilingual`` extra is installed, let a multilingual model propose a lesson and its
     translation as duplicates (mutual nearest neighbours at ``multilingual_threshold``); the
-    lexical passes never judge such lessons (they compare ASCII words only)."""
+    lexical passes never judge such lessons (they compare ASCII words only). Full passes only:
+    an incremental night sees the focus and its word partners, not the whole scope the mutual
+    neighbours are taken in."""
     multilingual_threshold: Annotated[float, Field(gt=0, le=1)] = 0.6
     """Cosine of the multilingual model at or above which mutual nearest neighbours are a
     candidate pair. Chosen on the tune split of eval/knowledge/xlang/labels.json (QUALITY.md,

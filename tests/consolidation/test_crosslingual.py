@@ -86,3 +86,24 @@ def test_a_translation_merges_by_meaning_and_records_both_scores(tmp_path: Path)
 
     off = ConsolidationConfig(multilingual_duplicates=False)
     assert consolidate_tier(store.swarm, off, scope="swarm", dry_run=True).plan.actions == []
+
+
+@pytest.mark.skipif(not available(), reason="the multilingual extra is not installed")
+def test_a_night_leaves_translations_to_the_full_pass(tmp_path: Path) -> None:
+    """A night sees only its focus and their word partners, not the scope whose mutual nearest
+    neighbours the pass is calibrated on: it proposes no translation; a full pass does."""
+    store = write_store(
+        tmp_path,
+        [entry("en", REDERIVE_EN), entry("other-zh", NO_DEFEND_ZH), entry("lic", LICENSE_EN)],
+    )
+    first = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm")
+    assert first.focus is None and first.plan.actions == []
+    with store.swarm.transaction() as txn:
+        txn.append(entry("zh", REDERIVE_ZH, created="2026-02-01T00:00:00.000Z"))
+    night = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm", dry_run=True)
+    assert night.focus == 1 and night.plan.actions == []
+    full = consolidate_tier(
+        store.swarm, ConsolidationConfig(), scope="swarm", dry_run=True, full=True
+    )
+    [action] = full.plan.actions
+    assert sorted((action.keep, action.other)) == ["en", "zh"]
