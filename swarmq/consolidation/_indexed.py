@@ -63,6 +63,7 @@ class IndexedParaphrases(_FocusedParaphrases):
 
     def __init__(self, config: ConsolidationConfig, focus: set[str], sets: StoreSets) -> None:
         super().__init__(config, focus, None)
+        self.multilingual = None  # the population is not the scope: see TierRun.plan_indexed
         self.sets = sets
 
     def _find(self, texts: list[str]) -> list[Pair]:
