@@ -3,17 +3,18 @@ store, without them, and with the cross-language pass off (the English-only nigh
 
     python -m bench.crosslingual_nightly [--english 2000] [--chinese 300] [--translations 10]
 
-The store: ``--english`` :mod:`bench.lesson_corpus` lessons, the 60 Chinese rules of
+The store: ``--english`` :mod:`bench.lesson_corpus` lessons, the Chinese rules of
 ``eval/knowledge/xlang`` (go-spring's and town-os's agent rules) and ``--chinese`` more Chinese
-lessons made of two of those rules each, all in one project, with a ``swarm.yaml`` beside it.
-A first run (full: no watermark yet) consolidates it and fills the vector file. Then 1 % new
-lessons are appended: English corpus lessons and ``--translations`` English rules whose Chinese
-translation is in the store (the night must find them). Three copies of that state are then
-consolidated by a night (restored to the same paths), each in a fresh process, in interleaved order: ``kept`` (the vector
-file as the first run left it), ``none`` (the file deleted: the night embeds the whole scope,
-as a fresh process would without it), ``off`` (``multilingual_duplicates: false``: the night
-as it ran before nights looked for translations). Wall time, CPU time and peak RSS (VmHWM) per
-child; the actions of ``kept`` and ``none`` must be equal.
+lessons made of two of those rules each (never one of the tested rules below), all in one
+project, with a ``swarm.yaml`` beside it. A first run (full: no watermark yet) consolidates it
+and fills the vector file. Then 1 % new lessons are appended: ``--translations`` English rules
+whose Chinese translation is in the store (the night should find them) and English corpus
+lessons. That state is consolidated by nights, each in a fresh process and restored to the same
+paths first, in interleaved order: ``kept`` (the vector file as the first run left it),
+``none`` (the file deleted: the night embeds the whole scope, as a fresh process would without
+it), ``off`` (``multilingual_duplicates: false``, with its own first run since the watermark
+names the settings: the night as it ran before nights looked for translations). Wall time, CPU
+time and peak RSS (VmHWM) per child; the actions of ``kept`` and ``none`` must be equal.
 """
 
 from __future__ import annotations
@@ -93,10 +94,11 @@ def main() -> None:
         raise SystemExit("the multilingual extra is not installed")
     rng = random.Random(26)
     pairs = rules()
-    chinese = [zh for _, zh in pairs]
-    combos = [(a, b) for a in range(len(chinese)) for b in range(len(chinese)) if a != b]
-    rng.shuffle(combos)
-    chinese += [f"{chinese[a]}{chinese[b]}" for a, b in combos[: args.chinese]]
+    tested = rng.sample(pairs, args.translations)  # their English is new tonight
+    rest = [zh for pair, zh in ((p, p[1]) for p in pairs) if pair not in tested]
+    combos = [(a, b) for a in range(len(rest)) for b in range(len(rest)) if a != b]
+    rng.shuffle(combos)  # more Chinese lessons, none holding a tested rule
+    chinese = [zh for _, zh in pairs] + [f"{rest[a]}{rest[b]}" for a, b in combos[: args.chinese]]
     english = generate(args.english, seed=26, dup_rate=0.02, odd_rate=0.0, dark_rate=0.0).lessons
     base = english + chinese
     rng.shuffle(base)
@@ -104,7 +106,7 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     new_count = max(1, len(base) // 100)
     fresh = generate(new_count, seed=27, dup_rate=0.0, odd_rate=0.0, dark_rate=0.0).lessons
-    new = ([en for en, _ in rng.sample(pairs, args.translations)] + fresh)[:new_count]
+    new = ([en for en, _ in tested] + fresh)[:new_count]
     firsts, states = {}, {}
     for crosslingual in (True, False):  # the watermark names the settings: one first run each
         state = work / ("on" if crosslingual else "off")
