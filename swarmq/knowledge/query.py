@@ -34,7 +34,7 @@ from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.normalize import cjk_runs, retrieval_terms
+from swarmq.similarity.normalize import cjk_runs, retrieval_terms, script
 
 if TYPE_CHECKING:
     from swarmq.knowledge._dense import DenseIndex
@@ -188,6 +188,21 @@ class QueryIndex:
 def _entry_tokens(entry: Entry) -> set[str]:
     text = " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
     return set(retrieval_terms(text))
+
+
+def _unseen(haystack: str, frequency: dict[str, int]) -> int:
+    """The query's terms no entry holds that weigh in full in its norm: all of its ASCII
+    terms; of another script, only when the store holds one of the query's terms in that
+    script (a Russian task over an English store is matched on its identifiers, as if its
+    Russian words were not there, since no lesson could share them), and then not the CJK
+    bigrams across a known word's boundary (:func:`_boundary_bigrams`)."""
+    held = {script(token) for token, df in frequency.items() if df > 0}
+    boundary = _boundary_bigrams(haystack, frequency)
+    return sum(
+        1
+        for token, df in frequency.items()
+        if df == 0 and token not in boundary and (token.isascii() or script(token) in held)
+    )
 
 
 def _boundary_bigrams(haystack: str, frequency: dict[str, int]) -> set[str]:
@@ -384,8 +399,7 @@ def rank_tier(
     cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
     frequency = view.frequencies(tokens)
     selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
-    boundary = _boundary_bigrams(haystack, frequency)
-    unseen = sum(1 for token, df in frequency.items() if df == 0 and token not in boundary)
+    unseen = _unseen(haystack, frequency)
     weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
     # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
     # is a small share of what the task is about.

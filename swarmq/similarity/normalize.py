@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 import snowballstemmer
 
@@ -232,6 +233,19 @@ def cjk_runs(text: str) -> list[list[str]]:
     if text.isascii():
         return []
     return [_bigrams(run) for run, _ in _SCRIPT_RUN.findall(text) if run]
+
+
+def script(term: str) -> str | None:
+    """The script of a term of :func:`retrieval_terms`: ``None`` for :func:`terms`' (ASCII),
+    ``"CJK"`` for a bigram (Han, kana and Hangul together: Japanese mixes them), else the
+    Unicode name's first word of its first non-ASCII letter (``CYRILLIC``, ``GREEK``,
+    ``LATIN``…)."""
+    if term.isascii():
+        return None
+    if _SCRIPT_RUN.match(term)[1]:  # type: ignore[index]
+        return "CJK"
+    letter = next(ch for ch in term if not ch.isascii())
+    return unicodedata.name(letter, "?").split(" ")[0]
 
 
 def _bigrams(run: str) -> list[str]:

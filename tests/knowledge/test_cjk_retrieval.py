@@ -107,3 +107,17 @@ def test_the_index_and_the_loaded_store_answer_chinese_tasks_alike(
     indexed = answers(xlang_store())
     assert indexed == answers(xlang_store(persistent_index=False))
     assert all(indexed)
+
+
+def test_words_of_a_script_no_lesson_holds_do_not_dilute_the_task(
+    make_knowledge: Callable[..., KnowledgeStore],
+) -> None:
+    """A Russian task over an English store is matched on its identifiers as before (no lesson
+    could share its Russian words); once a Russian lesson exists, its words count."""
+    knowledge = make_knowledge(retrieval=Retrieval.LEXICAL)
+    knowledge.add_lesson("Persist the selected theme in localStorage across reloads")
+    task = QueryContext(text="Сохранять выбранную тему в localStorage между перезагрузками")
+    assert [r.entry.lesson[:7] for r in search(knowledge, task)] == ["Persist"]
+    knowledge.add_lesson("Очищайте кэш сборки перед релизом")  # "clear the build cache"
+    found = search(knowledge, QueryContext(text="Как очищайте кэш перед релизом?"))
+    assert [r.entry.lesson[:8] for r in found] == ["Очищайте"]
