@@ -94,3 +94,21 @@ def start_worker(
             return proc
     proc.kill()
     raise RuntimeError(f"benchmark worker {worker_id} did not answer within {timeout:.0f}s")
+
+
+class StandIn:
+    """The configured model's name and dimension, seeded random unit vectors (``--fill
+    synthetic``)."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        from swarmq.similarity.embedding import content_key, normalise_rows
+
+        rows = [
+            np.random.default_rng(list(content_key(t))).standard_normal(self.dim) for t in texts
+        ]
+        return normalise_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim))

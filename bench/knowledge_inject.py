@@ -13,7 +13,7 @@ measured once every entry has its vector.
         [--dense-model auto|wordllama|minilm] [--fill model|synthetic] [--profile FILE]
 
 ``--fill synthetic`` fills the entry vectors with a stand-in of the model's name and dimension
-(seeded random unit vectors, :class:`bench.worker_memory.StandIn`) in seconds instead of a
+(seeded random unit vectors, :class:`bench.common.StandIn`) in seconds instead of a
 quarter of an hour: the rows, files and scans are the real ones and every query is still
 embedded by the real model, so the timings hold; which entries the dense side finds does not.
 ``--profile FILE`` writes a cProfile of the hybrid query + render calls (pstats format).
@@ -34,7 +34,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.common import console, save, scratch_dir, table
+from bench.common import StandIn, console, save, scratch_dir, table
 from bench.lesson_corpus import AGENTS, LessonGenerator
 from swarmq.federated.inject import prepare as federated_prepare
 from swarmq.federated.stores import Stores
@@ -205,7 +205,6 @@ def filler(knowledge: KnowledgeStore, how: str) -> KnowledgeStore:
     same store with a stand-in of its model's name and dimension."""
     if how != "synthetic":
         return knowledge
-    from bench.worker_memory import StandIn
 
     model = knowledge.embedder
     assert model is not None

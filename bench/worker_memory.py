@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cli_startup import child_env
-from bench.common import REPO, save, table
+from bench.common import REPO, StandIn, save, table
 from bench.knowledge_index import queries, roster
 from bench.knowledge_inject import write_tier
 from bench.lesson_corpus import LessonGenerator
@@ -118,24 +118,6 @@ def stores(root: Path, entries: int) -> None:
         Tier.HIVE,
         2,
     )
-
-
-class StandIn:
-    """The configured model's name and dimension, seeded random unit vectors (``--fill
-    synthetic``)."""
-
-    def __init__(self, name: str, dim: int) -> None:
-        self.name, self.dim = name, dim
-
-    def embed(self, texts: Any) -> Any:
-        import numpy as np
-
-        from swarmq.similarity.embedding import content_key, normalise_rows
-
-        rows = [
-            np.random.default_rng(list(content_key(t))).standard_normal(self.dim) for t in texts
-        ]
-        return normalise_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim))
 
 
 def prefill(config: Path, how: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ rewrite that lengthens one line moves small rows) and length in the JSONL, its i
 fields the ranking filters and scores on (status, scope, priority, confidence, the static
 score), its tool / agent / trigger keys, the keys a recall finds it by (its failure signature,
 shown at a session start: :mod:`._recallkeys`), and one FTS5 row holding its normalised terms (the
-lexical ranking's own :func:`~swarmq.similarity.normalize.terms`, hex-encoded so no FTS
+lexical ranking's own :func:`~swarmq.similarity.normalize.retrieval_terms`, hex-encoded so no FTS
 tokeniser splits them) and hashed word bigrams (for the hive's near-duplicate check). FTS5 is
 used as a compact posting store (``detail=none``): the ranking needs each query term's document
 frequency (kept in a table beside it) and the entries holding its selective terms, so the answer is the
@@ -49,14 +49,14 @@ from swarmq.knowledge._recallkeys import recall_keys
 from swarmq.knowledge.errors import KnowledgeError
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.ranking import static_breakdown
-from swarmq.similarity.normalize import terms
+from swarmq.similarity.normalize import retrieval_terms
 from swarmq.similarity.text import jaccard, word_bigrams
 
 if TYPE_CHECKING:
     from swarmq.knowledge._vecindex import VectorView
     from swarmq.similarity.embedding import Embedder
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 CHECK_BLOCK = 4096
 """Bytes at each end of the indexed prefix whose CRC must still match (cheap: two preads)."""
 BATCH = 2000
@@ -162,7 +162,7 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
     grams = word_bigrams(entry.lesson)
     body = " ".join(
         [
-            *(term_token(t) for t in sorted(set(terms(text)))),
+            *(term_token(t) for t in sorted(set(retrieval_terms(text)))),
             *sorted({gram_token(g) for g in grams}),
         ]
     )

@@ -34,7 +34,7 @@ from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
-from swarmq.similarity.normalize import terms
+from swarmq.similarity.normalize import cjk_runs, retrieval_terms, script
 
 if TYPE_CHECKING:
     from swarmq.knowledge._dense import DenseIndex
@@ -187,7 +187,39 @@ class QueryIndex:
 
 def _entry_tokens(entry: Entry) -> set[str]:
     text = " ".join([entry.lesson, *entry.strings("triggers"), *entry.tags])
-    return set(terms(text))
+    return set(retrieval_terms(text))
+
+
+def _unseen(haystack: str, frequency: dict[str, int]) -> int:
+    """The query's terms no entry holds that weigh in full in its norm: all of its ASCII
+    terms; of another script, only when the store holds one of the query's terms in that
+    script (a Russian task over an English store is matched on its identifiers, as if its
+    Russian words were not there, since no lesson could share them), and then not the CJK
+    bigrams across a known word's boundary (:func:`_boundary_bigrams`)."""
+    held = {script(token) for token, df in frequency.items() if df > 0}
+    boundary = _boundary_bigrams(haystack, frequency)
+    return sum(
+        1
+        for token, df in frequency.items()
+        if df == 0 and token not in boundary and (token.isascii() or script(token) in held)
+    )
+
+
+def _boundary_bigrams(haystack: str, frequency: dict[str, int]) -> set[str]:
+    """The query's CJK bigrams no entry holds that overlap one an entry holds: two characters
+    across the boundary of a word the store knows ("送覆" of "强制推送覆盖"), which would
+    otherwise weigh as a subject the store lacks and halve the share of a Chinese task that
+    matches whole words. A bigram among other unheld ones still weighs in full, so a task on
+    something the store never mentions keeps a small share."""
+    out: set[str] = set()
+    for run in cjk_runs(haystack):
+        for k, gram in enumerate(run):
+            if frequency.get(gram) != 0:
+                continue
+            neighbours = run[max(0, k - 1) : k] + run[k + 1 : k + 2]
+            if any(frequency.get(n, 0) > 0 for n in neighbours):
+                out.add(gram)
+    return out
 
 
 def _discard(postings: dict[str, set[int]], key: str, slot: int) -> None:
@@ -363,11 +395,11 @@ def rank_tier(
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
     haystack = context.haystack()
-    tokens = sorted(set(terms(haystack)))[:MAX_QUERY_TOKENS]
+    tokens = sorted(set(retrieval_terms(haystack)))[:MAX_QUERY_TOKENS]
     cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
     frequency = view.frequencies(tokens)
     selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
-    unseen = sum(1 for df in frequency.values() if df == 0)
+    unseen = _unseen(haystack, frequency)
     weights = {token: math.log(1 + total / df) for df, token in selective[:MAX_SCORED_TOKENS]}
     # Terms no entry has weigh in full: matching "svg" of "draw a logo as svg with a gradient"
     # is a small share of what the task is about.
