@@ -14,7 +14,7 @@ score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,14 +31,21 @@ def crosslingual_pairs(
     config: ConsolidationConfig,
     embedder: Callable[[], Embedder],
     groups: Sequence[str] | None = None,
+    focus: Collection[int] | None = None,
 ) -> list[tuple[int, int, float]]:
     """``(i, j, cosine)`` with ``i < j`` of the mutual-nearest pairs at or above the threshold
     that involve a non-Latin lesson; nothing (and no model load) when every lesson is Latin.
 
     Neighbours are looked for among the lessons of the same ``groups`` key only (a project: the
-    same rule copied into another project must not hide a lesson's translation in its own)."""
+    same rule copied into another project must not hide a lesson's translation in its own).
+    With ``focus`` (indices into ``texts``: a night's new and changed lessons) only the pairs
+    involving one of them: the same pairs, since a mutual pair is found from either side, so a
+    focus lesson in English finds its old Chinese translation too. ``texts`` must still be the
+    whole scope: a lesson's nearest neighbour is taken among all of them."""
     other = [i for i, text in enumerate(texts) if non_latin(text)]
     if not other or len(texts) < 2 or len(texts) > config.multilingual_max_entries:
+        return []
+    if focus is not None and not focus:
         return []
     vectors = embedder().embed(texts)
     keys = np.asarray(groups if groups is not None else [""] * len(texts), dtype=object)
@@ -54,8 +61,11 @@ def crosslingual_pairs(
         return best[i]
 
     found: dict[tuple[int, int], float] = {}
-    for i in other:
+    wanted = set(other)
+    for i in other if focus is None else sorted(set(focus)):
         j, cosine = nearest(i)
+        if i not in wanted and j not in wanted:
+            continue
         if cosine >= config.multilingual_threshold and nearest(j)[0] == i:
             found[(min(i, j), max(i, j))] = cosine
     return [(i, j, cosine) for (i, j), cosine in sorted(found.items())]

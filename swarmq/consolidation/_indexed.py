@@ -35,7 +35,9 @@ The paraphrase pass's IDF is taken from the index's document frequencies (over e
 entry's terms, triggers and tags included), not recomputed over all lessons: the one place
 where this run may score a pair differently from a run over the loaded store. The dense pass
 needs every lesson's vector; a store small enough for it (``dense_max_entries``) takes the
-loaded path.
+loaded path. So does one the cross-language pass may run on (``multilingual_max_entries``, a
+non-Latin lesson new or kept vectors beside the store): its mutual nearest neighbours are taken
+among the whole scope, which this population is not.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class IndexedParaphrases(_FocusedParaphrases):
 
     def __init__(self, config: ConsolidationConfig, focus: set[str], sets: StoreSets) -> None:
         super().__init__(config, focus, None)
+        self.multilingual = None  # the population is not the scope: see TierRun.plan_indexed
         self.sets = sets
 
     def _find(self, texts: list[str]) -> list[Pair]:

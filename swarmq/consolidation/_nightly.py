@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from swarmq.consolidation._crosslingual import crosslingual_pairs
 from swarmq.consolidation._paraphrase import Candidate, Paraphrases
 from swarmq.consolidation._plan import Planner
 from swarmq.consolidation.config import ConsolidationConfig
@@ -189,12 +190,6 @@ class _FocusedParaphrases(Paraphrases):
         embedder: Callable[[], Embedder] | None,
     ) -> None:
         super().__init__(config, embedder)
-        # No cross-language pass in a night: its criterion (mutual nearest neighbours among the
-        # scope's lessons) needs the whole scope, and a night holds only the focus and its word
-        # partners, where a rule's nearest neighbour is a near-miss whenever its translation is
-        # absent; embedding the whole scope each night costs ~20 ms a lesson. Full passes
-        # (the first run, ``--full``, ``incremental: false``) find translations.
-        self.multilingual = None
         self.focus = focus
         self.focus_texts: set[str] = set()
 
@@ -202,6 +197,17 @@ class _FocusedParaphrases(Paraphrases):
         if self.pairs is None:
             self.focus_texts = {item.text for item in items if item.id in self.focus}
         return super().candidates(items, seen)
+
+    def _crosslingual(
+        self, texts: list[str], groups: list[str] | None, model: Callable[[], Embedder]
+    ) -> list[tuple[int, int, float]]:
+        """The full pass's cross-language pairs that involve a focus lesson: ``texts`` is the
+        whole scope here (the store is loaded), read from the vector file beside the store, so a
+        night embeds only its new lessons."""
+        focus = [k for k, text in enumerate(texts) if text in self.focus_texts]
+        return crosslingual_pairs(
+            texts, self.config, self._multilingual_vectors(model), groups, focus
+        )
 
     def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
         chosen = [k for k, text in enumerate(texts) if text in self.focus_texts]

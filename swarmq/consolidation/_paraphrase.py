@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from swarmq.consolidation._crosslingual import crosslingual_pairs
+from swarmq.consolidation._mlvectors import PersistedVectors
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import JoinResult, idf_weights, similarity_join, weighted_overlaps
 from swarmq.similarity.measure import Measure
@@ -70,6 +72,9 @@ class Paraphrases:
             multilingual_embedder if multilingual_available() else None
         )
         """The cross-language pass's model, when the ``multilingual`` extra is installed."""
+        self.vector_file: Path | None = None
+        """The store whose multilingual vectors are kept beside it (:mod:`._mlvectors`);
+        ``None``: vectors cached in this process only."""
         self.multilingual_scores: dict[tuple[str, str], float] = {}
         """The multilingual cosine of each pair that pass proposed (by lesson texts)."""
         self.pairs: list[Pair] | None = None
@@ -92,12 +97,26 @@ class Paraphrases:
         found = [pair for pair in self._find(texts) if not non_latin(pair[0]) | non_latin(pair[1])]
         if self.multilingual is not None and self.config.multilingual_duplicates:
             known = {(a, b) for a, b, *_ in found}
-            for i, j, cosine in crosslingual_pairs(texts, self.config, self.multilingual, groups):
+            for i, j, cosine in self._crosslingual(texts, groups, self.multilingual):
                 a, b = texts[i], texts[j]
                 if (a, b) not in known:
                     self.multilingual_scores[(a, b)] = cosine
                     found.append((a, b, cosine, 0.0, None))
         return found
+
+    def _crosslingual(
+        self, texts: list[str], groups: list[str] | None, model: Callable[[], Embedder]
+    ) -> list[tuple[int, int, float]]:
+        """The cross-language pass's pairs of ``texts`` (vectors from the store's file when
+        there is one); narrowed to a focus by a night."""
+        return crosslingual_pairs(texts, self.config, self._multilingual_vectors(model), groups)
+
+    def _multilingual_vectors(self, model: Callable[[], Embedder]) -> Callable[[], Embedder]:
+        path = self.vector_file
+        if path is None:
+            return model
+        persisted = PersistedVectors(model, path)
+        return lambda: persisted
 
     def _find(self, texts: list[str]) -> list[Pair]:
         sets = encode([_terms(text) for text in texts], Measure.TOKENS)

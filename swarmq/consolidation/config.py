@@ -58,16 +58,19 @@ class ConsolidationConfig(BaseModel):
     """Where a scope holds lessons in a non-Latin script (Chinese, Russian, Japanese, …) and the
     ``multilingual`` extra is installed, let a multilingual model propose a lesson and its
     translation as duplicates (mutual nearest neighbours at ``multilingual_threshold``); the
-    lexical passes never judge such lessons (they compare ASCII words only). Full passes only:
-    an incremental night sees the focus and its word partners, not the whole scope the mutual
-    neighbours are taken in."""
+    lexical passes never judge such lessons (they compare ASCII words only). A night proposes
+    the full pass's pairs that involve a new lesson: the mutual neighbours are taken among the
+    whole scope's lessons, whose vectors are kept in a file beside the store, so a night embeds
+    only its new lessons."""
     multilingual_threshold: Annotated[float, Field(gt=0, le=1)] = 0.6
     """Cosine of the multilingual model at or above which mutual nearest neighbours are a
     candidate pair. Chosen on the tune split of eval/knowledge/xlang/labels.json (QUALITY.md,
     "Duplicates across languages")."""
     multilingual_max_entries: Annotated[int, Field(ge=0)] = 5_000
     """Above this many hand-written lessons in one scope the cross-language pass is skipped
-    (the model embeds a lesson in tens of milliseconds)."""
+    (the model embeds a lesson in tens of milliseconds). A store within it that may hold
+    translations is loaded by a night, not read through its index (the pass needs every
+    lesson)."""
     contradictions: bool = True
     """Pairs at or above ``complement_threshold`` whose lessons oppose each other by the
     knowledge validator's negation pairs (always/never, use/avoid, ...) are conflicts too."""

@@ -16,7 +16,7 @@ import re
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from swarmq.consolidation._merge import (
     strength,
     supersede_entries,
 )
+from swarmq.consolidation._mlvectors import vectors_file
 from swarmq.consolidation._nightly import FocusedPlanner
 from swarmq.consolidation._plan import Planner
 from swarmq.consolidation._watermark import (
@@ -329,6 +330,7 @@ class TierRun(ConsolidationRun):
         self.watermark = watermark_path(events_path(store.files))
         self.focus: int | None = None
         self.parsed: int | None = None
+        self.planner.paraphrases.vector_file = store.files.knowledge
 
     def planner_for(self, entries: list[Entry]) -> Planner:
         """The focused planner when a valid watermark says what changed, else the full one."""
@@ -340,13 +342,15 @@ class TierRun(ConsolidationRun):
             return self.planner
         changed = mark.changed(entries)
         self.focus = len(changed)
-        return FocusedPlanner(
+        planner = FocusedPlanner(
             self.config,
             self.config.measure,
             self.planner.contradicts,
             changed,
             self.planner.paraphrases.embedder,
         )
+        planner.paraphrases.vector_file = self.store.files.knowledge
+        return planner
 
     def advance(self, digests: Callable[[], DigestArray], plan: Plan, lease: Lease) -> None:
         """After a committed run: the store as written (``digests`` of its lines) becomes the
@@ -380,6 +384,8 @@ class TierRun(ConsolidationRun):
             if dense and reader.active_count <= config.dense_max_entries:
                 return None
             initial = reader.entries(reader.changed(mark.digests).tolist())
+            if self._crosslingual(initial.values(), reader.active_count):
+                return None  # the cross-language pass needs the whole scope: load it
             sets = storesets.load(reader.db)
             planner = _indexed.IndexedPlanner(
                 config, self.planner.contradicts, (e.id for e in initial.values()), sets
@@ -405,6 +411,23 @@ class TierRun(ConsolidationRun):
         self.focus = focus
         self.parsed = reader.read_count
         return indexed_plan, population, reader.count
+
+    def _crosslingual(self, new: Iterable[Entry], active: int) -> bool:
+        """Whether the cross-language pass may find pairs tonight, so the store must be loaded
+        (it needs every lesson of the scope; the indexed path reads only the focus's word
+        partners): the pass is on, the store within its size, and a new lesson is non-Latin or
+        an earlier run kept multilingual vectors beside the store (it held a non-Latin lesson)."""
+        config = self.config
+        model = self.planner.paraphrases.multilingual
+        if (
+            not config.multilingual_duplicates
+            or config.paraphrase_threshold >= 1.0
+            or model is None
+            or active > config.multilingual_max_entries
+        ):
+            return False
+        kept = vectors_file(self.store.files.knowledge, model().name)
+        return kept.exists() or any(non_latin(entry.lesson) for entry in new)
 
     def plan_only(self) -> tuple[Plan, int, int]:
         routed = self.plan_indexed()

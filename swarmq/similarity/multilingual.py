@@ -8,7 +8,8 @@ land far apart in their spaces, and the lexical passes see only a Chinese lesson
 and a pure-Python SentencePiece tokenizer, so it installs from PyPI, needs no torch or
 onnxruntime and never downloads at run time. It costs tens of milliseconds a text, so it serves
 only consolidation's cross-language pass, which runs nightly and only where a scope holds
-lessons in another script; vectors are kept per process by content.
+lessons in another script; vectors are kept per process by content (and, by consolidation,
+in a file beside the store: :mod:`swarmq.consolidation._mlvectors`).
 
 :func:`non_latin` is the script test that decides which lessons the lexical passes cannot judge.
 """

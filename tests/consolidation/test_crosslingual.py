@@ -89,9 +89,9 @@ def test_a_translation_merges_by_meaning_and_records_both_scores(tmp_path: Path)
 
 
 @pytest.mark.skipif(not available(), reason="the multilingual extra is not installed")
-def test_a_night_leaves_translations_to_the_full_pass(tmp_path: Path) -> None:
-    """A night sees only its focus and their word partners, not the scope whose mutual nearest
-    neighbours the pass is calibrated on: it proposes no translation; a full pass does."""
+def test_a_night_finds_a_translation_as_the_full_pass_does(tmp_path: Path) -> None:
+    """A night's translations are the full pass's pairs with a new lesson: the scope's other
+    lessons' vectors come from the file beside the store, so only the new lesson is embedded."""
     store = write_store(
         tmp_path,
         [entry("en", REDERIVE_EN), entry("other-zh", NO_DEFEND_ZH), entry("lic", LICENSE_EN)],
@@ -101,9 +101,11 @@ def test_a_night_leaves_translations_to_the_full_pass(tmp_path: Path) -> None:
     with store.swarm.transaction() as txn:
         txn.append(entry("zh", REDERIVE_ZH, created="2026-02-01T00:00:00.000Z"))
     night = consolidate_tier(store.swarm, ConsolidationConfig(), scope="swarm", dry_run=True)
-    assert night.focus == 1 and night.plan.actions == []
+    assert night.focus == 1
     full = consolidate_tier(
         store.swarm, ConsolidationConfig(), scope="swarm", dry_run=True, full=True
     )
     [action] = full.plan.actions
     assert sorted((action.keep, action.other)) == ["en", "zh"]
+    [found] = night.plan.actions
+    assert (found.keep, found.other, found.scores) == (action.keep, action.other, action.scores)
