@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.cli_startup import child_env
-from bench.common import REPO, StandIn, save, table
+from bench.common import REPO, save, table
 from bench.knowledge_index import queries, roster
-from bench.knowledge_inject import write_tier
+from bench.knowledge_inject import filler, write_tier
 from bench.lesson_corpus import LessonGenerator
 from swarmq.knowledge.model import Tier
 
@@ -122,7 +122,6 @@ def stores(root: Path, entries: int) -> None:
 
 def prefill(config: Path, how: str) -> dict[str, Any]:
     """Embed every entry's vector into the persisted indexes (``--fill``)."""
-    from swarmq.knowledge.project import KnowledgeStore
     from swarmq.knowledge.vectors import fill
     from swarmq.roster.loader import load_roster
     from swarmq.storage.locking import LocalLocks
@@ -132,15 +131,7 @@ def prefill(config: Path, how: str) -> dict[str, Any]:
     knowledge = knowledge_store(roster, LocalLocks(roster.runtime_dir / "bench-locks"))
     model = knowledge.embedder
     assert model is not None
-    if how == "synthetic":
-        knowledge = KnowledgeStore(
-            knowledge.swarm_dir,
-            locks=knowledge.locks,
-            config=knowledge.config,
-            data_dir=knowledge.data_dir,
-            project_name=knowledge.project_name,
-            embedder=StandIn(model.name, model.dim),
-        )
+    knowledge = filler(knowledge, how)
     started = time.perf_counter()
     report = fill(knowledge, batch=4096)
     assert report.done, report

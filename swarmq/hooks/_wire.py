@@ -35,21 +35,34 @@ def request(state: Path, message: dict[str, Any], timeout: float) -> dict[str, A
             conn.settimeout(timeout)
             conn.connect(str(socket_path(state)))
             conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-            chunks: list[bytes] = []
-            size = 0
-            while size < MAX_REPLY:
-                conn.settimeout(max(0.01, deadline - time.monotonic()))
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if chunk.endswith(b"\n"):
-                    break
+            answer = read_line(conn, deadline, MAX_REPLY, 65536)
     except OSError:  # no socket, refused, timed out
         return None
+    return decode(answer)
+
+
+def read_line(conn: socket.socket, deadline: float, limit: int, chunk_size: int) -> bytes:
+    """The peer's one-line answer, read until its newline, its close or ``limit`` bytes, each
+    read bounded by what is left of ``deadline`` (``time.monotonic``); raises ``OSError`` (a
+    timeout included) as the socket does."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        conn.settimeout(max(0.01, deadline - time.monotonic()))
+        chunk = conn.recv(chunk_size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(chunks)
+
+
+def decode(answer: bytes) -> dict[str, Any] | None:
+    """A JSON object answer; None for anything else (cut short, damaged, not an object)."""
     try:
-        value = json.loads(b"".join(chunks))
+        value = json.loads(answer)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from swarmq.hooks._wire import socket_path
+from swarmq.hooks._wire import decode, read_line, socket_path
 
 MAX_ANSWER = 256 << 20
 """A search's whole table can be long; an answer cut short is an answer lost."""
@@ -98,24 +98,10 @@ def exchange(
             deadline = time.monotonic() + timeout
             conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
             sent = True
-            chunks: list[bytes] = []
-            size = 0
-            while size < MAX_ANSWER:
-                conn.settimeout(max(0.01, deadline - time.monotonic()))
-                chunk = conn.recv(1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if chunk.endswith(b"\n"):
-                    break
+            answer = read_line(conn, deadline, MAX_ANSWER, 1 << 20)
     except (OSError, UnicodeEncodeError):  # no socket, refused, timed out; unencodable text
         return Exchange(sent, None)
-    try:
-        value = json.loads(b"".join(chunks))
-    except ValueError:
-        return Exchange(sent, None)
-    return Exchange(sent, value if isinstance(value, dict) else None)
+    return Exchange(sent, decode(answer))
 
 
 def timeout_from(environ: Mapping[str, str], default: float) -> float:
