@@ -29,9 +29,7 @@ from typing import Any
 from bench.cli_startup import child_env
 from bench.common import REPO, save, table
 from bench.knowledge_index import WRAPPER, queries, roster
-from bench.knowledge_inject import write_tier
-from bench.lesson_corpus import LessonGenerator
-from swarmq.knowledge.model import Tier
+from bench.worker_memory import prefill, stores
 from swarmq.storage.spool import config_key
 
 FAILURES = (
@@ -96,16 +94,7 @@ def status(pid: int) -> dict[str, float]:
 
 
 def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
-    swarm_file = root / "project" / ".swarm" / "knowledge.jsonl"
-    if not swarm_file.exists():
-        generator = LessonGenerator(seed=9)
-        write_tier(swarm_file, generator.corpus(entries).lessons, Tier.SWARM, 1)
-        write_tier(
-            root / "hive" / "shared-learnings.jsonl",
-            generator.corpus(max(1, entries // 10)).lessons,
-            Tier.HIVE,
-            2,
-        )
+    stores(root, entries)
     (root / "peak.py").write_text(WRAPPER)
     (root / "home").mkdir(exist_ok=True)
     env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / "state")}
@@ -113,8 +102,6 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
     local_env = {**env, "SWARMQ_LOCAL": "1"}
     filled = None
     if fill == "synthetic":  # every entry has a vector: the server's filler has nothing to do
-        from bench.worker_memory import prefill
-
         filled = prefill(config, "synthetic")
         print(f"filled: {filled}", flush=True)
     wrapper = [sys.executable, str(root / "peak.py"), str(root / "peak.kb")]
