@@ -86,11 +86,15 @@ DENSE = {"dense_duplicates": True}
 vector, so a store small enough for it is loaded, never read through the index)."""
 
 
-def roster(root: Path) -> Path:
+def roster(
+    root: Path, consolidation: dict[str, Any] | None = None, swarm: str = "benchnightly"
+) -> Path:
+    """The bench's ``swarm.yaml`` in ``root`` (``consolidation``: that section, else the
+    dense setting under test)."""
     path = root / "swarm.yaml"
     path.write_text(yaml.safe_dump({
-        "consolidation": dict(DENSE),
-        "swarm": "benchnightly", "workspace": str(root / "project"),
+        "consolidation": dict(DENSE) if consolidation is None else consolidation,
+        "swarm": swarm, "workspace": str(root / "project"),
         "paths": {"profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
                   "shared": str(root / "shared"), "hive": str(root / "hive")},
         "redis_url": REDIS_URL, "workers": [{"id": "w1", "role": "builder"}],

@@ -29,10 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench.common import REPO, console, save, table
-from bench.consolidation_nightly import CHILD, REDIS_URL, line_of, store_path
+from bench.consolidation_nightly import CHILD, line_of, store_path
+from bench.consolidation_nightly import roster as nightly_roster
 from bench.lesson_corpus import generate
 from swarmq.consolidation._mlvectors import vectors_file
 from swarmq.similarity.multilingual import available, non_latin
@@ -41,16 +40,7 @@ XLANG = REPO / "eval" / "knowledge" / "xlang" / "stores"
 
 
 def roster(root: Path, crosslingual: bool) -> Path:
-    path = root / "swarm.yaml"
-    path.write_text(yaml.safe_dump({
-        "consolidation": {"multilingual_duplicates": crosslingual},
-        "swarm": "benchxlang", "workspace": str(root / "project"),
-        "paths": {"profiles": str(root / "profiles"), "runtime": str(root / "runtime"),
-                  "shared": str(root / "shared"), "hive": str(root / "hive")},
-        "redis_url": REDIS_URL, "workers": [{"id": "w1", "role": "builder"}],
-        "knowledge": {"swarm_max_entries": None, "hive_max_entries": None},
-    }))  # fmt: skip
-    return path
+    return nightly_roster(root, {"multilingual_duplicates": crosslingual}, swarm="benchxlang")
 
 
 def child(root: Path, mode: str, crosslingual: bool = True) -> dict[str, Any]:
