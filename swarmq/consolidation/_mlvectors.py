@@ -8,25 +8,20 @@ lessons. So the vectors are kept in ``<store stem>.<model>.npz`` beside the stor
 vector is only ever used for the very text it was computed from, so the store file stays the
 authority and an edited lesson simply misses. Whatever run embeds (a full pass or a night)
 embeds only the lessons the file lacks and rewrites it with the scope's current lessons (stale
-keys dropped). A missing, unreadable, damaged (the zip's CRC) or other model's file reads as
-empty and is rebuilt. Derived data: written atomically but without fsync, under no store lock
-(two runs writing at once leave one of two valid files).
+keys dropped). The file's format and its checks are :mod:`swarmq.similarity.vectorfile`'s;
+it is written under no store lock (two runs writing at once leave one of two valid files).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
-from swarmq.storage.atomic import write_atomic
-
-KEY_BYTES = 16
+from swarmq.similarity.vectorfile import read_vectors, write_vectors
 
 
 def vectors_file(store_file: Path, model: str) -> Path:
@@ -34,34 +29,10 @@ def vectors_file(store_file: Path, model: str) -> Path:
     return store_file.with_name(f"{store_file.stem}.{model}.npz")
 
 
-def read_vectors(path: Path, model: str, dim: int) -> dict[bytes, np.ndarray]:
-    """The file's vectors by content key; ``{}`` when it is missing or cannot be trusted."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            keys, rows, name = data["keys"], data["vectors"], data["model"]
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        return {}
-    if (
-        str(name) != model
-        or keys.dtype != np.uint8
-        or keys.ndim != 2
-        or keys.shape[1] != KEY_BYTES
-        or rows.dtype != np.float32
-        or rows.shape != (len(keys), dim)
-        or not np.isfinite(rows).all()
-    ):
-        return {}
-    return {bytes(key): row for key, row in zip(keys, rows, strict=True)}
-
-
-def write_vectors(path: Path, model: str, vectors: dict[bytes, np.ndarray], dim: int) -> None:
-    """Replace the file with ``vectors`` (atomically; derived data, so not fsynced)."""
-    keys = np.frombuffer(b"".join(vectors), dtype=np.uint8).reshape(len(vectors), KEY_BYTES)
+def _write(path: Path, model: str, vectors: dict[bytes, np.ndarray], dim: int) -> None:
     rows = np.stack(list(vectors.values())) if vectors else np.zeros((0, dim), np.float32)
-    buffer = io.BytesIO()
-    np.savez(buffer, keys=keys, vectors=rows.astype(np.float32), model=np.asarray(model))
     with contextlib.suppress(OSError):  # a read-only directory: the next run embeds again
-        write_atomic(path, buffer.getvalue(), durable=False)
+        write_vectors(path, model, list(vectors), rows.astype(np.float32))
 
 
 class PersistedVectors:
@@ -96,7 +67,7 @@ class PersistedVectors:
             known.update(zip(missing, np.asarray(rows, dtype=np.float32), strict=True))
             self.embedded += len(missing)
         if missing or len(known) != len(wanted):
-            write_vectors(path, name, {key: known[key] for key in wanted}, dim)
+            _write(path, name, {key: known[key] for key in wanted}, dim)
         if not keys:
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([known[key] for key in keys]).astype(np.float32, copy=False)

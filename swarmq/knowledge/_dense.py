@@ -19,8 +19,6 @@ vectors, made of little but path words, sit near any task that mentions the same
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -30,13 +28,12 @@ import numpy.typing as npt
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.templates import template_key
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
-from swarmq.storage.atomic import write_atomic
+from swarmq.similarity.vectorfile import read_vectors, write_vectors
 
 SAVE_MIN_NEW = 64
 """Rewrite the sidecar only when a catch-up embedded at least this many entries: a few new
 entries are re-embedded by the next process in well under a millisecond, while the sidecar of a
 10k store is megabytes."""
-KEY_BYTES = 16
 EMBED_BATCH = 1024
 """Texts embedded per call when a store is first indexed: bounds the tokenizer's transient
 memory."""
@@ -282,32 +279,18 @@ class DenseIndex:
     def _load_cache(self) -> dict[bytes, Vectors]:
         if self._cache is not None:
             return self._cache
-        cache: dict[bytes, Vectors] = {}
         if self._sidecar_read:
-            return cache
+            return {}
         self._sidecar_read = True
-        try:
-            with np.load(self.sidecar, allow_pickle=False) as data:
-                if str(data["model"]) == self.embedder.name:
-                    keys, vectors = data["keys"], data["vectors"].astype(np.float32)
-                    if keys.shape == (len(vectors), KEY_BYTES) and vectors.shape[1:] == (
-                        self.embedder.dim,
-                    ):
-                        cache = {bytes(k): v for k, v in zip(keys, vectors, strict=True)}
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-            pass  # missing, corrupt or another model's: rebuilt from the entries
-        self._cache = cache
-        return cache
+        self._cache = read_vectors(self.sidecar, self.embedder.name, self.embedder.dim)
+        return self._cache
 
     def save(self) -> None:
         """Write every current vector to the sidecar (derived data: atomic, not fsynced)."""
         used = np.flatnonzero(self.slot_of_row >= 0)
-        keys = np.frombuffer(b"".join(self.keys[r] for r in used), dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            model=np.array(self.embedder.name),
-            keys=keys.reshape(len(used), KEY_BYTES),
-            vectors=self.matrix[used].astype(np.float16),
+        write_vectors(
+            self.sidecar,
+            self.embedder.name,
+            [self.keys[r] for r in used],
+            self.matrix[used].astype(np.float16),
         )
-        write_atomic(self.sidecar, buffer.getvalue(), durable=False)

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from swarmq.consolidation._crosslingual import crosslingual_pairs
-from swarmq.consolidation._mlvectors import PersistedVectors, read_vectors, vectors_file
+from swarmq.consolidation._mlvectors import PersistedVectors, vectors_file
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Plan
 from swarmq.consolidation.knowledge import consolidate_tier
 from swarmq.similarity.embedding import Vectors, content_key
 from swarmq.similarity.multilingual import available, multilingual_embedder
+from swarmq.similarity.vectorfile import read_vectors
 from tests.consolidation.support import entry, open_store, write_store
 
 XLANG = Path(__file__).resolve().parents[2] / "eval" / "knowledge" / "xlang" / "stores"
