@@ -5,8 +5,9 @@ file, so a figure on it is a reading on data nothing was tuned on.
 One row of ``FORGE_SETS`` or ``REPLAY_SETS`` per set; ``test_clean_sets.py`` runs each check on
 each row. The checks were first written one file per set (``test_heldout7_h6_sets.py``,
 ``test_heldout8_h7_sets.py``, ``test_heldout9_h8_sets.py``, ``test_heldout10_h9_sets.py``,
-``test_heldout11_sets.py``, ``test_heldout12_sets.py``, ``test_heldout13_sets.py``); each check one of those files made is
-made here on its set, and where a check held on every set it is now made on every set.
+``test_heldout11_sets.py``, ``test_heldout12_sets.py``, ``test_heldout13_sets.py``; later sets
+came as rows); each check one of those files made is made here on its set, and where a check held
+on every set it is now made on every set.
 
 To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``: its day's split).
 """
@@ -259,6 +260,33 @@ FORGE_SETS = (
         redacted={"cc-wsl-gh-ssh-keyscan.jsonl": 13, "cx-qz-job-logs-timeout.jsonl": 3},
         # personal e-mail addresses replaced by [REDACTED], checked gone by their local part
         secrets=("eyerematthew2002", "cqzxwjx"),
+        quarter_per_user=True,
+    ),
+    ForgeSet(
+        "heldout14",
+        formats={"claude-code": 3, "codex-rollout": 11},
+        repos=12,
+        lessons=25,
+        tool_errors=13,
+        without_lessons=1,
+        max_bytes=3_600_000,
+        missing_word=("cx-obsidian-hello-none.jsonl", "ssh-keyscan"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`ASUS`, `SOL`, `node`, `NETID`, `zeus`) are left out, as
+        # SOURCES-heldout14.md discloses
+        accounts=(
+            "georg",
+            "thorstenhindermann",
+            "kushjariwla",
+            "lilian.pigassou",
+            "jeremiahotis",
+            "s8117",
+            "ErinDC6",
+            "bime-bragi",
+        ),
+        redacted={"cx-motaba-resume-tty.jsonl": 3},
+        # the refresh token's start of the Codex login file a session printed, checked gone
+        secrets=("rt_UITu1e65", "71832d96-0fbe"),
         quarter_per_user=True,
     ),
 )
