@@ -147,6 +147,43 @@ _PS_HEREDOC = re.compile(
 )
 
 
+_SEARCH_MISSING = re.compile(r"^(?:rg|grep): ([^:\n]+): No such file or directory", re.MULTILINE)
+
+
+def pattern_as_path(program: str, error: str, call: str) -> str:
+    """The second pattern a search read as a path (``rg -n "def a" -n "def b" core.py``: "rg: def
+    b: No such file or directory"), ``""`` when the error names no such word. rg and grep take
+    one positional pattern; every later word is a path, and a word with a space in it that the
+    call quoted is a pattern the agent meant, not a file name it looked for."""
+    if program not in ("rg", "grep"):
+        return ""
+    for found in _SEARCH_MISSING.finditer(error):
+        word = found.group(1).strip()
+        if (
+            " " in word
+            and not re.search(r"[/\\]", word)
+            and (f'"{word}"' in call or f"'{word}'" in call)
+        ):
+            return word
+    return ""
+
+
+_DASH_PATTERN = re.compile(r"""(?:^|\s)(["'])(-[^"']*?[\s|\\()\[\]*][^"']*)\1""")
+"""A quoted argument that begins with ``-`` and holds a space or regex punctuation (``"- \\[
+\\]"``, ``"---@field|BornPoint"``): a pattern, not an option."""
+
+
+def dash_pattern(program: str, error: str, call: str) -> str:
+    """The pattern beginning with ``-`` that a search read as a flag (``rg "- \\[ \\]" file``:
+    "rg: unrecognized flag - "), ``""`` when the error is no such thing."""
+    if program not in ("rg", "grep") or not re.search(
+        r"unrecognized flag|invalid option|unrecognized option", error
+    ):
+        return ""
+    found = _DASH_PATTERN.search(call)
+    return found.group(2) if found else ""
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
     worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
@@ -161,6 +198,18 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
         return (
             "the shell tool stops a call after about 10 seconds unless it sets `timeout_ms` "
             "(e.g. 120000)"
+        )
+    second = pattern_as_path(program, error, call) if "No such file" in error else ""
+    if second:
+        return (
+            f"`{program}` takes one pattern: a later one (`{second}`) is read as a path; give "
+            "each pattern with `-e PATTERN` (or join them into one regex `A|B`)"
+        )
+    dashed = dash_pattern(program, error, call) if "-" in call else ""
+    if dashed:
+        return (
+            f"`{program}` reads a pattern that begins with `-` as a flag: give it after `-e` "
+            "(`-e '-…'`) or after `--`"
         )
     if TOO_LARGE.search(error):
         name = re.split(r"[/\\]", call.strip())[-1] or "the file"
@@ -385,11 +434,13 @@ __all__ = [
     "TOO_LARGE",
     "cmdlet_in_bash",
     "crlf_script",
+    "dash_pattern",
     "environment_fact",
     "family",
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "pattern_as_path",
     "rewritten_argument",
     "rewritten_switch",
     "same_family",

@@ -46,11 +46,13 @@ from swarmq.forge._envfacts import (
     STORE_ALIAS_EXIT,
     TOO_LARGE,
     crlf_script,
+    dash_pattern,
     environment_fact,
     family,
     literal_glob,
     missing_program,
     missing_subcommand,
+    pattern_as_path,
     same_family,
     store_alias,
     tool_rule,
@@ -742,6 +744,7 @@ class SequenceMiner:
             )
             and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
+            and not dash_pattern(runs, error, call)
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
@@ -758,6 +761,9 @@ class SequenceMiner:
             and not _RUNNER_MISSING.search(output[:1500])
         ):
             return False  # the tests failed: the code was wrong, and its fix is in the code
+        second = pattern_as_path(runs, error, call)
+        if second:  # the same misuse with other patterns is the same lesson
+            return self._open(tool, call, error, index, whole, f"{tool}\0{runs}\0pattern as path")
         if self._missing_operand(call, error):
             return False  # the file asked for is not there: the answer of a probe, whatever program
         if _ARGUMENTS.search(error):

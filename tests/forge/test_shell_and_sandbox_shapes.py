@@ -229,3 +229,73 @@ def test_a_taken_port_is_said_whatever_got_round_it(
     [lesson] = _contents(path, layout, locks)
     assert "port 8000 is already in use" in lesson and "ss -ltnp" in lesson
     assert "`uvicorn app.main:app --port 8010` worked instead" in lesson
+
+
+def test_a_second_search_pattern_read_as_a_path_says_to_use_e(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    missing = "rg: class Ledger: No such file or directory (os error 2)\n"
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "where are the ledger classes"),
+            (
+                "shell",
+                (["bash", "-lc", 'rg -n "def post" -n "class Ledger" app/ledger.py'], missing, 2),
+            ),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", 'rg -n "def close" -n "class Ledger Entry" app/ledger.py'],
+                    missing.replace("class Ledger", "class Ledger Entry"),
+                    2,
+                ),
+            ),
+        ],
+    )
+    [lesson] = _contents(path, layout, locks)  # the same misuse twice is one lesson
+    assert "a later one (`class Ledger`) is read as a path" in lesson and "-e PATTERN" in lesson
+
+
+def test_a_missing_file_a_search_was_given_stays_the_answer_of_a_look(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "search the ledger"),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", 'rg -n "def post" app/ledger_old.py'],
+                    "rg: app/ledger_old.py: No such file or directory (os error 2)\n",
+                    2,
+                ),
+            ),
+            ("shell", (["bash", "-lc", 'rg -n "def post" app/ledger.py'], "12:def post", 0)),
+        ],
+    )
+    assert _contents(path, layout, locks) == []
+
+
+def test_a_pattern_beginning_with_a_dash_read_as_a_flag_says_to_use_e(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "count the open checklist items"),
+            (  # exit 1, as PowerShell reports it: not a search that matched nothing
+                "shell",
+                (
+                    ["bash", "-lc", 'rg -c "- \\[ \\]" docs/todo.md'],
+                    "rg: unrecognized flag - \n",
+                    1,
+                ),
+            ),
+            ("assistant", "Nothing else to do."),
+        ],
+    )
+    [lesson] = _contents(path, layout, locks)
+    assert "rg: unrecognized flag" in lesson
+    assert "begins with `-` as a flag" in lesson and "`-e`" in lesson and "`--`" in lesson
