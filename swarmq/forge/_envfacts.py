@@ -168,22 +168,6 @@ def pattern_as_path(program: str, error: str, call: str) -> str:
     return ""
 
 
-_DASH_PATTERN = re.compile(r"""(?:^|\s)(["'])(-[^"']*?[\s|\\()\[\]*][^"']*)\1""")
-"""A quoted argument that begins with ``-`` and holds a space or regex punctuation (``"- \\[
-\\]"``, ``"---@field|BornPoint"``): a pattern, not an option."""
-
-
-def dash_pattern(program: str, error: str, call: str) -> str:
-    """The pattern beginning with ``-`` that a search read as a flag (``rg "- \\[ \\]" file``:
-    "rg: unrecognized flag - "), ``""`` when the error is no such thing."""
-    if program not in ("rg", "grep") or not re.search(
-        r"unrecognized flag|invalid option|unrecognized option", error
-    ):
-        return ""
-    found = _DASH_PATTERN.search(call)
-    return found.group(2) if found else ""
-
-
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
     worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
@@ -204,12 +188,6 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
         return (
             f"`{program}` takes one pattern: a later one (`{second}`) is read as a path; give "
             "each pattern with `-e PATTERN` (or join them into one regex `A|B`)"
-        )
-    dashed = dash_pattern(program, error, call) if "-" in call else ""
-    if dashed:
-        return (
-            f"`{program}` reads a pattern that begins with `-` as a flag: give it after `-e` "
-            "(`-e '-…'`) or after `--`"
         )
     if TOO_LARGE.search(error):
         name = re.split(r"[/\\]", call.strip())[-1] or "the file"
@@ -434,7 +412,6 @@ __all__ = [
     "TOO_LARGE",
     "cmdlet_in_bash",
     "crlf_script",
-    "dash_pattern",
     "environment_fact",
     "family",
     "literal_glob",

@@ -46,7 +46,6 @@ from swarmq.forge._envfacts import (
     STORE_ALIAS_EXIT,
     TOO_LARGE,
     crlf_script,
-    dash_pattern,
     environment_fact,
     family,
     literal_glob,
@@ -744,7 +743,6 @@ class SequenceMiner:
             )
             and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
-            and not dash_pattern(runs, error, call)
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)

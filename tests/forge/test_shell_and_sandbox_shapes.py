@@ -276,26 +276,3 @@ def test_a_missing_file_a_search_was_given_stays_the_answer_of_a_look(
         ],
     )
     assert _contents(path, layout, locks) == []
-
-
-def test_a_pattern_beginning_with_a_dash_read_as_a_flag_says_to_use_e(
-    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
-) -> None:
-    path = codex_old_rollout(
-        tmp_path / "r.jsonl",
-        [
-            ("user", "count the open checklist items"),
-            (  # exit 1, as PowerShell reports it: not a search that matched nothing
-                "shell",
-                (
-                    ["bash", "-lc", 'rg -c "- \\[ \\]" docs/todo.md'],
-                    "rg: unrecognized flag - \n",
-                    1,
-                ),
-            ),
-            ("assistant", "Nothing else to do."),
-        ],
-    )
-    [lesson] = _contents(path, layout, locks)
-    assert "rg: unrecognized flag" in lesson
-    assert "begins with `-` as a flag" in lesson and "`-e`" in lesson and "`--`" in lesson
