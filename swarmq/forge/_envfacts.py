@@ -168,6 +168,22 @@ def pattern_as_path(program: str, error: str, call: str) -> str:
     return ""
 
 
+_UNEXPANDED = re.compile(r"^(?:rg|grep): ([^\n]*?[*?][^\n]*?): .*\(os error 123\)", re.MULTILINE)
+"""Windows refusing a file name with a wildcard in it (``rg: src\\Controllers\\*.cs: IO error for
+operation on …: The filename, directory name, or volume label syntax is incorrect. (os error
+123)``, in the system's language): the shell passed the pattern on unexpanded."""
+
+
+def unexpanded_wildcard(program: str, error: str) -> str:
+    """The path with a wildcard that a search got unexpanded (``""`` when none): PowerShell and
+    cmd do not expand ``*`` for a native program, and rg does not either, so on Windows a path
+    pattern reaches the file system as a name."""
+    if program not in ("rg", "grep"):
+        return ""
+    found = _UNEXPANDED.search(error)
+    return found.group(1) if found else ""
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
     worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
@@ -188,6 +204,13 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
         return (
             f"`{program}` takes one pattern: a later one (`{second}`) is read as a path; give "
             "each pattern with `-e PATTERN` (or join them into one regex `A|B`)"
+        )
+    wildcard = unexpanded_wildcard(program, error) if "os error 123" in error else ""
+    if wildcard:
+        return (
+            f"the shell here (PowerShell/cmd on Windows) passes `*` in a path to `{program}` "
+            "unexpanded: give the directory and filter the files with a glob (`-g '*.ext'`, "
+            "`--glob`)"
         )
     if TOO_LARGE.search(error):
         name = re.split(r"[/\\]", call.strip())[-1] or "the file"
@@ -423,5 +446,6 @@ __all__ = [
     "same_family",
     "store_alias",
     "tool_rule",
+    "unexpanded_wildcard",
     "windows_fact",
 ]

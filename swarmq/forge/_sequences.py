@@ -55,6 +55,7 @@ from swarmq.forge._envfacts import (
     same_family,
     store_alias,
     tool_rule,
+    unexpanded_wildcard,
     windows_fact,
 )
 from swarmq.forge._layout import (
@@ -743,6 +744,7 @@ class SequenceMiner:
             )
             and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
+            and not unexpanded_wildcard(runs, error)
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
@@ -759,6 +761,8 @@ class SequenceMiner:
             and not _RUNNER_MISSING.search(output[:1500])
         ):
             return False  # the tests failed: the code was wrong, and its fix is in the code
+        if unexpanded_wildcard(runs, error):  # one fact of the shell, whatever the path
+            return self._open(tool, call, error, index, whole, f"{tool}\0{runs}\0unexpanded")
         second = pattern_as_path(runs, error, call)
         if second:  # the same misuse with other patterns is the same lesson
             return self._open(tool, call, error, index, whole, f"{tool}\0{runs}\0pattern as path")

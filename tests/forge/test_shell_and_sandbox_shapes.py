@@ -14,7 +14,7 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._calls import error_excerpt
-from swarmq.forge._envfacts import environment_fact
+from swarmq.forge._envfacts import environment_fact, tool_rule
 from swarmq.forge._sequences import SequenceMiner
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
@@ -276,3 +276,29 @@ def test_a_missing_file_a_search_was_given_stays_the_answer_of_a_look(
         ],
     )
     assert _contents(path, layout, locks) == []
+
+
+def test_a_wildcard_path_a_windows_shell_passed_on_unexpanded_says_to_use_a_glob(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    refused = (
+        "Exit code: 1\nWall time: 0.3 seconds\nOutput:\n"
+        "rg: lib\\Billing\\*.rb: IO error for operation on lib\\Billing\\*.rb: Die Syntax für den "
+        "Dateinamen, Verzeichnisnamen oder die Datenträgerbezeichnung ist falsch. (os error 123)\n"
+    )
+    session = (
+        ClaudeSession()
+        .user("find the invoice hooks")
+        .bash('rg -n "after_invoice" lib\\Billing\\*.rb', refused, error=True, tool="PowerShell")
+        .bash(
+            'rg -n "after_invoice" lib\\Mail\\*.rb',
+            refused.replace("Billing", "Mail"),
+            error=True,
+            tool="PowerShell",
+        )
+    )
+    [lesson] = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)  # one fact, once
+    assert "(os error 123)" in lesson
+    assert "unexpanded" in lesson and "-g '*.ext'" in lesson
+    # a wildcard path that is simply not there is no such fact
+    assert tool_rule("rg", "rg: lib/*.rb: No such file or directory (os error 2)", "rg x") == ""
