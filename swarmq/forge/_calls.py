@@ -22,7 +22,7 @@ ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
     r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
-    + LITERAL_GLOB,
+    r"\bport \d+ is not available|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
 WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
@@ -31,19 +31,22 @@ lines are warnings does not say why the call failed (a lesson naming the warning
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
     r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"
-    r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$)|"
+    r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$|"
+    r"script (?:failed|error:|completed)$|script running with cell id \d+$)|"
     r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
     re.IGNORECASE,
 )
-"""Lines that are not the failure: the tool's framing (an MCP server's ``### Error`` heading),
-and shell start-up chatter (a broken rc
+"""Lines that are not the failure: the tool's framing (an MCP server's ``### Error`` heading,
+Codex's code-mode ``exec`` saying "Script failed" round a command's exit status), and shell
+start-up chatter (a broken rc
 file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
 printed on every call, failing or not."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CARRIER = re.compile(
     r"\b(?:EPERM|EACCES|ENOENT|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EADDRINUSE)\b|"
     r"operation not permitted|permission denied|command not found|could not resolve|"
-    r"not a tty|address already in use|connection refused|no such file or directory",
+    r"not a tty|address already in use|connection refused|no such file or directory|"
+    r"\bport \d+ is not available",
     re.IGNORECASE,
 )
 """A line that names the failure itself (an operating-system error): it beats a lead-in such
@@ -177,10 +180,64 @@ def _powershell_record(lines: list[str]) -> str:
     return f"{lines[above]} ({ident})" if ident else lines[above]
 
 
+_DENIED = re.compile(r"Sandbox\(Denied \{")
+_DENIED_STREAM = re.compile(
+    r'(?:stderr|aggregated_output): StreamOutput \{ text: \\*"(.*?)\\*", truncated_after_lines'
+)
+"""Codex's report of a sandboxed call that failed, and the command's own stderr inside it
+(``CreateProcess { message: "Codex(Sandbox(Denied { … stderr: StreamOutput { text: \"bwrap:
+loopback: Failed RTM_NEWADDR: Operation not permitted\\n\" …``)."""
+_ESCAPED = re.compile(r'\\+([nt"])')
+_UNESCAPED = {"n": "\n", "t": " ", '"': '"'}
+_VERDICT_LIMIT = 80
+"""The longest last line that is read as the output's verdict (``sudo: a password is required``,
+``Host key verification failed.``): a longer one is a log line, not a verdict."""
+
+
+def _denied(text: str) -> str:
+    """The command's own words inside Codex's sandbox report (``""`` when it is no such report
+    or the command printed nothing): the report's framing (``exec_command failed for …:
+    CreateProcess { message: …``) is put round every failing sandboxed call, so it says nothing
+    of its own; the command's stderr says what went wrong: what the sandbox refused (a sandbox
+    that cannot start at all, a file it may not write), or the program's own error."""
+    if _DENIED.search(text, 0, 600) is None:
+        return ""
+    for found in _DENIED_STREAM.finditer(text):
+        inner = _ESCAPED.sub(lambda m: _UNESCAPED[m.group(1)], found.group(1))
+        if inner.strip():
+            return error_excerpt(inner)
+    return ""
+
+
+def _verdict(lines: list[str], best: str) -> str:
+    """The output's short last line when it is an error of its own beside the chosen one: a
+    program's closing verdict says what failed (``sudo: a password is required`` under the
+    terminal's complaint, ``Host key verification failed.`` under ssh-askpass missing), which
+    the first telling line alone does not (``""`` when there is none)."""
+    last = lines[-1]
+    if (
+        len(lines) < 2
+        or last == best
+        or last in best
+        or len(last) > _VERDICT_LIMIT
+        or last.endswith(":")
+        or not ERROR_LINE.search(last)
+        or WARNING_LINE.match(last)
+        or _WRAPPER.search(last)
+    ):
+        return ""
+    return last
+
+
 def error_excerpt(text: str) -> str:
-    """The most telling line of a failed call's output: a sandbox's wrapper line with the cause
-    under it, else the first line that names an operating-system error, else the first error
-    line that is not a lead-in (ending in a colon), else the first error line."""
+    """The most telling line of a failed call's output: the command's own words inside Codex's
+    sandbox report, a sandbox's wrapper line with the cause under it, else the first line that
+    names an operating-system error, else the first error line that is not a lead-in (ending in
+    a colon), else the first error line; followed by the output's short last line when that is
+    an error of its own (its verdict)."""
+    denied = _denied(text) if "Sandbox(Denied" in text[:600] else ""
+    if denied:
+        return denied
     try:
         parsed = loads_bounded(text) if text[:1] == "{" else None
     except ValueError:
@@ -206,6 +263,9 @@ def error_excerpt(text: str) -> str:
     at = lines.index(best) if best in lines else -1
     if best.startswith("Caused by:") and at > 0 and ERROR_LINE.search(lines[at - 1]):
         best = f"{lines[at - 1]} ({best})"  # the error the cause belongs to says what failed
+    verdict = "" if record else _verdict(lines, best)
+    if verdict:
+        best = f"{clip(best, MAX_EVIDENCE - len(verdict) - 2)}; {verdict}"
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
     if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")

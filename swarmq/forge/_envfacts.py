@@ -51,6 +51,13 @@ _REFUSED = re.compile(
 _GLOBBED = re.compile(r"\b(zsh|bash|fish)\b[^\n]{0,12}" + LITERAL_GLOB, re.IGNORECASE)
 """The shell that read a literal path as a pattern, when its error names it (``zsh:1:``; Claude
 Code's Bash tool runs zsh through ``eval``, printing ``(eval):1:``)."""
+PORT_TAKEN = re.compile(
+    r"address already in use|\bEADDRINUSE\b|\bport (\d+) is (?:not available|already in use)",
+    re.IGNORECASE,
+)
+"""A server that cannot listen because its port is taken (uvicorn's ``[Errno 98] … address
+already in use``, Node's ``EADDRINUSE``, Streamlit's ``Port 8501 is not available``)."""
+_PORT_NUMBER = re.compile(r"(?<=[:, ])(\d{4,5})\b")
 _SPAWNED = re.compile(r"spawn (\S+) E[A-Z]+")
 """Node's error when a tool it runs cannot be started (Claude Code's Grep running ``rg``)."""
 
@@ -66,6 +73,9 @@ FAMILIES: tuple[frozenset[str], ...] = (
 )
 """Programs that do one another's job when one is missing (a version suffix is ignored)."""
 _VERSION_SUFFIX = re.compile(r"[\d.]+$")
+_SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+"""Package managers that run a project's scripts: a program such a script runs that is missing
+(``sh: 1: vite: not found`` under ``npm run build``) is a dependency not installed yet."""
 
 
 def _base(program: str) -> str:
@@ -137,6 +147,43 @@ _PS_HEREDOC = re.compile(
 )
 
 
+_SEARCH_MISSING = re.compile(r"^(?:rg|grep): ([^:\n]+): No such file or directory", re.MULTILINE)
+
+
+def pattern_as_path(program: str, error: str, call: str) -> str:
+    """The second pattern a search read as a path (``rg -n "def a" -n "def b" core.py``: "rg: def
+    b: No such file or directory"), ``""`` when the error names no such word. rg and grep take
+    one positional pattern; every later word is a path, and a word with a space in it that the
+    call quoted is a pattern the agent meant, not a file name it looked for."""
+    if program not in ("rg", "grep"):
+        return ""
+    for found in _SEARCH_MISSING.finditer(error):
+        word = found.group(1).strip()
+        if (
+            " " in word
+            and not re.search(r"[/\\]", word)
+            and (f'"{word}"' in call or f"'{word}'" in call)
+        ):
+            return word
+    return ""
+
+
+_UNEXPANDED = re.compile(r"^(?:rg|grep): ([^\n]*?[*?][^\n]*?): .*\(os error 123\)", re.MULTILINE)
+"""Windows refusing a file name with a wildcard in it (``rg: src\\Controllers\\*.cs: IO error for
+operation on …: The filename, directory name, or volume label syntax is incorrect. (os error
+123)``, in the system's language): the shell passed the pattern on unexpanded."""
+
+
+def unexpanded_wildcard(program: str, error: str) -> str:
+    """The path with a wildcard that a search got unexpanded (``""`` when none): PowerShell and
+    cmd do not expand ``*`` for a native program, and rg does not either, so on Windows a path
+    pattern reaches the file system as a name."""
+    if program not in ("rg", "grep"):
+        return ""
+    found = _UNEXPANDED.search(error)
+    return found.group(1) if found else ""
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
     worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
@@ -151,6 +198,19 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
         return (
             "the shell tool stops a call after about 10 seconds unless it sets `timeout_ms` "
             "(e.g. 120000)"
+        )
+    second = pattern_as_path(program, error, call) if "No such file" in error else ""
+    if second:
+        return (
+            f"`{program}` takes one pattern: a later one (`{second}`) is read as a path; give "
+            "each pattern with `-e PATTERN` (or join them into one regex `A|B`)"
+        )
+    wildcard = unexpanded_wildcard(program, error) if "os error 123" in error else ""
+    if wildcard:
+        return (
+            f"the shell here (PowerShell/cmd on Windows) passes `*` in a path to `{program}` "
+            "unexpanded: give the directory and filter the files with a glob (`-g '*.ext'`, "
+            "`--glob`)"
         )
     if TOO_LARGE.search(error):
         name = re.split(r"[/\\]", call.strip())[-1] or "the file"
@@ -225,11 +285,60 @@ def rewritten_switch(call: str, output: str) -> tuple[str, str] | None:
     return None
 
 
+_PS_TERM = re.compile(r"The term '([^'\s()]+)' is not recognized as")
+"""PowerShell's error for a command it cannot find, in English (the name is what it ran)."""
+
+
+def _subexpression(call: str, error: str) -> str:
+    """The name PowerShell ran as a command because it stood in parentheses in an unquoted
+    path (``Get-Content src\\app\\(dashboard)\\layout.tsx`` runs ``dashboard``), ``""`` when the
+    error is no such thing: the parentheses of a route group are a subexpression to PowerShell
+    unless the path is quoted."""
+    term = _PS_TERM.search(error)
+    if term is None:
+        return ""
+    name = term.group(1)
+    at = call.find(f"({name})")
+    while at >= 0:
+        before = call[:at]
+        if (
+            before.count('"') % 2 == 0
+            and before.count("'") % 2 == 0
+            and before.endswith(("\\", "/"))
+        ):
+            return name
+        at = call.find(f"({name})", at + 1)
+    return ""
+
+
+_CMDLET = re.compile(
+    r"^(?:Get|Set|Select|Where|ForEach|Test|New|Remove|Out|Write|Invoke|Start|Stop|Copy|Move|"
+    r"Measure|Sort|Format|Import|Export|ConvertTo|ConvertFrom|Add|Clear|Join|Split|Resolve|"
+    r"Expand|Compress|Rename|Group|Read)-[A-Z][A-Za-z]+$"
+)
+"""A PowerShell cmdlet's name (verb-noun: ``Get-ChildItem``, ``Select-String``)."""
+
+
+def cmdlet_in_bash(missing: str, error: str) -> bool:
+    """Whether bash (or another POSIX shell) was asked to run a PowerShell cmdlet
+    (``/usr/bin/bash: line 1: Get-ChildItem: command not found``): on Windows the Bash tool is
+    Git Bash, and the cmdlet is there, only in another shell."""
+    return bool(missing) and _CMDLET.match(missing) is not None and "not recognized" not in error
+
+
 def windows_fact(call: str, error: str) -> str:
     """What a failure says about a Windows machine's shell or console, whatever fixed it (every
-    later call meets it again): Git Bash rewriting ``/switch`` or a root-like argument into a
+    later call meets it again): PowerShell running a parenthesised path component as a command,
+    Git Bash rewriting ``/switch`` or a root-like argument into a
     path, or Python's text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when
     none."""
+    term = _subexpression(call, error) if "(" in call else ""
+    if term:
+        return (
+            f"PowerShell reads `({term})` in an unquoted path as a subexpression and runs "
+            f"`{term}` as a command: quoting the path fixes it (`-LiteralPath` when the path "
+            "also holds brackets such as `[id]`)"
+        )
     switch = rewritten_switch(call, error)
     if switch:
         word, shown = switch
@@ -267,11 +376,25 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
             "exits 49), not an interpreter: run an installed one (another name, or python.exe by its "
             "full path)"
         )
-    if missing:
-        return f"`{missing}` is not installed here (not on PATH)"
     windows = windows_fact(call, error)
     if windows:
         return windows
+    if cmdlet_in_bash(missing, error):
+        return (
+            f"`{missing}` is a PowerShell cmdlet and this shell is bash (on Windows, Git Bash): "
+            "run it with the PowerShell tool, or `powershell -Command` (`pwsh`)"
+        )
+    if (
+        missing
+        and _base(program) in _SCRIPT_RUNNERS
+        and not any(_base(missing) in group for group in FAMILIES)
+    ):
+        return (
+            f"`{missing}`, which the project's `{program}` script runs, is not installed here: "
+            f"the project's dependencies are missing (run `{program} install` first)"
+        )
+    if missing:
+        return f"`{missing}` is not installed here (not on PATH)"
     if literal_glob(error):
         shell = _GLOBBED.search(error)
         named = shell.group(1).lower() if shell else "zsh"
@@ -280,6 +403,15 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
         if program == "sudo" or "sudo" in error.lower():
             return "sudo cannot ask for a password here (the agent has no terminal)"
         return f"`{program}` needs a terminal, which the agent does not have here"
+    port = PORT_TAKEN.search(error)
+    if port:
+        number = port.group(1) or next(iter(_PORT_NUMBER.findall(error)), "")
+        which = f"port {number}" if number else "the port"
+        return (
+            f"{which} is already in use here (the app may be already running from an earlier "
+            f"start): check what listens on it (`ss -ltnp`, `lsof -i :{number or 'PORT'}`) "
+            "before starting it again, or start it on a free port"
+        )
     if _NO_NETWORK.search(error):
         return f"`{program}` cannot reach the network here"
     spawned = _SPAWNED.search(error)
@@ -298,18 +430,22 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
 
 __all__ = [
     "FAMILIES",
+    "PORT_TAKEN",
     "STORE_ALIAS_EXIT",
     "TOO_LARGE",
+    "cmdlet_in_bash",
     "crlf_script",
     "environment_fact",
     "family",
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "pattern_as_path",
     "rewritten_argument",
     "rewritten_switch",
     "same_family",
     "store_alias",
     "tool_rule",
+    "unexpanded_wildcard",
     "windows_fact",
 ]

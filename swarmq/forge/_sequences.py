@@ -42,6 +42,7 @@ from swarmq.forge._calls import (
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
+    PORT_TAKEN,
     STORE_ALIAS_EXIT,
     TOO_LARGE,
     crlf_script,
@@ -50,9 +51,11 @@ from swarmq.forge._envfacts import (
     literal_glob,
     missing_program,
     missing_subcommand,
+    pattern_as_path,
     same_family,
     store_alias,
     tool_rule,
+    unexpanded_wildcard,
     windows_fact,
 )
 from swarmq.forge._layout import (
@@ -90,11 +93,13 @@ _SKIPPED_TOOLS = frozenset(
         "LS",
         "NotebookRead",
         "write_stdin",
+        "wait",
         "view_image",
     }
 )
 """Lookups whose failure says "not there" (a dead page, a missing file), and polls of a running
-process (whose output is the process's, not the call's)."""
+process (whose output is the process's, not the call's: Codex's ``wait`` on a cell that runs
+past its time reports the cell's timeout, which is the poll's answer, not a failure of its own)."""
 _PROBES = frozenset(
     {
         "which",
@@ -116,9 +121,11 @@ _PROBES = frozenset(
 )
 _PROBE_CALL = re.compile(
     r"^(?:git (?:status|rev-parse|log|diff|remote|show|ls-files)|mdfind|locate)\b|"
+    r"^git config(?:\s+--(?:global|local|system|get|get-all))*\s+[\w.-]+\s*(?:$|[|;&])|"
     r"^git branch(?:\s+(?:-[a-z]+|--list|--all|--remotes|--show-current))*\s*(?:$|[|;&])|\s--version\b"
 )
-"""Programs an agent runs to ask whether something exists: their failing is an answer."""
+"""Programs an agent runs to ask whether something exists: their failing is an answer (``git
+config user.name`` exits 1 when the key is unset: a question answered, not a failure)."""
 _MCP_LOOK = re.compile(
     r"__(?:browser_)?(?:snapshot|take_screenshot|console_messages|"
     r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$",
@@ -154,16 +161,22 @@ _PROTOCOL = re.compile(
     r"sibling tool call errored",
     re.IGNORECASE,
 )
+_SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
+"""``sh`` (dash) saying a program is missing: ``sh: 1: vitest: not found`` (an npm script's
+program when the project's dependencies are not installed)."""
 _MISSING_PROGRAM = re.compile(
     r"command not found|not found: |no such file or directory \(os error 2\)|"
-    r"is not recognized as|failed to spawn",
+    r"is not recognized as|failed to spawn|" + _SH_NOT_FOUND,
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
     r"command not found|sudo|access denied|killed by a signal|timed out|no space left|"
-    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo",
+    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
+    + _SH_NOT_FOUND
+    + "|"
+    + PORT_TAKEN.pattern,
     re.IGNORECASE,
 )
 """Failures that say something about the machine, worth keeping even when nothing fixed them."""
@@ -344,8 +357,9 @@ class Sequence:
             and not missing_program(runs, self.error, self.failed_call)
             and not literal_glob(self.error)
             and not windows_fact(self.failed_call, self.error)
+            and not PORT_TAKEN.search(self.error)
         ):
-            return ""
+            return ""  # a taken port is said whatever got round it: the next start meets it
         return environment_fact(runs, self.error, self.failed_call)
 
     def content(self) -> str:
@@ -452,10 +466,20 @@ def _runner(call: str, runs: str) -> str:
     return "<file>" if "/" in first or "\\" in first else family(runs)
 
 
+_HIDING = re.compile(r"(?:\s*2>&1|\s*2>\s*/dev/null|\s*(?:\|\||;)\s*(?:true|:|exit 0))+\s*$")
+"""What makes a failing call look as if it worked (``2>&1 || true``): it hides the error, so the
+call with it is the same call again, not a cure."""
+
+
+def _unhidden(call: str) -> str:
+    """``call`` without a trailing ``2>&1 || true`` (or ``2>/dev/null``, ``; true``)."""
+    return _HIDING.sub("", call) if ("true" in call or "2>" in call or ":" in call) else call
+
+
 def _last_step(call: str) -> str:
     """A call's last ``&&`` step, normalised: ``pwd && git status`` and ``cd ~/gt && git
-    status`` run the same command again."""
-    return normal(call.rsplit("&&", 1)[-1])
+    status`` run the same command again, and so does ``git status 2>&1 || true``."""
+    return normal(_unhidden(call).rsplit("&&", 1)[-1])
 
 
 def _retried(call: str, failure: _Failure) -> bool:
@@ -720,6 +744,7 @@ class SequenceMiner:
             )
             and exit_status(output if output.startswith("Command: ") else output[:400]) == 1
             and not _MISSING_PROGRAM.search(output[:1500])
+            and not unexpanded_wildcard(runs, error)
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
@@ -736,6 +761,11 @@ class SequenceMiner:
             and not _RUNNER_MISSING.search(output[:1500])
         ):
             return False  # the tests failed: the code was wrong, and its fix is in the code
+        if unexpanded_wildcard(runs, error):  # one fact of the shell, whatever the path
+            return self._open(tool, call, error, index, whole, f"{tool}\0{runs}\0unexpanded")
+        second = pattern_as_path(runs, error, call)
+        if second:  # the same misuse with other patterns is the same lesson
+            return self._open(tool, call, error, index, whole, f"{tool}\0{runs}\0pattern as path")
         if self._missing_operand(call, error):
             return False  # the file asked for is not there: the answer of a probe, whatever program
         if _ARGUMENTS.search(error):
@@ -823,7 +853,7 @@ class SequenceMiner:
             if (
                 call
                 and related
-                and normal(call) != normal(failure.call)
+                and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
                 and (
                     failure.tool in _DELEGATING
@@ -877,7 +907,7 @@ class SequenceMiner:
                 and not kind.search(head)
                 and failure.tool == tool
                 and program(failure.call) == runs
-                and normal(call) != normal(failure.call)
+                and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
             ):
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
