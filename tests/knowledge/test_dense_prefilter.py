@@ -82,6 +82,7 @@ def test_a_narrow_prefilter_answers_only_with_live_entries(
     """Candidates fewer than the rows (recall below 1 is allowed), the file's entries only."""
     monkeypatch.setattr(_vecindex, "PREFILTER_MIN", 40)
     monkeypatch.setattr(_vecindex, "PREFILTER_PER_TAKE", 1)
+    monkeypatch.setattr(_vecindex, "PREFILTER_SHARE", 1 << 30)
     through_index(stores)
     swarm = stores().swarm.files.knowledge
     kept = swarm.read_text().splitlines()[::2]
