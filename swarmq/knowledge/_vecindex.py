@@ -288,11 +288,13 @@ def _catch_up_signs(index: Path, meta: dict[str, object], name: str, rows: int, 
         or _tail_crc(signs_path(index, name), start, sign_width(dim)) != meta.get("vec_gcrc")
     ):
         start = 0
+    path = signs_path(index, name)
+    # a file made afresh is written aside and renamed over the old one: a reader of an older
+    # version may still have the old one mapped, and a map past a truncated end faults
+    written = path if start else path.with_name(f"{path.name}.{_new_name()}.tmp")
     source = os.open(vectors_path(index, name), os.O_RDONLY)
-    target = os.open(signs_path(index, name), os.O_RDWR | os.O_CREAT, 0o644)
+    target = os.open(written, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        if start == 0:
-            os.ftruncate(target, 0)
         for low in range(start, rows, SIGN_BLOCK_ROWS):
             count = min(SIGN_BLOCK_ROWS, rows - low)
             half = np.frombuffer(os.pread(source, count * 2 * dim, low * 2 * dim), np.float16)
@@ -300,7 +302,9 @@ def _catch_up_signs(index: Path, meta: dict[str, object], name: str, rows: int, 
     finally:
         os.close(source)
         os.close(target)
-    return _tail_crc(signs_path(index, name), rows, sign_width(dim)) or 0
+    if written != path:
+        os.replace(written, path)
+    return _tail_crc(path, rows, sign_width(dim)) or 0
 
 
 def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bool:

@@ -160,3 +160,27 @@ def test_an_index_without_sign_bits_gets_them_without_a_rebuild(
     assert answers(stores(**HYBRID)) == first
     assert vec.stat().st_ino == vec_inode, "the vectors were rebuilt"
     assert sign_file(knowledge).read_bytes() == expected_signs(knowledge)
+
+
+def test_a_rebuild_leaves_an_open_sign_file_whole(tmp_path: Path) -> None:
+    """Bits made afresh go to a new file renamed over the old one: a reader of an older
+    version keeps reading the bytes it checked (a truncated mapped file would fault)."""
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((300, 64)).astype(np.float16).astype(np.float32)
+    index = tmp_path / "knowledge.index.sqlite"
+    _vecindex._write_rows(index, "n", 0, rows)
+    _vecindex._catch_up_signs(index, {}, "n", 300, 64)
+    path = _vecindex.signs_path(index, "n")
+    old = path.read_bytes()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _vecindex._write_rows(index, "n", 0, -rows[:10])  # rows changed: the bits differ
+        _vecindex._catch_up_signs(index, {}, "n", 300, 64)
+        assert os.pread(fd, len(old) + 1, 0) == old
+    finally:
+        os.close(fd)
+    assert path.read_bytes() != old
+    assert (
+        path.read_bytes() == _vecindex.sign_bits(np.concatenate([-rows[:10], rows[10:]])).tobytes()
+    )
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp" in p.name) == []
