@@ -560,14 +560,30 @@ def scan_rows(
     radius = np.empty(len(rows), dtype=np.float32)
     if not len(rows):
         return approx, radius
-    picked = _gather(fd, rows, dim + 8).view(_code_dtype(dim))[:, 0]
-    scales = picked["s"].astype(np.float32)
-    np.matmul(picked["c"].astype(np.float32), q, out=approx)
-    approx *= scales
-    np.multiply(picked["b"], by_bound, out=radius)
-    radius += scales * by_scale
-    radius += flat
-    radius += np.abs(approx) * by_value
+    # in sorted order, SUB_ROWS at a time through one small buffer: a fresh process pays a
+    # page fault per 4 KB of every new array, and widening all the rows at once made one of
+    # 25 MB at 16,384 rows of 384 dimensions
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    near = np.empty(len(rows), dtype=np.float32)
+    spread = np.empty(len(rows), dtype=np.float32)
+    widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
+    for low in range(0, len(rows), SUB_ROWS):
+        part = ordered[low : low + SUB_ROWS]
+        picked = _gather(fd, part, dim + 8).view(_code_dtype(dim))[:, 0]
+        buffer = widened[: len(part)]
+        np.copyto(buffer, picked["c"], casting="unsafe")
+        out = near[low : low + len(part)]
+        np.dot(buffer, q, out=out)
+        scales = picked["s"].astype(np.float32)
+        out *= scales
+        bounds = spread[low : low + len(part)]
+        np.multiply(picked["b"], by_bound, out=bounds)
+        bounds += scales * by_scale
+        bounds += flat
+        bounds += np.abs(out) * by_value
+    approx[order] = near
+    radius[order] = spread
     return approx, radius
 
 
