@@ -27,7 +27,7 @@ survivors are exactly the rows whose upper bound reaches ``T``. The lexical hits
 handed over as their bounds (:class:`~swarmq.knowledge._cosines.DenseCosines`) and read exactly
 only where the ranking needs their value (:func:`swarmq.knowledge.query.rank_tier`).
 
-A view of at least :data:`PREFILTER_ROWS` rows is searched through a third file,
+A view of at least :data:`PREFILTER_ROWS` rows is searched through a fourth file,
 ``knowledge.index.sqlite.<name>.sg``: one sign bit per dimension of each row (``np.packbits`` of
 ``x > 0``, padded to whole 64-bit words; 32 bytes a row at 256 dimensions, an eighth of the
 codes). The query's bits are compared with every row's (XOR, then a popcount over the words),
@@ -111,9 +111,11 @@ ORPHAN_AGE_S = 600
 _ROUND = 2.0**-23
 """Twice float32's unit roundoff: the rounding bounds below are taken with this margin."""
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
-PREFILTER_ROWS = 262_144
-"""Views with at least this many rows are searched through their sign bits (module docstring);
-below it the exact scan costs little more than the prefilter and never misses a row."""
+PREFILTER_ROWS = 524_288
+"""Views with at least this many rows are searched through their sign bits (module docstring).
+Below it the exact scan, which never misses a row, costs no more: at 300,000 rows both took
+32 ms warm and about the same in a fresh process, at 1M the prefilter 0.58x
+(``bench/dense_prefilter.py``, docs/BENCHMARKS.md)."""
 PREFILTER_PER_TAKE = 64
 PREFILTER_MIN = 16_384
 PREFILTER_SHARE = 32

@@ -22,7 +22,7 @@ from tests.knowledge.test_vecindex import HYBRID, _replace, answers, through_ind
 
 @pytest.fixture
 def prefiltered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every view searched through its sign bits (the fixture's are far below 262,144 rows)."""
+    """Every view searched through its sign bits (the fixture's are far below PREFILTER_ROWS)."""
     monkeypatch.setattr(_vecindex, "PREFILTER_ROWS", 1)
 
 
