@@ -558,7 +558,10 @@ def injection_summary(
     if injection.shown:
         chars = len(injection.block or "")
         return f"{len(injection.shown)} entries shown ({chars} characters); {allowed}; {kept}"
-    active = sum(1 for e in store.swarm.read().entries if e.status != "archived")
+    from swarmq.knowledge.counts import entry_count
+
+    # the index's count: an injection that found nothing never loads the store to say so
+    active = entry_count(store.swarm, archived=False)
     if not active:
         why = (
             "the knowledge store is empty: record a lesson (`swarmq learn`, `swarmq knowledge "
