@@ -70,12 +70,12 @@ class OnnxEmbedder:
         path = model_file or _model_file()
         if not path.is_file():
             raise ModelMissingError(f"embedding model file missing: {path}")
-        model: str | bytes = str(path)
+        model = path
         self.name = PACKAGED_NAME
         """Model identity: vectors cached under another name are never reused."""
         if model_file is None:
             try:
-                model = quantized.model_bytes(path)
+                model = quantized.model_file(path)
                 self.name = quantized.NAME
             except quantized.QuantizeUnavailable as exc:
                 log.warning("running the packaged float32 MiniLM (about twice the CPU): %s", exc)
@@ -89,7 +89,7 @@ class OnnxEmbedder:
         options.log_severity_level = 3
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session: Any = ort.InferenceSession(
-            model, sess_options=options, providers=["CPUExecutionProvider"]
+            str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, Vectors] = OrderedDict()

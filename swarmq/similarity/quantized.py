@@ -67,27 +67,27 @@ def cache_dir() -> Path:
     return (Path(base) if base else Path.home() / ".cache") / "swarmq" / "models"
 
 
-def model_bytes(source: Path, cache: Path | None = None) -> bytes:
-    """The quantised model built from ``source``, verified: read from the cache, or built (once,
-    under a lock) and cached. Raises :class:`QuantizeUnavailable` when it can do neither."""
+def model_file(source: Path, cache: Path | None = None) -> Path:
+    """The quantised model built from ``source``, verified: found in the cache, or built (once,
+    under a lock) into it. Raises :class:`QuantizeUnavailable` when it can do neither.
+
+    A path, not bytes: onnxruntime reading the file itself peaks ~60 MB lower than a session
+    made from a bytes copy (docs/BENCHMARKS.md, "Issue 26: MiniLM quantised")."""
     target = (cache or cache_dir()) / f"{NAME}-{_key(source)}.onnx"
-    data = _verified(target)
-    if data is not None:
-        return data
+    if _verified(target):
+        return target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(target.with_name(target.name + ".lock")), timeout=LOCK_TIMEOUT):
-            data = _verified(target)  # another process may have built it meanwhile
-            if data is None:
-                data = _build(source)
-                _install(target, data)
+            if not _verified(target):  # another process may have built it meanwhile
+                _install(target, _build(source))
     except QuantizeUnavailable:
         raise
     except Exception as exc:  # OSError, a lock timeout, onnx's own errors: all mean "can't"
         raise QuantizeUnavailable(
             f"cannot build the quantised embedding model at {target}: {exc}"
         ) from exc
-    return data
+    return target
 
 
 def _key(source: Path) -> str:
@@ -115,18 +115,19 @@ def _manifest(target: Path) -> Path:
     return target.with_name(target.name + ".json")
 
 
-def _verified(target: Path) -> bytes | None:
-    """The cached file's bytes when they match its manifest (size and SHA-256), else None."""
+def _verified(target: Path) -> bool:
+    """Whether the cached file matches its manifest (size and SHA-256). The file is replaced
+    only by a rename of another verified build, so what onnxruntime then reads is this one."""
     try:
         manifest = json.loads(_manifest(target).read_text("utf-8"))
-        data = target.read_bytes()
+        with target.open("rb") as model:
+            size = os.fstat(model.fileno()).st_size
+            if not isinstance(manifest, dict) or manifest.get("size") != size:
+                return False
+            digest = hashlib.file_digest(model, "sha256").hexdigest()
     except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict) or manifest.get("size") != len(data):
-        return None
-    if manifest.get("sha256") != hashlib.sha256(data).hexdigest():
-        return None
-    return data
+        return False
+    return bool(manifest.get("sha256") == digest)
 
 
 def _install(target: Path, data: bytes) -> None:

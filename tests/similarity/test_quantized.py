@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def shared() -> tuple[Path, bytes]:
     """The suite's built model (tests/conftest.py: ``SWARMQ_MODEL_CACHE``) and its bytes."""
-    data = quantized.model_bytes(_model_file())
-    (path,) = quantized.cache_dir().glob(f"{quantized.NAME}-*.onnx")
-    return path, data
+    path = quantized.model_file(_model_file())
+    assert path.parent == quantized.cache_dir()
+    return path, path.read_bytes()
 
 
 def cached_files(cache: Path) -> list[str]:
@@ -39,7 +39,8 @@ def test_two_processes_building_at_once_leave_one_file_with_the_same_bytes(
     script = (
         "import hashlib, sys; from pathlib import Path;"
         "from swarmq.similarity import quantized, onnx_embedder;"
-        "data = quantized.model_bytes(onnx_embedder._model_file(), Path(sys.argv[1]));"
+        "path = quantized.model_file(onnx_embedder._model_file(), Path(sys.argv[1]));"
+        "data = path.read_bytes();"
         "print(hashlib.sha256(data).hexdigest())"
     )
     builders = [
@@ -68,10 +69,9 @@ def test_a_damaged_file_is_detected_and_rebuilt(tmp_path: Path) -> None:
     damaged[len(damaged) // 2] ^= 0xFF  # same size, one byte flipped
     (cache / path.name).write_bytes(bytes(damaged))
     (cache / (path.name + ".json")).write_bytes(path.with_name(path.name + ".json").read_bytes())
-    assert quantized.model_bytes(_model_file(), cache) == data
-    assert (cache / path.name).read_bytes() == data
+    assert quantized.model_file(_model_file(), cache).read_bytes() == data
     (cache / path.name).write_bytes(data[:1000])  # truncated
-    assert quantized.model_bytes(_model_file(), cache) == data
+    assert quantized.model_file(_model_file(), cache).read_bytes() == data
     assert cached_files(cache) == [path.name, path.name + ".json"]
 
 
@@ -84,7 +84,7 @@ def test_no_cache_to_build_in_runs_the_packaged_model_and_says_so(
     blocker.write_text("not a directory", encoding="utf-8")
     monkeypatch.setenv("SWARMQ_MODEL_CACHE", str(blocker / "models"))
     with pytest.raises(quantized.QuantizeUnavailable):
-        quantized.model_bytes(_model_file())
+        quantized.model_file(_model_file())
     with caplog.at_level(logging.WARNING, logger="swarmq.similarity.onnx_embedder"):
         fallback = OnnxEmbedder()
     assert fallback.name == PACKAGED_NAME != quantized.NAME
