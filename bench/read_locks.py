@@ -29,7 +29,7 @@ from bench.knowledge_inject import write_tier
 from bench.lesson_corpus import LessonGenerator
 from swarmq.knowledge.model import Tier
 
-FAILURE = "$ python manage.py test\nzsh:1: command not found: python"
+ERR = "$ python manage.py test\nzsh:1: command not found: python"
 
 
 def commands(config: Path, text: str) -> dict[str, list[str]]:
@@ -37,7 +37,7 @@ def commands(config: Path, text: str) -> dict[str, list[str]]:
     return {
         "knowledge search --json": [*base, "knowledge", "search", "--json", text],
         "knowledge inject --preview": [*base, "knowledge", "inject", "--preview", text],
-        "knowledge recall --preview": [*base, "knowledge", "recall", "--preview", "--error", FAILURE],
+        "knowledge recall --preview": [*base, "knowledge", "recall", "--preview", "--error", ERR],
         "knowledge list": [*base, "knowledge", "list"],
         "lookup --no-cite": [*base, "lookup", "--no-cite", text],
     }
