@@ -80,7 +80,8 @@ def model_file(source: Path, cache: Path | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(target.with_name(target.name + ".lock")), timeout=LOCK_TIMEOUT):
             if not _verified(target):  # another process may have built it meanwhile
-                _install(target, _build(source))
+                _install(target, _build(source), source)
+                _prune(target, source)
     except QuantizeUnavailable:
         raise
     except Exception as exc:  # OSError, a lock timeout, onnx's own errors: all mean "can't"
@@ -130,13 +131,41 @@ def _verified(target: Path) -> bool:
     return bool(manifest.get("sha256") == digest)
 
 
-def _install(target: Path, data: bytes) -> None:
+def _install(target: Path, data: bytes, source: Path) -> None:
     """The model, then its manifest, each written to a temporary file and renamed into place
     (the caller holds the lock; a reader between the two renames sees a mismatch and waits for
     the lock)."""
-    manifest = {"name": NAME, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    manifest = {
+        "name": NAME,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "source": str(source.resolve()),
+    }
     _replace(target, data)
     _replace(_manifest(target), json.dumps(manifest, sort_keys=True).encode())
+
+
+def _prune(target: Path, source: Path) -> None:
+    """Remove the copies no process can use again, so upgrades do not pile up 58 MB files: a
+    copy is named by its source's path and mtime, so one whose source file is gone (a deleted
+    virtualenv) or is this very file (an upgrade rewrote it) is never chosen again. Copies of
+    other sources that still exist (another virtualenv on the machine) are kept, and so are
+    copies whose manifest does not say their source. Lock files stay: another process may hold
+    one."""
+    ours = str(source.resolve())
+    for manifest in target.parent.glob(f"{NAME}-*.onnx.json"):
+        model = manifest.with_name(manifest.name.removesuffix(".json"))
+        if model == target:
+            continue
+        try:
+            recorded = json.loads(manifest.read_text("utf-8")).get("source")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not isinstance(recorded, str) or (recorded != ours and Path(recorded).exists()):
+            continue
+        for stale in (model, manifest):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
 
 
 def _replace(path: Path, data: bytes) -> None:

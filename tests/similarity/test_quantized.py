@@ -3,6 +3,7 @@ processes want it at once, and the fallback to the packaged model never silent."
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -119,3 +120,39 @@ def test_a_repeated_query_gets_the_same_vector_without_a_forward_pass() -> None:
         model._session = session
     first[0, 0] -= 1.0
     assert np.allclose(again, first)
+
+
+def test_a_build_removes_copies_no_process_can_use_again(tmp_path: Path) -> None:
+    """Copies of a source that is gone, or of this source before it changed, are removed by the
+    next build; another existing source's copy and a copy of unknown source are kept."""
+    path, data = shared()
+    cache = tmp_path / "models"
+    cache.mkdir()
+    source = _model_file()
+    other_source = tmp_path / "other-venv-model.onnx"
+    other_source.write_bytes(b"stands for another virtualenv's packaged model")
+    copies = {
+        "gone": str(tmp_path / "deleted-venv" / "model.onnx"),
+        "superseded": str(source.resolve()),
+        "other": str(other_source),
+        "unknown": None,
+    }
+    for tag, recorded in copies.items():
+        model = cache / f"{quantized.NAME}-{tag}.onnx"
+        model.write_bytes(b"an older build")
+        manifest: dict[str, object] = {"name": quantized.NAME, "size": 14, "sha256": "0"}
+        if recorded is not None:
+            manifest["source"] = recorded
+        (cache / (model.name + ".json")).write_text(json.dumps(manifest), encoding="utf-8")
+    built = quantized.model_file(source, cache)
+    assert built.read_bytes() == data
+    assert json.loads(built.with_name(built.name + ".json").read_text())["source"] == str(
+        source.resolve()
+    )
+    assert cached_files(cache) == sorted(
+        [
+            path.name,
+            path.name + ".json",
+            *(f"{quantized.NAME}-{t}.onnx{e}" for t in ("other", "unknown") for e in ("", ".json")),
+        ]
+    )
