@@ -347,11 +347,45 @@ def test_wider_bounds_and_a_one_by_one_walk_change_no_answer(
         return approx, radius * 10 + np.float32(0.05)
 
     expected = whole(stores)
+    monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # every search scans
     monkeypatch.setattr(_vecindex, "scan", loose)
     monkeypatch.setattr(query, "WALK_BATCH", 1)
     assert through_index(stores) == expected
     for config in ({"inject_min_relevance": 0.0}, {"scope_filter": ["repo"]}):
         assert through_index(stores, **config) == whole(stores, **config)
+
+
+def test_resident_rows_answer_as_the_scan_does(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that keeps a file's rows widened answers its later searches with one product
+    over them: the same entries, scores and cosines as the scan of the codes, rows appended
+    since included."""
+    from swarmq.knowledge import _vecindex
+
+    used: list[int] = []
+    resident_scores = _vecindex.VectorView.resident_scores
+
+    def counted(self: _vecindex.VectorView, *args: object) -> object:
+        used.append(self.rows)
+        return resident_scores(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex.VectorView, "resident_scores", counted)
+    for config in ({}, {"inject_min_relevance": 0.0}):
+        used.clear()
+        with monkeypatch.context() as scanning:
+            scanning.setattr(_vecindex, "RESIDENT_BYTES", 0)
+            scanned = through_index(stores, **config)
+        assert not used
+        assert through_index(stores, **config) == scanned
+        assert used, "the resident rows were never searched"
+    swarm = stores().swarm.files.knowledge
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    grown = max(used)
+    assert through_index(stores) == whole(stores)
+    assert max(used) > grown, "the appended rows were not widened"
 
 
 def _as_format_1(knowledge: KnowledgeStore, exact: bool) -> Path:
