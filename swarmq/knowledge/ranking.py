@@ -7,6 +7,8 @@ count against it.
 
 from __future__ import annotations
 
+import math
+
 from swarmq.knowledge.model import Entry, Status
 
 WEIGHTS = {
@@ -28,7 +30,11 @@ PRIORITY_BONUS = {"critical": 0.2, "high": 0.1, "medium": 0.0, "low": -0.05}
 
 def outcome_signal(entry: Entry) -> float:
     """In [-1, 1]: positive when explicit applications and successes outweigh the negatives."""
-    o = entry.outcomes
+    return _signal(entry.outcomes)
+
+
+def _signal(o: dict[str, object]) -> float:
+    """:func:`outcome_signal` of normalised outcomes ``o``."""
     good = _n(o.get("applied_explicit_count")) + _n(o.get("succeeded_after_shown_count"))
     bad = sum(
         _n(o.get(k))
@@ -57,14 +63,18 @@ def utility_score(entry: Entry, min_retrievals: int) -> float | None:
 
 
 def static_breakdown(entry: Entry) -> dict[str, float]:
-    """The query-independent components of an entry's score."""
+    """The query-independent components of an entry's score (the outcomes normalised once:
+    every ranked entry of every search pays this)."""
+    outcomes = entry.outcomes
+    shown = _n(outcomes.get("shown_count", 0))
+    unshown = math.isnan(shown) or int(shown) == 0  # as entry.counter("shown_count") == 0
     return {
         "confidence": WEIGHTS["confidence"] * entry.confidence,
         "status": STATUS_BONUS.get(entry.status, 0.0),
         "priority": PRIORITY_BONUS.get(entry.priority, 0.0),
         "generated_skill": WEIGHTS["generated_skill"] if entry.generated_skill_path else 0.0,
-        "outcome": WEIGHTS["outcome"] * outcome_signal(entry),
-        "cold_start": WEIGHTS["cold_start"] if entry.counter("shown_count") == 0 else 0.0,
+        "outcome": WEIGHTS["outcome"] * _signal(outcomes),
+        "cold_start": WEIGHTS["cold_start"] if unshown else 0.0,
     }
 
 
