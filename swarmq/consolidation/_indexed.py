@@ -48,7 +48,8 @@ from typing import Protocol
 
 import numpy as np
 
-from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases, comparable_join
+from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases
+from swarmq.consolidation._pairs import comparable_join
 from swarmq.consolidation._paraphrase import Pair, _terms
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, Contradicts, Item

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from swarmq.consolidation._pairs import RoundPairs, every_pair, round_pairs
 from swarmq.consolidation._paraphrase import Paraphrases
 from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
 from swarmq.consolidation.items import (
@@ -47,7 +48,7 @@ from swarmq.consolidation.items import (
     stronger,
 )
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import JoinResult, similarity_join
+from swarmq.similarity.join import JoinResult
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.multilingual import non_latin
 from swarmq.similarity.sets import TokenSets, encode
@@ -72,12 +73,14 @@ class Planner:
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
         self.paraphrases = Paraphrases(config, embedder)
+        self._rounds: RoundPairs | None = None
 
     def run(
         self, population: Population, *, on_round: Callable[[int, int], None] | None = None
     ) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
         plan = Plan()
+        self._rounds = None
         for round_no in range(1, self.config.max_rounds + 1):
             items = population.items()
             for item in items:
@@ -198,22 +201,20 @@ class Planner:
 
     # -- which pairs are joined (hooks for a run restricted to the changed entries) -------------
 
-    def join(self, sets: TokenSets, threshold: float, items: Sequence[Item]) -> JoinResult:
-        """The pairs of ``items`` (encoded as ``sets``) a round considers."""
-        return similarity_join(sets, threshold)
-
     def round_pairs(
         self, sets: TokenSets, threshold: float, items: Sequence[Item]
     ) -> Iterable[tuple[int, int, float]]:
-        """``(i, j, similarity)`` of the pairs of ``items`` a round considers: :meth:`join`'s."""
-        result = self.join(sets, threshold, items)
-        return zip(
-            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
-        )
+        """``(i, j, similarity)`` of the pairs of ``items`` a round considers: every pair the
+        structure allows (:mod:`._pairs`), the previous round's carried where neither lesson
+        changed."""
+        found, self._rounds = round_pairs(self._rounds, sets, threshold, items)
+        return found
 
     def link_join(self, sets: TokenSets, items: Sequence[Item]) -> JoinResult:
         """The pairs whose complement links are decided, each with all its partners."""
-        return similarity_join(sets, self.config.complement_threshold)
+        t = self.config.complement_threshold
+        left, right, similarity = every_pair(sets, t, items)
+        return JoinResult(left, right, similarity, np.zeros(0, dtype=np.int64), t)
 
     def in_scope(self, a: Item, b: Item) -> bool:
         """Whether a link between two entries is this run's to decide."""
