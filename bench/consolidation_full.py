@@ -1,6 +1,6 @@
 """A full consolidation pass (dry run) on one generated store, two code trees interleaved.
 
-    python -m bench.consolidation_full --size 100000 --baseline-tree /tmp/main-tree [--pairs 2]
+    python -m bench.consolidation_full --size 100000 --baseline-tree /tmp/main-tree [--tree .] [--pairs 2]
 
 The store is the state :mod:`bench.consolidation_nightly` consolidates in its full child: its
 size less 1 % of :mod:`bench.lesson_corpus` lessons (2 % near-duplicates), then 1 % appended
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--new", type=float, default=0.01)
     parser.add_argument("--baseline-tree", type=Path, required=True)
+    parser.add_argument("--tree", type=Path, default=REPO, help="the tree measured against it")
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
@@ -109,7 +110,7 @@ def main() -> None:
         base = scratch / "store"
         write_store(base, args.size, args.new)
         print(f"store of {args.size:,} written in {time.perf_counter() - begun:.0f} s", flush=True)
-        trees = {"baseline": args.baseline_tree.resolve(), "tree": REPO}
+        trees = {"baseline": args.baseline_tree.resolve(), "tree": args.tree.resolve()}
         runs: list[dict[str, Any]] = []
         for pair in range(args.pairs):
             for name, tree in trees.items():
