@@ -99,6 +99,8 @@ class Inner(Protocol):
 
     def items(self) -> list[Item]: ...
 
+    def item(self, entry_id: str) -> Item: ...
+
     def apply(self, action: Action) -> bool: ...
 
 
@@ -201,6 +203,9 @@ class IndexedPopulation:
     def items(self) -> list[Item]:
         self.widen(sorted(self.focus))
         return sorted(self.inner.items(), key=lambda item: item.order)
+
+    def item(self, entry_id: str) -> Item:
+        return self.inner.item(entry_id)
 
     def apply(self, action: Action) -> bool:
         return self.inner.apply(action)

@@ -32,7 +32,7 @@ from swarmq.consolidation._pairs import comparable_join, round_pairs
 from swarmq.consolidation._paraphrase import Candidate, Paraphrases
 from swarmq.consolidation._plan import Planner
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.items import Action, Contradicts, Item
+from swarmq.consolidation.items import Action, Contradicts, Item, Population
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import JoinResult, focused_join
 from swarmq.similarity.measure import Measure
@@ -59,8 +59,10 @@ class FocusedPlanner(Planner):
             [k for k, item in enumerate(items) if item.id in self.focus], dtype=np.int64
         )
 
-    def decide_round(self, items: Sequence[Item], round_no: int) -> list[Action]:
-        actions = super().decide_round(items, round_no)
+    def decide_round(
+        self, items: Sequence[Item], round_no: int, population: Population
+    ) -> list[Action]:
+        actions = super().decide_round(items, round_no, population)
         for action in actions:
             self.focus.update((action.keep, action.other))
         return actions

@@ -19,9 +19,11 @@ linked (cross-project knowledge goes to the hive, by promotion). Every action ca
 breakdown.
 
 Merging changes a survivor's lesson, so new pairs can appear: rounds repeat until a round finds
-nothing (a fixpoint), which is what makes a second run change nothing. Within a round an entry
-takes part in at most one action, chosen greedily by descending similarity, so every action is
-justified by the pair's similarity at the time it is applied.
+nothing (a fixpoint), which is what makes a second run change nothing. Within a round actions
+are chosen greedily by descending similarity and applied at once; an entry takes part in one
+action, except a merge's survivor whose lesson the merge kept, which goes on absorbing its other
+duplicates (a star of k near-duplicates takes one round, not k). So every action is justified by
+the pair's similarity at the time it is applied: no lesson it compared has changed.
 """
 
 from __future__ import annotations
@@ -86,12 +88,12 @@ class Planner:
             for item in items:
                 plan.texts.setdefault(item.id, item.text)
             plan.rounds, plan.compared = round_no, len(items)
-            chosen = self.decide_round(items, round_no)
+            chosen = self.decide_round(items, round_no, population)
             if on_round is not None:
                 on_round(round_no, len(chosen))
             if not chosen:
                 break
-            plan.actions.extend(a for a in chosen if population.apply(a))
+            plan.actions.extend(chosen)
         else:
             plan.converged = False
         plan.actions.extend(a for a in self.decide_links(population.items()) if population.apply(a))
@@ -99,9 +101,27 @@ class Planner:
 
     # -- one round of merges and supersessions ---------------------------------------------------
 
-    def decide_round(self, items: Sequence[Item], round_no: int) -> list[Action]:
+    def decide_round(
+        self, items: Sequence[Item], round_no: int, population: Population
+    ) -> list[Action]:
+        """Choose and apply one round's merges and supersessions; the actions applied.
+
+        Greedy by descending similarity; an entry merged away or superseded, or whose lesson an
+        action changed, takes no further part in the round. A merge's survivor whose lesson
+        the merge kept goes on (its pairs' similarities still hold, and its strength is looked
+        up again), so a survivor absorbs all its duplicates in one round, not one a round."""
         used: set[str] = set()
         actions: list[Action] = []
+
+        def act(action: Action, *, survivor_continues: bool) -> None:
+            if not population.apply(action):
+                return
+            actions.append(action)
+            kept = action.kind is ActionKind.MERGE and survivor_continues
+            if kept and population.item(action.keep).text == by_id[action.keep].text:
+                used.discard(action.keep)
+
+        by_id = {item.id: item for item in items}
         sets = encode([i.text for i in items], self.measure)
         for group in self._exact_groups(items, np.flatnonzero(sets.sizes == 0).tolist()):
             survivor = group[0]
@@ -112,7 +132,8 @@ class Planner:
                     scores: dict[str, float | str] = {"exact": 1.0}
                     if item.template is not None:
                         scores["template"] = item.template
-                    actions.append(
+                    used.update((item.id, survivor.id))
+                    act(
                         Action(
                             ActionKind.MERGE,
                             survivor.id,
@@ -121,9 +142,9 @@ class Planner:
                             Reason.EXACT,
                             round_no,
                             scores,
-                        )
+                        ),
+                        survivor_continues=False,
                     )
-                    used.update((item.id, survivor.id))
         low = (
             self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
         )
@@ -142,7 +163,6 @@ class Planner:
                 candidates.append(
                     (similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)})
                 )
-        by_id = {item.id: item for item in items}
         candidates.extend(
             (score, x, y, Reason.PARAPHRASE, why)
             for score, x, y, why in self.paraphrases.candidates(items, seen)
@@ -153,7 +173,7 @@ class Planner:
         for similarity, x, y, reason, scores in candidates:
             if x in used or y in used:
                 continue
-            a, b = by_id[x], by_id[y]
+            a, b = population.item(x), population.item(y)  # as this round's merges left them
             used.update((x, y))
             if reason in (Reason.DUPLICATE, Reason.PARAPHRASE):
                 keep = stronger(a, b)
@@ -167,7 +187,10 @@ class Planner:
             dense = self.paraphrases.dense_cosine(a.text, b.text)
             if dense is not None:  # every action records its dense score beside the lexical
                 scores.setdefault("dense_cosine", round(dense, 4))
-            actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
+            act(
+                Action(kind, keep.id, other.id, similarity, reason, round_no, scores),
+                survivor_continues=True,
+            )
         return actions
 
     def _opposed(self, a: Item, b: Item) -> bool:

@@ -10,7 +10,7 @@ from bench.lesson_corpus import generate
 from swarmq.consolidation._pairs import every_pair, round_pairs
 from swarmq.consolidation._plan import Planner
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.items import Item
+from swarmq.consolidation.items import Action, ActionKind, Item
 from swarmq.knowledge.templates import template_key
 from swarmq.similarity.join import similarity_join
 from swarmq.similarity.sets import TokenSets, encode
@@ -85,3 +85,84 @@ def test_incremental_pairs_equal_a_fresh_full_pair_search(seed: int) -> None:
             for changed in rng.sample(sorted(texts), 15):  # a survivor took the other's lesson
                 texts[changed] = pool[rng.randrange(len(pool))]
     assert found > 200
+
+
+class _Star:
+    """A population whose merges keep the survivor's lesson (the strongest entry's)."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.current = {item.id: item for item in items}
+        self.gone: set[str] = set()
+        self.lookups = 0
+
+    def items(self) -> list[Item]:
+        return [item for item in self.current.values() if item.id not in self.gone]
+
+    def item(self, entry_id: str) -> Item:
+        self.lookups += 1
+        return self.current[entry_id]
+
+    def apply(self, action: Action) -> bool:
+        self.gone.add(action.other)
+        return True
+
+
+def _star(spokes: int) -> list[Item]:
+    rng = random.Random(7)
+    words = [f"w{k}" for k in range(400)]
+    hub = " ".join(rng.sample(words, 20))
+    items = [Item(id="hub", text=hub, created="2026-01-01", order=0, strength=(1.0,))]
+    for k in range(spokes):  # the hub's 19 bigrams and 6 of its own: 0.76 with the hub,
+        extra = " ".join(f"s{k}x{n}" for n in range(6))  # 0.61 with another spoke
+        items.append(Item(id=f"s{k:02d}", text=f"{hub} {extra}", created="2026-02-01", order=k + 1))
+    return items
+
+
+STAR = ConsolidationConfig(
+    duplicate_threshold=0.7,
+    conflict_threshold=0.7,
+    complement_threshold=0.5,
+    paraphrase_threshold=1.0,
+    contradictions=False,
+    dense_duplicates=False,
+    multilingual_duplicates=False,
+)
+
+
+def test_a_star_of_near_duplicates_converges_in_two_rounds() -> None:
+    """Eleven spokes duplicate the hub and not each other: the hub, surviving each merge with
+    its lesson, absorbs them all in round 1; round 2 finds nothing (one spoke a round before)."""
+    items = _star(11)
+    sets = encode([item.text for item in items], STAR.measure)
+    pairs = similarity_join(sets, STAR.duplicate_threshold)
+    assert all(items[int(i)].id == "hub" for i in pairs.left)  # a star: only hub-spoke pairs
+    assert len(pairs.left) == 11
+    population = _Star(items)
+    plan = Planner(STAR, STAR.measure).run(population)
+    assert plan.converged and plan.rounds == 2
+    merges = [a for a in plan.actions if a.kind is ActionKind.MERGE]
+    assert {a.other for a in merges} == {f"s{k:02d}" for k in range(11)}
+    assert {a.keep for a in merges} == {"hub"} and {a.round for a in merges} == {1}
+    assert [item.id for item in population.items()] == ["hub"]
+
+
+def test_a_survivor_whose_lesson_changed_waits_for_the_next_round() -> None:
+    """A merge that changes the survivor's lesson makes its other pairs stale: it takes no
+    further part in that round (the next round compares the new lesson)."""
+
+    class Rewriting(_Star):
+        def apply(self, action: Action) -> bool:
+            keep = self.current[action.keep]
+            self.current[action.keep] = Item(
+                id=keep.id,
+                text=self.current[action.other].text,  # took the other's lesson
+                created=keep.created,
+                order=keep.order,
+                strength=keep.strength,
+            )
+            return super().apply(action)
+
+    population = Rewriting(_star(3))
+    planner = Planner(STAR, STAR.measure)
+    first = planner.decide_round(population.items(), 1, population)
+    assert len(first) == 1 and first[0].keep == "hub"
