@@ -34,7 +34,7 @@ from swarmq.consolidation._plan import Planner
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, Contradicts, Item, Population
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import JoinResult, focused_join
+from swarmq.similarity.join import FloatArray, JoinResult, focused_join
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import IntArray, TokenSets
 
@@ -115,7 +115,9 @@ class _FocusedParaphrases(Paraphrases):
             texts, self.config, self._multilingual_vectors(model), groups, focus
         )
 
-    def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
+    def join(
+        self, sets: TokenSets, texts: list[str], weights: FloatArray | None = None
+    ) -> JoinResult:
         chosen = [k for k, text in enumerate(texts) if text in self.focus_texts]
         return focused_join(
             sets, np.asarray(chosen, dtype=np.int64), self.config.paraphrase_candidate_threshold

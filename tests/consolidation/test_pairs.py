@@ -166,3 +166,42 @@ def test_a_survivor_whose_lesson_changed_waits_for_the_next_round() -> None:
     planner = Planner(STAR, STAR.measure)
     first = planner.decide_round(population.items(), 1, population)
     assert len(first) == 1 and first[0].keep == "hub"
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_paraphrase_candidates_are_the_plain_joins_that_reach_the_cosine(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The candidate join probes only each set's cosine prefix, in blocks: it keeps exactly
+    the pairs of the plain self-join at the Jaccard threshold whose IDF cosine reaches
+    ``paraphrase_threshold`` (similarities included), and far fewer others."""
+    from swarmq.consolidation import _paraphrase
+    from swarmq.similarity.join import idf_weights, weighted_overlaps
+    from swarmq.similarity.measure import Measure
+    from swarmq.similarity.normalize import term_text
+
+    monkeypatch.setattr(_paraphrase, "PARAPHRASE_BLOCK", 97)  # many blocks
+    lessons = generate(1500, seed=seed, dup_rate=0.05, odd_rate=0.0, dark_rate=0.0).lessons
+    texts = sorted(set(lessons))
+    sets = encode([term_text(t) for t in texts], Measure.TOKENS)
+    weights = idf_weights(sets)
+    cosine = CONFIG.paraphrase_threshold
+
+    def strong(left: object, right: object, similarity: object) -> set[tuple[int, int, float]]:
+        import numpy as np
+
+        assert isinstance(left, np.ndarray) and isinstance(right, np.ndarray)
+        assert isinstance(similarity, np.ndarray)
+        keep = weighted_overlaps(sets, left, right, weights) >= cosine
+        return set(
+            zip(left[keep].tolist(), right[keep].tolist(), similarity[keep].tolist(), strict=True)
+        )
+
+    plain = similarity_join(sets, CONFIG.paraphrase_candidate_threshold)
+    got = _paraphrase.Paraphrases(CONFIG).join(sets, texts, weights)
+    want = strong(plain.left, plain.right, plain.similarity)
+    assert len(want) > 20
+    assert strong(got.left, got.right, got.similarity) == want
+    pairs = list(zip(got.left.tolist(), got.right.tolist(), strict=True))
+    assert len(pairs) == len(set(pairs)) and all(i < j for i, j in pairs)
+    assert len(got.left) < len(plain.left)
