@@ -177,17 +177,19 @@ class Paraphrases:
         self, sets: TokenSets, texts: list[str], weights: FloatArray | None = None
     ) -> JoinResult:
         """The candidate pairs among ``texts`` (encoded as ``sets``, IDF ``weights``): every
-        pair at term Jaccard ``>= paraphrase_candidate_threshold`` whose IDF cosine may reach
-        ``paraphrase_threshold``, which are all the pairs :meth:`_find` keeps.
+        pair at term Jaccard ``>= paraphrase_candidate_threshold`` whose IDF cosine reaches
+        ``paraphrase_threshold`` (within rounding), which are all the pairs :meth:`_find` keeps.
 
         Not the plain self-join at the Jaccard threshold: its 0.3 pairs grow with the square of
         a store (29 million at 500,000 lessons). Each set probes only the prefix that can still
         hold the first token it shares with a set at that cosine
-        (:func:`~swarmq.similarity.join.cosine_prefix`), a block of sets at a time; a pair is
-        kept by the block of its right end, so each is found once."""
+        (:func:`~swarmq.similarity.join.cosine_prefix`), a block of sets at a time, and a
+        block's pairs below the cosine are dropped at once, so the pairs held are about those
+        kept; a pair is kept by the block of its right end, so each is found once."""
         if weights is None:
             weights = idf_weights(sets)
         t = self.config.paraphrase_candidate_threshold
+        floor = self.config.paraphrase_threshold - 1e-9  # the caller decides; rounding kept
         n = len(texts)
         joiner = FocusedJoin(
             sets, t, cosine_prefix(sets, weights, self.config.paraphrase_threshold)
@@ -196,17 +198,19 @@ class Paraphrases:
         for lo in range(0, n, PARAPHRASE_BLOCK):
             hi = min(n, lo + PARAPHRASE_BLOCK)
             found = joiner(np.arange(lo, hi, dtype=np.int64))
-            mine = (found.right >= lo) & (found.right < hi)
-            lefts.append(found.left[mine])
-            rights.append(found.right[mine])
-            scores.append(found.similarity[mine])
+            mine = np.flatnonzero((found.right >= lo) & (found.right < hi))
+            left, right = found.left[mine], found.right[mine]
+            near = weighted_overlaps(sets, left, right, weights) >= floor
+            lefts.append(left[near])
+            rights.append(right[near])
+            scores.append(found.similarity[mine][near])
         if not lefts:
             none = np.zeros(0, dtype=np.int64)
             return JoinResult(none, none, np.zeros(0, dtype=np.float64), none, t)
         left, right = np.concatenate(lefts), np.concatenate(rights)
         order = np.lexsort((right, left))
-        empty = np.zeros(0, dtype=np.int64)
-        return JoinResult(left[order], right[order], np.concatenate(scores)[order], empty, t)
+        none = np.zeros(0, dtype=np.int64)
+        return JoinResult(left[order], right[order], np.concatenate(scores)[order], none, t)
 
     def dense_join(
         self, vectors: np.ndarray, texts: list[str]
