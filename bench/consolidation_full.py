@@ -141,6 +141,10 @@ def main() -> None:
             rows,
         )
         save(
+            f"consolidation_full_{args.size}_actions",
+            {name: found[0] for name, found in plans.items()},
+        )
+        save(
             "consolidation_full",
             {
                 "size": args.size,
