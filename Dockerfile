@@ -11,5 +11,8 @@ RUN pip install -c requirements/lock.txt '.[minilm,multilingual]'
 COPY swarm.yaml ./
 RUN useradd --create-home swarm && mkdir -p /data && chown swarm /data
 USER swarm
+# The quantised MiniLM the default settings run, built once into the image (the user's cache),
+# not by every container's first query (swarmq.similarity.quantized).
+RUN python -c "from swarmq.similarity.packaged import packaged_embedder; packaged_embedder('minilm')"
 VOLUME ["/data"]
 CMD ["swarmq", "status"]

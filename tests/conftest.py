@@ -31,6 +31,13 @@ from tests.support import WorkerProcess, client_app, write_roster
 
 BASE_REDIS_URL = os.environ.get("SWARMQ_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
+os.environ.setdefault(
+    "SWARMQ_MODEL_CACHE", str(Path(tempfile.gettempdir()) / f"swarmq-test-models-{os.getuid()}")
+)
+"""One quantised MiniLM for the whole suite (swarmq.similarity.quantized), every xdist worker
+and every command a test starts (they inherit the environment, a fresh ``XDG_CACHE_HOME`` or
+not): built once under its file lock, not for a few seconds in each test's empty cache."""
+
 
 @pytest.fixture(autouse=forced())
 def _transactions_through_the_index(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ from swarmq.eval.knowledge import _entries, load_labels, merged_store
 from swarmq.knowledge.config import DenseModel, KnowledgeConfig
 from swarmq.knowledge.inject import inject
 from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.vectors import fill
 
 HERE = Path(__file__).parent
 LEXICAL_FLOORS = (0.25, 0.32, 0.4)
@@ -50,7 +51,11 @@ def main() -> None:
     ]
     grid = list(itertools.product(LEXICAL_FLOORS, DENSE_FLOORS[model]))
     ok: dict[tuple[float, float], list[bool]] = {}
-    with merged_store(labels[0]) as knowledge:
+    with merged_store(labels[0], KnowledgeConfig(dense_model=model)) as knowledge:
+        # every entry embedded first, as the eval does (the steady state a workspace reaches):
+        # a slow model's query embeds only a few entries itself, so without this the first
+        # grid points were judged with almost no entry vectors
+        fill(knowledge)
         for lexical, dense in grid:
             config = KnowledgeConfig(
                 swarm_max_entries=None,

@@ -115,20 +115,27 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def store_locks(roster: Roster, cluster: Cluster | None = None) -> StoreLocks:
+def store_locks(
+    roster: Roster, cluster: Cluster | None = None, *, reading: bool = False
+) -> StoreLocks:
     """The one lock discipline of the roster's workspace (see swarmq.coord.lockmode): Redis locks
     (through ``cluster`` when the command already holds one), or same-host file locks when the
     roster says ``locks: single-host``. With the cluster's Redis unreachable, reading commands
     still run and the first write is refused, naming the URL (never a fallback to same-host
     locks), and so they do when the workspace records the other lock mode, the refusal naming
-    the command that switches it."""
+    the command that switches it.
+
+    ``reading``: the command reads, and writes at most what it records of the read (receipts,
+    citations); Redis is asked at its first write, not before, so a read neither waits on the
+    connection nor imports the client, and no notice is said up front (an unreachable Redis is
+    then the first write's refusal, exit 3, nothing written)."""
     from swarmq.coord.lockmode import store_locks as select
     from swarmq.storage.locking import LockError
 
     try:
         if cluster is not None:
             return select(roster.cluster_config(), cluster)
-        locks = select(roster.cluster_config(), lazy=True)
+        locks = select(roster.cluster_config(), lazy=True, deferred=reading)
     except LockError as exc:  # no lock discipline yet: an error (1), not a refused write (3)
         fail(str(exc))
     locks_notice(locks)
@@ -149,7 +156,8 @@ def locks_notice(locks: StoreLocks) -> None:
 
 
 def workspace(ctx: typer.Context, roster: Roster) -> Stores:
-    """Every store of the roster's workspace, under :func:`store_locks`; in the resident server
+    """Every store of the roster's workspace, under :func:`store_locks` for a reading command
+    (search, inject, recall, lookup: Redis asked at the first write); in the resident server
     (``swarmq.cli.served``) the warm ones it keeps, with the notice its locks call for."""
     warm = state(ctx).warm
     if warm is not None and warm.roster is roster:
@@ -157,4 +165,4 @@ def workspace(ctx: typer.Context, roster: Roster) -> Stores:
         return warm.stores
     from swarmq.wiring.federated import workspace_stores
 
-    return workspace_stores(roster, store_locks(roster))
+    return workspace_stores(roster, store_locks(roster, reading=True))

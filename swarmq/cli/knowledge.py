@@ -31,9 +31,11 @@ app = typer.Typer(
 TierOption = typer.Option("swarm", "--tier", help="swarm or hive.")
 
 
-def knowledge(ctx: typer.Context) -> KnowledgeStore:
+def knowledge(ctx: typer.Context, *, reading: bool = False) -> KnowledgeStore:
+    """The project's store; ``reading`` for a command that never writes (see
+    :func:`swarmq.cli.common.store_locks`)."""
     roster = load(ctx)
-    return knowledge_store(roster, store_locks(roster))
+    return knowledge_store(roster, store_locks(roster, reading=reading))
 
 
 def entry_json(entry: Entry) -> dict[str, Any]:
@@ -120,7 +122,7 @@ def list_entries(
     from swarmq.knowledge.listing import Filter, list_tier  # no full parse, no index
 
     roster = load(ctx)
-    path = knowledge_store(roster, store_locks(roster)).tier(tier).files.knowledge
+    path = knowledge_store(roster, store_locks(roster, reading=True)).tier(tier).files.knowledge
     listing = list_tier(
         path,
         Filter(status, category, include_inactive=all_),
@@ -159,7 +161,7 @@ def show(
     ctx: typer.Context, entry_id: str, tier: str = TierOption, as_json: bool = JsonOption
 ) -> None:
     """One entry with its v2-normalised counters."""
-    entry = knowledge(ctx).tier(tier).get(entry_id)
+    entry = knowledge(ctx, reading=True).tier(tier).get(entry_id)
     if entry is None:
         fail(f"no {tier} entry {entry_id}")
     emit_dict(entry_json(entry), as_json, f"entry {entry_id}")
@@ -558,7 +560,10 @@ def injection_summary(
     if injection.shown:
         chars = len(injection.block or "")
         return f"{len(injection.shown)} entries shown ({chars} characters); {allowed}; {kept}"
-    active = sum(1 for e in store.swarm.read().entries if e.status != "archived")
+    from swarmq.knowledge.counts import entry_count
+
+    # the index's count: an injection that found nothing never loads the store to say so
+    active = entry_count(store.swarm, archived=False)
     if not active:
         why = (
             "the knowledge store is empty: record a lesson (`swarmq learn`, `swarmq knowledge "

@@ -61,7 +61,7 @@ COMMANDS: Mapping[str, Lazy] = {
     # Knowledge: forge and flywheel, curation, consolidation
     "forge": _cli("forge", "forge", "Mine transcripts for decisions, solutions, learnings, "
                   "failures and references."),
-    "lookup": _cli("forge", "lookup", "Find what every store knows about QUERY, each fact "
+    "lookup": _cli("lookup", "lookup", "Find what every store knows about QUERY, each fact "
                    "once, and cite the flywheel artifacts found."),
     "learn": _cli("learn", "learn", "Record a lesson the swarm should know from now on (a "
                   "person's, injectable at once)."),

@@ -121,7 +121,7 @@ def _elsewhere(roster: Roster, query: str, worker: str | None, limit: int) -> li
     from swarmq.knowledge.query import QueryContext
     from swarmq.wiring.federated import workspace_stores
 
-    stores = workspace_stores(roster, store_locks(roster), worker_id=worker)
+    stores = workspace_stores(roster, store_locks(roster, reading=True), worker_id=worker)
     return ask(stores, QueryContext(text=query), limit=limit)
 
 

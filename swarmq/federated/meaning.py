@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from swarmq.similarity import quantized
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 from swarmq.storage.filewalk import walk_files
 
@@ -40,7 +41,8 @@ class DenseFloors:
     """Worker and shared memory notes."""
 
 
-MINILM = "all-minilm-l6-v2-onnx-int8"
+MINILM = quantized.NAME
+"""MiniLM as the default settings run it (the dynamically quantised copy)."""
 
 DENSE_FLOORS: dict[str, DenseFloors] = {
     WORDLLAMA: DenseFloors(flywheel=0.4, memory=0.5),

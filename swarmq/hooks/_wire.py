@@ -4,13 +4,14 @@ Unix socket in the swarm's state directory. Standard library only (the hook path
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import socket
 import time
 from pathlib import Path
 from typing import Any
+
+from swarmq.storage.sha import sha256_hex
 
 MAX_SOCKET_PATH = 100
 """AF_UNIX paths are limited to 107 bytes on Linux (103 on macOS); longer ones go to /tmp."""
@@ -22,7 +23,7 @@ def socket_path(state: Path) -> Path:
     path = state / "server.sock"
     if len(str(path)) <= MAX_SOCKET_PATH:
         return path
-    digest = hashlib.sha256(str(state).encode("utf-8")).hexdigest()[:16]
+    digest = sha256_hex(str(state).encode("utf-8"))[:16]
     return Path(os.environ.get("TMPDIR") or "/tmp") / f"swarmq-hooks-{os.getuid()}-{digest}.sock"
 
 

@@ -329,6 +329,11 @@ class FileIndex:
             self._count = int(self.db.execute("SELECT count(*) FROM entries").fetchone()[0])
         return self._count
 
+    def count_unarchived(self) -> int:
+        """The entries whose status is not ``archived`` (quarantined ones included)."""
+        query = "SELECT count(*) FROM entries WHERE status != 'archived'"
+        return int(self.db.execute(query).fetchone()[0])
+
     def frequency(self, term: str) -> int:
         return self._token_frequency(term_token(term))
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swarmq.knowledge.counts import entry_count
 from swarmq.knowledge.files import LINK_FILE, TierFiles
 from swarmq.knowledge.model import Entry, v1_outcomes
 from swarmq.knowledge.project import KnowledgeStore, read_link
@@ -80,7 +81,7 @@ def status(knowledge: KnowledgeStore) -> LinkStatus:
         linked=link is not None,
         link_id=None if link is None else str(link["linkId"]),
         store=files.knowledge,
-        entries=len(knowledge.swarm.read().entries),
+        entries=entry_count(knowledge.swarm),
         orphaned_local_file=link is not None and local.is_file() and not local.is_symlink(),
     )
 

@@ -63,7 +63,11 @@ def budget_for(
     return Budget("skipped", 0, 0)
 
 
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff\u202a-\u202e\u2066-\u2069]")
+_DROPPED = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200d\ufeff\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters but tab and newlines, and zero-width and direction marks: one pass of a
+compiled class (a per-character filter in Python was half of sanitize's time)."""
 _SYSTEM = re.compile(r"^system\s*:", re.IGNORECASE | re.MULTILINE)
 _TAG = re.compile(r"<(?=\s*/?\s*[A-Za-z_!?][\w:.-]*\s*/?>|/?[A-Za-z_!?])")
 """The ``<`` of anything a reader could take for a tag (opening, closing, comment)."""
@@ -72,8 +76,7 @@ _TAG = re.compile(r"<(?=\s*/?\s*[A-Za-z_!?][\w:.-]*\s*/?>|/?[A-Za-z_!?])")
 def sanitize(text: str) -> str:
     """opencode-swarm's ``sanitizeLessonForContext``, plus newlines folded so one field stays
     on one line of the block."""
-    kept = "".join(c for c in text if c in "\t\n\r" or (ord(c) > 31 and ord(c) != 127))
-    kept = _ZERO_WIDTH.sub("", kept).replace("```", "` ` `")
+    kept = _DROPPED.sub("", text).replace("```", "` ` `")
     kept = _SYSTEM.sub("[BLOCKED]:", kept)
     kept = _TAG.sub("&lt;", redacted(kept))
     return " ".join(kept.split())

@@ -19,7 +19,6 @@ Standard library only, and light: the hook path imports this.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.boundedjson import loads_bounded
+from swarmq.storage.sha import sha256_hex
 
 STATE_ENV = "SWARMQ_STATE"
 SUFFIX = ".json"
@@ -49,7 +49,7 @@ def state_root() -> Path:
 def config_key(config: Path | str) -> str:
     """A short, stable name for a roster file (its resolved path's digest)."""
     resolved = str(Path(config).expanduser().resolve())
-    return hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(resolved.encode("utf-8"))[:16]
 
 
 def swarm_state_dir(config: Path | str) -> Path:

@@ -268,11 +268,11 @@ def test_under_minilm_these_stores_are_ranked_on_wordllama_and_its_floors(tmp_pa
     from swarmq.federated.meaning import MINILM, NOT_ADOPTED, WORDLLAMA
     from swarmq.federated.search import _meaning
     from swarmq.federated.stores import Floors
-    from swarmq.similarity.onnx_embedder import OnnxEmbedder
+    from swarmq.similarity.packaged import packaged_embedder
 
     stores = make_stores(tmp_path)
     assert stores.knowledge is not None and stores.knowledge.embedder is not None
-    assert stores.knowledge.embedder.name == MINILM == OnnxEmbedder.name  # the default here
+    assert stores.knowledge.embedder.name == MINILM == packaged_embedder("minilm").name  # default
     assert MINILM in NOT_ADOPTED and MINILM not in DENSE_FLOORS
     meaning = _meaning(stores, LEARNING_TASK, Floors())
     assert meaning is not None and meaning.embedder.name == WORDLLAMA

@@ -76,7 +76,10 @@ def test_switching_the_model_rebuilds_the_vectors_and_back(
     sidecar = stores().swarm.files.knowledge.with_name("knowledge.embeddings.npz")
     if sidecar.exists():
         with np.load(sidecar) as data:
-            assert str(data["model"]) in {"wordllama-l2-supercat-256", OnnxEmbedder.name}
+            assert str(data["model"]) in {
+                "wordllama-l2-supercat-256",
+                packaged_embedder("minilm").name,
+            }
 
 
 def test_a_lexical_miss_is_found_by_the_transformer(
@@ -91,3 +94,30 @@ def test_a_lexical_miss_is_found_by_the_transformer(
     assert found[0].breakdown["cosine"] >= knowledge.config.dense_floor == 0.30
     assert "websockets" in found[0].entry.lesson
     assert answers(knowledge)  # the whole query set runs on the transformer
+
+
+def test_vectors_the_float32_model_made_are_refilled_under_the_quantised_one(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    """Stored vectors are kept under the embedder's name: those the packaged model run as
+    shipped made (float32 compute, the name vectors had before the quantised copy) are never
+    mixed with the quantised model's: every entry is embedded again, once."""
+    from swarmq.similarity.onnx_embedder import PACKAGED_NAME, _model_file
+    from swarmq.similarity.quantized import NAME
+
+    current = stores(**{**HYBRID, **MINILM})
+    shipped = KnowledgeStore(
+        current.swarm_dir,
+        locks=current.locks,
+        config=current.config,
+        data_dir=current.data_dir,
+        project_name=current.project_name,
+        embedder=OnnxEmbedder(_model_file()),
+    )
+    assert shipped.embedder is not None and shipped.embedder.name == PACKAGED_NAME
+    old = fill(shipped)
+    assert old.done and sum(old.embedded.values()) > 0
+    assert current.embedder is not None and current.embedder.name == NAME
+    new = fill(stores(**{**HYBRID, **MINILM}))
+    assert new.done and new.embedded == old.embedded
+    assert sum(fill(stores(**{**HYBRID, **MINILM})).embedded.values()) == 0
