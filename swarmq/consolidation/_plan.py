@@ -76,13 +76,29 @@ class Planner:
         self.contradicts = contradicts if config.contradictions else None
         self.paraphrases = Paraphrases(config, embedder)
         self._rounds: RoundPairs | None = None
+        self._sets: TokenSets | None = None
+        self._rows: dict[str, int] = {}
+
+    def encode(self, items: Sequence[Item]) -> TokenSets:
+        """The token sets of ``items``' texts. A later round's lessons are earlier lessons (a
+        merge keeps one of its two; nothing else changes a lesson), so their sets are taken from
+        the last encoding, whose token order is as good for the exact join as a fresh one's;
+        a text never encoded (a population that grew) encodes them all afresh."""
+        texts = [item.text for item in items]
+        if self._sets is not None:
+            rows = [self._rows.get(text, -1) for text in texts]
+            if -1 not in rows:
+                return self._sets.take(np.asarray(rows, dtype=np.int64))
+        sets = self._sets = encode(texts, self.measure)
+        self._rows = {text: k for k, text in enumerate(texts)}
+        return sets
 
     def run(
         self, population: Population, *, on_round: Callable[[int, int], None] | None = None
     ) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
         plan = Plan()
-        self._rounds = None
+        self._rounds, self._sets, self._rows = None, None, {}
         for round_no in range(1, self.config.max_rounds + 1):
             items = population.items()
             for item in items:
@@ -122,7 +138,7 @@ class Planner:
                 used.discard(action.keep)
 
         by_id = {item.id: item for item in items}
-        sets = encode([i.text for i in items], self.measure)
+        sets = self.encode(items)
         for group in self._exact_groups(items, np.flatnonzero(sets.sizes == 0).tolist()):
             survivor = group[0]
             for item in group[1:]:
@@ -249,7 +265,7 @@ class Planner:
         limit = self.config.max_links_per_entry
         if limit == 0 or len(items) < 2:
             return []
-        result = self.link_join(encode([i.text for i in items], self.measure), items)
+        result = self.link_join(self.encode(items), items)
         partners: dict[int, list[tuple[float, str, int]]] = defaultdict(list)
         for i, j, similarity in zip(
             result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True

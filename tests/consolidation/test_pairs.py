@@ -205,3 +205,43 @@ def test_paraphrase_candidates_are_the_plain_joins_that_reach_the_cosine(
     pairs = list(zip(got.left.tolist(), got.right.tolist(), strict=True))
     assert len(pairs) == len(set(pairs)) and all(i < j for i, j in pairs)
     assert len(got.left) < len(plain.left)
+
+
+class _Merging(_Star):
+    """Merges that keep the longer lesson, as a survivor may take the other's."""
+
+    def apply(self, action: Action) -> bool:
+        if action.kind is not ActionKind.LINK:
+            keep, other = self.current[action.keep], self.current[action.other]
+            if len(other.text) > len(keep.text):
+                self.current[keep.id] = Item(
+                    id=keep.id, text=other.text, created=keep.created, order=keep.order
+                )
+            self.gone.add(other.id)
+        return True
+
+
+@pytest.mark.parametrize("seed", [61, 62])
+def test_later_rounds_reuse_the_first_encoding_with_the_same_plan(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later round's sets are taken from the last encoding (its lessons are earlier ones):
+    the plan is the one a fresh encoding every round gives, round by round."""
+    lessons = generate(1200, seed=seed, dup_rate=0.08, odd_rate=0.0, dark_rate=0.0).lessons
+    texts = {f"e{k}": t for k, t in enumerate(lessons)}
+
+    def plan(fresh: bool) -> list[Action]:
+        planner = Planner(CONFIG, CONFIG.measure)
+        if fresh:
+            monkeypatch.setattr(planner, "encode", lambda items: encode(
+                [i.text for i in items], CONFIG.measure
+            ))  # fmt: skip
+        population = _Merging(
+            [Item(id=i, text=t, created="", order=k) for k, (i, t) in enumerate(texts.items())]
+        )
+        found = planner.run(population)
+        assert found.rounds >= 2  # round 2 and the links reuse it
+        return found.actions
+
+    reused = plan(fresh=False)
+    assert len(reused) > 50 and reused == plan(fresh=True)
