@@ -48,7 +48,8 @@ from typing import Protocol
 
 import numpy as np
 
-from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases, comparable_join
+from swarmq.consolidation._nightly import FocusedPlanner, _FocusedParaphrases
+from swarmq.consolidation._pairs import comparable_join
 from swarmq.consolidation._paraphrase import Pair, _terms
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.items import Action, Contradicts, Item
@@ -97,6 +98,8 @@ class Inner(Protocol):
     changed: dict[str, Entry]
 
     def items(self) -> list[Item]: ...
+
+    def item(self, entry_id: str) -> Item: ...
 
     def apply(self, action: Action) -> bool: ...
 
@@ -200,6 +203,9 @@ class IndexedPopulation:
     def items(self) -> list[Item]:
         self.widen(sorted(self.focus))
         return sorted(self.inner.items(), key=lambda item: item.order)
+
+    def item(self, entry_id: str) -> Item:
+        return self.inner.item(entry_id)
 
     def apply(self, action: Action) -> bool:
         return self.inner.apply(action)

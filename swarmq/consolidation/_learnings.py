@@ -109,30 +109,28 @@ class LearningsPopulation:
         self.changed: dict[str, Doc] = {}
 
     def items(self) -> list[Item]:
-        out: list[Item] = []
-        for doc in self.docs.values():
-            if not doc.active:
-                continue
-            learning = doc.learning
-            body = learning.body
-            out.append(
-                Item(
-                    id=doc.id,
-                    text=body,
-                    created=str(learning.fields.get("date") or doc.path.name),
-                    order=self.order[doc.id],
-                    strength=(
-                        _MATURITY_RANK.get(learning.maturity, 0.0),
-                        learning.utility,
-                        float(learning.count("reward_count")),
-                        learning.confidence,
-                    ),
-                    fingerprint=content_hash(learning.text)
-                    if doc.path.suffix == ".md"
-                    else content_hash(body),
-                )
-            )
-        return out
+        return [self._item(doc) for doc in self.docs.values() if doc.active]
+
+    def item(self, entry_id: str) -> Item:
+        return self._item(self.docs[entry_id])
+
+    def _item(self, doc: Doc) -> Item:
+        learning = doc.learning
+        return Item(
+            id=doc.id,
+            text=learning.body,
+            created=str(learning.fields.get("date") or doc.path.name),
+            order=self.order[doc.id],
+            strength=(
+                _MATURITY_RANK.get(learning.maturity, 0.0),
+                learning.utility,
+                float(learning.count("reward_count")),
+                learning.confidence,
+            ),
+            fingerprint=content_hash(learning.text)
+            if doc.path.suffix == ".md"
+            else content_hash(learning.body),
+        )
 
     def _update(self, doc: Doc, updates: dict[str, Any], *, archive: bool = False) -> None:
         text = updated_text(doc.learning, updates)

@@ -6,12 +6,12 @@ pairs that can call for one tonight involve an entry added or changed since (see
 store (:func:`~swarmq.similarity.join.focused_join`), finding exactly the full join's pairs that
 involve them (the dense paraphrase proposals likewise: the focus lessons' vectors against
 every lesson's). An entry a merge changes joins the focus for the later rounds, so the rounds
-still run to a fixpoint. A later round joins only what is new to it (:func:`round_pairs`): a pair
+still run to a fixpoint. A later round joins only what is new to it (:func:`~._pairs.round_pairs`): a pair
 of two entries whose lessons did not change keeps its similarity, so the previous round's pairs
 between such entries are still this round's, and only the entries that entered the focus or the
 population, or whose lesson changed, are joined against the population. Every join pairs
 hand-written entries among themselves and templated ones within their template key, the only
-pairs the planner may act on (:func:`comparable_join`). Complement links need each end's whole
+pairs the planner may act on (:func:`~._pairs.comparable_join`). Complement links need each end's whole
 partner list (an entry keeps only its most similar partners): the link join takes the focus and
 every entry that pairs with it, and only links touching the focus are decided.
 
@@ -24,111 +24,19 @@ left undone when it hit ``max_rounds``. ``swarmq consolidate --full`` (or
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from swarmq.consolidation._crosslingual import crosslingual_pairs
+from swarmq.consolidation._pairs import comparable_join, round_pairs
 from swarmq.consolidation._paraphrase import Candidate, Paraphrases
 from swarmq.consolidation._plan import Planner
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.items import Action, Contradicts, Item
+from swarmq.consolidation.items import Action, Contradicts, Item, Population
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import FloatArray, JoinResult, focused_join
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.sets import IntArray, TokenSets
-
-
-def comparable_join(
-    sets: TokenSets, probe: IntArray, threshold: float, items: Sequence[Item]
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """The focused join's pairs of ``items`` (encoded as ``sets``) with an entry of ``probe``,
-    less those :func:`~.items.comparable` refuses for their structure: a templated entry is
-    comparable only with entries of its own template key, so hand-written entries are joined
-    among themselves and templated ones within their key. (Templated notes of one kind share
-    most of their wording: joined with each other, a store's co-change notes are a clique of
-    millions of pairs, none of them comparable.)"""
-    groups: dict[str | None, list[int]] = {}
-    for k, item in enumerate(items):
-        groups.setdefault(item.template, []).append(k)
-    chosen = np.zeros(len(items), dtype=bool)
-    chosen[probe] = True
-    lefts, rights, scores = [], [], []
-    for key, members in groups.items():
-        rows = np.asarray(members, dtype=np.int64)
-        if (key is not None and len(rows) < 2) or not chosen[rows].any():
-            continue
-        whole = len(rows) == len(items)
-        found = focused_join(
-            sets if whole else sets.take(rows), np.flatnonzero(chosen[rows]), threshold
-        )
-        lefts.append(rows[found.left])  # rows ascend: left < right stays so
-        rights.append(rows[found.right])
-        scores.append(found.similarity)
-    if not lefts:
-        none = np.zeros(0, dtype=np.int64)
-        return none, none, np.zeros(0, dtype=np.float64)
-    left, right = np.concatenate(lefts), np.concatenate(rights)
-    order = np.lexsort((right, left))
-    return left[order], right[order], np.concatenate(scores)[order]
-
-
-@dataclass(frozen=True, slots=True)
-class _RoundPairs:
-    """What a round joined: the population's lessons, the focus, and the pairs found (by id)."""
-
-    threshold: float
-    texts: dict[str, str]
-    focus: frozenset[str]
-    pairs: list[tuple[str, str, float]]
-
-
-def round_pairs(
-    previous: _RoundPairs | None,
-    sets: TokenSets,
-    threshold: float,
-    items: Sequence[Item],
-    focus: set[str],
-) -> tuple[list[tuple[int, int, float]], _RoundPairs]:
-    """The pairs of ``items`` (encoded as ``sets``) with Jaccard ``>= threshold`` and an entry
-    of ``focus``: exactly the focused join's, joining only what is new since ``previous``.
-
-    A pair of this round is a pair of two *stable* entries (in the previous round's population
-    with the same lesson) or one with an entry that is not. A pair of two stable entries with
-    one in the previous focus was the previous round's (same lessons, same similarity; the
-    focus only grows); one whose focus member entered the focus since is found by joining that
-    member. So only the entries that are not stable, and the stable ones new to the focus, are
-    joined against the population; of their pairs those with a focus entry are kept."""
-    ids = [item.id for item in items]
-    texts = {item.id: item.text for item in items}
-    if previous is None or previous.threshold != threshold:
-        probe = [k for k, entry_id in enumerate(ids) if entry_id in focus]
-        carried: list[tuple[str, str, float]] = []
-    else:
-        known, before = previous.texts, previous.focus
-        stable = {i for i, text in texts.items() if known.get(i) == text}
-        probe = [
-            k
-            for k, entry_id in enumerate(ids)
-            if entry_id not in stable or (entry_id in focus and entry_id not in before)
-        ]
-        joined = {ids[k] for k in probe}
-        carried = [
-            (a, b, s)
-            for a, b, s in previous.pairs
-            if a in stable and b in stable and a not in joined and b not in joined
-        ]
-    left, right, similarity = comparable_join(
-        sets, np.asarray(probe, dtype=np.int64), threshold, items
-    )
-    pairs = carried + [
-        (ids[i], ids[j], s)
-        for i, j, s in zip(left.tolist(), right.tolist(), similarity.tolist(), strict=True)
-        if ids[i] in focus or ids[j] in focus
-    ]
-    at = {entry_id: k for k, entry_id in enumerate(ids)}
-    found = [(min(at[a], at[b]), max(at[a], at[b]), s) for a, b, s in pairs]
-    return found, _RoundPairs(threshold, texts, frozenset(focus), pairs)
 
 
 class FocusedPlanner(Planner):
@@ -144,7 +52,6 @@ class FocusedPlanner(Planner):
     ) -> None:
         super().__init__(config, measure, contradicts)
         self.focus: set[str] = set(focus)
-        self._rounds: _RoundPairs | None = None
         self.paraphrases = _FocusedParaphrases(config, self.focus, embedder)
 
     def _indices(self, items: Sequence[Item]) -> IntArray:
@@ -152,14 +59,13 @@ class FocusedPlanner(Planner):
             [k for k, item in enumerate(items) if item.id in self.focus], dtype=np.int64
         )
 
-    def decide_round(self, items: Sequence[Item], round_no: int) -> list[Action]:
-        actions = super().decide_round(items, round_no)
+    def decide_round(
+        self, items: Sequence[Item], round_no: int, population: Population
+    ) -> list[Action]:
+        actions = super().decide_round(items, round_no, population)
         for action in actions:
             self.focus.update((action.keep, action.other))
         return actions
-
-    def join(self, sets: TokenSets, threshold: float, items: Sequence[Item]) -> JoinResult:
-        return focused_join(sets, self._indices(items), threshold)
 
     def round_pairs(
         self, sets: TokenSets, threshold: float, items: Sequence[Item]
@@ -209,7 +115,9 @@ class _FocusedParaphrases(Paraphrases):
             texts, self.config, self._multilingual_vectors(model), groups, focus
         )
 
-    def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
+    def join(
+        self, sets: TokenSets, texts: list[str], weights: FloatArray | None = None
+    ) -> JoinResult:
         chosen = [k for k, text in enumerate(texts) if text in self.focus_texts]
         return focused_join(
             sets, np.asarray(chosen, dtype=np.int64), self.config.paraphrase_candidate_threshold

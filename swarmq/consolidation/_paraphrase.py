@@ -29,7 +29,14 @@ import numpy as np
 from swarmq.consolidation._crosslingual import crosslingual_pairs
 from swarmq.consolidation._mlvectors import PersistedVectors
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import JoinResult, idf_weights, similarity_join, weighted_overlaps
+from swarmq.similarity.join import (
+    FloatArray,
+    FocusedJoin,
+    JoinResult,
+    cosine_prefix,
+    idf_weights,
+    weighted_overlaps,
+)
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.multilingual import available as multilingual_available
 from swarmq.similarity.multilingual import multilingual_embedder, non_latin
@@ -45,6 +52,8 @@ Pair = tuple[str, str, float, float, float | None]
 """Two lesson texts, their IDF term cosine, term Jaccard, and dense cosine when the model
 proposed them."""
 DENSE_BLOCK = 4096
+PARAPHRASE_BLOCK = 16_384
+"""Sets probing the paraphrase candidates' join at once: bounds its pairs in flight."""
 
 
 @functools.lru_cache(maxsize=262_144)
@@ -121,7 +130,7 @@ class Paraphrases:
     def _find(self, texts: list[str]) -> list[Pair]:
         sets = encode([_terms(text) for text in texts], Measure.TOKENS)
         weights = idf_weights(sets)
-        result = self.join(sets, texts)
+        result = self.join(sets, texts, weights)
         found: list[Pair] = []
         if len(result.left):
             cosines = weighted_overlaps(sets, result.left, result.right, weights)
@@ -164,9 +173,44 @@ class Paraphrases:
         left, right = set(_terms(a).split()), set(_terms(b).split())
         return len(left & right) / len(left | right) if left | right else 0.0
 
-    def join(self, sets: TokenSets, texts: list[str]) -> JoinResult:
-        """The candidate pairs among ``texts`` (encoded as ``sets``)."""
-        return similarity_join(sets, self.config.paraphrase_candidate_threshold)
+    def join(
+        self, sets: TokenSets, texts: list[str], weights: FloatArray | None = None
+    ) -> JoinResult:
+        """The candidate pairs among ``texts`` (encoded as ``sets``, IDF ``weights``): every
+        pair at term Jaccard ``>= paraphrase_candidate_threshold`` whose IDF cosine reaches
+        ``paraphrase_threshold`` (within rounding), which are all the pairs :meth:`_find` keeps.
+
+        Not the plain self-join at the Jaccard threshold: its 0.3 pairs grow with the square of
+        a store (29 million at 500,000 lessons). Each set probes only the prefix that can still
+        hold the first token it shares with a set at that cosine
+        (:func:`~swarmq.similarity.join.cosine_prefix`), a block of sets at a time, and a
+        block's pairs below the cosine are dropped at once, so the pairs held are about those
+        kept; a pair is kept by the block of its right end, so each is found once."""
+        if weights is None:
+            weights = idf_weights(sets)
+        t = self.config.paraphrase_candidate_threshold
+        floor = self.config.paraphrase_threshold - 1e-9  # the caller decides; rounding kept
+        n = len(texts)
+        joiner = FocusedJoin(
+            sets, t, cosine_prefix(sets, weights, self.config.paraphrase_threshold)
+        )
+        lefts, rights, scores = [], [], []
+        for lo in range(0, n, PARAPHRASE_BLOCK):
+            hi = min(n, lo + PARAPHRASE_BLOCK)
+            found = joiner(np.arange(lo, hi, dtype=np.int64))
+            mine = np.flatnonzero((found.right >= lo) & (found.right < hi))
+            left, right = found.left[mine], found.right[mine]
+            near = weighted_overlaps(sets, left, right, weights) >= floor
+            lefts.append(left[near])
+            rights.append(right[near])
+            scores.append(found.similarity[mine][near])
+        if not lefts:
+            none = np.zeros(0, dtype=np.int64)
+            return JoinResult(none, none, np.zeros(0, dtype=np.float64), none, t)
+        left, right = np.concatenate(lefts), np.concatenate(rights)
+        order = np.lexsort((right, left))
+        none = np.zeros(0, dtype=np.int64)
+        return JoinResult(left[order], right[order], np.concatenate(scores)[order], none, t)
 
     def dense_join(
         self, vectors: np.ndarray, texts: list[str]

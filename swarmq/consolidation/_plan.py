@@ -19,9 +19,11 @@ linked (cross-project knowledge goes to the hive, by promotion). Every action ca
 breakdown.
 
 Merging changes a survivor's lesson, so new pairs can appear: rounds repeat until a round finds
-nothing (a fixpoint), which is what makes a second run change nothing. Within a round an entry
-takes part in at most one action, chosen greedily by descending similarity, so every action is
-justified by the pair's similarity at the time it is applied.
+nothing (a fixpoint), which is what makes a second run change nothing. Within a round actions
+are chosen greedily by descending similarity and applied at once; an entry takes part in one
+action, except a merge's survivor whose lesson the merge kept, which goes on absorbing its other
+duplicates (a star of k near-duplicates takes one round, not k). So every action is justified by
+the pair's similarity at the time it is applied: no lesson it compared has changed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from swarmq.consolidation._pairs import RoundPairs, every_pair, round_pairs
 from swarmq.consolidation._paraphrase import Paraphrases
 from swarmq.consolidation.config import ConsolidationConfig, EmptyLessons
 from swarmq.consolidation.items import (
@@ -47,7 +50,7 @@ from swarmq.consolidation.items import (
     stronger,
 )
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.join import JoinResult, similarity_join
+from swarmq.similarity.join import JoinResult
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.multilingual import non_latin
 from swarmq.similarity.sets import TokenSets, encode
@@ -72,23 +75,41 @@ class Planner:
         self.measure = measure
         self.contradicts = contradicts if config.contradictions else None
         self.paraphrases = Paraphrases(config, embedder)
+        self._rounds: RoundPairs | None = None
+        self._sets: TokenSets | None = None
+        self._rows: dict[str, int] = {}
+
+    def encode(self, items: Sequence[Item]) -> TokenSets:
+        """The token sets of ``items``' texts. A later round's lessons are earlier lessons (a
+        merge keeps one of its two; nothing else changes a lesson), so their sets are taken from
+        the last encoding, whose token order is as good for the exact join as a fresh one's;
+        a text never encoded (a population that grew) encodes them all afresh."""
+        texts = [item.text for item in items]
+        if self._sets is not None:
+            rows = [self._rows.get(text, -1) for text in texts]
+            if -1 not in rows:
+                return self._sets.take(np.asarray(rows, dtype=np.int64))
+        sets = self._sets = encode(texts, self.measure)
+        self._rows = {text: k for k, text in enumerate(texts)}
+        return sets
 
     def run(
         self, population: Population, *, on_round: Callable[[int, int], None] | None = None
     ) -> Plan:
         """Rounds of merges and supersessions until a fixpoint, then the links."""
         plan = Plan()
+        self._rounds, self._sets, self._rows = None, None, {}
         for round_no in range(1, self.config.max_rounds + 1):
             items = population.items()
             for item in items:
                 plan.texts.setdefault(item.id, item.text)
             plan.rounds, plan.compared = round_no, len(items)
-            chosen = self.decide_round(items, round_no)
+            chosen = self.decide_round(items, round_no, population)
             if on_round is not None:
                 on_round(round_no, len(chosen))
             if not chosen:
                 break
-            plan.actions.extend(a for a in chosen if population.apply(a))
+            plan.actions.extend(chosen)
         else:
             plan.converged = False
         plan.actions.extend(a for a in self.decide_links(population.items()) if population.apply(a))
@@ -96,10 +117,28 @@ class Planner:
 
     # -- one round of merges and supersessions ---------------------------------------------------
 
-    def decide_round(self, items: Sequence[Item], round_no: int) -> list[Action]:
+    def decide_round(
+        self, items: Sequence[Item], round_no: int, population: Population
+    ) -> list[Action]:
+        """Choose and apply one round's merges and supersessions; the actions applied.
+
+        Greedy by descending similarity; an entry merged away or superseded, or whose lesson an
+        action changed, takes no further part in the round. A merge's survivor whose lesson
+        the merge kept goes on (its pairs' similarities still hold, and its strength is looked
+        up again), so a survivor absorbs all its duplicates in one round, not one a round."""
         used: set[str] = set()
         actions: list[Action] = []
-        sets = encode([i.text for i in items], self.measure)
+
+        def act(action: Action, *, survivor_continues: bool) -> None:
+            if not population.apply(action):
+                return
+            actions.append(action)
+            kept = action.kind is ActionKind.MERGE and survivor_continues
+            if kept and population.item(action.keep).text == by_id[action.keep].text:
+                used.discard(action.keep)
+
+        by_id = {item.id: item for item in items}
+        sets = self.encode(items)
         for group in self._exact_groups(items, np.flatnonzero(sets.sizes == 0).tolist()):
             survivor = group[0]
             for item in group[1:]:
@@ -109,7 +148,8 @@ class Planner:
                     scores: dict[str, float | str] = {"exact": 1.0}
                     if item.template is not None:
                         scores["template"] = item.template
-                    actions.append(
+                    used.update((item.id, survivor.id))
+                    act(
                         Action(
                             ActionKind.MERGE,
                             survivor.id,
@@ -118,9 +158,9 @@ class Planner:
                             Reason.EXACT,
                             round_no,
                             scores,
-                        )
+                        ),
+                        survivor_continues=False,
                     )
-                    used.update((item.id, survivor.id))
         low = (
             self.config.complement_threshold if self.contradicts else self.config.conflict_threshold
         )
@@ -139,7 +179,6 @@ class Planner:
                 candidates.append(
                     (similarity, x, y, reason, {"bigram_jaccard": round(similarity, 4)})
                 )
-        by_id = {item.id: item for item in items}
         candidates.extend(
             (score, x, y, Reason.PARAPHRASE, why)
             for score, x, y, why in self.paraphrases.candidates(items, seen)
@@ -150,7 +189,7 @@ class Planner:
         for similarity, x, y, reason, scores in candidates:
             if x in used or y in used:
                 continue
-            a, b = by_id[x], by_id[y]
+            a, b = population.item(x), population.item(y)  # as this round's merges left them
             used.update((x, y))
             if reason in (Reason.DUPLICATE, Reason.PARAPHRASE):
                 keep = stronger(a, b)
@@ -164,7 +203,10 @@ class Planner:
             dense = self.paraphrases.dense_cosine(a.text, b.text)
             if dense is not None:  # every action records its dense score beside the lexical
                 scores.setdefault("dense_cosine", round(dense, 4))
-            actions.append(Action(kind, keep.id, other.id, similarity, reason, round_no, scores))
+            act(
+                Action(kind, keep.id, other.id, similarity, reason, round_no, scores),
+                survivor_continues=True,
+            )
         return actions
 
     def _opposed(self, a: Item, b: Item) -> bool:
@@ -198,22 +240,20 @@ class Planner:
 
     # -- which pairs are joined (hooks for a run restricted to the changed entries) -------------
 
-    def join(self, sets: TokenSets, threshold: float, items: Sequence[Item]) -> JoinResult:
-        """The pairs of ``items`` (encoded as ``sets``) a round considers."""
-        return similarity_join(sets, threshold)
-
     def round_pairs(
         self, sets: TokenSets, threshold: float, items: Sequence[Item]
     ) -> Iterable[tuple[int, int, float]]:
-        """``(i, j, similarity)`` of the pairs of ``items`` a round considers: :meth:`join`'s."""
-        result = self.join(sets, threshold, items)
-        return zip(
-            result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True
-        )
+        """``(i, j, similarity)`` of the pairs of ``items`` a round considers: every pair the
+        structure allows (:mod:`._pairs`), the previous round's carried where neither lesson
+        changed."""
+        found, self._rounds = round_pairs(self._rounds, sets, threshold, items)
+        return found
 
     def link_join(self, sets: TokenSets, items: Sequence[Item]) -> JoinResult:
         """The pairs whose complement links are decided, each with all its partners."""
-        return similarity_join(sets, self.config.complement_threshold)
+        t = self.config.complement_threshold
+        left, right, similarity = every_pair(sets, t, items)
+        return JoinResult(left, right, similarity, np.zeros(0, dtype=np.int64), t)
 
     def in_scope(self, a: Item, b: Item) -> bool:
         """Whether a link between two entries is this run's to decide."""
@@ -225,7 +265,7 @@ class Planner:
         limit = self.config.max_links_per_entry
         if limit == 0 or len(items) < 2:
             return []
-        result = self.link_join(encode([i.text for i in items], self.measure), items)
+        result = self.link_join(self.encode(items), items)
         partners: dict[int, list[tuple[float, str, int]]] = defaultdict(list)
         for i, j, similarity in zip(
             result.left.tolist(), result.right.tolist(), result.similarity.tolist(), strict=True

@@ -96,6 +96,11 @@ class Population(Protocol):
         """The active entries now, in store order."""
         ...
 
+    def item(self, entry_id: str) -> Item:
+        """One entry now (as this run's actions so far left it), without building the rest:
+        the planner looks a survivor up again after each merge of a round."""
+        ...
+
     def apply(self, action: Action) -> bool:
         """Apply one action to the in-memory state; ``False`` when it changed nothing."""
         ...

@@ -185,6 +185,9 @@ class KnowledgePopulation:
     def items(self) -> list[Item]:
         return [self._item(e) for e in self.current.values() if e.is_active]
 
+    def item(self, entry_id: str) -> Item:
+        return self._item(self.current[entry_id])
+
     def _set(self, entry: Entry) -> None:
         self._items.pop(entry.id, None)
         self.current[entry.id] = entry
