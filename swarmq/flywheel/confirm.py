@@ -40,7 +40,6 @@ from swarmq.flywheel.citations import (
 )
 from swarmq.flywheel.model import PoolStatus, parse_time, rfc3339
 from swarmq.flywheel.pool import Pool, PoolEntry
-from swarmq.flywheel.promotion import source_session
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.signature import failure_signature
@@ -151,6 +150,8 @@ def confirm_recurrences(
     """Cite every live candidate whose failure was seen in another session (once per candidate
     and session), dated when that session saw it (``now`` when nothing says); returns the
     citations written."""
+    from swarmq.flywheel.promotion import source_session  # confirming, not an injection's read
+
     seen: dict[str, dict[str, datetime]] = {}
     for observation in failure_observations(layout):
         sessions = seen.setdefault(observation.signature, {})

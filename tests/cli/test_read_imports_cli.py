@@ -47,6 +47,7 @@ WRITE_PATH = (
     "swarmq.knowledge._quarantine",
     "swarmq.knowledge.transaction",
     "swarmq.knowledge.acks",
+    "swarmq.flywheel.promotion",
 )
 """Modules only a write needs: no read below may import them."""
 
