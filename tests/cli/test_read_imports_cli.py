@@ -51,13 +51,16 @@ WRITE_PATH = (
 )
 """Modules only a write needs: no read below may import them."""
 
+INDEXING = ("swarmq.knowledge._recallkeys", "swarmq.knowledge.signature")
+"""What an entry's index row needs (its recall keys, failure signatures), a search not."""
+
 READS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # name: (arguments, modules it must not import beyond WRITE_PATH)
     "search --json": (
         ("knowledge", "search", "--json", TASK),
-        ("rich.table", "swarmq.knowledge.validation"),
+        ("rich.table", "swarmq.knowledge.validation", *INDEXING),
     ),
-    "search": (("knowledge", "search", TASK), ("swarmq.knowledge.validation",)),
+    "search": (("knowledge", "search", TASK), ("swarmq.knowledge.validation", *INDEXING)),
     "inject --preview": (("knowledge", "inject", "--preview", TASK), ()),
     "recall --preview": (("knowledge", "recall", "--preview", "--error", FAILURE), ()),
     "list --json": (
