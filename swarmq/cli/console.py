@@ -15,7 +15,6 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 PIPED_WIDTH = 10_000
@@ -37,8 +36,9 @@ class PlainConsole(Console):
         kwargs["markup"] = False  # a caller cannot turn it back on: no data is ever markup
         kwargs.setdefault("highlight", False)
         kwargs.setdefault("emoji", False)
+        tables = sys.modules.get("rich.table")  # none built when none imported: no import here
         for obj in objects:
-            if isinstance(obj, Table):
+            if tables is not None and isinstance(obj, tables.Table):
                 for column in obj.columns:
                     if column.overflow == "ellipsis":
                         column.overflow = "fold"

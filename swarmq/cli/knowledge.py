@@ -7,17 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks, workspace
 from swarmq.cli.console import console, err_console
 from swarmq.knowledge.errors import ReceiptChainBroken
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.wiring.knowledge import knowledge_store, recall_dir
 
 if TYPE_CHECKING:  # retrieval (stemmer, ranking) is imported by the commands that rank
+    from rich.table import Table
+
     from swarmq.federated.finding import Fused
     from swarmq.federated.inject import FederatedInjection
     from swarmq.knowledge.batch import AddResult
@@ -70,6 +70,8 @@ def cell(text: str, limit: int = TABLE_CELL_CHARS) -> str:
 
 
 def entry_table(title: str, entries: list[Entry]) -> Table:
+    from rich.table import Table  # not for --json
+
     table = Table(title=title)
     for column in ("id", "status", "category", "conf", "phases", "shown", "lesson"):
         table.add_column(
@@ -94,6 +96,8 @@ def emit_dict(data: dict[str, Any], as_json: bool, title: str) -> None:
     if as_json:
         emit_json(data)
         return
+    from rich.table import Table  # not for --json
+
     table = Table(title=title, show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value", overflow="fold")
@@ -215,6 +219,8 @@ def add(
 ) -> None:
     """Validate and add a lesson (reinforcing an active near-duplicate); without an action and
     a scope it is held in the unactionable queue, as opencode-swarm's knowledge_add does."""
+    from swarmq.knowledge.reinforcement import NewLesson  # a write's import, not a read's
+
     fields = {
         "applies_to_agents": agent,
         "applies_to_tools": tool,
@@ -423,6 +429,8 @@ def _context(
 def fused_table(title: str, results: list[Fused]) -> Table:
     """The fused answer of every store as a table, each lesson whole (``knowledge search``,
     ``memory search --every-store``)."""
+    from rich.table import Table  # not for --json
+
     table = Table(title=title)
     for column in ("#", "store", "id", "score", "forced", "from", "lesson"):
         table.add_column(column, overflow="fold" if column in ("lesson", "from") else "ellipsis")
@@ -644,6 +652,8 @@ def ack(
     if as_json:
         emit_json([r.as_dict() for r in results])
         return
+    from rich.table import Table  # not for --json
+
     table = Table(title="acknowledgements")
     for column in ("outcome", "trace", "entry", "status", "detail"):
         table.add_column(column)
@@ -719,6 +729,8 @@ def audit_cmd(
     if as_json:
         emit_json(report)
         return
+    from rich.table import Table  # not for --json
+
     table = Table(title=f"knowledge audit: {report['project']}")
     for column in (
         "tier",
@@ -776,6 +788,8 @@ def _audit_secrets(store: KnowledgeStore, *, fix: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"project": store.project_name, "tiers": reports})
     else:
+        from rich.table import Table  # not for --json
+
         table = Table(title=f"knowledge audit --secrets: {store.project_name}")
         for column in ("tier", "secrets", "entries", "sidecars", "fixed"):
             table.add_column(column)

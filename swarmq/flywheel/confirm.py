@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmq.flywheel.citations import (
     CitationType,
@@ -40,14 +40,15 @@ from swarmq.flywheel.citations import (
 )
 from swarmq.flywheel.model import PoolStatus, parse_time, rfc3339
 from swarmq.flywheel.pool import Pool, PoolEntry
-from swarmq.flywheel.promotion import source_session
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.knowledge.acks import AckResult
 from swarmq.knowledge.inject import Injection
 from swarmq.knowledge.signature import failure_signature
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
+
+if TYPE_CHECKING:  # the acknowledgements' write path: an injection's reader never imports it
+    from swarmq.knowledge.acks import AckResult
 
 Signer = Callable[[str], str | None]
 """Text → normalised failure signature (``swarmq.knowledge.signature.failure_signature``)."""
@@ -149,6 +150,8 @@ def confirm_recurrences(
     """Cite every live candidate whose failure was seen in another session (once per candidate
     and session), dated when that session saw it (``now`` when nothing says); returns the
     citations written."""
+    from swarmq.flywheel.promotion import source_session  # confirming, not an injection's read
+
     seen: dict[str, dict[str, datetime]] = {}
     for observation in failure_observations(layout):
         sessions = seen.setdefault(observation.signature, {})

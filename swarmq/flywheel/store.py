@@ -16,8 +16,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from swarmq.storage.atomic import (
     check_fence,
@@ -27,6 +26,9 @@ from swarmq.storage.atomic import (
     write_atomic,
 )
 from swarmq.storage.locking import Lease, file_resource
+
+if TYPE_CHECKING:  # a reading process never commits: filelock comes with its first commit
+    import filelock
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ def _file_lock(virtual: Path) -> filelock.FileLock:
     ensure_side_dir(virtual.parent)
     lock = _FILE_LOCKS.get(name)
     if lock is None:
+        import filelock  # the first commit's import (see the TYPE_CHECKING import)
+
         lock = _FILE_LOCKS[name] = filelock.FileLock(name)
     return lock
 

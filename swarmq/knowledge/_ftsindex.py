@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from swarmq.errors import Unavailable
 from swarmq.knowledge._joinsets import JoinRow, join_row
 from swarmq.knowledge._lineparse import parse_line
-from swarmq.knowledge._recallkeys import recall_keys
 from swarmq.knowledge.errors import KnowledgeError
 from swarmq.knowledge.model import Entry
 from swarmq.knowledge.ranking import static_breakdown
@@ -175,6 +174,8 @@ def _row(entry: Entry, offset: int, length: int, line_no: int, digest: bytes) ->
         words = phrase.split()
         if words:
             keys.append(("trigger", words[0], phrase))
+    from swarmq.knowledge._recallkeys import recall_keys  # indexing only: a query never needs it
+
     keys += [("recall", key, None) for key in recall_keys(entry)]
     static = sum(static_breakdown(entry).values())
     values = (

@@ -8,16 +8,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmq.knowledge.batch import AddResult
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval, ValidationMode
 from swarmq.knowledge.files import LINK_FILE, RECEIPTS_FILE, TierFiles, platform_data_dir
-from swarmq.knowledge.reinforcement import NewLesson
 from swarmq.knowledge.store import TierStore
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.paths import UnsafePathError, check_id
 
 if TYPE_CHECKING:  # numpy and the model load only when a query ranks by meaning
+    from swarmq.knowledge.batch import AddResult
     from swarmq.similarity.embedding import Embedder
 
 
@@ -164,6 +163,8 @@ class KnowledgeStore:
                 project_name=self.project_name,
                 clock=self.clock,
             )
+        from swarmq.knowledge.reinforcement import NewLesson  # adds only: not a reader's import
+
         fields = dict(directives or {})
         refs, ids = list(source_refs), list(source_knowledge_ids)
         if refs:

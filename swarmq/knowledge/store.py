@@ -10,6 +10,9 @@ its lease to the atomic writers, so a writer whose lease lapsed is fenced off. C
 are group-committed (:mod:`swarmq.knowledge._group`). Appends are one ``write`` + fsync;
 rewrites are temp file + fsync + rename, after moving corrupt lines to the corrupt sidecar and
 recording removed entries in the evicted sidecar.
+
+The writing paths (adds, reinforcement, quarantine, transactions) are imported by the methods
+that write: a process that only reads (a search, a list) does not pay for their validation.
 """
 
 from __future__ import annotations
@@ -19,26 +22,20 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from swarmq.knowledge._group import group_for
-from swarmq.knowledge._prepare import prepare
-from swarmq.knowledge._quarantine import quarantine, restore, restore_verdict
 from swarmq.knowledge._tierfile import Snapshot, TierFile
-from swarmq.knowledge.batch import AddBatch, AddResult
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import Entry
-from swarmq.knowledge.reinforcement import (
-    NewLesson,
-    ReinforceOutcome,
-    phase_confirmation,
-    reinforce_entry,
-)
-from swarmq.knowledge.transaction import Transaction, id_of
-from swarmq.knowledge.validation import ValidationResult
 from swarmq.storage.locking import Lease, StoreLocks
+
+if TYPE_CHECKING:  # a reading process never adds, reinforces or quarantines: not imported by it
+    from swarmq.knowledge.batch import AddResult
+    from swarmq.knowledge.reinforcement import NewLesson, ReinforceOutcome
+    from swarmq.knowledge.transaction import Transaction
+    from swarmq.knowledge.validation import ValidationResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +117,17 @@ class TierStore:
         """Validate, then reinforce an active near-duplicate or append a new entry. Concurrent
         adds of this process to this store are group-committed (:mod:`._group`): one lock hold
         and one fsync for all of them; this returns once the add is durable."""
+        from swarmq.knowledge._group import group_for
+
         return group_for(self.tier_file.mirror).submit(self.tier_file, new, phase)
 
     def add_many(
         self, lessons: Iterable[NewLesson], *, phase: int | None = None
     ) -> builtins.list[AddResult]:
         """Several adds under one lock and one write (each sees the ones before it)."""
+        from swarmq.knowledge._prepare import prepare
+        from swarmq.knowledge.batch import AddBatch
+
         prepared = [prepare(self.tier_file, new, phase) for new in lessons]
         with self.tier_file.locked() as lease:
             batch = AddBatch(self.tier_file, lease)
@@ -148,6 +150,8 @@ class TierStore:
         if slot is None:
             return ReinforceResult("not_found", None)
         entry = mirror.slots[slot]
+        from swarmq.knowledge.reinforcement import phase_confirmation, reinforce_entry
+
         confirmation = phase_confirmation(phase, at, project_name or self.project_name)
         changed, outcome = reinforce_entry(
             entry, confirmation, max_confirmed_by=self.config.max_confirmed_by
@@ -196,6 +200,8 @@ class TierStore:
         one (:class:`~swarmq.knowledge._indextxn.IndexedTransaction`: only the entries asked
         for are read, the commit copies the file), so recording a few entries does not load
         the store."""
+        from swarmq.knowledge.transaction import Transaction  # writers only (its validation)
+
         with self.tier_file.locked_for_transaction(timeout=timeout) as (lease, index):
             if index is None:
                 yield Transaction(self.tier_file, lease)
@@ -223,6 +229,8 @@ class TierStore:
     ) -> builtins.list[Entry]:
         """Rewrite the store with ``changed`` entries (matched by id, full objects), ``removed``
         ids (id → reason, recorded in the evicted sidecar) and ``appended`` new entries."""
+        from swarmq.knowledge.transaction import id_of
+
         expected = dict(expected_revisions or {})
         with self.transaction() as txn:
             out = [txn.put(item, expected_revision=expected.get(id_of(item))) for item in changed]
@@ -235,14 +243,20 @@ class TierStore:
 
     def quarantine(self, entry_id: str, reason: str, reported_by: str = "user") -> Entry:
         """Move an entry to the quarantine sidecar (hidden from queries, kept whole)."""
+        from swarmq.knowledge._quarantine import quarantine
+
         return quarantine(self.tier_file, entry_id, reason, reported_by)
 
     def restore(self, entry_id: str, *, revalidate: bool = False) -> Entry:
         """Restore a quarantined entry where it was (re-validated only when asked) or revive an
         archived one."""
+        from swarmq.knowledge._quarantine import restore
+
         return restore(self.tier_file, entry_id, revalidate=revalidate)
 
     def restore_verdict(self, entry: Entry) -> ValidationResult:
         """What the store's current validation rules say about ``entry``'s lesson (advice,
         unless :meth:`restore` is asked to re-validate)."""
+        from swarmq.knowledge._quarantine import restore_verdict
+
         return restore_verdict(self.tier_file, entry)

@@ -29,13 +29,15 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from swarmq.storage.boundedjson import loads_bounded
 from swarmq.storage.change_journal import note_written
 from swarmq.storage.locking import FencedOff, Lease
 from swarmq.storage.space import no_space
+
+if TYPE_CHECKING:  # a reading process never commits: filelock comes with its first commit
+    import filelock
 
 SIDE_DIR = ".swarmq"
 """Hidden directory beside canonical files for their commit locks and fence records."""
@@ -174,6 +176,8 @@ def commit_lock(path: Path) -> filelock.FileLock:
     name = str(side_path(path, ".lock"))
     lock = _COMMIT_LOCKS.get(name)
     if lock is None or not os.path.isdir(os.path.dirname(name)):
+        import filelock  # the first commit's import (see the TYPE_CHECKING import)
+
         ensure_side_dir(path.parent)
         lock = _COMMIT_LOCKS.setdefault(name, filelock.FileLock(name))
     return lock

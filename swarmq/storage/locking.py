@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import filelock
-
 from swarmq.errors import Conflict, Unavailable
 from swarmq.storage.space import no_space
 from swarmq.storage.workspace_id import ID_FILE, lock_name, recorded_lock_mode
@@ -175,6 +173,8 @@ class LocalLocks:
             )
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         name = resource_filename(resource)
+        import filelock  # same-host locks only: a cluster's reader never imports it
+
         lock = filelock.FileLock(str(self.lock_dir / f"{name}.lock"))
         try:
             # A store lock is held for milliseconds: poll every millisecond, not filelock's 50.
