@@ -533,25 +533,9 @@ class VectorView:
         np.add(approx, radius, out=bound)
         bound[dead] = -np.inf
         survivors = np.flatnonzero(bound >= cut)
-        exact = self.exact(survivors, query)
-        nearest = np.argpartition(-exact, take - 1)[:take]
-        out = DenseCosines(
-            {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()},
-            reader=lambda slots: self.exact_of(slots, query),
+        return self.answered(
+            survivors, query, text, take, lambda rows: (approx[rows], radius[rows])
         )
-        slots = np.fromiter(text, dtype=np.int64)
-        if len(slots):
-            rows = self.rows_of(slots)
-            have = rows >= 0
-            slots, rows = slots[have], rows[have]
-            near, spread = approx[rows], radius[rows]
-            bounds = zip((near - spread).tolist(), (near + spread).tolist(), strict=True)
-            out.bounds = {
-                slot: pair
-                for slot, pair in zip(slots.tolist(), bounds, strict=True)
-                if slot not in out.exact
-            }
-        return out
 
     def resident_scores(
         self,
@@ -599,6 +583,27 @@ class VectorView:
         lower = approx - radius
         cut = np.partition(lower, len(lower) - take)[len(lower) - take]
         survivors = candidates[approx + radius >= cut]
+        return self.answered(
+            survivors,
+            query,
+            text,
+            take,
+            lambda rows: scan_rows(self.codes_fd, rows, self.dim, query),
+        )
+
+    def answered(
+        self,
+        survivors: npt.NDArray[np.int64],
+        query: Vectors,
+        text: Iterable[int],
+        take: int,
+        bounds_of: Callable[
+            [npt.NDArray[np.int64]], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
+        ],
+    ) -> DenseCosines:
+        """The answer of the scan and of the prefilter alike: the exact cosine of the ``take``
+        nearest of the ``survivors`` (rows whose bounds reach the cut), and the lexical hits'
+        bounds (``bounds_of`` their rows: approximate cosine, radius) made exact on demand."""
         exact = self.exact(survivors, query)
         nearest = np.argpartition(-exact, take - 1)[:take]
         out = DenseCosines(
@@ -610,7 +615,7 @@ class VectorView:
             rows = self.rows_of(slots)
             have = rows >= 0
             slots, rows = slots[have], rows[have]
-            near, spread = scan_rows(self.codes_fd, rows, self.dim, query)
+            near, spread = bounds_of(rows)
             bounds = zip((near - spread).tolist(), (near + spread).tolist(), strict=True)
             out.bounds = {
                 slot: pair
