@@ -5,36 +5,14 @@ write, which an unreachable Redis refuses (exit 3, nothing written, the URL name
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import redis
-from typer.testing import CliRunner
 
-from swarmq.cli import app
 from swarmq.cli.errors import EXIT_REFUSED
+from tests.cli.fresh_reads import FAILURE, TASK, add_lessons, fresh_swarmq
 from tests.coord.redis_server import free_port
-from tests.support import REPO, write_roster
-
-LESSONS = (
-    "Run the database migration before the integration tests, or they fail on missing tables.",
-    "`python -c 'import yaml'` failed (bash: python: command not found); `python3` worked.",
-)
-FAILURE = "$ python manage.py test\nzsh:1: command not found: python"
-TASK = "run the integration tests after the database migration"
-
-WRAPPED = """
-import atexit, runpy, sys
-OUT = sys.argv[1]
-def imported():
-    with open(OUT, "w") as out:
-        out.write(" ".join(sorted({"redis", "kombu", "celery"} & set(sys.modules))))
-atexit.register(imported)
-sys.argv = ["swarmq", *sys.argv[2:]]
-runpy.run_module("swarmq.cli", run_name="__main__")
-"""
+from tests.support import write_roster
 
 PURE_READS = (
     ("knowledge", "search", TASK),
@@ -47,24 +25,14 @@ PURE_READS = (
 )
 
 
+CLIENTS = frozenset({"redis", "kombu", "celery"})
+
+
 def swarmq(tmp_path: Path, roster: Path, *args: str) -> tuple[int, str, str, set[str]]:
     """One fresh ``swarmq`` process computing its own answer: status, stdout, stderr and which
     of redis, kombu, celery it imported."""
-    out = tmp_path / "imported.txt"
-    env = {k: v for k, v in os.environ.items() if k != "SWARMQ_CONFIG"}
-    env.update(
-        SWARMQ_LOCAL="1",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")])),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", WRAPPED, str(out), "-c", str(roster), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    return done.returncode, done.stdout, done.stderr, set(out.read_text().split())
+    ran = fresh_swarmq(tmp_path, roster, *args)
+    return ran.returncode, ran.stdout, ran.stderr, set(ran.modules & CLIENTS)
 
 
 def stored(tmp_path: Path) -> dict[str, bytes]:
@@ -75,9 +43,7 @@ def stored(tmp_path: Path) -> dict[str, bytes]:
 def with_lessons(tmp_path: Path, swarm_name: str, redis_url: str) -> tuple[Path, Path]:
     """The workspace with :data:`LESSONS`, and a roster of it whose Redis does not answer."""
     roster = write_roster(tmp_path, swarm_name, redis_url)
-    for lesson in LESSONS:
-        added = CliRunner().invoke(app, ["-c", str(roster), "knowledge", "add", "--plain", lesson])
-        assert added.exit_code == 0, added.output
+    add_lessons(roster)
     down = tmp_path / "down.yaml"
     down.write_text(
         roster.read_text().replace(redis_url, f"redis://127.0.0.1:{free_port()}/0"),
