@@ -24,7 +24,7 @@ from typing import Any
 from swarmq.eval.forge import LabelledSession, Lesson
 from swarmq.eval.forge import load_labels as load_forge_labels
 from swarmq.eval.replay import load_project
-from swarmq.eval.replay_labels import Project
+from swarmq.eval.replay_labels import Match, Project
 from swarmq.eval.replay_labels import load_labels as load_replay_labels
 from swarmq.transcripts.detect import detect_format
 from swarmq.transcripts.reader import open_transcript
@@ -148,6 +148,9 @@ class ReplaySet:
     none gets no secrets check."""
     redacted: int = 0
     """``[REDACTED]`` markers SOURCES says the histories hold, all files together."""
+    missing_word: str | None = None
+    """A word none of the set's sessions says; a row that names one has every ``match`` group
+    checked against its sessions' text (the sets labelled before that check have none)."""
 
     @property
     def labels(self) -> Path:
@@ -335,6 +338,18 @@ REPLAY_SETS = (
         secrets=HELDOUT12_SECRETS,
         redacted=6,
     ),
+    ReplaySet(
+        "h11",
+        projects=("travel",),
+        recurrences=5,
+        owners=("dreyer-thomas", "TravelBlogs", "tommy"),
+        twin=None,
+        max_bytes=1_800_000,
+        min_mistakes=2,
+        # nothing was replaced (SOURCES-h11.md): the literal prefixes of credentials stay absent
+        secrets=SECRET_PREFIXES,
+        missing_word="brackets",
+    ),
 )
 
 
@@ -465,6 +480,27 @@ def check_replay_fits(clean: ReplaySet) -> None:
     assert all(f"`{p.id}/{name}`" in sources for p in projects for name in p.sessions)
     size = sum(f.stat().st_size for f in clean.history.rglob("*.jsonl"))
     assert size <= clean.max_bytes
+
+
+def check_replay_words_occur(clean: ReplaySet) -> None:
+    """A group no session says could never match an injected entry the scorer reads; each group
+    of a mistake must occur in the text of its own sessions (first and recurrences), each group of
+    a fact in the project's sessions. And a word the sessions do not say is noticed, so the check
+    can fail on this set."""
+    assert clean.missing_word is not None
+    for project in clean.held_apart():
+        folder = clean.history / project.id
+        texts = {name: session_text(folder / name) for name in project.sessions}
+        for mistake in project.mistakes:
+            names = (mistake.first.session, *(r.session for r in mistake.recurrences))
+            text = "\n".join(texts[name] for name in names)
+            for group in mistake.match.groups:
+                assert Match((group,)).matches(text), (mistake.id, group)
+        everything = "\n".join(texts.values())
+        for fact in project.facts:
+            for group in fact.match.groups:
+                assert Match((group,)).matches(everything), (fact.id, group)
+        assert not Match(((clean.missing_word,),)).matches(everything), clean.missing_word
 
 
 def check_replay_users_apart(clean: ReplaySet) -> None:

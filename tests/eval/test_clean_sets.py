@@ -20,6 +20,7 @@ from tests.eval._clean_sets import (
     check_replay_fits,
     check_replay_secrets_gone,
     check_replay_users_apart,
+    check_replay_words_occur,
 )
 
 forge_sets = pytest.mark.parametrize("clean", FORGE_SETS, ids=lambda s: s.name)
@@ -73,3 +74,8 @@ def test_a_replay_sets_users_are_in_no_other_set(clean: ReplaySet) -> None:
 @pytest.mark.parametrize("clean", [s for s in REPLAY_SETS if s.secrets], ids=lambda s: s.name)
 def test_no_redacted_secret_of_a_replay_set_is_left(clean: ReplaySet) -> None:
     check_replay_secrets_gone(clean)
+
+
+@pytest.mark.parametrize("clean", [s for s in REPLAY_SETS if s.missing_word], ids=lambda s: s.name)
+def test_every_match_group_of_a_replay_set_occurs_in_its_sessions(clean: ReplaySet) -> None:
+    check_replay_words_occur(clean)
