@@ -143,9 +143,18 @@ def test_example_agent_follows_the_contract(
 def test_demo_keep_then_a_readme_mission_completes(tmp_path: Path) -> None:
     workspace = tmp_path / "kept"
     done = run_demo(workspace, "--keep")
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    if done.returncode != 0:  # --keep left whatever it started running: stop it, then fail
+        env.update(SWARMQ_CONFIG=str(workspace / "swarm.yaml"), PYTHONPATH=str(REPO))
+        subprocess.run(
+            [sys.executable, "-m", "swarmq.cli", "down", "--timeout", "20"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env.update(SWARMQ_CONFIG=report["config"], PYTHONPATH=str(REPO))
 
     def swarmq(*args: str) -> subprocess.CompletedProcess[str]:
