@@ -189,6 +189,16 @@ _RESIDENT: dict[tuple[str, str, int], _Resident] = {}
 _RESIDENT_LOCK = threading.Lock()
 
 
+def _renew_resident_lock() -> None:
+    """In a forked child: a parent thread may have held the lock at the fork, and no thread of
+    the child would ever release it (the copies it guards are the child's own, kept)."""
+    global _RESIDENT_LOCK
+    _RESIDENT_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_renew_resident_lock)
+
+
 def _resident(key: tuple[str, str, int] | None, fd: int, rows: int, dim: int) -> Vectors | None:
     """The first ``rows`` float16 rows of the vector file ``fd`` widened to float32, when
     this process keeps them (:data:`RESIDENT_BYTES`, :data:`RESIDENT_AFTER`); ``None`` to
