@@ -350,6 +350,20 @@ REPLAY_SETS = (
         secrets=SECRET_PREFIXES,
         missing_word="brackets",
     ),
+    ReplaySet(
+        "h12",
+        projects=("carcare",),
+        recurrences=5,
+        owners=("kasumigaokasama", "yusuf", "PaderClean"),
+        twin=None,
+        max_bytes=3_200_000,
+        min_mistakes=5,
+        # the owner's name, address, phone and mailboxes replaced (SOURCES-h12.md): the starts
+        # of their forms are gone, besides the literal prefixes of credentials
+        secrets=(*SECRET_PREFIXES, "tel:+491", "@paderclean.de", "Inh. T", "0176 4"),
+        redacted=218,
+        missing_word="homebrew",
+    ),
 )
 
 
