@@ -39,17 +39,22 @@ class DenseFloors:
     """Learnings and patterns (a pool candidate's cosine only ranks it: ``flywheel.lookup.search``)."""
     memory: float
     """Worker and shared memory notes."""
+    title: float | None = None
+    """A learning's or pattern's title alone (``None``: titles are not measured): a task is
+    worded as a title is, and a title's cosine sits on a short text's scale, not a body's."""
 
 
 MINILM = quantized.NAME
 """MiniLM as the default settings run it (the dynamically quantised copy)."""
 
 DENSE_FLOORS: dict[str, DenseFloors] = {
-    WORDLLAMA: DenseFloors(flywheel=0.4, memory=0.5),
+    WORDLLAMA: DenseFloors(flywheel=0.4, memory=0.5, title=0.4),
 }
 """Per model (``Embedder.name``) these stores are ranked on: chosen leaving one workspace out on
 the tune split of eval/knowledge/workspaces/queries.json (docs/QUALITY.md, "Issue 26:
-meaning-aware ranking"). A model not here (MiniLM, an endpoint) gets none: under it these
+meaning-aware ranking"). A title is held to the flywheel floor itself, no floor of its own: one
+fitted apart did not transfer between workspaces (docs/QUALITY.md, "Issue 26: why every-store
+tasks miss", eval/knowledge/calibrate_titles.py). A model not here (MiniLM, an endpoint) gets none: under it these
 records are ranked by the packaged WordLlama's cosine (``federated.search._meaning``), not on a
 floor set for another model's cosine scale."""
 

@@ -13,8 +13,8 @@ it a note sharing only "the" and "app" with a task would break the silence of in
 
 Given a query's :class:`~swarmq.federated.meaning.Meaning` (hybrid retrieval: the knowledge
 store's model), the flywheel and memory answers are meaning-aware too: a record is relevant when
-it holds the floor's share of the query's words or its cosine reaches its store kind's dense
-floor, and they rank by both (``swarmq.flywheel.lookup.fused_relevance``); memory notes near the
+it holds the floor's share of the query's words or its cosine (a learning's or pattern's whole
+text, or its title alone) reaches its store kind's dense floor, and they rank by both (``swarmq.flywheel.lookup.fused_relevance``); memory notes near the
 query in meaning are candidates beside the lines memory search finds by their words. Pool
 candidates and the mission ledger's own memory files (``swarmq.profiles.layout.ledger_record``)
 are reached by their words only.
@@ -146,6 +146,7 @@ def ask_flywheel(
         include_pool=include_pool,
         cosines=meaning.cosines if meaning is not None else None,
         min_cosine=meaning.floors.flywheel if meaning is not None else 1.0,
+        min_title_cosine=meaning.floors.title if meaning is not None else None,
     )
     return flywheel_findings(stores, hits)
 

@@ -2,9 +2,9 @@
 
 Relevance is the share of the query's words found in an artifact (stop words ignored), or,
 given the cosine of each artifact's text to the query (``cosines``: a caller that holds an
-embedding model, ``swarmq.federated.meaning``), the mean of that share and the cosine, and a
-learning or pattern is relevant when either reaches its floor (a pool candidate only by its
-words); utility then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
+embedding model, ``swarmq.federated.meaning``), the mean of that share and the cosine (of its
+whole text, or of its title alone when that is nearer and titles are measured), and a learning
+or pattern is relevant when either reaches its floor (a pool candidate only by its words); utility then tilts the ranking, score = relevance · (1 + λ·(utility − 0.5)) with λ = 0.5, so knowledge
 that proved useful rises and knowledge that misled sinks. Every returned artifact is cited
 (``retrieved`` unless told otherwise) in ``.agents/ao/citations.jsonl``; a candidate still in
 the pool is cited by its pool path. A retrieval is exposure: it never promotes a candidate
@@ -91,10 +91,19 @@ def search(
     include_pool: bool = True,
     cosines: Cosines | None = None,
     min_cosine: float = 1.0,
+    min_title_cosine: float | None = None,
 ) -> list[LookupHit]:
     """Rank artifacts for ``query`` (nothing is written): those holding ``min_relevance`` of its
     content words, and, given ``cosines``, learnings and patterns whose text reaches
-    ``min_cosine``.
+    ``min_cosine`` or (given ``min_title_cosine``) whose title alone reaches that floor.
+
+    The title is measured apart because a task is worded as a commit subject or an issue title:
+    short, one subject. A learning's vector is a mean over its title and body, and the body
+    (the story, the fix, why it matters) pulls it toward everything else the body mentions, so
+    a title that says exactly what the task says (``Verify Reviewer Suggestions Before
+    Implementing`` for "Address the review comments on the workflows pull request") sits below
+    the body floor (docs/QUALITY.md, "Issue 26: why every-store tasks miss"). Short against short is on another
+    cosine scale, hence a floor of its own; a record ranks by the nearer of the two.
 
     A pool candidate is reached by its words alone (its cosine, when measured, only ranks it):
     it passed no gate (forged from one transcript, held until something confirms it), the
@@ -106,22 +115,36 @@ def search(
     if not wanted:
         return []
 
-    def rater(floor: float) -> Rate:
+    def rater(floor: float, title_floor: float) -> Rate:
         def rate(
-            body: str, found: frozenset[str], recorded: str | None, cosine: float | None
+            body: str, found: frozenset[str], recorded: str | None, cosine: Near | None
         ) -> float | None:
             share = len(wanted & found) / len(wanted)
             if cosine is None:
                 return share if share >= min_relevance else None
-            if share < min_relevance and cosine < floor:
+            body_cosine, title_cosine = cosine
+            titled = title_cosine is not None and title_cosine >= title_floor
+            if share < min_relevance and body_cosine < floor and not titled:
                 return None
-            return fused_relevance(share, cosine)
+            return fused_relevance(share, _nearer(cosine))
 
         return rate
 
+    never = float("inf")
     return _ranked(
-        layout, rater(min_cosine), limit, include_pool, cosines, rate_pool=rater(float("inf"))
+        layout,
+        rater(min_cosine, never if min_title_cosine is None else min_title_cosine),
+        limit,
+        include_pool,
+        cosines,
+        rate_pool=rater(never, never),
+        titles=min_title_cosine is not None,
     )
+
+
+def _nearer(near: Near) -> float:
+    body, title = near
+    return body if title is None else max(body, title)
 
 
 def fused_relevance(share: float, cosine: float) -> float:
@@ -130,8 +153,11 @@ def fused_relevance(share: float, cosine: float) -> float:
     return (share + max(0.0, cosine)) / 2
 
 
-Rate = Callable[[str, frozenset[str], str | None, float | None], float | None]
-"""``(body, its content words, recorded failure signature or None, its cosine to the query or
+Near = tuple[float, float | None]
+"""An artifact's cosine to the query: its meaning text's, and its title's (``None``: not
+measured)."""
+Rate = Callable[[str, frozenset[str], str | None, Near | None], float | None]
+"""``(body, its content words, recorded failure signature or None, its cosines to the query or
 None) -> relevance, or None``."""
 
 
@@ -143,11 +169,13 @@ def _ranked(
     cosines: Cosines | None = None,
     *,
     rate_pool: Rate | None = None,
+    titles: bool = False,
 ) -> list[LookupHit]:
     """Every learning and pattern ``rate`` keeps and (with ``include_pool``) every pool
     candidate ``rate_pool`` keeps (default: ``rate``), its relevance tilted by utility, best
-    first, cut to ``limit`` and redacted. With ``cosines``, every artifact's meaning text is
-    measured against the query in one batch first."""
+    first, cut to ``limit`` and redacted. With ``cosines``, every artifact's meaning text (and,
+    with ``titles``, every learning's and pattern's title) is measured against the query in one
+    batch first."""
     root = layout.root.parent
     patterns = layout.patterns
     learnings: list[tuple[Path, str, _Parsed, tuple[str, str, str, frozenset[str], str]]] = []
@@ -158,11 +186,13 @@ def _ranked(
         kind = "pattern" if path.parent == patterns else "learning"
         learnings.extend((path, kind, parsed, entry) for entry in parsed.entries)
     candidates = _pool_candidates(layout) if include_pool else []
-    measured: Sequence[float | None] = [None] * (len(learnings) + len(candidates))
+    measured: Sequence[Near | None] = [None] * (len(learnings) + len(candidates))
     if cosines is not None and measured:
-        measured = cosines(
-            [entry[4] for *_, entry in learnings] + [c.meaning for _, c in candidates]
-        )
+        texts = [entry[4] for *_, entry in learnings] + [c.meaning for _, c in candidates]
+        named = [i for i, (*_, entry) in enumerate(learnings) if titles and entry[1].strip()]
+        values = cosines(texts + [learnings[i][3][1] for i in named])
+        title_of: dict[int, float] = dict(zip(named, values[len(texts) :], strict=True))
+        measured = [(value, title_of.get(i)) for i, value in enumerate(values[: len(texts)])]
     hits: list[LookupHit] = []
     for (path, kind, parsed, (entry_id, title, body, searchable, _)), cosine in zip(
         learnings, measured, strict=False
@@ -184,7 +214,7 @@ def _ranked(
                 display_path(root, path),
                 _snippet(body),
                 body,
-                None if cosine is None else round(cosine, 4),
+                None if cosine is None else round(_nearer(cosine), 4),
             )
         )
     rate_candidate = rate if rate_pool is None else rate_pool
@@ -203,7 +233,7 @@ def _ranked(
 
 
 def _candidate_hit(
-    root: Path, path: Path, candidate: _Candidate, relevance: float, cosine: float | None
+    root: Path, path: Path, candidate: _Candidate, relevance: float, cosine: Near | None
 ) -> LookupHit:
     return LookupHit(
         "candidate",
@@ -218,7 +248,7 @@ def _candidate_hit(
         display_path(root, path),
         _snippet(candidate.body),
         candidate.body,
-        None if cosine is None else round(cosine, 4),
+        None if cosine is None else round(_nearer(cosine), 4),
     )
 
 
