@@ -20,7 +20,7 @@ meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
     r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
     r"\bport \d+ is not available|" + LITERAL_GLOB,
     re.IGNORECASE,
@@ -159,25 +159,56 @@ _PS_RECORD = re.compile(r"^\+ CategoryInfo\s*:")
 _PS_ERROR_ID = re.compile(r"^\+ FullyQualifiedErrorId\s*:\s*([\w.-]+)")
 _PS_POSITION = re.compile(r"^(?:\S+\s+){0,2}\S+\s*:\s*\d+\s+\S+\s*:\s*\d+\s*$")
 """PowerShell's position line, in any language (``At line:1 char:1``, ``In Zeile:1 Zeichen:9``)."""
+_PS_HEADED = re.compile(r"^[\w.\\/:-]+ : \S")
+"""The first line of a runtime error's message, headed by the command that failed (``sed : …``,
+``Get-Content : …``)."""
 
 
 def _powershell_record(lines: list[str]) -> str:
-    """PowerShell's error record as one line: its message (the line above the position and the
-    echoed code) and its error id, which is English in every locale (``Die Zeichenfolge hat kein
-    Abschlusszeichen: "." (TerminatorExpectedAtEndOfString)``); ``""`` when there is none. Its
-    ``+ CategoryInfo`` line says only "ParserError" and is no excerpt."""
+    """PowerShell's error record as one line: its message and its error id, which is English in
+    every locale (``Die Zeichenfolge hat kein Abschlusszeichen: "."
+    (TerminatorExpectedAtEndOfString)``); ``""`` when there is none. Its ``+ CategoryInfo``
+    line says only "ParserError" and is no excerpt.
+
+    The id names the first error, so the message is the first error's: a parse report lists
+    every error (position, code, message) and ends with "Not all parse errors were reported",
+    which says nothing. A runtime error's message stands above its position instead, wrapped
+    at the console's width and headed by the command that failed (``pwsh : Die Benennung
+    "pwsh" wurde nicht … erkannt``): its wrapped lines are joined."""
     start = next((n for n, line in enumerate(lines) if _PS_RECORD.match(line)), -1)
     if start < 0:
-        return ""
-    above = start - 1
-    while above >= 0 and (lines[above].startswith("+") or _PS_POSITION.match(lines[above])):
-        above -= 1
-    if above < 0:
         return ""
     ident = next(
         (m.group(1) for m in map(_PS_ERROR_ID.match, lines[start : start + 3]) if m), ""
     ).split(",")[0]
-    return f"{lines[above]} ({ident})" if ident else lines[above]
+    message = _first_message(lines[:start])
+    if not message:
+        return ""
+    if not ident:
+        return message
+    return f"{clip(message, MAX_EVIDENCE - len(ident) - 3)} ({ident})"
+
+
+def _first_message(lines: list[str]) -> str:
+    """The message of the first error of a PowerShell report (``lines`` end before its
+    ``+ CategoryInfo``), ``""`` when there is none."""
+    first = next((n for n, line in enumerate(lines) if _PS_POSITION.match(line)), -1)
+    if first < 0:
+        at = len(lines) - 1
+        while at >= 0 and lines[at].startswith("+"):
+            at -= 1
+        return lines[at] if at >= 0 else ""
+    after = first + 1
+    while after < len(lines) and lines[after].startswith("+"):
+        after += 1
+    if after < len(lines) and not _PS_POSITION.match(lines[after]):
+        return lines[after]  # a parse error: the message follows the code it points at
+    head = next(
+        (n for n in range(first - 1, max(first - 5, -1), -1) if _PS_HEADED.match(lines[n])), -1
+    )
+    if head >= 0:
+        return " ".join(lines[head:first])
+    return lines[first - 1] if first > 0 else ""
 
 
 _DENIED = re.compile(r"Sandbox\(Denied \{")
@@ -246,7 +277,9 @@ def error_excerpt(text: str) -> str:
         text = parsed["output"] or text
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
-    lines = [line.strip() for line in text.replace("\\n", "\n").splitlines()]
+    lines = [
+        line.strip() for line in text.replace("\\r\\n", "\n").replace("\\n", "\n").splitlines()
+    ]  # escaped line ends (a Windows console's \r\n kept as text): the same lines
     lines = [line for line in lines if line and not _NOISE_LINE.search(line)]
     if not lines:
         return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told

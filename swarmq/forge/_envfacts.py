@@ -20,6 +20,14 @@ import re
 from swarmq.forge._calls import LITERAL_GLOB
 from swarmq.knowledge.msys import rewritten_argument
 
+_PS_NOT_FOUND = re.compile(
+    r"ObjectNotFound: \((\w[\w.+-]*):String\) \[\], CommandNotFoundException|"
+    r"^(\w[\w.+-]*) : .*\(CommandNotFoundException\)$"
+)
+"""PowerShell's error record for a command it cannot find, the same in every display language
+(German: 'Die Benennung "sed" wurde nicht … erkannt'), in the output ("ObjectNotFound:
+(sed:String) [], CommandNotFoundException") or as forge's excerpt of it ("sed : Die Benennung …
+(CommandNotFoundException)")."""
 _MISSING_PROGRAM = (
     re.compile(r"command not found: ([\w.+-]+)"),
     re.compile(r"(?:^|[\s:])([A-Za-z_][\w.+-]*): command not found\b"),
@@ -31,6 +39,7 @@ _MISSING_PROGRAM = (
     re.compile(r"Failed to spawn: [`']([\w.+-]+)[`']"),
     # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
     re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
+    _PS_NOT_FOUND,
 )
 _DIRECT_MISSING = re.compile(r"No such file or directory \(os error 2\)")
 """Codex running argv directly: the program itself does not exist."""
@@ -124,8 +133,9 @@ def missing_program(program: str, error: str, call: str = "") -> str:
         return program
     for pattern in _MISSING_PROGRAM:
         match = pattern.search(error)
-        if match and match.group(1).lower() not in ("command", "the", "file", "line"):
-            return match.group(1)
+        name = next((group for group in match.groups() if group), "") if match else ""
+        if name and name.lower() not in ("command", "the", "file", "line"):
+            return name
     if _DIRECT_MISSING.search(error) and not _PIPELINE.search(call):
         return program
     return ""
@@ -294,10 +304,10 @@ def _subexpression(call: str, error: str) -> str:
     path (``Get-Content src\\app\\(dashboard)\\layout.tsx`` runs ``dashboard``), ``""`` when the
     error is no such thing: the parentheses of a route group are a subexpression to PowerShell
     unless the path is quoted."""
-    term = _PS_TERM.search(error)
+    term = _PS_TERM.search(error) or _PS_NOT_FOUND.search(error)
     if term is None:
         return ""
-    name = term.group(1)
+    name = next(group for group in term.groups() if group)
     at = call.find(f"({name})")
     while at >= 0:
         before = call[:at]
@@ -323,7 +333,12 @@ def cmdlet_in_bash(missing: str, error: str) -> bool:
     """Whether bash (or another POSIX shell) was asked to run a PowerShell cmdlet
     (``/usr/bin/bash: line 1: Get-ChildItem: command not found``): on Windows the Bash tool is
     Git Bash, and the cmdlet is there, only in another shell."""
-    return bool(missing) and _CMDLET.match(missing) is not None and "not recognized" not in error
+    return (
+        bool(missing)
+        and _CMDLET.match(missing) is not None
+        and "not recognized" not in error
+        and "CommandNotFoundException" not in error
+    )
 
 
 def windows_fact(call: str, error: str) -> str:

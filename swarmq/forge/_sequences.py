@@ -166,13 +166,14 @@ _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\
 program when the project's dependencies are not installed)."""
 _MISSING_PROGRAM = re.compile(
     r"command not found|not found: |no such file or directory \(os error 2\)|"
-    r"is not recognized as|failed to spawn|" + _SH_NOT_FOUND,
+    r"is not recognized as|failed to spawn|CommandNotFoundException|" + _SH_NOT_FOUND,
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
-    r"command not found|sudo|access denied|killed by a signal|timed out|no space left|"
+    r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
+    r"timed out|no space left|"
     r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND
     + "|"

@@ -71,6 +71,11 @@ _NOT_FOUND = (
     ),
     # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
     re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
+    # PowerShell in any display language: its error record ("+ CategoryInfo : ObjectNotFound:
+    # (sed:String) [], CommandNotFoundException"), or forge's excerpt of it ("sed : Die
+    # Benennung "sed" wurde nicht … erkannt. (CommandNotFoundException)")
+    re.compile(r"ObjectNotFound: \((\w[\w.+-]*):String\) \[\], CommandNotFoundException"),
+    re.compile(r"^(\w[\w.+-]*) : .*\(CommandNotFoundException\)"),
     # which (zsh builtin): "node not found"
     re.compile(r"^([\w.+-]+) not found$"),
     # a lesson in prose: "`python` is not on PATH here", "rg (ripgrep) is not installed"
@@ -454,10 +459,15 @@ def _specific(line: str, call: str, program: str, tool: str, direct: bool) -> st
     return None
 
 
+_PS_ERROR_ID = re.compile(r"\s*\((?:[A-Z][a-z0-9]+){2,}\)\s*$")
+"""PowerShell's error id after its message in forge's excerpt (``… fehlt. (MissingFileSpecification)``):
+the output a hook sees has it on a line of its own, so the message's class is the message."""
+
+
 def _generic(line: str, program: str, call: str) -> tuple[str, bool] | None:
     """``program: class`` of an error line, and whether the class is an operating-system error
     (those name the failure better than a tool's own wording around them)."""
-    line = _LOCATION.sub("", line).strip()
+    line = _LOCATION.sub("", _PS_ERROR_ID.sub("", line)).strip()
     emitters: list[str] = []
     for _ in range(3):  # "bash: line 1: rg: …", "cp: /path: …"
         match = _EMITTER.match(line)

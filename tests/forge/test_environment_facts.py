@@ -985,3 +985,52 @@ def test_a_malformed_call_nothing_fixed_keeps_the_usage_line_its_program_printed
         "`gt session status deacon` failed (Error: invalid address format: expected "
         "'rig/polecat', got 'deacon'); its usage: `gt session status <rig>/<polecat> [flags]`."
     ]
+
+
+PWSH_GERMAN = (
+    'pwsh : Die Benennung "pwsh" wurde nicht als Name eines Cmdlet, einer Funktion, einer '
+    "Skriptdatei oder eines \\r\\nausführbaren Programms erkannt. Überprüfen Sie die Schreibweise "
+    "des Namens, oder ob der Pfad korrekt ist (sofern \\r\\nenthalten), und wiederholen Sie den "
+    "Vorgang.\\r\\nIn Zeile:1 Zeichen:1\\r\\n+ pwsh -NoLogo -Command 'Get-ChildItem -Force'\\r\\n"
+    "+ ~~~~\\r\\n    + CategoryInfo          : ObjectNotFound: (pwsh:String) [], "
+    "CommandNotFoundException\\r\\n    + FullyQualifiedErrorId : CommandNotFoundException\\r\\n"
+)
+"""Windows PowerShell 5.1 in German, as a Codex rollout keeps it (line ends escaped): the message
+wrapped at the console's width above its position, the record in English."""
+
+
+def test_a_program_missing_in_a_localised_powershell_is_told_by_its_error_record(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    excerpt = error_excerpt(PWSH_GERMAN)
+    assert excerpt.startswith('pwsh : Die Benennung "pwsh" wurde nicht als Name eines Cmdlet')
+    assert "ausführbaren Programms erkannt" in excerpt  # the wrapped lines joined
+    assert excerpt.endswith("(CommandNotFoundException)")
+    assert missing_program("Get-ChildItem", excerpt) == "pwsh"
+    assert missing_program("Get-ChildItem", PWSH_GERMAN) == "pwsh"
+    assert (
+        environment_fact("Get-ChildItem", excerpt) == "`pwsh` is not installed here (not on PATH)"
+    )
+    # an option PowerShell was handed as a command is no program
+    option = PWSH_GERMAN.replace('"pwsh"', '"-NoProfile"').replace("pwsh :", "-NoProfile :")
+    option = option.replace("(pwsh:String)", "(-NoProfile:String)")
+    assert missing_program("Get-ChildItem", error_excerpt(option)) == ""
+    # nothing fixed it (the agent went on with powershell.exe): the fact is kept on its own
+    path = codex_old_rollout(
+        tmp_path / "r.jsonl",
+        [
+            ("user", "list the project"),
+            (
+                "shell",
+                (
+                    ["pwsh", "-NoLogo", "-Command", "Get-ChildItem -Force"],
+                    PWSH_GERMAN.replace("\\r\\n", "\r\n"),
+                    1,
+                ),
+            ),
+            ("shell", (["git", "log", "--oneline", "-3"], "abc first", 0)),
+        ],
+    )
+    found = sequences(forge_transcript(path, layout, locks).found)
+    assert len(found) == 1
+    assert "`pwsh` is not installed here (not on PATH)" in found[0]

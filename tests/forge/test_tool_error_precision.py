@@ -276,3 +276,20 @@ def test_a_powershell_error_record_is_told_by_its_message_and_id_in_any_language
     assert error_excerpt(english) == (
         "Get-Content : Cannot find path 'C:\\x.txt' because it does not exist. (PathNotFound)"
     )
+
+
+def test_a_powershell_parse_report_is_told_by_its_first_error() -> None:
+    """The error id names the first error; the report's last line ("Not all parse errors were
+    reported") says nothing of what went wrong."""
+    report = (
+        "In Zeile:1 Zeichen:25\\r\\n+ apply_patch << 'PATCH'\\r\\n+                         ~\\r\\n"
+        "Dateispezifikation nach dem Umleitungsoperator fehlt.\\r\\nIn Zeile:3 Zeichen:1\\r\\n"
+        '+ *** Update File: a.html\\r\\n+ ~\\r\\nDer unäre Operator "*" fehlt.\\r\\n'
+        "Es wurden nicht alle Analysefehler berichtet. Korrigieren Sie die berichteten Fehler, "
+        "und versuchen Sie es erneut.\\r\\n    + CategoryInfo          : ParserError: (:) [], "
+        "ParentContainsErrorRecordException\\r\\n"
+        "    + FullyQualifiedErrorId : MissingFileSpecification\\r\\n \\r\\n"
+    )
+    assert error_excerpt(report) == (
+        "Dateispezifikation nach dem Umleitungsoperator fehlt. (MissingFileSpecification)"
+    )

@@ -76,3 +76,32 @@ def test_forge_lessons_carry_the_signature_of_their_failure() -> None:
         )
         matched += failure_signature(lesson) in failure_signatures(hook_text(case))
     assert matched / len(labelled) >= 0.85
+
+
+def test_a_missing_program_in_a_localised_powershell_has_one_signature() -> None:
+    """German PowerShell says "Die Benennung … wurde nicht … erkannt"; its error record is the
+    same in every language, and forge's lesson keeps the record's id: both name the program."""
+    output = (
+        'pwsh : Die Benennung "pwsh" wurde nicht als Name eines Cmdlet, einer Funktion, einer '
+        "Skriptdatei oder eines \r\nausführbaren Programms erkannt.\r\nIn Zeile:1 Zeichen:1\r\n"
+        "+ pwsh -NoLogo\r\n+ ~~~~\r\n    + CategoryInfo          : ObjectNotFound: (pwsh:String) "
+        "[], CommandNotFoundException\r\n"
+        "    + FullyQualifiedErrorId : CommandNotFoundException\r\n"
+    )
+    call = "pwsh -NoLogo -NoProfile -Command Get-ChildItem"
+    assert failure_signature(f"$ {call}\n{output}") == "pwsh: command not found"
+    lesson = f"`{call}` failed ({error_excerpt(output)}); `pwsh` is not installed here."
+    assert failure_signature(lesson) == "pwsh: command not found"
+
+
+def test_a_powershell_error_id_in_a_lesson_leaves_the_signature_of_its_failure() -> None:
+    output = (
+        'At C:\\s\\verify.ps1:21 char:22\r\n+     $a += "x y"\r\n+          ~~~\r\n'
+        "Unexpected token 'y' in expression or statement.\r\n"
+        "    + CategoryInfo          : ParserError: (:) [], ParseException\r\n"
+        "    + FullyQualifiedErrorId : UnexpectedToken\r\n"
+    )
+    call = '& ".\\verify.ps1" -Detailed'
+    lesson = f"`{call}` failed ({error_excerpt(output)}); no retry worked."
+    assert "(UnexpectedToken)" in lesson
+    assert failure_signature(lesson) == failure_signature(f"$ {call}\n{output}")
