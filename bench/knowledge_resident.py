@@ -5,9 +5,11 @@ processes (``swarm.yaml`` present, default settings) answered by a running
 process (``SWARMQ_LOCAL=1``: today's path through the persisted index) in the same run,
 interleaved query by query so both see the same load. Each command is run as the user runs it:
 the console script pip writes for the tree's ``[project.scripts]`` entry point (its ``swarmq``
-shim, the same five lines), under this interpreter. Each child's peak RSS is its own
-(``ru_maxrss`` of that child, from ``os.wait4``); the server's resident and peak memory are
-reported apart, and the floor of any fresh process (``python -c pass``) alongside.
+shim, the same five lines), under this interpreter, and timed so. A child's peak RSS cannot be
+read from outside (``ru_maxrss`` counts the parent it was forked from), so each command is also
+run three times through ``bench.knowledge_index``'s wrapper, which writes its own ``VmHWM`` at
+exit, and the largest is reported; the server's resident and peak memory are reported apart, and
+the floor of any fresh process (``python -c pass``) alongside.
 
 ``--baseline DIR``: another source tree (``git archive main | tar -x -C DIR``) whose resident
 path is measured in the same run, query by query right after this tree's, with its own server
@@ -33,7 +35,7 @@ from typing import Any
 
 from bench.cli_startup import child_env
 from bench.common import REPO, save, table
-from bench.knowledge_index import queries, roster
+from bench.knowledge_index import WRAPPER, queries, roster
 from bench.worker_memory import prefill, stores
 from swarmq.storage.statedir import config_key
 
@@ -92,8 +94,8 @@ def console_script(tree: Path, where: Path) -> Path:
     return where
 
 
-def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, float, float]:
-    """Wall ms, CPU ms and peak RSS (MB) of one fresh process running ``args``."""
+def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, float]:
+    """Wall ms and CPU ms of one fresh process running ``args``."""
     started = time.perf_counter()
     process = subprocess.Popen(
         args, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -101,14 +103,22 @@ def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, floa
     )  # fmt: skip
     assert process.stderr is not None
     stderr = process.stderr.read()
-    _, status_code, usage = os.wait4(process.pid, 0)
+    _, code, usage = os.wait4(process.pid, 0)
     wall = 1000 * (time.perf_counter() - started)
-    process.returncode = os.waitstatus_to_exitcode(status_code)
+    process.returncode = os.waitstatus_to_exitcode(code)
     process.stderr.close()
     cpu = 1000 * (usage.ru_utime + usage.ru_stime)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(args[-6:])} failed: {stderr.decode()[-2000:]}")
-    return wall, cpu, usage.ru_maxrss / 1024
+    return wall, cpu
+
+
+def peak_rss(root: Path, env: dict[str, str], args: list[str]) -> float:
+    """Peak RSS (MB) of one fresh process running the CLI with ``args``, as it writes it."""
+    peak = root / "peak.kb"
+    peak.unlink(missing_ok=True)
+    child(root, env, [sys.executable, str(root / "peak.py"), str(peak), *args])
+    return int(peak.read_text()) / 1024
 
 
 def status(pid: int) -> dict[str, float]:
@@ -143,6 +153,7 @@ def measure(
 ) -> dict[str, Any]:
     stores(root, entries)
     (root / "home").mkdir(exist_ok=True)
+    (root / "peak.py").write_text(WRAPPER)
     env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / "state")}
     config = roster(root, "swarm.yaml", True, "hybrid")
     local_env = {**env, "SWARMQ_LOCAL": "1"}
@@ -180,9 +191,9 @@ def measure(
         rows: dict[str, dict[str, list[float]]] = {}
         loads: list[float] = []
 
-        def add(label: str, sample: tuple[float, float, float]) -> None:
+        def add(label: str, sample: tuple[float, float]) -> None:
             row = rows.setdefault(label, {"wall": [], "cpu": [], "rss": []})
-            for key, value in zip(("wall", "cpu", "rss"), sample, strict=True):
+            for key, value in zip(("wall", "cpu"), sample, strict=True):
                 row[key].append(value)
 
         for i, text in enumerate(texts[1:]):
@@ -198,6 +209,14 @@ def measure(
                 if local:
                     args = [*sides[""][1], "-c", str(config), *argv(text, i)]
                     add(f"{label} (in process)", child(root, local_env, args))
+        for i, text in enumerate(texts[1:4]):
+            for label, argv in commands.items():
+                for side, (side_env, _) in sides.items():
+                    args = ["-c", str(config), *argv(text, i)]
+                    rows[f"{label} (resident{side})"]["rss"].append(peak_rss(root, side_env, args))
+                if local:
+                    args = ["-c", str(config), *argv(text, i)]
+                    rows[f"{label} (in process)"]["rss"].append(peak_rss(root, local_env, args))
         server_memory = {side: status(server.pid) for side, server in servers.items()}
         phases: list[list[tuple[float, float]]] = []
         for text in texts[1:] if local else []:
@@ -216,7 +235,7 @@ def measure(
             "p50_ms": statistics.median(row["wall"]),
             "cpu_p50_ms": statistics.median(row["cpu"]),
             "max_ms": max(row["wall"]),
-            "peak_rss_mb": max(row["rss"]),
+            "peak_rss_mb": max(row["rss"], default=float("nan")),
             "runs": len(row["wall"]),
         }
         for label, row in rows.items()
@@ -241,8 +260,8 @@ def measure(
         "entries": entries,
         "fill": filled,
         "baseline": str(baseline) if baseline is not None else None,
-        "server_rss_mb": {side or "this": m["VmRSS"] for side, m in server_memory.items()},
-        "server_peak_mb": {side or "this": m["VmHWM"] for side, m in server_memory.items()},
+        "server_rss_mb": {side.strip(", ") or "this": m["VmRSS"] for side, m in server_memory.items()},
+        "server_peak_mb": {side.strip(", ") or "this": m["VmHWM"] for side, m in server_memory.items()},
         "load_min": min(loads),
         "load_max": max(loads),
         "paths": summary,
