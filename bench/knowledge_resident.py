@@ -260,8 +260,12 @@ def measure(
         "entries": entries,
         "fill": filled,
         "baseline": str(baseline) if baseline is not None else None,
-        "server_rss_mb": {side.strip(", ") or "this": m["VmRSS"] for side, m in server_memory.items()},
-        "server_peak_mb": {side.strip(", ") or "this": m["VmHWM"] for side, m in server_memory.items()},
+        "server_rss_mb": {
+            side.strip(", ") or "this": m["VmRSS"] for side, m in server_memory.items()
+        },
+        "server_peak_mb": {
+            side.strip(", ") or "this": m["VmHWM"] for side, m in server_memory.items()
+        },
         "load_min": min(loads),
         "load_max": max(loads),
         "paths": summary,
