@@ -424,6 +424,17 @@ def test_codes_kept_in_memory_answer_as_the_mapped_scan_does(
     assert max(held) > grown, "the appended code rows were not read"
 
 
+def test_rows_widened_at_a_time_stay_below_blas_threading() -> None:
+    """OpenBLAS splits a product of 460,800 values or more over its threads (30 times slower
+    on a busy two-core machine): however wide the model's rows, a scan widens fewer at once."""
+    from swarmq.knowledge import _vecindex
+
+    for dim in (64, 256, 384, 768, 1024, 4096, 500_000):
+        rows = _vecindex._sub_rows(dim)
+        assert 1 <= rows <= _vecindex.SUB_ROWS
+        assert rows == 1 or rows * dim <= _vecindex.SUB_VALUES < 460_800
+
+
 def _as_format_1(knowledge: KnowledgeStore, exact: bool) -> Path:
     """Rewrite the swarm index's vectors as format 1 wrote them: float32 rows in the ``.vec``
     file, no codes, no format key (``exact``: the rows at float16 precision, as they were)."""
