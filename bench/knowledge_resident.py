@@ -3,22 +3,29 @@
 processes (``swarm.yaml`` present, default settings) answered by a running
 ``python -m swarmq.cli.served`` (what the hooks start), against the same commands computed in the
 process (``SWARMQ_LOCAL=1``: today's path through the persisted index) in the same run,
-interleaved query by query so both see the same load. Each child's peak RSS is its own
-``VmHWM`` (read at exit); the server's resident and peak memory are reported apart, and the floor
-of any fresh process (``python -c pass``) alongside.
+interleaved query by query so both see the same load. Each command is run as the user runs it:
+the console script pip writes for the tree's ``[project.scripts]`` entry point (its ``swarmq``
+shim, the same five lines), under this interpreter, and timed so. A child's peak RSS cannot be
+read from outside (``ru_maxrss`` counts the parent it was forked from), so each command is also
+run three times through ``bench.knowledge_index``'s wrapper, which writes its own ``VmHWM`` at
+exit, and the largest is reported; the server's resident and peak memory are reported apart, and
+the floor of any fresh process (``python -c pass``) alongside.
+
+``--baseline DIR``: another source tree (``git archive main | tar -x -C DIR``) whose resident
+path is measured in the same run, query by query right after this tree's, with its own server
+and state directory; the ratio baseline / this is printed per command.
 
 The stores are those of ``bench.knowledge_index`` in a kept ``--root`` (written there once when
 missing; its first indexed call builds the index).
 
     python -m bench.knowledge_resident --root DIR [--entries 100000] [--runs 15]
-                                       [--fill none|synthetic]
+                                       [--fill none|synthetic] [--baseline DIR] [--no-local]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -30,7 +37,7 @@ from bench.cli_startup import child_env
 from bench.common import REPO, save, table
 from bench.knowledge_index import WRAPPER, queries, roster
 from bench.worker_memory import prefill, stores
-from swarmq.storage.spool import config_key
+from swarmq.storage.statedir import config_key
 
 FAILURES = (
     "$ python manage.py test\nbash: python: command not found",
@@ -68,23 +75,50 @@ print(*(f"{1000 * (b[0] - a[0]):.1f}/{1000 * (b[1] - a[1]):.1f}"
 PHASE_NAMES = ("imports", "roster", "locks", "stores + model", "search")
 
 
-def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, float, float]:
-    """Wall ms, CPU ms and peak RSS (MB) of one fresh process running ``args``."""
+def console_script(tree: Path, where: Path) -> Path:
+    """The ``swarmq`` console script pip writes for ``tree``'s entry point, at ``where``."""
+    text = (tree / "pyproject.toml").read_text(encoding="utf-8")
+    scripts = text[text.index("[project.scripts]") :]
+    line = next(x for x in scripts.splitlines() if x.startswith("swarmq ="))
+    module, function = line.split("=", 1)[1].strip().strip('"').split(":")
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"from {module} import {function}\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n"
+        f"    sys.exit({function}())\n"
+    )
+    where.chmod(0o755)
+    return where
+
+
+def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, float]:
+    """Wall ms and CPU ms of one fresh process running ``args``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        args, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    _, code, usage = os.wait4(process.pid, 0)
+    wall = 1000 * (time.perf_counter() - started)
+    process.returncode = os.waitstatus_to_exitcode(code)
+    process.stderr.close()
+    cpu = 1000 * (usage.ru_utime + usage.ru_stime)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(args[-6:])} failed: {stderr.decode()[-2000:]}")
+    return wall, cpu
+
+
+def peak_rss(root: Path, env: dict[str, str], args: list[str]) -> float:
+    """Peak RSS (MB) of one fresh process running the CLI with ``args``, as it writes it."""
     peak = root / "peak.kb"
     peak.unlink(missing_ok=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(
-        args, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, check=False,
-    )  # fmt: skip
-    wall = 1000 * (time.perf_counter() - started)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = 1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args[-6:])} failed: {done.stderr.decode()[-2000:]}")
-    rss = int(peak.read_text()) / 1024 if peak.exists() else 0.0
-    return wall, cpu, rss
+    child(root, env, [sys.executable, str(root / "peak.py"), str(peak), *args])
+    return int(peak.read_text()) / 1024
 
 
 def status(pid: int) -> dict[str, float]:
@@ -93,10 +127,33 @@ def status(pid: int) -> dict[str, float]:
     return {k: int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM")}
 
 
-def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
+def start_server(
+    root: Path, env: dict[str, str], config: Path, name: str
+) -> subprocess.Popen[bytes]:
+    """A resident server for ``config`` under ``env`` (its own state directory), listening."""
+    state = Path(env["SWARMQ_STATE"]) / "hooks" / config_key(config)  # swarm_state_dir there
+    (state / "server.sock").unlink(missing_ok=True)  # a terminated server's, not answering
+    log = (root / f"server-{name}.log").open("ab")
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "swarmq.cli.served", "--config", str(config), "--idle", "3600"],
+        cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    log.close()
+    while not (state / "server.sock").exists():
+        if server.poll() is not None or time.perf_counter() - started > 600:
+            raise SystemExit(f"the {name} server did not start: see {root}/server-{name}.log")
+        time.sleep(0.05)
+    print(f"{name} server listening after {1000 * (time.perf_counter() - started):,.0f} ms")
+    return server
+
+
+def measure(
+    root: Path, entries: int, runs: int, fill: str, baseline: Path | None, local: bool
+) -> dict[str, Any]:
     stores(root, entries)
-    (root / "peak.py").write_text(WRAPPER)
     (root / "home").mkdir(exist_ok=True)
+    (root / "peak.py").write_text(WRAPPER)
     env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / "state")}
     config = roster(root, "swarm.yaml", True, "hybrid")
     local_env = {**env, "SWARMQ_LOCAL": "1"}
@@ -104,7 +161,14 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
     if fill == "synthetic":  # every entry has a vector: the server's filler has nothing to do
         filled = prefill(config, "synthetic")
         print(f"filled: {filled}", flush=True)
-    wrapper = [sys.executable, str(root / "peak.py"), str(root / "peak.kb")]
+    sides = {"": (env, [str(console_script(REPO, root / "bin" / "swarmq"))])}
+    if baseline is not None:
+        base_env = {
+            **child_env(root, baseline, True),
+            "SWARMQ_STATE": str(root / "state-baseline"),
+        }
+        base_script = console_script(baseline, root / "bin-baseline" / "swarmq")
+        sides[", baseline"] = (base_env, [str(base_script)])
     texts = queries(runs + 1)
     commands = {
         "knowledge search --json": lambda t, i: ["knowledge", "search", "--json", t],
@@ -117,41 +181,45 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
             FAILURES[i % len(FAILURES)],
         ],
     }
-    child(root, local_env, [*wrapper, "-c", str(config), *commands["knowledge search --json"](
-        texts[0], 0)])  # fmt: skip  # the index is there (built once), bytecode compiled
-    state = root / "state" / "hooks" / config_key(config)  # swarm_state_dir in the children
-    (state / "server.sock").unlink(missing_ok=True)  # a terminated server's, not answering
-    log = (root / "server.log").open("ab")
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "swarmq.cli.served", "--config", str(config), "--idle", "3600"],
-        cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    first = commands["knowledge search --json"](texts[0], 0)
+    for side_env, script in sides.values():  # the index is there (built once), bytecode compiled
+        child(root, {**side_env, "SWARMQ_LOCAL": "1"}, [*script, "-c", str(config), *first])
+    servers: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        while not (state / "server.sock").exists():
-            if server.poll() is not None or time.perf_counter() - started > 600:
-                raise SystemExit(f"the server did not start: see {root / 'server.log'}")
-            time.sleep(0.05)
-        warm_ms = 1000 * (time.perf_counter() - started)
-        print(f"server listening after {warm_ms:,.0f} ms", flush=True)
+        for side, (side_env, _) in sides.items():
+            servers[side] = start_server(root, side_env, config, side.strip(", ") or "this")
         rows: dict[str, dict[str, list[float]]] = {}
         loads: list[float] = []
 
-        def add(label: str, sample: tuple[float, float, float]) -> None:
+        def add(label: str, sample: tuple[float, float]) -> None:
             row = rows.setdefault(label, {"wall": [], "cpu": [], "rss": []})
-            for key, value in zip(("wall", "cpu", "rss"), sample, strict=True):
+            for key, value in zip(("wall", "cpu"), sample, strict=True):
                 row[key].append(value)
 
         for i, text in enumerate(texts[1:]):
             loads.append(os.getloadavg()[0])
             add("python -c pass", child(root, env, [sys.executable, "-c", "pass"]))
             for label, argv in commands.items():
-                args = [*wrapper, "-c", str(config), *argv(text, i)]
-                add(f"{label} (resident)", child(root, env, args))
-                add(f"{label} (in process)", child(root, local_env, args))
-        server_memory = status(server.pid)
+                order = list(sides.items())
+                if i % 2:  # which side goes first alternates: neither always follows the other
+                    order.reverse()
+                for side, (side_env, script) in order:
+                    args = [*script, "-c", str(config), *argv(text, i)]
+                    add(f"{label} (resident{side})", child(root, side_env, args))
+                if local:
+                    args = [*sides[""][1], "-c", str(config), *argv(text, i)]
+                    add(f"{label} (in process)", child(root, local_env, args))
+        for i, text in enumerate(texts[1:4]):
+            for label, argv in commands.items():
+                for side, (side_env, _) in sides.items():
+                    args = ["-c", str(config), *argv(text, i)]
+                    rows[f"{label} (resident{side})"]["rss"].append(peak_rss(root, side_env, args))
+                if local:
+                    args = ["-c", str(config), *argv(text, i)]
+                    rows[f"{label} (in process)"]["rss"].append(peak_rss(root, local_env, args))
+        server_memory = {side: status(server.pid) for side, server in servers.items()}
         phases: list[list[tuple[float, float]]] = []
-        for text in texts[1:]:
+        for text in texts[1:] if local else []:
             done = subprocess.run(
                 [sys.executable, "-c", PHASES, str(config), text], cwd=root, env=local_env,
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True,
@@ -159,15 +227,15 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
             pairs = [tuple(float(x) for x in p.split("/")) for p in done.stdout.split()[-5:]]
             phases.append([(w, c) for w, c in pairs])
     finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
-    summary = {
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=60)
+    summary: dict[str, dict[str, Any]] = {
         label: {
             "p50_ms": statistics.median(row["wall"]),
             "cpu_p50_ms": statistics.median(row["cpu"]),
             "max_ms": max(row["wall"]),
-            "peak_rss_mb": max(row["rss"]),
+            "peak_rss_mb": max(row["rss"], default=float("nan")),
             "runs": len(row["wall"]),
         }
         for label, row in rows.items()
@@ -176,16 +244,28 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
         if "resident" in label and row["peak_rss_mb"] > 100:
             print(f"warning: {label}: a run computed in process ({row['peak_rss_mb']:.0f} MB)")
     for label in commands:
-        summary[label + " ratio"] = {
-            "in process / resident p50": summary[f"{label} (in process)"]["p50_ms"]
-            / summary[f"{label} (resident)"]["p50_ms"]
-        }
+        ratios = {}
+        if local:
+            ratios["in process / resident p50"] = (
+                summary[f"{label} (in process)"]["p50_ms"]
+                / summary[f"{label} (resident)"]["p50_ms"]
+            )
+        if baseline is not None:
+            ratios["baseline / this, resident p50"] = (
+                summary[f"{label} (resident, baseline)"]["p50_ms"]
+                / summary[f"{label} (resident)"]["p50_ms"]
+            )
+        summary[label + " ratio"] = ratios
     return {
         "entries": entries,
         "fill": filled,
-        "server_start_ms": warm_ms,
-        "server_rss_mb": server_memory["VmRSS"],
-        "server_peak_mb": server_memory["VmHWM"],
+        "baseline": str(baseline) if baseline is not None else None,
+        "server_rss_mb": {
+            side.strip(", ") or "this": m["VmRSS"] for side, m in server_memory.items()
+        },
+        "server_peak_mb": {
+            side.strip(", ") or "this": m["VmHWM"] for side, m in server_memory.items()
+        },
         "load_min": min(loads),
         "load_max": max(loads),
         "paths": summary,
@@ -195,7 +275,9 @@ def measure(root: Path, entries: int, runs: int, fill: str) -> dict[str, Any]:
                 "cpu_p50_ms": statistics.median(run[i][1] for run in phases),
             }
             for i, name in enumerate(PHASE_NAMES)
-        },
+        }
+        if phases
+        else {},
     }
 
 
@@ -209,14 +291,26 @@ def main() -> None:
         help="synthetic: every entry's vector filled first by a stand-in of the model's name and "
         "dimension (bench.worker_memory), as after the server's background fill",
     )  # fmt: skip
+    parser.add_argument(
+        "--baseline", type=Path, default=None,
+        help="another source tree whose resident path is measured in the same run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-local", dest="local", action="store_false",
+        help="skip the in-process rows and phases (the resident paths only)",
+    )  # fmt: skip
     args = parser.parse_args()
     args.root.mkdir(parents=True, exist_ok=True)
-    result = measure(args.root, args.entries, args.runs, args.fill)
+    baseline = args.baseline.resolve() if args.baseline is not None else None
+    result = measure(args.root, args.entries, args.runs, args.fill, baseline, args.local)
+    memory = ", ".join(
+        f"{side} {rss:.0f} MB (peak {result['server_peak_mb'][side]:.0f})"
+        for side, rss in result["server_rss_mb"].items()
+    )
     table(
         f"fresh processes over {args.entries:,} swarm + {args.entries // 10:,} hive entries, "
-        f"load average {result['load_min']:.1f}-{result['load_max']:.1f}; server started in "
-        f"{result['server_start_ms']:,.0f} ms, resident {result['server_rss_mb']:.0f} MB "
-        f"(peak {result['server_peak_mb']:.0f} MB)",
+        f"load average {result['load_min']:.1f}-{result['load_max']:.1f}; servers resident: "
+        f"{memory}",
         ["command (path)", "p50 ms", "CPU p50 ms", "max ms", "peak RSS MB", "runs"],
         [
             [
@@ -233,8 +327,9 @@ def main() -> None:
     )
     for label, row in result["paths"].items():
         if "p50_ms" not in row:
-            print(f"{label}: in process / resident p50 {row['in process / resident p50']:.1f}x")
-    print("in-process search by phase, p50 wall / CPU ms:")
+            print(f"{label}: " + ", ".join(f"{k} {v:.2f}x" for k, v in row.items()))
+    if result["phases"]:
+        print("in-process search by phase, p50 wall / CPU ms:")
     for name, phase in result["phases"].items():
         print(f"  {name}: {phase['wall_p50_ms']:.1f} / {phase['cpu_p50_ms']:.1f}")
     save(f"knowledge_resident_{args.entries}", result)

@@ -10,9 +10,11 @@ its warm stores exactly as this process would have; when none answers it runs he
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's flag without importing typing (2 ms of a fresh process)
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
     app: typer.Typer

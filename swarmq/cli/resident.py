@@ -17,7 +17,9 @@ A command that records (``inject`` or ``recall`` without ``--preview``, ``lookup
 ``--no-cite``) whose request reached the server but whose answer was lost is not run again here
 (it may have been recorded): it fails, saying so.
 
-Standard library only.
+Standard library only, and no ``typing`` (nor ``socket``: :mod:`swarmq.hooks._wire`), down
+to the package's own ``__init__``: a fresh process pays for every module imported before its
+first byte.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ import io
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
+
+TYPE_CHECKING = False  # typing's flag without importing typing (the type checker reads it)
+if TYPE_CHECKING:
+    from types import ModuleType
 
 LOCAL_ENV = "SWARMQ_LOCAL"
 CONFIG_ENV = "SWARMQ_CONFIG"
@@ -106,7 +111,7 @@ def answered(argv: list[str]) -> int | None:
     if parsed is None or _terminal():
         return None
     from swarmq.hooks.resident import code_stamp, environment, exchange, exists, timeout_from
-    from swarmq.storage.spool import swarm_state_dir  # here: other commands import neither
+    from swarmq.storage.statedir import swarm_state_dir  # here: other commands import neither
 
     given, rest = parsed
     named = given if given is not None else os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG

@@ -30,7 +30,8 @@ from typing import Any
 
 from swarmq.hooks._wire import log, request, socket_path
 from swarmq.hooks.events import AGENTS, Agent, HookCall, parse, reply
-from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.storage.spool import Spool
+from swarmq.storage.statedir import swarm_state_dir
 
 CONFIG_ENV = "SWARMQ_CONFIG"
 CONFIG_NAME = "swarm.yaml"

@@ -9,7 +9,8 @@ change what a command loads or prints (the roster's ``${VAR}`` references, ``HOM
 directories, ``SWARMQ_*``, the session ids a lookup cites, what Rich and typer read for colour
 and width). A server whose own environment differs declines, and the caller computes locally.
 
-Standard library only: a fresh ``swarmq`` process imports this before typer.
+Standard library only: a fresh ``swarmq`` process imports this before typer (and no
+``socket`` or ``typing``: see :mod:`swarmq.hooks._wire`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from swarmq.hooks._wire import decode, read_line, socket_path
+from swarmq.hooks._wire import decode, read_line, socket_path, unix_socket
+
+TYPE_CHECKING = False  # typing's flag without importing typing (the type checker reads it)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 MAX_ANSWER = 256 << 20
 """A search's whole table can be long; an answer cut short is an answer lost."""
@@ -91,7 +94,8 @@ def exchange(
     ``connect_timeout`` seconds to be taken, then ``timeout`` for the whole answer."""
     sent = False
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = unix_socket()
+        try:
             conn.settimeout(connect_timeout)
             conn.connect(str(socket_path(state)))
             conn.settimeout(timeout)
@@ -99,6 +103,8 @@ def exchange(
             conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
             sent = True
             answer = read_line(conn, deadline, MAX_ANSWER, 1 << 20)
+        finally:
+            conn.close()
     except (OSError, UnicodeEncodeError):  # no socket, refused, timed out; unencodable text
         return Exchange(sent, None)
     return Exchange(sent, decode(answer))

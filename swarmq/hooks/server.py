@@ -57,7 +57,8 @@ from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
-from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.storage.spool import Spool
+from swarmq.storage.statedir import swarm_state_dir
 from swarmq.wiring.federated import workspace_stores
 from swarmq.wiring.flywheel import observe_failure
 from swarmq.wiring.knowledge import knowledge_store

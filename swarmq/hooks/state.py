@@ -8,7 +8,8 @@ from typing import Any
 
 from swarmq.hooks._wire import request
 from swarmq.hooks.client import find_config
-from swarmq.storage.spool import Spool, swarm_state_dir
+from swarmq.storage.spool import Spool
+from swarmq.storage.statedir import swarm_state_dir
 
 
 def describe(project: Path) -> dict[str, Any]:

@@ -67,6 +67,9 @@ _STATE_KEYS = ("path", "ino", "end", "size", "mtime", "gen", "head_crc", "tail_c
 """The metadata that names one version of an index: what the file was when it was indexed."""
 _near_answers: dict[tuple[object, ...], bool] = {}
 _near_lock = threading.Lock()
+COUNTS = 256
+"""Entry counts kept per process, one per version of an index (:meth:`FileIndex.count`)."""
+_counts: dict[tuple[object, ...], int] = {}
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -326,8 +329,20 @@ class FileIndex:
     # -- the ranking's questions ----------------------------------------------------------------
 
     def count(self) -> int:
+        """The entries this version indexes (every status). Like a near-duplicate answer it
+        depends only on the index's version, so the process keeps it for that version: counting
+        100k rows was half a millisecond of every ranking of a resident process."""
         if self._count is None:
-            self._count = int(self.db.execute("SELECT count(*) FROM entries").fetchone()[0])
+            key = self.state()
+            with _near_lock:
+                known = _counts.get(key)
+            if known is None:
+                known = int(self.db.execute("SELECT count(*) FROM entries").fetchone()[0])
+                with _near_lock:
+                    if len(_counts) >= COUNTS:
+                        _counts.clear()
+                    _counts[key] = known
+            self._count = known
         return self._count
 
     def count_unarchived(self) -> int:

@@ -99,9 +99,21 @@ FORMAT = 2
 1) meant float32 rows in the ``.vec`` file."""
 BLOCK_ROWS = 8192
 """Rows of codes per memory-mapped block of a scan (2 MB at 256 dimensions)."""
-SUB_ROWS = 512
-"""Codes widened to float32 at a time inside a block (512 KB at 256 dimensions: stays in
-cache for the dot product that follows)."""
+SUB_ROWS = 1024
+"""Code rows widened to float32 at a time inside a block (1.5 MB at 384 dimensions), fewer for
+wider rows (:data:`SUB_VALUES`): half the Python steps of 512 rows, 6.5 instead of 7.8 ms of
+CPU for the widening and products of 100k rows of 384 dimensions."""
+SUB_VALUES = 393_216
+"""At most this many values widened at a time. OpenBLAS splits a matrix-vector product of
+460,800 values or more over its threads, and on a busy two-core machine that made the same
+work 30 times slower (1,536 rows of 384 dimensions: 200 ms of CPU instead of 6.5)."""
+
+
+def _sub_rows(dim: int) -> int:
+    """The rows widened at a time for rows of ``dim`` values."""
+    return max(1, min(SUB_ROWS, SUB_VALUES // dim))
+
+
 SCAN_THREADS = min(2, os.cpu_count() or 1)
 """Threads a large scan is split over (its wall time halves on an idle two-core machine; its
 CPU time does not change). Fewer than four blocks each are not split."""
@@ -135,6 +147,12 @@ and the exact rows read back from the file (2-3 ms). 15 MB a tier at 10k MiniLM 
 RESIDENT_AFTER = 2
 """Searches of one vector file before its rows are kept: a fresh process that asks once (a
 CLI call, a hook) scans the codes and never pays the widening of every row (~8 ms at 10k)."""
+RESIDENT_CODE_BYTES = 64 << 20
+"""Code rows a process keeps in memory, over every file too large to keep widened
+(:data:`RESIDENT_BYTES`) and too small for the prefilter, searched :data:`RESIDENT_AFTER` times:
+the same scan over the same bytes, without mapping them afresh on every query (at 100k MiniLM
+rows, 39 MB of codes, the maps and their page faults were about 4 ms of a 14 ms scan). A file
+larger than this is never kept (1M rows: 392 MB of codes; the prefilter reads 8 MB of them)."""
 
 
 def _scan_pool() -> ThreadPoolExecutor:
@@ -236,6 +254,57 @@ def _forget_resident() -> None:
     """Drop every resident copy (tests; a process that wants its memory back)."""
     with _RESIDENT_LOCK:
         _RESIDENT.clear()
+        _RESIDENT_CODES.clear()
+
+
+class _HeldCodes:
+    """The code rows of one code file read so far (appended to only, like the float16 file)."""
+
+    __slots__ = ("rows", "searches", "table")
+
+    def __init__(self, dim: int) -> None:
+        self.table: npt.NDArray[np.void] = np.zeros(0, dtype=_code_dtype(dim))
+        self.rows = 0
+        self.searches = 0
+
+
+_RESIDENT_CODES: dict[tuple[str, str, int], _HeldCodes] = {}
+"""By (index, vector file name, dimension), least recently searched first (under
+:data:`_RESIDENT_LOCK`)."""
+
+
+def _resident_codes(
+    key: tuple[str, str, int] | None, fd: int, rows: int, dim: int
+) -> npt.NDArray[np.void] | None:
+    """The first ``rows`` code rows of the code file ``fd`` in memory, when this process keeps
+    them (:data:`RESIDENT_CODE_BYTES`, :data:`RESIDENT_AFTER`); ``None`` to map them instead.
+    Rows appended since they were last read are read then."""
+    width = dim + 8
+    if key is None or not rows or rows * width > RESIDENT_CODE_BYTES:
+        return None
+    with _RESIDENT_LOCK:
+        held = _RESIDENT_CODES.pop(key, None) or _HeldCodes(dim)
+        _RESIDENT_CODES[key] = held  # most recently searched last
+        held.searches += 1
+        if held.searches < RESIDENT_AFTER and held.rows < rows:
+            return None
+        if held.rows < rows:
+            if len(held.table) < rows:
+                room = max(rows, min(rows + max(64, rows // 8), RESIDENT_CODE_BYTES // width))
+                grown = np.zeros(room, dtype=_code_dtype(dim))
+                grown[: held.rows] = held.table[: held.rows]
+                held.table = grown
+            added = os.pread(fd, (rows - held.rows) * width, held.rows * width)
+            if len(added) != (rows - held.rows) * width:
+                return None
+            held.table[held.rows : rows] = np.frombuffer(added, dtype=_code_dtype(dim))
+            held.rows = rows
+        total = 0
+        for position, other in enumerate(reversed(list(_RESIDENT_CODES))):
+            total += _RESIDENT_CODES[other].table.nbytes
+            if total > RESIDENT_CODE_BYTES or position >= RESIDENT_FILES:
+                del _RESIDENT_CODES[other]
+        return held.table[:rows] if key in _RESIDENT_CODES else None
 
 
 def vectors_path(index: Path, name: str) -> Path:
@@ -532,7 +601,8 @@ class VectorView:
         resident = _resident(self.key, self.fd, self.rows, self.dim)
         if resident is not None:
             return self.resident_scores(resident, query, text, take, dead)
-        approx, radius = scan(self.codes_fd, self.rows, self.dim, query)
+        held = _resident_codes(self.key, self.codes_fd, self.rows, self.dim)
+        approx, radius = scan(self.codes_fd, self.rows, self.dim, query, held)
         # one row-sized buffer, in place: lower bounds, partitioned, then upper bounds (a fresh
         # process pays a page fault per 4 KB of every new array, so few and small ones)
         bound = np.subtract(approx, radius)
@@ -641,10 +711,11 @@ class VectorView:
 
 
 def scan(
-    fd: int, rows: int, dim: int, query: Vectors
+    fd: int, rows: int, dim: int, query: Vectors, held: npt.NDArray[np.void] | None = None
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """Each of the first ``rows`` code rows' approximate cosine with ``query`` and the radius
-    within which its exact cosine lies, a block of codes mapped at a time.
+    within which its exact cosine lies, a block of codes mapped at a time (or read from
+    ``held``, the same rows kept in memory: :func:`_resident_codes`).
 
     The radius is the row's error bound times ``|q|`` (Cauchy-Schwarz), plus the float32
     rounding of the approximate dot product (at most ``dim * u * scale * 127 * |q|_1``, ``u``
@@ -657,7 +728,7 @@ def scan(
     approx = np.empty(rows, dtype=np.float32)
     radius = np.empty(rows, dtype=np.float32)
     _in_parallel(
-        lambda part: _scan_blocks(fd, part, rows, dim, q, terms, approx, radius),
+        lambda part: _scan_blocks(fd, part, rows, dim, q, terms, approx, radius, held),
         range(0, rows, BLOCK_ROWS),
     )
     return approx, radius
@@ -683,16 +754,17 @@ def scan_rows(
     radius = np.empty(len(rows), dtype=np.float32)
     if not len(rows):
         return approx, radius
-    # in sorted order, SUB_ROWS at a time through one small buffer: a fresh process pays a
+    # in sorted order, a few hundred rows at a time through one small buffer: a fresh process pays a
     # page fault per 4 KB of every new array, and widening all the rows at once made one of
     # 25 MB at 16,384 rows of 384 dimensions
     order = np.argsort(rows, kind="stable")
     ordered = rows[order]
     near = np.empty(len(rows), dtype=np.float32)
     spread = np.empty(len(rows), dtype=np.float32)
-    widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
-    for low in range(0, len(rows), SUB_ROWS):
-        part = ordered[low : low + SUB_ROWS]
+    step = _sub_rows(dim)
+    widened = np.empty((step, dim), dtype=np.float32)
+    for low in range(0, len(rows), step):
+        part = ordered[low : low + step]
         picked = _gather(fd, part, dim + 8).view(_code_dtype(dim))[:, 0]
         buffer = widened[: len(part)]
         np.copyto(buffer, picked["c"], casting="unsafe")
@@ -786,17 +858,19 @@ def _scan_blocks(
     terms: tuple[float, float, float, float],
     approx: npt.NDArray[np.float32],
     radius: npt.NDArray[np.float32],
+    held: npt.NDArray[np.void] | None = None,
 ) -> None:
-    """:func:`scan`'s work on the blocks starting at ``blocks`` (rows ``low`` on):
-    ``radius = bound * terms[0] + scale * terms[1] + terms[2] + terms[3] * |approx|``, the
-    radius of :func:`scan` (``bound * norm * slack`` folded into ``terms[0]``)."""
+    """:func:`scan`'s work on the blocks starting at ``blocks`` (rows ``low`` on), each mapped
+    from ``fd`` or taken from ``held``."""
     width = dim + 8
     rowtype = _code_dtype(dim)
-    widened = np.empty((SUB_ROWS, dim), dtype=np.float32)
+    widened = np.empty((_sub_rows(dim), dim), dtype=np.float32)
     granularity = mmap.ALLOCATIONGRANULARITY
-    by_bound, by_scale, flat, by_value = (np.float32(t) for t in terms)
     for low in blocks:
         count = min(BLOCK_ROWS, rows - low)
+        if held is not None:
+            _scan_block(held[low : low + count], low, q, terms, widened, approx, radius)
+            continue
         start = low * width
         skip = start % granularity
         with mmap.mmap(
@@ -807,22 +881,40 @@ def _scan_blocks(
             offset=start - skip,
         ) as block:
             table = np.frombuffer(block, dtype=rowtype, count=count, offset=skip)
-            codes = table["c"]
-            for sub in range(0, count, SUB_ROWS):
-                part = codes[sub : sub + SUB_ROWS]
-                buffer = widened[: len(part)]
-                np.copyto(buffer, part, casting="unsafe")
-                at = low + sub
-                np.dot(buffer, q, out=approx[at : at + len(part)])
-            scales = table["s"].astype(np.float32)
-            near = approx[low : low + count]
-            near *= scales
-            spread = radius[low : low + count]
-            np.multiply(table["b"], by_bound, out=spread)
-            spread += scales * by_scale
-            spread += flat
-            spread += np.abs(near) * by_value
-            del table, codes, part
+            _scan_block(table, low, q, terms, widened, approx, radius)
+            del table
+
+
+def _scan_block(
+    table: npt.NDArray[np.void],
+    low: int,
+    q: Vectors,
+    terms: tuple[float, float, float, float],
+    widened: Vectors,
+    approx: npt.NDArray[np.float32],
+    radius: npt.NDArray[np.float32],
+) -> None:
+    """One block of code rows (rows ``low`` on): ``radius = bound * terms[0] + scale *
+    terms[1] + terms[2] + terms[3] * |approx|``, the radius of :func:`scan` (``bound * norm *
+    slack`` folded into ``terms[0]``)."""
+    by_bound, by_scale, flat, by_value = (np.float32(t) for t in terms)
+    count = len(table)
+    codes = table["c"]
+    step = len(widened)
+    for sub in range(0, count, step):
+        part = codes[sub : sub + step]
+        buffer = widened[: len(part)]
+        np.copyto(buffer, part, casting="unsafe")
+        at = low + sub
+        np.dot(buffer, q, out=approx[at : at + len(part)])
+    scales = table["s"].astype(np.float32)
+    near = approx[low : low + count]
+    near *= scales
+    spread = radius[low : low + count]
+    np.multiply(table["b"], by_bound, out=spread)
+    spread += scales * by_scale
+    spread += flat
+    spread += np.abs(near) * by_value
 
 
 def lookup(

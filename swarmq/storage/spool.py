@@ -9,10 +9,9 @@ drainer that dies holding a claim leaves a ``.claim`` file that the next drainer
 :data:`STALE_CLAIM_SECONDS`, so nothing is lost and at worst something is sent twice (the work
 itself must be idempotent).
 
-The spool of a swarm lives under ``$SWARMQ_STATE`` (default ``$XDG_STATE_HOME/swarmq``, else
-``~/.local/state/swarmq``), in a directory named after the resolved path of its ``swarm.yaml``,
-so a hook (which finds the roster from its working directory, without loading it) and the
-workers of that roster (which know their config path) agree on it without reading anything.
+The spool of a swarm lives in its state directory (:func:`swarmq.storage.statedir.swarm_state_dir`),
+which a hook (which finds the roster from its working directory, without loading it) and the
+workers of that roster (which know their config path) agree on without reading anything.
 Standard library only, and light: the hook path imports this.
 """
 
@@ -27,34 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.storage.boundedjson import loads_bounded
-from swarmq.storage.sha import sha256_hex
 
-STATE_ENV = "SWARMQ_STATE"
 SUFFIX = ".json"
 CLAIM = ".claim"
 STALE_CLAIM_SECONDS = 120.0
 """A claim older than this belongs to a drainer that died: it is taken back."""
-
-
-def state_root() -> Path:
-    """Where swarmq keeps per-user state for hooks (spools, the hook server's socket, logs)."""
-    explicit = os.environ.get(STATE_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "swarmq"
-
-
-def config_key(config: Path | str) -> str:
-    """A short, stable name for a roster file (its resolved path's digest)."""
-    resolved = str(Path(config).expanduser().resolve())
-    return sha256_hex(resolved.encode("utf-8"))[:16]
-
-
-def swarm_state_dir(config: Path | str) -> Path:
-    """The state directory of the swarm whose roster is ``config``."""
-    return state_root() / "hooks" / config_key(config)
 
 
 class Claimed:

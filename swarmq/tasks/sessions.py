@@ -20,7 +20,8 @@ from celery.signals import worker_ready, worker_shutdown
 
 from swarmq.names import FORGE_CLOSE_LOOP, FORGE_SESSION
 from swarmq.roster.loader import find_config
-from swarmq.storage.spool import Claimed, Spool, swarm_state_dir
+from swarmq.storage.spool import Claimed, Spool
+from swarmq.storage.statedir import swarm_state_dir
 from swarmq.wiring.sessions import forge_session
 from swarmq.workers.app import app
 from swarmq.workers.base import SwarmTask

@@ -1,6 +1,7 @@
 """A reading command from a fresh process answered by the swarm's resident server
 (``swarmq.cli.resident`` asking ``swarmq.cli.served``) prints byte for byte what the same command
-computed in the process itself prints, exits the same, and imports no typer on that path; a
+computed in the process itself prints, exits the same, and imports no typer on that path (nor
+``typing`` or ``socket``, a few milliseconds each of every asking process); a
 server whose environment differs declines and the command runs locally."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from swarmq.cli import app
 from swarmq.cli.resident import answered
 from swarmq.hooks._wire import socket_path
 from swarmq.hooks.resident import exists
-from swarmq.storage.spool import swarm_state_dir
+from swarmq.storage.statedir import swarm_state_dir
 from tests.support import REPO, write_roster
 
 LESSONS = (
@@ -37,11 +38,14 @@ FAILURE = "$ python manage.py test\nzsh:1: command not found: python"
 
 ASKED = """
 import sys
+started = set(sys.modules)  # what the interpreter and its site imported before the command
 from swarmq.cli.resident import answered
 code = answered(sys.argv[1:])
 assert code is not None, "no resident answer"
 heavy = {"typer", "numpy", "hashlib"} & set(sys.modules)  # hashlib: OpenSSL, 3.7 MB
 assert not heavy, f"heavy imports: {heavy}"
+slow = {"typing", "socket", "selectors", "swarmq.storage.spool"} & (set(sys.modules) - started)
+assert not slow, f"slow imports: {slow}"  # 2-3 ms each of every fresh command
 sys.exit(code)
 """
 

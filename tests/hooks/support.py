@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.hooks._wire import request
-from swarmq.storage.spool import swarm_state_dir
+from swarmq.storage.statedir import swarm_state_dir
 
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = REPO / "eval" / "forge" / "sessions"

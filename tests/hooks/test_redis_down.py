@@ -10,7 +10,7 @@ from pathlib import Path
 
 from swarmq.eval.forge import load_labels
 from swarmq.roster.loader import load_roster
-from swarmq.storage.spool import swarm_state_dir
+from swarmq.storage.statedir import swarm_state_dir
 from tests.coord.redis_server import RedisServer
 from tests.hooks.standin import encode_project, hook_env, run_hooks
 from tests.hooks.support import SESSIONS, forged_to, stop_hook_server, swarmq, wait_until

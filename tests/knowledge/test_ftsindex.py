@@ -169,6 +169,37 @@ def test_a_near_duplicate_answer_follows_the_store_it_was_asked_of(
     assert asked() is False
 
 
+def test_the_entry_count_follows_the_store_it_was_asked_of(
+    stores: Callable[..., KnowledgeStore],
+) -> None:
+    """The process keeps the count for the index's version: an append or a rewrite of the
+    store is counted afresh, and every count is the table's."""
+    swarm = stores().swarm.files.knowledge
+
+    def counted() -> tuple[int, int]:
+        with FileIndex.open(swarm) as index:  # type: ignore[union-attr]
+            table = int(index.db.execute("SELECT count(*) FROM entries").fetchone()[0])
+            return index.count(), table
+
+    first, table = counted()
+    assert first == table > 0
+    assert counted() == (first, first)  # the kept count
+    kept = swarm.read_text()
+    entry = new_entry(
+        NewLesson("Count the lessons again after every append to the store"),
+        tier=Tier.SWARM,
+        project_name="p",
+        phase=1,
+        at=iso(),
+        config=CONFIG,
+    )
+    with swarm.open("a") as handle:
+        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+    assert counted() == (first + 1, first + 1)
+    swarm.write_text(kept)
+    assert counted() == (first, first)
+
+
 def test_frequencies_asked_at_once_equal_those_asked_one_by_one(
     stores: Callable[..., KnowledgeStore],
 ) -> None:

@@ -388,6 +388,53 @@ def test_resident_rows_answer_as_the_scan_does(
     assert max(used) > grown, "the appended rows were not widened"
 
 
+def test_codes_kept_in_memory_answer_as_the_mapped_scan_does(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that keeps a file's code rows in memory (rows too many to keep widened) scans
+    them there: the same entries, scores and cosines as the scan of the mapped file, rows
+    appended since included."""
+    from swarmq.knowledge import _vecindex
+
+    held: list[int] = []
+    scan = _vecindex.scan
+
+    def counted(*args: object) -> tuple[Vectors, Vectors]:
+        codes = args[4] if len(args) > 4 else None
+        if codes is not None:
+            held.append(len(codes))  # type: ignore[arg-type]
+        return scan(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # never widened: the codes are scanned
+    monkeypatch.setattr(_vecindex, "scan", counted)
+    for config in ({}, {"inject_min_relevance": 0.0}):
+        held.clear()
+        with monkeypatch.context() as mapping:
+            mapping.setattr(_vecindex, "RESIDENT_CODE_BYTES", 0)
+            mapped = through_index(stores, **config)
+        assert not held
+        assert through_index(stores, **config) == mapped
+        assert held, "the codes in memory were never scanned"
+    swarm = stores().swarm.files.knowledge
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    grown = max(held)
+    assert through_index(stores) == whole(stores)
+    assert max(held) > grown, "the appended code rows were not read"
+
+
+def test_rows_widened_at_a_time_stay_below_blas_threading() -> None:
+    """OpenBLAS splits a product of 460,800 values or more over its threads (30 times slower
+    on a busy two-core machine): however wide the model's rows, a scan widens fewer at once."""
+    from swarmq.knowledge import _vecindex
+
+    for dim in (64, 256, 384, 768, 1024, 4096, 500_000):
+        rows = _vecindex._sub_rows(dim)
+        assert 1 <= rows <= _vecindex.SUB_ROWS
+        assert rows == 1 or rows * dim <= _vecindex.SUB_VALUES < 460_800
+
+
 def _as_format_1(knowledge: KnowledgeStore, exact: bool) -> Path:
     """Rewrite the swarm index's vectors as format 1 wrote them: float32 rows in the ``.vec``
     file, no codes, no format key (``exact``: the rows at float16 precision, as they were)."""

@@ -20,7 +20,7 @@ from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage import call_latency
 from swarmq.storage.call_latency import BUCKETS, DIRECTORY, Histogram, read_all, retire_gone
-from swarmq.storage.spool import swarm_state_dir
+from swarmq.storage.statedir import swarm_state_dir
 from swarmq.wiring.figures import FigureReader
 from swarmq.wiring.metrics import exposition, figure_registry
 from tests.hooks.support import wait_until
