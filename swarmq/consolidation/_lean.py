@@ -80,6 +80,7 @@ class LeanPopulation(KnowledgePopulation):
         tier = self.store.tier
         digests = bytearray() if known is not None else None
         ids: list[str] = []
+        shared: dict[object, object] = {}
         for parsed, place in scan_entries(handle):
             self.total += 1
             self.marks.add(parsed.get(RUN_KEY))
@@ -94,7 +95,7 @@ class LeanPopulation(KnowledgePopulation):
             self._lengths.append(place.length)
             self._lines.append(place.line_no)
             if parsed.is_active:
-                self.lean[parsed.id] = entry_item(parsed, order, tier)
+                self.lean[parsed.id] = entry_item(parsed, order, tier, shared)
         if digests is not None and known is not None:
             lines = np.frombuffer(bytes(digests), dtype=np.uint64)
             unknown = np.flatnonzero(~np.isin(lines, known)).tolist()

@@ -8,6 +8,7 @@ entry into the planner's :class:`~.items.Item` and the one way an action changes
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from swarmq.consolidation._merge import (
     KEEP_APART,
@@ -31,8 +32,12 @@ _NO_IDS: frozenset[str] = frozenset()
 """One shared empty ``apart`` set (nearly every entry's): a store's items are many."""
 
 
-def entry_item(entry: Entry, order: int, tier: str) -> Item:
-    """What the planner knows of ``entry``, the ``order``-th distinct id of a ``tier`` store."""
+def entry_item(
+    entry: Entry, order: int, tier: str, shared: dict[object, object] | None = None
+) -> Item:
+    """What the planner knows of ``entry``, the ``order``-th distinct id of a ``tier`` store.
+    With ``shared``, equal strengths and projects are one object across the items that hold
+    them (a store has few of each, and a million items)."""
     apart = entry.get(KEEP_APART)
     normalized = normalize_opencode(entry.lesson)
     if non_latin(entry.lesson):  # its ASCII residue would make two different lessons equal
@@ -40,6 +45,10 @@ def entry_item(entry: Entry, order: int, tier: str) -> Item:
     template = template_key(entry.lesson)
     project = entry.get("project_name") if tier != Tier.HIVE else None
     project = project if isinstance(project, str) and project else None
+    power = strength(entry)
+    if shared is not None:
+        power = cast(tuple[float, ...], shared.setdefault(power, power))
+        project = cast(str | None, shared.setdefault(project, project))
     # Same fields of a templated note, or same normalised text (two words at least), in one
     # project: one group, merged in a single round.
     key = (
@@ -51,7 +60,7 @@ def entry_item(entry: Entry, order: int, tier: str) -> Item:
         text=entry.lesson,
         created=entry.created_at,
         order=order,
-        strength=strength(entry),
+        strength=power,
         fingerprint=None if key is None else f"{project or ''}\x00{key}",
         apart=kept if kept else _NO_IDS,
         template=template,
