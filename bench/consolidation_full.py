@@ -7,7 +7,8 @@ size less 1 % of :mod:`bench.lesson_corpus` lessons (2 % near-duplicates), then 
 (half near-duplicates of stored lessons, half new lessons), with a ``swarm.yaml`` beside it.
 Each run is a fresh process on a fresh copy of that store: ``run_roster_scope(..., full=True,
 dry_run=True)``, its wall and CPU time, peak RSS (``VmHWM``), rounds, and its exact actions
-(kind, survivor, other), so the two trees' plans are compared action by action. The trees
+(kind, survivor, other), so the two trees' plans are compared action by action, and in plan
+order with their similarities, rounds and scores. The trees
 alternate (baseline, this tree, baseline, ...), so both meet the same load.
 """
 
@@ -53,7 +54,9 @@ print(json.dumps({"tree": str(Path(swarmq.__file__).parent.parent), "seconds": s
                   "rounds": report.plan.rounds, "converged": report.plan.converged,
                   "round_log": rounds, "counts": report.plan.counts(),
                   "actions": sorted([a.kind.value, a.keep, a.other, a.reason.value]
-                                    for a in report.plan.actions)}))
+                                    for a in report.plan.actions),
+                  "ordered": [[a.kind.value, a.keep, a.other, a.reason.value, a.similarity,
+                               a.round, a.scores] for a in report.plan.actions]}))
 """
 
 
@@ -117,15 +120,17 @@ def main() -> None:
                 result = run_child(tree, base, scratch)
                 result["name"], result["pair"] = name, pair
                 runs.append(result)
-                brief = {k: v for k, v in result.items() if k != "actions"}
+                brief = {k: v for k, v in result.items() if k not in ("actions", "ordered")}
                 print(json.dumps(brief), flush=True)
         plans = {name: [r["actions"] for r in runs if r["name"] == name] for name in trees}
         stable = {name: all(p == found[0] for p in found) for name, found in plans.items()}
         before = {tuple(a) for a in plans["baseline"][0]}
         after = {tuple(a) for a in plans["tree"][0]}
+        ordered = {name: [r["ordered"] for r in runs if r["name"] == name] for name in trees}
         comparison = {
             "deterministic": stable,
             "identical": before == after,
+            "same_order_and_scores": ordered["baseline"][0] == ordered["tree"][0],
             "only_baseline": sorted(before - after),
             "only_tree": sorted(after - before),
         }
@@ -148,7 +153,9 @@ def main() -> None:
             "consolidation_full",
             {
                 "size": args.size,
-                "runs": [{k: v for k, v in r.items() if k != "actions"} for r in runs],
+                "runs": [
+                    {k: v for k, v in r.items() if k not in ("actions", "ordered")} for r in runs
+                ],
                 "comparison": comparison,
             },
         )

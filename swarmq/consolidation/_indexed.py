@@ -90,7 +90,7 @@ class IndexedParaphrases(_FocusedParaphrases):
 
 
 class Inner(Protocol):
-    """The slice of :class:`~.knowledge.KnowledgePopulation` this module drives (that module
+    """The slice of :class:`~._population.KnowledgePopulation` this module drives (that module
     imports this one)."""
 
     current: dict[str, Entry]

@@ -236,7 +236,9 @@ class Planner:
                 "" if self.config.empty_lessons is EmptyLessons.REFERENCE else _text_key(item.text)
             )
             groups[("empty", key)].append(item)
-        return [group for _, group in sorted(groups.items()) if len(group) > 1]
+        # Only groups of two or more are sorted (by their unique keys: the same order as sorting
+        # them all, without comparing a store's worth of long keys every round).
+        return [group for _, group in sorted((k, g) for k, g in groups.items() if len(g) > 1)]
 
     # -- which pairs are joined (hooks for a run restricted to the changed entries) -------------
 

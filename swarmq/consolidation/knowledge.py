@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import re
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -30,18 +29,16 @@ from swarmq.consolidation._events import (
     RUN_STARTED,
     EventLog,
 )
+from swarmq.consolidation._lean import LeanPopulation
 from swarmq.consolidation._merge import (
     KEEP_APART,
     RUN_KEY,
     SUPERSEDED_BY,
-    link_entries,
-    merge_entries,
-    strength,
-    supersede_entries,
 )
 from swarmq.consolidation._mlvectors import vectors_file
 from swarmq.consolidation._nightly import FocusedPlanner
 from swarmq.consolidation._plan import Planner
+from swarmq.consolidation._population import KnowledgePopulation
 from swarmq.consolidation._watermark import (
     DigestArray,
     line_digests,
@@ -50,18 +47,16 @@ from swarmq.consolidation._watermark import (
     watermark_path,
 )
 from swarmq.consolidation.config import ConsolidationConfig
-from swarmq.consolidation.items import Action, ActionKind, Item, Plan
+from swarmq.consolidation.items import Action, Plan
 from swarmq.knowledge import postings, storesets
 from swarmq.knowledge.contradiction import pair_contradicts
 from swarmq.knowledge.errors import EntryNotFound
 from swarmq.knowledge.files import TierFiles
-from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry, Tier
+from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry
 from swarmq.knowledge.store import TierStore
-from swarmq.knowledge.templates import template_key
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.multilingual import non_latin
 from swarmq.similarity.static_embedder import default_embedder
-from swarmq.similarity.text import normalize_opencode
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease
 
@@ -69,9 +64,6 @@ CRASH_ENV = "SWARMQ_CONSOLIDATION_CRASH_AT"
 """Test hook: the named step (``journaled`` or ``committed``) kills the process right there."""
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
-
-_UNICODE_WORDS = re.compile(r"\w+")
-"""Word runs in any script: the exact-duplicate key of a lesson in a non-Latin script."""
 
 
 def crash_point(step: str) -> None:
@@ -123,100 +115,6 @@ class ScopeReport:
             "parsed": self.parsed,
             "seconds": round(self.seconds, 3),
         }
-
-
-class KnowledgePopulation:
-    """The entries of a tier being consolidated, changed in memory only."""
-
-    def __init__(
-        self,
-        entries: list[Entry],
-        *,
-        at: str,
-        run_id: str,
-        store: TierStore,
-        config: ConsolidationConfig,
-    ) -> None:
-        self.current: dict[str, Entry] = {}
-        for entry in entries:
-            self.current.setdefault(entry.id, entry)  # a duplicated id: the first one counts
-        self.order = {entry_id: n for n, entry_id in enumerate(self.current)}
-        self.changed: dict[str, Entry] = {}
-        self.at, self.run_id, self.store, self.config = at, run_id, store, config
-        self._items: dict[str, Item] = {}
-
-    def _item(self, entry: Entry) -> Item:
-        item = self._items.get(entry.id)
-        if item is None:
-            item = self._items[entry.id] = self._build_item(entry)
-        return item
-
-    def _build_item(self, entry: Entry) -> Item:
-        apart = entry.get(KEEP_APART)
-        normalized = normalize_opencode(entry.lesson)
-        if non_latin(entry.lesson):  # its ASCII residue would make two different lessons equal
-            normalized = " ".join(_UNICODE_WORDS.findall(entry.lesson.casefold()))
-        template = template_key(entry.lesson)
-        project = entry.get("project_name") if self.store.tier != Tier.HIVE else None
-        project = project if isinstance(project, str) and project else None
-        # Same fields of a templated note, or same normalised text (two words at least), in one
-        # project: one group, merged in a single round.
-        key = (
-            f"template:{template}"
-            if template
-            else f"text:{normalized}"
-            if " " in normalized
-            else None
-        )
-        return Item(
-            id=entry.id,
-            text=entry.lesson,
-            created=entry.created_at,
-            order=self.order[entry.id],
-            strength=strength(entry),
-            fingerprint=None if key is None else f"{project or ''}\x00{key}",
-            apart=frozenset(a for a in apart if isinstance(a, str))
-            if isinstance(apart, list)
-            else frozenset(),
-            template=template,
-            project=project,
-        )
-
-    def items(self) -> list[Item]:
-        return [self._item(e) for e in self.current.values() if e.is_active]
-
-    def item(self, entry_id: str) -> Item:
-        return self._item(self.current[entry_id])
-
-    def _set(self, entry: Entry) -> None:
-        self._items.pop(entry.id, None)
-        self.current[entry.id] = entry
-        self.changed[entry.id] = entry
-
-    def apply(self, action: Action) -> bool:
-        keep, other = self.current[action.keep], self.current[action.other]
-        if action.kind is ActionKind.MERGE:
-            kept, gone = merge_entries(
-                keep,
-                other,
-                at=self.at,
-                run_id=self.run_id,
-                reason=action.reason.value,
-                config=self.store.config,
-            )
-        elif action.kind is ActionKind.SUPERSEDE:
-            kept, gone = supersede_entries(
-                keep, other, at=self.at, run_id=self.run_id, reason=action.reason.value
-            )
-        else:
-            left, right = link_entries(keep, other, run_id=self.run_id)
-            for entry in (left, right):
-                if entry is not None:
-                    self._set(entry)
-            return left is not None or right is not None
-        self._set(kept)
-        self._set(gone)
-        return True
 
 
 def action_record(action: Action, run_id: str, at: str) -> dict[str, Any]:
@@ -291,9 +189,9 @@ class ConsolidationRun(ABC):
         """Recover, plan, journal and write the plan, all under the scope's lock."""
 
 
-def recover(log: EventLog, entries: list[Entry], lease: Lease) -> list[str]:
-    """Close every run a crash left open: committed if the store shows its marks, else aborted."""
-    marks = {e.get(RUN_KEY) for e in entries}
+def recover(log: EventLog, marks: set[object], lease: Lease) -> list[str]:
+    """Close every run a crash left open: committed if the store shows its marks (``marks``:
+    every entry's ``consolidation_run``), else aborted."""
     closed: list[str] = []
     for run in log.open_runs():
         done = run.run_id in marks
@@ -335,15 +233,26 @@ class TierRun(ConsolidationRun):
         self.parsed: int | None = None
         self.planner.paraphrases.vector_file = store.files.knowledge
 
-    def planner_for(self, entries: list[Entry]) -> Planner:
-        """The focused planner when a valid watermark says what changed, else the full one."""
+    def population(self) -> LeanPopulation:
+        """The store scanned into the planner's items (:mod:`._lean`), with the entries changed
+        since the last run when a valid watermark says which (unless this is a full pass)."""
         mark = (
             None if self.full or not self.config.incremental else load(self.watermark, self.config)
         )
-        if mark is None:
+        return LeanPopulation(
+            self.store,
+            at=self.at,
+            run_id=self.run_id,
+            config=self.config,
+            known=None if mark is None else mark.digests,
+        )
+
+    def planner_for(self, changed: set[str] | None) -> Planner:
+        """The focused planner on the entries ``changed`` since the last run, else (``None``:
+        no valid watermark, or a full pass) the full one."""
+        if changed is None:
             self.focus = None
             return self.planner
-        changed = mark.changed(entries)
         self.focus = len(changed)
         planner = FocusedPlanner(
             self.config,
@@ -437,17 +346,9 @@ class TierRun(ConsolidationRun):
         if routed is not None:
             plan, indexed, total = routed
             return plan, total, len(indexed.changed)
-        snapshot = self.store.read()
-        entries = list(snapshot.entries)
-        population = KnowledgePopulation(
-            entries,
-            at=self.at,
-            run_id=self.run_id,
-            store=self.store,
-            config=self.config,
-        )
-        plan = self.planner_for(entries).run(population, on_round=self.on_round)
-        return plan, len(snapshot.entries), len(population.changed)
+        with self.population() as population:
+            plan = self.planner_for(population.fresh).run(population, on_round=self.on_round)
+        return plan, population.total, len(population.changed)
 
     def execute(self, *, dry_run: bool) -> ScopeReport:
         report = super().execute(dry_run=dry_run)
@@ -471,18 +372,18 @@ class TierRun(ConsolidationRun):
                 def digests() -> DigestArray:
                     return postings.file_digests(path)[0]
             else:
-                entries = txn.entries
-                recovered = recover(log, entries, lease)
-                population = KnowledgePopulation(
-                    entries, at=at, run_id=run_id, store=store, config=config
-                )
-                plan = self.planner_for(entries).run(population, on_round=self.on_round)
-                total, changed = len(entries), population.changed
-                before = {e.id: e for e in entries}
-                written: dict[str, Entry] = {}
+                with self.population() as population:  # scanned under the lock: it is the store
+                    recovered = recover(log, population.marks, lease)
+                    plan = self.planner_for(population.fresh).run(
+                        population, on_round=self.on_round
+                    )
+                total, changed, before = population.total, population.changed, population.read
+                path = store.files.knowledge
 
                 def digests() -> DigestArray:
-                    return line_digests(written.get(e.id, e).line() for e in entries)
+                    if not path.exists():  # no store yet: no lines
+                        return line_digests(())
+                    return postings.file_digests(path)[0]
 
             report = ScopeReport(
                 scope,
@@ -495,8 +396,6 @@ class TierRun(ConsolidationRun):
             )
             if plan.changes:
                 after = {entry_id: txn.put(entry) for entry_id, entry in changed.items()}
-                if routed is None:
-                    written.update(after)
                 log.append(
                     [
                         {
