@@ -73,7 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """No Redis answering at the test address: the controlling process (not each xdist worker,
     which would race for one port) starts swarmq's embedded server there for the whole run, so
     the suite needs no Redis installed; :func:`pytest_unconfigure` stops it."""
-    if hasattr(config, "workerinput") or answers(BASE_REDIS_URL, timeout=2.0):
+    if hasattr(config, "workerinput"):
+        return
+    _build_the_quantised_model()
+    if answers(BASE_REDIS_URL, timeout=2.0):
         return
     runtime = Path(tempfile.mkdtemp(prefix="swarmq-test-redis-"))
     try:
@@ -84,6 +87,19 @@ def pytest_configure(config: pytest.Config) -> None:
             f"no Redis answers at {BASE_REDIS_URL} and none could be started: {exc}"
         ) from exc
     config.stash[_EMBEDDED] = runtime
+
+
+def _build_the_quantised_model() -> None:
+    """A fresh checkout's first MiniLM use builds its quantised copy (seconds idle, a minute and
+    more under a loaded suite): built here, once, before any test starts, no test's bound (the
+    demo's wait for acknowledgements, a hook's answer) pays for it."""
+    from swarmq.errors import SwarmqError
+    from swarmq.similarity import onnx_embedder, quantized
+
+    try:
+        quantized.model_file(onnx_embedder._model_file())
+    except SwarmqError:  # no MiniLM installed, or no cache: the tests that need it say so
+        return
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
