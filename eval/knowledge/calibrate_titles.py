@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from calibrate_stores import _score  # this folder's sibling script: one balanced score
+
 from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
 from swarmq.federated.meaning import DENSE_FLOORS, WORDLLAMA, DenseFloors
 from swarmq.federated.search import injection_floors
@@ -110,12 +112,6 @@ def _rates(ok: list[bool], queries: list[tuple[str, bool]]) -> str:
     hit = [ok[i] for i, (_, relevant) in enumerate(queries) if relevant]
     silent = [ok[i] for i, (_, relevant) in enumerate(queries) if not relevant]
     return f"top3 {sum(hit)}/{len(hit)}, silent {sum(silent)}/{len(silent)}"
-
-
-def _score(ok: list[bool], queries: list[tuple[str, bool]], rows: list[int]) -> float:
-    hit = [ok[i] for i in rows if queries[i][1]]
-    silent = [ok[i] for i in rows if not queries[i][1]]
-    return (sum(hit) / max(1, len(hit)) + sum(silent) / max(1, len(silent))) / 2
 
 
 if __name__ == "__main__":
