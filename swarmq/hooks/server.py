@@ -129,8 +129,12 @@ class HookService:
                 self.stores = workspace_stores(self.roster, locks, knowledge=self.knowledge)
 
     def warm(self) -> None:
-        """Load every tier and build the indexes once, before the socket is opened."""
+        """Load every tier and build the indexes once, before the socket is opened, and ready
+        the models that query used for many queries (nothing left to load in a request)."""
         federated_prepare(self.stores, QueryContext(text="warm up"))
+        from swarmq.similarity.static_embedder import ready_default
+
+        ready_default()
 
     # --- requests -------------------------------------------------------------------------
     def answer(self, message: dict[str, Any]) -> dict[str, Any]:

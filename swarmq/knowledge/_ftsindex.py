@@ -37,6 +37,7 @@ import os
 import sqlite3
 import threading
 import zlib
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from swarmq.errors import Unavailable
 from swarmq.knowledge._joinsets import JoinRow, join_row
+from swarmq.knowledge._kept import Kept
 from swarmq.knowledge._lineparse import parse_line
 from swarmq.knowledge.errors import KnowledgeError
 from swarmq.knowledge.model import Entry
@@ -63,13 +65,23 @@ PROBE_POSTINGS = 4000
 """Near-duplicate check: postings read beyond the prefix filter's, to prune candidates by count."""
 NEAR_ANSWERS = 2048
 """Near-duplicate answers kept per process (:meth:`FileIndex.has_near_duplicate`)."""
-_STATE_KEYS = ("path", "ino", "end", "size", "mtime", "gen", "head_crc", "tail_crc")
-"""The metadata that names one version of an index: what the file was when it was indexed."""
+_STATE_KEYS = ("path", "ino", "end", "size", "mtime", "gen", "head_crc", "tail_crc", "build")
+"""The metadata that names one version of an index: what the file was when it was indexed, and
+which build of the index (a rebuild starts ``gen`` again, and a file changed in place without
+changing its size, mtime or ends is indexed anew with the same metadata)."""
 _near_answers: dict[tuple[object, ...], bool] = {}
 _near_lock = threading.Lock()
 COUNTS = 256
 """Entry counts kept per process, one per version of an index (:meth:`FileIndex.count`)."""
 _counts: dict[tuple[object, ...], int] = {}
+POSTINGS_SLOTS = 1 << 19
+"""Slots of term postings kept per process (8 bytes each: 4 MB), by index version and term
+(:meth:`FileIndex.slots_with`)."""
+_postings: Kept[array[int]] = Kept(POSTINGS_SLOTS)
+TRIGGER_ROWS = 1 << 17
+"""Trigger phrases kept per process, by index version and first word
+(:meth:`FileIndex.triggers`)."""
+_trigger_rows: Kept[tuple[tuple[int, str], ...]] = Kept(TRIGGER_ROWS)
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -129,6 +141,16 @@ class Facts(NamedTuple):
     priority: str
     confidence: float
     id: str
+
+
+def forget_kept() -> None:
+    """Drop every answer this process keeps for a version of an index (tests that change an
+    index behind its metadata's back, as a fresh process would find it)."""
+    _postings.clear()
+    _trigger_rows.clear()
+    with _near_lock:
+        _near_answers.clear()
+        _counts.clear()
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -358,24 +380,55 @@ class FileIndex:
         return {term: found.get(term_token(term), 0) for term in terms}
 
     def slots_with(self, term: str) -> list[int]:
+        """The slots whose entry has ``term``, in slot order (kept for the index's version:
+        :mod:`._kept`)."""
+        token = term_token(term)
+        key = (*self.state(), token)
+        kept = _postings.get(key)
+        if kept is not None:
+            return kept.tolist()
         cursor = self.db.execute(
-            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid", (f'"{term_token(term)}"',)
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid", (f'"{token}"',)
         )
-        return [slot for (slot,) in cursor]
+        found = [slot for (slot,) in cursor]
+        _postings.put(key, array("q", found), len(found))
+        return found
 
     def triggers(self, words: Sequence[str], haystack: str) -> list[tuple[int, str]]:
-        # matched in SQLite, all words in one statement: a common first word ("when") has
-        # thousands of phrases at 1M, and a task has dozens of words
-        out: list[tuple[int, str]] = []
-        for start in range(0, len(words), 900):
-            chunk = list(words[start : start + 900])
+        """``(slot, phrase)`` of every trigger phrase keyed by one of ``words`` (its first
+        word) that ``haystack`` contains, by word, then as the index holds them. Each word's
+        phrases are read once per version of the index (:mod:`._kept`), all the words not yet
+        read in one statement (a common first word, "when", has thousands of phrases at 1M,
+        and a task has dozens of words); the containment is SQLite's ``instr``, a substring
+        test."""
+        state = self.state()
+        phrases: dict[str, tuple[tuple[int, str], ...]] = {}
+        unread: list[str] = []
+        for word in dict.fromkeys(words):
+            kept = _trigger_rows.get((*state, word))
+            if kept is None:
+                unread.append(word)
+            else:
+                phrases[word] = kept
+        for start in range(0, len(unread), 900):
+            chunk = unread[start : start + 900]
+            read: dict[str, list[tuple[int, str]]] = {word: [] for word in chunk}
             cursor = self.db.execute(
-                "SELECT slot, phrase FROM keys WHERE kind = 'trigger' "
-                f"AND key IN ({','.join('?' * len(chunk))}) AND instr(?, phrase) > 0",
-                (*chunk, haystack),
+                "SELECT key, slot, phrase FROM keys WHERE kind = 'trigger' "
+                f"AND key IN ({','.join('?' * len(chunk))}) AND phrase IS NOT NULL",
+                chunk,
             )
-            out += [(int(slot), str(phrase)) for slot, phrase in cursor]
-        return out
+            for word, slot, phrase in cursor:
+                read[str(word)].append((int(slot), str(phrase)))
+            for word, rows in read.items():
+                phrases[word] = tuple(rows)
+                _trigger_rows.put((*state, word), phrases[word], len(rows))
+        return [
+            (slot, phrase)
+            for word in sorted(phrases)
+            for slot, phrase in phrases[word]
+            if phrase in haystack
+        ]
 
     def keyed(self, kind: str, name: str) -> list[int]:
         cursor = self.db.execute("SELECT slot FROM keys WHERE kind = ? AND key = ?", (kind, name))
@@ -713,6 +766,7 @@ def _rebuild(
     try:
         db.executescript(_SCHEMA)
         db.execute("BEGIN")
+        db.execute("INSERT INTO meta (key, value) VALUES ('build', ?)", (os.urandom(8).hex(),))
         complete = _update(db, path, handle, append=False, collect=collect)
         # the vectors too, before the rename: a renamed index may be renamed over in turn by
         # another builder, and SQLite cannot write to a file no longer at its path

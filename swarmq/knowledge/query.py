@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from swarmq.knowledge._ahead import PendingVector
 from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
@@ -628,16 +629,17 @@ def search(
     collecting = gc.isenabled()
     gc.disable()
     try:
+        dense = _embedding(knowledge, context)
         for rebuild in (False, True):
             try:
-                return _search(knowledge, context, limit, persisted=True, rebuild=rebuild)
+                return _search(knowledge, context, limit, dense, persisted=True, rebuild=rebuild)
             except StaleIndex as exc:
                 log.warning(
                     "knowledge index stale (%s); %s",
                     exc,
                     "loading the stores" if rebuild else "rebuilding it",
                 )
-        return _search(knowledge, context, limit, persisted=False, rebuild=False)
+        return _search(knowledge, context, limit, dense, persisted=False, rebuild=False)
     finally:
         if collecting:
             gc.enable()
@@ -647,6 +649,7 @@ def _search(
     knowledge: KnowledgeStore,
     context: QueryContext,
     limit: int | None,
+    dense: PendingVector | None,
     *,
     persisted: bool,
     rebuild: bool,
@@ -659,7 +662,6 @@ def _search(
             else config.max_inject_count
         )
     pool = limit * 2 + 4
-    dense = query_vector(knowledge, context)
     use = persisted and config.persistent_index
     embedder = dense.embedder if dense is not None else None
     with contextlib.ExitStack() as stack:
@@ -715,10 +717,11 @@ def _search_tier(
     index: FileIndex | None,
     context: QueryContext,
     limit: int,
-    dense: DenseQuery | None,
+    dense: PendingVector | None,
 ) -> list[Ranked]:
     if index is None:
-        return search_tier(store, context, limit, dense)
+        query = DenseQuery(dense.embedder, dense.vector()) if dense is not None else None
+        return search_tier(store, context, limit, query)
     vectors = index.vectors
     if dense is None or vectors is None:
         return rank_tier(index, store, context, limit)
@@ -727,8 +730,18 @@ def _search_tier(
         store,
         context,
         limit,
-        lambda text: vectors.scores(dense.vector, text, DENSE_CANDIDATES),
+        lambda text: vectors.scores(dense.vector(), text, DENSE_CANDIDATES),
     )
+
+
+def _embedding(knowledge: KnowledgeStore, context: QueryContext) -> PendingVector | None:
+    """:func:`query_vector`, started on the embedding thread (:mod:`._ahead`) so that the
+    tiers' indexes are opened and their lexical postings read meanwhile."""
+    embedder = knowledge.embedder
+    haystack = context.haystack()
+    if embedder is None or not haystack.strip():
+        return None
+    return PendingVector(embedder, haystack)
 
 
 def query_vector(knowledge: KnowledgeStore, context: QueryContext) -> DenseQuery | None:

@@ -99,6 +99,13 @@ class StaticEmbedder:
                 self._hf = hf
             return self._hf
 
+    def resident(self) -> None:
+        """Ready this copy for a long-lived process (the hook server): ``tokenizers`` loaded
+        now, as it would be after :data:`FEW_CALLS` calls, so its 50-80 ms load lands in the
+        server's warm-up instead of in whichever request came after the first few (the tokens
+        are the same either way)."""
+        self._tokenizers()
+
     def _bpe(self) -> BpeTables | None:
         with self._lock:
             if not self._tables_read:
@@ -164,6 +171,15 @@ def _package_dir() -> Path:
 
 _default: StaticEmbedder | None = None
 _default_lock = threading.Lock()
+
+
+def ready_default() -> None:
+    """:meth:`StaticEmbedder.resident` on the process's copy, if it has loaded one (a process
+    that never ranked by meaning loads nothing)."""
+    with _default_lock:
+        embedder = _default
+    if embedder is not None:
+        embedder.resident()
 
 
 def default_embedder() -> StaticEmbedder:

@@ -1,0 +1,58 @@
+"""Answers of one version of a persisted index, kept by a process for the next query.
+
+A term's postings and a word's trigger phrases depend only on the index's version
+(:meth:`~swarmq.knowledge._ftsindex.FileIndex.state`: every change to the entries moves it),
+and a resident server is asked about the same words again and again (a prompt, then its
+injection; the common words of a project's tasks). Each kept answer is keyed by that version, so
+an answer of another version is never used; the least recently used go first once the kept
+answers hold ``budget`` units (slots or rows) in all.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Kept(Generic[T]):
+    """Answers by key, at most ``budget`` units in all (an answer of size 0 counts as 1)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._answers: OrderedDict[tuple[object, ...], tuple[T, int]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> T | None:
+        with self._lock:
+            found = self._answers.get(key)
+            if found is None:
+                return None
+            self._answers.move_to_end(key)
+            return found[0]
+
+    def put(self, key: tuple[object, ...], answer: T, size: int) -> None:
+        units = max(1, size)
+        if units > self.budget:
+            return
+        with self._lock:
+            old = self._answers.pop(key, None)
+            if old is not None:
+                self._held -= old[1]
+            while self._answers and self._held + units > self.budget:
+                _, (_, dropped) = self._answers.popitem(last=False)
+                self._held -= dropped
+            self._answers[key] = (answer, units)
+            self._held += units
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers.clear()
+            self._held = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._answers)
