@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from swarmq.knowledge._ftsindex import INDEX_VERSION, FileIndex, forget_kept, sidecar_path
+from swarmq.knowledge._ftsindex import (
+    INDEX_VERSION,
+    FileIndex,
+    forget_kept,
+    sidecar_path,
+    term_token,
+)
 from swarmq.knowledge._loaded import forget
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
 from swarmq.knowledge.model import Tier
@@ -198,6 +204,73 @@ def test_the_entry_count_follows_the_store_it_was_asked_of(
     assert counted() == (first + 1, first + 1)
     swarm.write_text(kept)
     assert counted() == (first, first)
+
+
+def _read_afresh(index: FileIndex, terms: list[str], words: list[str], haystack: str) -> object:
+    """The postings and trigger phrases as the index's tables hold them (nothing kept)."""
+    postings = {
+        term: [
+            slot
+            for (slot,) in index.db.execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid",
+                (f'"{term_token(term)}"',),
+            )
+        ]
+        for term in terms
+    }
+    marks = ",".join("?" * len(words))
+    triggers = index.db.execute(
+        "SELECT slot, phrase FROM keys WHERE kind = 'trigger' "
+        f"AND key IN ({marks}) AND instr(?, phrase) > 0",
+        (*words, haystack),
+    ).fetchall()
+    return postings, triggers
+
+
+def test_kept_postings_and_trigger_phrases_follow_the_store_they_were_asked_of(
+    stores: Callable[..., KnowledgeStore],
+) -> None:
+    """A process keeps a term's postings and a word's trigger phrases for the index's version:
+    asked again they are the tables' own, and after an append or a rewrite of the store the new
+    version's."""
+    swarm = stores().swarm.files.knowledge
+    terms = ["supabas", "vitest", "stubenv", "nothingatall", "pin", "the"]
+    haystack = "for the vitest stubenv helper, wrap it in try/catch; for supabase migrations pin"
+    words = sorted(set(haystack.split()))
+
+    def asked() -> tuple[object, object]:
+        with FileIndex.open(swarm) as index:  # type: ignore[union-attr]
+            found = (
+                {term: index.slots_with(term) for term in terms},
+                index.triggers(words, haystack),
+            )
+            return found, _read_afresh(index, terms, words, haystack)
+
+    forget_kept()
+    first, table = asked()
+    assert first == table
+    postings, triggers = first  # type: ignore[misc]
+    assert triggers and any(postings.values()) and not postings["nothingatall"]
+    assert asked() == (first, table)  # kept
+    kept = swarm.read_text()
+    entry = new_entry(
+        NewLesson(
+            "For the vitest stubEnv helper, always reset the env after each test",
+            directives={"triggers": ["the vitest"]},
+        ),
+        tier=Tier.SWARM,
+        project_name="p",
+        phase=1,
+        at=iso(),
+        config=CONFIG,
+    )
+    with swarm.open("a") as handle:
+        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+    grown, table = asked()
+    assert grown == table and grown != first
+    swarm.write_text(kept)
+    again, table = asked()
+    assert again == table and again != grown
 
 
 def test_frequencies_asked_at_once_equal_those_asked_one_by_one(

@@ -12,6 +12,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from bench.lesson_corpus import LessonGenerator
+from swarmq.similarity import static_embedder
 from swarmq.similarity._bpe import BpeTables, load_tables
 from swarmq.similarity.static_embedder import (
     FEW_CALLS,
@@ -19,6 +20,8 @@ from swarmq.similarity.static_embedder import (
     TOKENIZER_FILE,
     StaticEmbedder,
     _package_dir,
+    default_embedder,
+    ready_default,
 )
 
 ODD_TEXTS = [
@@ -118,3 +121,22 @@ def test_one_query_loads_no_tokenizer_many_do(tmp_path: Path) -> None:
         again = fresh.embed(["how do I pin the lockfile in CI"])
     assert fresh._hf is not None
     assert again.tobytes() == vector.tobytes()
+
+
+def test_a_resident_copy_tokenizes_through_tokenizers_as_a_fresh_one_does(tmp_path: Path) -> None:
+    text = "how do I pin the lockfile in CI"
+    fresh = StaticEmbedder(tables=tmp_path).embed([text])
+    resident = StaticEmbedder(tables=tmp_path)
+    resident.resident()  # the hook server's warm-up
+    assert resident._hf is not None
+    assert resident.embed([text]).tobytes() == fresh.tobytes()
+    assert resident._calls == 0, "a resident copy tokenized through the tables"
+
+
+def test_only_a_loaded_default_copy_is_readied(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(static_embedder, "_default", None)
+    ready_default()
+    assert static_embedder._default is None, "readying loaded a model nothing used"
+    embedder = default_embedder()
+    ready_default()
+    assert embedder._hf is not None
