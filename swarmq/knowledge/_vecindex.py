@@ -789,12 +789,27 @@ bring most of it into the resident set (+493 MB at 1M float16 rows for 10,000 ro
 bounds that, and costs a few microseconds a map."""
 
 
+PREAD_ROWS = 2048
+"""Up to this many rows :func:`_gather` reads with one ``pread`` each, straight into its
+answer: no map to set up and tear down and no page fault per row, 3-5 times faster at the few
+hundred rows whose exact cosines a query reads (100k MiniLM rows: 170 rows 0.19 ms against
+1.0); from about 4,000 rows the maps are faster."""
+
+
 def _gather(fd: int, rows: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
-    """Rows ``rows`` (any order, ``width`` bytes each) of the file ``fd``, in that order,
-    through short-lived maps of at most :data:`GATHER_WINDOW` bytes (a few times faster than a
-    read per row at thousands of rows)."""
+    """Rows ``rows`` (any order, ``width`` bytes each) of the file ``fd``, in that order: a
+    read per row up to :data:`PREAD_ROWS` rows, else through short-lived maps of at most
+    :data:`GATHER_WINDOW` bytes (a few times faster than a read per row at thousands of
+    rows)."""
     out = np.empty((len(rows), width), dtype=np.uint8)
     if not len(rows):
+        return out
+    if len(rows) <= PREAD_ROWS:
+        buffer = out.data.cast("B")
+        for position, row in enumerate(rows.tolist()):
+            start = position * width
+            if os.preadv(fd, [buffer[start : start + width]], row * width) != width:
+                raise ValueError(f"row {row} is past the end of the file")
         return out
     window = max(1, GATHER_WINDOW // width)
     granularity = mmap.ALLOCATIONGRANULARITY

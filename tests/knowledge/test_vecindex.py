@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from swarmq.knowledge import _vecindex
 from swarmq.knowledge._ftsindex import FileIndex
 from swarmq.knowledge.config import DenseModel, Retrieval
 from swarmq.knowledge.model import Tier
@@ -489,3 +490,24 @@ def test_damaged_static_scores_are_rebuilt(
         handle.write(np.float64(99.0).tobytes())
     assert through_index(stores) == first
     assert not statics.exists()
+
+
+def test_rows_read_one_by_one_equal_rows_read_through_the_maps(tmp_path: Path) -> None:
+    """:func:`_vecindex._gather` reads a few rows by ``pread`` and many through maps: the same
+    bytes, in the order asked, repeats included."""
+    width, count = 24, 5000
+    data = np.random.default_rng(3).integers(0, 256, size=(count, width), dtype=np.uint8)
+    path = tmp_path / "rows.bin"
+    path.write_bytes(data.tobytes())
+    rows = np.random.default_rng(4).integers(0, count, size=_vecindex.PREAD_ROWS + 500)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        few = _vecindex._gather(fd, rows[: _vecindex.PREAD_ROWS], width)  # read per row
+        many = _vecindex._gather(fd, rows, width)  # through the maps
+        assert few.tobytes() == data[rows[: _vecindex.PREAD_ROWS]].tobytes()
+        assert many.tobytes() == data[rows].tobytes()
+        assert _vecindex._gather(fd, rows[:0], width).shape == (0, width)
+        with pytest.raises(ValueError):
+            _vecindex._gather(fd, np.asarray([count], dtype=np.int64), width)
+    finally:
+        os.close(fd)
