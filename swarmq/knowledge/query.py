@@ -666,9 +666,14 @@ def _search(
     embedder = dense.embedder if dense is not None else None
     with contextlib.ExitStack() as stack:
         swarm_index = _open_index(knowledge.swarm, stack, rebuild, embedder) if use else None
+        # both opened before either is ranked: the hive's open runs while the query embeds
+        hive_index = (
+            _open_index(knowledge.hive, stack, rebuild, embedder)
+            if use and config.hive_enabled
+            else None
+        )
         results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense)
         if config.hive_enabled:
-            hive_index = _open_index(knowledge.hive, stack, rebuild, embedder) if use else None
             threshold = knowledge.swarm.config.dedup_threshold
             hive = _search_tier(knowledge.hive, hive_index, context, pool, dense)
             for ranked in sorted(hive, key=_order):
