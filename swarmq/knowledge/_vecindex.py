@@ -82,7 +82,7 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -224,14 +224,12 @@ def _resident(key: tuple[str, str, int] | None, fd: int, rows: int, dim: int) ->
     if key is None or not rows or 4 * rows * dim > RESIDENT_BYTES:
         return None
     with _RESIDENT_LOCK:
-        held = _RESIDENT.pop(key, None) or _Resident()
-        _RESIDENT[key] = held  # most recently searched last
-        held.searches += 1
-        if held.searches < RESIDENT_AFTER and held.rows < rows:
+        held = _searched(_RESIDENT, key, _Resident, rows)
+        if held is None:
             return None
         if held.rows < rows:
             if len(held.matrix) < rows:
-                room = max(rows, min(rows + max(64, rows // 8), RESIDENT_BYTES // (4 * dim)))
+                room = _room(rows, RESIDENT_BYTES // (4 * dim))
                 grown = np.empty((room, dim), dtype=np.float32)
                 if held.rows:
                     grown[: held.rows] = held.matrix[: held.rows]
@@ -242,12 +240,44 @@ def _resident(key: tuple[str, str, int] | None, fd: int, rows: int, dim: int) ->
                 return None
             held.matrix[held.rows : rows] = np.frombuffer(half, np.float16).reshape(-1, dim)
             held.rows = rows
-        total = 0
-        for position, other in enumerate(reversed(list(_RESIDENT))):
-            total += 4 * _RESIDENT[other].matrix.size
-            if total > RESIDENT_BYTES or position >= RESIDENT_FILES:
-                del _RESIDENT[other]
+        _evict(_RESIDENT, RESIDENT_BYTES, lambda other: 4 * other.matrix.size)
         return held.matrix[:rows] if key in _RESIDENT else None
+
+
+_Held = TypeVar("_Held", "_Resident", "_HeldCodes")
+
+
+def _searched(
+    table: dict[tuple[str, str, int], _Held],
+    key: tuple[str, str, int],
+    fresh: Callable[[], _Held],
+    rows: int,
+) -> _Held | None:
+    """``key``'s held copy in ``table`` (under :data:`_RESIDENT_LOCK`), counted as searched once
+    more and moved last (most recently searched); ``None`` while it is not yet worth holding
+    (:data:`RESIDENT_AFTER`) and holds fewer than ``rows``."""
+    held = table.pop(key, None) or fresh()
+    table[key] = held
+    held.searches += 1
+    return None if held.searches < RESIDENT_AFTER and held.rows < rows else held
+
+
+def _evict(
+    table: dict[tuple[str, str, int], _Held], budget: int, size: Callable[[_Held], int]
+) -> None:
+    """Drop the least recently searched copies beyond ``budget`` bytes or
+    :data:`RESIDENT_FILES` files."""
+    total = 0
+    for position, other in enumerate(reversed(list(table))):
+        total += size(table[other])
+        if total > budget or position >= RESIDENT_FILES:
+            del table[other]
+
+
+def _room(rows: int, most: int) -> int:
+    """Rows to allocate for ``rows``: an eighth more (at least 64) for the appends to come, within
+    ``most`` and never fewer than ``rows``."""
+    return max(rows, min(rows + max(64, rows // 8), most))
 
 
 def _forget_resident() -> None:
@@ -283,14 +313,12 @@ def _resident_codes(
     if key is None or not rows or rows * width > RESIDENT_CODE_BYTES:
         return None
     with _RESIDENT_LOCK:
-        held = _RESIDENT_CODES.pop(key, None) or _HeldCodes(dim)
-        _RESIDENT_CODES[key] = held  # most recently searched last
-        held.searches += 1
-        if held.searches < RESIDENT_AFTER and held.rows < rows:
+        held = _searched(_RESIDENT_CODES, key, lambda: _HeldCodes(dim), rows)
+        if held is None:
             return None
         if held.rows < rows:
             if len(held.table) < rows:
-                room = max(rows, min(rows + max(64, rows // 8), RESIDENT_CODE_BYTES // width))
+                room = _room(rows, RESIDENT_CODE_BYTES // width)
                 grown = np.zeros(room, dtype=_code_dtype(dim))
                 grown[: held.rows] = held.table[: held.rows]
                 held.table = grown
@@ -299,11 +327,7 @@ def _resident_codes(
                 return None
             held.table[held.rows : rows] = np.frombuffer(added, dtype=_code_dtype(dim))
             held.rows = rows
-        total = 0
-        for position, other in enumerate(reversed(list(_RESIDENT_CODES))):
-            total += _RESIDENT_CODES[other].table.nbytes
-            if total > RESIDENT_CODE_BYTES or position >= RESIDENT_FILES:
-                del _RESIDENT_CODES[other]
+        _evict(_RESIDENT_CODES, RESIDENT_CODE_BYTES, lambda other: other.table.nbytes)
         return held.table[:rows] if key in _RESIDENT_CODES else None
 
 
