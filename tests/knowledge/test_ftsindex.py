@@ -149,6 +149,13 @@ def test_hive_near_duplicates_are_found_through_the_index_as_in_the_store(
     assert got == expected
 
 
+def _append(store: Path, lesson: NewLesson) -> None:
+    """``lesson`` added to the end of ``store`` as a writer appends it (one whole line)."""
+    entry = new_entry(lesson, tier=Tier.SWARM, project_name="p", phase=1, at=iso(), config=CONFIG)
+    with store.open("a") as handle:
+        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+
+
 def test_a_near_duplicate_answer_follows_the_store_it_was_asked_of(
     stores: Callable[..., KnowledgeStore],
 ) -> None:
@@ -165,11 +172,7 @@ def test_a_near_duplicate_answer_follows_the_store_it_was_asked_of(
     assert asked() is False
     assert asked() is False  # the kept answer
     kept = swarm.read_text()
-    entry = new_entry(
-        NewLesson(lesson), tier=Tier.SWARM, project_name="p", phase=1, at=iso(), config=CONFIG
-    )
-    with swarm.open("a") as handle:
-        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+    _append(swarm, NewLesson(lesson))
     assert asked() is True
     swarm.write_text(kept)
     assert asked() is False
@@ -191,16 +194,7 @@ def test_the_entry_count_follows_the_store_it_was_asked_of(
     assert first == table > 0
     assert counted() == (first, first)  # the kept count
     kept = swarm.read_text()
-    entry = new_entry(
-        NewLesson("Count the lessons again after every append to the store"),
-        tier=Tier.SWARM,
-        project_name="p",
-        phase=1,
-        at=iso(),
-        config=CONFIG,
-    )
-    with swarm.open("a") as handle:
-        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
+    _append(swarm, NewLesson("Count the lessons again after every append to the store"))
     assert counted() == (first + 1, first + 1)
     swarm.write_text(kept)
     assert counted() == (first, first)
@@ -253,19 +247,13 @@ def test_kept_postings_and_trigger_phrases_follow_the_store_they_were_asked_of(
     assert triggers and any(postings.values()) and not postings["nothingatall"]
     assert asked() == (first, table)  # kept
     kept = swarm.read_text()
-    entry = new_entry(
+    _append(
+        swarm,
         NewLesson(
             "For the vitest stubEnv helper, always reset the env after each test",
             directives={"triggers": ["the vitest"]},
         ),
-        tier=Tier.SWARM,
-        project_name="p",
-        phase=1,
-        at=iso(),
-        config=CONFIG,
     )
-    with swarm.open("a") as handle:
-        handle.write(json.dumps(entry.to_dict(), separators=(",", ":")) + "\n")
     grown, table = asked()
     assert grown == table and grown != first
     swarm.write_text(kept)
