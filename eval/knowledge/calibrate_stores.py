@@ -105,10 +105,7 @@ def main() -> None:
         best = max(grid, key=lambda g: _preference(ok[g], queries, train, g))
         chosen[best] += 1
         test = [i for i, (w, _) in enumerate(queries) if w == left]
-        for i in test:
-            key = "top3" if queries[i][1] else "abstain"
-            pooled[key][0] += ok[best][i]
-            pooled[key][1] += 1
+        _pool(pooled, ok[best], queries, test)
         per_fold[left] = {
             "chosen": f"{best[0]}/{best[1]}",
             "left_out_ok": f"{sum(ok[best][i] for i in test)}/{len(test)}",
@@ -141,6 +138,16 @@ def _preference(
     ok: list[bool], queries: list[tuple[str, bool]], rows: list[int], floors: tuple[float, float]
 ) -> tuple[float, bool, tuple[float, float]]:
     return (_score(ok, queries, rows), floors[0] == floors[1], floors)
+
+
+def _pool(
+    pooled: dict[str, list[int]], ok: list[bool], queries: list[tuple[str, bool]], test: list[int]
+) -> None:
+    """Add the left-out queries ``test`` answered right (``ok``) to the pooled counts."""
+    for i in test:
+        key = "top3" if queries[i][1] else "abstain"
+        pooled[key][0] += ok[i]
+        pooled[key][1] += 1
 
 
 def _score(ok: list[bool], queries: list[tuple[str, bool]], rows: list[int]) -> float:

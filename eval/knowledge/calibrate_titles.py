@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from calibrate_stores import _score  # this folder's sibling script: one balanced score
+from calibrate_stores import _pool, _score  # this folder's sibling script: one balanced score
 
 from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
 from swarmq.federated.meaning import DENSE_FLOORS, WORDLLAMA, DenseFloors
@@ -78,10 +78,7 @@ def _folds(
         train = [i for i, (w, _) in enumerate(queries) if w != left]
         best = max(grid, key=lambda f: (_score(ok[f], queries, train), _key(f)))
         test = [i for i, (w, _) in enumerate(queries) if w == left]
-        for i in test:
-            key = "top3" if queries[i][1] else "abstain"
-            pooled[key][0] += ok[best][i]
-            pooled[key][1] += 1
+        _pool(pooled, ok[best], queries, test)
         per_fold[left] = {
             "chosen": best,
             "left_out_ok": f"{sum(ok[best][i] for i in test)}/{len(test)}",
