@@ -367,10 +367,6 @@ class TierRun(ConsolidationRun):
             if routed is not None:
                 plan, indexed, total = routed
                 before, changed = indexed.before, indexed.changed
-                path = store.files.knowledge
-
-                def digests() -> DigestArray:
-                    return postings.file_digests(path)[0]
             else:
                 with self.population() as population:  # scanned under the lock: it is the store
                     recovered = recover(log, population.marks, lease)
@@ -378,12 +374,12 @@ class TierRun(ConsolidationRun):
                         population, on_round=self.on_round
                     )
                 total, changed, before = population.total, population.changed, population.read
-                path = store.files.knowledge
+            path = store.files.knowledge
 
-                def digests() -> DigestArray:
-                    if not path.exists():  # no store yet: no lines
-                        return line_digests(())
-                    return postings.file_digests(path)[0]
+            def digests() -> DigestArray:
+                if not path.exists():  # no store yet: no lines
+                    return line_digests(())
+                return postings.file_digests(path)[0]
 
             report = ScopeReport(
                 scope,
