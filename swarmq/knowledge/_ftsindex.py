@@ -73,7 +73,7 @@ _near_answers: dict[tuple[object, ...], bool] = {}
 _near_lock = threading.Lock()
 COUNTS = 256
 """Entry counts kept per process, one per version of an index (:meth:`FileIndex.count`)."""
-_counts: dict[tuple[object, ...], int] = {}
+_counts: Kept[int] = Kept(COUNTS)
 POSTINGS_SLOTS = 1 << 19
 """Slots of term postings kept per process (8 bytes each: 4 MB), by index version and term
 (:meth:`FileIndex.slots_with`)."""
@@ -148,9 +148,9 @@ def forget_kept() -> None:
     index behind its metadata's back, as a fresh process would find it)."""
     _postings.clear()
     _trigger_rows.clear()
+    _counts.clear()
     with _near_lock:
         _near_answers.clear()
-        _counts.clear()
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -356,14 +356,10 @@ class FileIndex:
         100k rows was half a millisecond of every ranking of a resident process."""
         if self._count is None:
             key = self.state()
-            with _near_lock:
-                known = _counts.get(key)
+            known = _counts.get(key)
             if known is None:
                 known = int(self.db.execute("SELECT count(*) FROM entries").fetchone()[0])
-                with _near_lock:
-                    if len(_counts) >= COUNTS:
-                        _counts.clear()
-                    _counts[key] = known
+                _counts.put(key, known, 1)
             self._count = known
         return self._count
 

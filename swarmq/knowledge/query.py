@@ -740,20 +740,11 @@ def _search_tier(
 
 
 def _embedding(knowledge: KnowledgeStore, context: QueryContext) -> PendingVector | None:
-    """:func:`query_vector`, started on the embedding thread (:mod:`._ahead`) so that the
-    tiers' indexes are opened and their lexical postings read meanwhile."""
+    """The task embedded once for every tier, on the embedding thread (:mod:`._ahead`) so that
+    the tiers' indexes are opened and their lexical postings read meanwhile; ``None`` under
+    lexical retrieval or with no text to embed."""
     embedder = knowledge.embedder
     haystack = context.haystack()
     if embedder is None or not haystack.strip():
         return None
     return PendingVector(embedder, haystack)
-
-
-def query_vector(knowledge: KnowledgeStore, context: QueryContext) -> DenseQuery | None:
-    """The task embedded once for every tier; ``None`` under lexical retrieval or with no
-    text to embed."""
-    embedder = knowledge.embedder
-    haystack = context.haystack()
-    if embedder is None or not haystack.strip():
-        return None
-    return DenseQuery(embedder, embedder.embed([haystack])[0])
