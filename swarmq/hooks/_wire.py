@@ -38,14 +38,11 @@ def request(state: Path, message: dict[str, Any], timeout: float) -> dict[str, A
     answers (none running, a stale socket, or no answer within ``timeout`` seconds)."""
     deadline = time.monotonic() + timeout
     try:
-        conn = unix_socket()
-        try:
+        with contextlib.closing(unix_socket()) as conn:
             conn.settimeout(timeout)
             conn.connect(str(socket_path(state)))
             conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
             answer = read_line(conn, deadline, MAX_REPLY, 65536)
-        finally:
-            conn.close()
     except OSError:  # no socket, refused, timed out
         return None
     return decode(answer)

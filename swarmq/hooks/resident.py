@@ -15,6 +15,7 @@ Standard library only: a fresh ``swarmq`` process imports this before typer (and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -94,8 +95,7 @@ def exchange(
     ``connect_timeout`` seconds to be taken, then ``timeout`` for the whole answer."""
     sent = False
     try:
-        conn = unix_socket()
-        try:
+        with contextlib.closing(unix_socket()) as conn:
             conn.settimeout(connect_timeout)
             conn.connect(str(socket_path(state)))
             conn.settimeout(timeout)
@@ -103,8 +103,6 @@ def exchange(
             conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
             sent = True
             answer = read_line(conn, deadline, MAX_ANSWER, 1 << 20)
-        finally:
-            conn.close()
     except (OSError, UnicodeEncodeError):  # no socket, refused, timed out; unencodable text
         return Exchange(sent, None)
     return Exchange(sent, decode(answer))
