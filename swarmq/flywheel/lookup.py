@@ -102,8 +102,10 @@ def search(
     (the story, the fix, why it matters) pulls it toward everything else the body mentions, so
     a title that says exactly what the task says (``Verify Reviewer Suggestions Before
     Implementing`` for "Address the review comments on the workflows pull request") sits below
-    the body floor (docs/QUALITY.md, "Issue 26: why every-store tasks miss"). Short against short is on another
-    cosine scale, hence a floor of its own; a record ranks by the nearer of the two.
+    the body floor (docs/QUALITY.md, "Issue 26: why every-store tasks miss"). Short against
+    short is on another cosine scale, hence a parameter of its own (set, for now, to the
+    flywheel floor: a value fitted apart did not transfer); a record ranks by the nearer of the
+    two.
 
     A pool candidate is reached by its words alone (its cosine, when measured, only ranks it):
     it passed no gate (forged from one transcript, held until something confirms it), the
