@@ -292,6 +292,24 @@ FORGE_SETS = (
         secrets=("rt_UITu1e65", "71832d96-0fbe"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout15",
+        formats={"claude-code": 10, "codex-rollout": 2},
+        repos=7,
+        lessons=27,
+        tool_errors=13,
+        without_lessons=1,
+        max_bytes=4_000_000,
+        missing_word=("cc-familiar-ytmp3-none.jsonl", "libgbm.so.1"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`patrick`, `eric`, `root`) are left out, as SOURCES-heldout15.md
+        # discloses
+        accounts=("oliy", "o.young", "jschuss", "araki", "ygkim"),
+        redacted={"cc-reef-bare-dotfiles.jsonl": 2},
+        # the personal e-mail address of a `git log` output, checked gone by its domain
+        secrets=("@gmail.com",),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
