@@ -21,11 +21,21 @@ if TYPE_CHECKING:
     from swarmq.federated.meaning import Meaning
 
 
+FLYWHEEL_SHARE = 0.45
+"""The least word share a learning or pattern needs to be injected: above the knowledge
+store's floor because a learning file is long and topical (a dozen headings, file names and
+the words of its whole story), so two of a five-word task's words turn up in unrelated ones
+(a publishing-workflow fix met a learning on accuracy tracking at 2/5). Chosen leaving one
+workspace out (eval/knowledge/calibrate_flywheel.py; docs/QUALITY.md, "Issue 26: more
+workspaces with learnings")."""
+
+
 def injection_floors(config: KnowledgeConfig) -> Floors:
     """Injection holds the flywheel and memory to the knowledge store's own lexical floor, so
-    a task nothing is relevant to stays silent in every store, not only in ``.swarm/``."""
+    a task nothing is relevant to stays silent in every store, not only in ``.swarm/``; the
+    flywheel at least to :data:`FLYWHEEL_SHARE`."""
     floor = max(Floors().flywheel, config.inject_min_relevance)
-    return Floors(flywheel=floor, memory=floor)
+    return Floors(flywheel=max(floor, FLYWHEEL_SHARE), memory=floor)
 
 
 def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
