@@ -122,6 +122,44 @@ _SHORTEST_SPAN = 36
 """A quoted call or path is never shortened below this: it must still say what it names."""
 
 
+_WRAPPER = re.compile(
+    r"^(?:\S*[\\/])?(?:(?:pwsh|powershell)(?:\.exe)?\s(?:.*?\s)?-c(?:ommand)?"
+    r"|(?:bash|zsh|sh|dash)\s+-[li]?c)\s+(?P<inner>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A call run through a shell or PowerShell (``powershell.exe -NoProfile -Command "…"``,
+``bash -lc '…'``): the wrapper is what every call of such an agent starts with, the command it
+runs is what the lesson is about."""
+
+
+def _unwrapped(call: str) -> str:
+    """The command a wrapped call runs, without its quotes; the call itself when unwrapped."""
+    match = _WRAPPER.match(call)
+    if not match:
+        return call
+    inner = match.group("inner").strip()
+    if len(inner) > 1 and inner[0] in "\"'" and inner[-1] == inner[0]:
+        inner = inner[1:-1].strip()
+    return inner or call
+
+
+def _middle_cut(inner: str, keep: int) -> str:
+    """``inner`` cut to about ``keep`` characters in its middle, at word ends where a word end
+    is near: a cut inside a word leaves fragments (``-NoProfil…ontributors``) that name
+    nothing and match nothing."""
+    head_len = (keep * 2) // 3
+    tail_len = keep - head_len
+    head = inner[:head_len]
+    space = head.rstrip().rfind(" ")
+    if space > head_len // 2:
+        head = head[:space]
+    tail = inner[len(inner) - tail_len :]
+    space = tail.find(" ")
+    if 0 <= space < tail_len // 2:
+        tail = tail[space + 1 :]
+    return f"{head.rstrip()}…{tail.lstrip()}"
+
+
 def _shorten_spans(text: str, limit: int) -> str:
     """Shorten the longest quoted spans (`` `command` ``, `` `path` ``, ``(error output)``) in
     their middle until the text fits: a forged lesson's calls and error are what is long, and
@@ -136,9 +174,11 @@ def _shorten_spans(text: str, limit: int) -> str:
             break
         span = max(spans, key=lambda m: len(m.group(1) or m.group(2)))
         inner = span.group(1) or span.group(2)
+        if span.group(1):
+            inner = _unwrapped(inner)
+        over = len(text) - limit - (len(span.group(1) or span.group(2)) - len(inner))
         keep = max(_SHORTEST_SPAN, len(inner) - over - 1)
-        head = (keep * 2) // 3
-        short = f"{inner[:head]}…{inner[len(inner) - (keep - head) :]}"
+        short = inner if len(inner) <= keep else _middle_cut(inner, keep)
         opening, closing = ("`", "`") if span.group(1) else ("(", ")")
         text = f"{text[: span.start()]}{opening}{short}{closing}{text[span.end() :]}"
     return text
