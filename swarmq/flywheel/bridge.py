@@ -123,24 +123,30 @@ _SHORTEST_SPAN = 36
 
 
 _WRAPPER = re.compile(
-    r"^(?:\S*[\\/])?(?:(?:pwsh|powershell)(?:\.exe)?\s(?:.*?\s)?-c(?:ommand)?"
-    r"|(?:bash|zsh|sh|dash)\s+-[li]?c)\s+(?P<inner>\S.*)$",
+    r"^(?P<program>(?:\S*[\\/])?(?:pwsh|powershell)(?:\.exe)?)\s(?:.*?\s)?(?P<flag>-c(?:ommand)?)"
+    r"\s+(?P<inner>\S.*)$"
+    r"|^(?P<shell>(?:\S*/)?(?:bash|zsh|sh|dash))\s+(?P<shell_flag>-[li]?c)\s+(?P<shell_inner>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-"""A call run through a shell or PowerShell (``powershell.exe -NoProfile -Command "…"``,
-``bash -lc '…'``): the wrapper is what every call of such an agent starts with, the command it
-runs is what the lesson is about."""
+"""A call run through PowerShell or a shell (``powershell.exe -NoProfile -ExecutionPolicy
+Bypass -Command "…"``, ``bash -lc '…'``)."""
 
 
 def _unwrapped(call: str) -> str:
-    """The command a wrapped call runs, without its quotes; the call itself when unwrapped."""
+    """A wrapped call with the wrapper's options dropped and the command's quotes removed
+    (``powershell.exe -Command apply_patch << 'PATCH' …``): the options are what every call of
+    such an agent starts with, so a call shortened in its middle kept them and lost the command.
+    The program stays: which shell ran the command is often the lesson (PowerShell has no
+    heredoc; ``pwsh`` is not installed)."""
     match = _WRAPPER.match(call)
     if not match:
         return call
-    inner = match.group("inner").strip()
+    program = match.group("program") or match.group("shell")
+    flag = match.group("flag") or match.group("shell_flag")
+    inner = (match.group("inner") or match.group("shell_inner")).strip()
     if len(inner) > 1 and inner[0] in "\"'" and inner[-1] == inner[0]:
         inner = inner[1:-1].strip()
-    return inner or call
+    return f"{program} {flag} {inner}" if inner else call
 
 
 def _middle_cut(inner: str, keep: int) -> str:

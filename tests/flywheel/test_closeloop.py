@@ -353,8 +353,8 @@ def test_condense_shortens_a_wrapped_call_to_the_command_it_runs_at_word_ends() 
     )
     lesson = condense(body)
     assert len(lesson) <= 280
-    assert lesson.startswith("`apply_patch << 'PATCH' *** Add File:")
-    assert "NoProfile" not in lesson and "powershell" not in lesson.split(" failed")[0]
+    assert lesson.startswith("`powershell.exe -Command apply_patch << 'PATCH' *** Add File:")
+    assert "NoProfile" not in lesson
     head, tail = lesson[1:].split("` failed", 1)[0].split("…")
     assert head.endswith(("of", "the", "new", "CONTRIBUTORS", "file", "line")) or head[-1].isdigit()
     assert (
@@ -363,6 +363,18 @@ def test_condense_shortens_a_wrapped_call_to_the_command_it_runs_at_word_ends() 
     )
     assert "Missing file specification after redirection operator." in lesson
     assert lesson.endswith("worked instead.")
+
+
+def test_condense_keeps_the_program_that_ran_a_wrapped_call() -> None:
+    body = (
+        f"`pwsh -NoLogo -NoProfile -Command Get-ChildItem -Force {'x' * 150} | Format-List` failed"
+        " (pwsh : The term 'pwsh' is not recognized as the name of a cmdlet (CommandNotFoundException));"
+        " `pwsh` is not installed here: run `powershell.exe -NoProfile -Command …` instead."
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert lesson.startswith("`pwsh -Command Get-ChildItem -Force")
+    assert lesson.endswith("instead.")
 
 
 def test_condense_keeps_a_call_that_fits_as_it_was_run() -> None:
