@@ -149,21 +149,30 @@ def _unwrapped(call: str) -> str:
     return f"{program} {flag} {inner}" if inner else call
 
 
+def _word_head(text: str, size: int) -> str:
+    """The first ``size`` characters of ``text``, ended at a word end when one is in the
+    second half."""
+    if len(text) <= size or text[size] == " ":
+        return text[:size].rstrip()
+    space = text.rfind(" ", 0, size)
+    return (text[:space] if space > size // 2 else text[:size]).rstrip()
+
+
 def _middle_cut(inner: str, keep: int) -> str:
     """``inner`` cut to about ``keep`` characters in its middle, at word ends where a word end
     is near: a cut inside a word leaves fragments (``-NoProfil…ontributors``) that name
-    nothing and match nothing."""
+    nothing and match nothing. A span forge clipped already keeps only its head: its end is a
+    fragment."""
+    if inner.endswith("…"):
+        return _word_head(inner, keep) + "…"
     head_len = (keep * 2) // 3
     tail_len = keep - head_len
-    head = inner[:head_len]
-    space = head.rstrip().rfind(" ")
-    if space > head_len // 2:
-        head = head[:space]
     tail = inner[len(inner) - tail_len :]
-    space = tail.find(" ")
-    if 0 <= space < tail_len // 2:
-        tail = tail[space + 1 :]
-    return f"{head.rstrip()}…{tail.lstrip()}"
+    if inner[len(inner) - tail_len - 1] != " ":
+        space = tail.find(" ")
+        if 0 <= space < tail_len // 2:
+            tail = tail[space + 1 :]
+    return f"{_word_head(inner, head_len)}…{tail.lstrip()}"
 
 
 def _shorten_spans(text: str, limit: int) -> str:

@@ -380,3 +380,19 @@ def test_condense_keeps_the_program_that_ran_a_wrapped_call() -> None:
 def test_condense_keeps_a_call_that_fits_as_it_was_run() -> None:
     body = "`bash -lc 'python manage.py migrate'` failed (python: not found); `python3` worked."
     assert condense(body) == body
+
+
+def test_condense_keeps_only_the_head_of_a_call_forge_clipped_already() -> None:
+    call = (
+        "powershell.exe -NoProfile -Command apply_patch << 'PATCH' *** Add File: CONTRIBUTORS.md "
+        + ("+x " * 40)
+        + "+Contributors…"
+    )
+    body = (
+        f"`{call}` failed ({'Missing file specification after redirection operator. ' * 3}); "
+        + ("`apply_patch *** Begin Patch *** Add File: CONTRIBUTORS.md` worked instead.")
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert lesson.startswith("`powershell.exe -Command apply_patch")
+    assert "ontributors…`" not in lesson
