@@ -122,6 +122,59 @@ _SHORTEST_SPAN = 36
 """A quoted call or path is never shortened below this: it must still say what it names."""
 
 
+_WRAPPER = re.compile(
+    r"^(?P<program>(?:\S*[\\/])?(?:pwsh|powershell)(?:\.exe)?)\s(?:.*?\s)?(?P<flag>-c(?:ommand)?)"
+    r"\s+(?P<inner>\S.*)$"
+    r"|^(?P<shell>(?:\S*/)?(?:bash|zsh|sh|dash))\s+(?P<shell_flag>-[li]?c)\s+(?P<shell_inner>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A call run through PowerShell or a shell (``powershell.exe -NoProfile -ExecutionPolicy
+Bypass -Command "…"``, ``bash -lc '…'``)."""
+
+
+def _unwrapped(call: str) -> str:
+    """A wrapped call with the wrapper's options dropped and the command's quotes removed
+    (``powershell.exe -Command apply_patch << 'PATCH' …``): the options are what every call of
+    such an agent starts with, so a call shortened in its middle kept them and lost the command.
+    The program stays: which shell ran the command is often the lesson (PowerShell has no
+    heredoc; ``pwsh`` is not installed)."""
+    match = _WRAPPER.match(call)
+    if not match:
+        return call
+    program = match.group("program") or match.group("shell")
+    flag = match.group("flag") or match.group("shell_flag")
+    inner = (match.group("inner") or match.group("shell_inner")).strip()
+    if len(inner) > 1 and inner[0] in "\"'" and inner[-1] == inner[0]:
+        inner = inner[1:-1].strip()
+    return f"{program} {flag} {inner}" if inner else call
+
+
+def _word_head(text: str, size: int) -> str:
+    """The first ``size`` characters of ``text``, ended at a word end when one is in the
+    second half."""
+    if len(text) <= size or text[size] == " ":
+        return text[:size].rstrip()
+    space = text.rfind(" ", 0, size)
+    return (text[:space] if space > size // 2 else text[:size]).rstrip()
+
+
+def _middle_cut(inner: str, keep: int) -> str:
+    """``inner`` cut to about ``keep`` characters in its middle, at word ends where a word end
+    is near: a cut inside a word leaves fragments (``-NoProfil…ontributors``) that name
+    nothing and match nothing. A span forge clipped already keeps only its head: its end is a
+    fragment."""
+    if inner.endswith("…"):
+        return _word_head(inner, keep) + "…"
+    head_len = (keep * 2) // 3
+    tail_len = keep - head_len
+    tail = inner[len(inner) - tail_len :]
+    if inner[len(inner) - tail_len - 1] != " ":
+        space = tail.find(" ")
+        if 0 <= space < tail_len // 2:
+            tail = tail[space + 1 :]
+    return f"{_word_head(inner, head_len)}…{tail.lstrip()}"
+
+
 def _shorten_spans(text: str, limit: int) -> str:
     """Shorten the longest quoted spans (`` `command` ``, `` `path` ``, ``(error output)``) in
     their middle until the text fits: a forged lesson's calls and error are what is long, and
@@ -136,9 +189,11 @@ def _shorten_spans(text: str, limit: int) -> str:
             break
         span = max(spans, key=lambda m: len(m.group(1) or m.group(2)))
         inner = span.group(1) or span.group(2)
+        if span.group(1):
+            inner = _unwrapped(inner)
+        over = len(text) - limit - (len(span.group(1) or span.group(2)) - len(inner))
         keep = max(_SHORTEST_SPAN, len(inner) - over - 1)
-        head = (keep * 2) // 3
-        short = f"{inner[:head]}…{inner[len(inner) - (keep - head) :]}"
+        short = inner if len(inner) <= keep else _middle_cut(inner, keep)
         opening, closing = ("`", "`") if span.group(1) else ("(", ")")
         text = f"{text[: span.start()]}{opening}{short}{closing}{text[span.end() :]}"
     return text

@@ -338,3 +338,61 @@ def test_search_reads_a_changed_or_moved_pool_candidate_again(
     assert all(h.id != hits[0].id for h in search(layout, "visibility timeout redelivered"))
     path.unlink()
     assert search(layout, "zebra hay tarpaulin", limit=1) == []
+
+
+def test_condense_shortens_a_wrapped_call_to_the_command_it_runs_at_word_ends() -> None:
+    """A Windows agent runs every call through ``powershell.exe -NoProfile -Command``: a lesson
+    shortened to the wrapper's head keeps nothing of the command that failed."""
+    patch = " ".join(f"+line {n} of the new CONTRIBUTORS file" for n in range(12))
+    call = (
+        f"powershell.exe -NoProfile -Command \"apply_patch << 'PATCH' *** Add File: A.md {patch}\""
+    )
+    body = (
+        f"`{call}` failed (Missing file specification after redirection operator.); "
+        "`apply_patch *** Begin Patch *** Add File: A.md` worked instead."
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert lesson.startswith("`powershell.exe -Command apply_patch << 'PATCH' *** Add File:")
+    assert "NoProfile" not in lesson
+    head, tail = lesson[1:].split("` failed", 1)[0].split("…")
+    assert head.endswith(("of", "the", "new", "CONTRIBUTORS", "file", "line")) or head[-1].isdigit()
+    assert (
+        tail.split()[0] in {"+line", "of", "the", "new", "CONTRIBUTORS", "file"}
+        or tail[0].isdigit()
+    )
+    assert "Missing file specification after redirection operator." in lesson
+    assert lesson.endswith("worked instead.")
+
+
+def test_condense_keeps_the_program_that_ran_a_wrapped_call() -> None:
+    body = (
+        f"`pwsh -NoLogo -NoProfile -Command Get-ChildItem -Force {'x' * 150} | Format-List` failed"
+        " (pwsh : The term 'pwsh' is not recognized as the name of a cmdlet (CommandNotFoundException));"
+        " `pwsh` is not installed here: run `powershell.exe -NoProfile -Command …` instead."
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert lesson.startswith("`pwsh -Command Get-ChildItem -Force")
+    assert lesson.endswith("instead.")
+
+
+def test_condense_keeps_a_call_that_fits_as_it_was_run() -> None:
+    body = "`bash -lc 'python manage.py migrate'` failed (python: not found); `python3` worked."
+    assert condense(body) == body
+
+
+def test_condense_keeps_only_the_head_of_a_call_forge_clipped_already() -> None:
+    call = (
+        "powershell.exe -NoProfile -Command apply_patch << 'PATCH' *** Add File: CONTRIBUTORS.md "
+        + ("+x " * 40)
+        + "+Contributors…"
+    )
+    body = (
+        f"`{call}` failed ({'Missing file specification after redirection operator. ' * 3}); "
+        + ("`apply_patch *** Begin Patch *** Add File: CONTRIBUTORS.md` worked instead.")
+    )
+    lesson = condense(body)
+    assert len(lesson) <= 280
+    assert lesson.startswith("`powershell.exe -Command apply_patch")
+    assert "ontributors…`" not in lesson
