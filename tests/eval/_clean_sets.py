@@ -382,6 +382,18 @@ REPLAY_SETS = (
         redacted=218,
         missing_word="homebrew",
     ),
+    ReplaySet(
+        "h13",
+        projects=("tailwind",),
+        recurrences=7,
+        owners=("pjw7536", "pjw75"),
+        twin=None,
+        max_bytes=2_800_000,
+        min_mistakes=3,
+        # nothing was replaced (SOURCES-h13.md): the literal prefixes of credentials stay absent
+        secrets=SECRET_PREFIXES,
+        missing_word="homebrew",
+    ),
 )
 
 
