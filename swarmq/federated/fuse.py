@@ -14,7 +14,8 @@ are near-identical texts of two stores (opencode-swarm's word-bigram Jaccard at 
 is written to it (the knowledge store, the flywheel) are folded by their text only when it is
 the same text: the store kept them apart when they were written (templated tool-error lessons,
 "`cat …/workflow.md` failed …" and "`cat …/step-01-init.md` failed …", share most of their words
-and are still two lessons). Memory deduplicates nothing (a mission's objective stands in its
+and are still two lessons), or when they are tool-error lessons that say the same beyond their
+instance (:func:`stated`: one rule met on three calls is one fact). Memory deduplicates nothing (a mission's objective stands in its
 ``SUMMARY.md``, its handoff and their archived copies alike), so two memory lines are folded
 by the near-identity rule as two stores' findings are. The finding that stands for the fact
 is the preferred store's (a knowledge entry: it is what acknowledgements name).
@@ -22,6 +23,7 @@ is the preferred store's (a knowledge entry: it is what acknowledgements name).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +35,47 @@ UNDEDUPLICATED = frozenset({Store.WORKER_MEMORY, Store.SHARED_MEMORY})
 """Stores whose own findings may be near-identical: nothing merges memory lines as written."""
 SAME_WORDS = 0.8
 """Word-set Jaccard at which two texts say the same thing (whatever their word order)."""
+STATED_WORDS = 5
+"""The fewest words a tool-error lesson's stated cause or fact has to fold its instances."""
+_FAILED_CALL = re.compile(r"^`[^`\n]+` failed \(")
+_LAST_STEP = re.compile(
+    r"^(?:`[^`]*` worked instead|after `[^`]*` the same call worked|no retry worked)"
+)
+
+
+def stated(text: str) -> str:
+    """What a tool-error lesson says beyond its instance, normalised: the cause and the fact
+    between "`call` failed (error)" and the call that worked (``""`` for any other text, or
+    when that part is shorter than :data:`STATED_WORDS` words).
+
+    Forge writes one lesson per failing call, so one rule met on three files is three lessons
+    ("`apply_patch … README.md` failed (invalid hunk at line 3 …); in an `*** Add File:` hunk
+    every line needs a `+` prefix; …") that differ in their call and error only; shown
+    together they fill an agent's block with one fact. Lessons that differ in what they say
+    (where the missing file really is) keep different cures and stay apart."""
+    call = _FAILED_CALL.match(text)
+    if not call:
+        return ""
+    parts: list[str] = []
+    depth, quoted, start = 0, False, -1
+    for at in range(call.end() - 1, len(text)):
+        char = text[at]
+        if char == "`":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif start < 0 and char in "()":
+            depth += 1 if char == "(" else -1
+            start = at + 1 if depth == 0 else -1
+        elif start >= 0 and char == ";":
+            parts.append(text[start:at].strip())
+            start = at + 1
+    if start < 0:
+        return ""  # the error's parenthesis never closes: a clipped lesson
+    parts.append(text[start:].strip())
+    kept = [p for p in parts if p and not _LAST_STEP.match(p)]
+    said = normalize_opencode(" ".join(kept))
+    return said if len(said.split()) >= STATED_WORDS else ""
 
 
 class _Groups:
@@ -58,19 +101,26 @@ class _Shape:
     normal: str
     bigrams: frozenset[str]
     words: frozenset[str]
+    stated: str
 
     @classmethod
     def of(cls, text: str) -> _Shape:
-        return cls(normalize_opencode(text), word_bigrams(text), word_tokens(text))
+        return cls(normalize_opencode(text), word_bigrams(text), word_tokens(text), stated(text))
 
     def folds(self, other: _Shape, stores: tuple[Store, Store], threshold: float) -> bool:
         """Whether findings of ``stores`` with these texts are one fact."""
         if stores[0] != stores[1] or stores[0] in UNDEDUPLICATED:
             return self.same(other, threshold)
-        return bool(self.normal) and self.normal == other.normal
+        return self.equal(other)
+
+    def equal(self, other: _Shape) -> bool:
+        """The same text, or tool-error lessons that say the same beyond their instance."""
+        return (bool(self.normal) and self.normal == other.normal) or (
+            bool(self.stated) and self.stated == other.stated
+        )
 
     def same(self, other: _Shape, threshold: float) -> bool:
-        if self.normal and self.normal == other.normal:
+        if self.equal(other):
             return True
         if self.bigrams and other.bigrams and jaccard(self.bigrams, other.bigrams) >= threshold:
             return True
@@ -159,6 +209,9 @@ def _fold_texts(findings: Sequence[Finding], groups: _Groups, threshold: float) 
                 normal = normalize_opencode(findings[i].text)
                 if normal:
                     groups.join(first_with.setdefault(normal, i), i)
+                said = stated(findings[i].text)
+                if said:
+                    groups.join(first_with.setdefault(f"stated:{said}", i), i)
         for _, others in ordered[position + 1 :]:
             for i in indexes:
                 for j in others:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from swarmq.federated.finding import Finding, Store
-from swarmq.federated.fuse import _Groups, _Shape, fuse
+from swarmq.federated.fuse import _Groups, _Shape, fuse, stated
 
 TEXTS = [
     "`cat docs/workflow.md` failed: use the Read tool",
@@ -15,6 +15,12 @@ TEXTS = [
     "pin the Node version in .nvmrc for CI.",
     "CI: pin the node version in .nvmrc",
     "Use pnpm fetch in Docker",
+    "`apply_patch A.md` failed (invalid hunk at line 3); in an `*** Add File:` hunk every line"
+    " needs a `+` prefix; `apply_patch B` worked instead.",
+    "`apply_patch C.yaml` failed (invalid hunk at line 9 (x)); in an `*** Add File:` hunk every"
+    " line needs a `+` prefix",
+    "`cat a/workflow.md` failed (No such file); `cat b/workflow.md` worked instead.",
+    "`cat a/step-01.md` failed (No such file); `cat b/step-01.md` worked instead.",
     "!!!",
     "",
 ]
@@ -54,3 +60,28 @@ def test_fusion_groups_as_the_rule_applied_to_every_pair() -> None:
         got = {frozenset([f.finding.id, *(m.id for m in f.also)]) for f in fused}
         assert got == _every_pair(ordered, 0.6)
         assert sum(len(group) for group in got) == len(findings)
+
+
+def test_tool_error_lessons_saying_the_same_beyond_their_instance_are_one_result() -> None:
+    """One rule met on three calls is three forged lessons that differ in their call and error
+    only: one result. Lessons whose cure differs (where the missing file really is) stay two,
+    and so do lessons whose stated part is too short to tell anything."""
+    rule = "in an apply_patch `*** Add File:` hunk every line of the new file needs a `+` prefix"
+    texts = [
+        f"`apply_patch *** Add File: assets/README.md (e.g., copy…` failed (error: invalid hunk at"
+        f" line 3, 'x' (y)); {rule}; `apply_patch *** Begin Patch` worked instead.",
+        f"`apply_patch *** Begin…m-lock.yaml…` failed (error: invalid hunk at line 9); {rule}.",
+        f"`apply_patch *** Add File: ci.yml` failed (error: invalid hunk at line 2); {rule}; after"
+        " `apply_patch x` the same call worked.",
+        "`cat a/workflow.md` failed (No such file); `cat b/workflow.md` worked instead.",
+        "`cat a/step-01.md` failed (No such file); `cat b/step-01.md` worked instead.",
+        "`npm test` failed (exit 1); run it twice.",
+        "`npm run lint` failed (exit 1); run it twice.",
+    ]
+    assert len({stated(t) for t in texts[:3]}) == 1 and stated(texts[0])
+    assert stated(texts[3]) == stated(texts[5]) == ""
+    assert stated("`x` failed (never closed; a clipped lesson") == ""
+    findings = [Finding(Store.SWARM, f"e{n}", t, n + 1, 0.5, "swarm") for n, t in enumerate(texts)]
+    fused = fuse([findings])
+    assert [f.finding.id for f in fused] == ["e0", "e3", "e4", "e5", "e6"]
+    assert [m.id for m in fused[0].also] == ["e1", "e2"]
