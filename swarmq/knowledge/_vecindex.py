@@ -89,6 +89,7 @@ import numpy.typing as npt
 
 from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
+from swarmq.knowledge._kept import Kept
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 
@@ -395,7 +396,8 @@ def quantise(vectors: Vectors) -> bytes:
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, object]:
-    return dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key = 'gen'"))
+    query = "SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key IN ('gen', 'build')"
+    return dict(db.execute(query))
 
 
 def _tail_crc(path: Path, rows: int, width: int) -> int | None:
@@ -489,6 +491,35 @@ def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bo
     return _tail_crc(vectors_path(index, name), rows, 4 * embedder.dim) == meta.get("vec_crc")
 
 
+MAPS_BYTES = 64 << 20
+"""Bytes of row maps (each slot's row and each row's slot) a process keeps, by version of the
+vectors (:data:`_maps`): 8 MB at 1M rows."""
+_maps: Kept[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = Kept(MAPS_BYTES)
+"""The row maps of each version of the vectors a process has opened, by index and the vector
+metadata read in the reader's transaction (every catch-up that changes a map writes new
+metadata in the same transaction: new rows, a new generation or a new file name). Reading them
+afresh was two blobs of 4 MB each from SQLite on every search of a 1M-row store; the files'
+checks (:func:`_file_ok` and the others) still run on every open."""
+
+
+def _read_maps(
+    db: sqlite3.Connection, rows: int
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]] | None:
+    """The row of each slot and the slot of each of ``rows`` rows as ``db``'s transaction
+    holds them; ``None`` when either is missing or of another length."""
+    mapped = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
+    stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
+    if mapped is None or stored is None or len(stored[0]) != 4 * rows:
+        return None
+    return np.frombuffer(mapped[0], dtype=np.int32), np.frombuffer(stored[0], dtype=np.int32)
+
+
+def forget_maps() -> None:
+    """Drop the row maps this process keeps (tests that change an index behind its
+    metadata's back, as a fresh process would find it)."""
+    _maps.clear()
+
+
 class VectorView:
     """The vectors of one read transaction: rows by slot, and the files to scan."""
 
@@ -533,9 +564,14 @@ class VectorView:
             or not _signs_ok(meta, index, embedder.dim)
         ):
             return None
-        row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
-        if row is None:
-            return None
+        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
+        version = (str(index), *sorted(meta.items()))
+        maps = _maps.get(version)
+        if maps is None:
+            maps = _read_maps(db, rows)
+            if maps is None:
+                return None
+            _maps.put(version, maps, maps[0].nbytes + maps[1].nbytes)
         name = str(meta["vec_file"])
         opened: list[int] = []
         try:
@@ -550,23 +586,15 @@ class VectorView:
             for fd in opened:
                 os.close(fd)
             return None
-        mapping = np.frombuffer(row[0], dtype=np.int32)
-        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
-        stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
-        if stored is None or len(stored[0]) != 4 * rows:
-            for fd in opened:
-                os.close(fd)
-            return None
-        inverse = np.frombuffer(stored[0], dtype=np.int32)
         view = cls(
             opened[0],
             opened[1],
             rows,
             embedder.dim,
-            mapping,
+            maps[0],
             opened[2],
             slots,
-            inverse,
+            maps[1],
             opened[3],
             (str(index), name, embedder.dim),
         )
@@ -787,9 +815,13 @@ def scan_rows(
     spread = np.empty(len(rows), dtype=np.float32)
     step = _sub_rows(dim)
     widened = np.empty((step, dim), dtype=np.float32)
+    # the prefilter's tens of thousands of candidates: each step's rows through maps, however
+    # few a step holds (a read per row costs more than a map's page faults once there are
+    # thousands of rows in all; the steps, and so the products, are the same either way)
+    maps = len(rows) > PREAD_ROWS
     for low in range(0, len(rows), step):
         part = ordered[low : low + step]
-        picked = _gather(fd, part, dim + 8).view(_code_dtype(dim))[:, 0]
+        picked = _gather(fd, part, dim + 8, maps).view(_code_dtype(dim))[:, 0]
         buffer = widened[: len(part)]
         np.copyto(buffer, picked["c"], casting="unsafe")
         out = near[low : low + len(part)]
@@ -820,15 +852,17 @@ hundred rows whose exact cosines a query reads (100k MiniLM rows: 170 rows 0.19 
 1.0); from about 4,000 rows the maps are faster."""
 
 
-def _gather(fd: int, rows: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
+def _gather(
+    fd: int, rows: npt.NDArray[np.int64], width: int, maps: bool = False
+) -> npt.NDArray[np.uint8]:
     """Rows ``rows`` (any order, ``width`` bytes each) of the file ``fd``, in that order: a
-    read per row up to :data:`PREAD_ROWS` rows, else through short-lived maps of at most
-    :data:`GATHER_WINDOW` bytes (a few times faster than a read per row at thousands of
-    rows)."""
+    read per row up to :data:`PREAD_ROWS` rows unless ``maps``, else through short-lived maps
+    of at most :data:`GATHER_WINDOW` bytes (a few times faster than a read per row at
+    thousands of rows)."""
     out = np.empty((len(rows), width), dtype=np.uint8)
     if not len(rows):
         return out
-    if len(rows) <= PREAD_ROWS:
+    if len(rows) <= PREAD_ROWS and not maps:
         buffer = out.data.cast("B")
         for position, row in enumerate(rows.tolist()):
             start = position * width

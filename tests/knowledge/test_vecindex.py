@@ -511,3 +511,66 @@ def test_rows_read_one_by_one_equal_rows_read_through_the_maps(tmp_path: Path) -
             _vecindex._gather(fd, np.asarray([count], dtype=np.int64), width)
     finally:
         os.close(fd)
+
+
+def _opened_maps(swarm: Path) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    with FileIndex.open(swarm, embedder=default_embedder()) as index:  # type: ignore[union-attr]
+        vectors = index.vectors
+        assert vectors is not None
+        return vectors.row_for_slot, vectors.slot_of_row
+
+
+def test_row_maps_are_kept_per_version_and_read_afresh_for_a_new_one(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    """A process keeps the row maps of a version of the vectors: opened again, the same arrays
+    (not read from SQLite again); after an append, the new version's, equal to what a fresh
+    process reads; and a search with kept maps answers as the whole store does."""
+    through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    kept = _opened_maps(swarm)
+    again = _opened_maps(swarm)
+    assert again[0] is kept[0] and again[1] is kept[1]
+    _vecindex.forget_maps()
+    fresh = _opened_maps(swarm)
+    assert fresh[0] is not kept[0]
+    assert np.array_equal(fresh[0], kept[0]) and np.array_equal(fresh[1], kept[1])
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    assert through_index(stores) == whole(stores)
+    grown = _opened_maps(swarm)
+    assert len(grown[1]) > len(fresh[1])
+    _vecindex.forget_maps()
+    afresh = _opened_maps(swarm)
+    assert np.array_equal(grown[0], afresh[0]) and np.array_equal(grown[1], afresh[1])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "scribbled"])
+def test_kept_row_maps_never_skip_the_checks_of_the_files(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    damage: str,
+) -> None:
+    """With a version's row maps kept, a vector file damaged since is still found out on the
+    next open (the view is refused, then rebuilt): the maps spare the blobs, not the checks."""
+    import sqlite3
+
+    first = through_index(stores)
+    knowledge = stores(**HYBRID)
+    swarm = knowledge.swarm.files.knowledge
+    _opened_maps(swarm)  # kept
+    (path,) = vector_files(knowledge)
+    if damage == "truncated":
+        os.truncate(path, path.stat().st_size - 100)
+    else:
+        with path.open("r+b") as handle:
+            handle.seek(-512, os.SEEK_END)
+            handle.write(np.ones(128, dtype=np.float32).tobytes())
+    index = swarm.with_name("knowledge.index.sqlite")
+    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        db.execute("BEGIN")
+        assert _vecindex.VectorView.open(db, index, default_embedder()) is None
+    finally:
+        db.close()
+    assert through_index(stores) == first
+    assert vector_files(stores()) != [path]
