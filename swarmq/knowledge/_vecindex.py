@@ -494,7 +494,9 @@ def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bo
 MAPS_BYTES = 64 << 20
 """Bytes of row maps (each slot's row and each row's slot) a process keeps, by version of the
 vectors (:data:`_maps`): 8 MB at 1M rows."""
-_maps: Kept[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]] = Kept(MAPS_BYTES)
+_Maps = tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int64]]
+"""The row of each slot, the slot of each row, the rows no slot has (dead)."""
+_maps: Kept[_Maps] = Kept(MAPS_BYTES)
 """The row maps of each version of the vectors a process has opened, by index and the vector
 metadata read in the reader's transaction (every catch-up that changes a map writes new
 metadata in the same transaction: new rows, a new generation or a new file name). Reading them
@@ -502,16 +504,16 @@ afresh was two blobs of 4 MB each from SQLite on every search of a 1M-row store;
 checks (:func:`_file_ok` and the others) still run on every open."""
 
 
-def _read_maps(
-    db: sqlite3.Connection, rows: int
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]] | None:
-    """The row of each slot and the slot of each of ``rows`` rows as ``db``'s transaction
-    holds them; ``None`` when either is missing or of another length."""
+def _read_maps(db: sqlite3.Connection, rows: int) -> _Maps | None:
+    """The row of each slot, the slot of each of ``rows`` rows and the dead rows as ``db``'s
+    transaction holds them; ``None`` when a map is missing or of another length."""
     mapped = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
     stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
     if mapped is None or stored is None or len(stored[0]) != 4 * rows:
         return None
-    return np.frombuffer(mapped[0], dtype=np.int32), np.frombuffer(stored[0], dtype=np.int32)
+    inverse = np.frombuffer(stored[0], dtype=np.int32)
+    dead = np.flatnonzero(inverse < 0).astype(np.int64)
+    return np.frombuffer(mapped[0], dtype=np.int32), inverse, dead
 
 
 def forget_maps() -> None:
@@ -535,6 +537,7 @@ class VectorView:
         slot_of_row: npt.NDArray[np.int32] | None = None,
         signs_fd: int = -1,
         key: tuple[str, str, int] | None = None,
+        dead: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self.fd = fd
         self.key = key
@@ -548,6 +551,8 @@ class VectorView:
         self.dim = dim
         self.row_for_slot = row_for_slot
         self.slot_of_row = slot_of_row if slot_of_row is not None else _inverse(row_for_slot, rows)
+        self.dead = dead if dead is not None else np.flatnonzero(self.slot_of_row < 0)
+        """The rows no slot of this version has (indices: a few, where a mask is 1M values)."""
         self.missing = 0
         """Entries of this version with no vector yet (a background catch-up fills them)."""
 
@@ -571,7 +576,7 @@ class VectorView:
             maps = _read_maps(db, rows)
             if maps is None:
                 return None
-            _maps.put(version, maps, maps[0].nbytes + maps[1].nbytes)
+            _maps.put(version, maps, sum(part.nbytes for part in maps))
         name = str(meta["vec_file"])
         opened: list[int] = []
         try:
@@ -597,6 +602,7 @@ class VectorView:
             maps[1],
             opened[3],
             (str(index), name, embedder.dim),
+            maps[2],
         )
         missing = meta.get("vec_missing")
         view.missing = missing if isinstance(missing, int) else 0
@@ -645,8 +651,8 @@ class VectorView:
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
         within their bounds, made exact on demand (module docstring)."""
-        dead = self.slot_of_row < 0
-        if not self.rows or bool(dead.all()):
+        dead = self.dead
+        if not self.rows or len(dead) == self.rows:
             return DenseCosines({})
         if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
             return self.prefiltered(query, text, take, dead)
@@ -659,7 +665,7 @@ class VectorView:
         # process pays a page fault per 4 KB of every new array, so few and small ones)
         bound = np.subtract(approx, radius)
         bound[dead] = -np.inf
-        take = min(take, self.rows - int(dead.sum()))
+        take = min(take, self.rows - len(dead))
         bound.partition(self.rows - take)
         cut = bound[self.rows - take]
         np.add(approx, radius, out=bound)
@@ -675,14 +681,14 @@ class VectorView:
         query: Vectors,
         text: Iterable[int],
         take: int,
-        dead: npt.NDArray[np.bool_],
+        dead: npt.NDArray[np.int64],
     ) -> DenseCosines:
         """:meth:`scores` over the resident rows: every row's exact cosine in one product,
         by the per-row einsum :meth:`exact` runs (equal bit for bit), so the lexical hits'
         cosines are exact from the start and nothing is read back from the files."""
         cosines: Vectors = np.einsum("ij,j->i", matrix, query.astype(np.float32, copy=False))
         cosines[dead] = -np.inf
-        take = min(take, self.rows - int(dead.sum()))
+        take = min(take, self.rows - len(dead))
         nearest = np.argpartition(-cosines, take - 1)[:take].tolist()
         found = cosines[nearest].tolist()
         exact = dict(zip(self.slot_of_row[nearest].tolist(), found, strict=True))
@@ -694,21 +700,21 @@ class VectorView:
         return DenseCosines(exact)
 
     def prefiltered(
-        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.bool_]
+        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.int64]
     ) -> DenseCosines:
         """:meth:`scores` through the sign bits: the exact cosine of the ``take`` nearest of
         the rows of least Hamming distance to the query's signs, the lexical hits' bounds from
         their code rows (module docstring)."""
         distance = hamming(self.signs_fd, self.rows, self.dim, query)
         distance[dead] = np.iinfo(distance.dtype).max
-        live = self.rows - int(dead.sum())
+        live = self.rows - len(dead)
         keep = min(prefilter_candidates(take, self.rows), live)
         if keep < self.rows:
             candidates = np.argpartition(distance, keep - 1)[:keep]
         else:
             candidates = np.arange(self.rows)
         del distance
-        candidates = np.sort(candidates[~dead[candidates]]).astype(np.int64)
+        candidates = np.sort(candidates[self.slot_of_row[candidates] >= 0]).astype(np.int64)
         # the exact nearest among the candidates, as the scan finds them among all rows
         approx, radius = scan_rows(self.codes_fd, candidates, self.dim, query)
         take = min(take, len(candidates))
