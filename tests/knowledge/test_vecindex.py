@@ -574,3 +574,40 @@ def test_kept_row_maps_never_skip_the_checks_of_the_files(
         db.close()
     assert through_index(stores) == first
     assert vector_files(stores()) != [path]
+
+
+def test_many_rows_bounded_through_the_maps_equal_rows_read_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prefilter's thousands of candidates are read through maps, a few rows one by one:
+    bit for bit the same approximate cosines and radii, in the order asked."""
+    dim, count = 64, 20_000
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((count, dim)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    path = tmp_path / "rows.vq"
+    path.write_bytes(_vecindex.quantise(rows))
+    query = rows[3] + np.float32(0.1) * rng.standard_normal(dim).astype(np.float32)
+    wanted = rng.choice(count, size=_vecindex.PREAD_ROWS + 1500, replace=False).astype(np.int64)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        read: list[str] = []
+        gather = _vecindex._gather
+
+        def counted(fd: int, rows: np.ndarray, width: int, maps: bool = False) -> np.ndarray:  # type: ignore[type-arg]
+            read.append("maps" if maps or len(rows) > _vecindex.PREAD_ROWS else "pread")
+            return gather(fd, rows, width, maps)
+
+        monkeypatch.setattr(_vecindex, "_gather", counted)
+        mapped = _vecindex.scan_rows(fd, wanted, dim, query)
+        assert set(read) == {"maps"}
+        read.clear()
+        monkeypatch.setattr(_vecindex, "PREAD_ROWS", 10 * len(wanted))
+        one_by_one = _vecindex.scan_rows(fd, wanted, dim, query)
+        assert set(read) == {"pread"}
+    finally:
+        os.close(fd)
+    for got, expected in zip(mapped, one_by_one, strict=True):
+        assert got.tobytes() == expected.tobytes()
+    exact = rows[wanted] @ query
+    assert np.all(np.abs(exact - mapped[0]) <= mapped[1])
