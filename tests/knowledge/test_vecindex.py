@@ -373,6 +373,7 @@ def test_resident_rows_answer_as_the_scan_does(
         return resident_scores(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_vecindex.VectorView, "resident_scores", counted)
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
     for config in ({}, {"inject_min_relevance": 0.0}):
         used.clear()
         with monkeypatch.context() as scanning:
@@ -409,6 +410,7 @@ def test_codes_kept_in_memory_answer_as_the_mapped_scan_does(
 
     monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # never widened: the codes are scanned
     monkeypatch.setattr(_vecindex, "scan", counted)
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
     for config in ({}, {"inject_min_relevance": 0.0}):
         held.clear()
         with monkeypatch.context() as mapping:
@@ -611,3 +613,39 @@ def test_many_rows_bounded_through_the_maps_equal_rows_read_one_by_one(
         assert got.tobytes() == expected.tobytes()
     exact = rows[wanted] @ query
     assert np.all(np.abs(exact - mapped[0]) <= mapped[1])
+
+
+def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search asked again (a prompt's search, then its injection) takes the dense answer
+    kept for that version, query and lexical hits: the same entries, scores and cosines as
+    computing it, and computed again once the store changed."""
+    computed: list[int] = []
+    compute = _vecindex.VectorView._scores
+
+    def counted(self: _vecindex.VectorView, *args: object) -> object:
+        computed.append(self.rows)
+        return compute(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex.VectorView, "_scores", counted)
+    _vecindex.forget_maps()
+    first = through_index(stores)
+    assert computed
+    computed.clear()
+    assert through_index(stores) == first
+    assert not computed, "a query asked again was computed again"
+    _vecindex.forget_maps()
+    assert through_index(stores) == first
+    assert computed
+    swarm = stores().swarm.files.knowledge
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    computed.clear()
+    grown = through_index(stores)
+    assert computed, "another version's answer was taken"
+    assert grown == whole(stores)
+    computed.clear()
+    assert through_index(stores) == grown
+    assert not computed
