@@ -53,6 +53,11 @@ class Kept(Generic[T]):
             self._answers.clear()
             self._held = 0
 
+    def renew_lock(self) -> None:
+        """In a forked child: a parent thread may have held the lock at the fork, and no thread
+        of the child would ever release it (the answers kept are the child's own copy)."""
+        self._lock = threading.Lock()
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._answers)

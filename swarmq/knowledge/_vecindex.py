@@ -89,6 +89,7 @@ import numpy.typing as npt
 
 from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
+from swarmq.knowledge._kept import Kept
 from swarmq.knowledge.model import Entry
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 
@@ -136,6 +137,10 @@ PREFILTER_SHARE)`` (recall@64 0.958 at 16,384 of 300,000 WordLlama rows, 0.777 a
 ``bench/dense_prefilter.py``)."""
 SIGN_BLOCK_ROWS = 65_536
 """Rows of sign bits per memory-mapped block (2 MB at 256 dimensions)."""
+SIGN_SUB_ROWS = 8192
+"""Rows of a block whose differing bits are counted at a time, in one buffer a thread keeps
+(384 KB at 384 dimensions: in cache, where a block's 3 MB of counts was a new array each time):
+at 1M rows of 384 dimensions 23-29 ms of CPU a query instead of 36-37."""
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 RESIDENT_BYTES = 48 << 20
@@ -395,7 +400,8 @@ def quantise(vectors: Vectors) -> bytes:
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, object]:
-    return dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key = 'gen'"))
+    query = "SELECT key, value FROM meta WHERE key LIKE 'vec_%' OR key IN ('gen', 'build')"
+    return dict(db.execute(query))
 
 
 def _tail_crc(path: Path, rows: int, width: int) -> int | None:
@@ -489,6 +495,60 @@ def _old_file_ok(meta: dict[str, object], index: Path, embedder: Embedder) -> bo
     return _tail_crc(vectors_path(index, name), rows, 4 * embedder.dim) == meta.get("vec_crc")
 
 
+MAPS_BYTES = 64 << 20
+"""Bytes of row maps (each slot's row and each row's slot) a process keeps, by version of the
+vectors (:data:`_maps`): 8 MB at 1M rows."""
+_Maps = tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int64]]
+"""The row of each slot, the slot of each row, the rows no slot has (dead)."""
+_maps: Kept[_Maps] = Kept(MAPS_BYTES)
+"""The row maps of each version of the vectors a process has opened, by index and the vector
+metadata read in the reader's transaction (every catch-up that changes a map writes new
+metadata in the same transaction: new rows, a new generation or a new file name). Reading them
+afresh was two blobs of 4 MB each from SQLite on every search of a 1M-row store; the files'
+checks (:func:`_file_ok` and the others) still run on every open."""
+
+
+def _read_maps(db: sqlite3.Connection, rows: int) -> _Maps | None:
+    """The row of each slot, the slot of each of ``rows`` rows and the dead rows as ``db``'s
+    transaction holds them; ``None`` when a map is missing or of another length."""
+    mapped = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
+    stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
+    if mapped is None or stored is None or len(stored[0]) != 4 * rows:
+        return None
+    inverse = np.frombuffer(stored[0], dtype=np.int32)
+    dead = np.flatnonzero(inverse < 0).astype(np.int64)
+    return np.frombuffer(mapped[0], dtype=np.int32), inverse, dead
+
+
+DENSE_ANSWER_SLOTS = 1 << 17
+"""Slots of dense answers a process keeps (:data:`_answers`; ~170 bytes a slot: ~22 MB)."""
+_answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, float]]]] = Kept(
+    DENSE_ANSWER_SLOTS
+)
+"""The dense answer of a query already asked of a version of the vectors (the exact cosines
+of the nearest rows, the lexical hits' bounds, as computed, before any was resolved), by
+version, query vector, ``take`` and the number of lexical hits; the hits themselves are kept
+with it and compared. The answer is a function of these alone, and a resident server is asked
+the same text twice in a row (a prompt's search, then its injection): at 1M rows the second
+skips the sign bits, the candidates' codes and the hits' codes (~65 ms of CPU)."""
+
+
+def _renew_kept_locks() -> None:
+    """In a forked child: the kept maps' and answers' locks (:meth:`Kept.renew_lock`)."""
+    _maps.renew_lock()
+    _answers.renew_lock()
+
+
+os.register_at_fork(after_in_child=_renew_kept_locks)
+
+
+def forget_maps() -> None:
+    """Drop the row maps and dense answers this process keeps (tests that change an index
+    behind its metadata's back, as a fresh process would find it)."""
+    _maps.clear()
+    _answers.clear()
+
+
 class VectorView:
     """The vectors of one read transaction: rows by slot, and the files to scan."""
 
@@ -504,7 +564,12 @@ class VectorView:
         slot_of_row: npt.NDArray[np.int32] | None = None,
         signs_fd: int = -1,
         key: tuple[str, str, int] | None = None,
+        dead: npt.NDArray[np.int64] | None = None,
+        version: tuple[object, ...] | None = None,
     ) -> None:
+        self.version = version
+        """Names this version of the vectors for the process's kept answers (``None``: none
+        kept)."""
         self.fd = fd
         self.key = key
         """Names the vector file for the process's resident copy (``None``: never kept)."""
@@ -517,6 +582,8 @@ class VectorView:
         self.dim = dim
         self.row_for_slot = row_for_slot
         self.slot_of_row = slot_of_row if slot_of_row is not None else _inverse(row_for_slot, rows)
+        self.dead = dead if dead is not None else np.flatnonzero(self.slot_of_row < 0)
+        """The rows no slot of this version has (indices: a few, where a mask is 1M values)."""
         self.missing = 0
         """Entries of this version with no vector yet (a background catch-up fills them)."""
 
@@ -533,9 +600,14 @@ class VectorView:
             or not _signs_ok(meta, index, embedder.dim)
         ):
             return None
-        row = db.execute("SELECT data FROM vecmap WHERE id = 0").fetchone()
-        if row is None:
-            return None
+        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
+        version = (str(index), *sorted(meta.items()))
+        maps = _maps.get(version)
+        if maps is None:
+            maps = _read_maps(db, rows)
+            if maps is None:
+                return None
+            _maps.put(version, maps, sum(part.nbytes for part in maps))
         name = str(meta["vec_file"])
         opened: list[int] = []
         try:
@@ -550,25 +622,19 @@ class VectorView:
             for fd in opened:
                 os.close(fd)
             return None
-        mapping = np.frombuffer(row[0], dtype=np.int32)
-        rows, slots = int(meta["vec_rows"]), int(meta["vec_sslots"])  # type: ignore[call-overload]
-        stored = db.execute("SELECT data FROM vecmap WHERE id = 1").fetchone()
-        if stored is None or len(stored[0]) != 4 * rows:
-            for fd in opened:
-                os.close(fd)
-            return None
-        inverse = np.frombuffer(stored[0], dtype=np.int32)
         view = cls(
             opened[0],
             opened[1],
             rows,
             embedder.dim,
-            mapping,
+            maps[0],
             opened[2],
             slots,
-            inverse,
+            maps[1],
             opened[3],
             (str(index), name, embedder.dim),
+            maps[2],
+            version,
         )
         missing = meta.get("vec_missing")
         view.missing = missing if isinstance(missing, int) else 0
@@ -616,9 +682,31 @@ class VectorView:
         """Hybrid retrieval's dense candidates, as the mirror's
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
-        within their bounds, made exact on demand (module docstring)."""
-        dead = self.slot_of_row < 0
-        if not self.rows or bool(dead.all()):
+        within their bounds, made exact on demand (module docstring); a query already asked of
+        this version is answered as it was then (:data:`_answers`)."""
+        if self.version is None:
+            return self._scores(query, text, take)
+        hits = tuple(text)
+        key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits))
+        kept = _answers.get(key)
+        if kept is not None and kept[0] == hits:
+            return self._answer(dict(kept[1]), dict(kept[2]), query)
+        found = self._scores(query, hits, take)
+        _answers.put(
+            key, (hits, dict(found.exact), dict(found.bounds)), len(found.exact) + len(found.bounds)
+        )
+        return found
+
+    def _answer(
+        self, exact: dict[int, float], bounds: dict[int, tuple[float, float]], query: Vectors
+    ) -> DenseCosines:
+        """A dense answer whose bounded cosines this view makes exact on demand."""
+        return DenseCosines(exact, bounds, reader=lambda slots: self.exact_of(slots, query))
+
+    def _scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
+        """:meth:`scores` computed."""
+        dead = self.dead
+        if not self.rows or len(dead) == self.rows:
             return DenseCosines({})
         if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
             return self.prefiltered(query, text, take, dead)
@@ -631,7 +719,7 @@ class VectorView:
         # process pays a page fault per 4 KB of every new array, so few and small ones)
         bound = np.subtract(approx, radius)
         bound[dead] = -np.inf
-        take = min(take, self.rows - int(dead.sum()))
+        take = min(take, self.rows - len(dead))
         bound.partition(self.rows - take)
         cut = bound[self.rows - take]
         np.add(approx, radius, out=bound)
@@ -647,14 +735,14 @@ class VectorView:
         query: Vectors,
         text: Iterable[int],
         take: int,
-        dead: npt.NDArray[np.bool_],
+        dead: npt.NDArray[np.int64],
     ) -> DenseCosines:
         """:meth:`scores` over the resident rows: every row's exact cosine in one product,
         by the per-row einsum :meth:`exact` runs (equal bit for bit), so the lexical hits'
         cosines are exact from the start and nothing is read back from the files."""
         cosines: Vectors = np.einsum("ij,j->i", matrix, query.astype(np.float32, copy=False))
         cosines[dead] = -np.inf
-        take = min(take, self.rows - int(dead.sum()))
+        take = min(take, self.rows - len(dead))
         nearest = np.argpartition(-cosines, take - 1)[:take].tolist()
         found = cosines[nearest].tolist()
         exact = dict(zip(self.slot_of_row[nearest].tolist(), found, strict=True))
@@ -666,21 +754,21 @@ class VectorView:
         return DenseCosines(exact)
 
     def prefiltered(
-        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.bool_]
+        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.int64]
     ) -> DenseCosines:
         """:meth:`scores` through the sign bits: the exact cosine of the ``take`` nearest of
         the rows of least Hamming distance to the query's signs, the lexical hits' bounds from
         their code rows (module docstring)."""
         distance = hamming(self.signs_fd, self.rows, self.dim, query)
         distance[dead] = np.iinfo(distance.dtype).max
-        live = self.rows - int(dead.sum())
+        live = self.rows - len(dead)
         keep = min(prefilter_candidates(take, self.rows), live)
         if keep < self.rows:
             candidates = np.argpartition(distance, keep - 1)[:keep]
         else:
             candidates = np.arange(self.rows)
         del distance
-        candidates = np.sort(candidates[~dead[candidates]]).astype(np.int64)
+        candidates = np.sort(candidates[self.slot_of_row[candidates] >= 0]).astype(np.int64)
         # the exact nearest among the candidates, as the scan finds them among all rows
         approx, radius = scan_rows(self.codes_fd, candidates, self.dim, query)
         take = min(take, len(candidates))
@@ -787,9 +875,13 @@ def scan_rows(
     spread = np.empty(len(rows), dtype=np.float32)
     step = _sub_rows(dim)
     widened = np.empty((step, dim), dtype=np.float32)
+    # the prefilter's tens of thousands of candidates: each step's rows through maps, however
+    # few a step holds (a read per row costs more than a map's page faults once there are
+    # thousands of rows in all; the steps, and so the products, are the same either way)
+    maps = len(rows) > PREAD_ROWS
     for low in range(0, len(rows), step):
         part = ordered[low : low + step]
-        picked = _gather(fd, part, dim + 8).view(_code_dtype(dim))[:, 0]
+        picked = _gather(fd, part, dim + 8, maps).view(_code_dtype(dim))[:, 0]
         buffer = widened[: len(part)]
         np.copyto(buffer, picked["c"], casting="unsafe")
         out = near[low : low + len(part)]
@@ -820,15 +912,17 @@ hundred rows whose exact cosines a query reads (100k MiniLM rows: 170 rows 0.19 
 1.0); from about 4,000 rows the maps are faster."""
 
 
-def _gather(fd: int, rows: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
+def _gather(
+    fd: int, rows: npt.NDArray[np.int64], width: int, maps: bool = False
+) -> npt.NDArray[np.uint8]:
     """Rows ``rows`` (any order, ``width`` bytes each) of the file ``fd``, in that order: a
-    read per row up to :data:`PREAD_ROWS` rows, else through short-lived maps of at most
-    :data:`GATHER_WINDOW` bytes (a few times faster than a read per row at thousands of
-    rows)."""
+    read per row up to :data:`PREAD_ROWS` rows unless ``maps``, else through short-lived maps
+    of at most :data:`GATHER_WINDOW` bytes (a few times faster than a read per row at
+    thousands of rows)."""
     out = np.empty((len(rows), width), dtype=np.uint8)
     if not len(rows):
         return out
-    if len(rows) <= PREAD_ROWS:
+    if len(rows) <= PREAD_ROWS and not maps:
         buffer = out.data.cast("B")
         for position, row in enumerate(rows.tolist()):
             start = position * width
@@ -863,6 +957,7 @@ def hamming(fd: int, rows: int, dim: int, query: Vectors) -> npt.NDArray[np.uint
     granularity = mmap.ALLOCATIONGRANULARITY
 
     def work(blocks: range) -> None:
+        differ = np.empty((SIGN_SUB_ROWS, words), dtype="<u8")
         for low in blocks:
             count = min(SIGN_BLOCK_ROWS, rows - low)
             start = low * 8 * words
@@ -875,14 +970,18 @@ def hamming(fd: int, rows: int, dim: int, query: Vectors) -> npt.NDArray[np.uint
                 offset=start - skip,
             ) as block:
                 table = np.frombuffer(block, dtype="<u8", count=count * words, offset=skip)
-                differ = np.bitwise_xor(table.reshape(count, words), bits)
-                del table
-            np.bitwise_count(differ, out=differ)
-            # the words added one by one: a sum along an axis of four runs far slower
-            total = differ[:, 0].copy()
-            for word in range(1, words):
-                total += differ[:, word]
-            distance[low : low + count] = total
+                table = table.reshape(count, words)
+                for sub in range(0, count, SIGN_SUB_ROWS):
+                    part = table[sub : sub + SIGN_SUB_ROWS]
+                    counted = differ[: len(part)]
+                    np.bitwise_xor(part, bits, out=counted)
+                    np.bitwise_count(counted, out=counted)
+                    # the words added one by one: a sum along an axis of four runs far slower
+                    total = distance[low + sub : low + sub + len(part)]
+                    np.copyto(total, counted[:, 0], casting="unsafe")
+                    for word in range(1, words):
+                        total += counted[:, word]
+                del table, part
 
     _in_parallel(work, range(0, rows, SIGN_BLOCK_ROWS))
     return distance

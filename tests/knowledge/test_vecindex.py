@@ -373,6 +373,7 @@ def test_resident_rows_answer_as_the_scan_does(
         return resident_scores(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_vecindex.VectorView, "resident_scores", counted)
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
     for config in ({}, {"inject_min_relevance": 0.0}):
         used.clear()
         with monkeypatch.context() as scanning:
@@ -409,6 +410,7 @@ def test_codes_kept_in_memory_answer_as_the_mapped_scan_does(
 
     monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # never widened: the codes are scanned
     monkeypatch.setattr(_vecindex, "scan", counted)
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
     for config in ({}, {"inject_min_relevance": 0.0}):
         held.clear()
         with monkeypatch.context() as mapping:
@@ -511,3 +513,174 @@ def test_rows_read_one_by_one_equal_rows_read_through_the_maps(tmp_path: Path) -
             _vecindex._gather(fd, np.asarray([count], dtype=np.int64), width)
     finally:
         os.close(fd)
+
+
+def _opened_maps(swarm: Path) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    with FileIndex.open(swarm, embedder=default_embedder()) as index:  # type: ignore[union-attr]
+        vectors = index.vectors
+        assert vectors is not None
+        return vectors.row_for_slot, vectors.slot_of_row
+
+
+def test_row_maps_are_kept_per_version_and_read_afresh_for_a_new_one(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+) -> None:
+    """A process keeps the row maps of a version of the vectors: opened again, the same arrays
+    (not read from SQLite again); after an append, the new version's, equal to what a fresh
+    process reads; and a search with kept maps answers as the whole store does."""
+    through_index(stores)
+    swarm = stores().swarm.files.knowledge
+    kept = _opened_maps(swarm)
+    again = _opened_maps(swarm)
+    assert again[0] is kept[0] and again[1] is kept[1]
+    _vecindex.forget_maps()
+    fresh = _opened_maps(swarm)
+    assert fresh[0] is not kept[0]
+    assert np.array_equal(fresh[0], kept[0]) and np.array_equal(fresh[1], kept[1])
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    assert through_index(stores) == whole(stores)
+    grown = _opened_maps(swarm)
+    assert len(grown[1]) > len(fresh[1])
+    _vecindex.forget_maps()
+    afresh = _opened_maps(swarm)
+    assert np.array_equal(grown[0], afresh[0]) and np.array_equal(grown[1], afresh[1])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "scribbled"])
+def test_kept_row_maps_never_skip_the_checks_of_the_files(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    damage: str,
+) -> None:
+    """With a version's row maps kept, a vector file damaged since is still found out on the
+    next open (the view is refused, then rebuilt): the maps spare the blobs, not the checks."""
+    import sqlite3
+
+    first = through_index(stores)
+    knowledge = stores(**HYBRID)
+    swarm = knowledge.swarm.files.knowledge
+    _opened_maps(swarm)  # kept
+    (path,) = vector_files(knowledge)
+    if damage == "truncated":
+        os.truncate(path, path.stat().st_size - 100)
+    else:
+        with path.open("r+b") as handle:
+            handle.seek(-512, os.SEEK_END)
+            handle.write(np.ones(128, dtype=np.float32).tobytes())
+    index = swarm.with_name("knowledge.index.sqlite")
+    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        db.execute("BEGIN")
+        assert _vecindex.VectorView.open(db, index, default_embedder()) is None
+    finally:
+        db.close()
+    assert through_index(stores) == first
+    assert vector_files(stores()) != [path]
+
+
+def test_many_rows_bounded_through_the_maps_equal_rows_read_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prefilter's thousands of candidates are read through maps, a few rows one by one:
+    bit for bit the same approximate cosines and radii, in the order asked."""
+    dim, count = 64, 20_000
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((count, dim)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    path = tmp_path / "rows.vq"
+    path.write_bytes(_vecindex.quantise(rows))
+    query = rows[3] + np.float32(0.1) * rng.standard_normal(dim).astype(np.float32)
+    wanted = rng.choice(count, size=_vecindex.PREAD_ROWS + 1500, replace=False).astype(np.int64)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        read: list[str] = []
+        gather = _vecindex._gather
+
+        def counted(fd: int, rows: np.ndarray, width: int, maps: bool = False) -> np.ndarray:  # type: ignore[type-arg]
+            read.append("maps" if maps or len(rows) > _vecindex.PREAD_ROWS else "pread")
+            return gather(fd, rows, width, maps)
+
+        monkeypatch.setattr(_vecindex, "_gather", counted)
+        mapped = _vecindex.scan_rows(fd, wanted, dim, query)
+        assert set(read) == {"maps"}
+        read.clear()
+        monkeypatch.setattr(_vecindex, "PREAD_ROWS", 10 * len(wanted))
+        one_by_one = _vecindex.scan_rows(fd, wanted, dim, query)
+        assert set(read) == {"pread"}
+    finally:
+        os.close(fd)
+    for got, expected in zip(mapped, one_by_one, strict=True):
+        assert got.tobytes() == expected.tobytes()
+    exact = rows[wanted] @ query
+    assert np.all(np.abs(exact - mapped[0]) <= mapped[1])
+
+
+def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search asked again (a prompt's search, then its injection) takes the dense answer
+    kept for that version, query and lexical hits: the same entries, scores and cosines as
+    computing it, and computed again once the store changed."""
+    computed: list[int] = []
+    compute = _vecindex.VectorView._scores
+
+    def counted(self: _vecindex.VectorView, *args: object) -> object:
+        computed.append(self.rows)
+        return compute(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex.VectorView, "_scores", counted)
+    _vecindex.forget_maps()
+    first = through_index(stores)
+    assert computed
+    computed.clear()
+    assert through_index(stores) == first
+    assert not computed, "a query asked again was computed again"
+    _vecindex.forget_maps()
+    assert through_index(stores) == first
+    assert computed
+    swarm = stores().swarm.files.knowledge
+    with swarm.open("a") as handle:
+        handle.write("\n".join(lines(20, Tier.SWARM, 9)) + "\n")
+    computed.clear()
+    grown = through_index(stores)
+    assert computed, "another version's answer was taken"
+    assert grown == whole(stores)
+    computed.clear()
+    assert through_index(stores) == grown
+    assert not computed
+
+
+def test_a_forked_child_can_keep_maps_while_the_parent_held_their_lock() -> None:
+    """A fork while another thread of the parent holds a kept table's lock: the child takes
+    new locks, so its searches never wait on a lock no thread of it will release."""
+    import threading
+
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with _vecindex._answers._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        pid = os.fork()
+        if pid == 0:  # the child: both tables usable at once
+            try:
+                if not _vecindex._answers._lock.acquire(timeout=5):
+                    os._exit(2)
+                _vecindex._answers._lock.release()
+                _vecindex._answers.put(("k",), ((), {}, {}), 1)
+                _vecindex._maps.get(("k",))
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        holder.join()
+    assert os.waitstatus_to_exitcode(status) == 0
