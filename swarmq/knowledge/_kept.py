@@ -10,9 +10,11 @@ answers hold ``budget`` units (slots or rows) in all.
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -25,6 +27,7 @@ class Kept(Generic[T]):
         self._answers: OrderedDict[tuple[object, ...], tuple[T, int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
+        _every.add(self)
 
     def get(self, key: tuple[object, ...]) -> T | None:
         with self._lock:
@@ -54,10 +57,24 @@ class Kept(Generic[T]):
             self._held = 0
 
     def renew_lock(self) -> None:
-        """In a forked child: a parent thread may have held the lock at the fork, and no thread
-        of the child would ever release it (the answers kept are the child's own copy)."""
+        """In a forked child (every instance's, :func:`_renew_every_lock`): a parent thread may
+        have held the lock at the fork, and no thread of the child would ever release it (the
+        answers kept are the child's own copy)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._answers)
+
+
+_every: weakref.WeakSet[Kept[Any]] = weakref.WeakSet()
+"""Every instance alive: each renews its lock in a forked child without its module having to
+remember to (the index's kept postings, triggers and counts once did not)."""
+
+
+def _renew_every_lock() -> None:
+    for kept in list(_every):
+        kept.renew_lock()
+
+
+os.register_at_fork(after_in_child=_renew_every_lock)

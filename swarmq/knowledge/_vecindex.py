@@ -533,15 +533,6 @@ the same text twice in a row (a prompt's search, then its injection): at 1M rows
 skips the sign bits, the candidates' codes and the hits' codes (~65 ms of CPU)."""
 
 
-def _renew_kept_locks() -> None:
-    """In a forked child: the kept maps' and answers' locks (:meth:`Kept.renew_lock`)."""
-    _maps.renew_lock()
-    _answers.renew_lock()
-
-
-os.register_at_fork(after_in_child=_renew_kept_locks)
-
-
 def forget_maps() -> None:
     """Drop the row maps and dense answers this process keeps (tests that change an index
     behind its metadata's back, as a fresh process would find it)."""

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
+import pytest
+
+from swarmq.knowledge import _ftsindex
 from swarmq.knowledge._kept import Kept
 
 
@@ -29,3 +35,41 @@ def test_an_empty_answer_counts_and_one_over_the_budget_is_not_kept() -> None:
     assert len(kept) == 3 and kept.get(("v1", "d")) == (1,)
     kept.clear()
     assert len(kept) == 0
+
+
+_made_here: Kept[int] = Kept(10)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [_made_here, _ftsindex._postings, _ftsindex._trigger_rows, _ftsindex._counts],
+    ids=["any", "postings", "triggers", "counts"],
+)
+def test_a_forked_child_uses_a_kept_table_a_parent_thread_held(kept: Kept[object]) -> None:
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with kept._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if not kept._lock.acquire(timeout=5):
+                    os._exit(2)
+                kept._lock.release()
+                kept.put(("k",), 1, 1)
+                os._exit(0 if kept.get(("k",)) == 1 else 3)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        holder.join()
+    assert os.waitstatus_to_exitcode(status) == 0
