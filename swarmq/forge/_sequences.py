@@ -126,6 +126,10 @@ _PROBE_CALL = re.compile(
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer (``git
 config user.name`` exits 1 when the key is unset: a question answered, not a failure)."""
+_GIT_LOOK = re.compile(
+    r"git (?:status|rev-parse|log|diff|show|ls-files)\b|git remote(?:\s+-v)?\s*(?:$|[|;&])"
+)
+"""git asked for the repository's state: it changes nothing, so it cures no failure."""
 _MCP_LOOK = re.compile(
     r"__(?:browser_)?(?:snapshot|take_screenshot|console_messages|"
     r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$",
@@ -158,7 +162,7 @@ _PROTOCOL = re.compile(
     r"has not been read yet|has been modified since read|string to replace not found|"
     r"found \d+ matches of the string|request interrupted|user doesn't want to proceed|"
     r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines|"
-    r"sibling tool call errored",
+    r"sibling tool call errored|<tool_use_error>Blocked: sleep\b",
     re.IGNORECASE,
 )
 _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
@@ -1035,6 +1039,17 @@ class SequenceMiner:
         runs = program(call)
         if runs in _LOOKUPS:
             return True
+        if _MISSING_PROGRAM.search(failure.error) is None and (
+            _GIT_LOOK.match(CD_PREFIX.sub("", call)) is not None
+            or (
+                runs not in _PROBES
+                and runs != "sed"
+                and same_family("cat", runs)
+                and not same_family(runs, program(failure.call))
+            )
+        ):
+            return True  # asking git its state (``git diff``, ``git ls-files``) or printing a
+            # file (``Get-Content`` of the script that refused) looks; it changes nothing
         if (
             runs == "sed"
             and _SED_PRINT.search(call) is not None

@@ -26,6 +26,7 @@ from swarmq.forge._chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
+    ends_in_next_step,
     is_narration,
     is_noise,
     is_question,
@@ -216,6 +217,8 @@ def classify(
             or reports.is_change_report(body, lead)
         )
     ) or reports.for_the_task(body):
+        confidence -= reports.CHANGE_PENALTY
+    if observed and confidence >= min_confidence and ends_in_next_step(body):  # acted on next
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)

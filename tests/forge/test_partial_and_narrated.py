@@ -1,0 +1,168 @@
+"""What is neither a rule nor a cure: the agent's prose on its way to its next step, and a look
+taken for the fix of a failure.
+
+Small sessions written for these tests, in the record shapes of Claude Code's Bash tool: an
+explanation that ends by announcing what the agent does next, an apology, the agent's word that a
+program a chain ran later is missing, and a failed call followed by a call that only looks (git
+asked for its state, a file printed) before the real way round.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._chatter import ends_in_next_step
+from swarmq.forge._restated import failed_programs, restates
+from swarmq.forge.classifier import classify
+from swarmq.forge.extract import forge_transcript
+from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession
+
+_DIAGNOSIS = "The upload failed because the storage bucket rejects large files in this project."
+
+
+def _contents(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
+    return [c.content for c in forge_transcript(path, layout, locks).found]
+
+
+def test_a_sentence_after_the_first_that_announces_the_next_step_is_told() -> None:
+    assert ends_in_next_step(f"{_DIAGNOSIS} I'll split the file and upload the parts.")
+    assert ends_in_next_step(f"{_DIAGNOSIS} Let me fix both.")
+    assert ends_in_next_step("git 还没有配置用户信息，`gh` CLI 也没安装。让我先配置基础信息。")
+    assert ends_in_next_step("別の落とし穴がいくつかあります（三つ）。順に説明します。")
+    # the first sentence is is_narration's; an offer to the reader is no step
+    assert not ends_in_next_step(_DIAGNOSIS)
+    assert not ends_in_next_step(f"{_DIAGNOSIS} Let me know if you want the limit raised.")
+
+
+def test_an_explanation_ending_in_the_agents_next_step_loses_confidence() -> None:
+    alone = classify(_DIAGNOSIS)
+    narrated = classify(f"{_DIAGNOSIS} I'll start an interactive upload so you can watch.")
+    assert alone.accepted
+    assert not narrated.accepted and narrated.confidence < alone.confidence
+    # what a user writes is not the agent's next step
+    said = classify(f"{_DIAGNOSIS} I'll start an interactive upload.", observed=False)
+    assert said.confidence >= narrated.confidence
+
+
+def test_an_apology_or_a_thought_aloud_is_no_lesson() -> None:
+    finding = "the deploy failed because the token expired on the server."
+    assert classify(finding[0].upper() + finding[1:]).accepted
+    for opening in ("I apologize - ", "Sorry, ", "You're right, ", "Hmm, "):
+        verdict = classify(opening + finding)
+        assert not verdict.accepted and verdict.reason == "negative-pattern", opening
+
+
+def test_a_program_a_lesson_says_is_missing_counts_as_failed() -> None:
+    failed = failed_programs(
+        [
+            "`ls -l /tmp/x; sudo -n true` failed (/bin/bash: line 1: sudo: command not found); "
+            "`sudo` is not installed here (not on PATH).",
+            "`git init` failed (git : The term 'git' is not recognized …); `git` is not "
+            "installed here (not on PATH).",
+        ]
+    )
+    assert failed == {"ls", "sudo", "git"}
+    assert restates("**`sudo` is not installed** in this container — verified.", failed)
+    assert restates(
+        "Git isn't installed on your system yet. You'll need to install it first.", failed
+    )
+    assert not restates("`ls` lists hidden files only with -a.", failed)
+
+
+def test_the_agents_word_that_a_chained_program_is_missing_folds_into_the_tool_error(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("free some disk space")
+        .bash(
+            'ls -l /tmp/core.1; echo "---"; sudo -n true 2>&1',
+            "Exit code 127\n-rw------- 1 root root 1 core.1\n---\n"
+            "/bin/bash: line 1: sudo: command not found",
+            error=True,
+        )
+        .say("**`sudo` is not installed** in this container — verified.")
+    )
+    found = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found
+    assert [c.extractor for c in found] == ["sequence"]  # the prose copy is folded away
+    assert "`sudo` is not installed here" in found[0].content
+
+
+def test_asking_git_its_state_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("commit the data files")
+        .bash(
+            "git add data/cities.json && git commit -m 'data'",
+            "Exit code 128\nfatal: Unable to create '/w/.git/index.lock': Operation not permitted",
+            error=True,
+        )
+        .bash("git ls-files data/cities.json", "data/cities.json")
+        .bash("git diff --stat data/cities.json", " data/cities.json | 2 +-")
+    )
+    contents = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert any("index.lock" in c for c in contents)
+    assert not any("worked instead" in c for c in contents)  # no look is the fix
+
+
+def test_printing_the_script_that_refused_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    script = r".tools\new-feature.ps1"
+    session = (
+        ClaudeSession()
+        .user("start the feature")
+        .bash(
+            f'{script} -Json "add export"',
+            "Exit code 1\nError: the feature branch must be named like 001-name; "
+            "run it from the repository root",
+            error=True,
+            tool="PowerShell",
+        )
+        .bash(
+            f"Get-Content -Path {script} -TotalCount 40", "param([switch]$Json)", tool="PowerShell"
+        )
+    )
+    contents = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert not any("Get-Content" in c and "worked instead" in c for c in contents)
+
+
+def test_a_reader_that_failed_is_still_cured_by_the_reader_called_right(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("show me the cli")
+        .bash(
+            'Get-Content -Path "cli.py" -TotalCount 250 -Tail 250',
+            "Get-Content : The parameters TotalCount and Tail cannot be used together. Please "
+            "specify only one parameter.\n    + FullyQualifiedErrorId : TailAndHeadCannotCoexist",
+            error=True,
+            tool="PowerShell",
+        )
+        .bash('Get-Content -Path "cli.py" -TotalCount 250', "import sys", tool="PowerShell")
+    )
+    [lesson] = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert "cannot be used together" in lesson and "-TotalCount 250` worked instead" in lesson
+
+
+def test_a_harness_refusing_an_idle_wait_is_no_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("wait for the job")
+        .bash(
+            "sleep 30 && cat /tmp/tasks/b1.output",
+            "<tool_use_error>Blocked: sleep 30 followed by: cat /tmp/tasks/b1.output. To wait "
+            "for a condition, use Monitor with an until-loop.</tool_use_error>",
+            error=True,
+        )
+        .bash("df -h /", "Filesystem Size Used Avail Use% Mounted on")
+        .bash("sleep 30 && cat /tmp/tasks/b1.output", "done")
+    )
+    assert _contents(session.write(tmp_path / "s.jsonl"), layout, locks) == []
