@@ -163,13 +163,15 @@ _NEXT_STEP = re.compile(
     r"^(?:I(?:'ll| will| am going to|'m going to| need to| now need)\b|"
     r"I'm (?:now |also )?(?:checking|looking|starting|trying|running|going|switching|adding)\b|"
     r"(?:now |next,? |first,? )?let me\b(?! know)|let's\b|next,? I\b|now I\b|"
+    r"I (?:chose|decided|opted) to\b|"
     r"(?:我|让我|讓我)(?:先|来|來|再|们先|們先)|让我|讓我|接下来我|接下來我|"
     r"다음으로)|"
     r"(?:します|しましょう|していきます|하겠습니다|할게요|보겠습니다)[。.]?$",
     re.IGNORECASE,
 )
 """A sentence announcing what the agent does next ("I'll start an interactive push session",
-"Let me fix both", "让我先配置…", "順に説明します"): the step of the task at hand."""
+"Let me fix both", "让我先配置…", "順に説明します") or which way it chose for the task ("I chose
+to spawn two agents"): a step of the task at hand."""
 
 
 def ends_in_next_step(body: str) -> bool:

@@ -297,6 +297,8 @@ class _Failure:
     usage: str = ""
     """The usage line the program printed with its error (``gt session status <rig>/<polecat>
     [flags]``), when it printed one for itself."""
+    edits: int = 0
+    """The editing tool calls made before the failure (see ``SequenceMiner.edits``)."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -799,7 +801,7 @@ class SequenceMiner:
             return False
         self.seen_signatures.add(signature)
         self.open_failures.append(
-            _Failure(tool, call, error, index, whole=whole or call, usage=usage)
+            _Failure(tool, call, error, index, whole=whole or call, usage=usage, edits=self.edits)
         )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
@@ -868,6 +870,13 @@ class SequenceMiner:
             ):
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
+            if (
+                failure.edits < self.edits
+                and not _ENVIRONMENT.search(failure.error)
+                and _retried(whole or call, failure)
+            ):
+                continue  # files were edited, then the call worked as it was: the code was
+                # wrong, and its fix is in the code (not the shell call run beside the edit)
             if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
                 cure.retried = True
