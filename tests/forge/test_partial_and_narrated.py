@@ -16,6 +16,7 @@ from swarmq.forge._chatter import ends_in_next_step
 from swarmq.forge._restated import failed_programs, restates
 from swarmq.forge.classifier import classify
 from swarmq.forge.extract import forge_transcript
+from swarmq.forge.templates import is_pasted_log, is_specification
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
 
@@ -229,3 +230,25 @@ def test_a_call_that_works_again_after_the_files_were_edited_was_fixed_in_the_co
     )
     [lesson] = _contents(plain.write(tmp_path / "p.jsonl"), layout, locks)
     assert "after `pip install openai` the same call worked" in lesson
+
+
+def test_a_product_specification_is_the_task_not_a_lesson() -> None:
+    spec = (
+        "I want to build a recipe planner for a small team. The application will house a "
+        "pantry list and a weekly plan. The system must import recipes from web pages, because "
+        "people collect them there. The dashboard should show what to buy for the week."
+    )
+    assert is_specification(spec)
+    assert not is_specification("The system must run as root here, because the port is 80.")
+    assert not is_specification("From now on, always push after each commit.")
+
+
+def test_a_terminal_session_after_an_environment_name_is_pasted_output() -> None:
+    pasted = (
+        "(base) dev@lab-host:/data/repo$ git push -u origin main\r\n"
+        "From https://example.invalid/team/repo\r\n"
+        " * [new branch]      main       -> origin/main\r\n"
+        "error: failed to push some refs\r\n"
+    )
+    assert is_pasted_log(pasted)
+    assert is_pasted_log(pasted.replace("(base) ", ""))
