@@ -299,6 +299,9 @@ class _Failure:
     [flags]``), when it printed one for itself."""
     edits: int = 0
     """The editing tool calls made before the failure (see ``SequenceMiner.edits``)."""
+    output: str = ""
+    """The start of the failed call's output, normalised: a later call it spells out (git's
+    "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -496,6 +499,29 @@ def _retried(call: str, failure: _Failure) -> bool:
     return len(step.split()) > 1 and _last_step(call) == step
 
 
+ADVICE_CHARS = 1500
+"""How much of a failed call's output is kept to recognise the command it advised."""
+MIN_ADVICE_WORDS = 3
+"""A command of fewer words (``git status``) is too common to have been taken from the advice."""
+
+
+_ADVISED_LOOK = frozenset(
+    {"logs", "log", "status", "show", "list", "info", "describe", "inspect", "help", "--help"}
+)
+"""Words of a command that only looks: advice to read the logs (``check logs with 'x daemon
+logs'``) tells where the cause is, it does not cure the failure."""
+
+
+def _advised(call: str, output: str) -> bool:
+    """Whether ``call``'s first step is a command the failed call's output spelled out: the
+    program's own advice, followed (``git config --global --add safe.directory /root/x``)."""
+    if not output:
+        return False
+    step = normal(CD_PREFIX.sub("", call).split("&&", 1)[0])
+    words = step.split()
+    return len(words) >= MIN_ADVICE_WORDS and _ADVISED_LOOK.isdisjoint(words) and step in output
+
+
 def _unknown_word(failure: _Failure) -> str:
     """The subcommand the failed call's program said it does not have (``""`` when none)."""
     absent = missing_subcommand(program(failure.call), failure.error)
@@ -583,7 +609,9 @@ class SequenceMiner:
         else:
             tool, raw = self._answered(call_id)
         if not is_error and (
-            text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
+            text.find("not found", 0, 2000) >= 0
+            or text.find("resolve host", 0, 2000) >= 0
+            or text.startswith("fatal: ")
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
         if not is_error and not self.open_failures and not self.missing_files and not self.absent:
@@ -783,6 +811,8 @@ class SequenceMiner:
         opened = self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
         if opened and _runner(call, runs) == "<file>" and _SCRIPT_REFUSAL.match(error):
             self.open_failures[-1].expects = _expectation(output[:3000], error)
+        if opened:
+            self.open_failures[-1].output = normal(output[:ADVICE_CHARS])
         return opened
 
     def _open(
@@ -838,6 +868,9 @@ class SequenceMiner:
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 else:
                     still_open.append(failure)
+                continue
+            if _advised(call, failure.output):
+                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
             named = _named(whole or call)
             missing = missing_program(program(failure.call), failure.error, failure.call)
@@ -983,10 +1016,13 @@ class SequenceMiner:
     @staticmethod
     def _silently_failed(raw: Any, text: str) -> bool:
         """Whether a call reported as successful failed all the same: a pipeline's status is its
-        last stage's, so ``tail log | jq`` "succeeds" when ``jq`` is missing and ``git ls-remote
-        | grep`` when the host cannot be resolved. Only a missing program the call names and an
-        unresolvable host count: the output says nothing else then."""
+        last stage's, so ``tail log | jq`` "succeeds" when ``jq`` is missing, ``git ls-remote
+        | grep`` when the host cannot be resolved and ``git count-objects 2>&1 | head`` when git
+        refuses the repository (an output opening with ``fatal:``). Only these count: the output
+        says nothing else then."""
         call = summarise_call(raw)
+        if text.startswith("fatal: "):  # ``git count-objects 2>&1 | head``: git refused
+            return _LAST_STAGE.search(as_text(raw)) is not None
         error = error_excerpt(text[:2000])
         missing = missing_program(program(call), error, call)
         if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it

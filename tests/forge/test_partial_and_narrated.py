@@ -252,3 +252,56 @@ def test_a_terminal_session_after_an_environment_name_is_pasted_output() -> None
     )
     assert is_pasted_log(pasted)
     assert is_pasted_log(pasted.replace("(base) ", ""))
+
+
+_DUBIOUS = (
+    "fatal: detected dubious ownership in repository at '/srv/app'\n"
+    "To add an exception for this directory, call:\n\n"
+    "\tgit config --global --add safe.directory /srv/app"
+)
+
+
+def test_the_command_a_failure_advised_is_its_cure_even_behind_a_pipe(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("how big is the repository?")
+        .bash("git count-objects -v 2>&1 | head -20", _DUBIOUS)  # the pipe's status is head's
+        .bash(
+            "git config --global --add safe.directory /srv/app && git -C /srv/app count-objects",
+            "count: 4440",
+        )
+    )
+    [lesson] = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert "dubious ownership" in lesson and "safe.directory /srv/app" in lesson
+    assert "worked instead" in lesson
+
+
+def test_advice_to_read_the_logs_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("start the daemon")
+        .bash(
+            "town daemon start",
+            "Exit code 1\nError: daemon failed to start (check logs with 'town daemon logs')",
+            error=True,
+        )
+        .bash("town daemon logs", "listening on :9000")
+    )
+    contents = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert not any("worked instead" in c for c in contents)
+    advised = (
+        ClaudeSession()
+        .user("start the mayor")
+        .bash(
+            "town mayor start",
+            "Exit code 1\nError: Mayor session already running. Attach with: town mayor attach",
+            error=True,
+        )
+        .bash("town mayor attach", "attached")
+    )
+    [lesson] = _contents(advised.write(tmp_path / "a.jsonl"), layout, locks)
+    assert "`town mayor attach` worked instead" in lesson
