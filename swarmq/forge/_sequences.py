@@ -299,6 +299,9 @@ class _Failure:
     [flags]``), when it printed one for itself."""
     edits: int = 0
     """The editing tool calls made before the failure (see ``SequenceMiner.edits``)."""
+    advised: tuple[str, int, int, str | None] | None = None
+    """The working call its output advised (call, index, line, time): its cure, stated when the
+    failed call is not run again."""
     output: str = ""
     """The start of the failed call's output, normalised: a later call it spells out (git's
     "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
@@ -869,8 +872,10 @@ class SequenceMiner:
                 else:
                     still_open.append(failure)
                 continue
-            if _advised(call, failure.output):
-                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+            if failure.advised is None and _advised(call, failure.output):
+                failure.advised = (call, index, line_no, timestamp)  # the cure, unless the
+                failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]  # failed call
+                still_open.append(failure)  # then works as it was (said so, below)
                 continue
             named = _named(whole or call)
             missing = missing_program(program(failure.call), failure.error, failure.call)
@@ -901,7 +906,8 @@ class SequenceMiner:
                     or self._same_target(failure.call, call, _unknown_word(failure))
                 )
             ):
-                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                advice = failure.advised or (call, index, line_no, timestamp)  # came first
+                self.closed.append(fixed(failure, tool, *advice))
                 continue
             if (
                 failure.edits < self.edits
@@ -1111,7 +1117,11 @@ class SequenceMiner:
 
     def _give_up(self, failure: _Failure) -> None:
         """A failure nothing fixed is a lesson on its own when it says something about the
-        machine, the shell's syntax or a rule of the agent's tools."""
+        machine, the shell's syntax or a rule of the agent's tools; one whose output advised a
+        command that then worked was cured by that command."""
+        if failure.advised is not None:
+            self.closed.append(fixed(failure, failure.tool, *failure.advised))
+            return
         runs = program(failure.call)
         if (
             (
@@ -1139,6 +1149,7 @@ class SequenceMiner:
             self._give_up(failure)
         self.open_failures = []
         self.missing_files = []
+        yield from self.drain()
         yield from self.absent.values()
         self.absent = {}
         for failure in self.unresolved:
