@@ -299,9 +299,12 @@ class _Failure:
     [flags]``), when it printed one for itself."""
     edits: int = 0
     """The editing tool calls made before the failure (see ``SequenceMiner.edits``)."""
+    at_call: int = 0
+    """How many tool calls the transcript had made when this one failed (see ``calls``)."""
     advised: tuple[str, int, int, str | None] | None = None
-    """The working call its output advised (call, index, line, time): its cure, stated when the
-    failed call is not run again."""
+    """The working call its output advised, run as the next step (call, index, line, time): its
+    cure, stated when the failed call is not run again. Advice taken later, after other tries,
+    is one way round among them (a flag that skips a check), not the cure."""
     output: str = ""
     """The start of the failed call's output, normalised: a later call it spells out (git's
     "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
@@ -834,7 +837,16 @@ class SequenceMiner:
             return False
         self.seen_signatures.add(signature)
         self.open_failures.append(
-            _Failure(tool, call, error, index, whole=whole or call, usage=usage, edits=self.edits)
+            _Failure(
+                tool,
+                call,
+                error,
+                index,
+                whole=whole or call,
+                usage=usage,
+                edits=self.edits,
+                at_call=self.calls,
+            )
         )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
@@ -872,7 +884,11 @@ class SequenceMiner:
                 else:
                     still_open.append(failure)
                 continue
-            if failure.advised is None and _advised(call, failure.output):
+            if (
+                failure.advised is None
+                and self.calls - failure.at_call <= 1  # the next step: the advice followed
+                and _advised(call, failure.output)
+            ):
                 failure.advised = (call, index, line_no, timestamp)  # the cure, unless the
                 failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]  # failed call
                 still_open.append(failure)  # then works as it was (said so, below)
