@@ -305,3 +305,21 @@ def test_advice_to_read_the_logs_is_no_cure(
     )
     [lesson] = _contents(advised.write(tmp_path / "a.jsonl"), layout, locks)
     assert "`town mayor attach` worked instead" in lesson
+
+
+def test_advice_taken_after_other_tries_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    out_of_sync = (
+        "Exit code 1\nError: Database out of sync. Run 'tool sync --import-only' to fix, "
+        "or read it as it is with 'tool ready --allow-stale'."
+    )
+    session = (
+        ClaudeSession()
+        .user("what is ready?")
+        .bash("tool show item-7", out_of_sync, error=True)
+        .bash("tool sync --import-only", "Exit code 1\nError: database is locked", error=True)
+        .bash("tool ready --allow-stale", "1. item-7")
+    )
+    contents = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert not any("`tool ready --allow-stale` worked instead" in c for c in contents)
