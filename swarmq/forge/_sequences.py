@@ -297,8 +297,6 @@ class _Failure:
     usage: str = ""
     """The usage line the program printed with its error (``gt session status <rig>/<polecat>
     [flags]``), when it printed one for itself."""
-    edits: int = 0
-    """The editing tool calls made before the failure (see ``SequenceMiner.edits``)."""
     at_call: int = 0
     """How many tool calls the transcript had made when this one failed (see ``calls``)."""
     advised: tuple[str, int, int, str | None] | None = None
@@ -844,7 +842,6 @@ class SequenceMiner:
                 index,
                 whole=whole or call,
                 usage=usage,
-                edits=self.edits,
                 at_call=self.calls,
             )
         )
@@ -925,13 +922,6 @@ class SequenceMiner:
                 advice = failure.advised or (call, index, line_no, timestamp)  # came first
                 self.closed.append(fixed(failure, tool, *advice))
                 continue
-            if (
-                failure.edits < self.edits
-                and not _ENVIRONMENT.search(failure.error)
-                and _retried(whole or call, failure)
-            ):
-                continue  # files were edited, then the call worked as it was: the code was
-                # wrong, and its fix is in the code (not the shell call run beside the edit)
             if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
                 cure.retried = True

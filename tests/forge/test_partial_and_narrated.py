@@ -187,51 +187,6 @@ def test_which_way_the_agent_chose_for_the_task_is_its_step() -> None:
     assert ends_in_next_step(f"{said} I chose to spawn two agents in parallel.")
 
 
-def test_a_call_that_works_again_after_the_files_were_edited_was_fixed_in_the_code(
-    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
-) -> None:
-    failed = 'python -c "from pipeline import run; print(run)"'
-    session = (
-        ClaudeSession()
-        .user("check the package imports")
-        .bash(failed, "ModuleNotFoundError: No module named 'openai'", error=True)
-    )
-    session._add(
-        "assistant",
-        "assistant",
-        [
-            {
-                "type": "tool_use",
-                "id": "toolu_edit",
-                "name": "Edit",
-                "input": {
-                    "file_path": "pipeline/__init__.py",
-                    "old_string": "a",
-                    "new_string": "b",
-                },
-            }
-        ],
-    )
-    session._add(
-        "user",
-        "user",
-        [{"type": "tool_result", "tool_use_id": "toolu_edit", "content": "The file was updated."}],
-    )
-    session.bash("python -m py_compile demo.py pipeline/*.py", "").bash(failed, "<function run>")
-    contents = _contents(session.write(tmp_path / "s.jsonl"), layout, locks)
-    assert not any("py_compile" in c for c in contents)
-    # without the edit, the call run between is what made it work
-    plain = (
-        ClaudeSession()
-        .user("check the package imports")
-        .bash(failed, "ModuleNotFoundError: No module named 'openai'", error=True)
-        .bash("pip install openai", "Successfully installed openai-1.0")
-        .bash(failed, "<function run>")
-    )
-    [lesson] = _contents(plain.write(tmp_path / "p.jsonl"), layout, locks)
-    assert "after `pip install openai` the same call worked" in lesson
-
-
 def test_a_product_specification_is_the_task_not_a_lesson() -> None:
     spec = (
         "I want to build a recipe planner for a small team. The application will house a "
