@@ -19,6 +19,8 @@ NEGATIVE = re.compile(
     r"now i|now let|next,? i|first,? (?:i|let)|okay|ok\b|sure\b|great\b|perfect\b|excellent\b|"
     r"thanks|thank you|hello|hi\b|hey\b|got it|sounds good|done\b|alright|looking at|checking|"
     r"running|here(?:'s| is) (?:the|a|what)|i see\b|i can see|yes\b|no\b|nope\b|cool\b|"
+    # an apology or a concession answers the user's complaint, it states no rule
+    r"hmm+\b|i apologi[sz]e\b|(?:i'm |i am )?sorry\b|my apologies\b|you're right\b|you are right\b|"
     # requests and instructions: what someone wants done, not what was learned
     r"please\b|can you|could you|would you|make (?:the|it|a)\b|add\b|implement\b|"
     r"write\b|create\b|update\b|delete\b|refactor\b|rename\b|fix (?!:)|run the\b|try\b|"
@@ -155,6 +157,29 @@ def is_narration(opening: str) -> bool:
     return ("we're" in lowered or " in place" in lowered or " now" in lowered) and bool(
         _NARRATION_STATE.search(opening)
     )
+
+
+_NEXT_STEP = re.compile(
+    r"^(?:I(?:'ll| will| am going to|'m going to| need to| now need)\b|"
+    r"I'm (?:now |also )?(?:checking|looking|starting|trying|running|going|switching|adding)\b|"
+    r"(?:now |next,? |first,? )?let me\b(?! know)|let's\b|next,? I\b|now I\b|"
+    r"I (?:chose|decided|opted) to\b|"
+    r"(?:我|让我|讓我)(?:先|来|來|再|们先|們先)|让我|讓我|接下来我|接下來我|"
+    r"다음으로)|"
+    r"(?:します|しましょう|していきます|하겠습니다|할게요|보겠습니다)[。.]?$",
+    re.IGNORECASE,
+)
+"""A sentence announcing what the agent does next ("I'll start an interactive push session",
+"Let me fix both", "让我先配置…", "順に説明します") or which way it chose for the task ("I chose
+to spawn two agents"): a step of the task at hand."""
+
+
+def ends_in_next_step(body: str) -> bool:
+    """Whether a sentence after the first announces the agent's next step: what comes before it
+    explains the situation the agent is about to act on (a state of this task), not a rule it
+    learned. "Let me know …" is an offer to the reader, not a step."""
+    sentences = [s.strip() for s in _QUESTION_SPLIT.split(body.replace("\u2019", "'"))]
+    return any(_NEXT_STEP.search(s) for s in sentences[1:] if s)
 
 
 def is_question(body: str) -> bool:

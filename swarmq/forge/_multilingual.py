@@ -119,7 +119,7 @@ NARRATION = re.compile(
 """The agent narrating its next step or reporting progress, in the same languages."""
 HEDGE = re.compile(
     r"có thể|có lẽ|hình như|可能|也许|或许|大概|かもしれ|たぶん|아마|quizás|tal vez|talvez|"
-    r"peut-être|vielleicht",
+    r"peut-être|vielleicht|것 같|似乎|看起来|看起來|ようです|みたい",
     re.IGNORECASE,
 )
 """Hedging: what the speaker is not sure of is not yet a finding."""

@@ -145,6 +145,23 @@ def for_the_task(body: str) -> bool:
     return ("if you" in lowered or " plan" in lowered) and _FOR_NOW.search(body) is not None
 
 
+_CHECKS = re.compile(
+    r"\btests?,? (?:all )?pass(?:ed|es|ing)?\b|\ball (?:tests? )?pass(?:ed|ing)\b|"
+    r"\bchecks? (?:all )?pass(?:ed|es)?\b|^\W*(?:testing|verification)\s*:|^\W*verified (?:the|that)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def reports_checks(body: str) -> bool:
+    """Whether ``body`` reports how this task's own checks went ("42 tests, all passing",
+    "Testing: … so I couldn't run it", "Verified the script syntax"): the state of the work
+    at hand, not something the next session needs."""
+    lowered = body.lower()
+    return ("pass" in lowered or "test" in lowered or "verif" in lowered) and bool(
+        _CHECKS.search(body)
+    )
+
+
 def unquoted(text: str) -> str:
     """``text`` with its quotations blanked: the words a passage uses, not those it mentions."""
     return _QUOTED.sub(" ", text) if '"' in text or "“" in text or "(" in text else text

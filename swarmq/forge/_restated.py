@@ -19,12 +19,16 @@ from swarmq.forge._calls import program
 
 _CALL = re.compile(r"^`([^`\n]+)` failed \(")
 """A tool-error lesson opens with the failed call (see ``_sequences.Sequence.content``)."""
+_SAID_MISSING = re.compile(r"`([^`\n]{1,60})` is not installed here")
+"""A tool-error lesson's own statement of the program that is missing (see ``_envfacts``): the
+program a chain's later step ran (``ls …; sudo -n true`` → ``sudo``) is named there."""
 _SPAN = re.compile(r"`([^`\n]{1,60})`")
 _WORD = re.compile(r"(?<![\w./\\-])[A-Za-z][\w+-]*(?![\w./\\-])")
 """A word standing alone (not part of a path or a file name: ``…/powershell/x.ps1`` is no name)."""
-_NAMED_MIN = 4
+_NAMED_MIN = 3
 """A failed program's name written as a plain word counts from this length: ``go``, ``gh`` or
-``rg`` in prose are too often other words or parts of a sentence to say which program is meant."""
+``rg`` in prose are too often other words or parts of a sentence to say which program is meant
+(``git``, ``npm`` or ``pip`` are not)."""
 _MISSING = re.compile(
     r"(?:is ?n[o']t|not) (?:installed|available|on (?:the )?path|found|supported)|"
     r"command not found|no such (?:command|program)|"
@@ -46,6 +50,7 @@ def failed_programs(contents: Iterable[str]) -> set[str]:
             name = program(call.group(1)).lower()
             if name:
                 programs.add(name)
+        programs.update(found.group(1).strip().lower() for found in _SAID_MISSING.finditer(content))
     return programs
 
 

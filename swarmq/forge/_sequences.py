@@ -126,6 +126,10 @@ _PROBE_CALL = re.compile(
 )
 """Programs an agent runs to ask whether something exists: their failing is an answer (``git
 config user.name`` exits 1 when the key is unset: a question answered, not a failure)."""
+_GIT_LOOK = re.compile(
+    r"git (?:status|rev-parse|log|diff|show|ls-files)\b|git remote(?:\s+-v)?\s*(?:$|[|;&])"
+)
+"""git asked for the repository's state: it changes nothing, so it cures no failure."""
 _MCP_LOOK = re.compile(
     r"__(?:browser_)?(?:snapshot|take_screenshot|console_messages|"
     r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$",
@@ -158,7 +162,7 @@ _PROTOCOL = re.compile(
     r"has not been read yet|has been modified since read|string to replace not found|"
     r"found \d+ matches of the string|request interrupted|user doesn't want to proceed|"
     r"the user rejected|operation was aborted|interrupted by user|failed to find expected lines|"
-    r"sibling tool call errored",
+    r"sibling tool call errored|<tool_use_error>Blocked: sleep\b",
     re.IGNORECASE,
 )
 _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
@@ -293,6 +297,15 @@ class _Failure:
     usage: str = ""
     """The usage line the program printed with its error (``gt session status <rig>/<polecat>
     [flags]``), when it printed one for itself."""
+    at_call: int = 0
+    """How many tool calls the transcript had made when this one failed (see ``calls``)."""
+    advised: tuple[str, int, int, str | None] | None = None
+    """The working call its output advised, run as the next step (call, index, line, time): its
+    cure, stated when the failed call is not run again. Advice taken later, after other tries,
+    is one way round among them (a flag that skips a check), not the cure."""
+    output: str = ""
+    """The start of the failed call's output, normalised: a later call it spells out (git's
+    "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -490,6 +503,29 @@ def _retried(call: str, failure: _Failure) -> bool:
     return len(step.split()) > 1 and _last_step(call) == step
 
 
+ADVICE_CHARS = 1500
+"""How much of a failed call's output is kept to recognise the command it advised."""
+MIN_ADVICE_WORDS = 3
+"""A command of fewer words (``git status``) is too common to have been taken from the advice."""
+
+
+_ADVISED_LOOK = frozenset(
+    {"logs", "log", "status", "show", "list", "info", "describe", "inspect", "help", "--help"}
+)
+"""Words of a command that only looks: advice to read the logs (``check logs with 'x daemon
+logs'``) tells where the cause is, it does not cure the failure."""
+
+
+def _advised(call: str, output: str) -> bool:
+    """Whether ``call``'s first step is a command the failed call's output spelled out: the
+    program's own advice, followed (``git config --global --add safe.directory /root/x``)."""
+    if not output:
+        return False
+    step = normal(CD_PREFIX.sub("", call).split("&&", 1)[0])
+    words = step.split()
+    return len(words) >= MIN_ADVICE_WORDS and _ADVISED_LOOK.isdisjoint(words) and step in output
+
+
 def _unknown_word(failure: _Failure) -> str:
     """The subcommand the failed call's program said it does not have (``""`` when none)."""
     absent = missing_subcommand(program(failure.call), failure.error)
@@ -577,7 +613,9 @@ class SequenceMiner:
         else:
             tool, raw = self._answered(call_id)
         if not is_error and (
-            text.find("not found", 0, 2000) >= 0 or text.find("resolve host", 0, 2000) >= 0
+            text.find("not found", 0, 2000) >= 0
+            or text.find("resolve host", 0, 2000) >= 0
+            or text.startswith("fatal: ")
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
         if not is_error and not self.open_failures and not self.missing_files and not self.absent:
@@ -777,6 +815,8 @@ class SequenceMiner:
         opened = self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
         if opened and _runner(call, runs) == "<file>" and _SCRIPT_REFUSAL.match(error):
             self.open_failures[-1].expects = _expectation(output[:3000], error)
+        if opened:
+            self.open_failures[-1].output = normal(output[:ADVICE_CHARS])
         return opened
 
     def _open(
@@ -795,7 +835,15 @@ class SequenceMiner:
             return False
         self.seen_signatures.add(signature)
         self.open_failures.append(
-            _Failure(tool, call, error, index, whole=whole or call, usage=usage)
+            _Failure(
+                tool,
+                call,
+                error,
+                index,
+                whole=whole or call,
+                usage=usage,
+                at_call=self.calls,
+            )
         )
         for expired in self.open_failures[:-8]:
             self._give_up(expired)
@@ -833,6 +881,15 @@ class SequenceMiner:
                 else:
                     still_open.append(failure)
                 continue
+            if (
+                failure.advised is None
+                and self.calls - failure.at_call <= 1  # the next step: the advice followed
+                and _advised(call, failure.output)
+            ):
+                failure.advised = (call, index, line_no, timestamp)  # the cure, unless the
+                failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]  # failed call
+                still_open.append(failure)  # then works as it was (said so, below)
+                continue
             named = _named(whole or call)
             missing = missing_program(program(failure.call), failure.error, failure.call)
             related = (
@@ -862,7 +919,8 @@ class SequenceMiner:
                     or self._same_target(failure.call, call, _unknown_word(failure))
                 )
             ):
-                self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                advice = failure.advised or (call, index, line_no, timestamp)  # came first
+                self.closed.append(fixed(failure, tool, *advice))
                 continue
             if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
@@ -970,10 +1028,13 @@ class SequenceMiner:
     @staticmethod
     def _silently_failed(raw: Any, text: str) -> bool:
         """Whether a call reported as successful failed all the same: a pipeline's status is its
-        last stage's, so ``tail log | jq`` "succeeds" when ``jq`` is missing and ``git ls-remote
-        | grep`` when the host cannot be resolved. Only a missing program the call names and an
-        unresolvable host count: the output says nothing else then."""
+        last stage's, so ``tail log | jq`` "succeeds" when ``jq`` is missing, ``git ls-remote
+        | grep`` when the host cannot be resolved and ``git count-objects 2>&1 | head`` when git
+        refuses the repository (an output opening with ``fatal:``). Only these count: the output
+        says nothing else then."""
         call = summarise_call(raw)
+        if text.startswith("fatal: "):  # ``git count-objects 2>&1 | head``: git refused
+            return _LAST_STAGE.search(as_text(raw)) is not None
         error = error_excerpt(text[:2000])
         missing = missing_program(program(call), error, call)
         if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it
@@ -1035,6 +1096,17 @@ class SequenceMiner:
         runs = program(call)
         if runs in _LOOKUPS:
             return True
+        if _MISSING_PROGRAM.search(failure.error) is None and (
+            _GIT_LOOK.match(CD_PREFIX.sub("", call)) is not None
+            or (
+                runs not in _PROBES
+                and runs != "sed"
+                and same_family("cat", runs)
+                and not same_family(runs, program(failure.call))
+            )
+        ):
+            return True  # asking git its state (``git diff``, ``git ls-files``) or printing a
+            # file (``Get-Content`` of the script that refused) looks; it changes nothing
         if (
             runs == "sed"
             and _SED_PRINT.search(call) is not None
@@ -1051,7 +1123,11 @@ class SequenceMiner:
 
     def _give_up(self, failure: _Failure) -> None:
         """A failure nothing fixed is a lesson on its own when it says something about the
-        machine, the shell's syntax or a rule of the agent's tools."""
+        machine, the shell's syntax or a rule of the agent's tools; one whose output advised a
+        command that then worked was cured by that command."""
+        if failure.advised is not None:
+            self.closed.append(fixed(failure, failure.tool, *failure.advised))
+            return
         runs = program(failure.call)
         if (
             (
@@ -1079,6 +1155,7 @@ class SequenceMiner:
             self._give_up(failure)
         self.open_failures = []
         self.missing_files = []
+        yield from self.drain()
         yield from self.absent.values()
         self.absent = {}
         for failure in self.unresolved:

@@ -26,6 +26,7 @@ from swarmq.forge._chatter import (
     NEGATIVE,
     SENTENCE,
     clean,
+    ends_in_next_step,
     is_narration,
     is_noise,
     is_question,
@@ -72,13 +73,16 @@ _HEDGE_HEADS = (
     "one option",
     "likely",
     "for now",
+    "may ",
+    "seem",
+    "appear",
 )
 """Literals (lower-case) without which :data:`_REASON` / :data:`_HEDGE` cannot match."""
 
 
 _HEDGE = re.compile(
     r"\bmaybe\b|\bperhaps\b|\bmight\b|not sure|i think|i guess|possibly|probably|could try|"
-    r"we could|one option|\blikely\b|\bfor now\b",
+    r"we could|one option|\blikely\b|\bfor now\b|\bmay (?:have|be)\b|\b(?:seems?|appears?) to\b",
     re.IGNORECASE,
 )
 
@@ -216,6 +220,10 @@ def classify(
             or reports.is_change_report(body, lead)
         )
     ) or reports.for_the_task(body):
+        confidence -= reports.CHANGE_PENALTY
+    if observed and confidence >= min_confidence and ends_in_next_step(body):  # acted on next
+        confidence -= reports.CHANGE_PENALTY
+    if observed and confidence >= min_confidence and reports.reports_checks(body):
         confidence -= reports.CHANGE_PENALTY
     if (mentions(lowered, _HEDGE_HEADS) and _HEDGE.search(body)) or (
         foreign and multilingual.HEDGE.search(body)

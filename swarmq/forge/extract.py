@@ -48,6 +48,7 @@ from swarmq.forge.templates import (
     is_known_template,
     is_pasted_document,
     is_pasted_log,
+    is_specification,
     strip_front_matter,
 )
 from swarmq.knowledge.secrets import redacted
@@ -213,7 +214,7 @@ def extract_candidates(
         if message.role == "user" and is_pasted_log(text):
             result.rejected["pasted-log"] += 1
             continue
-        if message.role == "user" and is_pasted_document(text):
+        if message.role == "user" and (is_pasted_document(text) or is_specification(text)):
             result.rejected["pasted-document"] += 1
             continue
         if text.startswith("---") or text[:16].lstrip().startswith("---"):

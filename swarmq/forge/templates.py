@@ -62,8 +62,11 @@ _LOG_LINE = re.compile(
 MIN_LOG_LINES = 3
 
 
-_SHELL_PROMPT = re.compile(r"\s*(?:PS [A-Za-z]:\\[^>\n]*>|[\w.-]+@[\w.-]+:[^$\n]*\$ )")
-"""A terminal prompt (PowerShell's ``PS C:\\dir>``, bash's ``user@host:dir$``) opening a message."""
+_SHELL_PROMPT = re.compile(
+    r"\s*(?:\([\w.-]+\) )?(?:PS [A-Za-z]:\\[^>\n]*>|[\w.-]+@[\w.-]+:[^$\n]*\$ )"
+)
+"""A terminal prompt (PowerShell's ``PS C:\\dir>``, bash's ``user@host:dir$``, either after the
+name of an activated environment: ``(base) user@host:dir$``) opening a message."""
 
 
 def is_pasted_log(text: str) -> bool:
@@ -121,6 +124,24 @@ def is_pasted_document(text: str) -> bool:
     return text.count("\n#") + text.startswith("#") >= MIN_DOCUMENT_HEADINGS and (
         len(_HEADING_LINE.findall(text)) >= MIN_DOCUMENT_HEADINGS
     )
+
+
+_REQUIREMENT = re.compile(
+    r"\b(?:the|this|our) (?:system|app|application|ui|user interface|tool|service|platform|"
+    r"product|website|site|dashboard|module|backend|frontend) (?:must|will|should|shall)\b",
+    re.IGNORECASE,
+)
+MIN_REQUIREMENTS = 3
+
+
+def is_specification(text: str) -> bool:
+    """Whether a user's message specifies a product to build ("The application will house …",
+    "The system must integrate …", three or more such sentences): a requirements document is
+    the task this session works on, not something it found out."""
+    lowered = text.lower()
+    if " must " not in lowered and " will " not in lowered and " should " not in lowered:
+        return False
+    return len(_REQUIREMENT.findall(text)) >= MIN_REQUIREMENTS
 
 
 def strip_front_matter(text: str) -> str:
