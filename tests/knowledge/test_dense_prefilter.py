@@ -184,3 +184,80 @@ def test_a_rebuild_leaves_an_open_sign_file_whole(tmp_path: Path) -> None:
         path.read_bytes() == _vecindex.sign_bits(np.concatenate([-rows[:10], rows[10:]])).tobytes()
     )
     assert sorted(p.name for p in tmp_path.iterdir() if ".tmp" in p.name) == []
+
+
+@pytest.fixture
+def nearest_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread each prefilter's nearest rows were found on."""
+    import threading
+
+    seen: list[str] = []
+    found = _vecindex.VectorView.nearest
+
+    def nearest(
+        self: _vecindex.VectorView, query: np.typing.NDArray[np.float32], take: int
+    ) -> dict[int, float]:
+        seen.append(threading.current_thread().name)
+        return found(self, query, take)
+
+    monkeypatch.setattr(_vecindex.VectorView, "nearest", nearest)
+    return seen
+
+
+def test_the_nearest_rows_found_ahead_answer_as_found_in_line(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    prefiltered: None,
+    nearest_threads: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beside the lexical reads or after them, the same answers; and ahead is on another
+    thread (a narrow prefilter, so the nearest rows are not every row)."""
+    from swarmq.knowledge import _ahead
+
+    monkeypatch.setattr(_vecindex, "PREFILTER_MIN", 40)
+    monkeypatch.setattr(_vecindex, "PREFILTER_PER_TAKE", 1)
+    monkeypatch.setattr(_vecindex, "PREFILTER_SHARE", 1 << 30)
+    ahead = through_index(stores)
+    assert nearest_threads and all(n.startswith("dense-ahead") for n in nearest_threads)
+    _vecindex.forget_maps()  # nothing kept: found again, in line
+    nearest_threads.clear()
+    monkeypatch.setattr(_ahead, "DENSE_AHEAD", False)
+    in_line = through_index(stores)
+    assert nearest_threads and not any(n.startswith("dense-ahead") for n in nearest_threads)
+    assert ahead == in_line
+    assert sum(1 for found in ahead if found) >= 6
+
+
+def test_a_stale_index_is_still_caught_with_the_nearest_rows_found_ahead(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    prefiltered: None,
+    nearest_threads: list[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Lines swapped in place (same size and mtime: only the id check sees it) while the
+    nearest rows are being found: the search is retried on a rebuilt index and answers as the
+    whole store does."""
+    import logging
+
+    first = through_index(stores)
+    _vecindex.forget_maps()
+    swarm = stores().swarm.files.knowledge
+    st = swarm.stat()
+    rows = swarm.read_bytes().split(b"\n")
+    middle = range(len(rows) // 3, 2 * len(rows) // 3)
+    pairs = [(i, j) for i in middle for j in middle if i < j and len(rows[i]) == len(rows[j])]
+    assert pairs, "the fixture has no two lines of equal length to swap"
+    for i, j in pairs[:20]:
+        rows[i], rows[j] = rows[j], rows[i]
+    with swarm.open("r+b") as handle:
+        handle.write(b"\n".join(rows))
+    os.utime(swarm, ns=(st.st_atime_ns, st.st_mtime_ns))
+    nearest_threads.clear()
+    knowledge = stores(**HYBRID)
+    with caplog.at_level(logging.WARNING, logger="swarmq.knowledge.query"):
+        indexed = answers(knowledge)  # the rebuild leaves the old vector file (as in line)
+    assert knowledge.swarm.tier_file.mirror.state is None, "the store was loaded"
+    assert "stale" in caplog.text
+    assert nearest_threads and all(n.startswith("dense-ahead") for n in nearest_threads)
+    assert indexed == whole(stores)
+    assert len(first) == len(indexed)
