@@ -533,19 +533,11 @@ the same text twice in a row (a prompt's search, then its injection): at 1M rows
 skips the sign bits, the candidates' codes and the hits' codes (~65 ms of CPU)."""
 
 
-_nearest: Kept[dict[int, float]] = Kept(DENSE_ANSWER_SLOTS)
-"""The exact cosines of the nearest rows the prefilter found for a query already asked of a
-version of the vectors (by version, query vector and ``take``): what :meth:`VectorView.nearest`
-answers before the lexical hits are known, so that started ahead beside the lexical reads it
-costs nothing for a text asked again (its whole answer is then in :data:`_answers`)."""
-
-
 def forget_maps() -> None:
     """Drop the row maps and dense answers this process keeps (tests that change an index
     behind its metadata's back, as a fresh process would find it)."""
     _maps.clear()
     _answers.clear()
-    _nearest.clear()
 
 
 class VectorView:
@@ -677,69 +669,20 @@ class VectorView:
         )
         return out
 
-    def ahead(self) -> bool:
-        """Whether :meth:`nearest` answers this view's rows (the prefilter's path, the only one
-        whose nearest rows are worth finding beside the lexical reads)."""
-        return bool(self.rows) and self.rows >= PREFILTER_ROWS and self.signs_fd >= 0
-
-    def nearest(self, query: Vectors, take: int) -> dict[int, float]:
-        """The prefilter's half of :meth:`prefiltered` that needs no lexical hit: the exact
-        cosine of the ``take`` nearest of the rows of least Hamming distance to the query's
-        signs, by slot (kept per version and query, :data:`_nearest`). Safe on a thread of its
-        own: it reads the view's files and maps and writes nothing of the view's."""
-        key = (*self.version, query.tobytes(), str(query.dtype), take) if self.version else None
-        if key is not None:
-            kept = _nearest.get(key)
-            if kept is not None:
-                return dict(kept)
-        found = self._nearest(query, take, self.dead)
-        if key is not None:
-            _nearest.put(key, dict(found), len(found))
-        return found
-
-    def _nearest(self, query: Vectors, take: int, dead: npt.NDArray[np.int64]) -> dict[int, float]:
-        """:meth:`nearest` computed."""
-        if len(dead) == self.rows:
-            return {}
-        distance = hamming(self.signs_fd, self.rows, self.dim, query)
-        distance[dead] = np.iinfo(distance.dtype).max
-        live = self.rows - len(dead)
-        keep = min(prefilter_candidates(take, self.rows), live)
-        if keep < self.rows:
-            candidates = np.argpartition(distance, keep - 1)[:keep]
-        else:
-            candidates = np.arange(self.rows)
-        del distance
-        candidates = np.sort(candidates[self.slot_of_row[candidates] >= 0]).astype(np.int64)
-        # the exact nearest among the candidates, as the scan finds them among all rows
-        approx, radius = scan_rows(self.codes_fd, candidates, self.dim, query)
-        take = min(take, len(candidates))
-        lower = approx - radius
-        cut = np.partition(lower, len(lower) - take)[len(lower) - take]
-        survivors = candidates[approx + radius >= cut]
-        return self.nearest_exact(survivors, query, take)
-
-    def scores(
-        self,
-        query: Vectors,
-        text: Iterable[int],
-        take: int,
-        ahead: Callable[[], dict[int, float]] | None = None,
-    ) -> DenseCosines:
+    def scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
         """Hybrid retrieval's dense candidates, as the mirror's
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
         within their bounds, made exact on demand (module docstring); a query already asked of
-        this version is answered as it was then (:data:`_answers`). ``ahead``: the prefilter's
-        :meth:`nearest` rows of this query, being found meanwhile (waited for here)."""
+        this version is answered as it was then (:data:`_answers`)."""
         if self.version is None:
-            return self._scores(query, text, take, ahead)
+            return self._scores(query, text, take)
         hits = tuple(text)
         key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits))
         kept = _answers.get(key)
         if kept is not None and kept[0] == hits:
             return self._answer(dict(kept[1]), dict(kept[2]), query)
-        found = self._scores(query, hits, take, ahead)
+        found = self._scores(query, hits, take)
         _answers.put(
             key, (hits, dict(found.exact), dict(found.bounds)), len(found.exact) + len(found.bounds)
         )
@@ -751,19 +694,13 @@ class VectorView:
         """A dense answer whose bounded cosines this view makes exact on demand."""
         return DenseCosines(exact, bounds, reader=lambda slots: self.exact_of(slots, query))
 
-    def _scores(
-        self,
-        query: Vectors,
-        text: Iterable[int],
-        take: int,
-        ahead: Callable[[], dict[int, float]] | None = None,
-    ) -> DenseCosines:
+    def _scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
         """:meth:`scores` computed."""
         dead = self.dead
         if not self.rows or len(dead) == self.rows:
             return DenseCosines({})
         if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
-            return self.prefiltered(query, text, take, dead, ahead)
+            return self.prefiltered(query, text, take, dead)
         resident = _resident(self.key, self.fd, self.rows, self.dim)
         if resident is not None:
             return self.resident_scores(resident, query, text, take, dead)
@@ -808,21 +745,32 @@ class VectorView:
         return DenseCosines(exact)
 
     def prefiltered(
-        self,
-        query: Vectors,
-        text: Iterable[int],
-        take: int,
-        dead: npt.NDArray[np.int64],
-        ahead: Callable[[], dict[int, float]] | None = None,
+        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.int64]
     ) -> DenseCosines:
         """:meth:`scores` through the sign bits: the exact cosine of the ``take`` nearest of
-        the rows of least Hamming distance to the query's signs (:meth:`nearest`, or
-        ``ahead``'s, found beside the lexical reads), the lexical hits' bounds from their code
-        rows (module docstring)."""
-        exact = ahead() if ahead is not None else self.nearest(query, take)
-        return self.hit_bounds(
-            DenseCosines(exact, reader=lambda slots: self.exact_of(slots, query)),
+        the rows of least Hamming distance to the query's signs, the lexical hits' bounds from
+        their code rows (module docstring)."""
+        distance = hamming(self.signs_fd, self.rows, self.dim, query)
+        distance[dead] = np.iinfo(distance.dtype).max
+        live = self.rows - len(dead)
+        keep = min(prefilter_candidates(take, self.rows), live)
+        if keep < self.rows:
+            candidates = np.argpartition(distance, keep - 1)[:keep]
+        else:
+            candidates = np.arange(self.rows)
+        del distance
+        candidates = np.sort(candidates[self.slot_of_row[candidates] >= 0]).astype(np.int64)
+        # the exact nearest among the candidates, as the scan finds them among all rows
+        approx, radius = scan_rows(self.codes_fd, candidates, self.dim, query)
+        take = min(take, len(candidates))
+        lower = approx - radius
+        cut = np.partition(lower, len(lower) - take)[len(lower) - take]
+        survivors = candidates[approx + radius >= cut]
+        return self.answered(
+            survivors,
+            query,
             text,
+            take,
             lambda rows: scan_rows(self.codes_fd, rows, self.dim, query),
         )
 
@@ -839,30 +787,12 @@ class VectorView:
         """The answer of the scan and of the prefilter alike: the exact cosine of the ``take``
         nearest of the ``survivors`` (rows whose bounds reach the cut), and the lexical hits'
         bounds (``bounds_of`` their rows: approximate cosine, radius) made exact on demand."""
-        out = DenseCosines(
-            self.nearest_exact(survivors, query, take),
-            reader=lambda slots: self.exact_of(slots, query),
-        )
-        return self.hit_bounds(out, text, bounds_of)
-
-    def nearest_exact(
-        self, survivors: npt.NDArray[np.int64], query: Vectors, take: int
-    ) -> dict[int, float]:
-        """The exact cosine of the ``take`` nearest of the ``survivors``, by slot."""
         exact = self.exact(survivors, query)
         nearest = np.argpartition(-exact, take - 1)[:take]
-        return {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()}
-
-    def hit_bounds(
-        self,
-        out: DenseCosines,
-        text: Iterable[int],
-        bounds_of: Callable[
-            [npt.NDArray[np.int64]], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
-        ],
-    ) -> DenseCosines:
-        """``out`` with the bounds of the lexical hits in ``text`` it lacks, from ``bounds_of``
-        their rows."""
+        out = DenseCosines(
+            {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()},
+            reader=lambda slots: self.exact_of(slots, query),
+        )
         slots = np.fromiter(text, dtype=np.int64)
         if len(slots):
             rows = self.rows_of(slots)

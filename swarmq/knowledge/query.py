@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from swarmq.knowledge import _ahead
-from swarmq.knowledge._ahead import Ahead, PendingVector
+from swarmq.knowledge._ahead import PendingVector
 from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
@@ -673,12 +672,10 @@ def _search(
             if use and config.hive_enabled
             else None
         )
-        swarm_ahead = _ahead_of(swarm_index, dense, stack)
-        hive_ahead = _ahead_of(hive_index, dense, stack)
-        results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense, swarm_ahead)
+        results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense)
         if config.hive_enabled:
             threshold = knowledge.swarm.config.dedup_threshold
-            hive = _search_tier(knowledge.hive, hive_index, context, pool, dense, hive_ahead)
+            hive = _search_tier(knowledge.hive, hive_index, context, pool, dense)
             for ranked in sorted(hive, key=_order):
                 if not ranked.forced and _outranked(results, ranked, limit, config):
                     continue  # cut from the answer whatever the check says: not checked
@@ -720,26 +717,12 @@ def _open_index(
     return None if index is None else stack.enter_context(index)
 
 
-def _ahead_of(
-    index: FileIndex | None, dense: PendingVector | None, stack: contextlib.ExitStack
-) -> Ahead | None:
-    """The index's prefilter nearest rows, started now (:class:`~._ahead.Ahead`), waited for
-    before the index closes; ``None`` where its vectors take no prefilter."""
-    vectors = index.vectors if index is not None else None
-    if not _ahead.DENSE_AHEAD or dense is None or vectors is None or not vectors.ahead():
-        return None
-    ahead = Ahead(dense, lambda query: vectors.nearest(query, DENSE_CANDIDATES))
-    stack.callback(ahead.wait)
-    return ahead
-
-
 def _search_tier(
     store: TierStore,
     index: FileIndex | None,
     context: QueryContext,
     limit: int,
     dense: PendingVector | None,
-    ahead: Ahead | None = None,
 ) -> list[Ranked]:
     if index is None:
         query = DenseQuery(dense.embedder, dense.vector()) if dense is not None else None
@@ -752,9 +735,7 @@ def _search_tier(
         store,
         context,
         limit,
-        lambda text: vectors.scores(
-            dense.vector(), text, DENSE_CANDIDATES, ahead.result if ahead is not None else None
-        ),
+        lambda text: vectors.scores(dense.vector(), text, DENSE_CANDIDATES),
     )
 
 
