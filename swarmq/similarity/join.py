@@ -598,7 +598,8 @@ def cosine_join(
     with its Jaccard as ``similarity``: exactly the pairs of :func:`similarity_join` at
     ``jaccard`` whose :func:`weighted_overlaps` reaches ``cosine``, computed by the same
     arithmetic, without finding the Jaccard pairs first (their number grows with the square of
-    the store). ``0 < cosine <= 1``, ``0 < jaccard <= 1``.
+    the store). ``cosine <= 1`` (at most 0 it cuts nothing: the pairs of the Jaccard join
+    without its empty clique), ``0 < jaccard <= 1``.
 
     Let the pair's *first* shared token (the rarest) sit at position ``i`` of ``x`` and ``j`` of
     ``y``, and ``s_x(i)`` be the norm of ``x``'s weights from ``i`` on (:func:`suffix_norms`).
@@ -615,16 +616,17 @@ def cosine_join(
     on the full sets. The bounds hold at the first shared token, so that occurrence pair is
     always kept; the others may be dropped or kept, the de-duplication does not care.
     """
-    for name, value in (("cosine", cosine), ("jaccard", jaccard)):
-        if math.isnan(value) or not 0.0 < value <= 1.0:
-            raise ValueError(f"{name} threshold must be in (0, 1], got {value!r}")
+    if math.isnan(cosine) or cosine > 1.0:
+        raise ValueError(f"cosine threshold must be at most 1, got {cosine!r}")
+    if math.isnan(jaccard) or not 0.0 < jaccard <= 1.0:
+        raise ValueError(f"jaccard threshold must be in (0, 1], got {jaccard!r}")
     t = float(jaccard)
     sizes = sets.sizes
     n = len(sizes)
     none = np.empty(0, dtype=np.int64)
     if n < 2 or not len(sets.tokens):
         return _verified(sets, none, none, none, t)
-    low = float(cosine) * (1.0 - _COSINE_SLACK)
+    low = float(cosine) - abs(float(cosine)) * _COSINE_SLACK
     norms = suffix_norms(sets, weights)
 
     # Indexed occurrences: in both prefixes, grouped by token, each group by suffix norm.

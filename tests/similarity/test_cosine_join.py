@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -16,6 +17,7 @@ from swarmq.similarity.join import (
     JoinStats,
     cosine_join,
     idf_weights,
+    similarity_join,
     suffix_norms,
     weighted_overlaps,
 )
@@ -155,11 +157,23 @@ def test_suffix_norms_are_each_sets_own() -> None:
             assert abs(norms[lo] - 1.0) < 1e-9  # each set's weights are L2-normalised
 
 
+@pytest.mark.parametrize("cosine", [0.0, -0.5])
+def test_a_cosine_of_at_most_zero_cuts_nothing(cosine: float) -> None:
+    """Every Jaccard pair of non-empty sets shares a token, so its cosine is positive: the
+    pairs are the Jaccard join's, without its empty clique."""
+    lessons = generate(600, seed=8, dup_rate=0.1, odd_rate=0.05, dark_rate=0.0).lessons
+    sets = encode([term_text(t) for t in lessons], Measure.TOKENS)
+    got = cosine_join(sets, idf_weights(sets), cosine, 0.3)
+    plain = similarity_join(sets, 0.3)
+    assert _triples(got) == _triples(plain) and len(got.left) > 50
+
+
 @pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, float("nan")])
 def test_bad_thresholds_are_refused(bad: float) -> None:
     sets = encode(["a b c", "a b d"], Measure.TOKENS)
     weights = idf_weights(sets)
-    with pytest.raises(ValueError, match="cosine threshold"):
-        cosine_join(sets, weights, bad, 0.3)
+    if bad > 1.0 or math.isnan(bad):
+        with pytest.raises(ValueError, match="cosine threshold"):
+            cosine_join(sets, weights, bad, 0.3)
     with pytest.raises(ValueError, match="jaccard threshold"):
         cosine_join(sets, weights, 0.46, bad)
