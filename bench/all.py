@@ -85,6 +85,12 @@ BENCHES: tuple[Bench, ...] = (
         "issue 7: similarity join vs naive scan (one repeat, not three)",
     ),
     Bench(
+        "paraphrase_join",
+        ("-m", "bench.paraphrase_join", "--sizes", "100000"),
+        900,
+        "issue 28: the full pass's paraphrase candidate join against the blocked one",
+    ),
+    Bench(
         "missions_ledger",
         ("bench/missions_ledger.py", "--history", "100000"),
         900,

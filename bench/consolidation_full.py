@@ -60,8 +60,9 @@ print(json.dumps({"tree": str(Path(swarmq.__file__).parent.parent), "seconds": s
 """
 
 
-def write_store(root: Path, size: int, new_share: float) -> None:
-    """The nightly bench's state before its full child (same generators and seeds)."""
+def store_lessons(size: int, new_share: float) -> tuple[list[str], list[str]]:
+    """The store's lessons before the night and those appended (same generators and seeds as
+    the nightly bench's full child)."""
     generator = LessonGenerator(seed=28)
     n_new = max(1, int(size * new_share))
     lessons = generator.corpus(size - n_new, dup_rate=0.02).lessons
@@ -70,6 +71,12 @@ def write_store(root: Path, size: int, new_share: float) -> None:
     added = [
         generator.mutate(rng.choice(lessons)) if k % 2 else fresh.lesson() for k in range(n_new)
     ]
+    return lessons, added
+
+
+def write_store(root: Path, size: int, new_share: float) -> None:
+    """The nightly bench's state before its full child (same generators and seeds)."""
+    lessons, added = store_lessons(size, new_share)
     at = iso()
     path = store_path(root)
     path.parent.mkdir(parents=True)

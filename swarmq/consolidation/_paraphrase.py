@@ -31,9 +31,8 @@ from swarmq.consolidation._mlvectors import PersistedVectors
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import (
     FloatArray,
-    FocusedJoin,
     JoinResult,
-    cosine_prefix,
+    cosine_join,
     idf_weights,
     weighted_overlaps,
 )
@@ -52,8 +51,6 @@ Pair = tuple[str, str, float, float, float | None]
 """Two lesson texts, their IDF term cosine, term Jaccard, and dense cosine when the model
 proposed them."""
 DENSE_BLOCK = 4096
-PARAPHRASE_BLOCK = 16_384
-"""Sets probing the paraphrase candidates' join at once: bounds its pairs in flight."""
 
 
 @functools.lru_cache(maxsize=262_144)
@@ -181,36 +178,13 @@ class Paraphrases:
         ``paraphrase_threshold`` (within rounding), which are all the pairs :meth:`_find` keeps.
 
         Not the plain self-join at the Jaccard threshold: its 0.3 pairs grow with the square of
-        a store (29 million at 500,000 lessons). Each set probes only the prefix that can still
-        hold the first token it shares with a set at that cosine
-        (:func:`~swarmq.similarity.join.cosine_prefix`), a block of sets at a time, and a
-        block's pairs below the cosine are dropped at once, so the pairs held are about those
-        kept; a pair is kept by the block of its right end, so each is found once."""
+        a store (29 million at 500,000 lessons). :func:`~swarmq.similarity.join.cosine_join`
+        pairs only prefix tokens whose remaining weights can still reach the cosine on both
+        sides, so the pairs it handles are about those kept."""
         if weights is None:
             weights = idf_weights(sets)
-        t = self.config.paraphrase_candidate_threshold
         floor = self.config.paraphrase_threshold - 1e-9  # the caller decides; rounding kept
-        n = len(texts)
-        joiner = FocusedJoin(
-            sets, t, cosine_prefix(sets, weights, self.config.paraphrase_threshold)
-        )
-        lefts, rights, scores = [], [], []
-        for lo in range(0, n, PARAPHRASE_BLOCK):
-            hi = min(n, lo + PARAPHRASE_BLOCK)
-            found = joiner(np.arange(lo, hi, dtype=np.int64))
-            mine = np.flatnonzero((found.right >= lo) & (found.right < hi))
-            left, right = found.left[mine], found.right[mine]
-            near = weighted_overlaps(sets, left, right, weights) >= floor
-            lefts.append(left[near])
-            rights.append(right[near])
-            scores.append(found.similarity[mine][near])
-        if not lefts:
-            none = np.zeros(0, dtype=np.int64)
-            return JoinResult(none, none, np.zeros(0, dtype=np.float64), none, t)
-        left, right = np.concatenate(lefts), np.concatenate(rights)
-        order = np.lexsort((right, left))
-        none = np.zeros(0, dtype=np.int64)
-        return JoinResult(left[order], right[order], np.concatenate(scores)[order], none, t)
+        return cosine_join(sets, weights, floor, self.config.paraphrase_candidate_threshold)
 
     def dense_join(
         self, vectors: np.ndarray, texts: list[str]

@@ -551,3 +551,192 @@ class FocusedJoin:
         if stats is not None:
             stats.append(JoinStats(len(owner), total_raw, after64, len(keys), len(deduped)))
         return result
+
+
+_COSINE_SLACK = 1e-6
+"""Relative slack of the cosine bounds: float rounding of the suffix norms is ~1e-15, so a pair
+whose computed cosine reaches the threshold always passes them."""
+
+_DEDUPE = 8_000_000
+"""Candidate keys held before the duplicates among them are dropped: a pair sharing several
+prefix tokens is found once per token, and at 1M lessons the raw survivors are ~10x the pairs."""
+
+
+def suffix_norms(sets: TokenSets, weights: FloatArray) -> FloatArray:
+    """Per member: the L2 norm of its set's ``weights`` from that member to the set's end (each
+    set summed on its own, from its last member back, so no sum runs across sets). Sets are
+    taken longest first, so step ``p`` touches only the sets longer than ``p``: the work is the
+    members, whatever the longest set."""
+    sizes = sets.sizes
+    n = len(sizes)
+    out = np.zeros(len(sets.tokens), dtype=np.float64)
+    if n == 0 or len(sets.tokens) == 0:
+        return out
+    order = np.argsort(-sizes, kind="stable")
+    longer = np.searchsorted(-sizes[order], -np.arange(int(sizes.max())), side="left")
+    starts = sets.offsets[:-1][order]
+    total = np.zeros(n, dtype=np.float64)
+    for p in range(int(sizes.max()) - 1, -1, -1):
+        m = int(longer[p])  # the sets longer than p, which hold a member at position p
+        at = starts[:m] + p
+        w = weights[at]
+        total[:m] += w * w
+        out[at] = np.sqrt(total[:m])
+    return out
+
+
+def cosine_join(
+    sets: TokenSets,
+    weights: FloatArray,
+    cosine: float,
+    jaccard: float,
+    *,
+    stats: list[JoinStats] | None = None,
+) -> JoinResult:
+    """Every pair ``left < right`` of non-empty ``sets`` with Jaccard ``>= jaccard`` and weighted
+    cosine (:func:`weighted_overlaps` with ``weights``, each set L2-normalised) ``>= cosine``,
+    with its Jaccard as ``similarity``: exactly the pairs of :func:`similarity_join` at
+    ``jaccard`` whose :func:`weighted_overlaps` reaches ``cosine``, computed by the same
+    arithmetic, without finding the Jaccard pairs first (their number grows with the square of
+    the store). ``cosine <= 1`` (at most 0 it cuts nothing: the pairs of the Jaccard join
+    without its empty clique), ``0 < jaccard <= 1``.
+
+    Let the pair's *first* shared token (the rarest) sit at position ``i`` of ``x`` and ``j`` of
+    ``y``, and ``s_x(i)`` be the norm of ``x``'s weights from ``i`` on (:func:`suffix_norms`).
+    Every shared token lies at or after ``i`` and ``j``, so (Cauchy-Schwarz)
+    ``cosine <= s_x(i) s_y(j)``, and more sharply ``<= w_x(i) w_y(j) + s_x(i+1) s_y(j+1)``.
+    Hence only occurrences with ``s >= cosine`` (the cosine prefix of :func:`cosine_prefix`,
+    cut to the Jaccard probe prefix too) are indexed, grouped by token and sorted by ``s``, and
+    an occurrence meets only the later occurrences of its group with ``s_y >= cosine / s_x``:
+    one contiguous slice per occurrence (found by ``searchsorted``), each unordered pair of
+    occurrences met once. A token shared near both sets' ends has small norms on both sides, so
+    the common tokens' long groups are cut hardest. Survivors of the sharper bound, of the
+    positional Jaccard bound ``1 + min(|x| - 1 - i, |y| - 1 - j) >= ceil(t (|x| + |y|) / (1 + t))``
+    and of the 64- and 256-bit images (:func:`similarity_join`) are de-duplicated and verified
+    on the full sets. The bounds hold at the first shared token, so that occurrence pair is
+    always kept; the others may be dropped or kept, the de-duplication does not care.
+    """
+    if math.isnan(cosine) or cosine > 1.0:
+        raise ValueError(f"cosine threshold must be at most 1, got {cosine!r}")
+    if math.isnan(jaccard) or not 0.0 < jaccard <= 1.0:
+        raise ValueError(f"jaccard threshold must be in (0, 1], got {jaccard!r}")
+    t = float(jaccard)
+    sizes = sets.sizes
+    n = len(sizes)
+    none = np.empty(0, dtype=np.int64)
+    if n < 2 or not len(sets.tokens):
+        return _verified(sets, none, none, none, t)
+    low = float(cosine) - abs(float(cosine)) * _COSINE_SLACK
+    norms = suffix_norms(sets, weights)
+
+    # Indexed occurrences: in both prefixes, grouped by token, each group by suffix norm.
+    owner = _owners(sizes)
+    position = np.arange(len(sets.tokens), dtype=np.int64)
+    position -= np.repeat(sets.offsets[:-1], sizes)
+    probe_len = sizes - _min_overlap(t, sizes) + 1
+    at = np.flatnonzero((norms >= low) & (position < probe_len[owner]))
+    del position
+    bits = min(30, 61 - (max(sets.vocabulary, 1) + 1).bit_length())
+    scale = float(1 << bits)
+    span = (1 << bits) + 1
+    key = sets.tokens[at] * span
+    key += np.minimum(np.floor(norms[at] * scale), scale).astype(np.int64)
+    order = np.argsort(key)
+    key, at = key[order], at[order]
+    del order
+    token = key // span
+    # Occurrence k meets the occurrences after it in its group with s >= low / s_k.
+    floor = np.minimum(np.floor(low / norms[at] * scale), scale).astype(np.int64)
+    first = np.searchsorted(key, token * span + floor, side="left")
+    del floor
+    end = np.searchsorted(key, (token + 1) * span, side="left")
+    del key, token
+    first = np.maximum(first, np.arange(1, len(at) + 1, dtype=np.int64))
+    count = np.maximum(end - first, 0)
+    del end
+    before = np.cumsum(count) - count
+    total_raw = int(count.sum())
+
+    occ_owner = owner[at]
+    del owner
+    occ_weight = weights[at]
+    after = at + 1  # the member after each occurrence, when its set holds one
+    occ_next = np.where(
+        after < sets.offsets[1:][occ_owner], norms[np.minimum(after, len(norms) - 1)], 0.0
+    )
+    del after, norms
+    occ_size = sizes[occ_owner].astype(np.int32)
+    occ_rest = occ_size - 1 - (at - sets.offsets[occ_owner]).astype(np.int32)
+    del at
+    coarse = _bit_images(sets, 64)[0]
+    occ_image = coarse[occ_owner]
+    del coarse
+    fine = _bit_images(sets, 256)
+    ratio = t / (1 + t)
+    pair_size = np.arange(2 * int(sizes.max()) + 1, dtype=np.int64)
+    need = np.ceil(ratio * pair_size - _EPS)
+    limit = (pair_size - 2 * need).astype(np.int32)
+    need32 = need.astype(np.int32)
+
+    distinct = none
+    pending: list[IntArray] = []
+    held = after_filters = after256 = 0
+    edges = np.searchsorted(before, np.arange(0, total_raw + CHUNK, CHUNK), side="left")
+    edges = np.unique(np.append(edges, len(count)))
+    for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+        c = count[lo:hi]
+        m = int(c.sum())
+        if m == 0:
+            continue
+        k = np.repeat(np.arange(lo, hi, dtype=np.int64), c)
+        j = np.arange(m, dtype=np.int64)
+        j += np.repeat(first[lo:hi] - (before[lo:hi] - before[lo]), c)
+        ok = occ_weight[k] * occ_weight[j] + occ_next[k] * occ_next[j] >= low
+        k, j = k[ok], j[ok]
+        both = occ_size[k] + occ_size[j]
+        ok = np.bitwise_count(occ_image[k] ^ occ_image[j]) <= limit[both]
+        ok &= np.minimum(occ_rest[k], occ_rest[j]) + 1 >= need32[both]
+        a, b = occ_owner[k[ok]].astype(np.int64), occ_owner[j[ok]].astype(np.int64)
+        del k, j, ok, both
+        after_filters += len(a)
+        ok = _xor_bits(fine, a, b) <= limit[sizes[a] + sizes[b]]
+        a, b = a[ok], b[ok]
+        after256 += len(a)
+        pending.append(np.minimum(a, b) * n + np.maximum(a, b))
+        held += len(a)
+        if held >= _DEDUPE:
+            distinct, pending, held = _distinct([distinct, *pending]), [], 0
+    distinct = _distinct([distinct, *pending])
+    result = _verified_cosine(sets, weights, distinct // n, distinct % n, float(cosine), t)
+    if stats is not None:
+        stats.append(JoinStats(len(occ_owner), total_raw, after_filters, after256, len(distinct)))
+    return result
+
+
+def _distinct(parts: list[IntArray]) -> IntArray:
+    """The sorted distinct values of ``parts`` together."""
+    keys = np.sort(np.concatenate(parts))
+    if len(keys):
+        keys = keys[np.r_[True, keys[1:] != keys[:-1]]]
+    return keys
+
+
+def _verified_cosine(
+    sets: TokenSets, weights: FloatArray, left: IntArray, right: IntArray, cosine: float, t: float
+) -> JoinResult:
+    """The pairs at Jaccard ``>= t`` (the division :func:`_verified` does) whose weighted
+    overlap (the sum :func:`weighted_overlaps` does) reaches ``cosine``, in the order given."""
+    sizes = sets.sizes
+    inter = np.zeros(len(left), dtype=np.int64)
+    overlap = np.zeros(len(left), dtype=np.float64)
+    step = max(1, CHUNK // max(2 * int(sizes.max()) if len(sets) else 1, 1))
+    for lo in range(0, len(left), step):
+        a, b = left[lo : lo + step], right[lo : lo + step]
+        pair, in_a, in_b = _shared_members(sets, a, b)
+        inter[lo : lo + step] = np.bincount(pair, minlength=len(a))
+        products = weights[in_a] * weights[in_b]
+        overlap[lo : lo + step] = np.bincount(pair, weights=products, minlength=len(a))
+    similarity = inter / np.maximum(sizes[left] + sizes[right] - inter, 1)
+    keep = (similarity >= t) & (overlap >= cosine)
+    none = np.empty(0, dtype=np.int64)
+    return JoinResult(left[keep], right[keep], similarity[keep].astype(np.float64), none, t)

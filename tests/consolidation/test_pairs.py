@@ -172,15 +172,16 @@ def test_a_survivor_whose_lesson_changed_waits_for_the_next_round() -> None:
 def test_paraphrase_candidates_are_the_plain_joins_that_reach_the_cosine(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The candidate join probes only each set's cosine prefix, in blocks: it keeps exactly
-    the pairs of the plain self-join at the Jaccard threshold whose IDF cosine reaches
+    """The candidate join pairs only prefix tokens that can still reach the cosine: it keeps
+    exactly the pairs of the plain self-join at the Jaccard threshold whose IDF cosine reaches
     ``paraphrase_threshold`` (similarities included), and far fewer others."""
     from swarmq.consolidation import _paraphrase
+    from swarmq.similarity import join
     from swarmq.similarity.join import idf_weights, weighted_overlaps
     from swarmq.similarity.measure import Measure
     from swarmq.similarity.normalize import term_text
 
-    monkeypatch.setattr(_paraphrase, "PARAPHRASE_BLOCK", 97)  # many blocks
+    monkeypatch.setattr(join, "CHUNK", 997)  # many chunks
     lessons = generate(1500, seed=seed, dup_rate=0.05, odd_rate=0.0, dark_rate=0.0).lessons
     texts = sorted(set(lessons))
     sets = encode([term_text(t) for t in texts], Measure.TOKENS)
