@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from swarmq.knowledge import _ftsindex
+from swarmq.knowledge import _ftsindex, _vecindex
 from swarmq.knowledge._kept import Kept
 
 
@@ -42,8 +42,15 @@ _made_here: Kept[int] = Kept(10)
 
 @pytest.mark.parametrize(
     "kept",
-    [_made_here, _ftsindex._postings, _ftsindex._trigger_rows, _ftsindex._counts],
-    ids=["any", "postings", "triggers", "counts"],
+    [
+        _made_here,
+        _ftsindex._postings,
+        _ftsindex._trigger_rows,
+        _ftsindex._counts,
+        _vecindex._maps,
+        _vecindex._answers,
+    ],
+    ids=["any", "postings", "triggers", "counts", "row maps", "dense answers"],
 )
 def test_a_forked_child_uses_a_kept_table_a_parent_thread_held(kept: Kept[object]) -> None:
     held = threading.Event()

@@ -649,38 +649,3 @@ def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
     computed.clear()
     assert through_index(stores) == grown
     assert not computed
-
-
-def test_a_forked_child_can_keep_maps_while_the_parent_held_their_lock() -> None:
-    """A fork while another thread of the parent holds a kept table's lock: the child takes
-    new locks, so its searches never wait on a lock no thread of it will release."""
-    import threading
-
-    held = threading.Event()
-    release = threading.Event()
-
-    def hold() -> None:
-        with _vecindex._answers._lock:
-            held.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
-        pid = os.fork()
-        if pid == 0:  # the child: both tables usable at once
-            try:
-                if not _vecindex._answers._lock.acquire(timeout=5):
-                    os._exit(2)
-                _vecindex._answers._lock.release()
-                _vecindex._answers.put(("k",), ((), {}, {}), 1)
-                _vecindex._maps.get(("k",))
-                os._exit(0)
-            except BaseException:
-                os._exit(1)
-        _, status = os.waitpid(pid, 0)
-    finally:
-        release.set()
-        holder.join()
-    assert os.waitstatus_to_exitcode(status) == 0
