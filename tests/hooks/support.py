@@ -72,10 +72,14 @@ def wait_until(predicate: Any, timeout: float, step: float = 0.5) -> bool:
     return bool(predicate())
 
 
-def pending_lessons(agents: Path, session_id: str) -> list[tuple[str, str]]:
-    """``(learning id, what was learned)`` of the forged candidates of ``session_id``."""
+def forged_lessons(agents: Path, session_id: str) -> list[tuple[str, str]]:
+    """``(learning id, what was learned)`` of the forged candidates of ``session_id``, pending
+    or already ingested: the close loop the session's end sends moves them from ``pending/`` to
+    ``processed/``, and on a loaded machine it may do so before they are looked at."""
     out = []
-    for path in sorted((agents / "knowledge" / "pending").glob("*.md")):
+    knowledge = agents / "knowledge"
+    paths = [*knowledge.glob("pending/*.md"), *knowledge.glob("processed/*.md")]
+    for path in sorted(paths, key=lambda p: p.name):
         text = path.read_text(encoding="utf-8")
         if f"session_id: {session_id}" not in text:
             continue

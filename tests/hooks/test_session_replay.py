@@ -24,8 +24,8 @@ from swarmq.storage.jsonl import read_jsonl
 from tests.hooks.standin import hook_env, replay, run_hooks
 from tests.hooks.support import (
     SESSIONS,
+    forged_lessons,
     forged_to,
-    pending_lessons,
     stop_hook_server,
     swarmq,
     wait_until,
@@ -74,7 +74,7 @@ def test_two_real_sessions_feed_and_read_the_swarm(
     ), f"forged to {forged_to(roster.runtime_dir, first.transcript)} of {size} bytes"
     forged_after = time.monotonic() - first.ended_at
     assert forged_after <= FORGED_WITHIN
-    lessons = pending_lessons(roster.agents_dir, first.session_id)
+    lessons = forged_lessons(roster.agents_dir, first.session_id)
     assert lessons, "the first session yielded no forge candidate"
     assert any("sudo" in body or "npm" in body or "node" in body for _, body in lessons), lessons
 
