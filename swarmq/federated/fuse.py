@@ -38,6 +38,7 @@ SAME_WORDS = 0.8
 STATED_WORDS = 5
 """The fewest words a tool-error lesson's stated cause or fact has to fold its instances."""
 _FAILED_CALL = re.compile(r"^`[^`\n]+` failed \(")
+_MARKS = re.compile(r"[`();]")
 _LAST_STEP = re.compile(
     r"^(?:`[^`]*` worked instead|after `[^`]*` the same call worked|no retry worked)"
 )
@@ -58,8 +59,8 @@ def stated(text: str) -> str:
         return ""
     parts: list[str] = []
     depth, quoted, start = 0, False, -1
-    for at in range(call.end() - 1, len(text)):
-        char = text[at]
+    for mark in _MARKS.finditer(text, call.end() - 1):  # only the characters that matter
+        at, char = mark.start(), mark.group()
         if char == "`":
             quoted = not quoted
         elif quoted:
