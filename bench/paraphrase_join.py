@@ -115,16 +115,25 @@ def main() -> None:
             with context.Pool(1) as pool:
                 runs.append(pool.apply(_run, (size, which)))
             print(runs[-1], flush=True)
+    reference = {r["size"]: r for r in runs if r["join"] == "blocked"}
+    for r in runs:  # the baseline's CPU over this join's, and whether they found the same pairs
+        base = reference.get(r["size"])
+        r["speedup"] = base["cpu_seconds"] / r["cpu_seconds"] if base and r["cpu_seconds"] else None
+        r["same_pairs"] = base["digest"] == r["digest"] if base else None
     rows = [
         [r["size"], r["join"], r["sets"], f"{r['cpu_seconds']:.1f}", f"{r['peak_mib']:.0f}",
-         r["pairs"], r["raw_candidates"], r["verified"], r["digest"][:12], " ".join(r["load"])]
+         r["pairs"], r["raw_candidates"], r["verified"], r["digest"][:12],
+         "-" if r["speedup"] is None else f"{r['speedup']:.1f}x",
+         "-" if r["same_pairs"] is None else ("yes" if r["same_pairs"] else "NO"),
+         " ".join(r["load"])]
         for r in runs
     ]  # fmt: skip
     table(
-        "paraphrase candidate join",
-        ["size", "join", "sets", "CPU s", "peak MiB", "pairs", "raw", "verified", "sha256", "load"],
+        "paraphrase candidate join (speedup: the blocked join's CPU / this one's, same run)",
+        ["size", "join", "sets", "CPU s", "peak MiB", "pairs", "raw", "verified", "sha256",
+         "speedup", "same pairs", "load"],
         rows,
-    )
+    )  # fmt: skip
     save("paraphrase_join", {"runs": runs})
 
 
