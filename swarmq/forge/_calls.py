@@ -46,11 +46,15 @@ _CARRIER = re.compile(
     r"\b(?:EPERM|EACCES|ENOENT|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EADDRINUSE)\b|"
     r"operation not permitted|permission denied|command not found|could not resolve|"
     r"not a tty|address already in use|connection refused|no such file or directory|"
-    r"\bport \d+ is not available",
+    r"\bport \d+ is not available|cannot open shared object file|\bGemNotFound\b|"
+    r"ModuleNotFoundError",
     re.IGNORECASE,
 )
 """A line that names the failure itself (an operating-system error): it beats a lead-in such
 as ``error when starting dev server:`` or a tool's generic ``Error: command failed``."""
+_LOCATION = re.compile(r"^/\S+\.\w+:\d+:in [`'][^`']{1,120}[`']: (?=\S)")
+"""A Ruby backtrace's location heading an error (``/…/bundler/definition.rb:697:in
+'Bundler::Definition#materialize': Could not find …``): the error follows it."""
 _EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
 _WRAPPER = re.compile(r"failed in sandbox|sandbox denied|execution error", re.IGNORECASE)
 """A sandbox's report that a command failed, wrapping the command's own output."""
@@ -192,6 +196,11 @@ def _powershell_record(lines: list[str]) -> str:
 def _first_message(lines: list[str]) -> str:
     """The message of the first error of a PowerShell report (``lines`` end before its
     ``+ CategoryInfo``), ``""`` when there is none."""
+    glued = next(
+        (line for line in lines[1:6] if len(line) < len(lines[0]) and lines[0].endswith(line)), ""
+    )
+    if glued and not glued.startswith("+"):  # Windows PowerShell writes a message that does not
+        return lines[0][: -len(glued)].strip()  # end its line and its position on one line
     first = next((n for n, line in enumerate(lines) if _PS_POSITION.match(line)), -1)
     if first < 0:
         at = len(lines) - 1
@@ -299,6 +308,7 @@ def error_excerpt(text: str) -> str:
     verdict = "" if record else _verdict(lines, best)
     if verdict:
         best = f"{clip(best, MAX_EVIDENCE - len(verdict) - 2)}; {verdict}"
+    best = _LOCATION.sub("", best)  # where in a library the error was raised says nothing
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
     if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")

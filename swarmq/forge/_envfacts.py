@@ -57,6 +57,8 @@ _REFUSED = re.compile(
     r"access (?:is )?denied",
     re.IGNORECASE,
 )
+_NOT_STARTED = re.compile(r"ApplicationFailedException|\bNativeCommandFailed\b")
+"""PowerShell's record of a program Windows would not start (in every display language)."""
 _GLOBBED = re.compile(r"\b(zsh|bash|fish)\b[^\n]{0,12}" + LITERAL_GLOB, re.IGNORECASE)
 """The shell that read a literal path as a pattern, when its error names it (``zsh:1:``; Claude
 Code's Bash tool runs zsh through ``eval``, printing ``(eval):1:``)."""
@@ -73,7 +75,10 @@ _SPAWNED = re.compile(r"spawn (\S+) E[A-Z]+")
 FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"python", "python2", "python3", "py", "pip", "pip3", "uv", "pipx", "poetry"}),
     frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "corepack", "node"}),
-    frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "git-grep", "find", "fd", "ls"}),
+    frozenset(
+        {"rg", "grep", "egrep", "fgrep", "ag", "ack", "git-grep", "find", "fd", "ls"}
+        | {"get-childitem", "gci", "dir", "select-string", "sls", "findstr"}  # PowerShell's, cmd's
+    ),
     frozenset({"docker", "docker-compose", "podman", "nerdctl"}),
     frozenset({"pytest", "py.test"}),
     frozenset({"cargo", "rustup", "nix"}),
@@ -139,6 +144,12 @@ def missing_program(program: str, error: str, call: str = "") -> str:
     if _DIRECT_MISSING.search(error) and not _PIPELINE.search(call):
         return program
     return ""
+
+
+def not_started(program: str, error: str) -> str:
+    """The program an error says Windows would not start (``""`` when it says no such thing):
+    like a missing one, whatever does its job next is the way round."""
+    return program if program and _NOT_STARTED.search(error) else ""
 
 
 def literal_glob(error: str) -> bool:
@@ -429,6 +440,15 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
         )
     if _NO_NETWORK.search(error):
         return f"`{program}` cannot reach the network here"
+    if error.startswith("bwrap:") and not _REFUSED.search(error):
+        return (
+            "Codex's sandbox (bwrap) cannot start here, so every sandboxed command fails: run "
+            "commands with escalated permissions"
+        )
+    if _NOT_STARTED.search(error):
+        return (
+            f"`{program}` cannot be started here (Windows refuses to run it): use another program"
+        )
     spawned = _SPAWNED.search(error)
     if spawned and _REFUSED.search(error):
         name = re.split(r"[/\\]", spawned.group(1))[-1]
@@ -455,6 +475,7 @@ __all__ = [
     "literal_glob",
     "missing_program",
     "missing_subcommand",
+    "not_started",
     "pattern_as_path",
     "rewritten_argument",
     "rewritten_switch",

@@ -51,6 +51,7 @@ from swarmq.forge._envfacts import (
     literal_glob,
     missing_program,
     missing_subcommand,
+    not_started,
     pattern_as_path,
     same_family,
     store_alias,
@@ -174,8 +175,15 @@ _MISSING_PROGRAM = re.compile(
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
+_CANNOT_START = re.compile(
+    r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b", re.MULTILINE
+)
+"""The call never ran: Codex's sandbox launcher (bwrap) could not start, or Windows refused to
+start the program (PowerShell's record, the same in every display language). Whatever the call
+was (a probe, a search), this is a fact about the machine, not the call's answer."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
+    r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
     r"timed out|no space left|"
     r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
@@ -224,6 +232,20 @@ _RUNNER_MISSING = re.compile(
 )
 """A test run that could not start: the runner, a dependency or the script named is missing (a
 fact about the machine or the project, not a test failure)."""
+_DEPENDENCY = re.compile(
+    r"no module named|cannot find module|ModuleNotFoundError|\bGemNotFound\b|"
+    r"in locally installed gems|cannot open shared object file|"
+    r"error while loading shared libraries|missing dependencies|"
+    r"host system is missing dependencies",
+    re.IGNORECASE,
+)
+"""Something the call needs is not installed (a module, a gem, a system library): a fact of the
+machine, not a failing test or a bug of the code, and an install is its cure."""
+_INSTALL = re.compile(
+    r"\binstall(?:-deps)?\b|\b(?:npm|pnpm|yarn|bun) (?:i|add)\b|\buv (?:sync|add)\b"
+)
+"""A call that installs something (``bundle install``, ``apt-get install -y libgbm1``,
+``python -m playwright install-deps chromium``)."""
 _SPAWN_FAILED = re.compile(r"failed to spawn", re.IGNORECASE)
 _SED_PRINT = re.compile(r"\bsed\s+-n\s+['\"]?[\d$,]+p['\"]?\s")
 """``sed -n '1,200p' file``: printing lines of a file, the way agents read one (a look)."""
@@ -306,6 +328,10 @@ class _Failure:
     output: str = ""
     """The start of the failed call's output, normalised: a later call it spells out (git's
     "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
+    signature: str = ""
+    """What tells this failure from another (:meth:`SequenceMiner._open`)."""
+    needs: bool = False
+    """Its output says something it needs is not installed (a module, a gem, a library)."""
     remedies: list[str] = field(default_factory=list)
     """The working calls of the same tool since the failure that did something (not looks),
     the last few: when the failed call itself works next, the last of them was its cure (``git
@@ -341,6 +367,12 @@ class Sequence:
     """The usage line the program printed with its error, stated when nothing fixed it."""
     expects: str = ""
     """What a project's script that refused to run expects, stated when nothing fixed it."""
+    installed: bool = False
+    """The fix installed what the failed call needed, and the same command then got past it
+    (it worked, or failed for another reason)."""
+    rerun: bool = False
+    """The failed call was refused before it ran (no exit status: a hook, a gate) and worked
+    when run again as it was, with no call between."""
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
@@ -369,6 +401,7 @@ class Sequence:
         if (
             self.fixed_call
             and not missing_program(runs, self.error, self.failed_call)
+            and not not_started(runs, self.error)
             and not literal_glob(self.error)
             and not windows_fact(self.failed_call, self.error)
             and not PORT_TAKEN.search(self.error)
@@ -392,11 +425,21 @@ class Sequence:
             text += f"; {self.also}"
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
+        if self.rerun:
+            return (
+                f"`{self.failed_call}` was refused before it ran ({self.error}); run again "
+                "unchanged, the same call got past it: the refusal came from a hook or a gate, "
+                "not from the command."
+            )
+        if self.installed:
+            return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
             return f"{text}; after `{self.fixed_call}` the same call worked."
         return f"{text}; `{self.fixed_call}` worked instead."
 
 
+ESCALATED = " (escalated)"
+"""How a call summary says that the call asked to leave the sandbox (:mod:`._calls`)."""
 ESCALATION = (
     ' (ask in the call: `sandbox_permissions: "require_escalated"`, in older Codex '
     "`with_escalated_permissions: true`)"
@@ -496,6 +539,63 @@ def _last_step(call: str) -> str:
     return normal(_unhidden(call).rsplit("&&", 1)[-1])
 
 
+_COMMAND_TOOLS = frozenset(
+    {"Bash", "PowerShell", "exec_command", "shell", "shell_command", "local_shell"}
+)
+"""Tools whose call is a command: a refusal of one that reports no exit status never ran it."""
+_STEP = re.compile(r"&&|\|\||;")
+_NOT_RUN = re.compile(
+    r"timed out|timeout|interrupted|aborted|cancell?ed|killed|"
+    r"sandbox|execution error|exec_command failed",
+    re.IGNORECASE,
+)
+"""A call stopped while it ran, or that its sandbox failed (Codex reports a sandboxed call that
+exited non-zero with no status of its own): its rerun working says nothing of a gate before it."""
+
+
+def _steps(call: str) -> frozenset[str]:
+    """A call's steps (split at ``&&``, ``||`` and ``;``), each without a hidden error, a
+    leading ``cd`` dropped: ``cd x && a; b 2>&1`` and ``a && b`` run the same steps."""
+    return frozenset(
+        step
+        for step in (normal(_unhidden(part)) for part in _STEP.split(CD_PREFIX.sub("", call)))
+        if step and not step.startswith("cd ")
+    )
+
+
+def _reruns(call: str, refused: str) -> bool:
+    """Whether ``call`` runs what the refused call ran, as it was: the same steps, or some
+    of them and nothing else (the agent dropped a step the refusal made moot)."""
+    now, before = _steps(call), _steps(refused)
+    return (
+        any(len(step.split()) > 1 for step in now)  # a bare program (``bash`` with its script
+        and bool(before)  # on stdin) is no call that can be told again
+        and (now <= before or before <= now)
+    )
+
+
+def _installed(call: str, failure: _Failure) -> str:
+    """The install run since a failure for want of something installed (``""`` when none),
+    when ``call`` runs the failed call's program again: ``bundle install`` between two
+    ``bundle exec rails runner`` calls, ``playwright install-deps`` between two runs of a
+    browser test. That the program then gets past the error is the install's doing."""
+    if not failure.needs or _head(call) != _head(failure.whole or failure.call):
+        return ""
+    return next((r for r in reversed(failure.remedies) if _INSTALL.search(r)), "")
+
+
+HEAD_WORDS = 3
+"""How many words of a command say what it does (``bundle exec rails``, ``python x.py
+--app-url``): a later call with the same head runs the same command on other input."""
+
+
+def _head(call: str) -> str:
+    """The first words of a call's last ``&&`` step, without a leading ``cd`` or environment
+    assignments: ``DISABLE_SPRING=1 bundle exec rails runner "…"`` → ``bundle exec rails``."""
+    step = _ASSIGNMENTS.sub("", CD_PREFIX.sub("", _unhidden(call).rsplit("&&", 1)[-1].strip()))
+    return " ".join(step.split()[:HEAD_WORDS])
+
+
 def _retried(call: str, failure: _Failure) -> bool:
     """Whether ``call`` (unclipped) runs the failed call's last step again, as it was; a bare
     program (``bash`` with its script on stdin) is no call that can be told again."""
@@ -571,6 +671,12 @@ class SequenceMiner:
     unless the session finds or writes the file after all (lower-cased name → lesson)."""
     calls: int = 0
     """Tool calls seen (a session without any is a chat: its prose has no witness)."""
+    refused: tuple[str, str, str, str, int] | None = None
+    """The last call of a command tool refused with no exit status (tool, call, unclipped
+    call, error, index): if the next call of that tool runs it again and works, a hook or a
+    gate refused it, not the command."""
+    dropped: set[str] = field(default_factory=set)
+    """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
 
@@ -618,11 +724,35 @@ class SequenceMiner:
             or text.startswith("fatal: ")
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
-        if not is_error and not self.open_failures and not self.missing_files and not self.absent:
+        if (
+            not is_error
+            and not self.open_failures
+            and not self.missing_files
+            and not self.absent
+            and self.refused is None
+        ):
             return  # the common case: a call that worked, nothing waiting for a retry
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
+        if self.refused is not None and self.refused[0] == tool:
+            self._reran(
+                call,
+                whole,
+                error_excerpt(text[:2000]) if is_error else "",
+                index,
+                line_no,
+                timestamp,
+            )
+        if is_error and tool in _COMMAND_TOOLS and exit_status(text) is None:
+            error = error_excerpt(text[:2000])
+            if (
+                error
+                and not _PROTOCOL.search(text[:600])
+                and not _NOT_RUN.search(error)
+                and not _ARGUMENTS.search(error)
+            ):
+                self.refused = (tool, call, whole or call, error, index)
         if is_error:
             self.witness.saw(text, whole, program(call))
             if self.open_failures:
@@ -641,6 +771,37 @@ class SequenceMiner:
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
             self._succeeded(tool, call, index, line_no, timestamp, whole)
+
+    def _reran(
+        self,
+        call: str,
+        whole: str,
+        now: str,
+        index: int,
+        line_no: int,
+        timestamp: str | None,
+    ) -> None:
+        """The call after a refusal with no exit status, of the same tool: when it runs the
+        refused call again and gets past the refusal (it works, or fails for a reason of its
+        own: ``now``, its error), the refusal is the lesson (a hook that refuses a session's
+        first command until the agent says what it does)."""
+        assert self.refused is not None
+        tool, failed, failed_whole, error, at = self.refused
+        self.refused = None
+        if (
+            now == error
+            or not _reruns(whole or call, failed_whole)
+            or call.endswith(ESCALATED) != failed.endswith(ESCALATED)  # escalated: the sandbox
+        ):
+            return
+        key = f"rerun\0{tool}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        if key in self.seen_signatures:
+            return
+        self.seen_signatures.add(key)
+        self.open_failures = [f for f in self.open_failures if f.index != at]
+        self.closed.append(
+            Sequence(tool, failed, error, call, "", index, line_no, timestamp, rerun=True)
+        )
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
         """The call a result answers: the one its id names (parallel calls answer out of order,
@@ -763,13 +924,17 @@ class SequenceMiner:
             return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
         if store_alias(program(call), output):
             return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
+        if _CANNOT_START.search(output, 0, 3000):  # before a probe's answer: it never ran
+            error = error_excerpt(output)
+            runs = "bwrap" if error.startswith("bwrap:") else family(program(call))
+            return self._open(tool, call, error, index, whole, f"{tool}\0cannot start\0{runs}")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
             and not _SHELL_SYNTAX.search(output[:600])
             and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
             and not self._probed_missing(call, output)
-        ) or _CODE_ERROR.search(output[:1500]):
+        ) or (_CODE_ERROR.search(output[:1500]) and not _DEPENDENCY.search(output[:3000])):
             return False  # a probe's failure is its answer, unless the shell could not parse it or
             # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)
@@ -798,6 +963,7 @@ class SequenceMiner:
             and not _ENVIRONMENT.search(error)
             and not _MISSING_PROGRAM.search(output[:1500])
             and not _RUNNER_MISSING.search(output[:1500])
+            and not _DEPENDENCY.search(output[:3000])
         ):
             return False  # the tests failed: the code was wrong, and its fix is in the code
         if unexpanded_wildcard(runs, error):  # one fact of the shell, whatever the path
@@ -812,11 +978,15 @@ class SequenceMiner:
                 " ".join(as_text(raw).split()).replace("`", "'"), 160
             )  # the malformed call itself
         signature = f"{tool}\0{_runner(call, runs)}\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        needs = _DEPENDENCY.search(output, 0, 3000) is not None
+        if needs:  # one library after another missing is one want: the first one's cure
+            signature = f"{tool}\0{_runner(call, runs)}\0needs"  # is what ends the last
         opened = self._open(tool, call, error, index, whole, signature, _usage(runs, output[:3000]))
         if opened and _runner(call, runs) == "<file>" and _SCRIPT_REFUSAL.match(error):
             self.open_failures[-1].expects = _expectation(output[:3000], error)
         if opened:
             self.open_failures[-1].output = normal(output[:ADVICE_CHARS])
+            self.open_failures[-1].needs = needs
         return opened
 
     def _open(
@@ -829,10 +999,21 @@ class SequenceMiner:
         signature: str,
         usage: str = "",
     ) -> bool:
-        """Open a failure unless its signature was seen (the same failure again counts once)."""
+        """Open a failure unless its signature was seen (the same failure again counts once).
+        The same failure again while it waits for its cure resets its wait and forgets the
+        calls tried since (they did not cure it); again after it was given up without a lesson,
+        it waits anew: the agent is still at it, and what finally lets the same call work is
+        the cure (files moved out of a merge's way)."""
         if signature in self.seen_signatures:
             self.repeated += 1
-            return False
+            waiting = next((f for f in self.open_failures if f.signature == signature), None)
+            if waiting is not None:
+                waiting.waited, waiting.remedies = 0, []
+                return False
+            if signature not in self.dropped:
+                return False
+            self.dropped.discard(signature)
+            self.repeated -= 1
         self.seen_signatures.add(signature)
         self.open_failures.append(
             _Failure(
@@ -843,6 +1024,7 @@ class SequenceMiner:
                 whole=whole or call,
                 usage=usage,
                 at_call=self.calls,
+                signature=signature,
             )
         )
         for expired in self.open_failures[:-8]:
@@ -891,7 +1073,9 @@ class SequenceMiner:
                 still_open.append(failure)  # then works as it was (said so, below)
                 continue
             named = _named(whole or call)
-            missing = missing_program(program(failure.call), failure.error, failure.call)
+            missing = missing_program(
+                program(failure.call), failure.error, failure.call
+            ) or not_started(program(failure.call), failure.error)
             related = (
                 failure.tool in _DELEGATING
                 or program(call) == program(failure.call)
@@ -921,6 +1105,12 @@ class SequenceMiner:
             ):
                 advice = failure.advised or (call, index, line_no, timestamp)  # came first
                 self.closed.append(fixed(failure, tool, *advice))
+                continue
+            install = _installed(call, failure) if failure.remedies else ""
+            if install:
+                cure = fixed(failure, tool, install, index, line_no, timestamp)
+                cure.installed = True
+                self.closed.append(cure)
                 continue
             if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
@@ -957,9 +1147,15 @@ class SequenceMiner:
         runs = program(call)
         if not runs:
             return
-        head = output[:2000]
+        head = output[:3000]
         still_open = []
         for failure in self.open_failures:
+            install = _installed(call, failure) if failure.remedies and failure.tool == tool else ""
+            if install and not _DEPENDENCY.search(head):  # the install got it past the want
+                cure = fixed(failure, tool, install, index, line_no, timestamp)
+                cure.installed = True
+                self.closed.append(cure)
+                continue
             kind = next((k for k in (_USAGE, _REFUSED) if k.search(failure.error)), None)
             if (
                 kind is not None
@@ -1147,6 +1343,8 @@ class SequenceMiner:
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
+        elif failure.signature:
+            self.dropped.add(failure.signature)
 
     def finish(self) -> Iterator[Sequence]:
         """At the end of the transcript: the failures nothing fixed that say something about the

@@ -22,7 +22,7 @@ from swarmq.transcripts.model import (
     ToolSink,
     TranscriptFormat,
 )
-from swarmq.transcripts.values import clip, compact, reports_failure, text_of
+from swarmq.transcripts.values import clip, clip_result, compact, reports_failure, text_of
 
 MESSAGE_TYPES = frozenset({"user", "assistant", "system", "summary"})
 BOOKKEEPING_TYPES = frozenset(
@@ -129,7 +129,7 @@ def read_claude(
                     )
                 elif tool_result is not None:  # inlined: most lines of a session are tool results
                     text = block.get("content")
-                    text = clip(text if text.__class__ is str else _joined_text(text))
+                    text = clip_result(text if text.__class__ is str else _joined_text(text))
                     stamp = record.get("timestamp")
                     tool_result(
                         text,
@@ -165,7 +165,7 @@ def _notify(
             name if name.__class__ is str else None, block.get("input"), _str(block.get("id"))
         )
     else:
-        text = clip(_joined_text(block.get("content")))
+        text = clip_result(_joined_text(block.get("content")))
         timestamp = record.get("timestamp")
         tools.result(
             text,
@@ -192,7 +192,7 @@ def _tool_message(
         text = clip(compact(block.get("input")))
     else:
         name = None
-        text = clip(_joined_text(block.get("content")))
+        text = clip_result(_joined_text(block.get("content")))
     timestamp = record.get("timestamp")
     session = record.get("sessionId")
     built = Message(
@@ -324,7 +324,7 @@ def _messages(
                 line_no,
                 role,
                 MessageKind.TOOL_RESULT,
-                clip(_joined_text(block.get("content"))),
+                clip_result(_joined_text(block.get("content"))),
             )
             result.is_error = block.get("is_error") is True or reports_failure(result.text)
             out.append(result)

@@ -21,7 +21,7 @@ from typing import Any
 
 from swarmq.transcripts._lines import DEFAULT_MAX_LINE_BYTES, iter_json_records
 from swarmq.transcripts.model import Message, MessageKind, ReadReport, ToolSink
-from swarmq.transcripts.values import clip, compact, reports_failure, text_of
+from swarmq.transcripts.values import clip, clip_result, compact, reports_failure, text_of
 
 ENVELOPE_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -218,7 +218,7 @@ def _item(
         if skipped and out.tools is None:
             return
         output = item.get("output")
-        text = clip(_content_text(output) if isinstance(output, list) else compact(output))
+        text = clip_result(_content_text(output) if isinstance(output, list) else compact(output))
         failed = reports_failure(text)
         if skipped and out.tools is not None:
             out.tools.result(text, failed, out.index - 1, line_no, timestamp, _call_id(item))

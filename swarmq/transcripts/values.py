@@ -27,8 +27,19 @@ def compact(value: Any) -> str:
         return str(value)
 
 
+RESULT_TEXT_LIMIT = 4000
+"""A tool result keeps a longer prefix than a call: a failure's cause is often printed under a
+page of the program's own log (a browser that cannot load ``libgbm.so.1``, under the launch
+log), and forge reads it only in a failed call's result."""
+
+
 def clip(text: str) -> str:
     return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT]
+
+
+def clip_result(text: str) -> str:
+    """A tool result's prefix (see ``RESULT_TEXT_LIMIT``)."""
+    return text if len(text) <= RESULT_TEXT_LIMIT else text[:RESULT_TEXT_LIMIT]
 
 
 def text_of(value: Any) -> str:
