@@ -86,13 +86,11 @@ def writes_same_file(failed: str, call: str) -> bool:
     paths = _PATCH_FILE.findall(failed) or ([failed] if failed and " " not in failed else [])
     for path in paths:
         tail = "/".join(path.rstrip("/").split("/")[-2:])
-        at = call.find(tail)
-        if (
-            len(tail) >= 6
-            and at >= 0
-            and re.search(r"(?:>|\btee\b|write\w*\(|\bcp\b|\bmv\b)\s*['\"]?\S*$", call[:at])
-        ):
-            return True
+        at = call.find(tail) if len(tail) >= 6 else -1
+        while at >= 0:  # every mention: a script may read the file before it writes it
+            if re.search(r"(?:>|\btee\b|write\w*\(|\bcp\b|\bmv\b)\s*['\"]?\S*$", call[:at]):
+                return True
+            at = call.find(tail, at + len(tail))
     return False
 
 

@@ -45,7 +45,8 @@ _DIRECT_MISSING = re.compile(r"No such file or directory \(os error 2\)")
 """Codex running argv directly: the program itself does not exist."""
 _PIPELINE = re.compile(r"\||&&|;")
 _NO_TERMINAL = re.compile(
-    r"not a tty|no tty present|a terminal is required|must have a tty", re.IGNORECASE
+    r"not a tty|no tty present|a terminal is required|must have a tty|is not a terminal",
+    re.IGNORECASE,
 )
 _NO_NETWORK = re.compile(
     r"could not resolve|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|network is unreachable|"
@@ -428,7 +429,7 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
     if _NO_TERMINAL.search(error):
         if program == "sudo" or "sudo" in error.lower():
             return "sudo cannot ask for a password here (the agent has no terminal)"
-        return f"`{program}` needs a terminal, which the agent does not have here"
+        return f"`{program}` needs a terminal (a TTY), which the agent does not have here"
     port = PORT_TAKEN.search(error)
     if port:
         number = port.group(1) or next(iter(_PORT_NUMBER.findall(error)), "")

@@ -186,7 +186,7 @@ _ENVIRONMENT = re.compile(
     r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
     r"timed out|no space left|"
-    r"not a tty|no tty present|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
+    r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND
     + "|"
     + PORT_TAKEN.pattern,
@@ -330,6 +330,9 @@ class _Failure:
     "To add an exception …, call: git config --global --add safe.directory …") is its cure."""
     signature: str = ""
     """What tells this failure from another (:meth:`SequenceMiner._open`)."""
+    again: list[str] = field(default_factory=list)
+    """The later calls that failed alike while this one waited (an edit refused on one file
+    after another: a script that then writes the latest of them is the way round)."""
     needs: bool = False
     """Its output says something it needs is not installed (a module, a gem, a library)."""
     remedies: list[str] = field(default_factory=list)
@@ -1009,6 +1012,7 @@ class SequenceMiner:
             waiting = next((f for f in self.open_failures if f.signature == signature), None)
             if waiting is not None:
                 waiting.waited, waiting.remedies = 0, []
+                waiting.again = [*waiting.again, call][-REMEDIES_KEPT:]
                 return False
             if signature not in self.dropped:
                 return False
@@ -1056,7 +1060,13 @@ class SequenceMiner:
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
             if failure.tool != tool and failure.tool not in _DELEGATING:
-                if (failure.tool in _EDITING and writes_same_file(failure.call, call)) or (
+                if (
+                    failure.tool in _EDITING
+                    and any(
+                        writes_same_file(edited, whole or call)
+                        for edited in (failure.call, *failure.again)
+                    )
+                ) or (
                     failure.tool in _SEARCH_TOOLS and program(call) in _SEARCHES | {"find", "ls"}
                 ):
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))

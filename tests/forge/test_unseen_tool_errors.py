@@ -183,3 +183,32 @@ def test_a_sandbox_that_cannot_start_is_a_fact_even_for_a_probe(
     )
     contents = _contents(session, tmp_path, layout)
     assert any("bwrap: No permissions" in c and "sandbox (bwrap)" in c for c in contents)
+
+
+def test_stdin_that_is_not_a_terminal_is_a_fact(tmp_path: Path, layout: AgentsLayout) -> None:
+    session = (
+        ClaudeSession()
+        .user("resume that session")
+        .bash("codex resume 019c", "Exit code 1\nError: stdin is not a terminal", error=True)
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any("stdin is not a terminal" in c and "(a TTY)" in c for c in contents), contents
+
+
+def test_an_edit_refused_file_after_file_is_cured_by_a_script_writing_the_latest(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    refused = "File has been unexpectedly modified. Read it again before attempting to write it."
+    session = ClaudeSession().user("add the field")
+    for path in ("C:/w/pages/form.js", "C:/w/models/Appraisal.js"):
+        session.bash(path, refused, error=True, tool="Edit")
+        session.bash(f"cat {path}", "export default {}")  # read again, refused again
+        session.bash(path, refused, error=True, tool="Edit")
+    script = (
+        "node -e \"const fs = require('fs'); let c = fs.readFileSync('C:/w/models/Appraisal.js', "
+        "'utf8'); c = c.replace('aiHint: String,', 'aiHint: String, notes: String,'); "
+        "fs.writeFileSync('C:/w/models/Appraisal.js', c); console.log('Model updated')\""
+    )
+    session.bash(script, "Model updated")
+    contents = _contents(session, tmp_path, layout)
+    assert any("unexpectedly modified" in c and "readFileSync" in c for c in contents), contents
