@@ -927,7 +927,10 @@ class SequenceMiner:
             return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
         if store_alias(program(call), output):
             return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
-        if _CANNOT_START.search(output, 0, 3000):  # before a probe's answer: it never ran
+        if _CANNOT_START.search(output, 0, 3000) or (
+            output.find("bwrap: ", 0, 3000) >= 0  # inside Codex's report of a sandboxed call
+            and error_excerpt(output).startswith("bwrap: ")
+        ):  # before a probe's answer: it never ran
             error = error_excerpt(output)
             runs = "bwrap" if error.startswith("bwrap:") else family(program(call))
             return self._open(tool, call, error, index, whole, f"{tool}\0cannot start\0{runs}")

@@ -212,3 +212,18 @@ def test_an_edit_refused_file_after_file_is_cured_by_a_script_writing_the_latest
     session.bash(script, "Model updated")
     contents = _contents(session, tmp_path, layout)
     assert any("unexpectedly modified" in c and "readFileSync" in c for c in contents), contents
+
+
+def test_a_sandbox_that_cannot_start_is_read_inside_codexs_report_too(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    denied = (
+        "exec_command failed for `/bin/bash -lc pwd`: CreateProcess { message: "
+        '"Codex(Sandbox(Denied { output: ExecToolCallOutput { exit_code: 1, stdout: StreamOutput '
+        '{ text: \\"\\", truncated_after_lines: None }, stderr: StreamOutput { text: \\"bwrap: '
+        'loopback: Failed RTM_NEWADDR: Operation not permitted\\\\n\\", truncated_after_lines: '
+        'None }, duration: 0ns, timed_out: false }, network_policy_decision: None }))" }'
+    )
+    session = ClaudeSession().user("where am I").bash("pwd", denied, error=True)
+    contents = _contents(session, tmp_path, layout)
+    assert any("`pwd` failed (bwrap: loopback" in c for c in contents), contents
