@@ -374,8 +374,8 @@ class Sequence:
     """The fix installed what the failed call needed, and the same command then got past it
     (it worked, or failed for another reason)."""
     rerun: bool = False
-    """The failed call was refused before it ran (no exit status: a hook, a gate) and worked
-    when run again as it was, with no call between."""
+    """The failed call was refused with no exit status (a hook, a gate, a state outside the
+    command) and got past it when run again as it was, as the next call of its tool."""
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
@@ -430,9 +430,9 @@ class Sequence:
             return f"{text}." if fact else f"{text}; no retry worked."
         if self.rerun:
             return (
-                f"`{self.failed_call}` was refused before it ran ({self.error}); run again "
-                "unchanged, the same call got past it: the refusal came from a hook or a gate, "
-                "not from the command."
+                f"`{self.failed_call}` was refused ({self.error}); run again unchanged, the "
+                "same call got past it: what refused it was outside the command (a hook, a "
+                "gate, or a state changed in between)."
             )
         if self.installed:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."

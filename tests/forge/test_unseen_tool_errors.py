@@ -40,7 +40,7 @@ def test_a_call_refused_with_no_exit_status_then_run_again_is_a_gate(
     )
     contents = _contents(session, tmp_path, layout)
     assert len(contents) == 1
-    assert "[Review Gate]" in contents[0] and "hook or a gate" in contents[0]
+    assert "[Review Gate]" in contents[0] and "a hook, a gate" in contents[0]
 
 
 def test_a_rerun_after_a_timeout_or_an_exit_status_is_no_gate(
@@ -54,7 +54,7 @@ def test_a_rerun_after_a_timeout_or_an_exit_status_is_no_gate(
         .bash("make other-job", "Exit code 2\nmake: *** [other-job] Error 2", error=True)
         .bash("make other-job", "done")
     )
-    assert not any("hook or a gate" in c for c in _contents(session, tmp_path, layout))
+    assert not any("a hook, a gate" in c for c in _contents(session, tmp_path, layout))
 
 
 def test_a_failure_repeated_until_files_are_moved_is_cured_by_the_move(
