@@ -76,10 +76,7 @@ _SPAWNED = re.compile(r"spawn (\S+) E[A-Z]+")
 FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"python", "python2", "python3", "py", "pip", "pip3", "uv", "pipx", "poetry"}),
     frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "corepack", "node"}),
-    frozenset(
-        {"rg", "grep", "egrep", "fgrep", "ag", "ack", "git-grep", "find", "fd", "ls"}
-        | {"get-childitem", "gci", "dir", "select-string", "sls", "findstr"}  # PowerShell's, cmd's
-    ),
+    frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "git-grep", "find", "fd", "ls"}),
     frozenset({"docker", "docker-compose", "podman", "nerdctl"}),
     frozenset({"pytest", "py.test"}),
     frozenset({"cargo", "rustup", "nix"}),

@@ -278,12 +278,19 @@ def _named(call: str) -> set[str]:
     return {word.rsplit("/", 1)[-1] for word in call.split()}
 
 
+_WINDOWS_SEARCHES = frozenset({"get-childitem", "gci", "dir", "select-string", "sls", "findstr"})
+"""PowerShell's and cmd's listing and searching: they do the job of ``rg``, ``find`` or ``ls``
+when those cannot run (not one family with them: a timeout of one is not a timeout of the
+other)."""
+
+
 def _stands_in(missing: str, runs: str, named: set[str]) -> bool:
     """Whether a call running ``runs`` (naming ``named``) may do the missing program's job: a
     program of its family, or a call that names it (``python3 -m pytest``) or a program of its
     family (``$p='x.ts'; (Get-Content $p | Select-Object -First 9)`` for a missing ``sed``)."""
     return (
         same_family(missing, runs)
+        or (same_family(missing, "rg") and runs.lower() in _WINDOWS_SEARCHES)
         or missing in named
         or any(same_family(missing, word.strip("(").lower()) for word in named if word)
     )
