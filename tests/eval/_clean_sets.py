@@ -310,6 +310,24 @@ FORGE_SETS = (
         secrets=("@gmail.com",),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout16",
+        formats={"claude-code": 6, "codex-rollout": 6},
+        repos=10,
+        lessons=24,
+        tool_errors=10,
+        without_lessons=1,
+        max_bytes=5_200_000,
+        missing_word=("cc-its-uvx-none.jsonl", "libgbm.so.1"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`ubuntu`, `root`, `vscode`) are left out, as SOURCES-heldout16.md
+        # discloses
+        accounts=("keenan", "goki", "hericdev", "ivanma", "kylev"),
+        redacted={"cc-figma-mcp-global.jsonl": 10, "cc-esp32-vim-coc.jsonl": 3},
+        # the two personal e-mail addresses, checked gone by their domain
+        secrets=("@gmail.com",),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
