@@ -412,6 +412,19 @@ REPLAY_SETS = (
         secrets=SECRET_PREFIXES,
         missing_word="homebrew",
     ),
+    ReplaySet(
+        "h14",
+        projects=("hearthlink",),
+        recurrences=10,
+        owners=("MythologIQ", "krkna"),
+        twin=None,
+        max_bytes=2_400_000,
+        min_mistakes=4,
+        # nothing was replaced (SOURCES-h14.md); one `ghp_` string lies inside Codex's
+        # encrypted_content ciphertext, so the other literal prefixes of credentials are checked
+        secrets=tuple(p for p in SECRET_PREFIXES if p != "ghp_"),
+        missing_word="homebrew",
+    ),
 )
 
 
