@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from swarmq.flywheel.model import parse_time, rfc3339
@@ -151,18 +151,29 @@ def recalled(
     limit: int = 3,
 ) -> list[ProbeObservation]:
     """The observations of other sessions about the paths a failing probe just missed, the
-    most recent first, one per missing path and place found."""
+    most recent first: per missing path, every place it was found (one line each), else the
+    latest listing that showed it absent (where it is says more than where it is not)."""
     wanted = [m for m in missing if m.key]
     if not wanted or limit <= 0 or not layout.probes.is_file():
         return []
     keys = {m.key for m in wanted}
-    out: dict[tuple[str, str], ProbeObservation] = {}
+    found: dict[tuple[str, str], ProbeObservation] = {}
+    absent: dict[str, ProbeObservation] = {}
     for item in observations(layout):
         if item.key not in keys or not _other_session(item.session_id, session_id):
             continue
-        if any(same_path(m.path, item.missing) for m in wanted):
-            out[(item.key, item.found.lower())] = item  # a later one replaces an earlier
-    return list(reversed(out.values()))[:limit]
+        if not any(same_path(m.path, item.missing) for m in wanted):
+            continue
+        if item.resolution == FOUND:
+            found.pop((item.key, item.found.lower()), None)
+            found[(item.key, item.found.lower())] = item  # a later one replaces an earlier
+        else:
+            absent.pop(item.key, None)
+            absent[item.key] = item
+    located = {key for key, _ in found}
+    out = [*found.values(), *(a for key, a in absent.items() if key not in located)]
+    out.sort(key=lambda o: o.observed_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    return out[:limit]
 
 
 __all__ = [

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from swarmq.forge._calls import CD_PREFIX, clip
+from swarmq.forge._layout import per_folder_name
 from swarmq.knowledge.missing import missing_in, parts, path_key, same_path
 from swarmq.knowledge.signature import call_program
 
@@ -39,8 +40,14 @@ _EDITORS = frozenset({"apply_patch", "Edit", "MultiEdit", "Write", "str_replace_
 _MAKERS = frozenset({"touch", "mkdir", "cp", "mv", "tee", "new-item", "ni", "git"})
 """Programs that create the path they name (``git`` for ``git mv`` / ``git worktree add``)."""
 _LISTERS = frozenset({"ls", "dir", "get-childitem", "gci"})
-_PATH = re.compile(r"(?:[\w.@+~-]+)?(?:[/\\][\w.@+~-]+)+|[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,7}")
+_PATH = re.compile(
+    r"(?:[A-Za-z]:)?(?:[\w.@+~-]+)?(?:[/\\][\w.@+~-]+)+|[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,7}"
+)
 """A path in a call or an output: with a separator, or a file name with an extension."""
+_FILE = re.compile(r"^[\w@+-][\w.@+-]*\.[a-z][\w]{0,7}$")
+"""A file name with an extension (lower-cased): anything else looked for may be a folder."""
+_NAME_SEARCHES = frozenset({"rg", "find", "fd", "fdfind"})
+_NAME_OPTIONS = re.compile(r"(?:^|\s)(?:--files|-i?name|-g|--glob)(?:\s|$)")
 _VENDORED = ("node_modules", ".git", "site-packages", ".venv", "dist", "build", "target")
 
 
@@ -89,21 +96,40 @@ def _vendored(path: str, missing: str) -> bool:
     return any(v in inside for v in _VENDORED) and not any(v in missing.lower() for v in _VENDORED)
 
 
-def _place(missing: str, candidate: str) -> str:
-    """Where ``candidate`` puts the missing path (``""``: it does not): the folder of the
-    same name it passes through, or for a file the same name or stem under another folder."""
+def _place(missing: str, candidate: str, *, through: bool = False, searched: bool = False) -> str:
+    """Where ``candidate`` puts the missing path (``""``: it does not).
+
+    - A folder: the folder of the same name ``candidate`` passes through (``through``: only a
+      path that goes on inside it, as a listing's lines do; a bare name in an output is often
+      a package's or a module's).
+    - A file: the same name under another folder, when the two paths share their last two
+      components (or the file was looked for by its name alone): only a file name in common
+      may be two files; or the same stem with another extension, for a file looked for by its
+      name alone (``vite.config.js`` → ``apps/web/vite.config.mjs``).
+    - A name many folders have a file of (``package.json``, ``index.ts``): only as the one
+      place a search by that name (``searched``) found, else it is another folder's own.
+    """
     wanted = path_key(missing)
     got = parts(candidate)
-    if not wanted or not got or _vendored(candidate, missing):
+    if not wanted or not got or _vendored(candidate, missing) or ".." in got:
         return ""
+    lost = [p.lower() for p in parts(missing)]
     lowered = [p.lower() for p in got]
     separator = "\\" if "\\" in candidate and "/" not in candidate else "/"
     lead = separator if candidate.startswith(("/", "\\")) else ""
     right = ""
-    if wanted in lowered:
-        at = lowered.index(wanted)
-        right = lead + separator.join(got[: at + 1])
-    elif "." in wanted:
+    if not _FILE.match(wanted):
+        if wanted in lowered:
+            at = lowered.index(wanted)
+            if through and at == len(got) - 1:
+                return ""
+            right = lead + separator.join(got[: at + 1])
+    elif per_folder_name(wanted) and not searched:
+        return ""
+    elif lowered[-1] == wanted:
+        if searched or _shared_tail(lost, candidate) >= min(2, len(lost)):
+            right = lead + separator.join(got)
+    elif searched or len(lost) == 1 or lowered[:-1] == lost[:-1]:  # by name, or its own folder
         stem = wanted.rsplit(".", 1)[0]
         name = lowered[-1]
         if len(stem) >= 4 and "." in name and name.rsplit(".", 1)[0] == stem:
@@ -111,6 +137,15 @@ def _place(missing: str, candidate: str) -> str:
     if not right or (same_path(right, missing) and len(parts(right)) <= len(parts(missing))):
         return ""
     return right
+
+
+def _shared_tail(wanted: list[str], place: str) -> int:
+    """How many of the missing path's last components ``place`` ends with."""
+    got = [p.lower() for p in parts(place)]
+    shared = 0
+    while shared < min(len(got), len(wanted)) and got[-1 - shared] == wanted[-1 - shared]:
+        shared += 1
+    return shared
 
 
 @dataclass(slots=True)
@@ -128,8 +163,8 @@ class ProbeWatcher:
         self._tick()
         for missing in missing_in(call, output[:1500]):
             key = missing.key
-            if key in self.seen:
-                continue
+            if key in self.seen or any(c in missing.path for c in "*?["):
+                continue  # seen, or a pattern
             self.seen.add(key)
             base = _cd_dir(call)
             where = missing.path if missing.program == "cd" else _joined(base, missing.path)
@@ -149,7 +184,7 @@ class ProbeWatcher:
             key = path_key(probe.where)
             if (tool in _EDITORS or runs in _MAKERS) and key in text:
                 continue  # the session made it: missing work, not missing knowledge
-            found = self._found(probe, whole or call, output, base, runs)
+            found = self._found(probe, tool, whole or call, output, base, runs)
             if found is not None:
                 self.resolved.append(found)
                 continue
@@ -173,7 +208,9 @@ class ProbeWatcher:
                 still.append(probe)
         self.waiting = still
 
-    def _found(self, probe: Probe, call: str, output: str, base: str, runs: str) -> Resolved | None:
+    def _found(
+        self, probe: Probe, tool: str, call: str, output: str, base: str, runs: str
+    ) -> Resolved | None:
         operands = [_joined(base, w) for w in _PATH.findall(CD_PREFIX.sub("", call))]
         for operand in operands:
             right = _place(probe.where, operand)
@@ -187,14 +224,25 @@ class ProbeWatcher:
         if lister:
             words = [w for w in CD_PREFIX.sub("", call).split()[1:] if not w.startswith("-")]
             listed_dir = _joined(base, words[0]) if len(words) == 1 else base
+        named = tool == "Glob" or (
+            runs in _NAME_SEARCHES and _NAME_OPTIONS.search(call) is not None
+        )
         places: Counter[str] = Counter()
+        only: set[str] = set()
         for token in _PATH.findall(head):
             token = _joined(listed_dir if lister else base, token)
-            right = _place(probe.where, token)
+            right = _place(probe.where, token, through=True)
             if right:
                 places[right] += 1
+            if named:
+                only.add(_place(probe.where, token, through=True, searched=True))
+        only.discard("")
+        if len(only) == 1:  # the one file of that name or stem a search by name found
+            (right,) = only
+            return Resolved(probe.call, probe.path, "found", right, probe.line_no, probe.timestamp)
         if places:
-            right = places.most_common(1)[0][0]
+            wanted = [p.lower() for p in parts(probe.where)]
+            right = max(places, key=lambda r: (_shared_tail(wanted, r), places[r]))
             return Resolved(probe.call, probe.path, "found", right, probe.line_no, probe.timestamp)
         if lister and head.strip() and self._absent_from(probe.where, listed_dir, head):
             return Resolved(

@@ -176,3 +176,24 @@ def test_recalled_only_for_other_sessions_and_the_same_path(tmp_path: Path) -> N
     assert recalled(layout, later, session_id=f"rollout-2025-{own}") == []  # its own session
     other = missing_paths("$ cat vite.config.ts\ncat: vite.config.ts: No such file or directory")
     assert recalled(layout, other, session_id="sess-b") == []
+
+
+def test_where_it_is_says_more_than_where_it_is_not(tmp_path: Path) -> None:
+    layout = AgentsLayout(tmp_path / ".agents")
+    first = codex_session(tmp_path / "a.jsonl", "sess-a", VITE)
+    later = [
+        (
+            "cat apps/web/vite.config.js",
+            "cat: apps/web/vite.config.js: No such file or directory\n",
+            1,
+        ),
+        ("ls apps/web", "package.json\nsrc\nvite.svg\n", 0),
+    ]
+    second = codex_session(tmp_path / "b.jsonl", "sess-b", later)
+    for transcript in (first, second):
+        forge_transcript(transcript, layout, LocalLocks(tmp_path / "locks"), force=True)
+    assert {o.resolution for o in observations(layout)} == {FOUND, ABSENT}
+    again = missing_paths("$ cat vite.config.js\ncat: vite.config.js: No such file or directory")
+    assert [o.found for o in recalled(layout, again, session_id="sess-c")] == [
+        "apps/web/vite.config.mjs"
+    ]
