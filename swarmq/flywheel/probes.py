@@ -21,6 +21,7 @@ a folder that moved) are noise to a session that never looks there.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -117,6 +118,26 @@ def observations(layout: AgentsLayout) -> Iterator[ProbeObservation]:
                 yield parsed
 
 
+def _keyed(layout: AgentsLayout, keys: set[str]) -> Iterator[ProbeObservation]:
+    """The observations whose line names one of ``keys``: a line is parsed only when its
+    ``"key"`` field, as :func:`record_probes` writes it, is one of them (a hook asks this at
+    every failing probe)."""
+    marks = tuple(f'"key":{json.dumps(k, ensure_ascii=False)}' for k in keys)
+    try:
+        with layout.probes.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if not any(mark in line for mark in marks):
+                    continue
+                try:
+                    parsed = _parsed(json.loads(line))
+                except ValueError:
+                    continue
+                if parsed is not None:
+                    yield parsed
+    except FileNotFoundError:
+        return
+
+
 def record_probes(
     layout: AgentsLayout, locks: StoreLocks, found: Iterable[ProbeObservation]
 ) -> int:
@@ -159,7 +180,7 @@ def recalled(
     keys = {m.key for m in wanted}
     found: dict[tuple[str, str], ProbeObservation] = {}
     absent: dict[str, ProbeObservation] = {}
-    for item in observations(layout):
+    for item in _keyed(layout, keys):
         if item.key not in keys or not _other_session(item.session_id, session_id):
             continue
         if not any(same_path(m.path, item.missing) for m in wanted):
