@@ -29,7 +29,7 @@ from typing import Any
 
 from swarmq.flywheel.model import parse_time, rfc3339
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.knowledge.missing import MissingPath, path_key, same_path
+from swarmq.knowledge.missing import MissingPath, names_file, path_key, same_path
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.jsonl import JsonlLine, iter_jsonl
 from swarmq.storage.locking import StoreLocks
@@ -72,7 +72,7 @@ class ProbeObservation:
         """What the session learned, for the agent that is about to look again."""
         name = self.missing.strip()
         if self.resolution == FOUND:
-            kind = "the file is" if "." in path_key(self.found) else "it is"
+            kind = "the file is" if names_file(self.found) else "it is"
             fact = f"`{name}` does not exist here; {kind} `{self.found}`"
         else:
             fact = f"`{name}` does not exist here (`{self.found}` does not list it)"

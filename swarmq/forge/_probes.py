@@ -48,6 +48,7 @@ _FILE = re.compile(r"^[\w@+-][\w.@+-]*\.[a-z][\w]{0,7}$")
 """A file name with an extension (lower-cased): anything else looked for may be a folder."""
 _NAME_SEARCHES = frozenset({"rg", "find", "fd", "fdfind"})
 _NAME_OPTIONS = re.compile(r"(?:^|\s)(?:--files|-i?name|-g|--glob)(?:\s|$)")
+_HOME = re.compile(r"^(?:/Users/[^/]+|/home/[^/]+|/root)(?=/|$)")
 _VENDORED = ("node_modules", ".git", "site-packages", ".venv", "dist", "build", "target")
 
 
@@ -136,6 +137,8 @@ def _place(missing: str, candidate: str, *, through: bool = False, searched: boo
             right = lead + separator.join(got)
     if not right or (same_path(right, missing) and len(parts(right)) <= len(parts(missing))):
         return ""
+    if _HOME.sub("~", right).lower() == _HOME.sub("~", missing).rstrip("/\\").lower():
+        return ""  # the same folder, written from the home directory
     return right
 
 
@@ -222,7 +225,10 @@ class ProbeWatcher:
         lister = runs in _LISTERS
         listed_dir = ""
         if lister:
-            words = [w for w in CD_PREFIX.sub("", call).split()[1:] if not w.startswith("-")]
+            words = CD_PREFIX.sub("", call).split()[1:]
+            if any(w.startswith("-") and not w.startswith("--") and "d" in w for w in words):
+                lister = False  # ``ls -ld x`` lists x itself, not what is in it
+            words = [w for w in words if not w.startswith("-")]
             listed_dir = _joined(base, words[0]) if len(words) == 1 else base
         named = tool == "Glob" or (
             runs in _NAME_SEARCHES and _NAME_OPTIONS.search(call) is not None

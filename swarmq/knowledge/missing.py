@@ -81,6 +81,7 @@ _TOOL_MISSING = re.compile(
 )
 """Claude Code's Read / LS refusing a path that is not there (the path is the call)."""
 _SEPARATORS = re.compile(r"[/\\]+")
+_FILE_NAME = re.compile(r"^[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,7}$")
 MAX_KEY = 80
 """A longer last component is a generated name, not a path an agent guesses again."""
 
@@ -102,6 +103,13 @@ class MissingPath:
 def parts(path: str) -> list[str]:
     """A path's components (``.`` and empty ones dropped)."""
     return [p for p in _SEPARATORS.split(path.strip().strip("'\"`")) if p and p != "."]
+
+
+def names_file(path: str) -> bool:
+    """Whether the path's last component is a file name with an extension (``a.py``; not
+    ``.ssh``, ``src``): what a statement calls "the file"."""
+    found = parts(path)
+    return bool(found) and _FILE_NAME.match(found[-1]) is not None
 
 
 def path_key(path: str) -> str:
@@ -171,6 +179,7 @@ __all__ = [
     "MissingPath",
     "missing_in",
     "missing_paths",
+    "names_file",
     "parts",
     "path_key",
     "same_path",
