@@ -66,6 +66,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
 
@@ -573,6 +574,9 @@ class SequenceMiner:
     """Tool calls seen (a session without any is a chat: its prose has no witness)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
+    probes: ProbeWatcher = field(default_factory=ProbeWatcher)
+    """Failed probes of missing paths and how the session resolved them: observations kept
+    apart from the lessons (:mod:`._probes`), never sequences."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -618,11 +622,21 @@ class SequenceMiner:
             or text.startswith("fatal: ")
         ):  # substring tests, no copy: this runs on every result
             is_error = self._silently_failed(raw, text)
-        if not is_error and not self.open_failures and not self.missing_files and not self.absent:
+        if (
+            not is_error
+            and not self.open_failures
+            and not self.missing_files
+            and not self.absent
+            and not self.probes.waiting
+        ):
             return  # the common case: a call that worked, nothing waiting for a retry
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
+        if is_error:
+            self.probes.failed(tool, whole or call, text, line_no, timestamp)
+        elif self.probes.waiting:
+            self.probes.worked(tool, call, whole, text)
         if is_error:
             self.witness.saw(text, whole, program(call))
             if self.open_failures:
@@ -700,6 +714,7 @@ class SequenceMiner:
             if key in self.seen_signatures:
                 continue
             self.seen_signatures.add(key)
+            self.probes.settle(missing.path)
             self.absent[name.lower()] = Sequence(
                 missing.tool,
                 missing.call,
@@ -725,6 +740,7 @@ class SequenceMiner:
                     waiting.append(missing)
                 continue
             key = f"layout\0{moved.wrong.lower()}\0{moved.right.lower()}"
+            self.probes.settle(missing.path)
             if key not in self.seen_signatures:
                 self.seen_signatures.add(key)
                 self.closed.append(
