@@ -92,9 +92,13 @@ def start_server(config: Path, state: Path) -> bool:
     os.close(fd)
     import subprocess  # here: only the hook that starts the server pays for it
 
+    # -P: the server imports the swarmq this hook runs, not a source tree in the session's
+    # directory (`python -m` puts the working directory first on sys.path): from a clone of
+    # swarmq with a regular install, it would run the clone's code, whose stamp differs, and
+    # decline every command it is asked (swarmq.cli.served).
     with (state / "server.log").open("ab") as out:
         subprocess.Popen(
-            [sys.executable, "-m", SERVER_MODULE, "--config", str(config)],
+            [sys.executable, "-P", "-m", SERVER_MODULE, "--config", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
