@@ -103,12 +103,12 @@ def _skip(text: str, at: int) -> int:
     return at
 
 
-def loads(data: bytes) -> Any:
-    """``json.loads(data)``: a UTF-8 document is scanned here; anything else, or anything the
-    scanner refuses, is ``json``'s to read (or to refuse, with its own error)."""
+def loads(data: bytes | str) -> Any:
+    """``json.loads(data)``: a document (bytes in UTF-8, or text) is scanned here; anything else,
+    or anything the scanner refuses, is ``json``'s to read (or to refuse, with its own error)."""
     if _scan is not None:
         try:
-            text = data.decode("utf-8")
+            text = data if isinstance(data, str) else data.decode("utf-8")
             value, end = _scan(text, _skip(text, 0))
             if _skip(text, end) == len(text):
                 return value

@@ -94,19 +94,20 @@ def decode(answer: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def log(state: Path, text: str) -> bool:
+def log(state: Path | str, text: str) -> bool:
     """Append one line to the swarm's hook log (rotated once past :data:`LOG_BYTES`); never
     raises (a hook must not fail because its log cannot be written), says whether it wrote."""
     try:
-        state.mkdir(parents=True, exist_ok=True)
-        path = state / "hooks.log"
+        directory = pure(os.fspath(state))
+        os.makedirs(directory, exist_ok=True)
+        path = child(directory, "hooks.log")
         try:
-            if path.stat().st_size > LOG_BYTES:
-                os.replace(path, path.with_name("hooks.log.1"))
+            if os.stat(path).st_size > LOG_BYTES:
+                os.replace(path, child(directory, "hooks.log.1"))
         except FileNotFoundError:
             pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        with path.open("a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} pid={os.getpid()} {text}\n")
         return True
     except OSError:

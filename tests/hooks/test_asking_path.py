@@ -2,7 +2,8 @@
 what those modules give: JSON written as ``json.dumps(..., ensure_ascii=False)`` and read as
 ``json.loads``, paths as ``pathlib`` spells them (the state directory's name and the socket's,
 which both sides must agree on byte for byte), the roster's ``${NAME}`` references as the
-regular expression found them."""
+regular expression found them, the roster as ``pathlib`` found it; and a hook imports none of
+those modules."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from swarmq.hooks import _leanjson
 from swarmq.hooks._wire import socket_file, socket_path
+from swarmq.hooks.client import config_file, find_config, parents
 from swarmq.hooks.resident import references
 from swarmq.storage.sha import sha256_hex
 from swarmq.storage.statedir import (
@@ -188,3 +190,90 @@ def test_state_and_socket_as_before(
 @given(st.text(alphabet="${}aZ_9 -\n", max_size=40))
 def test_references_as_the_regular_expression(text: str) -> None:
     assert references(text) == re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(PATH_TEXT)
+def test_parents_as_pathlib_gives_them(text: str) -> None:
+    assert parents(pure(text)) == [str(p) for p in PurePosixPath(text).parents]
+
+
+def test_config_found_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "swarm.yaml").write_text("swarm: x\n")
+    monkeypatch.delenv("SWARMQ_CONFIG", raising=False)
+    for cwd in (tmp_path / "a" / "b" / "c", tmp_path / "a", tmp_path, None):
+        found = config_file(None if cwd is None else f"{cwd}//./")
+        old = _old_find_config(None if cwd is None else f"{cwd}//./")
+        assert found == (None if old is None else str(old))
+        assert find_config(None if cwd is None else str(cwd)) == (
+            None if old is None else Path(old)
+        )
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    assert config_file(None) == str(_old_find_config(None)) == str(tmp_path / "a" / "swarm.yaml")
+    assert config_file("c/..") is None is _old_find_config("c/..")  # ".." is not resolved
+    monkeypatch.setenv("SWARMQ_CONFIG", "../swarm.yaml")
+    assert config_file(None) == str(_old_find_config(None)) == "../swarm.yaml"
+    monkeypatch.setenv("SWARMQ_CONFIG", "../none.yaml")
+    assert config_file(None) is None is _old_find_config(None)
+
+
+def _old_find_config(cwd: str | None) -> Path | None:
+    """The roster's path as it was found with pathlib."""
+    explicit = os.environ.get("SWARMQ_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        return path if path.is_file() else None
+    start = Path(cwd) if cwd else Path.cwd()
+    for directory in (start, *start.parents):
+        if (directory / "swarm.yaml").is_file():
+            return directory / "swarm.yaml"
+    return None
+
+
+HOOK = """
+import io, sys
+started = set(sys.modules)
+sys.argv = ["swarmq-hook", "claude-code"]
+sys.stdin = io.TextIOWrapper(io.BytesIO({payload!r}))
+from swarmq.hooks.client import main
+try:
+    main()
+except SystemExit:
+    pass
+slow = {{"typing", "socket", "selectors", "json", "re", "pathlib", "contextlib",
+        "swarmq.storage.spool", "dataclasses"}} & (set(sys.modules) - started)
+assert not slow, f"slow imports: {{slow}}"
+"""
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"hook_event_name": "UserPromptSubmit", "prompt": "fix the build"},
+        {"hook_event_name": "SessionStart"},
+        {"hook_event_name": "PostToolUseFailure", "tool_input": {"command": "make"}, "error": "1"},
+    ],
+)
+def test_a_hook_imports_no_slow_module(tmp_path: Path, event: dict[str, Any]) -> None:
+    """Without ``site`` (an editable install's finder would hide them) and with no swarm here:
+    the hook reads its event, finds no roster and says nothing, importing none of them."""
+    import subprocess
+    import sys
+
+    from tests.support import REPO
+
+    payload = json.dumps({**event, "cwd": str(tmp_path)}).encode()
+    env = {k: v for k, v in os.environ.items() if k not in ("SWARMQ_CONFIG",)}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", HOOK.format(payload=payload)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
