@@ -15,11 +15,19 @@ the floor of any fresh process (``python -c pass``) alongside.
 path is measured in the same run, query by query right after this tree's, with its own server
 and state directory; the ratio baseline / this is printed per command.
 
+``--venv DIR``: this side is the installation in the virtual environment ``DIR`` as its user
+meets it: the ``swarmq`` console script pip wrote there and its ``python`` (for the server and
+the ``python -c pass`` floor), with no ``PYTHONPATH`` and no bytecode prefix, so whatever that
+environment's ``site`` loads at every start (an editable install's finder) is counted.
+``--baseline`` may name such an environment too (a directory holding ``pyvenv.cfg``): a regular
+install against an editable one of the same tree, in the same run.
+
 The stores are those of ``bench.knowledge_index`` in a kept ``--root`` (written there once when
 missing; its first indexed call builds the index).
 
     python -m bench.knowledge_resident --root DIR [--entries 100000] [--runs 15]
                                        [--fill none|synthetic] [--baseline DIR] [--no-local]
+                                       [--venv DIR]
 """
 
 from __future__ import annotations
@@ -94,6 +102,30 @@ def console_script(tree: Path, where: Path) -> Path:
     return where
 
 
+class Side:
+    """One installation measured: its environment, the command a user types, its interpreter."""
+
+    def __init__(self, env: dict[str, str], script: Path, python: str) -> None:
+        self.env, self.script, self.python = env, script, python
+
+
+def tree_side(root: Path, tree: Path, state: str, where: Path) -> Side:
+    """A source tree run through a console script written for it, under this interpreter."""
+    env = {**child_env(root, tree, True), "SWARMQ_STATE": str(root / state)}
+    return Side(env, console_script(tree, where), sys.executable)
+
+
+def venv_side(root: Path, venv: Path, state: str) -> Side:
+    """The installation in ``venv``, through the console script pip wrote there."""
+    env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / state)}
+    for name in ("PYTHONPATH", "PYTHONPYCACHEPREFIX"):
+        env.pop(name, None)
+    script = venv / "bin" / "swarmq"
+    if not script.is_file():
+        raise SystemExit(f"{venv} has no bin/swarmq: not an environment swarmq is installed in")
+    return Side(env, script, str(venv / "bin" / "python"))
+
+
 def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, float]:
     """Wall ms and CPU ms of one fresh process running ``args``."""
     started = time.perf_counter()
@@ -113,11 +145,11 @@ def child(root: Path, env: dict[str, str], args: list[str]) -> tuple[float, floa
     return wall, cpu
 
 
-def peak_rss(root: Path, env: dict[str, str], args: list[str]) -> float:
+def peak_rss(root: Path, side: Side, args: list[str]) -> float:
     """Peak RSS (MB) of one fresh process running the CLI with ``args``, as it writes it."""
     peak = root / "peak.kb"
     peak.unlink(missing_ok=True)
-    child(root, env, [sys.executable, str(root / "peak.py"), str(peak), *args])
+    child(root, side.env, [side.python, str(root / "peak.py"), str(peak), *args])
     return int(peak.read_text()) / 1024
 
 
@@ -127,16 +159,15 @@ def status(pid: int) -> dict[str, float]:
     return {k: int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM")}
 
 
-def start_server(
-    root: Path, env: dict[str, str], config: Path, name: str
-) -> subprocess.Popen[bytes]:
-    """A resident server for ``config`` under ``env`` (its own state directory), listening."""
+def start_server(root: Path, side: Side, config: Path, name: str) -> subprocess.Popen[bytes]:
+    """A resident server for ``config`` on ``side`` (its own state directory), listening."""
+    env = side.env
     state = Path(env["SWARMQ_STATE"]) / "hooks" / config_key(config)  # swarm_state_dir there
     (state / "server.sock").unlink(missing_ok=True)  # a terminated server's, not answering
     log = (root / f"server-{name}.log").open("ab")
     started = time.perf_counter()
     server = subprocess.Popen(
-        [sys.executable, "-m", "swarmq.cli.served", "--config", str(config), "--idle", "3600"],
+        [side.python, "-P", "-m", "swarmq.cli.served", "--config", str(config), "--idle", "3600"],
         cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     log.close()
@@ -149,26 +180,39 @@ def start_server(
 
 
 def measure(
-    root: Path, entries: int, runs: int, fill: str, baseline: Path | None, local: bool
+    root: Path,
+    entries: int,
+    runs: int,
+    fill: str,
+    baseline: Path | None,
+    local: bool,
+    venv: Path | None = None,
 ) -> dict[str, Any]:
     stores(root, entries)
     (root / "home").mkdir(exist_ok=True)
     (root / "peak.py").write_text(WRAPPER)
-    env = {**child_env(root, REPO, True), "SWARMQ_STATE": str(root / "state")}
+    this = (
+        venv_side(root, venv, "state")
+        if venv is not None
+        else tree_side(root, REPO, "state", root / "bin" / "swarmq")
+    )
+    env = this.env
     config = roster(root, "swarm.yaml", True, "hybrid")
     local_env = {**env, "SWARMQ_LOCAL": "1"}
     filled = None
     if fill == "synthetic":  # every entry has a vector: the server's filler has nothing to do
         filled = prefill(config, "synthetic")
         print(f"filled: {filled}", flush=True)
-    sides = {"": (env, [str(console_script(REPO, root / "bin" / "swarmq"))])}
+    sides = {"": this}
     if baseline is not None:
-        base_env = {
-            **child_env(root, baseline, True),
-            "SWARMQ_STATE": str(root / "state-baseline"),
-        }
-        base_script = console_script(baseline, root / "bin-baseline" / "swarmq")
-        sides[", baseline"] = (base_env, [str(base_script)])
+        sides[", baseline"] = (
+            venv_side(root, baseline, "state-baseline")
+            if (baseline / "pyvenv.cfg").is_file()
+            else tree_side(root, baseline, "state-baseline", root / "bin-baseline" / "swarmq")
+        )
+    floors = {side: s.python for side, s in sides.items()}
+    if len(set(floors.values())) == 1:  # one interpreter: one floor
+        floors = {"": this.python}
     texts = queries(runs + 1)
     commands = {
         "knowledge search --json": lambda t, i: ["knowledge", "search", "--json", t],
@@ -182,12 +226,12 @@ def measure(
         ],
     }
     first = commands["knowledge search --json"](texts[0], 0)
-    for side_env, script in sides.values():  # the index is there (built once), bytecode compiled
-        child(root, {**side_env, "SWARMQ_LOCAL": "1"}, [*script, "-c", str(config), *first])
+    for s in sides.values():  # the index is there (built once), bytecode compiled
+        child(root, {**s.env, "SWARMQ_LOCAL": "1"}, [str(s.script), "-c", str(config), *first])
     servers: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        for side, (side_env, _) in sides.items():
-            servers[side] = start_server(root, side_env, config, side.strip(", ") or "this")
+        for side, s in sides.items():
+            servers[side] = start_server(root, s, config, side.strip(", ") or "this")
         rows: dict[str, dict[str, list[float]]] = {}
         loads: list[float] = []
 
@@ -198,30 +242,32 @@ def measure(
 
         for i, text in enumerate(texts[1:]):
             loads.append(os.getloadavg()[0])
-            add("python -c pass", child(root, env, [sys.executable, "-c", "pass"]))
+            for side, python in floors.items():
+                add(f"python -c pass{side}", child(root, sides[side].env, [python, "-c", "pass"]))
             for label, argv in commands.items():
                 order = list(sides.items())
                 if i % 2:  # which side goes first alternates: neither always follows the other
                     order.reverse()
-                for side, (side_env, script) in order:
-                    args = [*script, "-c", str(config), *argv(text, i)]
-                    add(f"{label} (resident{side})", child(root, side_env, args))
+                for side, s in order:
+                    args = [str(s.script), "-c", str(config), *argv(text, i)]
+                    add(f"{label} (resident{side})", child(root, s.env, args))
                 if local:
-                    args = [*sides[""][1], "-c", str(config), *argv(text, i)]
+                    args = [str(this.script), "-c", str(config), *argv(text, i)]
                     add(f"{label} (in process)", child(root, local_env, args))
         for i, text in enumerate(texts[1:4]):
             for label, argv in commands.items():
-                for side, (side_env, _) in sides.items():
+                for side, s in sides.items():
                     args = ["-c", str(config), *argv(text, i)]
-                    rows[f"{label} (resident{side})"]["rss"].append(peak_rss(root, side_env, args))
+                    rows[f"{label} (resident{side})"]["rss"].append(peak_rss(root, s, args))
                 if local:
                     args = ["-c", str(config), *argv(text, i)]
-                    rows[f"{label} (in process)"]["rss"].append(peak_rss(root, local_env, args))
+                    local_side = Side(local_env, this.script, this.python)
+                    rows[f"{label} (in process)"]["rss"].append(peak_rss(root, local_side, args))
         server_memory = {side: status(server.pid) for side, server in servers.items()}
         phases: list[list[tuple[float, float]]] = []
         for text in texts[1:] if local else []:
             done = subprocess.run(
-                [sys.executable, "-c", PHASES, str(config), text], cwd=root, env=local_env,
+                [this.python, "-c", PHASES, str(config), text], cwd=root, env=local_env,
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True,
             )  # fmt: skip
             pairs = [tuple(float(x) for x in p.split("/")) for p in done.stdout.split()[-5:]]
@@ -260,6 +306,7 @@ def measure(
         "entries": entries,
         "fill": filled,
         "baseline": str(baseline) if baseline is not None else None,
+        "venv": str(venv) if venv is not None else None,
         "server_rss_mb": {
             side.strip(", ") or "this": m["VmRSS"] for side, m in server_memory.items()
         },
@@ -296,13 +343,19 @@ def main() -> None:
         help="another source tree whose resident path is measured in the same run",
     )  # fmt: skip
     parser.add_argument(
+        "--venv", type=Path, default=None,
+        help="measure the installation in this virtual environment (its bin/swarmq and python) "
+        "rather than this tree",
+    )  # fmt: skip
+    parser.add_argument(
         "--no-local", dest="local", action="store_false",
         help="skip the in-process rows and phases (the resident paths only)",
     )  # fmt: skip
     args = parser.parse_args()
     args.root.mkdir(parents=True, exist_ok=True)
     baseline = args.baseline.resolve() if args.baseline is not None else None
-    result = measure(args.root, args.entries, args.runs, args.fill, baseline, args.local)
+    venv = args.venv.absolute() if args.venv is not None else None  # its python may be a link
+    result = measure(args.root, args.entries, args.runs, args.fill, baseline, args.local, venv)
     memory = ", ".join(
         f"{side} {rss:.0f} MB (peak {result['server_peak_mb'][side]:.0f})"
         for side, rss in result["server_rss_mb"].items()

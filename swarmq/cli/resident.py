@@ -17,9 +17,9 @@ A command that records (``inject`` or ``recall`` without ``--preview``, ``lookup
 ``--no-cite``) whose request reached the server but whose answer was lost is not run again here
 (it may have been recorded): it fails, saying so.
 
-Standard library only, and no ``typing`` (nor ``socket``: :mod:`swarmq.hooks._wire`), down
-to the package's own ``__init__``: a fresh process pays for every module imported before its
-first byte.
+Standard library only, and no ``typing`` (nor ``socket``, ``json``, ``re`` or ``pathlib``:
+:mod:`swarmq.hooks._wire`), down to the package's own ``__init__``: a fresh process pays for
+every module imported before its first byte.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's flag without importing typing (the type checker reads it)
 if TYPE_CHECKING:
@@ -111,23 +110,24 @@ def answered(argv: list[str]) -> int | None:
     if parsed is None or _terminal():
         return None
     from swarmq.hooks.resident import code_stamp, environment, exchange, exists, timeout_from
-    from swarmq.storage.statedir import swarm_state_dir  # here: other commands import neither
+    from swarmq.storage.statedir import expanded, swarm_state_path  # here: others import neither
 
     given, rest = parsed
     named = given if given is not None else os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG
     try:
-        config = Path(named).expanduser().resolve()
-        text = config.read_text(encoding="utf-8")
+        config = os.path.realpath(expanded(named))  # Path(named).expanduser().resolve()
+        with open(config, encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError, RuntimeError):
         return None  # no roster there: the command says so itself
-    state = swarm_state_dir(config)
+    state = swarm_state_path(config)
     if not exists(state):
         return None
     stdin = sys.stdin.read() if any(a == "-" or a.endswith("=-") for a in rest) else None
     message = {
         "op": "cli",
         "argv": rest,
-        "config": str(config),
+        "config": config,
         "prog": program_name(),
         "env": environment(text, os.environ),
         "code": code_stamp(),

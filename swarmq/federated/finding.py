@@ -21,6 +21,9 @@ class Store(StrEnum):
     CANDIDATE = "candidate"
     WORKER_MEMORY = "worker-memory"
     SHARED_MEMORY = "shared-memory"
+    OBSERVATION = "observation"
+    """A failed probe of a missing path an earlier session resolved (never a lesson; shown
+    only at a failing call that misses the same path: ``swarmq.flywheel.probes``)."""
 
 
 LOOKUP_PREFERENCE = (
@@ -31,6 +34,7 @@ LOOKUP_PREFERENCE = (
     Store.HIVE,
     Store.WORKER_MEMORY,
     Store.SHARED_MEMORY,
+    Store.OBSERVATION,
 )
 """``lookup`` is the flywheel's verb: a fact it finds in both is shown as the artifact (the id
 ``swarmq pool show`` takes), with the knowledge entry beside it."""
@@ -43,6 +47,7 @@ PREFERENCE = (
     Store.CANDIDATE,
     Store.WORKER_MEMORY,
     Store.SHARED_MEMORY,
+    Store.OBSERVATION,
 )
 """Which finding stands for a fact found in several stores: a knowledge entry first (it is
 what an acknowledgement names and what receipts count), then the flywheel's artifacts, then

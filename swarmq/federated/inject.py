@@ -81,6 +81,7 @@ _SOURCE_LABEL = {
     Store.CANDIDATE: "pool candidate (not yet promoted)",
     Store.WORKER_MEMORY: "worker memory",
     Store.SHARED_MEMORY: "shared memory",
+    Store.OBSERVATION: "observation of an earlier session",
 }
 
 

@@ -14,7 +14,10 @@ learning or pool candidate it came from are one result).
 - learnings and patterns: the signature of their body; pool candidates: the signature recorded
   at ingest (``metadata.failure_signature``; ``""`` means none), else their body's;
 - worker and shared memory notes: the signature of the note, among the lines memory search
-  finds for the signatures' words (:data:`MEMORY_SCAN` of them).
+  finds for the signatures' words (:data:`MEMORY_SCAN` of them);
+- probe observations (``swarmq.flywheel.probes``: a missing path another session of this
+  project looked for and then found or showed absent): the failing call must be a probe of
+  the same missing path (``swarmq.knowledge.missing``); they are answered nowhere else.
 
 **At session start** an answer must state a project fact (the rule that tags an added lesson:
 ``swarmq.knowledge.facts.states_fact``) or be a critical directive:
@@ -43,8 +46,15 @@ from pathlib import Path
 from swarmq.federated.finding import Finding, Fused, Store
 from swarmq.federated.fuse import fuse
 from swarmq.federated.inject import FederatedInjection, record, render
-from swarmq.federated.stores import Stores, ask_memory, judge_flywheel, knowledge_findings
+from swarmq.federated.stores import (
+    Stores,
+    ask_memory,
+    ask_probes,
+    judge_flywheel,
+    knowledge_findings,
+)
 from swarmq.knowledge.facts import start_budget, start_context, start_entries, states_fact
+from swarmq.knowledge.missing import missing_paths
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.recall import matches, recall_context
@@ -162,6 +172,7 @@ def recall_failure(
     signatures = failure_signatures(text)
     if not config.enabled or not signatures or limit <= 0:
         return FederatedInjection(str(uuid.uuid4()), budget, None, skipped=not config.enabled)
+    missing = missing_paths(text)
 
     def artifact(body: str, recorded: str | None) -> float | None:
         return _signed(signatures, signature_of(body) if recorded is None else recorded)
@@ -179,6 +190,7 @@ def recall_failure(
             judge=lambda note: _signed(signatures, signature_of(note)),
             scan=MEMORY_SCAN,
         ),
+        ask_probes(stores, missing, limit, session_id=session_id),
     ]
     return _finish(
         stores,

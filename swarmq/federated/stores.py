@@ -36,7 +36,9 @@ from swarmq.flywheel.citations import artifact_key
 from swarmq.flywheel.lookup import Judge, LookupHit, fused_relevance, words
 from swarmq.flywheel.lookup import search as lookup_search
 from swarmq.flywheel.lookup import select as lookup_select
+from swarmq.flywheel.probes import recalled
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.knowledge.missing import MissingPath
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.query import search as knowledge_search
@@ -178,6 +180,29 @@ def flywheel_findings(stores: Stores, hits: Sequence[LookupHit]) -> list[Finding
                 hit.cite_as,
                 frozenset({artifact_key(stores.workspace, hit.path)}),
                 hit=hit,
+            )
+        )
+    return out
+
+
+def ask_probes(
+    stores: Stores, missing: Sequence[MissingPath], limit: int, *, session_id: str | None
+) -> list[Finding]:
+    """What other sessions of this workspace learned about the paths a failing probe just
+    missed (:mod:`swarmq.flywheel.probes`): only at such a failure, never for words."""
+    layout = stores.agents
+    if layout is None or limit <= 0 or not missing:
+        return []
+    out = []
+    for rank, seen in enumerate(recalled(layout, missing, session_id=session_id, limit=limit), 1):
+        out.append(
+            Finding(
+                Store.OBSERVATION,
+                seen.id,
+                redacted(seen.statement()),
+                rank,
+                1.0,
+                seen.source or str(layout.probes),
             )
         )
     return out

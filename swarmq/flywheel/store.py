@@ -83,6 +83,12 @@ class AgentsLayout:
         return self.root / "ao" / "failures.jsonl"
 
     @property
+    def probes(self) -> Path:
+        """Missing paths a session probed and then resolved: observations, not lessons
+        (:mod:`swarmq.flywheel.probes`)."""
+        return self.root / "ao" / "probes.jsonl"
+
+    @property
     def feedback_cursor(self) -> Path:
         return self.root / "ao" / "feedback-cursor.json"
 
@@ -116,6 +122,10 @@ class AgentsLayout:
     @property
     def citations_lock(self) -> str:
         return file_resource(self.citations)
+
+    @property
+    def probes_lock(self) -> str:
+        return file_resource(self.probes)
 
     @property
     def feedback_lock(self) -> str:

@@ -147,6 +147,12 @@ _PER_FOLDER = frozenset(
 a level deeper is another folder's own."""
 
 
+def per_folder_name(name: str) -> bool:
+    """Whether many folders each have a file of this name (``README.md``, ``index.ts``,
+    ``package.json``): found elsewhere it is another folder's own, not the one looked for."""
+    return name.lower().rsplit(".", 1)[0] in _PER_FOLDER
+
+
 def _deeper(wrong: list[str], right: list[str], name: str) -> bool:
     """Whether the file was found a folder or two deeper than it was looked for
     (``readiness/step-01.md`` found as ``readiness/steps/step-01.md``): the same file a level
@@ -281,6 +287,7 @@ __all__ = [
     "base_name",
     "file_paths",
     "nothing_found",
+    "per_folder_name",
     "relocation",
     "says_missing",
     "searched_names",

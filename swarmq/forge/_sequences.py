@@ -67,6 +67,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
 
@@ -689,6 +690,9 @@ class SequenceMiner:
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
+    probes: ProbeWatcher = field(default_factory=ProbeWatcher)
+    """Failed probes of missing paths and how the session resolved them: observations kept
+    apart from the lessons (:mod:`._probes`), never sequences."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -740,6 +744,7 @@ class SequenceMiner:
             and not self.missing_files
             and not self.absent
             and self.refused is None
+            and not self.probes.waiting
         ):
             return  # the common case: a call that worked, nothing waiting for a retry
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
@@ -763,6 +768,10 @@ class SequenceMiner:
                 and not _ARGUMENTS.search(error)
             ):
                 self.refused = (tool, call, whole or call, error, index)
+        if is_error:
+            self.probes.failed(tool, whole or call, text, line_no, timestamp)
+        elif self.probes.waiting:
+            self.probes.worked(tool, call, whole, text)
         if is_error:
             self.witness.saw(text, whole, program(call))
             if self.open_failures:
@@ -871,6 +880,7 @@ class SequenceMiner:
             if key in self.seen_signatures:
                 continue
             self.seen_signatures.add(key)
+            self.probes.settle(missing.path)
             self.absent[name.lower()] = Sequence(
                 missing.tool,
                 missing.call,
@@ -896,6 +906,7 @@ class SequenceMiner:
                     waiting.append(missing)
                 continue
             key = f"layout\0{moved.wrong.lower()}\0{moved.right.lower()}"
+            self.probes.settle(missing.path)
             if key not in self.seen_signatures:
                 self.seen_signatures.add(key)
                 self.closed.append(

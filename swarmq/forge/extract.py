@@ -21,11 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from swarmq.flywheel.content import content_hash
+from swarmq.flywheel.model import parse_time
+from swarmq.flywheel.probes import ProbeObservation, record_probes
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
 from swarmq.forge._diagnosis import disowns, is_diagnosis
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
+from swarmq.forge._probes import Resolved
 from swarmq.forge._reports import opens_report
 from swarmq.forge._restated import failed_programs, restates
 from swarmq.forge._secrets import without_secrets
@@ -301,12 +304,27 @@ def extract_candidates(
             kept = [c for c in found if c.content_hash not in unwitnessed]
             result.rejected["unwitnessed"] += len(found) - len(kept)
             found = kept
+        result.observations = [
+            _observation(r, session or Path(source).stem, source) for r in miner.probes.resolved
+        ]
     if no_signal:
         result.rejected["no-signal"] += no_signal
     if progress is not None:
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages
     return found
+
+
+def _observation(resolved: Resolved, session: str, source: str) -> ProbeObservation:
+    return ProbeObservation(
+        session,
+        resolved.call,
+        resolved.path,
+        resolved.resolution,
+        resolved.found,
+        parse_time(resolved.timestamp),
+        f"{source}:{resolved.line_no}",
+    )
 
 
 EMPTY_HASH = content_hash("")
@@ -457,5 +475,6 @@ def forge_transcript(
         ledger={"key": key, "transcript": str(path), **fingerprint},
         seen_passages=seen_passages,
     )
+    record_probes(layout, locks, result.observations)  # observations, not candidates
     result.seconds = time.monotonic() - started
     return result

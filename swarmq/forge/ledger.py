@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmq.flywheel.model import rfc3339
+from swarmq.flywheel.probes import ProbeObservation
 from swarmq.flywheel.promoted import PromotedIndex
 from swarmq.flywheel.store import AgentsLayout, write_file
 from swarmq.forge._pending_file import ForgedCandidate, pending_name, render_pending
@@ -41,6 +42,9 @@ class ForgeResult:
     new_candidates: list[dict[str, Any]] = field(default_factory=list)
     found: list[ForgedCandidate] = field(default_factory=list)
     """Every distinct candidate of this transcript, new or already known (for evaluation)."""
+    observations: list[ProbeObservation] = field(default_factory=list)
+    """Failed probes of missing paths the session resolved: kept apart, never candidates
+    (:mod:`swarmq.flywheel.probes`)."""
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """``swarmq-hook <agent> [<event>]``: the command Claude Code and Codex run at each hook event.
 
 It must return at once and never fail the agent's session, so it imports only the standard
-library and the spool (no CLI, no roster, no knowledge store, no Celery) and always exits 0;
-whatever goes wrong is written to the swarm's hook log (``<state>/hooks.log``).
+library, and the least of it (no ``typing``, ``pathlib``, ``json`` or ``contextlib``: paths as
+strings, :mod:`swarmq.storage.statedir`; the spool only for a transcript to forge; no CLI, no
+roster, no knowledge store, no Celery), and always exits 0; whatever goes wrong is written to
+the swarm's hook log (``<state>/hooks.log``).
 
 - ``Stop``, ``SubagentStop``, ``PreCompact``, ``SessionEnd``: the transcript is written to the
   swarm's spool (fsync'd) and the hook server is asked to send it on; a worker drains the spool
@@ -21,17 +23,18 @@ the agent's session itself.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Any
 
-from swarmq.hooks._wire import log, request, socket_path
+from swarmq.hooks._wire import log, request, socket_file
 from swarmq.hooks.events import AGENTS, Agent, HookCall, parse, reply
-from swarmq.storage.spool import Spool
-from swarmq.storage.statedir import swarm_state_dir
+from swarmq.storage.statedir import child, expanded, pure, swarm_state_path
+
+TYPE_CHECKING = False  # typing's flag without importing typing (the type checker reads it)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 CONFIG_ENV = "SWARMQ_CONFIG"
 CONFIG_NAME = "swarm.yaml"
@@ -57,16 +60,34 @@ starts a process."""
 
 def find_config(cwd: str | None) -> Path | None:
     """``$SWARMQ_CONFIG``, else the nearest ``swarm.yaml`` above ``cwd`` (or this process's)."""
+    found = config_file(cwd)
+    if found is None:
+        return None
+    from pathlib import Path
+
+    return Path(found)
+
+
+def config_file(cwd: str | None) -> str | None:
+    """:func:`find_config` as a string, spelled as ``pathlib`` spells it."""
     explicit = os.environ.get(CONFIG_ENV)
     if explicit:
-        path = Path(explicit).expanduser()
-        return path if path.is_file() else None
-    start = Path(cwd) if cwd else Path.cwd()
-    for directory in (start, *start.parents):
-        candidate = directory / CONFIG_NAME
-        if candidate.is_file():
+        path = expanded(explicit)
+        return path if os.path.isfile(path) else None
+    start = pure(cwd) if cwd else pure(os.getcwd())
+    for directory in (start, *parents(start)):
+        candidate = child(directory, CONFIG_NAME)
+        if os.path.isfile(candidate):
             return candidate
     return None
+
+
+def parents(path: str) -> list[str]:
+    """``PurePosixPath(path).parents`` as strings, nearest first (``path`` spelled by
+    :func:`swarmq.storage.statedir.pure`)."""
+    root = "//" if path[:2] == "//" and path[2:3] != "/" else "/" if path[:1] == "/" else ""
+    parts = [p for p in path[len(root) :].split("/") if p and p != "."]
+    return [root + "/".join(parts[:k]) or "." for k in range(len(parts) - 1, -1, -1)]
 
 
 def _float_env(name: str, default: float) -> float:
@@ -76,15 +97,20 @@ def _float_env(name: str, default: float) -> float:
         return default
 
 
-def start_server(config: Path, state: Path) -> bool:
+def start_server(config: Path | str, state: Path | str) -> bool:
     """Start the swarm's hook server in the background unless one was started moments ago;
     returns whether this call started it."""
+    from pathlib import Path  # here: only a hook that finds no server pays for it
+
+    state = Path(state)
     state.mkdir(parents=True, exist_ok=True)
     marker = state / "server.spawn"
-    with contextlib.suppress(FileNotFoundError):
+    try:
         if time.time() - marker.stat().st_mtime < SPAWN_GRACE:
             return False
         os.unlink(marker)
+    except FileNotFoundError:
+        pass
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -92,9 +118,13 @@ def start_server(config: Path, state: Path) -> bool:
     os.close(fd)
     import subprocess  # here: only the hook that starts the server pays for it
 
+    # -P: the server imports the swarmq this hook runs, not a source tree in the session's
+    # directory (`python -m` puts the working directory first on sys.path): from a clone of
+    # swarmq with a regular install, it would run the clone's code, whose stamp differs, and
+    # decline every command it is asked (swarmq.cli.served).
     with (state / "server.log").open("ab") as out:
         subprocess.Popen(
-            [sys.executable, "-m", SERVER_MODULE, "--config", str(config)],
+            [sys.executable, "-P", "-m", SERVER_MODULE, "--config", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -105,8 +135,8 @@ def start_server(config: Path, state: Path) -> bool:
 
 
 def ask(
-    config: Path,
-    state: Path,
+    config: Path | str,
+    state: Path | str,
     message: dict[str, Any],
     *,
     wait: float,
@@ -120,26 +150,28 @@ def ask(
         return answer
     start_server(config, state)
     deadline = time.monotonic() + wait
-    sock = socket_path(state)
+    sock = socket_file(state)
     while time.monotonic() < deadline:
         time.sleep(0.05)
-        if sock.exists():
+        if os.path.exists(sock):
             answer = request(state, message, timeout)
             if answer is not None:
                 return answer
     return None
 
 
-def handle(call: HookCall, config: Path) -> str:
+def handle(call: HookCall, config: Path | str) -> str:
     """Do what ``call`` asks; returns what to print."""
-    state = swarm_state_dir(config)
+    state = swarm_state_path(config)
     message: dict[str, Any] = {
         "agent": call.agent,
         "event": call.event,
         "session_id": call.session_id,
     }
     if call.action == "forge":
-        spool = Spool(state / "spool")
+        from swarmq.storage.spool import Spool  # here: only a transcript to forge needs it
+
+        spool = Spool(child(state, "spool"))
         for path in call.transcripts():
             spool.put({**message, "transcript_path": path, "cwd": call.cwd, "at": time.time()})
         if call.transcripts():
@@ -176,7 +208,7 @@ def run(argv: list[str], stdin: bytes) -> str:
     call = parse(agent, stdin, argv[1] if len(argv) > 1 else None)
     if call.action is None:
         return ""
-    config = find_config(call.cwd)
+    config = config_file(call.cwd)
     if config is None:
         return ""  # no swarm here
     return handle(call, config)
@@ -185,7 +217,7 @@ def run(argv: list[str], stdin: bytes) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: never raises, always exits 0."""
     args = sys.argv[1:] if argv is None else argv
-    state: Path | None = None
+    state: str | None = None
     try:
         stdin = sys.stdin.buffer.read(MAX_STDIN)
         out = run(args, stdin)
@@ -193,11 +225,15 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
     except BaseException as exc:  # a hook never fails the session: log and exit 0
-        with contextlib.suppress(Exception):
-            config = find_config(None)
-            state = swarm_state_dir(config) if config else None
+        try:
+            config = config_file(None)
+            state = swarm_state_path(config) if config else None
+        except Exception:
+            pass
         text = f"hook {' '.join(args)} failed: {type(exc).__name__}: {exc}"
         if state is None or not log(state, text):  # no log to write to: the agent's stderr
-            with contextlib.suppress(Exception):
+            try:  # noqa: SIM105 (no contextlib: every hook call would import it)
                 sys.stderr.write(f"swarmq-hook: {text}\n")
+            except Exception:
+                pass
     sys.exit(0)

@@ -10,18 +10,25 @@ schemas in ``codex-rs/hooks/schema/generated/``). Exit status 0 with empty stdou
 Claude Code reports a failing tool call as ``PostToolUseFailure`` (``error``, ``is_interrupt``);
 Codex has no such event, so its ``PostToolUse`` is inspected and only a failing result (a
 non-zero exit code in ``tool_response``) is looked up. Standard library only: every hook call
-imports this.
+imports this, so neither ``typing`` nor ``json`` (:mod:`swarmq.hooks._leanjson`, which writes and
+reads as ``json`` does), and ``re`` only for a Codex result given as text.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any, Literal
+from swarmq.hooks._leanjson import dumps, loads
 
-Agent = Literal["claude-code", "codex"]
+TYPE_CHECKING = False  # typing's flag without importing typing (the type checker reads it)
+if TYPE_CHECKING:
+    import re
+    from typing import Any, Literal
+
+    Agent = Literal["claude-code", "codex"]
+    Action = Literal["session-start", "prompt", "failure", "forge"]
+else:
+    Agent = Action = str  # the type checker's names; importable at run time
+
 AGENTS: tuple[Agent, ...] = ("claude-code", "codex")
-Action = Literal["session-start", "prompt", "failure", "forge"]
 
 EVENTS: dict[Agent, dict[str, Action]] = {
     "claude-code": {
@@ -47,10 +54,18 @@ EVENTS: dict[Agent, dict[str, Action]] = {
 MAX_TEXT = 8000
 """Characters of a failing call and its error handed to recall (the signature is near the top)."""
 
-_EXIT = re.compile(
-    r"(?:exit(?:ed)?(?: with)?(?: status| code)?|exit_code|return code)\s*[:=]?\s*(-?\d+)",
-    re.IGNORECASE,
-)
+EXIT_CODE = r"(?:exit(?:ed)?(?: with)?(?: status| code)?|exit_code|return code)\s*[:=]?\s*(-?\d+)"
+"""An exit status stated in a tool's text output (any case)."""
+_EXIT: list[re.Pattern[str]] = []
+
+
+def _exit_code() -> re.Pattern[str]:
+    """:data:`EXIT_CODE` compiled, on first use (most hook calls never read a text result)."""
+    if not _EXIT:
+        import re
+
+        _EXIT.append(re.compile(EXIT_CODE, re.IGNORECASE))
+    return _EXIT[0]
 
 
 class HookCall:
@@ -110,7 +125,7 @@ class HookCall:
 def parse(agent: Agent, raw: bytes | str, event: str | None = None) -> HookCall:
     """The call in ``raw`` (the agent's stdin); ``event`` overrides ``hook_event_name``."""
     try:
-        value = json.loads(raw) if raw else {}
+        value = loads(raw) if raw else {}
     except ValueError:
         value = {}
     payload = value if isinstance(value, dict) else {}
@@ -123,10 +138,7 @@ def reply(event: str, context: str | None) -> str:
     """What the hook prints: the additional context in the agents' JSON, or nothing."""
     if not context:
         return ""
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
-    )
+    return dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
 
 def failed(response: object) -> bool:
@@ -146,10 +158,10 @@ def failed(response: object) -> bool:
         stripped = response.lstrip()
         if stripped[:1] == "{":
             try:
-                return failed(json.loads(stripped))
+                return failed(loads(stripped))
             except ValueError:
                 pass
-        match = _EXIT.search(response[:2000])
+        match = _exit_code().search(response[:2000])
         return match is not None and int(match.group(1)) != 0
     return False
 
@@ -162,7 +174,7 @@ def _call_text(tool_input: object) -> str:
                 value = " ".join(str(v) for v in value)
             if isinstance(value, str) and value:
                 return value
-        return json.dumps(tool_input, ensure_ascii=False)[:2000]
+        return dumps(tool_input)[:2000]
     return _text(tool_input)
 
 
@@ -171,4 +183,4 @@ def _text(value: object) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value)

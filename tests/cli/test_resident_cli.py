@@ -1,8 +1,10 @@
 """A reading command from a fresh process answered by the swarm's resident server
 (``swarmq.cli.resident`` asking ``swarmq.cli.served``) prints byte for byte what the same command
 computed in the process itself prints, exits the same, and imports no typer on that path (nor
-``typing`` or ``socket``, a few milliseconds each of every asking process); a
-server whose environment differs declines and the command runs locally."""
+``typing``, ``socket``, ``json``, ``re``, ``pathlib`` or ``contextlib``, a few milliseconds each
+of every asking process: the asking process runs without ``site``, so that an editable install's
+finder, which imports several of them, hides none); a server whose environment differs declines
+and the command runs locally."""
 
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ code = answered(sys.argv[1:])
 assert code is not None, "no resident answer"
 heavy = {"typer", "numpy", "hashlib"} & set(sys.modules)  # hashlib: OpenSSL, 3.7 MB
 assert not heavy, f"heavy imports: {heavy}"
-slow = {"typing", "socket", "selectors", "swarmq.storage.spool"} & (set(sys.modules) - started)
+slow = {"typing", "socket", "selectors", "swarmq.storage.spool", "json", "re", "pathlib",
+        "contextlib"} & (set(sys.modules) - started)
 assert not slow, f"slow imports: {slow}"  # 2-3 ms each of every fresh command
 sys.exit(code)
 """
@@ -86,7 +89,7 @@ def served(
 def _run(
     argv: list[str], env: dict[str, str], *, local: bool
 ) -> subprocess.CompletedProcess[bytes]:
-    code = ["-m", "swarmq.cli"] if local else ["-c", ASKED]
+    code = ["-m", "swarmq.cli"] if local else ["-S", "-c", ASKED]  # -S: PYTHONPATH finds swarmq
     return subprocess.run(
         [sys.executable, *code, *argv],
         env={**env, "SWARMQ_LOCAL": "1"} if local else env,

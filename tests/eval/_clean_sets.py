@@ -310,6 +310,24 @@ FORGE_SETS = (
         secrets=("@gmail.com",),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout16",
+        formats={"claude-code": 6, "codex-rollout": 6},
+        repos=10,
+        lessons=24,
+        tool_errors=10,
+        without_lessons=1,
+        max_bytes=5_200_000,
+        missing_word=("cc-its-uvx-none.jsonl", "libgbm.so.1"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`ubuntu`, `root`, `vscode`) are left out, as SOURCES-heldout16.md
+        # discloses
+        accounts=("keenan", "goki", "hericdev", "ivanma", "kylev"),
+        redacted={"cc-figma-mcp-global.jsonl": 10, "cc-esp32-vim-coc.jsonl": 3},
+        # the two personal e-mail addresses, checked gone by their domain
+        secrets=("@gmail.com",),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
@@ -392,6 +410,19 @@ REPLAY_SETS = (
         min_mistakes=3,
         # nothing was replaced (SOURCES-h13.md): the literal prefixes of credentials stay absent
         secrets=SECRET_PREFIXES,
+        missing_word="homebrew",
+    ),
+    ReplaySet(
+        "h14",
+        projects=("hearthlink",),
+        recurrences=10,
+        owners=("MythologIQ", "krkna"),
+        twin=None,
+        max_bytes=2_400_000,
+        min_mistakes=4,
+        # nothing was replaced (SOURCES-h14.md); one `ghp_` string lies inside Codex's
+        # encrypted_content ciphertext, so the other literal prefixes of credentials are checked
+        secrets=tuple(p for p in SECRET_PREFIXES if p != "ghp_"),
         missing_word="homebrew",
     ),
 )
