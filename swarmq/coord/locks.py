@@ -337,8 +337,8 @@ class RedisLocks:
     def release(self, lease: RedisLease) -> bool:
         """Whether the lock was still this lease's when released. A release that confirms a
         commit leaves a receipt, so the same release asked again after its answer was lost
-        (:meth:`patiently`, or a client that retries) still says so, instead of turning the commit it confirms into
-        :class:`CommitUnconfirmed`."""
+        (:meth:`patiently`, or a client that retries) still says so, instead of turning the
+        commit it confirms into :class:`CommitUnconfirmed`."""
         lease.stop_watchdog()
         lock_keys = [keys.lock(self.swarm, lease.resource)]
         args: list[Any] = [lease.token]
@@ -346,12 +346,18 @@ class RedisLocks:
             lock_keys.append(keys.released(self.swarm, lease.resource, lease.token))
             args.append(self.receipt_ms)
         try:
-            return bool(
-                self.patiently(lambda: self._release(keys=lock_keys, args=args), lease.resource)
+            released = self.patiently(
+                lambda: self._release(keys=lock_keys, args=args), lease.resource
             )
         except TRANSIENT as exc:
             log.warning("lock %s: release failed (%s); the lease will expire", lease.resource, exc)
             return False
+        if released == 2:
+            log.info(
+                "lock %s: released before Redis's answer was lost (its receipt says so)",
+                lease.resource,
+            )
+        return bool(released)
 
     @contextlib.contextmanager
     def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:
