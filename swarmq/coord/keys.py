@@ -46,6 +46,12 @@ def fence(swarm: str, resource: str) -> str:
     return f"{prefix(swarm)}fence:{{{_tag(resource)}}}"
 
 
+def released(swarm: str, resource: str, token: str) -> str:
+    """Receipt of a store lock's release that confirms a commit (a short PX): the release
+    asked again after its answer was lost still says the lock was its caller's."""
+    return f"{prefix(swarm)}released:{{{_tag(resource)}}}:{token}"
+
+
 def attempts(swarm: str, task_id: str, retries: int = 0) -> str:
     """How many times one delivery round of a message started (a Celery retry is a new round)."""
     return f"{prefix(swarm)}attempts:{task_id}:{retries}"

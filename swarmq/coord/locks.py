@@ -38,6 +38,10 @@ FENCE_TTL_SECONDS = 600.0
 the largest token that wrote them and a restarted counter is moved past it, so expiry is safe
 and keeps Redis from holding one counter per file ever locked."""
 
+RECEIPT_MARGIN_SECONDS = 60.0
+"""Beyond the lease and the outage grace, how long a release's receipt lasts: the last ask of
+:meth:`RedisLocks.patiently` may start just before the grace ends and wait on a connect."""
+
 
 class RedisUnreachable(LockError):
     """The lock could not be tried at all: Redis did not answer (nothing was held or written)."""
@@ -256,6 +260,12 @@ class RedisLocks:
         patient.outage_grace_seconds = seconds
         return patient
 
+    @property
+    def receipt_ms(self) -> int:
+        """How long a release's receipt lasts: longer than any resend of that release can come
+        (:meth:`patiently` within the outage grace, a client's own retries)."""
+        return self.lease_ms + int((self.outage_grace_seconds + RECEIPT_MARGIN_SECONDS) * 1000)
+
     def patiently(self, call: Callable[[], T], resource: str) -> T:
         """``call()``, asked again with backoff while Redis does not answer, within the grace."""
         deadline = time.monotonic() + self.outage_grace_seconds
@@ -325,19 +335,29 @@ class RedisLocks:
             delay = min(delay * 2, MAX_BACKOFF_SECONDS)
 
     def release(self, lease: RedisLease) -> bool:
+        """Whether the lock was still this lease's when released. A release that confirms a
+        commit leaves a receipt, so the same release asked again after its answer was lost
+        (:meth:`patiently`, or a client that retries) still says so, instead of turning the
+        commit it confirms into :class:`CommitUnconfirmed`."""
         lease.stop_watchdog()
+        lock_keys = [keys.lock(self.swarm, lease.resource)]
+        args: list[Any] = [lease.token]
+        if lease.confirm_pending:
+            lock_keys.append(keys.released(self.swarm, lease.resource, lease.token))
+            args.append(self.receipt_ms)
         try:
-            return bool(
-                self.patiently(
-                    lambda: self._release(
-                        keys=[keys.lock(self.swarm, lease.resource)], args=[lease.token]
-                    ),
-                    lease.resource,
-                )
+            released = self.patiently(
+                lambda: self._release(keys=lock_keys, args=args), lease.resource
             )
         except TRANSIENT as exc:
             log.warning("lock %s: release failed (%s); the lease will expire", lease.resource, exc)
             return False
+        if released == 2:
+            log.info(
+                "lock %s: released before Redis's answer was lost (its receipt says so)",
+                lease.resource,
+            )
+        return bool(released)
 
     @contextlib.contextmanager
     def hold(self, resource: str, *, timeout: float | None = None) -> Iterator[Lease]:

@@ -4,10 +4,15 @@ that cannot commit stops the agent and records nothing."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
+import redis
 
+from swarmq.coord import keys
+from swarmq.coord.connection import lua_sha
+from swarmq.coord.locks import RedisLocks
 from swarmq.missions.dispatch import (
     Committed,
     MissionConflict,
@@ -24,6 +29,7 @@ from swarmq.storage.locking import CommitUnconfirmed, LocalLocks, file_resource
 from swarmq.storage.procs import pid_alive
 from swarmq.wiring.ledger import mission_ledger, mission_runner
 from swarmq.wiring.profiles import ensure_roster_profiles
+from tests.coord.reply_loss import ReplyLoss
 from tests.missions.test_dispatch_overlap import LapsingLedgerLocks
 from tests.missions.test_domain import make_roster
 
@@ -107,3 +113,41 @@ def test_a_record_that_is_not_a_first_start_here_falls_back_to_the_ledger(
         mission.id, mission.current.id, {"id": mission.id, "title": 3}
     )
     assert outcome.state == "complete" and outcome.attempt == 1
+
+
+def test_a_claim_whose_lock_release_answer_was_lost_runs_the_agent_once(tmp_path: Path) -> None:
+    """The broker chaos test's double start, made on purpose: Redis runs the release that
+    confirms the speculative claim's commit and its answer is lost (a SIGKILL between its AOF
+    fsync and its reply); the lock asks again once Redis answers. Before, that second release
+    found the lock gone and called the landed claim unconfirmed: the agent was killed, the task
+    failed and the assignment stayed executing under a claim nobody beat, so the reaper resumed
+    the mission and started its agent a second time. Now the release's receipt confirms it."""
+    roster = make_roster(tmp_path)
+    swarm = f"replyloss-{uuid.uuid4().hex[:8]}"
+    with ReplyLoss() as proxy:
+        client = redis.Redis.from_url(proxy.url(15), socket_connect_timeout=2, socket_timeout=5)
+        locks = RedisLocks(client, swarm, url=proxy.url(15), outage_grace_seconds=5.0)
+        try:
+            ensure_roster_profiles(roster, locks)
+            mission = created(roster)
+            assert mission.current is not None
+            ledger = mission_ledger(roster, locks)
+            proxy.arm(
+                lua_sha("lock_release").encode(),
+                keys.lock(swarm, file_resource(ledger.path)).encode(),
+            )
+            outcome = mission_runner(roster, "a", locks).run(
+                mission.id, mission.current.id, mission.dump()
+            )
+        finally:
+            direct = redis.Redis.from_url("redis://127.0.0.1:6379/15")
+            for key in direct.scan_iter(f"{keys.prefix(swarm)}*"):
+                direct.delete(key)
+    assert len(proxy.lost) == 1, "the claim's release ran and its answer was lost"
+    assert outcome.state == "complete" and outcome.attempt == 1
+    (only,) = ledger.read().get(mission.id).assignments
+    assert only.state.value == "complete" and only.attempts == 1 and only.claim is None
+    layout = ProfileLayout(roster.profiles_dir, roster.shared_dir, "a")
+    assert sorted(p.name for p in layout.mission_dir(mission.id).glob("agent-started-*")) == [
+        "agent-started-1"
+    ]

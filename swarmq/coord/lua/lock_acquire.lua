@@ -9,4 +9,15 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return n
 end
+-- The same token again: this call already took the lock and its answer was lost (a Redis
+-- killed between its AOF fsync and its reply, and the caller asked again once Redis was back).
+-- The lock is the caller's: the same answer, never a wait for its own lease.
+-- Nobody else took the lock since, so the counter is still the one this call set.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  local n = tonumber(redis.call('GET', KEYS[2]))
+  if not n then n = redis.call('INCR', KEYS[2]) end
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return n
+end
 return 0
