@@ -23,7 +23,7 @@ import heapq
 import logging
 import math
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -392,6 +392,38 @@ def rank_tier(
     id, so the mirror and the persisted index answer alike. A cosine ``cosines`` gives only
     within bounds is made exact wherever the answer could depend on its value, so bounded and
     exact cosines give the same answer."""
+    steps = ranking(view, store, context, limit, cosines)
+    next(steps)
+    return finished(steps)
+
+
+Steps = Generator[None, None, list[Ranked]]
+"""A tier's ranking in two halves: the first ``next`` reads the lexical half (postings,
+trigger phrases, tool and agent keys, their facts), :func:`finished` runs the rest (the dense
+half, which waits for the query's vector, and the ranking)."""
+
+
+def finished(steps: Steps) -> list[Ranked]:
+    """The answer of a ranking whose lexical half was read."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        answer: list[Ranked] = done.value
+        return answer
+    raise RuntimeError("a tier's ranking has two halves")
+
+
+def ranking(
+    view: TierView,
+    store: TierStore,
+    context: QueryContext,
+    limit: int,
+    cosines: Cosines | None = None,
+) -> Steps:
+    """:func:`rank_tier` in its two halves (:data:`Steps`): a search reads every tier's
+    lexical half before any tier's dense half, so the query's embedding (on its own thread,
+    :mod:`._ahead`) runs beside all of the lexical reads, not only the first tier's. The two
+    halves read the same things in the same order as one pass would."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
@@ -424,8 +456,9 @@ def rank_tier(
         if config.retrieval == Retrieval.HYBRID
         else config.lexical_min_relevance
     )
-    dense = cosines(text) if cosines is not None else DenseCosines({})
     facts = view.facts({*keyed["tool"], *keyed["agent"]})
+    yield  # the lexical half read; the dense half may wait for the query's vector
+    dense = cosines(text) if cosines is not None else DenseCosines({})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
@@ -672,10 +705,17 @@ def _search(
             if use and config.hive_enabled
             else None
         )
-        results = _search_tier(knowledge.swarm, swarm_index, context, pool, dense)
+        # both tiers' lexical halves before either dense half: the query embeds meanwhile
+        swarm_steps = _tier_steps(knowledge.swarm, swarm_index, context, pool, dense)
+        next(swarm_steps)
+        hive_steps = None
         if config.hive_enabled:
+            hive_steps = _tier_steps(knowledge.hive, hive_index, context, pool, dense)
+            next(hive_steps)
+        results = finished(swarm_steps)
+        if hive_steps is not None:
             threshold = knowledge.swarm.config.dedup_threshold
-            hive = _search_tier(knowledge.hive, hive_index, context, pool, dense)
+            hive = finished(hive_steps)
             for ranked in sorted(hive, key=_order):
                 if not ranked.forced and _outranked(results, ranked, limit, config):
                     continue  # cut from the answer whatever the check says: not checked
@@ -717,25 +757,30 @@ def _open_index(
     return None if index is None else stack.enter_context(index)
 
 
-def _search_tier(
+def _tier_steps(
     store: TierStore,
     index: FileIndex | None,
     context: QueryContext,
     limit: int,
     dense: PendingVector | None,
-) -> list[Ranked]:
+) -> Steps:
+    """One tier's ranking in two halves (:data:`Steps`); a store this process keeps in memory
+    is ranked whole in the second (under its mirror's lock, which the first must not hold)."""
     if index is None:
+        yield
         query = DenseQuery(dense.embedder, dense.vector()) if dense is not None else None
         return search_tier(store, context, limit, query)
     vectors = index.vectors
     if dense is None or vectors is None:
-        return rank_tier(index, store, context, limit)
-    return rank_tier(
-        index,
-        store,
-        context,
-        limit,
-        lambda text: vectors.scores(dense.vector(), text, DENSE_CANDIDATES),
+        return (yield from ranking(index, store, context, limit))
+    return (
+        yield from ranking(
+            index,
+            store,
+            context,
+            limit,
+            lambda text: vectors.scores(dense.vector(), text, DENSE_CANDIDATES),
+        )
     )
 
 

@@ -649,3 +649,34 @@ def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
     computed.clear()
     assert through_index(stores) == grown
     assert not computed
+
+
+def test_both_tiers_lexical_halves_are_read_before_either_dense_half(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The query embeds beside every tier's lexical reads: no tier's dense half (which waits
+    for the vector) starts before both tiers' postings and trigger phrases are read."""
+    knowledge = stores(**HYBRID)
+    expected = answers(stores(**HYBRID))
+    seen: list[tuple[str, int]] = []
+    triggers, scores = FileIndex.triggers, _vecindex.VectorView.scores
+
+    def read_triggers(self: FileIndex, *args: object) -> object:
+        seen.append(("lexical", id(self)))
+        return triggers(self, *args)  # type: ignore[arg-type]
+
+    def dense(self: _vecindex.VectorView, *args: object) -> object:
+        seen.append(("dense", id(self)))
+        return scores(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FileIndex, "triggers", read_triggers)
+    monkeypatch.setattr(_vecindex.VectorView, "scores", dense)
+    for query in MORE_QUERIES:
+        seen.clear()
+        search(knowledge, query, limit=8)
+        kinds = [kind for kind, _ in seen]
+        assert kinds == ["lexical", "lexical", "dense", "dense"], (query.text, kinds)
+        assert len({who for kind, who in seen if kind == "lexical"}) == 2
+    assert knowledge.swarm.tier_file.mirror.state is None
+    assert answers(knowledge) == expected
