@@ -10,8 +10,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from redis.backoff import NoBackoff
 from redis.commands.core import Script
 from redis.exceptions import NoScriptError
+from redis.retry import Retry
 
 from swarmq.errors import Unavailable
 
@@ -37,13 +39,21 @@ def redact(url: str) -> str:
 
 
 def connect(url: str, *, timeout: float = 5.0, check: bool = True) -> redis.Redis:
-    """A client for ``url``; with ``check`` a PING proves the server answers."""
+    """A client for ``url``; with ``check`` a PING proves the server answers.
+
+    The client never sends a command again by itself (``retry``: none). A connection lost after
+    Redis ran a script but before its answer came back (a Redis SIGKILLed between its AOF fsync
+    and its reply) must reach the caller as an error: only the caller knows whether asking again
+    is safe (docs/architecture.md, "Asking Redis twice"). redis-py's constructor defaults to ten
+    silent retries; ``from_url`` to none; this pins it either way.
+    """
     client = redis.Redis.from_url(
         url,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
         health_check_interval=30,
         decode_responses=False,
+        retry=Retry(NoBackoff(), 0),
     )
     if check:
         ping(client, url)

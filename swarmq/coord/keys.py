@@ -53,8 +53,10 @@ def released(swarm: str, resource: str, token: str) -> str:
 
 
 def attempts(swarm: str, task_id: str, retries: int = 0) -> str:
-    """How many times one delivery round of a message started (a Celery retry is a new round)."""
-    return f"{prefix(swarm)}attempts:{task_id}:{retries}"
+    """The starts of one delivery round of a message, a set of start ids (a Celery retry is a new
+    round). Named ``starts:`` since it is a set: an ``attempts:`` counter of an older worker
+    never meets it (WRONGTYPE)."""
+    return f"{prefix(swarm)}starts:{task_id}:{retries}"
 
 
 def presence(swarm: str, worker_id: str) -> str:
