@@ -111,5 +111,10 @@ def run_script(
         return client.evalsha(registered.sha, len(keys), *keys, *args)
 
 
+ASK_AGAIN_PAUSES = (0.05, 0.25)
+"""Pauses (s) before each new ask of a script whose answer was lost, for the callers whose
+scripts answer a second ask as they did the first (the quota start, a task's prelude). Short:
+a Redis that stays away is failed closed on, not waited for."""
+
 TRANSIENT: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError, OSError)
 """Errors that mean "Redis is not there", as opposed to a bug or a script error."""

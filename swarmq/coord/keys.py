@@ -36,6 +36,12 @@ def quota_held(swarm: str, name: str, window: str) -> str:
     return f"{quota_prefix(swarm, name)}{window}:held"
 
 
+def quota_started(swarm: str, name: str, window: str, token: str) -> str:
+    """Receipt of one start (the window's count it returned, a short PX): the start asked again
+    after its answer was lost gets that answer instead of "no longer held"."""
+    return f"{quota_prefix(swarm, name)}{window}:started:{token}"
+
+
 def lock(swarm: str, resource: str) -> str:
     """Owner token of a store lock, with a PX lease."""
     return f"{prefix(swarm)}lock:{{{_tag(resource)}}}"

@@ -30,7 +30,7 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord._quota_slot import QuotaSlot
 from swarmq.coord._windows import Window, WindowCache, zone_for
-from swarmq.coord.connection import TRANSIENT, redact, run_script, script
+from swarmq.coord.connection import ASK_AGAIN_PAUSES, TRANSIENT, redact, run_script, script
 from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.quota_file import (
     JOURNAL_DIR,
@@ -54,6 +54,9 @@ __all__ = ["GRACE_MS", "QuotaGate", "flush_mirrors"]
 
 GRACE_MS = 2 * 86_400_000
 """Window keys outlive their day by two days, enough for late starts and for inspection."""
+
+STARTED_RECEIPT_MS = 60_000
+"""How long a start's receipt lasts: far beyond its last ask (:data:`ASK_AGAIN_PAUSES`)."""
 
 
 _shared_writer = MirrorWriter()
@@ -283,12 +286,23 @@ class QuotaGate:
                     f"quota {name!r}: cannot record the start in {self.journal.directory} "
                     f"({exc}); failing closed, no LLM call is allowed"
                 ) from exc
-        try:
-            status, used = run_script(
-                self.client, self._start, self._window_keys(reservation), [reservation.token]
-            )
-        except TRANSIENT as exc:
-            raise self._unavailable(f"start {name!r}", exc) from exc
+        used_key, held_key = self._window_keys(reservation)
+        start_keys = [
+            used_key,
+            held_key,
+            keys.quota_started(self.swarm, name, window.key, reservation.token),
+        ]
+        start_args = [reservation.token, STARTED_RECEIPT_MS]
+        for pause in (*ASK_AGAIN_PAUSES, None):
+            # Asked again after a lost answer: the receipt gives the first answer, so the call is
+            # counted once and still goes out (a refused start would have spent a slot for nothing).
+            try:
+                status, used = run_script(self.client, self._start, start_keys, start_args)
+                break
+            except TRANSIENT as exc:
+                if pause is None:
+                    raise self._unavailable(f"start {name!r}", exc) from exc
+                time.sleep(pause)
         if status != 1:
             if self.journal is not None:
                 with contextlib.suppress(OSError):  # left in, it only over-counts

@@ -23,12 +23,8 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from swarmq.coord.cluster import Cluster
-from swarmq.coord.connection import TRANSIENT, lua_sha, script
+from swarmq.coord.connection import ASK_AGAIN_PAUSES, TRANSIENT, lua_sha, script
 from swarmq.coord.locks import RedisLease
-
-RESEND_PAUSES = (0.05, 0.25)
-"""Pauses (s) before each new ask of a prelude whose answer was lost; short, since the task has
-already been delivered and a Redis that stays away is the requeue's business."""
 
 
 @dataclass
@@ -45,7 +41,7 @@ def open_prelude(
     attempts_key: str,
     attempts_ttl_ms: int,
     lock_resource: str | None = None,
-    pauses: tuple[float, ...] = RESEND_PAUSES,
+    pauses: tuple[float, ...] = ASK_AGAIN_PAUSES,
 ) -> Prelude:
     """Send both scripts in one pipeline; raises Redis's connection errors once ``pauses`` are
     spent."""

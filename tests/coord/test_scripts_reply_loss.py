@@ -14,7 +14,7 @@ from swarmq.coord import keys
 from swarmq.coord.connection import connect, lua_sha, script
 from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
-from swarmq.coord.quota_types import QuotaUnavailable
+from swarmq.coord.quota_types import LeaseLost, QuotaUnavailable, Reservation
 from swarmq.coord.ratelimit import RateLimitUnavailable, RequestRateLimiter
 from tests.coord.reply_loss import ReplyLoss
 
@@ -45,28 +45,39 @@ def test_the_client_never_sends_a_script_again(
     assert client.get_connection_kwargs()["retry"].get_retries() == 0
 
 
-def test_a_lost_reserve_or_start_is_unavailable_and_counts_once(
+def test_a_lost_start_is_asked_again_and_counted_once(
+    proxy: ReplyLoss, redis_url: str, redis_client: redis.Redis, swarm_name: str
+) -> None:
+    """Before, the lost answer raised QuotaUnavailable: the slot was spent (Redis and the
+    journal counted it) and the call never went out."""
+    gate = QuotaGate(
+        _through(proxy, redis_url), swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}
+    )
+    gate.start(gate.reserve("q"))  # the window's keys exist, the scripts are loaded
+    reservation = gate.reserve("q")
+    used_key, held_key = gate._window_keys(reservation)
+    proxy.arm(lua_sha("quota_start").encode(), reservation.token.encode())
+    assert gate.start(reservation) == 2  # the first ask's answer
+    assert len(proxy.lost) == 1, "the start ran and its answer was lost"
+    assert int(redis_client.get(used_key) or 0) == 2  # counted once
+    assert redis_client.zcard(held_key) == 0
+    with pytest.raises(LeaseLost):  # a released (never started) token still hears no
+        gate.start(Reservation("q", "never", reservation.window, 0, reservation.keys))
+
+
+def test_a_lost_reserve_is_unavailable_and_holds_one_slot(
     proxy: ReplyLoss, redis_url: str, redis_client: redis.Redis, swarm_name: str
 ) -> None:
     gate = QuotaGate(
         _through(proxy, redis_url), swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}
     )
-    reservation = gate.reserve("q")  # the window's keys exist, the scripts are loaded
-    used_key, held_key = gate._window_keys(reservation)
-
-    proxy.arm(lua_sha("quota_start").encode(), reservation.token.encode())
-    with pytest.raises(QuotaUnavailable, match="failing closed"):
-        gate.start(reservation)
-    assert len(proxy.lost) == 1
-    assert int(redis_client.get(used_key) or 0) == 1  # counted once; the caller sends nothing
-    assert redis_client.zcard(held_key) == 0
-
+    used_key, held_key = gate._window_keys(gate.reserve("q"))
     proxy.arm(lua_sha("quota_reserve").encode(), used_key)
     with pytest.raises(QuotaUnavailable, match="failing closed"):
         gate.reserve("q")
-    assert len(proxy.lost) == 2
-    assert redis_client.zcard(held_key) == 1  # one slot held, until its lease ends
-    assert gate.status("q").used == 1
+    assert len(proxy.lost) == 1
+    assert redis_client.zcard(held_key) == 2  # one slot more held, until its lease ends
+    assert gate.status("q").used == 0
 
 
 def test_a_lost_rate_token_is_unavailable_and_taken_once(
