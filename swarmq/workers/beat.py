@@ -86,7 +86,14 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
 
     def _try_acquire(self) -> bool:
         client = self._client()
-        if client.set(self._lease_key(), self._holder, nx=True, ex=int(self._lease)):
+        taken = client.set(self._lease_key(), self._holder, nx=True, ex=int(self._lease))
+        if not taken:
+            holder = client.get(self._lease_key())
+            shown = holder.decode() if isinstance(holder, bytes) else holder
+            # Our own SET whose answer was lost (a Redis killed between its AOF fsync and its
+            # reply): the lease is ours, not another beat's to wait out.
+            taken = shown == self._holder
+        if taken:
             self._held = True
             self._adopt_last_runs()
             log.warning(
@@ -96,8 +103,6 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
             )
             return True
         if not self._announced:
-            holder = client.get(self._lease_key())
-            shown = holder.decode() if isinstance(holder, bytes) else holder
             log.warning(
                 "beat: standby; another beat holds the lease (%s); taking over if it stops", shown
             )

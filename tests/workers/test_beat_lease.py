@@ -12,6 +12,7 @@ from swarmq.roster.loader import load_roster
 from swarmq.storage.clock import iso, parse_iso
 from swarmq.workers.app import create_app
 from swarmq.workers.beat import SingleBeatScheduler, last_runs_key
+from tests.coord.reply_loss import ReplyLoss
 from tests.support import write_roster
 
 
@@ -49,3 +50,28 @@ def test_a_new_holder_adopts_last_runs_and_records_its_own(
         standby.close()
         app.close()
     assert redis_client.get(keys.beat_lock(swarm_name)) is None  # released on close
+
+
+def test_a_lease_whose_answer_was_lost_is_held_at_once(
+    tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
+) -> None:
+    """Before, the beat's next tick found its own lease "held by another beat" and stood by
+    for a whole lease (60 s) with no schedule running anywhere."""
+    with ReplyLoss() as proxy:
+        through = proxy.url(int(redis_url.rsplit("/", 1)[1]))
+        app = create_app(load_roster(write_roster(tmp_path, swarm_name, through), env={}))
+        redis_client.set(keys.beat_lock(swarm_name), "other-host:1:x", ex=60)
+        beat = SingleBeatScheduler(app=app, schedule_filename=str(tmp_path / "sched"), lazy=False)
+        try:
+            assert not beat._held
+            redis_client.delete(keys.beat_lock(swarm_name))
+            proxy.arm(b"SET", keys.beat_lock(swarm_name).encode(), beat._holder.encode())
+            assert beat.tick() == beat.poll_seconds  # the SET ran; its answer was lost
+            assert len(proxy.lost) == 1
+            assert redis_client.get(keys.beat_lock(swarm_name)).decode() == beat._holder
+            beat.tick()
+            assert beat._held
+        finally:
+            beat.close()
+            app.close()
+    assert redis_client.get(keys.beat_lock(swarm_name)) is None
