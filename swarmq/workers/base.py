@@ -1,7 +1,8 @@
 """The one Task base class: every cross-cutting concern lives here, so job modules stay thin.
 
-* **Attempt counting and dead letters.** Each start of a message bumps a counter in Redis (one
-  per delivery round: a Celery retry starts a new one). A message that keeps killing its worker
+* **Attempt counting and dead letters.** Each start of a message adds its start id to a set in
+  Redis (one per delivery round: a Celery retry starts a new one; a start asked again after its
+  answer was lost counts once). A message that keeps killing its worker
   (OOM, segfault, ``kill -9``) is redelivered by ``task_reject_on_worker_lost`` and would loop
   forever; after ``tasks.max_deliveries`` starts it goes to the ``dead_letter`` queue and to
   ``<runtime>/dead-letter.jsonl`` instead of running again. A run that ends deletes its counter

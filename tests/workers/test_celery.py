@@ -100,7 +100,7 @@ def test_direct_and_family_routing_reach_the_right_worker(two_worker_roster: Pat
         # (ignore_result at send) is never stored; a read result can be forgotten.
         redis_client = redis.Redis.from_url(app.conf.broker_url)
         assert all(
-            redis_client.get(keys.attempts(app.swarmq_roster().swarm, r.id)) is None
+            not redis_client.exists(keys.attempts(app.swarmq_roster().swarm, r.id))
             for r in [*direct, *family]
         )
         quiet = app.send_task("maturity.echo", args=[99], ignore_result=True)
@@ -139,7 +139,7 @@ def test_a_poison_message_lands_in_the_dead_letter_queue(
         message = json.loads(parked[0])
         assert message["headers"]["task"] == "ops.suicide"
         assert message["headers"]["x-swarmq-dead-letter"]["deliveries"] == 2
-        assert redis_client.get(keys.attempts(swarm_name, result.id)) is None  # cleared when parked
+        assert not redis_client.exists(keys.attempts(swarm_name, result.id))  # cleared when parked
     finally:
         worker.stop()
         app.close()
