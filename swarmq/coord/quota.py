@@ -55,9 +55,6 @@ __all__ = ["GRACE_MS", "QuotaGate", "flush_mirrors"]
 GRACE_MS = 2 * 86_400_000
 """Window keys outlive their day by two days, enough for late starts and for inspection."""
 
-STARTED_RECEIPT_MS = 60_000
-"""How long a start's receipt lasts: far beyond its last ask (:data:`ASK_AGAIN_PAUSES`)."""
-
 
 _shared_writer = MirrorWriter()
 """One write-behind thread per process for every gate's mirrors."""
@@ -292,7 +289,7 @@ class QuotaGate:
             held_key,
             keys.quota_started(self.swarm, name, window.key, reservation.token),
         ]
-        start_args = [reservation.token, STARTED_RECEIPT_MS]
+        start_args = [reservation.token]
         for pause in (*ASK_AGAIN_PAUSES, None):
             # Asked again after a lost answer: the receipt gives the first answer, so the call is
             # counted once and still goes out (a refused start would have spent a slot for nothing).

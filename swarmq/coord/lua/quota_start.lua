@@ -1,6 +1,7 @@
 -- Turn a reservation into a used call, just before the LLM request goes out.
 -- KEYS[1]: used, KEYS[2]: held (of the window the token was reserved in); KEYS[3]: this start's
--- receipt. ARGV[1]: token, ARGV[2]: how long the receipt lasts (ms).
+-- receipt, kept 60 s (far beyond the gate's last ask, ASK_AGAIN_PAUSES; a constant here, since
+-- each argument costs the client more than the server's work). ARGV[1]: token.
 -- Returns {status, used}: 1 started; 0 no longer held (released, expired and given back to the
 -- pool by a purge, or lost with Redis's keys).
 -- A lease past its end that nobody purged still owns its slot (used + held <= max holds), so it
@@ -19,5 +20,5 @@ if used == 1 and redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('DEL', KEYS[1])
   return {0, 0}
 end
-redis.call('SET', KEYS[3], used, 'PX', ARGV[2])
+redis.call('SET', KEYS[3], used, 'PX', 60000)
 return {1, used}
