@@ -36,9 +36,7 @@ from swarmq.flywheel.citations import artifact_key
 from swarmq.flywheel.lookup import Judge, LookupHit, fused_relevance, words
 from swarmq.flywheel.lookup import search as lookup_search
 from swarmq.flywheel.lookup import select as lookup_select
-from swarmq.flywheel.probes import recalled
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.knowledge.missing import MissingPath
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, Ranked
 from swarmq.knowledge.query import search as knowledge_search
@@ -48,6 +46,7 @@ from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchE
 
 if TYPE_CHECKING:
     from swarmq.federated.meaning import DenseFloors, Meaning
+    from swarmq.knowledge.missing import MissingPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +189,10 @@ def ask_probes(
 ) -> list[Finding]:
     """What other sessions of this workspace learned about the paths a failing probe just
     missed (:mod:`swarmq.flywheel.probes`): only at such a failure, never for words."""
+    # Here, not at the top: the observations' reader brings failure signatures, which a
+    # search or an injection never needs (tests/cli/test_read_imports_cli.py).
+    from swarmq.flywheel.probes import recalled
+
     layout = stores.agents
     if layout is None or limit <= 0 or not missing:
         return []
