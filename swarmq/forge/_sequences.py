@@ -607,6 +607,14 @@ def _head(call: str) -> str:
     return " ".join(step.split()[:HEAD_WORDS])
 
 
+def _subcommand(call: str) -> str:
+    """A call's program and its first word (``git fetch``, ``go test``): a refusal is got past by
+    the same command run otherwise (``GOCACHE=/tmp/go-build go test ./...``), not by another
+    command of the program that never met it (``git ls-remote`` beside a ``git fetch`` the sandbox
+    kept from writing ``.git/FETCH_HEAD``)."""
+    return " ".join(_head(call).split()[:2])
+
+
 def _retried(call: str, failure: _Failure) -> bool:
     """Whether ``call`` (unclipped) runs the failed call's last step again, as it was; a bare
     program (``bash`` with its script on stdin) is no call that can be told again."""
@@ -1193,6 +1201,10 @@ class SequenceMiner:
                 and not kind.search(head)
                 and failure.tool == tool
                 and program(failure.call) == runs
+                and (
+                    kind is _USAGE
+                    or _subcommand(call) == _subcommand(failure.whole or failure.call)
+                )
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
             ):
