@@ -30,7 +30,12 @@ from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._probes import Resolved
 from swarmq.forge._reports import opens_report
-from swarmq.forge._restated import failed_programs, restates
+from swarmq.forge._restated import (
+    announces_escalation,
+    failed_errors,
+    failed_programs,
+    restates,
+)
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -290,13 +295,14 @@ def extract_candidates(
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
-        if failed:
+        errors = failed_errors(c.content for c in found if c.extractor == "sequence")
+        if failed or errors:
             kept = [
                 c
                 for c in found
                 if c.role != "assistant"
                 or c.extractor != "rules"
-                or not restates(c.content, failed)
+                or not (restates(c.content, failed) or announces_escalation(c.content, errors))
             ]
             result.rejected["restated-failure"] += len(found) - len(kept)
             found = kept

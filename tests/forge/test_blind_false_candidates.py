@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._restated import announces_escalation, failed_errors
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.templates import is_pasted_log
 from swarmq.storage.locking import LocalLocks
@@ -84,3 +85,42 @@ def test_the_same_command_run_otherwise_still_gets_past_a_refusal(
     assert any("`GOCACHE=/tmp/go-build go test ./...` worked instead" in c for c in contents), (
         contents
     )
+
+
+_LOCKED = "Exit code 128\nfatal: Unable to create '/r/.git/index.lock': Operation not permitted"
+
+
+def test_the_agent_announcing_an_escalated_rerun_is_folded_into_the_refusal(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    for announcement in (
+        "Staging failed because the sandbox cannot write `.git/index.lock`. I'm rerunning the "
+        "commit with escalated permissions so I can update the git index.",
+        "提交被沙箱拦住了，原因是无法写 `.git/index.lock`。我改为申请一次提权执行同样的 `git add` 和 `git commit`。",
+    ):
+        session = (
+            ClaudeSession()
+            .user("commit the templates")
+            .bash("git add a.md && git commit -m 'docs: templates'", _LOCKED, error=True)
+            .say(announcement)
+        )
+        contents = _contents(session, tmp_path, layout)
+        assert len(contents) == 1 and contents[0].startswith("`git add a.md"), contents
+
+
+def test_only_an_escalation_past_a_named_refusal_is_folded() -> None:
+    errors = failed_errors(
+        [
+            "`git commit` failed (fatal: unable to create '/r/.git/index.lock': operation not "
+            "permitted); `git` is refused here (sandbox or permissions)."
+        ]
+    )
+    assert errors and announces_escalation(
+        "Rerunning with escalated permissions: `.git/index.lock`.", errors
+    )
+    assert not announces_escalation(
+        "The sandbox cannot write `.git/index.lock`, so hooks must run outside it.", errors
+    )  # no escalation: what the agent concluded may be a lesson of its own
+    assert not announces_escalation(
+        "I'm rerunning with escalated permissions; `~/.cache/ms-playwright` is missing too.", errors
+    )  # names something no failed call's error named
