@@ -124,3 +124,22 @@ def test_only_an_escalation_past_a_named_refusal_is_folded() -> None:
     assert not announces_escalation(
         "I'm rerunning with escalated permissions; `~/.cache/ms-playwright` is missing too.", errors
     )  # names something no failed call's error named
+
+
+def test_a_user_asking_why_something_broke_is_a_symptom(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = ClaudeSession().user(
+        "My vim suddenly broke...\nis it because I did a apt upgrade?\n"
+        "or we changed something in this session"
+    )
+    assert _contents(session, tmp_path, layout) == []
+
+
+def test_a_user_saying_what_broke_without_asking_stays(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = ClaudeSession().user(
+        "The build broke because the lockfile was regenerated with npm 6; never regenerate it."
+    )
+    assert _contents(session, tmp_path, layout), "a statement of the user's is kept"
