@@ -186,7 +186,7 @@ _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
     r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
-    r"timed out|no space left|"
+    r"timed out|no space left|not found[.;,:]?\s+(?:please\s+)?install\b|"
     r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND
     + "|"

@@ -143,3 +143,23 @@ def test_a_user_saying_what_broke_without_asking_stays(
         "The build broke because the lockfile was regenerated with npm 6; never regenerate it."
     )
     assert _contents(session, tmp_path, layout), "a statement of the user's is kept"
+
+
+def test_a_helper_saying_the_program_it_needs_is_not_found_is_a_fact(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("find the timeline code")
+        .bash(
+            'omx explore --prompt "find the timeline component"',
+            "Exit code 1\nError: [explore] cargo was not found. Install a Rust toolchain, or set "
+            "OMX_EXPLORE_BIN to a prebuilt harness binary.",
+            error=True,
+        )
+        .bash('rg -n "timeline" src', "src/DayPlanner.tsx:3: timeline")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        c.startswith("`omx explore") and "`cargo` is not installed here" in c for c in contents
+    ), contents
