@@ -218,7 +218,7 @@ _MISSING_FILE = re.compile(
 _REFUSED = re.compile(r"permission denied|not permitted|access (?:is )?denied|read-only", re.I)
 """The file is there but may not be touched: a fact about the machine, not a missing file."""
 _TEST_RUN = re.compile(
-    r"^(?:pytest|py\.test|python3? -m pytest|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
+    r"^(?:pytest|py\.test|python3? -m (?:pytest|unittest)|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
     r"npx (?:jest|vitest|mocha|playwright test)|jest|vitest|mocha|(?:bundle exec )?rspec|phpunit|"
     r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
 )

@@ -163,3 +163,31 @@ def test_a_helper_saying_the_program_it_needs_is_not_found_is_a_fact(
     assert any(
         c.startswith("`omx explore") and "`cargo` is not installed here" in c for c in contents
     ), contents
+
+
+def test_a_unittest_run_whose_tests_fail_is_the_codes_failure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    failing = (
+        "Exit code 1\nEEEE\n"
+        + "=" * 70
+        + "\nERROR: test_shape (test_envelope.EnvelopeTests.test_shape)\n"
+        + "-" * 70
+        + "\nTraceback (most recent call last):\n"
+        '  File "/w/tests/unit/test_envelope.py", line 20, in test_shape\n'
+        "    response = error_response(\n"
+        '  File "/w/src/envelope.py", line 9, in error_response\n'
+        "    raise NotImplementedError\nNotImplementedError\n"
+    )
+    run = "cd /w && python3 -m unittest discover -s tests/unit -p 'test_*.py'"
+    init = (
+        'for f in /w/tests/__init__.py /w/tests/unit/__init__.py; do [ -f "$f" ] || : > "$f"; done'
+    )
+    session = (
+        ClaudeSession()
+        .user("write the tests first")
+        .bash(run, failing, error=True)
+        .bash(init, "")
+        .bash(run, "....\nRan 4 tests\n\nOK")
+    )
+    assert _contents(session, tmp_path, layout) == []
