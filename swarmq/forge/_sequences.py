@@ -223,6 +223,9 @@ _TEST_RUN = re.compile(
     r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
 )
 """A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
+_NO_TESTS = re.compile(r"^NO TESTS RAN\b|^no tests ran\b|\bcollected 0 items\b", re.MULTILINE)
+"""A test runner that found no test to run (unittest's "NO TESTS RAN", pytest's "no tests ran",
+exit 5): not the code's failure but the tests' layout or discovery."""
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
 """Environment assignments before the program (``CI=1 DATABASE_URL="…" pnpm test``): they set
 what the test run sees, and it is a test run all the same."""
@@ -984,6 +987,11 @@ class SequenceMiner:
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
+        test_run = _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+        if test_run:
+            none = _NO_TESTS.search(output, 0, 3000)
+            if none:  # nothing collected: where the tests are or how they are found is wrong
+                return self._open(tool, call, none.group(0), index, whole, f"{tool}\0no tests")
         if (
             not error
             or not ERROR_LINE.search(error)
@@ -991,7 +999,7 @@ class SequenceMiner:
         ):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
-            _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            test_run
             and not _ENVIRONMENT.search(error)
             and not _MISSING_PROGRAM.search(output[:1500])
             and not _RUNNER_MISSING.search(output[:1500])
@@ -1136,6 +1144,10 @@ class SequenceMiner:
                 and related
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
+                and not (
+                    failure.signature.endswith("\0no tests")
+                    and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+                )  # a narrower run that finds its tests leaves the root's discovery as it was
                 and (
                     failure.tool in _DELEGATING
                     or program(call) != program(failure.call)
@@ -1163,9 +1175,14 @@ class SequenceMiner:
                 and program(call) not in _PROBES
                 and not same_family("cat", program(call))
                 and not _retried(whole or call, failure)
-            ):
+                and not _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            ):  # a test run checks a fix, it is none
                 failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]
-            failure.waited += 1
+            if not (
+                failure.signature.endswith("\0no tests")
+                and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            ):  # runs of single suites while the layout is fixed are checks, not other moves
+                failure.waited += 1
             if failure.waited < self.window * (
                 ENVIRONMENT_PATIENCE if _ENVIRONMENT.search(failure.error) else 1
             ):

@@ -191,3 +191,30 @@ def test_a_unittest_run_whose_tests_fail_is_the_codes_failure(
         .bash(run, "....\nRan 4 tests\n\nOK")
     )
     assert _contents(session, tmp_path, layout) == []
+
+
+def test_a_test_run_that_found_no_tests_is_cured_by_what_lets_it_find_them(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    root = "cd /w && python3 -m unittest discover -s tests -p 'test_*.py'"
+    suite = "cd /w && python3 -m unittest discover -s tests/{} -p 'test_*.py'"
+    init = (
+        'for f in /w/tests/__init__.py /w/tests/unit/__init__.py; do [ -f "$f" ] || : > "$f"; done'
+    )
+    session = (
+        ClaudeSession()
+        .user("run the whole suite")
+        .bash(
+            root,
+            "Exit code 5\n\n" + "-" * 70 + "\nRan 0 tests in 0.000s\n\nNO TESTS RAN",
+            error=True,
+        )
+        .bash(init, "")
+    )
+    for name in ("unit", "contract", "integration", "e2e", "smoke"):  # checks, not other moves
+        session.bash(suite.format(name), "....\nRan 4 tests in 0.001s\n\nOK")
+    session.bash(root, "....\nRan 20 tests in 0.002s\n\nOK")
+    contents = _contents(session, tmp_path, layout)
+    assert contents == [f"`{root}` failed (NO TESTS RAN); after `{init}` the same call worked."], (
+        contents
+    )
