@@ -40,6 +40,10 @@ _MISSING_PROGRAM = (
     # PowerShell: "The term 'sed' is not recognized as a name of a cmdlet, function, …"
     re.compile(r"The term '([\w.+-]+)' is not recognized as (?:the|a) name of a cmdlet"),
     _PS_NOT_FOUND,
+    # a tool naming the program it needs: "[explore] cargo was not found. Install a Rust toolchain"
+    re.compile(
+        r"\b([A-Za-z][\w.+-]*) (?:was |is )?not found[.;,:]?\s+(?:please\s+)?install\b", re.I
+    ),
 )
 _DIRECT_MISSING = re.compile(r"No such file or directory \(os error 2\)")
 """Codex running argv directly: the program itself does not exist."""

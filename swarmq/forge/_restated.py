@@ -8,6 +8,12 @@ the knowledge store holds the fact twice and the prose copy recalls nothing the 
 The sentence is folded into the tool-error lesson, that is, dropped. Only a sentence that names
 the failed program in a code span **and** says it is missing or unsupported is folded: one that
 says anything else about the program (how to run it, which version) is a lesson of its own.
+
+Likewise the agent's announcement that it reruns a refused call with escalated permissions
+("Staging failed because the sandbox cannot write `.git/index.lock`. I'm rerunning the commit
+with escalated permissions"; "提交被沙箱拦住了，原因是无法写 `.git/index.lock`。我改为申请一次提权…"):
+the refusal and the escalation are forged from the calls themselves, so a sentence that names,
+in a code span, what a failed call's error names, and says it escalates, is the same fact again.
 """
 
 from __future__ import annotations
@@ -41,6 +47,42 @@ _MISSING = re.compile(
 """A program said to be missing or unsupported, in the languages forge reads."""
 
 
+_ERROR = re.compile(r"^`[^`\n]+` (?:failed|was refused) \((.+?)\)(?:;|\.|$)", re.DOTALL)
+"""The error a tool-error lesson quotes after its call."""
+_ESCALATES = re.compile(
+    r"\bescalat|\belevated (?:permission|access|shell|sandbox)|require_escalated|"
+    r"提权|权限提升|権限(?:を)?昇格|昇格して|권한 상승|상승된 권한",
+    re.IGNORECASE,
+)
+"""The agent saying it reruns a call outside the sandbox, in the languages forge reads."""
+_NAMED_SPAN_MIN = 5
+"""A code span this long at least can name what an error names (``.git/index.lock``); a short
+one (``git``) names a program, not the thing refused."""
+
+
+def failed_errors(contents: Iterable[str]) -> list[str]:
+    """The errors (lower-cased) the tool-error lessons ``contents`` quote."""
+    errors = []
+    for content in contents:
+        found = _ERROR.match(content)
+        if found:
+            errors.append(found.group(1).lower())
+    return errors
+
+
+def announces_escalation(passage: str, errors: list[str]) -> bool:
+    """Whether the agent's ``passage`` says it escalates past a refusal one of ``errors`` names
+    (a code span of the passage occurs in that error)."""
+    if not errors or _ESCALATES.search(passage) is None:
+        return False
+    spans = [
+        span.strip().lower()
+        for span in _SPAN.findall(passage)
+        if len(span.strip()) >= _NAMED_SPAN_MIN
+    ]
+    return any(span in error for span in spans for error in errors)
+
+
 def failed_programs(contents: Iterable[str]) -> set[str]:
     """The programs (lower-cased) whose calls the tool-error lessons ``contents`` report failed."""
     programs = set()
@@ -68,4 +110,4 @@ def restates(passage: str, programs: set[str]) -> bool:
     )  # named as a word ("PowerShell not available in this shell" after ``powershell`` failed)
 
 
-__all__ = ["failed_programs", "restates"]
+__all__ = ["announces_escalation", "failed_errors", "failed_programs", "restates"]

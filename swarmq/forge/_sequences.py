@@ -186,7 +186,7 @@ _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
     r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
-    r"timed out|no space left|"
+    r"timed out|no space left|not found[.;,:]?\s+(?:please\s+)?install\b|"
     r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND
     + "|"
@@ -218,11 +218,14 @@ _MISSING_FILE = re.compile(
 _REFUSED = re.compile(r"permission denied|not permitted|access (?:is )?denied|read-only", re.I)
 """The file is there but may not be touched: a fact about the machine, not a missing file."""
 _TEST_RUN = re.compile(
-    r"^(?:pytest|py\.test|python3? -m pytest|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
+    r"^(?:pytest|py\.test|python3? -m (?:pytest|unittest)|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
     r"npx (?:jest|vitest|mocha|playwright test)|jest|vitest|mocha|(?:bundle exec )?rspec|phpunit|"
     r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
 )
 """A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
+_NO_TESTS = re.compile(r"^NO TESTS RAN\b|^no tests ran\b|\bcollected 0 items\b", re.MULTILINE)
+"""A test runner that found no test to run (unittest's "NO TESTS RAN", pytest's "no tests ran",
+exit 5): not the code's failure but the tests' layout or discovery."""
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
 """Environment assignments before the program (``CI=1 DATABASE_URL="…" pnpm test``): they set
 what the test run sees, and it is a test run all the same."""
@@ -607,6 +610,14 @@ def _head(call: str) -> str:
     return " ".join(step.split()[:HEAD_WORDS])
 
 
+def _subcommand(call: str) -> str:
+    """A call's program and its first word (``git fetch``, ``go test``): a refusal is got past by
+    the same command run otherwise (``GOCACHE=/tmp/go-build go test ./...``), not by another
+    command of the program that never met it (``git ls-remote`` beside a ``git fetch`` the sandbox
+    kept from writing ``.git/FETCH_HEAD``)."""
+    return " ".join(_head(call).split()[:2])
+
+
 def _retried(call: str, failure: _Failure) -> bool:
     """Whether ``call`` (unclipped) runs the failed call's last step again, as it was; a bare
     program (``bash`` with its script on stdin) is no call that can be told again."""
@@ -976,6 +987,11 @@ class SequenceMiner:
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
+        test_run = _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+        if test_run:
+            none = _NO_TESTS.search(output, 0, 3000)
+            if none:  # nothing collected: where the tests are or how they are found is wrong
+                return self._open(tool, call, none.group(0), index, whole, f"{tool}\0no tests")
         if (
             not error
             or not ERROR_LINE.search(error)
@@ -983,7 +999,7 @@ class SequenceMiner:
         ):
             return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
         if (
-            _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            test_run
             and not _ENVIRONMENT.search(error)
             and not _MISSING_PROGRAM.search(output[:1500])
             and not _RUNNER_MISSING.search(output[:1500])
@@ -1128,6 +1144,10 @@ class SequenceMiner:
                 and related
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
+                and not (
+                    failure.signature.endswith("\0no tests")
+                    and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+                )  # a narrower run that finds its tests leaves the root's discovery as it was
                 and (
                     failure.tool in _DELEGATING
                     or program(call) != program(failure.call)
@@ -1155,9 +1175,14 @@ class SequenceMiner:
                 and program(call) not in _PROBES
                 and not same_family("cat", program(call))
                 and not _retried(whole or call, failure)
-            ):
+                and not _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            ):  # a test run checks a fix, it is none
                 failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]
-            failure.waited += 1
+            if not (
+                failure.signature.endswith("\0no tests")
+                and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+            ):  # runs of single suites while the layout is fixed are checks, not other moves
+                failure.waited += 1
             if failure.waited < self.window * (
                 ENVIRONMENT_PATIENCE if _ENVIRONMENT.search(failure.error) else 1
             ):
@@ -1193,6 +1218,10 @@ class SequenceMiner:
                 and not kind.search(head)
                 and failure.tool == tool
                 and program(failure.call) == runs
+                and (
+                    kind is _USAGE
+                    or _subcommand(call) == _subcommand(failure.whole or failure.call)
+                )
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
             ):

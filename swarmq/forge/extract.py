@@ -14,6 +14,7 @@ once however often, and from however many transcripts, it is found.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from swarmq.flywheel.content import content_hash
-from swarmq.flywheel.model import parse_time
+from swarmq.flywheel.model import KnowledgeType, parse_time
 from swarmq.flywheel.probes import ProbeObservation, record_probes
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
@@ -30,7 +31,12 @@ from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._probes import Resolved
 from swarmq.forge._reports import opens_report
-from swarmq.forge._restated import failed_programs, restates
+from swarmq.forge._restated import (
+    announces_escalation,
+    failed_errors,
+    failed_programs,
+    restates,
+)
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -68,6 +74,11 @@ UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
 
 __all__ = ["EMPTY_HASH", "extract_candidates", "forge_transcript", "minable"]
+
+
+_ASKS = re.compile(r"[?？]")
+"""A user's report that something broke which asks why is a symptom: what the session finds
+out about it, not the report, is the lesson (the agent's diagnosis, a failed call)."""
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:
@@ -243,6 +254,13 @@ def extract_candidates(
             if not verdict.accepted or verdict.type is None:
                 result.rejected[verdict.reason] += 1
                 continue
+            if (
+                message.role == "user"
+                and verdict.type is KnowledgeType.FAILURE
+                and _ASKS.search(verdict.text) is not None
+            ):  # "my vim suddenly broke… is it because I did an apt upgrade?": a symptom
+                result.rejected["user-question"] += 1  # and a question; the answer is the lesson
+                continue
             if seen_passages is not None and seen_passages.is_template(
                 verdict.text, message.session_id or session
             ):
@@ -290,13 +308,14 @@ def extract_candidates(
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
-        if failed:
+        errors = failed_errors(c.content for c in found if c.extractor == "sequence")
+        if failed or errors:
             kept = [
                 c
                 for c in found
                 if c.role != "assistant"
                 or c.extractor != "rules"
-                or not restates(c.content, failed)
+                or not (restates(c.content, failed) or announces_escalation(c.content, errors))
             ]
             result.rejected["restated-failure"] += len(found) - len(kept)
             found = kept

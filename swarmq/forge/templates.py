@@ -57,7 +57,8 @@ _LOG_LINE = re.compile(
     r"at [\w$.<>/\\-]+[ (:]|File \"[^\"]+\", line \d+|Traceback \(most recent call last\)|"  # stack frames
     r"\w+(?:Error|Exception)\b:|npm (?:ERR|WARN)!|error(?:\[E\d+\])?:|warning:|-->|\||[{}\[\]]|"  # diagnostics
     r"(?:Compiling|Finished|Running|Downloading|Installing|Collecting|Building)\s+\S|"  # build tools
-    r"\$ |> |>>> |\d+\s*\||[\w./-]+\.\w+:\d+(?::\d+)?\b)"  # prompts, listings, file:line
+    r"\$ |> |>>> |\d+\s*\||[\w./-]+\.\w+:\d+(?::\d+)?\b|"  # prompts, listings, file:line
+    r"(?:\*\s+)?(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b(?: -)?\s)"  # a commit (git log --oneline/--graph)
 )
 MIN_LOG_LINES = 3
 

@@ -1,0 +1,220 @@
+"""False candidates forge made on unseen users, by cause, not by session.
+
+Small sessions written for these tests, in Claude Code's record shapes: the output of a command
+the user ran with ``!`` (a ``git log`` whose commit subjects read like fixes) and a refusal that
+another command of the same program, run beside it, is taken to have got past.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._restated import announces_escalation, failed_errors
+from swarmq.forge.extract import forge_transcript
+from swarmq.forge.templates import is_pasted_log
+from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession
+
+_GIT_LOG = (
+    "<bash-stdout>* 12d939e - (66 seconds ago) docs: Add the workflow notes - ann (HEAD -> main)\n"
+    "* 2e5de86 - (55 minutes ago) feat: Add the specifications framework - ann\n"
+    "* ed77663 - (3 weeks ago) fix: Update citation to use the correct BibTeX key - ann\n"
+    "* cdbf03d - (4 months ago) fix: Clarify the project scope and its challenges - ann\n"
+    "</bash-stdout><bash-stderr></bash-stderr>"
+)
+
+
+def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
+    path = session.write(tmp_path / "s.jsonl")
+    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
+
+
+def test_a_git_log_is_machine_output() -> None:
+    assert is_pasted_log(_GIT_LOG)
+    assert is_pasted_log("a1b2c3d fix: the parser\n9f8e7d6 fix: the lexer\n0a1b2c3 add: docs\n")
+    assert not is_pasted_log("I fixed it.\nThe deadbeef value is wrong.\nPlease check it.\n")
+
+
+def test_the_output_of_a_users_git_log_is_no_lesson(tmp_path: Path, layout: AgentsLayout) -> None:
+    session = ClaudeSession().user("<bash-input>git lg</bash-input>").user(_GIT_LOG)
+    assert _contents(session, tmp_path, layout) == []
+
+
+def test_another_command_of_the_program_does_not_get_past_a_refusal(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("make the feature branch")
+        .bash(
+            "git fetch --all --prune",
+            "Exit code 255\nerror: cannot open '.git/FETCH_HEAD': Operation not permitted",
+            error=True,
+        )
+        .bash(
+            "git ls-remote --heads origin",
+            "Exit code 128\nfatal: unable to access 'https://example.org/r.git/': "
+            "Could not resolve host: example.org",
+            error=True,
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert contents, contents
+    assert not any("`git ls-remote --heads origin` worked instead" in c for c in contents), contents
+
+
+def test_the_same_command_run_otherwise_still_gets_past_a_refusal(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash(
+            "go test ./...",
+            "Exit code 1\nopen /home/u/.cache/go-build/00/x: permission denied",
+            error=True,
+        )
+        .bash(
+            "GOCACHE=/tmp/go-build go test ./...",
+            "Exit code 1\n--- FAIL: TestParse (0.00s)\n    parse_test.go:9: got 2, want 3",
+            error=True,
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any("`GOCACHE=/tmp/go-build go test ./...` worked instead" in c for c in contents), (
+        contents
+    )
+
+
+_LOCKED = "Exit code 128\nfatal: Unable to create '/r/.git/index.lock': Operation not permitted"
+
+
+def test_the_agent_announcing_an_escalated_rerun_is_folded_into_the_refusal(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    for announcement in (
+        "Staging failed because the sandbox cannot write `.git/index.lock`. I'm rerunning the "
+        "commit with escalated permissions so I can update the git index.",
+        "提交被沙箱拦住了，原因是无法写 `.git/index.lock`。我改为申请一次提权执行同样的 `git add` 和 `git commit`。",
+    ):
+        session = (
+            ClaudeSession()
+            .user("commit the templates")
+            .bash("git add a.md && git commit -m 'docs: templates'", _LOCKED, error=True)
+            .say(announcement)
+        )
+        contents = _contents(session, tmp_path, layout)
+        assert len(contents) == 1 and contents[0].startswith("`git add a.md"), contents
+
+
+def test_only_an_escalation_past_a_named_refusal_is_folded() -> None:
+    errors = failed_errors(
+        [
+            "`git commit` failed (fatal: unable to create '/r/.git/index.lock': operation not "
+            "permitted); `git` is refused here (sandbox or permissions)."
+        ]
+    )
+    assert errors and announces_escalation(
+        "Rerunning with escalated permissions: `.git/index.lock`.", errors
+    )
+    assert not announces_escalation(
+        "The sandbox cannot write `.git/index.lock`, so hooks must run outside it.", errors
+    )  # no escalation: what the agent concluded may be a lesson of its own
+    assert not announces_escalation(
+        "I'm rerunning with escalated permissions; `~/.cache/ms-playwright` is missing too.", errors
+    )  # names something no failed call's error named
+
+
+def test_a_user_asking_why_something_broke_is_a_symptom(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = ClaudeSession().user(
+        "My vim suddenly broke...\nis it because I did a apt upgrade?\n"
+        "or we changed something in this session"
+    )
+    assert _contents(session, tmp_path, layout) == []
+
+
+def test_a_user_saying_what_broke_without_asking_stays(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = ClaudeSession().user(
+        "The build broke because the lockfile was regenerated with npm 6; never regenerate it."
+    )
+    assert _contents(session, tmp_path, layout), "a statement of the user's is kept"
+
+
+def test_a_helper_saying_the_program_it_needs_is_not_found_is_a_fact(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("find the timeline code")
+        .bash(
+            'omx explore --prompt "find the timeline component"',
+            "Exit code 1\nError: [explore] cargo was not found. Install a Rust toolchain, or set "
+            "OMX_EXPLORE_BIN to a prebuilt harness binary.",
+            error=True,
+        )
+        .bash('rg -n "timeline" src', "src/DayPlanner.tsx:3: timeline")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        c.startswith("`omx explore") and "`cargo` is not installed here" in c for c in contents
+    ), contents
+
+
+def test_a_unittest_run_whose_tests_fail_is_the_codes_failure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    failing = (
+        "Exit code 1\nEEEE\n"
+        + "=" * 70
+        + "\nERROR: test_shape (test_envelope.EnvelopeTests.test_shape)\n"
+        + "-" * 70
+        + "\nTraceback (most recent call last):\n"
+        '  File "/w/tests/unit/test_envelope.py", line 20, in test_shape\n'
+        "    response = error_response(\n"
+        '  File "/w/src/envelope.py", line 9, in error_response\n'
+        "    raise NotImplementedError\nNotImplementedError\n"
+    )
+    run = "cd /w && python3 -m unittest discover -s tests/unit -p 'test_*.py'"
+    init = (
+        'for f in /w/tests/__init__.py /w/tests/unit/__init__.py; do [ -f "$f" ] || : > "$f"; done'
+    )
+    session = (
+        ClaudeSession()
+        .user("write the tests first")
+        .bash(run, failing, error=True)
+        .bash(init, "")
+        .bash(run, "....\nRan 4 tests\n\nOK")
+    )
+    assert _contents(session, tmp_path, layout) == []
+
+
+def test_a_test_run_that_found_no_tests_is_cured_by_what_lets_it_find_them(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    root = "cd /w && python3 -m unittest discover -s tests -p 'test_*.py'"
+    suite = "cd /w && python3 -m unittest discover -s tests/{} -p 'test_*.py'"
+    init = (
+        'for f in /w/tests/__init__.py /w/tests/unit/__init__.py; do [ -f "$f" ] || : > "$f"; done'
+    )
+    session = (
+        ClaudeSession()
+        .user("run the whole suite")
+        .bash(
+            root,
+            "Exit code 5\n\n" + "-" * 70 + "\nRan 0 tests in 0.000s\n\nNO TESTS RAN",
+            error=True,
+        )
+        .bash(init, "")
+    )
+    for name in ("unit", "contract", "integration", "e2e", "smoke"):  # checks, not other moves
+        session.bash(suite.format(name), "....\nRan 4 tests in 0.001s\n\nOK")
+    session.bash(root, "....\nRan 20 tests in 0.002s\n\nOK")
+    contents = _contents(session, tmp_path, layout)
+    assert contents == [f"`{root}` failed (NO TESTS RAN); after `{init}` the same call worked."], (
+        contents
+    )
