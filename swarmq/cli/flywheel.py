@@ -1,4 +1,5 @@
-"""``swarmq flywheel close-loop|status``: run the loop, and see whether knowledge compounds."""
+"""``swarmq flywheel close-loop|status|observations``: run the loop, see whether knowledge
+compounds, and audit the probe observations the swarm will show."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from swarmq.cli.common import JsonOption, emit_json, fail, load, store_locks
 from swarmq.cli.console import cell, console, line, say
 from swarmq.flywheel.config import GateRules
 from swarmq.flywheel.metrics import NO_DATA, compute_metrics, read_baselines
-from swarmq.flywheel.model import parse_time
+from swarmq.flywheel.model import parse_time, rfc3339
+from swarmq.flywheel.probes import FOUND, ProbeObservation, forget_probes, read_observations
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.agentops_queue import close_loop_with_queue
+from swarmq.storage.jsonl import corrupt_path
 from swarmq.wiring.flywheel import knowledge_sink, layout_for, observe_failure
 
 if TYPE_CHECKING:
@@ -246,6 +249,12 @@ def status_table(m: dict[str, Any]) -> Table:
             + " (knowledge_add over MCP, swarmq learn): live, not mined",
         ),
         (
+            "probe observations",
+            str(m.get("probe_observations", 0)),
+            "missing paths sessions looked for and then found or showed absent: shown only at "
+            "another session's failing look for the same path (`swarmq flywheel observations`)",
+        ),
+        (
             "health",
             cell(m["health"], STATUS_STYLE.get(m["health"], "")),
             "overall verdict of the golden signals",
@@ -422,7 +431,10 @@ def status(
     )
     metrics["window_days"] = days or roster.flywheel.metrics_days
     metrics["recorded_lessons"], metrics["knowledge_entries"] = recorded_lessons(roster)
+    probes = read_observations(layout)
+    metrics["probe_observations"] = len(probes.items)
     said = notes(layout, metrics)
+    said += [f"{problem} (`swarmq flywheel observations`)" for problem in probes.problems]
     drawn = None
     if plot_file is not None:
         if plot_file.suffix.lower() != ".png":
@@ -446,4 +458,107 @@ def status(
             f"trend of {drawn} point(s) drawn to {plot_file}"
             + (f" (no learning to measure yet: {cause})" if not drawn else ""),
             style="dim",
+        )
+
+
+def _found(item: ProbeObservation) -> str:
+    """What the session found instead: the path, or "absent" and the listing that showed it."""
+    return item.found if item.resolution == FOUND else f"absent ({item.found})"
+
+
+@app.command()
+def observations(
+    ctx: typer.Context,
+    forget: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--forget",
+            metavar="ID|PATH",
+            help="Remove this observation (its id), or every observation of this missing path; "
+            "repeatable. Nothing is removed when one names none.",
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="Most rows.")] = 50,
+    as_json: bool = JsonOption,
+) -> None:
+    """Probe observations, newest first: paths a session looked for where they are not, and
+    what it found instead; the swarm shows one only at another session's failing look for the
+    same path (never at a session's start, never promoted)."""
+    roster = load(ctx)
+    layout = layout_for(roster)
+    project = str(layout.root.parent)
+    if forget:
+        _forget(roster, layout, forget, as_json)
+        return
+    read = read_observations(layout)
+    items = sorted(read.items, key=lambda o: rfc3339(o.observed_at) if o.observed_at else "")
+    items.reverse()
+    shown = items[:limit]
+    if as_json:
+        emit_json(
+            {
+                "project": project,
+                "file": str(layout.probes),
+                "total": len(items),
+                "observations": [{"project": project, **o.as_dict()} for o in shown],
+                "problems": read.problems,
+            }
+        )
+        return
+    table = Table(title=f"probe observations of {project} ({len(items)})")
+    for column in ("id", "missing", "found instead", "session", "observed", "call"):
+        table.add_column(column, overflow="fold")
+    for o in shown:
+        table.add_row(
+            o.id,
+            o.missing,
+            cell(_found(o), "" if o.resolution == FOUND else "dim"),
+            o.session_id,
+            f"{o.observed_at:%Y-%m-%d %H:%M}" if o.observed_at else "?",
+            o.call,
+        )
+    console.print(table)
+    if not items:
+        console.print(
+            f"no observation in {layout.probes}: `swarmq forge PATH` records the failed looks "
+            "at missing paths a session then resolved",
+            style="dim",
+        )
+    elif len(items) > len(shown):
+        console.print(f"{len(items) - len(shown)} older one(s) not shown (--limit)", style="dim")
+    for problem in read.problems:
+        say((problem, "yellow"))
+
+
+def _forget(roster: Roster, layout: AgentsLayout, names: list[str], as_json: bool) -> None:
+    blank = [n for n in names if not n.strip()]
+    if blank:
+        fail("--forget '': give an observation id or a missing path; nothing was forgotten")
+    done = forget_probes(layout, store_locks(roster), names)
+    if done.unmatched:
+        where = layout.probes if layout.probes.exists() else f"{layout.probes} (no such file)"
+        fail(
+            f"--forget {', '.join(repr(n) for n in done.unmatched)}: no observation has that id "
+            f"or missing path in {where}; `swarmq flywheel observations` lists them; nothing "
+            "was forgotten"
+        )
+    if as_json:
+        emit_json(
+            {
+                "file": str(layout.probes),
+                "forgotten": [o.as_dict() for o in done.removed],
+                "quarantined": done.quarantined,
+            }
+        )
+        return
+    say(f"forgot {len(done.removed)} observation(s) in {layout.probes}:")
+    for o in done.removed:
+        say(f"  {o.id}  {o.missing} → {_found(o)}  (session {o.session_id})")
+    if done.quarantined:
+        say(
+            (
+                f"{done.quarantined} damaged line(s) moved to "
+                f"{corrupt_path(layout.probes)} by the rewrite",
+                "yellow",
+            )
         )

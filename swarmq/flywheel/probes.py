@@ -31,7 +31,7 @@ from swarmq.flywheel.model import parse_time, rfc3339
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.missing import MissingPath, names_file, path_key, same_path
 from swarmq.storage.atomic import append_jsonl
-from swarmq.storage.jsonl import JsonlLine, iter_jsonl
+from swarmq.storage.jsonl import CorruptLine, JsonlLine, iter_jsonl, read_jsonl, rewrite_jsonl
 from swarmq.storage.locking import StoreLocks
 
 FOUND = "found"
@@ -95,8 +95,7 @@ class ProbeObservation:
 def _parsed(value: Any) -> ProbeObservation | None:
     if not isinstance(value, dict):
         return None
-    fields = ("session_id", "call", "missing", "resolution", "found")
-    if not all(isinstance(value.get(f), str) and value.get(f) for f in fields):
+    if not all(isinstance(value.get(f), str) and value.get(f) for f in FIELDS):
         return None
     return ProbeObservation(
         value["session_id"],
@@ -116,6 +115,88 @@ def observations(layout: AgentsLayout) -> Iterator[ProbeObservation]:
             parsed = _parsed(item.value)
             if parsed is not None:
                 yield parsed
+
+
+FIELDS = ("session_id", "call", "missing", "resolution", "found")
+"""What a line must carry, each a non-empty string, to be an observation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationsRead:
+    """Every observation of a workspace, in file order, and the lines that are none: a person
+    auditing what the swarm will show must see the damage too, not a shorter list."""
+
+    items: list[ProbeObservation]
+    problems: list[str]
+    """``path:line: why`` of each line that is not JSON or not an observation."""
+
+
+def _problem(layout: AgentsLayout, line: JsonlLine) -> str:
+    return (
+        f"{layout.probes}:{line.line_no}: not an observation (each of "
+        f"{', '.join(FIELDS)} must be a non-empty string); recall skips it"
+    )
+
+
+def read_observations(layout: AgentsLayout) -> ObservationsRead:
+    """The observations and the damaged lines of ``.agents/ao/probes.jsonl`` (reads only)."""
+    out = ObservationsRead([], [])
+    for item in iter_jsonl(layout.probes):
+        if isinstance(item, CorruptLine):
+            out.problems.append(f"{item.describe(layout.probes)}; recall skips it")
+            continue
+        parsed = _parsed(item.value)
+        if parsed is None:
+            out.problems.append(_problem(layout, item))
+        else:
+            out.items.append(parsed)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """What :func:`forget_probes` did: the observations removed (none when a name matched
+    nothing: then nothing is written), the names that matched nothing, and how many damaged
+    lines the rewrite moved to the quarantine file beside it."""
+
+    removed: list[ProbeObservation]
+    unmatched: list[str]
+    quarantined: int = 0
+
+
+def _named(item: ProbeObservation, name: str) -> bool:
+    """Whether ``name`` (an observation id, or a missing path as the listing shows it) names
+    ``item``: an id names one observation, a path every observation of that path (the same
+    path by the rule recall matches it with, so forgetting it silences what recall showed)."""
+    return item.id == name or same_path(name, item.missing)
+
+
+def forget_probes(layout: AgentsLayout, locks: StoreLocks, names: Iterable[str]) -> Forgotten:
+    """Remove the observations ``names`` name (ids or missing paths) from the file, under its
+    lock, by an atomic rewrite that puts every other line back byte for byte. A name that
+    matches nothing removes nothing at all (the caller reports it); a line that is not JSON is
+    moved to ``probes.corrupt.jsonl`` by the rewrite, as every JSONL store does, never lost."""
+    wanted = [n.strip() for n in names if n.strip()]
+    if not wanted:
+        return Forgotten([], [])
+    with locks.hold(layout.probes_lock) as lease:
+        read = read_jsonl(layout.probes)
+        keep: list[str] = []
+        removed: list[ProbeObservation] = []
+        hit: set[str] = set()
+        for line in read.lines:
+            parsed = _parsed(line.value)
+            names_it = [n for n in wanted if parsed is not None and _named(parsed, n)]
+            if parsed is not None and names_it:
+                removed.append(parsed)
+                hit.update(names_it)
+            else:
+                keep.append(line.raw)
+        unmatched = [n for n in wanted if n not in hit]
+        if unmatched or not removed:
+            return Forgotten([], unmatched)
+        rewrite_jsonl(layout.probes, keep, lease=lease, corrupt=read.corrupt)
+    return Forgotten(removed, [], len(read.corrupt))
 
 
 def _keyed(layout: AgentsLayout, keys: set[str]) -> Iterator[ProbeObservation]:
@@ -199,9 +280,14 @@ def recalled(
 
 __all__ = [
     "ABSENT",
+    "FIELDS",
     "FOUND",
+    "Forgotten",
+    "ObservationsRead",
     "ProbeObservation",
+    "forget_probes",
     "observations",
+    "read_observations",
     "recalled",
     "record_probes",
 ]
