@@ -171,11 +171,29 @@ def _named(item: ProbeObservation, name: str) -> bool:
     return item.id == name or same_path(name, item.missing)
 
 
-def forget_probes(layout: AgentsLayout, locks: StoreLocks, names: Iterable[str]) -> Forgotten:
+def forgotten_ids(layout: AgentsLayout) -> set[str]:
+    """The ids of the observations a person forgot (:func:`forget_probes`)."""
+    return {
+        str(item.value["id"])
+        for item in iter_jsonl(layout.probes_forgotten)
+        if isinstance(item, JsonlLine) and isinstance(item.value, dict) and item.value.get("id")
+    }
+
+
+def forget_probes(
+    layout: AgentsLayout,
+    locks: StoreLocks,
+    names: Iterable[str],
+    *,
+    now: datetime | None = None,
+) -> Forgotten:
     """Remove the observations ``names`` name (ids or missing paths) from the file, under its
     lock, by an atomic rewrite that puts every other line back byte for byte. A name that
     matches nothing removes nothing at all (the caller reports it); a line that is not JSON is
-    moved to ``probes.corrupt.jsonl`` by the rewrite, as every JSONL store does, never lost."""
+    moved to ``probes.corrupt.jsonl`` by the rewrite, as every JSONL store does, never lost.
+    Each removed observation is kept in ``probes-forgotten.jsonl``, so forging its transcript
+    again (grown, or forced) does not record it again."""
+    now = now or datetime.now(UTC)
     wanted = [n.strip() for n in names if n.strip()]
     if not wanted:
         return Forgotten([], [])
@@ -195,6 +213,11 @@ def forget_probes(layout: AgentsLayout, locks: StoreLocks, names: Iterable[str])
         unmatched = [n for n in wanted if n not in hit]
         if unmatched or not removed:
             return Forgotten([], unmatched)
+        # the tombstones first: a crash before the rewrite leaves the observation, which the
+        # same command forgets again; after it, a forge never records it again
+        forgotten = [{**o.as_dict(), "forgotten_at": rfc3339(now)} for o in removed]
+        layout.probes_forgotten.parent.mkdir(parents=True, exist_ok=True)
+        append_jsonl(layout.probes_forgotten, forgotten, lease=lease)
         rewrite_jsonl(layout.probes, keep, lease=lease, corrupt=read.corrupt)
     return Forgotten(removed, [], len(read.corrupt))
 
@@ -228,7 +251,7 @@ def record_probes(
     if not items:
         return 0
     with locks.hold(layout.probes_lock) as lease:
-        known = {o.id for o in observations(layout)}
+        known = {o.id for o in observations(layout)} | forgotten_ids(layout)
         fresh = list({o.id: o for o in items if o.id not in known}.values())
         if fresh:
             layout.probes.parent.mkdir(parents=True, exist_ok=True)
@@ -286,6 +309,7 @@ __all__ = [
     "ObservationsRead",
     "ProbeObservation",
     "forget_probes",
+    "forgotten_ids",
     "observations",
     "read_observations",
     "recalled",

@@ -89,6 +89,12 @@ class AgentsLayout:
         return self.root / "ao" / "probes.jsonl"
 
     @property
+    def probes_forgotten(self) -> Path:
+        """The ids of the observations a person forgot: forging their transcript again does not
+        record them again (written under :attr:`probes_lock`)."""
+        return self.root / "ao" / "probes-forgotten.jsonl"
+
+    @property
     def feedback_cursor(self) -> Path:
         return self.root / "ao" / "feedback-cursor.json"
 

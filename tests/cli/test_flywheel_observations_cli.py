@@ -1,5 +1,6 @@
 """`swarmq flywheel observations`: a person sees every probe observation the swarm may show, and
-the damaged lines of the file, and forgets one without losing any other line. Real files, a real
+the damaged lines of the file, and forgets one without losing any other line, for good (a
+forge of its transcript again does not bring it back). Real files, a real
 forge of a transcript, real Redis store locks."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from swarmq.cli import app
 from swarmq.coord.cluster import Cluster
-from swarmq.flywheel.probes import ABSENT, ProbeObservation
+from swarmq.flywheel.probes import ABSENT, ProbeObservation, forgotten_ids
 from swarmq.forge.extract import forge_transcript
 from swarmq.roster.loader import load_roster
 from swarmq.wiring.flywheel import layout_for
@@ -108,6 +109,12 @@ def test_forget_removes_one_and_keeps_every_other_line(roster_file: Path) -> Non
     assert json.loads(quarantined)["text"] == NOT_JSON and json.loads(quarantined)["line"] == 2
     after = invoke(roster_file, "knowledge", "recall", "--error", LATER, "--preview", "--json")
     assert vite not in json.dumps(after)  # what recall showed is silenced
+    roster = load_roster(roster_file)
+    locks = Cluster.connect(roster.cluster_config()).locks
+    transcript = roster_file.parent / "rollout-first.jsonl"
+    forge_transcript(transcript, layout_for(roster), locks, roster.forge, force=True)
+    assert vite not in probes.read_text(encoding="utf-8")  # forged again: stays forgotten
+    assert vite in forgotten_ids(layout_for(roster))
 
     by_path = invoke(roster_file, "flywheel", "observations", "--forget", "api")
     assert "forgot 1 observation(s)" in by_path and "docs/api" in by_path
