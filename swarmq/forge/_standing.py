@@ -19,20 +19,23 @@ import re
 MAX_CHARS = 240
 """Longer messages that open with "don't" describe a task with a constraint, not a rule."""
 MIN_CHARS = 15
+MAX_RAW_CHARS = 2000
+"""Past this a message is no short rule even with an editor's context around it: rejected before
+any other work (most user messages of a long session are long)."""
 
 _IDE_REQUEST = "## My request for Codex:"
 
 _STANDING = re.compile(
-    r"^\W*(?:please[, ]+)?(?:"
+    r"\W*(?:please[, ]+)?(?:"
     r"(?:do not|don'?t|dont|never)\s+"
     r"(?!worry|mind|know|understand|see|think|have|need|get|forget|care|bother|be\b)\w"
     r"|always\s+\w"
     r"|ask me (?:when|before|if|whenever)\b"
     r"|from now on\b|going forward\b"
-    r")"
-    r"|\b(?:from now on|going forward)\W*$",
+    r")",
     re.IGNORECASE,
 )
+_FROM_NOW_ON = re.compile(r"\b(?:from now on|going forward)\W*$", re.IGNORECASE)
 """A rule's opening ("do not …", "always …", "ask me when …", "from now on …"), or a rule that
 ends in "from now on"; "don't worry", "don't know" and the like are talk, not rules."""
 
@@ -51,9 +54,13 @@ def request_text(text: str) -> str:
 
 def standing_instruction(text: str) -> str | None:
     """The user's standing instruction in ``text`` (whitespace joined), or None."""
+    if len(text) > MAX_RAW_CHARS:
+        return None
     said = " ".join(request_text(text).split())
     if not MIN_CHARS <= len(said) <= MAX_CHARS or "?" in said or "？" in said:
         return None
-    if _STANDING.search(said) is None or _REDIRECT.search(said) is not None:
+    if _STANDING.match(said) is None and _FROM_NOW_ON.search(said) is None:
+        return None
+    if _REDIRECT.search(said) is not None:
         return None
     return said

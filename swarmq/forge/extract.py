@@ -207,11 +207,14 @@ def extract_candidates(
             continue
         if message.role == "user" and message.kind is MessageKind.TEXT:
             rule = standing_instruction(text)
-            if rule is not None:
-                if config.min_confidence <= STANDING_CONFIDENCE and not (
-                    seen_passages is not None
-                    and seen_passages.is_template(rule, message.session_id or session)
+            if rule is not None and not (  # the classifier's reading, when it has one, stands
+                classify(rule, min_confidence=config.min_confidence, observed=False).accepted
+            ):
+                if seen_passages is not None and seen_passages.is_template(
+                    rule, message.session_id or session
                 ):
+                    result.rejected["template"] += 1
+                elif config.min_confidence <= STANDING_CONFIDENCE:
                     keep(
                         _message_candidate(
                             rule,
