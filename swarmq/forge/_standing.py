@@ -53,14 +53,16 @@ def request_text(text: str) -> str:
 
 
 def standing_instruction(text: str) -> str | None:
-    """The user's standing instruction in ``text`` (whitespace joined), or None."""
+    """The user's standing instruction in ``text`` (whitespace joined), or None. The cheap tests
+    come first: this runs on every message the user types."""
     if len(text) > MAX_RAW_CHARS:
         return None
-    said = " ".join(request_text(text).split())
-    if not MIN_CHARS <= len(said) <= MAX_CHARS or "?" in said or "？" in said:
+    request = request_text(text)
+    if len(request) > 2 * MAX_CHARS or "?" in request or "？" in request:
         return None
-    if _STANDING.match(said) is None and _FROM_NOW_ON.search(said) is None:
+    if _STANDING.match(request) is None and _FROM_NOW_ON.search(request) is None:
         return None
-    if _REDIRECT.search(said) is not None:
+    said = " ".join(request.split())
+    if not MIN_CHARS <= len(said) <= MAX_CHARS or _REDIRECT.search(said) is not None:
         return None
     return said
