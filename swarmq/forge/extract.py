@@ -40,6 +40,7 @@ from swarmq.forge._restated import (
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
+from swarmq.forge._standing import standing_instruction
 from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.ledger import (
@@ -79,6 +80,8 @@ __all__ = ["EMPTY_HASH", "extract_candidates", "forge_transcript", "minable"]
 _ASKS = re.compile(r"[?？]")
 """A user's report that something broke which asks why is a symptom: what the session finds
 out about it, not the report, is the lesson (the agent's diagnosis, a failed call)."""
+STANDING_CONFIDENCE = 0.7
+"""A user's standing instruction (:mod:`._standing`): said by the one whose rule it is."""
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:
@@ -202,6 +205,29 @@ def extract_candidates(
         if len(text) > MAX_MESSAGE_CHARS:
             result.rejected["oversized"] += 1  # a pasted log or dump: no lesson, and memory
             continue
+        if message.role == "user" and message.kind is MessageKind.TEXT:
+            rule = standing_instruction(text)
+            if rule is not None and not (  # the classifier's reading, when it has one, stands
+                classify(rule, min_confidence=config.min_confidence, observed=False).accepted
+            ):
+                if seen_passages is not None and seen_passages.is_template(
+                    rule, message.session_id or session
+                ):
+                    result.rejected["template"] += 1
+                elif config.min_confidence <= STANDING_CONFIDENCE:
+                    keep(
+                        _message_candidate(
+                            rule,
+                            KnowledgeType.DECISION.value,
+                            "decision",
+                            STANDING_CONFIDENCE,
+                            source,
+                            message,
+                            session,
+                            content_hash(rule),
+                        )
+                    )
+                continue
         tokens = tokens_of(text)
         confirmed = message.role == "assistant" and confirmed_decision(text)
         if not confirmed and not has_signal_words(tokens) and not foreign(text, tokens):
