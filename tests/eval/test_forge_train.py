@@ -44,9 +44,11 @@ sessions:
 
 
 def sessions() -> dict[str, ClaudeSession]:
+    # The user passages must be ones forge rejects (the second look's material): a standing
+    # instruction that opens with "do not" is kept since swarmq.forge._standing.
     a = (
         ClaudeSession("a")
-        .user("please do not auto commit anything in this repository")
+        .user("no auto commit in this repository, i review every change myself")
         .say("Decision: keep Redis as the queue, because the team runs it already.")
         .bash("cat hosts", "zebra-7 10.0.0.7")
     )
@@ -73,7 +75,9 @@ def test_ceiling_places_each_lesson_at_the_first_stage_that_reaches_it(tmp_path:
 def test_the_scorer_reads_rejected_user_passages_only(tmp_path: Path) -> None:
     labels = write_labels(tmp_path, LABELS, sessions())
     got = list(user_passages(tmp_path / "sessions" / "a.jsonl"))
-    assert [text for text, _ in got] == ["please do not auto commit anything in this repository"]
+    assert [text for text, _ in got] == [
+        "no auto commit in this repository, i review every change myself"
+    ]
     assert all(len(vector) == len(FEATURES) for _, vector in got)
     rows = collect(labels, NARRATED)
     assert [sum(r.labels) for r in rows] == [1, 1, 1]
