@@ -61,8 +61,11 @@ def _wait_for_workers(roster: Roster, timeout: float) -> dict[str, bool]:
         bar = progress.add_task("waiting for workers to answer ping", total=len(hosts))
         while time.monotonic() < deadline and not all(answered.values()):
             missing = [h for h, wid in hosts.items() if not answered[wid]]
+            # A ping waits at most what is left of --wait: a reply after the deadline is
+            # not an answer within it.
+            left = deadline - time.monotonic()
             try:
-                replies = remote.ping(app, destination=missing, timeout=1.0)
+                replies = remote.ping(app, destination=missing, timeout=min(1.0, max(left, 0.05)))
             except Exception:
                 replies = []
                 time.sleep(0.5)
