@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -118,3 +119,16 @@ a Redis that stays away is failed closed on, not waited for."""
 
 TRANSIENT: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError, OSError)
 """Errors that mean "Redis is not there", as opposed to a bug or a script error."""
+
+T = TypeVar("T")
+
+
+def asked_again(call: Callable[[], T], pauses: Sequence[float] = ASK_AGAIN_PAUSES) -> T:
+    """``call()``, asked again after each of ``pauses`` while Redis does not answer; the last
+    ask's error is the caller's. Only for calls whose second ask answers as the first did."""
+    for pause in pauses:
+        try:
+            return call()
+        except TRANSIENT:
+            time.sleep(pause)
+    return call()

@@ -30,7 +30,7 @@ import redis
 from swarmq.coord import keys
 from swarmq.coord._quota_slot import QuotaSlot
 from swarmq.coord._windows import Window, WindowCache, zone_for
-from swarmq.coord.connection import ASK_AGAIN_PAUSES, TRANSIENT, redact, run_script, script
+from swarmq.coord.connection import TRANSIENT, asked_again, redact, run_script, script
 from swarmq.coord.quota_config import QuotaConfig
 from swarmq.coord.quota_file import (
     JOURNAL_DIR,
@@ -290,16 +290,14 @@ class QuotaGate:
             keys.quota_started(self.swarm, name, window.key, reservation.token),
         ]
         start_args = [reservation.token]
-        for pause in (*ASK_AGAIN_PAUSES, None):
+        try:
             # Asked again after a lost answer: the receipt gives the first answer, so the call is
             # counted once and still goes out (a refused start would have spent a slot for nothing).
-            try:
-                status, used = run_script(self.client, self._start, start_keys, start_args)
-                break
-            except TRANSIENT as exc:
-                if pause is None:
-                    raise self._unavailable(f"start {name!r}", exc) from exc
-                time.sleep(pause)
+            status, used = asked_again(
+                lambda: run_script(self.client, self._start, start_keys, start_args)
+            )
+        except TRANSIENT as exc:
+            raise self._unavailable(f"start {name!r}", exc) from exc
         if status != 1:
             if self.journal is not None:
                 with contextlib.suppress(OSError):  # left in, it only over-counts

@@ -109,12 +109,9 @@ def _parsed(value: Any) -> ProbeObservation | None:
 
 
 def observations(layout: AgentsLayout) -> Iterator[ProbeObservation]:
-    """Every recorded observation (unreadable lines skipped)."""
-    for item in iter_jsonl(layout.probes):
-        if isinstance(item, JsonlLine):
-            parsed = _parsed(item.value)
-            if parsed is not None:
-                yield parsed
+    """Every recorded observation (damaged lines skipped: :func:`read_observations` names
+    them)."""
+    yield from read_observations(layout).items
 
 
 FIELDS = ("session_id", "call", "missing", "resolution", "found")

@@ -184,7 +184,8 @@ start the program (PowerShell's record, the same in every display language). Wha
 was (a probe, a search), this is a fact about the machine, not the call's answer."""
 _ENVIRONMENT = re.compile(
     r"operation not permitted|permission denied|could not resolve|network|sandbox|not installed|"
-    r"^bwrap: |ApplicationFailedException|\bNativeCommandFailed\b|"
+    + _CANNOT_START.pattern
+    + "|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
     r"timed out|no space left|not found[.;,:]?\s+(?:please\s+)?install\b|"
     r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
@@ -229,6 +230,13 @@ exit 5): not the code's failure but the tests' layout or discovery."""
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
 """Environment assignments before the program (``CI=1 DATABASE_URL="…" pnpm test``): they set
 what the test run sees, and it is a test run all the same."""
+
+
+def _test_run(call: str) -> re.Match[str] | None:
+    """Whether ``call`` runs tests (a leading ``cd`` and environment assignments aside)."""
+    return _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", call)))
+
+
 _RUNNER_MISSING = re.compile(
     r"no module named|cannot find module|not installed|couldn't find a script|missing script|"
     r"unknown (?:command|script)|usage error",
@@ -987,7 +995,7 @@ class SequenceMiner:
         ):
             return False  # a search that matched nothing answered the question it asked (a
             # pipeline's status is its last stage's: ``strings bin | rg x``)
-        test_run = _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+        test_run = _test_run(whole or call)
         if test_run:
             none = _NO_TESTS.search(output, 0, 3000)
             if none:  # nothing collected: where the tests are or how they are found is wrong
@@ -1084,6 +1092,7 @@ class SequenceMiner:
     ) -> None:
         """Close the open failures ``call`` cures (``whole``: the call unclipped, so the
         programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
+        test_run = _test_run(whole or call) is not None
         still_open = []
         for failure in self.open_failures:
             server = mcp_server(tool)
@@ -1145,8 +1154,7 @@ class SequenceMiner:
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
                 and not (
-                    failure.signature.endswith("\0no tests")
-                    and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+                    failure.signature.endswith("\0no tests") and test_run
                 )  # a narrower run that finds its tests leaves the root's discovery as it was
                 and (
                     failure.tool in _DELEGATING
@@ -1175,12 +1183,11 @@ class SequenceMiner:
                 and program(call) not in _PROBES
                 and not same_family("cat", program(call))
                 and not _retried(whole or call, failure)
-                and not _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+                and not test_run
             ):  # a test run checks a fix, it is none
                 failure.remedies = [*failure.remedies, call][-REMEDIES_KEPT:]
             if not (
-                failure.signature.endswith("\0no tests")
-                and _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", whole or call)))
+                failure.signature.endswith("\0no tests") and test_run
             ):  # runs of single suites while the layout is fixed are checks, not other moves
                 failure.waited += 1
             if failure.waited < self.window * (

@@ -15,7 +15,6 @@ redelivery is a new start and counts again (docs/architecture.md, "Asking Redis 
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from swarmq.coord.cluster import Cluster
-from swarmq.coord.connection import ASK_AGAIN_PAUSES, TRANSIENT, lua_sha, script
+from swarmq.coord.connection import ASK_AGAIN_PAUSES, asked_again, lua_sha, script
 from swarmq.coord.locks import RedisLease
 
 
@@ -58,15 +57,7 @@ def open_prelude(
             pipe.evalsha(lock[0], len(lock[1]), *lock[1], *lock[2])
         return pipe.execute(raise_on_error=False)
 
-    for pause in pauses:
-        try:
-            answers = ask()
-            break
-        except TRANSIENT:
-            time.sleep(pause)
-    else:
-        answers = ask()
-    replies = iter(answers)
+    replies = iter(asked_again(ask, pauses))
 
     counted = next(replies)
     if isinstance(counted, NoScriptError):  # a restarted Redis lost its script cache
