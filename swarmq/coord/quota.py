@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +244,11 @@ class QuotaGate:
         call = self.reserve_call(name)
         for _ in range(4):
             try:
-                reply = run_script(self.client, self._reserve, call.keys, call.args)
+                # Asked again after a lost answer: the script finds the token it already holds
+                # and answers with that lease, so one reservation never holds two slots.
+                reply = asked_again(
+                    partial(run_script, self.client, self._reserve, call.keys, call.args)
+                )
             except TRANSIENT as exc:
                 raise self._unavailable(f"reserve {name!r}", exc) from exc
             reservation = self.reserve_outcome(name, call, reply)

@@ -23,6 +23,7 @@ class ReplyLoss:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._needles: tuple[bytes, ...] | None = None
+        self._times = 0
         self.lost: list[bytes] = []
         """The commands whose answers were lost (their bytes as the client sent them)."""
         self._closed = False
@@ -30,10 +31,11 @@ class ReplyLoss:
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
-    def arm(self, *needles: bytes) -> None:
-        """The next command whose bytes hold every one of ``needles`` runs, unanswered."""
+    def arm(self, *needles: bytes, times: int = 1) -> None:
+        """The next ``times`` commands whose bytes hold every one of ``needles`` run, unanswered."""
         with self._lock:
             self._needles = needles
+            self._times = times
 
     def start(self) -> ReplyLoss:
         threading.Thread(target=self._accept, name="reply-loss", daemon=True).start()
@@ -68,7 +70,9 @@ class ReplyLoss:
             needles = self._needles
             if needles is None or not all(n in data for n in needles):
                 return False
-            self._needles = None
+            self._times -= 1
+            if self._times <= 0:
+                self._needles = None
             self.lost.append(data)
             return True
 

@@ -14,7 +14,7 @@ from swarmq.coord import keys
 from swarmq.coord.connection import connect, lua_sha, script
 from swarmq.coord.quota import QuotaGate
 from swarmq.coord.quota_config import QuotaConfig
-from swarmq.coord.quota_types import LeaseLost, QuotaUnavailable, Reservation
+from swarmq.coord.quota_types import LeaseLost, QuotaExhausted, QuotaUnavailable, Reservation
 from swarmq.coord.ratelimit import RateLimitUnavailable, RequestRateLimiter
 from tests.coord.reply_loss import ReplyLoss
 
@@ -65,19 +65,41 @@ def test_a_lost_start_is_asked_again_and_counted_once(
         gate.start(Reservation("q", "never", reservation.window, 0, reservation.keys))
 
 
-def test_a_lost_reserve_is_unavailable_and_holds_one_slot(
+def test_a_lost_reserve_is_asked_again_and_holds_one_slot(
+    proxy: ReplyLoss, redis_url: str, redis_client: redis.Redis, swarm_name: str
+) -> None:
+    """Before, the lost answer raised QuotaUnavailable and the slot it had taken stayed held,
+    by nobody, until its lease ran out (600 s by default): a full quota refused every call
+    for that long."""
+    gate = QuotaGate(
+        _through(proxy, redis_url), swarm_name, {"q": QuotaConfig(max_calls_per_day=2)}
+    )
+    first = gate.reserve("q")
+    used_key, held_key = gate._window_keys(first)
+    proxy.arm(lua_sha("quota_reserve").encode(), used_key)
+    second = gate.reserve("q")
+    assert len(proxy.lost) == 1, "the reserve ran and its answer was lost"
+    assert redis_client.zcard(held_key) == 2  # the two reservations, nothing more
+    assert redis_client.zscore(held_key, second.token) == second.lease_until_ms
+    with pytest.raises(QuotaExhausted):  # both slots are the callers', none is lost
+        gate.reserve("q")
+    assert gate.start(second) == 1
+    assert gate.release(first)
+    assert gate.reserve("q").token  # the released slot is free again
+
+
+def test_a_reserve_lost_for_good_is_unavailable_and_holds_one_slot(
     proxy: ReplyLoss, redis_url: str, redis_client: redis.Redis, swarm_name: str
 ) -> None:
     gate = QuotaGate(
         _through(proxy, redis_url), swarm_name, {"q": QuotaConfig(max_calls_per_day=5)}
     )
     used_key, held_key = gate._window_keys(gate.reserve("q"))
-    proxy.arm(lua_sha("quota_reserve").encode(), used_key)
+    proxy.arm(lua_sha("quota_reserve").encode(), used_key, times=3)  # every ask unanswered
     with pytest.raises(QuotaUnavailable, match="failing closed"):
         gate.reserve("q")
-    assert len(proxy.lost) == 1
+    assert len(proxy.lost) == 3
     assert redis_client.zcard(held_key) == 2  # one slot more held, until its lease ends
-    assert gate.status("q").used == 0
 
 
 def test_a_lost_rate_token_is_unavailable_and_taken_once(

@@ -11,6 +11,9 @@
 --   { 2, 0, 0}             `used` is missing: call again with a seed from the disk mirror
 --   {-2, now, 0}           the server's clock is outside this window: pick the window of `now`
 --
+-- The same reservation asked again after its answer was lost (a Redis killed between its AOF
+-- fsync and its reply) finds its token still held and gets its lease back: one slot, not two.
+--
 -- Invariant: used + |held| <= max. Expired leases stay in `held` until a reserve finds the
 -- window full and purges them, which is when their slots go back to the pool; a start removes
 -- its token first, so a purged (re-granted) lease can never be started too.
@@ -20,6 +23,8 @@ start, stop, max, lease, seed = tonumber(start), tonumber(stop), tonumber(max), 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now < start or now >= stop then return {-2, now, 0} end
+local mine = redis.call('ZSCORE', KEYS[2], ARGV[2])
+if mine then return {1, tonumber(mine), redis.call('ZCARD', KEYS[2])} end
 local used = redis.call('GET', KEYS[1])
 if not used then
   if seed < 0 then return {2, 0, 0} end
