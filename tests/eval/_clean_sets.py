@@ -328,6 +328,23 @@ FORGE_SETS = (
         secrets=("@gmail.com",),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout17",
+        formats={"claude-code": 6, "codex-rollout": 6},
+        repos=10,
+        lessons=25,
+        tool_errors=13,
+        without_lessons=2,
+        max_bytes=5_500_000,
+        missing_word=("cc-pomodoro-none.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`david`, `user`, `root`) and the owners' own names (`clara`,
+        # `marios390`) are left out, as SOURCES-heldout17.md discloses
+        accounts=("jacman", "kim-eunran", "neo_z", "jesper"),
+        # nothing was replaced (SOURCES-heldout17.md): the literal prefixes of credentials stay
+        # absent (checked on every row through SECRET_PREFIXES)
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
