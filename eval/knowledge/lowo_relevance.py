@@ -1,6 +1,7 @@
 """The learned relevance judged leaving one workspace out through the product's own injection.
 
-For every workspace of eval/knowledge/workspaces/queries.json, the model is fitted
+For every examined workspace of eval/knowledge/workspaces/queries.json (``EXAMINED``; any
+other is held apart and never read), the model is fitted
 (``fit_relevance.py``: weights on the other workspaces' candidate rows, the floor on their own
 leave-one-workspace-out predictions), put in place of ``federated.meaning.LEARNED`` for the
 packaged WordLlama, and the left-out workspace's queries (tune and held: both are examined) go
@@ -21,7 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fit_relevance import raw_model  # this folder's sibling script
+from fit_relevance import raw_model  # this folder's sibling scripts
+from relevance_features import EXAMINED
 
 from swarmq.eval.cross_store import CrossStoreLabels, evaluate_cross_store, load_cross_store_labels
 from swarmq.federated import meaning, search
@@ -39,7 +41,7 @@ def main() -> None:
     kept = dict(meaning.LEARNED)
     out: dict[str, Any] = {}
     try:
-        for name in sorted(labels.workspaces):
+        for name in EXAMINED:
             train = [q for q in rows if q["workspace"] != name]
             model = LearnedRelevance(*raw_model(train))
             meaning.LEARNED[meaning.WORDLLAMA] = model
