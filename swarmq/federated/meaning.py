@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.similarity import quantized
 from swarmq.similarity.embedding import Embedder, Vectors, content_key
 from swarmq.storage.filewalk import walk_files
@@ -57,6 +58,24 @@ fitted apart did not transfer between workspaces (docs/QUALITY.md, "Issue 26: wh
 tasks miss", eval/knowledge/calibrate_titles.py). A model not here (MiniLM, an endpoint) gets none: under it these
 records are ranked by the packaged WordLlama's cosine (``federated.search._meaning``), not on a
 floor set for another model's cosine scale."""
+
+LEARNED: dict[str, LearnedRelevance] = {
+    WORDLLAMA: LearnedRelevance(
+        intercept=-6.3998, share=5.5643, cosine=4.2401, title=9.5533, floor=0.3135
+    ),
+}
+"""Per model, the relevance injection admits and ranks learnings and patterns by (their share,
+text cosine and title cosine under that model; ``swarmq.flywheel.relevance``): the mean of the
+models fitted leaving one workspace out on every examined workspace of
+eval/knowledge/workspaces/queries.json (eval/knowledge/fit_relevance.py; its weights file,
+eval/knowledge/relevance_weights.json, holds these values unrounded and each fold's). A model
+not here gets none: the floors above decide."""
+
+
+def learned_relevance(meaning: Meaning | None) -> LearnedRelevance | None:
+    """The learned relevance fitted on ``meaning``'s model, if there is one."""
+    return None if meaning is None else LEARNED.get(meaning.embedder.name)
+
 
 NOT_ADOPTED: dict[str, DenseFloors] = {
     MINILM: DenseFloors(flywheel=0.5, memory=0.45),

@@ -33,9 +33,12 @@ workspaces with learnings")."""
 def injection_floors(config: KnowledgeConfig) -> Floors:
     """Injection holds the flywheel and memory to the knowledge store's own lexical floor, so
     a task nothing is relevant to stays silent in every store, not only in ``.swarm/``; the
-    flywheel at least to :data:`FLYWHEEL_SHARE`."""
+    flywheel at least to :data:`FLYWHEEL_SHARE`. Under hybrid retrieval, learnings and
+    patterns are admitted and ranked by their learned relevance where the meaning's model has
+    one (``Floors.learned``; docs/QUALITY.md, "Issue 26: a learned relevance for learnings and
+    patterns")."""
     floor = max(Floors().flywheel, config.inject_min_relevance)
-    return Floors(flywheel=max(floor, FLYWHEEL_SHARE), memory=floor)
+    return Floors(flywheel=max(floor, FLYWHEEL_SHARE), memory=floor, learned=True)
 
 
 def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
@@ -73,6 +76,11 @@ def ask(
     forced directive kept, as the knowledge store keeps them)."""
     floors = floors or Floors()
     meaning = _meaning(stores, context.text, floors)
+    learned = None
+    if floors.learned and meaning is not None:
+        from swarmq.federated.meaning import learned_relevance  # numpy: hybrid only
+
+        learned = learned_relevance(meaning)
     answers = [
         ask_knowledge(stores, context, limit),
         ask_flywheel(
@@ -82,6 +90,7 @@ def ask(
             floors.flywheel,
             include_pool=include_pool,
             meaning=meaning,
+            learned=learned,
         ),
         ask_memory(stores, context.text, limit, floors.memory, meaning=meaning),
     ]

@@ -46,6 +46,7 @@ from swarmq.profiles.search import MAX_QUERY_CHARS, MemorySearch, Scope, SearchE
 
 if TYPE_CHECKING:
     from swarmq.federated.meaning import DenseFloors, Meaning
+    from swarmq.flywheel.relevance import LearnedRelevance
     from swarmq.knowledge.missing import MissingPath
 
 
@@ -61,6 +62,11 @@ class Floors:
     """The cosines that make a learning, pattern, candidate or memory note relevant under
     hybrid retrieval; ``None``: the model's calibrated floors
     (``swarmq.federated.meaning.DENSE_FLOORS``)."""
+    learned: bool = False
+    """Under hybrid retrieval, admit and rank learnings and patterns by the relevance learned
+    for the meaning's model (``swarmq.federated.meaning.LEARNED``) instead of the share and
+    cosine floors; the floors still hold where the model has none. Injection's choice: it was
+    fitted on what injection must show and keep silent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +139,10 @@ def ask_flywheel(
     *,
     include_pool: bool = True,
     meaning: Meaning | None = None,
+    learned: LearnedRelevance | None = None,
 ) -> list[Finding]:
     """Learnings, patterns and pool candidates, as ``lookup`` ranks them (nothing cited); with
-    ``meaning``, by word share and cosine both."""
+    ``meaning``, by word share and cosine both (with ``learned``: by that relevance of them)."""
     layout = stores.agents
     if layout is None or limit <= 0 or not layout.root.is_dir():
         return []
@@ -148,6 +155,7 @@ def ask_flywheel(
         cosines=meaning.cosines if meaning is not None else None,
         min_cosine=meaning.floors.flywheel if meaning is not None else 1.0,
         min_title_cosine=meaning.floors.title if meaning is not None else None,
+        learned=learned if meaning is not None else None,
     )
     return flywheel_findings(stores, hits)
 

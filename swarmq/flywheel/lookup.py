@@ -34,6 +34,7 @@ from swarmq.flywheel.citations import (
 from swarmq.flywheel.content import canonical_content_body
 from swarmq.flywheel.model import LAMBDA, Maturity, PoolStatus
 from swarmq.flywheel.pool import Pool, PoolEntry
+from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
@@ -92,10 +93,14 @@ def search(
     cosines: Cosines | None = None,
     min_cosine: float = 1.0,
     min_title_cosine: float | None = None,
+    learned: LearnedRelevance | None = None,
 ) -> list[LookupHit]:
     """Rank artifacts for ``query`` (nothing is written): those holding ``min_relevance`` of its
     content words, and, given ``cosines``, learnings and patterns whose text reaches
-    ``min_cosine`` or (given ``min_title_cosine``) whose title alone reaches that floor.
+    ``min_cosine`` or (given ``min_title_cosine``) whose title alone reaches that floor. Given
+    ``learned`` too (a relevance fitted on the cosines' model), a learning or pattern is
+    relevant, and ranked, by that model of its share, text cosine and title cosine instead of
+    by the floors; a pool candidate still by its words.
 
     The title is measured apart because a task is worded as a commit subject or an issue title:
     short, one subject. A learning's vector is a mean over its title and body, and the body
@@ -116,6 +121,7 @@ def search(
     wanted = words(query)
     if not wanted:
         return []
+    never = float("inf")
 
     def rater(floor: float, title_floor: float) -> Rate:
         def rate(
@@ -125,6 +131,8 @@ def search(
             if cosine is None:
                 return share if share >= min_relevance else None
             body_cosine, title_cosine = cosine
+            if learned is not None and floor < never:  # learnings and patterns, not the pool
+                return learned.relevance(share, body_cosine, title_cosine)
             titled = title_cosine is not None and title_cosine >= title_floor
             if share < min_relevance and body_cosine < floor and not titled:
                 return None
@@ -132,7 +140,6 @@ def search(
 
         return rate
 
-    never = float("inf")
     return _ranked(
         layout,
         rater(min_cosine, never if min_title_cosine is None else min_title_cosine),
@@ -140,7 +147,7 @@ def search(
         include_pool,
         cosines,
         rate_pool=rater(never, never),
-        titles=min_title_cosine is not None,
+        titles=min_title_cosine is not None or learned is not None,
     )
 
 
