@@ -442,6 +442,22 @@ REPLAY_SETS = (
         secrets=tuple(p for p in SECRET_PREFIXES if p != "ghp_"),
         missing_word="homebrew",
     ),
+    ReplaySet(
+        "h15",
+        projects=("v4pro",),
+        recurrences=12,
+        # the Windows account inside the sessions is the generic `1`, left out as
+        # SOURCES-h15.md discloses
+        owners=("linxiaotutututu1123",),
+        twin=None,
+        max_bytes=5_400_000,
+        min_mistakes=5,
+        # the API proxy's `sk-` key of a printed settings file replaced (SOURCES-h15.md): its start
+        # is gone, besides the literal prefixes of credentials
+        secrets=(*SECRET_PREFIXES, "sk-H2INpn37"),
+        redacted=2,
+        missing_word="homebrew",
+    ),
 )
 
 
