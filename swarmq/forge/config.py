@@ -62,9 +62,10 @@ class ForgeConfig(BaseModel):
     far more often than a lesson (docs/QUALITY.md). Needs ``mine_tool_errors``."""
     narration_needs_limit: bool = True
     """A passage of the agent's own prose is a candidate only when it states a limit of the
-    machine (a program not installed, a refusal, something blocked; ``forge._limits``): on sets
-    of users no rule was written on, the agent's other prose was a lesson about one time in
-    nine, and dropping it raised precision on 12 of 14 such sets (docs/QUALITY.md)."""
+    machine (a program not installed, a refusal, something blocked; ``forge._limits``): on the
+    Claude Code and Codex sessions of users no rule was written on, the agent's other prose was
+    a lesson about one time in nine (docs/QUALITY.md). Markdown notes, which a person may have
+    written and no labelled set holds, are not gated."""
     template_memory: bool = True
     """Reject passages already seen in another transcript of the workspace (pasted templates)."""
     transcript_roots: list[Path] = Field(default_factory=list)

@@ -64,7 +64,7 @@ from swarmq.forge.templates import (
 )
 from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
-from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind
+from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind, TranscriptFormat
 from swarmq.transcripts.reader import Transcript, open_transcript
 
 Progress = Callable[[int], None]
@@ -515,8 +515,8 @@ def forge_transcript(
         )
         hashes = {c.content_hash for c in found}
         found += [c for c in extra if c.content_hash not in hashes]
-    if config.narration_needs_limit:
-        found = _narrated_limits(found, result)
+    if config.narration_needs_limit and transcript.format is not TranscriptFormat.MARKDOWN:
+        found = _narrated_limits(found, result)  # notes a person kept are not the agent's work
     if config.max_narrated:
         found = _strongest_narrated(found, config.max_narrated, result)
     found, secret = without_secrets(found)  # nothing a transcript printed leaves it as a secret

@@ -89,7 +89,7 @@ def test_truncated_and_other_formats(layout: AgentsLayout, locks: LocalLocks) ->
         FIXTURES / "codex" / "rollout-legacy-2025-08-21.jsonl", layout, locks, EVERY
     )
     assert legacy.format == "codex-rollout" and legacy.new == 1
-    notes = forge_transcript(FIXTURES / "markdown" / "session-notes.md", layout, locks, EVERY)
+    notes = forge_transcript(FIXTURES / "markdown" / "session-notes.md", layout, locks)
     assert notes.format == "markdown" and notes.new == 3
 
 

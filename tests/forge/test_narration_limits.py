@@ -94,3 +94,15 @@ def test_the_users_prose_and_failed_calls_are_not_gated(
 )
 def test_a_limit_is_what_the_machine_lacks_or_refuses(text: str, limit: bool) -> None:
     assert states_a_limit(text) is limit
+
+
+def test_markdown_notes_are_not_gated(layout: AgentsLayout, locks: LocalLocks) -> None:
+    """Notes a person may have written (no labelled set measured them): their three lessons, all
+    under "## Assistant" and none stating a limit, stay candidates."""
+    notes = (
+        Path(__file__).parent.parent / "fixtures" / "transcripts" / "markdown" / "session-notes.md"
+    )
+    result = forge_transcript(notes, layout, locks, force=True)
+    assert result.format == "markdown" and len(result.found) == 3
+    assert all(c.role == "assistant" and not states_a_limit(c.content) for c in result.found)
+    assert result.rejected["narration-no-limit"] == 0
