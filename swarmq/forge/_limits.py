@@ -3,10 +3,10 @@
 Measured over every labelled forge set at the code each set was first read with (sets of users
 no rule had been written on; docs/QUALITY.md, "a precision gate that transfers to unseen users"),
 the agent's own prose was the one family of candidates whose precision stayed low on every set:
-about one candidate in nine matched a lesson, against six in ten for the lessons mined from
+about one candidate in seven matched a lesson, against six in ten for the lessons mined from
 failed calls. What the agent says is mostly its work (a plan, a report, relayed documentation,
 the code it wrote), which reads like a lesson to any rule and differs from user to user. The
-passages that were lessons mostly said what the machine could not do: a program not installed,
+passages that were lessons often said what the machine could not do: a program not installed,
 a write the sandbox refused, a network that was blocked. That vocabulary is the same for every
 user, so it is what an agent passage must hold to stay a candidate.
 """

@@ -64,7 +64,7 @@ class ForgeConfig(BaseModel):
     """A passage of the agent's own prose is a candidate only when it states a limit of the
     machine (a program not installed, a refusal, something blocked; ``forge._limits``): on the
     Claude Code and Codex sessions of users no rule was written on, the agent's other prose was
-    a lesson about one time in nine (docs/QUALITY.md). Markdown notes, which a person may have
+    a lesson about one time in seven (docs/QUALITY.md). Markdown notes, which a person may have
     written and no labelled set holds, are not gated."""
     template_memory: bool = True
     """Reject passages already seen in another transcript of the workspace (pasted templates)."""
