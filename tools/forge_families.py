@@ -7,8 +7,9 @@
 file-name order, default settings, as ``swarmq eval forge`` does) with the swarmq package found
 on ``--tree`` (a ``git archive`` of an older commit, run in a subprocess with that tree on
 PYTHONPATH) or the installed one, and writes each candidate with its set and session file.
-``report`` scores them with today's labels and prints, per family of candidate (the mined-call
-shape of a tool-error lesson, or the speaker and type of a prose one), its precision; the
+``report`` scores them with today's labels of the sets dumped (no other labels file is read)
+and prints, per family of candidate (the mined-call shape of a tool-error lesson, or the speaker
+and type of a prose one), its precision; the
 figures of the gates compared in docs/QUALITY.md; and a leave-one-user-out logistic model over
 general features (numpy), fitted on today's candidates, applied to held-out users' candidates and
 to each first reading's candidates with that set's users left out of the fit.
@@ -79,12 +80,13 @@ def family(c: Record) -> str:
 
 
 class Sets:
-    """Today's labels, to score any candidates against."""
+    """Today's labels of the sets that were dumped (only those: a set still blind is never read),
+    to score any candidates against."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: set[str]) -> None:
         from swarmq.eval.forge import load_labels
 
-        self.names = sorted(p.name for p in LABELS_DIR.glob("labels*.yaml"))
+        self.names = sorted(names)
         self.sessions = {
             s: {ls.file.name: ls for ls in load_labels(LABELS_DIR / s)} for s in self.names
         }
@@ -191,8 +193,8 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def report(now_path: Path, first_paths: list[Path]) -> None:
-    sets = Sets()
     now: list[Record] = json.loads(now_path.read_text(encoding="utf-8"))
+    sets = Sets({r["set"] for r in now})
     first: list[Record] = [r for p in first_paths for r in json.loads(p.read_text("utf-8"))]
     first_sets = sorted({r["set"] for r in first})
     held = [s for s in sets.names if s != "labels.yaml"]
