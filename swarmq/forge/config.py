@@ -60,6 +60,12 @@ class ForgeConfig(BaseModel):
     call of the session showed (a program, file, identifier or error; ``forge._witness``): on
     sessions of users no rule was written on, the agent's other prose was narration of its work
     far more often than a lesson (docs/QUALITY.md). Needs ``mine_tool_errors``."""
+    narration_needs_limit: bool = True
+    """A passage of the agent's own prose is a candidate only when it states a limit of the
+    machine (a program not installed, a refusal, something blocked; ``forge._limits``): on the
+    Claude Code and Codex sessions of users no rule was written on, the agent's other prose was
+    a lesson about one time in seven (docs/QUALITY.md). Markdown notes, which a person may have
+    written and no labelled set holds, are not gated."""
     template_memory: bool = True
     """Reject passages already seen in another transcript of the workspace (pasted templates)."""
     transcript_roots: list[Path] = Field(default_factory=list)

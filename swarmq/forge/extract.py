@@ -27,6 +27,7 @@ from swarmq.flywheel.probes import ProbeObservation, record_probes
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
 from swarmq.forge._diagnosis import disowns, is_diagnosis
+from swarmq.forge._limits import states_a_limit
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
 from swarmq.forge._probes import Resolved
@@ -63,7 +64,7 @@ from swarmq.forge.templates import (
 )
 from swarmq.knowledge.secrets import redacted
 from swarmq.storage.locking import StoreLocks
-from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind
+from swarmq.transcripts.model import MINABLE_KINDS, Message, MessageKind, TranscriptFormat
 from swarmq.transcripts.reader import Transcript, open_transcript
 
 Progress = Callable[[int], None]
@@ -134,6 +135,19 @@ def _strongest_narrated(
     dropped = set(sorted(narrated, key=lambda i: (-found[i].confidence, i))[limit:])
     result.rejected["narration"] += len(dropped)
     return [c for i, c in enumerate(found) if i not in dropped]
+
+
+def _narrated_limits(found: list[ForgedCandidate], result: ForgeResult) -> list[ForgedCandidate]:
+    """``found`` without the agent's own prose that states no limit of the machine
+    (:mod:`._limits`), counted as rejected."""
+    kept = [
+        c
+        for c in found
+        if c.extractor != "rules" or c.role != "assistant" or states_a_limit(c.content)
+    ]
+    if len(kept) < len(found):
+        result.rejected["narration-no-limit"] += len(found) - len(kept)
+    return kept
 
 
 def extract_candidates(
@@ -501,6 +515,8 @@ def forge_transcript(
         )
         hashes = {c.content_hash for c in found}
         found += [c for c in extra if c.content_hash not in hashes]
+    if config.narration_needs_limit and transcript.format is not TranscriptFormat.MARKDOWN:
+        found = _narrated_limits(found, result)  # notes a person kept are not the agent's work
     if config.max_narrated:
         found = _strongest_narrated(found, config.max_narrated, result)
     found, secret = without_secrets(found)  # nothing a transcript printed leaves it as a secret

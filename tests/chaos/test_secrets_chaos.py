@@ -184,7 +184,11 @@ def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: r
         swarm_name,
         redis_url,
         flywheel={"promotion_age_hours": 0, "min_citations": 0, "bronze_min_citations": 0},
-        forge={"max_narrated": 0, "narration_needs_witness": False},  # every lesson is forged
+        forge={
+            "max_narrated": 0,
+            "narration_needs_witness": False,
+            "narration_needs_limit": False,
+        },  # every lesson is forged
     )
     (workspace / "project" / ".swarm").mkdir(parents=True)
     return roster

@@ -22,8 +22,14 @@ CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
 @pytest.fixture
 def roster_file(tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis) -> Path:
     """The fixture transcript narrates lessons no failed call witnesses: these tests follow them
-    through the pool, so forge keeps them (``forge.narration_needs_witness`` off)."""
-    return write_roster(tmp_path, swarm_name, redis_url, forge={"narration_needs_witness": False})
+    through the pool, so forge keeps them (``forge.narration_needs_witness`` and
+    ``forge.narration_needs_limit`` off: they state no limit of the machine either)."""
+    return write_roster(
+        tmp_path,
+        swarm_name,
+        redis_url,
+        forge={"narration_needs_witness": False, "narration_needs_limit": False},
+    )
 
 
 def run(config: Path, *args: str, code: int = 0) -> Any:

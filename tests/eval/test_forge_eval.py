@@ -64,10 +64,12 @@ def sessions() -> dict[str, ClaudeSession]:
         .user("migrate")
         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
         .bash("python3 migrate.py", "done")
-        .say("Root cause: the deploy crashed because `python` on the runner is Python 2.")
+        .say(  # states a limit of the machine, as the agent's prose must to be a candidate
+            "Root cause: the deploy crashed because `python` on the runner cannot run Python 3."
+        )
         .user("ok, go on")  # the user went on from the diagnosis: it is kept
     )
-    b = ClaudeSession("b").say(
+    b = ClaudeSession("b").user(
         "We decided to store sessions in Postgres because the team knows it well."
     )
     return {"a.jsonl": a, "b.jsonl": b}

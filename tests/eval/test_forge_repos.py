@@ -47,10 +47,10 @@ def sessions() -> dict[str, ClaudeSession]:
         .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
         .bash("python3 migrate.py", "done")
     )
-    b = ClaudeSession("b").say(
+    b = ClaudeSession("b").user(  # the user's: the agent's own prose would need to state a limit
         "We decided to store sessions in Postgres because the team knows it well."
     )
-    c = ClaudeSession("c").say(
+    c = ClaudeSession("c").user(
         "Decision: keep Redis as the queue, because the team runs it already."
     )
     return {"a.jsonl": a, "b.jsonl": b, "c.jsonl": c}

@@ -10,7 +10,7 @@ from swarmq.forge.config import ForgeConfig
 
 SESSION = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 
-NARRATED = ForgeConfig(narration_needs_witness=False)
+NARRATED = ForgeConfig(narration_needs_witness=False, narration_needs_limit=False)
 """For tests of other mechanics whose small sessions narrate lessons with no failed call to
 witness them (the witness rule has its own tests, tests/forge/test_witness.py)."""
 

@@ -14,7 +14,7 @@ from swarmq.storage.locking import LocalLocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude-code" / "session-v2.0.jsonl"
-EVERY = ForgeConfig(max_narrated=0, narration_needs_witness=False)
+EVERY = ForgeConfig(max_narrated=0, narration_needs_witness=False, narration_needs_limit=False)
 """The mechanics tests count every lesson of the fixture, which narrates more than the cap, and
 more than its one failed call witnesses."""
 
@@ -98,14 +98,19 @@ def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
         CLAUDE,
         layout,
         locks,
-        ForgeConfig(include_sidechains=False, max_narrated=0, narration_needs_witness=False),
+        ForgeConfig(
+            include_sidechains=False,
+            max_narrated=0,
+            narration_needs_witness=False,
+            narration_needs_limit=False,
+        ),
     )
     assert no_side.new == 6
     strict = forge_transcript(
         CLAUDE,
         AgentsLayout(layout.root.parent / "b"),
         locks,
-        ForgeConfig(min_confidence=0.8, narration_needs_witness=False),
+        ForgeConfig(min_confidence=0.8, narration_needs_witness=False, narration_needs_limit=False),
     )
     assert (
         strict.new == 3

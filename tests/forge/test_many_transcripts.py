@@ -14,6 +14,7 @@ from swarmq.forge.ledger import ForgeIndex, Ledger, forged_hashes, index_path, l
 from swarmq.forge.templates import PassageMemory
 from swarmq.storage.atomic import append_jsonl
 from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import NARRATED
 
 LESSON = (
     "# Session {n}\n\n## User\n\nWhy does job {n} fail?\n\n## Assistant\n\n"
@@ -34,9 +35,9 @@ def test_a_run_parses_each_line_of_forges_files_once(
         path = tmp_path / f"s{n:03d}.md"
         path.write_text(LESSON.format(n=n), encoding="utf-8")
         files.append(path)
-    results = [forge_transcript(p, layout, locks) for p in files]
+    results = [forge_transcript(p, layout, locks, NARRATED) for p in files]
     assert {r.status for r in results} == {"forged"} and sum(r.new for r in results) == 40
-    again = [forge_transcript(p, layout, locks) for p in files]
+    again = [forge_transcript(p, layout, locks, NARRATED) for p in files]
     assert {r.status for r in again} == {"unchanged"}
     followers: list[FollowedJsonl] = [
         followed(Ledger, ledger_path(layout)),

@@ -14,7 +14,7 @@ from swarmq.forge.extract import EMPTY_HASH, forge_transcript
 from swarmq.forge.ledger import forged_hashes, passages_path
 from swarmq.forge.templates import strip_front_matter
 from swarmq.storage.locking import LocalLocks
-from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import NARRATED, ClaudeSession
 
 LESSON = "We decided to keep Redis as the broker because RabbitMQ lost acks during the `deploy.sh` restarts."
 PASTED = (
@@ -38,12 +38,14 @@ def test_a_passage_seen_in_another_transcript_is_a_template(
         .user("ok, take the lock first then")
         .write(tmp_path / "b.jsonl")
     )
-    a = forge_transcript(first, layout, locks)
-    b = forge_transcript(second, layout, locks)
+    a = forge_transcript(first, layout, locks, NARRATED)
+    b = forge_transcript(second, layout, locks, NARRATED)
     assert PASTED in contents(a)  # first sight: nothing says it is pasted yet
     assert PASTED not in contents(b) and b.rejected["template"] == 1
     assert any("Root cause" in c for c in contents(b))
-    again = forge_transcript(first, layout, locks, force=True)  # its own passages: not templates
+    again = forge_transcript(
+        first, layout, locks, NARRATED, force=True
+    )  # its own passages: not templates
     assert contents(again) == contents(a) and again.new == 0
     assert passages_path(layout).is_file()
 
@@ -69,7 +71,7 @@ def test_front_matter_is_not_a_passage(
     assert strip_front_matter("--- not front matter") == "--- not front matter"
     only = "---\nname: deploy\ndescription: Never deploy on Fridays, because the on-call rota is empty\n---\n"
     session = ClaudeSession().user(only).say(LESSON)
-    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks)
+    result = forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks, NARRATED)
     assert contents(result) == [LESSON]
     assert EMPTY_HASH not in forged_hashes(layout) and content_hash(LESSON) in forged_hashes(layout)
 
@@ -82,7 +84,7 @@ def test_a_front_matter_only_passage_never_blocks_later_ones(
         session = (
             ClaudeSession(f"s{n}").say("---\ntitle: notes\n---\n").say(f"{LESSON} Seen in run {n}.")
         )
-        result = forge_transcript(session.write(tmp_path / f"s{n}.jsonl"), layout, locks)
+        result = forge_transcript(session.write(tmp_path / f"s{n}.jsonl"), layout, locks, NARRATED)
         assert result.new == 1
     assert EMPTY_HASH not in forged_hashes(layout)
 
@@ -180,5 +182,5 @@ def test_a_decision_the_agent_confirms_is_kept_without_the_next_question(
         )
         .say("Got it, thanks.")
     )
-    found = contents(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks))
+    found = contents(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks, NARRATED))
     assert found == ["JSON dump persisted by the kernel (server side), client stays ephemeral."]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._witness import FailureWitness, names
+from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.ledger import ForgeResult
 from swarmq.storage.locking import LocalLocks
@@ -17,6 +18,8 @@ NARRATION = (
     "Important: the `PaymentForm` component must validate the card number before submitting, "
     "because the backend rejects partial numbers."
 )
+WITNESS_ONLY = ForgeConfig(narration_needs_limit=False)
+"""The witness rule alone (the limit rule, ``forge._limits``, has its own tests)."""
 NODE = "Node.js is not installed on this machine, so the MCP server cannot be built here."
 
 
@@ -24,7 +27,9 @@ def forged(
     session: ClaudeSession, tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
 ) -> ForgeResult:
     tmp_path.mkdir(parents=True, exist_ok=True)
-    return forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks, force=True)
+    return forge_transcript(
+        session.write(tmp_path / "s.jsonl"), layout, locks, WITNESS_ONLY, force=True
+    )
 
 
 def test_names_are_code_spans_and_identifier_shaped_words() -> None:

@@ -66,7 +66,11 @@ def roster_file(
             "max_retries": 0,
         },
         quotas={"forge": {"max_calls_per_day": 1}},
-        forge={"llm": {"enabled": True}, "narration_needs_witness": False},  # no failed call
+        forge={
+            "llm": {"enabled": True},
+            "narration_needs_witness": False,
+            "narration_needs_limit": False,
+        },  # no failed call
         flywheel={"promotion_age_hours": 0},
     )
 
