@@ -34,7 +34,8 @@ from bench.consolidation_nightly import CHILD, line_of, store_path
 from bench.consolidation_nightly import roster as nightly_roster
 from bench.lesson_corpus import generate
 from swarmq.consolidation._mlvectors import vectors_file
-from swarmq.similarity.multilingual import available, non_latin
+from swarmq.similarity.multilingual import available
+from swarmq.similarity.script import non_latin
 
 XLANG = REPO / "eval" / "knowledge" / "xlang" / "stores"
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from swarmq.similarity.embedding import Embedder
-from swarmq.similarity.multilingual import non_latin
+from swarmq.similarity.script import non_latin
 
 if TYPE_CHECKING:
     from swarmq.consolidation.config import ConsolidationConfig

@@ -38,8 +38,9 @@ from swarmq.similarity.join import (
 )
 from swarmq.similarity.measure import Measure
 from swarmq.similarity.multilingual import available as multilingual_available
-from swarmq.similarity.multilingual import multilingual_embedder, non_latin
+from swarmq.similarity.multilingual import multilingual_embedder
 from swarmq.similarity.normalize import term_text
+from swarmq.similarity.script import non_latin
 from swarmq.similarity.sets import TokenSets, encode
 
 if TYPE_CHECKING:

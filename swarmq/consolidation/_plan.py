@@ -52,7 +52,7 @@ from swarmq.consolidation.items import (
 from swarmq.similarity.embedding import Embedder
 from swarmq.similarity.join import JoinResult
 from swarmq.similarity.measure import Measure
-from swarmq.similarity.multilingual import non_latin
+from swarmq.similarity.script import non_latin
 from swarmq.similarity.sets import TokenSets, encode
 from swarmq.similarity.text import bigram_jaccard
 

@@ -22,7 +22,7 @@ from swarmq.consolidation.items import Action, ActionKind, Item
 from swarmq.knowledge.model import Entry, Tier
 from swarmq.knowledge.store import TierStore
 from swarmq.knowledge.templates import template_key
-from swarmq.similarity.multilingual import non_latin
+from swarmq.similarity.script import non_latin
 from swarmq.similarity.text import normalize_opencode
 
 _UNICODE_WORDS = re.compile(r"\w+")

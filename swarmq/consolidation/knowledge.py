@@ -55,7 +55,7 @@ from swarmq.knowledge.files import TierFiles
 from swarmq.knowledge.model import PRE_ARCHIVE_KEY, Entry
 from swarmq.knowledge.store import TierStore
 from swarmq.similarity.measure import Measure
-from swarmq.similarity.multilingual import non_latin
+from swarmq.similarity.script import non_latin
 from swarmq.similarity.static_embedder import default_embedder
 from swarmq.storage.clock import iso
 from swarmq.storage.locking import Lease

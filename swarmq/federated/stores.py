@@ -142,7 +142,10 @@ def ask_flywheel(
     learned: LearnedRelevance | None = None,
 ) -> list[Finding]:
     """Learnings, patterns and pool candidates, as ``lookup`` ranks them (nothing cited); with
-    ``meaning``, by word share and cosine both (with ``learned``: by that relevance of them)."""
+    ``meaning``, by word share and cosine both (with ``learned``: by that relevance of them),
+    a non-Latin task's cosine counting only beside a shared term when the knowledge store's
+    ``non_latin_needs_term`` says so (the meaning's model is the knowledge store's, or the
+    packaged WordLlama)."""
     layout = stores.agents
     if layout is None or limit <= 0 or not layout.root.is_dir():
         return []
@@ -156,6 +159,8 @@ def ask_flywheel(
         min_cosine=meaning.floors.flywheel if meaning is not None else 1.0,
         min_title_cosine=meaning.floors.title if meaning is not None else None,
         learned=learned if meaning is not None else None,
+        non_latin_needs_term=stores.knowledge is not None
+        and stores.knowledge.config.non_latin_needs_term,
     )
     return flywheel_findings(stores, hits)
 

@@ -37,6 +37,8 @@ from swarmq.flywheel.pool import Pool, PoolEntry
 from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.secrets import redacted
+from swarmq.similarity.normalize import retrieval_terms
+from swarmq.similarity.script import non_latin
 from swarmq.storage.locking import StoreLocks
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
@@ -94,6 +96,7 @@ def search(
     min_cosine: float = 1.0,
     min_title_cosine: float | None = None,
     learned: LearnedRelevance | None = None,
+    non_latin_needs_term: bool = False,
 ) -> list[LookupHit]:
     """Rank artifacts for ``query`` (nothing is written): those holding ``min_relevance`` of its
     content words, and, given ``cosines``, learnings and patterns whose text reaches
@@ -117,17 +120,27 @@ def search(
     meaning floors were calibrated on learnings and patterns with no candidate among them
     (docs/QUALITY.md, "Issue 26: meaning-aware ranking"), and the forge leaves candidates on
     every mission's subject, near in meaning to any later task on it (the demo's fourth mission
-    was shown the third's held candidate at cosine 0.43, holding 2 of its 8 words)."""
+    was shown the third's held candidate at cosine 0.43, holding 2 of its 8 words).
+
+    With ``non_latin_needs_term``, a query in a non-Latin script is measured in meaning only
+    against records that share a term with it (its retrieval terms: words and CJK bigrams); the
+    others are judged by their words alone. The cosines' English model puts any two Chinese or
+    Japanese texts near each other, so a short policy note in the store's language would
+    otherwise answer every task (docs/QUALITY.md, "Issue 26: why silent CJK tasks are
+    answered")."""
     wanted = words(query)
     if not wanted:
         return []
     never = float("inf")
+    terms = frozenset(retrieval_terms(query)) if non_latin_needs_term and non_latin(query) else None
 
     def rater(floor: float, title_floor: float) -> Rate:
         def rate(
             body: str, found: frozenset[str], recorded: str | None, cosine: Near | None
         ) -> float | None:
             share = len(wanted & found) / len(wanted)
+            if terms is not None and terms.isdisjoint(retrieval_terms(body)):
+                cosine = None  # an English model's cosine between two such texts says nothing
             if cosine is None:
                 return share if share >= min_relevance else None
             body_cosine, title_cosine = cosine

@@ -131,6 +131,12 @@ class KnowledgeConfig(BaseModel):
     """Hybrid: an entry whose cosine similarity to the task reaches this is relevant even when
     too few words are shared; unset, the model's calibrated floor (``DENSE_FLOORS``: 0.33 for
     WordLlama, 0.30 for MiniLM), chosen with the lexical floor (see ``inject_min_relevance``)."""
+    non_latin_needs_term: bool = True
+    """Hybrid: a task written in a non-Latin script (Chinese, Japanese, …) is relevant to an entry
+    by its cosine only when the two share a term too. The packaged models are English models:
+    between two Chinese or Japanese texts their cosine is as high for unrelated lessons as for
+    related ones (docs/QUALITY.md, "Issue 26: why silent CJK tasks are answered"). Set it false
+    with an ``llm.embedding_model`` endpoint that reads the script."""
     dense_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
     """Hybrid: how much the cosine similarity adds to a relevant entry's score."""
     directive_min_confidence: Annotated[float, Field(ge=0, le=1)] = 0.85

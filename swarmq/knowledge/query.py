@@ -36,6 +36,7 @@ from swarmq.knowledge.model import Entry, RetrievalMode
 from swarmq.knowledge.ranking import WEIGHTS, static_breakdown
 from swarmq.knowledge.store import TierStore
 from swarmq.similarity.normalize import cjk_runs, retrieval_terms, script
+from swarmq.similarity.script import non_latin
 
 if TYPE_CHECKING:
     from swarmq.knowledge._dense import DenseIndex
@@ -465,18 +466,32 @@ def ranking(
             label = key if strong else f"weak_{key}"
             extras.setdefault(slot, {})[label] = WEIGHTS[label]
     dense_floor = config.dense_floor
+    # A non-Latin task's cosine is evidence only beside a shared term (config.non_latin_needs_term).
+    blind = config.non_latin_needs_term and non_latin(haystack)
     # A bounded cosine is made exact only where the ranking decides something with it: every
     # hit when all are scored, matched directives (which may be forced), and in the walk of
     # _best, the candidates that can still enter the answer.
     dense.resolve(dense.bounds.keys() if floor <= 0 else extras)
     relevant = (
         {slot for slot, share in text.items() if share >= floor}
-        | {slot for slot, c in dense.exact.items() if c >= dense_floor}
-        | {slot for slot, (low, _) in dense.bounds.items() if low >= dense_floor}
+        | {
+            slot
+            for slot, c in dense.exact.items()
+            if c >= dense_floor and (not blind or slot in text)
+        }
+        | {
+            slot
+            for slot, (low, _) in dense.bounds.items()
+            if low >= dense_floor and (not blind or slot in text)
+        }
         | {slot for slot, found in extras.items() if found.keys() & {"trigger", "tool", "agent"}}
     )
     # Hits whose cosine's bounds straddle the dense floor: relevant or not once exact.
-    maybe = {s for s, (low, high) in dense.bounds.items() if low < dense_floor <= high} - relevant
+    maybe = {
+        s
+        for s, (low, high) in dense.bounds.items()
+        if low < dense_floor <= high and (not blind or s in text)
+    } - relevant
     # Above a floor only relevant entries (and matched directives, which may be forced) can be
     # chosen: the ranking fields of the other text hits are never looked at.
     scored = {*text, *dense.exact, *extras} if floor <= 0 else {*relevant, *maybe, *extras}

