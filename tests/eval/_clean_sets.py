@@ -345,6 +345,24 @@ FORGE_SETS = (
         # absent (checked on every row through SECRET_PREFIXES)
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout18",
+        formats={"claude-code": 5, "codex-rollout": 5},
+        repos=9,
+        lessons=23,
+        tool_errors=13,
+        without_lessons=2,
+        max_bytes=4_700_000,
+        missing_word=("cx-devmap-review-none.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the first names (`jay`, `lewis`, `vish`, `nathaniel`, `ubin`) and the start of an
+        # owner's own name (`kenwe`) are left out, as SOURCES-heldout18.md discloses
+        accounts=("ulas.sancak", "ahanna13", "amitjardosh"),
+        redacted={"cx-pincodes-uconv-tty.jsonl": 9, "cc-todos-preview-node-path.jsonl": 3},
+        # the replaced e-mail addresses, checked gone by their local parts
+        secrets=("vish.desai@", "pramoda@", "pramado@"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
