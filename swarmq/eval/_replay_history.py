@@ -25,7 +25,11 @@ CALL_CHARS = 600
 """How much of a call's input the failure text carries (a hook sees the whole call; the
 signature of a failure is in its first words)."""
 ERROR_CHARS = 1500
-"""How much of the error the failure text carries (tool results are clipped by the reader)."""
+"""How much of the head of the error the failure text carries."""
+ERROR_TAIL_CHARS = 1000
+"""How much of the end of a longer error it carries too: the hooks hand recall a long output's
+head and its tail (``swarmq.hooks.events.clip``), because a traceback, a test run or a build
+states its failure last."""
 
 _NOT_A_REQUEST = (
     "<local-command-caveat>",
@@ -53,6 +57,12 @@ class FailingCall:
         """The call and its error as the hooks hand them to recall (``$ <call>`` on the first
         line, the error after it); also the text injection at the failure is given."""
         return f"$ {self.call or self.tool}\n{self.error}".strip()
+
+
+def _clipped(error: str) -> str:
+    if len(error) <= ERROR_CHARS + ERROR_TAIL_CHARS:
+        return error
+    return error[:ERROR_CHARS] + "\n" + error[-ERROR_TAIL_CHARS:]
 
 
 @dataclass(slots=True)
@@ -200,7 +210,7 @@ def read_session(path: Path) -> Session:
                     moment or last or datetime.min,
                     name,
                     call,
-                    message.text[:ERROR_CHARS],
+                    _clipped(message.text),
                 )
             )
     if first is None or last is None:

@@ -52,7 +52,10 @@ EVENTS: dict[Agent, dict[str, Action]] = {
 """Per agent, the events swarmq installs a hook for and what it does at each."""
 
 MAX_TEXT = 8000
-"""Characters of a failing call and its error handed to recall (the signature is near the top)."""
+"""Characters of a failing call and its error handed to recall."""
+TAIL_TEXT = 3000
+"""Of :data:`MAX_TEXT`, the characters kept from the end of a longer text: a shell's error is
+near the top, but a traceback, a test run or a build states its failure last."""
 
 EXIT_CODE = r"(?:exit(?:ed)?(?: with)?(?: status| code)?|exit_code|return code)\s*[:=]?\s*(-?\d+)"
 """An exit status stated in a tool's text output (any case)."""
@@ -119,7 +122,15 @@ class HookCall:
             return None
         if not call and isinstance(tool, str):
             call = tool
-        return f"$ {call}\n{error}".strip()[:MAX_TEXT]
+        return clip(f"$ {call}\n{error}".strip())
+
+
+def clip(text: str, limit: int = MAX_TEXT, tail: int = TAIL_TEXT) -> str:
+    """``text`` within ``limit`` characters: its head (the call, a shell's error) and its last
+    ``tail`` characters (where a traceback or a test run states the failure)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - tail - 1] + "\n" + text[-tail:]
 
 
 def parse(agent: Agent, raw: bytes | str, event: str | None = None) -> HookCall:

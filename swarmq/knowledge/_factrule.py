@@ -44,6 +44,8 @@ _ENVIRONMENT = re.compile(
     r"(?:api |llm )?gateway|not (?:registered|connected) in the session|"
     r"nix flakes?|nix-shell|dev ?shells?|"
     r"macos|windows|linux|ubuntu|debian|nixos|wsl|homebrew|brew|apt-get|"
+    r"(?:console|terminal|text|default|locale) encoding (?:here |on this \w+ )?is\b|"
+    r"code ?page|pythonioencoding|"
     r"pm2 restart|systemctl|restart (?:the )?(?:server|service|daemon|app|dev server)|"
     r"not live until|takes? effect only after|only after (?:a |the )?restart|"
     r"docker exec|(?:in|inside) (?:the |a )?(?:docker |ubuntu [\d.]+ )?container|"

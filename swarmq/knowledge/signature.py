@@ -131,12 +131,21 @@ _CLAUDE_TOOL = (
     (re.compile(r"^Directory does not exist\b"), "{tool}: directory does not exist{subject}"),
     (re.compile(r"InputValidationError: (\w+) failed"), "{0}: input validation error"),
     (re.compile(r"File content \(\d+ tokens\) exceeds maximum"), "Read: file too large"),
+    # Edit or Write on a file changed since it was read (a formatter, a linter, the user): one
+    # rule of the tool, whichever file and wording ("unexpectedly modified", "modified since read")
+    (re.compile(r"^File has been (?:unexpectedly )?modified\b"), "Edit: file modified since read"),
     (
         re.compile(r"Found \d+ matches of the string to replace, but replace_all is false"),
         "Edit: string to replace is not unique",
     ),
 )
 _PATCH = (
+    # a formatter's check (`ruff format --check`, `black --check`) on unformatted files: the
+    # same failure whichever files it names
+    (
+        re.compile(r"^(?:Would reformat\b|\d+ files? would be reformatted\b)"),
+        "formatter: would reformat",
+    ),
     (re.compile(r"Failed to find expected lines"), "apply_patch: failed to find expected lines"),
     (re.compile(r"is not a valid hunk header"), "apply_patch: invalid hunk header"),
 )
@@ -162,7 +171,8 @@ _ERROR_LINE = re.compile(
 )
 _POSSIBLE = re.compile(
     _ERROR_LINE.pattern
-    + r"|not\b|n't\b|\bno `|no matches|bad pattern|sudo|zsh|value too great|exit|"
+    + r"|not\b|n't\b|\bno `|no matches|bad pattern|sudo|zsh|value too great|exit|would reformat|"
+    r"would be reformatted|"
     r"interrupt|replace_all|status code|unbound|ambiguous|file exists|read-only|already in use|"
     r"unreachable|no space left|too many open files|broken pipe|exceeds maximum|is a directory",
     re.IGNORECASE,

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from swarmq.eval._replay_history import read_session
 from swarmq.eval._replay_schedule import consolidation_runs
 from swarmq.eval.replay import replay, replay_project
 from swarmq.eval.replay_labels import ReplayLabelsError, load_labels
@@ -291,3 +292,24 @@ def test_a_stated_lesson_reaches_the_next_session_with_default_settings(
     (outcome,) = figures.projects[0].recurrences
     assert outcome.status == "before", outcome
     assert outcome.learned and outcome.in_store
+
+
+def test_a_long_failure_is_replayed_with_its_end_where_a_traceback_states_it(
+    tmp_path: Path,
+) -> None:
+    frames = "".join(
+        f'  File "lib/m{i}.py", line {i}, in f{i}\n    f{i + 1}()\n' for i in range(60)
+    )
+    last = "UnicodeEncodeError: 'gbk' codec can't encode character '\\u2705' in position 0"
+    error = f"Exit code 1\nTraceback (most recent call last):\n{frames}{last}"
+    lines = [
+        _record("s", 0, "2026-01-05T10:00:00.000Z", "user", "Install the tool"),
+        _record("s", 1, "2026-01-05T10:00:05.000Z", "assistant", _call("t1", "tool install")),
+        _record("s", 2, "2026-01-05T10:00:06.000Z", "user", _result("t1", error, True)),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (failure,) = read_session(path).failures
+    assert len(error) > 2500
+    assert failure.text().startswith("$ tool install\nExit code 1\nTraceback")
+    assert failure.text().endswith(last)

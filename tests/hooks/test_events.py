@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from swarmq.hooks.events import failed, parse, reply
+from swarmq.hooks.events import MAX_TEXT, failed, parse, reply
 from swarmq.storage.spool import STALE_CLAIM_SECONDS, Spool
 
 
@@ -35,6 +35,26 @@ def test_claude_code_failure_carries_the_call_and_its_error() -> None:
         json.dumps({"hook_event_name": "PostToolUseFailure", "error": "x", "is_interrupt": True}),
     )
     assert interrupted.failure_text() is None
+
+
+def test_a_long_failure_keeps_its_last_lines_where_a_traceback_states_it() -> None:
+    frames = "".join(
+        f'  File "lib/m{i}.py", line {i}, in f{i}\n    f{i + 1}()\n' for i in range(400)
+    )
+    error = f"Exit code 1\nTraceback (most recent call last):\n{frames}"
+    error += "UnicodeEncodeError: 'gbk' codec can't encode character '\\u2705' in position 0"
+    payload = {
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": "superclaude install"},
+        "error": error,
+    }
+    text = parse("claude-code", json.dumps(payload)).failure_text()
+    assert text is not None and len(error) > MAX_TEXT >= len(text)
+    assert text.startswith("$ superclaude install\nExit code 1")
+    assert text.endswith(
+        "UnicodeEncodeError: 'gbk' codec can't encode character '\\u2705' in position 0"
+    )
 
 
 def test_codex_post_tool_use_is_a_failure_only_when_its_result_failed() -> None:
