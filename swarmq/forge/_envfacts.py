@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from swarmq.forge._calls import LITERAL_GLOB
+from swarmq.forge._gitbash import cmd_idioms
 from swarmq.knowledge.msys import rewritten_argument
 
 _PS_NOT_FOUND = re.compile(
@@ -391,7 +392,7 @@ def windows_fact(call: str, error: str) -> str:
             "`encoding='utf-8'` and set `PYTHONIOENCODING=utf-8` (or "
             "`sys.stdout.reconfigure(encoding='utf-8')`) before printing non-ASCII text"
         )
-    return ""
+    return cmd_idioms(call, error)
 
 
 def environment_fact(program: str, error: str, call: str = "") -> str:

@@ -59,6 +59,7 @@ from swarmq.forge._envfacts import (
     unexpanded_wildcard,
     windows_fact,
 )
+from swarmq.forge._formatting import FormatterWatch, formatter_fact
 from swarmq.forge._layout import (
     base_name,
     file_paths,
@@ -68,6 +69,7 @@ from swarmq.forge._layout import (
     searched_names,
 )
 from swarmq.forge._probes import ProbeWatcher
+from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
 
@@ -409,7 +411,11 @@ class Sequence:
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
-        rule = tool_rule(runs, self.error, self.failed_call)
+        rule = (
+            tool_rule(runs, self.error, self.failed_call)
+            or formatter_fact(self.failed_call, self.error)
+            or stale_read_fact(self.error)
+        )
         if rule:
             return rule
         if self.usage and not self.fixed_call:
@@ -712,6 +718,10 @@ class SequenceMiner:
     probes: ProbeWatcher = field(default_factory=ProbeWatcher)
     """Failed probes of missing paths and how the session resolved them: observations kept
     apart from the lessons (:mod:`._probes`), never sequences."""
+    formatting: FormatterWatch = field(default_factory=FormatterWatch)
+    """Formatter checks that failed, until the formatter runs and the check passes."""
+    rewrites: RewriteWatch = field(default_factory=RewriteWatch)
+    """What changed files behind the agent's back (the cause of a stale-read refusal)."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -735,6 +745,8 @@ class SequenceMiner:
         self.calls += 1
         if name in _EDITING:
             self.edits += 1
+        elif name in _COMMAND_TOOLS:
+            self.rewrites.called(value)
         self.pending_calls.append((name or "tool", value, call_id))
 
     def result(
@@ -764,6 +776,7 @@ class SequenceMiner:
             and not self.absent
             and self.refused is None
             and not self.probes.waiting
+            and not self.formatting.waiting
         ):
             return  # the common case: a call that worked, nothing waiting for a retry
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
@@ -791,6 +804,10 @@ class SequenceMiner:
             self.probes.failed(tool, whole or call, text, line_no, timestamp)
         elif self.probes.waiting:
             self.probes.worked(tool, call, whole, text)
+        if self.open_failures:
+            self.rewrites.explain(text, self.open_failures)
+        if is_error and self.formatting.failed(tool, call, whole or call, text):
+            return  # kept only once the formatter runs and the check passes (:mod:`._formatting`)
         if is_error:
             self.witness.saw(text, whole, program(call))
             if self.open_failures:
@@ -809,6 +826,23 @@ class SequenceMiner:
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
             self._succeeded(tool, call, index, line_no, timestamp, whole)
+        reformatted = (
+            self.formatting.worked(tool, call, whole or call) if self.formatting.waiting else None
+        )
+        if reformatted is not None:
+            self.closed.append(
+                Sequence(
+                    tool,
+                    reformatted.check,
+                    reformatted.error,
+                    reformatted.formatter,
+                    "",
+                    index,
+                    line_no,
+                    timestamp,
+                    retried=True,
+                )
+            )
 
     def _reran(
         self,
@@ -964,6 +998,8 @@ class SequenceMiner:
             return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
         if store_alias(program(call), output):
             return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
+        if stale_read(output[:300]):  # one refusal whatever the file or the editing tool
+            return self._open(tool, call, error_excerpt(output), index, whole, "stale read")
         if _CANNOT_START.search(output, 0, 3000) or (
             output.find("bwrap: ", 0, 3000) >= 0  # inside Codex's report of a sandboxed call
             and error_excerpt(output).startswith("bwrap: ")
@@ -1407,6 +1443,7 @@ class SequenceMiner:
             or (_SCRIPT_REFUSAL.match(failure.error) and failure.expects)
             or tool_rule(runs, failure.error, failure.call)
             or windows_fact(failure.call, failure.error)
+            or stale_read(failure.error)
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)
