@@ -982,6 +982,8 @@ class SequenceMiner:
     ) -> bool:
         """Open a failure waiting for its retry; ``False`` when the failure is no lesson (a look
         that found nothing, a test run that failed, a failure seen before)."""
+        if tool in _EDITING and call and stale_read(output[:300]):  # one refusal whatever
+            return self._open(tool, call, error_excerpt(output), index, whole, "stale read")  # file
         if (
             (
                 tool in _SKIPPED_TOOLS
@@ -998,8 +1000,6 @@ class SequenceMiner:
             return self._open(tool, call, error_excerpt(output), index, whole, f"{tool}\0{windows}")
         if store_alias(program(call), output):
             return self._open(tool, call, STORE_ALIAS_EXIT, index, whole, f"{tool}\0store alias")
-        if stale_read(output[:300]):  # one refusal whatever the file or the editing tool
-            return self._open(tool, call, error_excerpt(output), index, whole, "stale read")
         if _CANNOT_START.search(output, 0, 3000) or (
             output.find("bwrap: ", 0, 3000) >= 0  # inside Codex's report of a sandboxed call
             and error_excerpt(output).startswith("bwrap: ")

@@ -114,18 +114,23 @@ def test_a_stale_read_refusal_is_kept_with_its_cure_and_the_cause_the_session_sh
     assert "the file has Windows (CRLF) line endings" in found[0]
 
 
-def test_a_stale_read_on_another_file_in_the_other_wording_is_the_same_lesson(
+def test_a_stale_read_on_another_file_is_the_same_lesson_with_the_formatter_as_its_cause(
     tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
 ) -> None:
     session = ClaudeSession().user("tidy both modules")
     session.bash("ruff format src", "2 files reformatted")
-    tool(
-        session,
-        "Edit",
-        {"file_path": "/w/a.py", "old_string": "x", "new_string": "y"},
-        REFUSED,
-        error=True,
-    )
+    for name in ("a", "b"):
+        edit = {"file_path": f"/w/{name}.py", "old_string": "x", "new_string": "y"}
+        tool(session, "Edit", edit, REFUSED, error=True)
+    found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert len(found) == 1
+    assert "here `ruff format` rewrote files in place" in found[0]
+
+
+def test_the_other_wording_of_the_refusal_is_kept_too(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = ClaudeSession().user("rename the helper")
     tool(
         session,
         "Write",
@@ -135,7 +140,7 @@ def test_a_stale_read_on_another_file_in_the_other_wording_is_the_same_lesson(
     )
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
-    assert "here `ruff format` rewrote files in place" in found[0]
+    assert "Read the file right before each Edit" in found[0]
 
 
 def test_cmd_idioms_in_git_bash_are_an_environment_fact_with_their_bash_form(
