@@ -243,6 +243,7 @@ class FileIndex:
         self.held_as: str | None = None
         """The key under which :meth:`close` gives the connection and handle to the process's
         held ones (:mod:`._heldindex`) instead of closing them (``None``: closed)."""
+        self.opened_by = os.getpid()
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -364,10 +365,14 @@ class FileIndex:
             self.vectors = None
         if self.held_as is not None:
             key, self.held_as = self.held_as, None
+            held = _heldindex.Held(self.db, self.handle, self.opened_by)
+            if held.pid != os.getpid():  # opened before a fork: the parent's, left alone
+                _heldindex.leave(held)
+                return
             try:
                 if self.db.in_transaction:
                     self.db.execute("ROLLBACK")  # the search's read snapshot: no lock held
-                kept = _heldindex.give(key, _heldindex.Held(self.db, self.handle, os.getpid()))
+                kept = _heldindex.give(key, held)
             except sqlite3.Error:
                 kept = False
             if kept:

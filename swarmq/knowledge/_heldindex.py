@@ -81,6 +81,12 @@ def give(key: str, held: Held) -> bool:
     return True
 
 
+def leave(held: Held) -> None:
+    """Neither hold nor close ``held``: a forked child's copy of its parent's connection (an
+    index opened before the fork and closed after it, in the child)."""
+    _inherited.append(held)
+
+
 def close(held: Held) -> None:
     held.db.close()
     held.handle.close()
