@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -44,6 +45,17 @@ def _transactions_through_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """``SWARMQ_TEST_TXN_INDEX=1``: every store transaction reads through the persisted index
     (tests/knowledge/indexed.py)."""
     force_index_path(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _no_held_indexes_after_the_test() -> Iterator[None]:
+    """A test that warmed a hook server (``HookService.warm``) turned on the holding of index
+    connections for the whole process: turned off again, so no later test of this xdist
+    worker reads through connections an earlier one left held."""
+    yield
+    held = sys.modules.get("swarmq.knowledge._heldindex")
+    if held is not None and held.holding():
+        held.hold(False)
 
 
 def worker_redis_url(base: str, worker: str | None) -> str:

@@ -208,6 +208,25 @@ def unexpanded_wildcard(program: str, error: str) -> str:
     return found.group(1) if found else ""
 
 
+NOT_GRANTED = re.compile(
+    r"requested permissions? to (?:use ([\w.-]+)|(\w+))[^\n]{0,300}?haven'?t granted it yet",
+    re.IGNORECASE,
+)
+"""Claude Code's answer when a tool needs a permission the session was not given ("Claude
+requested permissions to use WebSearch, but you haven't granted it yet", "… to write to
+/workspace/report.md, …"): in a headless or unattended run nobody grants it, so every retry
+is refused alike."""
+
+
+def not_granted(error: str) -> str:
+    """The permission ``error`` says was never granted (``use WebSearch``, ``write``), or
+    ``""``."""
+    found = NOT_GRANTED.search(error)
+    if found is None:
+        return ""
+    return f"use {found.group(1)}" if found.group(1) else found.group(2).lower()
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
     worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
@@ -239,6 +258,12 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
     if TOO_LARGE.search(error):
         name = re.split(r"[/\\]", call.strip())[-1] or "the file"
         return f"`{name}` is too large to read at once: read it in parts with offset and limit"
+    wanted = not_granted(error) if "granted" in error else ""
+    if wanted:
+        return (
+            f"the permission to {wanted} is not granted in this setup: retrying does not help "
+            "(it must be allowed in the settings, or the work done without it)"
+        )
     if "<<" in call and _PS_HEREDOC.search(error):
         return (
             "PowerShell has no heredoc (`<<`): send a patch with the apply_patch tool itself, "

@@ -51,6 +51,7 @@ from swarmq.forge._envfacts import (
     literal_glob,
     missing_program,
     missing_subcommand,
+    not_granted,
     not_started,
     pattern_as_path,
     same_family,
@@ -591,6 +592,52 @@ def _steps(call: str) -> frozenset[str]:
     )
 
 
+_SEGMENT = re.compile(r"&&|\|\||;|\|")
+_CMD_WRAPPER = re.compile(r"^cmd(?:\.exe)?\s+/[cCkK]\s+", re.IGNORECASE)
+_READERS = frozenset(
+    {
+        "more",
+        "less",
+        "wc",
+        "sort",
+        "uniq",
+        "findstr",
+        "select-string",
+        "dir",
+        "get-childitem",
+        "tree",
+    }
+)
+"""Programs that print what is there and change nothing (beside probes, searches and the
+``cat`` family)."""
+_WRITES = re.compile(r"(?<![0-9&])>(?!&)|\s-(?:delete|exec|execdir|fprint)\b|\s-i\b")
+"""A redirection into a file, or a search or an editor told to act (``find -delete``,
+``sed -i``): the call changes something."""
+
+
+def reads_only(call: str) -> bool:
+    """Whether every step of ``call`` only reads (``grep x package.json``, ``cmd /c type f |
+    more``, ``sed -n '1,80p' f``): such a call changes nothing, so when a failed call works
+    after it, it was not the cure (the failure was transient, or what changed was done by
+    another tool)."""
+    bare = CD_PREFIX.sub("", call)
+    if not bare or _WRITES.search(bare.replace("2>/dev/null", "").replace("2>&1", "")):
+        return False
+    for segment in _SEGMENT.split(bare):
+        step = _CMD_WRAPPER.sub("", segment.strip())
+        if not step or step.startswith("cd "):
+            continue
+        runs = program(step).lower()
+        if runs == "sed":
+            if _SED_PRINT.search(step + " ") is None:
+                return False
+        elif not (
+            runs in _PROBES or runs in _SEARCHES or runs in _READERS or same_family("cat", runs)
+        ):
+            return False
+    return True
+
+
 def _reruns(call: str, refused: str) -> bool:
     """Whether ``call`` runs what the refused call ran, as it was: the same steps, or some
     of them and nothing else (the agent dropped a step the refusal made moot)."""
@@ -984,6 +1031,9 @@ class SequenceMiner:
         that found nothing, a test run that failed, a failure seen before)."""
         if tool in _EDITING and call and stale_read(output[:300]):  # one refusal whatever
             return self._open(tool, call, error_excerpt(output), index, whole, "stale read")  # file
+        wanted = not_granted(output[:600]) if output.find("granted", 0, 600) >= 0 else ""
+        if wanted and call:  # any tool, a lookup too: one refusal that every retry meets
+            return self._open(tool, call, error_excerpt(output), index, whole, "not granted")
         if (
             (
                 tool in _SKIPPED_TOOLS
@@ -1218,6 +1268,7 @@ class SequenceMiner:
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
                 and program(call) not in _PROBES
                 and not same_family("cat", program(call))
+                and not reads_only(whole or call)
                 and not _retried(whole or call, failure)
                 and not test_run
             ):  # a test run checks a fix, it is none

@@ -52,7 +52,7 @@ from swarmq.federated.recall import recall_failure, recall_session_start
 from swarmq.federated.stores import Stores
 from swarmq.hooks._wire import log, socket_path
 from swarmq.knowledge.project import KnowledgeStore
-from swarmq.knowledge.query import QueryContext
+from swarmq.knowledge.query import QueryContext, hold_indexes
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
 from swarmq.storage.call_latency import LatencyRecorder
@@ -130,7 +130,9 @@ class HookService:
 
     def warm(self) -> None:
         """Load every tier and build the indexes once, before the socket is opened, and ready
-        the models that query used for many queries (nothing left to load in a request)."""
+        the models that query used for many queries (nothing left to load in a request), and
+        hold the index connections the searches open."""
+        hold_indexes()  # each store's index connection and handle, from one request to the next
         federated_prepare(self.stores, QueryContext(text="warm up"))
         from swarmq.similarity.static_embedder import ready_default
 

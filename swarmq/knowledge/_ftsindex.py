@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from swarmq.errors import Unavailable
+from swarmq.knowledge import _heldindex
 from swarmq.knowledge._joinsets import JoinRow, join_row
 from swarmq.knowledge._kept import Kept
 from swarmq.knowledge._lineparse import parse_line
@@ -151,6 +152,7 @@ def forget_kept() -> None:
     _counts.clear()
     with _near_lock:
         _near_answers.clear()
+    _heldindex.forget()
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -238,6 +240,10 @@ class FileIndex:
         """The entries' vectors under the embedder the index was opened with (hybrid)."""
         self._count: int | None = None
         self._state: tuple[object, ...] | None = None
+        self.held_as: str | None = None
+        """The key under which :meth:`close` gives the connection and handle to the process's
+        held ones (:mod:`._heldindex`) instead of closing them (``None``: closed)."""
+        self.opened_by = os.getpid()
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -250,6 +256,7 @@ class FileIndex:
         embedder: Embedder | None = None,
         embed_limit: int | None = -1,
         fill: bool = False,
+        hold: bool = False,
     ) -> FileIndex | None:
         """The index of ``path``, brought up to date (``rebuild``: built afresh), with the
         entries' vectors under ``embedder`` when one is given, embedding at most
@@ -258,12 +265,19 @@ class FileIndex:
         ``fill``,
         catching up entries an earlier catch-up left without a vector; ``None`` when the file
         does not exist or ends in an unterminated line (a write in progress: the caller loads
-        the store), or when the vectors could not be brought in step."""
+        the store), or when the vectors could not be brought in step. With ``hold``, the
+        connection and handle the process holds for ``path`` (:mod:`._heldindex`) are used
+        once verified as a fresh open verifies them, and :meth:`close` gives them back."""
         path = Path(path)
         for attempt in (1, 2):
             try:
                 return cls._open(
-                    path, rebuild=rebuild, embedder=embedder, embed_limit=embed_limit, fill=fill
+                    path,
+                    rebuild=rebuild,
+                    embedder=embedder,
+                    embed_limit=embed_limit,
+                    fill=fill,
+                    hold=hold and _heldindex.holding(),
                 )
             except sqlite3.OperationalError:
                 # Another process renamed a rebuilt index over the one this connection had
@@ -281,11 +295,18 @@ class FileIndex:
         embedder: Embedder | None,
         embed_limit: int | None,
         fill: bool,
+        hold: bool = False,
     ) -> FileIndex | None:
-        try:
-            handle = path.open("rb")
-        except FileNotFoundError:
-            return None
+        key = str(path)
+        held = _heldindex.take(key) if hold and not rebuild else None
+        kept_db, handle = _reusable(path, held) if held is not None else (None, None)
+        if handle is None:
+            try:
+                handle = path.open("rb")
+            except FileNotFoundError:
+                if kept_db is not None:
+                    kept_db.close()
+                return None
         known: dict[int, str | None] = {}
         caught: list[bool] = []
         collect: Collect | None = None
@@ -316,7 +337,7 @@ class FileIndex:
             db = (
                 _rebuild(path, handle, sidecar_path(path), collect, catch_up)
                 if rebuild
-                else _sync(path, handle, collect, catch_up)
+                else _sync(path, handle, collect, catch_up, kept_db)
             )
         except BaseException:
             handle.close()
@@ -334,11 +355,28 @@ class FileIndex:
             db.close()
             handle.close()
             return None
-        return cls(path, db, handle, vectors)
+        index = cls(path, db, handle, vectors)
+        index.held_as = key if hold else None
+        return index
 
     def close(self) -> None:
         if self.vectors is not None:
             self.vectors.close()
+            self.vectors = None
+        if self.held_as is not None:
+            key, self.held_as = self.held_as, None
+            held = _heldindex.Held(self.db, self.handle, self.opened_by)
+            if held.pid != os.getpid():  # opened before a fork: the parent's, left alone
+                _heldindex.leave(held)
+                return
+            try:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")  # the search's read snapshot: no lock held
+                kept = _heldindex.give(key, held)
+            except sqlite3.Error:
+                kept = False
+            if kept:
+                return
         self.db.close()
         self.handle.close()
 
@@ -677,10 +715,53 @@ def _remove(paths: Iterable[Path]) -> None:
 # -- keeping the index in step with the file ------------------------------------------------------
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that knows which file it opened: a held one (:mod:`._heldindex`) is
+    used again only while its sidecar is still that file (a rebuild renames another over it,
+    and SQLite reads on from the file it has open)."""
+
+    identity: tuple[int, int] | None = None
+
+
+def _identity(file: Path | str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _connect(file: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(file, timeout=60, isolation_level=None, check_same_thread=False)
+    # stat before connecting: a file renamed over it in between is then found different
+    # (a connection is dropped for nothing), never taken for the one the connection opened
+    identity = _identity(file)
+    db = sqlite3.connect(
+        file, timeout=60, isolation_level=None, check_same_thread=False, factory=_Connection
+    )
+    db.identity = identity
     db.execute("PRAGMA synchronous = OFF")  # a cache: a torn index is detected and rebuilt
     return db
+
+
+def _reusable(
+    path: Path, held: _heldindex.Held
+) -> tuple[sqlite3.Connection | None, BinaryIO | None]:
+    """What of a held connection and handle of ``path`` can serve a search (what cannot is
+    closed): the handle while ``path`` still names its file (swarmq replaces the file on
+    every write), the connection while its sidecar is still the file it opened. The rest of
+    a fresh open's checks (:func:`_sync`: metadata, size, mtime, end blocks) run on them as on
+    fresh ones."""
+    db: sqlite3.Connection | None = held.db
+    handle: BinaryIO | None = held.handle
+    identity = getattr(held.db, "identity", None)
+    if identity is None or _identity(sidecar_path(path)) != identity:
+        held.db.close()
+        db = None
+    st = os.fstat(held.handle.fileno())
+    if _identity(path) != (st.st_dev, st.st_ino):
+        held.handle.close()
+        handle = None
+    return db, handle
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, object]:
@@ -709,13 +790,18 @@ def _current(meta: dict[str, object], path: Path, handle: BinaryIO) -> str:
 
 
 def _sync(
-    path: Path, handle: BinaryIO, collect: Collect | None, catch_up: CatchUp | None
+    path: Path,
+    handle: BinaryIO,
+    collect: Collect | None,
+    catch_up: CatchUp | None,
+    held: sqlite3.Connection | None = None,
 ) -> sqlite3.Connection | None:
-    """An up-to-date connection to the index of ``path`` (``handle`` its open file)."""
+    """An up-to-date connection to the index of ``path`` (``handle`` its open file): ``held``
+    (a connection a resident process kept) when given, checked as a fresh one is."""
     file = sidecar_path(path)
     db: sqlite3.Connection | None = None
     try:
-        db = _connect(file)
+        db = held if held is not None else _connect(file)
         meta = _meta(db)
         if meta.get("version") != INDEX_VERSION:  # another layout: built afresh
             db.close()
@@ -744,6 +830,8 @@ def _sync(
     except sqlite3.DatabaseError:
         if db is not None:
             db.close()
+        if held is not None:  # whatever the held connection met, a fresh one decides
+            return _sync(path, handle, collect, catch_up)
         return _rebuild(path, handle, file, collect, catch_up)
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from swarmq.knowledge import _heldindex
 from swarmq.knowledge._ahead import PendingVector
 from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
@@ -755,6 +756,13 @@ def _outranked(results: list[Ranked], ranked: Ranked, limit: int, config: Knowle
     return ahead >= limit
 
 
+def hold_indexes(on: bool = True) -> None:
+    """Have this process hold each store's index connection and file handle from one search to
+    the next (a resident process: the hook server), verified on every search as a fresh open
+    verifies them (:mod:`._heldindex`); ``False``: close them and stop."""
+    _heldindex.hold(on)
+
+
 def _open_index(
     store: TierStore, stack: contextlib.ExitStack, rebuild: bool, embedder: Embedder | None
 ) -> FileIndex | None:
@@ -763,7 +771,7 @@ def _open_index(
     if store.tier_file.mirror.state is not None:
         return None
     try:
-        index = FileIndex.open(store.files.knowledge, rebuild=rebuild, embedder=embedder)
+        index = FileIndex.open(store.files.knowledge, rebuild=rebuild, embedder=embedder, hold=True)
     except (OSError, sqlite3.Error) as exc:
         log.warning(
             "knowledge index of %s unusable (%s); loading the store", store.files.knowledge, exc
