@@ -1494,7 +1494,7 @@ class SequenceMiner:
             or (_SCRIPT_REFUSAL.match(failure.error) and failure.expects)
             or tool_rule(runs, failure.error, failure.call)
             or windows_fact(failure.call, failure.error)
-            or stale_read(failure.error)
+            or (stale_read(failure.error) and bool(failure.again))  # refused again after a Read
             or _unknown_word(failure)
         ) and len(self.unresolved) < self.unresolved_limit:
             self.unresolved.append(failure)

@@ -6,7 +6,9 @@ it ("File has been unexpectedly modified. Read it again before attempting to wri
 linter that rewrote it (``ruff format``, ``black``, ``prettier``, ``eslint --fix``, an editor's
 format on save), or Windows (CRLF) line endings that the tool's view and the disk disagree on.
 The refusal is one lesson whatever the file: read the file right before each edit, and when the
-edit is still refused, write the whole file straight after a read. The cause is stated when the
+edit is still refused, write the whole file straight after a read. A refusal met once and got
+past by the Read it asks for is the tool working as meant, no lesson; one refused again (or got
+round by writing the file another way) is. The cause is stated when the
 session shows it (a formatter run before the refusal, ``^M`` or CRLF in an output after it).
 """
 

@@ -127,20 +127,28 @@ def test_a_stale_read_on_another_file_is_the_same_lesson_with_the_formatter_as_i
     assert "here `ruff format` rewrote files in place" in found[0]
 
 
-def test_the_other_wording_of_the_refusal_is_kept_too(
+def test_the_other_wording_of_the_refusal_met_again_is_kept_too(
     tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
 ) -> None:
+    refused = "File has been modified since read, either by the user or by a linter. Read it again."
     session = ClaudeSession().user("rename the helper")
-    tool(
-        session,
-        "Write",
-        {"file_path": "/w/b.py", "content": "z"},
-        "File has been modified since read, either by the user or by a linter. Read it again.",
-        error=True,
-    )
+    for _ in range(2):
+        tool(session, "Read", {"file_path": "/w/b.py"}, "1→x = 1", error=False)
+        tool(session, "Write", {"file_path": "/w/b.py", "content": "z"}, refused, error=True)
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
     assert "Read the file right before each Edit" in found[0]
+
+
+def test_a_refusal_got_past_by_the_read_it_asks_for_is_no_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    edit = {"file_path": "/w/a.py", "old_string": "x", "new_string": "y"}
+    session = ClaudeSession().user("rename x")
+    tool(session, "Edit", edit, REFUSED, error=True)
+    tool(session, "Read", {"file_path": "/w/a.py"}, "1→x = 1", error=False)
+    tool(session, "Edit", edit, "The file /w/a.py has been updated.", error=False)
+    assert sequences(session.write(tmp_path / "s.jsonl"), layout, locks) == []
 
 
 def test_cmd_idioms_in_git_bash_are_an_environment_fact_with_their_bash_form(
