@@ -57,6 +57,8 @@ _IDIOMS = (
         "(or `export VAR=value`)",
     ),
 )
+BASH_FORMS = "`cd /c/dir`, `cat FILE`, `2>/dev/null`, `VAR=value command`, no `chcp`"
+"""Every idiom's bash form, stated with any one of them: the next session may type another."""
 _BASH_ERROR = re.compile(r"(?:^|/)(?:usr/)?(?:bin/)?bash: line \d+: |^bash: ", re.MULTILINE)
 """Where the error says it comes from bash (Git Bash on Windows prints ``/usr/bin/bash: line 1:``)."""
 _CMDLET = re.compile(r"\b([A-Z][a-z]+-[A-Z][A-Za-z]+): command not found")
@@ -72,6 +74,7 @@ def cmd_idioms(call: str, error: str) -> str:
     if not any(i.in_error is not None and i.in_error.search(error) for i in present):
         return ""
     said = "; ".join(idiom.said for idiom in present)
+    said += f"; write bash syntax throughout ({BASH_FORMS})"
     cmdlet = _CMDLET.search(error)
     if cmdlet:
         said += (
@@ -81,4 +84,4 @@ def cmd_idioms(call: str, error: str) -> str:
     return f"the Bash tool on Windows is Git Bash, not cmd.exe or PowerShell: {said}"
 
 
-__all__ = ["cmd_idioms"]
+__all__ = ["BASH_FORMS", "cmd_idioms"]

@@ -34,9 +34,9 @@ _CRLF_SHOWN = re.compile(r"\^M\$|\bCRLF\b|\\r\\n|with CRLF line terminators")
 """An output that shows Windows line endings (``cat -A``'s ``^M$``, ``file``'s "with CRLF line
 terminators", git's warnings)."""
 CURE = (
-    "Claude Code's Edit refuses a file changed on disk since its last Read: Read the file right "
-    "before each Edit (again after any formatter or linter run), and when Edit is still refused, "
-    "Write the whole file straight after a Read"
+    "Claude Code's Edit refuses a file changed on disk since its last Read: read the file again "
+    "right before each Edit (after any formatter or linter run too), and when Edit is still "
+    "refused, Write the whole file straight after a Read"
 )
 
 

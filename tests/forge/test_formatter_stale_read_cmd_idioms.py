@@ -109,7 +109,7 @@ def test_a_stale_read_refusal_is_kept_with_its_cure_and_the_cause_the_session_sh
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
     assert f"({REFUSED})" in found[0]
-    assert "Read the file right before each Edit" in found[0]
+    assert "read the file again right before each Edit" in found[0]
     assert "Write the whole file straight after a Read" in found[0]
     assert "the file has Windows (CRLF) line endings" in found[0]
 
@@ -137,7 +137,7 @@ def test_the_other_wording_of_the_refusal_met_again_is_kept_too(
         tool(session, "Write", {"file_path": "/w/b.py", "content": "z"}, refused, error=True)
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
-    assert "Read the file right before each Edit" in found[0]
+    assert "read the file again right before each Edit" in found[0]
 
 
 def test_a_refusal_got_past_by_the_read_it_asks_for_is_no_lesson(
@@ -168,6 +168,7 @@ def test_cmd_idioms_in_git_bash_are_an_environment_fact_with_their_bash_form(
     assert len(found) == 1
     assert "the Bash tool on Windows is Git Bash" in found[0]
     assert "`cd /c/dir`" in found[0]
+    assert "`2>/dev/null`, `VAR=value command`" in found[0]  # the other idioms' forms too
 
 
 def test_each_idiom_has_its_bash_form_only_when_bash_refused_one() -> None:
