@@ -396,6 +396,17 @@ CD_PREFIX = re.compile(
 """A leading change of directory (quoted, escaped, or cmd's ``cd /d``): not the program run."""
 
 
+_PROXY = re.compile(r"^\s*rtk\s+(?:proxy\s+)?(?=[^\s-])")
+"""``rtk`` (a proxy that agents are set up to put before their commands, to shorten what the
+commands print) runs the command after it: ``rtk swift test`` runs ``swift test``, ``rtk proxy
+find …`` runs ``find …`` unfiltered."""
+
+
+def unproxied(call: str) -> str:
+    """``call`` without a leading ``rtk`` / ``rtk proxy``."""
+    return _PROXY.sub("", call, count=1) if "rtk" in call[:8] else call
+
+
 _EXPORT_PREFIX = re.compile(
     r"^\s*export\s+(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*[A-Za-z_][A-Za-z0-9_]*=\S*\s*(?:&&|;)\s*"
 )
@@ -405,7 +416,7 @@ _EXPORT_PREFIX = re.compile(
 def program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``,
     ``export GIT_INDEX_FILE=/tmp/i && git add`` → ``git``)."""
-    call = CD_PREFIX.sub("", call)
+    call = unproxied(CD_PREFIX.sub("", call))
     if call.lstrip().startswith("export "):
         call = CD_PREFIX.sub("", _EXPORT_PREFIX.sub("", call))
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]

@@ -14,6 +14,7 @@ the tools (web fetches of a dead page, Claude Code's edit-protocol refusals) are
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from swarmq.forge._calls import (
     reason_of,
     sandbox_wrapped,
     summarise_call,
+    unproxied,
     writes_same_file,
 )
 from swarmq.forge._envfacts import (
@@ -224,7 +226,7 @@ _REFUSED = re.compile(r"permission denied|not permitted|access (?:is )?denied|re
 _TEST_RUN = re.compile(
     r"^(?:pytest|py\.test|python3? -m (?:pytest|unittest)|go test|cargo test|(?:npm|yarn|pnpm|bun)(?: run)? test|"
     r"npx (?:jest|vitest|mocha|playwright test)|jest|vitest|mocha|(?:bundle exec )?rspec|phpunit|"
-    r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest)\b"
+    r"dotnet test|mvn test|gradle test|\./gradlew test|make test|ctest|swift test|xcodebuild test)\b"
 )
 """A test run: when it fails because tests fail, the code was wrong (the fix is in the code)."""
 _NO_TESTS = re.compile(r"^NO TESTS RAN\b|^no tests ran\b|\bcollected 0 items\b", re.MULTILINE)
@@ -237,7 +239,7 @@ what the test run sees, and it is a test run all the same."""
 
 def _test_run(call: str) -> re.Match[str] | None:
     """Whether ``call`` runs tests (a leading ``cd`` and environment assignments aside)."""
-    return _TEST_RUN.match(_ASSIGNMENTS.sub("", CD_PREFIX.sub("", call)))
+    return _TEST_RUN.match(_ASSIGNMENTS.sub("", unproxied(CD_PREFIX.sub("", call))))
 
 
 _RUNNER_MISSING = re.compile(
@@ -568,6 +570,21 @@ def _last_step(call: str) -> str:
     return normal(_unhidden(call).rsplit("&&", 1)[-1])
 
 
+_RUNNING = "Process running with session ID "
+"""How Codex's unified exec reports a command still running when its call returns."""
+_RUNNING_ID = re.compile(r"(\d+)")
+
+
+def _polled(raw: Any) -> str:
+    """The session id a ``write_stdin`` call polls (its arguments are a JSON object)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return ""
+    return str(raw.get("session_id", "")) if isinstance(raw, dict) else ""
+
+
 _COMMAND_TOOLS = frozenset(
     {"Bash", "PowerShell", "exec_command", "shell", "shell_command", "local_shell"}
 )
@@ -769,6 +786,10 @@ class SequenceMiner:
     """Formatter checks that failed, until the formatter runs and the check passes."""
     rewrites: RewriteWatch = field(default_factory=RewriteWatch)
     """What changed files behind the agent's back (the cause of a stale-read refusal)."""
+    running: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """Processes a command left running (Codex's unified exec: "Process running with session
+    ID 58022"), by session id → the call that started them: a ``write_stdin`` poll's output,
+    and the exit status it ends with, are that command's."""
 
     def feed(self, message: Message) -> Iterator[Sequence]:
         """Feed one built message (any kind); yields the sequences it closes."""
@@ -810,6 +831,15 @@ class SequenceMiner:
             tool, raw, _ = pending.popleft()  # the common case: answered in order
         else:
             tool, raw = self._answered(call_id)
+        if tool == "write_stdin" and self.running:
+            tool, raw = self.running.get(_polled(raw), (tool, raw))
+        still = text.find(_RUNNING, 0, 400)
+        if still >= 0:  # neither failed nor worked yet: its poll will say which
+            if tool != "write_stdin":
+                session = _RUNNING_ID.match(text, still + len(_RUNNING))
+                if session is not None:
+                    self.running[session.group(1)] = (tool, raw)
+            return
         if not is_error and (
             text.find("not found", 0, 2000) >= 0
             or text.find("resolve host", 0, 2000) >= 0
