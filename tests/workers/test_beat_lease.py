@@ -19,11 +19,14 @@ from tests.support import write_roster
 def test_a_new_holder_adopts_last_runs_and_records_its_own(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:
+    # Due half a day from now: a run 5 minutes ago is the latest, whenever the test runs (a
+    # fixed 03:00 made it fail when run in the five minutes after 03:00 UTC).
+    due = (datetime.now(UTC) + timedelta(hours=12)).hour
     config = write_roster(
         tmp_path,
         swarm_name,
         redis_url,
-        schedule={"nightly": {"task": "maturity.sweep", "cron": "0 3 * * *"}},
+        schedule={"nightly": {"task": "maturity.sweep", "cron": f"0 {due} * * *"}},
     )
     app = create_app(load_roster(config, env={}))
     ran_elsewhere = datetime.now(UTC) - timedelta(minutes=5)
