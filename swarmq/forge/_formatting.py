@@ -57,12 +57,10 @@ def formatter_fact(call: str, error: str) -> str:
     formatter = formatter_check(call, error)
     if not formatter:
         return ""
-    command = formatter.split()[0] if formatter.endswith("--write") else formatter
-    check = f"{command} --check" if command != "ruff format" else "ruff format --check"
-    run = f"{formatter} ." if formatter != "prettier --write" else "prettier --write ."
+    check = f"{formatter.removesuffix(' --write')} --check"
     return (
-        f"`{check}` only reports unformatted files: run the formatter (`{run}`) before the "
-        "check, then the check passes"
+        f"`{check}` only reports unformatted files: run the formatter (`{formatter} .`) before "
+        "the check, then the check passes"
     )
 
 

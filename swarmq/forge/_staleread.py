@@ -87,11 +87,10 @@ class RewriteWatch:
         return "here " + " and ".join(causes) if causes else ""
 
 
-def stale_read_fact(error: str, cause: str = "") -> str:
-    """The lesson's rule for the refusal (``""`` when ``error`` is not it)."""
-    if not stale_read(error):
-        return ""
-    return f"{CURE} ({cause})" if cause else CURE
+def stale_read_fact(error: str) -> str:
+    """The lesson's rule for the refusal (``""`` when ``error`` is not it); its cause, when the
+    session shows one, is said beside it (:meth:`RewriteWatch.explain`)."""
+    return CURE if stale_read(error) else ""
 
 
 __all__ = ["CURE", "STALE_READ", "RewriteWatch", "stale_read", "stale_read_fact"]
