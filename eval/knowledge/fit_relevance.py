@@ -157,7 +157,8 @@ def shown(query: Query, probs: np.ndarray, tau: float) -> list[int]:
 def _rendered(query: Query, ordered: list[int]) -> list[int]:
     """What ``federated.inject.render`` shows of ``ordered`` under the query's budget: whole
     records while they fit (one that does not is skipped for the next), a record too long for
-    any block cut to the room left when its shortest cut fits."""
+    any block taken at the cost of its shortest cut when that fits (the room the others leave
+    is given back to it afterwards, which changes nothing shown)."""
     rows = query["candidates"]
     size = empty = int(query["empty"])
     out: list[int] = []
@@ -173,7 +174,7 @@ def _rendered(query: Query, ordered: list[int]) -> list[int]:
                 continue
             if size + int(row["least_cost"]) > int(query["max_chars"]):
                 continue
-            cost = int(query["max_chars"]) - size
+            cost = int(row["least_cost"])
         out.append(i)
         size += cost
     return out

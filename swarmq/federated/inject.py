@@ -8,7 +8,8 @@ lists every id shown, so any of them can be acknowledged; only knowledge entries
 ``shown_count``. The flywheel artifacts behind what was shown (shown directly, or behind a
 bridged entry) get one ``retrieved`` citation each: exposure, which moves σ and confirms
 nothing (``swarmq.flywheel.confirm``). Records are whole: one that does not fit the character
-budget is left out, never cut, and the next that fits is taken.
+budget is left out and the next that fits is taken; only a record too long for any block is
+cut, to the room the records after it leave (:func:`render`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.render import (
     ACK_HINT,
     CLOSE_TAG,
+    MIN_CLIPPED_DISPLAY,
     OPEN_TAG,
     Budget,
     budget_for,
@@ -120,13 +122,20 @@ def render(
 ) -> tuple[str | None, list[Fused]]:
     """The block and what it shows (``None`` when nothing fits). The records are chosen by
     their lessons alone; then each shown record names the other stores holding its fact
-    (``also_in``) while the budget has room: a pointer never pushes a lesson out. Records are
-    shown whole, except one too long for any block on its own: that one is cut to the room
-    left (:func:`clipped_to_fit`), else it could never be shown however relevant."""
+    (``also_in``) while the budget has room: a pointer never pushes a lesson out.
+
+    Records are shown whole, except one too long for any block on its own, which is cut
+    (:func:`clipped_to_fit`), else it could never be shown however relevant. Such a record is
+    chosen at the cost of its shortest useful cut, and only the room the records after it
+    leave is then given back to it, first-ranked first: cut to the whole room, a long learning
+    ranked first would push out every record after it, and the first record is not always
+    the relevant one (docs/QUALITY.md, "Issue 26: budget-aware rendering of long records").
+    Its start, id and source still tell the agent where to read the rest."""
     header = [OPEN_TAG, f"trace_id: {trace_id}", ACK_HINT]
     size = empty = lines_size(header) + len(CLOSE_TAG)
     records: list[list[str]] = []
     shown: list[Fused] = []
+    cut_ones: list[int] = []
     for item in fused:
         if len(shown) >= budget.max_entries:
             break
@@ -137,21 +146,32 @@ def render(
         if size + cost > budget.max_chars:
             if empty + cost <= budget.max_chars:
                 continue  # whole records only: a shorter one further down may still fit
-            make = partial(record_lines, item, with_also=False)
-            cut = clipped_to_fit(make, budget.max_chars - size, max_display)
-            if cut is None:
+            least = clipped_to_fit(
+                partial(record_lines, item, with_also=False),
+                budget.max_chars - size,
+                MIN_CLIPPED_DISPLAY,
+            )
+            if least is None:
                 continue  # too long for any block, and too little room left to show its start
-            lines, cost = cut, lines_size(cut)
+            cut_ones.append(len(records))
+            lines, cost = least, lines_size(least)
         records.append(lines)
         shown.append(item)
         size += cost
     if not shown:
         return None, []
+    for index in cut_ones:  # the room the others left, to the cut records, best first
+        now = lines_size(records[index])
+        make = partial(record_lines, shown[index], with_also=False)
+        grown = clipped_to_fit(make, budget.max_chars - size + now, max_display)
+        if grown is not None:
+            size += lines_size(grown) - now
+            records[index] = grown
     for index, item in enumerate(shown):
         if not item.also:
             continue
         full = record_lines(item, max_display)
-        extra = sum(len(line) + 1 for line in full) - sum(len(line) + 1 for line in records[index])
+        extra = lines_size(full) - lines_size(records[index])
         if size + extra <= budget.max_chars:
             records[index] = full
             size += extra

@@ -62,3 +62,29 @@ def test_the_directive_block_cuts_a_first_entry_too_long_for_it() -> None:
     )
     assert block is not None and len(block) <= budget.max_chars and shown[0].entry.id == entry.id
     assert "Run the formatter before pushing" in block and "…" in block
+
+
+MIDDLE = "Measure each overlay box from the rendered page at capture time, never guess it. " * 11
+
+
+def test_a_long_first_record_leaves_room_for_the_records_after_it() -> None:
+    """Cut to the whole room, a long learning ranked first would push out the 900-character
+    record after it: it is cut to what that record leaves instead."""
+    budget = Budget("full", 5, 2000)
+    items = [_fused("long", LONG, 1), _fused("middle", MIDDLE, 2), _fused("short", SHORT, 3)]
+    block, shown = render(items, trace_id="t", budget=budget, max_display=2000)
+    assert block is not None and len(block) <= budget.max_chars
+    assert [f.finding.id for f in shown] == ["long", "middle", "short"]
+    assert MIDDLE.strip() in block and SHORT in block  # whole
+    assert "Run the formatter before pushing" in block and "…" in block  # cut, still first
+    assert len(block) > budget.max_chars - 60  # the room the others left went to the long one
+
+
+def test_long_records_share_the_block_best_first() -> None:
+    budget = Budget("full", 5, 2000)
+    items = [_fused("first", LONG, 1), _fused("second", LONG.upper(), 2)]
+    block, shown = render(items, trace_id="t", budget=budget, max_display=2000)
+    assert block is not None and len(block) <= budget.max_chars
+    assert [f.finding.id for f in shown] == ["first", "second"]
+    first, second = block.split("- id: second")
+    assert len(first) > 3 * len(second)  # the room left goes to the first-ranked

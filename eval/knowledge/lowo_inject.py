@@ -1,0 +1,64 @@
+"""Injection from every store judged leaving one workspace out, through the product's own
+evaluation, with the learned relevance refitted per fold.
+
+For every examined workspace of eval/knowledge/workspaces/queries.json the learned relevance is
+fitted on the other workspaces' candidate rows (``fit_relevance.raw_model``: weights, and the
+floor on their own leave-one-workspace-out predictions, simulated as this checkout's
+``federated.inject.render`` shows records), put in place of ``federated.meaning.LEARNED`` for
+the packaged WordLlama, and the left-out workspace's queries (tune and held) go through
+``swarmq eval inject-every-store``'s evaluation with default settings. Run from two checkouts
+(each with its own ``fit_relevance.py`` and ``swarmq``) on the same rows to compare a change
+that has no parameter of its own, judged where no weight or floor was fitted.
+
+    python eval/knowledge/relevance_features.py > rows.json
+    python eval/knowledge/lowo_inject.py rows.json > lowo.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fit_relevance import raw_model  # this folder's sibling scripts
+from relevance_features import EXAMINED
+
+from swarmq.eval.cross_store import CrossStoreLabels, evaluate_cross_store, load_cross_store_labels
+from swarmq.federated import meaning
+from swarmq.flywheel.relevance import LearnedRelevance
+from swarmq.knowledge.config import KnowledgeConfig
+
+HERE = Path(__file__).parent
+
+
+def main() -> None:
+    rows: list[dict[str, Any]] = json.loads(Path(sys.argv[1]).read_text("utf-8"))
+    labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
+    kept = dict(meaning.LEARNED)
+    out: dict[str, Any] = {}
+    try:
+        for name in EXAMINED:
+            one = CrossStoreLabels(
+                labels.path,
+                labels.workspaces,
+                [q for q in labels.queries if q["workspace"] == name],
+            )
+            fold = raw_model([q for q in rows if q["workspace"] != name])
+            meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(*fold)
+            result: dict[str, Any] = {"floor": round(fold[-1], 4)}
+            for split in ("tune", "held"):
+                if not one.select(split):
+                    continue
+                got = evaluate_cross_store(one, split, KnowledgeConfig())
+                result[split] = [got.top3.as_dict(), got.abstain.as_dict()]
+            out[name] = result
+            print(name, json.dumps(result), file=sys.stderr)
+    finally:
+        meaning.LEARNED.clear()
+        meaning.LEARNED.update(kept)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
