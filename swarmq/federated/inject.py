@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from swarmq.federated.finding import Finding, Fused, Store
@@ -96,6 +96,14 @@ def _shown_safely(finding: Finding) -> bool:
     return all(check_hostile(text).valid for text in texts)
 
 
+@lru_cache(maxsize=2048)
+def _sanitized(text: str) -> str:
+    """:func:`sanitize` kept per text: cutting a long record to fit builds it a dozen times
+    (:func:`clipped_to_fit`), and the secret scan of its whole text was most of the block's
+    cost."""
+    return sanitize(text)
+
+
 def record_lines(fused: Fused, max_display: int, *, with_also: bool = True) -> list[str]:
     """One record of the block: a knowledge entry as the store renders it, anything else with
     its source; both name the other stores that hold the same fact (unless ``with_also`` is
@@ -108,7 +116,7 @@ def record_lines(fused: Fused, max_display: int, *, with_also: bool = True) -> l
             f"- id: {finding.id}",
             f"  source: {sanitize(_SOURCE_LABEL.get(finding.store, finding.store.value))} "
             f"{sanitize(finding.location)}",
-            f"  lesson: {clip(sanitize(finding.text), max_display)}",
+            f"  lesson: {clip(_sanitized(finding.text), max_display)}",
         ]
     if fused.also and with_also:
         lines.append(
