@@ -494,6 +494,23 @@ REPLAY_SETS = (
         redacted=2,
         missing_word="homebrew",
     ),
+    ReplaySet(
+        "h16",
+        projects=("zbarbe",),
+        recurrences=10,
+        # the account inside the sessions is the generic `root`, left out as SOURCES-h16.md
+        # discloses
+        owners=("DaniloTito01",),
+        twin=None,
+        max_bytes=5_200_000,
+        min_mistakes=3,
+        # the remote database password, the private keys of a printed acme.json and a contact
+        # address replaced (SOURCES-h16.md): their starts are gone, besides the literal prefixes of
+        # credentials
+        secrets=(*SECRET_PREFIXES, "Mfcd62", "MIIJJwIBAAKCAgEArPPx", "@znexo.com.br"),
+        redacted=86,
+        missing_word="homebrew",
+    ),
 )
 
 
