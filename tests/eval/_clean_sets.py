@@ -365,10 +365,10 @@ FORGE_SETS = (
     ),
     ForgeSet(
         "heldout19",
-        formats={"claude-code": 6, "codex-rollout": 4},
-        repos=9,
-        lessons=26,
-        tool_errors=15,
+        formats={"claude-code": 5, "codex-rollout": 4},
+        repos=8,
+        lessons=21,
+        tool_errors=12,
         without_lessons=1,
         max_bytes=3_100_000,
         missing_word=("cx-kriate-constitution-none.jsonl", "schtasks"),
@@ -376,9 +376,6 @@ FORGE_SETS = (
         # the generic ones (`root`, `rj`, `whit`) and an owner's own first name (`valeriy`) are
         # left out, as SOURCES-heldout19.md discloses
         accounts=("jtowe", "paqurin", "m_srnic", "mattabar", "thuong"),
-        redacted={"cc-barbearia-swarm-jq.jsonl": 3},
-        # the replaced database password, checked gone by its start
-        secrets=("Mfcd62",),
         quarter_per_user=True,
     ),
 )
