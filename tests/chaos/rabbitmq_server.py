@@ -41,8 +41,10 @@ def server_script() -> Path | None:
 
 
 class RabbitMQServer:
-    def __init__(self, directory: Path, *, config: str = "") -> None:
-        """``config``: more ``rabbitmq.conf`` lines (e.g. ``consumer_timeout = 5000``)."""
+    def __init__(self, directory: Path, *, config: str = "", advanced: str = "") -> None:
+        """``config``: more ``rabbitmq.conf`` lines (e.g. ``consumer_timeout = 5000``);
+        ``advanced``: settings of the ``rabbit`` application that ``rabbitmq.conf`` cannot
+        hold, as Erlang terms (e.g. ``{channel_tick_interval, 1000}``), for ``advanced.config``."""
         self.script = server_script()
         if self.script is None:
             raise FileNotFoundError(f"no rabbitmq-server found (set {SERVER_ENV})")
@@ -63,6 +65,9 @@ class RabbitMQServer:
             encoding="utf-8",
         )
         (directory / "enabled_plugins").write_text("[].\n", encoding="utf-8")
+        (directory / "advanced.config").write_text(
+            f"[{{rabbit, [{advanced}]}}].\n", encoding="utf-8"
+        )
 
     def env(self) -> dict[str, str]:
         d = self.directory
@@ -77,6 +82,7 @@ class RabbitMQServer:
             "RABBITMQ_MNESIA_BASE": str(d / "mnesia"),
             "RABBITMQ_LOG_BASE": str(d / "log"),
             "RABBITMQ_CONFIG_FILE": str(d / "rabbitmq"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(d / "advanced.config"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(d / "enabled_plugins"),
             "RABBITMQ_PID_FILE": str(d / "rabbitmq.pid"),
             "ERL_EPMD_ADDRESS": "127.0.0.1",

@@ -219,8 +219,15 @@ def test_rabbitmq_sigkill_under_load_workers_reconnect_and_missions_run_once(
 
 
 CONSUMER_TIMEOUT_MS = 5000
-"""RabbitMQ's ``consumer_timeout`` for the second test: far below the mission's run time. The
-node checks it about once a minute, so the channel is closed 60 s into the run."""
+"""RabbitMQ's ``consumer_timeout`` for the second test: far below the mission's run time."""
+
+TICK = "{channel_tick_interval, 2000}"
+"""A channel checks its deliveries' age on every tick, once a minute by default: every 2 s here,
+so the channel is closed 5-7 s into the run rather than 60 s."""
+
+AGENT_PAUSE_SECONDS = "25"
+"""The mission outlives the closed channel by far: the requeued delivery comes back to the
+worker while the first run still holds the mission."""
 
 
 def test_rabbitmq_consumer_timeout_shorter_than_a_mission_costs_a_reconnect_not_a_rerun(
@@ -237,7 +244,7 @@ def test_rabbitmq_consumer_timeout_shorter_than_a_mission_costs_a_reconnect_not_
     )
     (tmp_path / "redis").mkdir()
     rabbit = RabbitMQServer(
-        tmp_path / "rabbitmq", config=f"consumer_timeout = {CONSUMER_TIMEOUT_MS}\n"
+        tmp_path / "rabbitmq", config=f"consumer_timeout = {CONSUMER_TIMEOUT_MS}\n", advanced=TICK
     )
     redis_server = RedisServer(tmp_path / "redis")
     starts_log = tmp_path / "agent-starts.log"
@@ -247,7 +254,7 @@ def test_rabbitmq_consumer_timeout_shorter_than_a_mission_costs_a_reconnect_not_
             str(REPO / "tests" / "agent_script.py"),
             "{prompt_file}",
             "--pause-first",
-            "75",
+            AGENT_PAUSE_SECONDS,
         ],
         "timeout_seconds": 200,
         "env": {"SWARMQ_AGENT_STARTS": str(starts_log)},

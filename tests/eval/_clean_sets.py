@@ -363,6 +363,21 @@ FORGE_SETS = (
         secrets=("vish.desai@", "pramoda@", "pramado@"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout19",
+        formats={"claude-code": 5, "codex-rollout": 4},
+        repos=8,
+        lessons=21,
+        tool_errors=12,
+        without_lessons=1,
+        max_bytes=3_100_000,
+        missing_word=("cx-kriate-constitution-none.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`root`, `rj`, `whit`) and an owner's own first name (`valeriy`) are
+        # left out, as SOURCES-heldout19.md discloses
+        accounts=("jtowe", "paqurin", "m_srnic", "mattabar", "thuong"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
@@ -474,6 +489,23 @@ REPLAY_SETS = (
         # is gone, besides the literal prefixes of credentials
         secrets=(*SECRET_PREFIXES, "sk-H2INpn37"),
         redacted=2,
+        missing_word="homebrew",
+    ),
+    ReplaySet(
+        "h16",
+        projects=("zbarbe",),
+        recurrences=10,
+        # the account inside the sessions is the generic `root`, left out as SOURCES-h16.md
+        # discloses
+        owners=("DaniloTito01",),
+        twin=None,
+        max_bytes=5_200_000,
+        min_mistakes=3,
+        # the remote database password, the private keys of a printed acme.json and a contact
+        # address replaced (SOURCES-h16.md): their starts are gone, besides the literal prefixes of
+        # credentials
+        secrets=(*SECRET_PREFIXES, "Mfcd62", "MIIJJwIBAAKCAgEArPPx", "@znexo.com.br"),
+        redacted=86,
         missing_word="homebrew",
     ),
 )

@@ -114,8 +114,14 @@ class LineWatcher(threading.Thread):
             time.sleep(0.001)
 
 
+OPS = 300
+"""Mixed operations per process: 2,400 in all from eight processes on two workers, enough for
+every kind of operation to meet every other under the store's lock many times over."""
+
+
 @pytest.mark.slow
-def test_eight_processes_by_500_mixed_ops_lose_nothing(
+@pytest.mark.timeout(420)  # a loaded CI machine runs this two to three times slower
+def test_eight_processes_by_300_mixed_ops_lose_nothing(
     start_worker: Callable[..., WorkerProcess],
     celery_client: Celery,
     fast_root: Path,
@@ -131,10 +137,10 @@ def test_eight_processes_by_500_mixed_ops_lose_nothing(
     watcher.start()
     started = time.monotonic()
     results = [
-        celery_client.send_task("maturity.test_stress", args=[w, 500, 1000 + w], queue="maturity")
+        celery_client.send_task("maturity.test_stress", args=[w, OPS, 1000 + w], queue="maturity")
         for w in range(8)
     ]
-    outcomes: list[dict[str, Any]] = [r.get(timeout=120) for r in results]
+    outcomes: list[dict[str, Any]] = [r.get(timeout=360) for r in results]
     elapsed = time.monotonic() - started
     watcher.stop.set()
     watcher.join()
@@ -155,10 +161,10 @@ def test_eight_processes_by_500_mixed_ops_lose_nothing(
     totals: Counter[str] = Counter()
     for o in outcomes:
         totals.update(o["counts"])
-    assert sum(totals.values()) == 4000
+    assert sum(totals.values()) == 8 * OPS
     assert totals["add"] == len(active) + len(quarantined)
     assert not knowledge.swarm.files.corrupt.exists()
-    print(f"8x500 mixed ops in {elapsed:.1f}s: {dict(totals)}")
+    print(f"8x{OPS} mixed ops in {elapsed:.1f}s: {dict(totals)}")
 
 
 def test_sweep_and_store_tasks_through_a_worker(

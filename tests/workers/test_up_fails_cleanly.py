@@ -105,12 +105,13 @@ def test_a_broker_that_does_not_answer_is_named_within_seconds(
     broker = f"amqp://guest:s3cret@127.0.0.1:{free_port()}//"  # nothing listens there
     config = write_roster(tmp_path, swarm_name, redis_url, broker_url=broker)
     started = time.monotonic()
-    up = swarmq(tmp_path, "up", "--wait", "60", config=config)
+    up = swarmq(tmp_path, "up", "--wait", "300", config=config)
     took = time.monotonic() - started
     message = one_line(up)
-    # The bar is 10 s (about 5 s measured, most of it the CLI's start); the margin is for a
-    # loaded CI machine, whose start alone can take several seconds.
-    assert up.returncode == 1 and took < 15, (took, message)
+    # About 5 s on a quiet machine, most of it the CLI's start, and 27 s was seen on a loaded
+    # CI machine: what is tested is that the refusal does not wait out --wait (300 s) for a
+    # broker that will never answer, so the bound is far from both.
+    assert up.returncode == 1 and took < 100, (took, message)
     assert "amqp://guest:***@127.0.0.1" in message and "s3cret" not in message
     assert "Connection refused" in message and "nothing was started" in message
     assert tmux_sessions(swarm_name) == []
