@@ -218,13 +218,14 @@ def _first_message(lines: list[str]) -> str:
     return lines[first - 1] if first > 0 else ""
 
 
-_DENIED = re.compile(r"Sandbox\(Denied \{")
+_DENIED = re.compile(r"Sandbox\(Denied \{|SandboxDenied \{")
 _DENIED_STREAM = re.compile(
     r'(?:stderr|aggregated_output): StreamOutput \{ text: \\*"(.*?)\\*", truncated_after_lines'
 )
 """Codex's report of a sandboxed call that failed, and the command's own stderr inside it
 (``CreateProcess { message: "Codex(Sandbox(Denied { … stderr: StreamOutput { text: \"bwrap:
-loopback: Failed RTM_NEWADDR: Operation not permitted\\n\" …``)."""
+loopback: Failed RTM_NEWADDR: Operation not permitted\\n\" …``; in later Codex ``SandboxDenied {
+message: "…", output: ExecToolCallOutput { … stderr: StreamOutput { text: "…"``)."""
 _ESCAPED = re.compile(r'\\+([nt"])')
 _UNESCAPED = {"n": "\n", "t": " ", '"': '"'}
 _VERDICT_LIMIT = 80
@@ -273,7 +274,9 @@ def error_excerpt(text: str) -> str:
     names an operating-system error, else the first error line that is not a lead-in (ending in
     a colon), else the first error line; followed by the output's short last line when that is
     an error of its own (its verdict)."""
-    denied = _denied(text) if "Sandbox(Denied" in text[:600] else ""
+    denied = (
+        _denied(text) if "Sandbox(Denied" in text[:600] or "SandboxDenied" in text[:600] else ""
+    )
     if denied:
         return denied
     try:
@@ -413,10 +416,20 @@ _EXPORT_PREFIX = re.compile(
 """A leading ``export VAR=value &&``: it sets the environment of the program run next."""
 
 
+_QUOTED_ASSIGNMENT = re.compile(
+    r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*')(?:\s*(?:;|&&)\s*|\s+))+"
+)
+"""Shell variables set to a quoted value before the command (``BRANCH="feat/x-$(date +'%H')";
+git checkout -b "$BRANCH"``): the quotes may hold spaces, so split into words they would
+name a piece of the value as the program."""
+
+
 def program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``,
     ``export GIT_INDEX_FILE=/tmp/i && git add`` → ``git``)."""
     call = unproxied(CD_PREFIX.sub("", call))
+    if "=" in call[:80]:
+        call = _QUOTED_ASSIGNMENT.sub("", call, count=1)
     if call.lstrip().startswith("export "):
         call = CD_PREFIX.sub("", _EXPORT_PREFIX.sub("", call))
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
