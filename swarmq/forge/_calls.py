@@ -315,7 +315,44 @@ def error_excerpt(text: str) -> str:
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")
         if cause:  # the sandbox's wrapper line, then what actually went wrong under it
             excerpt += f"; {clip(cause.replace('`', chr(39)), MAX_EVIDENCE // 2)}"
+        else:
+            own = _wrapped_error(text).replace("`", "'")
+            if own and own not in excerpt:  # the command's own error, which the wrapper's
+                excerpt += f"; {clip(own, MAX_EVIDENCE // 2)}"  # line cuts
     return excerpt
+
+
+_STREAMS = re.compile(r"\b(stdout|stderr): (.*?)(?=,\s*(?:stdout|stderr):|$)", re.DOTALL)
+"""The command's own streams inside the older Codex report "failed in sandbox … sandbox denied
+exec error, exit code: 1, stdout: …, stderr: …"."""
+
+
+def _wrapped_error(text: str) -> str:
+    """The command's own error inside a sandbox's older one-line report, when the report names
+    no cause of its own (``""`` when none is said): the first error line of its stderr, else of
+    its stdout when that says a few lines only (Nx's "Failed to start plugin worker.", bash's
+    "syntax error near unexpected token"). A cause the report names (a permission, the
+    network) says more, and is kept."""
+    head = text[:3000]
+    if "sandbox denied exec error" not in head:
+        return ""
+    streams = {name: body for name, body in _STREAMS.findall(head)}
+    for name in ("stderr", "stdout"):
+        said = [
+            line
+            for line in (_ANSI.sub("", raw).strip() for raw in streams.get(name, "").splitlines())
+            if line
+        ]
+        if len(said) > WRAPPED_LINES:
+            continue  # a log (a build, a test run): its error is the code's, found elsewhere
+        for line in said:
+            if ERROR_LINE.search(line) and not _WRAPPER.search(line):
+                return line
+    return ""
+
+
+WRAPPED_LINES = 3
+"""A stream this short inside the report is the command's message; a longer one is its log."""
 
 
 def sandbox_wrapped(text: str) -> bool:

@@ -232,3 +232,20 @@ def test_later_codex_sandbox_report_is_read_for_the_commands_stderr() -> None:
     )
     excerpt = error_excerpt(report)
     assert "Operation not permitted" in excerpt and "SandboxDenied" not in excerpt, excerpt
+
+
+def test_the_older_seatbelt_report_keeps_the_commands_own_short_error() -> None:
+    report = (
+        "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, "
+        "exit code: 1, stdout: \n NX   Failed to start plugin worker.\n\n\n, stderr: "
+    )
+    assert error_excerpt(report).endswith("; NX   Failed to start plugin worker."), error_excerpt(
+        report
+    )
+    log = "\n".join(f"   Compiling crate{n} v0.0.0" for n in range(8))
+    test_run = (
+        "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, "
+        "exit code: 101, stdout: \nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed\n"
+        f"running 26 tests\ntest a ... ok\ntest b ... FAILED\n, stderr: {log}\n"
+    )
+    assert "0 failed" not in error_excerpt(test_run)  # a test run's log is not the message
