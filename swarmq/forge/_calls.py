@@ -20,7 +20,7 @@ meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|\bbad option\b|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
     r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
     r"\bport \d+ is not available|" + LITERAL_GLOB,
     re.IGNORECASE,
@@ -475,7 +475,17 @@ def program(call: str) -> str:
     command = powershell_command(words)
     if command:
         return program(command)
-    return words[0].strip("\"'").rsplit("/", 1)[-1] if words else ""
+    quoted = _QUOTED_PROGRAM.match(call.lstrip()) if words[:1] and words[0][:1] in "\"'" else None
+    if quoted:  # a path with spaces: its last component, whichever separator
+        return _WINDOWS_LAUNCHER.sub("", _PATH_SEPARATOR.split(quoted.group(2))[-1])
+    return _WINDOWS_LAUNCHER.sub("", words[0].strip("\"'").rsplit("/", 1)[-1]) if words else ""
+
+
+_QUOTED_PROGRAM = re.compile(r"([\"'])(.+?)\1")
+_PATH_SEPARATOR = re.compile(r"[/\\]")
+"""A program called by a quoted path, which may hold spaces (``"/c/Program Files/x/code.cmd"``)."""
+_WINDOWS_LAUNCHER = re.compile(r"\.(?:cmd|bat)$", re.IGNORECASE)
+"""Windows' batch launcher of a program (VS Code's ``bin/code.cmd``) runs that program."""
 
 
 def normal(call: str) -> str:

@@ -883,6 +883,7 @@ class SequenceMiner:
                 if session is not None:
                     self.running[session.group(1)] = (tool, raw)
             return
+        reported = is_error
         if not is_error and (
             text.find("not found", 0, 2000) >= 0
             or text.find("resolve host", 0, 2000) >= 0
@@ -911,7 +912,11 @@ class SequenceMiner:
                 line_no,
                 timestamp,
             )
-        if is_error and tool in _COMMAND_TOOLS and exit_status(text) is None:
+        if (
+            reported  # a pipeline that failed silently ran: no hook or gate refused it
+            and tool in _COMMAND_TOOLS
+            and exit_status(text) is None
+        ):
             error = error_excerpt(text[:2000])
             if (
                 error
@@ -1519,7 +1524,14 @@ class SequenceMiner:
         error = error_excerpt(text[:2000])
         missing = missing_program(program(call), error, call)
         if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it
-            return missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}
+            if missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}:
+                return True
+            # The command itself, not its JSON, where its first program is a word of its own
+            # (``{"command": "npx …`` hid it); with a fallback given (``opencode --version ||
+            # true``) the call asked a question.
+            _, whole = call_texts(raw)
+            words = {word.strip("\"'();&|").rsplit("/", 1)[-1] for word in whole.split()}
+            return "||" not in whole and missing in words
         return "could not resolve host" in error.lower()
 
     @staticmethod

@@ -249,3 +249,41 @@ def test_the_older_seatbelt_report_keeps_the_commands_own_short_error() -> None:
         f"running 26 tests\ntest a ... ok\ntest b ... FAILED\n, stderr: {log}\n"
     )
     assert "0 failed" not in error_excerpt(test_run)  # a test run's log is not the message
+
+
+def test_a_missing_first_program_piped_into_tail_failed_all_the_same(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    scaffold = "npx create-next-app@latest . --yes 2>&1 | tail -5"
+    session = (
+        ClaudeSession()
+        .user("scaffold the app")
+        .bash(scaffold, "(eval):1: command not found: npx")  # the pipeline's status is tail's
+        .bash(f'export PATH="$PATH:/opt/homebrew/bin" && {scaffold}', "Success! Created app")
+    )
+    [lesson] = _contents(session, tmp_path, layout)
+    assert "command not found: npx" in lesson and "/opt/homebrew/bin" in lesson, lesson
+    asked = ClaudeSession().user("is it gone?").bash("opencode --version 2>&1 || true", "zsh:1: command not found: opencode")  # fmt: skip
+    asked.bash("rg -n opencode ~/.zshrc || true", "")
+    assert not _contents(asked, tmp_path, layout)  # a fallback given: the call asked a question
+
+
+def test_a_windows_launcher_by_its_quoted_path_runs_the_program_that_refused(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    code_cmd = '"/c/Users/me/AppData/Local/Programs/Microsoft VS Code/bin/code.cmd"'
+    assert program(f"{code_cmd} --install-extension x") == "code"
+    assert program('"C:\\Program Files\\nodejs\\node.exe" x.js') == "node.exe"
+    refused = (
+        "Exit code 9\nC:\\Users\\me\\AppData\\Local\\Programs\\Microsoft VS Code\\code.exe: "
+        "bad option: --install-extension"
+    )
+    session = (
+        ClaudeSession()
+        .user("install the extensions")
+        .bash("code --install-extension eamodio.gitlens", refused, error=True)
+        .bash("code --help 2>&1 | head -30", "Usage: node [options] [ script.js ]")
+        .bash(f"{code_cmd} --install-extension eamodio.gitlens 2>&1", "Extension installed.")
+    )
+    [lesson] = _contents(session, tmp_path, layout)
+    assert "bad option: --install-extension" in lesson and "code.cmd" in lesson, lesson
