@@ -111,11 +111,16 @@ def test_a_screenshot_of_a_server_is_no_cure_for_its_start(
     tmp_path: Path, layout: AgentsLayout
 ) -> None:
     start = "mcp__Claude_Preview__preview_start"
-    session = ClaudeSession().user("start the dev server")
-    session.bash(
-        '{"name": "Next.js Dev"}', "Port 3000 is in use by another process.", error=True, tool=start
+    spawn = (
+        "Failed to start server: Failed to start preview server: Failed to spawn process: No "
+        "such file or directory\n\nCheck the command in .claude/launch.json and try again."
     )
-    session.bash('{"name": "Next.js Dev"}', "Server started successfully on port 3002.", tool=start)
+    session = ClaudeSession().user("start the dev server")
+    _tool(session, start, {"name": "Next.js Dev"}, "")
+    session.records[-1]["message"]["content"][0].update(content=spawn, is_error=True)
+    session.bash("which npm", "Exit code 1\nnpm not found", error=True)
+    _tool(session, "Edit", {"file_path": "/w/.claude/launch.json", "old_string": "npm"}, "ok")
+    _tool(session, start, {"name": "Next.js Dev"}, "Server started successfully on port 3002.")
     _tool(session, "mcp__Claude_Preview__preview_screenshot", {"serverId": "a5c4"}, "")
     assert not [c for c in _contents(session, tmp_path, layout) if "preview_screenshot" in c]
 
