@@ -68,7 +68,7 @@ def _prompt_line(output: str) -> str:
 
 def _command_of(call: str) -> str:
     """The words that name what a call runs, up to its first shell operator, without a leading
-    ``cd`` (``npx skills add google-labs-code/stitch-skills``)."""
+    ``cd`` (``npx skills add org/skills --global``)."""
     bare = _ANSWERED.sub(" ", CD_PREFIX.sub("", call))
     return normal(_OPERATOR.split(bare, maxsplit=1)[0])
 
