@@ -20,7 +20,7 @@ meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
-    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
+    r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|\bbad option\b|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
     r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
     r"\bport \d+ is not available|" + LITERAL_GLOB,
     re.IGNORECASE,
@@ -218,13 +218,14 @@ def _first_message(lines: list[str]) -> str:
     return lines[first - 1] if first > 0 else ""
 
 
-_DENIED = re.compile(r"Sandbox\(Denied \{")
+_DENIED = re.compile(r"Sandbox\(Denied \{|SandboxDenied \{")
 _DENIED_STREAM = re.compile(
     r'(?:stderr|aggregated_output): StreamOutput \{ text: \\*"(.*?)\\*", truncated_after_lines'
 )
 """Codex's report of a sandboxed call that failed, and the command's own stderr inside it
 (``CreateProcess { message: "Codex(Sandbox(Denied { … stderr: StreamOutput { text: \"bwrap:
-loopback: Failed RTM_NEWADDR: Operation not permitted\\n\" …``)."""
+loopback: Failed RTM_NEWADDR: Operation not permitted\\n\" …``; in later Codex ``SandboxDenied {
+message: "…", output: ExecToolCallOutput { … stderr: StreamOutput { text: "…"``)."""
 _ESCAPED = re.compile(r'\\+([nt"])')
 _UNESCAPED = {"n": "\n", "t": " ", '"': '"'}
 _VERDICT_LIMIT = 80
@@ -273,7 +274,9 @@ def error_excerpt(text: str) -> str:
     names an operating-system error, else the first error line that is not a lead-in (ending in
     a colon), else the first error line; followed by the output's short last line when that is
     an error of its own (its verdict)."""
-    denied = _denied(text) if "Sandbox(Denied" in text[:600] else ""
+    denied = (
+        _denied(text) if "Sandbox(Denied" in text[:600] or "SandboxDenied" in text[:600] else ""
+    )
     if denied:
         return denied
     try:
@@ -312,7 +315,44 @@ def error_excerpt(text: str) -> str:
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")
         if cause:  # the sandbox's wrapper line, then what actually went wrong under it
             excerpt += f"; {clip(cause.replace('`', chr(39)), MAX_EVIDENCE // 2)}"
+        else:
+            own = _wrapped_error(text).replace("`", "'")
+            if own and own not in excerpt:  # the command's own error, which the wrapper's
+                excerpt += f"; {clip(own, MAX_EVIDENCE // 2)}"  # line cuts
     return excerpt
+
+
+_STREAMS = re.compile(r"\b(stdout|stderr): (.*?)(?=,\s*(?:stdout|stderr):|$)", re.DOTALL)
+"""The command's own streams inside the older Codex report "failed in sandbox … sandbox denied
+exec error, exit code: 1, stdout: …, stderr: …"."""
+
+
+def _wrapped_error(text: str) -> str:
+    """The command's own error inside a sandbox's older one-line report, when the report names
+    no cause of its own (``""`` when none is said): the first error line of its stderr, else of
+    its stdout when that says a few lines only (Nx's "Failed to start plugin worker.", bash's
+    "syntax error near unexpected token"). A cause the report names (a permission, the
+    network) says more, and is kept."""
+    head = text[:3000]
+    if "sandbox denied exec error" not in head:
+        return ""
+    streams = {name: body for name, body in _STREAMS.findall(head)}
+    for name in ("stderr", "stdout"):
+        said = [
+            line
+            for line in (_ANSI.sub("", raw).strip() for raw in streams.get(name, "").splitlines())
+            if line
+        ]
+        if len(said) > WRAPPED_LINES:
+            continue  # a log (a build, a test run): its error is the code's, found elsewhere
+        for line in said:
+            if ERROR_LINE.search(line) and not _WRAPPER.search(line):
+                return line
+    return ""
+
+
+WRAPPED_LINES = 3
+"""A stream this short inside the report is the command's message; a longer one is its log."""
 
 
 def sandbox_wrapped(text: str) -> bool:
@@ -413,10 +453,20 @@ _EXPORT_PREFIX = re.compile(
 """A leading ``export VAR=value &&``: it sets the environment of the program run next."""
 
 
+_QUOTED_ASSIGNMENT = re.compile(
+    r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*')(?:\s*(?:;|&&)\s*|\s+))+"
+)
+"""Shell variables set to a quoted value before the command (``BRANCH="feat/x-$(date +'%H')";
+git checkout -b "$BRANCH"``): the quotes may hold spaces, so split into words they would
+name a piece of the value as the program."""
+
+
 def program(call: str) -> str:
     """The program a shell command runs (``cd x && VAR=1 /usr/bin/env python y`` → ``python``,
     ``export GIT_INDEX_FILE=/tmp/i && git add`` → ``git``)."""
     call = unproxied(CD_PREFIX.sub("", call))
+    if "=" in call[:80]:
+        call = _QUOTED_ASSIGNMENT.sub("", call, count=1)
     if call.lstrip().startswith("export "):
         call = CD_PREFIX.sub("", _EXPORT_PREFIX.sub("", call))
     words = [w for w in call.split() if not _ENV_ASSIGNMENT.match(w)]
@@ -425,7 +475,17 @@ def program(call: str) -> str:
     command = powershell_command(words)
     if command:
         return program(command)
-    return words[0].strip("\"'").rsplit("/", 1)[-1] if words else ""
+    quoted = _QUOTED_PROGRAM.match(call.lstrip()) if words[:1] and words[0][:1] in "\"'" else None
+    if quoted:  # a path with spaces: its last component, whichever separator
+        return _WINDOWS_LAUNCHER.sub("", _PATH_SEPARATOR.split(quoted.group(2))[-1])
+    return _WINDOWS_LAUNCHER.sub("", words[0].strip("\"'").rsplit("/", 1)[-1]) if words else ""
+
+
+_QUOTED_PROGRAM = re.compile(r"([\"'])(.+?)\1")
+_PATH_SEPARATOR = re.compile(r"[/\\]")
+"""A program called by a quoted path, which may hold spaces (``"/c/Program Files/x/code.cmd"``)."""
+_WINDOWS_LAUNCHER = re.compile(r"\.(?:cmd|bat)$", re.IGNORECASE)
+"""Windows' batch launcher of a program (VS Code's ``bin/code.cmd``) runs that program."""
 
 
 def normal(call: str) -> str:

@@ -72,6 +72,7 @@ from swarmq.forge._layout import (
     searched_names,
 )
 from swarmq.forge._probes import ProbeWatcher
+from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
 from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
@@ -139,10 +140,12 @@ _GIT_LOOK = re.compile(
 """git asked for the repository's state: it changes nothing, so it cures no failure."""
 _MCP_LOOK = re.compile(
     r"__(?:browser_)?(?:snapshot|take_screenshot|console_messages|"
-    r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$",
+    r"network_requests|list|get|read|search|find|fetch|query|describe)\w*$|"
+    r"__\w*_(?:screenshot|snapshot)$",
     re.IGNORECASE,
 )
-"""MCP tools that only look (a snapshot, a listing, a read): no cure for another tool's failure."""
+"""MCP tools that only look (a snapshot, a listing, a read, a screenshot of whatever server's
+page: ``preview_screenshot``): no cure for another tool's failure."""
 _PROBE_REFUSED = re.compile(r"detected dubious ownership|safe\.directory", re.IGNORECASE)
 """A probe that could not ask at all: git refusing a repository another user owns answers no
 question about it, and until ``safe.directory`` is set every git call here fails alike."""
@@ -403,6 +406,13 @@ class Sequence:
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
+    prompted: bool = False
+    """The failed call never failed: it waited for an answer until the agent stopped it, and
+    the fix is the same command with the answer given up front (:mod:`._prompts`)."""
+    escalated: bool = False
+    """The fix is a call that failed alike while the failure waited (``git checkout -b
+    feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
+    with escalated permissions: the sandbox refused both, so the lesson is the sandbox's."""
 
     @property
     def fact(self) -> str:
@@ -425,7 +435,7 @@ class Sequence:
             return f"its usage: `{self.usage}`"
         if self.expects and not self.fixed_call:
             return f"the script says: {self.expects}"
-        if normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
+        if self.escalated or normal(self.fixed_call) == normal(f"{self.failed_call} (escalated)"):
             return (
                 f"the sandbox refuses `{runs}` here; it runs with escalated permissions{ESCALATION}"
             )
@@ -446,6 +456,12 @@ class Sequence:
         call and the error back out of it)."""
         if self.tool == "api":
             return f"The agent's model call failed: {self.error}."
+        if self.prompted:
+            return (
+                f"`{self.failed_call}` waited for input until it was stopped ({self.error}); "
+                "an agent's command gets no answer from a terminal, so give the answer in the "
+                f"call: `{self.fixed_call}` ran it."
+            )
         text = f"`{self.failed_call}` failed ({_elide_paths(self.error, self.failed_call)})"
         if self.reason:
             text += f"; {self.reason.rstrip('.。')}"
@@ -632,6 +648,24 @@ _WRITES = re.compile(r"(?<![0-9&])>(?!&)|\s-(?:delete|exec|execdir|fprint)\b|\s-
 ``sed -i``): the call changes something."""
 
 
+_ASKS_USAGE = re.compile(r"(?:^|\s)--help(?=\s|$)|^(?:man|tldr)\s")
+"""A program asked for its usage (``claude mcp add --help``, ``man rsync``): it prints how to
+call the program and changes nothing, so it is how the agent looked for the cure, not the cure."""
+_ACTS = frozenset({"rm", "rmdir", "unlink", "mv", "cp", "mkdir", "touch", "chmod", "chown", "ln"})
+"""Programs that change files: a step of theirs makes a chain that opens with a probe act
+(``test -f .git/index.lock && rm .git/index.lock``)."""
+
+
+def acts_on_files(call: str) -> bool:
+    """Whether a step of ``call`` changes files (``rm``, ``mv``, ``chmod``, …), whatever the
+    probes around it: ``test -f F && rm F`` removes what a failure stumbled on (a stale lock),
+    while its first program alone would call it a probe."""
+    return any(
+        program(_CMD_WRAPPER.sub("", segment.strip())).lower() in _ACTS
+        for segment in _SEGMENT.split(CD_PREFIX.sub("", call))
+    )
+
+
 def reads_only(call: str) -> bool:
     """Whether every step of ``call`` only reads (``grep x package.json``, ``cmd /c type f |
     more``, ``sed -n '1,80p' f``): such a call changes nothing, so when a failed call works
@@ -645,6 +679,8 @@ def reads_only(call: str) -> bool:
         if not step or step.startswith("cd "):
             continue
         runs = program(step).lower()
+        if _ASKS_USAGE.search(step):
+            continue
         if runs == "sed":
             if _SED_PRINT.search(step + " ") is None:
                 return False
@@ -746,6 +782,9 @@ def fixed(
         line_no,
         timestamp,
         also=failure.also,
+        escalated=call.endswith(ESCALATED)
+        and not failure.call.endswith(ESCALATED)
+        and any(normal(f"{alike}{ESCALATED}") == normal(call) for alike in failure.again),
     )
 
 
@@ -786,6 +825,8 @@ class SequenceMiner:
     """Formatter checks that failed, until the formatter runs and the check passes."""
     rewrites: RewriteWatch = field(default_factory=RewriteWatch)
     """What changed files behind the agent's back (the cause of a stale-read refusal)."""
+    prompts: PromptWatch = field(default_factory=PromptWatch)
+    """Claude Code's background tasks, the one stopped, and its rerun with an answer."""
     running: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Processes a command left running (Codex's unified exec: "Process running with session
     ID 58022"), by session id → the call that started them: a ``write_stdin`` poll's output,
@@ -833,6 +874,8 @@ class SequenceMiner:
             tool, raw = self._answered(call_id)
         if tool == "write_stdin" and self.running:
             tool, raw = self.running.get(_polled(raw), (tool, raw))
+        if self.prompts.background or self.prompts.stopped or text.startswith(BACKGROUND):
+            self._prompted(tool, raw, text, index, line_no, timestamp)
         still = text.find(_RUNNING, 0, 400)
         if still >= 0:  # neither failed nor worked yet: its poll will say which
             if tool != "write_stdin":
@@ -840,6 +883,7 @@ class SequenceMiner:
                 if session is not None:
                     self.running[session.group(1)] = (tool, raw)
             return
+        reported = is_error
         if not is_error and (
             text.find("not found", 0, 2000) >= 0
             or text.find("resolve host", 0, 2000) >= 0
@@ -868,7 +912,11 @@ class SequenceMiner:
                 line_no,
                 timestamp,
             )
-        if is_error and tool in _COMMAND_TOOLS and exit_status(text) is None:
+        if (
+            reported  # a pipeline that failed silently ran: no hook or gate refused it
+            and tool in _COMMAND_TOOLS
+            and exit_status(text) is None
+        ):
             error = error_excerpt(text[:2000])
             if (
                 error
@@ -918,6 +966,41 @@ class SequenceMiner:
                     line_no,
                     timestamp,
                     retried=True,
+                )
+            )
+
+    def _prompted(
+        self, tool: str, raw: Any, text: str, index: int, line_no: int, timestamp: str | None
+    ) -> None:
+        """Follow Claude Code's background tasks: one the agent stopped and then ran again with
+        the answer to its prompt given up front is a lesson (:mod:`._prompts`)."""
+        if tool in _COMMAND_TOOLS and text.startswith(BACKGROUND):
+            self.prompts.started(tool, raw, text)
+        elif tool in READERS:
+            self.prompts.shown(tool, raw, text)
+        elif tool in STOPPERS:
+            self.prompts.stop(raw, self.calls)
+        elif tool in _COMMAND_TOOLS and self.prompts.stopped is not None:
+            call, _ = call_texts(raw)
+            answered = self.prompts.rerun(tool, call, self.calls)
+            if answered is None:
+                return
+            key = f"prompt\0{normal(answered.waited)}"
+            if key in self.seen_signatures:
+                return
+            self.seen_signatures.add(key)
+            asked = f"it asked: {answered.prompt}" if answered.prompt else "no answer came"
+            self.closed.append(
+                Sequence(
+                    tool,
+                    answered.waited,
+                    asked,
+                    answered.answered,
+                    "",
+                    index,
+                    line_no,
+                    timestamp,
+                    prompted=True,
                 )
             )
 
@@ -1210,6 +1293,7 @@ class SequenceMiner:
         programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
         test_run = _test_run(whole or call) is not None
         still_open = []
+        closing = len(self.closed)
         for failure in self.open_failures:
             server = mcp_server(tool)
             if (
@@ -1296,7 +1380,7 @@ class SequenceMiner:
                 call
                 and not self._only_looks(call, failure)
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
-                and program(call) not in _PROBES
+                and (program(call) not in _PROBES or acts_on_files(whole or call))
                 and not same_family("cat", program(call))
                 and not reads_only(whole or call)
                 and not _retried(whole or call, failure)
@@ -1314,6 +1398,28 @@ class SequenceMiner:
             else:
                 self._give_up(failure)
         self.open_failures = still_open
+        self._escalated_alike(call, closing)
+
+    def _escalated_alike(self, call: str, closing: int) -> None:
+        """When one escalated call is the rerun of a failure the sandbox refused and also
+        closes another failure of the same command that states no fact of its own as "worked
+        instead" (``git checkout -b
+        feat/x`` failed, then ``git checkout -b feat-x`` refused, then the latter escalated),
+        both were the sandbox's refusals: each says so, and names the parameter."""
+        if not call.endswith(ESCALATED) or len(self.closed) - closing < 2:
+            return
+        now = list(self.closed)[closing:]
+        if not any(normal(f"{s.failed_call}{ESCALATED}") == normal(call) for s in now):
+            return
+        for sequence in now:
+            if (
+                sequence.fixed_call == call
+                and not sequence.failed_call.endswith(ESCALATED)
+                and _subcommand(sequence.failed_call) == _subcommand(call)
+                and not (sequence.retried or sequence.installed or sequence.rerun)
+                and not sequence.fact  # a fact of its own (a zsh pattern) is its lesson
+            ):
+                sequence.escalated = True
 
     def _got_past(
         self, tool: str, call: str, output: str, index: int, line_no: int, timestamp: str | None
@@ -1418,7 +1524,14 @@ class SequenceMiner:
         error = error_excerpt(text[:2000])
         missing = missing_program(program(call), error, call)
         if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it
-            return missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}
+            if missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}:
+                return True
+            # The command itself, not its JSON, where its first program is a word of its own
+            # (``{"command": "npx …`` hid it); with a fallback given (``opencode --version ||
+            # true``) the call asked a question.
+            _, whole = call_texts(raw)
+            words = {word.strip("\"'();&|").rsplit("/", 1)[-1] for word in whole.split()}
+            return "||" not in whole and missing in words
         return "could not resolve host" in error.lower()
 
     @staticmethod
@@ -1474,7 +1587,7 @@ class SequenceMiner:
         for a program that exists and failed, though ``ls``/``find`` may stand in for a missing
         ``rg``, and anything may do a failed sub-agent's work."""
         runs = program(call)
-        if runs in _LOOKUPS:
+        if runs in _LOOKUPS or (_ASKS_USAGE.search(call) is not None and reads_only(call)):
             return True
         if _MISSING_PROGRAM.search(failure.error) is None and (
             _GIT_LOOK.match(CD_PREFIX.sub("", call)) is not None
@@ -1499,6 +1612,7 @@ class SequenceMiner:
             runs in _PROBES
             and failure.tool not in _DELEGATING
             and _MISSING_PROGRAM.search(failure.error) is None
+            and not acts_on_files(call)
         )
 
     def _give_up(self, failure: _Failure) -> None:
