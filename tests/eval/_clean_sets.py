@@ -14,6 +14,7 @@ To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -51,15 +52,31 @@ def other_evaluation_files(ours: set[Path]) -> list[Path]:
     return sorted(p for p in found if p not in ours)
 
 
+_SQUASHED = str.maketrans("", "", "\n #>*-")
+
+
+def _squash(text: str) -> str:
+    return text.lower().translate(_SQUASHED)
+
+
+@functools.cache
+def _forge_labels(path: Path) -> tuple[LabelledSession, ...]:
+    """A forge labels file, loaded once per process: each set's check reads every other set's."""
+    return tuple(load_forge_labels(path))
+
+
+@functools.cache
+def _squashed_file(path: Path) -> str:
+    """A file's squashed text, read once per process: every set's check asks of the same files
+    (the quality report among them, hundreds of kilobytes) for each of its names."""
+    return _squash(path.read_text(encoding="utf-8"))
+
+
 def named_anywhere(owner: str, paths: list[Path]) -> list[Path]:
     """Files that name ``owner`` (case-insensitively, also when a line break, a comment or quote
     marker or a hyphen falls inside the name)."""
-
-    def squash(text: str) -> str:
-        return "".join(ch for ch in text.lower() if ch not in "\n #>*-")
-
-    needle = squash(owner)
-    return [p for p in paths if needle in squash(p.read_text(encoding="utf-8"))]
+    needle = _squash(owner)
+    return [p for p in paths if needle in _squashed_file(p)]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -119,7 +136,7 @@ class ForgeSet:
         return EVAL / "forge" / f"SOURCES-{self.name}.md"
 
     def sessions(self) -> list[LabelledSession]:
-        return load_forge_labels(self.labels)
+        return list(_forge_labels(self.labels))
 
 
 @dataclass(frozen=True)
@@ -605,7 +622,7 @@ def check_forge_users_apart(clean: ForgeSet) -> None:
         labelled
         for path in sorted((EVAL / "forge").glob("labels*.yaml"))
         if path != clean.labels
-        for labelled in load_forge_labels(path)
+        for labelled in _forge_labels(path)
     ]
     assert not {s.file.name for s in sessions} & {s.file.name for s in others}
     assert not {s.repo for s in sessions} & {s.repo for s in others}
