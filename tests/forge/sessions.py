@@ -48,12 +48,19 @@ class ClaudeSession:
     def bash(
         self, command: str, output: str, *, error: bool = False, tool: str = "Bash"
     ) -> ClaudeSession:
+        return self.call(tool, {"command": command}, output, error=error)
+
+    def call(
+        self, name: str, given: dict[str, Any], output: str, *, error: bool = False
+    ) -> ClaudeSession:
+        """A call of any tool with its own input (``Edit``'s path and strings, ``TaskStop``'s
+        ``task_id``, an MCP tool's) and its result."""
         self.calls += 1
         call_id = f"toolu_{self.calls:04d}"
         self._add(
             "assistant",
             "assistant",
-            [{"type": "tool_use", "id": call_id, "name": tool, "input": {"command": command}}],
+            [{"type": "tool_use", "id": call_id, "name": name, "input": given}],
         )
         self._add(
             "user",

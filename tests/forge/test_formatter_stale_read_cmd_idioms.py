@@ -9,7 +9,6 @@ Git Bash); names and paths are invented.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._gitbash import cmd_idioms
@@ -30,23 +29,6 @@ REFUSED = "File has been unexpectedly modified. Read it again before attempting 
 def sequences(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
     found = forge_transcript(path, layout, locks).found
     return [c.content for c in found if c.extractor == "sequence"]
-
-
-def tool(
-    session: ClaudeSession, name: str, value: dict[str, Any], output: str, *, error: bool
-) -> None:
-    session.calls += 1
-    call_id = f"toolu_{session.calls:04d}"
-    session._add(
-        "assistant",
-        "assistant",
-        [{"type": "tool_use", "id": call_id, "name": name, "input": value}],
-    )
-    session._add(
-        "user",
-        "user",
-        [{"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}],
-    )
 
 
 def test_a_formatter_check_cured_by_the_formatter_is_kept_with_the_formatter_as_its_cure(
@@ -94,13 +76,12 @@ def test_a_stale_read_refusal_is_kept_with_its_cure_and_the_cause_the_session_sh
 ) -> None:
     edit = {"file_path": "C:/work/app/src/runner.py", "old_string": "a", "new_string": "b"}
     session = ClaudeSession().user("fix the long lines in runner.py")
-    tool(session, "Read", {"file_path": "C:/work/app/src/runner.py"}, "1→import os", error=False)
-    tool(session, "Edit", edit, REFUSED, error=True)
-    tool(session, "Read", {"file_path": "C:/work/app/src/runner.py"}, "1→import os", error=False)
-    tool(session, "Edit", edit, REFUSED, error=True)
+    session.call("Read", {"file_path": "C:/work/app/src/runner.py"}, "1→import os", error=False)
+    session.call("Edit", edit, REFUSED, error=True)
+    session.call("Read", {"file_path": "C:/work/app/src/runner.py"}, "1→import os", error=False)
+    session.call("Edit", edit, REFUSED, error=True)
     session.bash("cat -A src/runner.py", "import os^M$\n^M$\n")
-    tool(
-        session,
+    session.call(
         "Write",
         {"file_path": "C:/work/app/src/runner.py", "content": "import os\n"},
         "The file C:/work/app/src/runner.py has been updated.",
@@ -121,7 +102,7 @@ def test_a_stale_read_on_another_file_is_the_same_lesson_with_the_formatter_as_i
     session.bash("ruff format src", "2 files reformatted")
     for name in ("a", "b"):
         edit = {"file_path": f"/w/{name}.py", "old_string": "x", "new_string": "y"}
-        tool(session, "Edit", edit, REFUSED, error=True)
+        session.call("Edit", edit, REFUSED, error=True)
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
     assert "here `ruff format` rewrote files in place" in found[0]
@@ -133,8 +114,8 @@ def test_the_other_wording_of_the_refusal_met_again_is_kept_too(
     refused = "File has been modified since read, either by the user or by a linter. Read it again."
     session = ClaudeSession().user("rename the helper")
     for _ in range(2):
-        tool(session, "Read", {"file_path": "/w/b.py"}, "1→x = 1", error=False)
-        tool(session, "Write", {"file_path": "/w/b.py", "content": "z"}, refused, error=True)
+        session.call("Read", {"file_path": "/w/b.py"}, "1→x = 1", error=False)
+        session.call("Write", {"file_path": "/w/b.py", "content": "z"}, refused, error=True)
     found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
     assert len(found) == 1
     assert "read the file again right before each Edit" in found[0]
@@ -145,9 +126,9 @@ def test_a_refusal_got_past_by_the_read_it_asks_for_is_no_lesson(
 ) -> None:
     edit = {"file_path": "/w/a.py", "old_string": "x", "new_string": "y"}
     session = ClaudeSession().user("rename x")
-    tool(session, "Edit", edit, REFUSED, error=True)
-    tool(session, "Read", {"file_path": "/w/a.py"}, "1→x = 1", error=False)
-    tool(session, "Edit", edit, "The file /w/a.py has been updated.", error=False)
+    session.call("Edit", edit, REFUSED, error=True)
+    session.call("Read", {"file_path": "/w/a.py"}, "1→x = 1", error=False)
+    session.call("Edit", edit, "The file /w/a.py has been updated.", error=False)
     assert sequences(session.write(tmp_path / "s.jsonl"), layout, locks) == []
 
 

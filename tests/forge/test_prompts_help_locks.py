@@ -21,23 +21,6 @@ from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
 
 
-def _tool(session: ClaudeSession, name: str, given: dict[str, Any], output: str) -> ClaudeSession:
-    """A call of any tool with its own input (``TaskStop``'s ``task_id``, an MCP tool's)."""
-    session.calls += 1
-    call_id = f"toolu_{session.calls:04d}"
-    session._add(
-        "assistant",
-        "assistant",
-        [{"type": "tool_use", "id": call_id, "name": name, "input": given}],
-    )
-    session._add(
-        "user",
-        "user",
-        [{"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": False}],
-    )
-    return session
-
-
 def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
     path = session.write(tmp_path / "s.jsonl")
     return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
@@ -46,8 +29,7 @@ def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> l
 def _waiting(task: str) -> ClaudeSession:
     session = ClaudeSession().user("shut the services down and bring them up again")
     session.bash("gt shutdown && gt up", f"Command running in background with ID: {task}.")
-    return _tool(
-        session,
+    return session.call(
         "Read",
         {"file_path": f"/tmp/claude/tasks/{task}.output"},
         "     1→Sessions to stop:\n     2→  → hq-mayor\n     3→\n     4→Proceed with shutdown? [y/N] \n",
@@ -58,7 +40,7 @@ def test_a_stopped_command_run_again_with_its_answer_is_a_lesson(
     tmp_path: Path, layout: AgentsLayout
 ) -> None:
     session = _waiting("b563cc0")
-    _tool(session, "TaskStop", {"task_id": "b563cc0"}, '{"message":"Successfully stopped task"}')
+    session.call("TaskStop", {"task_id": "b563cc0"}, '{"message":"Successfully stopped task"}')
     session.bash("echo y | gt shutdown && gt up", "Sessions to stop: … done")
     [lesson] = [c for c in _contents(session, tmp_path, layout) if "waited for input" in c]
     assert lesson.startswith("`gt shutdown && gt up` waited for input until it was stopped")
@@ -69,7 +51,7 @@ def test_a_stopped_command_run_again_as_it_was_is_no_prompt_lesson(
     tmp_path: Path, layout: AgentsLayout
 ) -> None:
     session = _waiting("b563cc0")
-    _tool(session, "TaskStop", {"task_id": "b563cc0"}, '{"message":"Successfully stopped task"}')
+    session.call("TaskStop", {"task_id": "b563cc0"}, '{"message":"Successfully stopped task"}')
     session.bash("gt shutdown && gt up", "done")  # restarted, no answer given: a restart
     assert not [c for c in _contents(session, tmp_path, layout) if "waited for input" in c]
 
@@ -116,12 +98,12 @@ def test_a_screenshot_of_a_server_is_no_cure_for_its_start(
         "such file or directory\n\nCheck the command in .claude/launch.json and try again."
     )
     session = ClaudeSession().user("start the dev server")
-    _tool(session, start, {"name": "Next.js Dev"}, "")
+    session.call(start, {"name": "Next.js Dev"}, "")
     session.records[-1]["message"]["content"][0].update(content=spawn, is_error=True)
     session.bash("which npm", "Exit code 1\nnpm not found", error=True)
-    _tool(session, "Edit", {"file_path": "/w/.claude/launch.json", "old_string": "npm"}, "ok")
-    _tool(session, start, {"name": "Next.js Dev"}, "Server started successfully on port 3002.")
-    _tool(session, "mcp__Claude_Preview__preview_screenshot", {"serverId": "a5c4"}, "")
+    session.call("Edit", {"file_path": "/w/.claude/launch.json", "old_string": "npm"}, "ok")
+    session.call(start, {"name": "Next.js Dev"}, "Server started successfully on port 3002.")
+    session.call("mcp__Claude_Preview__preview_screenshot", {"serverId": "a5c4"}, "")
     assert not [c for c in _contents(session, tmp_path, layout) if "preview_screenshot" in c]
 
 
