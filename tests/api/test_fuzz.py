@@ -19,6 +19,7 @@ def api_schema(api: TestClient) -> Any:
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 def test_no_server_errors(case: Any) -> None:

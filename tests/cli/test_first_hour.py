@@ -157,6 +157,7 @@ def _entry_id(listing: Any, needle: str) -> str:
     return str(next(row["id"] for row in rows if needle in row["lesson"]))
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 def test_first_hour_without_a_roster(project: Project) -> None:
     """The file-level commands on an existing project with no swarm.yaml."""
     every = swarmq(["knowledge", "list", "--limit", "0"])
@@ -301,6 +302,7 @@ LISTINGS = (
 """The commands that print store and transcript text."""
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 def test_listings_print_markup_as_text_in_real_processes(project: Project) -> None:
     """Lesson text that Rich would read as markup comes out exactly as written, piped and in a
     terminal (the crash was `MarkupError: closing tag '[/NoWorkingDir]'`)."""

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import REPO
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
@@ -32,6 +34,7 @@ def swarmq(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 def test_file_level_commands_run_without_a_roster(tmp_path: Path) -> None:
     home = tmp_path / "home"
     project = tmp_path / "shop"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import redis
 
 from swarmq.cli.errors import EXIT_REFUSED
@@ -52,6 +53,7 @@ def with_lessons(tmp_path: Path, swarm_name: str, redis_url: str) -> tuple[Path,
     return roster, down
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 def test_a_pure_read_imports_no_redis_and_needs_none(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: redis.Redis
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 
 from bench.mcp import run_agents, verify, write_roster
 from swarmq.roster.loader import load_roster
@@ -15,6 +16,7 @@ from swarmq.roster.loader import load_roster
 AGENTS, ADDS, ACKS = 8, 10, 10
 
 
+@pytest.mark.slow  # 15-25 s of real processes: handed out first
 def test_eight_servers_lose_nothing_and_duplicate_nothing(
     tmp_path: Path, swarm_name: str, redis_url: str, redis_client: object
 ) -> None:
