@@ -61,7 +61,7 @@ floor set for another model's cosine scale."""
 
 LEARNED: dict[str, LearnedRelevance] = {
     WORDLLAMA: LearnedRelevance(
-        intercept=-6.3998, share=5.5643, cosine=4.2401, title=9.5533, floor=0.3135
+        intercept=-5.1567, share=4.7763, cosine=2.7030, title=7.4054, floor=0.2679
     ),
 }
 """Per model, the relevance injection admits and ranks learnings and patterns by (their share,

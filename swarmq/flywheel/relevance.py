@@ -7,7 +7,7 @@ measure alone, so a long topical learning that holds the generic words of a shor
 admitted by its share, and a title near a task in meaning on another workspace's scale by its
 cosine; and the records are ranked by the plain mean of share and cosine. A model fitted on
 labelled workspaces weighs the three measures against each other (a title near the task counts
-about twice the whole text's cosine, and the share less than a floor of its own allowed) and
+two to three times the whole text's cosine, and the share less than a floor of its own allowed) and
 holds one floor on the result. Fitted and judged leaving one workspace out, it reaches more
 relevant records and keeps more tasks silent than the two floors (docs/QUALITY.md, "Issue 26:
 a learned relevance for learnings and patterns"; eval/knowledge/fit_relevance.py, whose weights

@@ -8,6 +8,7 @@ Real files; the cosines are fixed per text so the model is tested exactly."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -214,3 +215,22 @@ def test_the_constants_are_the_fitting_scripts_weights() -> None:
     model = json.loads(path.read_text("utf-8"))["model"]
     for field in ("intercept", "share", "cosine", "title", "floor"):
         assert getattr(MODEL, field) == pytest.approx(model[field], abs=5e-5)
+
+
+def test_the_weights_are_fitted_on_every_examined_workspace() -> None:
+    """The shipped model is the mean of one fold per examined workspace, so a workspace added
+    to the examined set without a refit (the model then judged, in sample, on data it never
+    saw fitted) is caught here."""
+    knowledge = Path(__file__).parents[2] / "eval" / "knowledge"
+    weights = json.loads((knowledge / "relevance_weights.json").read_text("utf-8"))
+    source = (knowledge / "relevance_features.py").read_text("utf-8")
+    examined = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "EXAMINED" for t in node.targets)
+    )
+    assert sorted(weights["folds"]) == sorted(examined)
+    for field in ("intercept", "share", "cosine", "title", "floor"):
+        mean = np.mean([fold[field] for fold in weights["folds"].values()])
+        assert weights["model"][field] == pytest.approx(mean, abs=1e-9)
