@@ -112,7 +112,7 @@ def predict(model: tuple[np.ndarray, np.ndarray, np.ndarray], x: np.ndarray) -> 
 
 def _judged(row: Row) -> bool:
     """Whether the model decides this candidate: a learning, pattern or pool candidate (the
-    flywheel's records, which six of the seven workspaces hold). A knowledge entry keeps its
+    flywheel's records, which most of the workspaces hold). A knowledge entry keeps its
     store's calibrated floors and a memory note today's floors: memory is held by one
     workspace only, so no left-out fold could learn its scale."""
     return (
