@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from fit_relevance import raw_model  # this folder's sibling scripts
-from relevance_features import EXAMINED
+from folds import shipped_model_kept, workspace_folds
 
-from swarmq.eval.cross_store import CrossStoreLabels, evaluate_cross_store, load_cross_store_labels
+from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
 from swarmq.federated import meaning
 from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.knowledge.config import KnowledgeConfig
@@ -35,15 +35,9 @@ HERE = Path(__file__).parent
 def main() -> None:
     rows: list[dict[str, Any]] = json.loads(Path(sys.argv[1]).read_text("utf-8"))
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
-    kept = dict(meaning.LEARNED)
     out: dict[str, Any] = {}
-    try:
-        for name in EXAMINED:
-            one = CrossStoreLabels(
-                labels.path,
-                labels.workspaces,
-                [q for q in labels.queries if q["workspace"] == name],
-            )
+    with shipped_model_kept():
+        for name, one in workspace_folds(labels):
             fold = raw_model([q for q in rows if q["workspace"] != name])
             meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(*fold)
             result: dict[str, Any] = {"floor": round(fold[-1], 4)}
@@ -54,9 +48,6 @@ def main() -> None:
                 result[split] = [got.top3.as_dict(), got.abstain.as_dict()]
             out[name] = result
             print(name, json.dumps(result), file=sys.stderr)
-    finally:
-        meaning.LEARNED.clear()
-        meaning.LEARNED.update(kept)
     print(json.dumps(out, indent=1))
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from fit_relevance import raw_model  # this folder's sibling scripts
-from relevance_features import EXAMINED
+from folds import shipped_model_kept, workspace_folds
 
-from swarmq.eval.cross_store import CrossStoreLabels, evaluate_cross_store, load_cross_store_labels
+from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
 from swarmq.federated import meaning, search
 from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.knowledge.config import KnowledgeConfig
@@ -38,18 +38,12 @@ def main() -> None:
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     config = KnowledgeConfig()
     floors_only = replace(search.injection_floors(config), learned=False)
-    kept = dict(meaning.LEARNED)
     out: dict[str, Any] = {}
-    try:
-        for name in EXAMINED:
+    with shipped_model_kept():
+        for name, one in workspace_folds(labels):
             train = [q for q in rows if q["workspace"] != name]
             model = LearnedRelevance(*raw_model(train))
             meaning.LEARNED[meaning.WORDLLAMA] = model
-            one = CrossStoreLabels(
-                labels.path,
-                labels.workspaces,
-                [q for q in labels.queries if q["workspace"] == name],
-            )
             result: dict[str, Any] = {"model": [round(v, 4) for v in _values(model)]}
             for split in ("tune", "held"):
                 if not one.select(split):
@@ -62,9 +56,6 @@ def main() -> None:
                 }
             out[name] = result
             print(name, json.dumps(result), file=sys.stderr)
-    finally:
-        meaning.LEARNED.clear()
-        meaning.LEARNED.update(kept)
     print(json.dumps(out, indent=1))
 
 
