@@ -79,11 +79,22 @@ def main() -> None:
             times[name].append((time.perf_counter() - start) * 1000)
             shown[name] = len(records)
     load = [round(x, 1) for x in os.getloadavg()]
+    base = statistics.median(times["baseline"]) if "baseline" in times else None
     rows: list[list[Any]] = [
-        [name, statistics.median(v), sorted(v)[int(0.95 * len(v))], shown[name]]
+        [
+            name,
+            statistics.median(v),
+            sorted(v)[int(0.95 * len(v))],
+            "" if base is None else f"{statistics.median(v) / base:.2f}",
+            shown[name],
+        ]
         for name, v in times.items()
     ]
-    table(f"federated render, load average {load}", ["render", "p50 ms", "p95 ms", "shown"], rows)
+    table(
+        f"federated render, load average {load}",
+        ["render", "p50 ms", "p95 ms", "p50 / baseline", "shown"],
+        rows,
+    )
     save(
         "federated_render",
         {"load_average": load, "passes": args.passes, "rows": rows},
