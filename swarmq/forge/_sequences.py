@@ -73,6 +73,7 @@ from swarmq.forge._layout import (
 )
 from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
+from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
 from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
@@ -409,6 +410,10 @@ class Sequence:
     prompted: bool = False
     """The failed call never failed: it waited for an answer until the agent stopped it, and
     the fix is the same command with the answer given up front (:mod:`._prompts`)."""
+    workdir: str = ""
+    """The failed call's relative path was resolved where an earlier ``cd`` had left the shell,
+    and the same steps worked from another directory: the cause and the cure, in words
+    (:func:`._sameintent.moved_workdir`); the working call is not repeated after it."""
     escalated: bool = False
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
@@ -472,6 +477,8 @@ class Sequence:
             text += f"; {self.also}"
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
+        if self.workdir:
+            return f"{text}; {self.workdir}."
         if self.rerun:
             return (
                 f"`{self.failed_call}` was refused ({self.error}); run again unchanged, the "
@@ -482,6 +489,12 @@ class Sequence:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
             return f"{text}; after `{self.fixed_call}` the same call worked."
+        runs = program(self.failed_call)
+        cure = without_stage(
+            self.failed_call, self.fixed_call, missing_program(runs, self.error, self.failed_call)
+        ) or split_substitution(self.failed_call, self.fixed_call, self.error)
+        if cure:
+            text += f"; {cure}"
         return f"{text}; `{self.fixed_call}` worked instead."
 
 
@@ -1031,8 +1044,20 @@ class SequenceMiner:
             return
         self.seen_signatures.add(key)
         self.open_failures = [f for f in self.open_failures if f.index != at]
+        moved = moved_workdir(failed_whole, whole or call, error)  # not unchanged: elsewhere
         self.closed.append(
-            Sequence(tool, failed, error, call, "", index, line_no, timestamp, rerun=True)
+            Sequence(
+                tool,
+                failed,
+                error,
+                call,
+                "",
+                index,
+                line_no,
+                timestamp,
+                rerun=not moved,
+                workdir=moved,
+            )
         )
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
