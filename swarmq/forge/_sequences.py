@@ -26,6 +26,7 @@ from swarmq.forge._calls import (
     ERROR_LINE,
     LITERAL_GLOB,
     MCP_PREFIX,
+    NOT_FOUND_TRANSLATED,
     WARNING_LINE,
     as_text,
     call_texts,
@@ -181,7 +182,10 @@ _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\
 program when the project's dependencies are not installed)."""
 _MISSING_PROGRAM = re.compile(
     r"command not found|not found: |no such file or directory \(os error 2\)|"
-    r"is not recognized as|failed to spawn|CommandNotFoundException|" + _SH_NOT_FOUND,
+    r"is not recognized as|failed to spawn|CommandNotFoundException|"
+    + NOT_FOUND_TRANSLATED
+    + "|"
+    + _SH_NOT_FOUND,
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
@@ -196,6 +200,8 @@ _ENVIRONMENT = re.compile(
     + _CANNOT_START.pattern
     + "|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
+    + NOT_FOUND_TRANSLATED
+    + "|"
     r"timed out|no space left|not found[.;,:]?\s+(?:please\s+)?install\b|"
     r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND

@@ -120,3 +120,27 @@ def test_a_working_directory_is_no_cure_for_other_failures_or_other_calls() -> N
     assert moved_workdir("cd /srv/web && npm run lint", "cd /srv && npm run lint", error) == ""
     assert moved_workdir("cd web && npm run lint", "cd ../web && npm run lint", error) == ""
     assert moved_workdir("cd web && npm run lint", "npm run build", error) == ""
+
+
+def test_a_program_missing_under_another_locale_is_the_same_fact(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """bash says "command not found" in the user's language; the stand-in that failed too for
+    want of a module says the rest."""
+    session = (
+        ClaudeSession()
+        .user("ejecuta la aplicación")
+        .bash("python main.py", "/bin/bash: línea 1: python: orden no encontrada", error=True)
+        .bash(
+            "python3 main.py",
+            'Traceback (most recent call last):\n  File "/home/u/app/main.py", line 1, in '
+            "<module>\n    import yaml\nModuleNotFoundError: No module named 'yaml'",
+            error=True,
+        )
+    )
+    found = sequences(session.write(tmp_path / "s.jsonl"), layout, locks)
+    assert found == [
+        "`python main.py` failed (/bin/bash: línea 1: python: orden no encontrada); `python` is "
+        "not installed here (not on PATH); `python3 main.py` failed too (ModuleNotFoundError: No "
+        "module named 'yaml')."
+    ]
