@@ -374,6 +374,8 @@ class _Failure:
     the last few: when the failed call itself works next, the last of them was its cure (``git
     config --global --add safe.directory …`` for ``git status``, ``git checkout <feature>`` for
     Spec-Kit's "Not on a feature branch")."""
+    escalation_asked: bool = False
+    """The transcript ends on this call asked again with escalated permissions, unanswered."""
 
 
 REMEDIES_KEPT = 2
@@ -416,6 +418,9 @@ class Sequence:
     prompted: bool = False
     """The failed call never failed: it waited for an answer until the agent stopped it, and
     the fix is the same command with the answer given up front (:mod:`._prompts`)."""
+    escalation_asked: bool = False
+    """The sandbox refused the call and the transcript ends on the same call asked again with
+    escalated permissions: the way out the agent took, though its answer is not seen."""
     workdir: str = ""
     """The failed call's relative path was resolved where an earlier ``cd`` had left the shell,
     and the same steps worked from another directory: the cause and the cure, in words
@@ -435,6 +440,11 @@ class Sequence:
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
+        if self.escalation_asked:
+            return (
+                f"the sandbox refuses `{runs}` here; the agent asked to run it again with "
+                f"escalated permissions{ESCALATION}"
+            )
         rule = (
             tool_rule(runs, self.error, self.failed_call)
             or formatter_fact(self.failed_call, self.error)
@@ -624,6 +634,8 @@ _COMMAND_TOOLS = frozenset(
     {"Bash", "PowerShell", "exec_command", "shell", "shell_command", "local_shell"}
 )
 """Tools whose call is a command: a refusal of one that reports no exit status never ran it."""
+_SANDBOXED = re.compile(r"operation not permitted|permission denied|sandbox", re.IGNORECASE)
+"""What a sandbox's refusal says (the call asked again with escalated permissions answers it)."""
 _STEP = re.compile(r"&&|\|\||;")
 _NOT_RUN = re.compile(
     r"timed out|timeout|interrupted|aborted|cancell?ed|killed|"
@@ -1679,7 +1691,15 @@ class SequenceMiner:
     def finish(self) -> Iterator[Sequence]:
         """At the end of the transcript: the failures nothing fixed that say something about the
         machine (a sandbox refusal, a missing tool, no network) are lessons on their own."""
+        asked = {
+            call_texts(raw)[0] for name, raw, _ in self.pending_calls if name in _COMMAND_TOOLS
+        }
         for failure in self.open_failures:
+            failure.escalation_asked = (
+                failure.tool in _COMMAND_TOOLS
+                and f"{failure.call}{ESCALATED}" in asked
+                and bool(_SANDBOXED.search(failure.error))
+            )
             self._give_up(failure)
         self.open_failures = []
         self.missing_files = []
@@ -1699,6 +1719,7 @@ class SequenceMiner:
                 also=failure.also,
                 usage=failure.usage,
                 expects=failure.expects,
+                escalation_asked=failure.escalation_asked,
             )
         self.unresolved = []
 
