@@ -18,11 +18,17 @@ src/app/(public)/[id]/page.tsx``). A pattern with ``*`` or ``?`` that matched no
 search that found nothing, an answer; a path with ``[id]`` or ``(group)`` and no wildcard was
 meant as a file name, and quoting it is the fix."""
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: (\S+)")
+NOT_FOUND_TRANSLATED = (
+    "orden no encontrada|comando não encontrado|commande introuvable|Befehl nicht gefunden|"
+    "comando non trovato"
+)
+"""bash's "command not found" in the user's language (es, pt, fr, de, it): "python: orden no
+encontrada" under a Spanish locale says what the English message says."""
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|\bbad option\b|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
     r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
-    r"\bport \d+ is not available|" + LITERAL_GLOB,
+    r"\bport \d+ is not available|" + NOT_FOUND_TRANSLATED + "|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
 WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from swarmq.forge._calls import LITERAL_GLOB
+from swarmq.forge._calls import LITERAL_GLOB, NOT_FOUND_TRANSLATED
 from swarmq.forge._gitbash import cmd_idioms
 from swarmq.knowledge.msys import rewritten_argument
 
@@ -35,6 +35,7 @@ _MISSING_PROGRAM = (
     re.compile(
         r"^(?:/bin/|/usr/bin/)?(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: ([\w.+-]+): not found\b"
     ),
+    re.compile(r"(?:^|[\s:])([A-Za-z_][\w.+-]*): (?:" + NOT_FOUND_TRANSLATED + ")"),
     re.compile(r"^'?([\w.+-]+)'? is not recognized as"),
     # uv run: "error: Failed to spawn: `flake8`" (the program run, not uv, is missing)
     re.compile(r"Failed to spawn: [`']([\w.+-]+)[`']"),

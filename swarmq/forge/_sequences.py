@@ -26,6 +26,7 @@ from swarmq.forge._calls import (
     ERROR_LINE,
     LITERAL_GLOB,
     MCP_PREFIX,
+    NOT_FOUND_TRANSLATED,
     WARNING_LINE,
     as_text,
     call_texts,
@@ -73,6 +74,7 @@ from swarmq.forge._layout import (
 )
 from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
+from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
 from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
@@ -180,7 +182,10 @@ _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\
 program when the project's dependencies are not installed)."""
 _MISSING_PROGRAM = re.compile(
     r"command not found|not found: |no such file or directory \(os error 2\)|"
-    r"is not recognized as|failed to spawn|CommandNotFoundException|" + _SH_NOT_FOUND,
+    r"is not recognized as|failed to spawn|CommandNotFoundException|"
+    + NOT_FOUND_TRANSLATED
+    + "|"
+    + _SH_NOT_FOUND,
     re.IGNORECASE,
 )
 """The failing program itself is missing: whatever the agent ran next instead is the retry."""
@@ -195,6 +200,8 @@ _ENVIRONMENT = re.compile(
     + _CANNOT_START.pattern
     + "|"
     r"command not found|CommandNotFoundException|sudo|access denied|killed by a signal|"
+    + NOT_FOUND_TRANSLATED
+    + "|"
     r"timed out|no space left|not found[.;,:]?\s+(?:please\s+)?install\b|"
     r"not a tty|no tty present|is not a terminal|\bEPERM\b|\bEACCES\b|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|"
     + _SH_NOT_FOUND
@@ -367,6 +374,8 @@ class _Failure:
     the last few: when the failed call itself works next, the last of them was its cure (``git
     config --global --add safe.directory …`` for ``git status``, ``git checkout <feature>`` for
     Spec-Kit's "Not on a feature branch")."""
+    escalation_asked: bool = False
+    """The transcript ends on this call asked again with escalated permissions, unanswered."""
 
 
 REMEDIES_KEPT = 2
@@ -409,6 +418,13 @@ class Sequence:
     prompted: bool = False
     """The failed call never failed: it waited for an answer until the agent stopped it, and
     the fix is the same command with the answer given up front (:mod:`._prompts`)."""
+    escalation_asked: bool = False
+    """The sandbox refused the call and the transcript ends on the same call asked again with
+    escalated permissions: the way out the agent took, though its answer is not seen."""
+    workdir: str = ""
+    """The failed call's relative path was resolved where an earlier ``cd`` had left the shell,
+    and the same steps worked from another directory: the cause and the cure, in words
+    (:func:`._sameintent.moved_workdir`); the working call is not repeated after it."""
     escalated: bool = False
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
@@ -424,6 +440,11 @@ class Sequence:
         if self.tool == "api":
             return ""
         runs = program(self.failed_call) or self.tool
+        if self.escalation_asked:
+            return (
+                f"the sandbox refuses `{runs}` here; the agent asked to run it again with "
+                f"escalated permissions{ESCALATION}"
+            )
         rule = (
             tool_rule(runs, self.error, self.failed_call)
             or formatter_fact(self.failed_call, self.error)
@@ -472,6 +493,8 @@ class Sequence:
             text += f"; {self.also}"
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
+        if self.workdir:
+            return f"{text}; {self.workdir}."
         if self.rerun:
             return (
                 f"`{self.failed_call}` was refused ({self.error}); run again unchanged, the "
@@ -482,6 +505,12 @@ class Sequence:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
             return f"{text}; after `{self.fixed_call}` the same call worked."
+        runs = program(self.failed_call)
+        cure = without_stage(
+            self.failed_call, self.fixed_call, missing_program(runs, self.error, self.failed_call)
+        ) or split_substitution(self.failed_call, self.fixed_call, self.error)
+        if cure:
+            text += f"; {cure}"
         return f"{text}; `{self.fixed_call}` worked instead."
 
 
@@ -605,6 +634,8 @@ _COMMAND_TOOLS = frozenset(
     {"Bash", "PowerShell", "exec_command", "shell", "shell_command", "local_shell"}
 )
 """Tools whose call is a command: a refusal of one that reports no exit status never ran it."""
+_SANDBOXED = re.compile(r"operation not permitted|permission denied|sandbox", re.IGNORECASE)
+"""What a sandbox's refusal says (the call asked again with escalated permissions answers it)."""
 _STEP = re.compile(r"&&|\|\||;")
 _NOT_RUN = re.compile(
     r"timed out|timeout|interrupted|aborted|cancell?ed|killed|"
@@ -1031,8 +1062,20 @@ class SequenceMiner:
             return
         self.seen_signatures.add(key)
         self.open_failures = [f for f in self.open_failures if f.index != at]
+        moved = moved_workdir(failed_whole, whole or call, error)  # not unchanged: elsewhere
         self.closed.append(
-            Sequence(tool, failed, error, call, "", index, line_no, timestamp, rerun=True)
+            Sequence(
+                tool,
+                failed,
+                error,
+                call,
+                "",
+                index,
+                line_no,
+                timestamp,
+                rerun=not moved,
+                workdir=moved,
+            )
         )
 
     def _answered(self, call_id: str | None) -> tuple[str, Any]:
@@ -1648,7 +1691,15 @@ class SequenceMiner:
     def finish(self) -> Iterator[Sequence]:
         """At the end of the transcript: the failures nothing fixed that say something about the
         machine (a sandbox refusal, a missing tool, no network) are lessons on their own."""
+        asked = {
+            call_texts(raw)[0] for name, raw, _ in self.pending_calls if name in _COMMAND_TOOLS
+        }
         for failure in self.open_failures:
+            failure.escalation_asked = (
+                failure.tool in _COMMAND_TOOLS
+                and f"{failure.call}{ESCALATED}" in asked
+                and bool(_SANDBOXED.search(failure.error))
+            )
             self._give_up(failure)
         self.open_failures = []
         self.missing_files = []
@@ -1668,6 +1719,7 @@ class SequenceMiner:
                 also=failure.also,
                 usage=failure.usage,
                 expects=failure.expects,
+                escalation_asked=failure.escalation_asked,
             )
         self.unresolved = []
 

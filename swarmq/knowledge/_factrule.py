@@ -50,7 +50,8 @@ _ENVIRONMENT = re.compile(
     r"not live until|takes? effect only after|only after (?:a |the )?restart|"
     r"docker exec|(?:in|inside) (?:the |a )?(?:docker |ubuntu [\d.]+ )?container|"
     r"network (?:access )?(?:is )?(?:blocked|restricted)|no (?:network|internet)|"
-    r"cannot be resolved|could not resolve)",
+    r"cannot be resolved|could not resolve|"
+    r"keeps its working directory between calls)",
     re.IGNORECASE,
 )
 _LAYOUT = re.compile(

@@ -50,3 +50,14 @@ def test_a_console_encoding_is_an_environment_fact() -> None:
         fact_kind("Set PYTHONIOENCODING=utf-8 so the CLI can print emoji") is FactKind.ENVIRONMENT
     )
     assert fact_kind("Decode the upload with the encoding the client declares") is None
+
+
+def test_a_shell_that_keeps_its_working_directory_is_an_environment_fact() -> None:
+    """Every call of the session runs where the last ``cd`` left it: true at each session start."""
+    lesson = (
+        "`cd web && npm run lint` failed (cd: web: No such file or directory); the shell was "
+        "still in `web` from an earlier `cd` (it keeps its working directory between calls): use "
+        "an absolute path in `cd`."
+    )
+    assert fact_kind(lesson) is FactKind.ENVIRONMENT
+    assert fact_kind("Change the working directory of the worker before it starts") is None
