@@ -64,6 +64,23 @@ _LOCATION = re.compile(r"^/\S+\.\w+:\d+:in [`'][^`']{1,120}[`']: (?=\S)")
 _EXIT = re.compile(r"(?:exit[_ ]code\"?:?\s*|exited with code\s+)(-?\d+)", re.IGNORECASE)
 _WRAPPER = re.compile(r"failed in sandbox|sandbox denied|execution error", re.IGNORECASE)
 """A sandbox's report that a command failed, wrapping the command's own output."""
+_STAMP = re.compile(
+    r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
+)
+"""A log line's timestamp (a build service streams its build's log so): when, not what."""
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+"""A terminal colour code whose escape character the transcript dropped (``[31merror``)."""
+_SUMMARY = re.compile(
+    r"^(?:[x✗×✖]\s+)?(?:build|compilation|deploy(?:ment)?)\s+failed\b(?:\s+in\s+[\d.]+\s*m?s)?\.?$|"
+    r"\bcommand\s+\"[^\"]*\"\s+exited with (?:code\s+)?\d+\.?$|"
+    r"\bcommand failed with exit code \d+\.?$|"
+    r"^(?:g?make|ninja)(?:\[\d+\])?: \*\*\* \S.* error \d+$",
+    re.IGNORECASE,
+)
+"""A line that says only that a wrapped step failed (a deployer's ``Error: Command "npm run
+build" exited with 1``, a bundler's ``x Build failed in 4.94s``, make's ``*** [all] Error 2``):
+a verdict whose cause is another line of the wrapped step's own output, which the lesson quotes
+when the output has one."""
 _CAUSE = re.compile(
     r"could(?:n't| not) resolve|network (?:error|is unreachable)|connection refused|"
     r"permission denied|operation not permitted|read-only file system",
@@ -294,7 +311,8 @@ def error_excerpt(text: str) -> str:
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
     lines = [
-        line.strip() for line in text.replace("\\r\\n", "\n").replace("\\n", "\n").splitlines()
+        _STAMP.sub("", _BARE_SGR.sub("", line).strip())
+        for line in text.replace("\\r\\n", "\n").replace("\\n", "\n").splitlines()
     ]  # escaped line ends (a Windows console's \r\n kept as text): the same lines
     lines = [line for line in lines if line and not _NOISE_LINE.search(line)]
     if not lines:
@@ -306,7 +324,7 @@ def error_excerpt(text: str) -> str:
         record
         or (errors[0] if errors and _WRAPPER.search(errors[0]) else None)
         or next((line for line in errors if _CARRIER.search(line)), None)
-        or next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
+        or _told(errors)
         or (errors[0] if errors else lines[0])
     )
     at = lines.index(best) if best in lines else -1
@@ -326,6 +344,24 @@ def error_excerpt(text: str) -> str:
             if own and own not in excerpt:  # the command's own error, which the wrapper's
                 excerpt += f"; {clip(own, MAX_EVIDENCE // 2)}"  # line cuts
     return excerpt
+
+
+def _told(errors: list[str]) -> str | None:
+    """The first error line that is not a lead-in (ending in a colon); when that line is only a
+    wrapper's verdict (:data:`_SUMMARY`), the first line that says what went wrong instead,
+    when the output has one (not a warning: a warning beside a failure is rarely its cause)."""
+    first = next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
+    if first is None or _SUMMARY.search(first) is None:
+        return first
+    cause = next(
+        (
+            e
+            for e in errors
+            if not e.endswith(":") and not _SUMMARY.search(e) and not WARNING_LINE.match(e)
+        ),
+        None,
+    )
+    return cause or first
 
 
 _STREAMS = re.compile(r"\b(stdout|stderr): (.*?)(?=,\s*(?:stdout|stderr):|$)", re.DOTALL)

@@ -76,6 +76,7 @@ from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
 from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
 from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
+from swarmq.forge._usercure import installed_now
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
 
@@ -425,6 +426,9 @@ class Sequence:
     """The failed call's relative path was resolved where an earlier ``cd`` had left the shell,
     and the same steps worked from another directory: the cause and the cure, in words
     (:func:`._sameintent.moved_workdir`); the working call is not repeated after it."""
+    told: str = ""
+    """The user's message saying the missing program is installed now (:mod:`._usercure`): the
+    cure, done outside the transcript's calls."""
     escalated: bool = False
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
@@ -491,6 +495,8 @@ class Sequence:
             text += f"; {fact}"
         if self.also:
             text += f"; {self.also}"
+        if self.told:
+            return f'{text}; the user installed it and said so: "{self.told}".'
         if not self.fixed_call:
             return f"{text}." if fact else f"{text}; no retry worked."
         if self.workdir:
@@ -674,11 +680,23 @@ _READERS = frozenset(
 )
 """Programs that print what is there and change nothing (beside probes, searches and the
 ``cat`` family)."""
-_WRITES = re.compile(r"(?<![0-9&])>(?!&)|\s-(?:delete|exec|execdir|fprint)\b|\s-i\b")
+_WRITES = re.compile(
+    r"(?<![0-9&])>(?!&)|\s-(?:delete|exec|execdir|fprint)\b|\b(?:sed|perl)\b[^|;&]*\s-[a-zA-Z]*i\b"
+)
 """A redirection into a file, or a search or an editor told to act (``find -delete``,
-``sed -i``): the call changes something."""
+``sed -i``, ``perl -pi``): the call changes something (``grep -i`` only ignores case)."""
 
 
+_PACKAGE_QUERY = re.compile(
+    r"^(?:sudo\s+)?(?:apt(?:-get)?\s+(?:list|search|show|policy)\b|apt-cache\s|"
+    r"dpkg(?:-query)?\s+-(?:l|s|L|W)\b|(?:python3?\s+-m\s+)?pip3?\s+(?:list|show|freeze)\b|"
+    r"(?:npm|pnpm|yarn)\s+(?:ls|list|view|info|outdated)\b|brew\s+(?:list|search|info)\b|"
+    r"snap\s+(?:list|find|info)\b|gem\s+list\b|conda\s+list\b|rpm\s+-q|"
+    r"(?:dnf|yum)\s+(?:list|search|info)\b|pacman\s+-[QS][si]?\b)",
+    re.IGNORECASE,
+)
+"""A package manager asked what is installed or available (``apt list --installed``, ``pip
+show x``, ``snap find x``): it prints and changes nothing."""
 _ASKS_USAGE = re.compile(r"(?:^|\s)--help(?=\s|$)|^(?:man|tldr)\s")
 """A program asked for its usage (``claude mcp add --help``, ``man rsync``): it prints how to
 call the program and changes nothing, so it is how the agent looked for the cure, not the cure."""
@@ -710,7 +728,7 @@ def reads_only(call: str) -> bool:
         if not step or step.startswith("cd "):
             continue
         runs = program(step).lower()
-        if _ASKS_USAGE.search(step):
+        if _ASKS_USAGE.search(step) or _PACKAGE_QUERY.match(step):
             continue
         if runs == "sed":
             if _SED_PRINT.search(step + " ") is None:
@@ -1405,6 +1423,9 @@ class SequenceMiner:
                     or self._same_target(failure.call, call, _unknown_word(failure))
                 )
             ):
+                if not missing and self._failed_since(failure, tool, call):
+                    self._give_up(failure)  # the call switched to failed itself since: the
+                    continue  # switch was no cure (what was done before it worked was)
                 advice = failure.advised or (call, index, line_no, timestamp)  # came first
                 self.closed.append(fixed(failure, tool, *advice))
                 continue
@@ -1442,6 +1463,45 @@ class SequenceMiner:
                 self._give_up(failure)
         self.open_failures = still_open
         self._escalated_alike(call, closing)
+
+    def _failed_since(self, failure: _Failure, tool: str, call: str) -> bool:
+        """Whether ``call`` itself failed after ``failure`` and waits for its own cure (``vercel
+        --yes`` failed, then ``vercel --prod`` failed for another reason, then a config change,
+        then ``vercel --prod`` worked): the first failure was not cured by switching to it."""
+        again = normal(_unhidden(call))
+        return any(
+            other is not failure
+            and other.tool == tool
+            and other.index > failure.index
+            and normal(_unhidden(other.call)) == again
+            for other in self.open_failures
+        )
+
+    def told(self, message: Message) -> None:
+        """A user's message while failures wait: a missing program the user says is installed
+        now is cured by the user (:mod:`._usercure`), outside every call of the transcript."""
+        still_open = []
+        for failure in self.open_failures:
+            missing = missing_program(program(failure.call), failure.error, failure.call)
+            said = installed_now(missing, message.text)
+            if said:
+                self.closed.append(
+                    Sequence(
+                        failure.tool,
+                        failure.call,
+                        failure.error,
+                        "",
+                        failure.reason,
+                        message.index,
+                        message.line_no,
+                        message.timestamp,
+                        also=failure.also,
+                        told=said,
+                    )
+                )
+            else:
+                still_open.append(failure)
+        self.open_failures = still_open
 
     def _escalated_alike(self, call: str, closing: int) -> None:
         """When one escalated call is the rerun of a failure the sandbox refused and also
@@ -1632,6 +1692,15 @@ class SequenceMiner:
         runs = program(call)
         if runs in _LOOKUPS or (_ASKS_USAGE.search(call) is not None and reads_only(call)):
             return True
+        missing = missing_program(program(failure.call), failure.error, failure.call)
+        if (
+            missing
+            and not same_family(missing, runs)
+            and missing.lower() in {word.strip("'\"").lower() for word in _named(call)}
+            and reads_only(call)
+        ):
+            return True  # a call that only reads and names the missing program looks for it
+            # (``apt list --installed | grep -i cmake``, ``ls /usr/local/bin/cmake``): no cure
         if _MISSING_PROGRAM.search(failure.error) is None and (
             _GIT_LOOK.match(CD_PREFIX.sub("", call)) is not None
             or (

@@ -204,6 +204,13 @@ def extract_candidates(
                 miner.open_failures or message.text.startswith("API Error")
             ):
                 miner.text(message)
+            elif (
+                message.role == "user"
+                and message.kind is MessageKind.TEXT
+                and not message.is_meta
+                and miner.open_failures
+            ):
+                miner.told(message)
             if miner.closed:
                 for sequence in miner.drain():
                     candidate = _sequence_candidate(sequence, config, source, message, session)
