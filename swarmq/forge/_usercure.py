@@ -17,8 +17,11 @@ MAX_TOLD_CHARS = 400
 QUOTED_CHARS = 160
 """How much of the user's message the lesson quotes."""
 _INSTALLED = r"(?:installed|set up|available)"
-_ASKED = re.compile(r"\?\s*$|^\s*(?:please|can you|could you|pls)\b", re.IGNORECASE)
-"""A request for the install ("can you install cmake?") states no cure: nothing is done yet."""
+_ASKED = re.compile(
+    r"\?\s*$|^\s*(?:please|can you|could you|pls)\b|n't\b|\bnot\b|\bnever\b", re.IGNORECASE
+)
+"""A request for the install ("can you install cmake?") or a denial ("I haven't installed
+cmake") states no cure: nothing is done yet."""
 
 
 def installed_now(missing: str, text: str) -> str:

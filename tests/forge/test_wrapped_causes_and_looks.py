@@ -9,6 +9,7 @@ from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._calls import error_excerpt
 from swarmq.forge._sequences import reads_only
+from swarmq.forge._usercure import installed_now
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
@@ -125,3 +126,11 @@ def test_a_call_that_failed_itself_since_is_no_cure_of_the_first_failure(
     found = _found(session, layout, locks)
     assert not any(f.startswith("`deployer --yes`") for f in found)
     assert any("minifier-x not found" in f for f in found)
+
+
+def test_only_a_statement_that_the_program_is_installed_is_the_users_cure() -> None:
+    assert installed_now("cmake", "I installed cmake, go on")
+    assert installed_now("cmake", "cmake's installed now")
+    assert not installed_now("cmake", "I haven't installed cmake yet")
+    assert not installed_now("cmake", "is cmake installed?")
+    assert not installed_now("cmake", "python is installed now")
