@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from swarmq.knowledge._factrule import FACT_TAG, fact_kind
-from swarmq.knowledge._recallkeys import SESSION_START_KEY
+from swarmq.knowledge._recallkeys import SESSION_START_KEY, entry_signature
 from swarmq.knowledge._recallpath import signature_dir, swarm_duplicates
 from swarmq.knowledge._sigindex import file_matches
 from swarmq.knowledge.inject import Injection, deliver
@@ -34,6 +34,10 @@ from swarmq.knowledge.store import TierStore
 
 CRITICAL_BONUS = 1.0
 FACT_BONUS = 0.5
+CURELESS_TAG = "failure"
+"""The type tag of a lesson that names a failure and no cure (forge found no call that worked
+after it; the flywheel bridge tags an entry with its candidate's type, ``solution`` when it
+found one)."""
 
 
 def is_project_fact(entry: Entry) -> bool:
@@ -136,4 +140,35 @@ def start_entries(knowledge: KnowledgeStore, index_dir: Path | None = None) -> l
             with swarm_duplicates(knowledge, swarm_dir is not None, local) as duplicate:
                 found += [r for r in hive if not duplicate(r.entry.lesson)]
     found.sort(key=lambda r: (not r.forced, -r.score))
-    return found
+    return one_per_signature(found)
+
+
+def one_per_signature(found: list[Ranked]) -> list[Ranked]:
+    """``found`` (best first) with each failure signature's best entry ahead of every second
+    entry of a signature already there, and within a signature a lesson with a cure ahead of one
+    that only names the failure (:data:`CURELESS_TAG`); forced directives stay first.
+
+    The block holds three or four records, and more facts qualify in a project that has
+    worked a while: three lessons of one missing program (each session that met it forged its
+    own) would fill the block with one fact and push out every other (docs/QUALITY.md, "Issue
+    24: what the session-start block keeps when more qualifies than fits"). The repeats are
+    kept behind, not dropped: they fill what room the distinct facts leave."""
+    cured = {
+        sig
+        for r in found
+        if CURELESS_TAG not in r.entry.tags and (sig := entry_signature(r.entry)) is not None
+    }
+    first: list[Ranked] = []
+    later: list[Ranked] = []
+    seen: set[str] = set()
+    for ranked in found:
+        signature = entry_signature(ranked.entry)
+        if ranked.forced or signature is None:
+            first.append(ranked)
+            continue
+        if signature in seen or (signature in cured and CURELESS_TAG in ranked.entry.tags):
+            later.append(ranked)
+            continue
+        seen.add(signature)
+        first.append(ranked)
+    return first + later
