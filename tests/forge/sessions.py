@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript
+from swarmq.storage.locking import LocalLocks
 
 SESSION = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 
@@ -124,3 +127,9 @@ def codex_old_rollout(path: Path, steps: list[tuple[str, Any]]) -> Path:
             )
     path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return path
+
+
+def sequences(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
+    """What the failure -> fix miner forged from the session at ``path`` (its lessons' text)."""
+    found = forge_transcript(path, layout, locks).found
+    return [c.content for c in found if c.extractor == "sequence"]

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._gitbash import cmd_idioms
-from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
-from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession, sequences
 
 GATE = (
     "cd /c/work/app && python -m ruff format --check . && python -m mypy . && python -m pytest -q"
@@ -24,11 +23,6 @@ UNFORMATTED = (
     "2 files would be reformatted, 8 files already formatted"
 )
 REFUSED = "File has been unexpectedly modified. Read it again before attempting to write it."
-
-
-def sequences(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
-    found = forge_transcript(path, layout, locks).found
-    return [c.content for c in found if c.extractor == "sequence"]
 
 
 def test_a_formatter_check_cured_by_the_formatter_is_kept_with_the_formatter_as_its_cure(

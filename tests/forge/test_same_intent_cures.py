@@ -12,17 +12,11 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
-from swarmq.forge.extract import forge_transcript
 from swarmq.knowledge._factrule import FactKind, fact_kind
 from swarmq.storage.locking import LocalLocks
-from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import ClaudeSession, sequences
 
 SUBSTITUTED = "/bin/bash: eval: line 1: syntax error near unexpected token `('"
-
-
-def sequences(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
-    found = forge_transcript(path, layout, locks).found
-    return [c.content for c in found if c.extractor == "sequence"]
 
 
 def test_a_missing_program_piped_into_is_cured_by_the_same_command_without_it(
