@@ -1506,9 +1506,9 @@ class SequenceMiner:
     def _escalated_alike(self, call: str, closing: int) -> None:
         """When one escalated call is the rerun of a failure the sandbox refused and also
         closes another failure of the same command that states no fact of its own as "worked
-        instead" (``git checkout -b
-        feat/x`` failed, then ``git checkout -b feat-x`` refused, then the latter escalated),
-        both were the sandbox's refusals: each says so, and names the parameter."""
+        instead" (``git checkout -b feat/x`` failed, then ``git checkout -b feat-x`` refused,
+        then the latter escalated), both were the sandbox's refusals: each says so, and names
+        the parameter."""
         if not call.endswith(ESCALATED) or len(self.closed) - closing < 2:
             return
         now = list(self.closed)[closing:]

@@ -153,16 +153,16 @@ def one_per_signature(found: list[Ranked]) -> list[Ranked]:
     own) would fill the block with one fact and push out every other (docs/QUALITY.md, "Issue
     24: what the session-start block keeps when more qualifies than fits"). The repeats are
     kept behind, not dropped: they fill what room the distinct facts leave."""
+    signatures = [entry_signature(r.entry) for r in found]
     cured = {
         sig
-        for r in found
-        if CURELESS_TAG not in r.entry.tags and (sig := entry_signature(r.entry)) is not None
+        for r, sig in zip(found, signatures, strict=True)
+        if sig is not None and CURELESS_TAG not in r.entry.tags
     }
     first: list[Ranked] = []
     later: list[Ranked] = []
     seen: set[str] = set()
-    for ranked in found:
-        signature = entry_signature(ranked.entry)
+    for ranked, signature in zip(found, signatures, strict=True):
         if ranked.forced or signature is None:
             first.append(ranked)
             continue
