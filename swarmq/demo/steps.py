@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from swarmq.client import MissionClient
     from swarmq.flywheel.config import GateRules
+    from swarmq.knowledge.project import KnowledgeStore
     from swarmq.workers.launcher import Supervisor
 
 SETTLED = {"complete", "failed", "blocked", "cancelled", "review"}
@@ -233,6 +234,12 @@ class DemoSwarm:
         )
         return result
 
+    def _knowledge(self) -> KnowledgeStore:
+        from swarmq.storage.locking import LocalLocks
+        from swarmq.wiring.knowledge import knowledge_store
+
+        return knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+
     def _injected(self, mission: Mission) -> list[str]:
         assignment = mission.assignments[-1].id
         prompts = list(self.roster.profiles_dir.rglob(f"prompt-{assignment}.txt"))
@@ -243,13 +250,15 @@ class DemoSwarm:
             r"<swarm_knowledge_directives>(.*?)</swarm_knowledge_directives>", text, re.S
         )
         self.report.files["injected prompt"] = str(prompts[0])
-        return re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
+        shown = re.findall(r"^- id: (\S+)$", block.group(1), re.M) if block else []
+        # The knowledge entries only: the block may also carry another store's record (a
+        # mission's handoff in shared memory, found relevant), whose acknowledgement is that
+        # store's feedback and never lands as a count in the knowledge store.
+        store = self._knowledge()
+        return [entry_id for entry_id in shown if store.swarm.get(entry_id) is not None]
 
     def _acknowledged(self) -> list[str]:
-        from swarmq.storage.locking import LocalLocks
-        from swarmq.wiring.knowledge import knowledge_store
-
-        store = knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        store = self._knowledge()
         acked = []
         for entry_id in self.report.injected:
             entry = store.swarm.get(entry_id)
@@ -265,11 +274,9 @@ class DemoSwarm:
         from swarmq.flywheel.citations import citation_stats
         from swarmq.flywheel.pool import Pool
         from swarmq.flywheel.promotion import gate_for
-        from swarmq.storage.locking import LocalLocks
-        from swarmq.wiring.knowledge import knowledge_store
 
         layout = layout_for(self.roster)
-        store = knowledge_store(self.roster, LocalLocks(self.roster.runtime_dir / "locks"))
+        store = self._knowledge()
         entries = {lesson_key(e.lesson): e.id for e in store.swarm.read().entries}
         injected = set(self.report.injected)
         acknowledged = set(self.report.acknowledged)
