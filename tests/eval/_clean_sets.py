@@ -395,6 +395,29 @@ FORGE_SETS = (
         accounts=("jtowe", "paqurin", "m_srnic", "mattabar", "thuong"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout21",
+        formats={"claude-code": 6, "codex-rollout": 6},
+        repos=9,
+        lessons=24,
+        tool_errors=15,
+        without_lessons=1,
+        max_bytes=2_200_000,
+        missing_word=("cx-useful-credits-none.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic `root` and an owner's own name (`tarive`) are left out, as
+        # SOURCES-heldout21.md discloses
+        accounts=("taejo", "tetsuya.takasawa", "nathanhart", "timoptimothy", "pbuch"),
+        redacted={
+            "cc-mcp-add-dash-y.jsonl": 45,
+            "cc-serena-gitbash-cd.jsonl": 4,
+            "cc-tpu-gemini-npm-sudo.jsonl": 12,
+        },
+        # the Smithery key, the personal and Adobe account identifiers and two npm maintainers'
+        # personal addresses, checked gone by their starts and their domain
+        secrets=("c49f62ae-c243", "taejoong", "519312B35DA8", "@gmail.com"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
