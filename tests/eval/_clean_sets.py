@@ -396,6 +396,29 @@ FORGE_SETS = (
         quarter_per_user=True,
     ),
     ForgeSet(
+        "heldout20",
+        formats={"claude-code": 5, "codex-rollout": 4},
+        repos=7,
+        lessons=26,
+        tool_errors=19,
+        without_lessons=1,
+        max_bytes=1_800_000,
+        missing_word=("cx-excalidraw-mcp-none.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic ones (`Administrator`, `ubuntu`, the Android app account `u0_a240`) and a
+        # first name already in earlier files (`Oleh`) are left out, as SOURCES-heldout20.md
+        # discloses
+        accounts=("delamente", "bankstartup2025", "banknakorn", "huangqinghao", "duong"),
+        redacted={
+            "cx-dazi-symlink-depth.jsonl": 8,
+            "cc-n8n-cloudshell-sudo.jsonl": 4,
+            "cc-delamente-claude-install.jsonl": 1,
+        },
+        # the replaced contact handle, service password and e-mail address, checked gone
+        secrets=("kirakira", "Banknakorn00", "historiasdelamente@"),
+        quarter_per_user=True,
+    ),
+    ForgeSet(
         "heldout21",
         formats={"claude-code": 6, "codex-rollout": 6},
         repos=9,
