@@ -10,6 +10,7 @@ came as rows); each check one of those files made is made here on its set, and w
 on every set it is now made on every set.
 
 To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``: its day's split).
+A blind label review of a forge split is its row's ``qa`` (the corrected copy's file name).
 """
 
 from __future__ import annotations
@@ -126,10 +127,23 @@ class ForgeSet:
     from the files as written and from the text their records decode to."""
     quarter_per_user: bool = False
     """No user holds more than a quarter of the lessons (a rule of the split's selection)."""
+    qa: str | None = None
+    """The file name of a blind label review's corrected copy of the labels
+    (``labels-<name>-qa.yaml``, its changes listed in SOURCES), or None. The original stays as it
+    was committed before forge ran; the copy holds the same sessions, and its lessons differ only
+    by rewording and by splits, so it is checked like the original and against it."""
 
     @property
     def labels(self) -> Path:
         return EVAL / "forge" / f"labels-{self.name}.yaml"
+
+    @property
+    def qa_labels(self) -> Path | None:
+        return None if self.qa is None else EVAL / "forge" / self.qa
+
+    def own_labels(self) -> set[Path]:
+        """Its labels file and, when it has one, the review's copy: files that hold its sessions."""
+        return {self.labels} if self.qa_labels is None else {self.labels, self.qa_labels}
 
     @property
     def sources(self) -> Path:
@@ -440,6 +454,9 @@ FORGE_SETS = (
         # personal addresses, checked gone by their starts and their domain
         secrets=("c49f62ae-c243", "taejoong", "519312B35DA8", "@gmail.com"),
         quarter_per_user=True,
+        # the label review of 2026-12-07 (SOURCES-heldout21.md, "Label review"): 5 lessons split,
+        # 29 lessons in all
+        qa="labels-heldout21-qa.yaml",
     ),
 )
 
@@ -588,7 +605,8 @@ def ours(clean: ForgeSet | ReplaySet) -> set[Path]:
         pair: list[ForgeSet | ReplaySet] = [clean, *twins_of(clean)]
     else:
         pair = [clean] if clean.twin is None else [clean, forge_set(clean.twin)]
-    return {path for s in pair for path in (s.labels, s.sources)}
+    qa = {s.qa_labels for s in pair if isinstance(s, ForgeSet) and s.qa_labels is not None}
+    return {path for s in pair for path in (s.labels, s.sources)} | qa
 
 
 def owners(sessions: list[LabelledSession]) -> set[str]:
@@ -659,6 +677,28 @@ def check_forge_quarter_per_user(clean: ForgeSet) -> None:
     assert max(per_user.values()) * 4 <= sum(per_user.values())
 
 
+def check_forge_qa_labels(clean: ForgeSet) -> None:
+    """Run on the rows that name a ``qa`` copy: it loads, holds the same sessions as the original
+    (file, format, split, repository, ``none``), only adds lessons (a split makes two of one),
+    keeps every tool-error lesson, and each of its words entries occurs in its session's text."""
+    assert clean.qa_labels is not None
+    original = clean.sessions()
+    reviewed = list(_forge_labels(clean.qa_labels))
+    shape = [(s.file, s.format, s.split, s.repo, not s.lessons) for s in original]
+    assert [(s.file, s.format, s.split, s.repo, not s.lessons) for s in reviewed] == shape
+    for before, after in zip(original, reviewed, strict=True):
+        assert len(after.lessons) >= len(before.lessons), after.file.name
+        tool_errors = [sum(x.kind == "tool-error" for x in s.lessons) for s in (before, after)]
+        assert tool_errors[1] >= tool_errors[0], after.file.name
+        text = session_text(after.file)
+        for lesson in after.lessons:
+            assert Lesson(lesson.text, lesson.words).matches(text), (after.file.name, lesson)
+    if clean.quarter_per_user:
+        per_user = Counter(s.repo.split("/")[0] for s in reviewed for _ in s.lessons)
+        assert max(per_user.values()) * 4 <= sum(per_user.values())
+    assert f"`{clean.qa_labels.name}`" in clean.sources.read_text(encoding="utf-8")
+
+
 def check_forge_users_apart(clean: ForgeSet) -> None:
     """No session or repository of another forge labels file, no user or account named in
     another evaluation file, none of its twin replay set's users among its owners or in its
@@ -667,7 +707,7 @@ def check_forge_users_apart(clean: ForgeSet) -> None:
     others = [
         labelled
         for path in sorted((EVAL / "forge").glob("labels*.yaml"))
-        if path != clean.labels
+        if path not in clean.own_labels()
         for labelled in _forge_labels(path)
     ]
     assert not {s.file.name for s in sessions} & {s.file.name for s in others}

@@ -13,6 +13,7 @@ from tests.eval._clean_sets import (
     ReplaySet,
     check_forge_counts,
     check_forge_formats_read,
+    check_forge_qa_labels,
     check_forge_quarter_per_user,
     check_forge_secrets_gone,
     check_forge_users_apart,
@@ -54,6 +55,11 @@ def test_no_user_of_a_forge_split_holds_more_than_a_quarter_of_its_lessons(
     clean: ForgeSet,
 ) -> None:
     check_forge_quarter_per_user(clean)
+
+
+@pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.qa], ids=lambda s: s.name)
+def test_a_forge_splits_reviewed_labels_fit_its_sessions(clean: ForgeSet) -> None:
+    check_forge_qa_labels(clean)
 
 
 @forge_sets
