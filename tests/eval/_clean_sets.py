@@ -126,10 +126,17 @@ class ForgeSet:
     from the files as written and from the text their records decode to."""
     quarter_per_user: bool = False
     """No user holds more than a quarter of the lessons (a rule of the split's selection)."""
+    qa_labels: str | None = None
+    """The labels after a post-reading label review (``labels-<name>-qa.yaml``), when one was
+    made: a copy beside the original, which stays as it was committed before any forge run."""
 
     @property
     def labels(self) -> Path:
         return EVAL / "forge" / f"labels-{self.name}.yaml"
+
+    @property
+    def reviewed(self) -> Path | None:
+        return None if self.qa_labels is None else EVAL / "forge" / self.qa_labels
 
     @property
     def sources(self) -> Path:
@@ -417,6 +424,7 @@ FORGE_SETS = (
         # the replaced contact handle, service password and e-mail address, checked gone
         secrets=("kirakira", "Banknakorn00", "historiasdelamente@"),
         quarter_per_user=True,
+        qa_labels="labels-heldout20-qa.yaml",
     ),
     ForgeSet(
         "heldout21",
@@ -588,7 +596,8 @@ def ours(clean: ForgeSet | ReplaySet) -> set[Path]:
         pair: list[ForgeSet | ReplaySet] = [clean, *twins_of(clean)]
     else:
         pair = [clean] if clean.twin is None else [clean, forge_set(clean.twin)]
-    return {path for s in pair for path in (s.labels, s.sources)}
+    reviewed = [s.reviewed for s in pair if isinstance(s, ForgeSet) and s.reviewed is not None]
+    return {path for s in pair for path in (s.labels, s.sources)} | set(reviewed)
 
 
 def owners(sessions: list[LabelledSession]) -> set[str]:
@@ -639,6 +648,20 @@ def check_forge_words_occur(clean: ForgeSet) -> None:
     assert not Lesson("x", ((word,),)).matches(session_text(EVAL / "forge" / "sessions" / name))
 
 
+def check_forge_review(clean: ForgeSet) -> None:
+    """Run on the rows that set ``qa_labels``: the reviewed labels load, label the same sessions
+    of the same repositories in the same formats, and every words entry occurs in its session."""
+    assert clean.reviewed is not None
+    reviewed = list(_forge_labels(clean.reviewed))
+    shape = [(s.file, s.repo, s.format, s.split) for s in clean.sessions()]
+    assert [(s.file, s.repo, s.format, s.split) for s in reviewed] == shape
+    assert [not s.lessons for s in reviewed] == [not s.lessons for s in clean.sessions()]
+    for session in reviewed:
+        text = session_text(session.file)
+        for lesson in session.lessons:
+            assert Lesson(lesson.text, lesson.words).matches(text), (session.file.name, lesson)
+
+
 def check_forge_secrets_gone(clean: ForgeSet) -> None:
     """The literals SOURCES says were replaced are gone, and the markers are there."""
     files = {s.file.name: s.file for s in clean.sessions()}
@@ -667,7 +690,7 @@ def check_forge_users_apart(clean: ForgeSet) -> None:
     others = [
         labelled
         for path in sorted((EVAL / "forge").glob("labels*.yaml"))
-        if path != clean.labels
+        if path not in ours(clean)
         for labelled in _forge_labels(path)
     ]
     assert not {s.file.name for s in sessions} & {s.file.name for s in others}

@@ -14,6 +14,7 @@ from tests.eval._clean_sets import (
     check_forge_counts,
     check_forge_formats_read,
     check_forge_quarter_per_user,
+    check_forge_review,
     check_forge_secrets_gone,
     check_forge_users_apart,
     check_forge_words_occur,
@@ -54,6 +55,13 @@ def test_no_user_of_a_forge_split_holds_more_than_a_quarter_of_its_lessons(
     clean: ForgeSet,
 ) -> None:
     check_forge_quarter_per_user(clean)
+
+
+@pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.qa_labels], ids=lambda s: s.name)
+def test_a_reviewed_forge_split_labels_the_same_sessions_with_words_they_say(
+    clean: ForgeSet,
+) -> None:
+    check_forge_review(clean)
 
 
 @forge_sets
