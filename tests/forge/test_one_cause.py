@@ -3,7 +3,13 @@ failures of one session that share a cause are one lesson, not one per failing c
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._calls import error_excerpt
+from swarmq.forge._samecause import Failure, groups, quoted_reason, same_cause
+from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession, codex_old_rollout, sequences
 
 _RETRIES = "".join(
     f"WARNING: Retrying (Retry(total={n}, connect=None, read=None, redirect=None, status=None)) "
@@ -54,3 +60,126 @@ def test_a_fatal_line_beats_the_errors_a_program_went_on_past() -> None:
     )
     excerpt = error_excerpt(output)
     assert excerpt == "failed in sandbox: Fatal error [server.c:88]: Can't bind local socket"
+
+
+_OFFLINE = (
+    "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection."
+    "HTTPSConnection object at 0x7f00bb>: Failed to establish a new connection: [Errno -3] "
+    "Temporary failure in name resolution')': /simple/yamlette/\n"
+    "ERROR: Could not find a version that satisfies the requirement yamlette (from versions: "
+    "none)\nERROR: No matching distribution found for yamlette\n"
+)
+
+
+def test_a_module_missing_and_its_install_refused_by_the_network_are_one_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "offline.jsonl",
+        [
+            ("user", "render the report"),
+            (
+                "shell",
+                (
+                    ["python3", "render.py", "--out", "report.html"],
+                    'failed in sandbox: Traceback (most recent call last):\n  File "render.py", '
+                    "line 2\n"
+                    "ModuleNotFoundError: No module named 'yamlette'\n",
+                    1,
+                ),
+            ),
+            ("shell", (["pip", "install", "yamlette"], "failed in sandbox: " + _OFFLINE, 1)),
+        ],
+    )
+    found = sequences(path, layout, locks)
+    assert len(found) == 1, found
+    assert "No module named 'yamlette'" in found[0]
+    assert "Temporary failure in name resolution" in found[0]
+    assert found[0].startswith("`pip install yamlette` failed")
+
+
+def test_a_daemon_refused_under_its_client_and_by_hand_is_one_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = codex_old_rollout(
+        tmp_path / "daemon.jsonl",
+        [
+            ("user", "read the text aloud"),
+            (
+                "shell",
+                (
+                    ["tiled-say", "hello"],
+                    "failed in sandbox: Error: Can't connect to unix socket /run/user/1000/tiled-server/tiled.sock: "
+                    "Operation not permitted.\n",
+                    1,
+                ),
+            ),
+            (
+                "shell",
+                (
+                    ["/bin/sh", "-c", "RUNTIME=/tmp/t tiled-server --daemon"],
+                    "failed in sandbox: Fatal error [main.c:12]: Can't bind local socket\n",
+                    1,
+                ),
+            ),
+        ],
+    )
+    found = sequences(path, layout, locks)
+    assert len(found) == 1, found
+    assert "tiled.sock" in found[0]
+    assert "Can't bind local socket" in found[0]
+
+
+def test_a_program_missing_and_an_installer_that_needs_it_are_one_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("install the editor")
+        .bash(
+            "curl -fsSL https://example.org/get-editor.sh | bash",
+            "Checking requirements...\nyq is required but not installed. Install yq first.",
+            error=True,
+        )
+        .bash("yq --version", "/bin/bash: line 1: yq: command not found", error=True)
+        .say("yq is missing here, so the installer cannot run.")
+    )
+    found = sequences(session.write(tmp_path / "yq.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "yq is required but not installed" in found[0]
+    assert "yq: command not found" in found[0]
+
+
+def test_an_install_refused_for_a_reason_of_its_own_stays_its_own_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("build it")
+        .bash("./build.sh", "./build.sh: line 3: ninja: command not found", error=True)
+        .bash(
+            "sudo apt-get install -y ninja-build",
+            "sudo: a terminal is required to read the password; either use the -S option to "
+            "read from standard input or configure an askpass helper\n"
+            "sudo: a password is required",
+            error=True,
+        )
+    )
+    found = sequences(session.write(tmp_path / "ninja.jsonl"), layout, locks)
+    assert any("ninja: command not found" in f for f in found)
+    assert any("a terminal is required" in f for f in found)
+    assert not any("same cause" in f for f in found)
+
+
+def test_unrelated_failures_of_one_session_are_not_joined() -> None:
+    git = Failure("git push", "fatal: Authentication failed for 'https://example.org/r.git'", False)
+    tests = Failure("pytest -q", "ERROR: file or directory not found: tests/unit", False)
+    assert not same_cause(git, tests)
+    assert groups([git, tests]) == []
+
+
+def test_the_agents_sentence_a_failure_quotes_is_that_failure_again() -> None:
+    reason = "The sandbox has no network, so the package cannot be installed here."
+    assert quoted_reason(reason + " I will write the script instead.", [reason])
+    assert not quoted_reason("The user wants the report in French.", [reason])
