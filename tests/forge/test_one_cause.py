@@ -183,3 +183,25 @@ def test_the_agents_sentence_a_failure_quotes_is_that_failure_again() -> None:
     reason = "The sandbox has no network, so the package cannot be installed here."
     assert quoted_reason(reason + " I will write the script instead.", [reason])
     assert not quoted_reason("The user wants the report in French.", [reason])
+
+
+def test_a_cure_in_two_calls_of_one_command_names_both(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("commit the notes")
+        .bash(
+            'git commit -m "notes"',
+            "Author identity unknown\n\n*** Please tell me who you are.\n\nfatal: unable to "
+            "auto-detect email address (got 'ana@box.(none)')",
+            error=True,
+        )
+        .bash('git config --global user.name "Ana"', "")
+        .bash('git config --global user.email "ana@example.org"', "")
+        .bash('git commit -m "notes"', "[main (root-commit) 1a2b3c4] notes\n 1 file changed")
+    )
+    found = sequences(session.write(tmp_path / "identity.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "git config --global user.name" in found[0]
+    assert "git config --global user.email" in found[0]
