@@ -15,6 +15,11 @@ when the transcript itself ties them, the same for every project:
   other's error names (``spd-say`` failing on ``speech-dispatcher``'s socket, then
   ``speech-dispatcher`` itself failing);
 
+A call the harness killed (a timeout) and the same call run again that is refused by a lock
+the killed one left (``git add .`` timed out, then "Unable to create '…/.git/index.lock': File
+exists") are one lesson too, though the second failure alone says too little to be kept: the
+lock is what the timeout costs, and how to clear it is the cure.
+
 The joined lesson is a chain: the lesson of the call that states the cause (a failed install,
 else one that was got past, else the first), then each other call and its error, "on the same
 cause". The agent's own summary of the failures, when it is the sentence a failure already
@@ -138,6 +143,21 @@ def same_cause(a: Failure, b: Failure) -> bool:
     # (a timeout) meet unrelated calls, and each call's lesson is its own
 
 
+_KILLED = re.compile(r"timed out|\bkilled\b|timeout", re.IGNORECASE)
+_LOCK = re.compile(r"\block\b|\.lock\b|lock file|lockfile", re.IGNORECASE)
+
+
+def left_behind(killed: Failure, later: Failure) -> bool:
+    """Whether ``later`` is ``killed``'s call run again and refused by a lock the killed run
+    left."""
+    return (
+        _KILLED.search(killed.error) is not None
+        and _KILLED.search(later.error) is None
+        and _LOCK.search(later.error) is not None
+        and " ".join(killed.call.split()) == " ".join(later.call.split())
+    )
+
+
 def groups(failures: Sequence[Failure]) -> list[list[int]]:
     """The failures (by position) joined by :func:`same_cause`, each group in order, the group
     that states the cause first: a failed install, else one that was got past, else the
@@ -169,13 +189,15 @@ def groups(failures: Sequence[Failure]) -> list[list[int]]:
     return result
 
 
-def chain(lead: str, others: Iterable[Failure]) -> str:
+def chain(lead: str, others: Iterable[Failure], left: Iterable[Failure] = ()) -> str:
     """The lesson of ``lead`` (its content) with the other failures of its cause named after
-    it, each with its error."""
+    it, each with its error, and what a killed call left behind (:func:`left_behind`)."""
     text = lead.rstrip()
     text = text.removesuffix(".")
     text = text.removesuffix("; no retry worked")
-    told = [f"`{f.call}` failed on the same cause ({f.error})" for f in others][: _CHAIN_MAX - 1]
+    told = [f"`{f.call}` failed on the same cause ({f.error})" for f in others]
+    told += [f"run again, it was refused by the lock the killed run left ({f.error})" for f in left]
+    told = told[: _CHAIN_MAX - 1]
     return f"{text}; {'; '.join(told)}." if told else f"{text}."
 
 
@@ -191,4 +213,4 @@ def quoted_reason(passage: str, reasons: Iterable[str]) -> bool:
     # (a timeout) meet unrelated calls, and each call's lesson is its own
 
 
-__all__ = ["Failure", "chain", "groups", "quoted_reason", "same_cause"]
+__all__ = ["Failure", "chain", "groups", "left_behind", "quoted_reason", "same_cause"]

@@ -879,6 +879,9 @@ class SequenceMiner:
     gate refused it, not the command."""
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
+    given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    """The last failures given up without a lesson (call, error): what a kept failure left
+    behind may be one of them (:mod:`._samecause`)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
     probes: ProbeWatcher = field(default_factory=ProbeWatcher)
@@ -1771,6 +1774,7 @@ class SequenceMiner:
             self.unresolved.append(failure)
         elif failure.signature:
             self.dropped.add(failure.signature)
+            self.given_up.append((failure.call, failure.error))
 
     def finish(self) -> Iterator[Sequence]:
         """At the end of the transcript: the failures nothing fixed that say something about the

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from swarmq.forge._restated import (
     failed_programs,
     restates,
 )
-from swarmq.forge._samecause import Failure, chain, groups, quoted_reason
+from swarmq.forge._samecause import Failure, chain, groups, left_behind, quoted_reason
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -360,7 +360,7 @@ def extract_candidates(
                 mined[candidate.content_hash] = sequence
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
-        found = _one_cause(found, mined, result)
+        found = _one_cause(found, mined, result, miner.given_up)
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
         errors = failed_errors(c.content for c in found if c.extractor == "sequence")
         if failed or errors:
@@ -389,10 +389,14 @@ def extract_candidates(
 
 
 def _one_cause(
-    found: list[ForgedCandidate], mined: dict[str, Sequence], result: ForgeResult
+    found: list[ForgedCandidate],
+    mined: dict[str, Sequence],
+    result: ForgeResult,
+    given_up: Iterable[tuple[str, str]] = (),
 ) -> list[ForgedCandidate]:
-    """``found`` with the failures that share a cause joined into one chain lesson, and the
-    agent's sentence a failure already quotes as its reason dropped (:mod:`._samecause`)."""
+    """``found`` with the failures that share a cause joined into one chain lesson, what a
+    killed call left behind named with it, and the agent's sentence a failure already quotes
+    as its reason dropped (:mod:`._samecause`)."""
     at = [
         (n, mined[c.content_hash])
         for n, c in enumerate(found)
@@ -415,13 +419,21 @@ def _one_cause(
             confidence=max(c.confidence for c in members),
         )
         dropped.update(at[k][0] for k in group[1:])
+    later = [Failure(call, error, False) for call, error in given_up]
+    for k, failure in enumerate(failures):
+        left = [f for f in later if left_behind(failure, f)][:1]
+        if left:
+            n = at[k][0]
+            lead = replaced.get(n, found[n])
+            content = chain(lead.content, [], left)
+            replaced[n] = replace(lead, content=content, content_hash=content_hash(content))
     reasons = [s.reason for _, s in at if s.reason]
     dropped.update(
         n
         for n, c in enumerate(found)
         if c.extractor == "rules" and c.role == "assistant" and quoted_reason(c.content, reasons)
     )
-    if not dropped:
+    if not dropped and not replaced:
         return found
     result.rejected["same-cause"] += len(dropped)
     return [replaced.get(n, c) for n, c in enumerate(found) if n not in dropped]

@@ -205,3 +205,29 @@ def test_a_cure_in_two_calls_of_one_command_names_both(
     assert len(found) == 1, found
     assert "git config --global user.name" in found[0]
     assert "git config --global user.email" in found[0]
+
+
+def test_the_lock_a_killed_call_left_is_named_with_the_kill(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("put the project under git")
+        .bash("git init", "Initialized empty Git repository in /home/u/proj/.git/")
+        .bash(
+            "git add -A",
+            "Command timed out after 2m 0.0s warning: adding embedded git repository: vendor/lib",
+            error=True,
+        )
+        .call("Write", {"file_path": "/home/u/proj/.gitignore", "content": "vendor/\n"}, "ok")
+        .bash(
+            "git add -A",
+            "fatal: Unable to create '/home/u/proj/.git/index.lock': File exists.\n\nAnother git "
+            "process seems to be running in this repository.",
+            error=True,
+        )
+    )
+    found = sequences(session.write(tmp_path / "lock.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "timed out" in found[0]
+    assert "index.lock': File exists" in found[0]
