@@ -36,12 +36,15 @@ _MISSING_NAMED = (
     re.compile(r"no module named ['\"]?([\w.-]+)", re.IGNORECASE),
     re.compile(r"cannot find (?:module|package) ['\"]?([@\w./-]+)", re.IGNORECASE),
     re.compile(r"command not found: ([\w.+-]+)", re.IGNORECASE),
-    re.compile(r"(?:^|[\s:'\"`])([\w.+-]+): (?:command )?not found", re.IGNORECASE),
+    re.compile(r"(?:^|[\s:'\"`])([\w.+-]+): command not found", re.IGNORECASE),
+    re.compile(r"\b(?:ba|z|da)?sh(?::\s*(?:line )?\d+)?: ([\w.+-]+): not found", re.IGNORECASE),
     re.compile(r"([\w.+-]+) (?:is|was) (?:required|needed) but (?:it )?(?:is |was )?not", re.I),
     re.compile(r"([\w.+-]+) (?:is|was) not installed", re.IGNORECASE),
     re.compile(r"no matching distribution found for ([\w.-]+)", re.IGNORECASE),
 )
-"""An error naming what is missing: a module, a package, a program."""
+"""An error naming what is missing: a module, a package, a program. A bare ``X: not found`` is
+read only from a shell (``sh: 1: jq: not found``): from a program it names what it looked up
+(``release: not found``), which is no missing thing that two failures could share."""
 _INSTALL = re.compile(
     r"(?:^|\s)(?:pip3?|python3? -m pip|uv pip|npm|pnpm|yarn|bun|apt(?:-get)?|brew|gem|cargo|"
     r"dnf|yum|apk|pacman|conda)\s+(?:install|add|i|-S)\s+(?P<what>[^|;&]+)"
@@ -117,7 +120,11 @@ def _missing(failure: Failure) -> set[str]:
     names = {n.split(".")[0] if "." in n and not n.startswith(".") else n for n in names}
     if not failure.fixed:  # an install that failed on the package itself (its download, its
         names |= {n for n in _installs(failure.call) if _names(failure.error, n)}  # name)
-    return {n for n in names if len(n) >= 2 and n not in ("the", "it", "this", "that", "file")}
+    return {
+        n
+        for n in names
+        if len(n) >= 2 and not n.isdigit() and n not in ("the", "it", "this", "that", "file")
+    }
 
 
 def _names(error: str, name: str) -> bool:

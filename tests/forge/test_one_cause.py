@@ -231,3 +231,12 @@ def test_the_lock_a_killed_call_left_is_named_with_the_kill(
     assert len(found) == 1, found
     assert "timed out" in found[0]
     assert "index.lock': File exists" in found[0]
+
+
+def test_a_lookup_a_program_did_not_find_is_no_missing_thing_to_share() -> None:
+    first = Failure("gh release view v9", "release: not found", False)
+    second = Failure("helm status web", "Error: release: not found", False)
+    assert not same_cause(first, second)
+    shell = Failure("jq . out.json", "sh: 1: jq: not found", False)
+    installer = Failure("./install.sh", "jq is required but not installed", False)
+    assert same_cause(shell, installer)
