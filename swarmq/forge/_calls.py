@@ -48,12 +48,20 @@ start-up chatter (a broken rc
 file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
 printed on every call, failing or not."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RESOLVER = (
+    r"name or service not known|temporary failure in name resolution|"
+    r"nodename nor servname provided|no address associated with hostname|no route to host|"
+    r"could(?:n't| not) resolve host|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)"
+)
+"""The resolver or the network saying the host cannot be reached: the cause under every retry
+warning a package manager prints before it gives up (``WARNING: Retrying (Retry(total=4, …)) after
+connection broken by …: [Errno -2] Name or service not known``)."""
 _CARRIER = re.compile(
     r"\b(?:EPERM|EACCES|ENOENT|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EADDRINUSE)\b|"
     r"operation not permitted|permission denied|command not found|could not resolve|"
     r"not a tty|address already in use|connection refused|no such file or directory|"
     r"\bport \d+ is not available|cannot open shared object file|\bGemNotFound\b|"
-    r"ModuleNotFoundError",
+    r"ModuleNotFoundError|" + _RESOLVER,
     re.IGNORECASE,
 )
 """A line that names the failure itself (an operating-system error): it beats a lead-in such
@@ -83,10 +91,16 @@ a verdict whose cause is another line of the wrapped step's own output, which th
 when the output has one."""
 _CAUSE = re.compile(
     r"could(?:n't| not) resolve|network (?:error|is unreachable)|connection refused|"
-    r"permission denied|operation not permitted|read-only file system",
+    r"permission denied|operation not permitted|read-only file system|" + _RESOLVER,
     re.IGNORECASE,
 )
 """An environmental root cause in a failed command's output (DNS, network, permissions)."""
+_FATAL = re.compile(r"^(?:\S+:\s*)?fatal error\b", re.IGNORECASE)
+"""A program's line saying why it stopped (``Fatal error [speechd.c:946]:Can't bind local
+socket``): the errors it printed before it were ones it went on past (``can't open logging file
+… Using stdout.``)."""
+_CLAUSE_CHARS = 80
+"""How much of a long line before its cause is quoted with it (the clause it ends)."""
 _COMMAND = re.compile(r'"(?:command|cmd)"\s*:\s*\[?\s*"((?:[^"\\]|\\.)*)')
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _SPACES = re.compile(r"\s+")
@@ -327,6 +341,7 @@ def error_excerpt(text: str) -> str:
         or _told(errors)
         or (errors[0] if errors else lines[0])
     )
+    best = _decisive(lines, errors, best)
     at = lines.index(best) if best in lines else -1
     if best.startswith("Caused by:") and at > 0 and ERROR_LINE.search(lines[at - 1]):
         best = f"{lines[at - 1]} ({best})"  # the error the cause belongs to says what failed
@@ -335,7 +350,7 @@ def error_excerpt(text: str) -> str:
         best = f"{clip(best, MAX_EVIDENCE - len(verdict) - 2)}; {verdict}"
     best = _LOCATION.sub("", best)  # where in a library the error was raised says nothing
     excerpt = clip(best.replace("`", "'"), MAX_EVIDENCE)
-    if _WRAPPER.search(best) and not _CAUSE.search(excerpt):
+    if _WRAPPER.search(best) and not _CAUSE.search(excerpt) and not _FATAL.search(excerpt):
         cause = next((line for line in reversed(lines) if _CAUSE.search(line)), "")
         if cause:  # the sandbox's wrapper line, then what actually went wrong under it
             excerpt += f"; {clip(cause.replace('`', chr(39)), MAX_EVIDENCE // 2)}"
@@ -344,6 +359,60 @@ def error_excerpt(text: str) -> str:
             if own and own not in excerpt:  # the command's own error, which the wrapper's
                 excerpt += f"; {clip(own, MAX_EVIDENCE // 2)}"  # line cuts
     return excerpt
+
+
+def _cause_clause(line: str, found: re.Match[str]) -> str:
+    """The clause of a long ``line`` that ends in its cause ``found``: the line cut after the
+    cause, and before it from the last ``": "`` that keeps the clause short (``…Failed to
+    establish a new connection: [Errno -2] Name or service not known``); the whole line when the
+    cause is near its start."""
+    end = found.end()
+    if end <= MAX_EVIDENCE // 2:
+        return line
+    head = line[: found.start()]
+    start = found.start()
+    for part in reversed(re.split(r"(?<=: )", head)):
+        if found.start() - (start - len(part)) > _CLAUSE_CHARS:
+            break
+        start -= len(part)
+    if start == found.start():  # no clause boundary near it: its words then
+        start = max(0, line.find(" ", max(0, found.start() - _CLAUSE_CHARS)) + 1)
+    return "…" + line[start:end].lstrip()
+
+
+def _decisive(lines: list[str], errors: list[str], best: str) -> str:
+    """The line that names the cause, in place of ``best`` when ``best`` says only that
+    something failed or is about to be tried again: a sandbox's wrapper line whose own words are
+    a lead-in (``failed in sandbox: Traceback (most recent call last):``) or a warning, or a
+    retry warning itself. Then the cause is, in order: a line that says why the program
+    stopped (``Fatal error …``), one that names an operating-system or network error (its
+    clause, when the line is long: ``[Errno -2] Name or service not known`` after a retry
+    warning's preamble), or the first error line that is not a lead-in. A sandbox's wrapper
+    words are kept before it (they say the sandbox refused it)."""
+    if "sandbox denied exec error" in best:
+        return best  # the older one-line report: its streams are read by :func:`_wrapped_error`
+    wrapper = _WRAPPER.search(best)
+    rest = best[wrapper.end() :].lstrip(" :") if wrapper else best
+    prefix = best[: len(best) - len(rest)] if wrapper else ""
+    warning = WARNING_LINE.match(rest) is not None
+    if not (rest.endswith(":") or warning or (wrapper and not rest)):
+        fatal = next((line for line in lines if _FATAL.search(line)), "")
+        if not wrapper or not fatal or _CARRIER.search(rest):
+            return best
+        return prefix + fatal
+    others = [line for line in lines if line != best]
+    fatal = next((line for line in others if _FATAL.search(line)), "")
+    if fatal:
+        return prefix + fatal
+    for line in [best, *others]:
+        found = _CAUSE.search(line) or _CARRIER.search(line)
+        if found:
+            return prefix + _cause_clause(line, found)
+    own = next(
+        (e for e in errors if e != best and not e.endswith(":") and not WARNING_LINE.match(e)),
+        "",
+    )
+    return prefix + own if own else best
 
 
 def _told(errors: list[str]) -> str | None:

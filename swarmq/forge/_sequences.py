@@ -416,6 +416,9 @@ class Sequence:
     retried: bool = False
     """The fix was done beside the failed call, which then worked as it was (``git config
     --global --add safe.directory …``, then the same ``git status``), not run in its place."""
+    before: str = ""
+    """For a fix done beside the failed call, the call just before it that did the same on
+    another key (``git config --global user.name …`` before ``… user.email …``): part of it."""
     prompted: bool = False
     """The failed call never failed: it waited for an answer until the agent stopped it, and
     the fix is the same command with the answer given up front (:mod:`._prompts`)."""
@@ -510,7 +513,8 @@ class Sequence:
         if self.installed:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
-            return f"{text}; after `{self.fixed_call}` the same call worked."
+            both = f"`{self.before}` and " if self.before else ""
+            return f"{text}; after {both}`{self.fixed_call}` the same call worked."
         runs = program(self.failed_call)
         cure = without_stage(
             self.failed_call, self.fixed_call, missing_program(runs, self.error, self.failed_call)
@@ -781,6 +785,16 @@ def _subcommand(call: str) -> str:
     return " ".join(_head(call).split()[:2])
 
 
+def _paired(remedies: list[str]) -> str:
+    """The working call before the cure when it is the same command on another key (``git
+    config --global user.name …`` before ``git config --global user.email …``): one cure in two
+    calls, both named (``""`` otherwise)."""
+    if len(remedies) < 2 or remedies[-2] == remedies[-1]:
+        return ""
+    head = _head(remedies[-1])
+    return remedies[-2] if len(head.split()) == HEAD_WORDS and _head(remedies[-2]) == head else ""
+
+
 def _retried(call: str, failure: _Failure) -> bool:
     """Whether ``call`` (unclipped) runs the failed call's last step again, as it was; a bare
     program (``bash`` with its script on stdin) is no call that can be told again."""
@@ -865,6 +879,9 @@ class SequenceMiner:
     gate refused it, not the command."""
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
+    given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    """The last failures given up without a lesson (call, error): what a kept failure left
+    behind may be one of them (:mod:`._samecause`)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
     probes: ProbeWatcher = field(default_factory=ProbeWatcher)
@@ -1438,6 +1455,7 @@ class SequenceMiner:
             if failure.remedies and _retried(whole or call, failure):
                 cure = fixed(failure, tool, failure.remedies[-1], index, line_no, timestamp)
                 cure.retried = True
+                cure.before = _paired(failure.remedies)
                 self.closed.append(cure)
                 continue
             if (
@@ -1756,6 +1774,7 @@ class SequenceMiner:
             self.unresolved.append(failure)
         elif failure.signature:
             self.dropped.add(failure.signature)
+            self.given_up.append((failure.call, failure.error))
 
     def finish(self) -> Iterator[Sequence]:
         """At the end of the transcript: the failures nothing fixed that say something about the

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from swarmq.forge._restated import (
     failed_programs,
     restates,
 )
+from swarmq.forge._samecause import Failure, chain, groups, left_behind, quoted_reason
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -177,6 +179,8 @@ def extract_candidates(
         seen.add(candidate.content_hash)
         found.append(candidate)
 
+    mined: dict[str, Sequence] = {}
+    """The failure behind each kept tool-error candidate, by its hash (:mod:`._samecause`)."""
     unwitnessed: set[str] = set()
     """Hashes of the agent's passages that named nothing failed before them: dropped at the end
     if the session called tools (a chat with no tool has no witness to ask)."""
@@ -215,6 +219,7 @@ def extract_candidates(
                 for sequence in miner.drain():
                     candidate = _sequence_candidate(sequence, config, source, message, session)
                     if candidate is not None:
+                        mined[candidate.content_hash] = sequence
                         keep(candidate)
         if held and message.role == "user" and message.kind is MessageKind.TEXT:
             settle(not disowns(message.text))
@@ -352,8 +357,10 @@ def extract_candidates(
         for sequence in [*miner.drain(), *miner.finish()]:
             candidate = _sequence_candidate(sequence, config, source, None, session)
             if candidate is not None:
+                mined[candidate.content_hash] = sequence
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+        found = _one_cause(found, mined, result, miner.given_up)
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
         errors = failed_errors(c.content for c in found if c.extractor == "sequence")
         if failed or errors:
@@ -379,6 +386,57 @@ def extract_candidates(
         progress(transcript.report.bytes_read)
     result.messages = transcript.report.messages
     return found
+
+
+def _one_cause(
+    found: list[ForgedCandidate],
+    mined: dict[str, Sequence],
+    result: ForgeResult,
+    given_up: Iterable[tuple[str, str]] = (),
+) -> list[ForgedCandidate]:
+    """``found`` with the failures that share a cause joined into one chain lesson, what a
+    killed call left behind named with it, and the agent's sentence a failure already quotes
+    as its reason dropped (:mod:`._samecause`)."""
+    at = [
+        (n, mined[c.content_hash])
+        for n, c in enumerate(found)
+        if c.extractor == "sequence"
+        and c.content_hash in mined
+        and mined[c.content_hash].tool != "api"
+        and not mined[c.content_hash].prompted
+    ]
+    failures = [Failure(s.failed_call, s.error, bool(s.fixed_call), s.reason) for _, s in at]
+    replaced: dict[int, ForgedCandidate] = {}
+    dropped: set[int] = set()
+    for group in groups(failures):
+        lead = found[at[group[0]][0]]
+        content = chain(lead.content, [failures[k] for k in group[1:]])
+        members = [found[at[k][0]] for k in group]
+        replaced[at[group[0]][0]] = replace(
+            lead,
+            content=content,
+            content_hash=content_hash(content),
+            confidence=max(c.confidence for c in members),
+        )
+        dropped.update(at[k][0] for k in group[1:])
+    later = [Failure(call, error, False) for call, error in given_up]
+    for k, failure in enumerate(failures):
+        left = [f for f in later if left_behind(failure, f)][:1]
+        if left:
+            n = at[k][0]
+            lead = replaced.get(n, found[n])
+            content = chain(lead.content, [], left)
+            replaced[n] = replace(lead, content=content, content_hash=content_hash(content))
+    reasons = [s.reason for _, s in at if s.reason]
+    dropped.update(
+        n
+        for n, c in enumerate(found)
+        if c.extractor == "rules" and c.role == "assistant" and quoted_reason(c.content, reasons)
+    )
+    if not dropped and not replaced:
+        return found
+    result.rejected["same-cause"] += len(dropped)
+    return [replaced.get(n, c) for n, c in enumerate(found) if n not in dropped]
 
 
 def _observation(resolved: Resolved, session: str, source: str) -> ProbeObservation:
