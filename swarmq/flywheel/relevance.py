@@ -1,6 +1,7 @@
 """A learned relevance for learnings and patterns: one logistic model over a record's word share,
-its text's cosine and its title's cosine that both ranks the records and decides whether any is
-relevant at all.
+its text's cosine, its title's cosine and its word share with each word weighted by its rarity
+among the workspace's records, that both ranks the records and decides whether any is relevant
+at all.
 
 Two floors side by side (the share floor, the cosine floors) each admit a record on one
 measure alone, so a long topical learning that holds the generic words of a short task is
