@@ -53,9 +53,11 @@ def features(query: Query, variant: str) -> tuple[np.ndarray, list[str]]:
     position = np.array([float(r["position"]) for r in rows])
     qwords = float(rows[0]["qwords"]) or 1.0
     cols: dict[str, np.ndarray] = {"share": share, "cos": cos, "tcos": tcos}
-    if variant != "min":
+    if variant == "rare":
+        cols["rare"] = np.array([float(r["rare"]) for r in rows])
+    if variant not in ("min", "rare"):
         cols["len"] = length
-    if variant not in ("min", "len"):
+    if variant not in ("min", "rare", "len"):
         cols["share_x_len"] = share * length
     if variant in ("full", "rel", "rank"):
         cols["inv_rank"] = 1.0 / rank
@@ -267,10 +269,18 @@ def evaluate(queries: list[Query], variant: str) -> dict[str, Any]:
     return {"variant": variant, "tau_per_fold": taus, "table": table}
 
 
-def raw_model(queries: Sequence[Query], variant: str = "min") -> list[float]:
+SHIPPED = "rare"
+"""The variant ``swarmq.flywheel.relevance.LearnedRelevance`` reads: share, text cosine, title
+cosine and the rarity-weighted share (docs/QUALITY.md, "Issue 26: reach misses left one
+workspace out, by cause"; ``min``, without the last, shipped before)."""
+WEIGHTS = {"min": ("share", "cosine", "title"), "rare": ("share", "cosine", "title", "rare")}
+"""Each shippable variant's columns, as ``LearnedRelevance`` names their weights."""
+
+
+def raw_model(queries: Sequence[Query], variant: str = SHIPPED) -> dict[str, float]:
     """Weights fitted on ``queries`` and the floor chosen on their own leave-one-workspace-out
-    predictions, on the raw scale ``swarmq.flywheel.relevance.LearnedRelevance`` reads:
-    ``[intercept, share, cosine, title, floor]`` (variant ``min``)."""
+    predictions, on the raw scale ``swarmq.flywheel.relevance.LearnedRelevance`` reads, by its
+    field names (``LearnedRelevance(**raw_model(q))``)."""
 
     def design(q: Query) -> np.ndarray:
         return features(q, variant)[0]
@@ -278,23 +288,26 @@ def raw_model(queries: Sequence[Query], variant: str = "min") -> list[float]:
     tau = choose_tau(queries, lowo_probs(queries, design))
     w, mean, scale = _fit_on(queries, design)
     raw = w[1:] / scale
-    return [float(w[0] - raw @ mean), *(float(v) for v in raw), tau]
+    return {
+        "intercept": float(w[0] - raw @ mean),
+        **{name: float(v) for name, v in zip(WEIGHTS[variant], raw, strict=True)},
+        "floor": tau,
+    }
 
 
-def final_model(queries: list[Query]) -> dict[str, Any]:
+def final_model(queries: list[Query], variant: str = SHIPPED) -> dict[str, Any]:
     """The shipped model: the mean of the leave-one-workspace-out fold models (each fitted and
     floored without one workspace), which is what the left-out figures judge; a single fit on
     every workspace put its floor at 0.36 where the folds average 0.31 and ranked two fixflags
     tasks' long learnings first (docs/QUALITY.md)."""
     spaces = sorted({q["workspace"] for q in queries})
-    folds = {w: raw_model([q for q in queries if q["workspace"] != w]) for w in spaces}
-    mean = np.mean(np.array(list(folds.values())), axis=0)
-    names = ["intercept", "share", "cosine", "title", "floor"]
+    folds = {w: raw_model([q for q in queries if q["workspace"] != w], variant) for w in spaces}
+    names = list(next(iter(folds.values())))
     return {
-        "variant": "min",
+        "variant": variant,
         "l2": L2,
-        "model": dict(zip(names, (float(v) for v in mean), strict=True)),
-        "folds": {w: dict(zip(names, v, strict=True)) for w, v in folds.items()},
+        "model": {n: float(np.mean([f[n] for f in folds.values()])) for n in names},
+        "folds": folds,
     }
 
 
@@ -311,12 +324,15 @@ def main() -> None:
     L2 = args.l2
     OR_TODAY = args.or_today
     variants = (
-        ["min", "len", "base", "rank", "rel", "full"] if args.variant == "all" else [args.variant]
+        ["min", "rare", "len", "base", "rank", "rel", "full"]
+        if args.variant == "all"
+        else [args.variant]
     )
     for variant in variants:
         print(json.dumps(evaluate(queries, variant)))
     if args.write:
-        args.write.write_text(json.dumps(final_model(queries), indent=1) + "\n")
+        shipped = SHIPPED if args.variant == "all" else args.variant
+        args.write.write_text(json.dumps(final_model(queries, shipped), indent=1) + "\n")
 
 
 if __name__ == "__main__":

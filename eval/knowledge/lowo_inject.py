@@ -11,7 +11,10 @@ the packaged WordLlama, and the left-out workspace's queries (tune and held) go 
 that has no parameter of its own, judged where no weight or floor was fitted.
 
     python eval/knowledge/relevance_features.py > rows.json
-    python eval/knowledge/lowo_inject.py rows.json > lowo.json
+    python eval/knowledge/lowo_inject.py rows.json [VARIANT] > lowo.json
+
+``VARIANT``: the learned relevance's features (``fit_relevance.SHIPPED`` unless given; ``min``
+is the model without the rarity-weighted share).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fit_relevance import raw_model  # this folder's sibling scripts
+from fit_relevance import SHIPPED, raw_model  # this folder's sibling scripts
 from folds import shipped_model_kept, workspace_folds
 
 from swarmq.eval.cross_store import evaluate_cross_store, load_cross_store_labels
@@ -34,13 +37,14 @@ HERE = Path(__file__).parent
 
 def main() -> None:
     rows: list[dict[str, Any]] = json.loads(Path(sys.argv[1]).read_text("utf-8"))
+    variant = sys.argv[2] if len(sys.argv) > 2 else SHIPPED
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     out: dict[str, Any] = {}
     with shipped_model_kept():
         for name, one in workspace_folds(labels):
-            fold = raw_model([q for q in rows if q["workspace"] != name])
-            meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(*fold)
-            result: dict[str, Any] = {"floor": round(fold[-1], 4)}
+            fold = raw_model([q for q in rows if q["workspace"] != name], variant)
+            meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(**fold)
+            result: dict[str, Any] = {"floor": round(fold["floor"], 4)}
             for split in ("tune", "held"):
                 if not one.select(split):
                     continue

@@ -42,7 +42,7 @@ def main() -> None:
     with shipped_model_kept():
         for name, one in workspace_folds(labels):
             train = [q for q in rows if q["workspace"] != name]
-            model = LearnedRelevance(*raw_model(train))
+            model = LearnedRelevance(**raw_model(train))
             meaning.LEARNED[meaning.WORDLLAMA] = model
             result: dict[str, Any] = {"model": [round(v, 4) for v in _values(model)]}
             for split in ("tune", "held"):
@@ -60,7 +60,7 @@ def main() -> None:
 
 
 def _values(model: LearnedRelevance) -> tuple[float, ...]:
-    return (model.intercept, model.share, model.cosine, model.title, model.floor)
+    return (model.intercept, model.share, model.cosine, model.title, model.floor, model.rare)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def main() -> None:
             result: dict[str, Any] = {}
             for label, rows, gate in (("today", off_rows, False), ("gate", on_rows, True)):
                 train = [q for q in rows if q["workspace"] != name]
-                meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(*raw_model(train))
+                meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(**raw_model(train))
                 config = KnowledgeConfig(non_latin_needs_term=gate)
                 for split in ("tune", "held"):
                     if not one.select(split):

@@ -8,7 +8,8 @@ a candidate; the knowledge store keeps its own floors), so the rows are what a m
 "which of these, if any" would see at injection time. Measured per candidate (its standing
 finding and the members of its fact): word share of the task's content words, the cosine of
 its text and of its title under the flywheel's model (packaged WordLlama), its length, its
-store kind, its rank in its store and overall, and the same measures relative to the query's
+store kind, its rank in its store and overall, its share of the task's words weighted by their
+rarity among the workspace's learnings and patterns, and the same measures relative to the query's
 other candidates. Nothing is written to the workspaces (each is copied first).
 
     python eval/knowledge/relevance_features.py > /tmp/rows.json
@@ -32,7 +33,8 @@ from swarmq.federated.finding import Fused, Store
 from swarmq.federated.inject import _shown_safely, prepare, record_lines
 from swarmq.federated.search import _meaning, ask, injection_floors
 from swarmq.federated.stores import Floors
-from swarmq.flywheel.lookup import LookupHit, _parsed, meaning_text, words
+from swarmq.flywheel.artifacts import learning_files
+from swarmq.flywheel.lookup import LookupHit, _parsed, meaning_text, rare_share, rarity, words
 from swarmq.knowledge.config import KnowledgeConfig
 from swarmq.knowledge.query import QueryContext
 from swarmq.knowledge.render import (
@@ -85,10 +87,30 @@ def _entry(hit: LookupHit) -> tuple[str, str, str, frozenset[str], str] | None:
     return next((e for e in parsed.entries if e[0] == hit.id), None)
 
 
+def _corpus(stores: Any) -> list[frozenset[str]]:
+    """Every learning's and pattern's content words, as ``lookup`` reads them (what
+    ``rarity`` counts)."""
+    layout = stores.agents
+    if layout is None or not layout.root.is_dir():
+        return []
+    out: list[frozenset[str]] = []
+    for path in learning_files(layout.learnings, layout.patterns):
+        parsed = _parsed(path)
+        if parsed is not None:
+            out.extend(entry[3] for entry in parsed.entries)
+    return out
+
+
 def _rows(
-    fused: list[Fused], query: str, meaning: Any, root: Path, display: int
+    fused: list[Fused],
+    query: str,
+    meaning: Any,
+    root: Path,
+    display: int,
+    corpus: list[frozenset[str]],
 ) -> list[dict[str, Any]]:
     wanted = words(query)
+    weights = rarity(wanted, corpus)
     texts: list[str] = []
     titles: list[str] = []
     found_words: list[frozenset[str]] = []
@@ -122,6 +144,7 @@ def _rows(
                 "kinds": sorted({_kind(m.store) for m in item.members}),
                 "forced": any(m.forced for m in item.members),
                 "share": share,
+                "rare": rare_share(weights, found),
                 "cos": cos[position],
                 "tcos": tcos.get(position),
                 "relevance": f.relevance,
@@ -162,7 +185,12 @@ def main() -> None:
                 meaning = _meaning(stores, query["text"], relaxed)
                 relevant = set(query.get("relevant", []))
                 rows = _rows(
-                    fused, query["text"], meaning, stores.workspace, config.max_lesson_display_chars
+                    fused,
+                    query["text"],
+                    meaning,
+                    stores.workspace,
+                    config.max_lesson_display_chars,
+                    _corpus(stores),
                 )
                 budget = prepared.budget
                 header = [OPEN_TAG, f"trace_id: {prepared.trace_id}", ACK_HINT]

@@ -61,11 +61,17 @@ floor set for another model's cosine scale."""
 
 LEARNED: dict[str, LearnedRelevance] = {
     WORDLLAMA: LearnedRelevance(
-        intercept=-5.1567, share=4.7763, cosine=2.7030, title=7.4054, floor=0.2679
+        intercept=-5.0615,
+        share=1.3248,
+        cosine=2.5544,
+        title=7.4816,
+        floor=0.2590,
+        rare=4.0117,
     ),
 }
 """Per model, the relevance injection admits and ranks learnings and patterns by (their share,
-text cosine and title cosine under that model; ``swarmq.flywheel.relevance``): the mean of the
+text cosine and title cosine under that model, and their share weighted by the rarity of the
+task's words among the workspace's records; ``swarmq.flywheel.relevance``): the mean of the
 models fitted leaving one workspace out on every examined workspace of
 eval/knowledge/workspaces/queries.json (eval/knowledge/fit_relevance.py; its weights file,
 eval/knowledge/relevance_weights.json, holds these values unrounded and each fold's). A model

@@ -14,6 +14,7 @@ the pool is cited by its pool path. A retrieval is exposure: it never promotes a
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -52,6 +53,35 @@ STOP_WORDS = frozenset(_STOP.split())
 
 def words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
+
+
+def rarity(wanted: set[str], corpus: Sequence[frozenset[str]]) -> dict[str, float]:
+    """Each of the task's content words weighted by how few of ``corpus`` (the workspace's
+    learnings and patterns, as their content words) hold it: ``1 + ln((N + 1) / (df + 1))``.
+
+    A workspace's records share its project's vocabulary: in a store whose every learning is a
+    stage plan, "stage" and "plan" are in most of them, so a task "Stage 1 legacy inventory
+    plan" holds three of five words of the wrong learning as of the right one, and a floor that
+    keeps unrelated tasks silent silences it too (docs/QUALITY.md, "Issue 26: reach misses left
+    one workspace out, by cause"). Weighted this way, a record holding the task's rare words
+    (``legacy``, ``inventory``) leads one holding its common ones."""
+    n = len(corpus)
+    weights: dict[str, float] = {}
+    for word in wanted:  # a membership test per record and word: 3x faster than intersecting
+        df = 0
+        for found in corpus:
+            if word in found:
+                df += 1
+        weights[word] = 1.0 + math.log((n + 1) / (df + 1))
+    return weights
+
+
+def rare_share(weights: dict[str, float], found: frozenset[str]) -> float:
+    """The share of the task's words ``found`` holds, each word counted at its :func:`rarity`."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return sum(weight for word, weight in weights.items() if word in found) / total
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +163,10 @@ def search(
         return []
     never = float("inf")
     terms = frozenset(retrieval_terms(query)) if non_latin_needs_term and non_latin(query) else None
+    weights: dict[str, float] = {}  # the task's words by rarity, once the records are read
+
+    def weigh(corpus: Sequence[frozenset[str]]) -> None:
+        weights.update(rarity(wanted, corpus))
 
     def rater(floor: float, title_floor: float) -> Rate:
         def rate(
@@ -145,7 +179,8 @@ def search(
                 return share if share >= min_relevance else None
             body_cosine, title_cosine = cosine
             if learned is not None and floor < never:  # learnings and patterns, not the pool
-                return learned.relevance(share, body_cosine, title_cosine)
+                rare = rare_share(weights, found)
+                return learned.relevance(share, body_cosine, title_cosine, rare)
             titled = title_cosine is not None and title_cosine >= title_floor
             if share < min_relevance and body_cosine < floor and not titled:
                 return None
@@ -161,6 +196,7 @@ def search(
         cosines,
         rate_pool=rater(never, never),
         titles=min_title_cosine is not None or learned is not None,
+        corpus=weigh if learned is not None and cosines is not None else None,
     )
 
 
@@ -192,12 +228,14 @@ def _ranked(
     *,
     rate_pool: Rate | None = None,
     titles: bool = False,
+    corpus: Callable[[Sequence[frozenset[str]]], None] | None = None,
 ) -> list[LookupHit]:
     """Every learning and pattern ``rate`` keeps and (with ``include_pool``) every pool
     candidate ``rate_pool`` keeps (default: ``rate``), its relevance tilted by utility, best
     first, cut to ``limit`` and redacted. With ``cosines``, every artifact's meaning text (and,
     with ``titles``, every learning's and pattern's title) is measured against the query in one
-    batch first."""
+    batch first; ``corpus`` is given every learning's and pattern's content words before any is
+    rated (what :func:`rarity` counts)."""
     root = layout.root.parent
     patterns = layout.patterns
     learnings: list[tuple[Path, str, _Parsed, tuple[str, str, str, frozenset[str], str]]] = []
@@ -207,6 +245,8 @@ def _ranked(
             continue
         kind = "pattern" if path.parent == patterns else "learning"
         learnings.extend((path, kind, parsed, entry) for entry in parsed.entries)
+    if corpus is not None:
+        corpus([entry[3] for *_, entry in learnings])
     candidates = _pool_candidates(layout) if include_pool else []
     measured: Sequence[Near | None] = [None] * (len(learnings) + len(candidates))
     if cosines is not None and measured:

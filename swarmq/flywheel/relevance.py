@@ -1,6 +1,7 @@
 """A learned relevance for learnings and patterns: one logistic model over a record's word share,
-its text's cosine and its title's cosine that both ranks the records and decides whether any is
-relevant at all.
+its text's cosine, its title's cosine and its word share with each word weighted by its rarity
+among the workspace's records, that both ranks the records and decides whether any is relevant
+at all.
 
 Two floors side by side (the share floor, the cosine floors) each admit a record on one
 measure alone, so a long topical learning that holds the generic words of a short task is
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class LearnedRelevance:
-    """``P(relevant) = σ(intercept + share·w_share + cosine·w_cosine + title·w_title)``; a
-    record is relevant at ``floor`` or above."""
+    """``P(relevant) = σ(intercept + share·w_share + cosine·w_cosine + title·w_title +
+    rare·w_rare)``; a record is relevant at ``floor`` or above."""
 
     intercept: float
     share: float
@@ -37,20 +38,29 @@ class LearnedRelevance:
     """Weight of the cosine of its title alone (a record without one: its text's cosine)."""
     floor: float
     """The least probability injected: under it for every record, the store stays silent."""
+    rare: float = 0.0
+    """Weight of the share of the task's words it holds, each word weighted by its rarity among
+    the workspace's learnings and patterns (``swarmq.flywheel.lookup.rarity``): a word every
+    record holds says little of which record the task wants."""
 
-    def probability(self, share: float, cosine: float, title: float | None) -> float:
+    def probability(
+        self, share: float, cosine: float, title: float | None, rare: float = 0.0
+    ) -> float:
         """How likely the record is what the task wants, in 0..1 (ranks the records)."""
         z = (
             self.intercept
             + self.share * share
             + self.cosine * cosine
             + self.title * (cosine if title is None else title)
+            + self.rare * rare
         )
         if z < -60.0:
             return 0.0
         return 1.0 / (1.0 + math.exp(-z))
 
-    def relevance(self, share: float, cosine: float, title: float | None) -> float | None:
+    def relevance(
+        self, share: float, cosine: float, title: float | None, rare: float = 0.0
+    ) -> float | None:
         """The probability when it reaches the floor, else ``None`` (not an answer)."""
-        chance = self.probability(share, cosine, title)
+        chance = self.probability(share, cosine, title, rare)
         return chance if chance >= self.floor else None

@@ -25,7 +25,7 @@ from swarmq.federated.meaning import (
 )
 from swarmq.federated.search import injection_floors
 from swarmq.federated.stores import Floors, Stores, ask_flywheel
-from swarmq.flywheel.lookup import Cosines, search, words
+from swarmq.flywheel.lookup import Cosines, rare_share, rarity, search, words
 from swarmq.flywheel.relevance import LearnedRelevance
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.knowledge.config import KnowledgeConfig
@@ -110,7 +110,10 @@ def test_the_learned_relevance_injects_a_learning_near_in_title_and_text(tmp_pat
         learned=MODEL,
     )
     assert [h.title for h in hits] == [NEAR_TITLE]
-    assert hits[0].relevance == pytest.approx(MODEL.probability(share(NEAR), 0.38, 0.35), abs=1e-4)
+    found = frozenset(words(NEAR))
+    rare = rare_share(rarity(words(TASK), [found]), found)
+    expected = MODEL.probability(share(NEAR), 0.38, 0.35, rare)
+    assert hits[0].relevance == pytest.approx(expected, abs=1e-4)
 
 
 def test_a_wordy_learning_far_in_meaning_stays_out(tmp_path: Path) -> None:
@@ -213,7 +216,7 @@ def test_injection_uses_it_and_search_does_not() -> None:
 def test_the_constants_are_the_fitting_scripts_weights() -> None:
     path = Path(__file__).parents[2] / "eval" / "knowledge" / "relevance_weights.json"
     model = json.loads(path.read_text("utf-8"))["model"]
-    for field in ("intercept", "share", "cosine", "title", "floor"):
+    for field in ("intercept", "share", "cosine", "title", "rare", "floor"):
         assert getattr(MODEL, field) == pytest.approx(model[field], abs=5e-5)
 
 
@@ -231,6 +234,6 @@ def test_the_weights_are_fitted_on_every_examined_workspace() -> None:
         and any(isinstance(t, ast.Name) and t.id == "EXAMINED" for t in node.targets)
     )
     assert sorted(weights["folds"]) == sorted(examined)
-    for field in ("intercept", "share", "cosine", "title", "floor"):
+    for field in ("intercept", "share", "cosine", "title", "rare", "floor"):
         mean = np.mean([fold[field] for fold in weights["folds"].values()])
         assert weights["model"][field] == pytest.approx(mean, abs=1e-9)
