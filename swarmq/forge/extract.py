@@ -27,6 +27,7 @@ from swarmq.flywheel.probes import ProbeObservation, record_probes
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
 from swarmq.forge._diagnosis import disowns, is_diagnosis
+from swarmq.forge._language import language_choice
 from swarmq.forge._limits import states_a_limit
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
@@ -82,7 +83,8 @@ _ASKS = re.compile(r"[?？]")
 """A user's report that something broke which asks why is a symptom: what the session finds
 out about it, not the report, is the lesson (the agent's diagnosis, a failed call)."""
 STANDING_CONFIDENCE = 0.7
-"""A user's standing instruction (:mod:`._standing`): said by the one whose rule it is."""
+"""A user's standing instruction (:mod:`._standing`) or choice of language (:mod:`._language`):
+said by the one whose rule it is."""
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:
@@ -227,7 +229,7 @@ def extract_candidates(
             result.rejected["oversized"] += 1  # a pasted log or dump: no lesson, and memory
             continue
         if message.role == "user" and message.kind is MessageKind.TEXT:
-            rule = standing_instruction(text)
+            rule = standing_instruction(text) or language_choice(text)
             if rule is not None and not (  # the classifier's reading, when it has one, stands
                 classify(rule, min_confidence=config.min_confidence, observed=False).accepted
             ):
