@@ -228,11 +228,50 @@ def not_granted(error: str) -> str:
     return f"use {found.group(1)}" if found.group(1) else found.group(2).lower()
 
 
+_NO_SYSTEMD = re.compile(
+    r"System has not been booted with systemd as init system|"
+    r"Failed to (?:get D-Bus connection|connect to bus): (?:Operation not permitted|Host is down)"
+)
+"""systemctl on a machine whose first process is not systemd: a container, Google Cloud Shell,
+WSL without systemd enabled. The second form (no bus to systemd) is only read beside a call of
+systemd's own tools."""
+_SYSTEMD_CALL = re.compile(r"\b(?:systemctl|journalctl|loginctl|hostnamectl|timedatectl)\b")
+
+_UNIT = re.compile(
+    r"\bsystemctl\s+(?:--\S+\s+)*(?:start|enable|restart|reload|status)\s+(?:--\S+\s+)*"
+    r"([\w@.-]+)"
+)
+"""The unit a systemctl call was asked to start (``enable --now n8n`` → ``n8n.service``)."""
+
+
+def init_fact(error: str, call: str) -> str:
+    """What a failure says about the machine's init system (``""`` when nothing): with no
+    systemd no service is started, enabled or restarted through systemctl, whatever the unit
+    says, so the next session must run the program another way from its first attempt."""
+    found = _NO_SYSTEMD.search(error)
+    if found is None or (
+        not found.group(0).startswith("System") and not _SYSTEMD_CALL.search(call)
+    ):
+        return ""
+    unit = _UNIT.search(call)
+    name = unit.group(1) if unit else ""
+    if name and "." not in name:
+        name += ".service"
+    what = f"`{name}`" if name else "services"
+    return (
+        "there is no systemd here (PID 1 is not systemd: a container, Cloud Shell, or WSL "
+        f"without systemd), so `systemctl` cannot start, enable or restart {what}: run the "
+        "program directly in the background (`nohup … &`), under a process manager (pm2, "
+        "supervisord), or with `service NAME start` where an init script exists"
+    )
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
-    """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
-    worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
-    line of an added file prefixed with ``+``; its shell tool stops a call after 10 seconds
-    unless the call sets ``timeout_ms``; PowerShell has no heredoc. ``""`` when none."""
+    """A rule of the agent's own tools, or of the machine, that ``error`` shows, stated whether
+    or not a retry worked (the retry's call does not say what changed): Codex's
+    ``apply_patch`` wants every line of an added file prefixed with ``+``; its shell tool stops
+    a call after 10 seconds unless the call sets ``timeout_ms``; PowerShell has no heredoc;
+    there is no systemd to start a service. ``""`` when none."""
     if "is not a valid hunk header" in error and "*** Add File:" in call:
         return (
             "in an apply_patch `*** Add File:` hunk every line of the new file needs a `+` prefix"
@@ -265,6 +304,9 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
             f"the permission to {wanted} is not granted in this setup: retrying does not help "
             "(it must be allowed in the settings, or the work done without it)"
         )
+    init = init_fact(error, call) if "systemd" in error or "bus" in error else ""
+    if init:
+        return init
     if "<<" in call and _PS_HEREDOC.search(error):
         return (
             "PowerShell has no heredoc (`<<`): send a patch with the apply_patch tool itself, "
@@ -501,6 +543,7 @@ __all__ = [
     "crlf_script",
     "environment_fact",
     "family",
+    "init_fact",
     "literal_glob",
     "missing_program",
     "missing_subcommand",

@@ -1,0 +1,76 @@
+"""A machine without systemd, and cmd's switches typed into Git Bash, are environment facts.
+
+Small sessions written for these tests, in Claude Code's record shapes; the errors are the ones
+systemctl and GNU coreutils print (a container or a cloud shell without systemd; Git Bash on
+Windows), the commands and names invented.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._envfacts import init_fact
+from swarmq.forge._gitbash import cmd_idioms
+from swarmq.forge.extract import forge_transcript
+from swarmq.storage.locking import LocalLocks
+from tests.forge.sessions import ClaudeSession
+
+_NO_INIT = (
+    "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+    "Failed to connect to bus: Host is down"
+)
+
+
+def _found(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
+    path = session.write(tmp_path / "s.jsonl")
+    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
+
+
+def test_a_service_systemd_cannot_start_is_a_fact_with_its_unit(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the metrics exporter as a service")
+        .bash("sudo systemctl enable --now exporter", _NO_INIT, error=True)
+        .say("The unit is written; it cannot be started here.")
+    )
+    found = _found(session, tmp_path, layout)
+    assert len(found) == 1
+    assert "has not been booted with systemd as init system" in found[0]
+    assert "there is no systemd here" in found[0] and "`exporter.service`" in found[0]
+
+
+def test_no_bus_alone_says_no_systemd_only_beside_systemd_tools() -> None:
+    assert init_fact("Failed to connect to bus: Host is down", "journalctl -u web") != ""
+    assert init_fact("Failed to connect to bus: Host is down", "notify-send done") == ""
+    assert init_fact("Job for web.service failed because the control process exited", "x") == ""
+
+
+def test_cmd_switches_read_as_paths_in_git_bash(tmp_path: Path, layout: AgentsLayout) -> None:
+    session = (
+        ClaudeSession()
+        .user("start the sample app over")
+        .bash(
+            "rmdir /s /q sample && mkdir sample",
+            "rmdir: failed to remove '/s': No such file or directory\n"
+            "rmdir: failed to remove '/q': No such file or directory\n"
+            "rmdir: failed to remove 'sample': Directory not empty",
+            error=True,
+        )
+        .bash("rm -rf sample && mkdir sample", "")
+    )
+    found = _found(session, tmp_path, layout)
+    assert len(found) == 1
+    assert "rmdir: failed to remove '/s'" in found[0]
+    assert "Git Bash" in found[0] and "`rm -rf DIR`" in found[0]
+
+
+def test_a_switch_is_an_idiom_only_when_a_program_named_it_a_path() -> None:
+    listing = cmd_idioms("dir /b src", "dir: cannot access '/b': No such file or directory")
+    assert "`ls -1`" in listing
+    removed = cmd_idioms("del /f /q out.log", "/usr/bin/bash: line 1: del: command not found")
+    assert "`rm -f FILE`" in removed
+    assert cmd_idioms("rmdir old", "rmdir: failed to remove 'old': Directory not empty") == ""
+    assert cmd_idioms("ls /s", "ls: cannot access '/s': No such file or directory") == ""
