@@ -423,6 +423,14 @@ def cmdlet_in_bash(missing: str, error: str) -> bool:
     )
 
 
+_PS5_CHAIN = re.compile(
+    r"The token '(?:&&|\|\|)' is not a valid statement separator|"
+    r"FullyQualifiedErrorId : InvalidEndOfLine"
+)
+"""Windows PowerShell 5.1 refusing bash's ``&&``/``||`` (PowerShell 7 has them): the English
+message, or the error id every display language prints."""
+
+
 def windows_fact(call: str, error: str) -> str:
     """What a failure says about a Windows machine's shell or console, whatever fixed it (every
     later call meets it again): PowerShell running a parenthesised path component as a command,
@@ -451,6 +459,12 @@ def windows_fact(call: str, error: str) -> str:
             f"Git Bash (MSYS path conversion) rewrites an argument beginning with `{head}/` into "
             f"a path under Git's install root: run the call with `MSYS_NO_PATHCONV=1` or write "
             f"it {cure}"
+        )
+    if _PS5_CHAIN.search(error) and ("&&" in call or "||" in call):
+        return (
+            "the shell here is Windows PowerShell 5.1, which has no `&&` or `||` (nor bash "
+            "syntax): chain with `;` and test `$?` (`cmd1; if ($?) { cmd2 }`), or run the line "
+            "with `pwsh` (PowerShell 7) or `bash -c`"
         )
     codec = _LEGACY_CODEC.search(error)
     if codec:

@@ -1,8 +1,9 @@
-"""A machine without systemd, and cmd's switches typed into Git Bash, are environment facts.
+"""A machine without systemd, cmd's switches typed into Git Bash and bash's `&&`/`||` typed into
+Windows PowerShell 5.1 are environment facts.
 
 Small sessions written for these tests, in Claude Code's record shapes; the errors are the ones
-systemctl and GNU coreutils print (a container or a cloud shell without systemd; Git Bash on
-Windows), the commands and names invented.
+systemctl, GNU coreutils and PowerShell 5.1 print (a container or a cloud shell without systemd;
+Git Bash on Windows; Windows PowerShell), the commands and names invented.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge._envfacts import init_fact
+from swarmq.forge._envfacts import init_fact, windows_fact
 from swarmq.forge._gitbash import cmd_idioms
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
@@ -74,3 +75,31 @@ def test_a_switch_is_an_idiom_only_when_a_program_named_it_a_path() -> None:
     assert "`rm -f FILE`" in removed
     assert cmd_idioms("rmdir old", "rmdir: failed to remove 'old': Directory not empty") == ""
     assert cmd_idioms("ls /s", "ls: cannot access '/s': No such file or directory") == ""
+
+
+_PS5 = (
+    "At line:1 char:14\r\n+ npm ci && npm test\r\n+              ~~\r\n"
+    "The token '&&' is not a valid statement separator in this version.\r\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\r\n"
+    "    + FullyQualifiedErrorId : InvalidEndOfLine"
+)
+
+
+def test_a_bash_chain_in_powershell_5_is_a_fact(tmp_path: Path, layout: AgentsLayout) -> None:
+    session = (
+        ClaudeSession()
+        .user("install and run the tests")
+        .bash("npm ci && npm test", _PS5, error=True, tool="PowerShell")
+        .bash("npm ci; if ($?) { npm test }", "added 12 packages\n3 passing", tool="PowerShell")
+    )
+    found = _found(session, tmp_path, layout)
+    assert len(found) == 1
+    assert "is not a valid statement separator" in found[0]
+    assert "Windows PowerShell 5.1" in found[0] and "`$?`" in found[0]
+
+
+def test_the_error_id_says_it_in_any_language_but_only_for_a_chain() -> None:
+    german = 'Das Token "&&" ist in dieser Version kein gültiges Anweisungstrennzeichen.\n'
+    german += "    + FullyQualifiedErrorId : InvalidEndOfLine"
+    assert "PowerShell 5.1" in windows_fact("git add . && git commit", german)
+    assert "PowerShell 5.1" not in windows_fact("git commit -m x", german)
