@@ -266,6 +266,29 @@ def init_fact(error: str, call: str) -> str:
     )
 
 
+_NO_MATCH = re.compile(r"\bno matches found: ([^\n]*[*?][^\n]*)")
+_SEGMENT_END = re.compile(r"&&|\|\||;|\||\n")
+
+
+def unmatched_glob_stops(error: str, call: str) -> str:
+    """The pattern zsh refused to run ``rm -f`` for (``""`` when none): ``rm -f cache/*.npz &&
+    python train.py`` never trains. In bash a pattern that matches nothing is passed on as
+    written and ``rm -f`` ignores a missing operand, so the call succeeds; zsh stops it, and the
+    rest of its chain. Any other command on an unmatched pattern fails in bash too (``ls``
+    cannot access it), and a ``ls pattern*`` that matched nothing is a search that found
+    nothing, an answer: neither is said here."""
+    found = _NO_MATCH.search(error)
+    if found is None:
+        return ""
+    pattern = found.group(1).strip()
+    at = call.find(pattern)
+    if at < 0:
+        return ""
+    starts = [m.end() for m in _SEGMENT_END.finditer(call, 0, at)]
+    segment = call[starts[-1] if starts else 0 : at]
+    return pattern if re.match(r"\s*(?:sudo\s+)?rm\s+-\w*f", segment) else ""
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
     """A rule of the agent's own tools, or of the machine, that ``error`` shows, stated whether
     or not a retry worked (the retry's call does not say what changed): Codex's
@@ -432,11 +455,13 @@ message, or the error id every display language prints."""
 
 
 def windows_fact(call: str, error: str) -> str:
-    """What a failure says about a Windows machine's shell or console, whatever fixed it (every
+    """What a failure says about the machine's shell or console, whatever fixed it (every
     later call meets it again): PowerShell running a parenthesised path component as a command,
-    Git Bash rewriting ``/switch`` or a root-like argument into a
-    path, or Python's text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when
-    none."""
+    Windows PowerShell 5.1 refusing ``&&``, Git Bash rewriting ``/switch`` or a root-like
+    argument into a path, zsh stopping a command on a pattern that matches nothing, or Python's
+    text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when none. (Named for its
+    first facts, all Windows'; the failure miner opens a failure on it before any other test,
+    which is what a shell's fact needs.)"""
     term = _subexpression(call, error) if "(" in call else ""
     if term:
         return (
@@ -465,6 +490,14 @@ def windows_fact(call: str, error: str) -> str:
             "the shell here is Windows PowerShell 5.1, which has no `&&` or `||` (nor bash "
             "syntax): chain with `;` and test `$?` (`cmd1; if ($?) { cmd2 }`), or run the line "
             "with `pwsh` (PowerShell 7) or `bash -c`"
+        )
+    unmatched = unmatched_glob_stops(error, call) if "no matches found" in error else ""
+    if unmatched:
+        return (
+            f"the shell is zsh, where a pattern that matches nothing (`{unmatched}`) is an error "
+            "that stops the command, even `rm -f`, and the rest of an `&&` chain: add zsh's "
+            "`(N)` qualifier (`rm -f cache/*.tmp(N)`), use `find … -delete`, or run the line "
+            "with `bash -c`"
         )
     codec = _LEGACY_CODEC.search(error)
     if codec:

@@ -1,5 +1,5 @@
-"""A machine without systemd, cmd's switches typed into Git Bash and bash's `&&`/`||` typed into
-Windows PowerShell 5.1 are environment facts.
+"""A machine without systemd, cmd's switches typed into Git Bash, bash's `&&`/`||` typed into
+Windows PowerShell 5.1 and zsh stopping a command on an unmatched pattern are environment facts.
 
 Small sessions written for these tests, in Claude Code's record shapes; the errors are the ones
 systemctl, GNU coreutils and PowerShell 5.1 print (a container or a cloud shell without systemd;
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge._envfacts import init_fact, windows_fact
+from swarmq.forge._envfacts import init_fact, unmatched_glob_stops, windows_fact
 from swarmq.forge._gitbash import cmd_idioms
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
@@ -103,3 +103,30 @@ def test_the_error_id_says_it_in_any_language_but_only_for_a_chain() -> None:
     german += "    + FullyQualifiedErrorId : InvalidEndOfLine"
     assert "PowerShell 5.1" in windows_fact("git add . && git commit", german)
     assert "PowerShell 5.1" not in windows_fact("git commit -m x", german)
+
+
+def test_zsh_stopping_a_chain_on_an_unmatched_pattern_is_a_fact(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("clear the old checkpoints and train again")
+        .bash(
+            "rm -f runs/ckpt_*.pt && python fit.py --epochs 3",
+            "Exit code 1\n(eval):1: no matches found: runs/ckpt_*.pt",
+            error=True,
+        )
+        .bash("python fit.py --epochs 3", "epoch 3/3 loss 0.41")
+    )
+    found = _found(session, tmp_path, layout)
+    assert len(found) == 1
+    assert "no matches found" in found[0] and "the shell is zsh" in found[0]
+
+
+def test_an_unmatched_search_is_still_an_answer() -> None:
+    error = "zsh:1: no matches found: src/*.orig"
+    assert unmatched_glob_stops(error, "ls src/*.orig") == ""
+    assert unmatched_glob_stops(error, "ls src/*.orig 2>/dev/null; ls src") == ""
+    assert unmatched_glob_stops(error, "rm -f src/*.orig") == "src/*.orig"
+    assert unmatched_glob_stops(error, "ls src/*.orig && git status") == ""  # bash's ls fails too
+    assert unmatched_glob_stops(error, "cd app && rm -rf src/*.orig") == "src/*.orig"
