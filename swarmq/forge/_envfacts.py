@@ -454,6 +454,13 @@ _PS5_CHAIN = re.compile(
 message, or the error id every display language prints."""
 
 
+_ELEVATION = re.compile(
+    r"requested operation requires elevation|\bERROR_ELEVATION_REQUIRED\b", re.IGNORECASE
+)
+"""Windows refusing a call that needs administrator rights (error 740): the shell the agent
+was started in is not elevated, and no retry from it changes that."""
+
+
 def windows_fact(call: str, error: str) -> str:
     """What a failure says about the machine's shell or console, whatever fixed it (every
     later call meets it again): PowerShell running a parenthesised path component as a command,
@@ -484,6 +491,12 @@ def windows_fact(call: str, error: str) -> str:
             f"Git Bash (MSYS path conversion) rewrites an argument beginning with `{head}/` into "
             f"a path under Git's install root: run the call with `MSYS_NO_PATHCONV=1` or write "
             f"it {cure}"
+        )
+    if _ELEVATION.search(error):
+        return (
+            "the agent's shell on this Windows machine is not elevated (not run as "
+            "administrator): a command that needs admin rights fails on every retry; the user "
+            "runs it in an elevated terminal (or starts the agent from one)"
         )
     if _PS5_CHAIN.search(error) and ("&&" in call or "||" in call):
         return (

@@ -130,3 +130,22 @@ def test_an_unmatched_search_is_still_an_answer() -> None:
     assert unmatched_glob_stops(error, "rm -f src/*.orig") == "src/*.orig"
     assert unmatched_glob_stops(error, "ls src/*.orig && git status") == ""  # bash's ls fails too
     assert unmatched_glob_stops(error, "cd app && rm -rf src/*.orig") == "src/*.orig"
+
+
+def test_a_shell_that_is_not_elevated_is_a_windows_fact(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("turn the firewall rule for port 8080 on")
+        .bash(
+            'netsh advfirewall firewall add rule name="api" dir=in localport=8080 protocol=TCP '
+            "action=allow",
+            "Exit code 1\nThe requested operation requires elevation (Run as administrator).",
+            error=True,
+        )
+        .say("This needs an administrator terminal; please run the command there.")
+    )
+    found = _found(session, tmp_path, layout)
+    assert len(found) == 1
+    assert "requires elevation" in found[0] and "not elevated" in found[0]
