@@ -228,11 +228,73 @@ def not_granted(error: str) -> str:
     return f"use {found.group(1)}" if found.group(1) else found.group(2).lower()
 
 
+_NO_SYSTEMD = re.compile(
+    r"System has not been booted with systemd as init system|"
+    r"Failed to (?:get D-Bus connection|connect to bus): (?:Operation not permitted|Host is down)"
+)
+"""systemctl on a machine whose first process is not systemd: a container, Google Cloud Shell,
+WSL without systemd enabled. The second form (no bus to systemd) is only read beside a call of
+systemd's own tools."""
+_SYSTEMD_CALL = re.compile(r"\b(?:systemctl|journalctl|loginctl|hostnamectl|timedatectl)\b")
+
+_UNIT = re.compile(
+    r"\bsystemctl\s+(?:--\S+\s+)*(?:start|enable|restart|reload|status)\s+(?:--\S+\s+)*"
+    r"([\w@.-]+)"
+)
+"""The unit a systemctl call was asked to start (``enable --now n8n`` → ``n8n.service``)."""
+
+
+def init_fact(error: str, call: str) -> str:
+    """What a failure says about the machine's init system (``""`` when nothing): with no
+    systemd no service is started, enabled or restarted through systemctl, whatever the unit
+    says, so the next session must run the program another way from its first attempt."""
+    found = _NO_SYSTEMD.search(error)
+    if found is None or (
+        not found.group(0).startswith("System") and not _SYSTEMD_CALL.search(call)
+    ):
+        return ""
+    unit = _UNIT.search(call)
+    name = unit.group(1) if unit else ""
+    if name and "." not in name:
+        name += ".service"
+    what = f"`{name}`" if name else "services"
+    return (
+        "there is no systemd here (PID 1 is not systemd: a container, Cloud Shell, or WSL "
+        f"without systemd), so `systemctl` cannot start, enable or restart {what}: run the "
+        "program directly in the background (`nohup … &`), under a process manager (pm2, "
+        "supervisord), or with `service NAME start` where an init script exists"
+    )
+
+
+_NO_MATCH = re.compile(r"\bno matches found: ([^\n]*[*?][^\n]*)")
+_SEGMENT_END = re.compile(r"&&|\|\||;|\||\n")
+
+
+def unmatched_glob_stops(error: str, call: str) -> str:
+    """The pattern zsh refused to run ``rm -f`` for (``""`` when none): ``rm -f cache/*.npz &&
+    python train.py`` never trains. In bash a pattern that matches nothing is passed on as
+    written and ``rm -f`` ignores a missing operand, so the call succeeds; zsh stops it, and the
+    rest of its chain. Any other command on an unmatched pattern fails in bash too (``ls``
+    cannot access it), and a ``ls pattern*`` that matched nothing is a search that found
+    nothing, an answer: neither is said here."""
+    found = _NO_MATCH.search(error)
+    if found is None:
+        return ""
+    pattern = found.group(1).strip()
+    at = call.find(pattern)
+    if at < 0:
+        return ""
+    starts = [m.end() for m in _SEGMENT_END.finditer(call, 0, at)]
+    segment = call[starts[-1] if starts else 0 : at]
+    return pattern if re.match(r"\s*(?:sudo\s+)?rm\s+-\w*f", segment) else ""
+
+
 def tool_rule(program: str, error: str, call: str = "") -> str:
-    """A rule of the agent's own tools that ``error`` shows, stated whether or not a retry
-    worked (the retry's call does not say what changed): Codex's ``apply_patch`` wants every
-    line of an added file prefixed with ``+``; its shell tool stops a call after 10 seconds
-    unless the call sets ``timeout_ms``; PowerShell has no heredoc. ``""`` when none."""
+    """A rule of the agent's own tools, or of the machine, that ``error`` shows, stated whether
+    or not a retry worked (the retry's call does not say what changed): Codex's
+    ``apply_patch`` wants every line of an added file prefixed with ``+``; its shell tool stops
+    a call after 10 seconds unless the call sets ``timeout_ms``; PowerShell has no heredoc;
+    there is no systemd to start a service. ``""`` when none."""
     if "is not a valid hunk header" in error and "*** Add File:" in call:
         return (
             "in an apply_patch `*** Add File:` hunk every line of the new file needs a `+` prefix"
@@ -265,6 +327,9 @@ def tool_rule(program: str, error: str, call: str = "") -> str:
             f"the permission to {wanted} is not granted in this setup: retrying does not help "
             "(it must be allowed in the settings, or the work done without it)"
         )
+    init = init_fact(error, call) if "systemd" in error or "bus" in error else ""
+    if init:
+        return init
     if "<<" in call and _PS_HEREDOC.search(error):
         return (
             "PowerShell has no heredoc (`<<`): send a patch with the apply_patch tool itself, "
@@ -381,12 +446,29 @@ def cmdlet_in_bash(missing: str, error: str) -> bool:
     )
 
 
+_PS5_CHAIN = re.compile(
+    r"The token '(?:&&|\|\|)' is not a valid statement separator|"
+    r"FullyQualifiedErrorId : InvalidEndOfLine"
+)
+"""Windows PowerShell 5.1 refusing bash's ``&&``/``||`` (PowerShell 7 has them): the English
+message, or the error id every display language prints."""
+
+
+_ELEVATION = re.compile(
+    r"requested operation requires elevation|\bERROR_ELEVATION_REQUIRED\b", re.IGNORECASE
+)
+"""Windows refusing a call that needs administrator rights (error 740): the shell the agent
+was started in is not elevated, and no retry from it changes that."""
+
+
 def windows_fact(call: str, error: str) -> str:
-    """What a failure says about a Windows machine's shell or console, whatever fixed it (every
+    """What a failure says about the machine's shell or console, whatever fixed it (every
     later call meets it again): PowerShell running a parenthesised path component as a command,
-    Git Bash rewriting ``/switch`` or a root-like argument into a
-    path, or Python's text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when
-    none."""
+    Windows PowerShell 5.1 refusing ``&&``, Git Bash rewriting ``/switch`` or a root-like
+    argument into a path, zsh stopping a command on a pattern that matches nothing, or Python's
+    text in a legacy code page (GBK, cp1252) instead of UTF-8. ``""`` when none. (Named for its
+    first facts, all Windows'; the failure miner opens a failure on it before any other test,
+    which is what a shell's fact needs.)"""
     term = _subexpression(call, error) if "(" in call else ""
     if term:
         return (
@@ -409,6 +491,26 @@ def windows_fact(call: str, error: str) -> str:
             f"Git Bash (MSYS path conversion) rewrites an argument beginning with `{head}/` into "
             f"a path under Git's install root: run the call with `MSYS_NO_PATHCONV=1` or write "
             f"it {cure}"
+        )
+    if _ELEVATION.search(error):
+        return (
+            "the agent's shell on this Windows machine is not elevated (not run as "
+            "administrator): a command that needs admin rights fails on every retry; the user "
+            "runs it in an elevated terminal (or starts the agent from one)"
+        )
+    if _PS5_CHAIN.search(error) and ("&&" in call or "||" in call):
+        return (
+            "the shell here is Windows PowerShell 5.1, which has no `&&` or `||` (nor bash "
+            "syntax): chain with `;` and test `$?` (`cmd1; if ($?) { cmd2 }`), or run the line "
+            "with `pwsh` (PowerShell 7) or `bash -c`"
+        )
+    unmatched = unmatched_glob_stops(error, call) if "no matches found" in error else ""
+    if unmatched:
+        return (
+            f"the shell is zsh, where a pattern that matches nothing (`{unmatched}`) is an error "
+            "that stops the command, even `rm -f`, and the rest of an `&&` chain: add zsh's "
+            "`(N)` qualifier (`rm -f cache/*.tmp(N)`), use `find … -delete`, or run the line "
+            "with `bash -c`"
         )
     codec = _LEGACY_CODEC.search(error)
     if codec:
@@ -501,6 +603,7 @@ __all__ = [
     "crlf_script",
     "environment_fact",
     "family",
+    "init_fact",
     "literal_glob",
     "missing_program",
     "missing_subcommand",

@@ -26,6 +26,10 @@ class _Idiom:
     in_call: re.Pattern[str]
     in_error: re.Pattern[str] | None
     said: str
+    alone: bool = False
+    """Whether the error names the idiom so plainly that it needs no sign of bash around it:
+    a POSIX program complaining of a cmd switch as a path it cannot remove or list
+    (``rmdir: failed to remove '/s'``) prints no ``bash: line 1:`` prefix of its own."""
 
 
 _IDIOMS = (
@@ -51,13 +55,28 @@ _IDIOMS = (
         "`PYTHONIOENCODING=utf-8 command`",
     ),
     _Idiom(
+        re.compile(
+            _STEP_START
+            + r"(?:rmdir|rd|del|erase|dir|copy|move|xcopy)\s+(?:[^\s&|;]+\s+)*?/[A-Za-z]\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b(?:rmdir|dir|ls|rm|cp|mv): (?:failed to remove|cannot remove|cannot access|"
+            r"cannot stat|cannot open|cannot move) '/[A-Za-z]'|"
+            r"\b(?:rd|del|erase|copy|move|xcopy): command not found"
+        ),
+        "cmd's switches are read as paths (`rmdir /s /q DIR` is `rm -rf DIR`, `del /f /q FILE` "
+        "is `rm -f FILE`, `dir /b` is `ls -1`, `copy`/`move` are `cp`/`mv`)",
+        alone=True,
+    ),
+    _Idiom(
         re.compile(_STEP_START + r"set\s+[A-Za-z_]\w*=[^\s&|;]*\s*&&", re.IGNORECASE),
         None,
         "cmd's `set VAR=value && command` sets nothing in bash: write `VAR=value command` "
         "(or `export VAR=value`)",
     ),
 )
-BASH_FORMS = "`cd /c/dir`, `cat FILE`, `2>/dev/null`, `VAR=value command`, no `chcp`"
+BASH_FORMS = "`cd /c/dir`, `cat FILE`, `2>/dev/null`, `VAR=value command`, `rm -rf DIR`, no `chcp`"
 """Every idiom's bash form, stated with any one of them: the next session may type another."""
 _BASH_ERROR = re.compile(r"(?:^|/)(?:usr/)?(?:bin/)?bash: line \d+: |^bash: ", re.MULTILINE)
 """Where the error says it comes from bash (Git Bash on Windows prints ``/usr/bin/bash: line 1:``)."""
@@ -68,10 +87,11 @@ _CMDLET = re.compile(r"\b([A-Z][a-z]+-[A-Z][A-Za-z]+): command not found")
 def cmd_idioms(call: str, error: str) -> str:
     """The fact for a call that typed cmd.exe or PowerShell idioms into bash, with the bash form
     of each idiom the call holds; ``""`` unless bash refused at least one of them."""
-    if not call or _BASH_ERROR.search(error) is None:
+    if not call:
         return ""
     present = [idiom for idiom in _IDIOMS if idiom.in_call.search(call)]
-    if not any(i.in_error is not None and i.in_error.search(error) for i in present):
+    refused = [i for i in present if i.in_error is not None and i.in_error.search(error)]
+    if not refused or (_BASH_ERROR.search(error) is None and not any(i.alone for i in refused)):
         return ""
     said = "; ".join(idiom.said for idiom in present)
     said += f"; write bash syntax throughout ({BASH_FORMS})"

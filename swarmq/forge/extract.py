@@ -28,6 +28,7 @@ from swarmq.flywheel.probes import ProbeObservation, record_probes
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._chatter import confirmed_decision
 from swarmq.forge._diagnosis import disowns, is_diagnosis
+from swarmq.forge._language import language_choice
 from swarmq.forge._limits import states_a_limit
 from swarmq.forge._multilingual import foreign
 from swarmq.forge._pending_file import ForgedCandidate
@@ -44,6 +45,7 @@ from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
 from swarmq.forge._standing import standing_instruction
+from swarmq.forge._toldfacts import told_fact
 from swarmq.forge.classifier import classify
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.ledger import (
@@ -84,7 +86,8 @@ _ASKS = re.compile(r"[?？]")
 """A user's report that something broke which asks why is a symptom: what the session finds
 out about it, not the report, is the lesson (the agent's diagnosis, a failed call)."""
 STANDING_CONFIDENCE = 0.7
-"""A user's standing instruction (:mod:`._standing`): said by the one whose rule it is."""
+"""A user's standing instruction (:mod:`._standing`), choice of language (:mod:`._language`) or
+word on what the machine has (:mod:`._toldfacts`): said by the one whose rule or machine it is."""
 
 
 def minable(message: Message, config: ForgeConfig) -> bool:
@@ -232,7 +235,10 @@ def extract_candidates(
             result.rejected["oversized"] += 1  # a pasted log or dump: no lesson, and memory
             continue
         if message.role == "user" and message.kind is MessageKind.TEXT:
-            rule = standing_instruction(text)
+            rule = standing_instruction(text) or language_choice(text)
+            said_as, said_class = KnowledgeType.DECISION, "decision"
+            if rule is None:  # a fact of the machine the user tells (:mod:`._toldfacts`)
+                rule, said_as, said_class = told_fact(text), KnowledgeType.LEARNING, "workflow"
             if rule is not None and not (  # the classifier's reading, when it has one, stands
                 classify(rule, min_confidence=config.min_confidence, observed=False).accepted
             ):
@@ -244,8 +250,8 @@ def extract_candidates(
                     keep(
                         _message_candidate(
                             rule,
-                            KnowledgeType.DECISION.value,
-                            "decision",
+                            said_as.value,
+                            said_class,
                             STANDING_CONFIDENCE,
                             source,
                             message,
