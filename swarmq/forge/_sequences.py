@@ -72,6 +72,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._louder import asks_more
 from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
 from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
@@ -1370,6 +1371,10 @@ class SequenceMiner:
         """Close the open failures ``call`` cures (``whole``: the call unclipped, so the
         programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
         test_run = _test_run(whole or call) is not None
+        louder = any(
+            asks_more(_unhidden(whole or call), _unhidden(f.whole or f.call))
+            for f in self.open_failures
+        )  # a failed call again, asked to say more: a look for every failure (:mod:`._louder`)
         still_open = []
         closing = len(self.closed)
         for failure in self.open_failures:
@@ -1429,6 +1434,7 @@ class SequenceMiner:
             if (
                 call
                 and related
+                and not louder
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
                 and not (
@@ -1460,6 +1466,7 @@ class SequenceMiner:
                 continue
             if (
                 call
+                and not louder
                 and not self._only_looks(call, failure)
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
                 and (program(call) not in _PROBES or acts_on_files(whole or call))
