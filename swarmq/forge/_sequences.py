@@ -881,6 +881,9 @@ class SequenceMiner:
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    failed_log: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=64))
+    """The session's last failed calls, in order (call, error): what a check of the state a
+    killed call was to change said after it (:mod:`._samecause`)."""
     """The last failures given up without a lesson (call, error): what a kept failure left
     behind may be one of them (:mod:`._samecause`)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
@@ -1002,6 +1005,7 @@ class SequenceMiner:
             return  # kept only once the formatter runs and the check passes (:mod:`._formatting`)
         if is_error:
             self.witness.saw(text, whole, program(call))
+            self.failed_log.append((whole or call, error_excerpt(text[:2000])))
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)

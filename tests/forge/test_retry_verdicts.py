@@ -47,3 +47,46 @@ def test_a_rerun_with_a_real_change_still_cures(
     )
     found = sequences(session.write(tmp_path / "device.jsonl"), layout, locks)
     assert any("`tiler login --device` worked" in f for f in found), found
+
+
+def test_a_killed_call_is_told_with_the_check_that_followed_its_command(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("connect the repo host")
+        .bash(
+            "hostcli auth status", "Not signed in to any host. Run: hostcli auth login", error=True
+        )
+        .bash(
+            "timeout 10s hostcli auth login --device", "Enter code 12AB-34CD at the URL", error=True
+        )
+        .user("done, I entered the code")
+        .bash(
+            "hostcli auth status", "Not signed in to any host. Run: hostcli auth login", error=True
+        )
+        .bash(
+            "hostcli auth login --device",
+            "Command timed out after 2m 0.0s\nEnter code 56EF-78AB at the URL",
+            error=True,
+        )
+        .say("Please enter the new code in the browser.")
+    )
+    found = sequences(session.write(tmp_path / "login.jsonl"), layout, locks)
+    killed = [f for f in found if "`hostcli auth login --device` failed" in f]
+    assert len(killed) == 1, found
+    assert "`hostcli auth status` still failed (Not signed in to any host" in killed[0]
+
+
+def test_a_killed_call_without_a_check_of_its_command_is_told_alone(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("sync the mirror")
+        .bash("hostcli mirror status", "mirror: stale (3 days)", error=True)
+        .bash("hostcli repo sync --all", "Command timed out after 2m 0.0s", error=True)
+        .say("The sync takes too long here.")
+    )
+    found = sequences(session.write(tmp_path / "sync.jsonl"), layout, locks)
+    assert not any("still failed" in f for f in found), found
