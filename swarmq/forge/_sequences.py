@@ -153,6 +153,11 @@ page: ``preview_screenshot``): no cure for another tool's failure."""
 _PROBE_REFUSED = re.compile(r"detected dubious ownership|safe\.directory", re.IGNORECASE)
 """A probe that could not ask at all: git refusing a repository another user owns answers no
 question about it, and until ``safe.directory`` is set every git call here fails alike."""
+_CAT_WRITES = re.compile(
+    r"^cat\s+(?:<<-?\s*['\"]?\w+['\"]?\s+>>?\s*(?!/dev/null\b)\S|>>?\s*(?!/dev/null\b)\S+\s+<<)"
+)
+"""``cat <<'EOF' > file`` (or ``cat > file <<EOF``): a file written from a heredoc, not a look;
+its failure (``permission denied`` outside a sandbox's workspace) is a refusal to write."""
 _LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
 """Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
@@ -848,7 +853,10 @@ def fixed(
         also=failure.also,
         escalated=call.endswith(ESCALATED)
         and not failure.call.endswith(ESCALATED)
-        and any(normal(f"{alike}{ESCALATED}") == normal(call) for alike in failure.again),
+        and (
+            any(normal(f"{alike}{ESCALATED}") == normal(call) for alike in failure.again)
+            or _SANDBOXED.search(failure.error) is not None
+        ),  # the refusal was the sandbox's when escalation alone got the call past it
     )
 
 
@@ -1255,6 +1263,7 @@ class SequenceMiner:
             return self._open(tool, call, error, index, whole, f"{tool}\0cannot start\0{runs}")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
+            and not _CAT_WRITES.match(bare)
             and not _SHELL_SYNTAX.search(output[:600])
             and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
@@ -1754,6 +1763,10 @@ class SequenceMiner:
             and failure.tool not in _DELEGATING
             and _MISSING_PROGRAM.search(failure.error) is None
             and not acts_on_files(call)
+            and not (
+                _CAT_WRITES.match(CD_PREFIX.sub("", call))
+                and _CAT_WRITES.match(CD_PREFIX.sub("", failure.call))
+            )  # a heredoc written again (elsewhere, escalated) after a refused one: a write
         )
 
     def _give_up(self, failure: _Failure) -> None:

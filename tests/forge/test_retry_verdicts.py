@@ -9,7 +9,7 @@ from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._louder import asks_more
 from swarmq.storage.locking import LocalLocks
-from tests.forge.sessions import ClaudeSession, sequences
+from tests.forge.sessions import ClaudeSession, codex_old_rollout, sequences
 
 
 def test_only_verbosity_switches_added_is_asking_for_more() -> None:
@@ -90,3 +90,43 @@ def test_a_killed_call_without_a_check_of_its_command_is_told_alone(
     )
     found = sequences(session.write(tmp_path / "sync.jsonl"), layout, locks)
     assert not any("still failed" in f for f in found), found
+
+
+def test_a_heredoc_refused_by_the_sandbox_then_written_escalated_is_the_sandboxs_lesson(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    body = "# Plan\nStep one.\nEOF"
+    path = codex_old_rollout(
+        tmp_path / "heredoc.jsonl",
+        [
+            ("user", "save the plan in my notes folder"),
+            (
+                "shell",
+                (
+                    ["bash", "-lc", f"cat <<'EOF' > ~/.notes/plan.md\n{body}"],
+                    "bash: line 1: permission denied: /home/ana/.notes/plan.md\n",
+                    1,
+                ),
+            ),
+            (
+                "shell",
+                (["bash", "-lc", f"cat <<'EOF' > /home/ana/.notes/plan.md\n{body}"], "", 0, True),
+            ),
+        ],
+    )
+    found = sequences(path, layout, locks)
+    assert len(found) == 1, found
+    assert "permission denied" in found[0]
+    assert "require_escalated" in found[0], found[0]
+
+
+def test_reading_a_file_that_is_not_there_stays_a_probe(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("show the plan")
+        .bash("cat notes/plan.md", "cat: notes/plan.md: No such file or directory", error=True)
+        .bash("ls notes", "todo.md")
+    )
+    assert sequences(session.write(tmp_path / "probe.jsonl"), layout, locks) == []
