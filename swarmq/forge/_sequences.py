@@ -520,6 +520,9 @@ class Sequence:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
             both = f"`{self.before}` and " if self.before else ""
+            editor, _, written = self.fixed_call.partition(" ")
+            if editor in _EDITING and written:
+                return f"{text}; after {both}{editor} wrote `{written}`, the same call worked."
             return f"{text}; after {both}`{self.fixed_call}` the same call worked."
         runs = program(self.failed_call)
         cure = without_stage(
@@ -748,6 +751,20 @@ def reads_only(call: str) -> bool:
         ):
             return False
     return True
+
+
+_SETTINGS_FILE = re.compile(
+    r"(?:^|[/\\])(?:\.[\w.-]+|[\w.-]+\.(?:json|jsonc|toml|ya?ml|ini|cfg|conf|env|properties))$",
+    re.IGNORECASE,
+)
+"""A file a command reads its settings from: a dotfile (``.gitignore``, ``.npmrc``) or a config
+format. Code is left out: a failed build that works after an edit of the code had a bug, and
+its fix is in the code, not a lesson of the machine."""
+
+
+def _writes_settings(tool: str, call: str) -> bool:
+    """Whether an editing tool's call writes a settings file (``Write /home/u/.gitignore``)."""
+    return tool in _EDITING and _SETTINGS_FILE.search(call.strip()) is not None
 
 
 def _reruns(call: str, refused: str) -> bool:
@@ -1402,6 +1419,9 @@ class SequenceMiner:
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
             if failure.tool != tool and failure.tool not in _DELEGATING:
+                if failure.tool in _COMMAND_TOOLS and _writes_settings(tool, call):
+                    failure.remedies = [*failure.remedies, f"{tool} {call}"][-REMEDIES_KEPT:]
+                    # a settings file written before the failed call works unchanged: its cure
                 if (
                     failure.tool in _EDITING
                     and any(

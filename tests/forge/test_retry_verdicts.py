@@ -130,3 +130,41 @@ def test_reading_a_file_that_is_not_there_stays_a_probe(
         .bash("ls notes", "todo.md")
     )
     assert sequences(session.write(tmp_path / "probe.jsonl"), layout, locks) == []
+
+
+def _staged_after_writing(name: str, content: str) -> ClaudeSession:
+    return (
+        ClaudeSession()
+        .user("put the project folder under git")
+        .bash(
+            "git add .",
+            'error: open("venv/lib/python3.12/site-packages/_ext.so"): Permission denied\n'
+            "fatal: adding files failed",
+            error=True,
+        )
+        .bash("ls -la", "total 8\ndrwxr-xr-x venv\n-rw-r--r-- app.py")
+        .call(
+            "Write",
+            {"file_path": f"/srv/app/{name}", "content": content},
+            f"File created successfully at: /srv/app/{name}",
+        )
+        .bash("git add .", "")
+    )
+
+
+def test_a_settings_file_written_before_the_same_call_works_is_its_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _staged_after_writing(".gitignore", "venv/\n")
+    found = sequences(session.write(tmp_path / "ignore.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "fatal: adding files failed" in found[0] or "Permission denied" in found[0]
+    assert "wrote `/srv/app/.gitignore`, the same call worked" in found[0], found[0]
+
+
+def test_code_written_before_the_same_call_works_is_not_named_as_a_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _staged_after_writing("app.py", "print('hi')\n")
+    found = sequences(session.write(tmp_path / "code.jsonl"), layout, locks)
+    assert not any("app.py`, the same call worked" in f for f in found), found
