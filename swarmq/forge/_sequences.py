@@ -922,6 +922,10 @@ class SequenceMiner:
     """What changed files behind the agent's back (the cause of a stale-read refusal)."""
     prompts: PromptWatch = field(default_factory=PromptWatch)
     """Claude Code's background tasks, the one stopped, and its rerun with an answer."""
+    listed: dict[str, str] = field(default_factory=dict)
+    """Names a listing of a folder printed while failures waited (``ls ~/.npm-global/bin/`` →
+    ``claude``), by lower-cased name → the folder: where a stand-in for a missing program was
+    found."""
     running: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Processes a command left running (Codex's unified exec: "Process running with session
     ID 58022"), by session id → the call that started them: a ``write_stdin`` poll's output,
@@ -1046,6 +1050,7 @@ class SequenceMiner:
             self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
+            self._listing(call, text)
             self._succeeded(tool, call, index, line_no, timestamp, whole)
         reformatted = (
             self.formatting.worked(tool, call, whole or call) if self.formatting.waiting else None
@@ -1464,6 +1469,13 @@ class SequenceMiner:
                     )
                 )
             )
+            found_at = self._found_by_listing(missing, program(call)) if missing else ""
+            if found_at and not louder:  # the stand-in, found by a listing, answered
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                place = f"`{program(call)}` is `{found_at}`"
+                cure.also = f"{cure.also}; {place}" if cure.also else place
+                self.closed.append(cure)
+                continue
             if (
                 call
                 and related
@@ -1521,6 +1533,31 @@ class SequenceMiner:
                 self._give_up(failure)
         self.open_failures = still_open
         self._escalated_alike(call, closing)
+
+    def _listing(self, call: str, output: str) -> None:
+        """Remember the names a bare ``ls DIR`` printed, one a line (:attr:`listed`)."""
+        words = CD_PREFIX.sub("", call).split()
+        if len(words) != 2 or words[0] != "ls" or words[1].startswith("-"):
+            return
+        for line in output.splitlines()[:200]:
+            name = line.strip()
+            if name and " " not in name and "/" not in name:
+                self.listed[name.lower()] = words[1].rstrip("/")
+        while len(self.listed) > 400:
+            del self.listed[next(iter(self.listed))]
+
+    def _found_by_listing(self, missing: str, runs: str) -> str:
+        """The path of ``runs`` when a listing printed it and it is the missing program's kin
+        (``claude`` for ``claude-code``, one the first part of the other's name): the stand-in
+        lives where the shell does not look (``""`` otherwise)."""
+        runs, missing = runs.lower(), missing.lower()
+        folder = self.listed.get(runs)
+        if not folder or runs == missing:
+            return ""
+        kin = re.split(r"[-_]", missing, maxsplit=1)[0] == runs or (
+            re.split(r"[-_]", runs, maxsplit=1)[0] == missing
+        )
+        return f"{folder}/{runs}" if kin else ""
 
     def _failed_since(self, failure: _Failure, tool: str, call: str) -> bool:
         """Whether ``call`` itself failed after ``failure`` and waits for its own cure (``vercel

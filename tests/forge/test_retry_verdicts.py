@@ -168,3 +168,30 @@ def test_code_written_before_the_same_call_works_is_not_named_as_a_cure(
     session = _staged_after_writing("app.py", "print('hi')\n")
     found = sequences(session.write(tmp_path / "code.jsonl"), layout, locks)
     assert not any("app.py`, the same call worked" in f for f in found), found
+
+
+def _missing_then_listed(listing: str, runs: str) -> ClaudeSession:
+    return (
+        ClaudeSession()
+        .user("check the tiler version")
+        .bash("tiler-cli --version", "/bin/bash: line 1: tiler-cli: command not found", error=True)
+        .bash("ls /home/ana/.local/share/tools/bin/", listing)
+        .bash(f"{runs} --version", "4.2.0 (Tiler)")
+    )
+
+
+def test_a_stand_in_found_by_a_listing_names_where_it_lives(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _missing_then_listed("tiler\ntiler-server", "tiler")
+    found = sequences(session.write(tmp_path / "listed.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "`tiler` is `/home/ana/.local/share/tools/bin/tiler`" in found[0], found[0]
+
+
+def test_a_listed_program_that_is_no_kin_of_the_missing_one_stands_in_for_nothing(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _missing_then_listed("mapper\nviewer", "mapper")
+    found = sequences(session.write(tmp_path / "unrelated.jsonl"), layout, locks)
+    assert not any("mapper" in f for f in found), found
