@@ -767,6 +767,34 @@ def _writes_settings(tool: str, call: str) -> bool:
     return tool in _EDITING and _SETTINGS_FILE.search(call.strip()) is not None
 
 
+_BUSY = re.compile(
+    r"device or resource busy|text file busy|being used by another process|resource busy",
+    re.IGNORECASE,
+)
+"""A target something still holds (a process a killed call left running): it can neither be
+removed nor reused until that ends."""
+
+
+def _renamed_past_busy(failure: _Failure, call: str) -> str:
+    """What a call that went round a busy target by a new name says (``""`` when it is not one):
+    ``rm -rf app && npm create vite app`` refused ("Device or resource busy"), then ``npm create
+    vite app-2`` worked: the same last step, one word changed into a name that extends the busy
+    one. Another step's work is no cure; the new name is."""
+    if _BUSY.search(failure.error) is None or "&&" not in (failure.whole or failure.call):
+        return ""
+    last = (failure.whole or failure.call).rsplit("&&", 1)[-1].split()
+    now = CD_PREFIX.sub("", call).split()
+    if len(last) != len(now) or len(last) < 2 or last[0] != now[0]:
+        return ""
+    changed = [(a, b) for a, b in zip(last, now, strict=True) if a != b]
+    if len(changed) != 1:
+        return ""
+    old, new = (w.strip("'\"") for w in changed[0])
+    if len(old) < 3 or not new.startswith(old) or old not in failure.error:
+        return ""
+    return f"`{old}` stayed busy, and the work went on as `{new}`"
+
+
 def _reruns(call: str, refused: str) -> bool:
     """Whether ``call`` runs what the refused call ran, as it was: the same steps, or some
     of them and nothing else (the agent dropped a step the refusal made moot)."""
@@ -1469,6 +1497,12 @@ class SequenceMiner:
                     )
                 )
             )
+            renamed = _renamed_past_busy(failure, whole or call)
+            if renamed:  # the busy target left behind, the work done under a new name
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                cure.also = f"{cure.also}; {renamed}" if cure.also else renamed
+                self.closed.append(cure)
+                continue
             found_at = self._found_by_listing(missing, program(call)) if missing else ""
             if found_at and not louder:  # the stand-in, found by a listing, answered
                 cure = fixed(failure, tool, call, index, line_no, timestamp)

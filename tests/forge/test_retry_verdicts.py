@@ -195,3 +195,34 @@ def test_a_listed_program_that_is_no_kin_of_the_missing_one_stands_in_for_nothin
     session = _missing_then_listed("mapper\nviewer", "mapper")
     found = sequences(session.write(tmp_path / "unrelated.jsonl"), layout, locks)
     assert not any("mapper" in f for f in found), found
+
+
+def _busy_then(next_call: str) -> ClaudeSession:
+    return (
+        ClaudeSession()
+        .user("scaffold the site again")
+        .bash(
+            "rm -rf site && npx make-site site --template docs",
+            "rm: cannot remove 'site': Device or resource busy",
+            error=True,
+        )
+        .bash(next_call, "Scaffolded.")
+    )
+
+
+def test_a_busy_target_gone_round_by_a_new_name_names_both(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _busy_then("npx make-site site-new --template docs")
+    found = sequences(session.write(tmp_path / "busy.jsonl"), layout, locks)
+    assert len(found) == 1, found
+    assert "Device or resource busy" in found[0]
+    assert "`site` stayed busy, and the work went on as `site-new`" in found[0], found[0]
+
+
+def test_a_busy_target_and_unrelated_work_are_not_a_cure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    session = _busy_then("npx make-site other --template docs")
+    found = sequences(session.write(tmp_path / "other.jsonl"), layout, locks)
+    assert not any("stayed busy" in f for f in found), found
