@@ -18,7 +18,10 @@ when the transcript itself ties them, the same for every project:
 A call the harness killed (a timeout) and the same call run again that is refused by a lock
 the killed one left (``git add .`` timed out, then "Unable to create '…/.git/index.lock': File
 exists") are one lesson too, though the second failure alone says too little to be kept: the
-lock is what the timeout costs, and how to clear it is the cure.
+lock is what the timeout costs, and how to clear it is the cure. Likewise a killed call nothing
+cured is told with the session's check of the state it was to change (``gh auth login --web``
+killed, and ``gh auth status`` after the command had run still "not logged into any GitHub
+hosts"): the kill leaves its effect unknown, the check is what the session learnt of it.
 
 The joined lesson is a chain: the lesson of the call that states the cause (a failed install,
 else one that was got past, else the first), then each other call and its error, "on the same
@@ -165,6 +168,46 @@ def left_behind(killed: Failure, later: Failure) -> bool:
     )
 
 
+_WAIT = re.compile(r"^(?:timeout|gtimeout)\s+(?:-\S+\s+)*\d+[smh]?\s+")
+"""A ``timeout N`` wrapper: the call it runs is the same call as without it."""
+_CHECKS = frozenset({"status", "whoami", "check", "doctor", "verify", "info", "list", "ls"})
+"""The last word of a call that asks a program for its state (``gh auth status``)."""
+
+
+def _core(call: str) -> list[str]:
+    return [w.strip("'\"") for w in _WAIT.sub("", " ".join(call.split())).split()]
+
+
+def checked_after(killed: Failure, log: Sequence[tuple[str, str]]) -> Failure | None:
+    """The failed check of the state ``killed`` was to change, made after the same command had
+    run (``gh auth status`` still "not logged into any GitHub hosts" after ``gh auth login
+    --web``), when ``killed`` is a call the harness killed and nothing cured: the kill leaves
+    its effect unknown, and the check is what the session learnt of it. A check is the
+    command's program and first word with a word that asks for a state (``status``); the last
+    such check after the command's first run is the verdict (``None`` when there is none)."""
+    if killed.fixed or _KILLED.search(killed.error) is None:
+        return None
+    words = _core(killed.call)
+    if len(words) < 2:
+        return None
+    ran = next((n for n, (call, _) in enumerate(log) if _core(call) == words), None)
+    if ran is None:
+        return None
+    verdict = None
+    for call, error in log[ran + 1 :]:
+        check = _core(call)
+        if (
+            len(check) >= 2
+            and check[:2] == words[:2]
+            and check[-1] in _CHECKS
+            and check != words
+            and error
+            and _KILLED.search(error) is None
+        ):
+            verdict = Failure(" ".join(check), error, False)
+    return verdict
+
+
 def groups(failures: Sequence[Failure]) -> list[list[int]]:
     """The failures (by position) joined by :func:`same_cause`, each group in order, the group
     that states the cause first: a failed install, else one that was got past, else the
@@ -196,14 +239,21 @@ def groups(failures: Sequence[Failure]) -> list[list[int]]:
     return result
 
 
-def chain(lead: str, others: Iterable[Failure], left: Iterable[Failure] = ()) -> str:
+def chain(
+    lead: str,
+    others: Iterable[Failure],
+    left: Iterable[Failure] = (),
+    checked: Iterable[Failure] = (),
+) -> str:
     """The lesson of ``lead`` (its content) with the other failures of its cause named after
-    it, each with its error, and what a killed call left behind (:func:`left_behind`)."""
+    it, each with its error, what a killed call left behind (:func:`left_behind`) and what the
+    check of its state said after it (:func:`checked_after`)."""
     text = lead.rstrip()
     text = text.removesuffix(".")
     text = text.removesuffix("; no retry worked")
     told = [f"`{f.call}` failed on the same cause ({f.error})" for f in others]
     told += [f"run again, it was refused by the lock the killed run left ({f.error})" for f in left]
+    told += [f"after the command had run, `{f.call}` still failed ({f.error})" for f in checked]
     told = told[: _CHAIN_MAX - 1]
     return f"{text}; {'; '.join(told)}." if told else f"{text}."
 
@@ -220,4 +270,12 @@ def quoted_reason(passage: str, reasons: Iterable[str]) -> bool:
     # (a timeout) meet unrelated calls, and each call's lesson is its own
 
 
-__all__ = ["Failure", "chain", "groups", "left_behind", "quoted_reason", "same_cause"]
+__all__ = [
+    "Failure",
+    "chain",
+    "checked_after",
+    "groups",
+    "left_behind",
+    "quoted_reason",
+    "same_cause",
+]

@@ -72,6 +72,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._louder import asks_more
 from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
 from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
@@ -152,6 +153,11 @@ page: ``preview_screenshot``): no cure for another tool's failure."""
 _PROBE_REFUSED = re.compile(r"detected dubious ownership|safe\.directory", re.IGNORECASE)
 """A probe that could not ask at all: git refusing a repository another user owns answers no
 question about it, and until ``safe.directory`` is set every git call here fails alike."""
+_CAT_WRITES = re.compile(
+    r"^cat\s+(?:<<-?\s*['\"]?\w+['\"]?\s+>>?\s*(?!/dev/null\b)\S|>>?\s*(?!/dev/null\b)\S+\s+<<)"
+)
+"""``cat <<'EOF' > file`` (or ``cat > file <<EOF``): a file written from a heredoc, not a look;
+its failure (``permission denied`` outside a sandbox's workspace) is a refusal to write."""
 _LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
 """Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
@@ -514,6 +520,9 @@ class Sequence:
             return f"{text}; after `{self.fixed_call}` the same command got past this error."
         if self.retried:
             both = f"`{self.before}` and " if self.before else ""
+            editor, _, written = self.fixed_call.partition(" ")
+            if editor in _EDITING and written:
+                return f"{text}; after {both}{editor} wrote `{written}`, the same call worked."
             return f"{text}; after {both}`{self.fixed_call}` the same call worked."
         runs = program(self.failed_call)
         cure = without_stage(
@@ -744,6 +753,48 @@ def reads_only(call: str) -> bool:
     return True
 
 
+_SETTINGS_FILE = re.compile(
+    r"(?:^|[/\\])(?:\.[\w.-]+|[\w.-]+\.(?:json|jsonc|toml|ya?ml|ini|cfg|conf|env|properties))$",
+    re.IGNORECASE,
+)
+"""A file a command reads its settings from: a dotfile (``.gitignore``, ``.npmrc``) or a config
+format. Code is left out: a failed build that works after an edit of the code had a bug, and
+its fix is in the code, not a lesson of the machine."""
+
+
+def _writes_settings(tool: str, call: str) -> bool:
+    """Whether an editing tool's call writes a settings file (``Write /home/u/.gitignore``)."""
+    return tool in _EDITING and _SETTINGS_FILE.search(call.strip()) is not None
+
+
+_BUSY = re.compile(
+    r"device or resource busy|text file busy|being used by another process|resource busy",
+    re.IGNORECASE,
+)
+"""A target something still holds (a process a killed call left running): it can neither be
+removed nor reused until that ends."""
+
+
+def _renamed_past_busy(failure: _Failure, call: str) -> str:
+    """What a call that went round a busy target by a new name says (``""`` when it is not one):
+    ``rm -rf app && npm create vite app`` refused ("Device or resource busy"), then ``npm create
+    vite app-2`` worked: the same last step, one word changed into a name that extends the busy
+    one. Another step's work is no cure; the new name is."""
+    if _BUSY.search(failure.error) is None or "&&" not in (failure.whole or failure.call):
+        return ""
+    last = (failure.whole or failure.call).rsplit("&&", 1)[-1].split()
+    now = CD_PREFIX.sub("", call).split()
+    if len(last) != len(now) or len(last) < 2 or last[0] != now[0]:
+        return ""
+    changed = [(a, b) for a, b in zip(last, now, strict=True) if a != b]
+    if len(changed) != 1:
+        return ""
+    old, new = (w.strip("'\"") for w in changed[0])
+    if len(old) < 3 or not new.startswith(old) or old not in failure.error:
+        return ""
+    return f"`{old}` stayed busy, and the work went on as `{new}`"
+
+
 def _reruns(call: str, refused: str) -> bool:
     """Whether ``call`` runs what the refused call ran, as it was: the same steps, or some
     of them and nothing else (the agent dropped a step the refusal made moot)."""
@@ -847,7 +898,10 @@ def fixed(
         also=failure.also,
         escalated=call.endswith(ESCALATED)
         and not failure.call.endswith(ESCALATED)
-        and any(normal(f"{alike}{ESCALATED}") == normal(call) for alike in failure.again),
+        and (
+            any(normal(f"{alike}{ESCALATED}") == normal(call) for alike in failure.again)
+            or _SANDBOXED.search(failure.error) is not None
+        ),  # the refusal was the sandbox's when escalation alone got the call past it
     )
 
 
@@ -880,6 +934,9 @@ class SequenceMiner:
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    failed_log: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=64))
+    """The session's last failed calls, in order (call, error): what a check of the state a
+    killed call was to change said after it (:mod:`._samecause`)."""
     """The last failures given up without a lesson (call, error): what a kept failure left
     behind may be one of them (:mod:`._samecause`)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
@@ -893,6 +950,10 @@ class SequenceMiner:
     """What changed files behind the agent's back (the cause of a stale-read refusal)."""
     prompts: PromptWatch = field(default_factory=PromptWatch)
     """Claude Code's background tasks, the one stopped, and its rerun with an answer."""
+    listed: dict[str, str] = field(default_factory=dict)
+    """Names a listing of a folder printed while failures waited (``ls ~/.npm-global/bin/`` →
+    ``claude``), by lower-cased name → the folder: where a stand-in for a missing program was
+    found."""
     running: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Processes a command left running (Codex's unified exec: "Process running with session
     ID 58022"), by session id → the call that started them: a ``write_stdin`` poll's output,
@@ -1001,6 +1062,7 @@ class SequenceMiner:
             return  # kept only once the formatter runs and the check passes (:mod:`._formatting`)
         if is_error:
             self.witness.saw(text, whole, program(call))
+            self.failed_log.append((whole or call, error_excerpt(text[:2000])))
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)
@@ -1016,6 +1078,7 @@ class SequenceMiner:
             self._searched(tool, call, text, index, line_no, timestamp)
             self._found_elsewhere(tool, call, index, line_no, timestamp)
         if self.open_failures:
+            self._listing(call, text)
             self._succeeded(tool, call, index, line_no, timestamp, whole)
         reformatted = (
             self.formatting.worked(tool, call, whole or call) if self.formatting.waiting else None
@@ -1250,6 +1313,7 @@ class SequenceMiner:
             return self._open(tool, call, error, index, whole, f"{tool}\0cannot start\0{runs}")
         if (
             (program(call) in _PROBES or _PROBE_CALL.search(bare))
+            and not _CAT_WRITES.match(bare)
             and not _SHELL_SYNTAX.search(output[:600])
             and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
@@ -1370,6 +1434,10 @@ class SequenceMiner:
         """Close the open failures ``call`` cures (``whole``: the call unclipped, so the
         programs a long chain runs last are named: ``mkdir -p … && cp … && git commit``)."""
         test_run = _test_run(whole or call) is not None
+        louder = any(
+            asks_more(_unhidden(whole or call), _unhidden(f.whole or f.call))
+            for f in self.open_failures
+        )  # a failed call again, asked to say more: a look for every failure (:mod:`._louder`)
         still_open = []
         closing = len(self.closed)
         for failure in self.open_failures:
@@ -1384,6 +1452,9 @@ class SequenceMiner:
                 self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                 continue
             if failure.tool != tool and failure.tool not in _DELEGATING:
+                if failure.tool in _COMMAND_TOOLS and _writes_settings(tool, call):
+                    failure.remedies = [*failure.remedies, f"{tool} {call}"][-REMEDIES_KEPT:]
+                    # a settings file written before the failed call works unchanged: its cure
                 if (
                     failure.tool in _EDITING
                     and any(
@@ -1426,9 +1497,23 @@ class SequenceMiner:
                     )
                 )
             )
+            renamed = _renamed_past_busy(failure, whole or call)
+            if renamed:  # the busy target left behind, the work done under a new name
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                cure.also = f"{cure.also}; {renamed}" if cure.also else renamed
+                self.closed.append(cure)
+                continue
+            found_at = self._found_by_listing(missing, program(call)) if missing else ""
+            if found_at and not louder:  # the stand-in, found by a listing, answered
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                place = f"`{program(call)}` is `{found_at}`"
+                cure.also = f"{cure.also}; {place}" if cure.also else place
+                self.closed.append(cure)
+                continue
             if (
                 call
                 and related
+                and not louder
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
                 and not self._only_looks(call, failure)
                 and not (
@@ -1460,6 +1545,7 @@ class SequenceMiner:
                 continue
             if (
                 call
+                and not louder
                 and not self._only_looks(call, failure)
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
                 and (program(call) not in _PROBES or acts_on_files(whole or call))
@@ -1481,6 +1567,31 @@ class SequenceMiner:
                 self._give_up(failure)
         self.open_failures = still_open
         self._escalated_alike(call, closing)
+
+    def _listing(self, call: str, output: str) -> None:
+        """Remember the names a bare ``ls DIR`` printed, one a line (:attr:`listed`)."""
+        words = CD_PREFIX.sub("", call).split()
+        if len(words) != 2 or words[0] != "ls" or words[1].startswith("-"):
+            return
+        for line in output.splitlines()[:200]:
+            name = line.strip()
+            if name and " " not in name and "/" not in name:
+                self.listed[name.lower()] = words[1].rstrip("/")
+        while len(self.listed) > 400:
+            del self.listed[next(iter(self.listed))]
+
+    def _found_by_listing(self, missing: str, runs: str) -> str:
+        """The path of ``runs`` when a listing printed it and it is the missing program's kin
+        (``claude`` for ``claude-code``, one the first part of the other's name): the stand-in
+        lives where the shell does not look (``""`` otherwise)."""
+        runs, missing = runs.lower(), missing.lower()
+        folder = self.listed.get(runs)
+        if not folder or runs == missing:
+            return ""
+        kin = re.split(r"[-_]", missing, maxsplit=1)[0] == runs or (
+            re.split(r"[-_]", runs, maxsplit=1)[0] == missing
+        )
+        return f"{folder}/{runs}" if kin else ""
 
     def _failed_since(self, failure: _Failure, tool: str, call: str) -> bool:
         """Whether ``call`` itself failed after ``failure`` and waits for its own cure (``vercel
@@ -1743,6 +1854,10 @@ class SequenceMiner:
             and failure.tool not in _DELEGATING
             and _MISSING_PROGRAM.search(failure.error) is None
             and not acts_on_files(call)
+            and not (
+                _CAT_WRITES.match(CD_PREFIX.sub("", call))
+                and _CAT_WRITES.match(CD_PREFIX.sub("", failure.call))
+            )  # a heredoc written again (elsewhere, escalated) after a refused one: a write
         )
 
     def _give_up(self, failure: _Failure) -> None:

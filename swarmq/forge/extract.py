@@ -40,7 +40,14 @@ from swarmq.forge._restated import (
     failed_programs,
     restates,
 )
-from swarmq.forge._samecause import Failure, chain, groups, left_behind, quoted_reason
+from swarmq.forge._samecause import (
+    Failure,
+    chain,
+    checked_after,
+    groups,
+    left_behind,
+    quoted_reason,
+)
 from swarmq.forge._secrets import without_secrets
 from swarmq.forge._sequences import Sequence, SequenceMiner
 from swarmq.forge._signals import has_signal_words, tokens_of
@@ -366,7 +373,7 @@ def extract_candidates(
                 mined[candidate.content_hash] = sequence
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
-        found = _one_cause(found, mined, result, miner.given_up)
+        found = _one_cause(found, mined, result, miner.given_up, miner.failed_log)
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
         errors = failed_errors(c.content for c in found if c.extractor == "sequence")
         if failed or errors:
@@ -399,6 +406,7 @@ def _one_cause(
     mined: dict[str, Sequence],
     result: ForgeResult,
     given_up: Iterable[tuple[str, str]] = (),
+    failed_log: Iterable[tuple[str, str]] = (),
 ) -> list[ForgedCandidate]:
     """``found`` with the failures that share a cause joined into one chain lesson, what a
     killed call left behind named with it, and the agent's sentence a failure already quotes
@@ -426,12 +434,14 @@ def _one_cause(
         )
         dropped.update(at[k][0] for k in group[1:])
     later = [Failure(call, error, False) for call, error in given_up]
+    log = list(failed_log)
     for k, failure in enumerate(failures):
         left = [f for f in later if left_behind(failure, f)][:1]
-        if left:
+        checked = checked_after(failure, log) if not left else None
+        if left or checked is not None:
             n = at[k][0]
             lead = replaced.get(n, found[n])
-            content = chain(lead.content, [], left)
+            content = chain(lead.content, [], left, [checked] if checked else [])
             replaced[n] = replace(lead, content=content, content_hash=content_hash(content))
     reasons = [s.reason for _, s in at if s.reason]
     dropped.update(
