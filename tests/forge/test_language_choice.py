@@ -11,8 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge import _language
 from swarmq.forge._language import language_choice
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
@@ -67,3 +70,39 @@ def test_each_language_family_is_read(said: str) -> None:
 )
 def test_translations_questions_and_tasks_are_no_choice(said: str) -> None:
     assert language_choice(said) is None
+
+
+_PHRASES = (
+    "answer in English",
+    "reply to me in thai",
+    "WRITE IN ENGLISH",
+    "(in english)",
+    "rispondi in italiano",
+    "schreib auf deutsch",
+    "responda em portugues",
+    "write everything in Traditional Chinese",
+    "talk in Korean",
+    "parle en francais",
+    "reply_in english2",
+    "in-english",
+    "please",
+    "always",
+    "from now on",
+    "the tests",
+    "fix the module",
+    "run it again",
+    "in",
+    "en",
+)
+"""Matching phrases of every ASCII pattern, and fillers around them."""
+
+
+@example(["answer in English"])
+@example(["schreib auf deutsch"])
+@given(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=12))
+def test_the_word_gate_never_skips_a_message_a_pattern_matches(words: list[str]) -> None:
+    """The gate in front of the eight searches is only a saving: wherever one of the patterns
+    matches an ASCII message, the gate lets it through."""
+    said = " ".join(words)
+    if any(choice.search(said) for choice in _language._CHOICES):
+        assert _language._may_name_a_language(said)
