@@ -341,7 +341,7 @@ def error_excerpt(text: str) -> str:
         or _told(errors)
         or (errors[0] if errors else lines[0])
     )
-    best = _decisive(lines, errors, best)
+    best = _worded(errors, _decisive(lines, errors, best))
     at = lines.index(best) if best in lines else -1
     if best.startswith("Caused by:") and at > 0 and ERROR_LINE.search(lines[at - 1]):
         best = f"{lines[at - 1]} ({best})"  # the error the cause belongs to says what failed
@@ -413,6 +413,22 @@ def _decisive(lines: list[str], errors: list[str], best: str) -> str:
         "",
     )
     return prefix + own if own else best
+
+
+_ERRNO_CODE = re.compile(r"\b(EPERM|EACCES|ENOENT|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EADDRINUSE)\b")
+
+
+def _worded(errors: list[str], best: str) -> str:
+    """Node's own line for an error code, in place of a line that gives only the code: npm
+    prints ``npm error code EACCES``, ``… syscall mkdir``, ``… path …`` and only then ``npm error
+    Error: EACCES: permission denied, mkdir '/usr/lib/node_modules/@google'``, the line that
+    says what was refused and where (Node words every system error ``CODE: message, syscall
+    'path'``)."""
+    found = _ERRNO_CODE.search(best)
+    if found is None or f"{found.group(1)}: " in best:
+        return best
+    worded = f"{found.group(1)}: "
+    return next((line for line in errors if worded in line), best)
 
 
 def _told(errors: list[str]) -> str | None:

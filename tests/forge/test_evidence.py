@@ -199,3 +199,27 @@ def test_a_note_a_report_sets_apart_is_not_taken_for_the_report() -> None:
         "breaks later plan runs because the scripts pick the first match."
     )
     assert classify(note, report=True).confidence == classify(note).confidence
+
+
+def test_npm_s_error_block_is_quoted_by_node_s_own_line_for_its_code() -> None:
+    """npm names the code first (``npm error code EACCES``) and Node's line saying what was
+    refused, and where, four lines later: that line is the lesson's evidence."""
+    output = "\n".join(
+        [
+            "npm error code EACCES",
+            "npm error syscall mkdir",
+            "npm error path /usr/lib/node_modules/@scope",
+            "npm error errno -13",
+            "npm error Error: EACCES: permission denied, mkdir '/usr/lib/node_modules/@scope'",
+            "npm error     at async mkdir (node:internal/fs/promises:858:10)",
+        ]
+    )
+    excerpt = error_excerpt(output)
+    assert "EACCES: permission denied, mkdir '/usr/lib/node_modules/@scope'" in excerpt
+    assert "error code EACCES" not in excerpt
+
+
+def test_a_line_that_words_its_code_is_kept() -> None:
+    assert error_excerpt("Error: EPERM: operation not permitted, open 'x.lock'") == (
+        "Error: EPERM: operation not permitted, open 'x.lock'"
+    )
