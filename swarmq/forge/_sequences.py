@@ -795,6 +795,23 @@ def _renamed_past_busy(failure: _Failure, call: str) -> str:
     return f"`{old}` stayed busy, and the work went on as `{new}`"
 
 
+_CD_REFUSED = re.compile(r"(?:^|[\s:])cd: |\bcd to '")
+"""The refusal is the ``cd``'s own (``bash: cd: C:UserstaejoDownloads: No such file or
+directory``; Claude Code's "cd to '/c/Users/…' was blocked")."""
+
+
+def _cd_changed(call: str, refused: str, error: str) -> bool:
+    """Whether ``call`` changed the very ``cd`` whose refusal ``error`` is: then it is the cure
+    (a relative path for a Windows one whose backslashes the shell dropped, a directory the
+    session may enter), not the same steps run again, which :func:`_steps` would see with the
+    ``cd`` dropped. A relative ``cd`` that failed because an earlier one still held is told by
+    :func:`moved_workdir` instead."""
+    if _CD_REFUSED.search(error) is None:
+        return False
+    before, after = CD_PREFIX.match(refused), CD_PREFIX.match(call)
+    return (before.group(0).strip() if before else "") != (after.group(0).strip() if after else "")
+
+
 def _reruns(call: str, refused: str) -> bool:
     """Whether ``call`` runs what the refused call ran, as it was: the same steps, or some
     of them and nothing else (the agent dropped a step the refusal made moot)."""
@@ -1152,6 +1169,10 @@ class SequenceMiner:
         if (
             now == error
             or not _reruns(whole or call, failed_whole)
+            or (
+                _cd_changed(whole or call, failed_whole, error)
+                and not moved_workdir(failed_whole, whole or call, error)
+            )
             or call.endswith(ESCALATED) != failed.endswith(ESCALATED)  # escalated: the sandbox
         ):
             return

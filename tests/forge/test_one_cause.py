@@ -240,3 +240,29 @@ def test_a_lookup_a_program_did_not_find_is_no_missing_thing_to_share() -> None:
     shell = Failure("jq . out.json", "sh: 1: jq: not found", False)
     installer = Failure("./install.sh", "jq is required but not installed", False)
     assert same_cause(shell, installer)
+
+
+def test_a_changed_cd_after_the_cd_s_own_refusal_is_no_rerun(tmp_path: Path) -> None:
+    """Git Bash drops a Windows path's backslashes, and Claude Code refuses a ``cd`` out of the
+    allowed folders: the next call with another ``cd`` and the same steps is the way round, not
+    the refused call run again unchanged."""
+    session = (
+        ClaudeSession()
+        .user("unzip the archive in my downloads")
+        .bash(
+            r"cd C:\Users\me\Downloads && unzip -q tool.zip",
+            "/usr/bin/bash: line 1: cd: C:UsersmeDownloads: No such file or directory",
+            error=True,
+        )
+        .bash(
+            'cd "/c/Users/me/Downloads" && unzip -q tool.zip',
+            "cd to '/c/Users/me/Downloads' was blocked. For security, Claude Code may only "
+            "change directories to child directories of the allowed working directories for "
+            "this session (including 'C:\\Users\\me').",
+            error=True,
+        )
+        .bash("cd Downloads && unzip -q tool.zip", "")
+        .write(tmp_path / "s.jsonl")
+    )
+    found = sequences(session, AgentsLayout(tmp_path / ".agents"), LocalLocks(tmp_path / "l"))
+    assert not [text for text in found if "run again unchanged" in text], found
