@@ -1747,13 +1747,12 @@ class SequenceMiner:
 
     @staticmethod
     def _probed_missing(call: str, output: str) -> bool:
-        """Whether a program asked for its version is not there at all (``python --version``:
-        "python: command not found"): the answer is a fact of the machine, and the program the
-        agent then runs instead (``python3``) is its cure."""
+        """Whether the program a look runs is not there at all (``python --version``: "python:
+        command not found"; ``ps aux | head`` in a slim container): the answer is a fact of the
+        machine, and the program the agent then runs instead (``python3``) is its cure. A
+        looking program (``ps``, ``which``, ``file``) missing is such a fact too."""
         runs = program(call)
-        return (
-            runs not in _PROBES and missing_program(runs, error_excerpt(output[:600]), call) == runs
-        )
+        return missing_program(runs, error_excerpt(output[:600]), call) == runs
 
     @staticmethod
     def _stage_missing(call: str, whole: str, output: str) -> bool:

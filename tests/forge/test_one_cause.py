@@ -266,3 +266,18 @@ def test_a_changed_cd_after_the_cd_s_own_refusal_is_no_rerun(tmp_path: Path) -> 
     )
     found = sequences(session, AgentsLayout(tmp_path / ".agents"), LocalLocks(tmp_path / "l"))
     assert not [text for text in found if "run again unchanged" in text], found
+
+
+def test_a_look_whose_own_program_is_missing_is_a_fact_of_the_machine(tmp_path: Path) -> None:
+    """``ps aux | head -5`` in a slim container prints ``ps: command not found`` (with status 0:
+    the pipe's is ``head``'s): what the look asked went unanswered, and that ``ps`` is not
+    installed is what the next session needs."""
+    session = (
+        ClaudeSession()
+        .user("check the environment")
+        .bash("ps aux | head -5", "/bin/bash: line 1: ps: command not found")
+        .bash("ls", "src package.json")
+        .write(tmp_path / "s.jsonl")
+    )
+    found = sequences(session, AgentsLayout(tmp_path / ".agents"), LocalLocks(tmp_path / "l"))
+    assert [text for text in found if "`ps` is not installed here" in text], found
