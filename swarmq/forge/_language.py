@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from swarmq.forge._standing import request_text
+from swarmq.forge._standing import short_request
 
 MAX_CHARS = 120
 """The choices seen are 9–98 characters; past this a message is a task that mentions a
@@ -114,13 +114,8 @@ def _may_name_a_language(said: str) -> bool:
 def language_choice(text: str) -> str | None:
     """The user's choice of language in ``text`` (whitespace joined), or None. The cheap tests
     come first: this runs on every message the user types."""
-    if len(text) > MAX_RAW_CHARS:
-        return None
-    request = request_text(text)
-    if len(request) > 2 * MAX_CHARS or "?" in request or "？" in request:
-        return None
-    said = " ".join(request.split())
-    if len(said) > MAX_CHARS or not _may_name_a_language(said):
+    said = short_request(text, MAX_CHARS, MAX_RAW_CHARS)
+    if said is None or len(said) > MAX_CHARS or not _may_name_a_language(said):
         return None
     if not any(choice.search(said) for choice in _CHOICES):
         return None

@@ -52,6 +52,19 @@ def request_text(text: str) -> str:
     return text[at + len(_IDE_REQUEST) :] if at >= 0 else text
 
 
+def short_request(text: str, max_chars: int, max_raw_chars: int) -> str | None:
+    """What the user typed in ``text``, whitespace joined, unless it is long (past
+    ``max_raw_chars`` as sent, or twice ``max_chars`` as typed) or asks a question: the cheap
+    first test of the rules that read every message the user types for a short statement (a
+    choice of language, a fact of the machine told)."""
+    if len(text) > max_raw_chars:
+        return None
+    request = request_text(text)
+    if len(request) > 2 * max_chars or "?" in request or "？" in request:
+        return None
+    return " ".join(request.split())
+
+
 def standing_instruction(text: str) -> str | None:
     """The user's standing instruction in ``text`` (whitespace joined), or None. The cheap tests
     come first: this runs on every message the user types."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from swarmq.forge._standing import request_text
+from swarmq.forge._standing import short_request
 
 MAX_CHARS = 100
 MAX_RAW_CHARS = 2000
@@ -33,13 +33,8 @@ _CHANGED_NOW = re.compile(r"\bnow\b|\btry again\b|\bretry\b|\bjust\b", re.IGNORE
 def told_fact(text: str) -> str | None:
     """The machine fact the user tells in ``text`` (whitespace joined), or None. The cheap
     tests come first: this runs on every message the user types."""
-    if len(text) > MAX_RAW_CHARS:
-        return None
-    request = request_text(text)
-    if len(request) > 2 * MAX_CHARS or "?" in request or "？" in request:
-        return None
-    said = " ".join(request.split())
-    if len(said) > MAX_CHARS:
+    said = short_request(text, MAX_CHARS, MAX_RAW_CHARS)
+    if said is None or len(said) > MAX_CHARS:
         return None
     folded = said.casefold()
     if "installed" not in folded and "you " not in folded:
