@@ -133,3 +133,9 @@ def sequences(path: Path, layout: AgentsLayout, locks: LocalLocks) -> list[str]:
     """What the failure -> fix miner forged from the session at ``path`` (its lessons' text)."""
     found = forge_transcript(path, layout, locks).found
     return [c.content for c in found if c.extractor == "sequence"]
+
+
+def forged(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
+    """Every candidate forge made of ``session`` (written to ``tmp_path``), as its text."""
+    path = session.write(tmp_path / "s.jsonl")
+    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]

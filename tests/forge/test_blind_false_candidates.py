@@ -11,10 +11,9 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._restated import announces_escalation, failed_errors
-from swarmq.forge.extract import forge_transcript
 from swarmq.forge.templates import is_pasted_log
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import forged as _contents
 
 _GIT_LOG = (
     "<bash-stdout>* 12d939e - (66 seconds ago) docs: Add the workflow notes - ann (HEAD -> main)\n"
@@ -23,11 +22,6 @@ _GIT_LOG = (
     "* cdbf03d - (4 months ago) fix: Clarify the project scope and its challenges - ann\n"
     "</bash-stdout><bash-stderr></bash-stderr>"
 )
-
-
-def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
 
 
 def test_a_git_log_is_machine_output() -> None:

@@ -17,14 +17,8 @@ from hypothesis import strategies as st
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge import _language
 from swarmq.forge._language import language_choice
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
-
-
-def _found(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
+from tests.forge.sessions import forged as _found
 
 
 def test_a_short_choice_of_language_is_kept(tmp_path: Path, layout: AgentsLayout) -> None:

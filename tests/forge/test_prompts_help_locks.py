@@ -19,11 +19,7 @@ from swarmq.forge._sequences import acts_on_files, reads_only
 from swarmq.forge.extract import forge_transcript
 from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
-
-
-def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
+from tests.forge.sessions import forged as _contents
 
 
 def _waiting(task: str) -> ClaudeSession:

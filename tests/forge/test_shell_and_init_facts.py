@@ -13,19 +13,13 @@ from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._envfacts import init_fact, unmatched_glob_stops, windows_fact
 from swarmq.forge._gitbash import cmd_idioms
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import forged as _found
 
 _NO_INIT = (
     "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
     "Failed to connect to bus: Host is down"
 )
-
-
-def _found(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
 
 
 def test_a_service_systemd_cannot_start_is_a_fact_with_its_unit(

@@ -11,19 +11,13 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._standing import standing_instruction
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import forged as _found
 
 _IDE = (
     "# Context from my IDE setup:\n\n## Open tabs:\n- app.py: app.py\n\n"
     "## My request for Codex:\n{}\n"
 )
-
-
-def _found(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
 
 
 def test_a_short_do_not_is_kept(tmp_path: Path, layout: AgentsLayout) -> None:

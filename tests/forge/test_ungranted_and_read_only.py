@@ -12,20 +12,14 @@ from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._envfacts import not_granted
 from swarmq.forge._sequences import reads_only
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import forged as _contents
 
 _SEARCH_REFUSED = "Claude requested permissions to use WebSearch, but you haven't granted it yet."
 _WRITE_REFUSED = (
     "Claude requested permissions to write to /workspace/r/report.md, but you haven't granted "
     "it yet."
 )
-
-
-def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
 
 
 def test_the_permission_named_by_the_refusal() -> None:

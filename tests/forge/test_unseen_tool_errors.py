@@ -13,19 +13,13 @@ from pathlib import Path
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._calls import error_excerpt
 from swarmq.forge._envfacts import environment_fact
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
+from tests.forge.sessions import forged as _contents
 
 _GATE = (
     "[Review Gate]\n\nBefore the first Bash command this session, state what it does.\n\n"
     "Then retry the same operation."
 )
-
-
-def _contents(session: ClaudeSession, tmp_path: Path, layout: AgentsLayout) -> list[str]:
-    path = session.write(tmp_path / "s.jsonl")
-    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "l")).found]
 
 
 def test_a_call_refused_with_no_exit_status_then_run_again_is_a_gate(
