@@ -459,6 +459,26 @@ FORGE_SETS = (
         # 29 lessons in all
         qa="labels-heldout21-qa.yaml",
     ),
+    ForgeSet(
+        "heldout22",
+        formats={"claude-code": 8},
+        repos=7,
+        lessons=14,
+        tool_errors=11,
+        without_lessons=0,
+        max_bytes=700_000,
+        missing_word=("cc-termux-tmp-eacces.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic `root` is left out, as SOURCES-heldout22.md discloses
+        accounts=("avid_arrajeedavey", "yamaj", "wiwcw"),
+        redacted={
+            "cc-todoist-mcp-header-order.jsonl": 7,
+            "cc-uranai-gh-tarball-token.jsonl": 7,
+        },
+        # the Todoist API token and the GitHub token, checked gone by their starts
+        secrets=("4e8c6c8148d2", "CRW5HQqOB97"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
