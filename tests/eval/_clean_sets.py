@@ -479,6 +479,24 @@ FORGE_SETS = (
         secrets=("4e8c6c8148d2", "CRW5HQqOB97"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout23",
+        formats={"claude-code": 5, "codex-rollout": 3},
+        repos=7,
+        lessons=17,
+        tool_errors=11,
+        without_lessons=0,
+        max_bytes=2_300_000,
+        missing_word=("cc-tpu-cherry-pick-ident.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners;
+        # the generic `macbook` and `stell` (found inside other files' words) are left out, as
+        # SOURCES-heldout23.md discloses
+        accounts=("farha", "bayur", "tarading", "lu801", "choiminsuk"),
+        redacted={"cc-tpu-cherry-pick-ident.jsonl": 3},
+        # the user's personal Gmail address, checked gone by its local part and domain
+        secrets=("tara.wind", "@gmail.com"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
