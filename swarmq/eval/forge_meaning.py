@@ -16,7 +16,9 @@ matches lessons forge already finds (adding it would be redundant, neither hit n
 Model: class-weighted, L2-regularised logistic regression (Newton steps, numpy, training only).
 Leave-one-set-out: each set is scored by a model trained on the others, its threshold chosen by
 F1 of forge plus the scorer on those others' own out-of-fold probabilities (``--inner`` group
-folds; "keep none" is one choice); folds summed and compared with forge alone.
+folds; "keep none" is one choice); folds summed and compared with forge alone. On 22 sets
+(docs/QUALITY.md, issue 24 round 6) it did not beat forge alone with any of the three models, so
+forge does not use it; it stays as the harness for the next, larger pool of labels.
 """
 
 from __future__ import annotations
