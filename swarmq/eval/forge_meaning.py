@@ -43,8 +43,9 @@ from swarmq.storage.locking import LocalLocks
 Matrix = npt.NDArray[np.float64]
 Embed = Callable[[Sequence[str]], npt.NDArray[np.floating]]
 
-BLIND = "heldout22"
-"""The held set no one reads: never listed, whatever the directory holds."""
+BLIND = ("heldout22", "heldout23")
+"""The held sets no one reads before their one reading: never listed, whatever the directory
+holds."""
 THRESHOLDS = (*(round(0.05 * i, 2) for i in range(4, 20)), 0.97, 0.98, 0.99, 0.995, 1.01)
 """What a fold may choose (probabilities are class-weighted, so high); 1.01 keeps nothing."""
 OFF = 1.01
@@ -53,7 +54,7 @@ OFF = 1.01
 def label_sets(directory: Path) -> list[Path]:
     """The labels files to pool: every ``labels*.yaml`` but the blind set, and of a set with a
     ``-qa`` review only the review (the two label the same sessions)."""
-    names = {p.name for p in directory.glob("labels*.yaml") if BLIND not in p.name}
+    names = {p.name for p in directory.glob("labels*.yaml") if not any(b in p.name for b in BLIND)}
     return [directory / n for n in sorted(names) if n.replace(".yaml", "-qa.yaml") not in names]
 
 
@@ -78,7 +79,7 @@ def collect(sets: Sequence[Path], config: ForgeConfig | None = None) -> list[Row
     config = config or ForgeConfig()
     out: list[Rows] = []
     for labels in sets:
-        if BLIND in labels.name:
+        if any(b in labels.name for b in BLIND):
             raise ValueError(f"{labels.name}: the blind set is not read")
         group = labels.stem.removeprefix("labels").strip("-") or "labels"
         with tempfile.TemporaryDirectory(prefix="swarmq-forge-meaning-") as scratch:

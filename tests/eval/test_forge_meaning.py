@@ -23,7 +23,14 @@ from tests.forge.sessions import NARRATED
 
 
 def test_the_blind_set_and_reviewed_originals_are_not_pooled(tmp_path: Path) -> None:
-    for name in ("labels", "labels-h20", "labels-h20-qa", "labels-heldout22", "labels-h9"):
+    for name in (
+        "labels",
+        "labels-h20",
+        "labels-h20-qa",
+        "labels-heldout22",
+        "labels-heldout23",
+        "labels-h9",
+    ):
         (tmp_path / f"{name}.yaml").write_text("sessions: []\n", encoding="utf-8")
     assert [p.name for p in label_sets(tmp_path)] == [
         "labels-h20-qa.yaml",
