@@ -330,8 +330,13 @@ SHIPPED = "rare"
 """The variant ``swarmq.flywheel.relevance.LearnedRelevance`` reads: share, text cosine, title
 cosine and the rarity-weighted share (docs/QUALITY.md, "Issue 26: reach misses left one
 workspace out, by cause"; ``min``, without the last, shipped before)."""
-WEIGHTS = {"min": ("share", "cosine", "title"), "rare": ("share", "cosine", "title", "rare")}
-"""Each shippable variant's columns, as ``LearnedRelevance`` names their weights."""
+WEIGHTS = {
+    "min": ("share", "cosine", "title"),
+    "rare": ("share", "cosine", "title", "rare"),
+    "minilm": ("share", "cosine", "title", "rare"),
+}
+"""Each shippable variant's columns, as ``LearnedRelevance`` names their weights (``minilm``:
+the shipped variant's on MiniLM's cosines, a relevance for that model)."""
 
 
 def raw_model(queries: Sequence[Query], variant: str = SHIPPED) -> dict[str, float]:
