@@ -13,6 +13,9 @@ is read from the same rows (``today_ok``: what ``federated.inject.prepare`` show
 
     python eval/knowledge/relevance_features.py > rows.json
     python eval/knowledge/fit_relevance.py rows.json [--variant NAME] [--write weights.json]
+
+``--variant`` one of the :func:`features` variants (``all``: those of WordLlama's rows; the
+:data:`DENSE_VARIANTS` read rows written with ``relevance_features.py --extra``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ def features(query: Query, variant: str) -> tuple[np.ndarray, list[str]]:
     position = np.array([float(r["position"]) for r in rows])
     qwords = float(rows[0]["qwords"]) or 1.0
     cols: dict[str, np.ndarray] = {"share": share, "cos": cos, "tcos": tcos}
+    if variant in DENSE_VARIANTS:
+        return _dense(query, variant, cols)
     if variant == "rare":
         cols["rare"] = np.array([float(r["rare"]) for r in rows])
     if variant not in ("min", "rare"):
@@ -79,6 +84,53 @@ def features(query: Query, variant: str) -> tuple[np.ndarray, list[str]]:
         for kind in KINDS[:-1]:
             cols[f"is_{kind}"] = np.array([1.0 if r["kind"] == kind else 0.0 for r in rows])
         cols["stores"] = np.array([float(len(r["kinds"])) for r in rows])
+    names = list(cols)
+    return np.stack([cols[n] for n in names], axis=1), names
+
+
+DENSE_VARIANTS = ("minilm", "minilm_use", "minilm_add", "use", "use_add", "use_foreign")
+"""The shipped variant's four measures with the cosines of the other packaged models beside or
+instead of WordLlama's (rows written by ``relevance_features.py --extra``): ``minilm``
+replaces the text and title cosines by MiniLM's, ``minilm_use`` adds the multilingual model's
+to that, ``minilm_add`` adds MiniLM's beside WordLlama's; ``use`` and ``use_add`` likewise with
+the multilingual model (universal-sentence-encoder-multilingual), and ``use_foreign`` raises
+WordLlama's cosines to the multilingual model's where the task holds a letter outside ASCII (a
+Portuguese, Japanese or Chinese task against English records). docs/QUALITY.md, "Issue 26: the
+packaged MiniLM and multilingual cosines in the learned relevance, left out"."""
+
+
+def _column(rows: Sequence[Row], name: str, fallback: str | None = None) -> np.ndarray:
+    """One of the further models' cosines per candidate (a title's: its text's when untitled)."""
+    values = []
+    for row in rows:
+        value = row.get(name)
+        if value is None and fallback is not None:
+            value = row[fallback]
+        if value is None:
+            raise KeyError(f"rows lack {name!r}: write them with relevance_features.py --extra")
+        values.append(float(value))
+    return np.array(values)
+
+
+def _dense(query: Query, variant: str, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    rows = query["candidates"]
+    cols["rare"] = np.array([float(r["rare"]) for r in rows])
+    if variant.startswith("minilm"):
+        lcos, ltcos = _column(rows, "lcos"), _column(rows, "ltcos", "lcos")
+        if variant == "minilm_add":
+            cols["lcos"], cols["ltcos"] = lcos, ltcos
+        else:
+            cols["cos"], cols["tcos"] = lcos, ltcos
+    if variant in ("minilm_use", "use", "use_add", "use_foreign"):
+        mcos, mtcos = _column(rows, "mcos"), _column(rows, "mtcos", "mcos")
+        if variant == "use":
+            cols["cos"], cols["tcos"] = mcos, mtcos
+        elif variant == "use_foreign":
+            if any(c.isalpha() and not c.isascii() for c in query["text"]):
+                cols["cos"] = np.maximum(cols["cos"], mcos)
+                cols["tcos"] = np.maximum(cols["tcos"], mtcos)
+        else:
+            cols["mcos"], cols["mtcos"] = mcos, mtcos
     names = list(cols)
     return np.stack([cols[n] for n in names], axis=1), names
 
@@ -198,9 +250,14 @@ def rates(oks: Sequence[bool], queries: Sequence[Query]) -> tuple[int, int, int,
     return reach, reach_n, silent, len(queries) - reach_n
 
 
+SILENCE_WEIGHT = 1.0
+"""What the silence rate counts for against the reach rate when the floor is chosen (``1``: the
+mean of the two; ``--silence-weight`` tries others)."""
+
+
 def _objective(oks: Sequence[bool], queries: Sequence[Query]) -> float:
     r, rn, s, sn = rates(oks, queries)
-    return (r / rn if rn else 0.0) + (s / sn if sn else 0.0)
+    return (r / rn if rn else 0.0) + SILENCE_WEIGHT * (s / sn if sn else 0.0)
 
 
 Design = Callable[[Query], np.ndarray]
@@ -273,8 +330,13 @@ SHIPPED = "rare"
 """The variant ``swarmq.flywheel.relevance.LearnedRelevance`` reads: share, text cosine, title
 cosine and the rarity-weighted share (docs/QUALITY.md, "Issue 26: reach misses left one
 workspace out, by cause"; ``min``, without the last, shipped before)."""
-WEIGHTS = {"min": ("share", "cosine", "title"), "rare": ("share", "cosine", "title", "rare")}
-"""Each shippable variant's columns, as ``LearnedRelevance`` names their weights."""
+WEIGHTS = {
+    "min": ("share", "cosine", "title"),
+    "rare": ("share", "cosine", "title", "rare"),
+    "minilm": ("share", "cosine", "title", "rare"),
+}
+"""Each shippable variant's columns, as ``LearnedRelevance`` names their weights (``minilm``:
+the shipped variant's on MiniLM's cosines, a relevance for that model)."""
 
 
 def raw_model(queries: Sequence[Query], variant: str = SHIPPED) -> dict[str, float]:
@@ -318,11 +380,13 @@ def main() -> None:
     parser.add_argument("--write", type=Path)
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--or-today", action="store_true")
+    parser.add_argument("--silence-weight", type=float, default=1.0)
     args = parser.parse_args()
     queries: list[Query] = json.loads(args.rows.read_text("utf-8"))
-    global L2, OR_TODAY
+    global L2, OR_TODAY, SILENCE_WEIGHT
     L2 = args.l2
     OR_TODAY = args.or_today
+    SILENCE_WEIGHT = args.silence_weight
     variants = (
         ["min", "rare", "len", "base", "rank", "rel", "full"]
         if args.variant == "all"

@@ -14,7 +14,10 @@ that has no parameter of its own, judged where no weight or floor was fitted.
     python eval/knowledge/lowo_inject.py rows.json [VARIANT] > lowo.json
 
 ``VARIANT``: the learned relevance's features (``fit_relevance.SHIPPED`` unless given; ``min``
-is the model without the rarity-weighted share).
+is the model without the rarity-weighted share; ``minilm`` fits it on MiniLM's cosines, rows
+written with ``relevance_features.py --extra``, and injection then measures learnings and
+patterns under the knowledge store's MiniLM, memory under MiniLM's floors of
+``meaning.NOT_ADOPTED``).
 """
 
 from __future__ import annotations
@@ -40,10 +43,14 @@ def main() -> None:
     variant = sys.argv[2] if len(sys.argv) > 2 else SHIPPED
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     out: dict[str, Any] = {}
+    model = meaning.MINILM if variant == "minilm" else meaning.WORDLLAMA
+    floors = dict(meaning.DENSE_FLOORS)
+    if model not in floors:
+        meaning.DENSE_FLOORS[model] = meaning.NOT_ADOPTED[model]
     with shipped_model_kept():
         for name, one in workspace_folds(labels):
             fold = raw_model([q for q in rows if q["workspace"] != name], variant)
-            meaning.LEARNED[meaning.WORDLLAMA] = LearnedRelevance(**fold)
+            meaning.LEARNED[model] = LearnedRelevance(**fold)
             result: dict[str, Any] = {"floor": round(fold["floor"], 4)}
             for split in ("tune", "held"):
                 if not one.select(split):
@@ -52,6 +59,8 @@ def main() -> None:
                 result[split] = [got.top3.as_dict(), got.abstain.as_dict()]
             out[name] = result
             print(name, json.dumps(result), file=sys.stderr)
+    meaning.DENSE_FLOORS.clear()
+    meaning.DENSE_FLOORS.update(floors)
     print(json.dumps(out, indent=1))
 
 

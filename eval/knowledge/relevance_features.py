@@ -12,7 +12,12 @@ store kind, its rank in its store and overall, its share of the task's words wei
 rarity among the workspace's learnings and patterns, and the same measures relative to the query's
 other candidates. Nothing is written to the workspaces (each is copied first).
 
-    python eval/knowledge/relevance_features.py > /tmp/rows.json
+    python eval/knowledge/relevance_features.py [--extra] > /tmp/rows.json
+
+With ``--extra``, every row also carries its text's and title's cosine under the packaged MiniLM
+(``lcos``, ``ltcos``) and the multilingual model (``mcos``, ``mtcos``), which
+``fit_relevance.py``'s dense variants read (minutes: the multilingual model embeds each long
+text in about 0.2 s).
 """
 
 from __future__ import annotations
@@ -66,6 +71,12 @@ here."""
 LIMIT = 12
 """Candidates each store offers (the fused list is cut to this too; injection's own limit is
 its budget's entry count, 5 by default)."""
+
+
+EXTRA: list[Any] = []
+"""Further models whose cosines each row carries (``--extra``), beside the flywheel's."""
+COLUMN = {"use-multilingual-v3": "m", "all-minilm-l6-v2-onnx-int8-dynamic": "l"}
+"""The column prefix of each further model's cosines (``mcos``/``mtcos``, ``lcos``/``ltcos``)."""
 
 
 def _kind(store: Store) -> str:
@@ -131,6 +142,12 @@ def _rows(
     named = [i for i, t in enumerate(titles) if t.strip()]
     tcos_values = meaning.cosines([titles[i] for i in named]) if meaning is not None else []
     tcos = dict(zip(named, tcos_values, strict=True))
+    extra = {}
+    for model in EXTRA:
+        vector = model.embed([query])[0]
+        body = model.embed(texts) @ vector if texts else []
+        head = model.embed([titles[i] for i in named]) @ vector if named else []
+        extra[model.name] = (body, dict(zip(named, head, strict=True)))
     rows = []
     for position, item in enumerate(fused):
         f = item.finding
@@ -158,12 +175,24 @@ def _rows(
                 "cost": lines_size(record_lines(item, display, with_also=False)),
                 "least_cost": lines_size(record_lines(item, MIN_CLIPPED_DISPLAY, with_also=False)),
                 "safe": _shown_safely(f),
+                **{
+                    f"{COLUMN[name]}cos": float(body[position]) for name, (body, _) in extra.items()
+                },
+                **{
+                    f"{COLUMN[name]}tcos": (float(head[position]) if position in head else None)
+                    for name, (_, head) in extra.items()
+                },
             }
         )
     return rows
 
 
 def main() -> None:
+    if "--extra" in sys.argv[1:]:
+        from swarmq.similarity.multilingual import multilingual_embedder
+        from swarmq.similarity.packaged import packaged_embedder
+
+        EXTRA.extend([multilingual_embedder(), packaged_embedder("minilm")])
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     config = KnowledgeConfig()
     today = replace(injection_floors(config), learned=False)  # the floors alone
