@@ -80,7 +80,7 @@ not here gets none: the floors above decide."""
 
 def learned_relevance(meaning: Meaning | None) -> LearnedRelevance | None:
     """The learned relevance fitted on ``meaning``'s model, if there is one."""
-    return None if meaning is None else LEARNED.get(meaning.embedder.name)
+    return None if meaning is None else LEARNED.get(meaning.name)
 
 
 NOT_ADOPTED: dict[str, DenseFloors] = {
@@ -165,12 +165,17 @@ class MemoryVectors:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def notes(
-        self, prefixes: Sequence[str], note_text: NoteText, note_file: NoteFile
+        self,
+        prefixes: Sequence[str],
+        note_text: NoteText,
+        note_file: NoteFile,
+        walked: Sequence[tuple[str, tuple[int, int]]] | None = None,
     ) -> list[tuple[str, MemoryFile]]:
         """Every memory file under ``prefixes`` (directories ending in the separator) that
-        ``note_file`` keeps, with its notes' vectors (a file it does not keep is never read)."""
+        ``note_file`` keeps, with its notes' vectors (a file it does not keep is never read);
+        ``walked``: those files as :func:`_walk` just listed them."""
         out = []
-        for path, stamp in _walk(prefixes):
+        for path, stamp in walked if walked is not None else _walk(prefixes):
             if not note_file(path):
                 continue
             with self.lock:
@@ -260,13 +265,51 @@ class NearNotes:
         return None if row is None else (notes.texts[row], values[row])
 
 
-@dataclass(frozen=True, slots=True)
 class Meaning:
-    """A query's vector and the floors its records' cosines are held to."""
+    """A query's vector and the floors its records' cosines are held to.
 
-    embedder: Embedder
-    vector: Vectors
-    floors: DenseFloors
+    Made by :func:`query_meaning`, the model is loaded and the query embedded only when a
+    record is first measured against it: a workspace with no learnings, patterns, pool
+    candidates or memory notes never needs the vector, and a resident hook server of such a
+    workspace then never loads the packaged WordLlama (~33 MB resident with its tokenizer,
+    docs/BENCHMARKS.md, "Issue 28: … the meaning embedded only when a record needs it"). The
+    vector is the same whenever it is computed: the same text under the same model."""
+
+    __slots__ = ("_embedder", "_load", "_text", "_vector", "floors", "name")
+
+    def __init__(self, embedder: Embedder, vector: Vectors, floors: DenseFloors) -> None:
+        self._embedder: Embedder | None = embedder
+        self._load: Callable[[], Embedder] | None = None
+        self._text = ""
+        self._vector: Vectors | None = vector
+        self.floors = floors
+        self.name = embedder.name
+
+    @classmethod
+    def later(
+        cls, name: str, load: Callable[[], Embedder], text: str, floors: DenseFloors
+    ) -> Meaning:
+        """``text``'s meaning under the model ``name`` that ``load`` returns, loaded and
+        embedded on first use."""
+        meaning = cls.__new__(cls)
+        meaning._embedder, meaning._load, meaning._text = None, load, text
+        meaning._vector, meaning.floors, meaning.name = None, floors, name
+        return meaning
+
+    @property
+    def embedder(self) -> Embedder:
+        """The model (loaded now if it was not)."""
+        if self._embedder is None:
+            assert self._load is not None  # made by later()
+            self._embedder = self._load()
+        return self._embedder
+
+    @property
+    def vector(self) -> Vectors:
+        """The query's unit vector (embedded now if it was not)."""
+        if self._vector is None:
+            self._vector = self.embedder.embed([self._text])[0].astype(np.float32, copy=False)
+        return self._vector
 
     def cosines(self, texts: Sequence[str]) -> list[float]:
         """The cosine of each text to the query (record vectors cached per process)."""
@@ -286,7 +329,10 @@ class Meaning:
     ) -> NearNotes:
         """Every memory note under ``prefixes`` (of a store with ``roots``) in a file
         ``note_file`` keeps measured, and the ``take`` nearest at or above the memory floor."""
-        files = memory_vectors(self.embedder, roots).notes(prefixes, note_text, note_file)
+        walked = _walk(prefixes)
+        if not walked:  # no memory file: the model is neither loaded nor run
+            return NearNotes({}, [])
+        files = memory_vectors(self.embedder, roots).notes(prefixes, note_text, note_file, walked)
         measured: dict[str, tuple[MemoryFile, list[float]]] = {}
         near: list[tuple[float, str, int]] = []
         for path, notes in files:
@@ -303,11 +349,21 @@ class Meaning:
 def query_meaning(
     embedder: Embedder | None, text: str, floors: DenseFloors | None = None
 ) -> Meaning | None:
-    """``text`` embedded once, with the floors of ``embedder``'s model (``None``: no model, no
-    text, or a model with no calibrated floors)."""
-    if embedder is None or not text.strip():
+    """``text`` embedded once, when first needed, with the floors of ``embedder``'s model
+    (``None``: no model, no text, or a model with no calibrated floors)."""
+    if embedder is None:
         return None
-    chosen = floors if floors is not None else DENSE_FLOORS.get(embedder.name)
+    return packaged_meaning(embedder.name, lambda: embedder, text, floors)
+
+
+def packaged_meaning(
+    name: str, load: Callable[[], Embedder], text: str, floors: DenseFloors | None = None
+) -> Meaning | None:
+    """As :func:`query_meaning`, under the model ``name`` that ``load`` returns, neither loaded
+    nor run until a record is measured against the query."""
+    if not text.strip():
+        return None
+    chosen = floors if floors is not None else DENSE_FLOORS.get(name)
     if chosen is None:
         return None
-    return Meaning(embedder, embedder.embed([text])[0].astype(np.float32, copy=False), chosen)
+    return Meaning.later(name, load, text, chosen)

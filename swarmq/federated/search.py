@@ -54,12 +54,18 @@ def _meaning(stores: Stores, text: str, floors: Floors) -> Meaning | None:
     embedder = knowledge.embedder
     if embedder is None:
         return None
-    from swarmq.federated.meaning import DENSE_FLOORS, query_meaning  # numpy: hybrid only
+    from swarmq.federated.meaning import (  # numpy: hybrid only
+        DENSE_FLOORS,
+        WORDLLAMA,
+        packaged_meaning,
+        query_meaning,
+    )
 
     if floors.dense is None and embedder.name not in DENSE_FLOORS:
         from swarmq.similarity.packaged import packaged_embedder
 
-        embedder = packaged_embedder("wordllama")
+        # loaded, like the query's vector, only once a record is measured against it
+        return packaged_meaning(WORDLLAMA, lambda: packaged_embedder("wordllama"), text)
     return query_meaning(embedder, text, floors.dense)
 
 

@@ -20,10 +20,12 @@ T = TypeVar("T")
 
 
 class Kept(Generic[T]):
-    """Answers by key, at most ``budget`` units in all (an answer of size 0 counts as 1)."""
+    """Answers by key, at most ``budget`` units in all (an answer of size 0 counts as 1) and,
+    given ``most``, at most that many answers."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, most: int | None = None) -> None:
         self.budget = budget
+        self.most = most
         self._answers: OrderedDict[tuple[object, ...], tuple[T, int]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
@@ -45,7 +47,10 @@ class Kept(Generic[T]):
             old = self._answers.pop(key, None)
             if old is not None:
                 self._held -= old[1]
-            while self._answers and self._held + units > self.budget:
+            while self._answers and (
+                self._held + units > self.budget
+                or (self.most is not None and len(self._answers) >= self.most)
+            ):
                 _, (_, dropped) = self._answers.popitem(last=False)
                 self._held -= dropped
             self._answers[key] = (answer, units)

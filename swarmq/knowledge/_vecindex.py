@@ -522,8 +522,14 @@ def _read_maps(db: sqlite3.Connection, rows: int) -> _Maps | None:
 
 DENSE_ANSWER_SLOTS = 1 << 17
 """Slots of dense answers a process keeps (:data:`_answers`; ~170 bytes a slot: ~22 MB)."""
+DENSE_ANSWERS = 16
+"""Dense answers a process keeps, whatever their slots: the answers of the last few texts (one
+per tier with vectors), which is what is asked again (a prompt's search, then its injection).
+At 100k entries an answer holds ~1,300 slots, so the slot budget alone kept ~100 of them, ~22
+MB of a resident server that is held to 300 MB, for texts seldom asked again after the next
+one; at 1M an answer holds about ten times as many and the slot budget still decides."""
 _answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, float]]]] = Kept(
-    DENSE_ANSWER_SLOTS
+    DENSE_ANSWER_SLOTS, DENSE_ANSWERS
 )
 """The dense answer of a query already asked of a version of the vectors (the exact cosines
 of the nearest rows, the lexical hits' bounds, as computed, before any was resolved), by

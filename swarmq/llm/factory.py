@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from swarmq.llm._command import CommandProvider
 from swarmq.llm.config import LLMConfig, LLMProvider
 from swarmq.llm.errors import LLMConfigError
-from swarmq.llm.openai_compat import OpenAICompatible
 from swarmq.llm.provider import Provider
 
 
@@ -28,6 +27,10 @@ def build_provider(config: LLMConfig, env: Mapping[str, str] | None = None) -> P
             config.command, model=config.model, timeout_seconds=config.timeout_seconds
         )
     assert config.base_url is not None and config.model is not None
+    # here, not at the top: httpx and ssl (~18 MB resident) are loaded only by a process that
+    # talks to an endpoint, not by every importer of the wiring (the resident hook server)
+    from swarmq.llm.openai_compat import OpenAICompatible
+
     key = api_key(config, env)
     try:
         return OpenAICompatible(

@@ -80,3 +80,22 @@ def test_a_forked_child_uses_a_kept_table_a_parent_thread_held(kept: Kept[object
         release.set()
         holder.join()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_at_most_most_answers_are_kept_whatever_their_size() -> None:
+    kept: Kept[str] = Kept(1000, most=2)
+    kept.put(("v1", "a"), "a", 1)
+    kept.put(("v1", "b"), "b", 1)
+    assert kept.get(("v1", "a")) == "a"  # now the most recently used
+    kept.put(("v1", "c"), "c", 1)  # a third: the least recently used ("b") goes
+    assert len(kept) == 2 and kept.get(("v1", "b")) is None
+    assert (kept.get(("v1", "a")), kept.get(("v1", "c"))) == ("a", "c")
+    kept.put(("v1", "c"), "C", 1)  # asked again: replaced, nothing else dropped
+    assert len(kept) == 2 and kept.get(("v1", "a")) == "a"
+
+
+def test_the_dense_answers_kept_are_the_last_few_texts() -> None:
+    """A resident server keeps the answers asked again (a search, then its injection), not
+    the ~100 of a 100k store's slot budget (issue 28: ~22 MB of its 300 MB)."""
+    assert _vecindex._answers.most == _vecindex.DENSE_ANSWERS == 16
+    assert _vecindex._answers.budget == _vecindex.DENSE_ANSWER_SLOTS

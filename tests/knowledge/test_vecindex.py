@@ -630,6 +630,7 @@ def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
         return compute(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_vecindex.VectorView, "_scores", counted)
+    monkeypatch.setattr(_vecindex._answers, "most", None)  # every query of the batch kept
     _vecindex.forget_maps()
     first = through_index(stores)
     assert computed
@@ -649,6 +650,41 @@ def test_a_query_asked_again_of_the_same_version_is_answered_as_it_was(
     computed.clear()
     assert through_index(stores) == grown
     assert not computed
+
+
+def test_a_text_asked_again_next_is_answered_as_it_was_under_the_kept_answers_bound(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under the default bound (the last :data:`~swarmq.knowledge._vecindex.DENSE_ANSWERS`
+    answers), a text asked again right after (a prompt's search, then its injection) is not
+    computed again, and answers as computing it does; an early text of a long run of new ones
+    is computed again, with the same answer."""
+    computed: list[int] = []
+    compute = _vecindex.VectorView._scores
+
+    def counted(self: _vecindex.VectorView, *args: object) -> object:
+        computed.append(self.rows)
+        return compute(self, *args)  # type: ignore[arg-type]
+
+    knowledge = stores(**HYBRID)
+    _vecindex.forget_maps()
+    fresh = {query.text: search(knowledge, query, limit=8) for query in MORE_QUERIES}
+    _vecindex.forget_maps()
+    monkeypatch.setattr(_vecindex.VectorView, "_scores", counted)
+    for query in MORE_QUERIES:
+        computed.clear()
+        assert search(knowledge, query, limit=8) == fresh[query.text]
+        assert computed
+        computed.clear()
+        assert search(knowledge, query, limit=8) == fresh[query.text]
+        assert not computed, query.text
+    texts = [QueryContext(text=f"{query.text} {n}") for n in range(9) for query in QUERIES[:1]]
+    for query in texts:  # nine new texts, two tiers each: more than the bound keeps
+        search(knowledge, query, limit=8)
+    computed.clear()
+    assert search(knowledge, MORE_QUERIES[0], limit=8) == fresh[MORE_QUERIES[0].text]
+    assert computed
 
 
 def test_both_tiers_lexical_halves_are_read_before_either_dense_half(
