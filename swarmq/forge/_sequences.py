@@ -184,6 +184,14 @@ _PROTOCOL = re.compile(
     r"sibling tool call errored|<tool_use_error>Blocked: sleep\b",
     re.IGNORECASE,
 )
+_EDIT_MISMATCH = re.compile(
+    r"failed to find (?:context|expected lines)|no changes to make|old_string|"
+    r"string to replace|invalid patch|verification failed",
+    re.IGNORECASE,
+)
+"""An edit refused because its own text did not fit the file (the anchor not found, nothing
+changed, a malformed patch): the agent's slip, which its next edit of the file mends; no fact
+about the file or the tool's rules."""
 _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
 """``sh`` (dash) saying a program is missing: ``sh: 1: vitest: not found`` (an npm script's
 program when the project's dependencies are not installed)."""
@@ -383,6 +391,10 @@ class _Failure:
     Spec-Kit's "Not on a feature branch")."""
     escalation_asked: bool = False
     """The transcript ends on this call asked again with escalated permissions, unanswered."""
+    unworded: bool = False
+    """Its error names no failure in words forge knows (no ``ERROR_LINE``): kept open only for
+    a later call of the same program, changed, that works (:meth:`SequenceMiner._unworded`);
+    never a lesson on its own."""
 
 
 REMEDIES_KEPT = 2
@@ -438,6 +450,9 @@ class Sequence:
     told: str = ""
     """The user's message saying the missing program is installed now (:mod:`._usercure`): the
     cure, done outside the transcript's calls."""
+    rewritten: bool = False
+    """The failed call was an edit and the next edit of the same file, with other content,
+    worked: the content the tool refused was the cause, the file was fine."""
     escalated: bool = False
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
@@ -510,6 +525,11 @@ class Sequence:
             return f"{text}." if fact else f"{text}; no retry worked."
         if self.workdir:
             return f"{text}; {self.workdir}."
+        if self.rewritten:
+            return (
+                f"{text}; the same file edited again with other content worked: the refused "
+                "content was the cause."
+            )
         if self.rerun:
             return (
                 f"`{self.failed_call}` was refused ({self.error}); run again unchanged, the "
@@ -1047,6 +1067,8 @@ class SequenceMiner:
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
+        if reported and self.open_failures and self._found_nothing(tool, call, text):
+            is_error = reported = False  # the search ran and answered: the call worked
         if self.refused is not None and self.refused[0] == tool:
             self._reran(
                 call,
@@ -1367,7 +1389,7 @@ class SequenceMiner:
             or not ERROR_LINE.search(error)
             or (WARNING_LINE.match(error) and not _ENVIRONMENT.search(error))
         ):
-            return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+            return self._unworded(tool, call, error, index, whole, runs, output)
         if (
             test_run
             and not _ENVIRONMENT.search(error)
@@ -1398,6 +1420,31 @@ class SequenceMiner:
             self.open_failures[-1].output = normal(output[:ADVICE_CHARS])
             self.open_failures[-1].needs = needs
         return opened
+
+    def _unworded(
+        self, tool: str, call: str, error: str, index: int, whole: str, runs: str, output: str
+    ) -> bool:
+        """A command that exited non-zero and said something, though in no words of a failure
+        forge knows (``GraphQL: … does not have the correct permissions``, ``(Redirection
+        NotSupported)``, ``No module named pytest``): whether it failed is not known from its
+        words, but a later call of the same program, with its arguments changed, that works
+        shows that it did and how it is called instead. Opened for that call alone; a bare
+        status, a warning or a test run stays an answer."""
+        if (
+            not error
+            or tool not in _COMMAND_TOOLS
+            or not runs
+            or runs in _PROBES
+            or WARNING_LINE.match(error)
+            or _test_run(whole or call)
+            or exit_status(output if output.startswith("Command: ") else output[:400]) in (None, 0)
+        ):
+            return False
+        signature = f"{tool}\0{_runner(call, runs)}\0unworded\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        if not self._open(tool, call, error, index, whole, signature):
+            return False
+        self.open_failures[-1].unworded = True
+        return True
 
     def _open(
         self,
@@ -1462,6 +1509,29 @@ class SequenceMiner:
         still_open = []
         closing = len(self.closed)
         for failure in self.open_failures:
+            if failure.unworded:
+                if self._changed_call(failure, tool, call, louder):
+                    self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                    continue
+                failure.waited += 1
+                if failure.waited < self.window:
+                    still_open.append(failure)
+                else:
+                    self._give_up(failure)
+                continue
+            if (
+                failure.tool in _EDITING
+                and tool == failure.tool
+                and call
+                and normal(call) == normal(failure.call)
+                and not stale_read(failure.error)
+                and not _EDIT_MISMATCH.search(failure.error)
+            ):  # the same file edited again, with other content, and it took: what the
+                # refused edit wrote was the cause (a field the settings schema lacks)
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                cure.rewritten = True
+                self.closed.append(cure)
+                continue
             server = mcp_server(tool)
             if (
                 server
@@ -1589,6 +1659,22 @@ class SequenceMiner:
         self.open_failures = still_open
         self._escalated_alike(call, closing)
 
+    def _changed_call(self, failure: _Failure, tool: str, call: str, louder: bool) -> bool:
+        """Whether ``call``, which worked, runs the failed call's program again on the same
+        target with its arguments changed: the failure's cure, whatever its error said."""
+        return (
+            bool(call)
+            and not louder
+            and tool == failure.tool
+            and program(call) == program(failure.call)
+            and normal(_unhidden(call)) != normal(_unhidden(failure.call))
+            and normal(_unhidden(_LAST_STAGE.split(call)[0]))
+            != normal(_unhidden(failure.call))  # the same command piped into a viewer
+            and not self._only_looks(call, failure)
+            and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
+            and self._same_target(failure.call, call)
+        )
+
     def _listing(self, call: str, output: str) -> None:
         """Remember the names a bare ``ls DIR`` printed, one a line (:attr:`listed`)."""
         words = CD_PREFIX.sub("", call).split()
@@ -1696,6 +1782,7 @@ class SequenceMiner:
                 self.closed.append(cure)
                 continue
             kind = next((k for k in (_USAGE, _REFUSED) if k.search(failure.error)), None)
+            kind = None if failure.unworded else kind
             if (
                 kind is not None
                 and not kind.search(head)
@@ -1734,6 +1821,19 @@ class SequenceMiner:
                 error = error_excerpt(output)
                 if error and not missing_program(runs, error, call):  # missing too: its own lesson
                     failure.also = f"`{clip(call, 120)}` failed too ({clip(error, 160)})"
+
+    def _found_nothing(self, tool: str, call: str, output: str) -> bool:
+        """Whether a command that a failure waits on is a search that ran and matched nothing
+        (status 1, no error of its own): it got past whatever stopped the failed call (``rg -E
+        pat`` "unknown encoding", then ``rg -e pat`` finding no line), so it is a call that
+        worked, and may be that failure's cure, not a failure of its own."""
+        if tool not in _COMMAND_TOOLS:
+            return False
+        head = output if output.startswith("Command: ") else output[:400]
+        if exit_status(head) != 1 or _MISSING_PROGRAM.search(output[:1500]):
+            return False
+        last = program(_LAST_STAGE.split(call)[-1]) if "|" in call else program(call)
+        return last in _SEARCHES and self._quiet(output, error_excerpt(output[:2000]))
 
     @staticmethod
     def _quiet(output: str, error: str) -> bool:
@@ -1884,6 +1984,8 @@ class SequenceMiner:
         """A failure nothing fixed is a lesson on its own when it says something about the
         machine, the shell's syntax or a rule of the agent's tools; one whose output advised a
         command that then worked was cured by that command."""
+        if failure.unworded:
+            return  # no cure seen: whether it failed at all is not known
         if failure.advised is not None:
             self.closed.append(fixed(failure, failure.tool, *failure.advised))
             return
