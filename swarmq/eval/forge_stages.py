@@ -105,7 +105,7 @@ def _place(
     if any(s.failed_call[:60] == head for s in trace.sequences):
         return "dropped later", ""
     if best.call[:60] in (c[:60] for c in trace.given_up):
-        return "given up", ""
+        return "given up", "no cure seen, no fact in its error"
     return "given up", "(opened, never closed)"
 
 

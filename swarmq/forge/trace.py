@@ -148,11 +148,13 @@ def _gate_name(line: int) -> str:
         return "unworded: no changed call of the same program worked"
     if "_open(" in text:
         return "repeated"  # _open said no: the signature was opened before
-    # the condition that led here is the nearest line above with a comment or an ``if``
-    for back in range(line, line - 12, -1):
+    if "#" in text:  # the gate's own comment, on its return line
+        return f"L{line}: " + text.split("#", 1)[1].strip()[:70]
+    for back in range(line - 1, line - 16, -1):  # else the condition that led here
         above = _GATE_LINES.get(back, "")
-        if "#" in above:
-            return f"L{line}: " + above.split("#", 1)[1].strip()[:70]
+        if above.startswith("if ") or above.startswith("or ") or above.startswith("("):
+            cond = " ".join(_GATE_LINES.get(n, "") for n in range(back, min(back + 3, line)))
+            return f"L{line}: if {cond[:70]}"
     return f"L{line}: {text[:70]}"
 
 
