@@ -192,6 +192,14 @@ _EDIT_MISMATCH = re.compile(
 """An edit refused because its own text did not fit the file (the anchor not found, nothing
 changed, a malformed patch): the agent's slip, which its next edit of the file mends; no fact
 about the file or the tool's rules."""
+_WHERE_WRITTEN = re.compile(
+    r"director|no such file|not found|permission|denied|not permitted|read-only", re.IGNORECASE
+)
+"""An edit refused for where it writes (a folder missing, no right to write there), not for what
+it writes: an edit of the same file that then works was not cured by other content."""
+_PATH_IN_OUTPUT = re.compile(r"[/\\]\S")
+"""A single word with a path separator: a line of the command's output naming a file (``rg
+--files`` listing what it found before it exited 2), not its error."""
 _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
 """``sh`` (dash) saying a program is missing: ``sh: 1: vitest: not found`` (an npm script's
 program when the project's dependencies are not installed)."""
@@ -1067,8 +1075,6 @@ class SequenceMiner:
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
-        if reported and self.open_failures and self._found_nothing(tool, call, text):
-            is_error = reported = False  # the search ran and answered: the call worked
         if self.refused is not None and self.refused[0] == tool:
             self._reran(
                 call,
@@ -1432,6 +1438,8 @@ class SequenceMiner:
         status, a warning or a test run stays an answer."""
         if (
             not error
+            or (len(error.split()) == 1 and _PATH_IN_OUTPUT.search(error) is not None)
+            or error in (whole or call)  # a line the command echoes itself: its own output
             or tool not in _COMMAND_TOOLS
             or not runs
             or runs in _PROBES
@@ -1526,6 +1534,7 @@ class SequenceMiner:
                 and normal(call) == normal(failure.call)
                 and not stale_read(failure.error)
                 and not _EDIT_MISMATCH.search(failure.error)
+                and not _WHERE_WRITTEN.search(failure.error)
             ):  # the same file edited again, with other content, and it took: what the
                 # refused edit wrote was the cause (a field the settings schema lacks)
                 cure = fixed(failure, tool, call, index, line_no, timestamp)
@@ -1821,19 +1830,6 @@ class SequenceMiner:
                 error = error_excerpt(output)
                 if error and not missing_program(runs, error, call):  # missing too: its own lesson
                     failure.also = f"`{clip(call, 120)}` failed too ({clip(error, 160)})"
-
-    def _found_nothing(self, tool: str, call: str, output: str) -> bool:
-        """Whether a command that a failure waits on is a search that ran and matched nothing
-        (status 1, no error of its own): it got past whatever stopped the failed call (``rg -E
-        pat`` "unknown encoding", then ``rg -e pat`` finding no line), so it is a call that
-        worked, and may be that failure's cure, not a failure of its own."""
-        if tool not in _COMMAND_TOOLS:
-            return False
-        head = output if output.startswith("Command: ") else output[:400]
-        if exit_status(head) != 1 or _MISSING_PROGRAM.search(output[:1500]):
-            return False
-        last = program(_LAST_STAGE.split(call)[-1]) if "|" in call else program(call)
-        return last in _SEARCHES and self._quiet(output, error_excerpt(output[:2000]))
 
     @staticmethod
     def _quiet(output: str, error: str) -> bool:
