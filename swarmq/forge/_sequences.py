@@ -184,6 +184,22 @@ _PROTOCOL = re.compile(
     r"sibling tool call errored|<tool_use_error>Blocked: sleep\b",
     re.IGNORECASE,
 )
+_EDIT_MISMATCH = re.compile(
+    r"failed to find (?:context|expected lines)|no changes to make|old_string|"
+    r"string to replace|invalid patch|verification failed",
+    re.IGNORECASE,
+)
+"""An edit refused because its own text did not fit the file (the anchor not found, nothing
+changed, a malformed patch): the agent's slip, which its next edit of the file mends; no fact
+about the file or the tool's rules."""
+_WHERE_WRITTEN = re.compile(
+    r"director|no such file|not found|permission|denied|not permitted|read-only", re.IGNORECASE
+)
+"""An edit refused for where it writes (a folder missing, no right to write there), not for what
+it writes: an edit of the same file that then works was not cured by other content."""
+_PATH_IN_OUTPUT = re.compile(r"[/\\]\S")
+"""A single word with a path separator: a line of the command's output naming a file (``rg
+--files`` listing what it found before it exited 2), not its error."""
 _SH_NOT_FOUND = r"\b(?:sh|dash|bash)(?::\s*(?:line )?\d+)?: [\w.+-]+: not found\b"
 """``sh`` (dash) saying a program is missing: ``sh: 1: vitest: not found`` (an npm script's
 program when the project's dependencies are not installed)."""
@@ -383,6 +399,10 @@ class _Failure:
     Spec-Kit's "Not on a feature branch")."""
     escalation_asked: bool = False
     """The transcript ends on this call asked again with escalated permissions, unanswered."""
+    unworded: bool = False
+    """Its error names no failure in words forge knows (no ``ERROR_LINE``): kept open only for
+    a later call of the same program, changed, that works (:meth:`SequenceMiner._unworded`);
+    never a lesson on its own."""
 
 
 REMEDIES_KEPT = 2
@@ -438,6 +458,9 @@ class Sequence:
     told: str = ""
     """The user's message saying the missing program is installed now (:mod:`._usercure`): the
     cure, done outside the transcript's calls."""
+    rewritten: bool = False
+    """The failed call was an edit and the next edit of the same file, with other content,
+    worked: the content the tool refused was the cause, the file was fine."""
     escalated: bool = False
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
@@ -510,6 +533,11 @@ class Sequence:
             return f"{text}." if fact else f"{text}; no retry worked."
         if self.workdir:
             return f"{text}; {self.workdir}."
+        if self.rewritten:
+            return (
+                f"{text}; the same file edited again with other content worked: the refused "
+                "content was the cause."
+            )
         if self.rerun:
             return (
                 f"`{self.failed_call}` was refused ({self.error}); run again unchanged, the "
@@ -1367,7 +1395,7 @@ class SequenceMiner:
             or not ERROR_LINE.search(error)
             or (WARNING_LINE.match(error) and not _ENVIRONMENT.search(error))
         ):
-            return False  # a bare non-zero status (grep/rg/test finding nothing): an answer, not an error
+            return self._unworded(tool, call, error, index, whole, runs, output)
         if (
             test_run
             and not _ENVIRONMENT.search(error)
@@ -1398,6 +1426,33 @@ class SequenceMiner:
             self.open_failures[-1].output = normal(output[:ADVICE_CHARS])
             self.open_failures[-1].needs = needs
         return opened
+
+    def _unworded(
+        self, tool: str, call: str, error: str, index: int, whole: str, runs: str, output: str
+    ) -> bool:
+        """A command that exited non-zero and said something, though in no words of a failure
+        forge knows (``GraphQL: … does not have the correct permissions``, ``(Redirection
+        NotSupported)``, ``No module named pytest``): whether it failed is not known from its
+        words, but a later call of the same program, with its arguments changed, that works
+        shows that it did and how it is called instead. Opened for that call alone; a bare
+        status, a warning or a test run stays an answer."""
+        if (
+            not error
+            or (len(error.split()) == 1 and _PATH_IN_OUTPUT.search(error) is not None)
+            or error in (whole or call)  # a line the command echoes itself: its own output
+            or tool not in _COMMAND_TOOLS
+            or not runs
+            or runs in _PROBES
+            or WARNING_LINE.match(error)
+            or _test_run(whole or call)
+            or exit_status(output if output.startswith("Command: ") else output[:400]) in (None, 0)
+        ):
+            return False
+        signature = f"{tool}\0{_runner(call, runs)}\0unworded\0{_DIGITS.sub('#', _PATHS.sub('<path>', error.lower()))}"
+        if not self._open(tool, call, error, index, whole, signature):
+            return False
+        self.open_failures[-1].unworded = True
+        return True
 
     def _open(
         self,
@@ -1462,6 +1517,30 @@ class SequenceMiner:
         still_open = []
         closing = len(self.closed)
         for failure in self.open_failures:
+            if failure.unworded:
+                if self._changed_call(failure, tool, call, louder):
+                    self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                    continue
+                failure.waited += 1
+                if failure.waited < self.window:
+                    still_open.append(failure)
+                else:
+                    self._give_up(failure)
+                continue
+            if (
+                failure.tool in _EDITING
+                and tool == failure.tool
+                and call
+                and normal(call) == normal(failure.call)
+                and not stale_read(failure.error)
+                and not _EDIT_MISMATCH.search(failure.error)
+                and not _WHERE_WRITTEN.search(failure.error)
+            ):  # the same file edited again, with other content, and it took: what the
+                # refused edit wrote was the cause (a field the settings schema lacks)
+                cure = fixed(failure, tool, call, index, line_no, timestamp)
+                cure.rewritten = True
+                self.closed.append(cure)
+                continue
             server = mcp_server(tool)
             if (
                 server
@@ -1589,6 +1668,22 @@ class SequenceMiner:
         self.open_failures = still_open
         self._escalated_alike(call, closing)
 
+    def _changed_call(self, failure: _Failure, tool: str, call: str, louder: bool) -> bool:
+        """Whether ``call``, which worked, runs the failed call's program again on the same
+        target with its arguments changed: the failure's cure, whatever its error said."""
+        return (
+            bool(call)
+            and not louder
+            and tool == failure.tool
+            and program(call) == program(failure.call)
+            and normal(_unhidden(call)) != normal(_unhidden(failure.call))
+            and normal(_unhidden(_LAST_STAGE.split(call)[0]))
+            != normal(_unhidden(failure.call))  # the same command piped into a viewer
+            and not self._only_looks(call, failure)
+            and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
+            and self._same_target(failure.call, call)
+        )
+
     def _listing(self, call: str, output: str) -> None:
         """Remember the names a bare ``ls DIR`` printed, one a line (:attr:`listed`)."""
         words = CD_PREFIX.sub("", call).split()
@@ -1696,6 +1791,7 @@ class SequenceMiner:
                 self.closed.append(cure)
                 continue
             kind = next((k for k in (_USAGE, _REFUSED) if k.search(failure.error)), None)
+            kind = None if failure.unworded else kind
             if (
                 kind is not None
                 and not kind.search(head)
@@ -1884,6 +1980,8 @@ class SequenceMiner:
         """A failure nothing fixed is a lesson on its own when it says something about the
         machine, the shell's syntax or a rule of the agent's tools; one whose output advised a
         command that then worked was cured by that command."""
+        if failure.unworded:
+            return  # no cure seen: whether it failed at all is not known
         if failure.advised is not None:
             self.closed.append(fixed(failure, failure.tool, *failure.advised))
             return
