@@ -478,6 +478,9 @@ FORGE_SETS = (
         # the Todoist API token and the GitHub token, checked gone by their starts
         secrets=("4e8c6c8148d2", "CRW5HQqOB97"),
         quarter_per_user=True,
+        # the label review of 2026-12-07, made after forge's first reading (SOURCES-heldout22.md,
+        # "Label review"): 2 lessons split, 5 added, 21 lessons in all
+        qa="labels-heldout22-qa.yaml",
     ),
     ForgeSet(
         "heldout23",
