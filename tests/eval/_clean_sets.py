@@ -474,9 +474,12 @@ FORGE_SETS = (
         redacted={
             "cc-todoist-mcp-header-order.jsonl": 7,
             "cc-uranai-gh-tarball-token.jsonl": 7,
+            "cc-jake-read-chunks.jsonl": 3,
+            "cc-jake-read-token-limit.jsonl": 2,
         },
-        # the Todoist API token and the GitHub token, checked gone by their starts
-        secrets=("4e8c6c8148d2", "CRW5HQqOB97"),
+        # the Todoist API token, the GitHub token and the dashboard's default admin password,
+        # checked gone by their starts
+        secrets=("4e8c6c8148d2", "CRW5HQqOB97", "Jake@20"),
         quarter_per_user=True,
         # the label review of 2026-12-07, made after forge's first reading (SOURCES-heldout22.md,
         # "Label review"): 2 lessons split, 5 added, 21 lessons in all
