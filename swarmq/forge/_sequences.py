@@ -465,6 +465,29 @@ class Sequence:
     """The fix is a call that failed alike while the failure waited (``git checkout -b
     feat-x`` after ``git checkout -b feat/x``, both kept from writing ``.git/refs``), run again
     with escalated permissions: the sandbox refused both, so the lesson is the sandbox's."""
+    signature: str = ""
+    """The closed failure's signature (:meth:`SequenceMiner._open`): the same failure met
+    again after the cure is told by it."""
+    refuted: bool = False
+    """The failed command was run again after the cure and failed the same way: the cure did
+    not cure it, and the lesson must not say it worked (:meth:`SequenceMiner._refuted`)."""
+
+    @property
+    def claims_cure(self) -> bool:
+        """Whether the lesson says the fixed call "worked instead": a different call run in the
+        failed one's place, which a later rerun of the failed command can refute (a cure run
+        beside it and seen to let it work, an install, a rerun, say more than that)."""
+        return bool(self.fixed_call) and not (
+            self.prompted
+            or self.rerun
+            or self.installed
+            or self.retried
+            or self.workdir
+            or self.rewritten
+            or self.told
+            or self.escalated
+            or self.escalation_asked
+        )
 
     @property
     def fact(self) -> str:
@@ -941,6 +964,7 @@ def fixed(
         line_no,
         timestamp,
         also=failure.also,
+        signature=failure.signature,
         escalated=call.endswith(ESCALATED)
         and not failure.call.endswith(ESCALATED)
         and (
@@ -999,6 +1023,9 @@ class SequenceMiner:
     """Names a listing of a folder printed while failures waited (``ls ~/.npm-global/bin/`` →
     ``claude``), by lower-cased name → the folder: where a stand-in for a missing program was
     found."""
+    cures: deque[Sequence] = field(default_factory=lambda: deque(maxlen=64))
+    """The last sequences drained whose lesson says a call "worked instead": a later rerun of
+    the failed command that fails the same way refutes them (:meth:`_refuted`)."""
     running: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Processes a command left running (Codex's unified exec: "Process running with session
     ID 58022"), by session id → the call that started them: a ``write_stdin`` poll's output,
@@ -1019,7 +1046,38 @@ class SequenceMiner:
     def drain(self) -> Iterator[Sequence]:
         """The sequences closed since the last drain."""
         while self.closed:
-            yield self.closed.popleft()
+            sequence = self.closed.popleft()
+            if sequence.signature and sequence.claims_cure:
+                self.cures.append(sequence)
+            yield sequence
+
+    def _refuted(self, signature: str, call: str) -> bool:
+        """Whether ``call``, failing again with the signature of a failure a call "worked instead"
+        of, runs the failed command again (the same command, normalised, or the same program and
+        subcommand): then that call was no cure (``mkdir -p ~/.npm-global && npm config set
+        prefix ~/.npm-global`` "worked", and the same ``npm install -g …`` failed again with
+        EACCES). The cure is marked refuted (its lesson dropped) and the failure waits anew for
+        a real cure, or is a lesson on its own if its error states a fact. A substitute that did
+        the failed call's work itself (it names the same target) is not refuted by it."""
+        again = normal(_unhidden(call))
+        for sequence in [*self.cures, *self.closed]:
+            if (
+                sequence.signature == signature
+                and sequence.claims_cure
+                and not sequence.refuted
+                and (
+                    normal(_unhidden(sequence.failed_call)) == again
+                    or _subcommand(sequence.failed_call) == _subcommand(call)
+                )
+                and not missing_program(
+                    program(sequence.failed_call), sequence.error, sequence.failed_call
+                )  # a stand-in for a missing program replaces it: the program stays missing
+                and not operands(sequence.failed_call)[0] & operands(sequence.fixed_call)[0]
+            ):  # a call on the failed one's target (``npx vite build`` for ``npm run build``)
+                # did its work in its place; one on none of it was to fix the failed command
+                sequence.refuted = True
+                return True
+        return False
 
     # ToolSink: the readers hand skipped tool traffic straight here, no Message built
     def call(self, name: str | None, value: Any, call_id: str | None = None) -> None:
@@ -1476,7 +1534,7 @@ class SequenceMiner:
                 waiting.waited, waiting.remedies = 0, []
                 waiting.again = [*waiting.again, call][-REMEDIES_KEPT:]
                 return False
-            if signature not in self.dropped:
+            if signature not in self.dropped and not self._refuted(signature, whole or call):
                 return False
             self.dropped.discard(signature)
             self.repeated -= 1

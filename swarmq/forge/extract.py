@@ -373,6 +373,11 @@ def extract_candidates(
                 mined[candidate.content_hash] = sequence
                 keep(candidate)
         result.rejected["repeated-failure"] += miner.repeated
+        refuted = {h for h, sequence in mined.items() if sequence.refuted}
+        if refuted:  # the failed command failed again the same way after its "cure"
+            kept = [c for c in found if c.content_hash not in refuted]
+            result.rejected["refuted-cure"] += len(found) - len(kept)
+            found = kept
         found = _one_cause(found, mined, result, miner.given_up, miner.failed_log)
         failed = failed_programs(c.content for c in found if c.extractor == "sequence")
         errors = failed_errors(c.content for c in found if c.extractor == "sequence")
