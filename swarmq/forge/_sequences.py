@@ -1003,11 +1003,11 @@ class SequenceMiner:
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
+    """The last failures given up without a lesson (call, error): what a kept failure left
+    behind may be one of them (:mod:`._samecause`)."""
     failed_log: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=64))
     """The session's last failed calls, in order (call, error): what a check of the state a
     killed call was to change said after it (:mod:`._samecause`)."""
-    """The last failures given up without a lesson (call, error): what a kept failure left
-    behind may be one of them (:mod:`._samecause`)."""
     witness: FailureWitness = field(default_factory=FailureWitness)
     """Every failed call so far (what the agent's prose may diagnose, :mod:`._witness`)."""
     probes: ProbeWatcher = field(default_factory=ProbeWatcher)
@@ -1133,21 +1133,15 @@ class SequenceMiner:
         call, whole = call_texts(raw)  # may cost a JSON parse: only when something waits
         if tool.startswith(MCP_PREFIX):
             call = mcp_call(tool, call)
+        excerpt = error_excerpt(text[:2000]) if is_error else ""  # read once, used below
         if self.refused is not None and self.refused[0] == tool:
-            self._reran(
-                call,
-                whole,
-                error_excerpt(text[:2000]) if is_error else "",
-                index,
-                line_no,
-                timestamp,
-            )
+            self._reran(call, whole, excerpt, index, line_no, timestamp)
         if (
             reported  # a pipeline that failed silently ran: no hook or gate refused it
             and tool in _COMMAND_TOOLS
             and exit_status(text) is None
         ):
-            error = error_excerpt(text[:2000])
+            error = excerpt if is_error else error_excerpt(text[:2000])
             if (
                 error
                 and not _PROTOCOL.search(text[:600])
@@ -1165,7 +1159,7 @@ class SequenceMiner:
             return  # kept only once the formatter runs and the check passes (:mod:`._formatting`)
         if is_error:
             self.witness.saw(text, whole, program(call))
-            self.failed_log.append((whole or call, error_excerpt(text[:2000])))
+            self.failed_log.append((whole or call, excerpt))
             if self.open_failures:
                 self._stood_in(tool, call, text)
                 self._got_past(tool, call, text, index, line_no, timestamp)
