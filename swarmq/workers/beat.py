@@ -175,9 +175,12 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
         try:
             super().close()
         finally:
-            if self._held:
-                with contextlib.suppress(*TRANSIENT):
-                    self._client().eval(
-                        lua_source("lock_release"), 1, self._lease_key(), self._holder
-                    )
-                self._held = False
+            # Released by token whether or not ``_held`` caught up: a stop signal that lands
+            # between the SET that took the lease and its answer leaves the lease ours in Redis
+            # with ``_held`` still False, and the standby would wait out a whole lease for it.
+            # Compare-and-delete, so a lease another beat holds is never touched.
+            with contextlib.suppress(*TRANSIENT):
+                self._client().eval(
+                    lua_source("lock_release"), 1, self._lease_key(), self._holder
+                )
+            self._held = False
