@@ -180,7 +180,5 @@ class SingleBeatScheduler(PersistentScheduler):  # type: ignore[misc]
             # with ``_held`` still False, and the standby would wait out a whole lease for it.
             # Compare-and-delete, so a lease another beat holds is never touched.
             with contextlib.suppress(*TRANSIENT):
-                self._client().eval(
-                    lua_source("lock_release"), 1, self._lease_key(), self._holder
-                )
+                self._client().eval(lua_source("lock_release"), 1, self._lease_key(), self._holder)
             self._held = False
