@@ -78,7 +78,6 @@ from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
 from swarmq.forge._sameintent import moved_workdir, split_substitution, without_stage
 from swarmq.forge._staleread import RewriteWatch, stale_read, stale_read_fact
-from swarmq.forge._timedout import elsewhere_after_timeout, same_step_after_timeout
 from swarmq.forge._usercure import installed_now
 from swarmq.forge._witness import FailureWitness
 from swarmq.transcripts.model import Message, MessageKind
@@ -1681,27 +1680,10 @@ class SequenceMiner:
                 and related
                 and not louder
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
-                and (
-                    not self._only_looks(call, failure)
-                    or same_step_after_timeout(
-                        failure.whole or failure.call,
-                        failure.error,
-                        whole or call,
-                        program(failure.call),
-                    )
-                )  # what a pipe feeds the stopped step (``echo TOKEN | gh auth login …``) acts
+                and not self._only_looks(call, failure)
                 and not (
                     failure.signature.endswith("\0no tests") and test_run
                 )  # a narrower run that finds its tests leaves the root's discovery as it was
-                and (
-                    failure.tool in _DELEGATING
-                    or not elsewhere_after_timeout(
-                        failure.whole or failure.call,
-                        failure.error,
-                        whole or call,
-                        program(failure.call),
-                    )
-                )  # a step the tool stopped is cured by that step run otherwise (:mod:`._timedout`)
                 and (
                     failure.tool in _DELEGATING
                     or program(call) != program(failure.call)
@@ -1779,7 +1761,7 @@ class SequenceMiner:
     def _shortened(failure: _Failure, call: str) -> bool:
         """Whether ``call`` only leaves words of the failed call out, words its error does not
         name, after no refusal of the machine: the agent did less, which cures nothing the error
-        said (:mod:`._leftout`); the failure waits on for a real cure."""
+        said (:mod:`._leftout`)."""
         return only_left_out(
             normal(_unhidden(failure.whole or failure.call)), normal(_unhidden(call)), failure.error
         )

@@ -1,9 +1,8 @@
-"""Two wrong cures forge said "worked instead" (snippets of real Claude Code sessions).
+"""Wrong cures forge said "worked instead" (snippets of real Claude Code sessions).
 
 A call that worked after a failure is no cure when it is the failed call with words left out
-that the error does not name (the agent did less: :mod:`swarmq.forge._leftout`), nor, after the
-agent's tool stopped a call at its time limit, when it runs another step of the same program
-(:mod:`swarmq.forge._timedout`). The cures these rules must keep are tested beside them.
+that the error does not name, after no refusal of the machine: the agent did less
+(:mod:`swarmq.forge._leftout`). The cures the rule must keep are tested beside them.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._leftout import left_out, only_left_out
-from swarmq.forge._timedout import same_step
 from tests.forge.sessions import ClaudeSession
 from tests.forge.sessions import forged as _contents
 
@@ -24,10 +22,6 @@ _FIND_ERROR = (
     "/bin/bash: eval: line 1: syntax error near unexpected token `('\n"
     '/bin/bash: eval: line 1: `find /home/dev -type f \\\\( -name "requirements*.txt" '
     '-o -name "setup.py" -o -name "pyproject.toml" \\\\) 2>/dev/null < /dev/null\''
-)
-_TIMED_OUT_LOGIN = (
-    "Command timed out after 2m 0.0s \n! First copy your one-time code: A2C2-4563\n"
-    "Open this URL to continue in your web browser: https://github.com/login/device"
 )
 
 
@@ -90,25 +84,6 @@ def test_a_global_install_refused_then_run_without_g_stays_a_cure(
     )
 
 
-def test_a_login_the_tool_stopped_is_cured_by_the_login_not_by_a_clone(
-    tmp_path: Path, layout: AgentsLayout
-) -> None:
-    session = (
-        ClaudeSession()
-        .user("set up the GitHub repository")
-        .bash("~/bin/gh auth login", _TIMED_OUT_LOGIN, error=True)
-        .bash("~/bin/gh repo create site-project --public", "https://github.com/me/site-project")
-        .bash(
-            "git init && ~/bin/gh repo clone me/site-project",
-            "Initialized empty Git repository in /home/me/.git/\nCloning into 'site-project'...",
-        )
-        .bash('echo "[REDACTED]" | ~/bin/gh auth login --with-token', "")
-    )
-    contents = _contents(session, tmp_path, layout)
-    assert not any("gh repo clone me/site-project` worked instead" in c for c in contents), contents
-    assert any("gh auth login --with-token` worked instead" in c for c in contents), contents
-
-
 def test_a_timed_out_install_run_in_another_folder_stays_a_cure(
     tmp_path: Path, layout: AgentsLayout
 ) -> None:
@@ -128,8 +103,3 @@ def test_left_out_words() -> None:
     assert left_out("a b", "a b") == []
     assert not only_left_out("x --command y", "x y", "error: unknown flag: --command")
     assert only_left_out("x --detailed", "x", "unexpected token 'docs' in expression")
-
-
-def test_same_step() -> None:
-    assert same_step("~/bin/gh auth login", "echo t | ~/bin/gh auth login --with-token", "gh")
-    assert not same_step("~/bin/gh auth login", "git init && ~/bin/gh repo clone a/b", "gh")
