@@ -43,23 +43,22 @@ def test_a_search_shortened_past_its_own_syntax_error_is_no_cure(
     assert not any("worked instead" in c for c in contents), contents
 
 
-def test_a_timed_out_start_run_without_its_debug_variable_is_no_cure(
+def test_a_command_run_without_its_terminal_flag_stays_a_cure(
     tmp_path: Path, layout: AgentsLayout
 ) -> None:
     session = (
         ClaudeSession()
-        .user("why does devbox shell hang?")
+        .user("update the odoo module")
         .bash(
-            "DEVBOX_DEBUG=1 devbox shell",
-            "Command timed out after 1m 0.0s time=2025-06-15T21:04:44.362-04:00 level=DEBUG "
-            'source=go.jetify.com/devbox/internal/devconfig/config.go:126 msg="searching for '
-            'config file (including parent directories)" path=.',
+            "docker exec -it odoo-web-1 odoo --stop-after-init -u hr_custom -d dev",
+            "the input device is not a TTY.  If you are using mintty, try prefixing the command "
+            "with 'winpty'",
             error=True,
         )
-        .bash("devbox shell", "Starting a devbox shell...")
+        .bash("docker exec odoo-web-1 odoo --stop-after-init -u hr_custom -d dev", "done")
     )
     contents = _contents(session, tmp_path, layout)
-    assert not any("`devbox shell` worked instead" in c for c in contents), contents
+    assert any("-u hr_custom -d dev` worked instead" in c for c in contents), contents
 
 
 def test_a_global_install_refused_then_run_without_g_stays_a_cure(
@@ -102,4 +101,13 @@ def test_left_out_words() -> None:
     assert left_out("a b c", "a c d") == []  # a word added: not only left out
     assert left_out("a b", "a b") == []
     assert not only_left_out("x --command y", "x y", "error: unknown flag: --command")
-    assert only_left_out("x --detailed", "x", "unexpected token 'docs' in expression")
+    assert only_left_out("x y --detailed", "x y", "unexpected token 'docs' in expression")
+    assert not only_left_out(  # the error names the parameters left out, without their dash
+        "get-content a.tsx -totalcount 520 -tail 280",
+        "get-content a.tsx -totalcount 520",
+        "the parameters totalcount and tail cannot be used together.",
+    )
+    assert not only_left_out(  # the inner command of a refused substitution, run first
+        "docker exec $(docker ps -q) ls", "docker ps -q", "syntax error near unexpected token"
+    )
+    assert not only_left_out("devbox_debug=1 devbox shell", "devbox shell", "command timed out")
