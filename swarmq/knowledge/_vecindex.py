@@ -535,7 +535,7 @@ _answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, f
 of the nearest rows, the lexical hits' bounds, as computed, before any was resolved), by
 version, query vector, ``take``, the number of lexical hits and which hits' bounds were
 wanted (:class:`~swarmq.knowledge._cosines.Wanted`: since only those are kept, an answer holds
-~200 slots at 100k and 1M alike under the synthetic vectors of ``bench/``, not ~1,000 and
+~70-230 slots at 100k and 1M under the synthetic vectors of ``bench/``, not ~1,000 and
 ~10,000); the hits themselves are kept with it and compared. The answer is a function of these
 alone, and a resident server is asked the same text twice in a row (a prompt's search, then its
 injection): at 1M rows the second skips the sign bits, the candidates' codes and the hits'
