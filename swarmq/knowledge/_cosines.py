@@ -15,6 +15,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """The lexical hits whose bounded cosines a ranking above a relevance floor can read: those
+    whose upper bound reaches the dense ``floor`` (relevant, or straddling it), and every slot
+    of ``kept`` (the hits relevant by their words, and the matched directives, whose cosines
+    score them whatever they are). Any other hit's bounds lie below the dense floor and it is
+    neither relevant nor scored, so its bounds are never read: a view may leave them out
+    (at 100k entries a query's hits run to thousands, the ones read to a few hundred)."""
+
+    floor: float
+    kept: frozenset[int]
+
+
 @dataclass(slots=True)
 class DenseCosines:
     """The cosines of one tier's query: every slot in ``exact`` or ``bounds`` has a vector."""

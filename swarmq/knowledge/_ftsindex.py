@@ -410,8 +410,9 @@ class FileIndex:
         return self._token_frequency(term_token(term))
 
     def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        found = self._token_frequencies(term_token(term) for term in terms)
-        return {term: found.get(term_token(term), 0) for term in terms}
+        tokens = {term: term_token(term) for term in terms}  # each term's token made once
+        found = self._token_frequencies(tokens.values())
+        return {term: found.get(token, 0) for term, token in tokens.items()}
 
     def slots_with(self, term: str) -> list[int]:
         """The slots whose entry has ``term``, in slot order (kept for the index's version:

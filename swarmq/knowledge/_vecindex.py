@@ -87,7 +87,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from swarmq.knowledge._cosines import DenseCosines
+from swarmq.knowledge._cosines import DenseCosines, Wanted
 from swarmq.knowledge._dense import EMBED_BATCH, at_sidecar_precision, vector_text
 from swarmq.knowledge._kept import Kept
 from swarmq.knowledge.model import Entry
@@ -533,10 +533,13 @@ _answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, f
 )
 """The dense answer of a query already asked of a version of the vectors (the exact cosines
 of the nearest rows, the lexical hits' bounds, as computed, before any was resolved), by
-version, query vector, ``take`` and the number of lexical hits; the hits themselves are kept
-with it and compared. The answer is a function of these alone, and a resident server is asked
-the same text twice in a row (a prompt's search, then its injection): at 1M rows the second
-skips the sign bits, the candidates' codes and the hits' codes (~65 ms of CPU)."""
+version, query vector, ``take``, the number of lexical hits and which hits' bounds were
+wanted (:class:`~swarmq.knowledge._cosines.Wanted`: since only those are kept, an answer holds
+~70-230 slots at 100k and 1M under the synthetic vectors of ``bench/``, not ~1,000 and
+~10,000); the hits themselves are kept with it and compared. The answer is a function of these
+alone, and a resident server is asked the same text twice in a row (a prompt's search, then its
+injection): at 1M rows the second skips the sign bits, the candidates' codes and the hits'
+codes (~65 ms of CPU)."""
 
 
 def forget_maps() -> None:
@@ -675,20 +678,23 @@ class VectorView:
         )
         return out
 
-    def scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
+    def scores(
+        self, query: Vectors, text: Iterable[int], take: int, wanted: Wanted | None = None
+    ) -> DenseCosines:
         """Hybrid retrieval's dense candidates, as the mirror's
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
-        within their bounds, made exact on demand (module docstring); a query already asked of
-        this version is answered as it was then (:data:`_answers`)."""
+        within their bounds, made exact on demand (module docstring), only the ``wanted`` ones
+        when given (:class:`~swarmq.knowledge._cosines.Wanted`); a query already asked of this
+        version is answered as it was then (:data:`_answers`)."""
         if self.version is None:
-            return self._scores(query, text, take)
+            return self._scores(query, text, take, wanted)
         hits = tuple(text)
-        key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits))
+        key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits), wanted)
         kept = _answers.get(key)
         if kept is not None and kept[0] == hits:
             return self._answer(dict(kept[1]), dict(kept[2]), query)
-        found = self._scores(query, hits, take)
+        found = self._scores(query, hits, take, wanted)
         _answers.put(
             key, (hits, dict(found.exact), dict(found.bounds)), len(found.exact) + len(found.bounds)
         )
@@ -700,13 +706,15 @@ class VectorView:
         """A dense answer whose bounded cosines this view makes exact on demand."""
         return DenseCosines(exact, bounds, reader=lambda slots: self.exact_of(slots, query))
 
-    def _scores(self, query: Vectors, text: Iterable[int], take: int) -> DenseCosines:
+    def _scores(
+        self, query: Vectors, text: Iterable[int], take: int, wanted: Wanted | None = None
+    ) -> DenseCosines:
         """:meth:`scores` computed."""
         dead = self.dead
         if not self.rows or len(dead) == self.rows:
             return DenseCosines({})
         if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
-            return self.prefiltered(query, text, take, dead)
+            return self.prefiltered(query, text, take, dead, wanted)
         resident = _resident(self.key, self.fd, self.rows, self.dim)
         if resident is not None:
             return self.resident_scores(resident, query, text, take, dead)
@@ -723,7 +731,7 @@ class VectorView:
         bound[dead] = -np.inf
         survivors = np.flatnonzero(bound >= cut)
         return self.answered(
-            survivors, query, text, take, lambda rows: (approx[rows], radius[rows])
+            survivors, query, text, take, lambda rows: (approx[rows], radius[rows]), wanted
         )
 
     def resident_scores(
@@ -751,7 +759,12 @@ class VectorView:
         return DenseCosines(exact)
 
     def prefiltered(
-        self, query: Vectors, text: Iterable[int], take: int, dead: npt.NDArray[np.int64]
+        self,
+        query: Vectors,
+        text: Iterable[int],
+        take: int,
+        dead: npt.NDArray[np.int64],
+        wanted: Wanted | None = None,
     ) -> DenseCosines:
         """:meth:`scores` through the sign bits: the exact cosine of the ``take`` nearest of
         the rows of least Hamming distance to the query's signs, the lexical hits' bounds from
@@ -778,6 +791,7 @@ class VectorView:
             text,
             take,
             lambda rows: scan_rows(self.codes_fd, rows, self.dim, query),
+            wanted,
         )
 
     def answered(
@@ -789,10 +803,14 @@ class VectorView:
         bounds_of: Callable[
             [npt.NDArray[np.int64]], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
         ],
+        wanted: Wanted | None = None,
     ) -> DenseCosines:
         """The answer of the scan and of the prefilter alike: the exact cosine of the ``take``
         nearest of the ``survivors`` (rows whose bounds reach the cut), and the lexical hits'
-        bounds (``bounds_of`` their rows: approximate cosine, radius) made exact on demand."""
+        bounds (``bounds_of`` their rows: approximate cosine, radius) made exact on demand;
+        with ``wanted``, only the bounds of the hits it names or whose upper bound reaches its
+        floor (compared as the ranking compares them: the float32 bound against the float64
+        floor), in hit order as all would be."""
         exact = self.exact(survivors, query)
         nearest = np.argpartition(-exact, take - 1)[:take]
         out = DenseCosines(
@@ -805,12 +823,18 @@ class VectorView:
             have = rows >= 0
             slots, rows = slots[have], rows[have]
             near, spread = bounds_of(rows)
-            bounds = zip((near - spread).tolist(), (near + spread).tolist(), strict=True)
-            out.bounds = {
-                slot: pair
-                for slot, pair in zip(slots.tolist(), bounds, strict=True)
-                if slot not in out.exact
-            }
+            lower, upper = near - spread, near + spread
+            if wanted is not None:
+                pick = upper.astype(np.float64) >= wanted.floor
+                if wanted.kept:
+                    pick |= np.isin(slots, np.fromiter(wanted.kept, dtype=np.int64))
+                slots, lower, upper = slots[pick], lower[pick], upper[pick]
+            bounds = zip(lower.tolist(), upper.tolist(), strict=True)
+            # the hits in hit order, then the few (at most ``take``) already exact taken out:
+            # the same pairs in the same order as skipping them, without a test per hit
+            out.bounds = dict(zip(slots.tolist(), bounds, strict=True))
+            for slot in out.exact:
+                out.bounds.pop(slot, None)
         return out
 
     def exact_of(self, slots: Sequence[int], query: Vectors) -> dict[int, float]:

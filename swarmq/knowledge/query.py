@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from swarmq.knowledge import _heldindex
 from swarmq.knowledge._ahead import PendingVector
-from swarmq.knowledge._cosines import DenseCosines
+from swarmq.knowledge._cosines import DenseCosines, Wanted
 from swarmq.knowledge._ftsindex import Facts, FileIndex, StaleIndex
 from swarmq.knowledge._indexes import mirror_index
 from swarmq.knowledge.config import KnowledgeConfig, Retrieval
@@ -273,9 +273,10 @@ def _dense_scores(store: TierStore, dense: DenseQuery, text: dict[int, float]) -
     return candidate_cosines(cosines, index.slot_of_row, index.rows, text, DENSE_CANDIDATES)
 
 
-Cosines = Callable[[dict[int, float]], DenseCosines]
+Cosines = Callable[[dict[int, float], Wanted | None], DenseCosines]
 """Hybrid retrieval's cosines for :func:`rank_tier`: the dense candidates' and those of the
-lexical hits (the keys of its argument) that have a vector."""
+lexical hits (the keys of its first argument) that have a vector; a hit's bounds may be left
+out when the second (not None) says the ranking never reads them."""
 
 
 class TierView(Protocol):
@@ -377,7 +378,7 @@ def search_tier(
             store,
             context,
             limit,
-            (lambda text: DenseCosines(_dense_scores(store, dense, text)))
+            (lambda text, _: DenseCosines(_dense_scores(store, dense, text)))
             if dense is not None
             else None,
         )
@@ -415,22 +416,33 @@ def finished(steps: Steps) -> list[Ranked]:
     raise RuntimeError("a tier's ranking has two halves")
 
 
+def query_tokens(haystack: str) -> list[str]:
+    """The query's terms a tier looks up (sorted, at most :data:`MAX_QUERY_TOKENS`): a
+    function of the context's haystack alone, so a search of both tiers computes them once
+    (:func:`ranking`'s ``tokens``)."""
+    return sorted(set(retrieval_terms(haystack)))[:MAX_QUERY_TOKENS]
+
+
 def ranking(
     view: TierView,
     store: TierStore,
     context: QueryContext,
     limit: int,
     cosines: Cosines | None = None,
+    tokens: Sequence[str] | None = None,
 ) -> Steps:
     """:func:`rank_tier` in its two halves (:data:`Steps`): a search reads every tier's
     lexical half before any tier's dense half, so the query's embedding (on its own thread,
     :mod:`._ahead`) runs beside all of the lexical reads, not only the first tier's. The two
-    halves read the same things in the same order as one pass would."""
+    halves read the same things in the same order as one pass would. ``tokens``: the
+    :func:`query_tokens` of ``context``'s haystack when the caller has them (every tier of a
+    search asks with the same ones)."""
     config = store.config
     scopes = set(context.scopes if context.scopes is not None else config.scope_filter)
     total = max(1, view.count())
     haystack = context.haystack()
-    tokens = sorted(set(retrieval_terms(haystack)))[:MAX_QUERY_TOKENS]
+    if tokens is None:
+        tokens = query_tokens(haystack)
     cutoff = max(MIN_COMMON, COMMON_FRACTION * total)
     frequency = view.frequencies(tokens)
     selective = sorted((df, token) for token, df in frequency.items() if 0 < df <= cutoff)
@@ -459,8 +471,16 @@ def ranking(
         else config.lexical_min_relevance
     )
     facts = view.facts({*keyed["tool"], *keyed["agent"]})
+    textual = {slot for slot, share in text.items() if share >= floor}
+    # Above the floor, a hit's bounds are read only when they reach the dense floor, or when
+    # the hit is relevant by its words or a matched directive (scored whatever its cosine).
+    wanted = (
+        Wanted(config.dense_floor, frozenset((*textual, *extras, *keyed["tool"], *keyed["agent"])))
+        if floor > 0
+        else None
+    )
     yield  # the lexical half read; the dense half may wait for the query's vector
-    dense = cosines(text) if cosines is not None else DenseCosines({})
+    dense = cosines(text, wanted) if cosines is not None else DenseCosines({})
     for key, slots in keyed.items():
         for slot in slots:
             strong = facts[slot].confidence >= config.directive_min_confidence
@@ -474,7 +494,7 @@ def ranking(
     # _best, the candidates that can still enter the answer.
     dense.resolve(dense.bounds.keys() if floor <= 0 else extras)
     relevant = (
-        {slot for slot, share in text.items() if share >= floor}
+        textual
         | {
             slot
             for slot, c in dense.exact.items()
@@ -722,11 +742,12 @@ def _search(
             else None
         )
         # both tiers' lexical halves before either dense half: the query embeds meanwhile
-        swarm_steps = _tier_steps(knowledge.swarm, swarm_index, context, pool, dense)
+        tokens = query_tokens(context.haystack())  # the same for both tiers: computed once
+        swarm_steps = _tier_steps(knowledge.swarm, swarm_index, context, pool, dense, tokens)
         next(swarm_steps)
         hive_steps = None
         if config.hive_enabled:
-            hive_steps = _tier_steps(knowledge.hive, hive_index, context, pool, dense)
+            hive_steps = _tier_steps(knowledge.hive, hive_index, context, pool, dense, tokens)
             next(hive_steps)
         results = finished(swarm_steps)
         if hive_steps is not None:
@@ -786,23 +807,26 @@ def _tier_steps(
     context: QueryContext,
     limit: int,
     dense: PendingVector | None,
+    tokens: Sequence[str] | None = None,
 ) -> Steps:
     """One tier's ranking in two halves (:data:`Steps`); a store this process keeps in memory
-    is ranked whole in the second (under its mirror's lock, which the first must not hold)."""
+    is ranked whole in the second (under its mirror's lock, which the first must not hold).
+    ``tokens``: the context's :func:`query_tokens`, when the search computed them."""
     if index is None:
         yield
         query = DenseQuery(dense.embedder, dense.vector()) if dense is not None else None
         return search_tier(store, context, limit, query)
     vectors = index.vectors
     if dense is None or vectors is None:
-        return (yield from ranking(index, store, context, limit))
+        return (yield from ranking(index, store, context, limit, tokens=tokens))
     return (
         yield from ranking(
             index,
             store,
             context,
             limit,
-            lambda text: vectors.scores(dense.vector(), text, DENSE_CANDIDATES),
+            lambda text, wanted: vectors.scores(dense.vector(), text, DENSE_CANDIDATES, wanted),
+            tokens,
         )
     )
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from swarmq.knowledge import _vecindex
+from swarmq.knowledge._cosines import DenseCosines
 from swarmq.knowledge._ftsindex import FileIndex
 from swarmq.knowledge.config import DenseModel, Retrieval
 from swarmq.knowledge.model import Tier
@@ -716,3 +717,93 @@ def test_both_tiers_lexical_halves_are_read_before_either_dense_half(
         assert len({who for kind, who in seen if kind == "lexical"}) == 2
     assert knowledge.swarm.tier_file.mirror.state is None
     assert answers(knowledge) == expected
+
+
+def test_bounds_a_ranking_above_its_floor_never_reads_are_left_out_and_change_no_answer(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above the relevance floor a ranking asks only for the bounds of hits that reach the
+    dense floor, are relevant by their words, or are matched directives: with bounds ten times
+    wider (many hits straddle the floor) and without (most lie below it), the answers equal the
+    whole store's and those of every hit's bounds, entry for entry, and hits were left out."""
+    from swarmq.knowledge import _vecindex
+
+    scan, answered = _vecindex.scan, _vecindex.VectorView.answered
+    given: list[tuple[int, int]] = []
+
+    def loose(*args: object) -> tuple[Vectors, Vectors]:
+        approx, radius = scan(*args)  # type: ignore[arg-type]
+        return approx, radius * 10 + np.float32(0.05)
+
+    def counted(self: _vecindex.VectorView, *args: object) -> DenseCosines:
+        found = answered(self, *args)  # type: ignore[arg-type]
+        hits = [slot for slot in args[2] if slot not in found.exact]  # type: ignore[attr-defined]
+        given.append((len(hits), len(found.bounds)))
+        return found
+
+    def every_bound(self: _vecindex.VectorView, *args: object) -> DenseCosines:
+        return answered(self, *args[:5])  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # every search scans
+    monkeypatch.setattr(_vecindex, "RESIDENT_CODE_BYTES", 0)
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
+    for wide in (False, True):
+        with monkeypatch.context() as run:
+            if wide:
+                run.setattr(_vecindex, "scan", loose)
+            for config in ({}, {"scope_filter": ["repo"]}, {"inject_min_relevance": 0.0}):
+                expected = whole(stores, **config)
+                with monkeypatch.context() as all_bounds:
+                    all_bounds.setattr(_vecindex.VectorView, "answered", every_bound)
+                    assert through_index(stores, **config) == expected, (wide, config)
+                given.clear()
+                run.setattr(_vecindex.VectorView, "answered", counted)
+                assert through_index(stores, **config) == expected, (wide, config)
+                run.setattr(_vecindex.VectorView, "answered", answered)
+                left_out = sum(hits - kept for hits, kept in given)
+                if config.get("inject_min_relevance") == 0.0:
+                    assert left_out == 0, "every hit's bounds are read at a floor of 0"
+                else:
+                    assert left_out > 0, (wide, config, given)
+
+
+def test_a_dense_answer_kept_for_some_hits_bounds_is_not_taken_for_others(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kept dense answers (:data:`~swarmq.knowledge._vecindex._answers`) are per wanted
+    bounds too: the same query and hits asked for fewer bounds, then for all, then for one
+    named hit, gets each time the bounds it asked for, equal to computing them afresh."""
+    from swarmq.knowledge import _vecindex
+    from swarmq.knowledge._cosines import Wanted
+
+    monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # the scan's bounded answer
+    monkeypatch.setattr(_vecindex, "RESIDENT_CODE_BYTES", 0)
+    knowledge = stores(**HYBRID)
+    embedder = knowledge.embedder
+    assert embedder is not None
+    query = embedder.embed(["a flaky test fails on the build server"])[0]
+    _vecindex.forget_maps()
+    index = FileIndex.open(knowledge.swarm.files.knowledge, embedder=embedder)
+    assert index is not None and index.vectors is not None
+    with index:
+        view = index.vectors
+        hits = list(range(0, 300, 3))
+        every = view.scores(query, hits, 4)
+        assert len(every.bounds) > 1
+        one = next(iter(every.bounds))
+        asks = [
+            Wanted(2.0, frozenset()),
+            None,
+            Wanted(2.0, frozenset({one})),
+            Wanted(-2.0, frozenset()),
+        ]
+        expected = [{}, every.bounds, {one: every.bounds[one]}, every.bounds]
+        for wanted, bounds in zip(asks, expected, strict=True):
+            fresh = view._scores(query, hits, 4, wanted)
+            for _ in range(2):  # computed, then taken from the kept answers
+                found = view.scores(query, hits, 4, wanted)
+                assert found.bounds == bounds == fresh.bounds, wanted
+                assert list(found.bounds) == list(fresh.bounds)
+                assert found.exact == every.exact == fresh.exact
