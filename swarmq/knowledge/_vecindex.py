@@ -79,6 +79,7 @@ import sqlite3
 import threading
 import time
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -528,7 +529,7 @@ per tier with vectors), which is what is asked again (a prompt's search, then it
 At 100k entries an answer holds ~1,300 slots, so the slot budget alone kept ~100 of them, ~22
 MB of a resident server that is held to 300 MB, for texts seldom asked again after the next
 one; at 1M an answer holds about ten times as many and the slot budget still decides."""
-_answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, float]]]] = Kept(
+_answers: Kept[tuple[array[int], dict[int, float], dict[int, tuple[float, float]]]] = Kept(
     DENSE_ANSWER_SLOTS, DENSE_ANSWERS
 )
 """The dense answer of a query already asked of a version of the vectors (the exact cosines
@@ -536,7 +537,9 @@ of the nearest rows, the lexical hits' bounds, as computed, before any was resol
 version, query vector, ``take``, the number of lexical hits and which hits' bounds were
 wanted (:class:`~swarmq.knowledge._cosines.Wanted`: since only those are kept, an answer holds
 ~70-230 slots at 100k and 1M under the synthetic vectors of ``bench/``, not ~1,000 and
-~10,000); the hits themselves are kept with it and compared. The answer is a function of these
+~10,000); the hits themselves are kept with it, packed (8 bytes a hit, not a tuple's 8 and an
+int object's 32: a 1M query has ~1,000-60,000 hits, and 16 answers held ~12 MB of them as
+tuples, ~2.4 MB packed), and compared. The answer is a function of these
 alone, and a resident server is asked the same text twice in a row (a prompt's search, then its
 injection): at 1M rows the second skips the sign bits, the candidates' codes and the hits'
 codes (~65 ms of CPU)."""
@@ -690,13 +693,16 @@ class VectorView:
         if self.version is None:
             return self._scores(query, text, take, wanted)
         hits = tuple(text)
+        packed = array("q", hits)
         key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits), wanted)
         kept = _answers.get(key)
-        if kept is not None and kept[0] == hits:
+        if kept is not None and kept[0] == packed:
             return self._answer(dict(kept[1]), dict(kept[2]), query)
         found = self._scores(query, hits, take, wanted)
         _answers.put(
-            key, (hits, dict(found.exact), dict(found.bounds)), len(found.exact) + len(found.bounds)
+            key,
+            (packed, dict(found.exact), dict(found.bounds)),
+            len(found.exact) + len(found.bounds),
         )
         return found
 
