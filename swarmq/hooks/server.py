@@ -50,6 +50,7 @@ from swarmq.federated.inject import inject as federated_inject
 from swarmq.federated.inject import prepare as federated_prepare
 from swarmq.federated.recall import recall_failure, recall_session_start
 from swarmq.federated.stores import Stores
+from swarmq.hooks._freed import release_freed
 from swarmq.hooks._wire import log, socket_path
 from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, hold_indexes
@@ -103,6 +104,17 @@ class HookService:
         self.busy = 0
         """Requests being answered (the vector filler pauses while any is)."""
         self._busy_lock = threading.Lock()
+        self._released_at = self.last_request
+
+    def release_memory(self) -> bool:
+        """Between requests, hand back the heap memory the requests answered since the last
+        call freed (:mod:`._freed`): once per quiet spell after a request, never while one is
+        answered (it runs off every request's path); ``True`` when it did."""
+        with self._busy_lock:
+            if self.busy or self.last_request <= self._released_at:
+                return False
+            self._released_at = self.last_request
+        return release_freed()
 
     def note(self, text: str) -> None:
         """One line in the swarm's hook log."""
@@ -313,6 +325,7 @@ def serve(
             if reason is not None:
                 log(state, f"server: leaving ({reason})")
                 break
+            service.release_memory()
             time.sleep(1.0)
     finally:
         service.stop.set()

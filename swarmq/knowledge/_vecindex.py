@@ -336,6 +336,15 @@ def _resident_codes(
         return held.table[:rows] if key in _RESIDENT_CODES else None
 
 
+def _slots(text: Iterable[int]) -> npt.NDArray[np.int64]:
+    """The lexical hits ``text`` as one int64 array, made once per search: the scan reads them
+    so, and a kept dense answer holds them so (8 bytes a hit, where a tuple of them held 8 and
+    an int object of 32 each: a 1M query has ~1,000-60,000 hits)."""
+    if isinstance(text, np.ndarray) and text.dtype == np.int64:
+        return text
+    return np.fromiter(text, dtype=np.int64)
+
+
 def vectors_path(index: Path, name: str) -> Path:
     """The float16 vector file ``name`` of the SQLite index at ``index``."""
     return index.with_name(f"{index.name}.{name}.vec")
@@ -528,15 +537,17 @@ per tier with vectors), which is what is asked again (a prompt's search, then it
 At 100k entries an answer holds ~1,300 slots, so the slot budget alone kept ~100 of them, ~22
 MB of a resident server that is held to 300 MB, for texts seldom asked again after the next
 one; at 1M an answer holds about ten times as many and the slot budget still decides."""
-_answers: Kept[tuple[tuple[int, ...], dict[int, float], dict[int, tuple[float, float]]]] = Kept(
-    DENSE_ANSWER_SLOTS, DENSE_ANSWERS
+_answers: Kept[tuple[npt.NDArray[np.int64], dict[int, float], dict[int, tuple[float, float]]]] = (
+    Kept(DENSE_ANSWER_SLOTS, DENSE_ANSWERS)
 )
 """The dense answer of a query already asked of a version of the vectors (the exact cosines
 of the nearest rows, the lexical hits' bounds, as computed, before any was resolved), by
 version, query vector, ``take``, the number of lexical hits and which hits' bounds were
 wanted (:class:`~swarmq.knowledge._cosines.Wanted`: since only those are kept, an answer holds
 ~70-230 slots at 100k and 1M under the synthetic vectors of ``bench/``, not ~1,000 and
-~10,000); the hits themselves are kept with it and compared. The answer is a function of these
+~10,000); the hits themselves are kept with it, as the int64 array the scan reads (:func:`_slots`: 16
+answers of a 1M server held ~12 MB of them as tuples of int objects, ~2.4 MB so), and
+compared. The answer is a function of these
 alone, and a resident server is asked the same text twice in a row (a prompt's search, then its
 injection): at 1M rows the second skips the sign bits, the candidates' codes and the hits'
 codes (~65 ms of CPU)."""
@@ -689,10 +700,10 @@ class VectorView:
         version is answered as it was then (:data:`_answers`)."""
         if self.version is None:
             return self._scores(query, text, take, wanted)
-        hits = tuple(text)
+        hits = _slots(text)
         key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits), wanted)
         kept = _answers.get(key)
-        if kept is not None and kept[0] == hits:
+        if kept is not None and np.array_equal(kept[0], hits):
             return self._answer(dict(kept[1]), dict(kept[2]), query)
         found = self._scores(query, hits, take, wanted)
         _answers.put(
@@ -751,7 +762,7 @@ class VectorView:
         nearest = np.argpartition(-cosines, take - 1)[:take].tolist()
         found = cosines[nearest].tolist()
         exact = dict(zip(self.slot_of_row[nearest].tolist(), found, strict=True))
-        slots = np.fromiter(text, dtype=np.int64)
+        slots = _slots(text)
         if len(slots):
             rows = self.rows_of(slots)
             have = rows >= 0
@@ -817,7 +828,7 @@ class VectorView:
             {int(self.slot_of_row[survivors[i]]): float(exact[i]) for i in nearest.tolist()},
             reader=lambda slots: self.exact_of(slots, query),
         )
-        slots = np.fromiter(text, dtype=np.int64)
+        slots = _slots(text)
         if len(slots):
             rows = self.rows_of(slots)
             have = rows >= 0

@@ -688,6 +688,50 @@ def test_a_text_asked_again_next_is_answered_as_it_was_under_the_kept_answers_bo
     assert computed
 
 
+def test_a_kept_dense_answer_holds_its_hits_packed_and_compares_them(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kept dense answer holds the lexical hits it was computed for as 8-byte integers, not
+    a tuple of int objects (~40 bytes a hit: ~12 MB of a 1M server's 16 answers); asked again
+    with the same hits it is not computed again, with other hits of the same count it is, and
+    both answer as computing them does."""
+    knowledge = stores(**HYBRID)
+    _vecindex.forget_maps()
+    fresh = {query.text: search(knowledge, query, limit=8) for query in MORE_QUERIES}
+    _vecindex.forget_maps()
+    kept = _vecindex._answers._answers
+    computed: list[int] = []
+    compute = _vecindex.VectorView._scores
+
+    def counted(self: _vecindex.VectorView, *args: object) -> object:
+        computed.append(self.rows)
+        return compute(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_vecindex.VectorView, "_scores", counted)
+    packed = 0
+    for query in MORE_QUERIES:
+        before = set(kept)
+        assert search(knowledge, query, limit=8) == fresh[query.text]
+        for (hits, _, _), _ in kept.values():
+            assert isinstance(hits, np.ndarray)
+            assert hits.dtype == np.int64
+            packed += len(hits)
+        computed.clear()
+        assert search(knowledge, query, limit=8) == fresh[query.text]
+        assert not computed, f"the same hits were computed again: {query.text}"
+        tampered = False
+        for key, ((hits, exact, bounds), units) in list(kept.items()):
+            if key in before:
+                continue
+            other = hits + 1  # same count, other slots
+            kept[key] = ((other, exact, bounds), units)
+            tampered |= len(hits) > 0
+        assert search(knowledge, query, limit=8) == fresh[query.text]
+        assert bool(computed) == tampered, f"an answer kept for other hits was used: {query.text}"
+    assert packed, "no answer held a lexical hit"
+
+
 def test_both_tiers_lexical_halves_are_read_before_either_dense_half(
     stores: Callable[..., KnowledgeStore],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
