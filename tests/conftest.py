@@ -133,17 +133,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
 
 
+ISSUED: list[str] = []
+"""Every swarm name this process handed out, swept again when its session ends: a worker a test
+stopped may re-declare kombu's bindings (``_kombu.binding*``, no TTL) after the test's own sweep,
+and the keys would outlive the suite in the test database."""
+
+
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    """This worker's test database (see the module docstring)."""
+def redis_url() -> Iterator[str]:
+    """This worker's test database (see the module docstring); every key of a swarm this
+    process named is deleted when the session ends."""
     if not answers(TEST_REDIS_URL, timeout=2.0):  # pragma: no cover - environment problem
         pytest.fail(f"no Redis answers at {TEST_REDIS_URL}")
-    return TEST_REDIS_URL
+    yield TEST_REDIS_URL
+    client = redis.Redis.from_url(TEST_REDIS_URL)
+    try:
+        for name in ISSUED:
+            batch = list(client.scan_iter(match=f"{keys.prefix(name)}*", count=1000))
+            if batch:
+                client.delete(*batch)
+    finally:
+        client.close()
 
 
 @pytest.fixture
 def swarm_name() -> str:
-    return f"t{uuid.uuid4().hex[:12]}"
+    name = f"t{uuid.uuid4().hex[:12]}"
+    ISSUED.append(name)
+    return name
 
 
 @pytest.fixture
