@@ -545,12 +545,11 @@ of the nearest rows, the lexical hits' bounds, as computed, before any was resol
 version, query vector, ``take``, the number of lexical hits and which hits' bounds were
 wanted (:class:`~swarmq.knowledge._cosines.Wanted`: since only those are kept, an answer holds
 ~70-230 slots at 100k and 1M under the synthetic vectors of ``bench/``, not ~1,000 and
-~10,000); the hits themselves are kept with it, as the int64 array the scan reads (:func:`_slots`: 16
-answers of a 1M server held ~12 MB of them as tuples of int objects, ~2.4 MB so), and
-compared. The answer is a function of these
-alone, and a resident server is asked the same text twice in a row (a prompt's search, then its
-injection): at 1M rows the second skips the sign bits, the candidates' codes and the hits'
-codes (~65 ms of CPU)."""
+~10,000); the hits themselves are kept with it, as the int64 array the scan reads
+(:func:`_slots`: 16 answers of a 1M server held ~12 MB of them as tuples of int objects,
+~2.4 MB so), and compared. The answer is a function of these alone, and a resident server is
+asked the same text twice in a row (a prompt's search, then its injection): at 1M rows the
+second skips the sign bits, the candidates' codes and the hits' codes (~65 ms of CPU)."""
 
 
 def forget_maps() -> None:
