@@ -72,6 +72,7 @@ from swarmq.forge._layout import (
     says_missing,
     searched_names,
 )
+from swarmq.forge._leftout import only_left_out
 from swarmq.forge._louder import asks_more
 from swarmq.forge._probes import ProbeWatcher
 from swarmq.forge._prompts import BACKGROUND, READERS, STOPPERS, PromptWatch
@@ -1570,6 +1571,11 @@ class SequenceMiner:
         closing = len(self.closed)
         for failure in self.open_failures:
             if failure.unworded:
+                if program(call) == program(failure.call) and self._shortened(
+                    failure, whole or call
+                ):
+                    self._settle(failure)
+                    continue
                 if self._changed_call(failure, tool, call, louder):
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
                     continue
@@ -1649,6 +1655,13 @@ class SequenceMiner:
                     )
                 )
             )
+            if (
+                call
+                and program(call) == program(failure.call)
+                and self._shortened(failure, whole or call)
+            ):  # the agent settled for less: no cure, and no lesson (:mod:`._leftout`)
+                self._settle(failure)
+                continue
             renamed = _renamed_past_busy(failure, whole or call)
             if renamed:  # the busy target left behind, the work done under a new name
                 cure = fixed(failure, tool, call, index, line_no, timestamp)
@@ -1734,6 +1747,23 @@ class SequenceMiner:
             and not self._only_looks(call, failure)
             and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
             and self._same_target(failure.call, call)
+        )
+
+    def _settle(self, failure: _Failure) -> None:
+        """Close ``failure`` with no lesson: the same call, shortened, worked, so what failed was
+        a part the agent left out, and the session shows no cure of it (a later failure alike
+        opens anew)."""
+        if failure.signature:
+            self.dropped.add(failure.signature)
+        self.given_up.append((failure.call, failure.error))
+
+    @staticmethod
+    def _shortened(failure: _Failure, call: str) -> bool:
+        """Whether ``call`` only leaves words of the failed call out, words its error does not
+        name, after no refusal of the machine: the agent did less, which cures nothing the error
+        said (:mod:`._leftout`)."""
+        return only_left_out(
+            normal(_unhidden(failure.whole or failure.call)), normal(_unhidden(call)), failure.error
         )
 
     def _listing(self, call: str, output: str) -> None:
