@@ -131,6 +131,28 @@ def writes_same_file(failed: str, call: str) -> bool:
     return False
 
 
+MIN_NAMED_FILE = 4
+"""A file's base name shorter than this (``a``, ``x.c``) is too common a word of a command to
+say the command names that file."""
+
+
+def edited_named(call: str, failed: str) -> str:
+    """The file an editing tool's ``call`` wrote (its path as the call gives it) when the failed
+    command ``failed`` names that file, by its path or its base name as a word of the command
+    (``verify-sync.ps1`` in ``& "…\\scripts\\verify-sync.ps1" -Detailed``): the file the command
+    ran or read, so an edit of it is the first suspect for what changed; ``""`` otherwise."""
+    paths: list[str] = _PATCH_FILE.findall(call) or (
+        [call.strip()] if "\n" not in call.strip() else []
+    )
+    for path in paths:
+        base = re.split(r"[/\\]", path.strip().strip("'\"").rstrip("/\\"))[-1]
+        if len(base) >= MIN_NAMED_FILE and re.search(
+            rf"(?<![\w.-]){re.escape(base)}(?![\w.-])", failed, re.IGNORECASE
+        ):
+            return path.strip()
+    return ""
+
+
 def as_text(value: Any) -> str:
     """:func:`compact`, except that ``None`` reads as ``null`` (a tool call's empty input)."""
     return "null" if value is None else compact(value)

@@ -15,6 +15,11 @@ leaving a part out (``-g`` of a global install that could not write ``/usr/lib``
 the same step: its program and first argument as the failed call's (``docker ps`` run alone
 after ``docker exec $(docker ps …) …`` is the inner command run first, the shell's advice, and
 ``apply_patch …`` after ``pwsh -Command apply_patch << …`` leaves a wrapper out, not a part).
+
+What the agent did between the two calls may still be the cure: when it edited a file the failed
+command names (the script that failed to parse) before the shorter call worked, the edit is the
+cure and the miner keeps the lesson about it (:func:`._calls.edited_named`); this module only
+says the left-out words were none.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from swarmq.forge._calls import (
     as_text,
     call_texts,
     clip,
+    edited_named,
     error_excerpt,
     exit_status,
     mcp_call,
@@ -404,6 +405,10 @@ class _Failure:
     """Its error names no failure in words forge knows (no ``ERROR_LINE``): kept open only for
     a later call of the same program, changed, that works (:meth:`SequenceMiner._unworded`);
     never a lesson on its own."""
+    edited: str = ""
+    """The last edit since the failure of a file the failed command names (``Edit
+    …/verify-sync.ps1`` after ``& …/verify-sync.ps1`` failed to parse), as ``tool path``: when
+    the command then works, as it was or with words left out, the edit was its cure."""
 
 
 REMEDIES_KEPT = 2
@@ -472,6 +477,9 @@ class Sequence:
     refuted: bool = False
     """The failed command was run again after the cure and failed the same way: the cure did
     not cure it, and the lesson must not say it worked (:meth:`SequenceMiner._refuted`)."""
+    then: str = ""
+    """For a fix done beside the failed call (``retried``), the call that then worked when it is
+    not the failed call as it was but the same with words left out."""
 
     @property
     def claims_cure(self) -> bool:
@@ -573,8 +581,9 @@ class Sequence:
         if self.retried:
             both = f"`{self.before}` and " if self.before else ""
             editor, _, written = self.fixed_call.partition(" ")
+            ran = f"`{self.then}`" if self.then else "the same call"
             if editor in _EDITING and written:
-                return f"{text}; after {both}{editor} wrote `{written}`, the same call worked."
+                return f"{text}; after {both}{editor} wrote `{written}`, {ran} worked."
             return f"{text}; after {both}`{self.fixed_call}` the same call worked."
         runs = program(self.failed_call)
         cure = without_stage(
@@ -1526,7 +1535,7 @@ class SequenceMiner:
             self.repeated += 1
             waiting = next((f for f in self.open_failures if f.signature == signature), None)
             if waiting is not None:
-                waiting.waited, waiting.remedies = 0, []
+                waiting.waited, waiting.remedies, waiting.edited = 0, [], ""
                 waiting.again = [*waiting.again, call][-REMEDIES_KEPT:]
                 return False
             if signature not in self.dropped and not self._refuted(signature, whole or call):
@@ -1570,11 +1579,15 @@ class SequenceMiner:
         still_open = []
         closing = len(self.closed)
         for failure in self.open_failures:
+            if tool in _EDITING and failure.tool in _COMMAND_TOOLS:
+                written = edited_named(whole or call, failure.whole or failure.call)
+                if written:  # the file the command ran or read, edited: a cure if it then works
+                    failure.edited = f"{tool} {written}"
             if failure.unworded:
                 if program(call) == program(failure.call) and self._shortened(
                     failure, whole or call
                 ):
-                    self._settle(failure)
+                    self._settle_or_edited(failure, tool, call, index, line_no, timestamp)
                     continue
                 if self._changed_call(failure, tool, call, louder):
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
@@ -1659,8 +1672,9 @@ class SequenceMiner:
                 call
                 and program(call) == program(failure.call)
                 and self._shortened(failure, whole or call)
-            ):  # the agent settled for less: no cure, and no lesson (:mod:`._leftout`)
-                self._settle(failure)
+            ):  # the agent settled for less: no cure, and no lesson (:mod:`._leftout`), unless
+                # it edited the file the command names in between
+                self._settle_or_edited(failure, tool, call, index, line_no, timestamp)
                 continue
             renamed = _renamed_past_busy(failure, whole or call)
             if renamed:  # the busy target left behind, the work done under a new name
@@ -1748,6 +1762,26 @@ class SequenceMiner:
             and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
             and self._same_target(failure.call, call)
         )
+
+    def _settle_or_edited(
+        self,
+        failure: _Failure,
+        tool: str,
+        call: str,
+        index: int,
+        line_no: int,
+        timestamp: str | None,
+    ) -> None:
+        """Close ``failure``, which the same call with words left out got past: by the edit of
+        the file the failed command names when one came in between (the agent changed what the
+        command ran, then ran it: the edit is the cure, the words left out are not), else with
+        no lesson (:meth:`_settle`)."""
+        if not failure.edited:
+            self._settle(failure)
+            return
+        cure = fixed(failure, tool, failure.edited, index, line_no, timestamp)
+        cure.retried, cure.then = True, call
+        self.closed.append(cure)
 
     def _settle(self, failure: _Failure) -> None:
         """Close ``failure`` with no lesson: the same call, shortened, worked, so what failed was

@@ -2,7 +2,9 @@
 
 A call that worked after a failure is no cure when it is the failed call with words left out
 that the error does not name, after no refusal of the machine: the agent did less
-(:mod:`swarmq.forge._leftout`). The cures the rule must keep are tested beside them.
+(:mod:`swarmq.forge._leftout`). The cures the rule must keep are tested beside them, and the
+case where the agent edited the file the failed call names before the shorter call: the edit
+is the cure, and the lesson says so.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._calls import edited_named
 from swarmq.forge._leftout import left_out, only_left_out
 from tests.forge.sessions import ClaudeSession
 from tests.forge.sessions import forged as _contents
@@ -94,6 +97,64 @@ def test_a_timed_out_install_run_in_another_folder_stays_a_cure(
     )
     contents = _contents(session, tmp_path, layout)
     assert any("`cd my-app-2 && npm install` worked instead" in c for c in contents), contents
+
+
+_PARSE_ERROR = (
+    "Exit code 1\nAt C:\\Users\\dev\\tools\\check-env.ps1:21 char:22\n"
+    '+     $ok += "\u00e2\u0153\u201c profile found at: $path"\n'
+    "Unexpected token 'profile' in expression or statement."
+)
+
+
+def test_a_shorter_run_after_an_edit_of_the_script_keeps_the_edit_as_the_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    script = "C:\\Users\\dev\\tools\\check-env.ps1"
+    session = (
+        ClaudeSession()
+        .user("check the environment")
+        .call(
+            "PowerShell",
+            {"command": '& "$env:USERPROFILE\\tools\\check-env.ps1" -Detailed'},
+            _PARSE_ERROR,
+            error=True,
+        )
+        .call("Edit", {"file_path": script, "old_string": "\u2713", "new_string": "[OK]"}, "ok")
+        .call("Edit", {"file_path": script, "old_string": "\u2717", "new_string": "[X]"}, "ok")
+        .call("PowerShell", {"command": '& "$env:USERPROFILE\\tools\\check-env.ps1"'}, "all good")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "-Detailed` failed" in c and f"after Edit wrote `{script}`" in c for c in contents
+    ), contents
+    assert not any("worked instead" in c for c in contents), contents
+
+
+def test_an_edit_of_another_file_leaves_the_shorter_run_no_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("check the environment")
+        .call(
+            "PowerShell",
+            {"command": '& "$env:USERPROFILE\\tools\\check-env.ps1" -Detailed'},
+            _PARSE_ERROR,
+            error=True,
+        )
+        .call("Edit", {"file_path": "C:\\Users\\dev\\README.md", "old_string": "a"}, "ok")
+        .call("PowerShell", {"command": '& "$env:USERPROFILE\\tools\\check-env.ps1"'}, "all good")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("check-env.ps1" in c for c in contents), contents
+
+
+def test_the_file_a_failed_command_names() -> None:
+    failed = '& "$env:USERPROFILE\\tools\\check-env.ps1" -Detailed'
+    assert edited_named("C:\\Users\\dev\\tools\\check-env.ps1", failed)
+    assert edited_named("*** Update File: tools/check-env.ps1\n@@\n-a\n+b", failed)
+    assert not edited_named("C:\\Users\\dev\\tools\\env.ps1", failed)  # a part, no name
+    assert not edited_named("/tmp/x.c", "cc x.c -o x")  # too short a name to tell
 
 
 def test_left_out_words() -> None:

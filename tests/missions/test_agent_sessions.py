@@ -2,10 +2,11 @@
 
 The README's Claude Code agent line runs the stand-in ``claude`` (``tests/agents/``), which
 replays a real recorded Claude Code session (``eval/forge/sessions/cc-edmb-claude-sync.jsonl``,
-source in eval/forge/SOURCES.md) containing a failing tool call and the retry that fixed it:
-``verify-sync.ps1 -Detailed`` fails to parse, the same script without it works. Through the
-agent's own session forge finds that fix; through stdout alone (the final answer, which is all
-``claude -p`` prints: the path before issue 30) it does not.
+source in eval/forge/SOURCES.md) containing a failing tool call and what fixed it:
+``verify-sync.ps1 -Detailed`` fails to parse, the agent edits the script, and the script then
+runs. Through the agent's own session forge finds that fix (the edit of the script the failed
+command names); through stdout alone (the final answer, which is all ``claude -p`` prints: the
+path before issue 30) it does not.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def test_mission_forges_the_agents_own_session(roster_file: Path, celery_client:
         record = wait_for(lambda: forged(roster, new), what="forge of the agent's session")
         assert record["transcript"].endswith(f"session-{new}.ndjson")
         text = pending_text(roster)
-        assert FIX in text and "worked instead" in text  # the error and the retry that fixed it
+        assert FIX in text and "after Edit wrote" in text  # the error and the edit that fixed it
         block = next(b for b in text.split("# Learning:") if FIX in b)
         assert f"session-{new}.ndjson" in block and "**Extractor**: sequence" in block
 
