@@ -560,8 +560,10 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def reason_of(text: str) -> str:
-    """The agent's first sentence after a failure when it explains something, clipped. A
-    sentence ending in a colon leads into something else (a list of next steps), not a cause."""
+    """The agent's first sentence after a failure when it explains something, clipped: a cue
+    of a cause (``because``, ``not``, ``must``) or of a fault named (``the script has encoding
+    issues``). A sentence ending in a colon leads into something else (a list of next steps),
+    not a cause."""
     sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
     if sentence.rstrip("*_ ").endswith((":", "：")):
         return ""
@@ -571,7 +573,7 @@ def reason_of(text: str) -> str:
         # letters, not box-drawing banners or emoji, tell)
     if len(sentence) < 25 or not re.search(
         r"\b(?:so|because|since|doesn'?t|does not|isn'?t|not|instead|"
-        r"need|must|requires?|only)\b",
+        r"need|must|requires?|only|issues?)\b",
         sentence,
         re.IGNORECASE,
     ):

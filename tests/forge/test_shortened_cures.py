@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge._calls import edited_named
+from swarmq.forge._calls import edited_named, reason_of
 from swarmq.forge._leftout import left_out, only_left_out
 from tests.forge.sessions import ClaudeSession
 from tests.forge.sessions import forged as _contents
@@ -119,13 +119,17 @@ def test_a_shorter_run_after_an_edit_of_the_script_keeps_the_edit_as_the_cure(
             _PARSE_ERROR,
             error=True,
         )
+        .say("The script has encoding issues with special characters. Let me fix it:")
         .call("Edit", {"file_path": script, "old_string": "\u2713", "new_string": "[OK]"}, "ok")
         .call("Edit", {"file_path": script, "old_string": "\u2717", "new_string": "[X]"}, "ok")
         .call("PowerShell", {"command": '& "$env:USERPROFILE\\tools\\check-env.ps1"'}, "all good")
     )
     contents = _contents(session, tmp_path, layout)
     assert any(
-        "-Detailed` failed" in c and f"after Edit wrote `{script}`" in c for c in contents
+        "-Detailed` failed" in c
+        and "The script has encoding issues with special characters" in c  # the agent's cause
+        and f"after Edit wrote `{script}`" in c
+        for c in contents
     ), contents
     assert not any("worked instead" in c for c in contents), contents
 
@@ -147,6 +151,12 @@ def test_an_edit_of_another_file_leaves_the_shorter_run_no_cure(
     )
     contents = _contents(session, tmp_path, layout)
     assert not any("check-env.ps1" in c for c in contents), contents
+
+
+def test_an_issue_the_agent_names_is_its_cause() -> None:
+    assert reason_of("The script has encoding issues with special characters. Let me fix it:")
+    assert reason_of("There is an issue with the quoting of the path in this command.")
+    assert not reason_of("Let me look at the issues in this file:")  # leads into a list
 
 
 def test_the_file_a_failed_command_names() -> None:
