@@ -503,6 +503,33 @@ FORGE_SETS = (
         secrets=("tara.wind", "@gmail.com"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout24",
+        formats={"claude-code": 5, "codex-rollout": 3},
+        repos=8,
+        lessons=23,
+        tool_errors=20,
+        without_lessons=0,
+        max_bytes=2_800_000,
+        missing_word=("cc-chatbot-worktree-branch-cleanup.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (a remote's owner and an owner's other spelling among them); the generic `so` and `PC`
+        # and the owners' own home names are left out, as SOURCES-heldout24.md discloses
+        accounts=(
+            "realsun",
+            "msmit",
+            "DominionZA",
+            "kgkgzrtk",
+            "kiki",
+            "LAPTOP-2GMBRRQA",
+            "manuel.vidaurre",
+        ),
+        redacted={"cc-hamcp-ssh-env-force.jsonl": 56},
+        # the Home Assistant token, checked gone by its payload's start, and the work e-mail
+        # address, by its domain
+        secrets=("eyJpc3MiOiIzZmJi", "savitar.co.za"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
