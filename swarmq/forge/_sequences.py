@@ -1157,7 +1157,10 @@ class SequenceMiner:
                 and not _PROTOCOL.search(text[:600])
                 and not _NOT_RUN.search(error)
                 and not _ARGUMENTS.search(error)
-            ):
+                and not _CODE_ERROR.search(error)
+                and not missing_program(program(call), error, call)
+            ):  # a compiler's or the program's own error, or a missing program, is the
+                # command's: no hook or gate stood outside it, whatever ran it next
                 self.refused = (tool, call, whole or call, error, index)
         if is_error:
             self.probes.failed(tool, whole or call, text, line_no, timestamp)

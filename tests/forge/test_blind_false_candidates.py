@@ -212,3 +212,52 @@ def test_a_test_run_that_found_no_tests_is_cured_by_what_lets_it_find_them(
     assert contents == [f"`{root}` failed (NO TESTS RAN); after `{init}` the same call worked."], (
         contents
     )
+
+
+def test_a_compiler_error_or_a_missing_program_run_again_is_no_refusal_from_outside(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    """A failure reported with no exit status is taken for a hook's or a gate's refusal when
+    the same call then works; a compiler's diagnostic (the code was edited in between) or a
+    missing program is the command's own error, so no candidate blames something outside it."""
+    compiled = (
+        ClaudeSession()
+        .user("build the app")
+        .bash(
+            "npm run build",
+            "src/App.tsx(1,1): error TS6133: 'useState' is declared but its value is never read.",
+            error=True,
+        )
+        .call(
+            "Edit",
+            {"file_path": "/w/src/App.tsx", "old_string": "a", "new_string": "b"},
+            "The file /w/src/App.tsx has been updated.",
+        )
+        .bash("npm run build", "vite v5.0.0 building for production...\n✓ built in 1.2s")
+    )
+    missing = (
+        ClaudeSession()
+        .user("which version is installed?")
+        .bash("pip show requests", "(eval):1: command not found: pip", error=True)
+        .bash("pip show requests", "Name: requests\nVersion: 2.32.3")
+    )
+    for session in (compiled, missing):
+        contents = _contents(session, tmp_path, layout)
+        assert not any("outside the command" in c for c in contents), contents
+
+
+def test_a_gate_refusing_a_call_run_again_unchanged_is_still_the_lesson(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("set the index up")
+        .bash(
+            "codegraph init -i",
+            "[Fact-Forcing Gate] state what this command does first",
+            error=True,
+        )
+        .bash("codegraph init -i", "initialised 120 files")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any("outside the command" in c for c in contents), contents
