@@ -1158,9 +1158,12 @@ class SequenceMiner:
                 and not _NOT_RUN.search(error)
                 and not _ARGUMENTS.search(error)
                 and not _CODE_ERROR.search(error)
-                and not missing_program(program(call), error, call)
-            ):  # a compiler's or the program's own error, or a missing program, is the
-                # command's: no hook or gate stood outside it, whatever ran it next
+                and not (
+                    missing_program(program(call), error, call) and "(os error 2)" not in error
+                )
+            ):  # a compiler's or the program's own error, or a program the shell says is
+                # missing, is the command's: no hook or gate stood outside it, whatever ran
+                # next (a bare "os error 2" is also a file a patch could not read: not told)
                 self.refused = (tool, call, whole or call, error, index)
         if is_error:
             self.probes.failed(tool, whole or call, text, line_no, timestamp)
