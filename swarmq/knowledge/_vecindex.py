@@ -725,9 +725,10 @@ class VectorView:
 
         ``hold=False`` (the search maps another tier: :attr:`mapped`): this view's rows are
         scanned through maps and not held, any copy held so far dropped. The held rows only
-        save their maps' cost (~4 ms of a 14 ms scan of 100k MiniLM rows, 39 MB held), about
-        1 % of a search that also scans a mapped tier (a 1M tier: ~300 ms), which would pay
-        that memory on every server's peak for it; the answers are the same either way."""
+        save their maps' cost (~4 ms of a 14 ms scan of 100k MiniLM rows, 39 MB held), a few
+        per cent of a search that also scans a mapped tier (a 1M tier: 100-300 ms), which
+        would pay that memory on every server's peak for it; the answers are the same either
+        way."""
         if self.version is None:
             return self._scores(query, text, take, wanted, hold)
         hits = _slots(text)

@@ -806,10 +806,10 @@ def _holds(*indexes: FileIndex | None) -> bool:
     """Whether a search may hold its tiers' vectors in memory for the next one: not when one
     of its tiers is scanned through maps whatever the process holds (a tier of a million rows:
     :attr:`~swarmq.knowledge._vecindex.VectorView.mapped`). That tier's scan is most of the
-    search (~300 ms at 1M rows), so holding the others' rows would save about 1 % of it (the
-    maps of a 100k tier's codes, ~4 ms) for their whole size in the server (39 MB of codes at
-    100k MiniLM rows, 13 % of a 300 MB bound); a search of smaller tiers alone holds them as
-    before, its scans that much faster."""
+    search (100-300 ms at 1M rows), so holding the others' rows would save a few per cent of
+    it (the maps of a 100k tier's codes, ~3-4 ms) for their whole size in the server (39 MB of
+    codes at 100k MiniLM rows, 13 % of a 300 MB bound); a search of smaller tiers alone holds
+    them, its scans that much faster."""
     views = [index.vectors for index in indexes if index is not None]
     return not any(view is not None and view.mapped for view in views)
 
