@@ -292,6 +292,15 @@ def _forget_resident() -> None:
         _RESIDENT_CODES.clear()
 
 
+def _let_go(key: tuple[str, str, int] | None) -> None:
+    """Drop the rows held for ``key``, widened or as codes (a search that no longer holds
+    them: :meth:`VectorView.scores`); ``None``, the key of a view never kept."""
+    if key is not None:
+        with _RESIDENT_LOCK:
+            _RESIDENT.pop(key, None)
+            _RESIDENT_CODES.pop(key, None)
+
+
 class _HeldCodes:
     """The code rows of one code file read so far (appended to only, like the float16 file)."""
 
@@ -650,6 +659,17 @@ class VectorView:
         view.missing = missing if isinstance(missing, int) else 0
         return view
 
+    @property
+    def mapped(self) -> bool:
+        """Whether every search of this view maps its files whatever the process holds: searched
+        through the sign bits (:data:`PREFILTER_ROWS`), or too many rows to hold either widened
+        (:data:`RESIDENT_BYTES`) or as codes (:data:`RESIDENT_CODE_BYTES`), or never kept (no
+        key). A search that maps such a tier holds no other tier's rows (:meth:`scores`)."""
+        if self.key is None or (self.rows >= PREFILTER_ROWS and self.signs_fd >= 0):
+            return True
+        widened = 4 * self.rows * self.dim
+        return widened > RESIDENT_BYTES and self.rows * (self.dim + 8) > RESIDENT_CODE_BYTES
+
     def close(self) -> None:
         for fd in (self.fd, self.codes_fd, self.statics_fd, self.signs_fd):
             if fd >= 0:
@@ -689,22 +709,34 @@ class VectorView:
         return out
 
     def scores(
-        self, query: Vectors, text: Iterable[int], take: int, wanted: Wanted | None = None
+        self,
+        query: Vectors,
+        text: Iterable[int],
+        take: int,
+        wanted: Wanted | None = None,
+        hold: bool = True,
     ) -> DenseCosines:
         """Hybrid retrieval's dense candidates, as the mirror's
         :func:`~swarmq.knowledge._dense.candidate_cosines` chooses them: the exact cosine of
         the ``take`` rows nearest the query; the lexical hits in ``text`` that have a vector
         within their bounds, made exact on demand (module docstring), only the ``wanted`` ones
         when given (:class:`~swarmq.knowledge._cosines.Wanted`); a query already asked of this
-        version is answered as it was then (:data:`_answers`)."""
+        version is answered as it was then (:data:`_answers`).
+
+        ``hold=False`` (the search maps another tier: :attr:`mapped`): this view's rows are
+        scanned through maps and not held, any copy held so far dropped. The held rows only
+        save their maps' cost (~4 ms of a 14 ms scan of 100k MiniLM rows, 39 MB held), a few
+        per cent of a search that also scans a mapped tier (a 1M tier: 100-300 ms), which
+        would pay that memory on every server's peak for it; the answers are the same either
+        way."""
         if self.version is None:
-            return self._scores(query, text, take, wanted)
+            return self._scores(query, text, take, wanted, hold)
         hits = _slots(text)
         key = (*self.version, query.tobytes(), str(query.dtype), take, len(hits), wanted)
         kept = _answers.get(key)
         if kept is not None and np.array_equal(kept[0], hits):
             return self._answer(dict(kept[1]), dict(kept[2]), query)
-        found = self._scores(query, hits, take, wanted)
+        found = self._scores(query, hits, take, wanted, hold)
         _answers.put(
             key, (hits, dict(found.exact), dict(found.bounds)), len(found.exact) + len(found.bounds)
         )
@@ -717,18 +749,27 @@ class VectorView:
         return DenseCosines(exact, bounds, reader=lambda slots: self.exact_of(slots, query))
 
     def _scores(
-        self, query: Vectors, text: Iterable[int], take: int, wanted: Wanted | None = None
+        self,
+        query: Vectors,
+        text: Iterable[int],
+        take: int,
+        wanted: Wanted | None = None,
+        hold: bool = True,
     ) -> DenseCosines:
         """:meth:`scores` computed."""
         dead = self.dead
         if not self.rows or len(dead) == self.rows:
             return DenseCosines({})
+        key = self.key
+        if not hold:
+            _let_go(key)
+            key = None
         if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
             return self.prefiltered(query, text, take, dead, wanted)
-        resident = _resident(self.key, self.fd, self.rows, self.dim)
+        resident = _resident(key, self.fd, self.rows, self.dim)
         if resident is not None:
             return self.resident_scores(resident, query, text, take, dead)
-        held = _resident_codes(self.key, self.codes_fd, self.rows, self.dim)
+        held = _resident_codes(key, self.codes_fd, self.rows, self.dim)
         approx, radius = scan(self.codes_fd, self.rows, self.dim, query, held)
         # one row-sized buffer, in place: lower bounds, partitioned, then upper bounds (a fresh
         # process pays a page fault per 4 KB of every new array, so few and small ones)

@@ -743,11 +743,12 @@ def _search(
         )
         # both tiers' lexical halves before either dense half: the query embeds meanwhile
         tokens = query_tokens(context.haystack())  # the same for both tiers: computed once
-        swarm_steps = _tier_steps(knowledge.swarm, swarm_index, context, pool, dense, tokens)
+        hold = _holds(swarm_index, hive_index)
+        swarm_steps = _tier_steps(knowledge.swarm, swarm_index, context, pool, dense, tokens, hold)
         next(swarm_steps)
         hive_steps = None
         if config.hive_enabled:
-            hive_steps = _tier_steps(knowledge.hive, hive_index, context, pool, dense, tokens)
+            hive_steps = _tier_steps(knowledge.hive, hive_index, context, pool, dense, tokens, hold)
             next(hive_steps)
         results = finished(swarm_steps)
         if hive_steps is not None:
@@ -801,6 +802,18 @@ def _open_index(
     return None if index is None else stack.enter_context(index)
 
 
+def _holds(*indexes: FileIndex | None) -> bool:
+    """Whether a search may hold its tiers' vectors in memory for the next one: not when one
+    of its tiers is scanned through maps whatever the process holds (a tier of a million rows:
+    :attr:`~swarmq.knowledge._vecindex.VectorView.mapped`). That tier's scan is most of the
+    search (100-300 ms at 1M rows), so holding the others' rows would save a few per cent of
+    it (the maps of a 100k tier's codes, ~3-4 ms) for their whole size in the server (39 MB of
+    codes at 100k MiniLM rows, 13 % of a 300 MB bound); a search of smaller tiers alone holds
+    them, its scans that much faster."""
+    views = [index.vectors for index in indexes if index is not None]
+    return not any(view is not None and view.mapped for view in views)
+
+
 def _tier_steps(
     store: TierStore,
     index: FileIndex | None,
@@ -808,10 +821,12 @@ def _tier_steps(
     limit: int,
     dense: PendingVector | None,
     tokens: Sequence[str] | None = None,
+    hold: bool = True,
 ) -> Steps:
     """One tier's ranking in two halves (:data:`Steps`); a store this process keeps in memory
     is ranked whole in the second (under its mirror's lock, which the first must not hold).
-    ``tokens``: the context's :func:`query_tokens`, when the search computed them."""
+    ``tokens``: the context's :func:`query_tokens`, when the search computed them; ``hold``:
+    whether the tier's vectors may be held in memory for the next search (:func:`_holds`)."""
     if index is None:
         yield
         query = DenseQuery(dense.embedder, dense.vector()) if dense is not None else None
@@ -825,7 +840,9 @@ def _tier_steps(
             store,
             context,
             limit,
-            lambda text, wanted: vectors.scores(dense.vector(), text, DENSE_CANDIDATES, wanted),
+            lambda text, wanted: vectors.scores(
+                dense.vector(), text, DENSE_CANDIDATES, wanted, hold
+            ),
             tokens,
         )
     )

@@ -851,3 +851,44 @@ def test_a_dense_answer_kept_for_some_hits_bounds_is_not_taken_for_others(
                 assert found.bounds == bounds == fresh.bounds, wanted
                 assert list(found.bounds) == list(fresh.bounds)
                 assert found.exact == every.exact == fresh.exact
+
+
+@pytest.mark.parametrize("held", ["codes", "widened"])
+@pytest.mark.parametrize("mapped_by", ["prefilter", "code budget"])
+def test_a_search_that_maps_one_tier_holds_no_other_tiers_rows(
+    stores: Callable[..., KnowledgeStore],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    held: str,
+    mapped_by: str,
+) -> None:
+    """Tiers as at 100k (every tier small enough to hold) are held after their second search;
+    tiers as at 1M (the swarm's rows searched through the sign bits, or too many to hold) hold
+    none, the copies held so far dropped, and the answers are those of the mapped scans."""
+    from swarmq.knowledge import _vecindex
+
+    monkeypatch.setattr(_vecindex._answers, "budget", 0)  # each search computed
+    if held == "codes":
+        monkeypatch.setattr(_vecindex, "RESIDENT_BYTES", 0)  # never widened: codes held
+    table = _vecindex._RESIDENT_CODES if held == "codes" else _vecindex._RESIDENT
+    _vecindex._forget_resident()
+    small = through_index(stores)
+    assert len(table) == 2, "the swarm's and the hive's rows were not both held"
+    dim = stores(**HYBRID).embedder.dim  # type: ignore[union-attr]
+    with monkeypatch.context() as large:
+        if mapped_by == "prefilter":  # the swarm's 300 rows, not the hive's 80
+            large.setattr(_vecindex, "PREFILTER_ROWS", 200)
+        else:
+            large.setattr(_vecindex, "RESIDENT_BYTES", 0)
+            large.setattr(_vecindex, "RESIDENT_CODE_BYTES", 200 * (dim + 8))
+        found = through_index(stores)
+        assert not _vecindex._RESIDENT_CODES and not _vecindex._RESIDENT, "rows still held"
+        assert through_index(stores) == found
+        assert not _vecindex._RESIDENT_CODES and not _vecindex._RESIDENT, "rows held again"
+        large.setattr(_vecindex, "RESIDENT_BYTES", 0)
+        large.setattr(_vecindex, "RESIDENT_CODE_BYTES", 0)
+        assert through_index(stores) == found  # every tier mapped: the same answers
+    if mapped_by == "code budget":
+        assert found == small
+    assert through_index(stores) == small
+    through_index(stores)
+    assert len(table) == 2, "tiers as at 100k are no longer held"
