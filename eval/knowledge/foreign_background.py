@@ -36,13 +36,10 @@ from fit_relevance import (  # this folder's sibling scripts
     predict,
     rates,
 )
-from relevance_features import EXAMINED, HERE, LIMIT, _corpus, _rows
+from relevance_features import EXAMINED, HERE, _corpus, candidate_rows
 
 from swarmq.eval.cross_store import load_cross_store_labels, workspace_stores
-from swarmq.federated.search import _meaning, ask
-from swarmq.federated.stores import Floors
 from swarmq.knowledge.config import KnowledgeConfig
-from swarmq.knowledge.query import QueryContext
 
 SCALES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The ``c`` tried per fold (0: one floor for every workspace, the shipped rule)."""
@@ -52,7 +49,6 @@ def write_foreign() -> list[dict[str, Any]]:
     """Every examined workspace's candidate rows for every other examined workspace's tasks."""
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     config = KnowledgeConfig()
-    relaxed = Floors(flywheel=0.0, memory=0.0)
     out: list[dict[str, Any]] = []
     for name, workspace in sorted(labels.workspaces.items()):
         if name not in EXAMINED:
@@ -63,16 +59,7 @@ def write_foreign() -> list[dict[str, Any]]:
         with workspace_stores(workspace, config) as stores:
             corpus = _corpus(stores)
             for query in foreign:
-                fused = ask(stores, QueryContext(text=query["text"]), limit=LIMIT, floors=relaxed)
-                meaning = _meaning(stores, query["text"], relaxed)
-                rows = _rows(
-                    fused,
-                    query["text"],
-                    meaning,
-                    stores.workspace,
-                    config.max_lesson_display_chars,
-                    corpus,
-                )
+                rows = candidate_rows(stores, query["text"], config, corpus)
                 out.append({"workspace": name, "from": query["workspace"], "candidates": rows})
         print(name, len(foreign), file=sys.stderr)
     return out

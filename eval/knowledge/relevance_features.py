@@ -187,6 +187,17 @@ def _rows(
     return rows
 
 
+def candidate_rows(
+    stores: Any, text: str, config: KnowledgeConfig, corpus: list[frozenset[str]]
+) -> list[dict[str, Any]]:
+    """Every record every store offers ``text`` under relaxed flywheel and memory floors, as
+    rows of measures (:func:`_rows`)."""
+    relaxed = Floors(flywheel=0.0, memory=0.0)
+    fused = ask(stores, QueryContext(text=text), limit=LIMIT, floors=relaxed)
+    meaning = _meaning(stores, text, relaxed)
+    return _rows(fused, text, meaning, stores.workspace, config.max_lesson_display_chars, corpus)
+
+
 def main() -> None:
     if "--extra" in sys.argv[1:]:
         from swarmq.similarity.multilingual import multilingual_embedder
@@ -196,7 +207,6 @@ def main() -> None:
     labels = load_cross_store_labels(HERE / "workspaces" / "queries.json")
     config = KnowledgeConfig()
     today = replace(injection_floors(config), learned=False)  # the floors alone
-    relaxed = Floors(flywheel=0.0, memory=0.0)
     out: list[dict[str, Any]] = []
     for name, workspace in sorted(labels.workspaces.items()):
         if name not in EXAMINED:
@@ -210,17 +220,8 @@ def main() -> None:
                 admitted = {
                     label_of(m, stores.workspace) for f in prepared.candidates for m in f.members
                 }
-                fused = ask(stores, context, limit=LIMIT, floors=relaxed)
-                meaning = _meaning(stores, query["text"], relaxed)
                 relevant = set(query.get("relevant", []))
-                rows = _rows(
-                    fused,
-                    query["text"],
-                    meaning,
-                    stores.workspace,
-                    config.max_lesson_display_chars,
-                    _corpus(stores),
-                )
+                rows = candidate_rows(stores, query["text"], config, _corpus(stores))
                 budget = prepared.budget
                 header = [OPEN_TAG, f"trace_id: {prepared.trace_id}", ACK_HINT]
                 for row in rows:
