@@ -77,11 +77,15 @@ def rarity(wanted: set[str], corpus: Sequence[frozenset[str]]) -> dict[str, floa
 
 
 def rare_share(weights: dict[str, float], found: frozenset[str]) -> float:
-    """The share of the task's words ``found`` holds, each word counted at its :func:`rarity`."""
-    total = sum(weights.values())
+    """The share of the task's words ``found`` holds, each word counted at its :func:`rarity`.
+
+    Summed exactly (``math.fsum``): the words come from a set, whose order changes with each
+    process's string hashing, and a plain sum's last bit with it, so the same task against the
+    same store could fall on either side of the learned floor from one process to the next."""
+    total = math.fsum(weights.values())
     if not total:
         return 0.0
-    return sum(weight for word, weight in weights.items() if word in found) / total
+    return math.fsum(weight for word, weight in weights.items() if word in found) / total
 
 
 @dataclass(frozen=True, slots=True)

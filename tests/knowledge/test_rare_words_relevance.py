@@ -94,3 +94,15 @@ def test_a_search_without_the_learned_relevance_is_unchanged(tmp_path: Path) -> 
 
 def test_the_shipped_model_weighs_rare_words() -> None:
     assert LEARNED[WORDLLAMA].rare > 0.0
+
+
+def test_the_rarity_weighted_share_does_not_depend_on_the_words_order() -> None:
+    """The task's words come from a set: its order, and a plain sum's last bit, change with each
+    process's string hashing; summed plainly, these weights' shares differ in the last bit."""
+    from swarmq.flywheel.lookup import rare_share
+
+    forward = {"a": 1.093, "b": 3.597, "c": 2.418, "d": 3.156, "e": 3.636}
+    backward = dict(reversed(list(forward.items())))
+    found = frozenset({"a", "b", "c", "d"})
+    assert rare_share(forward, found) == rare_share(backward, found)
+    assert rare_share(forward, frozenset(forward)) == 1.0
