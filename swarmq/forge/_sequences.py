@@ -1590,9 +1590,7 @@ class SequenceMiner:
                 if written:  # the file the command ran or read, edited: a cure if it then works
                     failure.edited = f"{tool} {written}"
             if failure.unworded:
-                if program(call) == program(failure.call) and self._shortened(
-                    failure, whole or call
-                ):
+                if self._shortened(failure, whole or call):
                     self._settle_or_edited(failure, tool, call, index, line_no, timestamp)
                     continue
                 if self._changed_call(failure, tool, call, louder):
@@ -1674,10 +1672,8 @@ class SequenceMiner:
                     )
                 )
             )
-            if (
-                call
-                and program(call) == program(failure.call)
-                and self._shortened(failure, whole or call)
+            if self._shortened(
+                failure, whole or call
             ):  # the agent settled for less: no cure, and no lesson (:mod:`._leftout`), unless
                 # it edited the file the command names in between
                 self._settle_or_edited(failure, tool, call, index, line_no, timestamp)
@@ -1802,8 +1798,14 @@ class SequenceMiner:
         """Whether ``call`` only leaves words of the failed call out, words its error does not
         name, after no refusal of the machine: the agent did less, which cures nothing the error
         said (:mod:`._leftout`)."""
-        return only_left_out(
-            normal(_unhidden(failure.whole or failure.call)), normal(_unhidden(call)), failure.error
+        return (
+            bool(call)
+            and program(call) == program(failure.call)
+            and only_left_out(
+                normal(_unhidden(failure.whole or failure.call)),
+                normal(_unhidden(call)),
+                failure.error,
+            )
         )
 
     def _listing(self, call: str, output: str) -> None:

@@ -222,11 +222,21 @@ def _renew_resident_lock() -> None:
 os.register_at_fork(after_in_child=_renew_resident_lock)
 
 
+def _too_wide(rows: int, dim: int) -> bool:
+    """Whether ``rows`` widened float32 rows are more than a process holds (:data:`RESIDENT_BYTES`)."""
+    return 4 * rows * dim > RESIDENT_BYTES
+
+
+def _too_many_codes(rows: int, dim: int) -> bool:
+    """Whether ``rows`` code rows are more than a process holds (:data:`RESIDENT_CODE_BYTES`)."""
+    return rows * (dim + 8) > RESIDENT_CODE_BYTES
+
+
 def _resident(key: tuple[str, str, int] | None, fd: int, rows: int, dim: int) -> Vectors | None:
     """The first ``rows`` float16 rows of the vector file ``fd`` widened to float32, when
     this process keeps them (:data:`RESIDENT_BYTES`, :data:`RESIDENT_AFTER`); ``None`` to
     scan instead. Rows appended since they were last widened are read then."""
-    if key is None or not rows or 4 * rows * dim > RESIDENT_BYTES:
+    if key is None or not rows or _too_wide(rows, dim):
         return None
     with _RESIDENT_LOCK:
         held = _searched(_RESIDENT, key, _Resident, rows)
@@ -324,7 +334,7 @@ def _resident_codes(
     them (:data:`RESIDENT_CODE_BYTES`, :data:`RESIDENT_AFTER`); ``None`` to map them instead.
     Rows appended since they were last read are read then."""
     width = dim + 8
-    if key is None or not rows or rows * width > RESIDENT_CODE_BYTES:
+    if key is None or not rows or _too_many_codes(rows, dim):
         return None
     with _RESIDENT_LOCK:
         held = _searched(_RESIDENT_CODES, key, lambda: _HeldCodes(dim), rows)
@@ -665,10 +675,14 @@ class VectorView:
         through the sign bits (:data:`PREFILTER_ROWS`), or too many rows to hold either widened
         (:data:`RESIDENT_BYTES`) or as codes (:data:`RESIDENT_CODE_BYTES`), or never kept (no
         key). A search that maps such a tier holds no other tier's rows (:meth:`scores`)."""
-        if self.key is None or (self.rows >= PREFILTER_ROWS and self.signs_fd >= 0):
+        if self.key is None or self.prefilters:
             return True
-        widened = 4 * self.rows * self.dim
-        return widened > RESIDENT_BYTES and self.rows * (self.dim + 8) > RESIDENT_CODE_BYTES
+        return _too_wide(self.rows, self.dim) and _too_many_codes(self.rows, self.dim)
+
+    @property
+    def prefilters(self) -> bool:
+        """Whether a search of this view goes through the sign bits (:data:`PREFILTER_ROWS`)."""
+        return self.rows >= PREFILTER_ROWS and self.signs_fd >= 0
 
     def close(self) -> None:
         for fd in (self.fd, self.codes_fd, self.statics_fd, self.signs_fd):
@@ -764,7 +778,7 @@ class VectorView:
         if not hold:
             _let_go(key)
             key = None
-        if self.rows >= PREFILTER_ROWS and self.signs_fd >= 0:
+        if self.prefilters:
             return self.prefiltered(query, text, take, dead, wanted)
         resident = _resident(key, self.fd, self.rows, self.dim)
         if resident is not None:
