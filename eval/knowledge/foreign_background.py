@@ -143,6 +143,8 @@ def main() -> None:
     if args.write_foreign:
         args.write_foreign.write_text(json.dumps(write_foreign()), "utf-8")
         return
+    if args.foreign is None:
+        parser.error("--foreign FILE is needed (write one first with --write-foreign FILE)")
     rows = json.loads(args.rows.read_text("utf-8"))
     foreign = json.loads(args.foreign.read_text("utf-8"))
     print(json.dumps(evaluate(rows, Backgrounds(foreign, args.quantile))))
