@@ -559,6 +559,26 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(out), frozenset(paths)
 
 
+def folders(call: str) -> dict[str, str]:
+    """The folder each path of ``call`` names its file in, by the file's lower-cased base name
+    (``app/api/a/route.ts`` → ``route.ts: a``), for the paths that name one: two calls on
+    ``route.ts`` of two folders work on two files, though :func:`operands` reduces both to the
+    base name so that one file spelt two ways stays one."""
+    call = CD_PREFIX.sub("", call)
+    try:
+        words = shlex.split(call, posix=True)
+    except ValueError:
+        words = call.split()
+    found: dict[str, str] = {}
+    for word in (part for quoted in words[1:] for part in quoted.split()):  # inner commands too
+        if "://" in word or word[:1] == "-":
+            continue
+        parts = [p for p in re.split(r"[/\\]", word.strip("'\"`")) if p and p != "."]
+        if len(parts) >= 2:
+            found[parts[-1].lower()] = parts[-2].lower()
+    return found
+
+
 def reason_of(text: str) -> str:
     """The agent's first sentence after a failure when it explains something, clipped: a cue
     of a cause (``because``, ``not``, ``must``) or of a fault named (``the script has encoding

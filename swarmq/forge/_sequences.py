@@ -34,6 +34,7 @@ from swarmq.forge._calls import (
     edited_named,
     error_excerpt,
     exit_status,
+    folders,
     mcp_call,
     mcp_server,
     normal,
@@ -131,6 +132,18 @@ _PROBES = frozenset(
         "ps",
         "echo",
         "pwd",
+        # PowerShell's and cmd's own (program names compared lower-cased): Windows agents list,
+        # read and test with these
+        "get-childitem",
+        "gci",
+        "dir",
+        "get-content",
+        "get-location",
+        "test-path",
+        "get-item",
+        "get-itemproperty",
+        "get-process",
+        "get-service",
     }
 )
 _PROBE_CALL = re.compile(
@@ -160,7 +173,9 @@ _CAT_WRITES = re.compile(
 )
 """``cat <<'EOF' > file`` (or ``cat > file <<EOF``): a file written from a heredoc, not a look;
 its failure (``permission denied`` outside a sandbox's workspace) is a refusal to write."""
-_LOOKUPS = frozenset({"which", "type", "command", "whereis", "where"})
+_LOOKUPS = frozenset(
+    {"which", "type", "command", "whereis", "where", "where.exe", "get-command", "gcm"}
+)
 """Asking where a program is does not do its work: never the retry that fixed a failure."""
 _DELEGATING = frozenset({"Agent", "Task"})
 """A failed sub-agent call is retried by doing the work directly, with any tool."""
@@ -310,6 +325,12 @@ _USAGE = re.compile(
 )
 """A program refusing how it was called: the next call of it that gets past this error has
 learned how to call it, whatever else then fails."""
+_REFUSED_CALL = re.compile(
+    r"\b(?:unrecogni[sz]ed|unknown|invalid|no such) (?:sub)?command\b|^\s*Usage:",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A later call refused in turn (``uv python3``: "unrecognized subcommand", its usage printed
+again): it did not get past the usage error, it met another."""
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|\S+)")
 _DIGITS = re.compile(r"\d+")
 _PATHS = re.compile(r"\S*/\S*")
@@ -1729,7 +1750,7 @@ class SequenceMiner:
                 and not louder
                 and not self._only_looks(call, failure)
                 and not _PROBE_CALL.search(CD_PREFIX.sub("", call))
-                and (program(call) not in _PROBES or acts_on_files(whole or call))
+                and (program(call).lower() not in _PROBES or acts_on_files(whole or call))
                 and not same_family("cat", program(call))
                 and not reads_only(whole or call)
                 and not _retried(whole or call, failure)
@@ -1919,6 +1940,7 @@ class SequenceMiner:
             if (
                 kind is not None
                 and not kind.search(head)
+                and not (kind is _USAGE and _REFUSED_CALL.search(head))
                 and failure.tool == tool
                 and program(failure.call) == runs
                 and (
@@ -2046,7 +2068,11 @@ class SequenceMiner:
         every_failed, paths_failed = operands(failed)
         every_call, paths_call = operands(call)
         if paths_failed:
-            return bool(paths_failed & paths_call)
+            before, after = folders(failed), folders(call)
+            return any(
+                before.get(name, "") == after.get(name, before.get(name, ""))
+                for name in paths_failed & paths_call
+            )  # a file of the same name in another folder is another file
         if unknown and every_failed - {unknown}:
             every_failed = every_failed - {unknown}
         if not every_failed:
@@ -2058,7 +2084,7 @@ class SequenceMiner:
         """Whether ``call`` only looks at things (``which pytest``, ``head bin/pytest``): no cure
         for a program that exists and failed, though ``ls``/``find`` may stand in for a missing
         ``rg``, and anything may do a failed sub-agent's work."""
-        runs = program(call)
+        runs = program(call).lower()
         if runs in _LOOKUPS or (_ASKS_USAGE.search(call) is not None and reads_only(call)):
             return True
         missing = missing_program(program(failure.call), failure.error, failure.call)
@@ -2093,7 +2119,9 @@ class SequenceMiner:
             runs in _PROBES
             and failure.tool not in _DELEGATING
             and _MISSING_PROGRAM.search(failure.error) is None
+            and not not_started(program(failure.call), failure.error)  # a stand-in's work
             and not acts_on_files(call)
+            and runs != program(failure.call).lower()  # a failed look, asked again rightly
             and not (
                 _CAT_WRITES.match(CD_PREFIX.sub("", call))
                 and _CAT_WRITES.match(CD_PREFIX.sub("", failure.call))

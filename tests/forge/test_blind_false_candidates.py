@@ -261,3 +261,86 @@ def test_a_gate_refusing_a_call_run_again_unchanged_is_still_the_lesson(
     )
     contents = _contents(session, tmp_path, layout)
     assert any("outside the command" in c for c in contents), contents
+
+
+def test_a_file_of_the_same_name_in_another_folder_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("what do the thumbnail routes do?")
+        .bash(
+            "sed -n '1,240p' app/api/thumbnail/asset/[...slug]/route.ts",
+            "Exit code 1\nzsh:1: no matches found: app/api/thumbnail/asset/[...slug]/route.ts",
+            error=True,
+        )
+        .bash("sed -n '1,220p' app/api/thumbnail/models/route.ts", "export async function GET")
+        .bash(
+            "sed -n '1,260p' 'app/api/thumbnail/asset/[...slug]/route.ts'",
+            "export async function GET",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "`sed -n '1,260p' 'app/api/thumbnail/asset/[...slug]/route.ts'` worked instead" in c
+        for c in contents
+    ), contents
+    assert not any("models/route.ts" in c for c in contents), contents
+
+
+def test_a_powershell_listing_is_no_cure_but_a_failed_read_asked_rightly_is(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    script = 'powershell.exe -NoProfile -Command & ".specify/scripts/new-feature.ps1" -Json "x"'
+    read = 'powershell -NoProfile -Command Get-Content -Raw "E:\\specs\\001\\spec.md"'
+    session = (
+        ClaudeSession()
+        .user("make the feature")
+        .bash(
+            script,
+            "Exit code 1\nC:\\p\\.specify\\scripts\\new-feature.ps1 : Usage: ./new-feature.ps1 "
+            "[-Json] <feature description>\n(Microsoft.PowerShell.Commands.WriteErrorException)",
+            error=True,
+        )
+        .bash("powershell.exe -NoProfile -Command Get-ChildItem .specify", "scripts\nmemory")
+        .bash(
+            read,
+            'Exit code 1\nThe string is missing the terminator: ".\n'
+            "(TerminatorExpectedAtEndOfString)",
+            error=True,
+        )
+        .bash(
+            "powershell -NoProfile -Command Get-Content -Raw -LiteralPath 'E:\\specs\\001\\spec.md'",
+            "# Spec",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("Get-ChildItem .specify` worked instead" in c for c in contents), contents
+    assert any("-LiteralPath 'E:\\specs\\001\\spec.md'` worked instead" in c for c in contents), (
+        contents
+    )
+
+
+def test_a_call_refused_in_turn_did_not_get_past_a_usage_error(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    usage = "\n\nUsage: uv python [OPTIONS] <COMMAND>\n\nFor more information, try '--help'."
+    session = (
+        ClaudeSession()
+        .user("which mcp client do we have?")
+        .bash(
+            'uv python -c "import mcp"',
+            f"Exit code 2\nerror: unexpected argument '-c' found{usage}",
+            error=True,
+        )
+        .bash(
+            'uv python3 -c "import mcp"',
+            "Exit code 2\nerror: unrecognized subcommand 'python3'\n\n  tip: a similar subcommand "
+            "exists: 'python'\n\nUsage: uv [OPTIONS] <COMMAND>",
+            error=True,
+        )
+        .bash('python -c "import mcp"', "['ClientSession']")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any('`uv python3 -c "import mcp"` worked instead' in c for c in contents), contents
+    assert contents, contents
