@@ -530,6 +530,40 @@ FORGE_SETS = (
         secrets=("eyJpc3MiOiIzZmJi", "savitar.co.za"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout25",
+        formats={"claude-code": 4, "codex-rollout": 3},
+        repos=7,
+        lessons=21,
+        tool_errors=19,
+        without_lessons=0,
+        max_bytes=6_600_000,
+        missing_word=("cc-ruflo-gitbash-backslash-path.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (a VPS host name among them); the generic `user`, `root`, `Usuario` and `mao` are left
+        # out, as SOURCES-heldout25.md discloses
+        accounts=("TeccoX", "flori", "CheKi.Nguyen", "srv876195"),
+        redacted={
+            "cc-vps-cleanup-shell-snapshot.jsonl": 21,
+            "cx-copytrade-sandbox-git-lock.jsonl": 12,
+            "cx-django-pwsh-heredoc-activate.jsonl": 15,
+            "cx-vnindex-rg-glob-redis.jsonl": 3,
+        },
+        # the VPS's API key, wallet private key, database password and session secret, the
+        # Supabase secret key, the Django app's admin password, and the Upstash and Supabase
+        # database passwords, each checked gone by its start
+        secrets=(
+            "fc77d31a8981",
+            "71607452144a",
+            "6d14a9f3f17e",
+            "39d7000dc4aba4",
+            "sb_secret_",
+            "Arkangel_01",
+            "ASDRAAImcD",
+            "Zonzon350979",
+        ),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
