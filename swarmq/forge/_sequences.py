@@ -935,6 +935,20 @@ def _subcommand(call: str) -> str:
     return " ".join(_head(call).split()[:2])
 
 
+def _runs_otherwise(call: str, failed: str) -> bool:
+    """Whether ``call`` runs the failed call's program only with another subcommand (``git init
+    && gh repo clone …`` after ``gh auth login`` timed out): the next step of the task, which
+    never met the failure, not its cure."""
+    runs, wanted = program(failed), _subcommand(failed)
+    other = False
+    for step in _STEP.split(CD_PREFIX.sub("", call)):
+        if step.strip() and program(step) == runs:
+            if _subcommand(step) == wanted:
+                return False
+            other = True
+    return other
+
+
 def _paired(remedies: list[str]) -> str:
     """The working call before the cure when it is the same command on another key (``git
     config --global user.name …`` before ``git config --global user.email …``): one cure in two
@@ -1723,7 +1737,13 @@ class SequenceMiner:
                 )  # a narrower run that finds its tests leaves the root's discovery as it was
                 and (
                     failure.tool in _DELEGATING
-                    or program(call) != program(failure.call)
+                    or (
+                        program(call) != program(failure.call)
+                        and (
+                            bool(missing)
+                            or not _runs_otherwise(whole or call, failure.whole or failure.call)
+                        )
+                    )
                     or self._same_target(failure.call, call, _unknown_word(failure))
                 )
             ):

@@ -344,3 +344,16 @@ def test_a_call_refused_in_turn_did_not_get_past_a_usage_error(
     contents = _contents(session, tmp_path, layout)
     assert not any('`uv python3 -c "import mcp"` worked instead' in c for c in contents), contents
     assert contents, contents
+
+
+def test_another_subcommand_of_the_failed_program_is_no_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("log in to GitHub and clone the site")
+        .bash("~/bin/gh auth login", "Command timed out after 2m 0.0s", error=True)
+        .bash("git init && ~/bin/gh repo clone someone/site", "Cloning into 'site'...")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("gh repo clone someone/site` worked instead" in c for c in contents), contents
