@@ -1731,6 +1731,12 @@ class SequenceMiner:
                 and related
                 and not louder
                 and normal(_unhidden(call)) != normal(_unhidden(failure.call))
+                and (
+                    call.endswith(ESCALATED)
+                    or _ARGUMENTS.search(failure.error) is not None
+                    or normal(_unhidden(whole or call))
+                    != normal(_unhidden(CD_PREFIX.sub("", failure.whole or failure.call)))
+                )  # not the same call again, only without a ``cd`` it no longer needs
                 and not self._only_looks(call, failure)
                 and not (
                     failure.signature.endswith("\0no tests") and test_run
@@ -1799,6 +1805,7 @@ class SequenceMiner:
             and tool == failure.tool
             and program(call) == program(failure.call)
             and normal(_unhidden(call)) != normal(_unhidden(failure.call))
+            and normal(_unhidden(call)) != normal(_unhidden(CD_PREFIX.sub("", failure.call)))
             and normal(_unhidden(_LAST_STAGE.split(call)[0]))
             != normal(_unhidden(failure.call))  # the same command piped into a viewer
             and not self._only_looks(call, failure)

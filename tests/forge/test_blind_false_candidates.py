@@ -357,3 +357,25 @@ def test_another_subcommand_of_the_failed_program_is_no_cure(
     )
     contents = _contents(session, tmp_path, layout)
     assert not any("gh repo clone someone/site` worked instead" in c for c in contents), contents
+
+
+def test_the_same_call_without_its_cd_after_an_install_names_the_install(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("the project has an error")
+        .bash(
+            "cd /home/u/app && npm run build",
+            "Exit code 1\nerror during build:\n[vite:css] [postcss] It looks like you're trying to use 'tailwindcss' "
+            "directly as a PostCSS plugin. The PostCSS plugin has moved to a separate package",
+            error=True,
+        )
+        .bash("cd /home/u/app && npm install @tailwindcss/postcss", "added 12 packages")
+        .bash("npm run build", "✓ built in 1.2s")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "after `cd /home/u/app && npm install @tailwindcss/postcss` the same call worked" in c
+        for c in contents
+    ), contents
