@@ -939,11 +939,12 @@ def _runs_otherwise(call: str, failed: str) -> bool:
     """Whether ``call`` runs the failed call's program only with another subcommand (``git init
     && gh repo clone …`` after ``gh auth login`` timed out): the next step of the task, which
     never met the failure, not its cure."""
-    runs, wanted = program(failed), _subcommand(failed)
+    runs = program(failed)
+    wanted = {_subcommand(step) for step in _STEP.split(failed) if program(step) == runs}
     other = False
     for step in _STEP.split(CD_PREFIX.sub("", call)):
         if step.strip() and program(step) == runs:
-            if _subcommand(step) == wanted:
+            if _subcommand(step) in wanted:
                 return False
             other = True
     return other

@@ -379,3 +379,24 @@ def test_the_same_call_without_its_cd_after_an_install_names_the_install(
         "after `cd /home/u/app && npm install @tailwindcss/postcss` the same call worked" in c
         for c in contents
     ), contents
+
+
+def test_the_failed_chains_own_subcommand_in_a_later_chain_is_still_a_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash(
+            "pip install pytest -q && python -m pytest tests/ -q",
+            "Exit code 1\nerror: externally-managed-environment\n\n× This environment is "
+            "externally managed",
+            error=True,
+        )
+        .bash(
+            "python3 -m venv .venv && source .venv/bin/activate && pip install -q pytest",
+            "Successfully installed pytest-8.3.0",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any("python3 -m venv .venv" in c and "worked instead" in c for c in contents), contents
