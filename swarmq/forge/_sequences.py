@@ -938,16 +938,22 @@ def _subcommand(call: str) -> str:
 def _runs_otherwise(call: str, failed: str) -> bool:
     """Whether ``call`` runs the failed call's program only with another subcommand (``git init
     && gh repo clone …`` after ``gh auth login`` timed out): the next step of the task, which
-    never met the failure, not its cure."""
+    never met the failure, not its cure. A subcommand that sets the program up (``npm config
+    set prefix …`` after ``npm install -g`` was refused) may be the cure."""
     runs = program(failed)
     wanted = {_subcommand(step) for step in _STEP.split(failed) if program(step) == runs}
     other = False
     for step in _STEP.split(CD_PREFIX.sub("", call)):
         if step.strip() and program(step) == runs:
-            if _subcommand(step) in wanted:
+            subcommand = _subcommand(step)
+            if subcommand in wanted or _SETS_UP.match(subcommand.partition(" ")[2]):
                 return False
             other = True
     return other
+
+
+_SETS_UP = re.compile(r"(?:config|configure|set|setup|settings|env)$", re.IGNORECASE)
+"""Subcommands that set a program up rather than do the task's next step."""
 
 
 def _paired(remedies: list[str]) -> str:
