@@ -56,7 +56,6 @@ from swarmq.knowledge.project import KnowledgeStore
 from swarmq.knowledge.query import QueryContext, hold_indexes
 from swarmq.roster.loader import load_roster
 from swarmq.roster.schema import Roster
-from swarmq.similarity.packaged import run_threads
 from swarmq.storage.call_latency import LatencyRecorder
 from swarmq.storage.locking import StoreLocks
 from swarmq.storage.spool import Spool
@@ -73,9 +72,6 @@ FILL_BATCH = 8
 """Entries the filler embeds per batch (~0.25 s of CPU under MiniLM): a request arriving
 meanwhile waits for at most one entry's embedding, for the model."""
 RELOCK_SECONDS = 5.0
-EMBED_THREADS = 2
-"""onnxruntime threads per embedded query in the server (:func:`run_threads`): an agent waits
-on each prompt's search, whose longest step is its query's embedding."""
 MAX_REQUEST = 4 << 20
 OPS = ("ping", "drain", "session-start", "prompt", "failure")
 """The requests the server answers (the latency histogram's closed set of labels)."""
@@ -149,7 +145,6 @@ class HookService:
         the models that query used for many queries (nothing left to load in a request), and
         hold the index connections the searches open."""
         hold_indexes()  # each store's index connection and handle, from one request to the next
-        run_threads(min(EMBED_THREADS, os.cpu_count() or 1))  # before the model is loaded
         federated_prepare(self.stores, QueryContext(text="warm up"))
         from swarmq.similarity.static_embedder import ready_default
 

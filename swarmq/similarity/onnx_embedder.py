@@ -56,9 +56,7 @@ class OnnxEmbedder:
 
     ``model_file`` runs that file as given (named as the packaged model); without it the
     quantised copy runs (:data:`quantized.NAME`), or the packaged file when the copy cannot be
-    had. ``threads``: onnxruntime's threads within one text's run (the resident hook server
-    asks for two: :func:`swarmq.similarity.packaged.run_threads`); the vectors are the same
-    bits on any count (each output computed whole by one thread)."""
+    had."""
 
     dim = DIM
     slow = True
@@ -88,10 +86,6 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        if threads > 1:
-            # a waiting pool thread sleeps rather than spins: on a shared machine a spinning
-            # one takes the core the search's own thread (or a neighbour) would run on
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session: Any = ort.InferenceSession(

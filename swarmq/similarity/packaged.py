@@ -13,22 +13,6 @@ from swarmq.similarity.embedding import Embedder
 
 _loaded: dict[str, Embedder] = {}
 _lock = threading.Lock()
-_threads = 1
-
-
-def run_threads(count: int) -> None:
-    """Run the transformer models this process loads from now on on ``count`` threads per text
-    (onnxruntime's intra-op threads, which sleep rather than spin while they wait).
-
-    One, the default, suits a process among many (a worker, a CLI call). The resident hook
-    server answers one prompt at a time for agents waiting on it, and a new query's embedding
-    (~11 ms of a 100k search's ~27 ms on a quiet machine) is its longest step: on two
-    threads a new 100k search's p50 fell from 44.9 to 38.0 ms in process (load 5.4-5.7, 80
-    texts, the answers the same) for ~3 ms more CPU. The vectors are the same bits on any
-    count, so the stores' vectors stay valid."""
-    global _threads
-    with _lock:
-        _threads = max(1, count)
 
 
 def packaged_embedder(model: str) -> Embedder:
@@ -44,5 +28,5 @@ def packaged_embedder(model: str) -> Embedder:
         if embedder is None:
             from swarmq.similarity.onnx_embedder import OnnxEmbedder
 
-            embedder = _loaded[model] = OnnxEmbedder(threads=_threads)
+            embedder = _loaded[model] = OnnxEmbedder()
         return embedder

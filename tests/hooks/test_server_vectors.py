@@ -6,7 +6,6 @@ roster, real Redis locks, the packaged model."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -76,26 +75,3 @@ def test_the_server_fills_vectors_between_requests(
     task = "cap the bytes a peer may push through one socket message"
     found = service.answer({"op": "prompt", "text": task, "session_id": "b"})
     assert found["context"] and "websockets" in found["context"]
-
-
-def test_the_server_loads_the_model_on_two_threads(
-    roster_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The warm-up asks for two onnxruntime threads per text before the model is loaded (a new
-    query's embedding is a search's longest step); the setting is restored for the other
-    tests of this process."""
-    from swarmq.similarity import packaged
-
-    asked: list[int] = []
-    monkeypatch.setattr(packaged, "_threads", 1)
-    monkeypatch.setattr(packaged, "_loaded", {})
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    original = packaged.run_threads
-    monkeypatch.setattr(
-        "swarmq.hooks.server.run_threads", lambda count: (asked.append(count), original(count))
-    )
-    service = HookService(roster_file)
-    service.warm()
-    assert asked == [2]
-    model = packaged._loaded.get("minilm")
-    assert model is not None and model._session.get_session_options().intra_op_num_threads == 2

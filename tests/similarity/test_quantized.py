@@ -156,22 +156,3 @@ def test_a_build_removes_copies_no_process_can_use_again(tmp_path: Path) -> None
             *(f"{quantized.NAME}-{t}.onnx{e}" for t in ("other", "unknown") for e in ("", ".json")),
         ]
     )
-
-
-def test_two_threads_per_text_embed_the_same_bits_as_one() -> None:
-    """The resident hook server runs the model on two threads per text
-    (:func:`swarmq.similarity.packaged.run_threads`): its vectors, of queries and of the
-    entries it fills, must be the very bits a one-thread process computes, or stored vectors
-    and fresh processes' answers would drift from the server's."""
-    one, two = OnnxEmbedder(threads=1), OnnxEmbedder(threads=2)
-    assert one.name == two.name
-    texts = [
-        "remember the theme choice across reloads",
-        "npm run build fails: Cannot find module 'webpack' after upgrading node to 22",
-        " ".join(["migrate the schema before deploying the worker and check the logs"] * 12),
-        "短い日本語のテキスト",
-        "x",
-    ]
-    for text in texts:
-        assert one.embed([text]).tobytes() == two.embed([text]).tobytes(), text
-    assert one._embed(texts).tobytes() == two._embed(texts).tobytes()
