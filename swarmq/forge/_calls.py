@@ -39,14 +39,16 @@ _NOISE_LINE = re.compile(
     r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"
     r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$|"
     r"script (?:failed|error:|completed)$|script running with cell id \d+$)|"
-    r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:",
+    r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:|"
+    r"\s(?:PASSED|SKIPPED|XFAIL|XPASS)\s*\[\s*\d+%\]$",
     re.IGNORECASE,
 )
 """Lines that are not the failure: the tool's framing (an MCP server's ``### Error`` heading,
 Codex's code-mode ``exec`` saying "Script failed" round a command's exit status), and shell
 start-up chatter (a broken rc
 file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
-printed on every call, failing or not."""
+printed on every call, failing or not; and a verbose test run's progress lines of tests that did
+not fail (``test_parse_date_invalid PASSED [ 14%]``), whose names may read as errors."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RESOLVER = (
     r"name or service not known|temporary failure in name resolution|"

@@ -292,6 +292,17 @@ def _test_run(call: str) -> re.Match[str] | None:
     return _TEST_RUN.match(_ASSIGNMENTS.sub("", unproxied(CD_PREFIX.sub("", call))))
 
 
+def _tests_failed_last(call: str, output: str) -> bool:
+    """Whether a chain's last step runs tests (``source .venv/bin/activate && pip install x &&
+    python -m pytest -v``) and the output ends in their verdict of failing tests: a long verbose
+    run says so at its end, past where a code error is looked for at the start."""
+    last = _unhidden(call).rsplit("&&", 1)[-1].strip()
+    return (
+        _TEST_RUN.match(_ASSIGNMENTS.sub("", unproxied(CD_PREFIX.sub("", last)))) is not None
+        and _CODE_ERROR.search(output[-1500:]) is not None
+    )
+
+
 _RUNNER_MISSING = re.compile(
     r"no module named|cannot find module|not installed|couldn't find a script|missing script|"
     r"unknown (?:command|script)|usage error",
@@ -1477,7 +1488,10 @@ class SequenceMiner:
             and not _PROBE_REFUSED.search(output[:600])
             and not self._stage_missing(call, as_text(raw), output)
             and not self._probed_missing(call, output)
-        ) or (_CODE_ERROR.search(output[:1500]) and not _DEPENDENCY.search(output[:3000])):
+        ) or (
+            (_CODE_ERROR.search(output[:1500]) or _tests_failed_last(whole or call, output))
+            and not _DEPENDENCY.search(output[:3000])
+        ):
             return False  # a probe's failure is its answer, unless the shell could not parse it or
             # a program later in its pipeline is missing (``tail log | jq``)
         runs = program(call)

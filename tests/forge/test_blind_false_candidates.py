@@ -400,3 +400,29 @@ def test_the_failed_chains_own_subcommand_in_a_later_chain_is_still_a_cure(
     )
     contents = _contents(session, tmp_path, layout)
     assert any("python3 -m venv .venv" in c and "worked instead" in c for c in contents), contents
+
+
+def test_a_chain_ending_in_a_failing_verbose_test_run_is_the_codes_failure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    progress = "\n".join(
+        f"tests/test_c.py::TestC::test_parse_{n}_invalid PASSED [{n:3d}%]" for n in range(1, 60)
+    )
+    session = (
+        ClaudeSession()
+        .user("run the tests")
+        .bash(
+            "cd ~/app && source .venv/bin/activate && pip install -q feedparser && "
+            "python -m pytest tests/ -v 2>&1",
+            f"Exit code 1\n{progress}\ntests/test_c.py::TestC::test_rss FAILED [ 99%]\n"
+            "=========== 1 failed, 59 passed in 2.10s ===========",
+            error=True,
+        )
+        .bash(
+            "cd ~/app && source .venv/bin/activate && python -m pytest tests/ -v 2>&1 | tail -30",
+            "1 failed",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("PASSED" in c for c in contents), contents
+    assert not any("worked instead" in c for c in contents), contents
