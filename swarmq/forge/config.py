@@ -38,7 +38,7 @@ class ForgeConfig(BaseModel):
     include_sidechains: bool = True
     """Mine sub-agent (Task tool) messages stored in the parent session."""
     summary_bonus: Annotated[float, Field(ge=0.0, le=0.5)] = 0.05
-    """Confidence added to passages of session summaries (already distilled)."""
+    """Confidence added to passages of compaction and session summaries (already distilled)."""
     max_line_bytes: Annotated[int, Field(ge=1024)] = 64 * 1024 * 1024
     """Transcript lines longer than this are skipped and reported."""
     mine_tool_errors: bool = True

@@ -1,11 +1,9 @@
 """``forge``: a transcript in, AgentOps pending candidates out, each exactly once.
 
 The transcript is streamed (constant memory in its size: only distinct accepted candidates and
-a bounded digest for the optional LLM pass are kept). Mined are the text and session-summary
-messages of the configured speakers; tool traffic, reasoning and injected context are not, nor
-is a compaction summary: it restates, in the model's words, a conversation whose own records
-forge reads (its "Errors and fixes" are code fixes already made, its next steps plans). Every
-passage goes through the layered classifier.
+a bounded digest for the optional LLM pass are kept). Mined are the text, session-summary and
+compaction-summary messages of the configured speakers; tool traffic, reasoning and injected
+context are not. Every passage goes through the layered classifier.
 
 Idempotency, two levels: a ledger (``.agents/ao/forge/ledger.jsonl``) remembers each key
 (mission id or transcript path) with the file's size and mtime, so re-forging an unchanged
@@ -300,9 +298,6 @@ def extract_candidates(
             continue
         if text.startswith("---") or text[:16].lstrip().startswith("---"):
             text = strip_front_matter(text)
-        if message.kind is MessageKind.COMPACTION:
-            result.rejected["compaction"] += 1
-            continue
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
         report = message.role == "assistant" and opens_report(text)
         whole = (

@@ -22,8 +22,7 @@ more than its one failed call witnesses."""
 def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: LocalLocks) -> None:
     result = forge_transcript(CLAUDE, layout, locks, EVERY)
     assert result.status == "forged" and result.format == "claude-code"
-    assert result.new == result.candidates == 5
-    assert result.rejected["compaction"] == 1  # its decisions restate the earlier part's
+    assert result.new == result.candidates == 7
     assert result.report["unknown_types"] == {"x-experimental-telemetry": 1}
     assert result.rejected["no-signal"] >= 5
     pending = Path(str(result.pending_file))
@@ -34,9 +33,9 @@ def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: Loca
     )
     text = pending.read_text(encoding="utf-8")
     blocks = parse_learning_blocks(text)
-    assert len(blocks) == 5
+    assert len(blocks) == 7
     categories = [b.category for b in blocks]
-    assert categories.count("decision") == 1 and {
+    assert categories.count("decision") == 3 and {
         "failure",
         "solution",
         "learning",
@@ -50,7 +49,7 @@ def test_forge_writes_an_agentops_pending_file(layout: AgentsLayout, locks: Loca
     assert root.fields["class"] == "architecture" and root.confidence in ("medium", "high")
     assert root.id.startswith("f-") and "## What We Learned" in root.body
     assert file_date(text, pending).year >= 2026  # forged_at front matter
-    assert len(forged_hashes(layout)) == 5
+    assert len(forged_hashes(layout)) == 7
 
 
 def test_reforging_adds_nothing(layout: AgentsLayout, locks: LocalLocks, tmp_path: Path) -> None:
@@ -58,7 +57,7 @@ def test_reforging_adds_nothing(layout: AgentsLayout, locks: LocalLocks, tmp_pat
     again = forge_transcript(CLAUDE, layout, locks, EVERY, key="mission-42")
     assert again.status == "unchanged" and again.messages == 0  # the ledger: not even read
     forced = forge_transcript(CLAUDE, layout, locks, EVERY, key="mission-42", force=True)
-    assert forced.status == "nothing-new" and forced.new == 0 and forced.duplicates == 5
+    assert forced.status == "nothing-new" and forced.new == 0 and forced.duplicates == 7
     copy = tmp_path / "elsewhere.jsonl"
     shutil.copy(CLAUDE, copy)
     moved = forge_transcript(copy, layout, locks, EVERY)  # same content under another path and key
@@ -79,7 +78,7 @@ def test_one_new_message_forges_only_the_new_candidate(
             'pyproject.toml, because 6.0 changed the default protocol."}}\n'
         )
     grown = forge_transcript(transcript, layout, locks, EVERY)
-    assert grown.status == "forged" and grown.new == 1 and grown.duplicates == 5
+    assert grown.status == "forged" and grown.new == 1 and grown.duplicates == 7
     assert grown.new_candidates[0]["type"] == "learning"
 
 
@@ -106,14 +105,16 @@ def test_config_switches(layout: AgentsLayout, locks: LocalLocks) -> None:
             narration_needs_limit=False,
         ),
     )
-    assert no_side.new == 4
+    assert no_side.new == 6
     strict = forge_transcript(
         CLAUDE,
         AgentsLayout(layout.root.parent / "b"),
         locks,
         ForgeConfig(min_confidence=0.8, narration_needs_witness=False, narration_needs_limit=False),
     )
-    assert strict.new == 2  # the two with a consequence (", so the broker redelivered …")
+    assert (
+        strict.new == 3
+    )  # the two with a consequence (", so the broker redelivered …") and "since"
 
 
 NARRATION = (
