@@ -83,6 +83,33 @@ Progress = Callable[[int], None]
 
 PROGRESS_EVERY = 2000
 SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
+_SECTION_HEAD = re.compile(r"^\s*(?:\d+\.\s*)?(?:#+\s*)?([A-Z][\w /&-]{2,40}):")
+_RECORD_SECTION = re.compile(
+    r"(?:errors?\b.{0,20}\b(?:fix\w*|encountered)|problem solving|files and code|"
+    r"pending tasks|current work|(?:optional )?next steps?)\b",
+    re.IGNORECASE,
+)
+"""Sections of Claude Code's compaction summary that record the work rather than state lessons
+(its prompt asks for "Errors and fixes", "Files and Code Sections", "Pending Tasks", "Current
+Work", "Optional Next Step"): the fixes are code already changed, which the session's own records
+show where they happened; the rest are descriptions and plans. Its decisions and the user's
+intent are read."""
+
+
+def _without_record_sections(text: str) -> str:
+    """A compaction summary without its record sections (:data:`_RECORD_SECTION`), each running
+    from its heading line to the next section's."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.split("\n"):
+        head = _SECTION_HEAD.match(line)
+        if head:
+            skipping = _RECORD_SECTION.match(head.group(1)) is not None
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 UNMINED_KINDS = frozenset(MessageKind) - MINABLE_KINDS
 """Tool calls, tool results, reasoning and system notes: numbered but never built."""
 
@@ -303,6 +330,8 @@ def extract_candidates(
         whole = (
             text_words if "\n" not in text and not confirmed else None
         )  # one passage: reuse its words
+        if message.kind is MessageKind.COMPACTION:
+            text = _without_record_sections(text)
         for number, (lead, passage) in enumerate(passages(confirmed or text)):
             if confirmed and number == 0:
                 lead = "Decision:"  # the agent restating what the user decided

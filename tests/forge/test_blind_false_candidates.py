@@ -7,11 +7,14 @@ another command of the same program, run beside it, is taken to have got past.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge._restated import announces_escalation, failed_errors
+from swarmq.forge.extract import forge_transcript
 from swarmq.forge.templates import is_pasted_log
+from swarmq.storage.locking import LocalLocks
 from tests.forge.sessions import ClaudeSession
 from tests.forge.sessions import forged as _contents
 
@@ -426,3 +429,34 @@ def test_a_chain_ending_in_a_failing_verbose_test_run_is_the_codes_failure(
     contents = _contents(session, tmp_path, layout)
     assert not any("PASSED" in c for c in contents), contents
     assert not any("worked instead" in c for c in contents), contents
+
+
+def test_a_compaction_summarys_record_sections_are_not_mined(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    summary = (
+        "This session is being continued from a previous conversation that ran out of context. "
+        "The conversation is summarized below:\n\nAnalysis:\n1. Primary Request and Intent:\n"
+        "   The user wants the weekly report sent by mail.\n\n2. Key decisions:\n"
+        "- Decided to keep SQLite as the store instead of Postgres, because the Pi has 1 GB.\n\n"
+        "4. Errors and fixes:\n"
+        "   - **Missing click**: CLI failed. Fixed by installing: `pip install click`\n\n"
+        "Errors encountered:\n"
+        "- Test failing for `_determine_text_type` - fixed by prioritizing keywords by position\n\n"
+        "9. Optional Next Step:  The next step is to fix the remaining failing test.\n"
+    )
+    record = {
+        "type": "user",
+        "isCompactSummary": True,
+        "sessionId": "s1",
+        "uuid": "u1",
+        "timestamp": "2026-03-02T09:40:00.500Z",
+        "message": {"role": "user", "content": summary},
+    }
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = forge_transcript(path, layout, LocalLocks(tmp_path / "locks"))
+    contents = [c.content for c in result.found]
+    assert not any("Fixed by installing" in c or "fixed by prioritizing" in c for c in contents)
+    assert not any("next step" in c.lower() for c in contents), contents
+    assert any("SQLite" in c for c in contents), contents
