@@ -564,6 +564,27 @@ FORGE_SETS = (
         ),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout26",
+        formats={"claude-code": 2, "codex-rollout": 3},
+        repos=5,
+        lessons=14,
+        tool_errors=11,
+        without_lessons=0,
+        max_bytes=3_700_000,
+        missing_word=("cc-homedir-node-gitadd-dash.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (Windows and macOS home names); the generic `Administrator` is left out, as
+        # SOURCES-heldout26.md discloses
+        accounts=("sjbre", "srija", "sawairikeisuke", "h4yfans"),
+        redacted={"cc-ruoyi-webfetch-mvn-timeout.jsonl": 83},
+        # the GitHub token and the Figma key (by SECRET_PREFIXES), the Firecrawl key, the RuoYi
+        # configuration's
+        # secret, token and password, each checked gone by its start (the Redis password, a run
+        # of six digits, is not listed: its digits occur in other numbers)
+        secrets=("fc-6009653cc0", "a5c929a120f7", "SJ_cKqBTPzCs", "KTMDdMNtpiAW"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
