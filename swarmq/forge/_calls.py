@@ -585,8 +585,10 @@ def reason_of(text: str) -> str:
     """The agent's first sentence after a failure when it explains something, clipped: a cue
     of a cause (``because``, ``not``, ``must``) or of a fault named (``the script has encoding
     issues``). A sentence ending in a colon leads into something else (a list of next steps),
-    not a cause."""
-    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(text.split()), maxsplit=1)[0]
+    not a cause, also when the line it ends is followed by what it leads into (a report's
+    heading)."""
+    line = text.strip().split("\n", 1)[0]
+    sentence = re.split(r"(?<=[.!?。])\s?", " ".join(line.split()), maxsplit=1)[0]
     if sentence.rstrip("*_ ").endswith((":", "：")):
         return ""
     letters = [c for c in sentence if c.isalpha()]

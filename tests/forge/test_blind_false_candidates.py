@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge._calls import reason_of
 from swarmq.forge._restated import announces_escalation, failed_errors
 from swarmq.forge.extract import forge_transcript
 from swarmq.forge.templates import is_pasted_log
@@ -460,3 +461,14 @@ def test_a_compaction_summarys_record_sections_are_not_mined(
     assert not any("Fixed by installing" in c or "fixed by prioritizing" in c for c in contents)
     assert not any("next step" in c.lower() for c in contents), contents
     assert any("SQLite" in c for c in contents), contents
+
+
+def test_a_reports_opening_line_is_no_cause() -> None:
+    report = (
+        "基于以上全面的代码分析，我现在可以为您提供详细的项目健康度评估报告：\n"
+        "# 项目健康度评估报告\n## 总体健康度评分：6.5/10"
+    )
+    assert reason_of(report) == ""
+    assert reason_of("The build fails because the lock file is stale.\nNext I will…") == (
+        "The build fails because the lock file is stale."
+    )
