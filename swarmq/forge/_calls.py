@@ -527,16 +527,22 @@ _VERSION = re.compile(r"(?:==|@|:)[\w.+-]*\d[\w.+-]*$")
 release is how the thing is asked for, not another thing."""
 
 
+def _shell_words(call: str) -> list[str]:
+    """The words of ``call`` as the shell splits them, a leading ``cd`` dropped (the words as
+    typed when a quote is unbalanced)."""
+    call = CD_PREFIX.sub("", call)
+    try:
+        return shlex.split(call, posix=True)
+    except ValueError:
+        return call.split()
+
+
 def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
     """What a shell command works on: its words after the program that are not options (and the
     values of ``--option=value``), as (all of them, the path-like ones), each path reduced to its
     last component and lower-cased, so ``cat "E:\\a\\b.json"`` and ``cat E:/a/b.json`` work on
     the same ``b.json``."""
-    call = CD_PREFIX.sub("", call)
-    try:
-        words = shlex.split(call, posix=True)
-    except ValueError:  # an unbalanced quote: the words as typed
-        words = call.split()
+    words = _shell_words(call)
     while words and _ENV_ASSIGNMENT.match(words[0]):
         words = words[1:]  # ``FOO=1 cmd``: the assignments before the program, not ``pkg==1.2``
     if words[:1] in (["env"], ["/usr/bin/env"]):
@@ -566,13 +572,10 @@ def folders(call: str) -> dict[str, str]:
     (``app/api/a/route.ts`` → ``route.ts: a``), for the paths that name one: two calls on
     ``route.ts`` of two folders work on two files, though :func:`operands` reduces both to the
     base name so that one file spelt two ways stays one."""
-    call = CD_PREFIX.sub("", call)
-    try:
-        words = shlex.split(call, posix=True)
-    except ValueError:
-        words = call.split()
     found: dict[str, str] = {}
-    for word in (part for quoted in words[1:] for part in quoted.split()):  # inner commands too
+    for word in (
+        part for quoted in _shell_words(call)[1:] for part in quoted.split()
+    ):  # inner commands too
         if "://" in word or word[:1] == "-":
             continue
         parts = [p for p in re.split(r"[/\\]", word.strip("'\"`")) if p and p != "."]

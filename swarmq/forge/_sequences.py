@@ -297,10 +297,7 @@ def _tests_failed_last(call: str, output: str) -> bool:
     python -m pytest -v``) and the output ends in their verdict of failing tests: a long verbose
     run says so at its end, past where a code error is looked for at the start."""
     last = _unhidden(call).rsplit("&&", 1)[-1].strip()
-    return (
-        _TEST_RUN.match(_ASSIGNMENTS.sub("", unproxied(CD_PREFIX.sub("", last)))) is not None
-        and _CODE_ERROR.search(output[-1500:]) is not None
-    )
+    return _test_run(last) is not None and _CODE_ERROR.search(output[-1500:]) is not None
 
 
 _RUNNER_MISSING = re.compile(
@@ -946,6 +943,10 @@ def _subcommand(call: str) -> str:
     return " ".join(_head(call).split()[:2])
 
 
+_SETS_UP = re.compile(r"(?:config|configure|set|setup|settings|env)$", re.IGNORECASE)
+"""Subcommands that set a program up rather than do the task's next step."""
+
+
 def _runs_otherwise(call: str, failed: str) -> bool:
     """Whether ``call`` runs the failed call's program only with another subcommand (``git init
     && gh repo clone …`` after ``gh auth login`` timed out): the next step of the task, which
@@ -963,8 +964,10 @@ def _runs_otherwise(call: str, failed: str) -> bool:
     return other
 
 
-_SETS_UP = re.compile(r"(?:config|configure|set|setup|settings|env)$", re.IGNORECASE)
-"""Subcommands that set a program up rather than do the task's next step."""
+def _again_without_cd(call: str, failed: str) -> bool:
+    """Whether ``call`` is the failed call run again, only without a leading ``cd`` it no
+    longer needs (the shell kept the directory): a retry, not another call that worked."""
+    return normal(_unhidden(call)) == normal(_unhidden(CD_PREFIX.sub("", failed)))
 
 
 def _paired(remedies: list[str]) -> str:
@@ -1755,9 +1758,8 @@ class SequenceMiner:
                 and (
                     call.endswith(ESCALATED)
                     or _ARGUMENTS.search(failure.error) is not None
-                    or normal(_unhidden(whole or call))
-                    != normal(_unhidden(CD_PREFIX.sub("", failure.whole or failure.call)))
-                )  # not the same call again, only without a ``cd`` it no longer needs
+                    or not _again_without_cd(whole or call, failure.whole or failure.call)
+                )
                 and not self._only_looks(call, failure)
                 and not (
                     failure.signature.endswith("\0no tests") and test_run
@@ -1826,7 +1828,7 @@ class SequenceMiner:
             and tool == failure.tool
             and program(call) == program(failure.call)
             and normal(_unhidden(call)) != normal(_unhidden(failure.call))
-            and normal(_unhidden(call)) != normal(_unhidden(CD_PREFIX.sub("", failure.call)))
+            and not _again_without_cd(call, failure.call)
             and normal(_unhidden(_LAST_STAGE.split(call)[0]))
             != normal(_unhidden(failure.call))  # the same command piped into a viewer
             and not self._only_looks(call, failure)

@@ -327,11 +327,11 @@ def extract_candidates(
             text = strip_front_matter(text)
         bonus = config.summary_bonus if message.kind in SUMMARY_KINDS else 0.0
         report = message.role == "assistant" and opens_report(text)
+        if message.kind is MessageKind.COMPACTION:
+            text = _without_record_sections(text)
         whole = (
             text_words if "\n" not in text and not confirmed else None
         )  # one passage: reuse its words
-        if message.kind is MessageKind.COMPACTION:
-            text = _without_record_sections(text)
         for number, (lead, passage) in enumerate(passages(confirmed or text)):
             if confirmed and number == 0:
                 lead = "Decision:"  # the agent restating what the user decided

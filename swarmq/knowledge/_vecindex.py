@@ -342,6 +342,13 @@ class HeldCodes:
             grown[: self.rows] = old[: self.rows]
             setattr(self, name, grown)
 
+    def put(self, low: int, read: Codes) -> None:
+        """``read`` as the rows from ``low`` on (room already made: :meth:`grow`)."""
+        high = low + len(read)
+        self.codes[low:high] = read.codes
+        self.scales[low:high] = read.scales
+        self.bounds[low:high] = read.bounds
+
     def first(self, rows: int) -> Codes:
         """The first ``rows`` rows (views, not copies)."""
         return Codes(self.codes[:rows], self.scales[:rows], self.bounds[:rows])
@@ -395,10 +402,7 @@ def _resident_codes(key: tuple[str, str, int] | None, fd: int, rows: int, dim: i
             added = os.pread(fd, (rows - held.rows) * width, held.rows * width)
             if len(added) != (rows - held.rows) * width:
                 return None
-            read = Codes.of(np.frombuffer(added, dtype=_code_dtype(dim)))
-            held.codes[held.rows : rows] = read.codes
-            held.scales[held.rows : rows] = read.scales
-            held.bounds[held.rows : rows] = read.bounds
+            held.put(held.rows, Codes.of(np.frombuffer(added, dtype=_code_dtype(dim))))
             held.rows = rows
         _evict(_RESIDENT_CODES, RESIDENT_CODE_BYTES, lambda other: other.nbytes)
         return held.first(rows) if key in _RESIDENT_CODES else None
