@@ -560,11 +560,18 @@ def operands(call: str) -> tuple[frozenset[str], frozenset[str]]:
             tail = word.split("://", 1)[1].rstrip("/").lower()
         else:
             tail = re.split(r"[/\\]", word.rstrip("/\\"))[-1].lower() or word.lower()
+            tail = _bare(tail)
         tail = _VERSION.sub("", tail) or tail  # ``image:1-24`` and ``image:24`` are one image
         out.add(tail)
         if _PATHLIKE.search(word) and len(tail) > 2:
             paths.add(tail)
     return frozenset(out), frozenset(paths)
+
+
+def _bare(name: str) -> str:
+    """A file's name without what closes the code around it (``Path('/a/b.md')`` in a script, a
+    summary's ``…``): ``b.md``."""
+    return name.rstrip("'\")…") or name
 
 
 def folders(call: str) -> dict[str, str]:
@@ -580,7 +587,7 @@ def folders(call: str) -> dict[str, str]:
             continue
         parts = [p for p in re.split(r"[/\\]", word.strip("'\"`")) if p and p != "."]
         if len(parts) >= 2:
-            found[parts[-1].lower()] = parts[-2].lower()
+            found[_bare(parts[-1].lower())] = parts[-2].lower()
     return found
 
 

@@ -964,6 +964,26 @@ def _runs_otherwise(call: str, failed: str) -> bool:
     return other
 
 
+_TIMED_OUT = re.compile(r"\btimed out after\b|\bCommand timed out\b", re.IGNORECASE)
+"""A shell tool's own limit stopped the call (Claude Code's "Command timed out after 2m 0.0s"):
+the command was too big for the tool, not wrong."""
+
+
+def _narrowed(call: str, failure: _Failure, calls: int) -> bool:
+    """Whether ``call``, the very next one, does a timed-out call's work with a program that call
+    ran inside it (``grep -r … | head`` after ``find … -exec grep … {} \\;`` timed out): the job
+    made small enough for the tool's time limit, the timeout's cure."""
+    failed, runs = failure.whole or failure.call, program(failure.call)
+    inside = failed.partition(runs)[2]  # not the shell that wrapped it (``powershell -Command``)
+    return (
+        calls - failure.at_call <= 1
+        and _TIMED_OUT.search(failure.error) is not None
+        and bool(runs)
+        and program(call) != runs
+        and program(call) in _named(inside)
+    )
+
+
 def _again_without_cd(call: str, failed: str) -> bool:
     """Whether ``call`` is the failed call run again, only without a leading ``cd`` it no
     longer needs (the shell kept the directory): a retry, not another call that worked."""
@@ -1720,13 +1740,14 @@ class SequenceMiner:
                 or program(call) == program(failure.call)
                 or program(failure.call) in named
                 or (failure.waited == 0 and _ARGUMENTS.search(failure.error) is not None)
+                or _narrowed(call, failure, self.calls)
                 or (
                     bool(missing)
                     and (
                         _stands_in(missing, program(call), named)
                         or (
                             bool(operands(failure.call)[0])
-                            and self._same_target(failure.call, call)
+                            and self._same_target(failure.whole or failure.call, whole or call)
                         )
                     )
                 )

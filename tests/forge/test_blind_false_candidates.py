@@ -472,3 +472,72 @@ def test_a_reports_opening_line_is_no_cause() -> None:
     assert reason_of("The build fails because the lock file is stale.\nNext I will…") == (
         "The build fails because the lock file is stale."
     )
+
+
+def test_a_timed_out_search_made_smaller_names_the_smaller_one(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("count the TODOs in the project")
+        .bash(
+            'find /src/app -name "*.java" -exec grep -l "TODO" {} \\; | wc -l',
+            "Command timed out after 2m 0.0s",
+            error=True,
+        )
+        .bash(
+            'grep -r "TODO" /src/app/modules --include="*.java" | head -10',
+            "/src/app/modules/a/B.java: // TODO: roles",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "timed out" in c and 'grep -r "TODO" /src/app/modules' in c and "no retry" not in c
+        for c in contents
+    ), contents
+
+
+def test_the_shell_that_wrapped_a_timed_out_call_is_not_its_smaller_job(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("find the sheet id")
+        .bash(
+            'powershell.exe -NoProfile -Command rg -n "SHEET_ID" -S | select -First 50',
+            "Command timed out after 2m 0.0s",
+            error=True,
+        )
+        .bash(
+            "powershell.exe -NoProfile -Command $env:API_URL='http://127.0.0.1:5678'; Get-Date",
+            "Monday",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("API_URL" in c for c in contents), contents
+
+
+def test_a_missing_interpreters_stand_in_on_the_same_file_is_named(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    script = (
+        "python - <<'PY'\nfrom pathlib import Path\nimport re\n"
+        "p=Path('/Users/u/proj/specs/001-sync/checklists/requirements.md')\n"
+        "lines=p.read_text().splitlines()\n"
+        "print(sum(1 for l in lines if re.match(r'- \\[( |x|X)\\]', l)))\nPY"
+    )
+    awk = (
+        "awk 'BEGIN{t=0;c=0;i=0} /^- \\[[ xX]\\]/{t++} /^- \\[[xX]\\]/{c++} "
+        "/^- \\[ \\]/{i++} END{print t, c, i}' "
+        "/Users/u/proj/specs/001-sync/checklists/requirements.md"
+    )
+    session = (
+        ClaudeSession()
+        .user("check the checklist")
+        .bash(script, "Exit code 127\nzsh:1: command not found: python", error=True)
+        .bash(awk, "16 16 0")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any("command not found: python" in c and "awk 'BEGIN{t=0" in c for c in contents), (
+        contents
+    )
