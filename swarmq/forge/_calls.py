@@ -329,6 +329,11 @@ def _verdict(lines: list[str], best: str) -> str:
     return last
 
 
+_PUSH_REFUSED = re.compile(r"!\s*\[(?:remote )?rejected\]")
+"""git push's line for a ref it could not update, with the reason (``! [rejected] main -> main
+(stale info)``, ``(fetch first)``, ``! [remote rejected] … (pre-receive hook declined)``)."""
+
+
 def error_excerpt(text: str) -> str:
     """The most telling line of a failed call's output: the command's own words inside Codex's
     sandbox report, a sandbox's wrapper line with the cause under it, else the first line that
@@ -366,6 +371,10 @@ def error_excerpt(text: str) -> str:
         or (errors[0] if errors else lines[0])
     )
     best = _worded(errors, _decisive(lines, errors, best))
+    if best.startswith("error: failed to push some refs"):
+        refused = next((line for line in lines if _PUSH_REFUSED.match(line)), "")
+        if refused:  # git's summary says only that the push failed; the ref's line says why
+            best = f"{' '.join(refused.split())}; {best}"
     at = lines.index(best) if best in lines else -1
     if best.startswith("Caused by:") and at > 0 and ERROR_LINE.search(lines[at - 1]):
         best = f"{lines[at - 1]} ({best})"  # the error the cause belongs to says what failed

@@ -541,3 +541,24 @@ def test_a_missing_interpreters_stand_in_on_the_same_file_is_named(
     assert any("command not found: python" in c and "awk 'BEGIN{t=0" in c for c in contents), (
         contents
     )
+
+
+def test_a_refused_push_says_why_by_its_refs_line() -> None:
+    from swarmq.forge._calls import error_excerpt
+
+    output = (
+        "Exit code 1\nTo github.com:u/r.git\n ! [rejected]        main -> main (stale info)\n"
+        "error: failed to push some refs to 'github.com:u/r.git'\n"
+    )
+    assert "main -> main (stale info)" in error_excerpt(output)
+    hooked = (
+        "To github.com:u/r.git\n ! [remote rejected] main -> main (pre-receive hook declined)\n"
+        "error: failed to push some refs to 'github.com:u/r.git'\n"
+    )
+    assert "(pre-receive hook declined)" in error_excerpt(hooked)
+    told = (
+        "remote: error: GH013: Repository rule violations found\nTo github.com:u/r.git\n"
+        " ! [remote rejected] main -> main (push declined due to repository rule violations)\n"
+        "error: failed to push some refs to 'github.com:u/r.git'\n"
+    )
+    assert "GH013: Repository rule violations found" in error_excerpt(told)  # its own words
