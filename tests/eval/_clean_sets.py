@@ -585,6 +585,35 @@ FORGE_SETS = (
         secrets=("fc-6009653cc0", "a5c929a120f7", "SJ_cKqBTPzCs", "KTMDdMNtpiAW"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout27",
+        formats={"claude-code": 3, "codex-rollout": 1},
+        repos=4,
+        lessons=12,
+        tool_errors=9,
+        without_lessons=0,
+        max_bytes=2_600_000,
+        missing_word=("cx-kuafor-speckit-python3.jsonl", "schtasks"),
+        # distinctive account and machine names inside the sessions' paths and records, besides
+        # the owners (macOS and Linux home names, the root user's host name); the generic
+        # `anthony` and `root` are left out, as SOURCES-heldout27.md discloses
+        accounts=("aryansurana", "nazif", "PhillDesktop"),
+        redacted={
+            "cc-wsl-railway-noninteractive.jsonl": 51,
+            "cc-zenith-https-push-ssh.jsonl": 9,
+        },
+        # the GitHub token (by SECRET_PREFIXES), the Railway token, the Smithery key and
+        # profile, the Redis password and the user's e-mail address, each checked gone by its start
+        secrets=(
+            "11BCCXXRA03b5",
+            "57a46238-9dad",
+            "e9820cd5-c518",
+            "faithful-sunset",
+            "sFVjX2rYkTLY",
+            "mcgurk@gmail",
+        ),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
