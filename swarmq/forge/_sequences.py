@@ -632,8 +632,10 @@ ESCALATION = (
 """How a Codex call leaves the sandbox: the lesson names the parameter, which the next session
 needs to do it (its name changed between Codex versions, so both are given)."""
 
-LONG_PATH = 40
-"""A path of the failing call at least this long is shortened where its error repeats it."""
+LONG_PATH = 60
+"""A path of the failing call at least this long is shortened where its error repeats it; a
+shorter one is kept as printed (the error's own words: a reader searches for them, and the
+280-character view of a lesson shortens quoted spans itself)."""
 _PATH_SPLIT = re.compile(r"[/\\]")
 
 

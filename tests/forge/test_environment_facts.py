@@ -178,13 +178,27 @@ def test_zsh_reading_a_literal_route_path_as_a_pattern_is_a_lesson_with_its_quot
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert len(found) == 1
-    # the error's copy of the call's long path is shortened: the call spells it whole
-    assert found[0].startswith(
-        f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: …/[type]/page.tsx)"
-    )
+    # the error as printed: a path this short costs the lesson nothing said twice
+    assert found[0].startswith(f"`sed -n 1,80p {path}` failed (zsh:1: no matches found: {path})")
     assert "quote paths with brackets or parentheses here (zsh reads them as patterns)" in found[0]
     assert found[0].endswith("` worked instead.")
     assert failure_signature(found[0]) == "zsh: no matches found"
+
+
+def test_the_errors_copy_of_a_very_long_path_is_shortened(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    path = "frontend/src/app/(dashboard)/organizations/[organizationId]/settings/page.tsx"
+    session = (
+        ClaudeSession()
+        .user("tidy the settings page")
+        .bash(f"sed -n 1,80p {path}", f"Exit code 1\nzsh:1: no matches found: {path}", error=True)
+        .bash(f"sed -n 1,80p '{path}'", "export default function Page() {}")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert len(found) == 1
+    # the call spells the path whole; its copy in the error would cost the lesson its words
+    assert "(zsh:1: no matches found: …/settings/page.tsx)" in found[0], found
 
 
 def test_a_wildcard_that_matched_nothing_is_an_answer_not_a_lesson(
@@ -449,8 +463,9 @@ def test_a_file_looked_for_then_searched_for_in_vain_does_not_exist_here(
     )
     found = sequences(forge_transcript(path, layout, locks).found)
     assert found == [
-        "`cat /home/u/tf/_bmad/core/tasks/bmad-help.md` failed (cat: …/tasks/bmad-help.md: No "
-        "such file or directory); `bmad-help.md` does not exist in this project: "
+        "`cat /home/u/tf/_bmad/core/tasks/bmad-help.md` failed (cat: "
+        "/home/u/tf/_bmad/core/tasks/bmad-help.md: No such file or directory); `bmad-help.md` "
+        "does not exist in this project: "
         "`rg --files -g 'bmad-help.md' /home/u/tf/_bmad` found nothing."
     ]
     assert fact_kind(found[0]) is not None
