@@ -614,6 +614,21 @@ FORGE_SETS = (
         ),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout28",
+        formats={"claude-code": 5},
+        repos=5,
+        lessons=16,
+        tool_errors=13,
+        without_lessons=0,
+        max_bytes=4_000_000,
+        missing_word=("cc-hyprland-stow-same-file-cp-r.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (macOS, Arch Linux and Windows home names); the generic `user` and `ubuntu` are left
+        # out, as SOURCES-heldout28.md discloses
+        accounts=("neilhart", "sn0w", "pur3v4d3rpk"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
