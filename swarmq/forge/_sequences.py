@@ -188,6 +188,13 @@ _ARGUMENTS = re.compile(
     r"failed to parse function arguments|missing field|unknown field|invalid type", re.I
 )
 _API_ERROR = re.compile(r"^API Error: (?:4\d\d|5\d\d)\b")
+_API_HICCUP = re.compile(
+    r"^API Error: 5\d\d\b.{0,300}?(?:internal server error|overloaded|service unavailable|"
+    r"temporarily unavailable|bad gateway|gateway time-?out)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A model provider's passing failure (500 "Internal server error", 529 "Overloaded"): the next
+call works, and the next session meets nothing of it."""
 _CODE_ERROR = re.compile(
     r"error\[E\d+\]|error TS\d+|mismatched types|use of moved value|cannot find (?:value|type|module)|"
     r"SyntaxError|TypeError|NameError|AttributeError|AssertionError|assertion failed|panicked at|"
@@ -986,6 +993,25 @@ def _narrowed(call: str, failure: _Failure, calls: int) -> bool:
     )
 
 
+_ECHOED_FAILURE = re.compile(r"\|\|\s*echo\s+(?:\\?\"([^\"\\]{6,})\\?\"|'([^']{6,})')")
+"""A call that says so when it fails (``… || echo "Push failed - authentication required"``):
+its status is the echo's, so its output is the witness."""
+_FAILURE_WORD = re.compile(
+    r"fail|error|\bnot\b|n't|\bno\b|unable|cannot|denied|required|missing|unavailable|"
+    r"limited|不可用|失败|失敗|错误|エラー|できません",
+    re.IGNORECASE,
+)
+"""What an echoed verdict says when it reports a failure ("checking alternatives…" after a
+chain of probes reports nothing)."""
+
+
+def _echoes_on_failure(raw: Any) -> bool:
+    """Whether a Bash call (its input a ``command``) ends a step with ``|| echo "…"``: a cheap
+    test on every working call, so only the command string itself is looked at."""
+    command = raw.get("command") if isinstance(raw, dict) else None
+    return isinstance(command, str) and "|| echo" in command
+
+
 def _again_without_cd(call: str, failed: str) -> bool:
     """Whether ``call`` is the failed call run again, only without a leading ``cd`` it no
     longer needs (the shell kept the directory): a retry, not another call that worked."""
@@ -1203,7 +1229,8 @@ class SequenceMiner:
             return
         reported = is_error
         if not is_error and (
-            text.find("not found", 0, 2000) >= 0
+            _echoes_on_failure(raw)
+            or text.find("not found", 0, 2000) >= 0
             or text.find("resolve host", 0, 2000) >= 0
             or text.startswith("fatal: ")
         ):  # substring tests, no copy: this runs on every result
@@ -1388,6 +1415,8 @@ class SequenceMiner:
     def text(self, message: Message) -> None:
         """An assistant's text: Claude Code's own API errors, and the reason after a failure."""
         if message.role != "assistant":
+            return
+        if _API_HICCUP.match(message.text):
             return
         if _API_ERROR.match(message.text):
             error = error_excerpt(message.text)
@@ -2085,6 +2114,10 @@ class SequenceMiner:
         | grep`` when the host cannot be resolved and ``git count-objects 2>&1 | head`` when git
         refuses the repository (an output opening with ``fatal:``). Only these count: the output
         says nothing else then."""
+        said = _ECHOED_FAILURE.search(as_text(raw))
+        verdict = (said.group(1) or said.group(2)) if said else ""
+        if verdict and verdict in text and _FAILURE_WORD.search(verdict):
+            return True  # ``git push 2>&1 || echo "Push failed"`` printed its own verdict
         call = summarise_call(raw)
         if text.startswith("fatal: "):  # ``git count-objects 2>&1 | head``: git refused
             return _LAST_STAGE.search(as_text(raw)) is not None

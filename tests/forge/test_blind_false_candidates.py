@@ -562,3 +562,56 @@ def test_a_refused_push_says_why_by_its_refs_line() -> None:
         "error: failed to push some refs to 'github.com:u/r.git'\n"
     )
     assert "GH013: Repository rule violations found" in error_excerpt(told)  # its own words
+
+
+def test_a_model_providers_passing_failure_is_no_lesson(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    hiccup = (
+        'API Error: 500 {"type":"error","error":{"type":"api_error",'
+        '"message":"Internal server error"}}'
+    )
+    lasting = 'API Error: 400 {"error":{"message":"The requested model is not supported."}}'
+    session = ClaudeSession().user("go on").say(hiccup).user("go on").say(lasting)
+    contents = _contents(session, tmp_path, layout)
+    assert not any("Internal server error" in c for c in contents), contents
+    assert any("The requested model is not supported" in c for c in contents), contents
+
+
+def test_a_call_that_printed_its_own_failure_verdict_cured_nothing(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    refused = "fatal: could not read Username for 'https://github.com': No such device or address"
+    session = (
+        ClaudeSession()
+        .user("deploy it")
+        .bash("git push origin main", f"Exit code 128\n{refused}", error=True)
+        .bash("git remote -v", "origin\thttps://github.com/u/r.git (fetch)")
+        .bash(
+            'git push origin main 2>&1 || echo "Push failed - authentication required"',
+            f"{refused}\nPush failed - authentication required",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("worked instead" in c for c in contents), contents
+
+
+def test_an_echo_after_probes_is_their_answer_not_a_failure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    session = (
+        ClaudeSession()
+        .user("install the sdk")
+        .bash(
+            "pip install mcp",
+            "Exit code 127\n/bin/bash: line 1: pip: command not found",
+            error=True,
+        )
+        .bash(
+            'which python3 && python3 --version || echo "checking alternatives..."',
+            "/usr/bin/python3\nPython 3.12.3\nchecking alternatives...",
+        )
+        .bash("python3 -m pip install mcp", "Successfully installed mcp-1.2.0")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("checking alternatives" in c for c in contents), contents
