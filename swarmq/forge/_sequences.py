@@ -993,6 +993,9 @@ def _narrowed(call: str, failure: _Failure, calls: int) -> bool:
     )
 
 
+_CMD_C = re.compile(r"\bcmd(?:\.exe)?\s+/[cCkK]\b")
+"""``cmd /c …``: when all it printed is cmd's banner, the command never ran (Git Bash rewrote
+``/c`` into a path, so cmd started as an interactive shell and read end of input)."""
 _ECHOED_FAILURE = re.compile(r"\|\|\s*echo\s+(?:\\?\"([^\"\\]{6,})\\?\"|'([^']{6,})')")
 """A call that says so when it fails (``… || echo "Push failed - authentication required"``):
 its status is the echo's, so its output is the witness."""
@@ -1010,6 +1013,28 @@ def _echoes_on_failure(raw: Any) -> bool:
     test on every working call, so only the command string itself is looked at."""
     command = raw.get("command") if isinstance(raw, dict) else None
     return isinstance(command, str) and "|| echo" in command
+
+
+_COUNTERPARTS = {
+    "taskkill": frozenset({"stop-process", "kill"}),
+    "tasklist": frozenset({"get-process", "ps"}),
+    "findstr": frozenset({"select-string", "sls"}),
+    "del": frozenset({"remove-item", "rm", "ri"}),
+    "rmdir": frozenset({"remove-item", "rm", "ri"}),
+    "copy": frozenset({"copy-item", "cp"}),
+    "xcopy": frozenset({"copy-item", "cp"}),
+    "move": frozenset({"move-item", "mv"}),
+}
+"""cmd's programs and the PowerShell cmdlets (and their aliases) that do their job: when Git
+Bash turned ``taskkill /F`` into ``taskkill F:/``, ``powershell "Stop-Process -Name node
+-Force"`` did the work, and is the cure."""
+
+
+def _counterpart(failed: str, named: set[str]) -> bool:
+    """Whether a call naming ``named`` runs the PowerShell counterpart of the cmd program
+    ``failed``."""
+    doing = _COUNTERPARTS.get(failed.lower().removesuffix(".exe"), frozenset())
+    return any(word.strip("\"'(").lower() in doing for word in named)
 
 
 def _again_without_cd(call: str, failed: str) -> bool:
@@ -1230,6 +1255,7 @@ class SequenceMiner:
         reported = is_error
         if not is_error and (
             _echoes_on_failure(raw)
+            or text.startswith("Microsoft Windows [Version")
             or text.find("not found", 0, 2000) >= 0
             or text.find("resolve host", 0, 2000) >= 0
             or text.startswith("fatal: ")
@@ -1772,6 +1798,7 @@ class SequenceMiner:
                 or program(failure.call) in named
                 or (failure.waited == 0 and _ARGUMENTS.search(failure.error) is not None)
                 or _narrowed(call, failure, self.calls)
+                or _counterpart(program(failure.call), named)
                 or (
                     bool(missing)
                     and (
@@ -2114,6 +2141,8 @@ class SequenceMiner:
         | grep`` when the host cannot be resolved and ``git count-objects 2>&1 | head`` when git
         refuses the repository (an output opening with ``fatal:``). Only these count: the output
         says nothing else then."""
+        if text.startswith("Microsoft Windows [Version") and _CMD_C.search(as_text(raw)):
+            return True  # ``cmd /c x`` from Git Bash: ``/c`` became a path, cmd only started
         said = _ECHOED_FAILURE.search(as_text(raw))
         verdict = (said.group(1) or said.group(2)) if said else ""
         if verdict and verdict in text and _FAILURE_WORD.search(verdict):

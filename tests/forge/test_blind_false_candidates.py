@@ -615,3 +615,29 @@ def test_an_echo_after_probes_is_their_answer_not_a_failure(
     )
     contents = _contents(session, tmp_path, layout)
     assert not any("checking alternatives" in c for c in contents), contents
+
+
+def test_cmd_started_with_only_its_banner_ran_nothing_and_powershell_did_the_job(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    refused = (
+        "Exit code 1\nERROR: Invalid argument/option - 'F:/'.\nType \"TASKKILL /?\" for usage."
+    )
+    session = (
+        ClaudeSession()
+        .user("free port 3006")
+        .bash("taskkill /F /PID 28288", refused, error=True)
+        .bash(
+            "cmd /c taskkill /F /PID 28288",
+            "Microsoft Windows [Version 10.0.26100.4946]\n(c) Microsoft Corporation. All rights "
+            "reserved.\n\nC:\\Users\\u\\app>",
+        )
+        .bash('powershell "Stop-Process -Id 28288 -Force"', "")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "taskkill /F /PID 28288` failed" in c
+        and '`powershell "Stop-Process -Id 28288 -Force"` worked instead' in c
+        for c in contents
+    ), contents
+    assert not any("`cmd /c taskkill /F /PID 28288` worked" in c for c in contents), contents
