@@ -629,6 +629,30 @@ FORGE_SETS = (
         accounts=("neilhart", "sn0w", "pur3v4d3rpk"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout29",
+        formats={"claude-code": 3, "codex-rollout": 2},
+        repos=5,
+        lessons=14,
+        tool_errors=10,
+        without_lessons=0,
+        max_bytes=4_000_000,
+        missing_word=("cx-kangaroo-verify-stubs-gpu-run.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (macOS, Windows and Linux account names, a Codeberg account of a git remote); the
+        # generic `zeus` (the cloud studio's default account) is left out, as
+        # SOURCES-heldout29.md discloses
+        accounts=("liuyusen", "payam", "cshrivastava001", "pest88-spec"),
+        redacted={
+            "cc-portable-bash-snapshot-mcp-tokens.jsonl": 20,
+            "cc-lightning-benchmark-timeout-numpy-abi.jsonl": 4,
+        },
+        # the GitHub token, the Google keys and the Tavily key (by SECRET_PREFIXES), the
+        # Firecrawl key, the search engine id and the user's e-mail address, each checked gone
+        # by its start
+        secrets=("fc-1469b383", "65c0e1c5d01ac4edb", "cshrivastava2000@"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
