@@ -1135,10 +1135,10 @@ class SequenceMiner:
     unless the session finds or writes the file after all (lower-cased name → lesson)."""
     calls: int = 0
     """Tool calls seen (a session without any is a chat: its prose has no witness)."""
-    refused: tuple[str, str, str, str, int] | None = None
+    refused: tuple[str, str, str, str, int, int] | None = None
     """The last call of a command tool refused with no exit status (tool, call, unclipped
-    call, error, index): if the next call of that tool runs it again and works, a hook or a
-    gate refused it, not the command."""
+    call, error, index, edits made before it): if the next call of that tool runs it again and
+    works with no file edited in between, a hook or a gate refused it, not the command."""
     dropped: set[str] = field(default_factory=set)
     """Signatures of failures given up without a lesson (the same failure again reopens one)."""
     given_up: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=16))
@@ -1295,7 +1295,7 @@ class SequenceMiner:
             ):  # a compiler's or the program's own error, or a program the shell says is
                 # missing, is the command's: no hook or gate stood outside it, whatever ran
                 # next (a bare "os error 2" is also a file a patch could not read: not told)
-                self.refused = (tool, call, whole or call, error, index)
+                self.refused = (tool, call, whole or call, error, index, self.edits)
         if is_error:
             self.probes.failed(tool, whole or call, text, line_no, timestamp)
         elif self.probes.waiting:
@@ -1391,10 +1391,12 @@ class SequenceMiner:
         own: ``now``, its error), the refusal is the lesson (a hook that refuses a session's
         first command until the agent says what it does)."""
         assert self.refused is not None
-        tool, failed, failed_whole, error, at = self.refused
+        tool, failed, failed_whole, error, at, edits = self.refused
         self.refused = None
         if (
             now == error
+            or self.edits != edits  # a file edited in between (the page the error names, the
+            # file the pathspec missed): that edit may be the cure, nothing outside the command
             or not _reruns(whole or call, failed_whole)
             or (
                 _cd_changed(whole or call, failed_whole, error)

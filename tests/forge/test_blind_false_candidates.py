@@ -641,3 +641,25 @@ def test_cmd_started_with_only_its_banner_ran_nothing_and_powershell_did_the_job
         for c in contents
     ), contents
     assert not any("`cmd /c taskkill /F /PID 28288` worked" in c for c in contents), contents
+
+
+def test_a_call_that_works_after_an_edit_was_not_refused_from_outside(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    refused = (
+        'Error: /Users/u/deck/slide2.html: Text box "Results" ends too close to bottom edge '
+        '(0.48" from bottom, minimum 0.5" required)'
+    )
+    session = (
+        ClaudeSession()
+        .user("make the slides")
+        .bash('NODE_PATH="$(npm root -g)" node generate-ppt.js 2>&1', refused, error=True)
+        .call(
+            "Edit",
+            {"file_path": "/Users/u/deck/slide2.html", "old_string": "pb-8", "new_string": "pb-16"},
+            "The file /Users/u/deck/slide2.html has been updated.",
+        )
+        .bash('NODE_PATH="$(npm root -g)" node generate-ppt.js 2>&1', "Wrote deck.pptx")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert not any("outside the command" in c for c in contents), contents
