@@ -83,7 +83,9 @@ Progress = Callable[[int], None]
 
 PROGRESS_EVERY = 2000
 SUMMARY_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.COMPACTION})
-_SECTION_HEAD = re.compile(r"^\s*(?:\d+\.\s*)?(?:#+\s*)?([A-Z][\w /&-]{2,40}):")
+_SECTION_HEAD = re.compile(r"^\s*(?:\d+\.\s*)?(?:#+\s*)?(?:\*\*|__)?([A-Z][\w /&-]{2,40}):")
+"""A compaction summary's section heading, numbered, a Markdown heading or in bold ("4.
+**Errors and Fixes:**")."""
 _RECORD_SECTION = re.compile(
     r"(?:errors?\b.{0,20}\b(?:fix\w*|encountered)|problem solving|files and code|"
     r"pending tasks|current work|(?:optional )?next steps?)\b",

@@ -663,3 +663,32 @@ def test_a_call_that_works_after_an_edit_was_not_refused_from_outside(
     )
     contents = _contents(session, tmp_path, layout)
     assert not any("outside the command" in c for c in contents), contents
+
+
+def test_a_compaction_summarys_bold_record_sections_are_not_mined(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    summary = (
+        "This session is being continued from a previous conversation that ran out of context. "
+        "The conversation is summarized below:\n\nAnalysis:\n1. **Primary Request and Intent:**\n"
+        "   The user wants the blur benchmark verified.\n\n2. **Key decisions:**\n"
+        "- Decided to keep OpenCV as the backend instead of PIL, because PIL is 4x slower.\n\n"
+        "4. **Errors and Fixes:**\n"
+        "   - **Initial inflated claims**: Claimed 19,300 FPS, actually 1,683 FPS - Fixed by "
+        "measuring actual performance, not theoretical\n\n"
+        "9. **Optional Next Step:**\n   Run the exhaustive test again.\n"
+    )
+    record = {
+        "type": "user",
+        "isCompactSummary": True,
+        "sessionId": "s1",
+        "uuid": "u1",
+        "timestamp": "2026-03-02T09:40:00.500Z",
+        "message": {"role": "user", "content": summary},
+    }
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = forge_transcript(path, layout, LocalLocks(tmp_path / "locks"))
+    contents = [c.content for c in result.found]
+    assert not any("inflated claims" in c for c in contents), contents
+    assert any("OpenCV" in c for c in contents), contents
