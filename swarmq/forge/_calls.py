@@ -27,7 +27,7 @@ encontrada" under a Spanish locale says what the English message says."""
 ERROR_LINE = re.compile(
     r"error|not found|no such|denied|invalid|failed|unknown|missing|unsupported|not supported|"
     r"timed out|cannot|can't|refused|not permitted|unrecognized|not recognized as|\bbad option\b|exceeds maximum|expected|need|required|could not|unable|notfoundexception\b|"
-    r"killed|not a tty|^fatal:|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
+    r"killed|not a tty|^fatal:|^FAIL(?:ED)?:\s+\S|\bERR_[A-Z0-9_]{4,}|\bERR!|\bEPERM\b|\bEACCES\b|too (?:many|few) arguments|"
     r"\bport \d+ is not available|" + NOT_FOUND_TRANSLATED + "|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
@@ -424,6 +424,9 @@ def _decisive(lines: list[str], errors: list[str], best: str) -> str:
     words are kept before it (they say the sandbox refused it)."""
     if "sandbox denied exec error" in best:
         return best  # the older one-line report: its streams are read by :func:`_wrapped_error`
+    if _VERDICT.match(best):  # a check's verdict, then its first finding as the example
+        at = lines.index(best) if best in lines else -1
+        return f"{best} {lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
     wrapper = _WRAPPER.search(best)
     rest = best[wrapper.end() :].lstrip(" :") if wrapper else best
     prefix = best[: len(best) - len(rest)] if wrapper else ""
@@ -464,11 +467,20 @@ def _worded(errors: list[str], best: str) -> str:
     return next((line for line in errors if worded in line), best)
 
 
+_VERDICT = re.compile(r"(?:FAIL(?:ED)?|ERROR):\s+\S.{8,}:$")
+"""A check's own verdict that leads into its findings ("FAIL: Found placeholder/stub
+markers:"): what failed, in the check's words, though it ends in a colon; the lines after it
+are its evidence (one of them may hold the word "error" by chance)."""
+
+
 def _told(errors: list[str]) -> str | None:
     """The first error line that is not a lead-in (ending in a colon); when that line is only a
     wrapper's verdict (:data:`_SUMMARY`), the first line that says what went wrong instead,
     when the output has one (not a warning: a warning beside a failure is rarely its cause)."""
-    first = next((e for e in errors if not e.endswith(":") or _WRAPPER.search(e)), None)
+    first = next(
+        (e for e in errors if not e.endswith(":") or _WRAPPER.search(e) or _VERDICT.match(e)),
+        None,
+    )
     if first is None or _SUMMARY.search(first) is None:
         return first
     cause = next(

@@ -692,3 +692,18 @@ def test_a_compaction_summarys_bold_record_sections_are_not_mined(
     contents = [c.content for c in result.found]
     assert not any("inflated claims" in c for c in contents), contents
     assert any("OpenCV" in c for c in contents), contents
+
+
+def test_a_checks_own_verdict_is_the_error_not_a_finding_that_says_error() -> None:
+    from swarmq.forge._calls import error_excerpt
+
+    output = (
+        "Exit code: 1\nWall time: 1.8 seconds\nOutput:\nFAIL: Found placeholder/stub markers:\n"
+        "src/net/Server.cpp:5:    // stub implementation of the protocol\n"
+        "src/net/Server.cpp:195:    // stub implementation error sending\n"
+    )
+    excerpt = error_excerpt(output)
+    assert excerpt.startswith("FAIL: Found placeholder/stub markers:"), excerpt
+    assert "Server.cpp:5:" in excerpt  # its first finding, as the example
+    go = "# ./...\npattern ./...: open /home/u/.cache/go-build/x: permission denied\nFAIL\n"
+    assert "; FAIL" not in error_excerpt(go)  # a bare verdict word says nothing
