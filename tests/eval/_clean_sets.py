@@ -653,6 +653,30 @@ FORGE_SETS = (
         secrets=("fc-1469b383", "65c0e1c5d01ac4edb", "cshrivastava2000@"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout30",
+        formats={"claude-code": 6},
+        repos=6,
+        lessons=15,
+        tool_errors=10,
+        without_lessons=0,
+        max_bytes=1_800_000,
+        missing_word=("cc-arch-dotfiles-gh-ssh-key-scope.jsonl", "schtasks"),
+        # distinctive account and host names inside the sessions' paths and records, besides the
+        # owners (macOS and Arch Linux home names, the Arch machine's host name); the generic
+        # `user`, `claude`, `kova` (container accounts) and `gin` (a common word) are left out,
+        # as SOURCES-heldout30.md discloses
+        accounts=("herbcaudill", "laofahai", "ian-ser"),
+        redacted={
+            "cc-dotfiles-gitconfig-modified-since-read.jsonl": 6,
+            "cc-riscv-notes-read-token-limit.jsonl": 7,
+            "cc-arch-dotfiles-gh-ssh-key-scope.jsonl": 5,
+        },
+        # the users' e-mail addresses and the Arch user's SSH public key, each checked gone by
+        # its start
+        secrets=("herb@devresults", "yerramahesh2005@", "laofahai@gmail", "ILd4ZDyzSZieOWI4"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
