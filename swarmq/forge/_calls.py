@@ -38,7 +38,7 @@ _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
     r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"
     r"exit code:? \d+$|now using node v|#{1,6} \w+(?: \w+)?$|"
-    r"script (?:failed|error:|completed)$|script running with cell id \d+$)|"
+    r"script (?:failed|error:|completed)$|script running with cell id \d+$|ssh[_-]askpass: )|"
     r"(?:shellenv\.sh|\.bash_profile|\.bashrc|\.zshrc|\.zprofile|\.profile): line \d+:|"
     r"\s(?:PASSED|SKIPPED|XFAIL|XPASS)\s*\[\s*\d+%\]$",
     re.IGNORECASE,
@@ -46,7 +46,9 @@ _NOISE_LINE = re.compile(
 """Lines that are not the failure: the tool's framing (an MCP server's ``### Error`` heading,
 Codex's code-mode ``exec`` saying "Script failed" round a command's exit status), and shell
 start-up chatter (a broken rc
-file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox)
+file, Homebrew's ``shellenv.sh: line 18: /bin/ps: Operation not permitted`` in a sandbox), and
+ssh saying it has no graphical helper to ask with (``ssh_askpass: exec(…): No such file or
+directory``) above what failed (``Host key verification failed.``)
 printed on every call, failing or not; and a verbose test run's progress lines of tests that did
 not fail (``test_parse_date_invalid PASSED [ 14%]``), whose names may read as errors."""
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -424,6 +426,9 @@ def _decisive(lines: list[str], errors: list[str], best: str) -> str:
     words are kept before it (they say the sandbox refused it)."""
     if "sandbox denied exec error" in best:
         return best  # the older one-line report: its streams are read by :func:`_wrapped_error`
+    if _HTTP_STATUS.match(best):  # ``gh api``'s status line, then why (the scope it needs)
+        at = lines.index(best) if best in lines else -1
+        return f"{best}; {lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
     if _VERDICT.match(best):  # a check's verdict, then its first finding as the example
         at = lines.index(best) if best in lines else -1
         return f"{best} {lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
@@ -471,6 +476,12 @@ _VERDICT = re.compile(r"(?:FAIL(?:ED)?|ERROR):\s+\S.{8,}:$")
 """A check's own verdict that leads into its findings ("FAIL: Found placeholder/stub
 markers:"): what failed, in the check's words, though it ends in a colon; the lines after it
 are its evidence (one of them may hold the word "error" by chance)."""
+
+
+_HTTP_STATUS = re.compile(r"HTTP \d{3}: [\w ]{2,40}(?: \(\S+\))?$")
+"""gh's report of a refused API call, ``HTTP 404: Not Found (https://api.github.com/user/keys)``:
+the status only; the next line says why ("This API operation needs the "admin:public_key"
+scope")."""
 
 
 def _told(errors: list[str]) -> str | None:

@@ -1681,6 +1681,8 @@ class SequenceMiner:
             if waiting is not None:
                 waiting.waited, waiting.remedies, waiting.edited = 0, [], ""
                 waiting.again = [*waiting.again, call][-REMEDIES_KEPT:]
+                waiting.at_call, waiting.advised = self.calls, None  # met again here: advice
+                # followed next counts from here, advice followed before did not cure it
                 return False
             if signature not in self.dropped and not self._refuted(signature, whole or call):
                 return False

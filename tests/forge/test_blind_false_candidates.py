@@ -707,3 +707,58 @@ def test_a_checks_own_verdict_is_the_error_not_a_finding_that_says_error() -> No
     assert "Server.cpp:5:" in excerpt  # its first finding, as the example
     go = "# ./...\npattern ./...: open /home/u/.cache/go-build/x: permission denied\nFAIL\n"
     assert "; FAIL" not in error_excerpt(go)  # a bare verdict word says nothing
+
+
+def test_ssh_lacking_a_password_helper_is_not_what_failed() -> None:
+    from swarmq.forge._calls import error_excerpt
+
+    output = (
+        "ssh_askpass: exec(/usr/lib/ssh/ssh-askpass): No such file or directory\n"
+        "Host key verification failed.\nfatal: Could not read from remote repository.\n"
+    )
+    assert error_excerpt(output).startswith("Host key verification failed.")
+
+
+def test_an_api_status_line_is_followed_by_why() -> None:
+    from swarmq.forge._calls import error_excerpt
+
+    output = (
+        "HTTP 404: Not Found (https://api.github.com/user/keys?per_page=100)\n"
+        'This API operation needs the "admin:public_key" scope. To request it, run:  gh auth '
+        "refresh -h github.com -s admin:public_key"
+    )
+    assert 'needs the "admin:public_key" scope' in error_excerpt(output)
+
+
+def test_advice_followed_right_after_the_failure_came_again_is_its_cure(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    refused = (
+        "Exit code 1\nHTTP 404: Not Found (https://api.github.com/user/keys?per_page=100)\n"
+        'This API operation needs the "admin:public_key" scope. To request it, run:  gh auth '
+        "refresh -h github.com -s admin:public_key"
+    )
+    session = (
+        ClaudeSession()
+        .user("add my ssh key with gh")
+        .bash('gh ssh-key add ~/.ssh/id_ed25519.pub --title "dotfiles-key"', refused, error=True)
+        .bash("gh auth refresh -h github.com -s admin:public_key", "Interrupted", error=True)
+        .user("call it arch_from_office")
+        .bash(
+            'gh ssh-key add ~/.ssh/id_ed25519.pub --title "arch_from_office"', refused, error=True
+        )
+        .bash(
+            "gh auth refresh -h github.com -s admin:public_key",
+            "! First copy your one-time code: BD62-A85A\n✓ Authentication complete.",
+        )
+        .bash(
+            'gh ssh-key add ~/.ssh/id_ed25519.pub --title "arch_from_office"',
+            "✓ Public key added to your account",
+        )
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "HTTP 404" in c
+        and "gh auth refresh -h github.com -s admin:public_key" in c.split(")", 1)[-1]
+        for c in contents
+    ), contents
