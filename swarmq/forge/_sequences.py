@@ -1030,6 +1030,24 @@ Bash turned ``taskkill /F`` into ``taskkill F:/``, ``powershell "Stop-Process -N
 -Force"`` did the work, and is the cure."""
 
 
+_AGENT_TOOLS = {
+    "curl": frozenset({"WebFetch", "web_fetch", "fetch"}),
+    "wget": frozenset({"WebFetch", "web_fetch", "fetch"}),
+}
+"""The agent's own tools that do a missing program's job: ``curl: command not found``, then
+WebFetch of the same URL."""
+_URL = re.compile(r"https?://[^\s'\"`)]+")
+
+
+def _tool_stands_in(missing: str, tool: str, call: str, failed: str) -> bool:
+    """Whether an agent tool's call (``tool``) did the missing program's job on the same
+    target: a URL of the failed call's host."""
+    if tool not in _AGENT_TOOLS.get(missing, frozenset()):
+        return False
+    hosts = {url.split("/")[2].lower() for url in _URL.findall(failed)}
+    return any(url.split("/")[2].lower() in hosts for url in _URL.findall(call))
+
+
 def _counterpart(failed: str, named: set[str]) -> bool:
     """Whether a call naming ``named`` runs the PowerShell counterpart of the cmd program
     ``failed``."""
@@ -1780,6 +1798,15 @@ class SequenceMiner:
                     failure.tool in _SEARCH_TOOLS and program(call) in _SEARCHES | {"find", "ls"}
                 ):
                     self.closed.append(fixed(failure, tool, call, index, line_no, timestamp))
+                elif failure.tool in _COMMAND_TOOLS and _tool_stands_in(
+                    missing_program(program(failure.call), failure.error, failure.call),
+                    tool,
+                    whole or call,
+                    failure.whole or failure.call,
+                ):  # the agent's own tool did the missing program's job: say which tool
+                    self.closed.append(
+                        fixed(failure, tool, f"{tool} {call}", index, line_no, timestamp)
+                    )
                 else:
                     still_open.append(failure)
                 continue

@@ -762,3 +762,23 @@ def test_advice_followed_right_after_the_failure_came_again_is_its_cure(
         and "gh auth refresh -h github.com -s admin:public_key" in c.split(")", 1)[-1]
         for c in contents
     ), contents
+
+
+def test_the_agents_web_fetch_of_the_same_url_stands_in_for_a_missing_curl(
+    tmp_path: Path, layout: AgentsLayout
+) -> None:
+    url = "https://app.example.dev/.well-known/manifest.json"
+    session = (
+        ClaudeSession()
+        .user("is the manifest served?")
+        .bash(
+            f'curl -s -o /dev/null -w "%{{http_code}}" "{url}"',
+            "Exit code 127\n/bin/bash: line 1: curl: command not found",
+            error=True,
+        )
+        .call("WebFetch", {"url": url, "prompt": "Return the HTTP status"}, "HTTP 200, valid")
+    )
+    contents = _contents(session, tmp_path, layout)
+    assert any(
+        "curl: command not found" in c and f"`WebFetch {url}` worked instead" in c for c in contents
+    ), contents
