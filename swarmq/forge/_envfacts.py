@@ -358,6 +358,24 @@ def crlf_script(error: str) -> bool:
     return _CRLF.search(error) is not None
 
 
+def _asked_of(word: str, call: str) -> str:
+    """The command the missing subcommand ``word`` was asked of in ``call``: the word before it
+    in the step that names it (``npx @railway/cli projects`` → ``@railway/cli``, ``source
+    .venv/bin/activate && uv python3 -c …`` → ``uv``), so a runner or a set-up step before the
+    program is not named for it; ``""`` when the call does not name it so."""
+    for step in re.split(r"&&|\|\||;|\|", call):
+        words = step.split()
+        if word in words[1:]:
+            before = words[words.index(word) - 1]
+            if not before.startswith("-") and "=" not in before:
+                return (
+                    before.rsplit("/", 1)[-1]
+                    if "/" in before and not before.startswith("@")
+                    else before
+                )
+    return ""
+
+
 def missing_subcommand(program: str, error: str) -> tuple[str, str] | None:
     """The subcommand ``error`` says the program has not, and the command it was asked of
     (``("pending", "gt deacon")``); ``None`` when the error says no such thing. Which commands
@@ -590,7 +608,8 @@ def environment_fact(program: str, error: str, call: str = "") -> str:
         return "the script has Windows (CRLF) line endings, which bash cannot run: convert it to LF"
     absent = missing_subcommand(program, error)
     if absent and program:
-        return f"the `{absent[1]}` installed here has no `{absent[0]}` command"
+        parent = _asked_of(absent[0], call) if absent[1] == program else ""
+        return f"the `{parent or absent[1]}` installed here has no `{absent[0]}` command"
     return ""
 
 

@@ -782,3 +782,20 @@ def test_the_agents_web_fetch_of_the_same_url_stands_in_for_a_missing_curl(
     assert any(
         "curl: command not found" in c and f"`WebFetch {url}` worked instead" in c for c in contents
     ), contents
+
+
+def test_a_missing_subcommand_names_the_program_it_was_asked_of() -> None:
+    from swarmq.forge._envfacts import environment_fact
+
+    railway = environment_fact(
+        "npx",
+        "error: unrecognized subcommand 'projects'",
+        "RAILWAY_TOKEN=x npx @railway/cli projects",
+    )
+    assert railway == "the `@railway/cli` installed here has no `projects` command"
+    uv = environment_fact(
+        "source",
+        "error: unrecognized subcommand 'python3'",
+        'source .venv/bin/activate && uv python3 -c "import mcp"',
+    )
+    assert uv == "the `uv` installed here has no `python3` command"
