@@ -677,6 +677,28 @@ FORGE_SETS = (
         secrets=("herb@devresults", "yerramahesh2005@", "laofahai@gmail", "ILd4ZDyzSZieOWI4"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout31",
+        formats={"claude-code": 4},
+        repos=4,
+        lessons=12,
+        tool_errors=10,
+        without_lessons=0,
+        max_bytes=2_600_000,
+        missing_word=("cc-worktree-husky-pr-exists.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (macOS home names); the generic Windows `Administrator` is left out, as
+        # SOURCES-heldout31.md discloses
+        accounts=("allenbot", "liuhanwen", "cedricmukolonga"),
+        redacted={
+            "cc-openclaw-compaction-mode-cat-a.jsonl": 19,
+            "cc-settings-permissionmode-pandoc.jsonl": 2,
+        },
+        # the Telegram bot token, the Brave Search key and the OpenClaw gateway token, each
+        # checked gone by its start (the placeholder GitHub token by SECRET_PREFIXES)
+        secrets=("8550969879:AAG", "BSACf8LaQnJc", "464cd579b298"),
+        quarter_per_user=True,
+    ),
 )
 
 REPLAY_SETS = (
