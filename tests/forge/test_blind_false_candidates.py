@@ -446,18 +446,7 @@ def test_a_compaction_summarys_record_sections_are_not_mined(
         "- Test failing for `_determine_text_type` - fixed by prioritizing keywords by position\n\n"
         "9. Optional Next Step:  The next step is to fix the remaining failing test.\n"
     )
-    record = {
-        "type": "user",
-        "isCompactSummary": True,
-        "sessionId": "s1",
-        "uuid": "u1",
-        "timestamp": "2026-03-02T09:40:00.500Z",
-        "message": {"role": "user", "content": summary},
-    }
-    path = tmp_path / "session.jsonl"
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    result = forge_transcript(path, layout, LocalLocks(tmp_path / "locks"))
-    contents = [c.content for c in result.found]
+    contents = _forged_summary(summary, tmp_path, layout)
     assert not any("Fixed by installing" in c or "fixed by prioritizing" in c for c in contents)
     assert not any("next step" in c.lower() for c in contents), contents
     assert any("SQLite" in c for c in contents), contents
@@ -678,18 +667,7 @@ def test_a_compaction_summarys_bold_record_sections_are_not_mined(
         "measuring actual performance, not theoretical\n\n"
         "9. **Optional Next Step:**\n   Run the exhaustive test again.\n"
     )
-    record = {
-        "type": "user",
-        "isCompactSummary": True,
-        "sessionId": "s1",
-        "uuid": "u1",
-        "timestamp": "2026-03-02T09:40:00.500Z",
-        "message": {"role": "user", "content": summary},
-    }
-    path = tmp_path / "session.jsonl"
-    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    result = forge_transcript(path, layout, LocalLocks(tmp_path / "locks"))
-    contents = [c.content for c in result.found]
+    contents = _forged_summary(summary, tmp_path, layout)
     assert not any("inflated claims" in c for c in contents), contents
     assert any("OpenCV" in c for c in contents), contents
 
@@ -799,3 +777,18 @@ def test_a_missing_subcommand_names_the_program_it_was_asked_of() -> None:
         'source .venv/bin/activate && uv python3 -c "import mcp"',
     )
     assert uv == "the `uv` installed here has no `python3` command"
+
+
+def _forged_summary(summary: str, tmp_path: Path, layout: AgentsLayout) -> list[str]:
+    """What forge finds in a session holding only a Claude Code compaction summary."""
+    record = {
+        "type": "user",
+        "isCompactSummary": True,
+        "sessionId": "s1",
+        "uuid": "u1",
+        "timestamp": "2026-03-02T09:40:00.500Z",
+        "message": {"role": "user", "content": summary},
+    }
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return [c.content for c in forge_transcript(path, layout, LocalLocks(tmp_path / "locks")).found]
