@@ -1,0 +1,72 @@
+"""``tools/label_agreement.py``: the labels' own sentences judged by their own words, and two
+labellings judged by each other, with the scorer ``swarmq eval forge`` uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "label_agreement.py"
+
+
+def _labels(folder: Path, name: str, lessons: list[dict[str, object]]) -> Path:
+    (folder / "sessions").mkdir(exist_ok=True)
+    (folder / "sessions" / "s.jsonl").write_text("{}\n", encoding="utf-8")
+    path = folder / name
+    session = {
+        "file": "s.jsonl",
+        "format": "claude-code",
+        "repo": "u/r",
+        "split": "held-out",
+        "lessons": lessons,
+    }
+    path.write_text(yaml.safe_dump({"version": 1, "sessions": [session]}), encoding="utf-8")
+    return path
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(TOOL), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+_SAYS_IT = {
+    "lesson": "`rg` is missing here (zsh: command not found: rg); use grep -R.",
+    "words": ["command not found: rg", "grep -R"],
+}
+_ASKS_MORE = {
+    "lesson": "The build runs past the tool's limit; check the class files instead.",
+    "words": ["Command timed out after 2m", "253 class files"],
+}
+
+
+def test_a_lesson_whose_words_its_sentence_lacks_is_counted(tmp_path: Path) -> None:
+    path = _labels(tmp_path, "labels-a.yaml", [_SAYS_IT, _ASKS_MORE])
+    out = _run("self", str(path))
+    assert "labels-a.yaml" in out and "1/2" in out, out
+
+
+def test_two_labellings_are_judged_by_each_others_words(tmp_path: Path) -> None:
+    first = _labels(tmp_path, "labels-a.yaml", [_SAYS_IT, _ASKS_MORE])
+    second = _labels(tmp_path, "labels-b.yaml", [_SAYS_IT])
+    out = _run("pair", str(first), str(second)).splitlines()
+    # the second's one lesson is the first's first: found, the first's second missed
+    assert out[0].startswith("second's lessons judged by the first's words (sentence alone): 1/0/1")
+    # the first's two lessons judged by the second's one: one found, one extra
+    assert out[2].startswith("first's lessons judged by the second's words (sentence alone): 1/1/0")
+    assert out[3].endswith("P 0.50, R 1.00"), out
+
+
+def test_a_labels_file_it_cannot_read_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "labels-x.yaml"
+    path.write_text("version: 1\nsessions: [{file: gone.jsonl}]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "self", str(path)], capture_output=True, text=True
+    )
+    assert (
+        done.returncode == 1 and "labels-x.yaml" in done.stderr and "Traceback" not in done.stderr
+    )
