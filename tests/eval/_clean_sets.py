@@ -127,6 +127,12 @@ class ForgeSet:
     from the files as written and from the text their records decode to."""
     quarter_per_user: bool = False
     """No user holds more than a quarter of the lessons (a rule of the split's selection)."""
+    self_contained: bool = False
+    """Every lesson's own sentence holds all of its ``words``, so the word rule credits a
+    candidate that says the lesson rather than one that quotes strings the lesson does not say
+    (an output's count, a user's exact phrasing): asked of the splits gathered after heldout31,
+    whose predecessors' own sentences held their words for 33-75 % of lessons
+    (``tools/label_agreement.py self``)."""
     qa: str | None = None
     """The file name of a blind label review's corrected copy of the labels
     (``labels-<name>-qa.yaml``, its changes listed in SOURCES), or None. The original stays as it
@@ -916,6 +922,21 @@ def check_forge_quarter_per_user(clean: ForgeSet) -> None:
     """Run on the rows that set ``quarter_per_user``."""
     per_user = Counter(s.repo.split("/")[0] for s in clean.sessions() for _ in s.lessons)
     assert max(per_user.values()) * 4 <= sum(per_user.values())
+
+
+def lessons_without_their_words(sessions: list[LabelledSession]) -> list[str]:
+    """The lessons whose own sentence misses one of their ``words`` (file: lesson start)."""
+    return [
+        f"{session.file.name}: {lesson.text[:80]}"
+        for session in sessions
+        for lesson in session.lessons
+        if not lesson.matches(lesson.text)
+    ]
+
+
+def check_forge_self_contained(clean: ForgeSet) -> None:
+    missing = lessons_without_their_words(clean.sessions())
+    assert not missing, f"{clean.name}: lessons whose sentence lacks their words: {missing}"
 
 
 def check_forge_qa_labels(clean: ForgeSet) -> None:

@@ -16,12 +16,14 @@ from tests.eval._clean_sets import (
     check_forge_qa_labels,
     check_forge_quarter_per_user,
     check_forge_secrets_gone,
+    check_forge_self_contained,
     check_forge_users_apart,
     check_forge_words_occur,
     check_replay_fits,
     check_replay_secrets_gone,
     check_replay_users_apart,
     check_replay_words_occur,
+    lessons_without_their_words,
 )
 
 forge_sets = pytest.mark.parametrize("clean", FORGE_SETS, ids=lambda s: s.name)
@@ -55,6 +57,17 @@ def test_no_user_of_a_forge_split_holds_more_than_a_quarter_of_its_lessons(
     clean: ForgeSet,
 ) -> None:
     check_forge_quarter_per_user(clean)
+
+
+@pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.self_contained], ids=lambda s: s.name)
+def test_every_lesson_of_a_self_contained_split_holds_its_own_words(clean: ForgeSet) -> None:
+    check_forge_self_contained(clean)
+
+
+def test_a_lesson_whose_sentence_lacks_its_words_is_found() -> None:
+    heldout30 = next(s for s in FORGE_SETS if s.name == "heldout30")
+    missing = lessons_without_their_words(heldout30.sessions())
+    assert len(missing) == 10, missing  # of its 15: the check can fail
 
 
 @pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.qa], ids=lambda s: s.name)
