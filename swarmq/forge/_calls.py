@@ -427,11 +427,9 @@ def _decisive(lines: list[str], errors: list[str], best: str) -> str:
     if "sandbox denied exec error" in best:
         return best  # the older one-line report: its streams are read by :func:`_wrapped_error`
     if _HTTP_STATUS.match(best):  # ``gh api``'s status line, then why (the scope it needs)
-        at = lines.index(best) if best in lines else -1
-        return f"{best}; {lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
+        return _with_next(lines, best, "; ")
     if _VERDICT.match(best):  # a check's verdict, then its first finding as the example
-        at = lines.index(best) if best in lines else -1
-        return f"{best} {lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
+        return _with_next(lines, best, " ")
     wrapper = _WRAPPER.search(best)
     rest = best[wrapper.end() :].lstrip(" :") if wrapper else best
     prefix = best[: len(best) - len(rest)] if wrapper else ""
@@ -470,6 +468,12 @@ def _worded(errors: list[str], best: str) -> str:
         return best
     worded = f"{found.group(1)}: "
     return next((line for line in errors if worded in line), best)
+
+
+def _with_next(lines: list[str], best: str, joiner: str) -> str:
+    """``best`` followed by the output's line after it, when there is one."""
+    at = lines.index(best) if best in lines else -1
+    return f"{best}{joiner}{lines[at + 1]}" if 0 <= at < len(lines) - 1 else best
 
 
 _VERDICT = re.compile(r"(?:FAIL(?:ED)?|ERROR):\s+\S.{8,}:$")

@@ -2172,19 +2172,20 @@ class SequenceMiner:
         | grep`` when the host cannot be resolved and ``git count-objects 2>&1 | head`` when git
         refuses the repository (an output opening with ``fatal:``). Only these count: the output
         says nothing else then."""
-        if text.startswith("Microsoft Windows [Version") and _CMD_C.search(as_text(raw)):
+        given = as_text(raw)
+        if text.startswith("Microsoft Windows [Version") and _CMD_C.search(given):
             return True  # ``cmd /c x`` from Git Bash: ``/c`` became a path, cmd only started
-        said = _ECHOED_FAILURE.search(as_text(raw))
+        said = _ECHOED_FAILURE.search(given)
         verdict = (said.group(1) or said.group(2)) if said else ""
         if verdict and verdict in text and _FAILURE_WORD.search(verdict):
             return True  # ``git push 2>&1 || echo "Push failed"`` printed its own verdict
         call = summarise_call(raw)
         if text.startswith("fatal: "):  # ``git count-objects 2>&1 | head``: git refused
-            return _LAST_STAGE.search(as_text(raw)) is not None
+            return _LAST_STAGE.search(given) is not None
         error = error_excerpt(text[:2000])
         missing = missing_program(program(call), error, call)
         if missing:  # the whole call: a summary is clipped, and the pipeline's tail with it
-            if missing in {word.rsplit("/", 1)[-1] for word in as_text(raw).split()}:
+            if missing in {word.rsplit("/", 1)[-1] for word in given.split()}:
                 return True
             # The command itself, not its JSON, where its first program is a word of its own
             # (``{"command": "npx …`` hid it); with a fallback given (``opencode --version ||
