@@ -2,6 +2,7 @@
 
     python tools/label_agreement.py self LABELS...
     python tools/label_agreement.py pair FIRST SECOND
+    python tools/label_agreement.py forge FIRST SECOND [--json]
 
 ``self``: for each labels file, how many of its lessons the labeller's own sentence (``lesson``)
 matches by that lesson's own ``words`` (the rule ``swarmq eval forge`` scores candidates with).
@@ -13,14 +14,28 @@ states the lesson can be credited with.
 candidates and scored by the other's word rules (the same matching as ``eval forge``), once as
 the sentence alone and once with its own words appended: how far two careful readers of one
 session agree on what its lessons are, by the instrument that scores forge.
+
+``forge``: forge runs on the first labelling's sessions as ``swarmq eval forge --split all``
+runs it (one scratch workspace, file-name order, default settings), and its candidates are
+judged by each labelling and by both: a candidate is true by *either* when it states a lesson of
+one of the two. One labeller's list misses lessons a second careful reader keeps, so a
+candidate stating such a lesson is a false positive by that list alone; *either* credits it,
+and recall stays each labeller's own (a lesson only one of them kept is not asked of forge by
+the other).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
 from pathlib import Path
 
 from swarmq.eval.forge import LabelledSession, LabelsError, Lesson, load_labels, score
+from swarmq.flywheel.store import AgentsLayout
+from swarmq.forge.config import ForgeConfig
+from swarmq.forge.extract import forge_transcript
+from swarmq.storage.locking import LocalLocks
 
 
 def _self_match(path: Path) -> tuple[int, int]:
@@ -45,6 +60,50 @@ def _judged(
     return tp, fp, fn
 
 
+def _forged(sessions: list[LabelledSession]) -> dict[str, list[str]]:
+    """Each session's candidate contents, forged as ``swarmq eval forge`` forges them."""
+    found: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="label-agreement-") as scratch:
+        layout = AgentsLayout(Path(scratch) / "project" / ".agents")
+        locks = LocalLocks(Path(scratch) / "locks")
+        for session in sorted(sessions, key=lambda s: s.file.name):
+            result = forge_transcript(session.file, layout, locks, ForgeConfig(), force=True)
+            found[session.file.name] = [c.content for c in result.found]
+    return found
+
+
+def _forge_judged(first: Path, second: Path) -> dict[str, dict[str, int]]:
+    """Forge's candidates on the first labelling's sessions, counted by each labelling and by
+    either: ``tp`` candidates-or-lessons found, ``fp`` candidates matching none, ``fn`` lessons
+    missed, and the tool-error lessons found (``te``) of all (``te_all``)."""
+    ones = load_labels(first)
+    twos = {s.file.name: s for s in load_labels(second)}
+    missing = sorted(s.file.name for s in ones if s.file.name not in twos)
+    if missing:
+        raise LabelsError(f"{second}: no labels for {', '.join(missing)} (labelled in {first})")
+    forged = _forged(ones)
+    counts = {
+        name: dict.fromkeys(("tp", "fp", "fn", "te", "te_all"), 0)
+        for name in ("first", "second", "either")
+    }
+    for one in ones:
+        two = twos[one.file.name]
+        candidates = forged[one.file.name]
+        for name, session in (("first", one), ("second", two)):
+            outcome = score(session, ({"content": c} for c in candidates))
+            row = counts[name]
+            row["tp"] += outcome.counts.tp
+            row["fp"] += outcome.counts.fp
+            row["fn"] += outcome.counts.fn
+            row["te"] += outcome.found_kinds.get("tool-error", 0)
+            row["te_all"] += sum(lesson.kind == "tool-error" for lesson in session.lessons)
+        lessons = (*one.lessons, *two.lessons)
+        true = sum(any(lesson.matches(c) for lesson in lessons) for c in candidates)
+        counts["either"]["tp"] += true
+        counts["either"]["fp"] += len(candidates) - true
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -53,7 +112,26 @@ def main() -> None:
     pair = sub.add_parser("pair")
     pair.add_argument("first", type=Path)
     pair.add_argument("second", type=Path)
+    forge = sub.add_parser("forge")
+    forge.add_argument("first", type=Path)
+    forge.add_argument("second", type=Path)
+    forge.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.command == "forge":
+        counts = _forge_judged(args.first, args.second)
+        if args.json:
+            print(json.dumps(counts))
+            return
+        for name, row in counts.items():
+            tp, fp = row["tp"], row["fp"]
+            line = f"{name:7} P {tp / max(1, tp + fp):.2f} ({tp} of {tp + fp} candidates)"
+            if name != "either":
+                line += (
+                    f", R {tp / max(1, tp + row['fn']):.2f} ({tp}/{tp + row['fn']}),"
+                    f" tool-error {row['te']}/{row['te_all']}"
+                )
+            print(line)
+        return
     if args.command == "self":
         total = matched = 0
         for path in args.labels:

@@ -3,11 +3,14 @@ labellings judged by each other, with the scorer ``swarmq eval forge`` uses."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from tests.forge.sessions import ClaudeSession
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "label_agreement.py"
 
@@ -70,3 +73,55 @@ def test_a_labels_file_it_cannot_read_is_named(tmp_path: Path) -> None:
     assert (
         done.returncode == 1 and "labels-x.yaml" in done.stderr and "Traceback" not in done.stderr
     )
+
+
+def _forge_labels(folder: Path, name: str, lessons: list[dict[str, object]]) -> Path:
+    path = folder / name
+    session = {
+        "file": "a.jsonl",
+        "format": "claude-code",
+        "repo": "u/r",
+        "split": "held-out",
+        "lessons": lessons,
+    }
+    path.write_text(yaml.safe_dump({"version": 1, "sessions": [session]}), encoding="utf-8")
+    return path
+
+
+def test_forge_candidates_are_judged_by_each_labelling_and_by_either(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    (
+        ClaudeSession("a")
+        .user("migrate")
+        .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
+        .bash("python3 migrate.py", "done")
+        .say("Root cause: the deploy crashed because `python` on the runner cannot run Python 3.")
+        .user("ok, go on")
+        .write(tmp_path / "sessions" / "a.jsonl")
+    )
+    python3 = {"lesson": "python is missing; use python3.", "words": ["python3"]}
+    runner = {"lesson": "The runner's python cannot run Python 3.", "words": ["runner"]}
+    first = _forge_labels(tmp_path, "labels-a.yaml", [{**python3, "kind": "tool-error"}])
+    second = _forge_labels(tmp_path, "labels-b.yaml", [python3, runner])
+    counts = json.loads(_run("forge", str(first), str(second), "--json"))
+    # two candidates: the python3 fix (both labellings keep it) and the runner's limit (only
+    # the second keeps it): by the first alone one is false, by either neither is
+    assert counts["first"] == {"tp": 1, "fp": 1, "fn": 0, "te": 1, "te_all": 1}
+    assert counts["second"] == {"tp": 2, "fp": 0, "fn": 0, "te": 0, "te_all": 0}
+    assert counts["either"]["tp"] == 2 and counts["either"]["fp"] == 0
+    text = _run("forge", str(first), str(second))
+    assert "either  P 1.00" in text and "first   P 0.50" in text, text
+
+
+def test_forge_refuses_a_second_labelling_without_a_session_of_the_first(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    ClaudeSession("a").user("hi").write(tmp_path / "sessions" / "a.jsonl")
+    first = _forge_labels(tmp_path, "labels-a.yaml", [{"lesson": "hi", "words": ["hi"]}])
+    second = tmp_path / "labels-b.yaml"
+    second.write_text(yaml.safe_dump({"version": 1, "sessions": []}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "forge", str(first), str(second)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and "no labels for a.jsonl" in done.stderr, done.stderr
