@@ -705,6 +705,21 @@ FORGE_SETS = (
         secrets=("8550969879:AAG", "BSACf8LaQnJc", "464cd579b298"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout33",
+        formats={"claude-code": 4, "codex-rollout": 1},
+        repos=5,
+        lessons=16,
+        tool_errors=9,
+        without_lessons=0,
+        max_bytes=2_200_000,
+        missing_word=("cc-my-offers-zsh-parentheses.jsonl", "schtasks"),
+        # account names inside the sessions' paths and records besides the owners (a Linux home,
+        # two macOS homes); no secret was found, so nothing is redacted (SOURCES-heldout33.md)
+        accounts=("ldr-cavetroll", "ilyakonyaev", "al4ud1de"),
+        quarter_per_user=True,
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
