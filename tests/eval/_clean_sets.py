@@ -634,6 +634,7 @@ FORGE_SETS = (
         # out, as SOURCES-heldout28.md discloses
         accounts=("neilhart", "sn0w", "pur3v4d3rpk"),
         quarter_per_user=True,
+        qa="labels-heldout28-qa.yaml",
     ),
     ForgeSet(
         "heldout29",
@@ -658,6 +659,7 @@ FORGE_SETS = (
         # by its start
         secrets=("fc-1469b383", "65c0e1c5d01ac4edb", "cshrivastava2000@"),
         quarter_per_user=True,
+        qa="labels-heldout29-qa.yaml",
     ),
     ForgeSet(
         "heldout30",
@@ -682,6 +684,7 @@ FORGE_SETS = (
         # its start
         secrets=("herb@devresults", "yerramahesh2005@", "laofahai@gmail", "ILd4ZDyzSZieOWI4"),
         quarter_per_user=True,
+        qa="labels-heldout30-qa.yaml",
     ),
     ForgeSet(
         "heldout31",
@@ -704,6 +707,7 @@ FORGE_SETS = (
         # checked gone by its start (the placeholder GitHub token by SECRET_PREFIXES)
         secrets=("8550969879:AAG", "BSACf8LaQnJc", "464cd579b298"),
         quarter_per_user=True,
+        qa="labels-heldout31-qa.yaml",
     ),
     ForgeSet(
         "heldout33",
