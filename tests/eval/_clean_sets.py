@@ -508,6 +508,9 @@ FORGE_SETS = (
         # the user's personal Gmail address, checked gone by its local part and domain
         secrets=("tara.wind", "@gmail.com"),
         quarter_per_user=True,
+        # words made self-contained (SOURCES-heldout23.md, "Self-contained words"): only
+        # `words` change, every lesson's sentence holds its own
+        qa="labels-heldout23-qa.yaml",
     ),
     ForgeSet(
         "heldout24",
@@ -535,6 +538,9 @@ FORGE_SETS = (
         # address, by its domain
         secrets=("eyJpc3MiOiIzZmJi", "savitar.co.za"),
         quarter_per_user=True,
+        # words made self-contained (SOURCES-heldout24.md, "Self-contained words"): only
+        # `words` change, every lesson's sentence holds its own
+        qa="labels-heldout24-qa.yaml",
     ),
     ForgeSet(
         "heldout25",
@@ -569,6 +575,9 @@ FORGE_SETS = (
             "Zonzon350979",
         ),
         quarter_per_user=True,
+        # words made self-contained (SOURCES-heldout25.md, "Self-contained words"): only
+        # `words` change, every lesson's sentence holds its own
+        qa="labels-heldout25-qa.yaml",
     ),
     ForgeSet(
         "heldout26",
@@ -590,6 +599,9 @@ FORGE_SETS = (
         # of six digits, is not listed: its digits occur in other numbers)
         secrets=("fc-6009653cc0", "a5c929a120f7", "SJ_cKqBTPzCs", "KTMDdMNtpiAW"),
         quarter_per_user=True,
+        # words made self-contained (SOURCES-heldout26.md, "Self-contained words"): only
+        # `words` change, every lesson's sentence holds its own
+        qa="labels-heldout26-qa.yaml",
     ),
     ForgeSet(
         "heldout27",
@@ -619,6 +631,9 @@ FORGE_SETS = (
             "mcgurk@gmail",
         ),
         quarter_per_user=True,
+        # words made self-contained (SOURCES-heldout27.md, "Self-contained words"): only
+        # `words` change, every lesson's sentence holds its own
+        qa="labels-heldout27-qa.yaml",
     ),
     ForgeSet(
         "heldout28",
