@@ -705,6 +705,25 @@ FORGE_SETS = (
         secrets=("8550969879:AAG", "BSACf8LaQnJc", "464cd579b298"),
         quarter_per_user=True,
     ),
+    ForgeSet(
+        "heldout32",
+        formats={"claude-code": 3, "codex-rollout": 1},
+        repos=4,
+        lessons=12,
+        tool_errors=8,
+        without_lessons=0,
+        max_bytes=600_000,
+        missing_word=("codex-automation-codex-home-sandbox-network.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (a Windows home and a macOS home); the generic `Administrator` and `mac` are left out,
+        # as SOURCES-heldout32.md discloses
+        accounts=("67240", "felicity"),
+        redacted={"cc-fedora-sudo-terminal-gsettings.jsonl": 11},
+        # the Fedora user's personal e-mail address, checked gone by its start
+        secrets=("ericmilton711@",),
+        # 4 users only: one holds 4 of the 12 lessons, so the quarter rule is not claimed
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
