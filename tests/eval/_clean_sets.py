@@ -707,21 +707,21 @@ FORGE_SETS = (
     ),
     ForgeSet(
         "heldout32",
-        formats={"claude-code": 3, "codex-rollout": 1},
-        repos=4,
-        lessons=12,
-        tool_errors=8,
+        formats={"claude-code": 4, "codex-rollout": 1},
+        repos=5,
+        lessons=16,
+        tool_errors=11,
         without_lessons=0,
-        max_bytes=600_000,
+        max_bytes=900_000,
         missing_word=("codex-automation-codex-home-sandbox-network.jsonl", "schtasks"),
         # distinctive account names inside the sessions' paths and records, besides the owners
-        # (a Windows home and a macOS home); the generic `Administrator` and `mac` are left out,
-        # as SOURCES-heldout32.md discloses
+        # (a Windows home and a macOS home); the generic `Administrator`, `mac` and `mike` are
+        # left out, as SOURCES-heldout32.md discloses
         accounts=("67240", "felicity"),
         redacted={"cc-fedora-sudo-terminal-gsettings.jsonl": 11},
         # the Fedora user's personal e-mail address, checked gone by its start
         secrets=("ericmilton711@",),
-        # 4 users only: one holds 4 of the 12 lessons, so the quarter rule is not claimed
+        quarter_per_user=True,
         self_contained=True,
     ),
 )
