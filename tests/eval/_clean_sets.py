@@ -739,6 +739,25 @@ FORGE_SETS = (
         quarter_per_user=True,
         self_contained=True,
     ),
+    ForgeSet(
+        "heldout32",
+        formats={"claude-code": 4, "codex-rollout": 1},
+        repos=5,
+        lessons=16,
+        tool_errors=11,
+        without_lessons=0,
+        max_bytes=900_000,
+        missing_word=("codex-automation-codex-home-sandbox-network.jsonl", "schtasks"),
+        # distinctive account names inside the sessions' paths and records, besides the owners
+        # (a Windows home and a macOS home); the generic `Administrator`, `mac` and `mike` are
+        # left out, as SOURCES-heldout32.md discloses
+        accounts=("67240", "felicity"),
+        redacted={"cc-fedora-sudo-terminal-gsettings.jsonl": 11},
+        # the Fedora user's personal e-mail address, checked gone by its start
+        secrets=("ericmilton711@",),
+        quarter_per_user=True,
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
