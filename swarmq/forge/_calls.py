@@ -31,9 +31,11 @@ ERROR_LINE = re.compile(
     r"\bport \d+ is not available|" + NOT_FOUND_TRANSLATED + "|" + LITERAL_GLOB,
     re.IGNORECASE,
 )
-WARNING_LINE = re.compile(r"(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
+WARNING_LINE = re.compile(r"(?:npm )?(?:warn(?:ing)?\b|\[warn(?:ing)?\])", re.IGNORECASE)
 """A warning: printed beside a failure, rarely its cause. An output whose only error-like
-lines are warnings does not say why the call failed (a lesson naming the warning misleads)."""
+lines are warnings does not say why the call failed (a lesson naming the warning misleads).
+npm names itself first (``npm warn exec The following package was not found and will be
+installed``, which every ``npx`` of a package not yet cached prints)."""
 _NOISE_LINE = re.compile(
     r"^(?:chunk id|wall time|original token count|output:|process exited with code \d+$|"
     r"command: \S*(?:bash|zsh|sh|pwsh|powershell)(?:\.exe)? -|"

@@ -1049,3 +1049,31 @@ def test_a_program_missing_in_a_localised_powershell_is_told_by_its_error_record
     found = sequences(forge_transcript(path, layout, locks).found)
     assert len(found) == 1
     assert "`pwsh` is not installed here (not on PATH)" in found[0]
+
+
+def test_npm_s_own_warning_is_a_warning_not_the_failure(
+    tmp_path: Path, layout: AgentsLayout, locks: LocalLocks
+) -> None:
+    """``npx`` of a package not yet cached prints npm's warning first; its "not found" is not
+    why the call failed, so a lesson naming it would mislead."""
+    assert error_excerpt(
+        "npm warn exec The following package was not found and will be installed: x@1\n"
+        "Error: module y not found"
+    ) == ("Error: module y not found")
+    npx = 'npx create-next-app@latest . --typescript --import-alias "@/*"'
+    session = (
+        ClaudeSession()
+        .user("set up next.js here")
+        .bash(
+            npx,
+            "Exit code 1\nnpm warn exec The following package was not found and will be "
+            "installed: create-next-app@16.1.1\n\nThe directory portfolio contains files that "
+            "could conflict:\n\n  README.md\n\nEither try using a new directory name, or remove "
+            "the files listed above.",
+            error=True,
+        )
+        .bash("rm README.md", "")
+        .bash(npx, "Success! Created portfolio")
+    )
+    found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
+    assert not any("npm warn" in lesson for lesson in found), found
