@@ -758,6 +758,23 @@ FORGE_SETS = (
         quarter_per_user=True,
         self_contained=True,
     ),
+    ForgeSet(
+        "heldout35",
+        formats={"claude-code": 2},
+        repos=2,
+        lessons=10,
+        tool_errors=3,
+        without_lessons=0,
+        max_bytes=1_900_000,
+        missing_word=("cc-go-tender-mapping-mock-error.jsonl", "schtasks"),
+        # the macOS home name inside one session's paths (the other user's is his owner name)
+        accounts=("danielr",),
+        redacted={"cc-npm-ci-lockfile-node-modules.jsonl": 10},
+        # the personal e-mail address, checked gone by its domain (SOURCES-heldout35.md)
+        secrets=("@gmail.com",),
+        # only 2 users could be taken before the deadline: the quarter rule does not hold
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
