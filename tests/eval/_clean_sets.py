@@ -133,6 +133,11 @@ class ForgeSet:
     (an output's count, a user's exact phrasing): asked of the splits gathered after heldout31,
     whose predecessors' own sentences held their words for 33-75 % of lessons
     (``tools/label_agreement.py self``)."""
+    second: bool = False
+    """An independent, blind second labelling of the same sessions is at
+    ``eval/forge/second/labels-<name>-second.yaml`` (``tools/label_agreement.py pair`` and
+    ``forge`` read it): it holds the same sessions, and its lessons, like the splits gathered
+    after heldout31, hold their own words."""
     qa: str | None = None
     """The file name of a blind label review's corrected copy of the labels
     (``labels-<name>-qa.yaml``, its changes listed in SOURCES), or None. The original stays as it
@@ -154,6 +159,10 @@ class ForgeSet:
     @property
     def sources(self) -> Path:
         return EVAL / "forge" / f"SOURCES-{self.name}.md"
+
+    @property
+    def second_labels(self) -> Path:
+        return EVAL / "forge" / "second" / f"labels-{self.name}-second.yaml"
 
     def sessions(self) -> list[LabelledSession]:
         return list(_forge_labels(self.labels))
@@ -1007,6 +1016,22 @@ def lessons_without_their_words(sessions: list[LabelledSession]) -> list[str]:
 def check_forge_self_contained(clean: ForgeSet) -> None:
     missing = lessons_without_their_words(clean.sessions())
     assert not missing, f"{clean.name}: lessons whose sentence lacks their words: {missing}"
+
+
+def check_forge_second_labels(clean: ForgeSet) -> None:
+    """Run on the rows with a second labelling: it loads, holds the same session files (format
+    and split alike), every lesson's sentence holds its words, and each words entry occurs in its
+    session, so the two labellings are comparable by the scorer's own rule."""
+    first = clean.sessions()
+    second = list(_forge_labels(clean.second_labels))
+    shape = sorted((s.file.name, s.format, s.split) for s in first)
+    assert sorted((s.file.name, s.format, s.split) for s in second) == shape
+    assert not lessons_without_their_words(second)
+    for session in second:
+        assert session.lessons, session.file.name  # a second reader found lessons where the first did
+        text = session_text(session.file)
+        for lesson in session.lessons:
+            assert Lesson(lesson.text, lesson.words).matches(text), (session.file.name, lesson)
 
 
 def check_forge_qa_labels(clean: ForgeSet) -> None:

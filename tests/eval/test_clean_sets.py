@@ -15,6 +15,7 @@ from tests.eval._clean_sets import (
     check_forge_formats_read,
     check_forge_qa_labels,
     check_forge_quarter_per_user,
+    check_forge_second_labels,
     check_forge_secrets_gone,
     check_forge_self_contained,
     check_forge_users_apart,
@@ -68,6 +69,11 @@ def test_a_lesson_whose_sentence_lacks_its_words_is_found() -> None:
     heldout30 = next(s for s in FORGE_SETS if s.name == "heldout30")
     missing = lessons_without_their_words(heldout30.sessions())
     assert len(missing) == 10, missing  # of its 15: the check can fail
+
+
+@pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.second], ids=lambda s: s.name)
+def test_a_forge_splits_second_labelling_fits_its_sessions(clean: ForgeSet) -> None:
+    check_forge_second_labels(clean)
 
 
 @pytest.mark.parametrize("clean", [s for s in FORGE_SETS if s.qa], ids=lambda s: s.name)
