@@ -739,6 +739,28 @@ FORGE_SETS = (
         quarter_per_user=True,
         self_contained=True,
     ),
+    ForgeSet(
+        "heldout34",
+        formats={"claude-code": 5},
+        repos=5,
+        lessons=17,
+        tool_errors=12,
+        without_lessons=0,
+        max_bytes=950_000,
+        missing_word=("cc-playwright-dev-ports-lsof.jsonl", "schtasks"),
+        # account names inside the sessions' paths and records besides the owners (a Linux home,
+        # a Windows home, three macOS homes)
+        accounts=("nugad", "omarm", "natedamstra", "ojash", "pedro.figueiredo"),
+        redacted={
+            "cc-litellm-ollama-systemd-user.jsonl": 7,
+            "cc-xcodebuild-commandlinetools-swiftui.jsonl": 2,
+        },
+        # the LiteLLM user's personal e-mail address (OAuth account) and the Xcode user's git
+        # committer address, each checked gone (SOURCES-heldout34.md)
+        secrets=("seph_sky@yahoo.com", "ojash@Ojashs-Mac-mini.local"),
+        quarter_per_user=True,
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
