@@ -4,6 +4,8 @@ file, so a figure on it is a reading on data nothing was tuned on. A set is a ro
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.eval._clean_sets import (
@@ -104,3 +106,10 @@ def test_no_redacted_secret_of_a_replay_set_is_left(clean: ReplaySet) -> None:
 @pytest.mark.parametrize("clean", [s for s in REPLAY_SETS if s.missing_word], ids=lambda s: s.name)
 def test_every_match_group_of_a_replay_set_occurs_in_its_sessions(clean: ReplaySet) -> None:
     check_replay_words_occur(clean)
+
+
+def test_a_second_labelling_whose_sentences_lack_their_words_is_refused() -> None:
+    """heldout31's second labelling came before the rule: 8 of its 24 sentences lack a word."""
+    heldout31 = next(s for s in FORGE_SETS if s.name == "heldout31")
+    with pytest.raises(AssertionError):
+        check_forge_second_labels(dataclasses.replace(heldout31, second=True))
