@@ -785,6 +785,7 @@ FORGE_SETS = (
         secrets=("@gmail.com",),
         # only 2 users could be taken before the deadline: the quarter rule does not hold
         self_contained=True,
+        second=True,
     ),
     ForgeSet(
         "heldout34",
