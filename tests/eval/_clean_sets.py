@@ -808,6 +808,7 @@ FORGE_SETS = (
         secrets=("seph_sky@yahoo.com", "ojash@Ojashs-Mac-mini.local"),
         quarter_per_user=True,
         self_contained=True,
+        second=True,
     ),
 )
 
