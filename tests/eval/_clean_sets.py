@@ -810,6 +810,25 @@ FORGE_SETS = (
         self_contained=True,
         second=True,
     ),
+    ForgeSet(
+        "heldout36",
+        formats={"claude-code": 3, "codex-rollout": 2},
+        repos=5,
+        lessons=20,
+        tool_errors=8,
+        without_lessons=0,
+        max_bytes=3_700_000,
+        missing_word=("codex-usb-pycache-syntaxerror.jsonl", "schtasks"),
+        # home and account names inside the sessions' paths and records besides the owners
+        # (macOS homes; the other GitHub account a push was refused for)
+        accounts=("bernardchase", "be100radio", "tachikawa", "caper", "anotonio", "YaoXuTravix"),
+        redacted={"cc-git-push-compdef-jest-segmentidentifier.jsonl": 8},
+        # the personal e-mail addresses and the API key suffix ~/.claude.json kept, checked gone
+        # by their starts (SOURCES-heldout36.md)
+        secrets=("qq174028", "yaoxu@", "6v19nfeVV5w"),
+        quarter_per_user=True,
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
