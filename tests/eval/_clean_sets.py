@@ -10,7 +10,10 @@ came as rows); each check one of those files made is made here on its set, and w
 on every set it is now made on every set.
 
 To add a set: a ``ForgeSet`` row in FORGE_SETS or a ``ReplaySet`` row (``twin``: its day's split).
-A blind label review of a forge split is its row's ``qa`` (the corrected copy's file name).
+A blind label review of a forge split is its row's ``qa`` (the corrected copy's file name). A
+forge split gathered from heldout32 on lists every lesson of what it keeps (balanced by more
+users and cuts, never by dropping one), says ``self_contained=True`` and has a blind second
+labelling (``second=True``); ``tools/label_agreement.py forge`` reads it with both.
 """
 
 from __future__ import annotations
