@@ -831,6 +831,7 @@ FORGE_SETS = (
         secrets=("qq174028", "yaoxu@", "6v19nfeVV5w"),
         quarter_per_user=True,
         self_contained=True,
+        second=True,
     ),
 )
 
