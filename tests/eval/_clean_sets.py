@@ -833,6 +833,20 @@ FORGE_SETS = (
         self_contained=True,
         second=True,
     ),
+    ForgeSet(
+        "heldout38",
+        formats={"claude-code": 1},
+        repos=1,
+        lessons=6,
+        tool_errors=4,
+        without_lessons=0,
+        max_bytes=600_000,
+        missing_word=("cc-home-cleanup-rg-grep-zsh-nomatch.jsonl", "schtasks"),
+        # only 1 user could be taken before the deadline: the quarter rule does not hold, and
+        # the owner's account name inside the paths is his owner name (SOURCES-heldout38.md)
+        accounts=("roberdan",),
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
