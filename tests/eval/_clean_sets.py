@@ -847,6 +847,22 @@ FORGE_SETS = (
         accounts=("roberdan",),
         self_contained=True,
     ),
+    ForgeSet(
+        "heldout37",
+        formats={"codex-rollout": 3},
+        repos=3,
+        lessons=11,
+        tool_errors=3,
+        without_lessons=0,
+        max_bytes=1_100_000,
+        missing_word=("codex-copier-initializer-local-bin-shim.jsonl", "schtasks"),
+        # account and host names inside the sessions' paths and records besides the owners (a
+        # container's work folder, a corporate Mac's host name); no secret was found, so nothing
+        # is redacted (SOURCES-heldout37.md); only 3 users were found in time, so the quarter
+        # rule does not hold
+        accounts=("jihun", "ex-jkato"),
+        self_contained=True,
+    ),
 )
 
 REPLAY_SETS = (
