@@ -846,6 +846,7 @@ FORGE_SETS = (
         # the owner's account name inside the paths is his owner name (SOURCES-heldout38.md)
         accounts=("roberdan",),
         self_contained=True,
+        second=True,
     ),
     ForgeSet(
         "heldout37",
