@@ -863,6 +863,7 @@ FORGE_SETS = (
         # rule does not hold
         accounts=("jihun", "ex-jkato"),
         self_contained=True,
+        second=True,
     ),
 )
 
