@@ -338,6 +338,11 @@ _PUSH_REFUSED = re.compile(r"!\s*\[(?:remote )?rejected\]")
 (stale info)``, ``(fetch first)``, ``! [remote rejected] … (pre-receive hook declined)``)."""
 
 
+_ESCAPED_LINE_END = re.compile(r"""\\r\\n|(?<!["'])\\n|\\n(?!["'])""")
+"""A line end kept as text, but not one a message quotes (rg: the literal "\\n" is not allowed
+in a regex): that is the message's own words, and a line cut there loses them."""
+
+
 def error_excerpt(text: str) -> str:
     """The most telling line of a failed call's output: the command's own words inside Codex's
     sandbox report, a sandbox's wrapper line with the cause under it, else the first line that
@@ -357,10 +362,9 @@ def error_excerpt(text: str) -> str:
         text = parsed["output"] or text
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
-    lines = [
-        _STAMP.sub("", _BARE_SGR.sub("", line).strip())
-        for line in text.replace("\\r\\n", "\n").replace("\\n", "\n").splitlines()
-    ]  # escaped line ends (a Windows console's \r\n kept as text): the same lines
+    text = _ESCAPED_LINE_END.sub("\n", text)  # escaped line ends (a Windows console's \r\n
+    # kept as text, a message printed with its \n escaped): the same lines
+    lines = [_STAMP.sub("", _BARE_SGR.sub("", line).strip()) for line in text.splitlines()]
     lines = [line for line in lines if line and not _NOISE_LINE.search(line)]
     if not lines:
         return ""  # a bare non-zero status: nothing was said, so nothing failed that can be told

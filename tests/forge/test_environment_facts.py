@@ -1077,3 +1077,15 @@ def test_npm_s_own_warning_is_a_warning_not_the_failure(
     )
     found = sequences(forge_transcript(session.write(tmp_path / "s.jsonl"), layout, locks).found)
     assert not any("npm warn" in lesson for lesson in found), found
+
+
+def test_a_line_end_a_message_quotes_is_its_own_words_not_a_line_end() -> None:
+    """rg refusing a regex names the escape it refuses (``"\\n"``); a line cut there left the
+    lesson "failed (rg: the literal ")". An escaped line end that is not quoted is still one."""
+    rg = (
+        'rg: the literal "\\n" is not allowed in a regex\n\n'
+        "Consider enabling multiline mode with the --multiline flag (or -U for short)."
+    )
+    assert error_excerpt(rg) == 'rg: the literal "\\n" is not allowed in a regex'
+    escaped = "Invalid config at /home/u/app.json:\\n- agents.mode: Invalid input"
+    assert error_excerpt(escaped) == "- agents.mode: Invalid input"
