@@ -2,7 +2,7 @@
 
     python tools/label_agreement.py self LABELS...
     python tools/label_agreement.py pair FIRST SECOND
-    python tools/label_agreement.py forge FIRST SECOND [--json]
+    python tools/label_agreement.py forge FIRST SECOND [FIRST SECOND ...] [--json]
 
 ``self``: for each labels file, how many of its lessons the labeller's own sentence (``lesson``)
 matches by that lesson's own ``words`` (the rule ``swarmq eval forge`` scores candidates with).
@@ -21,7 +21,7 @@ judged by each labelling and by both: a candidate is true by *either* when it st
 one of the two. One labeller's list misses lessons a second careful reader keeps, so a
 candidate stating such a lesson is a false positive by that list alone; *either* credits it,
 and recall stays each labeller's own (a lesson only one of them kept is not asked of forge by
-the other).
+the other). Several pairs (one per split) are counted one by one and pooled.
 """
 
 from __future__ import annotations
@@ -104,6 +104,18 @@ def _forge_judged(first: Path, second: Path) -> dict[str, dict[str, int]]:
     return counts
 
 
+def _print_counts(counts: dict[str, dict[str, int]], indent: str) -> None:
+    for name, row in counts.items():
+        tp, fp = row["tp"], row["fp"]
+        line = f"{indent}{name:7} P {tp / max(1, tp + fp):.2f} ({tp} of {tp + fp} candidates)"
+        if name != "either":
+            line += (
+                f", R {tp / max(1, tp + row['fn']):.2f} ({tp}/{tp + row['fn']}),"
+                f" tool-error {row['te']}/{row['te_all']}"
+            )
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -113,24 +125,27 @@ def main() -> None:
     pair.add_argument("first", type=Path)
     pair.add_argument("second", type=Path)
     forge = sub.add_parser("forge")
-    forge.add_argument("first", type=Path)
-    forge.add_argument("second", type=Path)
+    forge.add_argument("labels", nargs="+", type=Path, help="FIRST SECOND, one pair per split")
     forge.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.command == "forge":
-        counts = _forge_judged(args.first, args.second)
+        if len(args.labels) % 2:
+            parser.error("forge: give labels files in pairs, FIRST SECOND for each split")
+        pairs = list(zip(args.labels[::2], args.labels[1::2], strict=True))
+        each = [_forge_judged(first, second) for first, second in pairs]
+        pooled = {
+            name: {key: sum(counts[name][key] for counts in each) for key in row}
+            for name, row in each[0].items()
+        }
         if args.json:
-            print(json.dumps(counts))
+            print(json.dumps(pooled))
             return
-        for name, row in counts.items():
-            tp, fp = row["tp"], row["fp"]
-            line = f"{name:7} P {tp / max(1, tp + fp):.2f} ({tp} of {tp + fp} candidates)"
-            if name != "either":
-                line += (
-                    f", R {tp / max(1, tp + row['fn']):.2f} ({tp}/{tp + row['fn']}),"
-                    f" tool-error {row['te']}/{row['te_all']}"
-                )
-            print(line)
+        if len(pairs) > 1:
+            for (first, _), counts in zip(pairs, each, strict=True):
+                print(first.name)
+                _print_counts(counts, "  ")
+            print("pooled")
+        _print_counts(pooled, "  " if len(pairs) > 1 else "")
         return
     if args.command == "self":
         total = matched = 0

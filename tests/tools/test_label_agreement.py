@@ -125,3 +125,30 @@ def test_forge_refuses_a_second_labelling_without_a_session_of_the_first(tmp_pat
         text=True,
     )
     assert done.returncode != 0 and "no labels for a.jsonl" in done.stderr, done.stderr
+
+
+def test_forge_pools_several_splits_and_counts_each(tmp_path: Path) -> None:
+    folders = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        (folder / "sessions").mkdir(parents=True)
+        (
+            ClaudeSession(name)
+            .user("migrate")
+            .bash("python migrate.py", "Exit code 127\npython: command not found", error=True)
+            .bash("python3 migrate.py", "done")
+            .write(folder / "sessions" / "a.jsonl")
+        )
+        python3 = {"lesson": "python is missing; use python3.", "words": ["python3"]}
+        first = _forge_labels(folder, "labels-a.yaml", [{**python3, "kind": "tool-error"}])
+        second = _forge_labels(folder, "labels-b.yaml", [python3])
+        folders += [str(first), str(second)]
+    pooled = json.loads(_run("forge", *folders, "--json"))
+    assert pooled["first"] == {"tp": 2, "fp": 0, "fn": 0, "te": 2, "te_all": 2}
+    assert pooled["either"]["tp"] == 2
+    text = _run("forge", *folders)
+    assert text.count("labels-a.yaml") == 2 and "pooled" in text, text
+    odd = subprocess.run(
+        [sys.executable, str(TOOL), "forge", *folders[:3]], capture_output=True, text=True
+    )
+    assert odd.returncode != 0 and "in pairs" in odd.stderr, odd.stderr
