@@ -15,12 +15,18 @@ from tests.forge.sessions import ClaudeSession
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "label_agreement.py"
 
 
-def _labels(folder: Path, name: str, lessons: list[dict[str, object]]) -> Path:
+def _labels(
+    folder: Path, name: str, lessons: list[dict[str, object]], session_file: str = "s.jsonl"
+) -> Path:
+    """A labels file of one session; the session file ``session_file`` under ``sessions/`` is
+    written as a stub unless the test wrote it."""
     (folder / "sessions").mkdir(exist_ok=True)
-    (folder / "sessions" / "s.jsonl").write_text("{}\n", encoding="utf-8")
+    stub = folder / "sessions" / session_file
+    if not stub.exists():
+        stub.write_text("{}\n", encoding="utf-8")
     path = folder / name
     session = {
-        "file": "s.jsonl",
+        "file": session_file,
         "format": "claude-code",
         "repo": "u/r",
         "split": "held-out",
@@ -76,16 +82,7 @@ def test_a_labels_file_it_cannot_read_is_named(tmp_path: Path) -> None:
 
 
 def _forge_labels(folder: Path, name: str, lessons: list[dict[str, object]]) -> Path:
-    path = folder / name
-    session = {
-        "file": "a.jsonl",
-        "format": "claude-code",
-        "repo": "u/r",
-        "split": "held-out",
-        "lessons": lessons,
-    }
-    path.write_text(yaml.safe_dump({"version": 1, "sessions": [session]}), encoding="utf-8")
-    return path
+    return _labels(folder, name, lessons, "a.jsonl")
 
 
 def test_forge_candidates_are_judged_by_each_labelling_and_by_either(tmp_path: Path) -> None:
