@@ -28,14 +28,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from pathlib import Path
 
-from swarmq.eval.forge import LabelledSession, LabelsError, Lesson, load_labels, score
-from swarmq.flywheel.store import AgentsLayout
-from swarmq.forge.config import ForgeConfig
-from swarmq.forge.extract import forge_transcript
-from swarmq.storage.locking import LocalLocks
+from swarmq.eval.forge import LabelledSession, LabelsError, Lesson, forged, load_labels, score
 
 
 def _self_match(path: Path) -> tuple[int, int]:
@@ -62,14 +57,8 @@ def _judged(
 
 def _forged(sessions: list[LabelledSession]) -> dict[str, list[str]]:
     """Each session's candidate contents, forged as ``swarmq eval forge`` forges them."""
-    found: dict[str, list[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="label-agreement-") as scratch:
-        layout = AgentsLayout(Path(scratch) / "project" / ".agents")
-        locks = LocalLocks(Path(scratch) / "locks")
-        for session in sorted(sessions, key=lambda s: s.file.name):
-            result = forge_transcript(session.file, layout, locks, ForgeConfig(), force=True)
-            found[session.file.name] = [c.content for c in result.found]
-    return found
+    ordered = sorted(sessions, key=lambda s: s.file.name)
+    return {s.file.name: [c.content for c in result.found] for s, result in forged(ordered)}
 
 
 def _forge_judged(first: Path, second: Path) -> dict[str, dict[str, int]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from swarmq.eval.metrics import Counts, HitRate
 from swarmq.flywheel.store import AgentsLayout
 from swarmq.forge.config import ForgeConfig
 from swarmq.forge.extract import forge_transcript
+from swarmq.forge.ledger import ForgeResult
 from swarmq.forge.llm import Completer
 from swarmq.storage.locking import LocalLocks
 
@@ -276,12 +277,30 @@ def evaluate(
     chosen = sorted(
         (s for s in sessions if split == "all" or s.split == split), key=lambda s: s.file.name
     )
+    outcomes = [
+        score(session, (c.as_dict() | {"content": c.content} for c in result.found))
+        for session, result in forged(
+            chosen, config=config, workspace=workspace, completer=completer
+        )
+    ]
+    return ForgeEvaluation(split, outcomes)
+
+
+def forged(
+    sessions: Iterable[LabelledSession],
+    *,
+    config: ForgeConfig | None = None,
+    workspace: Path | None = None,
+    completer: Completer | None = None,
+) -> Iterator[tuple[LabelledSession, ForgeResult]]:
+    """Forge ``sessions`` in the order given, in one scratch workspace (``workspace``, or a
+    temporary one), as a user's swarm forges them: each with what forge kept of the ones
+    before it."""
     with tempfile.TemporaryDirectory(prefix="swarmq-eval-forge-") as scratch:
         root = workspace or Path(scratch)
         layout = AgentsLayout(root / "project" / ".agents")
         locks = LocalLocks(root / "locks")
-        outcomes = []
-        for session in chosen:
+        for session in sessions:
             result = forge_transcript(
                 session.file,
                 layout,
@@ -290,7 +309,4 @@ def evaluate(
                 force=True,
                 completer=completer,
             )
-            outcomes.append(
-                score(session, (c.as_dict() | {"content": c.content} for c in result.found))
-            )
-    return ForgeEvaluation(split, outcomes)
+            yield session, result
